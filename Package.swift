@@ -1,0 +1,76 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "clientctl",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "clientctl", targets: ["clientctl"]),
+        .library(name: "ClientUpdater", targets: ["ClientUpdater"]),
+        .library(name: "SignedArchive", targets: ["SignedArchive"]),
+        .library(name: "MeteorHotCodePush", targets: ["MeteorHotCodePush"]),
+        .library(name: "ClientServer", targets: ["ClientServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "COpenSSL",
+            pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]
+        ),
+        .systemLibrary(
+            name: "CArchive",
+            pkgConfig: "libarchive",
+            providers: [.apt(["libarchive-dev"])]
+        ),
+        // Channel-agnostic core: versions, store, state, selection, watchdog, retention, seams.
+        .target(
+            name: "ClientUpdater",
+            dependencies: [
+                "COpenSSL",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Channel 1: signed manifests, canonical JSON, Ed25519, archive pack/unpack.
+        .target(
+            name: "SignedArchive",
+            dependencies: ["ClientUpdater", "COpenSSL", "CArchive"]
+        ),
+        // Channel 2: Meteor hot code push.
+        .target(
+            name: "MeteorHotCodePush",
+            dependencies: ["ClientUpdater"]
+        ),
+        // The loopback HTTP server behind `clientctl serve`.
+        .target(
+            name: "ClientServer",
+            dependencies: [
+                "ClientUpdater",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "clientctl",
+            dependencies: [
+                "ClientUpdater", "SignedArchive", "MeteorHotCodePush", "ClientServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        .target(
+            name: "TestSupport",
+            dependencies: ["ClientUpdater"],
+            path: "Tests/TestSupport"
+        ),
+        .testTarget(name: "ClientUpdaterTests", dependencies: ["ClientUpdater", "TestSupport"]),
+        .testTarget(name: "SignedArchiveTests", dependencies: ["SignedArchive", "ClientUpdater", "TestSupport"]),
+        .testTarget(name: "MeteorHotCodePushTests", dependencies: ["MeteorHotCodePush", "ClientUpdater", "TestSupport"]),
+        .testTarget(name: "ClientServerTests", dependencies: ["ClientServer", "ClientUpdater", "SignedArchive", "MeteorHotCodePush", "TestSupport"]),
+        .testTarget(name: "clientctlTests", dependencies: ["ClientUpdater", "SignedArchive", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,11 @@
+#ifndef CLIENTCTL_COPENSSL_SHIM_H
+#define CLIENTCTL_COPENSSL_SHIM_H
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/bio.h>
+#include <openssl/err.h>
+#include <openssl/x509.h>
+#include <openssl/crypto.h>
+
+#endif

@@ -1,0 +1,79 @@
+import Foundation
+
+/// Durable file-system primitives: atomic replacement and directory fsync.
+///
+/// Writes follow the crash-safety protocol of `security-notes.md`: write a temporary
+/// file beside the target, fsync it, rename it over the target, fsync the folder.
+public enum AtomicFile {
+    /// Atomically replaces `path` with `data` (0644 unless `mode` says otherwise).
+    public static func write(_ data: Data, to path: String, mode: mode_t = 0o644) throws {
+        let dir = (path as NSString).deletingLastPathComponent
+        let tmp = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw UpdaterError.io("cannot create", path: tmp, errno: errno) }
+        var ok = false
+        defer {
+            if !ok { unlink(tmp) }
+        }
+        do {
+            try writeAll(fd: fd, data: data, path: tmp)
+            guard fsync(fd) == 0 else { throw UpdaterError.io("cannot fsync", path: tmp, errno: errno) }
+            fchmod(fd, mode)
+        } catch {
+            close(fd)
+            throw error
+        }
+        close(fd)
+        guard rename(tmp, path) == 0 else { throw UpdaterError.io("cannot rename into", path: path, errno: errno) }
+        ok = true
+        try syncDirectory(dir.isEmpty ? "." : dir)
+    }
+
+    /// Writes all of `data` to `fd`, retrying on short writes and `EINTR`.
+    public static func writeAll(fd: Int32, data: Data, path: String) throws {
+        try data.withUnsafeBytes { (buf: UnsafeRawBufferPointer) in
+            try writeAll(fd: fd, bytes: buf, path: path)
+        }
+    }
+
+    /// Writes all of `bytes` to `fd`, retrying on short writes and `EINTR`.
+    public static func writeAll(fd: Int32, bytes: UnsafeRawBufferPointer, path: String) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = Foundation.write(fd, bytes.baseAddress?.advanced(by: offset), bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw UpdaterError.io("cannot write", path: path, errno: errno)
+            }
+            offset += n
+        }
+    }
+
+    /// fsyncs a directory so that renames and unlinks inside it are durable.
+    public static func syncDirectory(_ path: String) throws {
+        let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw UpdaterError.io("cannot open folder", path: path, errno: errno) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw UpdaterError.io("cannot fsync folder", path: path, errno: errno) }
+    }
+
+    /// Creates a directory (and its parents) with mode 0755 if it does not exist.
+    public static func makeDirectory(_ path: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        } catch {
+            throw UpdaterError(.io, "cannot create folder \(path): \(error.localizedDescription)")
+        }
+    }
+
+    /// Removes a file or a whole tree if present; never follows a symlink out of it.
+    public static func removeTree(_ path: String) throws {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return }
+        do {
+            try FileManager.default.removeItem(atPath: path)
+        } catch {
+            throw UpdaterError(.io, "cannot remove \(path): \(error.localizedDescription)")
+        }
+    }
+}

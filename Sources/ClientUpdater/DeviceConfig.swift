@@ -1,0 +1,109 @@
+import Foundation
+
+/// `<root>/config.json`: what a device root is for and whom it trusts.
+///
+/// Written once by `clientctl init`; read by every other command.
+public struct DeviceConfig: Codable, Sendable, Equatable {
+    /// Which update channel feeds this root.
+    public enum ChannelKind: String, Codable, Sendable {
+        /// Channel 1: signed archives from a release folder (`clientctl publish`).
+        case signedArchive = "signed-archive"
+        /// Channel 2: Meteor hot code push from a Meteor server.
+        case meteor
+    }
+
+    public static let currentFormat = "clientctl-config-v1"
+
+    public var format: String
+    /// Application id (`com.example.notes`); for Meteor, the appId of the embedded bundle.
+    public var app: String
+    public var channelKind: ChannelKind
+    /// Release channel name (`stable`); archive channel only.
+    public var channel: String?
+    /// Where `manifest.json` lives (https:, http: to loopback, or file:); archive channel only.
+    public var manifestURL: String?
+    /// Meteor `ROOT_URL`; Meteor channel only.
+    public var meteorRootURL: String?
+    /// `ios` or `android`: which `cordovaCompatibilityVersions` entry to compare; Meteor only.
+    public var compatPlatform: String?
+    /// PEM SubjectPublicKeyInfo text of every trusted Ed25519 key; archive channel only.
+    public var trustedKeys: [String]
+    /// The version of the native shell this root serves.
+    public var shellVersion: Version
+    /// Read-only client shipped inside the shell (never written).
+    public var embeddedPath: String?
+    /// How long a new version has to call `startupDidComplete` (default 10 s).
+    public var startupTimeoutSeconds: Double
+    /// How many installed versions retention keeps (default 3).
+    public var keep: Int
+    /// Allow `http:` manifest and archive URLs to non-loopback hosts (off by default).
+    public var allowInsecureHTTP: Bool
+    /// Caps applied when unpacking an archive.
+    public var limits: Limits
+
+    /// Caps that protect a device from hostile or broken releases.
+    public struct Limits: Codable, Sendable, Equatable {
+        /// Total bytes written when unpacking one archive (default 1 GiB).
+        public var maxUnpackedBytes: Int64
+        /// Entries (files + folders) in one archive (default 100,000).
+        public var maxEntries: Int
+        /// Largest archive a manifest may announce (default 1 GiB).
+        public var maxArchiveBytes: Int64
+
+        public init(maxUnpackedBytes: Int64 = 1 << 30, maxEntries: Int = 100_000, maxArchiveBytes: Int64 = 1 << 30) {
+            self.maxUnpackedBytes = maxUnpackedBytes
+            self.maxEntries = maxEntries
+            self.maxArchiveBytes = maxArchiveBytes
+        }
+    }
+
+    public init(
+        app: String, channelKind: ChannelKind, channel: String? = nil, manifestURL: String? = nil,
+        meteorRootURL: String? = nil, compatPlatform: String? = nil, trustedKeys: [String] = [],
+        shellVersion: Version, embeddedPath: String? = nil, startupTimeoutSeconds: Double = 10,
+        keep: Int = 3, allowInsecureHTTP: Bool = false, limits: Limits = Limits()
+    ) {
+        self.format = Self.currentFormat
+        self.app = app
+        self.channelKind = channelKind
+        self.channel = channel
+        self.manifestURL = manifestURL
+        self.meteorRootURL = meteorRootURL
+        self.compatPlatform = compatPlatform
+        self.trustedKeys = trustedKeys
+        self.shellVersion = shellVersion
+        self.embeddedPath = embeddedPath
+        self.startupTimeoutSeconds = startupTimeoutSeconds
+        self.keep = keep
+        self.allowInsecureHTTP = allowInsecureHTTP
+        self.limits = limits
+    }
+
+    /// Reads and validates `config.json` of a root.
+    public static func load(_ layout: RootLayout) throws -> DeviceConfig {
+        guard let data = FileManager.default.contents(atPath: layout.config) else {
+            throw UpdaterError(.configInvalid, "\(layout.config) not found: run `clientctl init --root \(layout.root) …` first")
+        }
+        let config: DeviceConfig
+        do {
+            config = try JSONDecoder().decode(DeviceConfig.self, from: data)
+        } catch {
+            throw UpdaterError(.configInvalid, "\(layout.config) is not a valid clientctl config: \(error)")
+        }
+        guard config.format == currentFormat else {
+            throw UpdaterError(.configInvalid, "\(layout.config) has format '\(config.format)', expected '\(currentFormat)'")
+        }
+        guard config.keep >= 1 else { throw UpdaterError(.configInvalid, "\(layout.config): keep must be at least 1") }
+        guard config.startupTimeoutSeconds > 0 else {
+            throw UpdaterError(.configInvalid, "\(layout.config): startupTimeoutSeconds must be positive")
+        }
+        return config
+    }
+
+    /// Writes `config.json` atomically.
+    public func save(_ layout: RootLayout) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        try AtomicFile.write(try encoder.encode(self) + Data("\n".utf8), to: layout.config)
+    }
+}

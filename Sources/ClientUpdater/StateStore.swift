@@ -1,0 +1,54 @@
+import Foundation
+
+/// Reads and writes `state.json` atomically.
+///
+/// A state file that fails to parse (after power loss it can be empty or full of NULs)
+/// is never a reason to delete versions: ``load(_:)`` reports it, and the caller rebuilds
+/// the state from the complete version folders.
+public enum StateStore {
+    /// The result of reading `state.json`.
+    public enum LoadResult: Sendable {
+        /// No state file yet (a new root).
+        case missing
+        /// A valid state.
+        case loaded(DeviceState)
+        /// The file exists but cannot be used; the reason says why.
+        case corrupt(String)
+    }
+
+    /// Reads `state.json` without throwing on corruption.
+    public static func read(_ layout: RootLayout) -> LoadResult {
+        guard let data = FileManager.default.contents(atPath: layout.state) else { return .missing }
+        do {
+            let decoder = JSONDecoder()
+            decoder.dateDecodingStrategy = .iso8601
+            let state = try decoder.decode(DeviceState.self, from: data)
+            guard state.format == DeviceState.currentFormat else { return .corrupt("unknown format '\(state.format)'") }
+            return .loaded(state)
+        } catch {
+            return .corrupt("\(error)")
+        }
+    }
+
+    /// Reads `state.json`; a missing or corrupt file gives a fresh state (the caller
+    /// re-derives `current` by selection from the installed folders).
+    public static func load(_ layout: RootLayout) -> DeviceState {
+        switch read(layout) {
+        case .loaded(let s): return s
+        case .missing, .corrupt: return DeviceState()
+        }
+    }
+
+    /// Writes `state.json` atomically (temp file, fsync, rename, fsync folder).
+    public static func save(_ state: DeviceState, _ layout: RootLayout) throws {
+        try AtomicFile.write(try encode(state), to: layout.state)
+    }
+
+    /// The exact bytes `save` writes: pretty, sorted, ISO 8601 dates.
+    public static func encode(_ state: DeviceState) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return try encoder.encode(state) + Data("\n".utf8)
+    }
+}

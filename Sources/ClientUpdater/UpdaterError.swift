@@ -1,0 +1,80 @@
+import Foundation
+
+/// An error from the channel-agnostic core: store, state, lock, transport, selection.
+///
+/// Modelled on swift-nio's `FileSystemError`: an extensible ``Code``, a human message,
+/// and the underlying cause when there is one.
+public struct UpdaterError: ClientctlError {
+    /// What kind of failure this is. New codes may be added in later versions.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Base: Hashable, Sendable {
+            case invalidArgument, notFound, alreadyExists, io, corruptState, configInvalid
+            case locked, network, httpStatus, tooLarge, hashMismatch, rejected, unsupported, internalError
+        }
+        fileprivate let base: Base
+        public var description: String { "\(base)" }
+
+        /// A caller passed a value that cannot be used.
+        public static let invalidArgument = Code(base: .invalidArgument)
+        /// A file, folder or version that was expected is missing.
+        public static let notFound = Code(base: .notFound)
+        /// Something that must not be overwritten exists already.
+        public static let alreadyExists = Code(base: .alreadyExists)
+        /// A system call on the file system failed.
+        public static let io = Code(base: .io)
+        /// `state.json` or a sidecar could not be read as expected.
+        public static let corruptState = Code(base: .corruptState)
+        /// `config.json` is missing or invalid.
+        public static let configInvalid = Code(base: .configInvalid)
+        /// Another process holds the root's lock.
+        public static let locked = Code(base: .locked)
+        /// A connection failed (refused, reset, timed out) after retries.
+        public static let network = Code(base: .network)
+        /// A server answered with a status that is not success.
+        public static let httpStatus = Code(base: .httpStatus)
+        /// A body or file was larger than allowed.
+        public static let tooLarge = Code(base: .tooLarge)
+        /// Downloaded bytes do not match the expected digest.
+        public static let hashMismatch = Code(base: .hashMismatch)
+        /// Input was valid in form but refused by policy.
+        public static let rejected = Code(base: .rejected)
+        /// A feature or scheme that is not supported.
+        public static let unsupported = Code(base: .unsupported)
+        /// An unexpected failure: a bug.
+        public static let internalError = Code(base: .internalError)
+    }
+
+    public var code: Code
+    public var message: String
+    public var underlying: (any Error & Sendable)?
+
+    public init(_ code: Code, _ message: String, underlying: (any Error & Sendable)? = nil) {
+        self.code = code
+        self.message = message
+        self.underlying = underlying
+    }
+
+    public var exitStatus: ExitStatus {
+        switch code.base {
+        case .invalidArgument: return .usage
+        case .notFound: return .noInput
+        case .alreadyExists, .io: return .cannotCreate
+        case .corruptState, .configInvalid: return .config
+        case .locked: return .tempFail
+        case .network: return .unavailable
+        case .httpStatus, .tooLarge, .hashMismatch, .rejected: return .dataError
+        case .unsupported: return .dataError
+        case .internalError: return .software
+        }
+    }
+
+    /// An I/O error from a failed system call, with `errno` decoded.
+    public static func io(_ what: String, path: String, errno code: Int32) -> UpdaterError {
+        UpdaterError(.io, "\(what) \(path): \(String(cString: strerror(code)))", underlying: POSIXErrorBox(code: code))
+    }
+}
+
+/// A `errno` value kept as the underlying cause of an ``UpdaterError``.
+public struct POSIXErrorBox: Error, Sendable, Equatable {
+    public let code: Int32
+}

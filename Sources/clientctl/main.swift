@@ -1,0 +1,2 @@
+// Placeholder until the command tree lands.
+print("clientctl")
