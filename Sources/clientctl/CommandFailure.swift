@@ -1,0 +1,19 @@
+import ArgumentParser
+import ClientUpdater
+import Foundation
+
+/// Runs a command body, turning any clientctl error into one line on stderr and the
+/// error's sysexits status. Commands call this from `run()` so they stay thin.
+func runReportingErrors(_ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let error as any ClientctlError {
+        FileHandle.standardError.write(Data("clientctl: \(error.message)\n".utf8))
+        throw ExitCode(error.exitStatus.rawValue)
+    }
+}
+
+/// Writes a line to stderr (messages), keeping stdout for data and `--json`.
+func printError(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
+}

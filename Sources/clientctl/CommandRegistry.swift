@@ -1,0 +1,7 @@
+import ArgumentParser
+
+/// Every subcommand, in the order `--help` lists them. Add one line per command.
+enum CommandRegistry {
+    static let all: [any ParsableCommand.Type] = [
+    ]
+}

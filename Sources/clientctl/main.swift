@@ -1,2 +1,0 @@
-// Placeholder until the command tree lands.
-print("clientctl")
