@@ -1,0 +1,82 @@
+import Foundation
+
+/// A source of client versions: the signed-archive channel or Meteor hot code push.
+///
+/// A channel owns fetching, verifying and storing its versions and knows how its
+/// versions are laid out. Everything after that — selection policy, organizer,
+/// watchdog, retention, serving — is the shared pipeline's and never channel-specific.
+/// Every method is called with the root's lock held.
+public protocol UpdateChannel: Sendable {
+    /// Complete, verified versions in the store (never partial downloads).
+    func installedVersions() throws -> [InstalledVersion]
+
+    /// The read-only seed shipped inside the shell, if the root has one.
+    func embeddedVersion() throws -> InstalledVersion?
+
+    /// Checks the feed once and, when a newer acceptable version exists, downloads,
+    /// verifies and stores it. It does not switch versions: the caller stages the
+    /// returned version as pending. State changes (ETag, floor, Meteor memory) are made
+    /// on `state`; the caller persists them.
+    func check(state: inout DeviceState) async throws -> CheckOutcome
+
+    /// The seed rule: which installed version a fresh start should run; `nil` = embedded.
+    func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion?
+
+    /// Deletes an installed version's files (retention, shell-update reset).
+    func remove(_ version: InstalledVersion) throws
+}
+
+/// One complete version in the store (or the embedded seed).
+public struct InstalledVersion: Sendable, Equatable, Hashable {
+    /// The channel's version string (`1.2.0`, or a Meteor version hash).
+    public var id: String
+    /// The folder holding the version's files.
+    public var directory: String
+    /// Shell compatibility range, when the channel has one.
+    public var minShell: Version?
+    public var maxShell: Version?
+    /// When the version was installed (retention removes the oldest first).
+    public var installedAt: Date?
+    /// True for the embedded seed (never deleted).
+    public var isEmbedded: Bool
+
+    public init(id: String, directory: String, minShell: Version? = nil, maxShell: Version? = nil,
+                installedAt: Date? = nil, isEmbedded: Bool = false) {
+        self.id = id
+        self.directory = directory
+        self.minShell = minShell
+        self.maxShell = maxShell
+        self.installedAt = installedAt
+        self.isEmbedded = isEmbedded
+    }
+
+    /// True when a shell of `shell` may run this version.
+    public func isCompatible(withShell shell: Version) -> Bool {
+        if let min = minShell, shell < min { return false }
+        if let max = maxShell, max < shell { return false }
+        return true
+    }
+}
+
+/// What one update check did.
+public enum CheckOutcome: Sendable, Equatable {
+    /// A new version was verified and stored; stage it as pending.
+    case installed(InstalledVersion)
+    /// The feed offers nothing newer than what the device has.
+    case upToDate(String)
+    /// The newest release needs another shell and nothing compatible is newer.
+    case noCompatibleRelease(String)
+    /// The feed is past its `expires`: the device keeps what it has.
+    case stale(String)
+    /// The feed offered something the device skipped by policy (blacklisted, incompatible
+    /// Meteor compatibility version); the message says why.
+    case skipped(String)
+
+    /// A one-line summary for people.
+    public var message: String {
+        switch self {
+        case .installed(let v): return "installed \(v.id)"
+        case .upToDate(let m), .noCompatibleRelease(let m), .stale(let m), .skipped(let m): return m
+        }
+    }
+}
