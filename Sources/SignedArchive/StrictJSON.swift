@@ -309,7 +309,7 @@ extension StrictJSON {
                 guard let scalar = Unicode.Scalar(scalarValue) else { throw fail("invalid \\u escape", at: start) }
                 out.append(contentsOf: Array(String(Character(scalar)).utf8))
             default:
-                throw fail("invalid escape '\\\(describe(c))'", at: start)
+                throw fail("invalid escape after '\\': \(describe(c))", at: start)
             }
         }
 
