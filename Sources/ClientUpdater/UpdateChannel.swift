@@ -24,6 +24,10 @@ public protocol UpdateChannel: Sendable {
 
     /// Deletes an installed version's files (retention, shell-update reset).
     func remove(_ version: InstalledVersion) throws
+
+    /// Every file of a version keyed by URL path, including files it inherits from a
+    /// parent bundle: what the organizer lays out under `serving/<id>/`.
+    func servedAssets(for version: InstalledVersion) throws -> [ServedAsset]
 }
 
 /// One complete version in the store (or the embedded seed).
