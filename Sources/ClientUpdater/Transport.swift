@@ -5,16 +5,33 @@ import Foundation
 /// Implementations only move bytes. Size caps, hashing, retries and policy live in the
 /// core, so a test or another platform can plug in its own transport.
 public protocol Transport: Sendable {
-    /// Performs a GET and streams the body to `sink` chunk by chunk, as it arrives.
+    /// Performs a GET: hands the response head to `head` as soon as it arrives, then
+    /// streams the body to `sink` chunk by chunk.
     ///
     /// - Parameters:
     ///   - request: URL and headers (e.g. `If-None-Match`, `Range`).
+    ///   - head: called once, before the first body chunk, with the status and headers
+    ///     (for every status, including errors). Throwing from it aborts the transfer
+    ///     without reading the body, and `get` rethrows that error.
     ///   - sink: called with each body chunk, serially (never two chunks at once), and
     ///     never after `get` returns; throwing from it aborts the transfer (used to stop
     ///     a body that grows past its cap) and `get` rethrows that error.
     /// - Returns: the response head, once the body has been fully delivered.
-    /// - Throws: ``UpdaterError`` `.network` for connection failures and timeouts.
-    func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse
+    /// - Throws: ``UpdaterError`` `.network` (with a ``TransportFailure`` as the
+    ///   underlying cause) for connection failures, truncated bodies and timeouts. An
+    ///   HTTP error status is *returned*, not thrown: the caller judges it.
+    func get(
+        _ request: TransportRequest,
+        head: @Sendable (TransportResponse) throws -> Void,
+        sink: @Sendable (UnsafeRawBufferPointer) throws -> Void
+    ) async throws -> TransportResponse
+}
+
+extension Transport {
+    /// Performs a GET and streams the body to `sink` (see ``get(_:head:sink:)``).
+    public func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse {
+        try await get(request, head: { _ in }, sink: sink)
+    }
 }
 
 /// A GET request for a ``Transport``.
