@@ -42,6 +42,10 @@ public final class URLSessionTransport: Transport, @unchecked Sendable {
 
     deinit { session.invalidateAndCancel() }
 
+    public func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse {
+        try await get(request, head: { _ in }, sink: sink)
+    }
+
     public func get(
         _ request: TransportRequest,
         head: @Sendable (TransportResponse) throws -> Void,
