@@ -1,0 +1,67 @@
+import Foundation
+
+/// The `status --json` / `list --json` shape. Stable: fields may be added, never renamed.
+public struct StatusReport: Codable, Sendable, Equatable {
+    /// One installed version as `list` shows it.
+    public struct Entry: Codable, Sendable, Equatable {
+        public var version: String
+        public var path: String
+        public var minShell: String?
+        public var maxShell: String?
+        public var installedAt: Date?
+        /// Runs on this root's shell version.
+        public var compatible: Bool
+        public var blacklisted: Bool
+        public var retry: Bool
+        public var current: Bool
+        public var pending: Bool
+        public var lastKnownGood: Bool
+    }
+
+    public var root: String
+    public var app: String
+    /// `signed-archive` or `meteor`.
+    public var channelKind: String
+    public var channel: String?
+    public var shellVersion: String
+    /// The version being served; `embedded` when the embedded seed runs.
+    public var current: String
+    /// The embedded seed's version, when known.
+    public var embeddedVersion: String?
+    public var pending: String?
+    public var lastKnownGood: String?
+    /// What the next fresh start would run by the seed rule (`embedded` when nothing installed qualifies).
+    public var selected: String
+    public var highestAccepted: String?
+    public var blacklist: [String]
+    public var retry: [String]
+    public var trial: DeviceState.Trial?
+    public var lastCheck: DeviceState.CheckRecord?
+    public var installed: [Entry]
+
+    public init(layout: RootLayout, config: DeviceConfig, state: DeviceState, installed: [InstalledVersion],
+                embedded: InstalledVersion?, selected: InstalledVersion?, lastCheck: DeviceState.CheckRecord?) {
+        root = layout.root
+        app = config.app
+        channelKind = config.channelKind.rawValue
+        channel = config.channel
+        shellVersion = config.shellVersion.description
+        current = state.current ?? "embedded"
+        embeddedVersion = embedded?.id
+        pending = state.pending
+        lastKnownGood = state.lastKnownGood
+        self.selected = selected?.id ?? "embedded"
+        highestAccepted = state.highestAccepted
+        blacklist = state.blacklist
+        retry = state.retry
+        trial = state.trial
+        self.lastCheck = lastCheck
+        self.installed = installed.map { v in
+            Entry(version: v.id, path: v.directory, minShell: v.minShell?.description, maxShell: v.maxShell?.description,
+                  installedAt: v.installedAt, compatible: v.isCompatible(withShell: config.shellVersion),
+                  blacklisted: state.blacklist.contains(v.id), retry: state.retry.contains(v.id),
+                  current: v.id == state.current, pending: v.id == state.pending,
+                  lastKnownGood: v.id == state.lastKnownGood)
+        }
+    }
+}

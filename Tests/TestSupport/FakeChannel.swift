@@ -1,0 +1,71 @@
+import ClientUpdater
+import Foundation
+
+/// An in-memory ``UpdateChannel`` for pipeline tests: versions "installed" are plain
+/// folders under a temp root; `check` returns what the test scripted.
+public final class FakeChannel: UpdateChannel, @unchecked Sendable {
+    // @unchecked: every mutable field is guarded by `lock`.
+    private let lock = NSLock()
+    private var _installed: [InstalledVersion] = []
+    private var _script: [Result<CheckOutcome, UpdaterError>] = []
+    private var _removed: [String] = []
+    public let storeDirectory: String
+    public let shell: Version
+
+    public init(storeDirectory: String, shell: Version) {
+        self.storeDirectory = storeDirectory
+        self.shell = shell
+    }
+
+    /// Installs a folder for `id` with an index.html and returns its description.
+    @discardableResult
+    public func addInstalled(_ id: String, minShell: Version? = nil, maxShell: Version? = nil) throws -> InstalledVersion {
+        let dir = storeDirectory + "/" + id
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try Data("<html><head></head><body>\(id)</body></html>".utf8).write(to: URL(fileURLWithPath: dir + "/index.html"))
+        let v = InstalledVersion(id: id, directory: dir, minShell: minShell, maxShell: maxShell, installedAt: Date())
+        lock.withLock { _installed.append(v) }
+        return v
+    }
+
+    /// The next `check` returns this outcome (or throws this error).
+    public func enqueue(_ result: Result<CheckOutcome, UpdaterError>) {
+        lock.withLock { _script.append(result) }
+    }
+
+    /// Ids passed to `remove`, in order.
+    public var removed: [String] { lock.withLock { _removed } }
+
+    public func installedVersions() throws -> [InstalledVersion] { lock.withLock { _installed } }
+    public func embeddedVersion() throws -> InstalledVersion? { nil }
+
+    public func check(state: inout DeviceState) async throws -> CheckOutcome {
+        let next: Result<CheckOutcome, UpdaterError>? = lock.withLock { _script.isEmpty ? nil : _script.removeFirst() }
+        guard let next else { return .upToDate("no scripted outcome") }
+        let outcome = try next.get()
+        if case .installed(let v) = outcome { state.highestAccepted = v.id }
+        return outcome
+    }
+
+    public func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion? {
+        Selection.highestCompatible(installed, shell: shell, blacklist: state.blacklist)
+    }
+
+    public func remove(_ version: InstalledVersion) throws {
+        try FileManager.default.removeItem(atPath: version.directory)
+        lock.withLock {
+            _installed.removeAll { $0.id == version.id }
+            _removed.append(version.id)
+        }
+    }
+
+    public func servedAssets(for version: InstalledVersion) throws -> [ServedAsset] {
+        let files = FileManager.default.subpaths(atPath: version.directory) ?? []
+        return files.sorted().compactMap { rel in
+            var isDir: ObjCBool = false
+            let full = version.directory + "/" + rel
+            guard FileManager.default.fileExists(atPath: full, isDirectory: &isDir), !isDir.boolValue else { return nil }
+            return ServedAsset(urlPath: rel == "index.html" ? "/" : "/" + rel, sourceFile: full, cacheable: false)
+        }
+    }
+}
