@@ -26,7 +26,7 @@ struct ClientResponder: HTTPResponder {
         guard let version = pointer.version else {
             return Self.plain(.serviceUnavailable, "no client version is being served\n")
         }
-        guard let path = PathRules.decodedPath(raw) else { return Self.plain(.badRequest, "bad path\n") }
+        guard let path = PathRules.decodedPath(raw) else { return Self.notFound(raw) }
         let hasQuery = !(request.uri.query ?? "").isEmpty
         if path == "/favicon.ico" { return Self.notFound(path) }
         if path == "/" || path == "/index.html", let index = version.index {

@@ -31,7 +31,7 @@ public final class ClientServer: Sendable {
             throw ServerError(.invalidConfiguration, "port \(configuration.port) is not between 0 and 65535")
         }
         guard !configuration.host.isEmpty else { throw ServerError(.invalidConfiguration, "no address to listen on") }
-        if let csp = configuration.contentSecurityPolicy, csp.contains(where: { $0 == "\r" || $0 == "\n" }) {
+        if let csp = configuration.contentSecurityPolicy, csp.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) {
             throw ServerError(.invalidConfiguration, "the Content-Security-Policy must be one line")
         }
         self.configuration = configuration

@@ -45,10 +45,16 @@ enum PathRules {
         }
     }
 
-    /// Percent-decodes a request path; nil when it decodes to something unusable.
+    /// Percent-decodes a request path; nil when it decodes to something that can name
+    /// no served file (NUL, `.` or `..` segments).
     static func decodedPath(_ raw: String) -> String? {
-        guard raw.utf8.contains(0x25) else { return raw }
-        guard let decoded = raw.removingPercentEncoding, !decoded.contains("\0") else { return nil }
-        return decoded
+        var path = raw
+        if raw.utf8.contains(0x25) {
+            guard let decoded = raw.removingPercentEncoding, !decoded.contains("\0") else { return nil }
+            path = decoded
+        }
+        guard path.contains("/.") else { return path }
+        for segment in path.split(separator: "/") where segment == "." || segment == ".." { return nil }
+        return path
     }
 }

@@ -12,7 +12,7 @@ function (cfg) {
 
   function serveBackend() {
     function call(method, name) {
-      return fetch(cfg.base + name, { method: method, cache: "no-store", credentials: "same-origin" })
+      return fetch(cfg.base + name, { method: method, cache: "no-store", credentials: "same-origin", headers: { "X-Clientctl-Shim": "1" } })
         .then(function (r) {
           return r.json().catch(function () { return {}; }).then(function (body) {
             if (!r.ok) throw new Error(body.error || ("HTTP " + r.status + " from " + cfg.base + name));
