@@ -14,10 +14,21 @@ public struct DeviceState: Codable, Sendable, Equatable {
         public var startedAt: Date
         /// The pid of the process that ran the trial, to spot a trial left by a dead process.
         public var pid: Int32?
-        public init(version: String, startedAt: Date, pid: Int32? = nil) {
+        /// A random id of the updater instance that ran the trial (tells a previous
+        /// instance in the same process, or a reused pid, from the live one).
+        public var session: String?
+        /// The kernel boot id when the trial started: a pid from another boot is dead.
+        public var boot: String?
+        public init(version: String, startedAt: Date, pid: Int32? = nil, session: String? = nil, boot: String? = nil) {
             self.version = version
             self.startedAt = startedAt
             self.pid = pid
+            self.session = session
+            self.boot = boot
+        }
+        /// A trial of `version` run by `owner`.
+        public init(version: String, owner: TrialOwner) {
+            self.init(version: version, startedAt: owner.startedAt, pid: owner.pid, session: owner.session, boot: owner.boot)
         }
     }
 

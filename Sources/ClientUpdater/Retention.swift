@@ -1,0 +1,94 @@
+import Foundation
+
+/// Retention (DESIGN §4): after a commit keep at most N installed versions.
+///
+/// ``plan(installed:state:keep:servingEntries:servingID:)`` is a pure decision;
+/// ``apply(_:channel:layout:)`` carries it out crash-safely. Protected versions —
+/// current, pending, lastKnownGood and the embedded seed — are never removed, even when
+/// they alone exceed N. Other versions are kept newest first (install time, then SemVer
+/// precedence, then id) until N are kept. N = 1 reproduces the Meteor plugin's cleanup:
+/// only the running version survives a commit.
+public enum Retention {
+    /// What retention will do.
+    public struct Plan: Sendable, Equatable {
+        /// Installed versions that stay, protected ones first.
+        public var kept: [String]
+        /// Installed versions to delete.
+        public var remove: [InstalledVersion]
+        /// Folder names under `serving/` to delete (versions no longer kept, or gone).
+        public var removeServing: [String]
+
+        public init(kept: [String], remove: [InstalledVersion], removeServing: [String]) {
+            self.kept = kept
+            self.remove = remove
+            self.removeServing = removeServing
+        }
+    }
+
+    /// Decides which versions and serving folders go.
+    ///
+    /// - Parameters:
+    ///   - installed: the channel's complete versions (embedded ones are ignored: never removed).
+    ///   - keep: N, at least 1.
+    ///   - servingEntries: names found under `serving/` (folders and their `.json` sidecars).
+    ///   - embeddedID: the serving id of the embedded seed, whose folder always stays.
+    ///   - servingID: the `serving/` folder name of a version (the organizer's naming).
+    public static func plan(installed: [InstalledVersion], state: DeviceState, keep: Int,
+                            servingEntries: [String] = [], embeddedID: String? = nil,
+                            servingID: (String) -> String = { $0 }) -> Plan {
+        let protected = Set([state.current, state.pending, state.lastKnownGood].compactMap { $0 })
+        let stored = installed.filter { !$0.isEmbedded }
+        let mustKeep = stored.filter { protected.contains($0.id) }
+        let others = stored.filter { !protected.contains($0.id) }.sorted(by: newerFirst)
+        let room = max(0, max(1, keep) - mustKeep.count)
+        let kept = mustKeep + others.prefix(room)
+        let remove = Array(others.dropFirst(room)).sorted { newerFirst($1, $0) }
+
+        var keepServing = Set(kept.map { servingID($0.id) })
+        if let embeddedID { keepServing.insert(embeddedID) }
+        for id in protected { keepServing.insert(servingID(id)) }
+        let removeServing = servingEntries.filter { name in
+            guard !name.hasPrefix(".") else { return false }
+            let id = name.hasSuffix(".json") ? String(name.dropLast(5)) : name
+            return !keepServing.contains(id)
+        }.sorted()
+        return Plan(kept: kept.map(\.id), remove: remove, removeServing: removeServing)
+    }
+
+    /// Carries out a plan: each version through ``UpdateChannel/remove(_:)``, each
+    /// serving folder by moving it to a `.trash-*` name first, then deleting it.
+    /// - Returns: the ids removed.
+    @discardableResult
+    public static func apply(_ plan: Plan, channel: any UpdateChannel, layout: RootLayout) throws -> [String] {
+        for name in plan.removeServing {
+            try Trash.discard(layout.serving + "/" + name)
+        }
+        var removed: [String] = []
+        for version in plan.remove {
+            try channel.remove(version)
+            removed.append(version.id)
+        }
+        return removed
+    }
+
+    /// The names under `serving/` (empty when it does not exist yet).
+    public static func servingEntries(_ layout: RootLayout) -> [String] {
+        (try? FileManager.default.contentsOfDirectory(atPath: layout.serving)) ?? []
+    }
+
+    /// Newer first: later install time, then higher SemVer, then larger id.
+    static func newerFirst(_ a: InstalledVersion, _ b: InstalledVersion) -> Bool {
+        switch (a.installedAt, b.installedAt) {
+        case let (x?, y?) where x != y: return x > y
+        case (.some, nil): return true
+        case (nil, .some): return false
+        default: break
+        }
+        switch (Version(a.id), Version(b.id)) {
+        case let (x?, y?) where x != y: return y < x
+        case (.some, nil): return true
+        case (nil, .some): return false
+        default: return a.id > b.id
+        }
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+
+/// The startup watchdog (DESIGN §4) as a pure state machine.
+///
+/// Activating a version that is not `lastKnownGood` starts a *trial*, persisted in
+/// ``DeviceState/trial``. ``startupDidComplete(state:now:)`` commits it;
+/// the timer firing at the deadline, or ``recover(state:now:wallClock:owner:available:)``
+/// finding a trial whose process died, fails it: the first failure puts the version on
+/// the retry list, a second blacklists it, and the device reverts to `lastKnownGood`,
+/// else the embedded seed.
+///
+/// The machine never touches a clock, a file or the web view. Every transition takes the
+/// current time as a monotonic ``Duration`` (from a ``WatchdogClock``), edits the state it
+/// is given, and returns the ``WatchdogAction``s the driver must perform, in order.
+/// `state.json` is the truth: every transition first reconciles with the state passed
+/// in, so a trial resolved by another process (`clientctl ack`) is never failed here.
+public struct Watchdog: Sendable, Equatable {
+    /// What this process's watchdog is doing.
+    public enum Phase: Sendable, Equatable {
+        /// No trial is being timed by this process.
+        case idle
+        /// `version` is on trial and fails at `deadline` (monotonic time).
+        case trial(version: String, deadline: Duration)
+    }
+
+    /// The current phase.
+    public private(set) var phase: Phase = .idle
+    /// How long a version has to call `startupDidComplete`.
+    public let timeout: Duration
+
+    /// - Parameter timeout: the startup timeout (`DeviceConfig.startupTimeoutSeconds`).
+    public init(timeout: Duration) {
+        self.timeout = timeout
+    }
+
+    /// Makes `version` current (`nil` = the embedded seed) and starts a trial unless it is
+    /// the last known good version or the seed.
+    ///
+    /// - Parameters:
+    ///   - trial: who runs the trial and since when (wall clock), persisted for crash detection.
+    public mutating func activate(_ version: String?, state: inout DeviceState, now: Duration,
+                                  trial: TrialOwner) -> [WatchdogAction] {
+        let wasTiming = phase != .idle
+        state.current = version
+        if state.pending == version { state.pending = nil }
+        guard let version, version != state.lastKnownGood else {
+            state.trial = nil
+            phase = .idle
+            return (wasTiming ? [.cancelTimer] : []) + [.persist]
+        }
+        state.trial = DeviceState.Trial(version: version, owner: trial)
+        let deadline = now + timeout
+        phase = .trial(version: version, deadline: deadline)
+        return [.persist, .armTimer(deadline: deadline), .report(.trialStarted(version: version))]
+    }
+
+    /// The page finished starting. Commits the trial of the current version
+    /// (`lastKnownGood = current`, off the retry list) and asks for retention.
+    ///
+    /// An acknowledgement at or after the deadline is too late: it fails the trial, so
+    /// the outcome never depends on whether the timer task ran first.
+    public mutating func startupDidComplete(state: inout DeviceState, now: Duration,
+                                            available: Set<String>) -> [WatchdogAction] {
+        guard let trial = state.trial, trial.version == state.current else {
+            let wasTiming = phase != .idle
+            phase = .idle
+            return (wasTiming ? [.cancelTimer] : []) + [.report(.noTrial(current: state.current))]
+        }
+        if case .trial(let version, let deadline) = phase, version == trial.version, now >= deadline {
+            return fail(trial.version, reason: .timedOut, state: &state, available: available)
+        }
+        state.lastKnownGood = trial.version
+        state.trial = nil
+        state.retry.removeAll { $0 == trial.version }
+        let wasTiming = phase != .idle
+        phase = .idle
+        return (wasTiming ? [.cancelTimer] : []) + [.persist, .runRetention, .report(.committed(version: trial.version))]
+    }
+
+    /// The timer armed by an ``WatchdogAction/armTimer(deadline:)`` fired.
+    public mutating func timerFired(state: inout DeviceState, now: Duration, available: Set<String>) -> [WatchdogAction] {
+        guard case .trial(let version, let deadline) = phase else { return [] }
+        guard state.trial?.version == version, state.current == version else {
+            phase = .idle  // resolved elsewhere (another process acknowledged or rolled back)
+            return []
+        }
+        guard now >= deadline else { return [.armTimer(deadline: deadline)] }
+        return fail(version, reason: .timedOut, state: &state, available: available)
+    }
+
+    /// Start-up (or any command run on the root): decides what to do with a trial found
+    /// in `state.json`.
+    ///
+    /// - A trial whose process is gone failed (``FailureReason/processDied``).
+    /// - A trial without a process (started by `clientctl reload`) fails once its
+    ///   deadline, measured on the wall clock from `startedAt`, has passed; before that it
+    ///   is adopted with the time that remains.
+    /// - A trial of another live process is left alone.
+    public mutating func recover(state: inout DeviceState, now: Duration, wallClock: Date,
+                                 owner: TrialOwnerStatus, available: Set<String>) -> [WatchdogAction] {
+        guard let trial = state.trial else {
+            phase = .idle
+            return []
+        }
+        guard trial.version == state.current else {
+            // A trial of a version that is not current is meaningless: drop it.
+            state.trial = nil
+            phase = .idle
+            return [.persist]
+        }
+        switch owner {
+        case .otherProcess:
+            phase = .idle
+            return []
+        case .gone:
+            return fail(trial.version, reason: .processDied, state: &state, available: available)
+        case .thisProcess, .none:
+            let elapsed = Duration.seconds(max(0, wallClock.timeIntervalSince(trial.startedAt)))
+            guard elapsed < timeout else {
+                return fail(trial.version, reason: .timedOut, state: &state, available: available)
+            }
+            let deadline = now + (timeout - elapsed)
+            phase = .trial(version: trial.version, deadline: deadline)
+            return [.armTimer(deadline: deadline)]
+        }
+    }
+
+    /// A manual rollback (`clientctl rollback`): blacklists the current version at once
+    /// and reverts to `lastKnownGood`, else the embedded seed. When the current version
+    /// is the last known good one, that mark is dropped and the device reverts to the seed.
+    public mutating func rollback(state: inout DeviceState, available: Set<String>) -> [WatchdogAction] {
+        guard let current = state.current else {
+            return [.report(.nothingToRollBack)]
+        }
+        if state.lastKnownGood == current { state.lastKnownGood = nil }
+        state.retry.removeAll { $0 == current }
+        if !state.blacklist.contains(current) { state.blacklist.append(current) }
+        return revert(failed: current, reason: .rolledBack, blacklisted: true, state: &state, available: available)
+    }
+
+    /// Graceful shutdown in the middle of a trial: the trial is dropped without counting
+    /// a failure (the version stays current and gets a fresh trial at the next start).
+    public mutating func shutdown(state: inout DeviceState) -> [WatchdogAction] {
+        guard case .trial(let version, _) = phase else { return [] }
+        phase = .idle
+        guard state.trial?.version == version else { return [.cancelTimer] }
+        state.trial = nil
+        return [.cancelTimer, .persist]
+    }
+
+    /// The failure rule shared by both channels (the Meteor plugin's
+    /// `addBlacklistedVersion`): first failure → retry list; second (already on the retry
+    /// list or the blacklist) → off the retry list, onto the blacklist.
+    /// - Returns: true when the version is now blacklisted.
+    public static func recordFailure(of version: String, in state: inout DeviceState) -> Bool {
+        if state.retry.contains(version) || state.blacklist.contains(version) {
+            state.retry.removeAll { $0 == version }
+            if !state.blacklist.contains(version) { state.blacklist.append(version) }
+            return true
+        }
+        state.retry.append(version)
+        return false
+    }
+
+    private mutating func fail(_ version: String, reason: FailureReason, state: inout DeviceState,
+                               available: Set<String>) -> [WatchdogAction] {
+        let blacklisted = Self.recordFailure(of: version, in: &state)
+        return revert(failed: version, reason: reason, blacklisted: blacklisted, state: &state, available: available)
+    }
+
+    private mutating func revert(failed version: String, reason: FailureReason, blacklisted: Bool,
+                                 state: inout DeviceState, available: Set<String>) -> [WatchdogAction] {
+        var target: String?
+        if let good = state.lastKnownGood, good != version, available.contains(good) { target = good }
+        let wasTiming = phase != .idle
+        phase = .idle
+        state.trial = nil
+        state.current = target
+        if state.pending == target || state.pending == version { state.pending = nil }
+        return (wasTiming ? [.cancelTimer] : []) + [
+            .persist, .reload(to: target),
+            .report(.failed(version: version, reason: reason, blacklisted: blacklisted, revertedTo: target)),
+        ]
+    }
+}

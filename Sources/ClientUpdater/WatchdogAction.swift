@@ -1,0 +1,65 @@
+/// Something the driver of a ``Watchdog`` must do, returned by every transition.
+///
+/// Actions are performed in the order they are returned: `persist` always comes before
+/// `reload`, so a crash between the two leaves a state that the next start serves.
+public enum WatchdogAction: Sendable, Equatable {
+    /// Write the edited ``DeviceState`` to `state.json`.
+    case persist
+    /// (Re)arm the startup timer to call ``Watchdog/timerFired(state:now:available:)`` at
+    /// `deadline` (monotonic time of the driver's ``WatchdogClock``).
+    case armTimer(deadline: Duration)
+    /// Stop the startup timer.
+    case cancelTimer
+    /// A version was committed: run retention (DESIGN §4).
+    case runRetention
+    /// Serve `to` (`nil` = the embedded seed) and reload the web view.
+    case reload(to: String?)
+    /// Tell the host and the log what happened.
+    case report(WatchdogEvent)
+}
+
+/// What a watchdog transition decided, for events, logs and command output.
+public enum WatchdogEvent: Sendable, Equatable {
+    /// `version` went on trial.
+    case trialStarted(version: String)
+    /// `version` completed start-up and is now `lastKnownGood`.
+    case committed(version: String)
+    /// `version` failed; it is now on the retry list or (`blacklisted`) the blacklist, and
+    /// the device reverted to `revertedTo` (`nil` = the embedded seed).
+    case failed(version: String, reason: FailureReason, blacklisted: Bool, revertedTo: String?)
+    /// `startupDidComplete` arrived while nothing was on trial.
+    case noTrial(current: String?)
+    /// A rollback was asked for while the embedded seed runs.
+    case nothingToRollBack
+
+    /// One line for people.
+    public var message: String {
+        switch self {
+        case .trialStarted(let v): return "\(v) is on trial until it reports startup complete"
+        case .committed(let v): return "\(v) completed startup: it is now the last known good version"
+        case .failed(let v, let reason, let blacklisted, let target):
+            let list = blacklisted ? "blacklisted" : "will be retried once"
+            return "\(v) \(reason.message); \(list); reverted to \(target ?? "the embedded seed")"
+        case .noTrial(let current): return "nothing on trial (\(current ?? "the embedded seed") runs)"
+        case .nothingToRollBack: return "the embedded seed runs: nothing to roll back"
+        }
+    }
+}
+
+/// Why a trial failed.
+public enum FailureReason: String, Sendable, Equatable, Codable {
+    /// No `startupDidComplete` before the startup timeout.
+    case timedOut = "timed-out"
+    /// The process running the trial died (found at the next start).
+    case processDied = "process-died"
+    /// `clientctl rollback` was run.
+    case rolledBack = "rolled-back"
+
+    var message: String {
+        switch self {
+        case .timedOut: return "did not report startup complete before the startup timeout"
+        case .processDied: return "was on trial when its process died"
+        case .rolledBack: return "was rolled back by hand"
+        }
+    }
+}

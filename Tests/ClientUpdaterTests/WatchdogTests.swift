@@ -1,0 +1,286 @@
+import Foundation
+import Testing
+@testable import ClientUpdater
+import TestSupport
+
+/// Every transition of the startup watchdog, driven by explicit monotonic times.
+@Suite struct WatchdogTests {
+    let t0 = Date(timeIntervalSince1970: 1_700_000_000)
+    var owner: TrialOwner { TrialOwner(startedAt: t0, pid: 4242, session: "s1", boot: "b1") }
+    let available: Set<String> = ["1.0.0", "1.1.0", "1.2.0"]
+
+    func state(current: String? = nil, lkg: String? = nil, pending: String? = nil) -> DeviceState {
+        var s = DeviceState()
+        s.current = current
+        s.lastKnownGood = lkg
+        s.pending = pending
+        return s
+    }
+
+    @Test func activatingANewVersionStartsATrialAndArmsTheTimer() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = state(current: "1.0.0", lkg: "1.0.0", pending: "1.1.0")
+        let actions = w.activate("1.1.0", state: &s, now: .seconds(5), trial: owner)
+        #expect(actions == [.persist, .armTimer(deadline: .seconds(15)), .report(.trialStarted(version: "1.1.0"))])
+        #expect(w.phase == .trial(version: "1.1.0", deadline: .seconds(15)))
+        #expect(s.current == "1.1.0" && s.pending == nil)
+        #expect(s.trial == DeviceState.Trial(version: "1.1.0", startedAt: t0, pid: 4242, session: "s1", boot: "b1"))
+    }
+
+    @Test func activatingLastKnownGoodOrTheSeedStartsNoTrial() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = state(current: "1.1.0", lkg: "1.0.0")
+        _ = w.activate("1.1.0", state: &s, now: .zero, trial: owner)
+        #expect(w.activate("1.0.0", state: &s, now: .seconds(1), trial: owner) == [.cancelTimer, .persist])
+        #expect(w.phase == .idle && s.trial == nil && s.current == "1.0.0")
+        #expect(w.activate(nil, state: &s, now: .seconds(2), trial: owner) == [.persist])
+        #expect(s.current == nil && s.trial == nil)
+    }
+
+    @Test func firstInstallWithoutLastKnownGoodIsATrial() {
+        var w = Watchdog(timeout: .seconds(3))
+        var s = state()
+        _ = w.activate("1.0.0", state: &s, now: .zero, trial: owner)
+        #expect(w.phase == .trial(version: "1.0.0", deadline: .seconds(3)))
+    }
+
+    @Test func startupCompleteCommitsAndAsksForRetention() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = state(current: "1.0.0", lkg: "1.0.0")
+        s.retry = ["1.1.0"]
+        _ = w.activate("1.1.0", state: &s, now: .zero, trial: owner)
+        let actions = w.startupDidComplete(state: &s, now: .seconds(9), available: available)
+        #expect(actions == [.cancelTimer, .persist, .runRetention, .report(.committed(version: "1.1.0"))])
+        #expect(s.lastKnownGood == "1.1.0" && s.current == "1.1.0" && s.trial == nil)
+        #expect(s.retry.isEmpty, "a committed version leaves the retry list")
+        #expect(w.phase == .idle)
+    }
+
+    @Test func startupCompleteWithoutTrialChangesNothing() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = state(current: "1.0.0", lkg: "1.0.0")
+        let before = s
+        #expect(w.startupDidComplete(state: &s, now: .seconds(1), available: available) == [.report(.noTrial(current: "1.0.0"))])
+        #expect(s == before)
+    }
+
+    @Test func startupCompleteAtTheDeadlineIsTooLate() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = state(current: "1.0.0", lkg: "1.0.0")
+        _ = w.activate("1.1.0", state: &s, now: .zero, trial: owner)
+        let actions = w.startupDidComplete(state: &s, now: .seconds(10), available: available)
+        #expect(actions.contains(.report(.failed(version: "1.1.0", reason: .timedOut, blacklisted: false, revertedTo: "1.0.0"))))
+        #expect(s.lastKnownGood == "1.0.0" && s.current == "1.0.0")
+    }
+
+    @Test func earlyTimerRearms() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = state(current: "1.0.0", lkg: "1.0.0")
+        _ = w.activate("1.1.0", state: &s, now: .zero, trial: owner)
+        #expect(w.timerFired(state: &s, now: .seconds(9), available: available) == [.armTimer(deadline: .seconds(10))])
+        #expect(s.trial != nil)
+    }
+
+    @Test func firstTimeoutRetriesSecondBlacklists() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = state(current: "1.1.0", lkg: "1.1.0")
+        _ = w.activate("1.2.0", state: &s, now: .zero, trial: owner)
+        let first = w.timerFired(state: &s, now: .seconds(10), available: available)
+        #expect(first == [.cancelTimer, .persist, .reload(to: "1.1.0"),
+                          .report(.failed(version: "1.2.0", reason: .timedOut, blacklisted: false, revertedTo: "1.1.0"))])
+        #expect(s.retry == ["1.2.0"] && s.blacklist.isEmpty && s.current == "1.1.0" && s.trial == nil)
+        #expect(w.phase == .idle)
+
+        _ = w.activate("1.2.0", state: &s, now: .seconds(20), trial: owner)
+        let second = w.timerFired(state: &s, now: .seconds(30), available: available)
+        #expect(second.contains(.report(.failed(version: "1.2.0", reason: .timedOut, blacklisted: true, revertedTo: "1.1.0"))))
+        #expect(s.retry.isEmpty && s.blacklist == ["1.2.0"] && s.current == "1.1.0")
+        #expect(s.lastKnownGood == "1.1.0")
+    }
+
+    @Test func failureWithoutLastKnownGoodRevertsToTheSeed() {
+        var w = Watchdog(timeout: .seconds(1))
+        var s = state()
+        _ = w.activate("1.0.0", state: &s, now: .zero, trial: owner)
+        let actions = w.timerFired(state: &s, now: .seconds(1), available: available)
+        #expect(actions.contains(.reload(to: nil)))
+        #expect(s.current == nil && s.retry == ["1.0.0"])
+    }
+
+    @Test func failureRevertsToTheSeedWhenLastKnownGoodIsGone() {
+        var w = Watchdog(timeout: .seconds(1))
+        var s = state(current: "1.0.0", lkg: "1.0.0")
+        _ = w.activate("1.1.0", state: &s, now: .zero, trial: owner)
+        let actions = w.timerFired(state: &s, now: .seconds(2), available: ["1.1.0"])
+        #expect(actions.contains(.reload(to: nil)))
+        #expect(s.current == nil)
+    }
+
+    @Test func timerForATrialResolvedElsewhereDoesNothing() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = state(current: "1.0.0", lkg: "1.0.0")
+        _ = w.activate("1.1.0", state: &s, now: .zero, trial: owner)
+        // `clientctl ack` in another process committed it.
+        s.trial = nil
+        s.lastKnownGood = "1.1.0"
+        let before = s
+        #expect(w.timerFired(state: &s, now: .seconds(11), available: available).isEmpty)
+        #expect(s == before && w.phase == .idle)
+        #expect(w.timerFired(state: &s, now: .seconds(12), available: available).isEmpty)
+    }
+
+    @Test func pendingIsKeptUnlessItIsTheRevertTarget() {
+        var w = Watchdog(timeout: .seconds(1))
+        var s = state(current: "1.0.0", lkg: "1.0.0")
+        _ = w.activate("1.1.0", state: &s, now: .zero, trial: owner)
+        s.pending = "1.2.0"
+        _ = w.timerFired(state: &s, now: .seconds(1), available: available)
+        #expect(s.pending == "1.2.0")
+    }
+
+    // MARK: start-up recovery
+
+    func trialState(owner: TrialOwner) -> DeviceState {
+        var s = state(current: "1.1.0", lkg: "1.0.0")
+        s.trial = DeviceState.Trial(version: "1.1.0", owner: owner)
+        return s
+    }
+
+    @Test func aTrialWhoseProcessDiedFails() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = trialState(owner: owner)
+        let actions = w.recover(state: &s, now: .zero, wallClock: t0.addingTimeInterval(1), owner: .gone, available: available)
+        #expect(actions == [.persist, .reload(to: "1.0.0"),
+                            .report(.failed(version: "1.1.0", reason: .processDied, blacklisted: false, revertedTo: "1.0.0"))])
+        #expect(s.retry == ["1.1.0"] && s.current == "1.0.0" && s.trial == nil)
+    }
+
+    @Test func aSecondCrashBlacklists() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = trialState(owner: owner)
+        s.retry = ["1.1.0"]
+        _ = w.recover(state: &s, now: .zero, wallClock: t0, owner: .gone, available: available)
+        #expect(s.blacklist == ["1.1.0"] && s.retry.isEmpty)
+    }
+
+    @Test func aTrialOfAnotherLiveProcessIsLeftAlone() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = trialState(owner: owner)
+        let before = s
+        #expect(w.recover(state: &s, now: .zero, wallClock: t0.addingTimeInterval(100), owner: .otherProcess, available: available).isEmpty)
+        #expect(s == before && w.phase == .idle)
+    }
+
+    @Test func aDetachedTrialIsAdoptedWithTheTimeThatRemains() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = trialState(owner: .detached(at: t0))
+        let actions = w.recover(state: &s, now: .seconds(100), wallClock: t0.addingTimeInterval(4), owner: .none, available: available)
+        #expect(actions == [.armTimer(deadline: .seconds(106))])
+        #expect(w.phase == .trial(version: "1.1.0", deadline: .seconds(106)))
+        let done = w.startupDidComplete(state: &s, now: .seconds(105), available: available)
+        #expect(done.contains(.report(.committed(version: "1.1.0"))))
+    }
+
+    @Test func anExpiredDetachedTrialFails() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = trialState(owner: .detached(at: t0))
+        let actions = w.recover(state: &s, now: .zero, wallClock: t0.addingTimeInterval(10), owner: .none, available: available)
+        #expect(actions.contains(.report(.failed(version: "1.1.0", reason: .timedOut, blacklisted: false, revertedTo: "1.0.0"))))
+    }
+
+    @Test func aStaleTrialOfAVersionThatIsNotCurrentIsDropped() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = trialState(owner: owner)
+        s.current = "1.0.0"
+        #expect(w.recover(state: &s, now: .zero, wallClock: t0, owner: .gone, available: available) == [.persist])
+        #expect(s.trial == nil && s.retry.isEmpty)
+    }
+
+    @Test func recoverWithoutTrialIsIdle() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = state(current: "1.0.0", lkg: "1.0.0")
+        #expect(w.recover(state: &s, now: .zero, wallClock: t0, owner: .none, available: available).isEmpty)
+    }
+
+    // MARK: rollback and shutdown
+
+    @Test func rollbackBlacklistsAtOnceAndReverts() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = state(current: "1.0.0", lkg: "1.0.0")
+        _ = w.activate("1.1.0", state: &s, now: .zero, trial: owner)
+        s.retry = ["1.1.0"]
+        let actions = w.rollback(state: &s, available: available)
+        #expect(actions == [.cancelTimer, .persist, .reload(to: "1.0.0"),
+                            .report(.failed(version: "1.1.0", reason: .rolledBack, blacklisted: true, revertedTo: "1.0.0"))])
+        #expect(s.blacklist == ["1.1.0"] && s.retry.isEmpty && s.current == "1.0.0" && s.trial == nil)
+    }
+
+    @Test func rollingBackTheLastKnownGoodGoesToTheSeed() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = state(current: "1.0.0", lkg: "1.0.0")
+        #expect(w.rollback(state: &s, available: available).contains(.reload(to: nil)))
+        #expect(s.lastKnownGood == nil && s.current == nil && s.blacklist == ["1.0.0"])
+    }
+
+    @Test func rollbackOnTheSeedIsANoOp() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = state()
+        #expect(w.rollback(state: &s, available: available) == [.report(.nothingToRollBack)])
+        #expect(s == state())
+    }
+
+    @Test func gracefulShutdownDropsTheTrialWithoutAFailure() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = state(current: "1.0.0", lkg: "1.0.0")
+        _ = w.activate("1.1.0", state: &s, now: .zero, trial: owner)
+        #expect(w.shutdown(state: &s) == [.cancelTimer, .persist])
+        #expect(s.trial == nil && s.current == "1.1.0" && s.retry.isEmpty)
+        #expect(w.shutdown(state: &s).isEmpty)
+    }
+
+    @Test func failureRuleMatchesMeteor() {
+        var s = DeviceState()
+        #expect(Watchdog.recordFailure(of: "a", in: &s) == false)
+        #expect(s.retry == ["a"])
+        #expect(Watchdog.recordFailure(of: "a", in: &s) == true)
+        #expect(s.retry.isEmpty && s.blacklist == ["a"])
+        #expect(Watchdog.recordFailure(of: "a", in: &s) == true)
+        #expect(s.blacklist == ["a"], "never listed twice")
+    }
+
+    // MARK: the persisted owner
+
+    @Test func ownerStatusFromTheSystem() throws {
+        let me = TrialOwner.thisProcess(session: "mine", at: t0)
+        let mine = DeviceState.Trial(version: "1", owner: me)
+        #expect(TrialOwner.status(of: mine, session: "mine") == .thisProcess)
+        #expect(TrialOwner.status(of: mine, session: "other") == .gone, "an earlier instance in this process")
+        #expect(TrialOwner.status(of: DeviceState.Trial(version: "1", owner: .detached(at: t0)), session: "x") == .none)
+        var parent = mine
+        parent.pid = getppid()
+        parent.session = "p"
+        #expect(TrialOwner.status(of: parent, session: "x") == .otherProcess)
+        parent.boot = "another-boot"
+        #expect(TrialOwner.status(of: parent, session: "x") == .gone)
+        var dead = mine
+        dead.pid = Int32.max - 1
+        dead.session = "d"
+        #expect(TrialOwner.status(of: dead, session: "x") == .gone)
+    }
+
+    @Test func watchdogClockSleepsOnTheInjectedClock() async throws {
+        let manual = ManualClock()
+        let clock = WatchdogClock(manual)
+        #expect(clock.now == .zero)
+        let woke = Task { try await clock.sleep(until: .seconds(5)); return clock.now }
+        while manual.sleeperCount == 0 { await Task.yield() }
+        manual.advance(by: .seconds(4))
+        #expect(manual.sleeperCount == 1, "not due yet")
+        manual.advance(by: .seconds(1))
+        #expect(try await woke.value == .seconds(5))
+        let cancelled = Task { try await clock.sleep(until: .seconds(60)) }
+        while manual.sleeperCount == 0 { await Task.yield() }
+        cancelled.cancel()
+        await #expect(throws: CancellationError.self) { try await cancelled.value }
+    }
+}
