@@ -75,7 +75,10 @@ import Testing
         let f = try DeviceFixture()
         try f.publish("1.0.0")
         _ = try await f.updater().install()
-        try f.publish("1.1.0") { $0["expires"] = .string("2020-01-01T00:00:00Z") }
+        try f.publish("1.1.0") {
+            $0["published"] = .string("2019-12-01T00:00:00Z")
+            $0["expires"] = .string("2020-01-01T00:00:00Z")
+        }
         let before = try f.snapshot()
         let report = try await f.updater().install()
         #expect(report.result == "stale")

@@ -17,7 +17,6 @@ final class DeviceFixture: @unchecked Sendable {
         tmp = try TemporaryDirectory("device")
         releases = try ReleaseFolder(path: tmp("releases"), app: app, channel: channel, key: try ReleaseFolder.testKey())
         server = try LoopbackHTTPServer(handler: faults.wrap(LoopbackHTTPServer.folder(tmp("releases"))))
-        try server.start()
         layout = RootLayout(root: tmp("device"))
         config = DeviceConfig(
             app: app, channelKind: .signedArchive, channel: channel,

@@ -102,7 +102,7 @@ struct ArchiveInstaller {
                 verified: { fd in
                     do {
                         _ = try extractor.extract(fileDescriptor: fd, into: tree)
-                    } catch {
+                    } catch let error as ExtractionError {
                         throw SignedArchiveError(.archiveRejected, "release \(version) (\(archiveURL.lastPathComponent)): \(error.message)",
                                                  underlying: error)
                     }
