@@ -9,8 +9,9 @@ public protocol Transport: Sendable {
     ///
     /// - Parameters:
     ///   - request: URL and headers (e.g. `If-None-Match`, `Range`).
-    ///   - sink: called with each body chunk; throwing from it aborts the transfer
-    ///     (used to stop a body that grows past its cap).
+    ///   - sink: called with each body chunk, serially (never two chunks at once), and
+    ///     never after `get` returns; throwing from it aborts the transfer (used to stop
+    ///     a body that grows past its cap) and `get` rethrows that error.
     /// - Returns: the response head, once the body has been fully delivered.
     /// - Throws: ``UpdaterError`` `.network` for connection failures and timeouts.
     func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse

@@ -1,0 +1,87 @@
+import ClientUpdater
+import Foundation
+
+/// A Meteor asset bundle on disk: a folder holding `program.json`, `index.html` and the
+/// bundle's own files at their manifest `path`s, plus a parent (the embedded bundle) that
+/// serves every asset this bundle shares with it.
+///
+/// An asset is *own* unless the parent has the same URL path with the same content
+/// (the plugin's `cachedAssetForURLPath` rule: a hash-less asset matches only when it is
+/// `cacheable`; index.html therefore is always own).
+public final class AssetBundle: Sendable {
+    /// The bundle folder.
+    public let directory: String
+    public let manifest: AssetManifest
+    /// The embedded bundle, for a downloaded one; `nil` for the embedded bundle itself.
+    public let parent: AssetBundle?
+    /// Assets whose files live in ``directory`` (manifest order, index.html last).
+    public let ownAssets: [AssetManifest.Asset]
+    private let ownByURLPath: [String: AssetManifest.Asset]
+
+    /// The manifest version.
+    public var version: String { manifest.version }
+
+    public init(directory: String, manifest: AssetManifest, parent: AssetBundle?) {
+        self.directory = directory
+        self.manifest = manifest
+        self.parent = parent
+        let own = manifest.assets.filter { parent?.cachedAsset(forURLPath: $0.urlPath, hash: $0.hash) == nil }
+        self.ownAssets = own
+        self.ownByURLPath = Dictionary(own.map { ($0.urlPath, $0) }, uniquingKeysWith: { first, _ in first })
+    }
+
+    /// Loads `<directory>/program.json`.
+    /// - Throws: ``MeteorError`` when the file is missing or invalid.
+    public static func load(directory: String, platform: CompatPlatform, parent: AssetBundle?,
+                            limits: AssetManifest.Limits = AssetManifest.Limits()) throws -> AssetBundle {
+        let path = directory + "/program.json"
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw MeteorError(.invalidManifest, "cannot read \(path)")
+        }
+        let manifest: AssetManifest
+        do {
+            manifest = try AssetManifest.parse(data, platform: platform, limits: limits)
+        } catch let error as MeteorError {
+            throw MeteorError(error.code, "\(path): \(error.message)", underlying: error)
+        }
+        return AssetBundle(directory: directory, manifest: manifest, parent: parent)
+    }
+
+    /// This bundle's own asset at `urlPath` when its content is the one `hash` names.
+    public func cachedAsset(forURLPath urlPath: String, hash: String?) -> AssetManifest.Asset? {
+        guard let asset = ownByURLPath[urlPath], asset.cacheable || asset.hash != nil, asset.hash == hash else { return nil }
+        return asset
+    }
+
+    /// The file of one of this bundle's own assets.
+    public func file(of asset: AssetManifest.Asset) -> String {
+        directory + "/" + asset.filePath
+    }
+
+    /// The asset served at `urlPath` and the file holding it: own assets first, then the parent's.
+    public func resolve(urlPath: String) -> (asset: AssetManifest.Asset, file: String)? {
+        if let own = ownByURLPath[urlPath] { return (own, file(of: own)) }
+        return parent?.resolve(urlPath: urlPath)
+    }
+
+    /// The runtime config of this bundle's index.html.
+    public func runtimeConfig() throws -> RuntimeConfig {
+        try RuntimeConfig.load(indexFile: directory + "/index.html")
+    }
+
+    /// Every file of the bundle by URL path, inherited ones included, as the organizer
+    /// needs them. Missing source maps are left out (they are optional); any other
+    /// missing file is an error.
+    public func servedAssets() throws -> [ServedAsset] {
+        var result: [ServedAsset] = []
+        for asset in manifest.assets {
+            guard let (_, file) = resolve(urlPath: asset.urlPath), FileManager.default.fileExists(atPath: file) else {
+                if asset.isSourceMap { continue }
+                throw MeteorError(.io, "version \(version) is incomplete: no file for asset \(asset.urlPath)")
+            }
+            result.append(ServedAsset(urlPath: asset.urlPath, sourceFile: file, cacheable: asset.cacheable, hash: asset.hash,
+                                      sourceMapURLPath: asset.sourceMapURLPath, type: asset.type))
+        }
+        return result
+    }
+}

@@ -1,0 +1,206 @@
+import Foundation
+import ClientUpdater
+
+/// Which entry of `cordovaCompatibilityVersions` a device compares (the shell's platform).
+public enum CompatPlatform: String, Sendable, Codable, CaseIterable {
+    case ios, android
+}
+
+/// A parsed Meteor `web-program-pre1` manifest (`/__cordova/manifest.json`, or a bundle's
+/// `program.json`), reduced to what a device downloads and serves.
+///
+/// Parsing follows the iOS plugin: only `where == "client"` entries are kept, entries
+/// lacking `url`, `path`, `type`, `hash` or `cacheable` are skipped, a missing `manifest`
+/// array means no assets. Source maps become assets of their own and `index.html` is
+/// synthesised for `/`. Beyond the original, every path-like field is validated so that
+/// nothing resolves outside the bundle folder, and size and entry count are capped.
+public struct AssetManifest: Sendable, Equatable {
+    /// The only manifest format this reader understands.
+    public static let format = "web-program-pre1"
+    /// Folder names under `meteor/` that a version may not take.
+    public static let reservedVersionNames: Set<String> = ["Downloading", "PartialDownload"]
+
+    /// One file of a bundle.
+    public struct Asset: Sendable, Equatable, Hashable {
+        /// Where the file lives, relative to the bundle folder (manifest `path`).
+        public var filePath: String
+        /// The URL path it is served at, without query (`/` for index.html).
+        public var urlPath: String
+        /// The manifest `type` (`js`, `css`, `asset`, …); `json` for source maps, `html` for index.html.
+        public var type: String
+        public var cacheable: Bool
+        /// Lowercase hex SHA-1 of the content; `nil` for index.html and source maps.
+        public var hash: String?
+        /// The manifest `size`, when given.
+        public var size: Int64?
+        /// URL path of this asset's source map (`sourceMapUrl`).
+        public var sourceMapURLPath: String?
+
+        public init(filePath: String, urlPath: String, type: String, cacheable: Bool, hash: String? = nil,
+                    size: Int64? = nil, sourceMapURLPath: String? = nil) {
+            self.filePath = filePath
+            self.urlPath = urlPath
+            self.type = type
+            self.cacheable = cacheable
+            self.hash = hash
+            self.size = size
+            self.sourceMapURLPath = sourceMapURLPath
+        }
+
+        /// True for the synthesised index page.
+        public var isIndexPage: Bool { filePath == "index.html" && urlPath == "/" }
+        /// True for a source map (the only hash-less assets besides index.html); a missing one is tolerated.
+        public var isSourceMap: Bool { hash == nil && !isIndexPage }
+    }
+
+    /// Caps applied while parsing.
+    public struct Limits: Sendable, Equatable {
+        /// Largest manifest accepted, in bytes (default 8 MiB).
+        public var maxBytes: Int
+        /// Most assets accepted (default 100,000).
+        public var maxAssets: Int
+        public init(maxBytes: Int = 8 << 20, maxAssets: Int = 100_000) {
+            self.maxBytes = maxBytes
+            self.maxAssets = maxAssets
+        }
+    }
+
+    /// The manifest `version`; validated to be usable as a folder name.
+    public var version: String
+    /// `cordovaCompatibilityVersions[platform]`.
+    public var cordovaCompatibilityVersion: String
+    /// Client assets, their source maps, and index.html (last), in manifest order.
+    public var assets: [Asset]
+
+    public init(version: String, cordovaCompatibilityVersion: String, assets: [Asset]) {
+        self.version = version
+        self.cordovaCompatibilityVersion = cordovaCompatibilityVersion
+        self.assets = assets
+    }
+
+    /// The synthesised index page entry.
+    public static let indexPage = Asset(filePath: "index.html", urlPath: "/", type: "html", cacheable: false)
+
+    /// Parses manifest bytes for `platform`.
+    /// - Throws: ``MeteorError`` `.tooLarge`, `.invalidManifest` or `.unsafePath`, with
+    ///   the original plugin's wording where it had one.
+    public static func parse(_ data: Data, platform: CompatPlatform, limits: Limits = Limits()) throws -> AssetManifest {
+        guard data.count <= limits.maxBytes else {
+            throw MeteorError(.tooLarge, "Asset manifest is \(data.count) bytes, more than the limit of \(limits.maxBytes)")
+        }
+        let object: Any
+        do {
+            object = try JSONSerialization.jsonObject(with: data, options: [])
+        } catch {
+            throw MeteorError(.invalidManifest, "Error parsing asset manifest: not valid JSON")
+        }
+        guard let root = object as? [String: Any] else {
+            throw MeteorError(.invalidManifest, "Error parsing asset manifest: not a JSON object")
+        }
+        if let format = root["format"] {
+            guard let f = format as? String, f == Self.format else {
+                throw MeteorError(.invalidManifest, "The asset manifest format is incompatible: \(format)")
+            }
+        }
+        guard let version = root["version"] as? String else {
+            throw MeteorError(.invalidManifest, "Asset manifest does not have a version")
+        }
+        guard RootLayoutName.isUsableVersion(version) else {
+            throw MeteorError(.unsafePath, "Asset manifest version '\(version.prefix(80))' cannot be used as a folder name")
+        }
+        guard let compat = root["cordovaCompatibilityVersions"] as? [String: Any],
+              let compatVersion = compat[platform.rawValue] as? String
+        else {
+            throw MeteorError(.invalidManifest, "Asset manifest does not have a cordovaCompatibilityVersion")
+        }
+        var assets: [Asset] = []
+        if let entries = root["manifest"] as? [Any] {
+            guard entries.count <= limits.maxAssets else {
+                throw MeteorError(.tooLarge, "Asset manifest of version \(version) lists \(entries.count) entries, more than the limit of \(limits.maxAssets)")
+            }
+            for case let entry as [String: Any] in entries {
+                guard (entry["where"] as? String) == "client" else { continue }
+                assets.append(contentsOf: try clientAssets(entry, version: version))
+            }
+        }
+        assets.append(indexPage)
+        try checkConflicts(assets, version: version)
+        return AssetManifest(version: version, cordovaCompatibilityVersion: compatVersion, assets: assets)
+    }
+
+    /// The asset (and its source map) of one `where == "client"` entry; none when the
+    /// entry lacks a field the iOS plugin requires.
+    private static func clientAssets(_ entry: [String: Any], version: String) throws -> [Asset] {
+        guard let url = entry["url"] as? String, let path = entry["path"] as? String,
+              let type = entry["type"] as? String, let hash = entry["hash"] as? String,
+              let cacheable = entry["cacheable"] as? Bool
+        else { return [] }
+        guard let urlPath = AssetPath.urlPath(fromURL: url) else {
+            throw MeteorError(.unsafePath, "Asset manifest of version \(version) has an unsafe url: \(url.prefix(200))")
+        }
+        guard let filePath = AssetPath.filePath(path) else {
+            throw MeteorError(.unsafePath, "Asset manifest of version \(version) has an unsafe path: \(path.prefix(200))")
+        }
+        guard hash.utf8.count == 40, hash.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
+            throw MeteorError(.invalidManifest, "Asset manifest of version \(version) has an invalid hash for asset: \(urlPath)")
+        }
+        let size = (entry["size"] as? NSNumber).map { $0.int64Value }
+        var asset = Asset(filePath: filePath, urlPath: urlPath, type: type, cacheable: cacheable, hash: hash, size: size)
+        var result: [Asset] = []
+        if let mapPath = entry["sourceMap"] as? String, let mapURL = entry["sourceMapUrl"] as? String {
+            guard let mapURLPath = AssetPath.urlPath(fromURL: mapURL) else {
+                throw MeteorError(.unsafePath, "Asset manifest of version \(version) has an unsafe sourceMapUrl: \(mapURL.prefix(200))")
+            }
+            guard let mapFilePath = AssetPath.filePath(mapPath) else {
+                throw MeteorError(.unsafePath, "Asset manifest of version \(version) has an unsafe sourceMap: \(mapPath.prefix(200))")
+            }
+            asset.sourceMapURLPath = mapURLPath
+            result.append(Asset(filePath: mapFilePath, urlPath: mapURLPath, type: "json", cacheable: true))
+        }
+        result.insert(asset, at: 0)
+        return result
+    }
+
+    /// Rejects two assets at one URL path, one file with two contents, a file that is
+    /// also another file's folder, and files that would replace `program.json` or index.html.
+    private static func checkConflicts(_ assets: [Asset], version: String) throws {
+        var byURL: [String: Asset] = [:]
+        var byFile: [String: Asset] = [:]
+        for asset in assets {
+            if let other = byURL[asset.urlPath], other != asset {
+                throw MeteorError(.invalidManifest, "Asset manifest of version \(version) lists url \(asset.urlPath) twice")
+            }
+            byURL[asset.urlPath] = asset
+            if !asset.isIndexPage, asset.filePath == "index.html" || asset.filePath == "program.json" {
+                throw MeteorError(.unsafePath, "Asset manifest of version \(version) has an asset that would replace \(asset.filePath): \(asset.urlPath)")
+            }
+            if let other = byFile[asset.filePath], other.hash != asset.hash {
+                throw MeteorError(.invalidManifest, "Asset manifest of version \(version) stores two different contents at \(asset.filePath)")
+            }
+            byFile[asset.filePath] = asset
+        }
+        for set in [Set(byFile.keys), Set(byURL.keys.map { String($0.dropFirst()) })] {
+            for path in set {
+                var prefix = Substring(path)
+                while let slash = prefix.lastIndex(of: "/") {
+                    prefix = prefix[..<slash]
+                    if set.contains(String(prefix)) {
+                        throw MeteorError(.invalidManifest, "Asset manifest of version \(version) uses \(prefix) both as a file and as a folder")
+                    }
+                }
+            }
+        }
+    }
+
+    /// The asset served at `urlPath`, if any.
+    public func asset(forURLPath urlPath: String) -> Asset? {
+        assets.first { $0.urlPath == urlPath }
+    }
+}
+
+/// Version strings that may become a folder under `meteor/`.
+enum RootLayoutName {
+    static func isUsableVersion(_ version: String) -> Bool {
+        ClientUpdater.RootLayout.isSafeComponent(version) && !AssetManifest.reservedVersionNames.contains(version)
+    }
+}

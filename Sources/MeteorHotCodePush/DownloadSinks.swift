@@ -1,0 +1,73 @@
+import ClientUpdater
+import Foundation
+
+/// Collects a small body (the manifest) in memory, up to a limit.
+final class MemorySink: @unchecked Sendable {
+    // @unchecked: a Transport calls its sink sequentially for one request, and the buffer
+    // is read only after `get` returned; the lock makes that explicit.
+    private let lock = NSLock()
+    private var buffer = Data()
+    private let limit: Int
+    private(set) var overflow: Int?
+
+    init(limit: Int) { self.limit = limit }
+
+    func append(_ bytes: UnsafeRawBufferPointer) throws {
+        try lock.withLock {
+            guard buffer.count + bytes.count <= limit else {
+                overflow = limit
+                throw MeteorError(.tooLarge, "Asset manifest is larger than the limit of \(limit) bytes")
+            }
+            buffer.append(contentsOf: bytes)
+        }
+    }
+
+    var data: Data { lock.withLock { buffer } }
+}
+
+/// Writes a body to an exclusively created file while hashing (SHA-1) and counting it.
+final class FileSink: @unchecked Sendable {
+    // @unchecked: a Transport calls its sink sequentially for one request; the digest and
+    // descriptor are touched only under the lock, and read after `get` returned.
+    private let lock = NSLock()
+    private var fd: Int32
+    private let path: String
+    private let digest = Digest(.sha1)
+    private var written: Int64 = 0
+    private let limit: Int64
+    private(set) var overflow = false
+
+    init(path: String, limit: Int64) throws {
+        self.path = path
+        self.limit = limit
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw MeteorError(.io, "cannot create \(path): \(String(cString: strerror(errno)))") }
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        try lock.withLock {
+            guard written + Int64(bytes.count) <= limit else {
+                overflow = true
+                throw MeteorError(.tooLarge, "download of \(path) passed \(limit) bytes")
+            }
+            try AtomicFile.writeAll(fd: fd, bytes: bytes, path: path)
+            digest.update(bytes)
+            written += Int64(bytes.count)
+        }
+    }
+
+    func digestHex() -> String { lock.withLock { digest.finalizeHex() } }
+
+    func sync() throws {
+        try lock.withLock {
+            guard fsync(fd) == 0 else { throw UpdaterError.io("cannot fsync", path: path, errno: errno) }
+        }
+    }
+
+    func close() {
+        lock.withLock {
+            if fd >= 0 { Foundation.close(fd) }
+            fd = -1
+        }
+    }
+}

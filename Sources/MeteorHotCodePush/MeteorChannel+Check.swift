@@ -1,0 +1,188 @@
+import ClientUpdater
+import Foundation
+
+extension MeteorChannel {
+    /// The skip reasons of the original plugin.
+    public enum SkipReason {
+        public static let blacklisted = "Skipping downloading blacklisted version"
+        public static let incompatible = "Skipping downloading new version because the Cordova platform version or plugin versions have changed and are potentially incompatible"
+    }
+
+    /// One update check (the plugin's `checkForUpdates` + `AssetBundleManager`):
+    /// fetch and parse the manifest, apply the skip rules, then reuse or download every
+    /// asset of the new version and store it as `meteor/<version>`.
+    ///
+    /// On success `state.meteor.lastDownloadedVersion` names the version; the caller stages
+    /// it as pending. A version equal to the embedded one is returned as the embedded
+    /// ``InstalledVersion`` (nothing is downloaded). On failure `meteor/Downloading` is
+    /// kept so the next attempt can reuse what was verified.
+    public func check(state: inout DeviceState) async throws -> CheckOutcome {
+        try refreshMemory(state: &state)
+        let embedded = try embeddedBundle()
+        let fetcher = AssetFetcher(baseURL: baseURL, transport: transport, retry: options.retry, maxAssetBytes: options.maxAssetBytes)
+        let manifestData = try await fetcher.fetchManifest(maxBytes: options.manifestLimits.maxBytes)
+        let manifest = try AssetManifest.parse(manifestData, platform: platform, limits: options.manifestLimits)
+        let version = manifest.version
+
+        let current = state.current ?? embedded.version
+        if version == current { return .upToDate("version \(version) is current") }
+        if version == state.pending { return .upToDate("version \(version) is already pending") }
+        if state.blacklist.contains(version) { return .skipped("\(SkipReason.blacklisted) \(version)") }
+        if manifest.cordovaCompatibilityVersion != state.meteor?.cordovaCompatibilityVersion {
+            return .skipped("\(SkipReason.incompatible) (version \(version))")
+        }
+
+        if version == embedded.version {
+            state.meteor?.lastDownloadedVersion = version
+            return .installed(InstalledVersion(id: version, directory: embeddedPath, isEmbedded: true))
+        }
+        if let existing = downloadedBundle(version, parent: embedded) {
+            state.meteor?.lastDownloadedVersion = version
+            return .installed(installedVersion(existing))
+        }
+        let bundle = try await download(manifest, manifestData: manifestData, embedded: embedded, state: state, fetcher: fetcher)
+        state.meteor?.lastDownloadedVersion = version
+        return .installed(installedVersion(bundle))
+    }
+
+    /// Steps 5–8 of the directory algorithm: `Downloading/` → `PartialDownload/`, a fresh
+    /// `Downloading/` with the manifest, reuse or fetch each own asset, then rename to
+    /// `meteor/<version>`.
+    func download(_ manifest: AssetManifest, manifestData: Data, embedded: AssetBundle, state: DeviceState,
+                  fetcher: AssetFetcher) async throws -> AssetBundle {
+        let fm = FileManager.default
+        guard let finalDir = layout.meteorDirectory(manifest.version) else {
+            throw MeteorError(.unsafePath, "version \(manifest.version) cannot be used as a folder name")
+        }
+        try AtomicFile.makeDirectory(layout.meteor)
+        if fm.fileExists(atPath: downloadingDirectory) {
+            try AtomicFile.removeTree(partialDirectory)
+            guard rename(downloadingDirectory, partialDirectory) == 0 else {
+                throw MeteorError(.io, "cannot move \(downloadingDirectory) to \(partialDirectory): \(String(cString: strerror(errno)))")
+            }
+        }
+        let partial = try? AssetBundle.load(directory: partialDirectory, platform: platform, parent: embedded,
+                                            limits: options.manifestLimits)
+        try AtomicFile.makeDirectory(downloadingDirectory)
+        try AtomicFile.write(manifestData, to: downloadingDirectory + "/program.json")
+        let bundle = AssetBundle(directory: downloadingDirectory, manifest: manifest, parent: embedded)
+
+        let donors = ((try? installedVersions()) ?? []).compactMap { downloadedBundle($0.id, parent: embedded) }
+        var toFetch: [AssetManifest.Asset] = []
+        var placed = Set<String>()
+        for asset in bundle.ownAssets where placed.insert(asset.filePath).inserted {
+            if try reuse(asset, into: bundle, donors: donors, partial: partial) { continue }
+            toFetch.append(asset)
+        }
+        try await fetchAll(toFetch, into: bundle, state: state, fetcher: fetcher)
+        try syncFolders(of: bundle)
+
+        if fm.fileExists(atPath: finalDir) { try AtomicFile.removeTree(finalDir) }
+        guard rename(downloadingDirectory, finalDir) == 0 else {
+            throw MeteorError(.io, "cannot move \(downloadingDirectory) to \(finalDir): \(String(cString: strerror(errno)))")
+        }
+        try AtomicFile.syncDirectory(layout.meteor)
+        try? AtomicFile.removeTree(partialDirectory)
+        guard let stored = downloadedBundle(manifest.version, parent: embedded) else {
+            throw MeteorError(.io, "version \(manifest.version) is incomplete after download")
+        }
+        return stored
+    }
+
+    /// Links (or copies) `asset` from an installed version or from `PartialDownload/`
+    /// when one holds the same URL path with the same hash. Files from `PartialDownload/`
+    /// are re-hashed first: a corrupt leftover is never reused.
+    private func reuse(_ asset: AssetManifest.Asset, into bundle: AssetBundle, donors: [AssetBundle],
+                       partial: AssetBundle?) throws -> Bool {
+        let target = bundle.file(of: asset)
+        for donor in donors {
+            guard let match = donor.cachedAsset(forURLPath: asset.urlPath, hash: asset.hash) else { continue }
+            if try place(donor.file(of: match), at: target) { return true }
+        }
+        if let partial, let match = partial.cachedAsset(forURLPath: asset.urlPath, hash: asset.hash) {
+            let source = partial.file(of: match)
+            if let hash = asset.hash {
+                guard (try? Digest.hex(.sha1, ofFileAt: source)) == hash else { return false }
+            }
+            return try place(source, at: target)
+        }
+        return false
+    }
+
+    /// Hard-links `source` to `target`, copying only when a link is impossible; false
+    /// when `source` is not a regular file.
+    private func place(_ source: String, at target: String) throws -> Bool {
+        var st = stat()
+        guard lstat(source, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
+        try AtomicFile.makeDirectory((target as NSString).deletingLastPathComponent)
+        if link(source, target) == 0 { return true }
+        let tmp = target + ".tmp-copy-\(UInt32.random(in: 0...UInt32.max))"
+        do {
+            try FileManager.default.copyItem(atPath: source, toPath: tmp)
+        } catch {
+            unlink(tmp)
+            throw MeteorError(.io, "cannot copy \(source) to \(target): \(error.localizedDescription)")
+        }
+        guard rename(tmp, target) == 0 else {
+            unlink(tmp)
+            throw MeteorError(.io, "cannot move a copy into \(target): \(String(cString: strerror(errno)))")
+        }
+        return true
+    }
+
+    /// Downloads index.html first (its runtime config is checked before anything else is
+    /// fetched), then the other assets with at most `maxConnections` in flight.
+    private func fetchAll(_ assets: [AssetManifest.Asset], into bundle: AssetBundle, state: DeviceState,
+                          fetcher: AssetFetcher) async throws {
+        let (index, rest) = (assets.filter(\.isIndexPage), assets.filter { !$0.isIndexPage })
+        for asset in index {
+            try await fetchOne(asset, into: bundle, fetcher: fetcher) { temp in
+                let config = try RuntimeConfig.load(indexFile: temp)
+                if let problem = config.problem(expectedVersion: bundle.version, currentRootURL: state.meteor?.rootURL,
+                                                currentAppId: state.meteor?.appId) {
+                    throw MeteorError(.runtimeConfig, problem.message)
+                }
+            }
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            var iterator = rest.makeIterator()
+            for _ in 0..<options.maxConnections {
+                guard let asset = iterator.next() else { break }
+                group.addTask { try await fetchOne(asset, into: bundle, fetcher: fetcher) }
+            }
+            while try await group.next() != nil {
+                guard let asset = iterator.next() else { continue }
+                group.addTask { try await fetchOne(asset, into: bundle, fetcher: fetcher) }
+            }
+        }
+    }
+
+    /// Fetches one asset to a temp file beside its target, verifies it, renames it into place.
+    private func fetchOne(_ asset: AssetManifest.Asset, into bundle: AssetBundle, fetcher: AssetFetcher,
+                          verify: (String) throws -> Void = { _ in }) async throws {
+        let target = bundle.file(of: asset)
+        let folder = (target as NSString).deletingLastPathComponent
+        try AtomicFile.makeDirectory(folder)
+        let temp = folder + "/.download-\(UInt64.random(in: 0...UInt64.max))"
+        defer { unlink(temp) }
+        guard try await fetcher.fetch(asset, version: bundle.version, to: temp) == .stored else { return }
+        try verify(temp)
+        guard rename(temp, target) == 0 else {
+            throw MeteorError(.io, "cannot move download into \(target): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// fsyncs every folder of the bundle so the renames inside are durable.
+    private func syncFolders(of bundle: AssetBundle) throws {
+        var folders: Set<String> = [bundle.directory]
+        for asset in bundle.ownAssets {
+            var dir = (bundle.file(of: asset) as NSString).deletingLastPathComponent
+            while dir.count > bundle.directory.count, folders.insert(dir).inserted {
+                dir = (dir as NSString).deletingLastPathComponent
+            }
+        }
+        for folder in folders.sorted(by: { $0.count > $1.count }) where FileManager.default.fileExists(atPath: folder) {
+            try AtomicFile.syncDirectory(folder)
+        }
+    }
+}

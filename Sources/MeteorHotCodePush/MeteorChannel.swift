@@ -1,0 +1,190 @@
+import ClientUpdater
+import Foundation
+
+/// The Meteor hot-code-push channel (DESIGN §1, meteor-protocol.md): fetches
+/// `<ROOT_URL>/__cordova/manifest.json`, downloads only the assets it does not already
+/// have, verifies them and stores the version under `<root>/meteor/<version>/`.
+///
+/// Selection, switching, watchdog and retention are the shared pipeline's; this type
+/// only fetches, verifies, stores and describes versions. Every method expects the
+/// root's lock to be held by the caller.
+public struct MeteorChannel: UpdateChannel {
+    /// Tunables; the defaults suit devices.
+    public struct Options: Sendable {
+        /// Parallel asset downloads (the plugin's 6 connections per host).
+        public var maxConnections: Int
+        public var retry: RetryPolicy
+        public var manifestLimits: AssetManifest.Limits
+        /// Cap for one asset whose manifest entry gives no size (index.html, source maps).
+        public var maxAssetBytes: Int64
+
+        public init(maxConnections: Int = 6, retry: RetryPolicy = .standard,
+                    manifestLimits: AssetManifest.Limits = AssetManifest.Limits(), maxAssetBytes: Int64 = 256 << 20) {
+            self.maxConnections = max(1, maxConnections)
+            self.retry = retry
+            self.manifestLimits = manifestLimits
+            self.maxAssetBytes = maxAssetBytes
+        }
+    }
+
+    public let layout: RootLayout
+    /// The server's ROOT_URL (where `/__cordova/` lives).
+    public let rootURL: URL
+    public let platform: CompatPlatform
+    /// The embedded (initial) bundle folder: `program.json`, `index.html`, assets by `path`.
+    public let embeddedPath: String
+    public let transport: any Transport
+    public let options: Options
+
+    /// The folder of a download in progress.
+    public var downloadingDirectory: String { layout.meteor + "/Downloading" }
+    /// The folder of an interrupted download, kept for reuse.
+    public var partialDirectory: String { layout.meteor + "/PartialDownload" }
+
+    public init(layout: RootLayout, rootURL: URL, platform: CompatPlatform, embeddedPath: String,
+                transport: any Transport, options: Options = Options()) {
+        self.layout = layout
+        self.rootURL = rootURL
+        self.platform = platform
+        self.embeddedPath = embeddedPath
+        self.transport = transport
+        self.options = options
+    }
+
+    /// A channel for a root whose `config.json` says `channelKind == .meteor`.
+    /// - Throws: ``MeteorError`` `.invalidArgument` when the config lacks the Meteor fields.
+    public init(layout: RootLayout, config: DeviceConfig, transport: any Transport, options: Options = Options()) throws {
+        guard config.channelKind == .meteor, let url = config.meteorRootURL.flatMap(URL.init(string:)),
+              let embedded = config.embeddedPath
+        else {
+            throw MeteorError(.invalidArgument, "\(layout.config) is not a Meteor root (needs meteorRootURL and embeddedPath)")
+        }
+        guard let platform = CompatPlatform(rawValue: config.compatPlatform ?? CompatPlatform.ios.rawValue) else {
+            throw MeteorError(.invalidArgument, "\(layout.config): compatPlatform must be ios or android")
+        }
+        self.init(layout: layout, rootURL: url, platform: platform, embeddedPath: embedded, transport: transport, options: options)
+    }
+
+    /// `<ROOT_URL>/__cordova/` (a trailing slash is added to ROOT_URL when missing).
+    public var baseURL: URL {
+        let text = rootURL.absoluteString
+        let root = text.hasSuffix("/") ? text : text + "/"
+        return URL(string: root + "__cordova/") ?? rootURL
+    }
+
+    // MARK: Bundles
+
+    /// The embedded bundle.
+    /// - Throws: ``MeteorError`` `.embeddedInvalid` when its program.json is missing or invalid.
+    public func embeddedBundle() throws -> AssetBundle {
+        do {
+            return try AssetBundle.load(directory: embeddedPath, platform: platform, parent: nil, limits: options.manifestLimits)
+        } catch let error as MeteorError {
+            throw MeteorError(.embeddedInvalid, "embedded bundle: \(error.message)", underlying: error)
+        }
+    }
+
+    /// The downloaded bundle of `version`, if `meteor/<version>` holds a complete one.
+    public func downloadedBundle(_ version: String, parent: AssetBundle) -> AssetBundle? {
+        guard RootLayoutName.isUsableVersion(version), let dir = layout.meteorDirectory(version),
+              let bundle = try? AssetBundle.load(directory: dir, platform: platform, parent: parent, limits: options.manifestLimits),
+              bundle.version == version, FileManager.default.fileExists(atPath: dir + "/index.html")
+        else { return nil }
+        return bundle
+    }
+
+    /// The bundle a version id names: a downloaded one, or the embedded one.
+    public func bundle(for version: InstalledVersion) throws -> AssetBundle {
+        let embedded = try embeddedBundle()
+        if version.isEmbedded || version.id == embedded.version && version.directory == embeddedPath { return embedded }
+        guard let bundle = downloadedBundle(version.id, parent: embedded) else {
+            throw MeteorError(.io, "version \(version.id) is not installed under \(layout.meteor)")
+        }
+        return bundle
+    }
+
+    /// The bundle in use: `state.current` when it is downloaded, else the embedded one.
+    public func currentBundle(state: DeviceState) throws -> AssetBundle {
+        let embedded = try embeddedBundle()
+        if let current = state.current, current != embedded.version, let bundle = downloadedBundle(current, parent: embedded) {
+            return bundle
+        }
+        return embedded
+    }
+
+    // MARK: UpdateChannel
+
+    public func installedVersions() throws -> [InstalledVersion] {
+        let embedded = try embeddedBundle()
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.meteor)) ?? []
+        return names.sorted().compactMap { name in
+            guard let bundle = downloadedBundle(name, parent: embedded) else { return nil }
+            return installedVersion(bundle)
+        }
+    }
+
+    public func embeddedVersion() throws -> InstalledVersion? {
+        let embedded = try embeddedBundle()
+        return InstalledVersion(id: embedded.version, directory: embeddedPath, isEmbedded: true)
+    }
+
+    /// `lastDownloadedVersion` when its bundle is installed and not blacklisted; else `nil`
+    /// (the embedded bundle).
+    public func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion? {
+        guard let last = state.meteor?.lastDownloadedVersion, !state.blacklist.contains(last) else { return nil }
+        return installed.first { $0.id == last && !$0.isEmbedded }
+    }
+
+    public func remove(_ version: InstalledVersion) throws {
+        guard !version.isEmbedded, let dir = layout.meteorDirectory(version.id), RootLayoutName.isUsableVersion(version.id) else {
+            throw MeteorError(.invalidArgument, "refusing to remove \(version.id): not a downloaded Meteor version")
+        }
+        try AtomicFile.removeTree(dir)
+        try AtomicFile.syncDirectory(layout.meteor)
+    }
+
+    public func servedAssets(for version: InstalledVersion) throws -> [ServedAsset] {
+        try bundle(for: version).servedAssets()
+    }
+
+    func installedVersion(_ bundle: AssetBundle) -> InstalledVersion {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: bundle.directory)
+        return InstalledVersion(id: bundle.version, directory: bundle.directory,
+                                installedAt: attributes?[.modificationDate] as? Date)
+    }
+
+    // MARK: State
+
+    /// Sets `state.meteor` appId, rootURL and cordovaCompatibilityVersion from the bundle
+    /// in use (the plugin takes them from its current bundle).
+    public func refreshMemory(state: inout DeviceState) throws {
+        let current = try currentBundle(state: state)
+        let config = try? current.runtimeConfig()
+        var memory = state.meteor ?? DeviceState.MeteorState()
+        memory.appId = config?.appId ?? memory.appId
+        memory.rootURL = config?.rootURL ?? memory.rootURL
+        memory.cordovaCompatibilityVersion = current.manifest.cordovaCompatibilityVersion
+        state.meteor = memory
+    }
+
+    /// The shell-update rule (`lastSeenInitialVersion`): when the embedded bundle's version
+    /// differs from the one seen at the last start, every downloaded version is deleted and
+    /// the version memory is reset (appId and rootURL are kept, as on iOS). Call it at start-up.
+    /// - Returns: true when a reset happened (the caller drops serving folders and persists state).
+    @discardableResult
+    public func resetIfEmbeddedChanged(state: inout DeviceState) throws -> Bool {
+        let embedded = try embeddedBundle()
+        guard state.lastSeenEmbeddedVersion != embedded.version else { return false }
+        try AtomicFile.removeTree(layout.meteor)
+        state.current = nil
+        state.pending = nil
+        state.lastKnownGood = nil
+        state.trial = nil
+        state.blacklist = []
+        state.retry = []
+        state.meteor?.lastDownloadedVersion = nil
+        state.lastSeenEmbeddedVersion = embedded.version
+        try refreshMemory(state: &state)
+        return true
+    }
+}

@@ -1,0 +1,182 @@
+import ClientUpdater
+import Foundation
+
+/// A verified `signed-client-v1` manifest (DESIGN §2).
+///
+/// Only ``ManifestVerifier`` (after the signature verified) and ``ManifestDraft/signed(with:)``
+/// make one, so holding a `Manifest` means its fields passed validation. ``object`` is the
+/// complete JSON object as signed, unknown fields included; the typed properties are read
+/// from it.
+public struct Manifest: Sendable, Equatable {
+    /// The value of `format` this version reads.
+    public static let format = "signed-client-v1"
+
+    /// The complete signed object, `signature` included, unknown fields preserved.
+    public let object: JSONObject
+    /// Application id, e.g. `com.example.notes`.
+    public let app: String
+    /// Release channel, e.g. `stable`.
+    public let channel: String
+    /// The client version.
+    public let version: Version
+    /// Archive location: relative to the manifest's URL, or absolute.
+    public let url: String
+    /// Lowercase hex SHA-256 of the archive bytes.
+    public let sha256: String
+    /// Archive length in bytes.
+    public let size: Int64
+    /// Lowest shell version that may run this client.
+    public let minShellVersion: Version
+    /// Highest shell version that may run this client, inclusive.
+    public let maxShellVersion: Version?
+    /// When the release was published.
+    public let published: Date
+    /// Past this time a device keeps what it has and reports a stale feed.
+    public let expires: Date?
+    /// Id of the signing key (first 16 hex of SHA-256 over its DER SubjectPublicKeyInfo).
+    public let keyId: String
+    /// The Ed25519 signature bytes (64).
+    public let signature: [UInt8]
+
+    /// The names of every field of DESIGN §2 (everything else is an unknown field).
+    public static let knownFields: Set<String> = [
+        "format", "app", "channel", "version", "url", "sha256", "size", "minShellVersion",
+        "maxShellVersion", "published", "expires", "keyId", "signature",
+    ]
+
+    /// Fields this version does not know: signed like every other field, otherwise ignored.
+    public var unknownFields: JSONObject {
+        JSONObject(object.members.filter { !Self.knownFields.contains($0.key) }.map { ($0.key, $0.value) })
+    }
+
+    /// The exact bytes the signature covers (RFC 8785 of ``object`` without `signature`).
+    public var signedBytes: [UInt8] { Self.signedBytes(of: object) }
+
+    /// The bytes a signature over `object` covers: the RFC 8785 canonical JSON of the object
+    /// with its `signature` member removed.
+    public static func signedBytes(of object: JSONObject) -> [UInt8] {
+        var unsigned = object
+        unsigned.removeValue(forKey: "signature")
+        return CanonicalJSON.serialize(unsigned)
+    }
+
+    /// The manifest as a file: indented JSON, fields in publishing order, newline at the end.
+    public func jsonBytes() -> [UInt8] { JSONPrettyPrinter.render(.object(object)) }
+
+    /// True when a shell of `shell` may run this client (`min ≤ shell ≤ max`).
+    public func isCompatible(withShell shell: Version) -> Bool {
+        if shell < minShellVersion { return false }
+        if let max = maxShellVersion, max < shell { return false }
+        return true
+    }
+
+    /// The archive file name publish uses for this release, e.g. `v1.5.1.tar.gz`.
+    public static func archiveName(version: Version, format: ArchiveFormat) -> String {
+        "v\(version).\(format.fileExtension)"
+    }
+
+    /// Reads the typed fields of `object`, checking each against DESIGN §2. Does not check
+    /// the signature: ``ManifestVerifier`` does that first, then calls this.
+    static func validate(_ object: JSONObject) -> Result<Manifest, ManifestRejection> {
+        do {
+            return .success(try Manifest(validating: object))
+        } catch let rejection as ManifestRejection {
+            return .failure(rejection)
+        } catch {
+            return .failure(ManifestRejection(.invalidValue, field: nil, "\(error)"))
+        }
+    }
+
+    private init(validating o: JSONObject) throws {
+        let fields = ManifestFieldReader(object: o)
+        let format = try fields.string("format")
+        guard format == Self.format else {
+            throw ManifestRejection(.unsupportedFormat, field: "format", "format is \"\(format)\", expected \"\(Self.format)\"")
+        }
+        app = try fields.identifier("app", maxLength: 255)
+        channel = try fields.identifier("channel", maxLength: 64)
+        version = try fields.version("version")
+        url = try fields.url("url")
+        sha256 = try fields.sha256("sha256")
+        size = try fields.size("size")
+        minShellVersion = try fields.version("minShellVersion")
+        maxShellVersion = try fields.optional("maxShellVersion") { try fields.version($0) }
+        if let max = maxShellVersion, max < minShellVersion {
+            throw ManifestRejection(.invalidValue, field: "maxShellVersion",
+                                    "maxShellVersion \(max) is below minShellVersion \(minShellVersion)")
+        }
+        published = try fields.date("published")
+        expires = try fields.optional("expires") { try fields.date($0) }
+        if let expires, expires <= published {
+            throw ManifestRejection(.invalidValue, field: "expires", "expires is not after published")
+        }
+        keyId = try fields.keyId("keyId")
+        signature = try fields.signature("signature")
+        object = o
+    }
+}
+
+/// A manifest before signing: what `publish` fills in.
+public struct ManifestDraft: Sendable, Equatable {
+    public var app: String
+    public var channel: String
+    public var version: Version
+    public var url: String
+    public var sha256: String
+    public var size: Int64
+    public var minShellVersion: Version
+    public var maxShellVersion: Version?
+    public var published: Date
+    public var expires: Date?
+    /// Extra fields to sign along (must not use the names of DESIGN §2 fields).
+    public var extraFields: JSONObject
+
+    public init(app: String, channel: String, version: Version, url: String, sha256: String, size: Int64,
+                minShellVersion: Version, maxShellVersion: Version? = nil, published: Date = Date(),
+                expires: Date? = nil, extraFields: JSONObject = JSONObject()) {
+        self.app = app
+        self.channel = channel
+        self.version = version
+        self.url = url
+        self.sha256 = sha256
+        self.size = size
+        self.minShellVersion = minShellVersion
+        self.maxShellVersion = maxShellVersion
+        self.published = published
+        self.expires = expires
+        self.extraFields = extraFields
+    }
+
+    /// The unsigned object, with `keyId` of the signer, fields in publishing order.
+    public func unsignedObject(keyId: String) -> JSONObject {
+        var o = JSONObject()
+        o["format"] = .string(Manifest.format)
+        o["app"] = .string(app)
+        o["channel"] = .string(channel)
+        o["version"] = .string(version.description)
+        o["url"] = .string(url)
+        o["sha256"] = .string(sha256)
+        o["size"] = .integer(size)
+        o["minShellVersion"] = .string(minShellVersion.description)
+        if let maxShellVersion { o["maxShellVersion"] = .string(maxShellVersion.description) }
+        o["published"] = .string(RFC3339.format(published))
+        if let expires { o["expires"] = .string(RFC3339.format(expires)) }
+        for m in extraFields where !Manifest.knownFields.contains(m.key) { o[m.key] = m.value }
+        o["keyId"] = .string(keyId)
+        return o
+    }
+
+    /// Signs the draft: canonical bytes of the unsigned object, Ed25519, `signature` added.
+    /// The result is validated like any received manifest, so publish never writes a
+    /// manifest that devices would reject.
+    public func signed(with key: Ed25519.PrivateKey) throws -> Manifest {
+        var o = unsignedObject(keyId: key.publicKey.keyId)
+        let sig = try key.signature(for: CanonicalJSON.serialize(o))
+        o["signature"] = .string(Data(sig).base64EncodedString())
+        switch ManifestVerifier(trustedKeys: [key.publicKey]).verify(o) {
+        case .valid(let manifest): return manifest
+        case .invalid(let rejection):
+            throw SignedArchiveError(.invalidManifest, "cannot publish: \(rejection.message)", underlying: rejection)
+        }
+    }
+}

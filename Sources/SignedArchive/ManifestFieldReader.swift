@@ -1,0 +1,115 @@
+import ClientUpdater
+import Foundation
+
+/// Reads typed manifest fields out of a JSON object, throwing a ``ManifestRejection`` that
+/// names the field for anything missing, mistyped or malformed.
+struct ManifestFieldReader {
+    let object: JSONObject
+
+    func value(_ name: String) throws -> JSONValue {
+        guard let v = object[name] else { throw ManifestRejection(.missingField, field: name, "required field '\(name)' is missing") }
+        return v
+    }
+
+    func string(_ name: String) throws -> String {
+        let v = try value(name)
+        guard case .string(let s) = v else {
+            throw ManifestRejection(.wrongType, field: name, "field '\(name)' must be a string, got \(v.typeName)")
+        }
+        return s
+    }
+
+    func optional<T>(_ name: String, _ read: (String) throws -> T) throws -> T? {
+        guard object[name] != nil else { return nil }
+        return try read(name)
+    }
+
+    func invalid(_ name: String, _ why: String) -> ManifestRejection {
+        ManifestRejection(.invalidValue, field: name, "field '\(name)' \(why)")
+    }
+
+    /// Shown in messages, shortened and with control characters escaped.
+    func quoted(_ s: String) -> String {
+        var text = s.unicodeScalars.prefix(80).map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
+        if s.unicodeScalars.count > 80 { text += "…" }
+        return "\"\(text)\""
+    }
+
+    /// App ids and channel names: ASCII letters, digits, `.`, `_`, `-`, starting with a
+    /// letter or digit (a channel name becomes a folder name in a release folder).
+    func identifier(_ name: String, maxLength: Int) throws -> String {
+        let s = try string(name)
+        let ok = !s.isEmpty && s.utf8.count <= maxLength
+            && s.utf8.allSatisfy { Self.isAlnum($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+            && s.utf8.first.map(Self.isAlnum) == true
+        guard ok else {
+            throw invalid(name, "is \(quoted(s)): expected 1–\(maxLength) ASCII letters, digits, '.', '_' or '-', starting with a letter or digit")
+        }
+        return s
+    }
+
+    static func isAlnum(_ b: UInt8) -> Bool {
+        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+    }
+
+    func version(_ name: String) throws -> Version {
+        let s = try string(name)
+        guard let v = Version(s) else { throw invalid(name, "is \(quoted(s)): not a SemVer 2.0 version (no 'v' prefix)") }
+        return v
+    }
+
+    func url(_ name: String) throws -> String {
+        let s = try string(name)
+        guard !s.isEmpty, s.utf8.count <= 4096, s.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
+            throw invalid(name, "is \(quoted(s)): expected a non-empty URL of at most 4096 bytes without spaces or control characters")
+        }
+        return s
+    }
+
+    func sha256(_ name: String) throws -> String {
+        let s = try string(name)
+        guard s.utf8.count == 64, s.utf8.allSatisfy(Self.isLowerHex) else {
+            throw invalid(name, "is \(quoted(s)): expected 64 lowercase hex characters")
+        }
+        return s
+    }
+
+    static func isLowerHex(_ b: UInt8) -> Bool { (b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x66) }
+
+    func size(_ name: String) throws -> Int64 {
+        let v = try value(name)
+        guard case .integer(let n) = v else {
+            throw ManifestRejection(.wrongType, field: name, "field '\(name)' must be an integer, got \(v.typeName)")
+        }
+        guard n >= 0 else { throw invalid(name, "is \(n): must not be negative") }
+        return n
+    }
+
+    func date(_ name: String) throws -> Date {
+        let s = try string(name)
+        guard let d = RFC3339.parse(s) else {
+            throw invalid(name, "is \(quoted(s)): expected an RFC 3339 UTC time like 2026-05-01T12:00:00Z")
+        }
+        return d
+    }
+
+    func keyId(_ name: String) throws -> String {
+        let s = try string(name)
+        guard s.utf8.count == 16, s.utf8.allSatisfy(Self.isLowerHex) else {
+            throw invalid(name, "is \(quoted(s)): expected 16 lowercase hex characters")
+        }
+        return s
+    }
+
+    /// Standard base64 (RFC 4648 §4, with padding, no line breaks) of 64 bytes.
+    func signature(_ name: String) throws -> [UInt8] {
+        let s = try string(name)
+        guard let data = Data(base64Encoded: s), data.base64EncodedString() == s else {
+            throw invalid(name, "is not standard base64")
+        }
+        guard data.count == Ed25519.signatureLength else {
+            throw invalid(name, "is \(data.count) bytes, an Ed25519 signature is \(Ed25519.signatureLength)")
+        }
+        return Array(data)
+    }
+}

@@ -1,0 +1,86 @@
+import ClientUpdater
+import Foundation
+
+/// Whether a *verified* manifest is acceptable to one device: pure functions, no I/O.
+///
+/// Verification (``ManifestVerifier``) says whether a manifest is authentic and well
+/// formed; this says whether this device should take it (DESIGN §2, §4, §8).
+public enum ManifestPolicy {
+    /// The decision for one manifest.
+    public enum Decision: Sendable, Equatable {
+        case accept
+        /// Signed for another application.
+        case wrongApp(expected: String, actual: String)
+        /// Signed for another channel.
+        case wrongChannel(expected: String, actual: String)
+        /// Below the highest version ever accepted: a rollback attempt.
+        case belowFloor(floor: Version)
+        /// The shell is outside `minShellVersion…maxShellVersion`.
+        case incompatibleShell(shell: Version)
+        /// Past `expires`: keep what the device has and report a stale feed.
+        case expired(Date)
+
+        /// One line for people, naming the version.
+        public func message(for manifest: Manifest) -> String {
+            let v = manifest.version
+            switch self {
+            case .accept: return "release \(v) is acceptable"
+            case .wrongApp(let e, let a): return "release \(v) is for app \(a), this device runs \(e)"
+            case .wrongChannel(let e, let a): return "release \(v) is on channel \(a), this device follows \(e)"
+            case .belowFloor(let f): return "release \(v) is below \(f), the highest version already accepted (rollback refused)"
+            case .incompatibleShell(let s):
+                let max = manifest.maxShellVersion.map { " and at most \($0)" } ?? ""
+                return "release \(v) needs a shell of at least \(manifest.minShellVersion)\(max); this shell is \(s)"
+            case .expired(let d): return "release \(v) expired at \(RFC3339.format(d)): the feed is stale"
+            }
+        }
+    }
+
+    /// Applies the device rules in order: app, channel, expiry, floor, shell compatibility.
+    /// - Parameter floor: the highest version ever accepted (`DeviceState.highestAccepted`);
+    ///   the floor itself is accepted (re-installing it is not a rollback).
+    public static func evaluate(_ manifest: Manifest, app: String, channel: String, shellVersion: Version,
+                                floor: Version?, now: Date) -> Decision {
+        guard manifest.app == app else { return .wrongApp(expected: app, actual: manifest.app) }
+        guard manifest.channel == channel else { return .wrongChannel(expected: channel, actual: manifest.channel) }
+        if let expires = manifest.expires, expires <= now { return .expired(expires) }
+        if let floor, manifest.version < floor { return .belowFloor(floor: floor) }
+        guard manifest.isCompatible(withShell: shellVersion) else { return .incompatibleShell(shell: shellVersion) }
+        return .accept
+    }
+
+    /// Resolves a manifest's `url` against the URL the manifest was read from and applies
+    /// the scheme rules of DESIGN §2: `https:` always; `http:` only to a loopback host or
+    /// with `allowInsecureHTTP`; `file:` only when the manifest itself came from `file:`.
+    /// - Returns: the absolute archive URL, or why it is refused.
+    public static func archiveURL(for manifest: Manifest, manifestURL: URL, allowInsecureHTTP: Bool) -> Result<URL, SignedArchiveError> {
+        guard let resolved = URL(string: manifest.url, relativeTo: manifestURL)?.absoluteURL,
+              let scheme = resolved.scheme?.lowercased() else {
+            return .failure(SignedArchiveError(.invalidManifest, "release \(manifest.version): url \"\(manifest.url)\" is not a valid URL"))
+        }
+        let manifestScheme = manifestURL.scheme?.lowercased()
+        switch scheme {
+        case "https":
+            return .success(resolved)
+        case "http":
+            if allowInsecureHTTP || isLoopback(resolved.host) { return .success(resolved) }
+            return .failure(SignedArchiveError(.invalidManifest,
+                "release \(manifest.version): archive URL \(resolved.absoluteString) uses http to a non-loopback host (use https or allowInsecureHTTP)"))
+        case "file":
+            if manifestScheme == "file" { return .success(resolved) }
+            return .failure(SignedArchiveError(.invalidManifest,
+                "release \(manifest.version): file: archive URL in a manifest that was not read from a file"))
+        default:
+            return .failure(SignedArchiveError(.invalidManifest, "release \(manifest.version): archive URL scheme '\(scheme)' is not allowed"))
+        }
+    }
+
+    /// True for `localhost`, `127.0.0.0/8` and `::1`.
+    public static func isLoopback(_ host: String?) -> Bool {
+        guard let host = host?.lowercased() else { return false }
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        if bare == "localhost" || bare == "::1" { return true }
+        let parts = bare.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+    }
+}

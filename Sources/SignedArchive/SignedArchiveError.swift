@@ -1,0 +1,88 @@
+import ClientUpdater
+
+/// An error from the signed-archive channel: JSON, manifests, keys, signatures, archives
+/// and publishing.
+///
+/// Like `UpdaterError`: an extensible ``Code``, a one-line message that names what failed
+/// and why, and the underlying cause when there is one.
+public struct SignedArchiveError: ClientctlError {
+    /// What kind of failure this is. New codes may be added in later versions.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Base: Hashable, Sendable {
+            case malformedJSON, invalidManifest, invalidSignature, untrustedKey, invalidKey, crypto
+            case hashMismatch, sizeMismatch, archiveRejected, archiveLimit, archiveFailed
+            case sourceRejected, conflict, notNewer, alreadyExists, notFound, io, invalidArgument
+            case internalError
+        }
+        fileprivate let base: Base
+        public var description: String { "\(base)" }
+
+        /// JSON text that is not strictly valid (syntax, duplicate keys, depth, size, UTF-8).
+        public static let malformedJSON = Code(base: .malformedJSON)
+        /// A manifest or index that is not valid against the `signed-client-v1` schema.
+        public static let invalidManifest = Code(base: .invalidManifest)
+        /// A signature that does not verify.
+        public static let invalidSignature = Code(base: .invalidSignature)
+        /// A manifest signed by a key that is not trusted.
+        public static let untrustedKey = Code(base: .untrustedKey)
+        /// A key file or key bytes that cannot be used (not PEM, not Ed25519, truncated).
+        public static let invalidKey = Code(base: .invalidKey)
+        /// An OpenSSL call failed unexpectedly; the message carries OpenSSL's error queue.
+        public static let crypto = Code(base: .crypto)
+        /// Archive bytes do not match the signed `sha256`.
+        public static let hashMismatch = Code(base: .hashMismatch)
+        /// Archive length does not match the signed `size`.
+        public static let sizeMismatch = Code(base: .sizeMismatch)
+        /// An archive entry refused by the entry rule (path, type, duplicate).
+        public static let archiveRejected = Code(base: .archiveRejected)
+        /// An archive past a cap (bytes, entries, ratio).
+        public static let archiveLimit = Code(base: .archiveLimit)
+        /// libarchive failed to read or write an archive.
+        public static let archiveFailed = Code(base: .archiveFailed)
+        /// A folder to publish that breaks a rule (no index.html, symlink, special file…).
+        public static let sourceRejected = Code(base: .sourceRejected)
+        /// A version already published with other bytes, or a release folder of another app.
+        public static let conflict = Code(base: .conflict)
+        /// A version that is not above the newest release of the channel.
+        public static let notNewer = Code(base: .notNewer)
+        /// An output that must not be overwritten exists already.
+        public static let alreadyExists = Code(base: .alreadyExists)
+        /// An input file or folder that does not exist or cannot be read.
+        public static let notFound = Code(base: .notFound)
+        /// A system call on the file system failed.
+        public static let io = Code(base: .io)
+        /// A caller passed a value that cannot be used.
+        public static let invalidArgument = Code(base: .invalidArgument)
+        /// An unexpected failure: a bug.
+        public static let internalError = Code(base: .internalError)
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// The one-line message shown to users.
+    public var message: String
+    /// The underlying cause, when there is one.
+    public var underlying: (any Error & Sendable)?
+
+    /// Creates an error.
+    public init(_ code: Code, _ message: String, underlying: (any Error & Sendable)? = nil) {
+        self.code = code
+        self.message = message
+        self.underlying = underlying
+    }
+
+    /// The sysexits status: 65 for bad or rejected data, 66 missing input, 73 cannot create,
+    /// 64 usage, 70 internal.
+    public var exitStatus: ExitStatus {
+        switch code.base {
+        case .malformedJSON, .invalidManifest, .invalidSignature, .untrustedKey, .invalidKey,
+             .hashMismatch, .sizeMismatch, .archiveRejected, .archiveLimit, .archiveFailed,
+             .sourceRejected, .conflict, .notNewer:
+            return .dataError
+        case .crypto, .internalError: return .software
+        case .alreadyExists, .io: return .cannotCreate
+        case .notFound: return .noInput
+        case .invalidArgument: return .usage
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import ClientUpdater
+import Foundation
+import Testing
+import TestSupport
+
+/// The test server itself, checked with `curl` as an independent client.
+@Suite struct LoopbackHTTPServerTests {
+    @Test func servesFolderWithRangesAndETags() throws {
+        let scratch = try FetchScratch()
+        let payload = fetchTestBytes(10_000)
+        try scratch.write("a/b.bin", payload)
+        let server = try LoopbackHTTPServer(handler: LoopbackHTTPServer.folder(scratch.path, etag: .sha1))
+        defer { server.stop() }
+        let url = server.url("/a/b.bin").absoluteString
+        let (rc, body) = try runCurl(["-f", url])
+        #expect(rc == 0 && body == payload)
+        let (_, head) = try runCurl(["-D", "-", "-o", "/dev/null", "-H", "Range: bytes=10-19", url])
+        let headText = String(decoding: head, as: UTF8.self)
+        #expect(headText.contains("206 Partial Content"))
+        #expect(headText.contains("Content-Range: bytes 10-19/10000"))
+        let sha1 = Digest.hex(.sha1, of: payload)
+        #expect(headText.contains("ETag: \"\(sha1)\""))
+        let (_, notModified) = try runCurl(["-w", "%{http_code}", "-o", "/dev/null", "-H", "If-None-Match: \"\(sha1)\"", url])
+        #expect(String(decoding: notModified, as: UTF8.self) == "304")
+        let (_, traversal) = try runCurl(["-w", "%{http_code}", "-o", "/dev/null", "--path-as-is", server.url("/../etc/passwd").absoluteString])
+        #expect(String(decoding: traversal, as: UTF8.self) == "404")
+        #expect(server.requests.map(\.path) == ["/a/b.bin", "/a/b.bin", "/a/b.bin", "/../etc/passwd"])
+    }
+
+    @Test func keepsConnectionsAliveAndRestartsOnSamePort() async throws {
+        let server = try LoopbackHTTPServer { _ in .text("hi") }
+        let transport = URLSessionTransport()
+        for _ in 0..<3 { _ = try await transport.fetchAll(server.url("/x")) }
+        #expect(server.requests.count == 3)
+        #expect(Set(server.requests.map(\.connection)).count == 1, "one keep-alive connection")
+        let port = server.port
+        server.stop()
+        await #expect(throws: UpdaterError.self) { try await URLSessionTransport().fetchAll(server.url("/x")) }
+        try server.start()
+        #expect(server.port == port)
+        let (response, body) = try await URLSessionTransport().fetchAll(server.url("/x"))
+        #expect(response.status == 200 && body == Data("hi".utf8))
+        server.stop()
+    }
+
+    @Test func dropsFirstConnectionsThenRecovers() async throws {
+        let server = try LoopbackHTTPServer { _ in .text("ok") }
+        defer { server.stop() }
+        server.dropConnections(2)
+        let transport = URLSessionTransport()
+        for _ in 0..<2 {
+            let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(server.url("/x")) }
+            #expect(error?.code == .network)
+        }
+        let (response, _) = try await transport.fetchAll(server.url("/x"))
+        #expect(response.status == 200)
+        #expect(server.connectionsAccepted == 3)
+        #expect(server.requests.count == 1)
+    }
+
+    @Test func faultsApplyPerPathAndCount() throws {
+        let faults = LoopbackFaults()
+        faults.add(.status(503), path: "/a", requests: 1...2)
+        faults.add(.declaredLength(2), path: "/b")
+        faults.add(.etag("\"wrong\""), path: "/c")
+        let server = try LoopbackHTTPServer(handler: faults.wrap { _ in
+            var r = LoopbackResponse.text("hello")
+            r.setHeader("ETag", "\"right\"")
+            return r
+        })
+        defer { server.stop() }
+        let codes = try (0..<3).map { _ in
+            String(decoding: try runCurl(["-w", "%{http_code}", "-o", "/dev/null", server.url("/a").absoluteString]).1, as: UTF8.self)
+        }
+        #expect(codes == ["503", "503", "200"])
+        let (_, b) = try runCurl([server.url("/b").absoluteString])
+        #expect(b == Data("he".utf8), "curl stops at the declared length")
+        let (_, c) = try runCurl(["-D", "-", "-o", "/dev/null", server.url("/c").absoluteString])
+        #expect(String(decoding: c, as: UTF8.self).contains("ETag: \"wrong\""))
+    }
+
+    @Test func manyConcurrentConnectionsAndCleanStop() async throws {
+        let server = try LoopbackHTTPServer { request in .text(request.path) }
+        let transport = URLSessionTransport(maxConnectionsPerHost: 8)
+        try await withThrowingTaskGroup(of: Bool.self) { group in
+            for i in 0..<40 {
+                group.addTask {
+                    let (_, body) = try await transport.fetchAll(server.url("/p\(i)"))
+                    return body == Data("/p\(i)".utf8)
+                }
+            }
+            for try await ok in group { #expect(ok) }
+        }
+        #expect(server.requests.count == 40)
+        server.stop()
+        server.stop()  // idempotent
+    }
+}

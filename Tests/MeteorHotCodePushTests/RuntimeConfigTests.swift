@@ -1,0 +1,42 @@
+import Foundation
+import MeteorHotCodePush
+import Testing
+
+@Suite struct RuntimeConfigTests {
+    static func page(_ json: String) -> String {
+        let encoded = json.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        return "<html><head><script type=\"text/javascript\">\n    __meteor_runtime_config__ = JSON.parse(decodeURIComponent(\"\(encoded)\"));\n</script></head></html>"
+    }
+
+    @Test func extractsAndPercentDecodes() throws {
+        let config = try RuntimeConfig.extract(fromIndexHTML: Self.page(#"{"ROOT_URL":"http://localhost:3000/","appId":"a+b c","autoupdateVersionCordova":"v1"}"#))
+        #expect(config == RuntimeConfig(rootURL: "http://localhost:3000/", appId: "a+b c", autoupdateVersionCordova: "v1"))
+    }
+
+    @Test(arguments: ["<html></html>", "__meteor_runtime_config__ = JSON.parse(decodeURIComponent(\"%7B\"))",
+                      "__meteor_runtime_config__ = JSON.parse(decodeURIComponent(\"%ZZ\"))"])
+    func failsWhenTheConfigCannotBeRead(_ html: String) {
+        #expect { try RuntimeConfig.extract(fromIndexHTML: html) } throws: {
+            ($0 as? MeteorError)?.message == "Couldn't load runtime config from index file"
+        }
+    }
+
+    @Test func checksRunInThePluginsOrder() {
+        let all = RuntimeConfig(rootURL: "http://localhost:3000/", appId: "app", autoupdateVersionCordova: "v3")
+        #expect(all.problem(expectedVersion: "v2", currentRootURL: "http://10.0.0.1/", currentAppId: "other")
+                == .versionMismatch(expected: "v2", actual: "v3"))
+        #expect(RuntimeConfig.Problem.versionMismatch(expected: "version2", actual: "version3").message
+                == "Version mismatch for index page, expected: version2, actual: version3")
+        let noRoot = RuntimeConfig(rootURL: nil, appId: nil)
+        #expect(noRoot.problem(expectedVersion: "v", currentRootURL: nil, currentAppId: nil) == .missingRootURL)
+        let toLocalhost = RuntimeConfig(rootURL: "http://localhost:3001/", appId: nil)
+        #expect(toLocalhost.problem(expectedVersion: "v", currentRootURL: "http://127.0.0.1:3000/", currentAppId: "a") == .rootURLChangesToLocalhost)
+        #expect(toLocalhost.problem(expectedVersion: "v", currentRootURL: "http://localhost:3000/", currentAppId: "a") == .missingAppId)
+        let other = RuntimeConfig(rootURL: "https://example.com/", appId: "b")
+        #expect(other.problem(expectedVersion: "v", currentRootURL: "http://localhost:3000/", currentAppId: "a")
+                == .appIdMismatch(rootURL: "https://example.com/"))
+        #expect(other.problem(expectedVersion: "v", currentRootURL: "http://localhost:3000/", currentAppId: "b") == nil)
+        #expect(RuntimeConfig.Problem.rootURLChangesToLocalhost.message.contains("would change current ROOT_URL to localhost."))
+        #expect(RuntimeConfig.Problem.appIdMismatch(rootURL: "x").message.hasPrefix("appId in downloaded asset bundle does not match current appId"))
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+
+/// The built `clientctl` executable and the package's own folders, for tests that run the
+/// command line as users do.
+public enum ClientctlBinary {
+    /// The package root (the folder holding Package.swift), found from this source file.
+    public static let packageRoot: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }  // TestSupport, Tests, root
+        return url.path
+    }()
+
+    /// `path` inside the package, e.g. `Fixtures/sample-client`.
+    public static func packagePath(_ relative: String) -> String { packageRoot + "/" + relative }
+
+    /// The `clientctl` built next to the test bundle (`.build/debug/clientctl`), or the one
+    /// named by `CLIENTCTL_BIN`.
+    public static var path: String {
+        if let explicit = ProcessInfo.processInfo.environment["CLIENTCTL_BIN"] { return explicit }
+        let bundleDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        var candidates = [bundleDir.appendingPathComponent("clientctl").path]
+        // Inside an .xctest bundle directory (macOS) the binary sits beside the bundle.
+        candidates.append(bundleDir.deletingLastPathComponent().appendingPathComponent("clientctl").path)
+        candidates.append(bundleDir.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("clientctl").path)
+        candidates.append(packageRoot + "/.build/debug/clientctl")
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[candidates.count - 1]
+    }
+
+    /// Runs `clientctl arguments…` and captures its status and output.
+    @discardableResult
+    public static func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
+                           directory: String? = nil) throws -> Subprocess.Result {
+        try Subprocess.run(path, arguments, input: input, environment: environment, directory: directory)
+    }
+}

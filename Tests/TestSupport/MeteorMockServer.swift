@@ -1,0 +1,116 @@
+import ClientUpdater
+import Foundation
+
+/// A stand-in for a Meteor server's `/__cordova/` endpoints, behaving like the original
+/// plugin's `WebAppMockRemoteServer`: it serves one folder of `downloadable_versions/`
+/// (files laid out by URL path), answers `/__cordova/manifest.json` with the folder's
+/// `manifest.json`, sets `ETag: "<sha1 of the bytes>"`, answers unknown paths with the
+/// folder's index.html unless the query holds `meteor_dont_serve_index` (then 404), and
+/// records every request.
+public final class MeteorMockServer: @unchecked Sendable {
+    // @unchecked Sendable: every mutable field is guarded by `lock`.
+    private let lock = NSLock()
+    private let versionsDirectory: String
+    private var versionName: String?
+    private var log: [String] = []
+    private var overrides: [String: MockResponse] = [:]
+
+    /// One answer.
+    public struct MockResponse: Sendable {
+        public var status: Int
+        public var headers: [String: String]
+        public var body: Data
+        public init(status: Int, headers: [String: String] = [:], body: Data = Data()) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
+    }
+
+    /// - Parameter versionsDirectory: a folder of version folders (`downloadable_versions`).
+    public init(versionsDirectory: String) {
+        self.versionsDirectory = versionsDirectory
+    }
+
+    /// Serves `downloadable_versions/<name>` from now on.
+    public func serve(_ name: String) {
+        lock.withLock { versionName = name }
+    }
+
+    /// Replaces the answer for one path (`/__cordova/x`), e.g. to break a file.
+    public func override(_ path: String, with response: MockResponse?) {
+        lock.withLock { overrides[path] = response }
+    }
+
+    /// Every request path (without query) so far, in arrival order.
+    public var requestedPaths: [String] { lock.withLock { log } }
+    /// The requested paths as a set (the original suite compares sets).
+    public var requestedPathSet: Set<String> { Set(requestedPaths) }
+    /// Forgets the recorded requests.
+    public func clearRequests() { lock.withLock { log.removeAll() } }
+
+    /// Answers a request for `path` with `query` (without `?`), recording it.
+    public func respond(path: String, query: String?) -> MockResponse {
+        let (name, override) = lock.withLock { () -> (String?, MockResponse?) in
+            log.append(path)
+            return (versionName, overrides[path])
+        }
+        if let override { return override }
+        guard let name, path.hasPrefix("/__cordova/") else { return MockResponse(status: 404) }
+        let folder = versionsDirectory + "/" + name
+        let relative = String(path.dropFirst("/__cordova/".count)).removingPercentEncoding ?? ""
+        if !relative.isEmpty, !relative.split(separator: "/").contains(".."), let data = Self.regularFile(folder + "/" + relative) {
+            return Self.ok(data, path: relative)
+        }
+        if (query ?? "").contains("meteor_dont_serve_index") { return MockResponse(status: 404) }
+        guard let index = Self.regularFile(folder + "/index.html") else { return MockResponse(status: 404) }
+        return Self.ok(index, path: "index.html")
+    }
+
+    private static func regularFile(_ path: String) -> Data? {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue else { return nil }
+        return FileManager.default.contents(atPath: path)
+    }
+
+    private static func ok(_ data: Data, path: String) -> MockResponse {
+        let type = path.hasSuffix(".json") ? "application/json" : path.hasSuffix(".html") ? "text/html" : "application/octet-stream"
+        return MockResponse(status: 200, headers: ["etag": "\"\(Digest.hex(.sha1, of: data))\"", "content-type": type], body: data)
+    }
+}
+
+/// A ``Transport`` that hands requests to a ``MeteorMockServer`` in-process, with
+/// scripted connection failures (e.g. "connection refused" before any response).
+public final class MeteorMockTransport: Transport, @unchecked Sendable {
+    // @unchecked Sendable: mutable fields are guarded by `lock`.
+    private let lock = NSLock()
+    public let server: MeteorMockServer
+    private var refuseNext = 0
+    private var bodyChunk = 4096
+
+    public init(server: MeteorMockServer) { self.server = server }
+
+    /// The next `count` requests fail like a refused connection (nothing is recorded).
+    public func refuse(next count: Int) { lock.withLock { refuseNext = count } }
+
+    public func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse {
+        let refused = lock.withLock { () -> Bool in
+            guard refuseNext > 0 else { return false }
+            refuseNext -= 1
+            return true
+        }
+        if refused {
+            throw UpdaterError(.network, "connection refused: \(request.url.absoluteString)")
+        }
+        try Task.checkCancellation()
+        let components = URLComponents(url: request.url, resolvingAgainstBaseURL: true)
+        let response = server.respond(path: components?.percentEncodedPath ?? request.url.path, query: components?.percentEncodedQuery)
+        var offset = 0
+        while offset < response.body.count {
+            let end = min(offset + bodyChunk, response.body.count)
+            try response.body[offset..<end].withUnsafeBytes { try sink($0) }
+            offset = end
+        }
+        return TransportResponse(status: response.status, headers: response.headers)
+    }
+}
