@@ -17,6 +17,8 @@ public struct LifecycleReport: Codable, Sendable, Equatable {
     public var events: [String]
     /// Versions deleted by retention.
     public var removed: [String]
+    /// The version this operation failed and rolled back, if any.
+    public var failed: String?
     /// True when start-up found a new embedded seed and dropped the downloaded versions.
     public var shellUpdateReset: Bool
 }
@@ -208,6 +210,10 @@ extension Updater {
             current: state.current ?? "embedded", servingDirectory: directory, pending: state.pending,
             lastKnownGood: state.lastKnownGood, trial: state.trial?.version, blacklist: state.blacklist,
             retry: state.retry, events: followup.events.map(\.message), removed: followup.removed,
+            failed: followup.events.compactMap { event -> String? in
+                if case .failed(let version, _, _, _) = event { return version }
+                return nil
+            }.first,
             shellUpdateReset: reset)
     }
 }
