@@ -1,1 +1,105 @@
-// \(m) module
+import ClientUpdater
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// The loopback HTTP server behind `clientctl serve` (DESIGN §6).
+///
+/// It serves the current `serving/<id>/` folder; ``activate(servingDirectory:)`` loads
+/// another version's index first and then flips one pointer, so a request is always
+/// answered from a single version. `/__clientctl/` requests go to the attached
+/// ``ControlHandler``.
+///
+/// ```swift
+/// let server = try ClientServer(configuration: .init(port: ServerConfiguration.derivedPort(forApp: app)))
+/// try server.activate(servingDirectory: layout.servingDirectory(id)!)
+/// server.setControlHandler(updater)
+/// try await server.runService()          // until SIGTERM/SIGINT
+/// ```
+public final class ClientServer: Sendable {
+    public let configuration: ServerConfiguration
+    let logger: Logger
+    let pointer = CurrentVersion()
+    let www: [String: ServedFile]
+
+    /// - Throws: ``ServerError`` `.invalidConfiguration` for a bad port, host or `www`
+    ///   folder.
+    public init(configuration: ServerConfiguration, control: (any ControlHandler)? = nil,
+                logger: Logger = Logger(label: "clientctl.serve")) throws {
+        guard (0...65535).contains(configuration.port) else {
+            throw ServerError(.invalidConfiguration, "port \(configuration.port) is not between 0 and 65535")
+        }
+        guard !configuration.host.isEmpty else { throw ServerError(.invalidConfiguration, "no address to listen on") }
+        if let csp = configuration.contentSecurityPolicy, csp.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) {
+            throw ServerError(.invalidConfiguration, "the Content-Security-Policy must be one line")
+        }
+        self.configuration = configuration
+        self.logger = logger
+        if let wwwDirectory = configuration.wwwDirectory {
+            do {
+                www = try TreeScanner.scan(wwwDirectory, skipTopLevel: ["application"])
+            } catch {
+                throw ServerError(.invalidConfiguration, "cannot serve www folder \(wwwDirectory): \(error)")
+            }
+        } else {
+            www = [:]
+        }
+        pointer.handler = control
+    }
+
+    /// Loads `serving/<id>/` and makes it the version every new request gets.
+    /// - Returns: the version id now served.
+    @discardableResult
+    public func activate(servingDirectory: String) throws -> String {
+        let version = try ServedVersion.load(directory: servingDirectory, configuration: configuration)
+        activate(version)
+        return version.id
+    }
+
+    /// Makes an already loaded version current (a pointer flip).
+    public func activate(_ version: ServedVersion) {
+        pointer.version = version
+        logger.info("serving version \(version.id) from \(version.directory)")
+    }
+
+    /// Stops serving files (requests get 503) until the next activation.
+    public func deactivate() { pointer.version = nil }
+
+    /// The id of the version being served.
+    public var currentVersionID: String? { pointer.version?.id }
+
+    /// Attaches (or detaches) what answers the `/__clientctl/` endpoints.
+    public func setControlHandler(_ handler: (any ControlHandler)?) { pointer.handler = handler }
+
+    func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
+        let responder = ClientResponder(
+            pointer: pointer, www: www,
+            files: FileResponder(contentSecurityPolicy: configuration.contentSecurityPolicy),
+            control: ControlResponder(heartbeatSeconds: configuration.eventHeartbeatSeconds, logger: logger))
+        return Application(
+            responder: responder,
+            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            logger: logger)
+    }
+
+    /// Runs until the task is cancelled or an enclosing `ServiceGroup` shuts down.
+    /// - Parameter onRunning: called with the bound port once the server listens.
+    public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        do {
+            try await makeApplication(onRunning: onRunning).run()
+        } catch {
+            throw ServerError(.cannotListen, "cannot serve on \(configuration.host):\(configuration.port): \(error)")
+        }
+    }
+
+    /// Runs until SIGTERM or SIGINT, then shuts down gracefully (open event streams end).
+    public func runService(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        do {
+            try await makeApplication(onRunning: onRunning).runService()
+        } catch {
+            throw ServerError(.cannotListen, "cannot serve on \(configuration.host):\(configuration.port): \(error)")
+        }
+    }
+}

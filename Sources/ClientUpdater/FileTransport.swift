@@ -9,19 +9,20 @@ import Foundation
 enum FileTransport {
     static let chunkSize = 256 * 1024
 
-    static func get(_ request: TransportRequest, sink: (UnsafeRawBufferPointer) throws -> Void) throws -> TransportResponse {
+    static func get(_ request: TransportRequest, head: (TransportResponse) throws -> Void,
+                    sink: (UnsafeRawBufferPointer) throws -> Void) throws -> TransportResponse {
         let path = request.url.path
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
             let status = code == ENOENT || code == ENOTDIR ? 404 : 403
-            return TransportResponse(status: status, headers: ["x-file-error": String(cString: strerror(code))])
+            return try answer(TransportResponse(status: status, headers: ["x-file-error": String(cString: strerror(code))]), head)
         }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw UpdaterError.io("cannot stat", path: path, errno: errno) }
         guard (st.st_mode & S_IFMT) == S_IFREG else {
-            return TransportResponse(status: 400, headers: ["x-file-error": "not a regular file"])
+            return try answer(TransportResponse(status: 400, headers: ["x-file-error": "not a regular file"]), head)
         }
         let size = Int64(st.st_size)
         var start: Int64 = 0
@@ -30,12 +31,14 @@ enum FileTransport {
         if let range = request.headers.first(where: { $0.key.lowercased() == "range" })?.value,
            range.hasPrefix("bytes="), range.hasSuffix("-"), let from = Int64(range.dropFirst(6).dropLast()), from >= 0 {
             guard from < size else {
-                return TransportResponse(status: 416, headers: ["content-range": "bytes */\(size)"])
+                return try answer(TransportResponse(status: 416, headers: ["content-range": "bytes */\(size)"]), head)
             }
             start = from
             status = 206
             headers = ["content-length": String(size - from), "content-range": "bytes \(from)-\(size - 1)/\(size)"]
         }
+        let response = TransportResponse(status: status, headers: headers)
+        try head(response)
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunkSize, alignment: 16)
         defer { buffer.deallocate() }
         var offset = start
@@ -49,6 +52,11 @@ enum FileTransport {
             try sink(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
             offset += Int64(n)
         }
-        return TransportResponse(status: status, headers: headers)
+        return response
+    }
+
+    private static func answer(_ response: TransportResponse, _ head: (TransportResponse) throws -> Void) throws -> TransportResponse {
+        try head(response)
+        return response
     }
 }

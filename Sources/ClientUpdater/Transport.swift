@@ -13,8 +13,45 @@ public protocol Transport: Sendable {
     ///     never after `get` returns; throwing from it aborts the transfer (used to stop
     ///     a body that grows past its cap) and `get` rethrows that error.
     /// - Returns: the response head, once the body has been fully delivered.
-    /// - Throws: ``UpdaterError`` `.network` for connection failures and timeouts.
+    /// - Throws: ``UpdaterError`` `.network` (with a ``TransportFailure`` as the
+    ///   underlying cause) for connection failures, truncated bodies and timeouts. An
+    ///   HTTP error status is *returned*, not thrown: the caller judges it.
     func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse
+
+    /// Like ``get(_:sink:)``, but hands the response head to `head` as soon as it arrives,
+    /// before the first body chunk (for every status, errors included). Throwing from
+    /// `head` aborts the transfer without reading the body; `get` rethrows that error.
+    ///
+    /// The ``Downloader`` uses this to judge a status or a `Content-Range` before writing
+    /// a byte. Production transports implement it; the default implementation, meant for
+    /// in-memory test doubles, collects the body of ``get(_:sink:)`` in memory first.
+    func get(
+        _ request: TransportRequest,
+        head: @Sendable (TransportResponse) throws -> Void,
+        sink: @Sendable (UnsafeRawBufferPointer) throws -> Void
+    ) async throws -> TransportResponse
+}
+
+extension Transport {
+    /// Default for test doubles: buffers the body, then calls `head`, then `sink` once.
+    public func get(
+        _ request: TransportRequest,
+        head: @Sendable (TransportResponse) throws -> Void,
+        sink: @Sendable (UnsafeRawBufferPointer) throws -> Void
+    ) async throws -> TransportResponse {
+        let buffer = TransportBodyBuffer()
+        let response = try await get(request) { buffer.append($0) }
+        try head(response)
+        try buffer.data.withUnsafeBytes { try sink($0) }
+        return response
+    }
+}
+
+/// The body collected by the default ``Transport/get(_:head:sink:)``.
+final class TransportBodyBuffer: @unchecked Sendable {
+    // @unchecked Sendable: a transport calls its sink serially; `data` is read after `get`.
+    private(set) var data = Data()
+    func append(_ chunk: UnsafeRawBufferPointer) { data.append(contentsOf: chunk) }
 }
 
 /// A GET request for a ``Transport``.

@@ -52,3 +52,32 @@ extension UpdaterError {
     /// The ``TransportFailure`` behind a `.network` error, if any.
     public var transportFailure: TransportFailure? { underlying as? TransportFailure }
 }
+
+/// An HTTP status that is not acceptable, kept as the `underlying` cause of an
+/// ``UpdaterError`` `.httpStatus` (so callers can tolerate, e.g., a 404 on a source map).
+public struct HTTPStatusFailure: Error, Sendable, Equatable {
+    public let status: Int
+    public init(status: Int) { self.status = status }
+
+    /// 5xx, 408 (request timeout) and 429 (too many requests) may succeed later.
+    public var isTransient: Bool { status >= 500 || status == 408 || status == 429 }
+}
+
+extension UpdaterError {
+    /// A `.httpStatus` error, e.g. "GET http://…/app.tgz: HTTP 404".
+    public static func httpStatus(_ url: URL, _ status: Int, _ detail: String? = nil) -> UpdaterError {
+        let suffix = detail.map { " (\($0))" } ?? ""
+        return UpdaterError(.httpStatus, "GET \(url.absoluteString): HTTP \(status)\(suffix)", underlying: HTTPStatusFailure(status: status))
+    }
+
+    /// The HTTP status behind a `.httpStatus` error, if any.
+    public var httpStatus: Int? { (underlying as? HTTPStatusFailure)?.status }
+
+    /// Whether retrying may succeed: network failures (refused, reset, timeout, DNS,
+    /// truncated body) and 5xx/408/429 statuses. Everything else is permanent.
+    public var isTransient: Bool {
+        if code == .network { return transportFailure?.isTransient ?? true }
+        if code == .httpStatus { return (underlying as? HTTPStatusFailure)?.isTransient ?? false }
+        return false
+    }
+}

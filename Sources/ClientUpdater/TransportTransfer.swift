@@ -11,6 +11,7 @@ final class TransportTransfer: @unchecked Sendable {
     private let lock = NSLock()
     private let url: URL
     private let idleTimeout: Double
+    private var head: (@Sendable (TransportResponse) throws -> Void)?
     private var sink: (@Sendable (UnsafeRawBufferPointer) throws -> Void)?
     private var continuation: CheckedContinuation<TransportResponse, any Error>?
     private var response: TransportResponse?
@@ -19,7 +20,9 @@ final class TransportTransfer: @unchecked Sendable {
     private var lastActivity = DispatchTime.now().uptimeNanoseconds
     private var done = false
 
-    init(url: URL, idleTimeout: Double, sink: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void) {
+    init(url: URL, idleTimeout: Double, head: @escaping @Sendable (TransportResponse) throws -> Void,
+         sink: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void) {
+        self.head = head
         self.url = url
         self.idleTimeout = idleTimeout
         self.sink = sink
@@ -34,15 +37,28 @@ final class TransportTransfer: @unchecked Sendable {
         lock.withLock { Double(DispatchTime.now().uptimeNanoseconds &- lastActivity) / 1e9 }
     }
 
-    func received(_ urlResponse: URLResponse) {
+    /// Records the head and hands it to the caller; false when the transfer must stop.
+    func received(_ urlResponse: URLResponse) -> Bool {
         lock.withLock {
             lastActivity = DispatchTime.now().uptimeNanoseconds
-            guard let http = urlResponse as? HTTPURLResponse else { return }
+            guard !done, failure == nil else { return false }
+            guard let http = urlResponse as? HTTPURLResponse else {
+                failure = UpdaterError.network(url, .other("not an HTTP response"))
+                return false
+            }
             var headers: [String: String] = [:]
             for (key, value) in http.allHeaderFields {
                 if let k = key as? String, let v = value as? String { headers[k.lowercased()] = v }
             }
-            response = TransportResponse(status: http.statusCode, headers: headers)
+            let response = TransportResponse(status: http.statusCode, headers: headers)
+            self.response = response
+            do {
+                try head?(response)
+                return true
+            } catch {
+                failure = error
+                return false
+            }
         }
     }
 
@@ -81,6 +97,7 @@ final class TransportTransfer: @unchecked Sendable {
     func release() {
         lock.withLock {
             sink = nil
+            head = nil
             done = true
         }
     }

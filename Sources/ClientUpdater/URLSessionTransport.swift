@@ -43,19 +43,33 @@ public final class URLSessionTransport: Transport, @unchecked Sendable {
     deinit { session.invalidateAndCancel() }
 
     public func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse {
+        try await get(request, head: { _ in }, sink: sink)
+    }
+
+    public func get(
+        _ request: TransportRequest,
+        head: @Sendable (TransportResponse) throws -> Void,
+        sink: @Sendable (UnsafeRawBufferPointer) throws -> Void
+    ) async throws -> TransportResponse {
         switch request.url.scheme?.lowercased() {
         case "file":
-            return try FileTransport.get(request, sink: sink)
+            return try FileTransport.get(request, head: head, sink: sink)
         case "http", "https":
-            return try await withoutActuallyEscaping(sink) { escapable in
-                try await fetch(request, sink: escapable)
+            return try await withoutActuallyEscaping(head) { escapableHead in
+                try await withoutActuallyEscaping(sink) { escapableSink in
+                    try await fetch(request, head: escapableHead, sink: escapableSink)
+                }
             }
         default:
             throw UpdaterError(.unsupported, "GET \(request.url.absoluteString): unsupported URL scheme (use https:, http: or file:)")
         }
     }
 
-    private func fetch(_ request: TransportRequest, sink: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse {
+    private func fetch(
+        _ request: TransportRequest,
+        head: @escaping @Sendable (TransportResponse) throws -> Void,
+        sink: @escaping @Sendable (UnsafeRawBufferPointer) throws -> Void
+    ) async throws -> TransportResponse {
         var urlRequest = URLRequest(url: request.url)
         urlRequest.httpMethod = "GET"
         urlRequest.timeoutInterval = request.idleTimeout + 5
@@ -64,7 +78,7 @@ public final class URLSessionTransport: Transport, @unchecked Sendable {
         for (name, value) in request.headers { urlRequest.setValue(value, forHTTPHeaderField: name) }
 
         let task = session.dataTask(with: urlRequest)
-        let transfer = TransportTransfer(url: request.url, idleTimeout: request.idleTimeout, sink: sink)
+        let transfer = TransportTransfer(url: request.url, idleTimeout: request.idleTimeout, head: head, sink: sink)
         delegate.register(transfer, for: task)
         let watchdog = Task {
             let step = min(max(request.idleTimeout / 4, 0.01), 1)
@@ -114,8 +128,8 @@ final class URLSessionTransportDelegate: NSObject, URLSessionDataDelegate, @unch
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                     completionHandler: @escaping (URLSession.ResponseDisposition) -> Void) {
-        transfer(dataTask)?.received(response)
-        completionHandler(.allow)
+        let proceed = transfer(dataTask)?.received(response) ?? false
+        completionHandler(proceed ? .allow : .cancel)
     }
 
     func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {

@@ -21,7 +21,8 @@ struct AssetFetcher: Sendable {
     /// The download URL of an asset: its URL path relative to the base URL, plus
     /// `meteor_dont_serve_index=true` except for index.html. Stays on the base origin.
     func downloadURL(for asset: AssetManifest.Asset) throws -> URL {
-        let relative = asset.isIndexPage ? "" : String(asset.urlPath.dropFirst()) + "?meteor_dont_serve_index=true"
+        if asset.isIndexPage { return baseURL }
+        let relative = String(asset.urlPath.dropFirst()) + "?meteor_dont_serve_index=true"
         guard let url = URL(string: relative, relativeTo: baseURL)?.absoluteURL,
               url.scheme == baseURL.scheme, url.host == baseURL.host, url.port == baseURL.port,
               url.path.hasPrefix(baseURL.path)
@@ -53,7 +54,9 @@ struct AssetFetcher: Sendable {
     /// verifies it. On any failure the temp file is removed.
     func fetch(_ asset: AssetManifest.Asset, version: String, to temp: String) async throws -> Outcome {
         let url = try downloadURL(for: asset)
-        let limit = asset.hash != nil ? (asset.size ?? maxAssetBytes) : maxAssetBytes
+        // Past the manifest size the bytes cannot match the hash; the 1 MiB floor lets a
+        // short error page through so its status is what gets reported.
+        let limit = asset.hash != nil ? min(max(asset.size ?? maxAssetBytes, 1 << 20), maxAssetBytes) : maxAssetBytes
         return try await withRetries(what: "asset \(asset.urlPath)") {
             unlink(temp)
             let sink = try FileSink(path: temp, limit: limit)
@@ -62,13 +65,19 @@ struct AssetFetcher: Sendable {
                 sink.close()
                 if !keep { unlink(temp) }
             }
-            let response = try await transport.get(TransportRequest(url: url), sink: { try sink.write($0) })
+            let response: TransportResponse
+            do {
+                response = try await transport.get(TransportRequest(url: url), sink: { try sink.write($0) })
+            } catch where sink.overflow {
+                // More bytes than the manifest size: the content cannot be the one the hash names.
+                if asset.hash != nil {
+                    throw MeteorError(.hashMismatch, "Hash mismatch for asset: \(asset.urlPath) (version \(version), more than the manifest size of \(limit) bytes)")
+                }
+                throw MeteorError(.tooLarge, "Asset \(asset.urlPath) of version \(version) is larger than \(limit) bytes")
+            }
             if response.status == 404, asset.isSourceMap { return .missingSourceMap }
             guard (200..<300).contains(response.status) else {
                 throw StatusFailure(status: response.status, message: "Non-success status code \(response.status) for asset: \(asset.urlPath) (version \(version))")
-            }
-            if sink.overflow {
-                throw MeteorError(.tooLarge, "Asset \(asset.urlPath) of version \(version) is larger than \(limit) bytes")
             }
             if let hash = asset.hash {
                 if let etag = response[header: "ETag"], let tagged = Self.quotedSHA1(in: etag), tagged != hash {

@@ -1,0 +1,82 @@
+import Foundation
+import Hummingbird
+
+/// Builds the response for one served file: conditional requests, byte ranges, caching
+/// headers (DESIGN §6, meteor-protocol.md §5).
+struct FileResponder: Sendable {
+    static let immutable = "public, max-age=31536000, immutable"
+    static let noCache = "no-cache"
+    let contentSecurityPolicy: String?
+    let fileIO = FileIO()
+
+    /// - Parameters:
+    ///   - allowImmutable: the request may be cached forever (it carries a query or the
+    ///     path a hash); only honoured for cacheable files.
+    func respond(_ file: ServedFile, version: ServedVersion, request: Request, context: BasicRequestContext, allowImmutable: Bool) async throws -> Response {
+        let loaded = try await file.load(cache: version.budget)
+        var headers = HTTPFields()
+        headers.reserveCapacity(8)
+        headers[.contentType] = file.contentType
+        headers[.cacheControl] = file.cacheable && (allowImmutable || file.hashedPath) ? Self.immutable : Self.noCache
+        if let etag = loaded.etag { headers[.eTag] = etag }
+        headers[.acceptRanges] = "bytes"
+        if let map = file.sourceMap { headers[.xSourceMap] = map }
+        if let csp = contentSecurityPolicy { headers[.contentSecurityPolicy] = csp }
+
+        if let etag = loaded.etag, let inm = request.headers[.ifNoneMatch], Self.matches(inm, etag) {
+            headers[.contentType] = nil
+            return Response(status: .notModified, headers: headers)
+        }
+        var range: ClosedRange<Int64>?
+        if let rangeHeader = request.headers[.range], Self.ifRangeAllows(request.headers[.ifRange], etag: loaded.etag) {
+            switch ByteRange.parse(rangeHeader, size: file.size) {
+            case .satisfiable(let r): range = r
+            case .unsatisfiable:
+                headers[.contentRange] = "bytes */\(file.size)"
+                headers[.contentLength] = "0"
+                return Response(status: .rangeNotSatisfiable, headers: headers)
+            case .ignored: break
+            }
+        }
+        let status: HTTPResponse.Status = range == nil ? .ok : .partialContent
+        let bytes = range ?? 0...(file.size - 1)
+        if let r = range { headers[.contentRange] = "bytes \(r.lowerBound)-\(r.upperBound)/\(file.size)" }
+        let length = file.size == 0 ? 0 : bytes.upperBound - bytes.lowerBound + 1
+        if request.method == .head {
+            headers[.contentLength] = String(length)
+            return Response(status: status, headers: headers, body: ResponseBody())
+        }
+        if length == 0 { return Response(status: status, headers: headers, body: ResponseBody()) }
+        if let buffer = loaded.bytes {
+            let slice = buffer.getSlice(at: buffer.readerIndex + Int(bytes.lowerBound), length: Int(length)) ?? buffer
+            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: slice))
+        }
+        let body = try await fileIO.loadFile(path: file.path, range: Int(bytes.lowerBound)...Int(bytes.upperBound), context: context)
+        return Response(status: status, headers: headers, body: body)
+    }
+
+    /// `If-None-Match` matching (weak comparison): `*`, or any listed tag equal to `etag`
+    /// ignoring `W/` and quotes (the Meteor plugin sent unquoted tags).
+    static func matches(_ header: String, _ etag: String) -> Bool {
+        let bare = etag.utf8.count >= 2 ? etag.dropFirst().dropLast() : Substring(etag)
+        for candidate in header.split(separator: ",") {
+            var tag = candidate.trimmingWhitespace()
+            if tag == "*" { return true }
+            if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
+            if tag.hasPrefix("\""), tag.hasSuffix("\""), tag.count >= 2 { tag = tag.dropFirst().dropLast() }
+            if tag == bare { return true }
+        }
+        return false
+    }
+
+    /// A range applies when there is no `If-Range` or it names the current entity tag.
+    static func ifRangeAllows(_ ifRange: String?, etag: String?) -> Bool {
+        guard let ifRange else { return true }
+        guard let etag else { return false }
+        return ifRange.trimmingCharacters(in: .whitespaces) == etag
+    }
+}
+
+extension HTTPFields.Element.Name {
+    static let xSourceMap = HTTPFields.Element.Name("X-SourceMap")!
+}

@@ -1,0 +1,80 @@
+import ClientUpdater
+import Foundation
+
+/// An organized version loaded for serving: URL path → file, built once at activation
+/// so a request is a dictionary lookup. Immutable after loading; switching versions
+/// swaps the whole value.
+public final class ServedVersion: Sendable {
+    /// The version id (the serving folder's name).
+    public let id: String
+    /// The serving folder.
+    public let directory: String
+    let files: [String: ServedFile]
+    /// The page for `/` and client-side routes.
+    let index: ServedFile?
+    let budget: MemoryBudget
+
+    init(id: String, directory: String, files: [String: ServedFile], index: ServedFile?, budget: MemoryBudget) {
+        self.id = id
+        self.directory = directory
+        self.files = files
+        self.index = index
+        self.budget = budget
+    }
+
+    /// Loads `serving/<id>/` using the organizer's `serving/<id>.json`; a folder without
+    /// one is served as a plain tree (every regular file by its path, not cacheable).
+    public static func load(directory: String, configuration: ServerConfiguration) throws -> ServedVersion {
+        let dir = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
+            throw ServerError(.noServingFolder, "serving folder \(dir) does not exist")
+        }
+        let budget = MemoryBudget(fileLimit: configuration.memoryCacheFileLimit, totalLimit: configuration.memoryCacheTotalLimit)
+        let id = (dir as NSString).lastPathComponent
+        let manifestPath = dir + ".json"
+        guard FileManager.default.fileExists(atPath: manifestPath) else {
+            let files = try TreeScanner.scan(dir, skipTopLevel: [])
+            return ServedVersion(id: id, directory: dir, files: files, index: files["/index.html"], budget: budget)
+        }
+        let manifest: ServingManifest
+        do {
+            manifest = try ServingManifest.read(from: manifestPath)
+        } catch {
+            throw ServerError(.noServingFolder, "cannot serve \(dir): \(error)")
+        }
+        var files: [String: ServedFile] = [:]
+        files.reserveCapacity(manifest.entries.count)
+        var index: ServedFile?
+        for entry in manifest.entries {
+            let file = ServedFile(path: dir + "/" + entry.file, size: entry.size, urlPath: entry.file,
+                                  cacheable: entry.cacheable, hash: entry.contentHash, sourceMap: entry.sourceMapURLPath)
+            files[entry.urlPath] = file
+            if entry.file == manifest.index { index = file }
+        }
+        return ServedVersion(id: manifest.id, directory: dir, files: files, index: index, budget: budget)
+    }
+}
+
+/// Builds a URL path → file map of a plain folder (served versions without metadata and
+/// the Meteor `www` folder).
+enum TreeScanner {
+    static func scan(_ root: String, skipTopLevel: Set<String>) throws -> [String: ServedFile] {
+        guard let walker = FileManager.default.enumerator(atPath: root) else {
+            throw ServerError(.noServingFolder, "cannot list \(root)")
+        }
+        var files: [String: ServedFile] = [:]
+        while let relative = walker.nextObject() as? String {
+            if walker.level == 1, skipTopLevel.contains(relative) {
+                walker.skipDescendants()
+                continue
+            }
+            let path = root + "/" + relative
+            var st = stat()
+            guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+            files["/" + relative] = ServedFile(path: path, size: Int64(st.st_size), urlPath: relative,
+                                               cacheable: false, hash: nil, sourceMap: nil)
+        }
+        return files
+    }
+}

@@ -1,0 +1,46 @@
+import ClientUpdater
+import Foundation
+
+/// How `clientctl serve` listens and what it adds to responses.
+public struct ServerConfiguration: Sendable, Equatable {
+    /// The address to bind: loopback only (`127.0.0.1` by default).
+    public var host: String
+    /// The TCP port; 0 lets the system choose (tests).
+    public var port: Int
+    /// Sent as `Content-Security-Policy` on every file response when set.
+    public var contentSecurityPolicy: String?
+    /// Meteor roots: the shell's `www` folder holding the embedded bundle (its
+    /// `application/` subfolder). Its other files (e.g. `/cordova_plugins.js`) are served
+    /// when the current version has no such URL path; `/application/…` never is.
+    public var wwwDirectory: String?
+    /// Files up to this size are kept in memory once read (versions are immutable).
+    public var memoryCacheFileLimit: Int
+    /// Total bytes kept in memory per version.
+    public var memoryCacheTotalLimit: Int
+    /// Seconds between keep-alive comments on the event stream.
+    public var eventHeartbeatSeconds: Double
+
+    public init(host: String = "127.0.0.1", port: Int, contentSecurityPolicy: String? = nil, wwwDirectory: String? = nil,
+                memoryCacheFileLimit: Int = 1 << 20, memoryCacheTotalLimit: Int = 64 << 20, eventHeartbeatSeconds: Double = 15) {
+        self.host = host
+        self.port = port
+        self.contentSecurityPolicy = contentSecurityPolicy
+        self.wwwDirectory = wwwDirectory
+        self.memoryCacheFileLimit = memoryCacheFileLimit
+        self.memoryCacheTotalLimit = memoryCacheTotalLimit
+        self.eventHeartbeatSeconds = eventHeartbeatSeconds
+    }
+
+    /// The lowest and highest port ``derivedPort(forApp:)`` returns.
+    public static let derivedPortRange: ClosedRange<Int> = 12000...13000
+
+    /// The port for an app id when none is given: `12000 + (n mod 1001)` where `n` is the
+    /// first four bytes (big-endian) of SHA-256 over the app id's UTF-8 bytes. Stable
+    /// across runs and machines, so the web view's origin (and its storage) survives
+    /// restarts.
+    public static func derivedPort(forApp app: String) -> Int {
+        let hex = Digest.hex(.sha256, of: Data(app.utf8))
+        let n = UInt32(hex.prefix(8), radix: 16) ?? 0
+        return derivedPortRange.lowerBound + Int(n % UInt32(derivedPortRange.count))
+    }
+}

@@ -1,0 +1,199 @@
+import Foundation
+
+/// Download policy on top of a ``Transport``: files streamed to disk with a digest,
+/// resume with `Range`, retries with capped backoff, caps; small capped bodies with
+/// conditional GET (``fetchSmall(_:cap:ifNoneMatch:)``).
+///
+/// Transient failures (refused, reset, timed out, DNS, truncated body, 5xx/408/429) are
+/// retried per ``retry``; permanent ones (other statuses, too large, hash mismatch) are
+/// thrown at once. After the last attempt the error says how many attempts were made.
+public struct Downloader: Sendable {
+    public var transport: any Transport
+    public var retry: RetryPolicy
+    public var sleeper: any Sleeper
+    /// Give up on a request when no byte arrives for this long (seconds).
+    public var idleTimeout: Double
+    /// Extra request headers sent with every request.
+    public var headers: [String: String]
+    /// Called before each retry with the attempt that failed (1-based), the delay and
+    /// the error: for logging.
+    public var onRetry: (@Sendable (Int, Double, UpdaterError) -> Void)?
+
+    public init(
+        transport: any Transport = URLSessionTransport(), retry: RetryPolicy = .standard,
+        sleeper: any Sleeper = TaskSleeper(), idleTimeout: Double = 30, headers: [String: String] = [:]
+    ) {
+        self.transport = transport
+        self.retry = retry
+        self.sleeper = sleeper
+        self.idleTimeout = idleTimeout
+        self.headers = headers
+    }
+
+    /// What ``download(_:to:expectedSize:expectedDigest:algorithm:progress:)`` produced.
+    public struct Result: Sendable, Equatable {
+        /// Bytes in the file.
+        public var size: Int64
+        /// Lowercase hex digest of the whole file.
+        public var digest: String
+        /// The server's `ETag` for the last response, if any.
+        public var etag: String?
+        /// Bytes that were already on disk (from an earlier run) and were kept.
+        public var resumedFrom: Int64
+        /// Requests made (0 when the file was already complete on disk).
+        public var requests: Int
+    }
+
+    /// Downloads `url` into the file at `path`, hashing while writing, and fsyncs it.
+    ///
+    /// - The file is created `O_CREAT|O_EXCL` with mode 0600. If it exists (an interrupted
+    ///   download), its bytes are re-hashed and only the rest is requested with
+    ///   `Range: bytes=N-`; a 206 is appended, a 200 (server ignores ranges) restarts
+    ///   cleanly from byte 0, a 416 or a 206 at the wrong offset restarts from 0.
+    /// - `expectedSize`: the transfer stops as soon as the body would exceed it
+    ///   (`.tooLarge`, naming the URL and the size); a body that ends short is a
+    ///   truncation and is resumed.
+    /// - `expectedDigest` (hex, case-insensitive): a mismatch is `.hashMismatch`; when some
+    ///   bytes came from a resume, the file is downloaded once more from zero first.
+    /// - On `.tooLarge` or `.hashMismatch` the file is removed; on other failures it is
+    ///   kept so a later call resumes it.
+    public func download(
+        _ url: URL, to path: String, expectedSize: Int64? = nil, expectedDigest: String? = nil,
+        algorithm: Digest.Algorithm = .sha256, progress: (@Sendable (Int64) -> Void)? = nil
+    ) async throws -> Result {
+        let file = try DownloadFile(path: path, algorithm: algorithm)
+        do {
+            return try await download(url, into: file, expectedSize: expectedSize, expectedDigest: expectedDigest, progress: progress)
+        } catch let error as UpdaterError where error.code == .tooLarge || error.code == .hashMismatch {
+            file.remove()
+            throw error
+        }
+    }
+
+    private func download(
+        _ url: URL, into file: DownloadFile, expectedSize: Int64?, expectedDigest: String?,
+        progress: (@Sendable (Int64) -> Void)?
+    ) async throws -> Result {
+        if let expectedSize, file.size > expectedSize { try file.reset() }
+        var requests = 0
+        var etag: String?
+        for pass in 0..<2 {
+            if expectedSize == nil || file.size < expectedSize ?? 0 {
+                try await retrying(url) { _ in
+                    requests += 1
+                    etag = try await fetchRest(url, into: file, expectedSize: expectedSize, progress: progress) ?? etag
+                }
+            }
+            try file.sync()
+            let digest = file.finishDigest()
+            if let expectedDigest, digest != expectedDigest.lowercased() {
+                if file.resumed && pass == 0 {
+                    try file.reset()  // the bytes kept from before may be the bad ones
+                    continue
+                }
+                throw UpdaterError(
+                    .hashMismatch,
+                    "GET \(url.absoluteString): \(Self.name(file.algorithm)) of the \(file.size) bytes downloaded is \(digest), expected \(expectedDigest.lowercased())")
+            }
+            return Result(size: file.size, digest: digest, etag: etag, resumedFrom: file.keptFromEarlier, requests: requests)
+        }
+        throw UpdaterError(.internalError, "GET \(url.absoluteString): download did not converge")
+    }
+
+    /// One request for the bytes not yet on disk. Returns the response's ETag.
+    private func fetchRest(
+        _ url: URL, into file: DownloadFile, expectedSize: Int64?, progress: (@Sendable (Int64) -> Void)?
+    ) async throws -> String? {
+        for _ in 0..<2 {
+            let offset = file.size
+            var headers = self.headers
+            if offset > 0 { headers["Range"] = "bytes=\(offset)-" }
+            do {
+                let response = try await transport.get(
+                    TransportRequest(url: url, headers: headers, idleTimeout: idleTimeout),
+                    head: { head in try Self.begin(head, url: url, file: file, offset: offset, expectedSize: expectedSize) },
+                    sink: { chunk in
+                        if let expectedSize, file.size + Int64(chunk.count) > expectedSize {
+                            throw Self.tooLarge(url, expectedSize)
+                        }
+                        try file.append(chunk)
+                        progress?(file.size)
+                    })
+                if let expectedSize, file.size < expectedSize {
+                    throw UpdaterError.network(url, .truncated(received: file.size, expected: expectedSize))
+                }
+                return response[header: "etag"]
+            } catch is RestartFromZero {
+                try file.reset()
+            }
+        }
+        throw UpdaterError(.rejected, "GET \(url.absoluteString): the server does not answer range requests consistently")
+    }
+
+    /// Judges the response head before any body byte is written.
+    private static func begin(_ head: TransportResponse, url: URL, file: DownloadFile, offset: Int64, expectedSize: Int64?) throws {
+        switch head.status {
+        case 206:
+            guard let range = head[header: "content-range"].flatMap(ContentRange.init), range.start == offset else {
+                throw RestartFromZero()
+            }
+            if let expectedSize, let total = range.total, total > expectedSize { throw tooLarge(url, expectedSize) }
+            file.markResumed()
+        case 200...299:
+            if offset > 0 { try file.reset() }  // Range ignored: start over cleanly
+            if let expectedSize, let length = head[header: "content-length"].flatMap({ Int64($0) }), length > expectedSize {
+                throw tooLarge(url, expectedSize)
+            }
+        case 416 where offset > 0:
+            throw RestartFromZero()
+        default:
+            throw UpdaterError.httpStatus(url, head.status, (300...399).contains(head.status) ? "redirects are not followed" : nil)
+        }
+    }
+
+    static func tooLarge(_ url: URL, _ size: Int64) -> UpdaterError {
+        UpdaterError(.tooLarge, "GET \(url.absoluteString): body exceeds the expected size of \(size) bytes")
+    }
+
+    static func name(_ algorithm: Digest.Algorithm) -> String { algorithm == .sha1 ? "SHA-1" : "SHA-256" }
+
+    /// Runs `operation` until it succeeds, fails permanently or runs out of attempts.
+    func retrying<T>(_ url: URL, _ operation: (Int) async throws -> T) async throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await operation(attempt)
+            } catch let error as UpdaterError where error.isTransient {
+                guard attempt < retry.maxAttempts else {
+                    guard attempt > 1 else { throw error }
+                    throw UpdaterError(error.code, "\(error.message) (gave up after \(attempt) attempts)", underlying: error.underlying)
+                }
+                let delay = retry.delay(beforeRetry: attempt, random: Double.random(in: 0..<1))
+                onRetry?(attempt, delay, error)
+                try await sleeper.sleep(seconds: delay)
+            }
+        }
+    }
+}
+
+/// Thrown by a response head to make the downloader start again from byte 0.
+struct RestartFromZero: Error {}
+
+/// A parsed `Content-Range: bytes a-b/total` (total may be `*`).
+struct ContentRange: Equatable {
+    var start: Int64
+    var end: Int64
+    var total: Int64?
+
+    init?(_ text: String) {
+        guard text.hasPrefix("bytes ") else { return nil }
+        let parts = text.dropFirst(6).split(separator: "/", maxSplits: 1)
+        guard parts.count == 2 else { return nil }
+        let bounds = parts[0].split(separator: "-", maxSplits: 1)
+        guard bounds.count == 2, let a = Int64(bounds[0]), let b = Int64(bounds[1]), a <= b else { return nil }
+        start = a
+        end = b
+        total = parts[1] == "*" ? nil : Int64(parts[1])
+    }
+}

@@ -1,0 +1,73 @@
+import Foundation
+
+/// What the shim's `serve` backend asks of the device agent: the control endpoints under
+/// `/__clientctl/` are routed to one of these (the updater implements it).
+///
+/// Every method may be called concurrently from several requests.
+public protocol ControlHandler: Sendable {
+    /// `POST /__clientctl/startup-complete`: the page finished starting (commits a trial).
+    func startupDidComplete() async throws -> ControlStatus
+    /// `POST /__clientctl/check`: check for updates now; the result arrives as events.
+    func checkForUpdates() async throws -> ControlStatus
+    /// `POST /__clientctl/switch-to-pending`: make the pending version current; the page
+    /// reloads next. Throws when there is no pending version.
+    func switchToPendingVersion() async throws -> ControlStatus
+    /// `GET /__clientctl/status`.
+    func status() async throws -> ControlStatus
+    /// `GET /__clientctl/events`: a new stream for one subscriber; finishing it ends the
+    /// server-sent event stream.
+    func events() async -> AsyncStream<ControlEvent>
+}
+
+/// The state the shim sees (`GET /__clientctl/status` and the body of every POST).
+public struct ControlStatus: Codable, Sendable, Equatable {
+    /// The version being served.
+    public var current: String?
+    /// A version downloaded and ready for `switchToPendingVersion`.
+    public var pending: String?
+    /// The last version that completed start-up.
+    public var lastKnownGood: String?
+    /// True while the current version is on trial (before `startupDidComplete`).
+    public var inTrial: Bool
+
+    public init(current: String? = nil, pending: String? = nil, lastKnownGood: String? = nil, inTrial: Bool = false) {
+        self.current = current
+        self.pending = pending
+        self.lastKnownGood = lastKnownGood
+        self.inTrial = inTrial
+    }
+}
+
+/// An event pushed to pages over `/__clientctl/events`.
+public enum ControlEvent: Sendable, Equatable {
+    /// A new version is pending (Cordova `onNewVersionReady(version)`).
+    case updateAvailable(version: String)
+    /// An update failed (Cordova `onError(error)`).
+    case error(message: String)
+    /// Download progress of a version: bytes so far and expected total when known.
+    case downloadProgress(version: String, completed: Int64, total: Int64?)
+
+    /// The SSE event name.
+    public var name: String {
+        switch self {
+        case .updateAvailable: return "updateAvailable"
+        case .error: return "error"
+        case .downloadProgress: return "downloadProgress"
+        }
+    }
+
+    /// The SSE `data:` payload, one line of JSON.
+    public var jsonPayload: String {
+        var object: [String: Any] = [:]
+        switch self {
+        case .updateAvailable(let version): object["version"] = version
+        case .error(let message): object["message"] = message
+        case .downloadProgress(let version, let completed, let total):
+            object["version"] = version
+            object["completed"] = completed
+            if let total { object["total"] = total }
+        }
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+
+/// File-system helpers of the ``Organizer``: URL path mapping, linking and copying.
+enum OrganizerFiles {
+    /// The percent-decoded form of a URL path (as the server looks it up).
+    static func decoded(_ urlPath: String) -> String {
+        guard urlPath.contains("%") else { return urlPath }
+        return urlPath.removingPercentEncoding ?? urlPath
+    }
+
+    /// The file a URL path is stored at, relative to the serving folder: `/` and paths
+    /// ending in `/` get `index.html`. Nil for paths that could escape the folder or
+    /// name no file (`..`, `.`, empty segments, NUL, backslash, no leading `/`).
+    static func relativeFile(forURLPath urlPath: String) -> String? {
+        let path = decoded(urlPath)
+        guard path.hasPrefix("/"), !path.contains("\0"), !path.contains("\\"), !path.contains("?") else { return nil }
+        var segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        if segments.last == "" { segments[segments.count - 1] = "index.html" }
+        guard !segments.isEmpty, segments.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." && $0.utf8.count <= 255 }) else { return nil }
+        return segments.joined(separator: "/")
+    }
+
+    /// Refuses layouts where one file would need to be a folder for another (`/a`, `/a/b`).
+    static func checkNoFileIsAFolder(_ files: [String], version: String) throws {
+        let all = Set(files)
+        for file in files {
+            var prefix = Substring(file)
+            while let slash = prefix.lastIndex(of: "/") {
+                prefix = prefix[..<slash]
+                if all.contains(String(prefix)) {
+                    throw UpdaterError(.invalidArgument, "cannot organize version \(version): /\(prefix) is both a file and a folder of /\(file)")
+                }
+            }
+        }
+    }
+
+    /// Creates the folders between `root` and `path`'s parent.
+    static func makeParents(of path: String, under root: String) throws {
+        let parent = (path as NSString).deletingLastPathComponent
+        guard parent != root else { return }
+        var st = stat()
+        if stat(parent, &st) == 0 { return }
+        try AtomicFile.makeDirectory(parent)
+    }
+
+    static func read(_ path: String) throws -> Data {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw UpdaterError(.notFound, "cannot read \(path)")
+        }
+        return data
+    }
+
+    /// Writes a new file (fails if it exists) with mode 0644.
+    static func write(_ data: Data, to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw UpdaterError.io("cannot create", path: path, errno: errno) }
+        defer { close(fd) }
+        try AtomicFile.writeAll(fd: fd, data: data, path: path)
+    }
+
+    /// Hard-links `source` to `destination`, or copies it when linking is impossible.
+    /// - Returns: the file's size and whether it was linked.
+    static func linkOrCopy(_ source: String, to destination: String) throws -> (Int64, Bool) {
+        var st = stat()
+        guard stat(source, &st) == 0 else { throw UpdaterError.io("cannot read", path: source, errno: errno) }
+        if link(source, destination) == 0 { return (Int64(st.st_size), true) }
+        let code = errno
+        guard code == EXDEV || code == EMLINK || code == EPERM || code == EACCES || code == ENOTSUP else {
+            throw UpdaterError.io("cannot link \(source) to", path: destination, errno: code)
+        }
+        return (try copy(source, to: destination), false)
+    }
+
+    /// Copies a regular file's bytes (never loading it whole); returns bytes copied.
+    static func copy(_ source: String, to destination: String) throws -> Int64 {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw UpdaterError.io("cannot open", path: source, errno: errno) }
+        defer { close(input) }
+        let output = open(destination, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard output >= 0 else { throw UpdaterError.io("cannot create", path: destination, errno: errno) }
+        defer { close(output) }
+        let size = 1 << 16
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: size, alignment: 16)
+        defer { buffer.deallocate() }
+        var total: Int64 = 0
+        while true {
+            let n = Foundation.read(input, buffer.baseAddress, size)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw UpdaterError.io("cannot read", path: source, errno: errno)
+            }
+            if n == 0 { break }
+            try AtomicFile.writeAll(fd: output, bytes: UnsafeRawBufferPointer(rebasing: buffer[0..<n]), path: destination)
+            total += Int64(n)
+        }
+        return total
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// What the server needs to know about an organized version, written by the
+/// ``Organizer`` beside the web root as `serving/<id>.json` (never inside it, so it can
+/// never collide with a URL path).
+public struct ServingManifest: Codable, Sendable, Equatable {
+    public static let currentFormat = "clientctl-serving-v1"
+
+    /// One served file.
+    public struct Entry: Codable, Sendable, Equatable {
+        /// The decoded URL path clients request (`/app/main.js`, `/` for index.html).
+        public var urlPath: String
+        /// The file's path relative to the serving folder.
+        public var file: String
+        /// Length in bytes.
+        public var size: Int64
+        /// True when the asset may be cached forever once requested with its hash.
+        public var cacheable: Bool
+        /// The channel's content hash (SHA-1 for Meteor), when known.
+        public var hash: String?
+        /// A content hash the organizer computed itself (SHA-256 hex; index.html).
+        public var sha256: String?
+        /// URL path of the source map, sent as `X-SourceMap`.
+        public var sourceMapURLPath: String?
+        /// The channel's asset type (`js`, `css`, `asset`, …).
+        public var type: String?
+
+        public init(urlPath: String, file: String, size: Int64, cacheable: Bool, hash: String? = nil,
+                    sha256: String? = nil, sourceMapURLPath: String? = nil, type: String? = nil) {
+            self.urlPath = urlPath
+            self.file = file
+            self.size = size
+            self.cacheable = cacheable
+            self.hash = hash
+            self.sha256 = sha256
+            self.sourceMapURLPath = sourceMapURLPath
+            self.type = type
+        }
+
+        /// The content hash used as the HTTP entity tag, when one is known.
+        public var contentHash: String? { hash ?? sha256 }
+    }
+
+    public var format: String
+    /// The version id (folder name under `serving/`).
+    public var id: String
+    /// Relative path of the page served for `/` and client-side routes (`index.html`).
+    public var index: String?
+    /// Every served file, in the order the channel listed them.
+    public var entries: [Entry]
+
+    public init(id: String, index: String?, entries: [Entry]) {
+        self.format = Self.currentFormat
+        self.id = id
+        self.index = index
+        self.entries = entries
+    }
+
+    /// Reads and checks `serving/<id>.json`.
+    public static func read(from path: String) throws -> ServingManifest {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw UpdaterError(.notFound, "serving manifest \(path) does not exist")
+        }
+        let manifest: ServingManifest
+        do {
+            manifest = try JSONDecoder().decode(ServingManifest.self, from: data)
+        } catch {
+            throw UpdaterError(.corruptState, "serving manifest \(path) is not valid: \(error)")
+        }
+        guard manifest.format == currentFormat else {
+            throw UpdaterError(.corruptState, "serving manifest \(path) has unknown format \(manifest.format)")
+        }
+        return manifest
+    }
+
+    /// The encoded bytes (sorted keys, so the same organize gives the same file).
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        return try encoder.encode(self)
+    }
+}

@@ -1,0 +1,80 @@
+/// The shim's JavaScript, kept small and readable; ``Shim/scriptElement`` calls it with
+/// `{backend, plugin, base}`.
+enum ShimScript {
+    static let source = #"""
+function (cfg) {
+  "use strict";
+  if (window.WebAppLocalServer) return;
+  var readyCallbacks = [], errorCallbacks = [], listening = false;
+  function each(list, arg) { list.slice().forEach(function (cb) { try { cb(arg); } catch (e) { setTimeout(function () { throw e; }); } }); }
+  function ready(version) { each(readyCallbacks, version); }
+  function failed(message) { each(errorCallbacks, new Error(message)); }
+
+  function serveBackend() {
+    function call(method, name) {
+      return fetch(cfg.base + name, { method: method, cache: "no-store", credentials: "same-origin", headers: { "X-Clientctl-Shim": "1" } })
+        .then(function (r) {
+          return r.json().catch(function () { return {}; }).then(function (body) {
+            if (!r.ok) throw new Error(body.error || ("HTTP " + r.status + " from " + cfg.base + name));
+            return body;
+          });
+        });
+    }
+    return {
+      startupDidComplete: function () { return call("POST", "startup-complete"); },
+      checkForUpdates: function () { return call("POST", "check"); },
+      switchToPendingVersion: function () { return call("POST", "switch-to-pending"); },
+      status: function () { return call("GET", "status"); },
+      listen: function () {
+        if (typeof EventSource !== "function") return;
+        var source = new EventSource(cfg.base + "events");
+        source.addEventListener("updateAvailable", function (e) { ready(JSON.parse(e.data).version); });
+        source.addEventListener("error", function (e) { if (e.data) failed(JSON.parse(e.data).message); });
+      }
+    };
+  }
+
+  function capacitorBackend() {
+    function plugin() {
+      var p = window.Capacitor && window.Capacitor.Plugins && window.Capacitor.Plugins[cfg.plugin];
+      if (!p) throw new Error("Capacitor plugin " + cfg.plugin + " is not available");
+      return p;
+    }
+    function call(name) {
+      try { return Promise.resolve(plugin()[name]()); } catch (e) { return Promise.reject(e); }
+    }
+    return {
+      startupDidComplete: function () { return call("startupDidComplete"); },
+      checkForUpdates: function () { return call("checkForUpdates"); },
+      switchToPendingVersion: function () { return call("switchToPendingVersion"); },
+      status: function () { return call("status"); },
+      listen: function () {
+        var p = plugin();
+        p.addListener("updateAvailable", function (e) { ready(e && e.version); });
+        p.addListener("error", function (e) { failed((e && e.message) || String(e)); });
+      }
+    };
+  }
+
+  var backend = cfg.backend === "capacitor" ? capacitorBackend() : serveBackend();
+  function listen() {
+    if (listening) return;
+    listening = true;
+    try { backend.listen(); } catch (e) { listening = false; failed(e.message); }
+  }
+  function report(promise, cb, errCb) {
+    promise.then(function () { if (cb) cb(); }, function (e) { if (errCb) errCb(e); else failed(e.message); });
+  }
+
+  window.WebAppLocalServer = {
+    startupDidComplete: function (cb) { report(backend.startupDidComplete(), cb); },
+    checkForUpdates: function (cb) { listen(); report(backend.checkForUpdates(), cb); },
+    onNewVersionReady: function (cb) { readyCallbacks.push(cb); listen(); },
+    switchToPendingVersion: function (cb, errCb) { report(backend.switchToPendingVersion(), cb, errCb); },
+    onError: function (cb) { errorCallbacks.push(cb); listen(); },
+    localFileSystemUrl: function () { throw new Error("WebAppLocalServer.localFileSystemUrl is not supported"); },
+    status: function () { return backend.status(); }
+  };
+}
+"""#
+}

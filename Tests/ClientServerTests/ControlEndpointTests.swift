@@ -1,0 +1,70 @@
+import ClientServer
+import ClientUpdater
+import Foundation
+import Testing
+import TestSupport
+
+@Suite struct ControlEndpointTests {
+    let shim = ["X-Clientctl-Shim": "1"]
+
+    func withServer(_ handler: FakeControlHandler?, heartbeat: Double = 15, _ body: @Sendable (Int) async throws -> Void) async throws {
+        var configuration = ServerHarness.configuration()
+        configuration.eventHeartbeatSeconds = heartbeat
+        let server = try ClientServer(configuration: configuration, control: handler, logger: ServerHarness.quietLogger)
+        try await ServerHarness.withServer(server, body)
+    }
+
+    @Test func postsReachTheHandlerAndReturnStatus() async throws {
+        let handler = FakeControlHandler(status: ControlStatus(current: "1.0.0", pending: "1.1.0", lastKnownGood: "0.9.0", inTrial: true))
+        let headers = shim
+        try await withServer(handler) { port in
+            let status = try await LoopbackHTTP.request(port: port, "/__clientctl/status")
+            #expect(status.status == 200 && status["content-type"] == "application/json" && status["cache-control"] == "no-store")
+            #expect(try JSONDecoder().decode(ControlStatus.self, from: status.body) == ControlStatus(current: "1.0.0", pending: "1.1.0", lastKnownGood: "0.9.0", inTrial: true))
+            for (path, call) in [("startup-complete", "startupDidComplete"), ("check", "checkForUpdates"), ("switch-to-pending", "switchToPendingVersion")] {
+                let response = try await LoopbackHTTP.request(port: port, "/__clientctl/" + path, method: "POST", headers: headers)
+                #expect(response.status == 200, "\(path)")
+                #expect(handler.calls.last == call)
+            }
+            let ack = try await LoopbackHTTP.request(port: port, "/__clientctl/startup-complete", method: "POST", headers: headers)
+            #expect(try JSONDecoder().decode(ControlStatus.self, from: ack.body).lastKnownGood == "1.0.0")
+        }
+    }
+
+    @Test func refusals() async throws {
+        let handler = FakeControlHandler()
+        handler.switchError = UpdaterError(.notFound, "no pending version to switch to")
+        let headers = shim
+        try await withServer(handler) { port in
+            let noHeader = try await LoopbackHTTP.request(port: port, "/__clientctl/switch-to-pending", method: "POST")
+            #expect(noHeader.status == 403)
+            #expect(!handler.calls.contains("switchToPendingVersion"), "a cross-site POST never reaches the updater")
+            let failed = try await LoopbackHTTP.request(port: port, "/__clientctl/switch-to-pending", method: "POST", headers: headers)
+            #expect(failed.status == 500)
+            #expect(failed.text == #"{"error":"no pending version to switch to"}"#)
+            let wrongMethod = try await LoopbackHTTP.request(port: port, "/__clientctl/check")
+            #expect(wrongMethod.status == 405 && wrongMethod["allow"] == "POST")
+            let unknown = try await LoopbackHTTP.request(port: port, "/__clientctl/nope")
+            #expect(unknown.status == 404)
+        }
+        try await withServer(nil) { port in
+            let response = try await LoopbackHTTP.request(port: port, "/__clientctl/status")
+            #expect(response.status == 503)
+        }
+    }
+
+    @Test func eventStreamDeliversEvents() async throws {
+        let handler = FakeControlHandler(status: ControlStatus(current: "1.0.0", pending: "1.1.0"))
+        try await withServer(handler, heartbeat: 0.2) { port in
+            let stream = try await EventStreamConnection(port: port)
+            let opened = try await stream.waitFor("event: updateAvailable\ndata: {\"version\":\"1.1.0\"}\n\n")
+            #expect(opened.contains("Content-Type: text/event-stream") || opened.lowercased().contains("content-type: text/event-stream"))
+            while handler.subscribers == 0 { try await Task.sleep(nanoseconds: 10_000_000) }
+            handler.push(.error(message: "Hash mismatch for asset: /app.js"))
+            _ = try await stream.waitFor("event: error\ndata: {\"message\":\"Hash mismatch for asset: /app.js\"}\n\n")
+            handler.push(.updateAvailable(version: "1.2.0"))
+            _ = try await stream.waitFor("data: {\"version\":\"1.2.0\"}")
+            _ = try await stream.waitFor(": keep-alive")
+        }
+    }
+}

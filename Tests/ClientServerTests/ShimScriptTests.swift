@@ -1,0 +1,129 @@
+import ClientServer
+import ClientUpdater
+import Foundation
+import Testing
+import TestSupport
+
+let nodePath: String? = ["/usr/bin/node", "/usr/local/bin/node"].first { FileManager.default.isExecutableFile(atPath: $0) }
+
+/// Runs the injected shim in Node.js (when installed) against the live server (serve
+/// backend) and a fake Capacitor plugin, and checks what the page's callbacks see.
+/// The real-browser test of the whole pipeline lives with the updater's tests.
+@Suite(.enabled(if: nodePath != nil, "node is not installed; skipping the shim script tests"))
+struct ShimScriptTests {
+    static var node: String? { nodePath }
+
+    /// The shim's JS taken out of its `<script>` element.
+    static func shimJS(_ shim: Shim) -> String {
+        let element = shim.scriptElement
+        let start = element.firstIndex(of: ">").map { element.index(after: $0) } ?? element.startIndex
+        return String(element[start...].dropLast("</script>".count))
+    }
+
+    static func runNode(_ script: String) async throws -> [String: String] {
+        let dir = try TemporaryDirectory("shim-node")
+        let file = dir("test.js")
+        try Data(script.utf8).write(to: URL(fileURLWithPath: file))
+        let output = try await LoopbackHTTP.offload {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: node ?? "/usr/bin/node")
+            process.arguments = [file]
+            let pipe = Pipe(), errors = Pipe()
+            process.standardOutput = pipe
+            process.standardError = errors
+            try process.run()
+            let data = pipe.fileHandleForReading.readDataToEndOfFile()
+            let stderr = errors.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return (data, String(decoding: stderr, as: UTF8.self))
+        }
+        withExtendedLifetime(dir) {}
+        guard let results = (try? JSONSerialization.jsonObject(with: output.0)) as? [String: String] else {
+            throw LoopbackHTTP.Failure(description: "node printed \(String(decoding: output.0, as: UTF8.self)) \(output.1)")
+        }
+        return results
+    }
+
+    @Test func serveBackend() async throws {
+        let handler = FakeControlHandler(status: ControlStatus(current: "1.0.0", pending: "1.1.0"))
+        handler.switchError = UpdaterError(.notFound, "no pending version")
+        let server = try ClientServer(configuration: ServerHarness.configuration(), control: handler, logger: ServerHarness.quietLogger)
+        let results = try await ServerHarness.withServer(server) { port in
+            try await Self.runNode("""
+            const origin = "http://127.0.0.1:\(port)";
+            const realFetch = fetch;
+            globalThis.fetch = (url, opts) => realFetch(origin + url, opts);
+            // A tiny EventSource over fetch streaming (Node 20 has none).
+            globalThis.EventSource = class {
+              constructor(url) {
+                this.handlers = {};
+                realFetch(origin + url).then(async (r) => {
+                  const reader = r.body.getReader(); let text = "";
+                  for (;;) {
+                    const { value, done } = await reader.read(); if (done) return;
+                    text += new TextDecoder().decode(value);
+                    let i;
+                    while ((i = text.indexOf("\\n\\n")) >= 0) {
+                      const frame = text.slice(0, i); text = text.slice(i + 2);
+                      const ev = /^event: (.*)$/m.exec(frame), data = /^data: (.*)$/m.exec(frame);
+                      if (ev && this.handlers[ev[1]]) this.handlers[ev[1]]({ data: data && data[1] });
+                    }
+                  }
+                });
+              }
+              addEventListener(name, fn) { this.handlers[name] = fn; }
+            };
+            globalThis.window = globalThis;
+            \(Self.shimJS(Shim()))
+            const out = {};
+            const done = () => { console.log(JSON.stringify(out)); process.exit(0); };
+            try { WebAppLocalServer.localFileSystemUrl(); } catch (e) { out.localFileSystemUrl = e.message; }
+            WebAppLocalServer.onNewVersionReady((v) => { out.ready = v; if (out.switchError) done(); });
+            WebAppLocalServer.startupDidComplete(() => {
+              out.startup = "called";
+              WebAppLocalServer.switchToPendingVersion(() => { out.switched = "unexpected"; },
+                (e) => { out.switchError = e.message; if (out.ready) done(); });
+            });
+            setTimeout(() => { out.timeout = "yes"; done(); }, 8000);
+            """)
+        }
+        #expect(results["localFileSystemUrl"] == "WebAppLocalServer.localFileSystemUrl is not supported")
+        #expect(results["startup"] == "called")
+        #expect(results["switchError"] == "no pending version")
+        #expect(results["ready"] == "1.1.0", "the pending version is announced over the event stream")
+        #expect(results["timeout"] == nil)
+        #expect(handler.calls.contains("startupDidComplete") && handler.calls.contains("switchToPendingVersion"))
+    }
+
+    @Test func capacitorBackend() async throws {
+        let results = try await Self.runNode("""
+        const calls = [], listeners = {};
+        globalThis.window = globalThis;
+        window.Capacitor = { Plugins: { Updater: {
+          startupDidComplete: async () => { calls.push("startupDidComplete"); },
+          checkForUpdates: async () => { calls.push("checkForUpdates"); },
+          switchToPendingVersion: async () => { calls.push("switchToPendingVersion"); throw new Error("nothing pending"); },
+          addListener: (name, fn) => { listeners[name] = fn; },
+        } } };
+        \(Self.shimJS(Shim(backend: .capacitor, pluginName: "Updater")))
+        const out = {};
+        WebAppLocalServer.onNewVersionReady((v) => { out.ready = v; });
+        WebAppLocalServer.onError((e) => { out.error = e.message; });
+        WebAppLocalServer.startupDidComplete(() => {
+          WebAppLocalServer.checkForUpdates(() => {
+            WebAppLocalServer.switchToPendingVersion(() => {}, (e) => {
+              out.switchError = e.message;
+              listeners.updateAvailable({ version: "2.0.0" });
+              listeners.error({ message: "download failed" });
+              out.calls = calls.join(",");
+              console.log(JSON.stringify(out));
+            });
+          });
+        });
+        """)
+        #expect(results["calls"] == "startupDidComplete,checkForUpdates,switchToPendingVersion")
+        #expect(results["switchError"] == "nothing pending")
+        #expect(results["ready"] == "2.0.0")
+        #expect(results["error"] == "download failed")
+    }
+}

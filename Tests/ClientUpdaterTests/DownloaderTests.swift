@@ -1,0 +1,285 @@
+import ClientUpdater
+import Foundation
+import Testing
+import TestSupport
+
+/// Records retry delays instead of sleeping; optionally acts on each sleep.
+final class RecordingSleeper: Sleeper, @unchecked Sendable {
+    // @unchecked Sendable: `delays` is only touched under `lock`.
+    private let lock = NSLock()
+    private var recorded: [Double] = []
+    private let action: (@Sendable (Int) throws -> Void)?
+    init(action: (@Sendable (Int) throws -> Void)? = nil) { self.action = action }
+    var delays: [Double] { lock.withLock { recorded } }
+    func sleep(seconds: Double) async throws {
+        let n = lock.withLock { () -> Int in
+            recorded.append(seconds)
+            return recorded.count
+        }
+        try action?(n)
+    }
+}
+
+/// `Downloader.download` against the real loopback server, one fault per test.
+@Suite struct DownloaderTests {
+    let scratch: FetchScratch
+    let payload = fetchTestBytes(600_000, seed: 7)
+    let faults = LoopbackFaults()
+    let server: LoopbackHTTPServer
+    let sleeper = RecordingSleeper()
+    var downloader: Downloader
+
+    init() throws {
+        scratch = try FetchScratch()
+        try scratch.write("www/app.tgz", payload)
+        server = try LoopbackHTTPServer(handler: faults.wrap(LoopbackHTTPServer.folder(scratch.path + "/www")))
+        downloader = Downloader(transport: URLSessionTransport(), sleeper: sleeper, idleTimeout: 2)
+    }
+
+    var url: URL { server.url("/app.tgz") }
+    var target: String { scratch.path + "/staging.part" }
+    var sha256: String { Digest.hex(.sha256, of: payload) }
+
+    func sha256sum(_ path: String) throws -> String {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/sha256sum")
+        p.arguments = [path]
+        let out = Pipe()
+        p.standardOutput = out
+        try p.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        return String(text.prefix(64))
+    }
+
+    func rangeStart(_ request: LoopbackRequest) -> Int? {
+        guard let range = request[header: "range"], range.hasPrefix("bytes="), range.hasSuffix("-") else { return nil }
+        return Int(range.dropFirst(6).dropLast())
+    }
+
+    @Test func hashEqualsSha256sumAndFileIsPrivate() async throws {
+        let result = try await downloader.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256.uppercased())
+        #expect(result.size == 600_000 && result.requests == 1 && result.resumedFrom == 0)
+        #expect(result.digest == (try sha256sum(target)))
+        var st = stat()
+        #expect(stat(target, &st) == 0 && st.st_mode & 0o777 == 0o600)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == payload)
+        let sha1 = try await downloader.download(url, to: target + "2", algorithm: .sha1)
+        #expect(sha1.digest == Digest.hex(.sha1, of: payload))
+    }
+
+    @Test func resumesAfterResetMidBodyWithoutResendingBytes() async throws {
+        faults.add(.reset(afterBytes: 200_000), path: "/app.tgz", requests: 1...1)
+        let result = try await downloader.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
+        #expect(result.digest == sha256 && result.requests == 2)
+        let log = server.log
+        try #require(log.count == 2)
+        #expect(log[0].request[header: "range"] == nil)
+        let resumeAt = try #require(rangeStart(log[1].request), "second request carries Range: bytes=N-")
+        #expect(resumeAt > 0 && resumeAt <= 200_000)
+        #expect(log[1].status == 206)
+        #expect(log[1].bodyBytesSent == Int64(600_000 - resumeAt), "only the missing bytes were sent again")
+        #expect(sleeper.delays.count == 1)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == payload)
+    }
+
+    @Test func resumesAPartialFileLeftByAnEarlierRun() async throws {
+        try scratch.write("staging.part", payload.prefix(250_000))
+        let result = try await downloader.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
+        #expect(result.resumedFrom == 250_000 && result.requests == 1 && result.digest == sha256)
+        #expect(server.requests.first?[header: "range"] == "bytes=250000-")
+        #expect(server.log.first?.bodyBytesSent == 350_000)
+    }
+
+    @Test func completeFileOnDiskNeedsNoRequest() async throws {
+        try scratch.write("staging.part", payload)
+        let result = try await downloader.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
+        #expect(result.requests == 0 && result.resumedFrom == 600_000)
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test func corruptPartialIsDownloadedAgainFromZero() async throws {
+        var bad = payload.prefix(100_000)
+        bad[bad.startIndex + 10] ^= 0xff
+        try scratch.write("staging.part", bad)
+        let result = try await downloader.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
+        #expect(result.digest == sha256 && result.resumedFrom == 0)
+        #expect(server.requests.map { $0[header: "range"] } == ["bytes=100000-", nil])
+    }
+
+    @Test func restartsCleanlyWhenServerIgnoresRange() async throws {
+        let plain = try LoopbackHTTPServer { [payload] _ in LoopbackResponse(status: 200, body: .data(payload)) }
+        defer { plain.stop() }
+        try scratch.write("staging.part", payload.prefix(1000))
+        let result = try await downloader.download(plain.url("/x"), to: target, expectedSize: 600_000, expectedDigest: sha256)
+        #expect(result.digest == sha256 && result.resumedFrom == 0 && result.requests == 1)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: target)) == payload)
+    }
+
+    @Test func truncatedBodyIsResumed() async throws {
+        faults.add(.truncate(afterBytes: 123_456), path: "/app.tgz", requests: 1...1)
+        let result = try await downloader.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
+        #expect(result.digest == sha256)
+        #expect(server.requests.count == 2)
+        #expect(rangeStart(server.requests[1]) == 123_456)
+    }
+
+    @Test func bodyLongerThanExpectedSizeIsStoppedAndNotRetried() async throws {
+        faults.add(.appendBytes(Data(repeating: 0x41, count: 100_000)))
+        let error = await #expect(throws: UpdaterError.self) {
+            try await downloader.download(url, to: target, expectedSize: 600_000)
+        }
+        #expect(error?.code == .tooLarge)
+        #expect(error?.message == "GET \(url.absoluteString): body exceeds the expected size of 600000 bytes")
+        #expect(server.requests.count == 1 && sleeper.delays.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: target), "a too-large download is removed")
+    }
+
+    @Test func declaredLengthAboveExpectedSizeFailsBeforeTheBody() async throws {
+        faults.add(.declaredLength(700_000))
+        let error = await #expect(throws: UpdaterError.self) {
+            try await downloader.download(url, to: target, expectedSize: 600_000)
+        }
+        #expect(error?.code == .tooLarge)
+        #expect(server.requests.count == 1 && sleeper.delays.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
+
+    @Test func undeclaredEndlessBodyStopsAtExpectedSize() async throws {
+        faults.add(.noContentLength)
+        faults.add(.appendBytes(Data(repeating: 0, count: 1_000_000)))
+        let error = await #expect(throws: UpdaterError.self) {
+            try await downloader.download(url, to: target, expectedSize: 600_000)
+        }
+        #expect(error?.code == .tooLarge)
+        #expect(server.requests.count == 1)
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
+
+    @Test func bytesBeyondTheDeclaredLengthAreIgnoredAndTheRestResumed() async throws {
+        faults.add(.appendBytes(Data(repeating: 0x41, count: 10)), path: "/app.tgz", requests: 1...1)
+        faults.add(.declaredLength(100), path: "/app.tgz", requests: 1...1)
+        let result = try await downloader.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
+        #expect(result.digest == sha256)
+        #expect(server.requests.map { $0[header: "range"] } == [nil, "bytes=100-"])
+    }
+
+    @Test func serverErrorsAreRetriedWithBackoffThenSucceed() async throws {
+        faults.add(.status(503), path: "/app.tgz", requests: 1...2)
+        let result = try await downloader.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
+        #expect(result.requests == 3 && result.digest == sha256)
+        let delays = sleeper.delays
+        try #require(delays.count == 2)
+        #expect(delays[0] >= 0.25 && delays[0] <= 0.5)
+        #expect(delays[1] >= 0.5 && delays[1] <= 1.0)
+    }
+
+    @Test func notFoundIsNotRetried() async throws {
+        let error = await #expect(throws: UpdaterError.self) {
+            try await downloader.download(server.url("/missing.tgz"), to: target, expectedSize: 10)
+        }
+        #expect(error?.code == .httpStatus && error?.httpStatus == 404)
+        #expect(error?.message == "GET \(server.url("/missing.tgz").absoluteString): HTTP 404")
+        #expect(server.requests.count == 1 && sleeper.delays.isEmpty)
+    }
+
+    @Test func persistentFailureGivesUpAfterMaxAttempts() async throws {
+        faults.add(.status(500))
+        var d = downloader
+        d.retry = RetryPolicy(maxAttempts: 3, initialDelay: 1, maxDelay: 1.5)
+        let error = await #expect(throws: UpdaterError.self) { try await d.download(url, to: target) }
+        #expect(error?.message == "GET \(url.absoluteString): HTTP 500 (gave up after 3 attempts)")
+        #expect(error?.exitStatus == .dataError || error?.exitStatus == .unavailable)
+        #expect(server.requests.count == 3)
+        #expect(sleeper.delays.allSatisfy { $0 <= 1.5 })
+    }
+
+    @Test func refusedThenRecovers() async throws {
+        let port = server.port
+        server.stop()
+        let server = self.server
+        let sleeper = RecordingSleeper { n in if n == 2 { try server.start() } }
+        let d = Downloader(transport: URLSessionTransport(), sleeper: sleeper, idleTimeout: 2)
+        let result = try await d.download(server.url("/app.tgz"), to: target, expectedSize: 600_000, expectedDigest: sha256)
+        #expect(result.digest == sha256 && result.requests == 3)
+        #expect(server.port == port && server.requests.count == 1)
+    }
+
+    @Test func droppedConnectionsThenRecover() async throws {
+        server.dropConnections(2)
+        let result = try await downloader.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
+        #expect(result.digest == sha256 && result.requests == 3)
+        #expect(server.connectionsAccepted == 3 && server.requests.count == 1)
+    }
+
+    @Test func slowDripWithinIdleTimeoutSucceeds() async throws {
+        faults.add(.drip(bytes: 100_000, every: 0.05))
+        let result = try await downloader.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
+        #expect(result.requests == 1 && result.digest == sha256)
+    }
+
+    @Test func dripSlowerThanIdleTimeoutTimesOutAndResumes() async throws {
+        faults.add(.drip(bytes: 100_000, every: 1.0), path: "/app.tgz", requests: 1...1)
+        var d = downloader
+        d.idleTimeout = 0.3
+        let result = try await d.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
+        #expect(result.digest == sha256)
+        #expect(rangeStart(server.requests[1]) == 100_000, "resumed after the first drip")
+    }
+
+    @Test func stallPastIdleTimeoutFailsAsTimeout() async throws {
+        faults.add(.stall(afterBytes: 1000))
+        var d = downloader
+        d.idleTimeout = 0.2
+        d.retry = RetryPolicy(maxAttempts: 2)
+        let error = await #expect(throws: UpdaterError.self) { try await d.download(url, to: target, expectedSize: 600_000) }
+        #expect(error?.code == .network && error?.exitStatus == .unavailable)
+        #expect(error?.message == "GET \(url.absoluteString): timed out (no data for 0.2 s) (gave up after 2 attempts)")
+        #expect(FileManager.default.fileExists(atPath: target), "kept for a later resume")
+    }
+
+    @Test func hashMismatchIsPermanentAndRemovesTheFile() async throws {
+        let wrong = String(repeating: "0", count: 64)
+        let error = await #expect(throws: UpdaterError.self) {
+            try await downloader.download(url, to: target, expectedSize: 600_000, expectedDigest: wrong)
+        }
+        #expect(error?.code == .hashMismatch)
+        #expect(error?.message.contains("SHA-256 of the 600000 bytes downloaded is \(sha256), expected \(wrong)") == true)
+        #expect(server.requests.count == 1 && sleeper.delays.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: target))
+    }
+
+    @Test func reportsTheServersETag() async throws {
+        faults.add(.etag("\"not-the-hash\""))
+        let result = try await downloader.download(url, to: target)
+        #expect(result.etag == "\"not-the-hash\"")
+    }
+
+    @Test func fileURLsDownloadAndResume() async throws {
+        let source = URL(fileURLWithPath: scratch.path + "/www/app.tgz")
+        try scratch.write("staging.part", payload.prefix(5000))
+        let result = try await downloader.download(source, to: target, expectedSize: 600_000, expectedDigest: sha256)
+        #expect(result.resumedFrom == 5000 && result.digest == sha256)
+        let error = await #expect(throws: UpdaterError.self) {
+            try await downloader.download(URL(fileURLWithPath: scratch.path + "/none"), to: target + "x")
+        }
+        #expect(error?.httpStatus == 404)
+    }
+
+    @Test func refusesToWriteThroughASymlink() async throws {
+        try scratch.write("elsewhere", Data())
+        try FileManager.default.createSymbolicLink(atPath: target, withDestinationPath: scratch.path + "/elsewhere")
+        let error = await #expect(throws: UpdaterError.self) { try await downloader.download(url, to: target) }
+        #expect(error?.code == .io)
+        #expect(server.requests.isEmpty)
+    }
+
+    @Test func backoffIsCappedAndJittered() {
+        let policy = RetryPolicy(maxAttempts: 10, initialDelay: 0.5, maxDelay: 8, multiplier: 2, jitter: 0.5)
+        #expect(policy.delay(beforeRetry: 1, random: 0) == 0.5)
+        #expect(policy.delay(beforeRetry: 4, random: 0) == 4)
+        #expect(policy.delay(beforeRetry: 9, random: 0) == 8)
+        #expect(policy.delay(beforeRetry: 9, random: 0.999) > 4)
+        #expect(policy.delay(beforeRetry: 2, random: 0.5) == 0.75)
+    }
+}

@@ -1,0 +1,111 @@
+import ClientUpdater
+import Foundation
+import Testing
+import TestSupport
+
+/// `Downloader.fetchSmall`: the manifest path (cap, conditional GET, retries).
+@Suite struct FetchSmallTests {
+    let scratch: FetchScratch
+    let faults = LoopbackFaults()
+    let server: LoopbackHTTPServer
+    let sleeper = RecordingSleeper()
+    let downloader: Downloader
+    let manifest = Data("{\"version\":\"1.0.0\"}".utf8)
+
+    init() throws {
+        scratch = try FetchScratch()
+        try scratch.write("manifest.json", manifest)
+        try scratch.write("big.json", Data(repeating: 0x20, count: 70_000))
+        server = try LoopbackHTTPServer(handler: faults.wrap(LoopbackHTTPServer.folder(scratch.path)))
+        downloader = Downloader(transport: URLSessionTransport(), sleeper: sleeper, idleTimeout: 2)
+    }
+
+    @Test func fetchesThenAnswersNotModifiedForTheSameETag() async throws {
+        let first = try await downloader.fetchSmall(server.url("/manifest.json"))
+        guard case .fetched(let body, let etag) = first else { Issue.record("expected a body"); return }
+        #expect(body == manifest)
+        let tag = try #require(etag)
+        let second = try await downloader.fetchSmall(server.url("/manifest.json"), ifNoneMatch: tag)
+        #expect(second == .notModified(etag: tag))
+        #expect(server.requests.map { $0[header: "if-none-match"] } == [nil, tag])
+        #expect(server.log.map(\.status) == [200, 304])
+    }
+
+    @Test func staleETagGetsTheNewBody() async throws {
+        let result = try await downloader.fetchSmall(server.url("/manifest.json"), ifNoneMatch: "\"old\"")
+        #expect(result == .fetched(manifest, etag: result.etag) && result.etag != nil)
+    }
+
+    @Test func bodyOverTheCapIsRefusedFromItsContentLength() async throws {
+        let url = server.url("/big.json")
+        let error = await #expect(throws: UpdaterError.self) { try await downloader.fetchSmall(url) }
+        #expect(error?.code == .tooLarge)
+        #expect(error?.message == "GET \(url.absoluteString): body is larger than the limit of 65536 bytes")
+        #expect(server.requests.count == 1 && sleeper.delays.isEmpty)
+    }
+
+    @Test func undeclaredBodyOverTheCapIsCutOff() async throws {
+        faults.add(.noContentLength)
+        let error = await #expect(throws: UpdaterError.self) { try await downloader.fetchSmall(server.url("/big.json")) }
+        #expect(error?.code == .tooLarge)
+        let exactlyCap = try await downloader.fetchSmall(server.url("/big.json"), cap: 70_000)
+        #expect(exactlyCap.etag != nil)
+    }
+
+    @Test func gzipEncodedBombIsCappedOnDecodedBytes() async throws {
+        // 4 MiB of zeros gzip to about 4 KiB: under the cap on the wire, far over it decoded.
+        let raw = try scratch.write("zeros", Data(count: 4 << 20))
+        let gz = Process()
+        gz.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        gz.arguments = ["-k", "-9", raw]
+        try gz.run()
+        gz.waitUntilExit()
+        let compressed = try Data(contentsOf: URL(fileURLWithPath: raw + ".gz"))
+        #expect(compressed.count < 65536)
+        let bomb = try LoopbackHTTPServer { _ in
+            LoopbackResponse(status: 200, headers: [("Content-Encoding", "gzip")], body: .data(compressed))
+        }
+        defer { bomb.stop() }
+        let error = await #expect(throws: UpdaterError.self) { try await downloader.fetchSmall(bomb.url("/manifest.json")) }
+        #expect(error?.code == .tooLarge)
+        #expect(bomb.requests.first?[header: "accept-encoding"] == "identity")
+    }
+
+    @Test func serverErrorRetriedThenFetched() async throws {
+        faults.first(2, .status(502), path: "/manifest.json")
+        let result = try await downloader.fetchSmall(server.url("/manifest.json"))
+        #expect(result == .fetched(manifest, etag: result.etag))
+        #expect(server.requests.count == 3 && sleeper.delays.count == 2)
+    }
+
+    @Test func clientErrorIsNotRetried() async throws {
+        faults.add(.status(403))
+        let error = await #expect(throws: UpdaterError.self) { try await downloader.fetchSmall(server.url("/manifest.json")) }
+        #expect(error?.httpStatus == 403 && error?.exitStatus == .dataError)
+        #expect(server.requests.count == 1 && sleeper.delays.isEmpty)
+    }
+
+    @Test func unexpected304WithoutETagIsAnError() async throws {
+        faults.add(.status(304))
+        let error = await #expect(throws: UpdaterError.self) { try await downloader.fetchSmall(server.url("/manifest.json")) }
+        #expect(error?.httpStatus == 304)
+    }
+
+    @Test func fileURLsWork() async throws {
+        let result = try await downloader.fetchSmall(URL(fileURLWithPath: scratch.path + "/manifest.json"))
+        #expect(result == .fetched(manifest, etag: nil))
+        let error = await #expect(throws: UpdaterError.self) {
+            try await downloader.fetchSmall(URL(fileURLWithPath: scratch.path + "/big.json"))
+        }
+        #expect(error?.code == .tooLarge)
+    }
+
+    @Test func refusedConnectionGivesUpAsNetworkError() async throws {
+        let port = try LoopbackHTTPServer.unusedPort()
+        let url = try #require(URL(string: "http://127.0.0.1:\(port)/manifest.json"))
+        let d = Downloader(transport: URLSessionTransport(), retry: RetryPolicy(maxAttempts: 3), sleeper: sleeper)
+        let error = await #expect(throws: UpdaterError.self) { try await d.fetchSmall(url) }
+        #expect(error?.message == "GET \(url.absoluteString): connection refused (gave up after 3 attempts)")
+        #expect(error?.exitStatus == .unavailable)
+    }
+}

@@ -1,0 +1,131 @@
+import ClientUpdater
+import Foundation
+import MeteorHotCodePush
+import TestSupport
+
+/// A device root fed by a ``MeteorMockServer``, driven through ``MeteorChannel`` the way
+/// the pipeline drives it: check → stage pending → "reload" (pending becomes current) →
+/// "startupDidComplete" (lastKnownGood, retention).
+final class MeteorHarness: @unchecked Sendable {
+    // @unchecked: used by one test task at a time.
+    let temp: TemporaryDirectory
+    let layout: RootLayout
+    let server: MeteorMockServer
+    let transport: MeteorMockTransport
+    let embeddedPath: String
+    var state = DeviceState()
+    var retry = RetryPolicy(delays: [0.01, 0.01, 0.01], jitter: 0)
+
+    /// - Parameters:
+    ///   - embedded: the embedded bundle folder (read-only).
+    ///   - versions: the folder of downloadable versions the mock serves from.
+    init(embedded: String, versions: String) throws {
+        temp = try TemporaryDirectory("meteor")
+        layout = RootLayout(root: temp.path + "/root")
+        try AtomicFile.makeDirectory(layout.root)
+        server = MeteorMockServer(versionsDirectory: versions)
+        transport = MeteorMockTransport(server: server)
+        embeddedPath = embedded
+        try channel.resetIfEmbeddedChanged(state: &state)
+    }
+
+    /// The reference fixtures' embedded bundle and downloadable versions.
+    static func reference() throws -> MeteorHarness {
+        guard let dir = MeteorFixtures.reference else { throw HarnessError("reference fixtures are absent") }
+        return try MeteorHarness(embedded: dir + "/bundled_www/application", versions: dir + "/downloadable_versions")
+    }
+
+    var channel: MeteorChannel {
+        MeteorChannel(layout: layout, rootURL: URL(string: "http://127.0.0.1:3000/")!, platform: .ios,
+                      embeddedPath: embeddedPath, transport: transport,
+                      options: .init(maxConnections: 3, retry: retry))
+    }
+
+    /// One check; an installed version is staged as pending.
+    @discardableResult
+    func check() async throws -> CheckOutcome {
+        var s = state
+        let outcome = try await channel.check(state: &s)
+        if case .installed(let v) = outcome { Selection.stage(v.id, in: &s) }
+        state = s
+        return outcome
+    }
+
+    /// Serves `name`, forgets earlier requests, checks.
+    @discardableResult
+    func check(serving name: String) async throws -> CheckOutcome {
+        server.serve(name)
+        server.clearRequests()
+        return try await check()
+    }
+
+    /// Downloads `name` and switches to it (check + reload + startup complete).
+    func install(_ name: String, keep: Int = 1) async throws {
+        let outcome = try await check(serving: name)
+        guard case .installed = outcome else { throw HarnessError("\(name) not installed: \(outcome)") }
+        try reload()
+        try startupDidComplete(keep: keep)
+    }
+
+    /// The page reload: pending becomes current (the embedded version is `nil`).
+    func reload() throws {
+        guard let pending = state.pending else { return }
+        let embedded = try channel.embeddedVersion()?.id
+        state.current = pending == embedded ? nil : pending
+        state.pending = nil
+        try channel.refreshMemory(state: &state)
+    }
+
+    /// startupDidComplete with a minimal retention (the pipeline's job in the product):
+    /// lastKnownGood = current, then keep at most `keep` versions counting the current one
+    /// (also when it is the embedded bundle, so N=1 is the plugin's "delete every other
+    /// downloaded version"); current and pending are never deleted; newest kept first.
+    func startupDidComplete(keep: Int) throws {
+        state.lastKnownGood = state.current
+        let protected = Set([state.current, state.pending].compactMap { $0 })
+        let installed = try channel.installedVersions().sorted { ($0.installedAt ?? .distantPast) > ($1.installedAt ?? .distantPast) }
+        var budget = keep - 1
+        for version in installed where !protected.contains(version.id) {
+            if budget > 0 { budget -= 1 } else { try channel.remove(version) }
+        }
+    }
+
+    /// A fresh channel over the same root and state: what the next process start sees.
+    func selectedAfterRestart() throws -> String? {
+        let fresh = channel
+        return fresh.select(from: try fresh.installedVersions(), state: state)?.id
+    }
+
+    var installedIDs: Set<String> { Set(((try? channel.installedVersions()) ?? []).map(\.id)) }
+
+    /// The served file for `urlPath` of the version in use (current or embedded).
+    func servedFile(_ urlPath: String, version: String? = nil) throws -> String? {
+        let id = version ?? state.current
+        let target: InstalledVersion
+        if let id, let v = try channel.installedVersions().first(where: { $0.id == id }) {
+            target = v
+        } else {
+            target = try require_(channel.embeddedVersion())
+        }
+        return try channel.servedAssets(for: target).first { $0.urlPath == urlPath }?.sourceFile
+    }
+
+    func servedContent(_ urlPath: String, version: String? = nil) throws -> String? {
+        try servedFile(urlPath, version: version).flatMap { FileManager.default.contents(atPath: $0) }.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// `/__cordova/…` request paths expected for the given URL paths (`/` is index.html).
+    static func cordova(_ paths: String...) -> Set<String> {
+        Set(["/__cordova/manifest.json"] + paths.map { $0 == "/" ? "/__cordova/" : "/__cordova" + $0 })
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ d: String) { description = d }
+}
+
+func require_<T>(_ value: T?) throws -> T {
+    guard let value else { throw HarnessError("unexpected nil") }
+    return value
+}

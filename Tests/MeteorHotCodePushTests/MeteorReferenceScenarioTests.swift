@@ -1,0 +1,198 @@
+import ClientUpdater
+import Foundation
+import MeteorHotCodePush
+import TestSupport
+import Testing
+
+/// Scenarios 27–68 of meteor-protocol.md §4 (the original plugin's tests.js), against its
+/// real fixtures. They live outside the repository (`../shared/fixtures/meteor`); when that
+/// folder is absent the whole suite is skipped and says so.
+@Suite(.enabled(if: MeteorFixtures.referenceAvailable,
+                "skipped: the reference fixtures ../shared/fixtures/meteor are absent (they are not part of the repository)"))
+struct MeteorReferenceScenarioTests {
+    static let template2Map = "/app/3f6275657e6db3a21acb37d0f6c207cf83871e90.map"
+    static let template3Map = "/app/36e96c1d40459ae12164569599c9c0a203b36db7.map"
+
+    // 27–30: bundled → version2
+    @Test(arguments: [1, 3])
+    func updateFromBundledToVersion2(keep: Int) async throws {
+        let h = try MeteorHarness.reference()
+        let outcome = try await h.check(serving: "version2")
+        guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        #expect(v.id == "version2" && !v.isEmbedded)
+        #expect(h.server.requestedPathSet == MeteorHarness.cordova("/", "/app/template.mobileapp.js", Self.template2Map, "/some-file", "/some-other-file"))
+        #expect(h.state.pending == "version2" && h.state.meteor?.lastDownloadedVersion == "version2")
+        // The old version is served until the reload.
+        #expect(try h.servedContent("/some-file") == "some-file\n" || h.servedContent("/some-file")?.hasPrefix("some-file") == true)
+        #expect(try h.servedFile("/some-file")?.hasPrefix(h.embeddedPath) == true)
+        try h.reload()
+        #expect(try h.servedContent("/some-file") == "some-file (changed)\n")
+        #expect(try h.servedContent("/some-other-file") == "some-other-file\n")
+        // Unchanged assets come from the embedded bundle.
+        #expect(try h.servedFile("/some-text.txt") == h.embeddedPath + "/app/some-text.txt")
+        #expect(try h.servedContent("/")?.contains("autoupdateVersionCordova%22%3A%22version2") == true)
+        try h.startupDidComplete(keep: keep)
+        #expect(try h.selectedAfterRestart() == "version2")
+        #expect(FileManager.default.fileExists(atPath: h.layout.meteor + "/version2/app/some-other-file"))
+        #expect(!FileManager.default.fileExists(atPath: h.layout.meteor + "/version2/app/some-text.txt"))
+    }
+
+    // 31–35: version2 → version3
+    @Test(arguments: [1, 3])
+    func updateFromVersion2ToVersion3(keep: Int) async throws {
+        let h = try MeteorHarness.reference()
+        try await h.install("version2", keep: keep)
+        let outcome = try await h.check(serving: "version3")
+        guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        #expect(v.id == "version3")
+        #expect(h.server.requestedPathSet == MeteorHarness.cordova("/", "/app/template.mobileapp.js", Self.template3Map, "/some-file"))
+        #expect(try h.servedContent("/some-file") == "some-file (changed)\n")
+        try h.reload()
+        #expect(h.state.current == "version3")
+        #expect(try h.servedContent("/some-file") == "some-file (changed again)\n")
+        // some-other-file is unchanged since version2: reused by a hard link, not fetched.
+        let reused = h.layout.meteor + "/version3/app/some-other-file"
+        #expect(try h.servedFile("/some-other-file") == reused)
+        #expect(try linkCount(reused) == 2)
+        #expect(try h.servedFile("/some-text.txt") == h.embeddedPath + "/app/some-text.txt")
+        try h.startupDidComplete(keep: keep)
+        // N=1 reproduces the plugin's cleanup; the default N=3 keeps the older version.
+        #expect(h.installedIDs == (keep == 1 ? ["version3"] : ["version2", "version3"]))
+        #expect(try h.selectedAfterRestart() == "version3")
+    }
+
+    // 36–41: version2 → version1 (the bundled version)
+    @Test(arguments: [1, 3])
+    func updateFromVersion2BackToBundledVersion1(keep: Int) async throws {
+        let h = try MeteorHarness.reference()
+        try await h.install("version2", keep: keep)
+        let outcome = try await h.check(serving: "version1")
+        guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        #expect(v.isEmbedded && v.id == "version1")
+        #expect(h.server.requestedPathSet == ["/__cordova/manifest.json"])
+        #expect(h.state.pending == "version1")
+        try h.reload()
+        #expect(h.state.current == nil)
+        #expect(try h.servedContent("/some-file") == String(decoding: try Data(contentsOf: URL(fileURLWithPath: h.embeddedPath + "/app/some-file")), as: UTF8.self))
+        #expect(!FileManager.default.fileExists(atPath: h.layout.meteor + "/version1"))
+        try h.startupDidComplete(keep: keep)
+        #expect(h.installedIDs == (keep == 1 ? [] : ["version2"]))
+        #expect(try h.selectedAfterRestart() == nil)
+    }
+
+    // 42–43: same version on the server
+    @Test func noUpdateWhenTheServerHasTheCurrentVersion() async throws {
+        let h = try MeteorHarness.reference()
+        try await h.install("version2")
+        let outcome = try await h.check(serving: "version2")
+        #expect(outcome == .upToDate("version version2 is current"))
+        #expect(h.server.requestedPathSet == ["/__cordova/manifest.json"])
+        #expect(h.state.pending == nil)
+    }
+
+    @Test func noDownloadWhenTheVersionIsAlreadyPending() async throws {
+        let h = try MeteorHarness.reference()
+        try await h.check(serving: "version2")
+        let outcome = try await h.check(serving: "version2")
+        #expect(outcome == .upToDate("version version2 is already pending"))
+        #expect(h.server.requestedPathSet == ["/__cordova/manifest.json"])
+    }
+
+    // 44–57: each error, and no new version afterwards
+    @Test(arguments: [
+        ("version2_with_missing_asset", "Non-success status code 404 for asset: /app/template.mobileapp.js"),
+        ("version2_with_invalid_asset", "Hash mismatch for asset: /app/template.mobileapp.js"),
+        ("version2_with_version_mismatch", "Version mismatch for index page, expected: version2, actual: version3"),
+        ("missing_root_url", "Could not find ROOT_URL in downloaded asset bundle"),
+        ("missing_app_id", "Could not find appId in downloaded asset bundle"),
+        ("wrong_app_id", "appId in downloaded asset bundle does not match current appId"),
+        ("missing_cordova_compatibility_version", "Asset manifest does not have a cordovaCompatibilityVersion"),
+    ])
+    func failingDownloads(name: String, message: String) async throws {
+        let h = try MeteorHarness.reference()
+        let before = h.state
+        await #expect {
+            try await h.check(serving: name)
+        } throws: { error in
+            guard let e = error as? MeteorError else { return false }
+            return e.message.contains(message) && e.exitStatus == .dataError
+        }
+        #expect(h.state == before)
+        #expect(h.installedIDs.isEmpty)
+        #expect(try h.selectedAfterRestart() == nil)
+    }
+
+    // 52–53: ROOT_URL may not move to localhost
+    @Test func refusesARootURLChangeToLocalhost() async throws {
+        let h = try MeteorHarness.reference()
+        try await h.install("127.0.0.1_root_url")
+        #expect(h.state.current == "127.0.0.1_root_url" && h.state.meteor?.rootURL == "http://127.0.0.1:3000/")
+        await #expect {
+            try await h.check(serving: "wrong_root_url")
+        } throws: {
+            ($0 as? MeteorError)?.message.contains("ROOT_URL in downloaded asset bundle would change current ROOT_URL to localhost.") == true
+        }
+        #expect(h.state.pending == nil)
+        #expect(!h.installedIDs.contains("wrong_root_url"))
+    }
+
+    // 60–61: a different cordovaCompatibilityVersion is skipped
+    @Test func skipsAnIncompatibleVersion() async throws {
+        let h = try MeteorHarness.reference()
+        let outcome = try await h.check(serving: "different_cordova_compatibility_version")
+        guard case .skipped(let message) = outcome else { Issue.record("expected skipped, got \(outcome)"); return }
+        #expect(message.contains("Skipping downloading new version because the Cordova platform version or plugin versions have changed and are potentially incompatible"))
+        #expect(h.server.requestedPathSet == ["/__cordova/manifest.json"])
+        #expect(h.state.pending == nil && h.installedIDs.isEmpty)
+    }
+
+    @Test func skipsABlacklistedVersion() async throws {
+        let h = try MeteorHarness.reference()
+        h.state.blacklist = ["version2"]
+        let outcome = try await h.check(serving: "version2")
+        guard case .skipped(let message) = outcome else { Issue.record("expected skipped, got \(outcome)"); return }
+        #expect(message.contains("Skipping downloading blacklisted version"))
+        #expect(h.server.requestedPathSet == ["/__cordova/manifest.json"])
+    }
+
+    // 62–64: resume a partial download of the same version
+    @Test func resumesAPartialDownloadOfTheSameVersion() async throws {
+        let h = try MeteorHarness.reference()
+        try simulatePartialDownload(h)
+        let outcome = try await h.check(serving: "version2")
+        guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        #expect(v.id == "version2")
+        #expect(h.server.requestedPathSet == MeteorHarness.cordova("/", "/app/template.mobileapp.js", Self.template2Map))
+        try h.reload()
+        #expect(try h.servedContent("/some-file") == "some-file (changed)\n")
+        #expect(!FileManager.default.fileExists(atPath: h.layout.meteor + "/PartialDownload"))
+        #expect(!FileManager.default.fileExists(atPath: h.layout.meteor + "/Downloading"))
+    }
+
+    // 65–68: resume a partial download when the server moved on to another version
+    @Test func resumesAPartialDownloadOfADifferentVersion() async throws {
+        let h = try MeteorHarness.reference()
+        try simulatePartialDownload(h)
+        let outcome = try await h.check(serving: "version3")
+        guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        #expect(v.id == "version3")
+        #expect(h.server.requestedPathSet == MeteorHarness.cordova("/", "/app/template.mobileapp.js", Self.template3Map, "/some-file"))
+        try h.reload()
+        #expect(h.state.current == "version3")
+        #expect(try h.servedContent("/some-other-file") == "some-other-file\n")
+        #expect(try h.servedContent("/some-file") == "some-file (changed again)\n")
+    }
+
+    /// The plugin's `simulatePartialDownload("version2")`: copies the fixture to `Downloading/`.
+    func simulatePartialDownload(_ h: MeteorHarness) throws {
+        let source = try require_(MeteorFixtures.reference) + "/partially_downloaded_versions/version2"
+        try AtomicFile.makeDirectory(h.layout.meteor)
+        try FileManager.default.copyItem(atPath: source, toPath: h.layout.meteor + "/Downloading")
+    }
+}
+
+func linkCount(_ path: String) throws -> Int {
+    var st = stat()
+    guard lstat(path, &st) == 0 else { throw HarnessError("cannot stat \(path)") }
+    return Int(st.st_nlink)
+}
