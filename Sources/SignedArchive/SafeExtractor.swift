@@ -53,6 +53,15 @@ public struct SafeExtractor: Sendable {
     /// (its parent must). On failure `staging` does not exist afterwards (unless it existed
     /// before, which is refused with `alreadyExists` and leaves it alone).
     public func extract(fileDescriptor: Int32, into staging: String) throws(SignedArchiveError) -> ExtractionReport {
+        // Entry names are decoded as UTF-8 whatever the process locale (this thread only).
+        let utf8 = clientctl_utf8_locale()
+        let previous = utf8.flatMap { clientctl_use_locale($0) }
+        defer {
+            if let utf8 {
+                _ = clientctl_use_locale(previous)
+                clientctl_free_locale(utf8)
+            }
+        }
         do {
             return try extractOrExplain(fileDescriptor: fileDescriptor, into: staging)
         } catch {
