@@ -137,6 +137,7 @@ struct ExtractionRun {
             } else {
                 try writeFile(archive, entry: entry, name: name, components: components, stream: stream, source: source)
             }
+            CrashPoint.hit("unpack.entry")
         }
     }
 
