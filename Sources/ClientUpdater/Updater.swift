@@ -11,6 +11,8 @@ public actor Updater {
     public nonisolated let config: DeviceConfig
     public nonisolated let channel: any UpdateChannel
     let now: @Sendable () -> Date
+    /// Agent state (watchdog, bridge, timer, events): see Updater+Lifecycle.swift.
+    var lifecycle = UpdaterLifecycle()
 
     /// - Parameters:
     ///   - now: the wall clock (injected so tests can control time).

@@ -14,6 +14,7 @@ public final class MeteorMockServer: @unchecked Sendable {
     private var versionName: String?
     private var log: [String] = []
     private var overrides: [String: MockResponse] = [:]
+    private var etags = true
 
     /// One answer.
     public struct MockResponse: Sendable {
@@ -37,6 +38,11 @@ public final class MeteorMockServer: @unchecked Sendable {
         lock.withLock { versionName = name }
     }
 
+    /// Whether answers carry `ETag: "<sha1>"` (default true; false = a server without ETags).
+    public func sendETags(_ on: Bool) {
+        lock.withLock { etags = on }
+    }
+
     /// Replaces the answer for one path (`/__cordova/x`), e.g. to break a file.
     public func override(_ path: String, with response: MockResponse?) {
         lock.withLock { overrides[path] = response }
@@ -51,11 +57,17 @@ public final class MeteorMockServer: @unchecked Sendable {
 
     /// Answers a request for `path` with `query` (without `?`), recording it.
     public func respond(path: String, query: String?) -> MockResponse {
-        let (name, override) = lock.withLock { () -> (String?, MockResponse?) in
+        let (name, override, etags) = lock.withLock { () -> (String?, MockResponse?, Bool) in
             log.append(path)
-            return (versionName, overrides[path])
+            return (versionName, overrides[path], self.etags)
         }
         if let override { return override }
+        var response = answer(path: path, query: query, name: name)
+        if !etags { response.headers["etag"] = nil }
+        return response
+    }
+
+    private func answer(path: String, query: String?, name: String?) -> MockResponse {
         guard let name, path.hasPrefix("/__cordova/") else { return MockResponse(status: 404) }
         let folder = versionsDirectory + "/" + name
         let relative = String(path.dropFirst("/__cordova/".count)).removingPercentEncoding ?? ""

@@ -1,0 +1,1 @@
+console.log('not the bytes the manifest names');

@@ -1,0 +1,42 @@
+/// What a host app does for the updater: point its web view (or local server) at a
+/// folder and reload. `clientctl serve` implements it with its HTTP server; a Swift
+/// host app implements it with its web view.
+///
+/// The updater calls these one at a time, never concurrently, and never in the middle
+/// of another switch.
+public protocol HostBridge: Sendable {
+    /// Serve files from `path` from now on (an organized `serving/<id>` folder).
+    func setServerBasePath(_ path: String) async throws
+    /// Reload the web view so that the page comes from the new base path.
+    func reload() async throws
+}
+
+/// What the updater tells the host as it happens (``Updater/events()``).
+public enum UpdaterEvent: Sendable, Equatable {
+    /// A new version is pending: call ``Updater/reload()`` to switch (Cordova `onNewVersionReady`).
+    case updateAvailable(version: String)
+    /// An update check or a switch failed (Cordova `onError`).
+    case error(message: String)
+    /// Bytes of `version` downloaded so far, and the expected total when known.
+    case downloadProgress(version: String, completed: Int64, total: Int64?)
+    /// The watchdog started, committed or failed a trial.
+    case watchdog(WatchdogEvent)
+    /// `version` (the embedded seed's id when the seed runs) is now served.
+    case switched(version: String)
+}
+
+/// Reports download progress from inside a channel's `check` to whoever started it.
+///
+/// Channels call ``report(version:completed:total:)`` while downloading; the updater (or
+/// a command drawing a progress bar) installs a handler for the duration of a check with
+/// `DownloadProgress.$handler.withValue(…)`.
+public enum DownloadProgress {
+    /// Receives `(version, completedBytes, totalBytes)`.
+    public typealias Handler = @Sendable (String, Int64, Int64?) -> Void
+    @TaskLocal public static var handler: Handler?
+
+    /// Tells the current handler, if any, how far the download of `version` is.
+    public static func report(version: String, completed: Int64, total: Int64?) {
+        handler?(version, completed, total)
+    }
+}

@@ -1,0 +1,216 @@
+import Foundation
+
+/// The library API a host embeds (it mirrors the Cordova/Capacitor plugin): start-up,
+/// `checkForUpdates`, `startupDidComplete`, `reload` (switch to pending), rollback,
+/// retention, and an event stream.
+///
+/// ```swift
+/// let updater = Updater(layout: layout, config: config, channel: channel)
+/// try await updater.start(bridge: myWebView)          // selects, organizes, calls the bridge
+/// for await event in await updater.events() { … }     // updateAvailable, error, progress
+/// try await updater.startupDidComplete()              // from the page, once it runs
+/// ```
+///
+/// Every operation runs alone (a FIFO gate inside the actor) with the root's lock held
+/// while it reads and writes the root, so bridge calls are serialized and a switch never
+/// races another switch, a timeout or an acknowledgement.
+extension Updater {
+    /// Start-up: finishes interrupted deletions, resets after a shell update, fails a
+    /// trial left by a dead process, selects the version to run (pending first, else the
+    /// channel's seed rule), organizes it, starts a trial when it is not the last known
+    /// good version, and points the bridge at it.
+    ///
+    /// - Parameters:
+    ///   - bridge: the host; `nil` to only prepare the root.
+    ///   - clock: the watchdog's monotonic clock (a manual clock in tests).
+    ///   - shim: the WebAppLocalServer shim injected into organized pages.
+    /// - Throws: ``UpdaterError`` `.locked` when another live process runs a trial on
+    ///   this root, `.notFound` when there is nothing to serve.
+    @discardableResult
+    public func start(bridge: (any HostBridge)?, clock: WatchdogClock = .continuous, shim: Shim = Shim(),
+                      lockWait: Double = 30) async throws -> LifecycleReport {
+        try await exclusively {
+            lifecycle.attached = true
+            lifecycle.bridge = bridge
+            lifecycle.clock = clock
+            lifecycle.shim = shim
+            var watchdog = Watchdog(timeout: .seconds(config.startupTimeoutSeconds))
+            var followup = Followup()
+            var reset = false
+            let (state, served) = try locked(wait: lockWait) { () -> (DeviceState, Served) in
+                try Trash.finishInterrupted(layout)
+                var state = try loadState()
+                let embedded = try channel.embeddedVersion()
+                if let embedded {
+                    if let seen = state.lastSeenEmbeddedVersion, seen != embedded.id {
+                        try resetForShellUpdate(&state, embedded: embedded)
+                        reset = true
+                    }
+                    state.lastSeenEmbeddedVersion = embedded.id
+                }
+                let installed = try storedVersions()
+                let available = Set(installed.map(\.id))
+                var actions: [WatchdogAction] = []
+                if let trial = state.trial {
+                    let owner = TrialOwner.status(of: trial, session: lifecycle.session)
+                    if owner == .otherProcess, trial.version == state.current {
+                        throw UpdaterError(.locked, "another process (pid \(trial.pid ?? 0)) runs a trial of \(trial.version) on \(layout.root); stop it first")
+                    }
+                    actions = watchdog.recover(state: &state, now: clock.now, wallClock: now(), owner: owner, available: available)
+                }
+                let failed = actions.contains { if case .report(.failed) = $0 { return true } else { return false } }
+                if !failed, watchdog.phase == .idle {
+                    if let p = state.pending, state.blacklist.contains(p) || !available.contains(p) { state.pending = nil }
+                    let target = state.pending ?? channel.select(from: installed, state: state)?.id
+                    actions += watchdog.activate(target, state: &state, now: clock.now,
+                                                 trial: .thisProcess(session: lifecycle.session, at: now()))
+                }
+                let served = try organizeForServing(state.current)
+                if let pending = state.pending, pending != state.current { _ = try? organizeForServing(pending) }
+                try StateStore.save(state, layout)
+                try performLocked(actions.filter { if case .reload = $0 { return false } else { return true } },
+                                  state: state, followup: &followup)
+                return (state, served)
+            }
+            lifecycle.watchdog = watchdog
+            applyTimers(followup)
+            defer { announce(followup) }
+            try await point(at: served, reload: false)
+            return report(state, served: served, followup: followup, reset: reset)
+        }
+    }
+
+    /// Checks the feed now. A new version is downloaded, verified, staged as pending and
+    /// organized (so the switch is a pointer flip), then announced as `updateAvailable`.
+    /// A version that the seed rule prefers to the current one (e.g. one on the retry
+    /// list after a failed trial) is staged again. Failures are announced as `error` and
+    /// rethrown; `state.json` stays as it was.
+    @discardableResult
+    public func checkForUpdates(lockWait: Double = 30) async throws -> InstallReport {
+        try await exclusively {
+            let pendingBefore = StateStore.load(layout).pending
+            var report: InstallReport
+            do {
+                report = try await DownloadProgress.$handler.withValue({ [weak self] version, completed, total in
+                    Task { await self?.emit(.downloadProgress(version: version, completed: completed, total: total)) }
+                }) {
+                    try await install(lockWait: lockWait)
+                }
+                report.pending = try locked(wait: lockWait) { () -> String? in
+                    var state = try loadState()
+                    if state.pending == nil, let selected = channel.select(from: try storedVersions(), state: state),
+                       selected.id != state.current, !state.blacklist.contains(selected.id) {
+                        state.pending = selected.id
+                        try StateStore.save(state, layout)
+                    }
+                    if let pending = state.pending { _ = try organizeForServing(pending) }
+                    return state.pending
+                }
+            } catch {
+                emit(.error(message: "\(error)"))
+                throw error
+            }
+            if let pending = report.pending, pending != pendingBefore { emit(.updateAvailable(version: pending)) }
+            return report
+        }
+    }
+
+    /// Switches to the pending version (Cordova `switchToPendingVersion`): a pointer flip
+    /// to its organized folder, a trial, then the bridge reloads.
+    /// - Throws: ``UpdaterError`` `.notFound` when no version is pending.
+    @discardableResult
+    public func reload(lockWait: Double = 30) async throws -> LifecycleReport {
+        try await exclusively {
+            var watchdog = currentWatchdog()
+            var followup = Followup()
+            let (state, served) = try locked(wait: lockWait) { () -> (DeviceState, Served) in
+                var state = try loadState()
+                let available = Set(try storedVersions().map(\.id))
+                var actions = reconcile(&watchdog, &state, available: available)
+                guard let pending = state.pending, available.contains(pending), !state.blacklist.contains(pending) else {
+                    if !actions.isEmpty { try performLocked(actions, state: state, followup: &followup) }
+                    lifecycle.watchdog = watchdog
+                    throw UpdaterError(.notFound, "no pending version to switch to (\(state.current ?? "the embedded seed") runs)")
+                }
+                let served = try organizeForServing(pending)
+                actions += watchdog.activate(pending, state: &state, now: lifecycle.clock.now, trial: trialOwner())
+                try performLocked(actions.filter { if case .reload = $0 { return false } else { return true } },
+                                  state: state, followup: &followup)
+                return (state, served)
+            }
+            lifecycle.watchdog = watchdog
+            applyTimers(followup)
+            defer { announce(followup) }
+            try await point(at: served, reload: true)
+            return report(state, served: served, followup: followup)
+        }
+    }
+
+    /// The page finished starting (Cordova `startupDidComplete`): commits the trial of
+    /// the current version and runs retention. The arrival time counts, not the time
+    /// the gate lets it through.
+    @discardableResult
+    public func startupDidComplete(lockWait: Double = 30) async throws -> LifecycleReport {
+        let arrival = lifecycle.clock.now
+        return try await transition(lockWait: lockWait) { watchdog, state, available in
+            watchdog.startupDidComplete(state: &state, now: arrival, available: available)
+        }
+    }
+
+    /// Rolls back to the last known good version (else the embedded seed), blacklisting
+    /// the current one.
+    @discardableResult
+    public func rollback(lockWait: Double = 30) async throws -> LifecycleReport {
+        try await transition(lockWait: lockWait) { watchdog, state, available in
+            watchdog.rollback(state: &state, available: available)
+        }
+    }
+
+    /// Runs retention now (`clientctl gc`), after finishing interrupted deletions.
+    @discardableResult
+    public func collectGarbage(lockWait: Double = 30) async throws -> LifecycleReport {
+        try await transition(lockWait: lockWait) { _, _, _ in
+            try Trash.finishInterrupted(layout)
+            return [.runRetention]
+        }
+    }
+
+    /// Ends the agent: stops the timer, drops an unfinished trial of this process without
+    /// counting a failure, and finishes every event stream.
+    public func shutdown() async {
+        _ = try? await exclusively {
+            lifecycle.timer?.cancel()
+            lifecycle.timer = nil
+            if var watchdog = lifecycle.watchdog {
+                try? locked(wait: 5) {
+                    var state = try loadState()
+                    if watchdog.shutdown(state: &state).contains(.persist) { try StateStore.save(state, layout) }
+                }
+                lifecycle.watchdog = watchdog
+            }
+            for continuation in lifecycle.subscribers.values { continuation.finish() }
+            lifecycle.subscribers = [:]
+            lifecycle.attached = false
+        }
+    }
+
+    /// A new stream of everything that happens from now on.
+    public func events() -> AsyncStream<UpdaterEvent> {
+        let (stream, continuation) = AsyncStream<UpdaterEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        let id = UUID()
+        lifecycle.subscribers[id] = continuation
+        continuation.onTermination = { [weak self] _ in Task { await self?.removeSubscriber(id) } }
+        return stream
+    }
+
+    /// True when a version is pending (``reload()`` would switch to it).
+    public var isUpdateAvailable: Bool { StateStore.load(layout).pending != nil }
+
+    /// The version served now: `state.json`'s current, else the embedded seed's id.
+    public var currentVersion: String? {
+        StateStore.load(layout).current ?? (try? channel.embeddedVersion())?.id
+    }
+
+    /// The folder handed to the bridge last.
+    public var servingDirectory: String? { lifecycle.servedDirectory }
+}

@@ -1,0 +1,55 @@
+/// The `/__clientctl/` control endpoints of `clientctl serve` (and any host whose shim
+/// talks HTTP), answered by an ``Updater``.
+///
+/// ```swift
+/// server.setControlHandler(UpdaterControl(updater))
+/// ```
+public struct UpdaterControl: ControlHandler {
+    public let updater: Updater
+
+    public init(_ updater: Updater) {
+        self.updater = updater
+    }
+
+    public func startupDidComplete() async throws -> ControlStatus {
+        try await updater.startupDidComplete()
+        return try await status()
+    }
+
+    public func checkForUpdates() async throws -> ControlStatus {
+        // The outcome reaches pages as `updateAvailable` / `error` events; a failed check
+        // is an event, not a failed request.
+        _ = try? await updater.checkForUpdates()
+        return try await status()
+    }
+
+    public func switchToPendingVersion() async throws -> ControlStatus {
+        try await updater.reload()
+        return try await status()
+    }
+
+    public func status() async throws -> ControlStatus {
+        let state = StateStore.load(updater.layout)
+        return ControlStatus(current: await updater.currentVersion, pending: state.pending,
+                             lastKnownGood: state.lastKnownGood, inTrial: state.trial != nil && state.trial?.version == state.current)
+    }
+
+    public func events() async -> AsyncStream<ControlEvent> {
+        let source = await updater.events()
+        return AsyncStream { continuation in
+            let task = Task {
+                for await event in source {
+                    switch event {
+                    case .updateAvailable(let version): continuation.yield(.updateAvailable(version: version))
+                    case .error(let message): continuation.yield(.error(message: message))
+                    case .downloadProgress(let version, let completed, let total):
+                        continuation.yield(.downloadProgress(version: version, completed: completed, total: total))
+                    case .watchdog, .switched: break
+                    }
+                }
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+
+/// The per-process state of an ``Updater`` used as a long-running agent (`serve`, or a
+/// host app): the watchdog, the bridge, the timer, event subscribers, and the gate that
+/// runs switches one at a time. Kept in one stored property of the actor.
+struct UpdaterLifecycle {
+    /// Whether ``Updater/start(bridge:clock:shim:)`` ran: trials then belong to this
+    /// process and are timed here; otherwise (one-shot commands) they are timed on the
+    /// wall clock and checked by whichever command runs next.
+    var attached = false
+    var bridge: (any HostBridge)?
+    var clock = WatchdogClock.continuous
+    var shim = Shim()
+    var watchdog: Watchdog?
+    /// Identifies this updater instance in persisted trials.
+    let session = UUID().uuidString
+    var timer: Task<Void, Never>?
+    var subscribers: [UUID: AsyncStream<UpdaterEvent>.Continuation] = [:]
+    /// The serving folder handed to the bridge last.
+    var servedDirectory: String?
+    /// FIFO gate: one lifecycle operation at a time, even across suspension points.
+    var gateBusy = false
+    var gateWaiters: [CheckedContinuation<Void, Never>] = []
+}
+
+extension Updater {
+    /// Runs `body` alone: operations queue in arrival order, so an acknowledgement that
+    /// arrived before the timer fired is handled first, and a bridge call never overlaps
+    /// another switch (the actor alone would interleave at every `await`).
+    func exclusively<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        if lifecycle.gateBusy {
+            await withCheckedContinuation { lifecycle.gateWaiters.append($0) }
+        } else {
+            lifecycle.gateBusy = true
+        }
+        defer {
+            if lifecycle.gateWaiters.isEmpty {
+                lifecycle.gateBusy = false
+            } else {
+                lifecycle.gateWaiters.removeFirst().resume()  // ownership passes on directly
+            }
+        }
+        return try await body()
+    }
+
+    /// Runs `body` with the root's flock held (inside ``exclusively(_:)`` only: two
+    /// locks of one process on the same file would wait for each other).
+    func locked<T>(wait: Double = 30, _ body: () throws -> T) throws -> T {
+        let lock = try FileLock(path: layout.lock, wait: wait)
+        return try withExtendedLifetime(lock) { try body() }
+    }
+
+    func emit(_ event: UpdaterEvent) {
+        for continuation in lifecycle.subscribers.values { continuation.yield(event) }
+    }
+
+    func removeSubscriber(_ id: UUID) {
+        lifecycle.subscribers[id] = nil
+    }
+}

@@ -1,0 +1,167 @@
+import ClientUpdater
+import Foundation
+import Synchronization
+import TestSupport
+
+/// A channel with an embedded seed and versions stored as folders under `clients/`;
+/// `check` "downloads" what the test queued.
+final class SeededChannel: UpdateChannel, Sendable {
+    let layout: RootLayout
+    let seedDirectory: String
+    private struct State {
+        var seedID: String
+        var queue: [String] = []
+        var clock = 0.0
+        var removed: [String] = []
+    }
+    private let state: Mutex<State>
+
+    init(layout: RootLayout, seedDirectory: String, seedID: String) throws {
+        self.layout = layout
+        self.seedDirectory = seedDirectory
+        state = Mutex(State(seedID: seedID))
+        try Self.writePage(seedDirectory, seedID)
+    }
+
+    static func writePage(_ dir: String, _ id: String) throws {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try Data("<html><head><title>\(id)</title></head><body>\(id)</body></html>".utf8)
+            .write(to: URL(fileURLWithPath: dir + "/index.html"))
+        try Data("console.log('\(id)')".utf8).write(to: URL(fileURLWithPath: dir + "/app.js"))
+    }
+
+    /// The next `check` installs `id`.
+    func publish(_ id: String) { state.withLock { $0.queue.append(id) } }
+    /// A new shell ships another seed.
+    func replaceSeed(_ id: String) throws {
+        state.withLock { $0.seedID = id }
+        try Self.writePage(seedDirectory, id)
+    }
+    var removed: [String] { state.withLock { $0.removed } }
+
+    func installedVersions() throws -> [InstalledVersion] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.clients)) ?? []
+        return names.filter { !$0.hasPrefix(".") && !$0.hasSuffix(".t") }.map { name in
+            let stamp = (try? String(contentsOfFile: layout.clients + "/" + name + ".t", encoding: .utf8)).flatMap(Double.init) ?? 0
+            return InstalledVersion(id: name, directory: layout.clients + "/" + name, installedAt: Date(timeIntervalSince1970: stamp))
+        }
+    }
+
+    func embeddedVersion() throws -> InstalledVersion? {
+        InstalledVersion(id: state.withLock { $0.seedID }, directory: seedDirectory, isEmbedded: true)
+    }
+
+    func check(state deviceState: inout DeviceState) async throws -> CheckOutcome {
+        let next: (String, Double)? = state.withLock { s in
+            guard !s.queue.isEmpty else { return nil }
+            s.clock += 1
+            return (s.queue.removeFirst(), s.clock)
+        }
+        guard let (id, stamp) = next else { return .upToDate("up to date") }
+        try Self.writePage(layout.clients + "/" + id, id)
+        try Data("\(stamp)".utf8).write(to: URL(fileURLWithPath: layout.clients + "/" + id + ".t"))
+        deviceState.highestAccepted = id
+        guard let version = try installedVersions().first(where: { $0.id == id }) else {
+            throw UpdaterError(.internalError, "test channel lost \(id)")
+        }
+        return .installed(version)
+    }
+
+    func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion? {
+        Selection.highestCompatible(installed, shell: Version(1, 0, 0), blacklist: state.blacklist)
+    }
+
+    func remove(_ version: InstalledVersion) throws {
+        state.withLock { $0.removed.append(version.id) }
+        try Trash.discard(version.directory)
+        try? FileManager.default.removeItem(atPath: version.directory + ".t")
+    }
+
+    func servedAssets(for version: InstalledVersion) throws -> [ServedAsset] {
+        [ServedAsset(urlPath: "/", sourceFile: version.directory + "/index.html", cacheable: false),
+         ServedAsset(urlPath: "/app.js", sourceFile: version.directory + "/app.js", cacheable: true)]
+    }
+}
+
+/// Records bridge calls and checks they never overlap.
+actor RecordingBridge: HostBridge {
+    private(set) var calls: [String] = []
+    private(set) var maxInFlight = 0
+    private var inFlight = 0
+
+    func setServerBasePath(_ path: String) async throws {
+        inFlight += 1
+        maxInFlight = max(maxInFlight, inFlight)
+        for _ in 0..<5 { await Task.yield() }
+        calls.append("base " + (path as NSString).lastPathComponent)
+        inFlight -= 1
+    }
+
+    func reload() async throws {
+        inFlight += 1
+        maxInFlight = max(maxInFlight, inFlight)
+        await Task.yield()
+        calls.append("reload")
+        inFlight -= 1
+    }
+
+    func take() -> [String] {
+        defer { calls = [] }
+        return calls
+    }
+}
+
+/// A root with a seeded channel, an updater, a bridge and a manual clock.
+struct LifecycleRig {
+    let tmp: TemporaryDirectory
+    let layout: RootLayout
+    let channel: SeededChannel
+    let bridge = RecordingBridge()
+    let clock = ManualClock()
+    let config: DeviceConfig
+    let wall = WallClock()
+
+    init(keep: Int = 3, timeout: Double = 10) throws {
+        tmp = try TemporaryDirectory("lifecycle")
+        layout = RootLayout(root: tmp("root"))
+        try AtomicFile.makeDirectory(layout.root)
+        channel = try SeededChannel(layout: layout, seedDirectory: tmp("seed"), seedID: "0.9.0")
+        config = DeviceConfig(app: "com.example.notes", channelKind: .signedArchive, channel: "stable",
+                              shellVersion: Version(1, 0, 0), startupTimeoutSeconds: timeout, keep: keep)
+    }
+
+    func makeUpdater() -> Updater {
+        let wall = self.wall
+        return Updater(layout: layout, config: config, channel: channel, now: { wall.now })
+    }
+
+    func advanceWallClock(_ seconds: Double) { wall.advance(seconds) }
+
+    var state: DeviceState { StateStore.load(layout) }
+
+    func clients() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: layout.clients)) ?? []).filter { !$0.hasSuffix(".t") }.sorted()
+    }
+
+    func serving() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: layout.serving)) ?? []).filter { !$0.hasSuffix(".json") }.sorted()
+    }
+}
+
+/// Reads events until one matches (the stream is finite only on shutdown).
+func waitForEvent(_ events: AsyncStream<UpdaterEvent>, _ matches: (UpdaterEvent) -> Bool) async -> UpdaterEvent? {
+    for await event in events where matches(event) { return event }
+    return nil
+}
+
+func isFailure(_ event: UpdaterEvent) -> Bool {
+    if case .watchdog(.failed) = event { return true }
+    return false
+}
+
+/// A settable wall clock.
+final class WallClock: Sendable {
+    private let date = Mutex(Date(timeIntervalSince1970: 1_700_000_000))
+    var now: Date { date.withLock { $0 } }
+    func advance(_ seconds: Double) { date.withLock { $0 = $0.addingTimeInterval(seconds) } }
+}
