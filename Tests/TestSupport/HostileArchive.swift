@@ -285,6 +285,37 @@ public enum HostileArchive {
         return out
     }
 
+    /// An overlapping-entries zip bomb (Fifield's layout): every local header is followed by
+    /// the next ones, and each entry's stored data runs over them to one shared `kernel`.
+    public static func zipOverlapping(names: [String], kernel: [UInt8]) -> [UInt8] {
+        var headers: [[UInt8]] = []
+        var size = kernel.count
+        var out: [UInt8] = kernel
+        for name in names.reversed() {
+            let header = le32(0x0403_4B50) + le16(20) + le16(0x800) + le16(0) + le16(0) + le16(0x5021)
+                + le32(crc32(out)) + le32(UInt32(size)) + le32(UInt32(size)) + le16(UInt16(name.utf8.count)) + le16(0)
+                + Array(name.utf8)
+            headers.insert(header, at: 0)
+            out = header + out
+            size = out.count - header.count
+        }
+        var central: [UInt8] = []
+        var offset = 0
+        for (name, header) in Swift.zip(names, headers) {
+            let entrySize = UInt32(out.count - offset - header.count)
+            central += le32(0x0201_4B50) + le16(0x031E) + le16(20) + le16(0x800) + le16(0) + le16(0) + le16(0x5021)
+            central += Array(header[14..<18]) + le32(entrySize) + le32(entrySize)
+            central += le16(UInt16(name.utf8.count)) + le16(0) + le16(0) + le16(0) + le16(0)
+            central += le32(0o100644 << 16) + le32(UInt32(offset)) + Array(name.utf8)
+            offset += header.count
+        }
+        let start = out.count
+        out += central
+        out += le32(0x0605_4B50) + le16(0) + le16(0) + le16(UInt16(names.count)) + le16(UInt16(names.count))
+        out += le32(UInt32(central.count)) + le32(UInt32(start)) + le16(0)
+        return out
+    }
+
     private static func le16(_ v: UInt16) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8)] }
     private static func le32(_ v: UInt32) -> [UInt8] { le16(UInt16(v & 0xFFFF)) + le16(UInt16(v >> 16)) }
 }
