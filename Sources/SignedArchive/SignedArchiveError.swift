@@ -11,7 +11,7 @@ public struct SignedArchiveError: ClientctlError {
         fileprivate enum Base: Hashable, Sendable {
             case malformedJSON, invalidManifest, invalidSignature, untrustedKey, invalidKey, crypto
             case hashMismatch, sizeMismatch, archiveRejected, archiveLimit, archiveFailed
-            case sourceRejected, conflict, notNewer, alreadyExists, notFound, io, invalidArgument
+            case sourceRejected, conflict, notNewer, alreadyExists, notFound, io, invalidArgument, busy
             case internalError
         }
         fileprivate let base: Base
@@ -53,6 +53,8 @@ public struct SignedArchiveError: ClientctlError {
         public static let io = Code(base: .io)
         /// A caller passed a value that cannot be used.
         public static let invalidArgument = Code(base: .invalidArgument)
+        /// Another process is working on the same folder; retry later.
+        public static let busy = Code(base: .busy)
         /// An unexpected failure: a bug.
         public static let internalError = Code(base: .internalError)
     }
@@ -83,6 +85,7 @@ public struct SignedArchiveError: ClientctlError {
         case .alreadyExists, .io: return .cannotCreate
         case .notFound: return .noInput
         case .invalidArgument: return .usage
+        case .busy: return .tempFail
         }
     }
 }

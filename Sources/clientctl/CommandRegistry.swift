@@ -3,5 +3,9 @@ import ArgumentParser
 /// Every subcommand, in the order `--help` lists them. Add one line per command.
 enum CommandRegistry {
     static let all: [any ParsableCommand.Type] = [
+        KeygenCommand.self,
+        PublishCommand.self,
+        VerifyCommand.self,
+        ManifestCommand.self,
     ]
 }

@@ -1,0 +1,55 @@
+import Foundation
+
+/// Key pair files as `clientctl keygen` writes them: `PREFIX.pem` (PKCS#8 private key,
+/// mode 0600) and `PREFIX.pub.pem` (SubjectPublicKeyInfo public key, mode 0644).
+public enum KeyFiles {
+    /// The paths `generate(prefix:)` writes.
+    public static func paths(prefix: String) -> (privateKey: String, publicKey: String) {
+        (prefix + ".pem", prefix + ".pub.pem")
+    }
+
+    /// Generates a key pair and writes both files; never overwrites anything.
+    /// - Returns: the new key's public half (its `keyId` identifies it in manifests).
+    /// - Throws: ``SignedArchiveError`` `.alreadyExists` if either file exists, `.io`.
+    @discardableResult
+    public static func generate(prefix: String) throws -> Ed25519.PublicKey {
+        let (privatePath, publicPath) = paths(prefix: prefix)
+        for path in [privatePath, publicPath] where FileManager.default.fileExists(atPath: path) {
+            throw SignedArchiveError(.alreadyExists, "\(path) exists already; keygen never overwrites a key (choose another --out)")
+        }
+        let key = try Ed25519.PrivateKey.generate()
+        try create(privatePath, contents: try key.pemRepresentation(), mode: 0o600)
+        do {
+            try create(publicPath, contents: key.publicKey.pemRepresentation, mode: 0o644)
+        } catch {
+            unlink(privatePath)
+            throw error
+        }
+        return key.publicKey
+    }
+
+    static func create(_ path: String, contents: String, mode: mode_t) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else {
+            let code: SignedArchiveError.Code = errno == EEXIST ? .alreadyExists : .io
+            throw SignedArchiveError(code, "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        let bytes = Array(contents.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else {
+                unlink(path)
+                throw SignedArchiveError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
+            }
+            offset += n
+        }
+        // The umask may have cleared bits of `mode`; set it exactly (0600 stays 0600).
+        guard fchmod(fd, mode) == 0, fsync(fd) == 0 else {
+            unlink(path)
+            throw SignedArchiveError(.io, "cannot finish \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+}

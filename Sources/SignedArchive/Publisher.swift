@@ -1,0 +1,239 @@
+import ClientUpdater
+import Foundation
+
+/// What to publish: the inputs of `clientctl publish`.
+public struct PublishRequest: Sendable {
+    /// The built client folder (its top level is the web root).
+    public var source: String
+    public var app: String
+    public var channel: String
+    public var version: Version
+    public var minShellVersion: Version
+    public var maxShellVersion: Version?
+    /// The release folder root; the channel's files go to `<out>/<channel>/`.
+    public var outputDirectory: String
+    /// Public URL of ``outputDirectory``; when set, manifests carry absolute archive URLs
+    /// (`<baseURL>/<channel>/v1.2.3.tar.gz`), else URLs relative to the manifest.
+    public var baseURL: String?
+    public var format: ArchiveFormat
+    public var expires: Date?
+    /// The `published` time (whole seconds are written).
+    public var now: Date
+
+    public init(source: String, app: String, channel: String, version: Version, minShellVersion: Version,
+                maxShellVersion: Version? = nil, outputDirectory: String, baseURL: String? = nil,
+                format: ArchiveFormat = .tarGzip, expires: Date? = nil, now: Date = Date()) {
+        self.source = source
+        self.app = app
+        self.channel = channel
+        self.version = version
+        self.minShellVersion = minShellVersion
+        self.maxShellVersion = maxShellVersion
+        self.outputDirectory = outputDirectory
+        self.baseURL = baseURL
+        self.format = format
+        self.expires = expires
+        self.now = now
+    }
+}
+
+/// What `publish` did.
+public struct PublishResult: Sendable {
+    /// The release's manifest (the existing one when ``unchanged``).
+    public var manifest: Manifest
+    /// `<out>/<channel>/vX.Y.Z.<ext>`.
+    public var archivePath: String
+    /// `<out>/<channel>/manifest.json`.
+    public var manifestPath: String
+    /// `<out>/<channel>/index.json`.
+    public var indexPath: String
+    /// True when this version was already published with identical bytes: nothing changed.
+    public var unchanged: Bool
+}
+
+/// Writes the release folder of DESIGN §2: `<out>/<channel>/manifest.json` (newest
+/// release), `index.json` (every release, newest first) and immutable archives.
+///
+/// Refusals: a source folder that breaks ``SourceTree``'s rules; a version already in the
+/// index with different archive bytes or different metadata (the same bytes and metadata
+/// are a no-op); a version not above the channel's newest; an archive file that exists with
+/// other bytes; a release folder of another app or channel. Writes the archive first, then
+/// `index.json`, then `manifest.json`, each atomically, under an exclusive lock on the
+/// channel folder.
+public enum Publisher {
+    /// Publishes `request` signed with `key`.
+    @discardableResult
+    public static func publish(_ request: PublishRequest, key: Ed25519.PrivateKey) throws -> PublishResult {
+        try validate(request)
+        let tree = try SourceTree.scan(request.source)
+        let channelDir = request.outputDirectory + "/" + request.channel
+        do {
+            try FileManager.default.createDirectory(atPath: channelDir, withIntermediateDirectories: true)
+        } catch {
+            throw SignedArchiveError(.io, "cannot create \(channelDir): \(error.localizedDescription)")
+        }
+        let lock = try DirectoryLock(channelDir)
+        defer { lock.release() }
+
+        let indexPath = channelDir + "/index.json"
+        let manifestPath = channelDir + "/manifest.json"
+        var index = try loadIndex(indexPath, manifestPath: manifestPath, request: request)
+        let archiveName = Manifest.archiveName(version: request.version, format: request.format)
+        let archivePath = channelDir + "/" + archiveName
+
+        let temp = channelDir + "/.publish-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).\(request.format.fileExtension)"
+        try ArchiveWriter.write(tree, format: request.format, to: temp)
+        defer { unlink(temp) }
+        let sha256 = try Digest.hex(.sha256, ofFileAt: temp)
+        let size = try fileSize(temp)
+
+        let draft = ManifestDraft(app: request.app, channel: request.channel, version: request.version,
+                                  url: archiveURL(request, archiveName: archiveName), sha256: sha256, size: size,
+                                  minShellVersion: request.minShellVersion, maxShellVersion: request.maxShellVersion,
+                                  published: request.now, expires: request.expires)
+        if let existing = try existingRelease(in: index, request: request, draft: draft, indexPath: indexPath) {
+            try installArchive(temp, at: archivePath, sha256: sha256)
+            return PublishResult(manifest: existing, archivePath: archivePath, manifestPath: manifestPath,
+                                 indexPath: indexPath, unchanged: true)
+        }
+        let manifest = try draft.signed(with: key)
+        try installArchive(temp, at: archivePath, sha256: sha256)
+        index.insert(manifest)
+        do {
+            try AtomicFile.write(Data(index.jsonBytes()), to: indexPath)
+            try AtomicFile.write(Data(manifest.jsonBytes()), to: manifestPath)
+        } catch let error as any ClientctlError {
+            throw SignedArchiveError(.io, error.message)
+        }
+        return PublishResult(manifest: manifest, archivePath: archivePath, manifestPath: manifestPath,
+                             indexPath: indexPath, unchanged: false)
+    }
+
+    /// Parses `--expires`: an RFC 3339 UTC time, or `Nd` for N days after `now` (1–36500).
+    public static func parseExpiry(_ text: String, now: Date) -> Date? {
+        if text.hasSuffix("d"), let days = Int(text.dropLast()), (1...36_500).contains(days) {
+            return Date(timeIntervalSince1970: floor(now.timeIntervalSince1970) + Double(days) * 86_400)
+        }
+        return RFC3339.parse(text)
+    }
+
+    static func validate(_ r: PublishRequest) throws {
+        // Field rules are the verifier's: app and channel are checked the way devices check them.
+        let reader = ManifestFieldReader(object: ["app": .string(r.app), "channel": .string(r.channel)])
+        for (field, maxLength) in [("app", 255), ("channel", 64)] {
+            do {
+                _ = try reader.identifier(field, maxLength: maxLength)
+            } catch let rejection as ManifestRejection {
+                throw SignedArchiveError(.invalidArgument, rejection.message.replacingOccurrences(of: "field '\(field)'", with: "--\(field)"))
+            }
+        }
+        if let max = r.maxShellVersion, max < r.minShellVersion {
+            throw SignedArchiveError(.invalidArgument, "--max-shell \(max) is below --min-shell \(r.minShellVersion)")
+        }
+        if let expires = r.expires, expires <= r.now {
+            throw SignedArchiveError(.invalidArgument, "--expires \(RFC3339.format(expires)) is not in the future")
+        }
+        if let base = r.baseURL {
+            guard let url = URL(string: base), let scheme = url.scheme?.lowercased(), ["https", "http", "file"].contains(scheme),
+                  url.host != nil || scheme == "file", !base.contains(" ") else {
+                throw SignedArchiveError(.invalidArgument, "--base-url \(base) is not an absolute https:, http: or file: URL")
+            }
+        }
+    }
+
+    static func archiveURL(_ r: PublishRequest, archiveName: String) -> String {
+        guard let base = r.baseURL else { return archiveName }
+        let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
+        return "\(trimmed)/\(r.channel)/\(archiveName)"
+    }
+
+    static func loadIndex(_ indexPath: String, manifestPath: String, request r: PublishRequest) throws -> ReleaseIndex {
+        guard let data = FileManager.default.contents(atPath: indexPath) else {
+            if FileManager.default.fileExists(atPath: manifestPath) {
+                throw SignedArchiveError(.conflict, "\(manifestPath) exists without index.json: not a release folder written by clientctl publish")
+            }
+            return ReleaseIndex(app: r.app, channel: r.channel)
+        }
+        let index = try ReleaseIndex.parse(data, source: indexPath)
+        guard index.app == r.app, index.channel == r.channel else {
+            throw SignedArchiveError(.conflict, "\(indexPath) is for app \(index.app), channel \(index.channel); not \(r.app), \(r.channel)")
+        }
+        return index
+    }
+
+    /// The already-published release of this version when publishing it again is a no-op;
+    /// `nil` when the version is new and above the newest; throws for every conflict.
+    static func existingRelease(in index: ReleaseIndex, request r: PublishRequest, draft: ManifestDraft,
+                                indexPath: String) throws -> Manifest? {
+        var newest: Version?
+        for (k, entry) in index.releases.enumerated() {
+            guard case .string(let text)? = entry["version"], let v = Version(text) else {
+                throw SignedArchiveError(.invalidManifest, "\(indexPath): releases[\(k)] has no valid version")
+            }
+            if newest.map({ $0 < v }) ?? true { newest = v }
+            guard v == r.version else { continue }
+            let sha = entry["sha256"]?.stringValue ?? ""
+            guard sha == draft.sha256 else {
+                throw SignedArchiveError(.conflict, "version \(text) is already published with other contents (sha256 \(sha), this folder gives \(draft.sha256)); publish a new version")
+            }
+            let wanted = draft.unsignedObject(keyId: "")
+            for field in ["url", "size", "minShellVersion", "maxShellVersion"] where entry[field] != wanted[field] {
+                throw SignedArchiveError(.conflict, "version \(text) is already published with another \(field); publish a new version to change it")
+            }
+            do {
+                return try Manifest.validate(entry).get()
+            } catch {
+                throw SignedArchiveError(.invalidManifest, "\(indexPath): releases[\(k)] is not a valid manifest: \(error)")
+            }
+        }
+        if let newest, !(newest < r.version) {
+            throw SignedArchiveError(.notNewer, "version \(r.version) is not above \(newest), the newest release of channel \(r.channel)")
+        }
+        return nil
+    }
+
+    /// Moves the new archive into place, or checks that the file already there has the
+    /// same bytes: an archive is never overwritten with other bytes.
+    static func installArchive(_ temp: String, at path: String, sha256: String) throws {
+        if FileManager.default.fileExists(atPath: path) {
+            let existing = try Digest.hex(.sha256, ofFileAt: path)
+            guard existing == sha256 else {
+                throw SignedArchiveError(.conflict, "\(path) exists with other bytes (sha256 \(existing)); archives are never overwritten")
+            }
+            return
+        }
+        guard link(temp, path) == 0 else {
+            throw SignedArchiveError(.io, "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        do {
+            try AtomicFile.syncDirectory((path as NSString).deletingLastPathComponent)
+        } catch let error as any ClientctlError {
+            throw SignedArchiveError(.io, error.message)
+        }
+    }
+
+    static func fileSize(_ path: String) throws -> Int64 {
+        var st = stat()
+        guard stat(path, &st) == 0 else { throw SignedArchiveError(.io, "cannot stat \(path): \(String(cString: strerror(errno)))") }
+        return Int64(st.st_size)
+    }
+}
+
+/// An exclusive `flock` on a folder (nothing is written into the release folder).
+struct DirectoryLock {
+    let fd: Int32
+
+    init(_ path: String) throws {
+        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw SignedArchiveError(.io, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            close(fd)
+            throw SignedArchiveError(.busy, "\(path) is being published by another clientctl process; retry later")
+        }
+    }
+
+    func release() {
+        flock(fd, LOCK_UN)
+        close(fd)
+    }
+}

@@ -1,0 +1,115 @@
+import ArgumentParser
+import ClientUpdater
+import Foundation
+import SignedArchive
+
+/// `clientctl publish DIR …`: pack, hash, sign and write a release folder.
+struct PublishCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "publish",
+        abstract: "Pack a built client folder into a signed release.",
+        discussion: """
+            Packs DIR (its top level is the web root; index.html is required) into a
+            reproducible archive, signs a manifest with --key and writes the release folder:
+              OUT/CHANNEL/vX.Y.Z.tar.gz   immutable archive
+              OUT/CHANNEL/manifest.json   the newest release
+              OUT/CHANNEL/index.json      every release, newest first
+            Upload OUT to any static web server or CDN: cache archives as immutable, revalidate
+            manifest.json and index.json.
+
+            Publishing a version again with identical bytes and settings changes nothing
+            (exit 0). A version already published with other bytes, a version not above the
+            channel's newest, or a DIR with symlinks, special files or unreadable files is
+            refused (exit 65) naming the reason or path.
+
+            --base-url is the public URL of OUT: manifests then carry absolute archive URLs
+            (BASE/CHANNEL/vX.Y.Z.tar.gz) instead of URLs relative to manifest.json.
+            --expires takes an RFC 3339 UTC time or Nd (N days from now).
+
+            Examples:
+              clientctl publish build/ --app com.example.notes --channel stable --version 1.4.0 \\
+                  --min-shell 2.0.0 --key keys/release.pem --out releases
+              clientctl publish build/ --app com.example.notes --channel beta --version 1.5.0-beta.1 \\
+                  --min-shell 2.0.0 --max-shell 2.99.0 --key keys/release.pem --out releases \\
+                  --format zip --expires 30d --base-url https://cdn.example.com/notes
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The built client folder.", valueName: "DIR"))
+    var dir: String
+
+    @Option(name: .long, help: ArgumentHelp("Application id, e.g. com.example.notes.", valueName: "ID"))
+    var app: String
+
+    @Option(name: .long, help: ArgumentHelp("Release channel, e.g. stable.", valueName: "NAME"))
+    var channel: String
+
+    @Option(name: .long, help: ArgumentHelp("Release version (SemVer 2.0, no 'v').", valueName: "SEMVER"))
+    var version: String
+
+    @Option(name: .customLong("min-shell"), help: ArgumentHelp("Lowest shell version that may run it.", valueName: "SEMVER"))
+    var minShell: String
+
+    @Option(name: .customLong("max-shell"), help: ArgumentHelp("Highest shell version that may run it (inclusive).", valueName: "SEMVER"))
+    var maxShell: String?
+
+    @Option(name: .long, help: ArgumentHelp("Ed25519 private key (PKCS#8 PEM).", valueName: "PRIVATE.pem"))
+    var key: String
+
+    @Option(name: .long, help: ArgumentHelp("Release folder root.", valueName: "RELEASES"))
+    var out: String
+
+    @Option(name: .customLong("base-url"), help: ArgumentHelp("Public URL of the release folder root.", valueName: "URL"))
+    var baseURL: String?
+
+    @Option(name: .long, help: ArgumentHelp("Archive format: tar.gz (default), zip or tar.zst.", valueName: "FORMAT"))
+    var format: String = ArchiveFormat.tarGzip.rawValue
+
+    @Option(name: .long, help: ArgumentHelp("Expiry: RFC 3339 UTC time or Nd (days from now).", valueName: "RFC3339|Nd"))
+    var expires: String?
+
+    @Flag(name: .long, help: "Print the result as JSON on stdout.")
+    var json = false
+
+    func run() async throws {
+        try await runReportingErrors {
+            // Zip entries carry local DOS times: publish in UTC so archives are the same bytes
+            // on every machine. Set before any archive work, in this single command.
+            setenv("TZ", "UTC0", 1)
+            tzset()
+            guard let archiveFormat = ArchiveFormat(rawValue: format) else {
+                throw SignedArchiveError(.invalidArgument, "--format \(format) is not one of tar.gz, zip, tar.zst")
+            }
+            let now = Date()
+            var expiry: Date?
+            if let expires {
+                guard let date = Publisher.parseExpiry(expires, now: now) else {
+                    throw SignedArchiveError(.invalidArgument, "--expires \(expires) is neither an RFC 3339 UTC time (2026-12-31T00:00:00Z) nor Nd (30d)")
+                }
+                expiry = date
+            }
+            let request = PublishRequest(
+                source: dir, app: app, channel: channel,
+                version: try ReleaseFiles.version(version, option: "--version"),
+                minShellVersion: try ReleaseFiles.version(minShell, option: "--min-shell"),
+                maxShellVersion: try maxShell.map { try ReleaseFiles.version($0, option: "--max-shell") },
+                outputDirectory: out, baseURL: baseURL, format: archiveFormat, expires: expiry, now: now)
+            let signingKey = try Ed25519.PrivateKey(pemFile: key)
+            let result = try Publisher.publish(request, key: signingKey)
+            let m = result.manifest
+            if json {
+                let o: JSONObject = [
+                    "app": .string(m.app), "channel": .string(m.channel), "version": .string(m.version.description),
+                    "unchanged": .bool(result.unchanged), "archive": .string(result.archivePath),
+                    "manifest": .string(result.manifestPath), "index": .string(result.indexPath),
+                    "sha256": .string(m.sha256), "size": .integer(m.size), "keyId": .string(m.keyId), "url": .string(m.url),
+                ]
+                FileHandle.standardOutput.write(Data(JSONPrettyPrinter.render(.object(o))))
+            } else if result.unchanged {
+                print("unchanged: \(m.app) \(m.version) is already published on \(m.channel) with identical bytes (\(result.archivePath))")
+            } else {
+                print("published \(m.app) \(m.version) on \(m.channel): \(result.archivePath) (\(m.size) bytes, sha256 \(m.sha256)), signed by key \(m.keyId)")
+            }
+        }
+    }
+}

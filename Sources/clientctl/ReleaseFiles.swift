@@ -1,0 +1,37 @@
+import ClientUpdater
+import Foundation
+import SignedArchive
+
+/// Reading input files for the release-side commands, with the exit codes of the README.
+enum ReleaseFiles {
+    /// Reads `path` (or stdin for `-`), refusing more than `limit` bytes.
+    static func read(_ path: String, limit: Int) throws -> Data {
+        let handle: FileHandle
+        if path == "-" {
+            handle = FileHandle.standardInput
+        } else {
+            var isDir: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
+                throw SignedArchiveError(.notFound, "\(path) does not exist")
+            }
+            guard !isDir.boolValue, let h = FileHandle(forReadingAtPath: path) else {
+                throw SignedArchiveError(.notFound, "cannot read \(path)")
+            }
+            handle = h
+        }
+        defer { if path != "-" { try? handle.close() } }
+        let data = (try? handle.read(upToCount: limit + 1)) ?? Data()
+        guard data.count <= limit else {
+            throw SignedArchiveError(.malformedJSON, "\(path) is larger than the \(limit)-byte limit")
+        }
+        return data
+    }
+
+    /// Parses a SemVer option value.
+    static func version(_ text: String, option: String) throws -> Version {
+        guard let v = Version(text) else {
+            throw SignedArchiveError(.invalidArgument, "\(option) \(text) is not a SemVer 2.0 version (like 1.4.0, no 'v')")
+        }
+        return v
+    }
+}

@@ -1,0 +1,171 @@
+import ClientUpdater
+import Foundation
+import SignedArchive
+import Testing
+import TestSupport
+
+@Suite struct PublisherTests {
+    let key: Ed25519.PrivateKey
+    let dir: TemporaryDirectory
+    let now = Date(timeIntervalSince1970: 1_800_000_000)
+
+    init() throws {
+        key = try Ed25519.PrivateKey.generate()
+        dir = try TemporaryDirectory("publish")
+        try FileManager.default.copyItem(atPath: TestPaths.sampleClient, toPath: dir("src"))
+    }
+
+    func request(_ version: String, source: String? = nil, out: String? = nil, format: ArchiveFormat = .tarGzip,
+                 now: Date? = nil) -> PublishRequest {
+        PublishRequest(source: source ?? dir("src"), app: "com.example.notes", channel: "stable",
+                       version: Version(version) ?? Version(0, 0, 0), minShellVersion: Version(1, 0, 0),
+                       outputDirectory: out ?? dir("rel"), format: format, now: now ?? self.now)
+    }
+
+    func publishError(_ r: PublishRequest) -> SignedArchiveError? {
+        #expect(throws: SignedArchiveError.self) { try Publisher.publish(r, key: key) }
+    }
+
+    @Test func writesTheReleaseFolderNewestFirst() throws {
+        let first = try Publisher.publish(request("1.0.0"), key: key)
+        #expect(!first.unchanged)
+        let second = try Publisher.publish(request("1.1.0", now: now.addingTimeInterval(60)), key: key)
+        #expect(second.archivePath == dir("rel/stable/v1.1.0.tar.gz"))
+        let verifier = ManifestVerifier(trustedKeys: [key.publicKey])
+        let manifest = try verifier.verify(bytes: try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/manifest.json")))).get()
+        #expect(manifest.version == Version(1, 1, 0))
+        #expect(manifest.url == "v1.1.0.tar.gz")
+        #expect(try ArchiveCheck.check(fileAt: second.archivePath, against: manifest) == .matches)
+        let index = try ReleaseIndex.parse(try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/index.json"))))
+        #expect(index.app == "com.example.notes" && index.channel == "stable")
+        #expect(index.validReleases(with: verifier).map(\.version.description) == ["1.1.0", "1.0.0"])
+        #expect(index.releases.map { $0["version"]?.stringValue } == ["1.1.0", "1.0.0"])
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir("rel/stable")).sorted()
+        #expect(files == ["index.json", "manifest.json", "v1.0.0.tar.gz", "v1.1.0.tar.gz"])
+    }
+
+    @Test func republishingIdenticalBytesIsANoOp() throws {
+        try Publisher.publish(request("1.0.0"), key: key)
+        try Publisher.publish(request("1.1.0"), key: key)
+        let before = try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/index.json")))
+        let again = try Publisher.publish(request("1.0.0", now: now.addingTimeInterval(3600)), key: key)
+        #expect(again.unchanged)
+        #expect(again.manifest.version == Version(1, 0, 0))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/index.json"))) == before)
+    }
+
+    @Test func differentBytesForAPublishedVersionAreRefused() throws {
+        try Publisher.publish(request("1.0.0"), key: key)
+        let archive = try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/v1.0.0.tar.gz")))
+        try Data("changed".utf8).write(to: URL(fileURLWithPath: dir("src/app.js")))
+        let e = publishError(request("1.0.0"))
+        #expect(e?.code == .conflict)
+        #expect(e?.message.contains("already published with other contents") == true)
+        #expect(e?.exitStatus.rawValue == 65)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/v1.0.0.tar.gz"))) == archive)
+        // Same bytes in another format are other bytes too.
+        try FileManager.default.removeItem(atPath: dir("src"))
+        try FileManager.default.copyItem(atPath: TestPaths.sampleClient, toPath: dir("src"))
+        #expect(publishError(request("1.0.0", format: .zip))?.code == .conflict)
+    }
+
+    @Test func versionsNotAboveTheNewestAreRefused() throws {
+        try Publisher.publish(request("1.1.0"), key: key)
+        for v in ["1.0.9", "1.1.0-rc.1", "0.1.0"] {
+            let e = publishError(request(v))
+            #expect(e?.code == .notNewer)
+            #expect(e?.message == "version \(v) is not above 1.1.0, the newest release of channel stable")
+        }
+        #expect(!FileManager.default.fileExists(atPath: dir("rel/stable/v1.0.9.tar.gz")))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: dir("rel/stable")).count == 3)
+    }
+
+    @Test func anArchiveFileWithOtherBytesIsNeverOverwritten() throws {
+        try FileManager.default.createDirectory(atPath: dir("rel/stable"), withIntermediateDirectories: true)
+        try Data("foreign".utf8).write(to: URL(fileURLWithPath: dir("rel/stable/v1.0.0.tar.gz")))
+        try Data(ReleaseIndex(app: "com.example.notes", channel: "stable").jsonBytes()).write(to: URL(fileURLWithPath: dir("rel/stable/index.json")))
+        #expect(publishError(request("1.0.0"))?.message.contains("archives are never overwritten") == true)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/v1.0.0.tar.gz"))) == Data("foreign".utf8))
+    }
+
+    @Test func aReleaseFolderOfAnotherAppIsRefused() throws {
+        try Publisher.publish(request("1.0.0"), key: key)
+        var other = request("2.0.0")
+        other.app = "com.example.other"
+        #expect(publishError(other)?.message.contains("is for app com.example.notes") == true)
+    }
+
+    /// The same folder published into two release folders: byte-identical archives, and
+    /// manifests that differ only in `published` and `signature`.
+    @Test(arguments: ArchiveFormat.allCases)
+    func publishingIsReproducible(format: ArchiveFormat) throws {
+        let a = try Publisher.publish(request("1.0.0", out: dir("relA"), format: format), key: key)
+        let b = try Publisher.publish(request("1.0.0", out: dir("relB"), format: format, now: now.addingTimeInterval(90)), key: key)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: a.archivePath)) == Data(contentsOf: URL(fileURLWithPath: b.archivePath)))
+        let differing = Set(a.manifest.object.keys).union(b.manifest.object.keys).filter { a.manifest.object[$0] != b.manifest.object[$0] }
+        #expect(differing == ["published", "signature"])
+    }
+
+    @Test func baseURLAndExpiryAreSigned() throws {
+        var r = request("1.0.0")
+        r.baseURL = "https://cdn.example.com/notes/"
+        r.expires = Publisher.parseExpiry("30d", now: now)
+        r.maxShellVersion = Version(2, 0, 0)
+        let m = try Publisher.publish(r, key: key).manifest
+        #expect(m.url == "https://cdn.example.com/notes/stable/v1.0.0.tar.gz")
+        #expect(m.expires == now.addingTimeInterval(30 * 86_400))
+        #expect(m.object["expires"] == .string("2027-02-14T08:00:00Z"))
+        #expect(m.maxShellVersion == Version(2, 0, 0))
+        #expect(Publisher.parseExpiry("2030-01-01T00:00:00Z", now: now) == RFC3339.parse("2030-01-01T00:00:00Z"))
+        #expect(Publisher.parseExpiry("0d", now: now) == nil)
+        #expect(Publisher.parseExpiry("tomorrow", now: now) == nil)
+        var past = request("1.1.0")
+        past.expires = now.addingTimeInterval(-1)
+        #expect(publishError(past)?.code == .invalidArgument)
+        var badURL = request("1.1.0")
+        badURL.baseURL = "cdn.example.com"
+        #expect(publishError(badURL)?.message.contains("--base-url") == true)
+        var badChannel = request("1.1.0")
+        badChannel.channel = "../escape"
+        #expect(publishError(badChannel)?.message.hasPrefix("--channel is \"../escape\"") == true)
+        #expect(!FileManager.default.fileExists(atPath: dir("escape")))
+    }
+
+    // MARK: source folder refusals, each naming the path
+
+    @Test func aFolderWithoutIndexHTMLIsRefused() throws {
+        try FileManager.default.removeItem(atPath: dir("src/index.html"))
+        let e = publishError(request("1.0.0"))
+        #expect(e?.code == .sourceRejected)
+        #expect(e?.message == "\(dir("src")) has no index.html at its top level (the archive root is the web root)")
+        #expect(!FileManager.default.fileExists(atPath: dir("rel/stable/v1.0.0.tar.gz")))
+    }
+
+    @Test func symlinksAreRefused() throws {
+        try FileManager.default.createSymbolicLink(atPath: dir("src/assets/link.css"), withDestinationPath: "../style.css")
+        let e = publishError(request("1.0.0"))
+        #expect(e?.message == "\(dir("src/assets/link.css")): symbolic link (only regular files and folders are published)")
+        try FileManager.default.removeItem(atPath: dir("src/assets/link.css"))
+        try FileManager.default.createSymbolicLink(atPath: dir("src/outside"), withDestinationPath: "/etc")
+        #expect(publishError(request("1.0.0"))?.message.hasPrefix(dir("src/outside")) == true)
+    }
+
+    @Test func specialFilesAreRefused() throws {
+        #expect(mkfifo(dir("src/assets/pipe"), 0o644) == 0)
+        let e = publishError(request("1.0.0"))
+        #expect(e?.message == "\(dir("src/assets/pipe")): special file (fifo): only regular files and folders are published")
+    }
+
+    @Test func namesDevicesWouldRefuseAreRefused() throws {
+        let bad = dir("src") + "/bad\u{7}name.js"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: bad))
+        #expect(publishError(request("1.0.0"))?.message == "\(bad): file name contains a control character or a backslash")
+        try FileManager.default.removeItem(atPath: bad)
+        // A name that is not UTF-8 (Latin-1 'é').
+        let raw = (Array(dir("src").utf8) + Array("/caf".utf8) + [0xE9, 0]).map { CChar(bitPattern: $0) }
+        let fd = open(raw, O_CREAT | O_WRONLY, 0o644)
+        #expect(fd >= 0)
+        close(fd)
+        #expect(publishError(request("1.0.0"))?.message.hasSuffix("file name is not valid UTF-8") == true)
+    }
+}
