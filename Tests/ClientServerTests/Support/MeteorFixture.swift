@@ -1,5 +1,6 @@
 import ClientUpdater
 import Foundation
+import MeteorHotCodePush
 
 /// The reference Meteor fixtures in `<package root>/../shared/fixtures/meteor`.
 enum MeteorFixture {
@@ -13,23 +14,20 @@ enum MeteorFixture {
 
     static let skipMessage = "shared Meteor fixtures not found at <package root>/../shared/fixtures/meteor; skipping"
 
-    /// The served assets of a Meteor bundle directory, read from its `program.json`
-    /// (client entries by URL path, their source maps, and index.html at `/`).
-    static func servedAssets(bundle: String) throws -> [ServedAsset] {
-        let data = try Data(contentsOf: URL(fileURLWithPath: bundle + "/program.json"))
-        guard let program = try JSONSerialization.jsonObject(with: data) as? [String: Any],
-              let manifest = program["manifest"] as? [[String: Any]] else { throw CocoaError(.fileReadCorruptFile) }
-        var assets = [ServedAsset(urlPath: "/", sourceFile: bundle + "/index.html", cacheable: false)]
-        for entry in manifest where entry["where"] as? String == "client" {
-            guard let url = entry["url"] as? String, let path = entry["path"] as? String else { continue }
-            let urlPath = String(url.split(separator: "?", maxSplits: 1).first ?? "")
-            assets.append(ServedAsset(urlPath: urlPath, sourceFile: bundle + "/" + path,
-                                      cacheable: entry["cacheable"] as? Bool ?? false, hash: entry["hash"] as? String,
-                                      sourceMapURLPath: entry["sourceMapUrl"] as? String, type: entry["type"] as? String))
-            if let map = entry["sourceMap"] as? String, let mapURL = entry["sourceMapUrl"] as? String {
-                assets.append(ServedAsset(urlPath: mapURL, sourceFile: bundle + "/" + map, cacheable: true, type: "json"))
-            }
-        }
-        return assets
+    /// The served assets of the embedded bundle in `www/application`, as the Meteor channel
+    /// describes them (client entries by URL path, their source maps, index.html at `/`).
+    static func embeddedAssets(www: String, layout: RootLayout) throws -> (id: String, assets: [ServedAsset]) {
+        guard let rootURL = URL(string: "http://localhost:3000/") else { throw CocoaError(.fileReadInvalidFileName) }
+        let channel = MeteorChannel(layout: layout, rootURL: rootURL, platform: .ios,
+                                    embeddedPath: www + "/application", transport: NoNetwork())
+        guard let embedded = try channel.embeddedVersion() else { throw CocoaError(.fileReadNoSuchFile) }
+        return (embedded.id, try channel.servedAssets(for: embedded))
+    }
+}
+
+/// A transport for tests that must not touch the network.
+struct NoNetwork: Transport {
+    func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse {
+        throw UpdaterError(.network, "no network in this test: \(request.url)")
     }
 }
