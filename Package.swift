@@ -65,7 +65,7 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["ClientUpdater"],
+            dependencies: ["ClientUpdater", "SignedArchive"],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "ClientUpdaterTests", dependencies: ["ClientUpdater", "TestSupport"]),

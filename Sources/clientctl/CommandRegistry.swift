@@ -7,5 +7,9 @@ enum CommandRegistry {
         PublishCommand.self,
         VerifyCommand.self,
         ManifestCommand.self,
+        InitCommand.self,
+        InstallCommand.self,
+        StatusCommand.self,
+        ListCommand.self,
     ]
 }
