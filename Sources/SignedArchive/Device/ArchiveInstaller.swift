@@ -102,9 +102,12 @@ struct ArchiveInstaller {
                 verified: { fd in
                     do {
                         _ = try extractor.extract(fileDescriptor: fd, into: tree)
-                    } catch let error as ExtractionError {
-                        throw SignedArchiveError(.archiveRejected, "release \(version) (\(archiveURL.lastPathComponent)): \(error.message)",
-                                                 underlying: error)
+                    } catch let error as SignedArchiveError {
+                        // The verified bytes are bad: nothing to resume, drop the download too.
+                        unlink(partial)
+                        var named = error
+                        named.message = "release \(version) (\(archiveURL.lastPathComponent)): \(error.message)"
+                        throw named
                     }
                 })
             try channel.store.promote(staging: tree, version: version, sidecar: Data(manifest.jsonBytes()))
