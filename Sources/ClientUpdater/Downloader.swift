@@ -20,7 +20,7 @@ public struct Downloader: Sendable {
     public var onRetry: (@Sendable (Int, Double, UpdaterError) -> Void)?
 
     public init(
-        transport: any Transport = URLSessionTransport(), retry: RetryPolicy = .standard,
+        transport: any Transport = DefaultTransport(), retry: RetryPolicy = .standard,
         sleeper: any Sleeper = TaskSleeper(), idleTimeout: Double = 30, headers: [String: String] = [:]
     ) {
         self.transport = transport
