@@ -66,14 +66,25 @@ public struct SocketHTTPTransport: Transport {
 /// The production ``Transport``: ``SocketHTTPTransport`` for `http:` and `file:`,
 /// ``URLSessionTransport`` (libcurl, with TLS) for `https:`.
 public final class DefaultTransport: Transport, @unchecked Sendable {
-    // @unchecked Sendable: both members are Sendable and immutable.
-    private let plain: SocketHTTPTransport
-    private let secure: URLSessionTransport
+    // @unchecked Sendable: `secureSession` is created once under `lock`; the rest is immutable.
+    private let plain = SocketHTTPTransport()
+    private let maxConnectionsPerHost: Int
+    private let lock = NSLock()
+    private var secureSession: URLSessionTransport?
 
     /// - Parameter maxConnectionsPerHost: parallel HTTPS connections to one host.
     public init(maxConnectionsPerHost: Int = 6) {
-        plain = SocketHTTPTransport()
-        secure = URLSessionTransport(maxConnectionsPerHost: maxConnectionsPerHost)
+        self.maxConnectionsPerHost = maxConnectionsPerHost
+    }
+
+    /// The URLSession side, created on first `https:` use (plain and `file:` use never pay for it).
+    private var secure: URLSessionTransport {
+        lock.withLock {
+            if let secureSession { return secureSession }
+            let made = URLSessionTransport(maxConnectionsPerHost: maxConnectionsPerHost)
+            secureSession = made
+            return made
+        }
     }
 
     public func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse {

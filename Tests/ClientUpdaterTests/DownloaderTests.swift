@@ -282,4 +282,22 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
         #expect(policy.delay(beforeRetry: 9, random: 0.999) > 4)
         #expect(policy.delay(beforeRetry: 2, random: 0.5) == 0.75)
     }
+
+    @Test func partialLongerThanTheFileRestartsFromZeroAfter416() async throws {
+        try scratch.write("staging.part", payload + Data(repeating: 1, count: 100))
+        let result = try await downloader.download(url, to: target, expectedDigest: sha256)
+        #expect(result.digest == sha256 && result.size == 600_000 && result.resumedFrom == 0)
+        #expect(server.log.map(\.status) == [416, 200])
+        #expect(server.requests.map { $0[header: "range"] } == ["bytes=600100-", nil])
+    }
+
+    @Test func reportsProgressUpToTheFullSize() async throws {
+        let seen = BodyCollector()
+        let result = try await downloader.download(url, to: target, expectedSize: 600_000) { bytes in
+            withUnsafeBytes(of: bytes) { seen.append($0) }
+        }
+        let values = seen.data.withUnsafeBytes { Array($0.bindMemory(to: Int64.self)) }
+        #expect(values.last == result.size)
+        #expect(values == values.sorted())
+    }
 }

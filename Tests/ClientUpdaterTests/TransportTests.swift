@@ -193,4 +193,13 @@ enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
     }
+
+    @Test func defaultTransportHandsHTTPSToURLSession() async throws {
+        let port = try LoopbackHTTPServer.unusedPort()
+        let url = try #require(URL(string: "https://127.0.0.1:\(port)/m.json"))
+        let error = await #expect(throws: UpdaterError.self) { try await DefaultTransport().fetchAll(url) }
+        #expect(error?.transportFailure == .refused, "\(error?.message ?? "")")
+        let plainOnly = await #expect(throws: UpdaterError.self) { try await SocketHTTPTransport().fetchAll(url) }
+        #expect(plainOnly?.code == .unsupported)
+    }
 }
