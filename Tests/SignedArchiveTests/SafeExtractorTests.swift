@@ -165,4 +165,14 @@ import TestSupport
         #expect(rule.check(Array("a\u{85}b".utf8), isDirectory: false) == .rejected("control character in name"))
         #expect(rule.check([], isDirectory: false) == .rejected("empty name"))
     }
+
+    @Test func manyFoldersBeyondTheOpenFolderCache() throws {
+        let sandbox = try ExtractionSandbox()
+        var entries = [Build.index]
+        for i in 0..<150 { entries.append(.file("d\(i % 75)/e\(i)/f.txt", "\(i)")) }
+        let report = try sandbox.extract(Build.tarGz(entries))
+        #expect(report.files == 151)
+        #expect(report.directories == 225)
+        #expect(try String(contentsOfFile: sandbox.staging + "/d74/e149/f.txt", encoding: .utf8) == "149")
+    }
 }
