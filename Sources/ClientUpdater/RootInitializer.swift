@@ -19,5 +19,8 @@ public enum RootInitializer {
         let lock = try FileLock(path: layout.lock, wait: 30)
         defer { withExtendedLifetime(lock) {} }
         try config.save(layout)
+        // The channel's store exists from the start, so a first install that fails
+        // leaves the root exactly as `init` made it.
+        try AtomicFile.makeDirectory(config.channelKind == .meteor ? layout.meteor : layout.clients)
     }
 }

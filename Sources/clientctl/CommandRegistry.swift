@@ -11,5 +11,10 @@ enum CommandRegistry {
         InstallCommand.self,
         StatusCommand.self,
         ListCommand.self,
+        ServeCommand.self,
+        ReloadCommand.self,
+        AckCommand.self,
+        RollbackCommand.self,
+        GcCommand.self,
     ]
 }

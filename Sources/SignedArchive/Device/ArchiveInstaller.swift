@@ -102,14 +102,21 @@ struct ArchiveInstaller {
         let extractor = SafeExtractor(limits: limits)
         do {
             let tree = staging + "/tree"
+            // Task-local values don't reach the transport's delegate thread: capture here.
+            let report = DownloadProgress.handler
+            let id = version.description, total = manifest.size
             _ = try await downloader.download(
                 archiveURL, to: partial, expectedSize: manifest.size, expectedDigest: manifest.sha256, algorithm: .sha256,
+                progress: progressCallback(report, id: id, total: total),
                 verified: { fd in
                     do {
                         _ = try extractor.extract(fileDescriptor: fd, into: tree)
-                    } catch let error as ExtractionError {
-                        throw SignedArchiveError(.archiveRejected, "release \(version) (\(archiveURL.lastPathComponent)): \(error.message)",
-                                                 underlying: error)
+                    } catch let error as SignedArchiveError {
+                        // The verified bytes are bad: nothing to resume, drop the download too.
+                        unlink(partial)
+                        var named = error
+                        named.message = "release \(version) (\(archiveURL.lastPathComponent)): \(error.message)"
+                        throw named
                     }
                 })
             CrashPoint.hit("unpack.done")
@@ -125,6 +132,12 @@ struct ArchiveInstaller {
         }
         return installed
     }
+}
+
+/// Adapts a ``DownloadProgress`` handler to the downloader's byte counter.
+private func progressCallback(_ handler: DownloadProgress.Handler?, id: String, total: Int64) -> (@Sendable (Int64) -> Void)? {
+    guard let handler else { return nil }
+    return { completed in handler(id, completed, total) }
 }
 
 /// Where an archive download lives while it is incomplete, so an interrupted run resumes
