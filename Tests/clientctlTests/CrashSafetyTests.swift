@@ -12,7 +12,7 @@ import Testing
     /// Crash points and hit counts, in the order a v1.0.0 → v1.1.0 install reaches them.
     /// `atomic.*:1` is the sidecar write, `:2` the state.json write, `:3` last-check.json.
     static let points: [String] = [
-        "download.chunk:1", "download.chunk:2", "download.chunk:5", "download.chunk:10", "download.chunk:20",
+        "download.chunk:1", "download.chunk:2", "download.chunk:5", "download.chunk:10", "download.chunk:18",
         "unpack.entry:1", "unpack.entry:2", "unpack.entry:4", "unpack.entry:7", "unpack.entry:10",
         "unpack.done",
         "atomic.written:1", "atomic.before-rename:1", "atomic.renamed:1",
@@ -50,7 +50,7 @@ import Testing
     @Test func killMinus9FromOutsideWhileTheArchiveDrips() throws {
         let template = try CrashTemplate.shared.get()
         let device = try CrashCase(template)
-        // ~48 KiB per 20 ms: the 4 MiB archive takes ~2 s to arrive.
+        // ~48 KiB per 20 ms: the 5 MiB archive takes ~2 s to arrive.
         device.faults.add(.drip(bytes: 48 * 1024, every: 0.02), path: CrashTemplate.archivePath)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ClientctlBinary.path)
@@ -82,7 +82,7 @@ import Testing
 }
 
 /// Built once per test process and shared by every case (read-only): a release folder
-/// with v1.0.0 and v1.1.0 (~4 MiB, mostly incompressible), and a root that has v1.0.0
+/// with v1.0.0 and v1.1.0 (~5 MiB, mostly incompressible), and a root that has v1.0.0
 /// installed by the real binary.
 final class CrashTemplate: Sendable {
     static let archivePath = "/stable/v1.1.0.tar.gz"
@@ -129,11 +129,11 @@ final class CrashTemplate: Sendable {
         v110Content = try Self.content(of: v2)
     }
 
-    /// 12 entries: the small client plus four 1 MiB random files and a text file.
+    /// 13 entries: the small client, five 1 MiB random files (20+ chunks of 256 KiB) and a text file.
     private static func makeLargeClient(at dir: String) throws -> String {
         let client = try ReleaseFolder.makeClient(at: dir, version: "1.1.0", extraFiles: ["assets/notes.txt": "1.1.0 notes\n"])
         var generator = SystemRandomNumberGenerator()
-        for n in 1...4 {
+        for n in 1...5 {
             let bytes = (0..<(1 << 17)).map { _ in generator.next() as UInt64 }
             let data = bytes.withUnsafeBufferPointer { Data(buffer: $0) }
             try data.write(to: URL(fileURLWithPath: "\(client)/assets/blob-\(n).bin"))
