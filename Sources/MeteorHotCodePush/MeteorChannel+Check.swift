@@ -19,7 +19,8 @@ extension MeteorChannel {
     public func check(state: inout DeviceState) async throws -> CheckOutcome {
         try refreshMemory(state: &state)
         let embedded = try embeddedBundle()
-        let fetcher = AssetFetcher(baseURL: baseURL, transport: transport, retry: options.retry, maxAssetBytes: options.maxAssetBytes)
+        let downloader = Downloader(transport: transport, retry: options.retry, sleeper: options.sleeper)
+        let fetcher = AssetFetcher(baseURL: baseURL, downloader: downloader, maxAssetBytes: options.maxAssetBytes)
         let manifestData = try await fetcher.fetchManifest(maxBytes: options.manifestLimits.maxBytes)
         let manifest = try AssetManifest.parse(manifestData, platform: platform, limits: options.manifestLimits)
         let version = manifest.version

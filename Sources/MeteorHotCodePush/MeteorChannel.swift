@@ -13,15 +13,19 @@ public struct MeteorChannel: UpdateChannel {
     public struct Options: Sendable {
         /// Parallel asset downloads (the plugin's 6 connections per host).
         public var maxConnections: Int
+        /// Retries of transient failures (the shared core policy: capped exponential backoff).
         public var retry: RetryPolicy
+        /// How retries wait (injected so tests never sleep).
+        public var sleeper: any Sleeper
         public var manifestLimits: AssetManifest.Limits
         /// Cap for one asset whose manifest entry gives no size (index.html, source maps).
         public var maxAssetBytes: Int64
 
-        public init(maxConnections: Int = 6, retry: RetryPolicy = .standard,
+        public init(maxConnections: Int = 6, retry: RetryPolicy = .standard, sleeper: any Sleeper = TaskSleeper(),
                     manifestLimits: AssetManifest.Limits = AssetManifest.Limits(), maxAssetBytes: Int64 = 256 << 20) {
             self.maxConnections = max(1, maxConnections)
             self.retry = retry
+            self.sleeper = sleeper
             self.manifestLimits = manifestLimits
             self.maxAssetBytes = maxAssetBytes
         }
