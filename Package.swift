@@ -63,6 +63,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Client of Scripts/bench/transport (not shipped).
+        .executableTarget(
+            name: "transport-bench",
+            dependencies: ["ClientUpdater"],
+            path: "Scripts/bench/TransportBench"
+        ),
         .target(
             name: "TestSupport",
             dependencies: ["ClientUpdater", "SignedArchive"],

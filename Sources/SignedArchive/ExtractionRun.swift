@@ -189,7 +189,8 @@ struct ExtractionRun {
             do {
                 try AtomicFile.writeAll(fd: fd, bytes: UnsafeRawBufferPointer(start: block, count: size), path: "")
             } catch {
-                throw StagingWriter.ioError("cannot write file", errno, name)
+                let code = ((error as? UpdaterError)?.underlying as? POSIXErrorBox)?.code ?? EIO
+                throw StagingWriter.ioError("cannot write file", code, name)
             }
             written += Int64(size)
             bytesWritten += UInt64(size)

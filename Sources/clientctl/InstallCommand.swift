@@ -32,7 +32,15 @@ struct InstallCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let context = try DeviceContext.open(device)
-            let report = try await context.updater.install(lockWait: wait)
+            let report: InstallReport
+            if !output.json, let (bar, handler) = ProgressBar.handlerIfTerminal() {
+                defer { bar.finish() }
+                report = try await DownloadProgress.$handler.withValue(handler) {
+                    try await context.updater.install(lockWait: wait)
+                }
+            } else {
+                report = try await context.updater.install(lockWait: wait)
+            }
             if output.json {
                 try printJSON(report)
             } else {

@@ -97,10 +97,23 @@ import Testing
         await #expect {
             try await h.check(serving: "gen2")
         } throws: { error in
+            guard let e = error as? any ClientctlError else { return false }
+            return e.exitStatus == .unavailable && e.message.contains("connection refused") && e.message.contains("after 4 attempts")
+        }
+        #expect(h.server.requestedPaths.isEmpty)
+        // The same while assets download: the manifest arrives, then the server goes away.
+        h.server.serve("gen2")
+        h.transport.refuse(next: 0)
+        let refusing = RefusingAfterManifest(inner: h.transport)
+        var state = h.state
+        let channel = MeteorChannel(layout: h.layout, rootURL: URL(string: "http://127.0.0.1:3000/")!, platform: .ios,
+                                    embeddedPath: h.embeddedPath, transport: refusing, options: .init(retry: h.retry))
+        await #expect {
+            try await channel.check(state: &state)
+        } throws: { error in
             guard let e = error as? MeteorError else { return false }
             return e.code == .network && e.exitStatus == .unavailable && e.message.contains("after 4 attempts")
         }
-        #expect(h.server.requestedPaths.isEmpty)
     }
 
     @Test func catchesWrongBytesWhenTheServerSendsNoETag() async throws {
@@ -182,5 +195,14 @@ import Testing
         h.state.blacklist = []
         try h.channel.remove(try require_(try h.channel.installedVersions().first))
         #expect(try h.selectedAfterRestart() == nil)
+    }
+}
+
+/// Passes the manifest request through, then refuses every connection.
+struct RefusingAfterManifest: Transport {
+    let inner: MeteorMockTransport
+    func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse {
+        guard request.url.path.hasSuffix("manifest.json") else { throw UpdaterError.network(request.url, .refused) }
+        return try await inner.get(request, sink: sink)
     }
 }

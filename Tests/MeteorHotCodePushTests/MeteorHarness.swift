@@ -14,7 +14,7 @@ final class MeteorHarness: @unchecked Sendable {
     let transport: MeteorMockTransport
     let embeddedPath: String
     var state = DeviceState()
-    var retry = RetryPolicy(delays: [0.01, 0.01, 0.01], jitter: 0)
+    var retry = RetryPolicy(maxAttempts: 4, initialDelay: 0.001, maxDelay: 0.002)
 
     /// - Parameters:
     ///   - embedded: the embedded bundle folder (read-only).
@@ -76,18 +76,11 @@ final class MeteorHarness: @unchecked Sendable {
         try channel.refreshMemory(state: &state)
     }
 
-    /// startupDidComplete with a minimal retention (the pipeline's job in the product):
-    /// lastKnownGood = current, then keep at most `keep` versions counting the current one
-    /// (also when it is the embedded bundle, so N=1 is the plugin's "delete every other
-    /// downloaded version"); current and pending are never deleted; newest kept first.
+    /// startupDidComplete: lastKnownGood = current, then the pipeline's ``Retention`` with N = `keep`.
     func startupDidComplete(keep: Int) throws {
         state.lastKnownGood = state.current
-        let protected = Set([state.current, state.pending].compactMap { $0 })
-        let installed = try channel.installedVersions().sorted { ($0.installedAt ?? .distantPast) > ($1.installedAt ?? .distantPast) }
-        var budget = keep - 1
-        for version in installed where !protected.contains(version.id) {
-            if budget > 0 { budget -= 1 } else { try channel.remove(version) }
-        }
+        let plan = Retention.plan(installed: try channel.installedVersions(), state: state, keep: keep)
+        try Retention.apply(plan, channel: channel, layout: layout)
     }
 
     /// A fresh channel over the same root and state: what the next process start sees.

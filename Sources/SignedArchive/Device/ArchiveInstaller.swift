@@ -97,8 +97,12 @@ struct ArchiveInstaller {
         let extractor = SafeExtractor(limits: limits)
         do {
             let tree = staging + "/tree"
+            // Task-local values don't reach the transport's delegate thread: capture here.
+            let report = DownloadProgress.handler
+            let id = version.description, total = manifest.size
             _ = try await downloader.download(
                 archiveURL, to: partial, expectedSize: manifest.size, expectedDigest: manifest.sha256, algorithm: .sha256,
+                progress: progressCallback(report, id: id, total: total),
                 verified: { fd in
                     do {
                         _ = try extractor.extract(fileDescriptor: fd, into: tree)
@@ -122,6 +126,12 @@ struct ArchiveInstaller {
         }
         return installed
     }
+}
+
+/// Adapts a ``DownloadProgress`` handler to the downloader's byte counter.
+private func progressCallback(_ handler: DownloadProgress.Handler?, id: String, total: Int64) -> (@Sendable (Int64) -> Void)? {
+    guard let handler else { return nil }
+    return { completed in handler(id, completed, total) }
 }
 
 /// Where an archive download lives while it is incomplete, so an interrupted run resumes
