@@ -19,15 +19,24 @@ final class MeteorHarness: @unchecked Sendable {
     /// - Parameters:
     ///   - embedded: the embedded bundle folder (read-only).
     ///   - versions: the folder of downloadable versions the mock serves from.
-    init(embedded: String, versions: String) throws {
+    /// Set when the mock runs over real HTTP on 127.0.0.1.
+    let http: LoopbackHTTPServer?
+
+    ///   - overHTTP: serve the mock on a ``LoopbackHTTPServer`` and download with the
+    ///     production ``DefaultTransport`` (default); otherwise hand requests to the mock
+    ///     in-process (for scripted connection failures).
+    init(embedded: String, versions: String, overHTTP: Bool = true) throws {
         temp = try TemporaryDirectory("meteor")
         layout = RootLayout(root: temp.path + "/root")
         try AtomicFile.makeDirectory(layout.root)
         server = MeteorMockServer(versionsDirectory: versions)
         transport = MeteorMockTransport(server: server)
+        http = overHTTP ? try LoopbackHTTPServer(handler: server.loopbackHandler()) : nil
         embeddedPath = embedded
         try channel.resetIfEmbeddedChanged(state: &state)
     }
+
+    deinit { http?.stop() }
 
     /// The reference fixtures' embedded bundle and downloadable versions.
     static func reference() throws -> MeteorHarness {
@@ -35,10 +44,15 @@ final class MeteorHarness: @unchecked Sendable {
         return try MeteorHarness(embedded: dir + "/bundled_www/application", versions: dir + "/downloadable_versions")
     }
 
+    var rootURL: URL { http?.baseURL ?? URL(fileURLWithPath: "/").deletingLastPathComponent() }
+
     var channel: MeteorChannel {
-        MeteorChannel(layout: layout, rootURL: URL(string: "http://127.0.0.1:3000/")!, platform: .ios,
-                      embeddedPath: embeddedPath, transport: transport,
-                      options: .init(maxConnections: 3, retry: retry))
+        if let http {
+            return MeteorChannel(layout: layout, rootURL: http.baseURL, platform: .ios, embeddedPath: embeddedPath,
+                                 transport: DefaultTransport(), options: .init(maxConnections: 3, retry: retry))
+        }
+        return MeteorChannel(layout: layout, rootURL: URL(string: "http://127.0.0.1:3000/") ?? rootURL, platform: .ios,
+                             embeddedPath: embeddedPath, transport: transport, options: .init(maxConnections: 3, retry: retry))
     }
 
     /// One check; an installed version is staged as pending.
