@@ -23,6 +23,7 @@ public struct MeteorChannel: UpdateChannel {
         public var retry: RetryPolicy
         /// How retries wait (injected so tests never sleep).
         public var sleeper: any Sleeper
+        /// Size and entry caps for manifests.
         public var manifestLimits: AssetManifest.Limits
         /// Cap for one asset whose manifest entry gives no size (index.html, source maps).
         public var maxAssetBytes: Int64
@@ -37,12 +38,15 @@ public struct MeteorChannel: UpdateChannel {
         }
     }
 
+    /// The device root.
     public let layout: RootLayout
     /// The server's ROOT_URL (where `/__cordova/` lives).
     public let rootURL: URL
+    /// Which compatibility version is compared.
     public let platform: CompatPlatform
     /// The embedded (initial) bundle folder: `program.json`, `index.html`, assets by `path`.
     public let embeddedPath: String
+    /// The network seam (``DefaultTransport`` in production).
     public let transport: any Transport
     public let options: Options
 
