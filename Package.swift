@@ -63,6 +63,11 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Benchmark driver for Scripts/bench/serve (organizer timing, a bare server for load tests).
+        .executableTarget(
+            name: "serve-bench",
+            dependencies: ["ClientUpdater", "ClientServer"]
+        ),
         .target(
             name: "TestSupport",
             dependencies: ["ClientUpdater"],
@@ -71,7 +76,7 @@ let package = Package(
         .testTarget(name: "ClientUpdaterTests", dependencies: ["ClientUpdater", "TestSupport"]),
         .testTarget(name: "SignedArchiveTests", dependencies: ["SignedArchive", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "MeteorHotCodePushTests", dependencies: ["MeteorHotCodePush", "ClientUpdater", "TestSupport"]),
-        .testTarget(name: "ClientServerTests", dependencies: ["ClientServer", "ClientUpdater", "SignedArchive", "MeteorHotCodePush", "TestSupport"]),
+        .testTarget(name: "ClientServerTests", dependencies: ["ClientServer", "ClientUpdater", "SignedArchive", "MeteorHotCodePush", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         .testTarget(name: "clientctlTests", dependencies: ["ClientUpdater", "SignedArchive", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -83,6 +83,7 @@ public struct Organizer: Sendable {
                 try OrganizerFiles.write(shimmed, to: destination)
                 entry.size = Int64(shimmed.count)
                 entry.hash = nil
+                entry.cacheable = false
                 entry.sha256 = Digest.hex(.sha256, of: shimmed)
                 report.copiedFiles += 1
                 report.copiedBytes += entry.size
