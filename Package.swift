@@ -63,14 +63,21 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
-        // Benchmark driver for Scripts/bench/serve (organizer timing, a bare server for load tests).
+        // Driver of Scripts/bench/serve: organizer timing and a bare server for load tests (not shipped).
         .executableTarget(
             name: "serve-bench",
-            dependencies: ["ClientUpdater", "ClientServer"]
+            dependencies: ["ClientUpdater", "ClientServer"],
+            path: "Scripts/bench/ServeBench"
+        ),
+        // Client of Scripts/bench/transport (not shipped).
+        .executableTarget(
+            name: "transport-bench",
+            dependencies: ["ClientUpdater"],
+            path: "Scripts/bench/TransportBench"
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["ClientUpdater"],
+            dependencies: ["ClientUpdater", "SignedArchive"],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "ClientUpdaterTests", dependencies: ["ClientUpdater", "TestSupport"]),

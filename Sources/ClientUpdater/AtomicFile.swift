@@ -17,6 +17,7 @@ public enum AtomicFile {
         }
         do {
             try writeAll(fd: fd, data: data, path: tmp)
+            CrashPoint.hit("atomic.written")
             guard fsync(fd) == 0 else { throw UpdaterError.io("cannot fsync", path: tmp, errno: errno) }
             fchmod(fd, mode)
         } catch {
@@ -24,8 +25,10 @@ public enum AtomicFile {
             throw error
         }
         close(fd)
+        CrashPoint.hit("atomic.before-rename")
         guard rename(tmp, path) == 0 else { throw UpdaterError.io("cannot rename into", path: path, errno: errno) }
         ok = true
+        CrashPoint.hit("atomic.renamed")
         try syncDirectory(dir.isEmpty ? "." : dir)
     }
 

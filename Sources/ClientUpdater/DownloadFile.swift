@@ -104,4 +104,11 @@ final class DownloadFile: @unchecked Sendable {
     func finishDigest() -> String { digest.finalizeHex() }
 
     func remove() { unlink(path) }
+
+    /// Runs `body` with the file's own descriptor positioned at byte 0, so what was
+    /// hashed is exactly what is read next (no re-open by path between check and use).
+    func withDescriptorAtStart<T>(_ body: (Int32) throws -> T) throws -> T {
+        guard lseek(fd, 0, SEEK_SET) == 0 else { throw UpdaterError.io("cannot seek", path: path, errno: errno) }
+        return try body(fd)
+    }
 }

@@ -20,7 +20,7 @@ public struct Downloader: Sendable {
     public var onRetry: (@Sendable (Int, Double, UpdaterError) -> Void)?
 
     public init(
-        transport: any Transport = URLSessionTransport(), retry: RetryPolicy = .standard,
+        transport: any Transport = DefaultTransport(), retry: RetryPolicy = .standard,
         sleeper: any Sleeper = TaskSleeper(), idleTimeout: Double = 30, headers: [String: String] = [:]
     ) {
         self.transport = transport
@@ -61,13 +61,28 @@ public struct Downloader: Sendable {
         _ url: URL, to path: String, expectedSize: Int64? = nil, expectedDigest: String? = nil,
         algorithm: Digest.Algorithm = .sha256, progress: (@Sendable (Int64) -> Void)? = nil
     ) async throws -> Result {
+        try await download(url, to: path, expectedSize: expectedSize, expectedDigest: expectedDigest, algorithm: algorithm,
+                           progress: progress, verified: { _ in () }).0
+    }
+
+    /// Like ``download(_:to:expectedSize:expectedDigest:algorithm:progress:)``, then hands
+    /// the downloaded file's own descriptor (at byte 0) to `verified` once size and digest
+    /// matched: the bytes that were checked are the bytes the caller reads, with no
+    /// re-open by path in between.
+    public func download<T>(
+        _ url: URL, to path: String, expectedSize: Int64?, expectedDigest: String?,
+        algorithm: Digest.Algorithm = .sha256, progress: (@Sendable (Int64) -> Void)? = nil,
+        verified: (Int32) throws -> T
+    ) async throws -> (Result, T) {
         let file = try DownloadFile(path: path, algorithm: algorithm)
+        let result: Result
         do {
-            return try await download(url, into: file, expectedSize: expectedSize, expectedDigest: expectedDigest, progress: progress)
+            result = try await download(url, into: file, expectedSize: expectedSize, expectedDigest: expectedDigest, progress: progress)
         } catch let error as UpdaterError where error.code == .tooLarge || error.code == .hashMismatch {
             file.remove()
             throw error
         }
+        return (result, try file.withDescriptorAtStart(verified))
     }
 
     private func download(
@@ -117,6 +132,7 @@ public struct Downloader: Sendable {
                             throw Self.tooLarge(url, expectedSize)
                         }
                         try file.append(chunk)
+                        CrashPoint.hit("download.chunk")
                         progress?(file.size)
                     })
                 if let expectedSize, file.size < expectedSize {

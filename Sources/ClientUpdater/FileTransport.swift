@@ -1,6 +1,6 @@
 import Foundation
 
-/// `file:` URLs for ``URLSessionTransport``: the file is read from disk in chunks and
+/// `file:` URLs for the transports: the file is read from disk in chunks and
 /// answered with a synthetic HTTP head.
 ///
 /// 200 with `Content-Length` (or 206 with `Content-Range` for a `Range: bytes=N-`

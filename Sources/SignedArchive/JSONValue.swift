@@ -5,14 +5,19 @@
 /// a ``double``. Schemas that require an integer (a manifest's `size`) accept only
 /// ``integer``.
 public enum JSONValue: Sendable, Equatable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
     /// A number written without fraction or exponent.
     case integer(Int64)
     /// A number written with a fraction or an exponent.
     case double(Double)
+    /// A string (any Unicode text; lone surrogates are refused when parsing).
     case string(String)
+    /// An array.
     case array([JSONValue])
+    /// An object, members in document order.
     case object(JSONObject)
 
     /// The largest integer magnitude RFC 8785 / I-JSON can carry exactly (2⁵³−1).
@@ -63,8 +68,11 @@ public enum JSONValue: Sendable, Equatable {
 public struct JSONObject: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
     /// One `"key": value` member.
     public struct Member: Sendable, Equatable {
+        /// The member name.
         public var key: String
+        /// The member value.
         public var value: JSONValue
+        /// A member.
         public init(key: String, value: JSONValue) {
             self.key = key
             self.value = value

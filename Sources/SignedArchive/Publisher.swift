@@ -74,6 +74,7 @@ public enum Publisher {
         }
         let lock = try DirectoryLock(channelDir)
         defer { lock.release() }
+        removeStaleTemporaryFiles(in: channelDir)
 
         let indexPath = channelDir + "/index.json"
         let manifestPath = channelDir + "/manifest.json"
@@ -93,6 +94,7 @@ public enum Publisher {
                                   published: request.now, expires: request.expires)
         if let existing = try existingRelease(in: index, request: request, draft: draft, indexPath: indexPath) {
             try installArchive(temp, at: archivePath, sha256: sha256)
+            try repairManifest(manifestPath, index: index)
             return PublishResult(manifest: existing, archivePath: archivePath, manifestPath: manifestPath,
                                  indexPath: indexPath, unchanged: true)
         }
@@ -107,6 +109,30 @@ public enum Publisher {
         }
         return PublishResult(manifest: manifest, archivePath: archivePath, manifestPath: manifestPath,
                              indexPath: indexPath, unchanged: false)
+    }
+
+    /// A publish killed before it finished leaves `.publish-*` files; under the lock no
+    /// other publish is running, so they are removed (they must not be uploaded).
+    static func removeStaleTemporaryFiles(in channelDir: String) {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: channelDir)) ?? []
+        for name in names where name.hasPrefix(".publish-") {
+            unlink(channelDir + "/" + name)
+        }
+    }
+
+    /// After an interrupted publish `index.json` may be newer than `manifest.json`: make
+    /// `manifest.json` the newest entry of the index again.
+    static func repairManifest(_ manifestPath: String, index: ReleaseIndex) throws {
+        guard let newest = index.releases.first else { return }
+        if let data = FileManager.default.contents(atPath: manifestPath),
+           let current = try? StrictJSON.parseObject(data, limits: .manifest), current == newest {
+            return
+        }
+        do {
+            try AtomicFile.write(Data(JSONPrettyPrinter.render(.object(newest))), to: manifestPath)
+        } catch let error as any ClientctlError {
+            throw SignedArchiveError(.io, error.message)
+        }
     }
 
     /// Parses `--expires`: an RFC 3339 UTC time, or `Nd` for N days after `now` (1–36500).
@@ -216,24 +242,5 @@ public enum Publisher {
         var st = stat()
         guard stat(path, &st) == 0 else { throw SignedArchiveError(.io, "cannot stat \(path): \(String(cString: strerror(errno)))") }
         return Int64(st.st_size)
-    }
-}
-
-/// An exclusive `flock` on a folder (nothing is written into the release folder).
-struct DirectoryLock {
-    let fd: Int32
-
-    init(_ path: String) throws {
-        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw SignedArchiveError(.io, "cannot open \(path): \(String(cString: strerror(errno)))") }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            close(fd)
-            throw SignedArchiveError(.busy, "\(path) is being published by another clientctl process; retry later")
-        }
-    }
-
-    func release() {
-        flock(fd, LOCK_UN)
-        close(fd)
     }
 }

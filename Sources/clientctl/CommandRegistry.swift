@@ -7,5 +7,14 @@ enum CommandRegistry {
         PublishCommand.self,
         VerifyCommand.self,
         ManifestCommand.self,
+        InitCommand.self,
+        InstallCommand.self,
+        StatusCommand.self,
+        ListCommand.self,
+        ServeCommand.self,
+        ReloadCommand.self,
+        AckCommand.self,
+        RollbackCommand.self,
+        GcCommand.self,
     ]
 }

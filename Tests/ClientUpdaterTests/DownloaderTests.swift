@@ -33,7 +33,7 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
         scratch = try FetchScratch()
         try scratch.write("www/app.tgz", payload)
         server = try LoopbackHTTPServer(handler: faults.wrap(LoopbackHTTPServer.folder(scratch.path + "/www")))
-        downloader = Downloader(transport: URLSessionTransport(), sleeper: sleeper, idleTimeout: 2)
+        downloader = Downloader(transport: DefaultTransport(), sleeper: sleeper, idleTimeout: 2)
     }
 
     var url: URL { server.url("/app.tgz") }
@@ -199,7 +199,7 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
         server.stop()
         let server = self.server
         let sleeper = RecordingSleeper { n in if n == 2 { try server.start() } }
-        let d = Downloader(transport: URLSessionTransport(), sleeper: sleeper, idleTimeout: 2)
+        let d = Downloader(transport: DefaultTransport(), sleeper: sleeper, idleTimeout: 2)
         let result = try await d.download(server.url("/app.tgz"), to: target, expectedSize: 600_000, expectedDigest: sha256)
         #expect(result.digest == sha256 && result.requests == 3)
         #expect(server.port == port && server.requests.count == 1)
@@ -219,12 +219,12 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
     }
 
     @Test func dripSlowerThanIdleTimeoutTimesOutAndResumes() async throws {
-        faults.add(.drip(bytes: 100_000, every: 1.0), path: "/app.tgz", requests: 1...1)
+        faults.add(.drip(bytes: 100_000, every: 3.0), path: "/app.tgz", requests: 1...1)
         var d = downloader
         d.idleTimeout = 0.3
         let result = try await d.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
         #expect(result.digest == sha256)
-        #expect(rangeStart(server.requests[1]) == 100_000, "resumed after the first drip")
+        #expect(rangeStart(server.requests[1]) == 100_000, "resumed after the first drip: \(server.log)")
     }
 
     @Test func stallPastIdleTimeoutFailsAsTimeout() async throws {
@@ -281,5 +281,23 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
         #expect(policy.delay(beforeRetry: 9, random: 0) == 8)
         #expect(policy.delay(beforeRetry: 9, random: 0.999) > 4)
         #expect(policy.delay(beforeRetry: 2, random: 0.5) == 0.75)
+    }
+
+    @Test func partialLongerThanTheFileRestartsFromZeroAfter416() async throws {
+        try scratch.write("staging.part", payload + Data(repeating: 1, count: 100))
+        let result = try await downloader.download(url, to: target, expectedDigest: sha256)
+        #expect(result.digest == sha256 && result.size == 600_000 && result.resumedFrom == 0)
+        #expect(server.log.map(\.status) == [416, 200])
+        #expect(server.requests.map { $0[header: "range"] } == ["bytes=600100-", nil])
+    }
+
+    @Test func reportsProgressUpToTheFullSize() async throws {
+        let seen = BodyCollector()
+        let result = try await downloader.download(url, to: target, expectedSize: 600_000) { bytes in
+            withUnsafeBytes(of: bytes) { seen.append($0) }
+        }
+        let values = seen.data.withUnsafeBytes { Array($0.bindMemory(to: Int64.self)) }
+        #expect(values.last == result.size)
+        #expect(values == values.sorted())
     }
 }

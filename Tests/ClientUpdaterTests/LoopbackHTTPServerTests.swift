@@ -95,4 +95,34 @@ import TestSupport
         server.stop()
         server.stop()  // idempotent
     }
+
+    /// Sockets on `port` that are listening or established, from /proc/net/tcp.
+    func liveSockets(port: UInt16) throws -> Int {
+        let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
+        let hexPort = String(format: ":%04X", port)
+        return table.split(separator: "\n").dropFirst().filter { line in
+            let fields = line.split(separator: " ")
+            guard fields.count > 3 else { return false }
+            return fields[1].hasSuffix(hexPort) && (fields[3] == "0A" || fields[3] == "01")
+        }.count
+    }
+
+    @Test func stopClosesEverySocketEvenMidFault() async throws {
+        let faults = LoopbackFaults()
+        faults.add(.stall(afterBytes: 5), path: "/stall")
+        faults.add(.drip(bytes: 1, every: 10), path: "/drip")
+        let server = try LoopbackHTTPServer(handler: faults.wrap { _ in .text("0123456789") })
+        let port = server.port
+        let transport = SocketHTTPTransport()
+        for path in ["/stall", "/drip"] {
+            await #expect(throws: UpdaterError.self) { try await transport.fetchAll(server.url(path), idleTimeout: 0.2) }
+        }
+        // An idle keep-alive connection, still open on the server side.
+        _ = try await URLSessionTransport().fetchAll(server.url("/ok"))
+        #expect(try liveSockets(port: port) > 0)
+        let started = Date()
+        server.stop()
+        #expect(Date().timeIntervalSince(started) < 5, "stop does not wait for drips or stalls to end")
+        #expect(try liveSockets(port: port) == 0, "no listening or established socket left on the port")
+    }
 }

@@ -54,6 +54,20 @@ import TestSupport
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/index.json"))) == before)
     }
 
+    @Test func anInterruptedPublishIsCompletedByPublishingAgain() throws {
+        try Publisher.publish(request("1.0.0"), key: key)
+        try Publisher.publish(request("1.1.0"), key: key)
+        // As if killed after index.json was written: manifest.json still names 1.0.0, and a
+        // temporary archive is left behind.
+        let index = try ReleaseIndex.parse(try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/index.json"))))
+        try Data(JSONPrettyPrinter.render(.object(index.releases[1]))).write(to: URL(fileURLWithPath: dir("rel/stable/manifest.json")))
+        try Data("partial".utf8).write(to: URL(fileURLWithPath: dir("rel/stable/.publish-1-2.tar.gz")))
+        #expect(try Publisher.publish(request("1.1.0"), key: key).unchanged)
+        let manifest = try StrictJSON.parseObject(try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/manifest.json"))))
+        #expect(manifest == index.releases[0])
+        #expect(!FileManager.default.fileExists(atPath: dir("rel/stable/.publish-1-2.tar.gz")))
+    }
+
     @Test func differentBytesForAPublishedVersionAreRefused() throws {
         try Publisher.publish(request("1.0.0"), key: key)
         let archive = try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/v1.0.0.tar.gz")))

@@ -1,0 +1,26 @@
+import Foundation
+
+/// Creates a device root from a validated config (`clientctl init`).
+public enum RootInitializer {
+    /// Creates `layout.root` if needed and writes `config.json` atomically.
+    ///
+    /// - Parameter force: overwrite an existing config; installed versions and state
+    ///   are kept either way.
+    /// - Throws: ``UpdaterError`` `.alreadyExists` when a config exists and `force` is off.
+    public static func write(_ config: DeviceConfig, to layout: RootLayout, force: Bool) throws {
+        if FileManager.default.fileExists(atPath: layout.config) && !force {
+            throw UpdaterError(.alreadyExists, "\(layout.config) exists already: this root is initialized (pass --force to overwrite its config)")
+        }
+        var isDir: ObjCBool = false
+        if FileManager.default.fileExists(atPath: layout.root, isDirectory: &isDir), !isDir.boolValue {
+            throw UpdaterError(.alreadyExists, "\(layout.root) exists and is not a folder")
+        }
+        try AtomicFile.makeDirectory(layout.root)
+        let lock = try FileLock(path: layout.lock, wait: 30)
+        defer { withExtendedLifetime(lock) {} }
+        try config.save(layout)
+        // The channel's store exists from the start, so a first install that fails
+        // leaves the root exactly as `init` made it.
+        try AtomicFile.makeDirectory(config.channelKind == .meteor ? layout.meteor : layout.clients)
+    }
+}

@@ -1,0 +1,93 @@
+import ClientUpdater
+import Foundation
+
+/// Channel 1: signed archives from a release folder written by `clientctl publish`.
+///
+/// `check` fetches and verifies the manifest, applies the device policy, downloads and
+/// unpacks the archive into `clients/vX.Y.Z` (through ``ArchiveInstaller``); selection is
+/// the seed rule (highest compatible, not blacklisted).
+public struct ArchiveChannel: UpdateChannel {
+    public let layout: RootLayout
+    public let config: DeviceConfig
+    public let store: ArchiveStore
+    let downloader: Downloader
+    let verifier: ManifestVerifier
+    let now: @Sendable () -> Date
+
+    /// - Throws: when a trusted key in the config cannot be read.
+    /// - Parameters:
+    ///   - downloader: the transport and retry policy used for manifests and archives.
+    ///   - now: the wall clock, for `expires`.
+    public init(layout: RootLayout, config: DeviceConfig, downloader: Downloader = Downloader(),
+                now: @escaping @Sendable () -> Date = { Date() }) throws {
+        guard config.channelKind == .signedArchive else {
+            throw UpdaterError(.configInvalid, "\(layout.config) is not a signed-archive root")
+        }
+        self.layout = layout
+        self.config = config
+        self.store = ArchiveStore(layout: layout)
+        self.downloader = downloader
+        self.now = now
+        do {
+            self.verifier = try ManifestVerifier(trustedKeyPEMs: config.trustedKeys)
+        } catch {
+            throw UpdaterError(.configInvalid, "\(layout.config): a trusted key cannot be read: \(error)")
+        }
+    }
+
+    public func installedVersions() throws -> [InstalledVersion] {
+        try store.installedVersions()
+    }
+
+    /// The embedded seed; its id names the shell that carries it (`embedded-<shell>`),
+    /// so a shell update is seen as a new seed.
+    public func embeddedVersion() throws -> InstalledVersion? {
+        guard let path = config.embeddedPath else { return nil }
+        return InstalledVersion(id: "embedded-\(config.shellVersion)", directory: path, isEmbedded: true)
+    }
+
+    public func check(state: inout DeviceState) async throws -> CheckOutcome {
+        let installer = ArchiveInstaller(channel: self)
+        return try await installer.run(state: &state)
+    }
+
+    public func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion? {
+        Selection.highestCompatible(installed, shell: config.shellVersion, blacklist: state.blacklist)
+    }
+
+    public func remove(_ version: InstalledVersion) throws {
+        guard !version.isEmbedded else { return }
+        try store.remove(version)
+    }
+
+    /// Every regular file of the version's tree, served at its relative path; `index.html`
+    /// at the root is also `/`. Archives carry no per-file hashes, so names with a
+    /// content hash in them are what makes an asset cacheable.
+    public func servedAssets(for version: InstalledVersion) throws -> [ServedAsset] {
+        let root = version.directory
+        guard let enumerator = FileManager.default.enumerator(atPath: root) else {
+            throw UpdaterError(.notFound, "version \(version.id): \(root) cannot be read")
+        }
+        var assets: [ServedAsset] = []
+        while let relative = enumerator.nextObject() as? String {
+            let full = root + "/" + relative
+            var st = stat()
+            guard lstat(full, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+            let urlPath = relative == "index.html" ? "/" : "/" + relative
+            assets.append(ServedAsset(urlPath: urlPath, sourceFile: full, cacheable: HashedName.looksHashed(relative)))
+        }
+        return assets.sorted { $0.urlPath < $1.urlPath }
+    }
+}
+
+/// Recognises file names that carry a content hash (`app.3f62a1b9.js`, `a1b2…40hex.map`):
+/// such files never change under the same name, so they may be cached as immutable.
+public enum HashedName {
+    public static func looksHashed(_ path: String) -> Bool {
+        let name = path.split(separator: "/").last.map(String.init) ?? path
+        return name.split(whereSeparator: { $0 == "." || $0 == "-" || $0 == "_" }).contains { part in
+            part.count >= 8 && part.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+                && part.utf8.contains { $0 >= 0x30 && $0 <= 0x39 }
+        }
+    }
+}

@@ -1,0 +1,144 @@
+import ClientUpdater
+import Foundation
+
+/// One update check of the signed-archive channel, step by step (DESIGN §2, §8):
+/// manifest → verify → policy → (index.json fallback) → download → unpack → promote.
+///
+/// Every failure throws before anything is promoted; `state` is changed only on the
+/// success path (the caller persists it only then).
+struct ArchiveInstaller {
+    let channel: ArchiveChannel
+    var layout: RootLayout { channel.layout }
+    var config: DeviceConfig { channel.config }
+
+    func run(state: inout DeviceState) async throws -> CheckOutcome {
+        guard let manifestURLText = config.manifestURL, let manifestURL = URL(string: manifestURLText) else {
+            throw UpdaterError(.configInvalid, "\(layout.config) has no manifestURL")
+        }
+        let downloader = channel.downloader
+        let fetched = try await downloader.fetchSmall(manifestURL, cap: 64 * 1024, ifNoneMatch: state.manifestETag)
+        guard case .fetched(let body, let etag) = fetched else {
+            return .upToDate("up to date (manifest not modified since the last check)")
+        }
+        let manifest = try channel.verifier.verify(bytes: body, source: manifestURL.absoluteString)
+            .get(context: "manifest \(manifestURL.absoluteString)")
+        let floor = state.highestAccepted.flatMap(Version.init)
+        let candidate: Manifest
+        switch ManifestPolicy.evaluate(manifest, app: config.app, channel: config.channel ?? "", shellVersion: config.shellVersion,
+                                       floor: floor, now: channel.now()) {
+        case .accept:
+            candidate = manifest
+        case .expired(let date):
+            return .stale("the feed is stale: release \(manifest.version) expired at \(RFC3339.format(date)); keeping what this device has")
+        case .incompatibleShell:
+            guard let fallback = try await newestCompatibleFromIndex(manifestURL: manifestURL, floor: floor, downloader: downloader) else {
+                state.manifestETag = etag
+                return .noCompatibleRelease(ManifestPolicy.Decision.incompatibleShell(shell: config.shellVersion).message(for: manifest)
+                    + "; index.json has no newer compatible release")
+            }
+            candidate = fallback
+        case let decision:
+            throw SignedArchiveError(.archiveRejected, "rejected: " + decision.message(for: manifest))
+        }
+        if state.blacklist.contains(candidate.version.description) {
+            state.manifestETag = etag
+            return .skipped("release \(candidate.version) is blacklisted on this device (it failed start-up twice)")
+        }
+        if FileManager.default.fileExists(atPath: layout.clientDirectory(candidate.version)) {
+            state.manifestETag = etag
+            raiseFloor(&state, to: candidate.version)
+            return .upToDate("up to date: \(candidate.version) is installed")
+        }
+        let installed = try await install(candidate, manifestURL: manifestURL, downloader: downloader)
+        state.manifestETag = etag
+        raiseFloor(&state, to: candidate.version)
+        return .installed(installed)
+    }
+
+    private func raiseFloor(_ state: inout DeviceState, to version: Version) {
+        if let floor = state.highestAccepted.flatMap(Version.init), version <= floor { return }
+        state.highestAccepted = version.description
+    }
+
+    /// The newest release of `index.json` that verifies, passes the policy and is above
+    /// what this device has; `nil` when there is none.
+    private func newestCompatibleFromIndex(manifestURL: URL, floor: Version?, downloader: Downloader) async throws -> Manifest? {
+        guard let indexURL = URL(string: "index.json", relativeTo: manifestURL)?.absoluteURL else { return nil }
+        let fetched = try await downloader.fetchSmall(indexURL, cap: StrictJSON.Limits.index.maxBytes)
+        guard case .fetched(let body, _) = fetched else { return nil }
+        let index = try ReleaseIndex.parse(body, source: indexURL.absoluteString)
+        let now = channel.now()
+        return index.validReleases(with: channel.verifier)
+            .filter {
+                ManifestPolicy.evaluate($0, app: config.app, channel: config.channel ?? "", shellVersion: config.shellVersion,
+                                       floor: floor, now: now) == .accept
+            }
+            .max { $0.version < $1.version }
+    }
+
+    /// Downloads, checks and unpacks one release, then promotes it into `clients/`.
+    private func install(_ manifest: Manifest, manifestURL: URL, downloader: Downloader) async throws -> InstalledVersion {
+        let version = manifest.version
+        let archiveURL = try ManifestPolicy.archiveURL(for: manifest, manifestURL: manifestURL,
+                                                       allowInsecureHTTP: config.allowInsecureHTTP).get()
+        guard manifest.size <= config.limits.maxArchiveBytes else {
+            throw SignedArchiveError(.archiveLimit, "release \(version): archive of \(manifest.size) bytes is over this device's cap of \(config.limits.maxArchiveBytes) bytes")
+        }
+        guard let format = ArchiveFormat(fileName: archiveURL.lastPathComponent) else {
+            throw SignedArchiveError(.archiveRejected, "release \(version): \(archiveURL.lastPathComponent) is not a .tar.gz, .zip or .tar.zst archive")
+        }
+        let partial = PartialDownload.path(layout: layout, manifest: manifest, format: format)
+        try AtomicFile.makeDirectory(layout.clients)
+        channel.store.cleanLeftovers(keeping: [partial])
+        let staging = try channel.store.makeStagingDirectory(label: "v\(version)")
+        var limits = ExtractionLimits.default
+        limits.maxTotalBytes = UInt64(config.limits.maxUnpackedBytes)
+        limits.maxEntries = config.limits.maxEntries
+        let extractor = SafeExtractor(limits: limits)
+        do {
+            let tree = staging + "/tree"
+            // Task-local values don't reach the transport's delegate thread: capture here.
+            let report = DownloadProgress.handler
+            let id = version.description, total = manifest.size
+            _ = try await downloader.download(
+                archiveURL, to: partial, expectedSize: manifest.size, expectedDigest: manifest.sha256, algorithm: .sha256,
+                progress: progressCallback(report, id: id, total: total),
+                verified: { fd in
+                    do {
+                        _ = try extractor.extract(fileDescriptor: fd, into: tree)
+                    } catch let error as SignedArchiveError {
+                        // The verified bytes are bad: nothing to resume, drop the download too.
+                        unlink(partial)
+                        var named = error
+                        named.message = "release \(version) (\(archiveURL.lastPathComponent)): \(error.message)"
+                        throw named
+                    }
+                })
+            try channel.store.promote(staging: tree, version: version, sidecar: Data(manifest.jsonBytes()))
+            try? AtomicFile.removeTree(staging)
+            unlink(partial)
+        } catch {
+            try? AtomicFile.removeTree(staging)
+            throw error
+        }
+        guard let installed = try channel.store.installedVersions().first(where: { $0.id == version.description }) else {
+            throw UpdaterError(.internalError, "release \(version) was promoted but is not listed")
+        }
+        return installed
+    }
+}
+
+/// Adapts a ``DownloadProgress`` handler to the downloader's byte counter.
+private func progressCallback(_ handler: DownloadProgress.Handler?, id: String, total: Int64) -> (@Sendable (Int64) -> Void)? {
+    guard let handler else { return nil }
+    return { completed in handler(id, completed, total) }
+}
+
+/// Where an archive download lives while it is incomplete, so an interrupted run resumes
+/// it: `clients/.staging-partial-<version>-<sha256 prefix>.<ext>`, named from verified
+/// values only.
+enum PartialDownload {
+    static func path(layout: RootLayout, manifest: Manifest, format: ArchiveFormat) -> String {
+        layout.clients + "/.staging-partial-v\(manifest.version)-\(manifest.sha256.prefix(16)).\(format.fileExtension)"
+    }
+}

@@ -1,0 +1,86 @@
+import ClientUpdater
+import Foundation
+
+/// Validates `clientctl init` input for a signed-archive root and builds its config.
+public enum ArchiveRootSetup {
+    /// What `init` was given, unvalidated.
+    public struct Request: Sendable {
+        public var app: String?
+        public var channel: String?
+        public var manifestURL: String?
+        public var trustFiles: [String]
+        public var shellVersion: String
+        public var embedded: String?
+        public var startupTimeout: Double
+        public var keep: Int
+        public var allowInsecureHTTP: Bool
+        public var limits: DeviceConfig.Limits
+
+        public init(app: String?, channel: String?, manifestURL: String?, trustFiles: [String], shellVersion: String,
+                    embedded: String?, startupTimeout: Double, keep: Int, allowInsecureHTTP: Bool,
+                    limits: DeviceConfig.Limits) {
+            self.app = app
+            self.channel = channel
+            self.manifestURL = manifestURL
+            self.trustFiles = trustFiles
+            self.shellVersion = shellVersion
+            self.embedded = embedded
+            self.startupTimeout = startupTimeout
+            self.keep = keep
+            self.allowInsecureHTTP = allowInsecureHTTP
+            self.limits = limits
+        }
+    }
+
+    /// Validates every field and returns the config to write.
+    /// - Throws: ``UpdaterError`` naming the flag and the reason.
+    public static func makeConfig(_ r: Request) throws -> DeviceConfig {
+        guard let app = r.app, isIdentifier(app) else {
+            throw UpdaterError(.invalidArgument, "--app is required and must look like com.example.notes (letters, digits, . _ -)")
+        }
+        guard let channel = r.channel, isIdentifier(channel) else {
+            throw UpdaterError(.invalidArgument, "--channel is required and must be a name like stable (letters, digits, . _ -)")
+        }
+        guard let urlText = r.manifestURL, let url = URL(string: urlText), url.scheme != nil else {
+            throw UpdaterError(.invalidArgument, "--manifest-url is required and must be an absolute URL")
+        }
+        let isFile = url.isFileURL
+        if case .refused(let why) = URLPolicy.check(url, manifestIsFile: isFile, allowInsecureHTTP: r.allowInsecureHTTP) {
+            throw UpdaterError(.invalidArgument, "--manifest-url: \(why)")
+        }
+        guard let shell = Version(r.shellVersion) else {
+            throw UpdaterError(.invalidArgument, "--shell-version '\(r.shellVersion)' is not a SemVer 2.0 version (e.g. 1.4.0)")
+        }
+        guard !r.trustFiles.isEmpty else {
+            throw UpdaterError(.invalidArgument, "--trust PUB.pem is required: a device trusts only the keys it is given")
+        }
+        let keys = try r.trustFiles.map(TrustedKeys.readPublicKeyPEM)
+        var embeddedPath: String?
+        if let embedded = r.embedded {
+            let path = RootLayout(root: embedded).root
+            var isDir: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue else {
+                throw UpdaterError(.notFound, "--embedded \(embedded): no such folder")
+            }
+            guard FileManager.default.fileExists(atPath: path + "/index.html") else {
+                throw UpdaterError(.invalidArgument, "--embedded \(embedded): the seed has no index.html")
+            }
+            embeddedPath = path
+        }
+        guard r.startupTimeout > 0 else { throw UpdaterError(.invalidArgument, "--startup-timeout must be positive") }
+        guard r.keep >= 1 else { throw UpdaterError(.invalidArgument, "--keep must be at least 1") }
+        guard r.limits.maxUnpackedBytes > 0, r.limits.maxEntries > 0 else {
+            throw UpdaterError(.invalidArgument, "--max-unpacked-bytes and --max-entries must be positive")
+        }
+        return DeviceConfig(
+            app: app, channelKind: .signedArchive, channel: channel, manifestURL: url.absoluteString,
+            trustedKeys: keys, shellVersion: shell, embeddedPath: embeddedPath, startupTimeoutSeconds: r.startupTimeout,
+            keep: r.keep, allowInsecureHTTP: r.allowInsecureHTTP, limits: r.limits)
+    }
+
+    static func isIdentifier(_ s: String) -> Bool {
+        !s.isEmpty && s.utf8.count <= 128 && s.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2E || c == 0x5F || c == 0x2D
+        }
+    }
+}

@@ -1,0 +1,105 @@
+import ClientUpdater
+import Foundation
+
+/// The archive channel's part of a device root: `clients/vX.Y.Z/` folders, their
+/// `vX.Y.Z.json` sidecars, and `clients/.staging-*` work folders.
+///
+/// A version exists only once its folder has been renamed into place, and its sidecar
+/// is written before that rename, so a listed version is always complete and verified.
+public struct ArchiveStore: Sendable {
+    public let layout: RootLayout
+
+    public init(layout: RootLayout) {
+        self.layout = layout
+    }
+
+    /// The fields of a sidecar the store needs (the sidecar is the verified manifest).
+    struct Sidecar: Decodable {
+        var version: String
+        var minShellVersion: String
+        var maxShellVersion: String?
+    }
+
+    /// Complete installed versions, oldest install first.
+    public func installedVersions() throws -> [InstalledVersion] {
+        let names: [String]
+        do {
+            names = try FileManager.default.contentsOfDirectory(atPath: layout.clients)
+        } catch {
+            return []
+        }
+        var result: [InstalledVersion] = []
+        for name in names where name.hasPrefix("v") && !name.hasSuffix(".json") {
+            guard let version = Version(String(name.dropFirst())), "v\(version)" == name else { continue }
+            let dir = layout.clientDirectory(version)
+            var st = stat()
+            guard lstat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { continue }
+            guard let data = FileManager.default.contents(atPath: layout.clientSidecar(version)),
+                  let sidecar = try? JSONDecoder().decode(Sidecar.self, from: data),
+                  sidecar.version == version.description
+            else { continue }  // a folder without its verified manifest is not a version
+            let installedAt = Date(timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec))
+            result.append(InstalledVersion(
+                id: version.description, directory: dir,
+                minShell: Version(sidecar.minShellVersion), maxShell: sidecar.maxShellVersion.flatMap(Version.init),
+                installedAt: installedAt))
+        }
+        return result.sorted { ($0.installedAt ?? .distantPast, Version($0.id) ?? Version(0, 0, 0)) < ($1.installedAt ?? .distantPast, Version($1.id) ?? Version(0, 0, 0)) }
+    }
+
+    /// Creates a fresh staging folder `clients/.staging-<label>-<random>` (0700).
+    public func makeStagingDirectory(label: String) throws -> String {
+        try AtomicFile.makeDirectory(layout.clients)
+        let path = layout.clients + "/.staging-\(label)-\(UInt64.random(in: 0...UInt64.max))"
+        guard mkdir(path, 0o700) == 0 else { throw UpdaterError.io("cannot create staging folder", path: path, errno: errno) }
+        return path
+    }
+
+    /// Moves a complete, fsynced tree into `clients/v<version>` and makes it durable.
+    ///
+    /// The sidecar (the verified manifest bytes) is written first; the folder rename is
+    /// the commit point; then `clients/` is fsynced.
+    public func promote(staging tree: String, version: Version, sidecar: Data) throws {
+        let final = layout.clientDirectory(version)
+        if FileManager.default.fileExists(atPath: final) {
+            throw UpdaterError(.alreadyExists, "\(final) exists already; version \(version) is installed")
+        }
+        try AtomicFile.write(sidecar, to: layout.clientSidecar(version))
+        CrashPoint.hit("promote.sidecar-written")
+        guard rename(tree, final) == 0 else {
+            let err = errno
+            throw UpdaterError.io("cannot move \(tree) to", path: final, errno: err)
+        }
+        CrashPoint.hit("promote.renamed")
+        try AtomicFile.syncDirectory(layout.clients)
+    }
+
+    /// Removes an installed version: the folder is first renamed to a `.trash-*` name
+    /// (atomic: never half-visible), then the sidecar and the trash are deleted.
+    public func remove(_ version: InstalledVersion) throws {
+        guard let v = Version(version.id) else { return }
+        let dir = layout.clientDirectory(v)
+        let trash = layout.clients + "/.trash-v\(v)-\(UInt32.random(in: 0...UInt32.max))"
+        if rename(dir, trash) != 0 && errno != ENOENT {
+            throw UpdaterError.io("cannot remove", path: dir, errno: errno)
+        }
+        try AtomicFile.syncDirectory(layout.clients)
+        unlink(layout.clientSidecar(v))
+        try AtomicFile.removeTree(trash)
+    }
+
+    /// Deletes leftovers of interrupted runs: `.trash-*` folders, orphan sidecars, and
+    /// staging folders other than the resumable download partials in `keep`.
+    public func cleanLeftovers(keeping keep: Set<String> = []) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: layout.clients) else { return }
+        for name in names {
+            let path = layout.clients + "/" + name
+            if name.hasPrefix(".trash-") || (name.hasPrefix(".staging-") && !keep.contains(path)) {
+                try? AtomicFile.removeTree(path)
+            } else if name.hasSuffix(".json"), name.hasPrefix("v"),
+                      !FileManager.default.fileExists(atPath: String(path.dropLast(5))) {
+                unlink(path)  // a sidecar whose folder rename never happened
+            }
+        }
+    }
+}

@@ -1,0 +1,24 @@
+import ClientUpdater
+import Foundation
+
+/// Reads the keys a device is told to trust (`init --trust`).
+public enum TrustedKeys {
+    /// Reads a PEM file, checks it is an Ed25519 public key, and returns its PEM text as
+    /// config.json stores it.
+    /// - Throws: ``UpdaterError`` naming the file: missing, unreadable, or not an Ed25519
+    ///   SubjectPublicKeyInfo key.
+    public static func readPublicKeyPEM(_ path: String) throws -> String {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw UpdaterError(.notFound, "--trust \(path): no such file or not readable")
+        }
+        guard data.count <= 16 * 1024, let text = String(data: data, encoding: .utf8) else {
+            throw UpdaterError(.invalidArgument, "--trust \(path): not a PEM text file")
+        }
+        do {
+            _ = try Ed25519.PublicKey(pem: text, source: path)
+        } catch let error as SignedArchiveError {
+            throw UpdaterError(.invalidArgument, "--trust \(error.message)", underlying: error)
+        }
+        return text
+    }
+}

@@ -1,0 +1,67 @@
+import ClientUpdater
+import Foundation
+
+/// A manifest before signing: what `publish` fills in.
+public struct ManifestDraft: Sendable, Equatable {
+    public var app: String
+    public var channel: String
+    public var version: Version
+    public var url: String
+    public var sha256: String
+    public var size: Int64
+    public var minShellVersion: Version
+    public var maxShellVersion: Version?
+    public var published: Date
+    public var expires: Date?
+    /// Extra fields to sign along (must not use the names of DESIGN §2 fields).
+    public var extraFields: JSONObject
+
+    public init(app: String, channel: String, version: Version, url: String, sha256: String, size: Int64,
+                minShellVersion: Version, maxShellVersion: Version? = nil, published: Date = Date(),
+                expires: Date? = nil, extraFields: JSONObject = JSONObject()) {
+        self.app = app
+        self.channel = channel
+        self.version = version
+        self.url = url
+        self.sha256 = sha256
+        self.size = size
+        self.minShellVersion = minShellVersion
+        self.maxShellVersion = maxShellVersion
+        self.published = published
+        self.expires = expires
+        self.extraFields = extraFields
+    }
+
+    /// The unsigned object, with `keyId` of the signer, fields in publishing order.
+    public func unsignedObject(keyId: String) -> JSONObject {
+        var o = JSONObject()
+        o["format"] = .string(Manifest.format)
+        o["app"] = .string(app)
+        o["channel"] = .string(channel)
+        o["version"] = .string(version.description)
+        o["url"] = .string(url)
+        o["sha256"] = .string(sha256)
+        o["size"] = .integer(size)
+        o["minShellVersion"] = .string(minShellVersion.description)
+        if let maxShellVersion { o["maxShellVersion"] = .string(maxShellVersion.description) }
+        o["published"] = .string(RFC3339.format(published))
+        if let expires { o["expires"] = .string(RFC3339.format(expires)) }
+        for m in extraFields where !Manifest.knownFields.contains(m.key) { o[m.key] = m.value }
+        o["keyId"] = .string(keyId)
+        return o
+    }
+
+    /// Signs the draft: canonical bytes of the unsigned object, Ed25519, `signature` added.
+    /// The result is validated like any received manifest, so publish never writes a
+    /// manifest that devices would reject.
+    public func signed(with key: Ed25519.PrivateKey) throws -> Manifest {
+        var o = unsignedObject(keyId: key.publicKey.keyId)
+        let sig = try key.signature(for: CanonicalJSON.serialize(o))
+        o["signature"] = .string(Data(sig).base64EncodedString())
+        switch ManifestVerifier(trustedKeys: [key.publicKey]).verify(o) {
+        case .valid(let manifest): return manifest
+        case .invalid(let rejection):
+            throw SignedArchiveError(.invalidManifest, "cannot publish: \(rejection.message)", underlying: rejection)
+        }
+    }
+}

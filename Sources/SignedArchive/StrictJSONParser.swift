@@ -1,0 +1,262 @@
+import Foundation
+
+/// The recursive-descent parser behind ``StrictJSON``: one pass over the bytes, positions
+/// kept for error messages.
+extension StrictJSON {
+    struct Parser {
+        let bytes: [UInt8]
+        let maxDepth: Int
+        var i = 0
+
+        init(bytes: [UInt8], maxDepth: Int) {
+            self.bytes = bytes
+            self.maxDepth = maxDepth
+        }
+
+        func fail(_ reason: String, at offset: Int? = nil) -> Failure {
+            Failure(offset: offset ?? i, reason: reason)
+        }
+
+        mutating func document() throws -> JSONValue {
+            if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { throw fail("byte order mark is not allowed") }
+            skipWhitespace()
+            guard i < bytes.count else { throw fail("empty document") }
+            let value = try parseValue(depth: 0)
+            skipWhitespace()
+            guard i == bytes.count else { throw fail("trailing data after the JSON value (\(describe(bytes[i])))") }
+            return value
+        }
+
+        mutating func skipWhitespace() {
+            while i < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[i]) { i += 1 }
+        }
+
+        func describe(_ b: UInt8) -> String {
+            if b >= 0x21 && b < 0x7F { return "'\(Character(Unicode.Scalar(b)))'" }
+            return String(format: "byte 0x%02X", b)
+        }
+
+        mutating func parseValue(depth: Int) throws -> JSONValue {
+            guard i < bytes.count else { throw fail("unexpected end of input, expected a value") }
+            switch bytes[i] {
+            case UInt8(ascii: "{"): return .object(try parseObject(depth: depth + 1))
+            case UInt8(ascii: "["): return .array(try parseArray(depth: depth + 1))
+            case UInt8(ascii: "\""): return .string(try parseString())
+            case UInt8(ascii: "t"): try literal("true"); return .bool(true)
+            case UInt8(ascii: "f"): try literal("false"); return .bool(false)
+            case UInt8(ascii: "n"): try literal("null"); return .null
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
+            default: throw fail("unexpected \(describe(bytes[i])), expected a value")
+            }
+        }
+
+        mutating func literal(_ word: String) throws {
+            let w = Array(word.utf8)
+            guard bytes.count - i >= w.count, Array(bytes[i..<i + w.count]) == w else {
+                throw fail("invalid literal, expected '\(word)'")
+            }
+            i += w.count
+        }
+
+        mutating func parseObject(depth: Int) throws -> JSONObject {
+            guard depth <= maxDepth else { throw fail("nesting deeper than \(maxDepth) levels") }
+            i += 1
+            var object = JSONObject()
+            var seen = Set<String>()
+            skipWhitespace()
+            if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
+                i += 1
+                return object
+            }
+            while true {
+                skipWhitespace()
+                guard i < bytes.count else { throw fail("unexpected end of input in object") }
+                guard bytes[i] == UInt8(ascii: "\"") else { throw fail("unexpected \(describe(bytes[i])), expected a member name string") }
+                let keyOffset = i
+                let key = try parseString()
+                // Swift String equality is canonical equivalence: this also refuses two keys
+                // that differ only in Unicode normalization.
+                guard seen.insert(key).inserted else { throw fail("duplicate key \"\(key)\"", at: keyOffset) }
+                skipWhitespace()
+                guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':' after member name \"\(key)\"") }
+                i += 1
+                skipWhitespace()
+                let value = try parseValue(depth: depth)
+                object.appendUnchecked(key, value)
+                skipWhitespace()
+                guard i < bytes.count else { throw fail("unexpected end of input in object") }
+                if bytes[i] == UInt8(ascii: ",") {
+                    i += 1
+                    continue
+                }
+                guard bytes[i] == UInt8(ascii: "}") else { throw fail("unexpected \(describe(bytes[i])), expected ',' or '}'") }
+                i += 1
+                return object
+            }
+        }
+
+        mutating func parseArray(depth: Int) throws -> [JSONValue] {
+            guard depth <= maxDepth else { throw fail("nesting deeper than \(maxDepth) levels") }
+            i += 1
+            var elements: [JSONValue] = []
+            skipWhitespace()
+            if i < bytes.count, bytes[i] == UInt8(ascii: "]") {
+                i += 1
+                return elements
+            }
+            while true {
+                skipWhitespace()
+                elements.append(try parseValue(depth: depth))
+                skipWhitespace()
+                guard i < bytes.count else { throw fail("unexpected end of input in array") }
+                if bytes[i] == UInt8(ascii: ",") {
+                    i += 1
+                    continue
+                }
+                guard bytes[i] == UInt8(ascii: "]") else { throw fail("unexpected \(describe(bytes[i])), expected ',' or ']'") }
+                i += 1
+                return elements
+            }
+        }
+
+        mutating func parseNumber() throws -> JSONValue {
+            let start = i
+            var isInteger = true
+            if bytes[i] == UInt8(ascii: "-") { i += 1 }
+            guard i < bytes.count, isDigit(bytes[i]) else { throw fail("invalid number: expected a digit") }
+            if bytes[i] == UInt8(ascii: "0") {
+                i += 1
+                if i < bytes.count, isDigit(bytes[i]) { throw fail("invalid number: leading zero") }
+            } else {
+                while i < bytes.count, isDigit(bytes[i]) { i += 1 }
+            }
+            if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+                isInteger = false
+                i += 1
+                guard i < bytes.count, isDigit(bytes[i]) else { throw fail("invalid number: expected a digit after '.'") }
+                while i < bytes.count, isDigit(bytes[i]) { i += 1 }
+            }
+            if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
+                isInteger = false
+                i += 1
+                if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
+                guard i < bytes.count, isDigit(bytes[i]) else { throw fail("invalid number: expected a digit in the exponent") }
+                while i < bytes.count, isDigit(bytes[i]) { i += 1 }
+            }
+            let text = String(decoding: bytes[start..<i], as: UTF8.self)
+            if isInteger {
+                guard let n = Int64(text), n.magnitude <= JSONValue.maxSafeInteger.magnitude else {
+                    throw fail("integer \(text) is outside ±9007199254740991 (I-JSON range)", at: start)
+                }
+                return .integer(n)
+            }
+            guard let d = Double(text), d.isFinite else { throw fail("number \(text) is out of range", at: start) }
+            return .double(d)
+        }
+
+        func isDigit(_ b: UInt8) -> Bool { b >= 0x30 && b <= 0x39 }
+
+        mutating func parseString() throws -> String {
+            i += 1
+            var out: [UInt8] = []
+            while true {
+                guard i < bytes.count else { throw fail("unterminated string") }
+                let b = bytes[i]
+                switch b {
+                case UInt8(ascii: "\""):
+                    i += 1
+                    return String(decoding: out, as: UTF8.self)
+                case UInt8(ascii: "\\"):
+                    try parseEscape(into: &out)
+                case 0x00..<0x20:
+                    throw fail(String(format: "control character U+%04X in a string must be escaped", b))
+                case 0x80...:
+                    try copyUTF8Sequence(into: &out)
+                default:
+                    out.append(b)
+                    i += 1
+                }
+            }
+        }
+
+        mutating func parseEscape(into out: inout [UInt8]) throws {
+            let start = i
+            i += 1
+            guard i < bytes.count else { throw fail("unterminated escape") }
+            let c = bytes[i]
+            i += 1
+            switch c {
+            case UInt8(ascii: "\""): out.append(0x22)
+            case UInt8(ascii: "\\"): out.append(0x5C)
+            case UInt8(ascii: "/"): out.append(0x2F)
+            case UInt8(ascii: "b"): out.append(0x08)
+            case UInt8(ascii: "f"): out.append(0x0C)
+            case UInt8(ascii: "n"): out.append(0x0A)
+            case UInt8(ascii: "r"): out.append(0x0D)
+            case UInt8(ascii: "t"): out.append(0x09)
+            case UInt8(ascii: "u"):
+                let unit = try hex4()
+                var scalarValue = UInt32(unit)
+                if (0xD800...0xDBFF).contains(unit) {
+                    guard bytes.count - i >= 6, bytes[i] == UInt8(ascii: "\\"), bytes[i + 1] == UInt8(ascii: "u") else {
+                        throw fail(String(format: "lone high surrogate \\u%04X", unit), at: start)
+                    }
+                    i += 2
+                    let low = try hex4()
+                    guard (0xDC00...0xDFFF).contains(low) else {
+                        throw fail(String(format: "high surrogate \\u%04X not followed by a low surrogate", unit), at: start)
+                    }
+                    scalarValue = 0x10000 + ((UInt32(unit) - 0xD800) << 10) + (UInt32(low) - 0xDC00)
+                } else if (0xDC00...0xDFFF).contains(unit) {
+                    throw fail(String(format: "lone low surrogate \\u%04X", unit), at: start)
+                }
+                guard let scalar = Unicode.Scalar(scalarValue) else { throw fail("invalid \\u escape", at: start) }
+                out.append(contentsOf: Array(String(Character(scalar)).utf8))
+            default:
+                throw fail("invalid escape after '\\': \(describe(c))", at: start)
+            }
+        }
+
+        mutating func hex4() throws -> UInt16 {
+            guard bytes.count - i >= 4 else { throw fail("truncated \\u escape") }
+            var v: UInt16 = 0
+            for _ in 0..<4 {
+                let b = bytes[i]
+                let d: UInt8
+                switch b {
+                case 0x30...0x39: d = b - 0x30
+                case 0x41...0x46: d = b - 0x41 + 10
+                case 0x61...0x66: d = b - 0x61 + 10
+                default: throw fail("invalid hex digit \(describe(b)) in \\u escape")
+                }
+                v = v << 4 | UInt16(d)
+                i += 1
+            }
+            return v
+        }
+
+        /// Validates one UTF-8 sequence (Unicode Table 3-7) and copies it.
+        mutating func copyUTF8Sequence(into out: inout [UInt8]) throws {
+            let lead = bytes[i]
+            let length: Int
+            var secondRange: ClosedRange<UInt8> = 0x80...0xBF
+            switch lead {
+            case 0xC2...0xDF: length = 2
+            case 0xE0: length = 3; secondRange = 0xA0...0xBF
+            case 0xE1...0xEC, 0xEE...0xEF: length = 3
+            case 0xED: length = 3; secondRange = 0x80...0x9F
+            case 0xF0: length = 4; secondRange = 0x90...0xBF
+            case 0xF1...0xF3: length = 4
+            case 0xF4: length = 4; secondRange = 0x80...0x8F
+            default: throw fail(String(format: "invalid UTF-8 (byte 0x%02X)", lead))
+            }
+            guard bytes.count - i >= length else { throw fail("invalid UTF-8 (truncated sequence)") }
+            guard secondRange.contains(bytes[i + 1]) else { throw fail(String(format: "invalid UTF-8 (byte 0x%02X after 0x%02X)", bytes[i + 1], lead)) }
+            for k in 2..<max(2, length) where !(0x80...0xBF).contains(bytes[i + k]) {
+                throw fail(String(format: "invalid UTF-8 (byte 0x%02X in a sequence)", bytes[i + k]))
+            }
+            out.append(contentsOf: bytes[i..<i + length])
+            i += length
+        }
+    }
+}

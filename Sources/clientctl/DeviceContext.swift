@@ -1,0 +1,37 @@
+import ClientUpdater
+import Foundation
+import MeteorHotCodePush
+import SignedArchive
+
+/// What every device command works with: the root, its config, its channel and the
+/// updater that sequences them. Built once per command from `--root`.
+struct DeviceContext {
+    let layout: RootLayout
+    let config: DeviceConfig
+    let channel: any UpdateChannel
+    let updater: Updater
+
+    static func open(_ options: DeviceOptions) throws -> DeviceContext {
+        let layout = try options.layout()
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: layout.root, isDirectory: &isDir), isDir.boolValue else {
+            throw UpdaterError(.configInvalid, "device root \(layout.root) does not exist: run `clientctl init --root \(layout.root) …` first")
+        }
+        let config = try DeviceConfig.load(layout)
+        let channel = try ChannelFactory.make(config: config, layout: layout)
+        return DeviceContext(layout: layout, config: config, channel: channel,
+                             updater: Updater(layout: layout, config: config, channel: channel))
+    }
+}
+
+/// Builds the channel a root's config names.
+enum ChannelFactory {
+    static func make(config: DeviceConfig, layout: RootLayout) throws -> any UpdateChannel {
+        switch config.channelKind {
+        case .signedArchive:
+            return try ArchiveChannel(layout: layout, config: config)
+        case .meteor:
+            throw UpdaterError(.configInvalid, "\(layout.config): the Meteor channel is not available in this build")
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import ArgumentParser
+import ClientUpdater
+import Foundation
+
+/// `--root`, shared by every device command; defaults to `$CLIENTCTL_ROOT`.
+struct DeviceOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Device root folder (default: $CLIENTCTL_ROOT).", valueName: "dir"))
+    var root: String?
+
+    /// The root's layout, from `--root` or `CLIENTCTL_ROOT`.
+    func layout() throws -> RootLayout {
+        if let root, !root.isEmpty { return RootLayout(root: root) }
+        if let env = ProcessInfo.processInfo.environment["CLIENTCTL_ROOT"], !env.isEmpty {
+            return RootLayout(root: env)
+        }
+        throw UpdaterError(.invalidArgument, "no device root: pass --root DIR or set CLIENTCTL_ROOT")
+    }
+}
+
+/// `--json`, for commands that report state.
+struct OutputOptions: ParsableArguments {
+    @Flag(name: .long, help: "Print machine-readable JSON on stdout (shapes documented in the README).")
+    var json = false
+}
+
+/// Encodes a report as the stable `--json` shape: sorted keys, ISO 8601 dates.
+func printJSON<T: Encodable>(_ value: T) throws {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+    encoder.dateEncodingStrategy = .iso8601
+    let data = try encoder.encode(value)
+    FileHandle.standardOutput.write(data + Data("\n".utf8))
+}

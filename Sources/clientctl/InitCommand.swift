@@ -1,0 +1,63 @@
+import ArgumentParser
+import ClientUpdater
+import SignedArchive
+import Foundation
+
+/// `clientctl init`: creates a device root's `config.json`.
+struct InitCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "init",
+        abstract: "Create a device root: which app and channel, whom to trust, which shell.",
+        discussion: """
+            Writes DIR/config.json (trusted public keys are copied into it, so the root is
+            self-contained). Refuses to overwrite an existing config unless --force.
+
+            Examples:
+              clientctl init --root /var/lib/notes --app com.example.notes --channel stable \\
+                --manifest-url https://cdn.example.com/notes/stable/manifest.json \\
+                --trust release.pub.pem --shell-version 2.1.0 --embedded /opt/notes/www
+              clientctl init --root ./device --app com.example.notes --channel beta \\
+                --manifest-url file:///srv/releases/beta/manifest.json \\
+                --trust Keys/test-release.pub.pem --shell-version 1.0.0 --keep 5
+            """
+    )
+
+    @OptionGroup var device: DeviceOptions
+    @Option(help: "Application id, e.g. com.example.notes; releases of other apps are rejected.")
+    var app: String?
+    @Option(help: "Release channel name, e.g. stable; releases of other channels are rejected.")
+    var channel: String?
+    @Option(name: .customLong("manifest-url"), help: "URL of the channel's manifest.json (https:, http: to loopback, or file:).")
+    var manifestURL: String?
+    @Option(name: .customLong("trust"), help: ArgumentHelp("A trusted Ed25519 public key (PEM); repeat for several.", valueName: "pub.pem"))
+    var trust: [String] = []
+    @Option(name: .customLong("shell-version"), help: "Version (SemVer) of the native shell on this device.")
+    var shellVersion: String
+    @Option(help: ArgumentHelp("Read-only client shipped inside the shell (must hold index.html).", valueName: "dir"))
+    var embedded: String?
+    @Option(name: .customLong("startup-timeout"), help: "Seconds a new version has to report start-up before it is rolled back.")
+    var startupTimeout: Double = 10
+    @Option(help: "How many installed versions retention keeps.")
+    var keep: Int = 3
+    @Flag(name: .customLong("allow-insecure-http"), help: "Allow http: URLs to hosts other than loopback (not recommended).")
+    var allowInsecureHTTP = false
+    @Option(name: .customLong("max-unpacked-bytes"), help: "Cap on bytes unpacked from one archive.")
+    var maxUnpackedBytes: Int64 = DeviceConfig.Limits().maxUnpackedBytes
+    @Option(name: .customLong("max-entries"), help: "Cap on entries in one archive.")
+    var maxEntries: Int = DeviceConfig.Limits().maxEntries
+    @Flag(help: "Overwrite an existing config.json (installed versions and state are kept).")
+    var force = false
+
+    func run() async throws {
+        try await runReportingErrors {
+            let request = ArchiveRootSetup.Request(
+                app: app, channel: channel, manifestURL: manifestURL, trustFiles: trust, shellVersion: shellVersion,
+                embedded: embedded, startupTimeout: startupTimeout, keep: keep, allowInsecureHTTP: allowInsecureHTTP,
+                limits: .init(maxUnpackedBytes: maxUnpackedBytes, maxEntries: maxEntries))
+            let layout = try device.layout()
+            let config = try ArchiveRootSetup.makeConfig(request)
+            try RootInitializer.write(config, to: layout, force: force)
+            printError("initialized \(layout.root) for \(config.app) (\(config.channelKind.rawValue), channel \(config.channel ?? "-"))")
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import ArgumentParser
+import ClientUpdater
+import Foundation
+
+/// `clientctl install`: one full update check on a device root.
+struct InstallCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "install",
+        abstract: "Check the feed once; download, verify and stage the newest compatible version.",
+        discussion: """
+            Fetches the manifest (conditional GET), verifies its signature before using any
+            field, downloads and hash-checks the archive, unpacks it safely into
+            clients/vX.Y.Z and stages it as pending (it runs after a reload or the next start).
+            For a Meteor root, performs a hot-code-push check against ROOT_URL instead.
+
+            Exit status: 0 installed, up to date, or nothing compatible; 65 rejected input;
+            69 network failure after retries; 75 the root is locked by another clientctl
+            past --wait; 78 bad config.
+
+            Examples:
+              clientctl install --root /var/lib/notes
+              CLIENTCTL_ROOT=/var/lib/notes clientctl install --json
+              clientctl install --root /var/lib/notes --wait 0     # fail at once if busy
+            """
+    )
+
+    @OptionGroup var device: DeviceOptions
+    @OptionGroup var output: OutputOptions
+    @Option(help: "Seconds to wait for another clientctl holding the root's lock.")
+    var wait: Double = 30
+
+    func run() async throws {
+        try await runReportingErrors {
+            let context = try DeviceContext.open(device)
+            let report: InstallReport
+            if !output.json, let (bar, handler) = ProgressBar.handlerIfTerminal() {
+                defer { bar.finish() }
+                report = try await DownloadProgress.$handler.withValue(handler) {
+                    try await context.updater.install(lockWait: wait)
+                }
+            } else {
+                report = try await context.updater.install(lockWait: wait)
+            }
+            if output.json {
+                try printJSON(report)
+            } else {
+                print(report.message)
+            }
+        }
+    }
+}

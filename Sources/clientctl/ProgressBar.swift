@@ -1,0 +1,47 @@
+import ClientUpdater
+import Foundation
+
+/// A download progress bar on stderr, drawn only when stderr is a terminal (nothing
+/// animated when output is piped or logged).
+final class ProgressBar: @unchecked Sendable {
+    // @unchecked: `lastDraw` and `drawn` are only touched under `lock`.
+    private let lock = NSLock()
+    private var lastDraw = Date.distantPast
+    private var drawn = false
+
+    /// A handler for ``DownloadProgress``, or `nil` when stderr is not a terminal.
+    static func handlerIfTerminal() -> (ProgressBar, DownloadProgress.Handler)? {
+        guard isatty(STDERR_FILENO) == 1 else { return nil }
+        let bar = ProgressBar()
+        return (bar, { version, completed, total in bar.update(version: version, completed: completed, total: total) })
+    }
+
+    func update(version: String, completed: Int64, total: Int64?) {
+        lock.withLock {
+            let now = Date()
+            let done = total.map { completed >= $0 } ?? false
+            guard done || now.timeIntervalSince(lastDraw) >= 0.1 else { return }
+            lastDraw = now
+            drawn = true
+            FileHandle.standardError.write(Data(("\r\u{1B}[K" + Self.line(version: version, completed: completed, total: total)).utf8))
+        }
+    }
+
+    /// Ends the bar's line so later messages start on a fresh line.
+    func finish() {
+        lock.withLock {
+            if drawn { FileHandle.standardError.write(Data("\n".utf8)) }
+            drawn = false
+        }
+    }
+
+    static func line(version: String, completed: Int64, total: Int64?) -> String {
+        let mb = { (b: Int64) in String(format: "%.1f MB", Double(b) / 1_000_000) }
+        guard let total, total > 0 else { return "downloading \(version)  \(mb(completed))" }
+        let fraction = min(1, Double(completed) / Double(total))
+        let width = 30
+        let filled = Int(fraction * Double(width))
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        return "downloading \(version) [\(bar)] \(Int(fraction * 100))%  \(mb(completed)) / \(mb(total))"
+    }
+}

@@ -1,0 +1,115 @@
+import ArgumentParser
+import ClientServer
+import ClientUpdater
+import Foundation
+
+/// `clientctl serve`: the device agent.
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve the current client on loopback HTTP, run the startup watchdog and check for updates.",
+        discussion: """
+            Starts the root (selection, crash-in-trial recovery, shell-update reset),
+            serves the current version on 127.0.0.1 and answers the WebAppLocalServer shim
+            under /__clientctl/ (startup-complete, check, switch-to-pending, status,
+            events). A version that does not report startup complete within the startup
+            timeout is rolled back: once to the retry list, the second time blacklisted.
+            Checks for updates every --check-interval seconds (0 = only when a page asks).
+            Prints `serving http://127.0.0.1:PORT/` on stderr once listening; SIGTERM or
+            SIGINT shut it down cleanly. The port defaults to one derived from the app id
+            (12000–13000), so the page's origin and storage survive restarts.
+
+            Examples:
+              clientctl serve --root /var/lib/notes
+              clientctl serve --root /var/lib/notes --port 12345 --check-interval 600
+              clientctl serve --root /var/lib/notes --csp "default-src 'self'" --startup-timeout 20
+            """
+    )
+
+    @OptionGroup var device: DeviceOptions
+
+    @Option(help: ArgumentHelp("TCP port on 127.0.0.1 (default: derived from the app id; 0 = any free port).", valueName: "n"))
+    var port: Int?
+
+    @Option(name: .customLong("check-interval"), help: ArgumentHelp("Seconds between update checks; 0 disables periodic checks.", valueName: "seconds"))
+    var checkInterval: Double = 3600
+
+    @Option(help: ArgumentHelp("Content-Security-Policy header sent with every file.", valueName: "policy"))
+    var csp: String?
+
+    @Option(name: .customLong("startup-timeout"), help: ArgumentHelp("Seconds a new version has to report startup complete (default: config, 10).", valueName: "seconds"))
+    var startupTimeout: Double?
+
+    func validate() throws {
+        if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
+        if checkInterval < 0 || !checkInterval.isFinite { throw ValidationError("--check-interval must be 0 or more seconds") }
+        if let startupTimeout, !(startupTimeout > 0 && startupTimeout.isFinite) {
+            throw ValidationError("--startup-timeout must be a positive number of seconds")
+        }
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            let context = try DeviceContext.open(device)
+            var config = context.config
+            if let startupTimeout { config.startupTimeoutSeconds = startupTimeout }
+            let updater = Updater(layout: context.layout, config: config, channel: context.channel)
+            let server = try ClientServer(configuration: ServerConfiguration(
+                port: port ?? ServerConfiguration.derivedPort(forApp: config.app),
+                contentSecurityPolicy: csp, wwwDirectory: Self.wwwDirectory(config)))
+            let events = await updater.events()
+            let log = Task { await Self.logEvents(events) }
+            defer { log.cancel() }
+            let started = try await updater.start(bridge: ServerBridge(server))
+            for line in started.events { printError("clientctl serve: " + line) }
+            if started.shellUpdateReset { printError("clientctl serve: new embedded seed: downloaded versions dropped") }
+            server.setControlHandler(UpdaterControl(updater))
+            let checks = Task { await Self.checkPeriodically(updater, every: checkInterval) }
+            defer { checks.cancel() }
+            do {
+                try await server.runService { port in
+                    printError("serving http://127.0.0.1:\(port)/")
+                }
+            } catch {
+                await updater.shutdown()
+                throw error
+            }
+            checks.cancel()
+            await updater.shutdown()
+            printError("clientctl serve: stopped")
+        }
+    }
+
+    /// Meteor roots: the shell's `www` folder is the parent of the embedded `application`.
+    static func wwwDirectory(_ config: DeviceConfig) -> String? {
+        guard config.channelKind == .meteor, let embedded = config.embeddedPath else { return nil }
+        let url = URL(fileURLWithPath: embedded).standardizedFileURL
+        return url.lastPathComponent == "application" ? url.deletingLastPathComponent().path : nil
+    }
+
+    /// What happens while serving, one line each on stderr.
+    static func logEvents(_ events: AsyncStream<UpdaterEvent>) async {
+        for await event in events {
+            switch event {
+            case .watchdog(.trialStarted), .watchdog(.committed), .watchdog(.failed):
+                if case .watchdog(let e) = event { printError("clientctl serve: " + e.message) }
+            case .updateAvailable(let version): printError("clientctl serve: \(version) is ready; it is served after switch-to-pending or the next start")
+            case .error(let message): printError("clientctl serve: error: " + message)
+            case .switched(let version): printError("clientctl serve: now serving \(version)")
+            case .downloadProgress, .watchdog: break
+            }
+        }
+    }
+
+    static func checkPeriodically(_ updater: Updater, every seconds: Double) async {
+        guard seconds > 0 else { return }
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
+            do {
+                try await updater.checkForUpdates()
+            } catch {
+                printError("clientctl serve: update check failed: \(error)")
+            }
+        }
+    }
+}

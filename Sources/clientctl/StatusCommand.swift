@@ -1,0 +1,33 @@
+import ArgumentParser
+import ClientUpdater
+import Foundation
+
+/// `clientctl status`: what a device root runs and remembers.
+struct StatusCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Show current, pending and last-known-good versions, lists and the last check.",
+        discussion: """
+            Reads the root without locking it. `current` is `embedded` while the embedded
+            seed runs; `selected` is what the next fresh start would run.
+
+            Examples:
+              clientctl status --root /var/lib/notes
+              clientctl status --root /var/lib/notes --json | jq .current
+            """
+    )
+
+    @OptionGroup var device: DeviceOptions
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        try await runReportingErrors {
+            let status = try await DeviceContext.open(device).updater.status()
+            if output.json {
+                try printJSON(status)
+            } else {
+                print(StatusText.render(status))
+            }
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import ClientUpdater
+import Foundation
+
+/// Human-readable renderings of a ``StatusReport`` for `status` and `list`.
+enum StatusText {
+    static func render(_ s: StatusReport) -> String {
+        var lines = [
+            "root:            \(s.root)",
+            "app:             \(s.app) (\(s.channelKind)\(s.channel.map { ", channel \($0)" } ?? ""))",
+            "shell:           \(s.shellVersion)",
+            "current:         \(s.current)",
+            "pending:         \(s.pending ?? "-")",
+            "last known good: \(s.lastKnownGood ?? "-")",
+            "selected:        \(s.selected)",
+        ]
+        if let trial = s.trial { lines.append("trial:           \(trial.version) since \(iso(trial.startedAt))") }
+        if !s.blacklist.isEmpty { lines.append("blacklist:       \(s.blacklist.joined(separator: ", "))") }
+        if !s.retry.isEmpty { lines.append("retry:           \(s.retry.joined(separator: ", "))") }
+        if let check = s.lastCheck {
+            lines.append("last check:      \(iso(check.time)) \(check.result): \(check.message)")
+        } else {
+            lines.append("last check:      never")
+        }
+        lines.append("installed:       \(s.installed.isEmpty ? "none" : s.installed.map(\.version).joined(separator: ", "))")
+        return lines.joined(separator: "\n")
+    }
+
+    static func renderList(_ s: StatusReport) -> String {
+        guard !s.installed.isEmpty else { return "no installed versions (the embedded seed runs)" }
+        return s.installed.map { e in
+            var flags: [String] = []
+            if e.current { flags.append("current") }
+            if e.pending { flags.append("pending") }
+            if e.lastKnownGood { flags.append("last-known-good") }
+            if e.blacklisted { flags.append("blacklisted") }
+            if e.retry { flags.append("retry") }
+            if !e.compatible { flags.append("incompatible") }
+            let range = e.minShell.map { "shell >= \($0)" + (e.maxShell.map { ", <= \($0)" } ?? "") } ?? ""
+            return "\(e.version)\t\(range)\t\(flags.joined(separator: ","))"
+        }.joined(separator: "\n")
+    }
+
+    static func iso(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
+}

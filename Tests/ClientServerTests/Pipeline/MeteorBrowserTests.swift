@@ -1,0 +1,101 @@
+import ClientServer
+import ClientUpdater
+import Foundation
+import MeteorHotCodePush
+import TestSupport
+import Testing
+
+/// The shared pipeline with the Meteor channel, in a real browser: a Meteor root moves
+/// from the embedded version1 to version2 of the reference fixtures (committed), then
+/// version3 fails its startup twice and is blacklisted. The watchdog runs on a manual
+/// clock; the server, the organizer and Chromium are real.
+@Suite(.serialized) struct MeteorBrowserTests {
+    static let enabled = Chromium.isEnabled && MeteorFixtures.referenceAvailable
+    static let reason = MeteorFixtures.referenceAvailable
+        ? "browser tests off (CLIENTCTL_BROWSER_TESTS=0 or no `chromium` in PATH)"
+        : "reference Meteor fixtures not found at ../shared/fixtures/meteor"
+
+    /// The version a dumped Meteor page says it is (from its runtime config).
+    static func pageVersion(_ dom: String) -> String? {
+        for v in ["version1", "version2", "version3"] where dom.contains("autoupdateVersionCordova%22%3A%22\(v)%22") { return v }
+        return nil
+    }
+
+    @Test(.enabled(if: enabled, Comment(rawValue: reason)))
+    func embeddedToVersion2ThenVersion3IsRolledBackRetriedAndBlacklisted() async throws {
+        let fixtures = try #require(MeteorFixtures.reference)
+        let tmp = try TemporaryDirectory("meteor-browser")
+        let layout = RootLayout(root: tmp("root"))
+        try AtomicFile.makeDirectory(layout.root)
+        let mock = MeteorMockServer(versionsDirectory: fixtures + "/downloadable_versions")
+        let rootURL = try #require(URL(string: "http://localhost:3000/"))
+        let channel = MeteorChannel(layout: layout, rootURL: rootURL, platform: .ios,
+                                    embeddedPath: fixtures + "/bundled_www/application",
+                                    transport: MeteorMockTransport(server: mock))
+        let config = DeviceConfig(app: "com.example.meteor", channelKind: .meteor, meteorRootURL: rootURL.absoluteString,
+                                  compatPlatform: "ios", shellVersion: Version(1, 0, 0),
+                                  embeddedPath: fixtures + "/bundled_www/application", startupTimeoutSeconds: 2)
+        let updater = Updater(layout: layout, config: config, channel: channel)
+        let clock = ManualClock()
+        let server = try ClientServer(configuration: ServerConfiguration(port: 0, wwwDirectory: fixtures + "/bundled_www"))
+        let (ports, portContinuation) = AsyncStream<Int>.makeStream()
+        let running = Task { try await server.run { port in portContinuation.yield(port) } }
+        defer { running.cancel() }
+        var portIterator = ports.makeAsyncIterator()
+        let port = try #require(await portIterator.next())
+        let url = "http://127.0.0.1:\(port)/"
+
+        let started = try await updater.start(bridge: ServerBridge(server), clock: WatchdogClock(clock))
+        server.setControlHandler(UpdaterControl(updater))
+        #expect(started.current == "embedded")
+        #expect(Self.pageVersion(try Chromium.dumpDOM(url)) == "version1")
+        let events = await updater.events()
+
+        // version2: downloaded, staged, switched, acknowledged through the shim endpoint.
+        mock.serve("version2")
+        #expect(try await updater.checkForUpdates().pending == "version2")
+        try await updater.reload()
+        var dom = try Chromium.dumpDOM(url)
+        #expect(Self.pageVersion(dom) == "version2")
+        #expect(dom.contains(Shim.marker), "the organized page carries the shim")
+        let ack = try Curl.post(url + "__clientctl/startup-complete")
+        #expect(ack.status == 200 && ack.body.contains("\"lastKnownGood\":\"version2\""))
+
+        // version3 never acknowledges: rolled back to version2 at the timeout, retried once, blacklisted.
+        mock.serve("version3")
+        #expect(try await updater.checkForUpdates().pending == "version3")
+        for round in 1...2 {
+            if round == 2 { #expect(try await updater.checkForUpdates().pending == "version3", "the retry is offered again") }
+            try await updater.reload()
+            #expect(Self.pageVersion(try Chromium.dumpDOM(url)) == "version3")
+            while clock.sleeperCount == 0 { await Task.yield() }
+            clock.advance(by: .seconds(2))
+            let failure = await waitForWatchdogFailure(events)
+            #expect(failure == .failed(version: "version3", reason: .timedOut, blacklisted: round == 2, revertedTo: "version2"))
+        }
+        let state = StateStore.load(layout)
+        #expect(state.current == "version2" && state.lastKnownGood == "version2")
+        #expect(state.blacklist == ["version3"] && state.retry.isEmpty)
+        dom = try Chromium.dumpDOM(url)
+        #expect(Self.pageVersion(dom) == "version2", "the page shows version2 again")
+        #expect(try await updater.checkForUpdates().pending == nil, "a blacklisted version is never offered again")
+        await updater.shutdown()
+    }
+
+    func waitForWatchdogFailure(_ events: AsyncStream<UpdaterEvent>) async -> WatchdogEvent? {
+        for await event in events {
+            if case .watchdog(let e) = event, case .failed = e { return e }
+        }
+        return nil
+    }
+}
+
+/// `curl` for the control endpoints (with the shim's header).
+enum Curl {
+    static func post(_ url: String) throws -> (status: Int, body: String) {
+        let result = try Subprocess.run("curl", ["-s", "-X", "POST", "-H", "X-Clientctl-Shim: 1", "-w", "\n%{http_code}", url])
+        let text = result.output
+        guard let split = text.lastIndex(of: "\n"), let code = Int(text[text.index(after: split)...]) else { return (0, text) }
+        return (code, String(text[..<split]))
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+
+/// Debian's headless Chromium, for the real-browser tests (`apt-get install chromium`;
+/// `Scripts/test` installs it). `CLIENTCTL_BROWSER_TESTS=0` turns those tests off.
+public enum Chromium {
+    public static var isEnabled: Bool {
+        ProcessInfo.processInfo.environment["CLIENTCTL_BROWSER_TESTS"] != "0" && Subprocess.isAvailable("chromium")
+    }
+
+    /// The DOM after the page's scripts (including fetches back to the server) ran.
+    public static func dumpDOM(_ url: String) throws -> String {
+        let profile = NSTemporaryDirectory() + "/chromium-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: profile) }
+        let result = try Subprocess.run("chromium", [
+            "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + profile,
+            "--virtual-time-budget=3000", "--dump-dom", url,
+        ])
+        guard result.status == 0 else { throw ChromiumError("chromium exited \(result.status): \(result.errorOutput.suffix(500))") }
+        return result.output
+    }
+
+    /// The text of `<p id="…">` in a dumped DOM.
+    public static func text(of id: String, in dom: String) -> String? {
+        guard let start = dom.range(of: "<p id=\"\(id)\">") else { return nil }
+        let rest = dom[start.upperBound...]
+        guard let end = rest.range(of: "</p>") else { return nil }
+        return String(rest[..<end.lowerBound]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
+
+/// Chromium failed to run.
+public struct ChromiumError: Error, CustomStringConvertible {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}

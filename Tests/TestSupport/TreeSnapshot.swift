@@ -1,0 +1,39 @@
+import ClientUpdater
+import Foundation
+
+/// Everything under a folder: each path with its kind, mode and content hash. Two equal
+/// snapshots mean nothing was added, removed or changed (used to prove that a rejected
+/// install left a root exactly as it was).
+public struct TreeSnapshot: Equatable, CustomStringConvertible {
+    public var entries: [String: String]
+
+    /// Snapshots `root`, ignoring the relative paths in `ignoring` (e.g. `last-check.json`, `lock`).
+    public init(_ root: String, ignoring: Set<String> = ["last-check.json", "lock"]) throws {
+        var entries: [String: String] = [:]
+        let fm = FileManager.default
+        guard let walker = fm.enumerator(atPath: root) else { self.entries = [:]; return }
+        while let rel = walker.nextObject() as? String {
+            if ignoring.contains(rel) { continue }
+            let full = root + "/" + rel
+            var st = stat()
+            guard lstat(full, &st) == 0 else { continue }
+            let mode = String(st.st_mode & 0o7777, radix: 8)
+            switch st.st_mode & S_IFMT {
+            case S_IFREG: entries[rel] = "file \(mode) \(st.st_size) \(try Digest.hex(.sha256, ofFileAt: full))"
+            case S_IFDIR: entries[rel] = "dir \(mode)"
+            case S_IFLNK: entries[rel] = "link -> \((try? fm.destinationOfSymbolicLink(atPath: full)) ?? "?")"
+            default: entries[rel] = "special \(String(st.st_mode, radix: 8))"
+            }
+        }
+        self.entries = entries
+    }
+
+    /// What differs from `other`, one line per path.
+    public func difference(from other: TreeSnapshot) -> [String] {
+        Set(entries.keys).union(other.entries.keys).sorted().compactMap { key in
+            entries[key] == other.entries[key] ? nil : "\(key): \(other.entries[key] ?? "absent") -> \(entries[key] ?? "absent")"
+        }
+    }
+
+    public var description: String { entries.keys.sorted().map { "\($0): \(entries[$0] ?? "")" }.joined(separator: "\n") }
+}

@@ -1,0 +1,52 @@
+import ClientUpdater
+import Foundation
+import SignedArchive
+import TestSupport
+
+/// A device root, a release folder and a loopback server hosting it, for archive-channel tests.
+final class DeviceFixture: @unchecked Sendable {
+    // @unchecked: owned by one test at a time.
+    let tmp: TemporaryDirectory
+    let releases: ReleaseFolder
+    let faults = LoopbackFaults()
+    let server: LoopbackHTTPServer
+    let layout: RootLayout
+    var config: DeviceConfig
+
+    init(shell: String = "1.0.0", app: String = "com.example.notes", channel: String = "stable") throws {
+        tmp = try TemporaryDirectory("device")
+        releases = try ReleaseFolder(path: tmp("releases"), app: app, channel: channel, key: try ReleaseFolder.testKey())
+        server = try LoopbackHTTPServer(handler: faults.wrap(LoopbackHTTPServer.folder(tmp("releases"))))
+        layout = RootLayout(root: tmp("device"))
+        config = DeviceConfig(
+            app: app, channelKind: .signedArchive, channel: channel,
+            manifestURL: server.url("/\(channel)/manifest.json").absoluteString,
+            trustedKeys: [try ReleaseFolder.testPublicKeyPEM()], shellVersion: Version(shell) ?? Version(1, 0, 0))
+        try RootInitializer.write(config, to: layout, force: false)
+    }
+
+    deinit { server.stop() }
+
+    /// An updater over the real URLSession transport, with retries that don't sleep.
+    func updater(now: @escaping @Sendable () -> Date = { Date() }) throws -> Updater {
+        let downloader = Downloader(transport: URLSessionTransport(), retry: RetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0),
+                                    idleTimeout: 5)
+        let channel = try ArchiveChannel(layout: layout, config: config, downloader: downloader, now: now)
+        return Updater(layout: layout, config: config, channel: channel, now: now)
+    }
+
+    /// Publishes a small client as `version` and returns its manifest object.
+    @discardableResult
+    func publish(_ version: String, minShell: String = "1.0.0", maxShell: String? = nil, makeCurrent: Bool = true,
+                 edit: ((inout JSONObject) -> Void)? = nil) throws -> JSONObject {
+        let client = try ReleaseFolder.makeClient(at: tmp("src-\(version)-\(UUID().uuidString)"), version: version)
+        return try releases.publish(version, archive: try ReleaseFolder.tarGz(of: client), minShell: minShell,
+                                    maxShell: maxShell, makeCurrent: makeCurrent, edit: edit)
+    }
+
+    /// The root as it is now (for "left exactly as it was" assertions).
+    func snapshot() throws -> TreeSnapshot { try TreeSnapshot(layout.root) }
+
+    /// Requests the server saw for `path`.
+    func requests(to path: String) -> [LoopbackRequest] { server.requests.filter { $0.path == path } }
+}

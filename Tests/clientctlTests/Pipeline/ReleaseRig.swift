@@ -1,0 +1,85 @@
+import ClientUpdater
+import Foundation
+import TestSupport
+
+/// A release folder, a signing key and a device root, all driven through the built
+/// `clientctl` as a user would: keygen, publish, init, install, status.
+struct ReleaseRig {
+    let tmp: TemporaryDirectory
+    let app = "com.example.pipeline"
+    var root: String { tmp("device") }
+    var releases: String { tmp("releases") }
+    var key: String { tmp("keys/release") }
+
+    init(startupTimeout: Double = 10, label: String = "pipeline") throws {
+        tmp = try TemporaryDirectory(label)
+        try FileManager.default.createDirectory(atPath: tmp("keys"), withIntermediateDirectories: true)
+        try run(["keygen", "--out", key])
+        try FileManager.default.createDirectory(atPath: tmp("seed"), withIntermediateDirectories: true)
+        try Self.page(version: "0.0.1", script: "").write(to: URL(fileURLWithPath: tmp("seed/index.html")))
+        try run(["init", "--root", root, "--app", app, "--channel", "stable",
+                 "--manifest-url", "file://" + releases + "/stable/manifest.json",
+                 "--trust", key + ".pub.pem", "--shell-version", "1.0.0", "--embedded", tmp("seed"),
+                 "--startup-timeout", String(startupTimeout)])
+    }
+
+    /// A page that shows its version and runs `script` (after the shim, which is first in <head>).
+    static func page(version: String, script: String) -> Data {
+        Data("""
+            <!doctype html>
+            <html><head><meta charset="utf-8"><title>v\(version)</title></head>
+            <body><p id="version">\(version)</p><p id="acked">no</p>
+            <script>\(script)</script></body></html>
+
+            """.utf8)
+    }
+
+    /// A page that reports startup complete (and marks the DOM when the server answered).
+    static let acknowledging = """
+        WebAppLocalServer.startupDidComplete(function () { document.getElementById('acked').textContent = 'yes'; });
+        """
+    /// A page that throws before reporting startup complete.
+    static let broken = """
+        throw new Error('broken build'); WebAppLocalServer.startupDidComplete();
+        """
+
+    /// Builds a client folder and publishes it as `version`.
+    func publish(_ version: String, script: String) throws {
+        let dir = tmp("build-\(version)")
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try Self.page(version: version, script: script).write(to: URL(fileURLWithPath: dir + "/index.html"))
+        try Data("body { color: #123; }\n".utf8).write(to: URL(fileURLWithPath: dir + "/style.css"))
+        try run(["publish", dir, "--app", app, "--channel", "stable", "--version", version,
+                 "--min-shell", "1.0.0", "--key", key + ".pem", "--out", releases])
+    }
+
+    @discardableResult
+    func run(_ arguments: [String]) throws -> Subprocess.Result {
+        let result = try ClientctlBinary.run(arguments)
+        guard result.status == 0 else {
+            throw HarnessError("clientctl \(arguments.joined(separator: " ")) exited \(result.status): \(result.errorOutput)")
+        }
+        return result
+    }
+
+    /// `clientctl status --json`.
+    func status() throws -> StatusReport {
+        let result = try run(["status", "--root", root, "--json"])
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(StatusReport.self, from: result.stdout)
+    }
+
+    /// Polls `status --json` until `done` holds (real time: a real watchdog runs in serve).
+    func waitForStatus(timeout: Double = 20, _ done: (StatusReport) -> Bool) throws -> StatusReport {
+        let deadline = Date().addingTimeInterval(timeout)
+        var last = try status()
+        while !done(last) {
+            guard Date() < deadline else { throw HarnessError("status never reached the expected state: \(last)") }
+            usleep(100_000)
+            last = try status()
+        }
+        return last
+    }
+}
+

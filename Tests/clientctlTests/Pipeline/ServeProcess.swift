@@ -1,0 +1,89 @@
+import Foundation
+import TestSupport
+
+/// A `clientctl serve` child process for tests: started on a free port, talked to with
+/// `curl`, stopped with a real signal.
+final class ServeProcess: @unchecked Sendable {
+    // @unchecked: used from one test task at a time.
+    let process = Process()
+    let stderrPath: String
+    private(set) var port = 0
+
+    var baseURL: String { "http://127.0.0.1:\(port)/" }
+    var pid: Int32 { process.processIdentifier }
+
+    /// Starts `clientctl serve --root ROOT --port 0 …` and waits until it listens.
+    init(root: String, arguments: [String] = [], scratch: String) throws {
+        stderrPath = scratch + "/serve-\(UUID().uuidString).stderr"
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        process.executableURL = URL(fileURLWithPath: ClientctlBinary.path)
+        process.arguments = ["serve", "--root", root, "--port", "0", "--check-interval", "0"] + arguments
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
+        process.standardOutput = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if let found = Self.port(in: stderr) {
+                port = found
+                return
+            }
+            guard process.isRunning else { break }
+            usleep(20_000)
+        }
+        if process.isRunning { process.terminate() }
+        throw HarnessError("clientctl serve did not start listening: \(stderr)")
+    }
+
+    deinit {
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+
+    static func port(in text: String) -> Int? {
+        guard let range = text.range(of: "serving http://127.0.0.1:") else { return nil }
+        let digits = text[range.upperBound...].prefix { $0.isNumber }
+        return Int(digits)
+    }
+
+    /// Sends `signal` and waits for the process to end; returns its exit status (or 128 + signal).
+    @discardableResult
+    func stop(_ signal: Int32 = SIGTERM) -> Int32 {
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+    }
+
+    /// `POST /__clientctl/<name>` as the shim sends it; returns status and body.
+    func control(_ name: String) throws -> (status: Int, body: String) {
+        try Curl.request(baseURL + "__clientctl/" + name, method: "POST", headers: ["X-Clientctl-Shim: 1"])
+    }
+
+    func get(_ path: String) throws -> (status: Int, body: String) {
+        try Curl.request(baseURL + path.drop { $0 == "/" })
+    }
+}
+
+/// Minimal HTTP through the real `curl`.
+enum Curl {
+    static func request(_ url: String, method: String = "GET", headers: [String] = []) throws -> (status: Int, body: String) {
+        var args = ["-s", "-X", method, "-w", "\n%{http_code}", "--max-time", "20"]
+        for h in headers { args += ["-H", h] }
+        let result = try Subprocess.run("curl", args + [url])
+        guard result.status == 0 else { throw HarnessError("curl \(method) \(url) failed (\(result.status)): \(result.errorOutput)") }
+        let text = result.output
+        guard let split = text.lastIndex(of: "\n"), let code = Int(text[text.index(after: split)...]) else {
+            throw HarnessError("curl \(url): no status in output")
+        }
+        return (code, String(text[..<split]))
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
