@@ -32,6 +32,20 @@ public enum AtomicFile {
         try syncDirectory(dir.isEmpty ? "." : dir)
     }
 
+    /// Removes the `<name>.tmp-<pid>-<random>` files that ``write(_:to:mode:)`` left in
+    /// `dir` when its process died before the rename (a crash or a kill). Only files of
+    /// processes that no longer exist are removed, so a concurrent writer is never hurt.
+    public static func removeStaleTemporaries(in dir: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir) else { return }
+        for name in names {
+            guard let marker = name.range(of: ".tmp-", options: .backwards) else { continue }
+            let rest = name[marker.upperBound...].split(separator: "-", omittingEmptySubsequences: false)
+            guard rest.count == 2, let pid = Int32(rest[0]), pid > 0, pid != getpid(), UInt32(rest[1]) != nil else { continue }
+            guard kill(pid, 0) != 0, errno == ESRCH else { continue }  // still running
+            unlink(dir + "/" + name)
+        }
+    }
+
     /// Writes all of `data` to `fd`, retrying on short writes and `EINTR`.
     public static func writeAll(fd: Int32, data: Data, path: String) throws {
         try data.withUnsafeBytes { (buf: UnsafeRawBufferPointer) in

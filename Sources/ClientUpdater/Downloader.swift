@@ -55,8 +55,9 @@ public struct Downloader: Sendable {
     ///   truncation and is resumed.
     /// - `expectedDigest` (hex, case-insensitive): a mismatch is `.hashMismatch`; when some
     ///   bytes came from a resume, the file is downloaded once more from zero first.
-    /// - On `.tooLarge` or `.hashMismatch` the file is removed; on other failures it is
-    ///   kept so a later call resumes it.
+    /// - A server whose file is declared smaller than `expectedSize` is `.rejected` at once.
+    /// - On `.tooLarge`, `.hashMismatch` or `.rejected` the file is removed; on other
+    ///   failures (network, status) it is kept so a later call resumes it.
     public func download(
         _ url: URL, to path: String, expectedSize: Int64? = nil, expectedDigest: String? = nil,
         algorithm: Digest.Algorithm = .sha256, progress: (@Sendable (Int64) -> Void)? = nil
@@ -78,7 +79,7 @@ public struct Downloader: Sendable {
         let result: Result
         do {
             result = try await download(url, into: file, expectedSize: expectedSize, expectedDigest: expectedDigest, progress: progress)
-        } catch let error as UpdaterError where error.code == .tooLarge || error.code == .hashMismatch {
+        } catch let error as UpdaterError where error.code == .tooLarge || error.code == .hashMismatch || error.code == .rejected {
             file.remove()
             throw error
         }
@@ -153,17 +154,25 @@ public struct Downloader: Sendable {
             guard let range = head[header: "content-range"].flatMap(ContentRange.init), range.start == offset else {
                 throw RestartFromZero()
             }
-            if let expectedSize, let total = range.total, total > expectedSize { throw tooLarge(url, expectedSize) }
+            if let expectedSize, let total = range.total { try checkTotal(total, url: url, expectedSize: expectedSize) }
             file.markResumed()
         case 200...299:
             if offset > 0 { try file.reset() }  // Range ignored: start over cleanly
-            if let expectedSize, let length = head[header: "content-length"].flatMap({ Int64($0) }), length > expectedSize {
-                throw tooLarge(url, expectedSize)
+            if let expectedSize, let length = head[header: "content-length"].flatMap({ Int64($0) }) {
+                try checkTotal(length, url: url, expectedSize: expectedSize)
             }
         case 416 where offset > 0:
             throw RestartFromZero()
         default:
             throw UpdaterError.httpStatus(url, head.status, (300...399).contains(head.status) ? "redirects are not followed" : nil)
+        }
+    }
+
+    /// A complete resource of the wrong size can never match: fail before its body.
+    private static func checkTotal(_ total: Int64, url: URL, expectedSize: Int64) throws {
+        if total > expectedSize { throw tooLarge(url, expectedSize) }
+        if total < expectedSize {
+            throw UpdaterError(.rejected, "GET \(url.absoluteString): the server's file is \(total) bytes, expected \(expectedSize)")
         }
     }
 

@@ -27,13 +27,30 @@ public enum UpdaterEvent: Sendable, Equatable {
 
 /// Reports download progress from inside a channel's `check` to whoever started it.
 ///
-/// Channels call ``report(version:completed:total:)`` while downloading; the updater (or
-/// a command drawing a progress bar) installs a handler for the duration of a check with
-/// `DownloadProgress.$handler.withValue(…)`.
+/// Channels call ``report(version:completed:total:)`` (or read ``handler``) while
+/// downloading; the updater, or a command drawing a progress bar, binds a handler for the
+/// duration of a check with ``withHandler(_:isolation:operation:)``.
 public enum DownloadProgress {
     /// Receives `(version, completedBytes, totalBytes)`.
     public typealias Handler = @Sendable (String, Int64, Int64?) -> Void
-    @TaskLocal public static var handler: Handler?
+
+    /// The task-local holds a class, not the optional closure itself: a `@TaskLocal` of an
+    /// optional function type crashes optimized builds in `swift_task_localValuePush`
+    /// (Swift 6.3, Linux; reproduced in a two-module package).
+    final class Box: Sendable {
+        let handler: Handler
+        init(_ handler: @escaping Handler) { self.handler = handler }
+    }
+    @TaskLocal static var box: Box?
+
+    /// The handler bound for the current task, if any.
+    public static var handler: Handler? { box?.handler }
+
+    /// Runs `operation` with `handler` receiving progress reports.
+    public static func withHandler<R>(_ handler: Handler?, isolation: isolated (any Actor)? = #isolation,
+                                      operation: () async throws -> R) async rethrows -> R {
+        try await $box.withValue(handler.map { Box($0) }, operation: operation, isolation: isolation)
+    }
 
     /// Tells the current handler, if any, how far the download of `version` is.
     public static func report(version: String, completed: Int64, total: Int64?) {

@@ -4,7 +4,7 @@ import Foundation
 /// a local mirror). `file:` URLs are read from disk; `https:` is not handled here (see
 /// ``DefaultTransport``).
 ///
-/// Why it exists: FoundationNetworking's `URLSession` on Linux hands every 16 KiB chunk
+/// Why it exists: FoundationNetworking's `URLSession` on Linux hands every received chunk
 /// to its delegate queue asynchronously and cannot pause libcurl, so a consumer slower
 /// than the network (hashing, a slow disk) makes memory grow with the download. Here the
 /// socket is read only after the sink returned: memory stays flat (one 256 KiB buffer)

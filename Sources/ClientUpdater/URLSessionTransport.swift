@@ -6,8 +6,11 @@ import FoundationNetworking
 /// The production ``Transport``: `URLSession` (libcurl underneath on Linux) for `http:`
 /// and `https:`, the disk for `file:`.
 ///
-/// - The body goes to the sink chunk by chunk from the session's delegate queue; nothing
-///   accumulates here. Chunks for one request arrive serially.
+/// - The body goes to the sink chunk by chunk from the session's delegate queue; chunks
+///   for one request arrive serially. Caveat (Linux): swift-corelibs-foundation cannot
+///   pause libcurl, so when the sink is slower than the network, chunks wait in memory
+///   on the delegate queue (108 MiB peak for 500 MB in BENCHMARKS.md). ``DefaultTransport``
+///   therefore uses this class only for `https:`.
 /// - Idle timeout: a watchdog cancels the task when no byte arrived for
 ///   ``TransportRequest/idleTimeout`` seconds (libcurl's own timer is a backstop).
 /// - Content coding: every request says `Accept-Encoding: identity`. A server that

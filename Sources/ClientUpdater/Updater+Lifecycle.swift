@@ -61,7 +61,13 @@ extension Updater {
                 let failed = actions.contains { if case .report(.failed) = $0 { return true } else { return false } }
                 if !failed, watchdog.phase == .idle {
                     if let p = state.pending, state.blacklist.contains(p) || !available.contains(p) { state.pending = nil }
-                    let target = state.pending ?? channel.select(from: installed, state: state)?.id
+                    // Pending first, then the seed rule; when the seed rule finds nothing (the
+                    // Meteor rule after its last download was blacklisted), the last known good
+                    // version rather than the embedded seed: the plugin's cold-start bug, fixed.
+                    let good = state.lastKnownGood.flatMap { id in
+                        installed.first { $0.id == id && !state.blacklist.contains(id) && $0.isCompatible(withShell: config.shellVersion) }
+                    }
+                    let target = state.pending ?? channel.select(from: installed, state: state)?.id ?? good?.id
                     actions += watchdog.activate(target, state: &state, now: clock.now,
                                                  trial: .thisProcess(session: lifecycle.session, at: now()))
                 }
@@ -91,11 +97,10 @@ extension Updater {
             let pendingBefore = StateStore.load(layout).pending
             var report: InstallReport
             do {
-                report = try await DownloadProgress.$handler.withValue({ [weak self] version, completed, total in
+                let progress: DownloadProgress.Handler = { [weak self] version, completed, total in
                     Task { await self?.emit(.downloadProgress(version: version, completed: completed, total: total)) }
-                }) {
-                    try await install(lockWait: lockWait)
                 }
+                report = try await install(lockWait: lockWait, reporting: progress)
                 report.pending = try locked(wait: lockWait) { () -> String? in
                     var state = try loadState()
                     if state.pending == nil, let selected = channel.select(from: try storedVersions(), state: state),
@@ -209,6 +214,13 @@ extension Updater {
     /// The version served now: `state.json`'s current, else the embedded seed's id.
     public var currentVersion: String? {
         StateStore.load(layout).current ?? (try? channel.embeddedVersion())?.id
+    }
+
+    /// `install` with a download-progress handler bound for its duration.
+    func install(lockWait: Double, reporting progress: @escaping DownloadProgress.Handler) async throws -> InstallReport {
+        try await DownloadProgress.withHandler(progress) {
+            try await install(lockWait: lockWait)
+        }
     }
 
     /// The folder handed to the bridge last.

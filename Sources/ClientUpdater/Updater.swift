@@ -37,6 +37,7 @@ public actor Updater {
     }
 
     private func installLocked() async throws -> InstallReport {
+        AtomicFile.removeStaleTemporaries(in: layout.root)  // state/last-check writes cut by a crash
         let before = try loadState()
         var state = before
         let outcome: CheckOutcome

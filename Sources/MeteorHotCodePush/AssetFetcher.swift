@@ -1,13 +1,13 @@
 import ClientUpdater
 import Foundation
 
-/// Downloads Meteor manifests and assets through a ``Transport`` with retries, caps and
-/// verification: status, quoted-SHA-1 `ETag`, and the local SHA-1 of the bytes.
+/// Downloads Meteor manifests and assets through the shared ``Downloader`` settings
+/// (transport, retry policy, sleeper): status and quoted-SHA-1 `ETag` are judged on the
+/// response head before any body byte is written, then the local SHA-1 of the bytes.
 struct AssetFetcher: Sendable {
     /// `<ROOT_URL>/__cordova/`.
     let baseURL: URL
-    let transport: any Transport
-    let retry: RetryPolicy
+    let downloader: Downloader
     /// Byte cap for an asset whose manifest gives no size.
     let maxAssetBytes: Int64
 
@@ -32,21 +32,14 @@ struct AssetFetcher: Sendable {
         return url
     }
 
-    /// Fetches the manifest into memory, at most `maxBytes`.
+    /// Fetches the manifest into memory, at most `maxBytes`, with retries.
     func fetchManifest(maxBytes: Int) async throws -> Data {
         guard let url = URL(string: "manifest.json", relativeTo: baseURL)?.absoluteURL else {
             throw MeteorError(.invalidArgument, "cannot build the manifest URL from \(baseURL.absoluteString)")
         }
-        return try await withRetries(what: "asset manifest") {
-            let buffer = MemorySink(limit: maxBytes)
-            let response = try await transport.get(TransportRequest(url: url), sink: { try buffer.append($0) })
-            if let tooLarge = buffer.overflow {
-                throw MeteorError(.tooLarge, "Asset manifest is larger than the limit of \(tooLarge) bytes")
-            }
-            guard (200..<300).contains(response.status) else {
-                throw StatusFailure(status: response.status, message: "Non-success status code \(response.status) for asset manifest: \(url.absoluteString)")
-            }
-            return buffer.data
+        switch try await downloader.fetchSmall(url, cap: maxBytes) {
+        case .fetched(let data, _): return data
+        case .notModified: throw MeteorError(.invalidManifest, "GET \(url.absoluteString): unexpected 304")
         }
     }
 
@@ -57,41 +50,64 @@ struct AssetFetcher: Sendable {
         // Past the manifest size the bytes cannot match the hash; the 1 MiB floor lets a
         // short error page through so its status is what gets reported.
         let limit = asset.hash != nil ? min(max(asset.size ?? maxAssetBytes, 1 << 20), maxAssetBytes) : maxAssetBytes
-        return try await withRetries(what: "asset \(asset.urlPath)") {
-            unlink(temp)
-            let sink = try FileSink(path: temp, limit: limit)
-            var keep = false
-            defer {
-                sink.close()
-                if !keep { unlink(temp) }
-            }
-            let response: TransportResponse
+        var attempt = 1
+        while true {
             do {
-                response = try await transport.get(TransportRequest(url: url), sink: { try sink.write($0) })
-            } catch where sink.overflow {
-                // More bytes than the manifest size: the content cannot be the one the hash names.
-                if asset.hash != nil {
-                    throw MeteorError(.hashMismatch, "Hash mismatch for asset: \(asset.urlPath) (version \(version), more than the manifest size of \(limit) bytes)")
-                }
-                throw MeteorError(.tooLarge, "Asset \(asset.urlPath) of version \(version) is larger than \(limit) bytes")
+                return try await attemptFetch(asset, url: url, version: version, to: temp, limit: limit)
+            } catch let error as UpdaterError where error.isTransient && attempt < downloader.retry.maxAttempts {
+                try await downloader.sleeper.sleep(seconds: downloader.retry.delay(beforeRetry: attempt, random: Double.random(in: 0..<1)))
+                attempt += 1
+            } catch let error as UpdaterError where error.isTransient && error.httpStatus != nil {
+                throw MeteorError(.httpStatus, "Non-success status code \(error.httpStatus ?? 0) for asset: \(asset.urlPath) (version \(version), gave up after \(attempt) attempts)",
+                                  underlying: error)
+            } catch let error as UpdaterError where error.isTransient {
+                throw MeteorError(.network, "Could not download asset \(asset.urlPath) of version \(version) after \(attempt) attempts: \(error.message)",
+                                  underlying: error)
+            } catch let error as UpdaterError where error.httpStatus != nil {
+                throw MeteorError(.httpStatus, "Non-success status code \(error.httpStatus ?? 0) for asset: \(asset.urlPath) (version \(version))",
+                                  underlying: error)
             }
-            if response.status == 404, asset.isSourceMap { return .missingSourceMap }
-            guard (200..<300).contains(response.status) else {
-                throw StatusFailure(status: response.status, message: "Non-success status code \(response.status) for asset: \(asset.urlPath) (version \(version))")
-            }
-            if let hash = asset.hash {
-                if let etag = response[header: "ETag"], let tagged = Self.quotedSHA1(in: etag), tagged != hash {
+        }
+    }
+
+    private struct MissingSourceMap: Error {}
+
+    private func attemptFetch(_ asset: AssetManifest.Asset, url: URL, version: String, to temp: String,
+                              limit: Int64) async throws -> Outcome {
+        unlink(temp)
+        let sink = try FileSink(path: temp, limit: limit)
+        var keep = false
+        defer {
+            sink.close()
+            if !keep { unlink(temp) }
+        }
+        let request = TransportRequest(url: url, headers: downloader.headers, idleTimeout: downloader.idleTimeout)
+        do {
+            _ = try await downloader.transport.get(request, head: { head in
+                if head.status == 404, asset.isSourceMap { throw MissingSourceMap() }
+                guard (200..<300).contains(head.status) else { throw UpdaterError.httpStatus(url, head.status) }
+                if let hash = asset.hash, let etag = head[header: "etag"], let tagged = Self.quotedSHA1(in: etag), tagged != hash {
                     throw MeteorError(.hashMismatch, "Hash mismatch for asset: \(asset.urlPath) (version \(version), ETag \(tagged))")
                 }
-                let actual = sink.digestHex()
-                guard actual == hash else {
-                    throw MeteorError(.hashMismatch, "Hash mismatch for asset: \(asset.urlPath) (version \(version), content SHA-1 \(actual))")
-                }
+            }, sink: { try sink.write($0) })
+        } catch is MissingSourceMap {
+            return .missingSourceMap
+        } catch where sink.overflow {
+            // More bytes than the manifest size: the content cannot be the one the hash names.
+            if asset.hash != nil {
+                throw MeteorError(.hashMismatch, "Hash mismatch for asset: \(asset.urlPath) (version \(version), more than \(limit) bytes)")
             }
-            try sink.sync()
-            keep = true
-            return .stored
+            throw MeteorError(.tooLarge, "Asset \(asset.urlPath) of version \(version) is larger than \(limit) bytes")
         }
+        if let hash = asset.hash {
+            let actual = sink.digestHex()
+            guard actual == hash else {
+                throw MeteorError(.hashMismatch, "Hash mismatch for asset: \(asset.urlPath) (version \(version), content SHA-1 \(actual))")
+            }
+        }
+        try sink.sync()
+        keep = true
+        return .stored
     }
 
     /// The 40-hex value of a quoted ETag (`"<sha1>"`, also inside `W/"…"`), as the plugin reads it.
@@ -105,36 +121,5 @@ struct AssetFetcher: Sendable {
             }
         }
         return nil
-    }
-
-    /// A non-2xx answer: retried when transient, else reported with the plugin's wording.
-    struct StatusFailure: Error {
-        let status: Int
-        let message: String
-    }
-
-    private func withRetries<T: Sendable>(what: String, _ body: () async throws -> T) async throws -> T {
-        var attempt = 1
-        while true {
-            do {
-                return try await body()
-            } catch let failure as StatusFailure {
-                guard RetryPolicy.isTransient(status: failure.status), let delay = retry.delay(after: attempt) else {
-                    throw MeteorError(.httpStatus, failure.message)
-                }
-                try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
-            } catch {
-                guard RetryPolicy.isTransient(error), let delay = retry.delay(after: attempt) else {
-                    if RetryPolicy.isTransient(error) {
-                        let detail = (error as? any ClientctlError)?.message ?? "\(error)"
-                        throw MeteorError(.network, "Could not download \(what) after \(attempt) attempts: \(detail)",
-                                          underlying: error)
-                    }
-                    throw error
-                }
-                try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
-            }
-            attempt += 1
-        }
     }
 }

@@ -3,7 +3,10 @@ import ClientUpdater
 
 /// Which entry of `cordovaCompatibilityVersions` a device compares (the shell's platform).
 public enum CompatPlatform: String, Sendable, Codable, CaseIterable {
-    case ios, android
+    /// `cordovaCompatibilityVersions.ios` (the default: the iOS plugin is the reference).
+    case ios
+    /// `cordovaCompatibilityVersions.android`.
+    case android
 }
 
 /// A parsed Meteor `web-program-pre1` manifest (`/__cordova/manifest.json`, or a bundle's
@@ -28,6 +31,7 @@ public struct AssetManifest: Sendable, Equatable {
         public var urlPath: String
         /// The manifest `type` (`js`, `css`, `asset`, …); `json` for source maps, `html` for index.html.
         public var type: String
+        /// True when the server marks it cacheable (hashed JS/CSS, source maps).
         public var cacheable: Bool
         /// Lowercase hex SHA-1 of the content; `nil` for index.html and source maps.
         public var hash: String?

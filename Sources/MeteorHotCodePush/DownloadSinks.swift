@@ -1,30 +1,6 @@
 import ClientUpdater
 import Foundation
 
-/// Collects a small body (the manifest) in memory, up to a limit.
-final class MemorySink: @unchecked Sendable {
-    // @unchecked: a Transport calls its sink sequentially for one request, and the buffer
-    // is read only after `get` returned; the lock makes that explicit.
-    private let lock = NSLock()
-    private var buffer = Data()
-    private let limit: Int
-    private(set) var overflow: Int?
-
-    init(limit: Int) { self.limit = limit }
-
-    func append(_ bytes: UnsafeRawBufferPointer) throws {
-        try lock.withLock {
-            guard buffer.count + bytes.count <= limit else {
-                overflow = limit
-                throw MeteorError(.tooLarge, "Asset manifest is larger than the limit of \(limit) bytes")
-            }
-            buffer.append(contentsOf: bytes)
-        }
-    }
-
-    var data: Data { lock.withLock { buffer } }
-}
-
 /// Writes a body to an exclusively created file while hashing (SHA-1) and counting it.
 final class FileSink: @unchecked Sendable {
     // @unchecked: a Transport calls its sink sequentially for one request; the digest and

@@ -9,30 +9,44 @@ import Foundation
 /// only fetches, verifies, stores and describes versions. Every method expects the
 /// root's lock to be held by the caller.
 public struct MeteorChannel: UpdateChannel {
+    /// A channel for a root whose `config.json` says `channelKind == .meteor`, with the
+    /// production transport (plain HTTP sockets, URLSession for https:).
+    public static func forRoot(_ layout: RootLayout, config: DeviceConfig) throws -> MeteorChannel {
+        try MeteorChannel(layout: layout, config: config, transport: DefaultTransport())
+    }
+
     /// Tunables; the defaults suit devices.
     public struct Options: Sendable {
         /// Parallel asset downloads (the plugin's 6 connections per host).
         public var maxConnections: Int
+        /// Retries of transient failures (the shared core policy: capped exponential backoff).
         public var retry: RetryPolicy
+        /// How retries wait (injected so tests never sleep).
+        public var sleeper: any Sleeper
+        /// Size and entry caps for manifests.
         public var manifestLimits: AssetManifest.Limits
         /// Cap for one asset whose manifest entry gives no size (index.html, source maps).
         public var maxAssetBytes: Int64
 
-        public init(maxConnections: Int = 6, retry: RetryPolicy = .standard,
+        public init(maxConnections: Int = 6, retry: RetryPolicy = .standard, sleeper: any Sleeper = TaskSleeper(),
                     manifestLimits: AssetManifest.Limits = AssetManifest.Limits(), maxAssetBytes: Int64 = 256 << 20) {
             self.maxConnections = max(1, maxConnections)
             self.retry = retry
+            self.sleeper = sleeper
             self.manifestLimits = manifestLimits
             self.maxAssetBytes = maxAssetBytes
         }
     }
 
+    /// The device root.
     public let layout: RootLayout
     /// The server's ROOT_URL (where `/__cordova/` lives).
     public let rootURL: URL
+    /// Which compatibility version is compared.
     public let platform: CompatPlatform
     /// The embedded (initial) bundle folder: `program.json`, `index.html`, assets by `path`.
     public let embeddedPath: String
+    /// The network seam (``DefaultTransport`` in production).
     public let transport: any Transport
     public let options: Options
 
@@ -171,10 +185,17 @@ public struct MeteorChannel: UpdateChannel {
     /// differs from the one seen at the last start, every downloaded version is deleted and
     /// the version memory is reset (appId and rootURL are kept, as on iOS). Call it at start-up.
     /// - Returns: true when a reset happened (the caller drops serving folders and persists state).
+    ///
+    /// A root that has never recorded an embedded version (a fresh root) only records it:
+    /// a download interrupted on the very first run stays resumable.
     @discardableResult
     public func resetIfEmbeddedChanged(state: inout DeviceState) throws -> Bool {
         let embedded = try embeddedBundle()
-        guard state.lastSeenEmbeddedVersion != embedded.version else { return false }
+        guard let seen = state.lastSeenEmbeddedVersion else {
+            state.lastSeenEmbeddedVersion = embedded.version
+            return false
+        }
+        guard seen != embedded.version else { return false }
         try AtomicFile.removeTree(layout.meteor)
         state.current = nil
         state.pending = nil

@@ -38,8 +38,11 @@ public struct MeteorError: ClientctlError {
         public static let invalidArgument = Code(base: .invalidArgument)
     }
 
+    /// What kind of failure.
     public var code: Code
+    /// One line: what failed and why.
     public var message: String
+    /// The lower-level error, when there is one.
     public var underlying: (any Error & Sendable)?
 
     public init(_ code: Code, _ message: String, underlying: (any Error & Sendable)? = nil) {

@@ -44,10 +44,15 @@ public struct RuntimeConfig: Sendable, Equatable {
 
     /// A reason a downloaded index page is refused.
     public enum Problem: Sendable, Equatable {
+        /// `autoupdateVersionCordova` names another version than the manifest.
         case versionMismatch(expected: String, actual: String)
+        /// No `ROOT_URL`.
         case missingRootURL
+        /// `ROOT_URL` would move from a real host to localhost.
         case rootURLChangesToLocalhost
+        /// No `appId`.
         case missingAppId
+        /// `appId` differs from the current bundle's.
         case appIdMismatch(rootURL: String)
 
         /// The original plugin's message.

@@ -45,6 +45,7 @@ final class FileSource {
 
     /// Reads exactly `count` bytes at `at`, or fewer at end of file.
     func bytes(at position: UInt64, count: Int) -> [UInt8]? {
+        guard position <= size, count >= 0 else { return [] }
         var out = [UInt8](repeating: 0, count: count)
         var done = 0
         while done < count {
@@ -83,8 +84,8 @@ final class FileSource {
         case SEEK_END: base = Int64(size)
         default: return Int64(ARCHIVE_FATAL)
         }
-        let target = base + request
-        guard target >= 0 else { return Int64(ARCHIVE_FATAL) }
+        let (target, overflow) = base.addingReportingOverflow(request)
+        guard !overflow, target >= 0 else { return Int64(ARCHIVE_FATAL) }
         offset = target
         return target
     }

@@ -29,7 +29,11 @@ public enum CanonicalJSON {
         switch value {
         case .null: out.append(contentsOf: Array("null".utf8))
         case .bool(let b): out.append(contentsOf: Array((b ? "true" : "false").utf8))
-        case .integer(let n): out.append(contentsOf: Array(String(n).utf8))
+        case .integer(let n) where n.magnitude <= JSONValue.maxSafeInteger.magnitude:
+            out.append(contentsOf: Array(String(n).utf8))
+        case .integer(let n):
+            // Only built in code, never parsed: JCS numbers are doubles, so print it as one.
+            out.append(contentsOf: Array(formatNumber(Double(n)).utf8))
         case .double(let d): out.append(contentsOf: Array(formatNumber(d).utf8))
         case .string(let s): writeString(s, into: &out)
         case .array(let elements):

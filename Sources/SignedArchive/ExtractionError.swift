@@ -59,10 +59,21 @@ struct ExtractionError: Error {
         self.init(code, entry: displayName(entryName), reason, underlying: underlying)
     }
 
-    /// `archive entry "<name>" rejected: <reason>` for an entry, else `archive rejected: <reason>`.
+    /// For a refused archive: `archive entry "<name>" rejected: <reason>`, or
+    /// `archive rejected: <reason>` when no entry is concerned. For a local failure (file
+    /// system, staging folder exists, bug): `cannot unpack archive entry "<name>": <reason>`
+    /// or `cannot unpack archive: <reason>`.
     var message: String {
-        if let entry { return "archive entry \(entry) rejected: \(reason)" }
-        return "archive rejected: \(reason)"
+        switch (code.base, entry) {
+        case (.alreadyExists, let entry?), (.io, let entry?), (.internalError, let entry?):
+            return "cannot unpack archive entry \(entry): \(reason)"
+        case (.alreadyExists, nil), (.io, nil), (.internalError, nil):
+            return "cannot unpack archive: \(reason)"
+        case (_, let entry?):
+            return "archive entry \(entry) rejected: \(reason)"
+        case (_, nil):
+            return "archive rejected: \(reason)"
+        }
     }
 
     /// The module's error: `archiveRejected` for the entry rule, unsupported kinds, a

@@ -9,7 +9,8 @@ public struct ExtractionLimits: Sendable, Equatable {
     public var maxEntries: Int
     /// Most decompressed bytes per compressed byte read (default 200). Checked once more
     /// than ``ratioGraceBytes`` have been decompressed. DEFLATE reaches about 1032:1 on
-    /// zeros; real web clients stay far below 50:1.
+    /// zeros; real web clients stay far below 50:1. Compressed bytes are counted as read
+    /// from the file, 256 KiB at a time, so the check is lenient by up to one read.
     public var maxCompressionRatio: UInt64
     /// Decompressed bytes allowed before the ratio is enforced (default 16 MiB), so small
     /// archives of empty files are not refused.

@@ -137,6 +137,7 @@ struct ExtractionRun {
             } else {
                 try writeFile(archive, entry: entry, name: name, components: components, stream: stream, source: source)
             }
+            CrashPoint.hit("unpack.entry")
         }
     }
 
@@ -189,7 +190,8 @@ struct ExtractionRun {
             do {
                 try AtomicFile.writeAll(fd: fd, bytes: UnsafeRawBufferPointer(start: block, count: size), path: "")
             } catch {
-                throw StagingWriter.ioError("cannot write file", errno, name)
+                let code = ((error as? UpdaterError)?.underlying as? POSIXErrorBox)?.code ?? EIO
+                throw StagingWriter.ioError("cannot write file", code, name)
             }
             written += Int64(size)
             bytesWritten += UInt64(size)

@@ -1,8 +1,8 @@
 /// A JSON value as parsed by ``StrictJSON``.
 ///
-/// Numbers keep their kind: a number written without fraction or exponent is an exact
-/// ``integer`` (within ±(2⁵³−1), the I-JSON range RFC 8785 relies on); any other number is
-/// a ``double``. Schemas that require an integer (a manifest's `size`) accept only
+/// Numbers keep their kind: a number written without fraction or exponent within
+/// ±(2⁵³−1) (the I-JSON range RFC 8785 relies on) is an exact ``integer``; any other number
+/// is a ``double``. Schemas that require an integer (a manifest's `size`) accept only
 /// ``integer``.
 public enum JSONValue: Sendable, Equatable {
     /// `null`.

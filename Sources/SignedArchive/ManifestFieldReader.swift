@@ -79,9 +79,11 @@ struct ManifestFieldReader {
     func size(_ name: String) throws -> Int64 {
         let v = try value(name)
         guard case .integer(let n) = v else {
-            throw ManifestRejection(.wrongType, field: name, "field '\(name)' must be an integer, got \(v.typeName)")
+            throw ManifestRejection(.wrongType, field: name,
+                                    "field '\(name)' must be an integer (no fraction or exponent, at most 9007199254740991), got \(v.typeName)")
         }
         guard n >= 0 else { throw invalid(name, "is \(n): must not be negative") }
+        guard n <= JSONValue.maxSafeInteger else { throw invalid(name, "is \(n): larger than 9007199254740991") }
         return n
     }
 

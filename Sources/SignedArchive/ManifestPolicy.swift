@@ -75,12 +75,8 @@ public enum ManifestPolicy {
         }
     }
 
-    /// True for `localhost`, `127.0.0.0/8` and `::1`.
+    /// True for `localhost`, `127.0.0.0/8` and `::1` (``URLPolicy/isLoopback(_:)``).
     public static func isLoopback(_ host: String?) -> Bool {
-        guard let host = host?.lowercased() else { return false }
-        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        if bare == "localhost" || bare == "::1" { return true }
-        let parts = bare.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+        host.map(URLPolicy.isLoopback) ?? false
     }
 }

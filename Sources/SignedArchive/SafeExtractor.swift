@@ -34,12 +34,20 @@ public struct ExtractionReport: Sendable, Equatable {
 /// - gzip: libarchive never checks the trailer, so the CRC-32 and length of the whole
 ///   decompressed stream are compared with the file's last 8 bytes. A gzip of several
 ///   members or with bytes after its member fails this check and is refused.
-/// - `index.html` must be a regular file at the root. Everything is synced at the end.
+/// - `index.html` must be a regular file at the root. Everything is made durable at the
+///   end with one `syncfs` of the staging folder's file system plus an `fsync` of the
+///   staging folder; the caller renames it into place and fsyncs the parent.
+/// - Names are decoded with a UTF-8 `LC_CTYPE` set for the calling thread only
+///   (`uselocale`), so pax and zip UTF-8 names work whatever the process locale.
 ///
-/// On any failure the staging folder is removed and a ``SignedArchiveError`` whose message
-/// names the entry and the reason is thrown (`archive entry "<name>" rejected: <reason>`,
-/// or `archive rejected: <reason>` when no entry is concerned). The extractor only
-/// reports; the caller decides what to do.
+/// On any failure the staging folder is removed and a ``SignedArchiveError`` is thrown
+/// whose one-line message names the entry and the reason:
+/// `archive entry "<name>" rejected: <reason>` or `archive rejected: <reason>` for a refused
+/// archive (codes `archiveRejected`, `archiveLimit`, `archiveFailed`; exit status 65), and
+/// `cannot unpack archive entry "<name>": <reason>` or `cannot unpack archive: <reason>`
+/// for a local failure (codes `io`, `alreadyExists`: 73; `internalError`: 70). Names are
+/// quoted with `"`, `\\`, control characters and bytes that are not UTF-8 escaped. The
+/// extractor only reports; the caller decides what to do.
 public struct SafeExtractor: Sendable {
     /// The caps applied.
     public var limits: ExtractionLimits

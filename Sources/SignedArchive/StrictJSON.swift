@@ -7,7 +7,11 @@ import Foundation
 /// Unicode), trailing data after the value, a byte order mark, invalid UTF-8 (overlong
 /// forms, encoded surrogates, code points above U+10FFFF), lone surrogate escapes,
 /// unescaped control characters, nesting deeper than ``Limits/maxDepth``, documents larger
-/// than ``Limits/maxBytes``, and integers outside ±(2⁵³−1).
+/// than ``Limits/maxBytes``, and numbers too large for a double.
+///
+/// Numbers without fraction or exponent within ±(2⁵³−1) become exact
+/// ``JSONValue/integer(_:)``; every other number becomes ``JSONValue/double(_:)``, which is
+/// how RFC 8785 (whose numbers are IEEE doubles) reads them.
 ///
 /// Every error is a ``SignedArchiveError`` with code `.malformedJSON` whose message says
 /// where (line, column, byte offset) and what, and whose `underlying` is a ``ParseError``.

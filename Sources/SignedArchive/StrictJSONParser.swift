@@ -144,10 +144,9 @@ extension StrictJSON {
                 while i < bytes.count, isDigit(bytes[i]) { i += 1 }
             }
             let text = String(decoding: bytes[start..<i], as: UTF8.self)
-            if isInteger {
-                guard let n = Int64(text), n.magnitude <= JSONValue.maxSafeInteger.magnitude else {
-                    throw fail("integer \(text) is outside ±9007199254740991 (I-JSON range)", at: start)
-                }
+            // Integers within ±(2⁵³−1) are exact; larger ones are read as IEEE doubles, as
+            // RFC 8785 does (its canonical output writes doubles below 1e21 without exponent).
+            if isInteger, let n = Int64(text), n.magnitude <= JSONValue.maxSafeInteger.magnitude {
                 return .integer(n)
             }
             guard let d = Double(text), d.isFinite else { throw fail("number \(text) is out of range", at: start) }

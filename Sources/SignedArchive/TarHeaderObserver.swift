@@ -19,6 +19,8 @@ struct TarHeaderObserver {
     private var metadata: [UInt8] = []
     private var paxSize: UInt64?
     private static let maxMetadata: UInt64 = 1 << 20
+    /// Sizes above this (2^62 bytes) are nonsense; the observer stops rather than overflow.
+    private static let maxSize: UInt64 = 1 << 62
 
     /// Consumes the next bytes of the stream; returns the offending raw name and the reason.
     mutating func feed(_ chunk: UnsafeRawBufferPointer) -> ([UInt8], String)? {
@@ -57,7 +59,7 @@ struct TarHeaderObserver {
 
     private mutating func header() -> ([UInt8], String)? {
         if block.allSatisfy({ $0 == 0 }) { return nil }
-        guard checksumMatches(), let size = number(124, 12) else {
+        guard checksumMatches(), let size = number(124, 12), size <= Self.maxSize else {
             state = .off
             return nil
         }
@@ -78,7 +80,7 @@ struct TarHeaderObserver {
         case UInt8(ascii: "g"), UInt8(ascii: "K"):
             state = padded > 0 ? .skip(padded) : .header
         default:
-            let data = paxSize.map { ($0 + 511) / 512 * 512 } ?? padded
+            let data = paxSize.map { (min($0, Self.maxSize) + 511) / 512 * 512 } ?? padded
             paxSize = nil
             state = data > 0 ? .skip(data) : .header
         }
@@ -94,7 +96,7 @@ struct TarHeaderObserver {
         while !rest.isEmpty {
             guard let space = rest.firstIndex(of: UInt8(ascii: " ")),
                   let length = Int(String(decoding: rest[rest.startIndex..<space], as: UTF8.self)),
-                  length > 0, length <= rest.count
+                  length > space - rest.startIndex + 1, length <= rest.count
             else { return nil }
             let record = rest[(space + 1)..<(rest.startIndex + length - 1)]
             rest = rest[(rest.startIndex + length)...]

@@ -50,6 +50,9 @@ struct ZipDirectory {
                     offset = values[next]
                 }
             }
+            guard offset < source.size, compressed <= source.size else {
+                throw corrupt("zip entry lies outside the file", name)
+            }
             let entry = Entry(name: name, method: method, compressedSize: compressed, localOffset: offset)
             if case .rejected(let reason) = rule.check(name, isDirectory: entry.isDirectory) {
                 throw ExtractionError(.entryRejected, entryName: name, reason)

@@ -31,7 +31,7 @@ enum ChannelFactory {
         case .signedArchive:
             return try ArchiveChannel(layout: layout, config: config)
         case .meteor:
-            throw UpdaterError(.configInvalid, "\(layout.config): the Meteor channel is not available in this build")
+            return try MeteorChannel.forRoot(layout, config: config)
         }
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ClientUpdater
 import SignedArchive
+import MeteorHotCodePush
 import Foundation
 
 /// `clientctl init`: creates a device root's `config.json`.
@@ -19,6 +20,9 @@ struct InitCommand: AsyncParsableCommand {
               clientctl init --root ./device --app com.example.notes --channel beta \\
                 --manifest-url file:///srv/releases/beta/manifest.json \\
                 --trust Keys/test-release.pub.pem --shell-version 1.0.0 --keep 5
+              # A Meteor hot-code-push root: appId and ROOT_URL come from the embedded index.html
+              clientctl init --root /var/lib/todos --meteor-url https://todos.example.com/ \
+                --embedded /opt/todos/www/application --compat-platform android
             """
     )
 
@@ -31,8 +35,12 @@ struct InitCommand: AsyncParsableCommand {
     var manifestURL: String?
     @Option(name: .customLong("trust"), help: ArgumentHelp("A trusted Ed25519 public key (PEM); repeat for several.", valueName: "pub.pem"))
     var trust: [String] = []
-    @Option(name: .customLong("shell-version"), help: "Version (SemVer) of the native shell on this device.")
-    var shellVersion: String
+    @Option(name: .customLong("shell-version"), help: "Version (SemVer) of the native shell on this device (required for archive roots).")
+    var shellVersion: String?
+    @Option(name: .customLong("meteor-url"), help: ArgumentHelp("Meteor server ROOT_URL: makes this a Meteor hot-code-push root.", valueName: "url"))
+    var meteorURL: String?
+    @Option(name: .customLong("compat-platform"), help: "Meteor only: which cordovaCompatibilityVersions entry to compare (ios or android).")
+    var compatPlatform: String?
     @Option(help: ArgumentHelp("Read-only client shipped inside the shell (must hold index.html).", valueName: "dir"))
     var embedded: String?
     @Option(name: .customLong("startup-timeout"), help: "Seconds a new version has to report start-up before it is rolled back.")
@@ -50,6 +58,16 @@ struct InitCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
+            if let meteorURL {
+                try initMeteor(url: meteorURL)
+                return
+            }
+            if compatPlatform != nil {
+                throw UpdaterError(.invalidArgument, "--compat-platform is only used with --meteor-url")
+            }
+            guard let shellVersion else {
+                throw UpdaterError(.invalidArgument, "--shell-version is required (the SemVer version of the native shell)")
+            }
             let request = ArchiveRootSetup.Request(
                 app: app, channel: channel, manifestURL: manifestURL, trustFiles: trust, shellVersion: shellVersion,
                 embedded: embedded, startupTimeout: startupTimeout, keep: keep, allowInsecureHTTP: allowInsecureHTTP,
@@ -59,5 +77,19 @@ struct InitCommand: AsyncParsableCommand {
             try RootInitializer.write(config, to: layout, force: force)
             printError("initialized \(layout.root) for \(config.app) (\(config.channelKind.rawValue), channel \(config.channel ?? "-"))")
         }
+    }
+
+    /// A Meteor root: config from the flags and the embedded bundle, plus the first state.
+    private func initMeteor(url: String) throws {
+        if app != nil || channel != nil || manifestURL != nil || !trust.isEmpty {
+            throw UpdaterError(.invalidArgument, "--app, --channel, --manifest-url and --trust are not used with --meteor-url (the appId comes from the embedded index.html)")
+        }
+        let layout = try device.layout()
+        let (config, state) = try MeteorRootSetup.make(.init(
+            meteorURL: url, embedded: embedded, compatPlatform: compatPlatform, shellVersion: shellVersion,
+            startupTimeout: startupTimeout, keep: keep, allowInsecureHTTP: allowInsecureHTTP))
+        try RootInitializer.write(config, to: layout, force: force)
+        if !FileManager.default.fileExists(atPath: layout.state) { try StateStore.save(state, layout) }
+        printError("initialized \(layout.root) for \(config.app) (meteor, \(config.meteorRootURL ?? url), \(config.compatPlatform ?? "ios"))")
     }
 }

@@ -35,7 +35,7 @@ struct InstallCommand: AsyncParsableCommand {
             let report: InstallReport
             if !output.json, let (bar, handler) = ProgressBar.handlerIfTerminal() {
                 defer { bar.finish() }
-                report = try await DownloadProgress.$handler.withValue(handler) {
+                report = try await DownloadProgress.withHandler(handler) {
                     try await context.updater.install(lockWait: wait)
                 }
             } else {

@@ -60,8 +60,8 @@ struct ServeCommand: AsyncParsableCommand {
             let events = await updater.events()
             let log = Task { await Self.logEvents(events) }
             defer { log.cancel() }
+            // Start-up's watchdog events reach stderr through the subscription above.
             let started = try await updater.start(bridge: ServerBridge(server))
-            for line in started.events { printError("clientctl serve: " + line) }
             if started.shellUpdateReset { printError("clientctl serve: new embedded seed: downloaded versions dropped") }
             server.setControlHandler(UpdaterControl(updater))
             let checks = Task { await Self.checkPeriodically(updater, every: checkInterval) }

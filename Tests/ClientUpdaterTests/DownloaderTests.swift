@@ -156,12 +156,21 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
         #expect(!FileManager.default.fileExists(atPath: target))
     }
 
-    @Test func bytesBeyondTheDeclaredLengthAreIgnoredAndTheRestResumed() async throws {
-        faults.add(.appendBytes(Data(repeating: 0x41, count: 10)), path: "/app.tgz", requests: 1...1)
-        faults.add(.declaredLength(100), path: "/app.tgz", requests: 1...1)
+    @Test func declaredLengthBelowExpectedSizeIsRejected() async throws {
+        faults.add(.appendBytes(Data(repeating: 0x41, count: 10)))
+        faults.add(.declaredLength(100))  // says 100 bytes, sends 600 010
+        let error = await #expect(throws: UpdaterError.self) {
+            try await downloader.download(url, to: target, expectedSize: 600_000)
+        }
+        #expect(error?.message == "GET \(url.absoluteString): the server's file is 100 bytes, expected 600000")
+        #expect(server.requests.count == 1)
+    }
+
+    @Test func bytesBeyondTheDeclaredLengthAreNeverRead() async throws {
+        faults.add(.appendBytes(Data(repeating: 0x41, count: 10)))
+        faults.add(.declaredLength(600_000))  // the real file's length, then 10 stray bytes
         let result = try await downloader.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
-        #expect(result.digest == sha256)
-        #expect(server.requests.map { $0[header: "range"] } == [nil, "bytes=100-"])
+        #expect(result.size == 600_000 && result.digest == sha256)
     }
 
     @Test func serverErrorsAreRetriedWithBackoffThenSucceed() async throws {
@@ -299,5 +308,15 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
         let values = seen.data.withUnsafeBytes { Array($0.bindMemory(to: Int64.self)) }
         #expect(values.last == result.size)
         #expect(values == values.sorted())
+    }
+
+    @Test func serverFileSmallerThanExpectedIsRejectedWithoutRetry() async throws {
+        let error = await #expect(throws: UpdaterError.self) {
+            try await downloader.download(url, to: target, expectedSize: 700_000)
+        }
+        #expect(error?.code == .rejected)
+        #expect(error?.message == "GET \(url.absoluteString): the server's file is 600000 bytes, expected 700000")
+        #expect(server.requests.count == 1 && sleeper.delays.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: target))
     }
 }

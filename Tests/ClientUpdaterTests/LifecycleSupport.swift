@@ -13,6 +13,7 @@ final class SeededChannel: UpdateChannel, Sendable {
         var queue: [String] = []
         var clock = 0.0
         var removed: [String] = []
+        var meteorSelection = false
     }
     private let state: Mutex<State>
 
@@ -67,8 +68,19 @@ final class SeededChannel: UpdateChannel, Sendable {
         return .installed(version)
     }
 
-    func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion? {
-        Selection.highestCompatible(installed, shell: Version(1, 0, 0), blacklist: state.blacklist)
+    /// Meteor's seed rule instead: the last download unless blacklisted, else the seed.
+    var meteorSelection: Bool {
+        get { state.withLock { $0.meteorSelection } }
+        set { state.withLock { $0.meteorSelection = newValue } }
+    }
+
+    func select(from installed: [InstalledVersion], state deviceState: DeviceState) -> InstalledVersion? {
+        if meteorSelection {
+            guard let last = installed.max(by: { ($0.installedAt ?? .distantPast) < ($1.installedAt ?? .distantPast) }),
+                  !deviceState.blacklist.contains(last.id) else { return nil }
+            return last
+        }
+        return Selection.highestCompatible(installed, shell: Version(1, 0, 0), blacklist: deviceState.blacklist)
     }
 
     func remove(_ version: InstalledVersion) throws {

@@ -98,8 +98,12 @@ import TestSupport
 
     /// Sockets on `port` that are listening or established, from /proc/net/tcp.
     func liveSockets(port: UInt16) throws -> Int {
-        let table = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8)
-        let hexPort = String(format: ":%04X", port)
+        // Read to EOF: /proc files report size 0, so size-based reads stop early.
+        let handle = try #require(FileHandle(forReadingAtPath: "/proc/net/tcp"))
+        defer { try? handle.close() }
+        let table = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        let hex = String(port, radix: 16, uppercase: true)
+        let hexPort = ":" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
         return table.split(separator: "\n").dropFirst().filter { line in
             let fields = line.split(separator: " ")
             guard fields.count > 3 else { return false }
@@ -117,9 +121,21 @@ import TestSupport
         for path in ["/stall", "/drip"] {
             await #expect(throws: UpdaterError.self) { try await transport.fetchAll(server.url(path), idleTimeout: 0.2) }
         }
-        // An idle keep-alive connection, still open on the server side.
-        _ = try await URLSessionTransport().fetchAll(server.url("/ok"))
-        #expect(try liveSockets(port: port) > 0)
+        // A connection that sent half a request: the server is blocked reading it.
+        let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(client) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = port.bigEndian
+        addr.sin_addr = in_addr(s_addr: UInt32(0x7f00_0001).bigEndian)
+        let rc = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(client, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        try #require(rc == 0)
+        _ = "GET /ok HTTP/1.1\r\n".withCString { send(client, $0, strlen($0), 0) }
+        for _ in 0..<100 where server.connectionsAccepted < 3 { try await Task.sleep(nanoseconds: 10_000_000) }
+        let before = try liveSockets(port: port)
+        #expect(before >= 2, "listening + the half-open request")
         let started = Date()
         server.stop()
         #expect(Date().timeIntervalSince(started) < 5, "stop does not wait for drips or stalls to end")

@@ -202,4 +202,16 @@ enum TransportKind: String, CaseIterable, Sendable, CustomTestStringConvertible 
         let plainOnly = await #expect(throws: UpdaterError.self) { try await SocketHTTPTransport().fetchAll(url) }
         #expect(plainOnly?.code == .unsupported)
     }
+
+    @Test func socketTransportReportsATruncatedChunkedBody() async throws {
+        let server = try LoopbackHTTPServer { _ in
+            var r = LoopbackResponse(status: 200, headers: [("Transfer-Encoding", "chunked")],
+                                     body: .data(Data("a\r\n01234".utf8)))
+            r.omitContentLength = true
+            return r
+        }
+        defer { server.stop() }
+        let error = await #expect(throws: UpdaterError.self) { try await SocketHTTPTransport().fetchAll(server.url("/c")) }
+        #expect(error?.transportFailure == .truncated(received: 5, expected: 10))
+    }
 }

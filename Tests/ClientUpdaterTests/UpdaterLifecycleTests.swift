@@ -208,4 +208,22 @@ import Testing
         #expect(gc.removed == ["1.1.0"] && rig.clients() == ["1.0.0"])
         await #expect(throws: UpdaterError.self) { try await cli.reload() }
     }
+
+    @Test func aColdStartAfterABlacklistRunsLastKnownGoodNotTheSeed() async throws {
+        let rig = try LifecycleRig()
+        rig.channel.meteorSelection = true
+        let cli = rig.makeUpdater()
+        rig.channel.publish("1.0.0")
+        try await cli.checkForUpdates()
+        try await cli.reload()
+        try await cli.startupDidComplete()
+        rig.channel.publish("1.1.0")
+        try await cli.checkForUpdates()
+        try await cli.reload()
+        try await cli.rollback()
+        let next = rig.makeUpdater()
+        let report = try await next.start(bridge: rig.bridge, clock: WatchdogClock(ManualClock()))
+        #expect(report.current == "1.0.0" && report.trial == nil, "the seed rule finds nothing: last known good, not the seed")
+        await next.shutdown()
+    }
 }

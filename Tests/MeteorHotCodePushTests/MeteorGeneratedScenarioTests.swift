@@ -6,8 +6,8 @@ import Testing
 
 /// Cases the reference suite lacks, on fixtures generated into `Fixtures/meteor/`.
 @Suite struct MeteorGeneratedScenarioTests {
-    static func harness() throws -> MeteorHarness {
-        try MeteorHarness(embedded: GeneratedMeteorFixtures.embedded, versions: GeneratedMeteorFixtures.versions)
+    static func harness(overHTTP: Bool = true) throws -> MeteorHarness {
+        try MeteorHarness(embedded: GeneratedMeteorFixtures.embedded, versions: GeneratedMeteorFixtures.versions, overHTTP: overHTTP)
     }
 
     static func mapURL(generation: Int) -> String {
@@ -82,8 +82,28 @@ import Testing
             "/assets/d00/asset-2.txt", "/assets/d00/asset-3.txt")))
     }
 
-    @Test func retriesAfterConnectionRefusedAndRecovers() async throws {
+    @Test func retriesAfterARealConnectionRefusedAndRecovers() async throws {
         let h = try Self.harness()
+        let http = try require_(h.http)
+        http.stop()
+        h.server.serve("gen2")
+        h.retry = RetryPolicy(maxAttempts: 30, initialDelay: 0.1, maxDelay: 0.1, jitter: 0)
+        let channel = h.channel
+        let attempt = Task { () -> CheckOutcome in
+            var state = h.state
+            return try await channel.check(state: &state)
+        }
+        try await Task.sleep(nanoseconds: 400_000_000)
+        #expect(h.server.requestedPaths.isEmpty, "nothing listens yet")
+        try http.start()
+        let outcome = try await attempt.value
+        guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        #expect(v.id == "gen2")
+        #expect(h.server.requestedPathSet == Self.gen2Requests)
+    }
+
+    @Test func retriesAfterConnectionRefusedAndRecovers() async throws {
+        let h = try Self.harness(overHTTP: false)
         h.transport.refuse(next: 2)
         let outcome = try await h.check(serving: "gen2")
         guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
@@ -92,15 +112,28 @@ import Testing
     }
 
     @Test func givesUpWithANetworkErrorWhenTheServerStaysDown() async throws {
-        let h = try Self.harness()
+        let h = try Self.harness(overHTTP: false)
         h.transport.refuse(next: 100)
         await #expect {
             try await h.check(serving: "gen2")
         } throws: { error in
+            guard let e = error as? any ClientctlError else { return false }
+            return e.exitStatus == .unavailable && e.message.contains("connection refused") && e.message.contains("after 4 attempts")
+        }
+        #expect(h.server.requestedPaths.isEmpty)
+        // The same while assets download: the manifest arrives, then the server goes away.
+        h.server.serve("gen2")
+        h.transport.refuse(next: 0)
+        let refusing = RefusingAfterManifest(inner: h.transport)
+        var state = h.state
+        let channel = MeteorChannel(layout: h.layout, rootURL: try require_(URL(string: "http://127.0.0.1:3000/")), platform: .ios,
+                                    embeddedPath: h.embeddedPath, transport: refusing, options: .init(retry: h.retry))
+        await #expect {
+            try await channel.check(state: &state)
+        } throws: { error in
             guard let e = error as? MeteorError else { return false }
             return e.code == .network && e.exitStatus == .unavailable && e.message.contains("after 4 attempts")
         }
-        #expect(h.server.requestedPaths.isEmpty)
     }
 
     @Test func catchesWrongBytesWhenTheServerSendsNoETag() async throws {
@@ -182,5 +215,14 @@ import Testing
         h.state.blacklist = []
         try h.channel.remove(try require_(try h.channel.installedVersions().first))
         #expect(try h.selectedAfterRestart() == nil)
+    }
+}
+
+/// Passes the manifest request through, then refuses every connection.
+struct RefusingAfterManifest: Transport {
+    let inner: MeteorMockTransport
+    func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse {
+        guard request.url.path.hasSuffix("manifest.json") else { throw UpdaterError.network(request.url, .refused) }
+        return try await inner.get(request, sink: sink)
     }
 }

@@ -14,20 +14,29 @@ final class MeteorHarness: @unchecked Sendable {
     let transport: MeteorMockTransport
     let embeddedPath: String
     var state = DeviceState()
-    var retry = RetryPolicy(delays: [0.01, 0.01, 0.01], jitter: 0)
+    var retry = RetryPolicy(maxAttempts: 4, initialDelay: 0.001, maxDelay: 0.002)
 
     /// - Parameters:
     ///   - embedded: the embedded bundle folder (read-only).
     ///   - versions: the folder of downloadable versions the mock serves from.
-    init(embedded: String, versions: String) throws {
+    /// Set when the mock runs over real HTTP on 127.0.0.1.
+    let http: LoopbackHTTPServer?
+
+    ///   - overHTTP: serve the mock on a ``LoopbackHTTPServer`` and download with the
+    ///     production ``DefaultTransport`` (default); otherwise hand requests to the mock
+    ///     in-process (for scripted connection failures).
+    init(embedded: String, versions: String, overHTTP: Bool = true) throws {
         temp = try TemporaryDirectory("meteor")
         layout = RootLayout(root: temp.path + "/root")
         try AtomicFile.makeDirectory(layout.root)
         server = MeteorMockServer(versionsDirectory: versions)
         transport = MeteorMockTransport(server: server)
+        http = overHTTP ? try LoopbackHTTPServer(handler: server.loopbackHandler()) : nil
         embeddedPath = embedded
         try channel.resetIfEmbeddedChanged(state: &state)
     }
+
+    deinit { http?.stop() }
 
     /// The reference fixtures' embedded bundle and downloadable versions.
     static func reference() throws -> MeteorHarness {
@@ -35,10 +44,15 @@ final class MeteorHarness: @unchecked Sendable {
         return try MeteorHarness(embedded: dir + "/bundled_www/application", versions: dir + "/downloadable_versions")
     }
 
+    var rootURL: URL { http?.baseURL ?? URL(fileURLWithPath: "/").deletingLastPathComponent() }
+
     var channel: MeteorChannel {
-        MeteorChannel(layout: layout, rootURL: URL(string: "http://127.0.0.1:3000/")!, platform: .ios,
-                      embeddedPath: embeddedPath, transport: transport,
-                      options: .init(maxConnections: 3, retry: retry))
+        if let http {
+            return MeteorChannel(layout: layout, rootURL: http.baseURL, platform: .ios, embeddedPath: embeddedPath,
+                                 transport: DefaultTransport(), options: .init(maxConnections: 3, retry: retry))
+        }
+        return MeteorChannel(layout: layout, rootURL: URL(string: "http://127.0.0.1:3000/") ?? rootURL, platform: .ios,
+                             embeddedPath: embeddedPath, transport: transport, options: .init(maxConnections: 3, retry: retry))
     }
 
     /// One check; an installed version is staged as pending.
@@ -76,18 +90,11 @@ final class MeteorHarness: @unchecked Sendable {
         try channel.refreshMemory(state: &state)
     }
 
-    /// startupDidComplete with a minimal retention (the pipeline's job in the product):
-    /// lastKnownGood = current, then keep at most `keep` versions counting the current one
-    /// (also when it is the embedded bundle, so N=1 is the plugin's "delete every other
-    /// downloaded version"); current and pending are never deleted; newest kept first.
+    /// startupDidComplete: lastKnownGood = current, then the pipeline's ``Retention`` with N = `keep`.
     func startupDidComplete(keep: Int) throws {
         state.lastKnownGood = state.current
-        let protected = Set([state.current, state.pending].compactMap { $0 })
-        let installed = try channel.installedVersions().sorted { ($0.installedAt ?? .distantPast) > ($1.installedAt ?? .distantPast) }
-        var budget = keep - 1
-        for version in installed where !protected.contains(version.id) {
-            if budget > 0 { budget -= 1 } else { try channel.remove(version) }
-        }
+        let plan = Retention.plan(installed: try channel.installedVersions(), state: state, keep: keep)
+        try Retention.apply(plan, channel: channel, layout: layout)
     }
 
     /// A fresh channel over the same root and state: what the next process start sees.

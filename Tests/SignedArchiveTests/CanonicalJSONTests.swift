@@ -73,6 +73,8 @@ import Testing
         #expect(try canonical(#"{"z": 1, "a": [ {"y": -42, "b": 0} ], "m": 9007199254740991}"#)
             == #"{"a":[{"b":0,"y":-42}],"m":9007199254740991,"z":1}"#)
         #expect(try canonical("{}") == "{}")
+        // An integer beyond 2⁵³ built in code prints as the double JCS would see.
+        #expect(CanonicalJSON.serialize(.integer(9_007_199_254_740_993)) == Array("9007199254740992".utf8))
         #expect(try canonical("[ ]") == "[]")
     }
 

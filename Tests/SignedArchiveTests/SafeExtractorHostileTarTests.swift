@@ -260,4 +260,32 @@ import TestSupport
         try ExtractionSandbox().expectRejected(HostileArchive.tar([Build.index]),
                                                "archive rejected: not a tar.gz, tar.zst or zip archive")
     }
+
+    @Test func zstdInsideGzip() throws {
+        let sandbox = try ExtractionSandbox()
+        try Data(HostileArchive.tar([Build.index])).write(to: URL(fileURLWithPath: sandbox.tmp("inner.tar")))
+        let made = try Subprocess.run("zstd", ["-q", "-f", "inner.tar", "-o", "inner.tar.zst"], directory: sandbox.tmp.path)
+        try #require(made.status == 0)
+        let inner = try Data(contentsOf: URL(fileURLWithPath: sandbox.tmp("inner.tar.zst")))
+        try sandbox.expectRejected(HostileArchive.gzip(Array(inner)), "archive rejected: nested compression (zstd inside gzip)")
+    }
+
+    @Test func bzip2InsideGzip() throws {
+        let fakeBzip2 = Array("BZh91AY&SY".utf8) + Array(repeating: 0x11, count: 600)
+        try ExtractionSandbox().expectRejected(HostileArchive.gzip(fakeBzip2), "archive rejected: nested compression (bzip2 inside gzip)")
+    }
+
+    @Test func sparseFileClaimingOneTebibyte() throws {
+        // pax sparse format 1.0: the map ("1 region: offset 0, 0 bytes") heads the data.
+        let records = [("GNU.sparse.major", "1"), ("GNU.sparse.minor", "0"), ("GNU.sparse.name", "sparse.bin"),
+                       ("GNU.sparse.realsize", "1099511627776")].flatMap { HostileArchive.paxRecord($0.0, Array($0.1.utf8)) }
+        var tar = HostileArchive.tar([Build.index], endMarker: false)
+        tar += HostileArchive.header(name: Array("PaxHeaders/sparse".utf8), type: UInt8(ascii: "x"), size: records.count, mode: 0o644, link: [])
+        tar += records + [UInt8](repeating: 0, count: (512 - records.count % 512) % 512)
+        let map = Array("1\n0\n0\n".utf8)
+        tar += HostileArchive.header(name: Array("GNUSparseFile.0/sparse.bin".utf8), type: UInt8(ascii: "0"), size: 512, mode: 0o644, link: [])
+        tar += map + [UInt8](repeating: 0, count: 512 - map.count)
+        tar += [UInt8](repeating: 0, count: 1024)
+        try ExtractionSandbox().expectRejected(HostileArchive.gzip(tar), #"archive entry "sparse.bin" rejected: sparse file"#)
+    }
 }

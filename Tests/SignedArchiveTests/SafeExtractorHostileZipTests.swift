@@ -105,4 +105,9 @@ import TestSupport
         try ExtractionSandbox().expectRejected(HostileArchive.zip([Self.index, .file("caf\u{E9}.txt", "x")]),
                                                #"archive entry "café.txt" rejected: name is not flagged as UTF-8"#)
     }
+
+    @Test func overlappingEntriesBomb() throws {
+        let bytes = HostileArchive.zipOverlapping(names: ["index.html", "a.bin", "b.bin"], kernel: Array(repeating: 0x41, count: 1000))
+        try ExtractionSandbox().expectRejected(bytes, #"archive entry "index.html" rejected: zip entry data overlaps the next entry"#)
+    }
 }

@@ -121,7 +121,7 @@ import TestSupport
         try Data(Build.tarGz([Build.index])).write(to: URL(fileURLWithPath: sandbox.archive))
         let before = sandbox.snapshot()
         let error = #expect(throws: SignedArchiveError.self) { try sandbox.extractFile(sandbox.archive) }
-        #expect(error?.message == "archive rejected: staging folder \(sandbox.staging) exists already")
+        #expect(error?.message == "cannot unpack archive: staging folder \(sandbox.staging) exists already")
         #expect(error?.exitStatus == .cannotCreate)
         #expect(sandbox.snapshot() == before)
     }
@@ -164,5 +164,34 @@ import TestSupport
         #expect(rule.check(Array("./".utf8), isDirectory: false) == .rejected("empty path component"))
         #expect(rule.check(Array("a\u{85}b".utf8), isDirectory: false) == .rejected("control character in name"))
         #expect(rule.check([], isDirectory: false) == .rejected("empty name"))
+    }
+
+    @Test func manyFoldersBeyondTheOpenFolderCache() throws {
+        let sandbox = try ExtractionSandbox()
+        var entries = [Build.index]
+        for i in 0..<150 { entries.append(.file("d\(i % 75)/e\(i)/f.txt", "\(i)")) }
+        let report = try sandbox.extract(Build.tarGz(entries))
+        #expect(report.files == 151)
+        #expect(report.directories == 225)
+        #expect(try String(contentsOfFile: sandbox.staging + "/d74/e149/f.txt", encoding: .utf8) == "149")
+    }
+
+    @Test func fullDiskRemovesStagingAndNamesTheEntry() throws {
+        let sandbox = try ExtractionSandbox()
+        let disk = sandbox.tmp("clients/disk")
+        try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
+        let mounted = try Subprocess.run("mount", ["-t", "tmpfs", "-o", "size=256k", "tmpfs", disk])
+        guard mounted.status == 0 else { return }  // no privilege to mount here: nothing to prove
+        defer { _ = try? Subprocess.run("umount", [disk]) }
+        let big = String(repeating: "0123456789abcdef", count: 40_000)
+        try Data(Build.tarGz([Build.index, .file("big.txt", big)])).write(to: URL(fileURLWithPath: sandbox.archive))
+        let fd = open(sandbox.archive, O_RDONLY)
+        defer { close(fd) }
+        let error = #expect(throws: SignedArchiveError.self) {
+            try SafeExtractor().extract(fileDescriptor: fd, into: disk + "/.staging-x")
+        }
+        #expect(error?.message == #"cannot unpack archive entry "big.txt": cannot write file: No space left on device"#)
+        #expect(error?.exitStatus == .cannotCreate)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: disk) == [])
     }
 }

@@ -9,6 +9,8 @@ import Foundation
 ///   `Connection: close`, ``keepAlive`` is false, or the response carries a fault or a
 ///   `Content-Length` that differs from the bytes sent (then the server closes after it).
 /// - Every request is logged (``log``, ``requests``) before the handler runs.
+/// - Call ``stop()`` when done (e.g. in a `defer` or the fixture's `deinit`): the running
+///   threads keep the server alive, so its own `deinit` cannot run before that.
 /// - Faults: see ``LoopbackResponse/Delivery``, ``LoopbackFaults`` and ``dropConnections(_:)``.
 ///
 /// ```swift

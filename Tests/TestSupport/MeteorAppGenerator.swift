@@ -15,8 +15,11 @@ public enum MeteorAppGenerator {
         public var changedPerVersion: Int
         public var appId: String
         public var rootURL: String
+        /// Whether the JS file (and so its source map) changes in every version.
+        public var scriptChanges: Bool
         public init(assets: Int = 5, assetSize: Int = 64, changedPerVersion: Int = 2,
-                    appId: String = "generatedappid", rootURL: String = "http://localhost:3000/") {
+                    appId: String = "generatedappid", rootURL: String = "http://localhost:3000/", scriptChanges: Bool = true) {
+            self.scriptChanges = scriptChanges
             self.assets = assets
             self.assetSize = assetSize
             self.changedPerVersion = changedPerVersion
@@ -40,12 +43,12 @@ public enum MeteorAppGenerator {
 
     /// The files of version number `generation` (1 = the embedded one).
     public static func files(_ spec: Spec, generation: Int) -> [File] {
-        let js = Data("console.log('app generation \(generation)');\n".utf8)
+        let js = Data("console.log('app generation \(spec.scriptChanges ? generation : 1)');\n".utf8)
         let jsHash = Digest.hex(.sha1, of: js)
         var files = [
             File(path: "app/app.js", url: "/app/app.js?\(jsHash)", bytes: js, type: "js", cacheable: true),
             File(path: "app/app.js.map", url: "/app/\(jsHash).map",
-                 bytes: Data(#"{"version":3,"sources":["meteor://app/app.js"],"generation":\#(generation)}"#.utf8), type: "map", cacheable: true),
+                 bytes: Data(#"{"version":3,"sources":["meteor://app/app.js"],"generation":\#(spec.scriptChanges ? generation : 1)}"#.utf8), type: "map", cacheable: true),
         ]
         for i in 0..<spec.assets {
             // Asset i last changed in the newest generation g ≤ generation that changes it.
@@ -120,7 +123,8 @@ public enum MeteorAppGenerator {
         }
     }
 
-    static func write(_ data: Data, _ path: String) throws {
+    /// Writes `data` to `path`, creating parent folders.
+    public static func write(_ data: Data, _ path: String) throws {
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try data.write(to: URL(fileURLWithPath: path))
     }

@@ -126,3 +126,18 @@ public final class MeteorMockTransport: Transport, @unchecked Sendable {
         return TransportResponse(status: response.status, headers: response.headers)
     }
 }
+
+extension MeteorMockServer {
+    /// A ``LoopbackHTTPServer`` handler answering like ``respond(path:query:)``, so the
+    /// mock can be served over real HTTP on 127.0.0.1.
+    /// - Parameter delivery: per request path, how to deliver the body (e.g. a slow drip).
+    public func loopbackHandler(delivery: @escaping @Sendable (String) -> LoopbackResponse.Delivery? = { _ in nil }) -> LoopbackHTTPServer.Handler {
+        { [self] request in
+            let answer = respond(path: request.path, query: request.query)
+            var response = LoopbackResponse(status: answer.status, headers: answer.headers.map { ($0.key, $0.value) },
+                                            body: answer.body.isEmpty ? .empty : .data(answer.body))
+            if let custom = delivery(request.path) { response.delivery = custom }
+            return response
+        }
+    }
+}

@@ -27,9 +27,9 @@ final class DeviceFixture: @unchecked Sendable {
 
     deinit { server.stop() }
 
-    /// An updater over the real URLSession transport, with retries that don't sleep.
+    /// An updater over the production transport, with retries that do not sleep.
     func updater(now: @escaping @Sendable () -> Date = { Date() }) throws -> Updater {
-        let downloader = Downloader(transport: URLSessionTransport(), retry: RetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0),
+        let downloader = Downloader(transport: DefaultTransport(), retry: RetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0),
                                     idleTimeout: 5)
         let channel = try ArchiveChannel(layout: layout, config: config, downloader: downloader, now: now)
         return Updater(layout: layout, config: config, channel: channel, now: now)

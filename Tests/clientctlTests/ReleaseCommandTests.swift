@@ -121,6 +121,27 @@ import TestSupport
         try clientctl(["verify", manifestPath], expect: 64)
     }
 
+    /// Zip entries store local DOS times: publish runs in UTC, so machines in different
+    /// time zones publish the same bytes. The manifests differ only in published/signature.
+    @Test(arguments: ["zip", "tar.gz", "tar.zst"])
+    func publishIsReproducibleAcrossTimeZones(format: String) throws {
+        try clientctl(["keygen", "--out", dir("k")])
+        var manifests: [JSONObject] = []
+        for (out, zone) in [("relA", "Asia/Tokyo"), ("relB", "America/New_York")] {
+            let r = try ClientctlBinary.run(["publish", sample, "--app", "com.example.notes", "--channel", "stable",
+                                             "--version", "1.0.0", "--min-shell", "1.0.0", "--key", dir("k.pem"),
+                                             "--out", dir(out), "--format", format], environment: ["TZ": zone])
+            #expect(r.status == 0, "\(r.errorOutput)")
+            manifests.append(try StrictJSON.parseObject(try Data(contentsOf: URL(fileURLWithPath: dir("\(out)/stable/manifest.json")))))
+            if manifests.count == 1 { sleep(1) }
+        }
+        let a = try Data(contentsOf: URL(fileURLWithPath: dir("relA/stable/v1.0.0.\(format)")))
+        let b = try Data(contentsOf: URL(fileURLWithPath: dir("relB/stable/v1.0.0.\(format)")))
+        #expect(a == b)
+        let differing = Set(manifests[0].keys).filter { manifests[0][$0] != manifests[1][$0] }
+        #expect(differing == ["published", "signature"])
+    }
+
     @Test func verifyChecksEveryEntryOfAnIndex() throws {
         try clientctl(["keygen", "--out", dir("k")])
         try publish("1.0.0", key: dir("k.pem"))

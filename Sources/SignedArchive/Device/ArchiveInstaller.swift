@@ -46,7 +46,12 @@ struct ArchiveInstaller {
         }
         if FileManager.default.fileExists(atPath: layout.clientDirectory(candidate.version)) {
             state.manifestETag = etag
+            channel.store.cleanLeftovers()  // the partial download of a run that died after promoting
+            let recorded = state.highestAccepted.flatMap(Version.init).map { candidate.version <= $0 } ?? false
             raiseFloor(&state, to: candidate.version)
+            if !recorded, let promoted = try channel.store.installedVersions().first(where: { $0.id == candidate.version.description }) {
+                return .installed(promoted)  // promoted by a run that died before recording it in state.json
+            }
             return .upToDate("up to date: \(candidate.version) is installed")
         }
         let installed = try await install(candidate, manifestURL: manifestURL, downloader: downloader)
@@ -114,6 +119,7 @@ struct ArchiveInstaller {
                         throw named
                     }
                 })
+            CrashPoint.hit("unpack.done")
             try channel.store.promote(staging: tree, version: version, sidecar: Data(manifest.jsonBytes()))
             try? AtomicFile.removeTree(staging)
             unlink(partial)

@@ -88,9 +88,10 @@ public struct ArchiveStore: Sendable {
         try AtomicFile.removeTree(trash)
     }
 
-    /// Deletes leftovers of interrupted runs: `.trash-*` folders, orphan sidecars, and
-    /// staging folders other than the resumable download partials in `keep`.
+    /// Deletes leftovers of interrupted runs: `.trash-*` folders, orphan sidecars, temporary
+    /// files of atomic writes whose process died, and staging folders other than the resumable download partials in `keep`.
     public func cleanLeftovers(keeping keep: Set<String> = []) {
+        AtomicFile.removeStaleTemporaries(in: layout.clients)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: layout.clients) else { return }
         for name in names {
             let path = layout.clients + "/" + name

@@ -1,0 +1,91 @@
+import ClientUpdater
+import Foundation
+
+/// Validates `clientctl init --meteor-url …` input and builds the root's config and first state.
+public enum MeteorRootSetup {
+    /// What `init` was given for a Meteor root, unvalidated.
+    public struct Request: Sendable {
+        /// The server's ROOT_URL (where `/__cordova/manifest.json` is fetched).
+        public var meteorURL: String
+        /// The embedded bundle folder (`program.json`, `index.html`, assets by manifest `path`).
+        public var embedded: String?
+        /// `ios` (default) or `android`.
+        public var compatPlatform: String?
+        /// The shell's version; `0.0.0` when not given (Meteor bundles carry no shell range).
+        public var shellVersion: String?
+        public var startupTimeout: Double
+        public var keep: Int
+        public var allowInsecureHTTP: Bool
+
+        public init(meteorURL: String, embedded: String?, compatPlatform: String?, shellVersion: String?,
+                    startupTimeout: Double, keep: Int, allowInsecureHTTP: Bool) {
+            self.meteorURL = meteorURL
+            self.embedded = embedded
+            self.compatPlatform = compatPlatform
+            self.shellVersion = shellVersion
+            self.startupTimeout = startupTimeout
+            self.keep = keep
+            self.allowInsecureHTTP = allowInsecureHTTP
+        }
+    }
+
+    /// Validates every field; the app id is the embedded index.html's `appId`.
+    /// - Returns: the config to write and the first state (embedded version seen, the
+    ///   embedded bundle's appId, ROOT_URL and compatibility version remembered).
+    /// - Throws: ``MeteorError`` naming the flag and the reason.
+    public static func make(_ r: Request) throws -> (DeviceConfig, DeviceState) {
+        guard let url = URL(string: r.meteorURL), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
+            throw MeteorError(.invalidArgument, "--meteor-url '\(r.meteorURL)' is not an absolute http(s) URL")
+        }
+        let loopback = ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host.lowercased())
+        guard scheme == "https" || (scheme == "http" && (loopback || r.allowInsecureHTTP)) else {
+            throw MeteorError(.invalidArgument, "--meteor-url must be https: (http: only to loopback, or with --allow-insecure-http)")
+        }
+        guard url.query == nil, url.fragment == nil else {
+            throw MeteorError(.invalidArgument, "--meteor-url must not carry a query or fragment")
+        }
+        guard let platform = CompatPlatform(rawValue: r.compatPlatform ?? "ios") else {
+            throw MeteorError(.invalidArgument, "--compat-platform must be ios or android")
+        }
+        guard let embedded = r.embedded else {
+            throw MeteorError(.invalidArgument, "--embedded DIR is required for a Meteor root (the bundle shipped in the shell)")
+        }
+        let path = RootLayout(root: embedded).root
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue else {
+            throw MeteorError(.embeddedInvalid, "--embedded \(embedded): no such folder")
+        }
+        let bundle: AssetBundle
+        let runtime: RuntimeConfig
+        do {
+            bundle = try AssetBundle.load(directory: path, platform: platform, parent: nil)
+            runtime = try bundle.runtimeConfig()
+        } catch let error as MeteorError {
+            throw MeteorError(.embeddedInvalid, "--embedded \(embedded): \(error.message)", underlying: error)
+        }
+        guard let appId = runtime.appId, !appId.isEmpty else {
+            throw MeteorError(.embeddedInvalid, "--embedded \(embedded): index.html's runtime config has no appId")
+        }
+        guard let rootURL = runtime.rootURL else {
+            throw MeteorError(.embeddedInvalid, "--embedded \(embedded): index.html's runtime config has no ROOT_URL")
+        }
+        for asset in bundle.manifest.assets where !asset.isSourceMap {
+            guard FileManager.default.fileExists(atPath: bundle.file(of: asset)) else {
+                throw MeteorError(.embeddedInvalid, "--embedded \(embedded): \(asset.filePath) (for \(asset.urlPath)) is missing")
+            }
+        }
+        guard let shell = Version(r.shellVersion ?? "0.0.0") else {
+            throw MeteorError(.invalidArgument, "--shell-version '\(r.shellVersion ?? "")' is not a SemVer 2.0 version (e.g. 1.4.0)")
+        }
+        guard r.startupTimeout > 0 else { throw MeteorError(.invalidArgument, "--startup-timeout must be positive") }
+        guard r.keep >= 1 else { throw MeteorError(.invalidArgument, "--keep must be at least 1") }
+        let config = DeviceConfig(app: appId, channelKind: .meteor, meteorRootURL: url.absoluteString,
+                                  compatPlatform: platform.rawValue, shellVersion: shell, embeddedPath: path,
+                                  startupTimeoutSeconds: r.startupTimeout, keep: r.keep, allowInsecureHTTP: r.allowInsecureHTTP)
+        var state = DeviceState()
+        state.lastSeenEmbeddedVersion = bundle.version
+        state.meteor = DeviceState.MeteorState(appId: appId, rootURL: rootURL,
+                                               cordovaCompatibilityVersion: bundle.manifest.cordovaCompatibilityVersion)
+        return (config, state)
+    }
+}

@@ -1,0 +1,88 @@
+import ClientUpdater
+import Foundation
+import MeteorHotCodePush
+import TestSupport
+import Testing
+
+/// The Meteor update benchmark behind `Scripts/bench/meteor` (BENCHMARKS.md): a generated
+/// app of 1,000 assets where 10 change, updated over real HTTP on 127.0.0.1 with the
+/// production transport. Bytes and requests are compared with the optimum (manifest +
+/// index.html + the 10 changed assets) and the wall time with downloading every asset.
+/// Off by default (it measures, it does not assert timings); `CLIENTCTL_BENCH=1` turns it on.
+@Suite(.enabled(if: ProcessInfo.processInfo.environment["CLIENTCTL_BENCH"] == "1", "benchmark: run Scripts/bench/meteor"))
+struct MeteorBenchmark {
+    static let spec = MeteorAppGenerator.Spec(assets: 1000, assetSize: 4096, changedPerVersion: 10, scriptChanges: false)
+    static let runs = Int(ProcessInfo.processInfo.environment["CLIENTCTL_BENCH_RUNS"] ?? "") ?? 5
+
+    struct Run {
+        var requests: Int
+        var bytes: Int64
+        var seconds: Double
+    }
+
+    /// One check from `embedded` to `gen2` on a fresh root.
+    static func update(embedded: String, versions: String) async throws -> Run {
+        let temp = try TemporaryDirectory("meteor-bench")
+        let mock = MeteorMockServer(versionsDirectory: versions)
+        mock.serve("gen2")
+        let server = try LoopbackHTTPServer(handler: mock.loopbackHandler())
+        defer { server.stop() }
+        let layout = RootLayout(root: temp.path + "/root")
+        try AtomicFile.makeDirectory(layout.root)
+        let channel = MeteorChannel(layout: layout, rootURL: server.baseURL, platform: .ios, embeddedPath: embedded,
+                                    transport: DefaultTransport())
+        var state = DeviceState()
+        let start = Date()
+        let outcome = try await channel.check(state: &state)
+        let seconds = Date().timeIntervalSince(start)
+        guard case .installed = outcome else { throw HarnessError("not installed: \(outcome)") }
+        let log = server.log
+        return Run(requests: log.count, bytes: log.reduce(0) { $0 + $1.bodyBytesSent }, seconds: seconds)
+    }
+
+    @Test func updateOfTenChangedAssetsAmongOneThousand() async throws {
+        let temp = try TemporaryDirectory("meteor-bench-app")
+        let g = MeteorAppGenerator.self
+        try g.writeEmbedded(Self.spec, version: "gen1", to: temp.path + "/embedded")
+        try g.writeDownloadable(Self.spec, generation: 2, version: "gen2", to: temp.path + "/versions/gen2")
+        // The baseline: an embedded bundle sharing no asset, so every asset is downloaded.
+        let empty = temp.path + "/empty"
+        try g.write(Data(#"{"format":"web-program-pre1","version":"empty","cordovaCompatibilityVersions":{"android":"\#(g.compatAndroid)","ios":"\#(g.compatIOS)"},"manifest":[]}"#.utf8), empty + "/program.json")
+        try g.write(g.indexHTML(Self.spec, version: "empty"), empty + "/index.html")
+
+        // The optimum: manifest + index.html + exactly the assets whose content changed.
+        let old = Dictionary(uniqueKeysWithValues: g.files(Self.spec, generation: 1).map { ($0.url, $0.bytes) })
+        let changed = g.files(Self.spec, generation: 2).filter { old[$0.url] != $0.bytes }
+        let manifestBytes = Int64(g.manifest(Self.spec, generation: 2, version: "gen2").count)
+        let indexBytes = Int64(g.indexHTML(Self.spec, version: "gen2").count)
+        let optimumBytes = manifestBytes + indexBytes + changed.reduce(0) { $0 + Int64($1.bytes.count) }
+        let optimumRequests = 2 + changed.count
+        let allFiles = g.files(Self.spec, generation: 2)
+
+        var updates: [Run] = []
+        var fulls: [Run] = []
+        for _ in 0..<Self.runs {
+            updates.append(try await Self.update(embedded: temp.path + "/embedded", versions: temp.path + "/versions"))
+            fulls.append(try await Self.update(embedded: empty, versions: temp.path + "/versions"))
+        }
+        let update = updates[0], full = fulls[0]
+        #expect(changed.count == 10)
+        #expect(update.requests == optimumRequests && update.bytes == optimumBytes)
+        #expect(full.requests == 2 + allFiles.count)
+
+        func median(_ runs: [Run]) -> Double { runs.map(\.seconds).sorted()[runs.count / 2] }
+        let report = """
+            | measure | update (10 of \(Self.spec.assets) changed) | optimum | full download |
+            |---|---|---|---|
+            | requests | \(update.requests) | \(optimumRequests) | \(full.requests) |
+            | bytes | \(update.bytes) | \(optimumBytes) | \(full.bytes) |
+            | ratio to optimum (bytes / requests) | \(String(format: "%.2f", Double(update.bytes) / Double(optimumBytes))) / \(String(format: "%.2f", Double(update.requests) / Double(optimumRequests))) | 1.00 / 1.00 | \(String(format: "%.2f", Double(full.bytes) / Double(optimumBytes))) / \(String(format: "%.2f", Double(full.requests) / Double(optimumRequests))) |
+            | wall time, median of \(Self.runs) (s) | \(String(format: "%.3f", median(updates))) | – | \(String(format: "%.3f", median(fulls))) |
+
+            """
+        print(report)
+        if let out = ProcessInfo.processInfo.environment["CLIENTCTL_BENCH_OUT"] {
+            try Data(report.utf8).write(to: URL(fileURLWithPath: out))
+        }
+    }
+}
