@@ -63,6 +63,12 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
+        // Driver of Scripts/bench/serve: organizer timing and a bare server for load tests (not shipped).
+        .executableTarget(
+            name: "serve-bench",
+            dependencies: ["ClientUpdater", "ClientServer"],
+            path: "Scripts/bench/ServeBench"
+        ),
         // Client of Scripts/bench/transport (not shipped).
         .executableTarget(
             name: "transport-bench",
@@ -77,7 +83,7 @@ let package = Package(
         .testTarget(name: "ClientUpdaterTests", dependencies: ["ClientUpdater", "TestSupport"]),
         .testTarget(name: "SignedArchiveTests", dependencies: ["SignedArchive", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "MeteorHotCodePushTests", dependencies: ["MeteorHotCodePush", "ClientUpdater", "TestSupport"]),
-        .testTarget(name: "ClientServerTests", dependencies: ["ClientServer", "ClientUpdater", "SignedArchive", "MeteorHotCodePush", "TestSupport"]),
+        .testTarget(name: "ClientServerTests", dependencies: ["ClientServer", "ClientUpdater", "SignedArchive", "MeteorHotCodePush", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         .testTarget(name: "clientctlTests", dependencies: ["ClientUpdater", "SignedArchive", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -103,3 +103,12 @@ public final class ClientServer: Sendable {
         }
     }
 }
+
+/// A ``ClientServer`` runs as a swift-service-lifecycle `Service`, so a host can put it in
+/// one `ServiceGroup` with its other services (periodic checks, watchdog) and get one
+/// graceful shutdown on SIGTERM: open event streams end, then the server stops.
+extension ClientServer: Service {
+    public func run() async throws {
+        try await run(onRunning: { _ in })
+    }
+}

@@ -70,10 +70,14 @@ public struct Organizer: Sendable {
         defer { if !done { try? AtomicFile.removeTree(staging) } }
         try AtomicFile.makeDirectory(staging)
         var entries: [ServingManifest.Entry] = []
+        entries.reserveCapacity(planned.count)
         var index: String?
+        var folders: Set<Substring> = []
         for item in planned {
             let destination = staging + "/" + item.file
-            try OrganizerFiles.makeParents(of: destination, under: staging)
+            if let slash = item.file.lastIndex(of: "/"), folders.insert(item.file[..<slash]).inserted {
+                try AtomicFile.makeDirectory(staging + "/" + item.file[..<slash])
+            }
             var entry = ServingManifest.Entry(urlPath: item.asset.urlPath, file: item.file, size: 0,
                                               cacheable: item.asset.cacheable, hash: item.asset.hash,
                                               sourceMapURLPath: item.asset.sourceMapURLPath, type: item.asset.type)
@@ -83,12 +87,14 @@ public struct Organizer: Sendable {
                 try OrganizerFiles.write(shimmed, to: destination)
                 entry.size = Int64(shimmed.count)
                 entry.hash = nil
+                entry.cacheable = false
                 entry.sha256 = Digest.hex(.sha256, of: shimmed)
                 report.copiedFiles += 1
                 report.copiedBytes += entry.size
                 index = item.file
             } else {
-                let (size, linked) = try OrganizerFiles.linkOrCopy(item.asset.sourceFile, to: destination)
+                let linked = try OrganizerFiles.linkOrCopy(item.asset.sourceFile, to: destination)
+                let size = item.size
                 entry.size = size
                 if linked { report.linkedFiles += 1; report.linkedBytes += size } else { report.copiedFiles += 1; report.copiedBytes += size }
             }
@@ -126,6 +132,7 @@ public struct Organizer: Sendable {
         var asset: ServedAsset
         var file: String
         var isIndex: Bool
+        var size: Int64
     }
 
     /// Validates URL paths and maps them to relative files; drops duplicates and missing
@@ -151,7 +158,7 @@ public struct Organizer: Sendable {
                 throw UpdaterError(.notFound, "cannot organize version \(id): \(asset.sourceFile) for \(asset.urlPath) is missing or not a file")
             }
             seen[file] = result.count
-            result.append(PlannedFile(asset: asset, file: file, isIndex: file == "index.html"))
+            result.append(PlannedFile(asset: asset, file: file, isIndex: file == "index.html", size: Int64(st.st_size)))
         }
         try OrganizerFiles.checkNoFileIsAFolder(result.map(\.file), version: id)
         return result

@@ -34,15 +34,6 @@ enum OrganizerFiles {
         }
     }
 
-    /// Creates the folders between `root` and `path`'s parent.
-    static func makeParents(of path: String, under root: String) throws {
-        let parent = (path as NSString).deletingLastPathComponent
-        guard parent != root else { return }
-        var st = stat()
-        if stat(parent, &st) == 0 { return }
-        try AtomicFile.makeDirectory(parent)
-    }
-
     static func read(_ path: String) throws -> Data {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw UpdaterError(.notFound, "cannot read \(path)")
@@ -59,16 +50,15 @@ enum OrganizerFiles {
     }
 
     /// Hard-links `source` to `destination`, or copies it when linking is impossible.
-    /// - Returns: the file's size and whether it was linked.
-    static func linkOrCopy(_ source: String, to destination: String) throws -> (Int64, Bool) {
-        var st = stat()
-        guard stat(source, &st) == 0 else { throw UpdaterError.io("cannot read", path: source, errno: errno) }
-        if link(source, destination) == 0 { return (Int64(st.st_size), true) }
+    /// - Returns: true when it was linked.
+    static func linkOrCopy(_ source: String, to destination: String) throws -> Bool {
+        if link(source, destination) == 0 { return true }
         let code = errno
         guard code == EXDEV || code == EMLINK || code == EPERM || code == EACCES || code == ENOTSUP else {
             throw UpdaterError.io("cannot link \(source) to", path: destination, errno: code)
         }
-        return (try copy(source, to: destination), false)
+        _ = try copy(source, to: destination)
+        return false
     }
 
     /// Copies a regular file's bytes (never loading it whole); returns bytes copied.

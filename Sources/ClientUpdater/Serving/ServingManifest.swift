@@ -76,7 +76,7 @@ public struct ServingManifest: Codable, Sendable, Equatable {
     /// The encoded bytes (sorted keys, so the same organize gives the same file).
     public func encoded() throws -> Data {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(self)
     }
 }
