@@ -5,7 +5,8 @@ import Foundation
 /// ``plan(installed:state:keep:servingEntries:servingID:)`` is a pure decision;
 /// ``apply(_:channel:layout:)`` carries it out crash-safely. Protected versions —
 /// current, pending, lastKnownGood and the embedded seed — are never removed, even when
-/// they alone exceed N. Other versions are kept newest first (install time, then SemVer
+/// they alone exceed N. The running version takes one of the N places even when it is the
+/// embedded seed. Other versions are kept newest first (install time, then SemVer
 /// precedence, then id) until N are kept. N = 1 reproduces the Meteor plugin's cleanup:
 /// only the running version survives a commit.
 public enum Retention {
@@ -40,7 +41,10 @@ public enum Retention {
         let stored = installed.filter { !$0.isEmbedded }
         let mustKeep = stored.filter { protected.contains($0.id) }
         let others = stored.filter { !protected.contains($0.id) }.sorted(by: newerFirst)
-        let room = max(0, max(1, keep) - mustKeep.count)
+        // The running version counts toward N even when it is the embedded seed, so N = 1
+        // leaves no download beside a running seed (the Meteor plugin's cleanup).
+        let seedRuns = state.current.map { id in !stored.contains { $0.id == id } } ?? true
+        let room = max(0, max(1, keep) - mustKeep.count - (seedRuns ? 1 : 0))
         let kept = mustKeep + others.prefix(room)
         let remove = Array(others.dropFirst(room)).sorted { newerFirst($1, $0) }
 

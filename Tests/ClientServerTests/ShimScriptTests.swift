@@ -95,6 +95,53 @@ struct ShimScriptTests {
         #expect(handler.calls.contains("startupDidComplete") && handler.calls.contains("switchToPendingVersion"))
     }
 
+    @Test func aPageOnTrialThatNeverRegisteredReloadsAfterARollback() async throws {
+        let handler = FakeControlHandler(status: ControlStatus(current: "1.2.0", lastKnownGood: "1.1.0", inTrial: true))
+        let server = try ClientServer(configuration: ServerHarness.configuration(), control: handler, logger: ServerHarness.quietLogger)
+        let results = try await ServerHarness.withServer(server) { port in
+            async let rolledBack: Void = {
+                // Once the page has polled twice, the watchdog rolls back to 1.1.0.
+                for _ in 0..<400 where handler.calls.filter({ $0 == "status" }).count < 2 {
+                    try? await Task.sleep(for: .milliseconds(10))
+                }
+                handler.setStatus(ControlStatus(current: "1.1.0", lastKnownGood: "1.1.0", inTrial: false))
+            }()
+            let output = try await Self.runNode("""
+            const origin = "http://127.0.0.1:\(port)";
+            const realFetch = fetch;
+            globalThis.fetch = (url, opts) => realFetch(origin + url, opts);
+            globalThis.window = globalThis;
+            const out = {};
+            window.location = { reload: () => { out.reloaded = "yes"; console.log(JSON.stringify(out)); process.exit(0); } };
+            \(Self.shimJS(Shim()))
+            // The page throws before touching WebAppLocalServer: it registers nothing.
+            setTimeout(() => { out.timeout = "yes"; console.log(JSON.stringify(out)); process.exit(0); }, 8000);
+            """)
+            await rolledBack
+            return output
+        }
+        #expect(results["reloaded"] == "yes", "a page on trial notices the rollback without registering anything")
+        #expect(results["timeout"] == nil)
+    }
+
+    @Test func aPageNotOnTrialStopsPolling() async throws {
+        let handler = FakeControlHandler(status: ControlStatus(current: "1.1.0", lastKnownGood: "1.1.0", inTrial: false))
+        let server = try ClientServer(configuration: ServerHarness.configuration(), control: handler, logger: ServerHarness.quietLogger)
+        let results = try await ServerHarness.withServer(server) { port in
+            try await Self.runNode("""
+            const origin = "http://127.0.0.1:\(port)";
+            const realFetch = fetch;
+            globalThis.fetch = (url, opts) => realFetch(origin + url, opts);
+            globalThis.window = globalThis;
+            window.location = { reload: () => { console.log(JSON.stringify({ reloaded: "unexpected" })); process.exit(0); } };
+            \(Self.shimJS(Shim()))
+            setTimeout(() => { console.log(JSON.stringify({ done: "yes" })); process.exit(0); }, 2500);
+            """)
+        }
+        #expect(results["done"] == "yes")
+        #expect(handler.calls.filter { $0 == "status" }.count == 1, "one status request, then no polling: \(handler.calls)")
+    }
+
     @Test func capacitorBackend() async throws {
         let results = try await Self.runNode("""
         const calls = [], listeners = {};

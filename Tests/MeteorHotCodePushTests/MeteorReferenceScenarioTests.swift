@@ -77,12 +77,8 @@ struct MeteorReferenceScenarioTests {
         #expect(!FileManager.default.fileExists(atPath: h.layout.meteor + "/version1"))
         try h.startupDidComplete(keep: keep)
         if keep == 1 {
-            // The plugin deletes every download but the running bundle; the shared Retention
-            // counts only downloaded versions toward N, so with the embedded bundle running
-            // it keeps one download.
-            withKnownIssue("Retention with N=1 keeps one download while the embedded bundle runs") {
-                #expect(h.installedIDs.isEmpty)
-            }
+            // The plugin deletes every download but the running (embedded) bundle.
+            #expect(h.installedIDs.isEmpty)
         } else {
             #expect(h.installedIDs == ["version2"])
         }

@@ -46,6 +46,9 @@ public enum ControlEvent: Sendable, Equatable {
     case error(message: String)
     /// Download progress of a version: bytes so far and expected total when known.
     case downloadProgress(version: String, completed: Int64, total: Int64?)
+    /// The watchdog rolled the device back to `version` (`embedded` for the seed): open
+    /// pages still show the failed version and must reload now.
+    case reload(version: String)
 
     /// The SSE event name.
     public var name: String {
@@ -53,6 +56,7 @@ public enum ControlEvent: Sendable, Equatable {
         case .updateAvailable: return "updateAvailable"
         case .error: return "error"
         case .downloadProgress: return "downloadProgress"
+        case .reload: return "reload"
         }
     }
 
@@ -60,7 +64,7 @@ public enum ControlEvent: Sendable, Equatable {
     public var jsonPayload: String {
         var object: [String: Any] = [:]
         switch self {
-        case .updateAvailable(let version): object["version"] = version
+        case .updateAvailable(let version), .reload(let version): object["version"] = version
         case .error(let message): object["message"] = message
         case .downloadProgress(let version, let completed, let total):
             object["version"] = version

@@ -30,6 +30,24 @@ function (cfg) {
         var source = new EventSource(cfg.base + "events");
         source.addEventListener("updateAvailable", function (e) { ready(JSON.parse(e.data).version); });
         source.addEventListener("error", function (e) { if (e.data) failed(JSON.parse(e.data).message); });
+        // After a watchdog rollback the server tells listening pages to load the good version.
+        source.addEventListener("reload", function () { window.location.reload(); });
+      },
+      // A page on trial may never register anything (it may throw first). While the
+      // version is on trial, poll status with short requests (no open stream, so headless
+      // browsers' virtual time still runs); if the served version changes — a rollback —
+      // reload onto the good version. Polling stops once the trial ends.
+      watchTrial: function () {
+        var initial = null, failures = 0;
+        function poll() {
+          call("GET", "status").then(function (s) {
+            failures = 0;
+            if (initial === null) initial = s.current;
+            else if (s.current !== initial) { window.location.reload(); return; }
+            if (s.inTrial) setTimeout(poll, 1000);
+          }, function () { if (++failures < 10) setTimeout(poll, 2000); });
+        }
+        poll();
       }
     };
   }
@@ -65,6 +83,8 @@ function (cfg) {
   function report(promise, cb, errCb) {
     promise.then(function () { if (cb) cb(); }, function (e) { if (errCb) errCb(e); else failed(e.message); });
   }
+
+  if (backend.watchTrial) backend.watchTrial();
 
   window.WebAppLocalServer = {
     startupDidComplete: function (cb) { report(backend.startupDidComplete(), cb); },

@@ -15,6 +15,9 @@ final class FakeControlHandler: ControlHandler, @unchecked Sendable {
     var calls: [String] { lock.withLock { _calls } }
     var subscribers: Int { lock.withLock { continuations.count } }
 
+    /// What `status` (and the other calls) return from now on.
+    func setStatus(_ status: ControlStatus) { lock.withLock { _status = status } }
+
     func push(_ event: ControlEvent) {
         lock.withLock { continuations }.forEach { $0.yield(event) }
     }
