@@ -10,7 +10,7 @@ import ServiceLifecycle
 /// header without a CORS preflight, which this server never grants.
 struct ControlResponder: Sendable {
     static let prefix = "/__clientctl/"
-    static let shimHeader = HTTPFields.Element.Name("X-Clientctl-Shim")!
+    static let shimHeader = HTTPFields.Element.Name.token("X-Clientctl-Shim")
     let heartbeatSeconds: Double
     let logger: Logger
 

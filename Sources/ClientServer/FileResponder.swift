@@ -78,5 +78,5 @@ struct FileResponder: Sendable {
 }
 
 extension HTTPFields.Element.Name {
-    static let xSourceMap = HTTPFields.Element.Name("X-SourceMap")!
+    static let xSourceMap = HTTPFields.Element.Name.token("X-SourceMap")
 }
