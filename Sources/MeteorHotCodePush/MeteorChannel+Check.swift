@@ -147,15 +147,20 @@ extension MeteorChannel {
                 }
             }
         }
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        // Progress counts finished assets' bytes against the manifest's sizes (when known).
+        let total = assets.reduce(Int64(0)) { $0 + Int64($1.size ?? 0) }
+        var completed = assets.filter(\.isIndexPage).reduce(Int64(0)) { $0 + Int64($1.size ?? 0) }
+        try await withThrowingTaskGroup(of: Int64.self) { group in
             var iterator = rest.makeIterator()
             for _ in 0..<options.maxConnections {
                 guard let asset = iterator.next() else { break }
-                group.addTask { try await fetchOne(asset, into: bundle, fetcher: fetcher) }
+                group.addTask { try await fetchOne(asset, into: bundle, fetcher: fetcher); return Int64(asset.size ?? 0) }
             }
-            while try await group.next() != nil {
+            while let bytes = try await group.next() {
+                completed += bytes
+                DownloadProgress.report(version: bundle.version, completed: completed, total: total > 0 ? total : nil)
                 guard let asset = iterator.next() else { continue }
-                group.addTask { try await fetchOne(asset, into: bundle, fetcher: fetcher) }
+                group.addTask { try await fetchOne(asset, into: bundle, fetcher: fetcher); return Int64(asset.size ?? 0) }
             }
         }
     }

@@ -1,0 +1,36 @@
+import ClientUpdater
+import Foundation
+import MeteorHotCodePush
+import TestSupport
+import Testing
+
+/// A Meteor update reports download progress through the same seam as the archive
+/// channel (the progress bar of `install`, the `downloadProgress` event of `serve`).
+@Suite(.enabled(if: MeteorFixtures.referenceAvailable,
+                "skipped: the reference fixtures ../shared/fixtures/meteor are absent (they are not part of the repository)"))
+struct MeteorProgressTests {
+    final class Recorder: @unchecked Sendable {
+        // @unchecked: `reports` is only touched under `lock`.
+        private let lock = NSLock()
+        private var _reports: [(String, Int64, Int64?)] = []
+        func add(_ r: (String, Int64, Int64?)) { lock.withLock { _reports.append(r) } }
+        var reports: [(String, Int64, Int64?)] { lock.withLock { _reports } }
+    }
+
+    @Test func updateReportsGrowingProgressUpToTheTotal() async throws {
+        let h = try MeteorHarness.reference()
+        let recorder = Recorder()
+        let outcome = try await DownloadProgress.withHandler({ recorder.add(($0, $1, $2)) }) {
+            try await h.check(serving: "version2")
+        }
+        guard case .installed = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        let reports = recorder.reports
+        #expect(!reports.isEmpty)
+        #expect(reports.allSatisfy { $0.0 == "version2" })
+        let completed = reports.map(\.1)
+        #expect(completed == completed.sorted(), "progress never goes back")
+        let total = try #require(reports.last?.2)
+        #expect(total > 0)
+        #expect(completed.allSatisfy { $0 <= total })
+    }
+}
