@@ -18,16 +18,12 @@ import Foundation
 ///   compresses anyway delivers the compressed bytes, which then fail the caller's
 ///   parse or hash check (no decompression bomb is possible).
 /// - Redirects are not followed; cancellation of the calling task closes the socket.
-public struct SocketHTTPTransport: Transport {
+public struct SocketHTTPTransport: HeadFirstTransport {
     /// Bytes read from the socket per system call (and the largest chunk handed to a sink).
     public var bufferSize: Int
 
     public init(bufferSize: Int = 256 * 1024) {
         self.bufferSize = max(4096, bufferSize)
-    }
-
-    public func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse {
-        try await get(request, head: { _ in }, sink: sink)
     }
 
     public func get(
@@ -65,7 +61,7 @@ public struct SocketHTTPTransport: Transport {
 
 /// The production ``Transport``: ``SocketHTTPTransport`` for `http:` and `file:`,
 /// ``URLSessionTransport`` (libcurl, with TLS) for `https:`.
-public final class DefaultTransport: Transport, @unchecked Sendable {
+public final class DefaultTransport: HeadFirstTransport, @unchecked Sendable {
     // @unchecked Sendable: `secureSession` is created once under `lock`; the rest is immutable.
     private let plain = SocketHTTPTransport()
     private let maxConnectionsPerHost: Int
@@ -85,10 +81,6 @@ public final class DefaultTransport: Transport, @unchecked Sendable {
             secureSession = made
             return made
         }
-    }
-
-    public func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse {
-        try await get(request, head: { _ in }, sink: sink)
     }
 
     public func get(

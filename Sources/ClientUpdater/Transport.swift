@@ -47,6 +47,17 @@ extension Transport {
     }
 }
 
+/// A transport that streams natively: it implements ``Transport/get(_:head:sink:)`` (head
+/// before the first body byte) and gets the plain `get(_:sink:)` from it, so each
+/// production transport writes its request path once.
+public protocol HeadFirstTransport: Transport {}
+
+extension HeadFirstTransport {
+    public func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse {
+        try await get(request, head: { _ in }, sink: sink)
+    }
+}
+
 /// The body collected by the default ``Transport/get(_:head:sink:)``.
 final class TransportBodyBuffer: @unchecked Sendable {
     // @unchecked Sendable: a transport calls its sink serially; `data` is read after `get`.

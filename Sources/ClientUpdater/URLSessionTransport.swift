@@ -21,7 +21,7 @@ import FoundationNetworking
 /// - No cookies, no URL cache (conditional requests reach the server and a 304 comes back).
 /// - Failures below HTTP throw ``UpdaterError`` `.network` whose `underlying` is a
 ///   ``TransportFailure`` (refused, reset, timed out, DNS, truncated).
-public final class URLSessionTransport: Transport, @unchecked Sendable {
+public final class URLSessionTransport: HeadFirstTransport, @unchecked Sendable {
     // @unchecked Sendable: `session` and `delegate` are thread-safe (URLSession is, and the
     // delegate guards its table with a lock); nothing else is mutable.
     private let session: URLSession
@@ -44,10 +44,6 @@ public final class URLSessionTransport: Transport, @unchecked Sendable {
     }
 
     deinit { session.invalidateAndCancel() }
-
-    public func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse {
-        try await get(request, head: { _ in }, sink: sink)
-    }
 
     public func get(
         _ request: TransportRequest,
