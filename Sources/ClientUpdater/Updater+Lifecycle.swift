@@ -74,7 +74,7 @@ extension Updater {
                 let served = try organizeForServing(state.current)
                 if let pending = state.pending, pending != state.current { _ = try? organizeForServing(pending) }
                 try StateStore.save(state, layout)
-                try performLocked(actions.filter { if case .reload = $0 { return false } else { return true } },
+                try performLocked(actions.filter { !$0.isReload },
                                   state: state, followup: &followup)
                 return (state, served)
             }
@@ -139,7 +139,7 @@ extension Updater {
                 }
                 let served = try organizeForServing(pending)
                 actions += watchdog.activate(pending, state: &state, now: lifecycle.clock.now, trial: trialOwner())
-                try performLocked(actions.filter { if case .reload = $0 { return false } else { return true } },
+                try performLocked(actions.filter { !$0.isReload },
                                   state: state, followup: &followup)
                 return (state, served)
             }

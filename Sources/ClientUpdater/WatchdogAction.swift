@@ -18,6 +18,14 @@ public enum WatchdogAction: Sendable, Equatable {
     case report(WatchdogEvent)
 }
 
+extension WatchdogAction {
+    /// True for ``reload(to:)``: the one action a driver performs after the lock is released.
+    public var isReload: Bool {
+        if case .reload = self { return true }
+        return false
+    }
+}
+
 /// What a watchdog transition decided, for events, logs and command output.
 public enum WatchdogEvent: Sendable, Equatable {
     /// `version` went on trial.
