@@ -149,6 +149,13 @@ struct LifecycleRig {
 
     func advanceWallClock(_ seconds: Double) { wall.advance(seconds) }
 
+    /// Publishes `id` on the feed, lets `updater` find it, and switches to it (a trial starts).
+    func publishAndSwitch(_ id: String, on updater: Updater) async throws {
+        channel.publish(id)
+        try await updater.checkForUpdates()
+        try await updater.reload()
+    }
+
     var state: DeviceState { StateStore.load(layout) }
 
     func clients() -> [String] {
