@@ -88,3 +88,15 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// Fuzz targets (Fuzz/, not shipped): declared only for Scripts/fuzz, which builds them with
+// `-sanitize=fuzzer,address` into its own scratch folder, so `swift build` never links them.
+if Context.environment["CLIENTCTL_FUZZ"] == "1" {
+    package.targets.append(
+        .executableTarget(
+            name: "clientctl-fuzz",
+            dependencies: ["ClientUpdater", "SignedArchive", "MeteorHotCodePush", "ClientServer"],
+            path: "Fuzz/Targets"
+        )
+    )
+}

@@ -1,0 +1,51 @@
+import Foundation
+@testable import SignedArchive
+
+/// The tar/zip/gzip/zstd reading around libarchive. An archive is either refused with a
+/// typed ``SignedArchiveError`` (and the staging folder is gone) or it yields a tree that
+/// satisfies the entry rule as seen from the file system itself: only regular files and
+/// directories, modes 0644/0755 (no setuid, no links), names within the rule, bytes within
+/// the caps, `index.html` a regular file at the root; and nothing is ever written beside
+/// the staging folder.
+enum ExtractionTarget: FuzzTarget {
+    static let name = "extract"
+    nonisolated(unsafe) static var sandbox = ""
+    static let limits = ExtractionLimits(maxTotalBytes: 8 << 20, maxEntries: 2_000)
+
+    static func setUp() {
+        // tmpfs keeps the extractor's syncfs/fsync cheap; the folder is this process's own.
+        let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
+        sandbox = "\(base)/clientctl-fuzz-extract-\(getpid())"
+        try? FileManager.default.removeItem(atPath: sandbox)
+        guard mkdir(sandbox, 0o700) == 0 else { FuzzFinding.fail(name, "cannot create \(sandbox)") }
+        atexit { try? FileManager.default.removeItem(atPath: ExtractionTarget.sandbox) }
+    }
+
+    static func run(_ data: [UInt8]) {
+        let archive = "\(sandbox)/archive"
+        let staging = "\(sandbox)/staging"
+        guard FileManager.default.createFile(atPath: archive, contents: Data(data)) else {
+            FuzzFinding.fail(name, "cannot write the input")
+        }
+        let fd = open(archive, O_RDONLY)
+        guard fd >= 0 else { FuzzFinding.fail(name, "cannot open the input") }
+        defer { close(fd) }
+        let outcome = Result { () throws(SignedArchiveError) in
+            try SafeExtractor(limits: limits).extract(fileDescriptor: fd, into: staging)
+        }
+        let beside = (try? FileManager.default.contentsOfDirectory(atPath: sandbox)) ?? []
+        guard Set(beside).isSubset(of: ["archive", "staging"]) else {
+            FuzzFinding.fail(name, "wrote beside the staging folder: \(beside.sorted())")
+        }
+        switch outcome {
+        case .failure:
+            if FileManager.default.fileExists(atPath: staging) {
+                FuzzFinding.fail(name, "a refused archive left its staging folder behind")
+            }
+        case .success(let report):
+            TreeCheck(target: name, limits: limits).check(staging, report: report)
+            try? FileManager.default.removeItem(atPath: staging)
+        }
+        unlink(archive)
+    }
+}
