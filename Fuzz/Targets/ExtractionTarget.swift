@@ -6,10 +6,14 @@ import Foundation
 /// satisfies the entry rule as seen from the file system itself: only regular files and
 /// directories, modes 0644/0755 (no setuid, no links), names within the rule, bytes within
 /// the caps, `index.html` a regular file at the root; and nothing is ever written beside
-/// the staging folder.
+/// the staging folder: staging sits eight folders deep in a sandbox of this process's own,
+/// and every folder on the way must hold nothing but the way down (a `../` escape of any
+/// depth up to eight lands in one of them).
 enum ExtractionTarget: FuzzTarget {
     static let name = "extract"
     nonisolated(unsafe) static var sandbox = ""
+    static let depth = 8
+    static var work: String { sandbox + String(repeating: "/d", count: depth) }
     static let limits = ExtractionLimits(maxTotalBytes: 8 << 20, maxEntries: 2_000)
 
     static func setUp() {
@@ -17,13 +21,15 @@ enum ExtractionTarget: FuzzTarget {
         let base = FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm" : NSTemporaryDirectory()
         sandbox = "\(base)/clientctl-fuzz-extract-\(getpid())"
         try? FileManager.default.removeItem(atPath: sandbox)
-        guard mkdir(sandbox, 0o700) == 0 else { FuzzFinding.fail(name, "cannot create \(sandbox)") }
+        guard (try? FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)) != nil else {
+            FuzzFinding.fail(name, "cannot create \(work)")
+        }
         atexit { try? FileManager.default.removeItem(atPath: ExtractionTarget.sandbox) }
     }
 
     static func run(_ data: [UInt8]) {
-        let archive = "\(sandbox)/archive"
-        let staging = "\(sandbox)/staging"
+        let archive = "\(work)/archive"
+        let staging = "\(work)/staging"
         guard FileManager.default.createFile(atPath: archive, contents: Data(data)) else {
             FuzzFinding.fail(name, "cannot write the input")
         }
@@ -33,7 +39,13 @@ enum ExtractionTarget: FuzzTarget {
         let outcome = Result { () throws(SignedArchiveError) in
             try SafeExtractor(limits: limits).extract(fileDescriptor: fd, into: staging)
         }
-        let beside = (try? FileManager.default.contentsOfDirectory(atPath: sandbox)) ?? []
+        var level = sandbox
+        for _ in 0..<depth {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: level)) ?? []
+            guard names == ["d"] else { FuzzFinding.fail(name, "wrote outside the staging folder: \(level): \(names.sorted())") }
+            level += "/d"
+        }
+        let beside = (try? FileManager.default.contentsOfDirectory(atPath: work)) ?? []
         guard Set(beside).isSubset(of: ["archive", "staging"]) else {
             FuzzFinding.fail(name, "wrote beside the staging folder: \(beside.sorted())")
         }
