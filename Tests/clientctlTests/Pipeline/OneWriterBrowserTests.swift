@@ -103,6 +103,30 @@ import Testing
         #expect(status.current != "1.2.0" && status.blacklist == ["1.2.0"], "\(status)")
     }
 
+    /// Issue 9 point 3: a device driven by cron (`clientctl install`) beside `serve` gets
+    /// the retry of a version whose trial failed once, as serve's own check would give it.
+    @Test func cronsInstallStagesTheRetryBesideServe() throws {
+        let rig = try ReleaseRig(startupTimeout: 60, label: "cron-retry")
+        try rig.publish("1.0.0", script: ReleaseRig.acknowledging)
+        try rig.run(["install", "--root", rig.root])
+        var serve = try ServeProcess(root: rig.root, scratch: rig.tmp.path)
+        #expect(try Self.post(serve, "startup-complete", version: "1.0.0").status == 200)
+        try rig.publish("1.1.0", script: ReleaseRig.acknowledging)
+        try rig.run(["install", "--root", rig.root])
+        #expect(try Self.post(serve, "switch-to-pending", version: "1.0.0").status == 200)
+        #expect(serve.stop(SIGKILL) == 128 + SIGKILL)
+        serve = try ServeProcess(root: rig.root, scratch: rig.tmp.path)
+        var status = try Self.expectOneTruth(rig, serve, "1.0.0")
+        #expect(status.retry == ["1.1.0"] && status.pending == nil, "the trial failed once: \(status)")
+
+        let install = try rig.run(["install", "--root", rig.root, "--json"])
+        let report = try JSONDecoder().decode(InstallReport.self, from: install.stdout)
+        #expect(report.result == "staged" && report.version == "1.1.0" && report.pending == "1.1.0", "\(report)")
+        status = try Self.expectOneTruth(rig, serve, "1.0.0")
+        #expect(status.pending == "1.1.0" && status.lastCheck?.result == "staged")
+        #expect(serve.stop(SIGTERM) == 0)
+    }
+
     /// DNS rebinding: a site whose name resolves to 127.0.0.1 loads from serve's socket
     /// (Chromium's `--host-resolver-rules` plays the rebound DNS), and a page of another
     /// local origin posts to serve. Neither reaches the watchdog; the real page does.
