@@ -127,6 +127,28 @@ import Testing
         #expect(serve.stop(SIGTERM) == 0)
     }
 
+    /// `clientctl ack --version V` (no serve): another version on trial is refused with
+    /// 65 and the trial goes on; the right version commits; without `--version` as before.
+    @Test func ackWithAVersionCommitsOnlyThatVersion() throws {
+        let rig = try ReleaseRig(startupTimeout: 60, label: "ack-version")
+        try rig.publish("1.0.0", script: "")
+        try rig.run(["install", "--root", rig.root])
+        try rig.run(["reload", "--root", rig.root])
+        let stateBefore = FileManager.default.contents(atPath: rig.root + "/state.json")
+        let wrong = try ClientctlBinary.run(["ack", "--root", rig.root, "--version", "0.9.0"])
+        #expect(wrong.status == ExitStatus.dataError.rawValue, "\(wrong.errorOutput)")
+        #expect(wrong.errorOutput.contains("startup complete of 0.9.0 refused: 1.0.0 is on trial, not 0.9.0"), "\(wrong.errorOutput)")
+        #expect(FileManager.default.contents(atPath: rig.root + "/state.json") == stateBefore, "state.json untouched")
+        try rig.run(["ack", "--root", rig.root, "--version", "1.0.0"])
+        #expect(try rig.status().lastKnownGood == "1.0.0")
+
+        try rig.publish("1.1.0", script: "")
+        try rig.run(["install", "--root", rig.root])
+        try rig.run(["reload", "--root", rig.root])
+        try rig.run(["ack", "--root", rig.root])
+        #expect(try rig.status().lastKnownGood == "1.1.0", "without --version: the current version")
+    }
+
     /// DNS rebinding: a site whose name resolves to 127.0.0.1 loads from serve's socket
     /// (Chromium's `--host-resolver-rules` plays the rebound DNS), and a page of another
     /// local origin posts to serve. Neither reaches the watchdog; the real page does.
