@@ -106,6 +106,49 @@ import TestSupport
     }
 }
 
+/// The shim names the version its page was served with on every POST (run in Node.js).
+@Suite(.enabled(if: nodePath != nil, "node is not installed; skipping the shim script tests"))
+struct ShimVersionTests {
+    static func js(_ version: String) -> String {
+        let element = Shim().scriptElement(version: version)
+        let start = element.firstIndex(of: ">").map { element.index(after: $0) } ?? element.startIndex
+        return String(element[start...].dropLast("</script>".count))
+    }
+
+    @Test func theShimSendsItsVersionAndReportsARefusal() async throws {
+        let handler = VersionRecordingHandler()
+        let server = try ClientServer(configuration: ServerHarness.configuration(), control: handler, logger: ServerHarness.quietLogger)
+        let results = try await ServerHarness.withServer(server) { port in
+            try await ShimScriptTests.runNode("""
+            const origin = "http://127.0.0.1:\(port)";
+            const realFetch = fetch;
+            globalThis.fetch = (url, opts) => realFetch(origin + url, opts);
+            globalThis.window = globalThis;
+            const out = {};
+            const done = () => { console.log(JSON.stringify(out)); process.exit(0); };
+            \(Self.js("1.3.0"))
+            const current = window.WebAppLocalServer;
+            delete window.WebAppLocalServer;
+            \(Self.js("1.1.0"))
+            const old = window.WebAppLocalServer;
+            current.startupDidComplete(() => {
+              current.checkForUpdates(() => {
+                current.switchToPendingVersion(() => {
+                  old.onError((e) => { out.oldTab = e.message; done(); });
+                  old.startupDidComplete(() => { out.oldTab = "accepted"; done(); });
+                }, (e) => { out.switchError = e.message; done(); });
+              });
+            });
+            setTimeout(() => { out.timeout = "yes"; done(); }, 8000);
+            """)
+        }
+        #expect(results["timeout"] == nil && results["switchError"] == nil, "\(results)")
+        #expect(results["oldTab"] == "startup complete of 1.1.0 refused: 1.3.0 is on trial, not 1.1.0")
+        #expect(handler.versions.filter { !$0.hasPrefix("status") } == ["startupDidComplete 1.3.0", "checkForUpdates 1.3.0",
+                                                                       "switchToPendingVersion 1.3.0", "startupDidComplete 1.1.0"])
+    }
+}
+
 /// Records the version each POST named; refuses an acknowledgement of anything but 1.3.0.
 final class VersionRecordingHandler: ControlHandler {
     private let log = Mutex<[String]>([])
