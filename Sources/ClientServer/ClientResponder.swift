@@ -11,8 +11,10 @@ struct ClientResponder: HTTPResponder {
     let www: [String: ServedFile]
     let files: FileResponder
     let control: ControlResponder
+    let hostGuard: HostGuard
 
     func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
+        if let refusal = hostGuard.refusal(for: request) { return refusal }
         let raw = request.uri.path
         if raw.hasPrefix(ControlResponder.prefix) {
             return await control.respond(path: raw, request: request, handler: pointer.handler)

@@ -22,6 +22,8 @@ public final class ClientServer: Sendable {
     let logger: Logger
     let pointer = CurrentVersion()
     let www: [String: ServedFile]
+    /// Answers only requests naming this listener (DNS rebinding), see ``HostGuard``.
+    let hostGuard: HostGuard
 
     /// - Throws: ``ServerError`` `.invalidConfiguration` for a bad port, host or `www`
     ///   folder.
@@ -36,6 +38,7 @@ public final class ClientServer: Sendable {
         }
         self.configuration = configuration
         self.logger = logger
+        self.hostGuard = HostGuard(port: configuration.port)
         if let wwwDirectory = configuration.wwwDirectory {
             do {
                 www = try TreeScanner.scan(wwwDirectory, skipTopLevel: ["application"])
@@ -76,11 +79,16 @@ public final class ClientServer: Sendable {
         let responder = ClientResponder(
             pointer: pointer, www: www,
             files: FileResponder(contentSecurityPolicy: configuration.contentSecurityPolicy),
-            control: ControlResponder(heartbeatSeconds: configuration.eventHeartbeatSeconds, logger: logger))
+            control: ControlResponder(heartbeatSeconds: configuration.eventHeartbeatSeconds, logger: logger),
+            hostGuard: hostGuard)
         return Application(
             responder: responder,
             configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            onServerRunning: { [hostGuard] channel in
+                let port = channel.localAddress?.port ?? 0
+                hostGuard.bind(port: port)
+                await onRunning(port)
+            },
             logger: logger)
     }
 

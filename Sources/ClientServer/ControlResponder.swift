@@ -33,18 +33,27 @@ struct ControlResponder: Sendable {
         guard let handler else {
             return Self.json(.serviceUnavailable, ["error": "no update agent is attached to this server"])
         }
+        var version: String?
+        if method == .post {
+            switch await PageVersion.read(request) {
+            case .success(let named): version = named
+            case .failure(let refusal): return Self.json(.badRequest, ["error": "\(path): \(refusal.message)"])
+            }
+        }
         do {
             switch name {
             case "status": return try Self.status(await handler.status())
-            case "startup-complete": return try Self.status(await handler.startupDidComplete())
-            case "check": return try Self.status(await handler.checkForUpdates())
-            case "switch-to-pending": return try Self.status(await handler.switchToPendingVersion())
+            case "startup-complete": return try Self.status(await handler.startupDidComplete(version: version))
+            case "check": return try Self.status(await handler.checkForUpdates(version: version))
+            case "switch-to-pending": return try Self.status(await handler.switchToPendingVersion(version: version))
             default: return events(handler: handler)
             }
         } catch {
             let message = (error as? any ClientctlError)?.message ?? "\(error)"
             logger.warning("control \(name) failed: \(message)")
-            return Self.json(.internalServerError, ["error": message])
+            // A page of another version than the one on trial (or served): refused, nothing changed.
+            let conflict = (error as? UpdaterError)?.code == .conflict
+            return Self.json(conflict ? .conflict : .internalServerError, ["error": message])
         }
     }
 

@@ -30,6 +30,8 @@ extension Updater {
     public func start(bridge: (any HostBridge)?, clock: WatchdogClock = .continuous, shim: Shim = Shim(),
                       lockWait: Double = 30) async throws -> LifecycleReport {
         try await exclusively {
+            // Held from here to shutdown; released at once if start-up fails.
+            let agentLock = try lifecycle.agentLock ?? AgentLock.acquireForAgent(layout, wait: min(lockWait, 5))
             lifecycle.attached = true
             lifecycle.bridge = bridge
             lifecycle.clock = clock
@@ -78,6 +80,7 @@ extension Updater {
                                   state: state, followup: &followup)
                 return (state, served)
             }
+            lifecycle.agentLock = agentLock
             lifecycle.watchdog = watchdog
             applyTimers(followup)
             defer { announce(followup) }
@@ -86,11 +89,10 @@ extension Updater {
         }
     }
 
-    /// Checks the feed now. A new version is downloaded, verified, staged as pending and
-    /// organized (so the switch is a pointer flip), then announced as `updateAvailable`.
-    /// A version that the seed rule prefers to the current one (e.g. one on the retry
-    /// list after a failed trial) is staged again. Failures are announced as `error` and
-    /// rethrown; `state.json` stays as it was.
+    /// Checks the feed now: ``install(lockWait:)`` (the same rules and report, the retry
+    /// restaging included), then the pending version is organized (so the switch is a
+    /// pointer flip) and announced as `updateAvailable`. Failures are announced as
+    /// `error` and rethrown; `state.json` stays as it was.
     @discardableResult
     public func checkForUpdates(lockWait: Double = 30) async throws -> InstallReport {
         try await exclusively {
@@ -102,12 +104,7 @@ extension Updater {
                 }
                 report = try await install(lockWait: lockWait, reporting: progress)
                 report.pending = try locked(wait: lockWait) { () -> String? in
-                    var state = try loadState()
-                    if state.pending == nil, let selected = channel.select(from: try storedVersions(), state: state),
-                       selected.id != state.current, !state.blacklist.contains(selected.id) {
-                        state.pending = selected.id
-                        try StateStore.save(state, layout)
-                    }
+                    let state = try loadState()
                     if let pending = state.pending { _ = try organizeForServing(pending) }
                     return state.pending
                 }
@@ -122,14 +119,21 @@ extension Updater {
 
     /// Switches to the pending version (Cordova `switchToPendingVersion`): a pointer flip
     /// to its organized folder, a trial, then the bridge reloads.
-    /// - Throws: ``UpdaterError`` `.notFound` when no version is pending.
+    /// - Parameter pageVersion: the version of the page asking (`nil`: not said); a page
+    ///   of another version than the one served is refused.
+    /// - Throws: ``UpdaterError`` `.notFound` when no version is pending, `.conflict`
+    ///   when `pageVersion` is not the version served.
     @discardableResult
-    public func reload(lockWait: Double = 30) async throws -> LifecycleReport {
+    public func reload(from pageVersion: String? = nil, lockWait: Double = 30) async throws -> LifecycleReport {
         try await exclusively {
             var watchdog = currentWatchdog()
             var followup = Followup()
-            let (state, served) = try locked(wait: lockWait) { () -> (DeviceState, Served) in
+            let (state, served) = try writerLocked(wait: lockWait) { () -> (DeviceState, Served) in
                 var state = try loadState()
+                let embeddedID = try channel.embeddedVersion()?.id
+                if let pageVersion, let served = state.current ?? embeddedID, pageVersion != served {
+                    throw UpdaterError(.conflict, "switch to the pending version refused: the page runs \(pageVersion) but \(served) is served (reload the page)")
+                }
                 let available = Set(try storedVersions().map(\.id))
                 var actions = reconcile(&watchdog, &state, available: available)
                 guard let pending = state.pending, available.contains(pending), !state.blacklist.contains(pending) else {
@@ -154,11 +158,19 @@ extension Updater {
     /// The page finished starting (Cordova `startupDidComplete`): commits the trial of
     /// the current version and runs retention. The arrival time counts, not the time
     /// the gate lets it through.
+    /// - Parameter version: the version the page was served with (`clientctl ack
+    ///   --version`); `nil` acknowledges whatever is current.
+    /// - Throws: ``UpdaterError`` `.conflict` when `version` is not the version on trial
+    ///   (the trial goes on, nothing is written).
     @discardableResult
-    public func startupDidComplete(lockWait: Double = 30) async throws -> LifecycleReport {
+    public func startupDidComplete(version: String? = nil, lockWait: Double = 30) async throws -> LifecycleReport {
         let arrival = lifecycle.clock.now
         return try await transition(lockWait: lockWait) { watchdog, state, available in
-            watchdog.startupDidComplete(state: &state, now: arrival, available: available)
+            let actions = watchdog.startupDidComplete(version: version, state: &state, now: arrival, available: available)
+            if case .report(let event) = actions.first, case .refused = event {
+                throw UpdaterError(.conflict, event.message)
+            }
+            return actions
         }
     }
 
@@ -196,7 +208,18 @@ extension Updater {
             for continuation in lifecycle.subscribers.values { continuation.finish() }
             lifecycle.subscribers = [:]
             lifecycle.attached = false
+            if lifecycle.agentLock != nil {
+                AgentLock.clear(layout)
+                lifecycle.agentLock = nil
+            }
         }
+    }
+
+    /// Records where this agent's `/__clientctl/` endpoints listen (`agent.json`), so a
+    /// refused command can say where to go. Call after ``start(bridge:clock:shim:lockWait:)``.
+    public func recordControlAddress(_ url: String) {
+        guard lifecycle.agentLock != nil else { return }
+        AgentLock.record(AgentLock.Holder(pid: getpid(), control: url), layout)
     }
 
     /// A new stream of everything that happens from now on.

@@ -45,7 +45,7 @@ extension Updater {
         try await exclusively {
             var watchdog = currentWatchdog()
             var followup = Followup()
-            let state = try locked(wait: lockWait) { () -> DeviceState in
+            let state = try writerLocked(wait: lockWait) { () -> DeviceState in
                 var state = try loadState()
                 let available = Set(try storedVersions().map(\.id))
                 var actions = reconcile(&watchdog, &state, available: available)

@@ -25,7 +25,12 @@ public actor Updater {
     }
 
     /// One full update check: lock → check the feed → download/verify/store → stage the
-    /// new version as pending → persist state.
+    /// new version as pending → persist state. The one check of the core: `clientctl
+    /// install`, `serve`'s timer and the page's `checkForUpdates` all run it.
+    ///
+    /// When the feed brings nothing new and nothing is pending, an installed version that
+    /// the seed rule prefers to the current one is staged again: a version on the retry
+    /// list after a failed trial gets its second trial (result `staged`).
     ///
     /// On any failure `state.json` is left byte-identical; the failure is recorded in
     /// `last-check.json` (shown by `status`) and rethrown.
@@ -52,11 +57,22 @@ public actor Updater {
         var report = InstallReport(outcome: outcome)
         if case .installed(let version) = outcome {
             Selection.stage(version.id, in: &state)
-            report.pending = state.pending
+        } else if state.pending == nil, let again = try restageCandidate(state) {
+            state.pending = again
+            report = .staged(again, retry: state.retry.contains(again))
         }
+        report.pending = state.pending
         if state != before { try StateStore.save(state, layout) }
         try? LastCheck.record(.init(time: now(), result: report.result, message: report.message), layout)
         return report
+    }
+
+    /// The installed version the seed rule prefers to the current one, when it is not
+    /// blacklisted (after a failed trial: the version on the retry list).
+    private func restageCandidate(_ state: DeviceState) throws -> String? {
+        guard let selected = channel.select(from: try storedVersions(), state: state),
+              selected.id != state.current, !state.blacklist.contains(selected.id) else { return nil }
+        return selected.id
     }
 
     /// A snapshot of the root for `status` and `list`. Takes no lock: it only reads
@@ -88,7 +104,9 @@ public actor Updater {
 
 /// What `install` did, as printed by the command (and its `--json` shape).
 public struct InstallReport: Codable, Sendable, Equatable {
-    /// `installed`, `up-to-date`, `no-compatible-release`, `stale` or `skipped`.
+    /// `installed`, `staged` (an installed version staged again, e.g. for the second
+    /// trial of a version on the retry list), `up-to-date`, `no-compatible-release`,
+    /// `stale` or `skipped`.
     public var result: String
     /// The version installed, when one was.
     public var version: String?
@@ -107,5 +125,16 @@ public struct InstallReport: Codable, Sendable, Equatable {
         case .stale: result = "stale"
         case .skipped: result = "skipped"
         }
+    }
+
+    /// An installed version staged again by the check; `retry` when a trial of it failed once.
+    static func staged(_ id: String, retry: Bool) -> InstallReport {
+        var report = InstallReport(outcome: .upToDate(""))
+        report.result = "staged"
+        report.version = id
+        report.message = retry
+            ? "staged \(id) again: its trial failed once and it gets one more (retry list); it runs after a reload or the next start"
+            : "staged \(id), installed earlier: it runs after a reload or the next start"
+        return report
     }
 }

@@ -12,7 +12,11 @@ public struct UpdaterControl: ControlHandler {
     }
 
     public func startupDidComplete() async throws -> ControlStatus {
-        try await updater.startupDidComplete()
+        try await startupDidComplete(version: nil)
+    }
+
+    public func startupDidComplete(version: String?) async throws -> ControlStatus {
+        try await updater.startupDidComplete(version: version)
         return try await status()
     }
 
@@ -24,7 +28,11 @@ public struct UpdaterControl: ControlHandler {
     }
 
     public func switchToPendingVersion() async throws -> ControlStatus {
-        try await updater.reload()
+        try await switchToPendingVersion(version: nil)
+    }
+
+    public func switchToPendingVersion(version: String?) async throws -> ControlStatus {
+        try await updater.reload(from: version)
         return try await status()
     }
 

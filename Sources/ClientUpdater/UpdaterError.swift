@@ -9,7 +9,7 @@ public struct UpdaterError: ClientctlError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: Hashable, Sendable {
             case invalidArgument, notFound, alreadyExists, io, corruptState, configInvalid
-            case locked, network, httpStatus, tooLarge, hashMismatch, rejected, unsupported, internalError
+            case locked, network, httpStatus, tooLarge, hashMismatch, rejected, unsupported, internalError, conflict
         }
         fileprivate let base: Base
         public var description: String { "\(base)" }
@@ -40,6 +40,9 @@ public struct UpdaterError: ClientctlError {
         public static let rejected = Code(base: .rejected)
         /// A feature or scheme that is not supported.
         public static let unsupported = Code(base: .unsupported)
+        /// A request about another version than the one it concerns (an acknowledgement
+        /// from a page of a version that is not on trial): refused, nothing changed.
+        public static let conflict = Code(base: .conflict)
         /// An unexpected failure: a bug.
         public static let internalError = Code(base: .internalError)
     }
@@ -62,7 +65,11 @@ public struct UpdaterError: ClientctlError {
         case .corruptState, .configInvalid: return .config
         case .locked: return .tempFail
         case .network: return .unavailable
-        case .httpStatus, .tooLarge, .hashMismatch, .rejected: return .dataError
+        case .httpStatus:
+            // A status retried in vain (5xx, 408, 429) is an unavailable server, like a
+            // network failure; any other is a refusal of what the feed names.
+            return (underlying as? HTTPStatusFailure)?.isTransient == true ? .unavailable : .dataError
+        case .tooLarge, .hashMismatch, .rejected, .conflict: return .dataError
         case .unsupported: return .dataError
         case .internalError: return .software
         }

@@ -18,6 +18,9 @@ struct UpdaterLifecycle {
     var subscribers: [UUID: AsyncStream<UpdaterEvent>.Continuation] = [:]
     /// The serving folder handed to the bridge last.
     var servedDirectory: String?
+    /// `<root>/agent.lock`, held from start-up to shutdown: this process is then the
+    /// only writer of the watchdog (see ``AgentLock``).
+    var agentLock: FileLock?
     /// FIFO gate: one lifecycle operation at a time, even across suspension points.
     var gateBusy = false
     var gateWaiters: [CheckedContinuation<Void, Never>] = []
@@ -48,6 +51,14 @@ extension Updater {
     func locked<T>(wait: Double = 30, _ body: () throws -> T) throws -> T {
         let lock = try FileLock(path: layout.lock, wait: wait)
         return try withExtendedLifetime(lock) { try body() }
+    }
+
+    /// ``locked(wait:_:)`` for the watchdog's writers (switch, acknowledge, roll back,
+    /// retention): a one-shot caller also takes ``AgentLock`` for the duration, so it is
+    /// refused while an agent runs on the root; the agent itself already holds it.
+    func writerLocked<T>(wait: Double = 30, _ body: () throws -> T) throws -> T {
+        let agent = lifecycle.agentLock == nil ? try AgentLock.acquireForCommand(layout) : nil
+        return try withExtendedLifetime(agent) { try locked(wait: wait, body) }
     }
 
     func emit(_ event: UpdaterEvent) {

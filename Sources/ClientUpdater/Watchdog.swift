@@ -59,8 +59,16 @@ public struct Watchdog: Sendable, Equatable {
     ///
     /// An acknowledgement at or after the deadline is too late: it fails the trial, so
     /// the outcome never depends on whether the timer task ran first.
-    public mutating func startupDidComplete(state: inout DeviceState, now: Duration,
+    ///
+    /// - Parameter version: the version the acknowledging page was served with (`nil`
+    ///   when it does not say). One that is not on trial is refused
+    ///   (``WatchdogEvent/refused(acknowledged:onTrial:)``) and changes nothing: a page of
+    ///   an older version never commits the version on trial.
+    public mutating func startupDidComplete(version: String? = nil, state: inout DeviceState, now: Duration,
                                             available: Set<String>) -> [WatchdogAction] {
+        if let version, let trial = state.trial, trial.version == state.current, version != trial.version {
+            return [.report(.refused(acknowledged: version, onTrial: trial.version))]
+        }
         guard let trial = state.trial, trial.version == state.current else {
             let wasTiming = phase != .idle
             phase = .idle

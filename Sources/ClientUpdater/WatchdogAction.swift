@@ -39,6 +39,9 @@ public enum WatchdogEvent: Sendable, Equatable {
     case noTrial(current: String?)
     /// A rollback was asked for while the embedded seed runs.
     case nothingToRollBack
+    /// An acknowledgement named `acknowledged` while `onTrial` is on trial (a page of an
+    /// older version, an old tab): refused, the trial goes on.
+    case refused(acknowledged: String, onTrial: String)
 
     /// One line for people.
     public var message: String {
@@ -50,6 +53,8 @@ public enum WatchdogEvent: Sendable, Equatable {
             return "\(v) \(reason.message); \(list); reverted to \(target ?? "the embedded seed")"
         case .noTrial(let current): return "nothing on trial (\(current ?? "the embedded seed") runs)"
         case .nothingToRollBack: return "the embedded seed runs: nothing to roll back"
+        case .refused(let acknowledged, let onTrial):
+            return "startup complete of \(acknowledged) refused: \(onTrial) is on trial, not \(acknowledged)"
         }
     }
 }

@@ -14,18 +14,26 @@ struct AckCommand: AsyncParsableCommand {
             list first, blacklist the second time), the folder to load is printed, and the
             command exits 65. With nothing on trial it changes nothing.
 
+            With --version V the acknowledgement names the version that started: when
+            another version is on trial it is refused (exit 65) and the trial goes on.
+            While `clientctl serve` runs on the root it is the only writer of the
+            watchdog: ack is refused (exit 75); the page acknowledges through serve.
+
             Examples:
               clientctl ack --root /var/lib/notes
-              clientctl ack --root /var/lib/notes --json
+              clientctl ack --root /var/lib/notes --version 1.4.0 --json
             """
     )
 
     @OptionGroup var device: DeviceOptions
     @OptionGroup var output: OutputOptions
 
+    @Option(name: .customLong("version"), help: ArgumentHelp("The version that started; refused when another one is on trial.", valueName: "version"))
+    var version: String?
+
     func run() async throws {
         try await runReportingErrors {
-            let report = try await DeviceContext.open(device).updater.startupDidComplete()
+            let report = try await DeviceContext.open(device).updater.startupDidComplete(version: version)
             LifecycleOutput.print(report, json: output.json, folder: false)
             if report.failed != nil {
                 if !output.json, let dir = report.servingDirectory { print(dir) }

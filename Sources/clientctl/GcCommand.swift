@@ -12,6 +12,9 @@ struct GcCommand: AsyncParsableCommand {
             newest other versions up to `keep`; deletes the rest and their serving folders.
             Also finishes deletions interrupted by a crash. Prints the removed versions.
 
+            Refused (exit 75) while `clientctl serve` runs on the root: serve is then the
+            only writer of the watchdog.
+
             Examples:
               clientctl gc --root /var/lib/notes
               clientctl gc --root /var/lib/notes --json | jq .removed

@@ -14,6 +14,9 @@ struct ReloadCommand: AsyncParsableCommand {
             command on the root rolls it back. Prints the folder the web view should load
             on stdout. Exits 66 when nothing is pending.
 
+            Refused (exit 75) while `clientctl serve` runs on the root: serve is then the
+            only writer of the watchdog.
+
             Examples:
               dir=$(clientctl reload --root /var/lib/notes) && webview --load "$dir/index.html"
               clientctl reload --root /var/lib/notes --json

@@ -12,6 +12,9 @@ struct RollbackCommand: AsyncParsableCommand {
             version is itself the last known good one, the device goes back to the embedded
             seed. Prints the folder the web view should load on stdout.
 
+            Refused (exit 75) while `clientctl serve` runs on the root: serve is then the
+            only writer of the watchdog.
+
             Examples:
               clientctl rollback --root /var/lib/notes
               clientctl rollback --root /var/lib/notes --json | jq .blacklist

@@ -15,6 +15,10 @@ struct ServeCommand: AsyncParsableCommand {
             events). A version that does not report startup complete within the startup
             timeout is rolled back: once to the retry list, the second time blacklisted.
             Checks for updates every --check-interval seconds (0 = only when a page asks).
+            Only requests whose Host names this listener (127.0.0.1:PORT, localhost:PORT,
+            [::1]:PORT) are answered (421 otherwise), and POSTs from another origin are
+            refused (403). While serve runs it is the only writer of the root's watchdog:
+            `clientctl reload`, `ack`, `rollback` and `gc` are refused (exit 75).
             Prints `serving http://127.0.0.1:PORT/` on stderr once listening; SIGTERM or
             SIGINT shut it down cleanly. The port defaults to one derived from the app id
             (12000–13000), so the page's origin and storage survive restarts.
@@ -68,6 +72,7 @@ struct ServeCommand: AsyncParsableCommand {
             defer { checks.cancel() }
             do {
                 try await server.runService { port in
+                    await updater.recordControlAddress("http://127.0.0.1:\(port)/__clientctl/")
                     printError("serving http://127.0.0.1:\(port)/")
                 }
             } catch {

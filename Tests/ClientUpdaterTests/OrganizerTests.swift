@@ -48,7 +48,7 @@ private struct Tree {
         // The pristine original is untouched; the copy differs only by the inserted shim.
         #expect(try tree.bytes(tree.versionDir + "/index.html") == Data(Self.page.utf8))
         let served = String(decoding: try tree.bytes(serving + "/index.html"), as: UTF8.self)
-        let script = Shim().scriptElement
+        let script = Shim().scriptElement(version: "1.0.0")  // the page names its version
         #expect(served == Self.page.replacingOccurrences(of: "data-x='a>b'>", with: "data-x='a>b'>" + script))
         #expect(report.copiedBytes == Int64(served.utf8.count))
         #expect(served.components(separatedBy: Shim.marker).count == 2)

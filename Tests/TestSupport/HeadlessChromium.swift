@@ -8,13 +8,14 @@ public enum Chromium {
     }
 
     /// The DOM after the page's scripts (including fetches back to the server) ran.
-    public static func dumpDOM(_ url: String) throws -> String {
+    /// - Parameter extraArguments: more Chromium switches (e.g. `--host-resolver-rules=…`).
+    public static func dumpDOM(_ url: String, extraArguments: [String] = []) throws -> String {
         let profile = NSTemporaryDirectory() + "/chromium-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: profile) }
         let result = try Subprocess.run("chromium", [
             "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + profile,
-            "--virtual-time-budget=3000", "--dump-dom", url,
-        ])
+            "--virtual-time-budget=3000",
+        ] + extraArguments + ["--dump-dom", url])
         guard result.status == 0 else { throw ChromiumError("chromium exited \(result.status): \(result.errorOutput.suffix(500))") }
         return result.output
     }

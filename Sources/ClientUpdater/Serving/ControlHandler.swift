@@ -12,11 +12,27 @@ public protocol ControlHandler: Sendable {
     /// `POST /__clientctl/switch-to-pending`: make the pending version current; the page
     /// reloads next. Throws when there is no pending version.
     func switchToPendingVersion() async throws -> ControlStatus
+    /// `POST /__clientctl/startup-complete` from a page that names the version it was
+    /// served with (`nil` when it names none): a version other than the one on trial
+    /// throws ``UpdaterError`` `.conflict` and leaves the trial alone.
+    func startupDidComplete(version: String?) async throws -> ControlStatus
+    /// `POST /__clientctl/check` from a page of `version`.
+    func checkForUpdates(version: String?) async throws -> ControlStatus
+    /// `POST /__clientctl/switch-to-pending` from a page of `version`: a page of another
+    /// version than the one served throws ``UpdaterError`` `.conflict`.
+    func switchToPendingVersion(version: String?) async throws -> ControlStatus
     /// `GET /__clientctl/status`.
     func status() async throws -> ControlStatus
     /// `GET /__clientctl/events`: a new stream for one subscriber; finishing it ends the
     /// server-sent event stream.
     func events() async -> AsyncStream<ControlEvent>
+}
+
+extension ControlHandler {
+    /// Handlers that do not look at the page's version answer as for a page naming none.
+    public func startupDidComplete(version: String?) async throws -> ControlStatus { try await startupDidComplete() }
+    public func checkForUpdates(version: String?) async throws -> ControlStatus { try await checkForUpdates() }
+    public func switchToPendingVersion(version: String?) async throws -> ControlStatus { try await switchToPendingVersion() }
 }
 
 /// The state the shim sees (`GET /__clientctl/status` and the body of every POST).

@@ -83,7 +83,7 @@ public struct Organizer: Sendable {
                                               sourceMapURLPath: item.asset.sourceMapURLPath, type: item.asset.type)
             if item.isIndex {
                 let page = try OrganizerFiles.read(item.asset.sourceFile)
-                let shimmed = shim.inject(into: page)
+                let shimmed = shim.inject(into: page, version: id)
                 try OrganizerFiles.write(shimmed, to: destination)
                 entry.size = Int64(shimmed.count)
                 entry.hash = nil

@@ -28,17 +28,33 @@ public struct Shim: Sendable, Equatable {
         self.pluginName = pluginName
     }
 
-    /// The complete `<script …>…</script>` element to inject.
-    public var scriptElement: String {
-        let config = "{\"backend\":\"\(backend.rawValue)\",\"plugin\":\"\(Self.jsSafe(pluginName))\",\"base\":\"/__clientctl/\"}"
+    /// The complete `<script …>…</script>` element to inject, for a page of no known version.
+    public var scriptElement: String { scriptElement(version: nil) }
+
+    /// The `<script>` element for a page of `version`: the shim names that version on
+    /// `startup-complete`, `switch-to-pending` and `check`, so the agent can refuse an
+    /// acknowledgement from a page of another version (an old tab). A version with
+    /// characters outside SemVer's and Meteor's alphabet is left out.
+    public func scriptElement(version: String?) -> String {
+        var config = "{\"backend\":\"\(backend.rawValue)\",\"plugin\":\"\(Self.jsSafe(pluginName))\",\"base\":\"/__clientctl/\""
+        if let version, Self.isPlainVersion(version) { config += ",\"version\":\"\(version)\"" }
+        config += "}"
         return "<script \(Self.marker)=\"\(backend.rawValue)\">(" + ShimScript.source + ")(" + config + ");</script>"
     }
 
     /// `html` with the shim as the first element of `<head>` (a `<head>` is created when
     /// there is none). Already-shimmed documents are returned unchanged; everything
     /// outside the inserted bytes stays byte-identical.
-    public func inject(into html: Data) -> Data {
-        HTMLHeadInjector.inject(Data(scriptElement.utf8), into: html, unlessContains: Data(Self.marker.utf8))
+    /// - Parameter version: the version the page belongs to (what the shim reports).
+    public func inject(into html: Data, version: String? = nil) -> Data {
+        HTMLHeadInjector.inject(Data(scriptElement(version: version).utf8), into: html, unlessContains: Data(Self.marker.utf8))
+    }
+
+    /// SemVer and Meteor version characters only: safe inside a JS string and a `<script>`.
+    static func isPlainVersion(_ s: String) -> Bool {
+        !s.isEmpty && s.utf8.count <= 128 && s.unicodeScalars.allSatisfy { c in
+            (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || (c >= "0" && c <= "9") || c == "." || c == "-" || c == "+" || c == "_"
+        }
     }
 
     /// Keeps only characters that cannot end a JS string or a `<script>` element.

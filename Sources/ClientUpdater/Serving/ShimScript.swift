@@ -1,5 +1,5 @@
 /// The shim's JavaScript, kept small and readable; ``Shim/scriptElement`` calls it with
-/// `{backend, plugin, base}`.
+/// `{backend, plugin, base, version}`.
 enum ShimScript {
     static let source = #"""
 function (cfg) {
@@ -11,8 +11,15 @@ function (cfg) {
   function failed(message) { each(errorCallbacks, new Error(message)); }
 
   function serveBackend() {
+    // POSTs name the version this page was served with, so the agent can refuse an
+    // acknowledgement (or a switch) from a page of another version: an old tab.
     function call(method, name) {
-      return fetch(cfg.base + name, { method: method, cache: "no-store", credentials: "same-origin", headers: { "X-Clientctl-Shim": "1" } })
+      var init = { method: method, cache: "no-store", credentials: "same-origin", headers: { "X-Clientctl-Shim": "1" } };
+      if (method === "POST") {
+        init.headers["Content-Type"] = "application/json";
+        init.body = JSON.stringify(cfg.version ? { version: cfg.version } : {});
+      }
+      return fetch(cfg.base + name, init)
         .then(function (r) {
           return r.json().catch(function () { return {}; }).then(function (body) {
             if (!r.ok) throw new Error(body.error || ("HTTP " + r.status + " from " + cfg.base + name));

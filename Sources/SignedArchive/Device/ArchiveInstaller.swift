@@ -69,7 +69,12 @@ struct ArchiveInstaller {
     /// what this device has; `nil` when there is none.
     private func newestCompatibleFromIndex(manifestURL: URL, floor: Version?, downloader: Downloader) async throws -> Manifest? {
         guard let indexURL = URL(string: "index.json", relativeTo: manifestURL)?.absoluteURL else { return nil }
-        let fetched = try await downloader.fetchSmall(indexURL, cap: StrictJSON.Limits.index.maxBytes)
+        let fetched: Downloader.SmallFetch
+        do {
+            fetched = try await downloader.fetchSmall(indexURL, cap: StrictJSON.Limits.index.maxBytes)
+        } catch let error as UpdaterError where error.httpStatus == 404 || error.httpStatus == 410 {
+            return nil  // index.json is optional: a feed without one has no other release to offer
+        }
         guard case .fetched(let body, _) = fetched else { return nil }
         let index = try ReleaseIndex.parse(body, source: indexURL.absoluteString)
         let now = channel.now()
