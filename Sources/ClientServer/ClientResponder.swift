@@ -6,18 +6,18 @@ import Logging
 /// Routes every request: control endpoints, then the current version's files, then the
 /// `www` files of a Meteor shell, then index.html for client-side routes.
 struct ClientResponder: HTTPResponder {
-    typealias Context = BasicRequestContext
+    typealias Context = ServeRequestContext
     let pointer: CurrentVersion
     let www: [String: ServedFile]
     let files: FileResponder
     let control: ControlResponder
     let hostGuard: HostGuard
 
-    func respond(to request: Request, context: BasicRequestContext) async throws -> Response {
+    func respond(to request: Request, context: ServeRequestContext) async throws -> Response {
         if let refusal = hostGuard.refusal(for: request) { return refusal }
         let raw = request.uri.path
         if raw.hasPrefix(ControlResponder.prefix) {
-            return await control.respond(path: raw, request: request, handler: pointer.handler)
+            return await control.respond(path: raw, request: request, handler: pointer.handler, connectionClosed: context.connectionClosed)
         }
         guard request.method == .get || request.method == .head else {
             var response = Self.plain(.methodNotAllowed, "only GET and HEAD are served\n")
@@ -32,21 +32,21 @@ struct ClientResponder: HTTPResponder {
         let hasQuery = !(request.uri.query ?? "").isEmpty
         if path == "/favicon.ico" { return Self.notFound(path) }
         if path == "/" || path == "/index.html", let index = version.index {
-            return try await files.respond(index, version: version, request: request, context: context, allowImmutable: false)
+            return try await files.respond(index, version: version, request: request, allowImmutable: false)
         }
-        if let file = version.files[path] {
-            return try await files.respond(file, version: version, request: request, context: context,
+        if let file = version.file(at: path) {
+            return try await files.respond(file, version: version, request: request,
                                            allowImmutable: hasQuery || PathRules.containsSHA1Hex(path))
         }
         let underApplication = path == "/application" || path.hasPrefix("/application/")
-        if !underApplication, let file = www[path] {
-            return try await files.respond(file, version: version, request: request, context: context, allowImmutable: false)
+        if !underApplication, let file = www[path], file.answers(path) {
+            return try await files.respond(file, version: version, request: request, allowImmutable: false)
         }
         // Client-side routing: extension-less paths (and, as in the Meteor plugin,
         // anything under /application when a www folder is served) get index.html.
         let routeLike = PathRules.fileExtension(path) == nil || (underApplication && !www.isEmpty)
         guard routeLike, let index = version.index else { return Self.notFound(path) }
-        return try await files.respond(index, version: version, request: request, context: context, allowImmutable: false)
+        return try await files.respond(index, version: version, request: request, allowImmutable: false)
     }
 
     static func notFound(_ path: String) -> Response {

@@ -1,6 +1,8 @@
 import ClientUpdater
 import Foundation
 import Hummingbird
+import HummingbirdCore
+import NIOCore
 import Logging
 import ServiceLifecycle
 
@@ -22,6 +24,8 @@ public final class ClientServer: Sendable {
     let logger: Logger
     let pointer = CurrentVersion()
     let www: [String: ServedFile]
+    /// Open event streams (the cap of ``ServerConfiguration/maxEventStreams``).
+    public let eventStreams: StreamGate
     /// Answers only requests naming this listener (DNS rebinding), see ``HostGuard``.
     let hostGuard: HostGuard
 
@@ -33,6 +37,13 @@ public final class ClientServer: Sendable {
             throw ServerError(.invalidConfiguration, "port \(configuration.port) is not between 0 and 65535")
         }
         guard !configuration.host.isEmpty else { throw ServerError(.invalidConfiguration, "no address to listen on") }
+        for (name, seconds) in [("header timeout", configuration.headerTimeoutSeconds), ("idle timeout", configuration.idleTimeoutSeconds)]
+        where !ServerConfiguration.timeoutRange.contains(seconds) {
+            throw ServerError(.invalidConfiguration, "the \(name) must be between 0.1 and 3600 seconds, got \(seconds)")
+        }
+        guard configuration.maxConnections > 0, configuration.maxEventStreams > 0 else {
+            throw ServerError(.invalidConfiguration, "connection and event-stream limits must be positive")
+        }
         if let csp = configuration.contentSecurityPolicy, csp.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" }) {
             throw ServerError(.invalidConfiguration, "the Content-Security-Policy must be one line")
         }
@@ -49,6 +60,7 @@ public final class ClientServer: Sendable {
             www = [:]
         }
         pointer.handler = control
+        eventStreams = StreamGate(limit: configuration.maxEventStreams)
     }
 
     /// Loads `serving/<id>/` and makes it the version every new request gets.
@@ -76,14 +88,20 @@ public final class ClientServer: Sendable {
     public func setControlHandler(_ handler: (any ControlHandler)?) { pointer.handler = handler }
 
     func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
+        let headerTimeout = TimeAmount.nanoseconds(Int64(configuration.headerTimeoutSeconds * 1e9))
+        let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeoutSeconds * 1e9))
         let responder = ClientResponder(
             pointer: pointer, www: www,
-            files: FileResponder(contentSecurityPolicy: configuration.contentSecurityPolicy),
-            control: ControlResponder(heartbeatSeconds: configuration.eventHeartbeatSeconds, logger: logger),
+            files: FileResponder(contentSecurityPolicy: configuration.contentSecurityPolicy, logger: logger),
+            control: ControlResponder(heartbeatSeconds: configuration.eventHeartbeatSeconds, logger: logger, streams: eventStreams),
             hostGuard: hostGuard)
         return Application(
             responder: responder,
-            configuration: ApplicationConfiguration(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
+            server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionTimeoutHandler(
+                headerTimeout: headerTimeout, idleTimeout: idleTimeout)])),
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.host, port: configuration.port), serverName: nil,
+                availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections, logger: logger)),
             onServerRunning: { [hostGuard] channel in
                 let port = channel.localAddress?.port ?? 0
                 hostGuard.bind(port: port)

@@ -2,6 +2,7 @@ import ClientUpdater
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// The `/__clientctl/` endpoints the shim's `serve` backend calls (README "Serving").
@@ -13,8 +14,11 @@ struct ControlResponder: Sendable {
     static let shimHeader = HTTPFields.Element.Name.token("X-Clientctl-Shim")
     let heartbeatSeconds: Double
     let logger: Logger
+    /// Open event streams, capped.
+    let streams: StreamGate
 
-    func respond(path: String, request: Request, handler: (any ControlHandler)?) async -> Response {
+    func respond(path: String, request: Request, handler: (any ControlHandler)?,
+                 connectionClosed: EventLoopFuture<Void>? = nil) async -> Response {
         let name = path.dropFirst(Self.prefix.count)
         let method: HTTPRequest.Method
         switch name {
@@ -46,7 +50,7 @@ struct ControlResponder: Sendable {
             case "startup-complete": return try Self.status(await handler.startupDidComplete(version: version))
             case "check": return try Self.status(await handler.checkForUpdates(version: version))
             case "switch-to-pending": return try Self.status(await handler.switchToPendingVersion(version: version))
-            default: return events(handler: handler)
+            default: return events(handler: handler, connectionClosed: connectionClosed)
             }
         } catch {
             let message = (error as? any ClientctlError)?.message ?? "\(error)"
@@ -59,14 +63,20 @@ struct ControlResponder: Sendable {
 
     /// A server-sent event stream: `updateAvailable` and `error` events (plus
     /// `downloadProgress`), a comment every heartbeat; a pending version is announced
-    /// as soon as the stream opens. Ends on graceful shutdown or when the client leaves.
-    private func events(handler: any ControlHandler) -> Response {
+    /// as soon as the stream opens. Ends on graceful shutdown or the moment the client's
+    /// connection closes; over ``StreamGate/limit`` open streams a new one is refused (503).
+    private func events(handler: any ControlHandler, connectionClosed: EventLoopFuture<Void>?) -> Response {
+        guard let ticket = streams.open() else {
+            return Self.json(.serviceUnavailable, ["error": "too many open event streams (\(streams.limit)); try again later"])
+        }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
         headers[.cacheControl] = "no-store"
         let heartbeat = heartbeatSeconds
         let body = ResponseBody { writer in
+            defer { ticket.close() }
             let (merged, continuation) = AsyncStream<String>.makeStream()
+            connectionClosed?.whenComplete { _ in continuation.finish() }
             let upstream = await handler.events()
             let forward = Task {
                 if let pending = try? await handler.status().pending {

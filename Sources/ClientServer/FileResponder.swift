@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Logging
 
 /// Builds the response for one served file: conditional requests, byte ranges, caching
 /// headers (DESIGN §6, meteor-protocol.md §5).
@@ -7,12 +8,22 @@ struct FileResponder: Sendable {
     static let immutable = "public, max-age=31536000, immutable"
     static let noCache = "no-cache"
     let contentSecurityPolicy: String?
-    let fileIO = FileIO()
+    let logger: Logger
 
     /// - Parameters:
     ///   - allowImmutable: the request may be cached forever (it carries a query or the
     ///     path a hash); only honoured for cacheable files.
-    func respond(_ file: ServedFile, version: ServedVersion, request: Request, context: BasicRequestContext, allowImmutable: Bool) async throws -> Response {
+    func respond(_ file: ServedFile, version: ServedVersion, request: Request, allowImmutable: Bool) async throws -> Response {
+        do {
+            return try await respondOrRefuse(file, version: version, request: request, allowImmutable: allowImmutable)
+        } catch let refusal as SafeFileReader.Refusal {
+            // A symlink, FIFO or swapped file planted in serving/: never followed, never waited on.
+            logger.warning("\(refusal)")
+            return ClientResponder.notFound(file.servedPath)
+        }
+    }
+
+    private func respondOrRefuse(_ file: ServedFile, version: ServedVersion, request: Request, allowImmutable: Bool) async throws -> Response {
         let loaded = try await file.load(cache: version.budget)
         var headers = HTTPFields()
         headers.reserveCapacity(8)
@@ -39,19 +50,32 @@ struct FileResponder: Sendable {
             }
         }
         let status: HTTPResponse.Status = range == nil ? .ok : .partialContent
-        let bytes = range ?? 0...(file.size - 1)
         if let r = range { headers[.contentRange] = "bytes \(r.lowerBound)-\(r.upperBound)/\(file.size)" }
-        let length = file.size == 0 ? 0 : bytes.upperBound - bytes.lowerBound + 1
+        // An empty file has no byte range at all (`0...(size - 1)` would trap).
+        guard file.size > 0 else {
+            headers[.contentLength] = "0"
+            return Response(status: status, headers: headers, body: ResponseBody())
+        }
+        let bytes = range ?? 0...(file.size - 1)
+        let length = bytes.upperBound - bytes.lowerBound + 1
         if request.method == .head {
             headers[.contentLength] = String(length)
             return Response(status: status, headers: headers, body: ResponseBody())
         }
-        if length == 0 { return Response(status: status, headers: headers, body: ResponseBody()) }
         if let buffer = loaded.bytes {
             let slice = buffer.getSlice(at: buffer.readerIndex + Int(bytes.lowerBound), length: Int(length)) ?? buffer
             return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: slice))
         }
-        let body = try await fileIO.loadFile(path: file.path, range: Int(bytes.lowerBound)...Int(bytes.upperBound), context: context)
+        let stream = try await SafeFileReader.body(file.path, expectedSize: file.size, range: bytes)
+        headers[.contentLength] = String(length)
+        let body = ResponseBody(contentLength: Int(length)) { writer in
+            var offset = bytes.lowerBound
+            while let chunk = try await stream.chunk(at: offset) {
+                offset += Int64(chunk.readableBytes)
+                try await writer.write(chunk)
+            }
+            try await writer.finish(nil)
+        }
         return Response(status: status, headers: headers, body: body)
     }
 

@@ -7,6 +7,9 @@ import Hummingbird
 final class ServedFile: Sendable {
     /// Absolute path of the bytes.
     let path: String
+    /// The URL path the file answers, compared byte for byte (Swift `String` equality would
+    /// also match a canonically equivalent spelling, e.g. a decomposed `é`).
+    let servedPath: String
     let size: Int64
     let contentType: String
     /// The asset may be cached forever when requested with its hash.
@@ -19,8 +22,12 @@ final class ServedFile: Sendable {
     private let knownETag: String?
     private let lazy = LockedState()
 
-    init(path: String, size: Int64, urlPath: String, cacheable: Bool, hash: String?, sourceMap: String?) {
+    /// - Parameters:
+    ///   - urlPath: the file's name, for its content type and hashed-name check.
+    ///   - served: the URL path it answers.
+    init(path: String, size: Int64, urlPath: String, served: String, cacheable: Bool, hash: String?, sourceMap: String?) {
         self.path = path
+        self.servedPath = served
         self.size = size
         self.contentType = ContentTypes.forPath(urlPath)
         self.cacheable = cacheable
@@ -51,49 +58,26 @@ final class ServedFile: Sendable {
             return current
         }
         if size <= cache.fileLimit {
-            let bytes = try Self.readWhole(path, expected: size)
+            let bytes = try await SafeFileReader.readWhole(path, expectedSize: size)
             let etag = knownETag ?? current.etag ?? Self.etag(of: bytes)
             let loaded = Loaded(etag: etag, bytes: cache.reserve(bytes.readableBytes) ? bytes : nil)
             lazy.set(Loaded(etag: etag, bytes: loaded.bytes))
             return Loaded(etag: etag, bytes: bytes)
         }
-        let etag = try await Self.hashInBackground(path)
+        let etag = try await SafeFileReader.etag(path, expectedSize: size)
         lazy.set(Loaded(etag: etag, bytes: nil))
         return Loaded(etag: etag, bytes: nil)
+    }
+
+    /// Whether this file answers `requestPath` exactly (same bytes).
+    func answers(_ requestPath: String) -> Bool {
+        servedPath.utf8.elementsEqual(requestPath.utf8)
     }
 
     private static func etag(of bytes: ByteBuffer) -> String {
         let digest = Digest(.sha256)
         bytes.withUnsafeReadableBytes { digest.update($0) }
         return "\"" + digest.finalizeHex() + "\""
-    }
-
-    private static func hashInBackground(_ path: String) async throws -> String {
-        try await withCheckedThrowingContinuation { continuation in
-            DispatchQueue.global().async {
-                continuation.resume(with: Result { "\"" + (try Digest.hex(.sha256, ofFileAt: path)) + "\"" })
-            }
-        }
-    }
-
-    /// Reads a small file into one buffer.
-    private static func readWhole(_ path: String, expected: Int64) throws -> ByteBuffer {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw UpdaterError.io("cannot open", path: path, errno: errno) }
-        defer { close(fd) }
-        var buffer = ByteBufferAllocator().buffer(capacity: Int(expected) + 1)
-        while true {
-            var failure: Int32 = 0
-            let n = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: 4096) { raw -> Int in
-                let r = read(fd, raw.baseAddress, raw.count)
-                if r < 0 { failure = errno; return 0 }
-                return r
-            }
-            if failure == EINTR { continue }
-            if failure != 0 { throw UpdaterError.io("cannot read", path: path, errno: failure) }
-            if n == 0 { break }
-        }
-        return buffer
     }
 }
 

@@ -14,6 +14,12 @@ public final class ServedVersion: Sendable {
     let index: ServedFile?
     let budget: MemoryBudget
 
+    /// The file at `path`, matched byte for byte.
+    func file(at path: String) -> ServedFile? {
+        guard let file = files[path], file.answers(path) else { return nil }
+        return file
+    }
+
     init(id: String, directory: String, files: [String: ServedFile], index: ServedFile?, budget: MemoryBudget) {
         self.id = id
         self.directory = directory
@@ -47,7 +53,7 @@ public final class ServedVersion: Sendable {
         files.reserveCapacity(manifest.entries.count)
         var index: ServedFile?
         for entry in manifest.entries {
-            let file = ServedFile(path: dir + "/" + entry.file, size: entry.size, urlPath: entry.file,
+            let file = ServedFile(path: dir + "/" + entry.file, size: entry.size, urlPath: entry.file, served: entry.urlPath,
                                   cacheable: entry.cacheable, hash: entry.contentHash, sourceMap: entry.sourceMapURLPath)
             files[entry.urlPath] = file
             if entry.file == manifest.index { index = file }
@@ -72,7 +78,7 @@ enum TreeScanner {
             let path = root + "/" + relative
             var st = stat()
             guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
-            files["/" + relative] = ServedFile(path: path, size: Int64(st.st_size), urlPath: relative,
+            files["/" + relative] = ServedFile(path: path, size: Int64(st.st_size), urlPath: relative, served: "/" + relative,
                                                cacheable: false, hash: nil, sourceMap: nil)
         }
         return files

@@ -19,9 +19,23 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var memoryCacheTotalLimit: Int
     /// Seconds between keep-alive comments on the event stream.
     public var eventHeartbeatSeconds: Double
+    /// Seconds a new connection has to send a complete request head (slowloris, silent clients).
+    public var headerTimeoutSeconds: Double
+    /// Seconds a keep-alive connection may wait for its next request.
+    public var idleTimeoutSeconds: Double
+    /// Most connections open at once; past it the server stops accepting until one closes
+    /// (the kernel's backlog holds the rest). Default: half the descriptor limit, at most 512.
+    public var maxConnections: Int
+    /// Most event streams open at once (each also holds a connection).
+    public var maxEventStreams: Int
+
+    /// The timeouts `serve` accepts (a longer one would let idle clients pin descriptors).
+    public static let timeoutRange: ClosedRange<Double> = 0.1...3600
 
     public init(host: String = "127.0.0.1", port: Int, contentSecurityPolicy: String? = nil, wwwDirectory: String? = nil,
-                memoryCacheFileLimit: Int = 1 << 20, memoryCacheTotalLimit: Int = 64 << 20, eventHeartbeatSeconds: Double = 15) {
+                memoryCacheFileLimit: Int = 1 << 20, memoryCacheTotalLimit: Int = 64 << 20, eventHeartbeatSeconds: Double = 15,
+                headerTimeoutSeconds: Double = 10, idleTimeoutSeconds: Double = 30,
+                maxConnections: Int = ServerConfiguration.defaultMaxConnections(), maxEventStreams: Int = 64) {
         self.host = host
         self.port = port
         self.contentSecurityPolicy = contentSecurityPolicy
@@ -29,6 +43,19 @@ public struct ServerConfiguration: Sendable, Equatable {
         self.memoryCacheFileLimit = memoryCacheFileLimit
         self.memoryCacheTotalLimit = memoryCacheTotalLimit
         self.eventHeartbeatSeconds = eventHeartbeatSeconds
+        self.headerTimeoutSeconds = headerTimeoutSeconds
+        self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.maxConnections = maxConnections
+        self.maxEventStreams = maxEventStreams
+    }
+
+    /// Half the process's open-file limit (the rest is for files, the root and the
+    /// listener), between 16 and 512.
+    public static func defaultMaxConnections() -> Int {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 256 }
+        let half = Int(min(limit.rlim_cur / 2, 512))
+        return max(16, half)
     }
 
     /// The lowest and highest port ``derivedPort(forApp:)`` returns.

@@ -44,7 +44,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("startup-timeout"), help: ArgumentHelp("Seconds a new version has to report startup complete (default: config, 10).", valueName: "seconds"))
     var startupTimeout: Double?
 
+    @Option(name: .customLong("header-timeout"), help: ArgumentHelp("Seconds a connection has to send a request head (default 10).", valueName: "seconds"))
+    var headerTimeout: Double = 10
+
+    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds a keep-alive connection may wait for its next request (default 30).", valueName: "seconds"))
+    var idleTimeout: Double = 30
+
     func validate() throws {
+        for (flag, seconds) in [("--header-timeout", headerTimeout), ("--idle-timeout", idleTimeout)]
+        where !ServerConfiguration.timeoutRange.contains(seconds) {
+            throw ValidationError("\(flag) must be between 0.1 and 3600 seconds")
+        }
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
         if checkInterval < 0 || !checkInterval.isFinite { throw ValidationError("--check-interval must be 0 or more seconds") }
         if let startupTimeout, !(startupTimeout > 0 && startupTimeout.isFinite) {
@@ -60,7 +70,8 @@ struct ServeCommand: AsyncParsableCommand {
             let updater = Updater(layout: context.layout, config: config, channel: context.channel)
             let server = try ClientServer(configuration: ServerConfiguration(
                 port: port ?? ServerConfiguration.derivedPort(forApp: config.app),
-                contentSecurityPolicy: csp, wwwDirectory: Self.wwwDirectory(config)))
+                contentSecurityPolicy: csp, wwwDirectory: Self.wwwDirectory(config),
+                headerTimeoutSeconds: headerTimeout, idleTimeoutSeconds: idleTimeout))
             let events = await updater.events()
             let log = Task { await Self.logEvents(events) }
             defer { log.cancel() }

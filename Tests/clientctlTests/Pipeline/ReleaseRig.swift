@@ -43,12 +43,13 @@ struct ReleaseRig {
         throw new Error('broken build'); WebAppLocalServer.startupDidComplete();
         """
 
-    /// Builds a client folder and publishes it as `version`.
-    func publish(_ version: String, script: String) throws {
+    /// Builds a client folder (plus `extra` files, by relative path) and publishes it as `version`.
+    func publish(_ version: String, script: String, extra: [String: Data] = [:]) throws {
         let dir = tmp("build-\(version)")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try Self.page(version: version, script: script).write(to: URL(fileURLWithPath: dir + "/index.html"))
         try Data("body { color: #123; }\n".utf8).write(to: URL(fileURLWithPath: dir + "/style.css"))
+        for (path, bytes) in extra { try bytes.write(to: URL(fileURLWithPath: dir + "/" + path)) }
         try run(["publish", dir, "--app", app, "--channel", "stable", "--version", version,
                  "--min-shell", "1.0.0", "--key", key + ".pem", "--out", releases])
     }

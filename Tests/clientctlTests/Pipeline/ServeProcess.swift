@@ -12,12 +12,19 @@ final class ServeProcess: @unchecked Sendable {
     var baseURL: String { "http://127.0.0.1:\(port)/" }
     var pid: Int32 { process.processIdentifier }
 
-    /// Starts `clientctl serve --root ROOT --port 0 …` and waits until it listens.
-    init(root: String, arguments: [String] = [], scratch: String) throws {
+    /// Starts `clientctl serve --root ROOT --port 0 …` and waits until it listens; with
+    /// `ulimit`, under that open-file limit (`bash -c 'ulimit -n N; exec clientctl …'`).
+    init(root: String, arguments: [String] = [], scratch: String, ulimit: Int? = nil) throws {
         stderrPath = scratch + "/serve-\(UUID().uuidString).stderr"
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: ClientctlBinary.path)
-        process.arguments = ["serve", "--root", root, "--port", "0", "--check-interval", "0"] + arguments
+        let serveArguments = ["serve", "--root", root, "--port", "0", "--check-interval", "0"] + arguments
+        if let ulimit {
+            process.executableURL = URL(fileURLWithPath: "/bin/bash")
+            process.arguments = ["-c", "ulimit -n \(ulimit) && exec \"$0\" \"$@\"", ClientctlBinary.path] + serveArguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: ClientctlBinary.path)
+            process.arguments = serveArguments
+        }
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice

@@ -1,0 +1,51 @@
+import ClientServer
+import ClientUpdater
+import Foundation
+import Testing
+
+/// Issue 10 point 5: an event stream ends the moment its client leaves (not at the next
+/// heartbeat), and open streams are capped.
+@Suite struct EventStreamLimitTests {
+    @Test func aClosedClientFreesItsStreamAtOnce() async throws {
+        var configuration = ServerHarness.configuration()
+        configuration.eventHeartbeatSeconds = 600  // only the close can end these streams
+        let server = try ClientServer(configuration: configuration, control: FakeControlHandler(), logger: ServerHarness.quietLogger)
+        try await ServerHarness.withServer(server) { port in
+            for _ in 0..<3 {
+                var streams: [EventStreamConnection] = []
+                for _ in 0..<20 { streams.append(try await EventStreamConnection(port: port)) }
+                for stream in streams { _ = try await stream.waitFor(": connected") }
+                #expect(server.eventStreams.openStreams == 20)
+                streams.removeAll()  // closes every socket
+                try await Self.waitUntil { server.eventStreams.openStreams == 0 }
+                #expect(server.eventStreams.openStreams == 0, "closed clients still hold streams")
+            }
+        }
+    }
+
+    @Test func streamsPastTheCapAreRefused() async throws {
+        var configuration = ServerHarness.configuration()
+        configuration.maxEventStreams = 4
+        let server = try ClientServer(configuration: configuration, control: FakeControlHandler(), logger: ServerHarness.quietLogger)
+        try await ServerHarness.withServer(server) { port in
+            var streams: [EventStreamConnection] = []
+            for _ in 0..<4 {
+                let stream = try await EventStreamConnection(port: port)
+                _ = try await stream.waitFor(": connected")
+                streams.append(stream)
+            }
+            let refused = try await LoopbackHTTP.request(port: port, "/__clientctl/events")
+            #expect(refused.status == 503 && refused.text.contains("too many open event streams"))
+            streams.removeLast()
+            try await Self.waitUntil { server.eventStreams.openStreams == 3 }
+            let again = try await EventStreamConnection(port: port)
+            _ = try await again.waitFor(": connected")
+            #expect(server.eventStreams.openStreams == 4)
+        }
+    }
+
+    /// Polls (up to 5 s) for a condition the server reaches on its own.
+    static func waitUntil(_ done: @Sendable () -> Bool) async throws {
+        for _ in 0..<250 where !done() { try await Task.sleep(nanoseconds: 20_000_000) }
+    }
+}

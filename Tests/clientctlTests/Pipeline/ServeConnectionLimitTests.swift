@@ -1,0 +1,103 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// Issue 10 point 4 with a real `clientctl serve`: silent, trickling and idle keep-alive
+/// connections are closed, and a flood of idle connections past the descriptor limit
+/// neither keeps new requests out for long nor makes the accept loop spin.
+@Suite(.serialized) struct ServeConnectionLimitTests {
+    /// A raw TCP connection to 127.0.0.1 with a receive timeout.
+    static func connect(_ port: Int, receiveTimeout: Int = 20) -> Int32? {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return nil }
+        var timeout = timeval(tv_sec: receiveTimeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_port = in_port_t(UInt16(port).bigEndian)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let ok = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard ok == 0 else { close(fd); return nil }
+        return fd
+    }
+
+    static func send(_ fd: Int32, _ text: String) {
+        _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    }
+
+    /// Reads until the peer closes (true) or the receive timeout passes (false).
+    static func closedByPeer(_ fd: Int32) -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = read(fd, &buffer, buffer.count)
+            if n == 0 { return true }
+            if n < 0 { return false }
+        }
+    }
+
+    /// CPU seconds (user + system) a process has used, from /proc/PID/stat.
+    static func cpuSeconds(_ pid: Int32) -> Double? {
+        guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = text.lastIndex(of: ")") else { return nil }
+        let fields = text[text.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    @Test func silentTricklingAndIdleConnectionsAreClosed() throws {
+        let (rig, serve) = try ServeHardeningTests.servedRoot("timeouts", serveArguments: ["--header-timeout", "1", "--idle-timeout", "1"])
+        defer { withExtendedLifetime(rig) {} }
+        let port = serve.port
+        let silent = try #require(Self.connect(port, receiveTimeout: 10))
+        defer { close(silent) }
+        let http10 = try #require(Self.connect(port, receiveTimeout: 10))
+        defer { close(http10) }
+        Self.send(http10, "GET / HTTP/1.0\r\n")
+        let trickle = try #require(Self.connect(port, receiveTimeout: 10))
+        defer { close(trickle) }
+        Self.send(trickle, "GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n")
+        for i in 0..<6 {  // a header line every 0.5 s: never a complete head
+            usleep(500_000)
+            Self.send(trickle, "X-Slow-\(i): 1\r\n")
+        }
+        #expect(Self.closedByPeer(silent), "a connection that sends nothing is closed")
+        #expect(Self.closedByPeer(http10), "an HTTP/1.0 head that never ends is closed")
+        #expect(Self.closedByPeer(trickle), "a head trickled byte by byte is cut at the header timeout")
+
+        let keepAlive = try #require(Self.connect(port, receiveTimeout: 10))
+        defer { close(keepAlive) }
+        Self.send(keepAlive, "GET /style.css HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
+        #expect(Self.closedByPeer(keepAlive), "after its response, an idle keep-alive connection is closed")
+        #expect(serve.process.isRunning)
+    }
+
+    @Test func aFloodOfIdleConnectionsPastTheDescriptorLimit() throws {
+        // The test process needs more descriptors than serve may have.
+        var limit = rlimit()
+        getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        guard limit.rlim_max >= 2_048 else { return }
+        if limit.rlim_cur < 2_048 {
+            limit.rlim_cur = 2_048
+            setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+        let (rig, serve) = try ServeHardeningTests.servedRoot("flood", serveArguments: ["--header-timeout", "2"], ulimit: 1024)
+        defer { withExtendedLifetime(rig) {} }
+        var held: [Int32] = []
+        defer { held.forEach { close($0) } }
+        for _ in 0..<1_100 {
+            guard let fd = Self.connect(serve.port, receiveTimeout: 1) else { continue }
+            held.append(fd)
+        }
+        #expect(held.count >= 900, "the kernel accepted most connections (\(held.count))")
+        let before = try #require(Self.cpuSeconds(serve.pid))
+        usleep(3_000_000)
+        let spent = try #require(Self.cpuSeconds(serve.pid)) - before
+        #expect(spent < 1.5, "serve idles while over its descriptor limit (\(spent) s of CPU in 3 s)")
+        // A new request gets through once the header timeout frees slots.
+        let answer = try Curl.request(serve.baseURL + "style.css")
+        #expect(answer.status == 200)
+        #expect(serve.process.isRunning, "\(serve.stderr)")
+    }
+}
