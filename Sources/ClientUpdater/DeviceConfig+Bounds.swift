@@ -17,6 +17,14 @@ extension DeviceConfig {
     /// The first value that is out of range or breaks a rule, as `name: why`; nil when
     /// the config is usable.
     public func problem() -> String? {
+        if app.isEmpty || app.utf8.count > 128 { return "app must be 1 to 128 bytes" }
+        if channelKind == .signedArchive {
+            if (channel ?? "").isEmpty { return "channel is missing" }
+            if trustedKeys.isEmpty { return "trustedKeys is empty: a signed-archive root must trust at least one key" }
+        }
+        if let platform = compatPlatform, !["ios", "android"].contains(platform) {
+            return "compatPlatform '\(platform)' is not ios or android"
+        }
         if !(startupTimeoutSeconds.isFinite && Self.startupTimeoutRange.contains(startupTimeoutSeconds)) {
             return "startupTimeoutSeconds \(startupTimeoutSeconds) is out of range (more than 0, at most 86400 seconds)"
         }

@@ -7,6 +7,11 @@ import Testing
 /// time (64) and at every config load (78), local files are read with a cap, a planted
 /// `lock` symlink is not followed; every failure leaves the root as it was.
 @Suite struct BoundsCommandTests {
+    /// Runs clientctl under timeout(1): a `serve` that wrongly starts ends as exit 124, not a hung test.
+    func run(_ arguments: [String]) throws -> Subprocess.Result {
+        try Subprocess.run("/usr/bin/timeout", ["20", ClientctlBinary.path] + arguments)
+    }
+
     func initArguments(_ root: String, _ rig: ReleaseRig, _ extra: [String]) -> [String] {
         ["init", "--root", root, "--app", rig.app, "--channel", "stable",
          "--manifest-url", "file://" + rig.releases + "/stable/manifest.json",
@@ -30,10 +35,18 @@ import Testing
     func serveRefusesOutOfRangeDurations(_ flags: [String]) throws {
         let rig = try ReleaseRig(label: "bounds-serve")
         let before = try TreeSnapshot(rig.root)
-        let result = try ClientctlBinary.run(["serve", "--root", rig.root, "--port", "0"] + flags)
+        let result = try run(["serve", "--root", rig.root, "--port", "0"] + flags)
         #expect(result.status == 64, "\(flags): \(result.errorOutput)")
         #expect(result.errorOutput.contains(flags[0]), "\(result.errorOutput)")
         #expect(try TreeSnapshot(rig.root) == before)
+    }
+
+    @Test(arguments: ["inf", "nan", "1e300"])
+    func installRefusesAnEndlessLockWait(_ value: String) throws {
+        let rig = try ReleaseRig(label: "bounds-wait")
+        let result = try ClientctlBinary.run(["install", "--root", rig.root, "--wait", value])
+        #expect(result.status == 64, "\(value): \(result.errorOutput)")
+        #expect(result.errorOutput.contains("--wait"), "\(result.errorOutput)")
     }
 
     /// Each edit makes config.json invalid; every command that loads it exits 78 naming the value.
@@ -44,6 +57,7 @@ import Testing
         ("keep too large", { $0["keep"] = 1_000_000 }, "keep"),
         ("http to another host", { $0["manifestURL"] = "http://example.com/stable/manifest.json" }, "non-loopback host"),
         ("ftp manifest", { $0["manifestURL"] = "ftp://127.0.0.1/manifest.json" }, "unsupported scheme"),
+        ("no trusted key", { $0["trustedKeys"] = [String]() }, "trustedKeys is empty"),
     ]
 
     @Test(arguments: 0..<configEdits.count)
@@ -56,7 +70,7 @@ import Testing
         try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
         let before = try TreeSnapshot(rig.root)
         for command in [["status"], ["install"], ["serve", "--port", "0"], ["rollback"]] {
-            let result = try ClientctlBinary.run(command + ["--root", rig.root])
+            let result = try run(command + ["--root", rig.root])
             #expect(result.status == 78, "\(name), \(command[0]): \(result.status) \(result.errorOutput)")
             #expect(result.errorOutput.contains(expected), "\(name), \(command[0]): \(result.errorOutput)")
             #expect(result.errorOutput.split(separator: "\n").count == 1, "\(result.errorOutput)")
