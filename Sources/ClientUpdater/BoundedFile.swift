@@ -24,21 +24,23 @@ public enum BoundedFile {
         guard fstat(fd, &st) == 0 else { throw UpdaterError(code, "cannot read \(path): \(String(cString: strerror(errno)))") }
         guard st.st_mode & S_IFMT == S_IFREG else { throw UpdaterError(code, "\(path) is not a regular file") }
         guard st.st_size <= cap else { throw tooLarge(path, size: Int64(st.st_size), cap: cap, code: code) }
-        var data = Data(count: cap + 1)
+        // Read in chunks (never more than the file's size plus one chunk in memory), so a
+        // file that grows after fstat is still stopped at the cap.
+        var data = Data()
+        data.reserveCapacity(Int(st.st_size) + 1)
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         var total = 0
         while total <= cap {
-            let n = data.withUnsafeMutableBytes { buf in
-                Foundation.read(fd, buf.baseAddress?.advanced(by: total), cap + 1 - total)
-            }
+            let n = chunk.withUnsafeMutableBytes { Foundation.read(fd, $0.baseAddress, $0.count) }
             if n < 0 {
                 if errno == EINTR { continue }
                 throw UpdaterError(code, "cannot read \(path): \(String(cString: strerror(errno)))")
             }
             if n == 0 { break }
+            data.append(contentsOf: chunk[0..<n])
             total += n
         }
         guard total <= cap else { throw tooLarge(path, size: Int64(total), cap: cap, code: code) }
-        data.count = total
         return data
     }
 
