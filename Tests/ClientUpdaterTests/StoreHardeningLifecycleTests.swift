@@ -27,6 +27,21 @@ import Testing
         #expect(committed.retry.isEmpty && rig.state.retry.isEmpty, "\(rig.state)")
     }
 
+    @Test func withoutSeedOrLastKnownGoodAFailedVersionKeepsRunning() {
+        var watchdog = Watchdog(timeout: .seconds(10))
+        watchdog.hasSeed = false
+        var state = DeviceState()
+        _ = watchdog.activate("1.0.0", state: &state, now: .zero, trial: .detached(at: Date()))
+        let first = watchdog.timerFired(state: &state, now: .seconds(10), available: ["1.0.0"])
+        #expect(state.current == "1.0.0" && state.retry == ["1.0.0"] && state.trial == nil, "\(state)")
+        #expect(!first.contains { $0.isReload })
+        #expect(first.contains(.report(.failed(version: "1.0.0", reason: .timedOut, blacklisted: false, revertedTo: "1.0.0"))))
+        // A manual rollback has nothing to go back to: refused before anything changes.
+        #expect(!watchdog.canRollBack(state: state, available: ["1.0.0"]))
+        watchdog.hasSeed = true
+        #expect(watchdog.canRollBack(state: state, available: ["1.0.0"]))
+    }
+
     @Test func aLivePidWithAnotherStartTimeIsNotTheOwner() throws {
         let sleeper = Process()
         sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
