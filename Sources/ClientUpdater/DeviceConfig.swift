@@ -79,10 +79,17 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         self.limits = limits
     }
 
-    /// Reads and validates `config.json` of a root.
+    /// Reads and validates `config.json` of a root: at most 1 MiB, not writable by other
+    /// users (refused, as sshd's StrictModes refuses such files), every value in range and
+    /// the URL rules of ``URLPolicy`` (checked at every load, not only at `init`).
+    /// - Throws: ``UpdaterError`` `.configInvalid` (exit 78) naming the file and the reason.
     public static func load(_ layout: RootLayout) throws -> DeviceConfig {
-        guard let data = FileManager.default.contents(atPath: layout.config) else {
+        guard let data = try BoundedFile.read(layout.config, cap: BoundedFile.localStateCap, code: .configInvalid) else {
             throw UpdaterError(.configInvalid, "\(layout.config) not found: run `clientctl init --root \(layout.root) …` first")
+        }
+        var st = stat()
+        if stat(layout.config, &st) == 0, st.st_mode & S_IWOTH != 0 {
+            throw UpdaterError(.configInvalid, "\(layout.config) is writable by every user (mode \(String(st.st_mode & 0o7777, radix: 8))): refused; run chmod o-w on it")
         }
         let config: DeviceConfig
         do {
@@ -93,17 +100,21 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         guard config.format == currentFormat else {
             throw UpdaterError(.configInvalid, "\(layout.config) has format '\(config.format)', expected '\(currentFormat)'")
         }
-        guard config.keep >= 1 else { throw UpdaterError(.configInvalid, "\(layout.config): keep must be at least 1") }
-        guard config.startupTimeoutSeconds > 0 else {
-            throw UpdaterError(.configInvalid, "\(layout.config): startupTimeoutSeconds must be positive")
-        }
+        if let problem = config.problem() { throw UpdaterError(.configInvalid, "\(layout.config): \(problem)") }
         return config
     }
 
     /// Writes `config.json` atomically.
+    /// - Throws: ``UpdaterError`` `.invalidArgument` when a value is out of range (nothing is written).
     public func save(_ layout: RootLayout) throws {
+        try AtomicFile.write(try encoded(), to: layout.config)
+    }
+
+    /// The bytes ``save(_:)`` writes, after ``problem()`` found nothing wrong.
+    public func encoded() throws -> Data {
+        if let problem = problem() { throw UpdaterError(.invalidArgument, problem) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        try AtomicFile.write(try encoder.encode(self) + Data("\n".utf8), to: layout.config)
+        return try encoder.encode(self) + Data("\n".utf8)
     }
 }

@@ -6,8 +6,10 @@ public enum RootInitializer {
     ///
     /// - Parameter force: overwrite an existing config; installed versions and state
     ///   are kept either way.
-    /// - Throws: ``UpdaterError`` `.alreadyExists` when a config exists and `force` is off.
+    /// - Throws: ``UpdaterError`` `.alreadyExists` when a config exists and `force` is off,
+    ///   `.invalidArgument` for a value out of range (checked before anything is created).
     public static func write(_ config: DeviceConfig, to layout: RootLayout, force: Bool) throws {
+        let bytes = try config.encoded()
         if FileManager.default.fileExists(atPath: layout.config) && !force {
             throw UpdaterError(.alreadyExists, "\(layout.config) exists already: this root is initialized (pass --force to overwrite its config)")
         }
@@ -18,7 +20,7 @@ public enum RootInitializer {
         try AtomicFile.makeDirectory(layout.root)
         let lock = try FileLock(path: layout.lock, wait: 30)
         defer { withExtendedLifetime(lock) {} }
-        try config.save(layout)
+        try AtomicFile.write(bytes, to: layout.config)
         // The channel's store exists from the start, so a first install that fails
         // leaves the root exactly as `init` made it.
         try AtomicFile.makeDirectory(config.channelKind == .meteor ? layout.meteor : layout.clients)

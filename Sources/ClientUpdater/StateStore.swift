@@ -14,11 +14,24 @@ public enum StateStore {
         case loaded(DeviceState)
         /// The file exists but cannot be used; the reason says why.
         case corrupt(String)
+        /// The file is not a state file at all (over the 1 MiB cap, not a regular file):
+        /// it is neither read nor moved aside; the error says what to do.
+        case refused(UpdaterError)
     }
 
     /// Reads `state.json` without throwing on corruption.
     public static func read(_ layout: RootLayout) -> LoadResult {
-        guard let data = FileManager.default.contents(atPath: layout.state) else { return .missing }
+        let data: Data
+        do {
+            guard let bytes = try BoundedFile.read(layout.state, cap: BoundedFile.localStateCap, code: .corruptState) else {
+                return .missing
+            }
+            data = bytes
+        } catch let error as UpdaterError {
+            return .refused(error)
+        } catch {
+            return .refused(UpdaterError(.corruptState, "cannot read \(layout.state): \(error)"))
+        }
         do {
             let decoder = JSONDecoder()
             decoder.dateDecodingStrategy = .iso8601
@@ -35,7 +48,7 @@ public enum StateStore {
     public static func load(_ layout: RootLayout) -> DeviceState {
         switch read(layout) {
         case .loaded(let s): return s
-        case .missing, .corrupt: return DeviceState()
+        case .missing, .corrupt, .refused: return DeviceState()
         }
     }
 

@@ -11,17 +11,33 @@ public struct TrialOwner: Sendable, Equatable {
     public var session: String?
     /// The kernel boot id.
     public var boot: String?
+    /// When `pid` started (clock ticks after boot), to tell a reused pid from the owner.
+    public var pidStart: UInt64?
 
-    public init(startedAt: Date, pid: Int32?, session: String?, boot: String?) {
+    public init(startedAt: Date, pid: Int32?, session: String?, boot: String?, pidStart: UInt64? = nil) {
         self.startedAt = startedAt
         self.pid = pid
         self.session = session
         self.boot = boot
+        self.pidStart = pidStart
     }
 
     /// This process, as the updater instance `session`.
     public static func thisProcess(session: String, at time: Date) -> TrialOwner {
-        TrialOwner(startedAt: time, pid: getpid(), session: session, boot: bootID())
+        TrialOwner(startedAt: time, pid: getpid(), session: session, boot: bootID(), pidStart: processStart(getpid()))
+    }
+
+    /// How long past its deadline a trial of another live process is still believed: its
+    /// own timer fails it at the deadline, so a trial found much later has no live owner.
+    public static let staleGrace: Double = 60
+
+    /// ``status(of:session:)``, with the deadline honoured: a trial still recorded more than
+    /// ``staleGrace`` seconds after its deadline (`startedAt + timeout`) is `.gone`, whoever
+    /// holds its pid now.
+    public static func status(of trial: DeviceState.Trial, session: String, now: Date, timeout: Double) -> TrialOwnerStatus {
+        let found = status(of: trial, session: session)
+        guard found == .otherProcess else { return found }
+        return now.timeIntervalSince(trial.startedAt) > timeout + staleGrace ? .gone : found
     }
 
     /// No process: a trial timed on the wall clock (`clientctl reload`).
@@ -36,7 +52,19 @@ public struct TrialOwner: Sendable, Equatable {
         if trial.session == session { return .thisProcess }
         if let boot = trial.boot, let now = bootID(), boot != now { return .gone }
         if pid == getpid() { return .gone }  // an earlier updater instance of this process
-        return isAlive(pid) ? .otherProcess : .gone
+        guard isAlive(pid) else { return .gone }
+        // The pid was reused by an unrelated process since the trial started.
+        if let recorded = trial.pidStart, let started = processStart(pid), started != recorded { return .gone }
+        return .otherProcess
+    }
+
+    /// The start time of `pid` in clock ticks after boot (field 22 of `/proc/PID/stat`).
+    public static func processStart(_ pid: Int32) -> UInt64? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        // Fields after the command name start at field 3 (state): starttime is the 20th.
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        return fields.count > 19 ? UInt64(fields[19]) : nil
     }
 
     /// True when `pid` names a live (not zombie) process.

@@ -37,6 +37,7 @@ extension Updater {
             lifecycle.clock = clock
             lifecycle.shim = shim
             var watchdog = Watchdog(timeout: .seconds(config.startupTimeoutSeconds))
+            watchdog.hasSeed = (try channel.embeddedVersion()) != nil
             var followup = Followup()
             var reset = false
             let (state, served) = try locked(wait: lockWait) { () -> (DeviceState, Served) in
@@ -54,7 +55,8 @@ extension Updater {
                 let available = Set(installed.map(\.id))
                 var actions: [WatchdogAction] = []
                 if let trial = state.trial {
-                    let owner = TrialOwner.status(of: trial, session: lifecycle.session)
+                    let owner = TrialOwner.status(of: trial, session: lifecycle.session, now: now(),
+                                                  timeout: config.startupTimeoutSeconds)
                     if owner == .otherProcess, trial.version == state.current {
                         throw UpdaterError(.locked, "another process (pid \(trial.pid ?? 0)) runs a trial of \(trial.version) on \(layout.root); stop it first")
                     }
@@ -69,15 +71,17 @@ extension Updater {
                     let good = state.lastKnownGood.flatMap { id in
                         installed.first { $0.id == id && !state.blacklist.contains(id) && $0.isCompatible(withShell: config.shellVersion) }
                     }
-                    let target = state.pending ?? channel.select(from: installed, state: state)?.id ?? good?.id
+                    // Without a seed, the version that runs keeps running rather than nothing.
+                    let kept = embedded == nil ? state.current.flatMap { available.contains($0) ? $0 : nil } : nil
+                    let target = state.pending ?? channel.select(from: installed, state: state)?.id ?? good?.id ?? kept
                     actions += watchdog.activate(target, state: &state, now: clock.now,
                                                  trial: .thisProcess(session: lifecycle.session, at: now()))
                 }
-                let served = try organizeForServing(state.current)
+                let served = try organizeOrFail(&watchdog, &state, available: available, actions: &actions)
                 if let pending = state.pending, pending != state.current { _ = try? organizeForServing(pending) }
                 try StateStore.save(state, layout)
                 try performLocked(actions.filter { !$0.isReload },
-                                  state: state, followup: &followup)
+                                  state: &state, followup: &followup)
                 return (state, served)
             }
             lifecycle.agentLock = agentLock
@@ -137,14 +141,14 @@ extension Updater {
                 let available = Set(try storedVersions().map(\.id))
                 var actions = reconcile(&watchdog, &state, available: available)
                 guard let pending = state.pending, available.contains(pending), !state.blacklist.contains(pending) else {
-                    if !actions.isEmpty { try performLocked(actions, state: state, followup: &followup) }
+                    if !actions.isEmpty { try performLocked(actions, state: &state, followup: &followup) }
                     lifecycle.watchdog = watchdog
                     throw UpdaterError(.notFound, "no pending version to switch to (\(state.current ?? "the embedded seed") runs)")
                 }
                 let served = try organizeForServing(pending)
                 actions += watchdog.activate(pending, state: &state, now: lifecycle.clock.now, trial: trialOwner())
                 try performLocked(actions.filter { !$0.isReload },
-                                  state: state, followup: &followup)
+                                  state: &state, followup: &followup)
                 return (state, served)
             }
             lifecycle.watchdog = watchdog
@@ -176,10 +180,14 @@ extension Updater {
 
     /// Rolls back to the last known good version (else the embedded seed), blacklisting
     /// the current one.
+    /// - Throws: ``UpdaterError`` `.notFound` when there is neither (the root is left as it was).
     @discardableResult
     public func rollback(lockWait: Double = 30) async throws -> LifecycleReport {
         try await transition(lockWait: lockWait) { watchdog, state, available in
-            watchdog.rollback(state: &state, available: available)
+            guard watchdog.canRollBack(state: state, available: available) else {
+                throw UpdaterError(.notFound, "nothing to roll back to: \(state.current ?? "the embedded seed") runs and there is no other last known good version and no embedded seed")
+            }
+            return watchdog.rollback(state: &state, available: available)
         }
     }
 

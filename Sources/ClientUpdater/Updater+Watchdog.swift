@@ -50,7 +50,7 @@ extension Updater {
                 let available = Set(try storedVersions().map(\.id))
                 var actions = reconcile(&watchdog, &state, available: available)
                 actions += try body(&watchdog, &state, available)
-                try performLocked(actions, state: state, followup: &followup)
+                try performLocked(actions, state: &state, followup: &followup)
                 return state
             }
             lifecycle.watchdog = watchdog
@@ -76,7 +76,10 @@ extension Updater {
 
     /// The watchdog of this process, or a fresh one (one-shot commands).
     func currentWatchdog() -> Watchdog {
-        lifecycle.watchdog ?? Watchdog(timeout: .seconds(config.startupTimeoutSeconds))
+        if let watchdog = lifecycle.watchdog { return watchdog }
+        var watchdog = Watchdog(timeout: .seconds(config.startupTimeoutSeconds))
+        watchdog.hasSeed = (try? channel.embeddedVersion()) != nil
+        return watchdog
     }
 
     /// Who owns a trial started now: this process when it runs as an agent, else nobody
@@ -88,20 +91,49 @@ extension Updater {
     /// When this process times no trial, decides about one found in `state.json`.
     func reconcile(_ watchdog: inout Watchdog, _ state: inout DeviceState, available: Set<String>) -> [WatchdogAction] {
         guard watchdog.phase == .idle, let trial = state.trial else { return [] }
-        let owner = TrialOwner.status(of: trial, session: lifecycle.session)
+        let owner = TrialOwner.status(of: trial, session: lifecycle.session, now: now(), timeout: config.startupTimeoutSeconds)
         return watchdog.recover(state: &state, now: lifecycle.clock.now, wallClock: now(), owner: owner, available: available)
     }
 
-    /// Performs the actions that touch the root (with the lock held).
-    func performLocked(_ actions: [WatchdogAction], state: DeviceState, followup: inout Followup) throws {
+    /// Performs the actions that touch the root (with the lock held). The version to
+    /// reload to is organized before `state.json` is written, so a transition that cannot
+    /// be served (nothing to revert to) fails with the root as it was.
+    func performLocked(_ actions: [WatchdogAction], state: inout DeviceState, followup: inout Followup) throws {
+        for action in actions {
+            if case .reload(let target) = action { followup.reloadTo = try organizeForServing(target) }
+        }
         if actions.contains(.persist) { try StateStore.save(state, layout) }
         for action in actions {
             switch action {
-            case .persist: break
-            case .runRetention: followup.removed += try runRetention(state: state)
-            case .reload(let target): followup.reloadTo = try organizeForServing(target)
+            case .persist, .reload: break
+            case .runRetention:
+                let removed = try runRetention(state: state)
+                followup.removed += removed
+                // A deleted version cannot be retried: keep the retry list to installed ones.
+                if state.retry.contains(where: removed.contains) {
+                    state.retry.removeAll(where: removed.contains)
+                    try StateStore.save(state, layout)
+                }
             case .armTimer, .cancelTimer: followup.timer.append(action)
             case .report(let event): followup.events.append(event)
+            }
+        }
+    }
+
+    /// Organizes the current version for serving. A version the organizer cannot lay out
+    /// (a file name it refuses, a missing file) fails like a crashed trial and the next
+    /// candidate is tried, so such a version never stops start-up.
+    func organizeOrFail(_ watchdog: inout Watchdog, _ state: inout DeviceState, available: Set<String>,
+                        actions: inout [WatchdogAction]) throws -> Served {
+        var unservable: Set<String> = []
+        while true {
+            do {
+                return try organizeForServing(state.current)
+            } catch let error as UpdaterError where error.code == .invalidArgument || error.code == .notFound {
+                guard let current = state.current, !unservable.contains(current) else { throw error }
+                unservable.insert(current)
+                emit(.error(message: "\(error.message)"))
+                actions += watchdog.cannotOrganize(current, state: &state, available: available.subtracting(unservable))
             }
         }
     }

@@ -96,6 +96,8 @@ public actor Updater {
             return state
         case .missing:
             return DeviceState()
+        case .refused(let error):
+            throw error
         case .corrupt:
             return try StateRecovery.rebuild(layout: layout, channel: channel, now: now(), persist: persist)
         }

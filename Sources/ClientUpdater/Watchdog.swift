@@ -27,6 +27,10 @@ public struct Watchdog: Sendable, Equatable {
     public private(set) var phase: Phase = .idle
     /// How long a version has to call `startupDidComplete`.
     public let timeout: Duration
+    /// Whether an embedded seed exists to revert to. Without one (and without a last
+    /// known good version) a failed version keeps running, recorded on the retry list or
+    /// the blacklist as usual: a device never ends up with nothing to serve.
+    public var hasSeed = true
 
     /// - Parameter timeout: the startup timeout (`DeviceConfig.startupTimeoutSeconds`).
     public init(timeout: Duration) {
@@ -133,6 +137,19 @@ public struct Watchdog: Sendable, Equatable {
         }
     }
 
+    /// The version `version` (the current one) cannot be organized for serving: it fails
+    /// like a crashed trial (retry list, then blacklist) and the device reverts.
+    public mutating func cannotOrganize(_ version: String, state: inout DeviceState, available: Set<String>) -> [WatchdogAction] {
+        fail(version, reason: .cannotOrganize, state: &state, available: available.subtracting([version]))
+    }
+
+    /// True when ``rollback(state:available:)`` has a version (or the seed) to go back to.
+    public func canRollBack(state: DeviceState, available: Set<String>) -> Bool {
+        guard let current = state.current else { return true }
+        if hasSeed { return true }
+        return state.lastKnownGood.map { $0 != current && available.contains($0) } ?? false
+    }
+
     /// A manual rollback (`clientctl rollback`): blacklists the current version at once
     /// and reverts to `lastKnownGood`, else the embedded seed. When the current version
     /// is the last known good one, that mark is dropped and the device reverts to the seed.
@@ -183,6 +200,14 @@ public struct Watchdog: Sendable, Equatable {
         let wasTiming = phase != .idle
         phase = .idle
         state.trial = nil
+        if target == nil, !hasSeed, available.contains(version), reason != .rolledBack {
+            // Nothing to revert to: keep serving the failed version rather than nothing.
+            state.current = version
+            if state.pending == version { state.pending = nil }
+            return (wasTiming ? [.cancelTimer] : []) + [
+                .persist, .report(.failed(version: version, reason: reason, blacklisted: blacklisted, revertedTo: version)),
+            ]
+        }
         state.current = target
         if state.pending == target || state.pending == version { state.pending = nil }
         return (wasTiming ? [.cancelTimer] : []) + [

@@ -50,6 +50,7 @@ public enum WatchdogEvent: Sendable, Equatable {
         case .committed(let v): return "\(v) completed startup: it is now the last known good version"
         case .failed(let v, let reason, let blacklisted, let target):
             let list = blacklisted ? "blacklisted" : "will be retried once"
+            if target == v { return "\(v) \(reason.message); \(list); it keeps running: no last known good version and no embedded seed to revert to" }
             return "\(v) \(reason.message); \(list); reverted to \(target ?? "the embedded seed")"
         case .noTrial(let current): return "nothing on trial (\(current ?? "the embedded seed") runs)"
         case .nothingToRollBack: return "the embedded seed runs: nothing to roll back"
@@ -67,12 +68,15 @@ public enum FailureReason: String, Sendable, Equatable, Codable {
     case processDied = "process-died"
     /// `clientctl rollback` was run.
     case rolledBack = "rolled-back"
+    /// The organizer cannot lay the version out for serving (a file name it refuses).
+    case cannotOrganize = "cannot-organize"
 
     var message: String {
         switch self {
         case .timedOut: return "did not report startup complete before the startup timeout"
         case .processDied: return "was on trial when its process died"
         case .rolledBack: return "was rolled back by hand"
+        case .cannotOrganize: return "cannot be organized for serving"
         }
     }
 }

@@ -110,11 +110,17 @@ public enum ArchiveWriter {
         }
 
         func copyData(of name: String, expected: Int64, buffer: UnsafeMutableRawBufferPointer) throws {
-            let fd = open(name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+            // O_NONBLOCK: a file swapped for a FIFO after the scan must not hang publish
+            // (holding the channel lock); anything but a regular file is refused here.
+            let fd = open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
             guard fd >= 0 else {
                 throw SignedArchiveError(.sourceRejected, "\(name): unreadable file: \(String(cString: strerror(errno)))")
             }
             defer { close(fd) }
+            var st = stat()
+            guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
+                throw SignedArchiveError(.sourceRejected, "\(name) is no longer a regular file: only regular files are published; publish again")
+            }
             var total: Int64 = 0
             while true {
                 let n = read(fd, buffer.baseAddress, buffer.count)

@@ -1,10 +1,13 @@
+import ClientUpdater
+
 /// The name half of the entry rule of `security-notes.md`: decides from an entry's raw
 /// name bytes, before anything is written, whether the name is acceptable.
 ///
 /// Accepted names are relative UTF-8 paths without NUL or control characters, without
 /// `\`, without empty, `.` or `..` components (a leading `./` is allowed and dropped), with
 /// each component at most ``maxComponentBytes`` bytes, the whole name at most
-/// ``maxPathBytes`` bytes and at most ``maxDepth`` components.
+/// ``maxPathBytes`` bytes and at most ``maxDepth`` components, and servable under its own
+/// name (``ServedPathRule``: no `?`, no percent escape that decodes to something else).
 public struct EntryRule: Sendable, Equatable {
     /// Most bytes in the whole name.
     public var maxPathBytes: Int
@@ -59,6 +62,7 @@ public struct EntryRule: Sendable, Equatable {
             components.append(String(decoding: part, as: UTF8.self))
         }
         if components.count > maxDepth { return .rejected("path deeper than \(maxDepth) levels") }
+        if let problem = ServedPathRule.problem(withStoredPath: components.joined(separator: "/")) { return .rejected(problem) }
         return .accepted(components)
     }
 }

@@ -19,6 +19,9 @@ public struct PublishRequest: Sendable {
     public var expires: Date?
     /// The `published` time (whole seconds are written).
     public var now: Date
+    /// Publish files and folders whose name starts with `.` (`.env`, `.git/`); off by
+    /// default, when they are skipped and listed in ``PublishResult/skippedHidden``.
+    public var includeHidden = false
 
     public init(source: String, app: String, channel: String, version: Version, minShellVersion: Version,
                 maxShellVersion: Version? = nil, outputDirectory: String, baseURL: String? = nil,
@@ -49,6 +52,8 @@ public struct PublishResult: Sendable {
     public var indexPath: String
     /// True when this version was already published with identical bytes: nothing changed.
     public var unchanged: Bool
+    /// Hidden files and folders (`.env`) left out of the archive (see ``PublishRequest/includeHidden``).
+    public var skippedHidden: [String] = []
 }
 
 /// Writes the release folder of DESIGN §2: `<out>/<channel>/manifest.json` (newest
@@ -65,7 +70,13 @@ public enum Publisher {
     @discardableResult
     public static func publish(_ request: PublishRequest, key: Ed25519.PrivateKey) throws -> PublishResult {
         try validate(request)
-        let tree = try SourceTree.scan(request.source)
+        let tree = try SourceTree.scan(request.source, includeHidden: request.includeHidden)
+        var result = try publish(request, tree: tree, key: key)
+        result.skippedHidden = tree.skippedHidden
+        return result
+    }
+
+    private static func publish(_ request: PublishRequest, tree: SourceTree, key: Ed25519.PrivateKey) throws -> PublishResult {
         let channelDir = request.outputDirectory + "/" + request.channel
         do {
             try FileManager.default.createDirectory(atPath: channelDir, withIntermediateDirectories: true)

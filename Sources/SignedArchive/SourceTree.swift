@@ -1,3 +1,4 @@
+import ClientUpdater
 import Foundation
 
 /// A built client folder checked for publishing: only regular files and folders, names a
@@ -35,32 +36,43 @@ public struct SourceTree: Sendable {
     /// a folder comes before its contents and the order never depends on the file system.
     public let entries: [Entry]
 
+    /// Hidden files and folders (name starting with `.`) that were left out, by relative path.
+    public var skippedHidden: [String] = []
+
     /// Total bytes of all files.
     public var totalBytes: Int64 { entries.reduce(0) { $0 + $1.size } }
 
     /// Scans `root`, refusing the first problem found with its path named.
+    /// - Parameter includeHidden: keep files and folders whose name starts with `.`
+    ///   (`.env`, `.git/`); by default they are skipped and listed in ``skippedHidden``,
+    ///   so secrets next to a build never reach devices by accident.
     /// - Throws: ``SignedArchiveError`` `.notFound` when `root` is not a readable folder,
     ///   `.sourceRejected` for a folder that breaks a rule.
-    public static func scan(_ root: String) throws -> SourceTree {
+    public static func scan(_ root: String, includeHidden: Bool = false) throws -> SourceTree {
         var st = stat()
         guard stat(root, &st) == 0 else {
             throw SignedArchiveError(.notFound, "\(root): \(String(cString: strerror(errno)))")
         }
         guard st.st_mode & S_IFMT == S_IFDIR else { throw SignedArchiveError(.notFound, "\(root) is not a folder") }
         var entries: [Entry] = []
-        try walk(root: root, relative: "", depth: 1, into: &entries)
+        var hidden: [String]? = includeHidden ? nil : []
+        try walk(root: root, relative: "", depth: 1, into: &entries, hidden: &hidden)
         entries.sort { Array($0.archiveName.utf8).lexicographicallyPrecedes(Array($1.archiveName.utf8)) }
         guard entries.contains(where: { $0.path == "index.html" && !$0.isDirectory }) else {
             throw SignedArchiveError(.sourceRejected, "\(root) has no index.html at its top level (the archive root is the web root)")
         }
-        return SourceTree(root: root, entries: entries)
+        var tree = SourceTree(root: root, entries: entries)
+        tree.skippedHidden = (hidden ?? []).sorted()
+        return tree
     }
 
     private static func refuse(_ path: String, _ why: String) -> SignedArchiveError {
         SignedArchiveError(.sourceRejected, "\(path): \(why)")
     }
 
-    private static func walk(root: String, relative: String, depth: Int, into entries: inout [Entry]) throws {
+    /// - Parameter hidden: nil to keep hidden names, else where skipped ones are listed.
+    private static func walk(root: String, relative: String, depth: Int, into entries: inout [Entry],
+                             hidden: inout [String]?) throws {
         let dirPath = relative.isEmpty ? root : root + "/" + relative
         guard depth <= maxDepth else { throw refuse(dirPath, "folders nested deeper than \(maxDepth) levels") }
         guard let dir = opendir(dirPath) else {
@@ -79,9 +91,14 @@ public struct SourceTree: Sendable {
         for name in names {
             let rel = relative.isEmpty ? name : relative + "/" + name
             let full = root + "/" + rel
+            if name.hasPrefix("."), hidden != nil {
+                hidden?.append(rel)
+                continue
+            }
             if name.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || $0 == "\\" }) {
                 throw refuse(full, "file name contains a control character or a backslash")
             }
+            if let problem = ServedPathRule.problem(withStoredPath: rel) { throw refuse(full, problem) }
             guard name.utf8.count <= maxComponentBytes else { throw refuse(full, "file name longer than \(maxComponentBytes) bytes") }
             guard rel.utf8.count <= maxPathBytes else { throw refuse(full, "path longer than \(maxPathBytes) bytes") }
             var st = stat()
@@ -91,9 +108,9 @@ public struct SourceTree: Sendable {
                 throw refuse(full, "symbolic link (only regular files and folders are published)")
             case S_IFDIR:
                 entries.append(Entry(path: rel, isDirectory: true, size: 0, isExecutable: false))
-                try walk(root: root, relative: rel, depth: depth + 1, into: &entries)
+                try walk(root: root, relative: rel, depth: depth + 1, into: &entries, hidden: &hidden)
             case S_IFREG:
-                let fd = open(full, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+                let fd = open(full, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
                 guard fd >= 0 else { throw refuse(full, "unreadable file: \(String(cString: strerror(errno)))") }
                 close(fd)
                 entries.append(Entry(path: rel, isDirectory: false, size: Int64(st.st_size), isExecutable: st.st_mode & 0o111 != 0))

@@ -44,8 +44,8 @@ struct InitCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Read-only client shipped inside the shell (must hold index.html).", valueName: "dir"))
     var embedded: String?
     @Option(name: .customLong("startup-timeout"), help: "Seconds a new version has to report start-up before it is rolled back.")
-    var startupTimeout: Double = 10
-    @Option(help: "How many installed versions retention keeps.")
+    var startupTimeout = Seconds(10)
+    @Option(help: "How many installed versions retention keeps (1–1000).")
     var keep: Int = 3
     @Flag(name: .customLong("allow-insecure-http"), help: "Allow http: URLs to hosts other than loopback (not recommended).")
     var allowInsecureHTTP = false
@@ -55,6 +55,17 @@ struct InitCommand: AsyncParsableCommand {
     var maxEntries: Int = DeviceConfig.Limits().maxEntries
     @Flag(help: "Overwrite an existing config.json (installed versions and state are kept).")
     var force = false
+
+    func validate() throws {
+        try startupTimeout.requireStartupTimeout()
+        guard DeviceConfig.keepRange.contains(keep) else { throw ValidationError("--keep \(keep) is out of range: 1…1000") }
+        guard DeviceConfig.byteLimitRange.contains(maxUnpackedBytes) else {
+            throw ValidationError("--max-unpacked-bytes \(maxUnpackedBytes) is out of range: 1…\(DeviceConfig.byteLimitRange.upperBound)")
+        }
+        guard DeviceConfig.entryLimitRange.contains(maxEntries) else {
+            throw ValidationError("--max-entries \(maxEntries) is out of range: 1…\(DeviceConfig.entryLimitRange.upperBound)")
+        }
+    }
 
     func run() async throws {
         try await runReportingErrors {
@@ -70,7 +81,7 @@ struct InitCommand: AsyncParsableCommand {
             }
             let request = ArchiveRootSetup.Request(
                 app: app, channel: channel, manifestURL: manifestURL, trustFiles: trust, shellVersion: shellVersion,
-                embedded: embedded, startupTimeout: startupTimeout, keep: keep, allowInsecureHTTP: allowInsecureHTTP,
+                embedded: embedded, startupTimeout: startupTimeout.value, keep: keep, allowInsecureHTTP: allowInsecureHTTP,
                 limits: .init(maxUnpackedBytes: maxUnpackedBytes, maxEntries: maxEntries))
             let layout = try device.layout()
             let config = try ArchiveRootSetup.makeConfig(request)
@@ -87,7 +98,7 @@ struct InitCommand: AsyncParsableCommand {
         let layout = try device.layout()
         let (config, state) = try MeteorRootSetup.make(.init(
             meteorURL: url, embedded: embedded, compatPlatform: compatPlatform, shellVersion: shellVersion,
-            startupTimeout: startupTimeout, keep: keep, allowInsecureHTTP: allowInsecureHTTP))
+            startupTimeout: startupTimeout.value, keep: keep, allowInsecureHTTP: allowInsecureHTTP))
         try RootInitializer.write(config, to: layout, force: force)
         if !FileManager.default.fileExists(atPath: layout.state) { try StateStore.save(state, layout) }
         printError("initialized \(layout.root) for \(config.app) (meteor, \(config.meteorRootURL ?? url), \(config.compatPlatform ?? "ios"))")

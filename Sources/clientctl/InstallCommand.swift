@@ -26,8 +26,12 @@ struct InstallCommand: AsyncParsableCommand {
 
     @OptionGroup var device: DeviceOptions
     @OptionGroup var output: OutputOptions
-    @Option(help: "Seconds to wait for another clientctl holding the root's lock.")
-    var wait: Double = 30
+    @Option(help: "Seconds to wait for another clientctl holding the root's lock (0–86400).")
+    var wait = Seconds(30)
+
+    func validate() throws {
+        try wait.require(in: 0...86_400, flag: "--wait", rule: "0 to 86400 seconds")
+    }
 
     func run() async throws {
         try await runReportingErrors {
@@ -36,10 +40,10 @@ struct InstallCommand: AsyncParsableCommand {
             if !output.json, let (bar, handler) = ProgressBar.handlerIfTerminal() {
                 defer { bar.finish() }
                 report = try await DownloadProgress.withHandler(handler) {
-                    try await context.updater.install(lockWait: wait)
+                    try await context.updater.install(lockWait: wait.value)
                 }
             } else {
-                report = try await context.updater.install(lockWait: wait)
+                report = try await context.updater.install(lockWait: wait.value)
             }
             if output.json {
                 try printJSON(report)

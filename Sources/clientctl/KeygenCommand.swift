@@ -26,6 +26,13 @@ struct KeygenCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the result as JSON.")
     var json = false
 
+    func validate() throws {
+        // `--out ""` or `--out keys/` would write `.pem` and `.pub.pem`: hidden files with no name.
+        guard let name = out.split(separator: "/", omittingEmptySubsequences: false).last, !name.isEmpty else {
+            throw ValidationError("--out '\(out)' names no file: give a path prefix such as keys/release (writes keys/release.pem and keys/release.pub.pem)")
+        }
+    }
+
     func run() async throws {
         try await runReportingErrors {
             let publicKey = try KeyFiles.generate(prefix: out)

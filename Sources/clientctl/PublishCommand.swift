@@ -68,6 +68,9 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Expiry: RFC 3339 UTC time or Nd (days from now).", valueName: "RFC3339|Nd"))
     var expires: String?
 
+    @Flag(name: .customLong("include-hidden"), help: "Also publish files and folders whose name starts with '.' (.env, .well-known/); skipped by default.")
+    var includeHidden = false
+
     @Flag(name: .long, help: "Print the result as JSON on stdout.")
     var json = false
 
@@ -88,15 +91,19 @@ struct PublishCommand: AsyncParsableCommand {
                 }
                 expiry = date
             }
-            let request = PublishRequest(
+            var request = PublishRequest(
                 source: dir, app: app, channel: channel,
                 version: try ReleaseFiles.version(version, option: "--version"),
                 minShellVersion: try ReleaseFiles.version(minShell, option: "--min-shell"),
                 maxShellVersion: try maxShell.map { try ReleaseFiles.version($0, option: "--max-shell") },
                 outputDirectory: out, baseURL: baseURL, format: archiveFormat, expires: expiry, now: now)
+            request.includeHidden = includeHidden
             let signingKey = try Ed25519.PrivateKey(pemFile: key)
             let result = try Publisher.publish(request, key: signingKey)
             let m = result.manifest
+            if !result.skippedHidden.isEmpty {
+                printError("skipped hidden files: \(result.skippedHidden.joined(separator: ", ")) (pass --include-hidden to publish them)")
+            }
             if json {
                 let o: JSONObject = [
                     "app": .string(m.app), "channel": .string(m.channel), "version": .string(m.version.description),

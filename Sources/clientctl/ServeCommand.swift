@@ -35,14 +35,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("TCP port on 127.0.0.1 (default: derived from the app id; 0 = any free port).", valueName: "n"))
     var port: Int?
 
-    @Option(name: .customLong("check-interval"), help: ArgumentHelp("Seconds between update checks; 0 disables periodic checks.", valueName: "seconds"))
-    var checkInterval: Double = 3600
+    @Option(name: .customLong("check-interval"), help: ArgumentHelp("Seconds between update checks (1–604800); 0 disables periodic checks.", valueName: "seconds"))
+    var checkInterval = Seconds(3600)
 
     @Option(help: ArgumentHelp("Content-Security-Policy header sent with every file.", valueName: "policy"))
     var csp: String?
 
     @Option(name: .customLong("startup-timeout"), help: ArgumentHelp("Seconds a new version has to report startup complete (default: config, 10).", valueName: "seconds"))
-    var startupTimeout: Double?
+    var startupTimeout: Seconds?
 
     @Option(name: .customLong("header-timeout"), help: ArgumentHelp("Seconds a connection has to send a request head (default 10).", valueName: "seconds"))
     var headerTimeout: Double = 10
@@ -56,17 +56,18 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("\(flag) must be between 0.1 and 3600 seconds")
         }
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
-        if checkInterval < 0 || !checkInterval.isFinite { throw ValidationError("--check-interval must be 0 or more seconds") }
-        if let startupTimeout, !(startupTimeout > 0 && startupTimeout.isFinite) {
-            throw ValidationError("--startup-timeout must be a positive number of seconds")
+        if checkInterval.value != 0 {
+            try checkInterval.require(in: DeviceConfig.checkIntervalRange, flag: "--check-interval",
+                                      rule: "0 (off), or 1 to 604800 seconds")
         }
+        try startupTimeout?.requireStartupTimeout()
     }
 
     func run() async throws {
         try await runReportingErrors {
             let context = try DeviceContext.open(device)
             var config = context.config
-            if let startupTimeout { config.startupTimeoutSeconds = startupTimeout }
+            if let startupTimeout { config.startupTimeoutSeconds = startupTimeout.value }
             let updater = Updater(layout: context.layout, config: config, channel: context.channel)
             let server = try ClientServer(configuration: ServerConfiguration(
                 port: port ?? ServerConfiguration.derivedPort(forApp: config.app),
@@ -79,7 +80,7 @@ struct ServeCommand: AsyncParsableCommand {
             let started = try await updater.start(bridge: ServerBridge(server))
             if started.shellUpdateReset { printError("clientctl serve: new embedded seed: downloaded versions dropped") }
             server.setControlHandler(UpdaterControl(updater))
-            let checks = Task { await Self.checkPeriodically(updater, every: checkInterval) }
+            let checks = Task { await Self.checkPeriodically(updater, every: checkInterval.value) }
             defer { checks.cancel() }
             do {
                 try await server.runService { port in

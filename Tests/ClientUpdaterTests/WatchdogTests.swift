@@ -258,6 +258,7 @@ import TestSupport
         #expect(TrialOwner.status(of: DeviceState.Trial(version: "1", owner: .detached(at: t0)), session: "x") == .none)
         var parent = mine
         parent.pid = getppid()
+        parent.pidStart = TrialOwner.processStart(getppid())  // the owner record is pid and start time
         parent.session = "p"
         #expect(TrialOwner.status(of: parent, session: "x") == .otherProcess)
         parent.boot = "another-boot"

@@ -3,22 +3,10 @@ import Foundation
 /// File-system helpers of the ``Organizer``: URL path mapping, linking and copying.
 enum OrganizerFiles {
     /// The percent-decoded form of a URL path (as the server looks it up).
-    static func decoded(_ urlPath: String) -> String {
-        guard urlPath.contains("%") else { return urlPath }
-        return urlPath.removingPercentEncoding ?? urlPath
-    }
+    static func decoded(_ urlPath: String) -> String { ServedPathRule.decoded(urlPath) }
 
-    /// The file a URL path is stored at, relative to the serving folder: `/` and paths
-    /// ending in `/` get `index.html`. Nil for paths that could escape the folder or
-    /// name no file (`..`, `.`, empty segments, NUL, backslash, no leading `/`).
-    static func relativeFile(forURLPath urlPath: String) -> String? {
-        let path = decoded(urlPath)
-        guard path.hasPrefix("/"), !path.contains("\0"), !path.contains("\\"), !path.contains("?") else { return nil }
-        var segments = path.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map(String.init)
-        if segments.last == "" { segments[segments.count - 1] = "index.html" }
-        guard !segments.isEmpty, segments.allSatisfy({ !$0.isEmpty && $0 != "." && $0 != ".." && $0.utf8.count <= 255 }) else { return nil }
-        return segments.joined(separator: "/")
-    }
+    /// The file a URL path is stored at (``ServedPathRule/relativeFile(forURLPath:)``).
+    static func relativeFile(forURLPath urlPath: String) -> String? { ServedPathRule.relativeFile(forURLPath: urlPath) }
 
     /// Refuses layouts where one file would need to be a folder for another (`/a`, `/a/b`).
     static func checkNoFileIsAFolder(_ files: [String], version: String) throws {

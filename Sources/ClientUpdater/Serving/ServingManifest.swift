@@ -56,9 +56,13 @@ public struct ServingManifest: Codable, Sendable, Equatable {
         self.entries = entries
     }
 
-    /// Reads and checks `serving/<id>.json`.
+    /// The cap on `serving/<id>.json`: room for the largest release a device accepts
+    /// (100,000 entries with paths of up to 1 KiB), while a planted 1 GB file is refused.
+    public static let maxFileBytes = 256 << 20
+
+    /// Reads and checks `serving/<id>.json` (at most ``maxFileBytes``).
     public static func read(from path: String) throws -> ServingManifest {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard let data = try BoundedFile.read(path, cap: maxFileBytes, code: .corruptState) else {
             throw UpdaterError(.notFound, "serving manifest \(path) does not exist")
         }
         let manifest: ServingManifest

@@ -25,7 +25,6 @@ public struct ArchiveChannel: UpdateChannel {
         }
         self.layout = layout
         self.config = config
-        self.store = ArchiveStore(layout: layout)
         self.downloader = downloader
         self.now = now
         do {
@@ -33,6 +32,7 @@ public struct ArchiveChannel: UpdateChannel {
         } catch {
             throw UpdaterError(.configInvalid, "\(layout.config): a trusted key cannot be read: \(error)")
         }
+        self.store = ArchiveStore(layout: layout, verifier: verifier)
     }
 
     public func installedVersions() throws -> [InstalledVersion] {
@@ -61,7 +61,7 @@ public struct ArchiveChannel: UpdateChannel {
     }
 
     /// Every regular file of the version's tree, served at its relative path; `index.html`
-    /// at the root is also `/`. Archives carry no per-file hashes, so names with a
+    /// at the root is also `/`. A name ``ServedPathRule`` refuses throws `.invalidArgument`. Archives carry no per-file hashes, so names with a
     /// content hash in them are what makes an asset cacheable.
     public func servedAssets(for version: InstalledVersion) throws -> [ServedAsset] {
         let root = version.directory
@@ -73,6 +73,10 @@ public struct ArchiveChannel: UpdateChannel {
             let full = root + "/" + relative
             var st = stat()
             guard lstat(full, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+            if let problem = ServedPathRule.problem(withStoredPath: relative) {
+                // Installed by an older clientctl: the organizer fails the version instead.
+                throw UpdaterError(.invalidArgument, "cannot organize version \(version.id): \(relative): \(problem)")
+            }
             let urlPath = relative == "index.html" ? "/" : "/" + relative
             assets.append(ServedAsset(urlPath: urlPath, sourceFile: full, cacheable: HashedName.looksHashed(relative)))
         }

@@ -8,16 +8,26 @@ import Foundation
 /// is written before that rename, so a listed version is always complete and verified.
 public struct ArchiveStore: Sendable {
     public let layout: RootLayout
+    /// The root's trusted keys: every sidecar is verified again when it is read.
+    public let verifier: ManifestVerifier
 
-    public init(layout: RootLayout) {
+    /// Most bytes read from a sidecar (the manifest cap of DESIGN §8).
+    public static let sidecarCap = 64 * 1024
+
+    public init(layout: RootLayout, verifier: ManifestVerifier) {
         self.layout = layout
+        self.verifier = verifier
     }
 
-    /// The fields of a sidecar the store needs (the sidecar is the verified manifest).
-    struct Sidecar: Decodable {
-        var version: String
-        var minShellVersion: String
-        var maxShellVersion: String?
+    /// The sidecar of `version`: the signed manifest, at most ``sidecarCap`` bytes, whose
+    /// signature verifies with a trusted key and whose version is `version`; nil otherwise
+    /// (missing, too large, hand-written, re-signed by an unknown key, another version's).
+    public func verifiedSidecar(_ version: Version) -> Manifest? {
+        let path = layout.clientSidecar(version)
+        guard let data = try? BoundedFile.read(path, cap: Self.sidecarCap, code: .corruptState),
+              let manifest = verifier.verify(bytes: data, source: path).manifest,
+              manifest.version == version else { return nil }
+        return manifest
     }
 
     /// Complete installed versions, oldest install first.
@@ -34,14 +44,12 @@ public struct ArchiveStore: Sendable {
             let dir = layout.clientDirectory(version)
             var st = stat()
             guard lstat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { continue }
-            guard let data = FileManager.default.contents(atPath: layout.clientSidecar(version)),
-                  let sidecar = try? JSONDecoder().decode(Sidecar.self, from: data),
-                  sidecar.version == version.description
-            else { continue }  // a folder without its verified manifest is not a version
+            // A folder without its signed, verified manifest is not a version.
+            guard let sidecar = verifiedSidecar(version) else { continue }
             let installedAt = Date(timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec))
             result.append(InstalledVersion(
                 id: version.description, directory: dir,
-                minShell: Version(sidecar.minShellVersion), maxShell: sidecar.maxShellVersion.flatMap(Version.init),
+                minShell: sidecar.minShellVersion, maxShell: sidecar.maxShellVersion,
                 installedAt: installedAt))
         }
         return result.sorted { ($0.installedAt ?? .distantPast, Version($0.id) ?? Version(0, 0, 0)) < ($1.installedAt ?? .distantPast, Version($1.id) ?? Version(0, 0, 0)) }
