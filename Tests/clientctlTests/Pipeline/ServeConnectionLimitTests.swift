@@ -23,8 +23,9 @@ import Testing
         return fd
     }
 
+    /// Sends without SIGPIPE: the server may already have closed the connection.
     static func send(_ fd: Int32, _ text: String) {
-        _ = Array(text.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        _ = Array(text.utf8).withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
     /// Reads until the peer closes (true) or the receive timeout passes (false).
