@@ -30,10 +30,14 @@ enum AgentLock {
     }
 
     /// Taken by a one-shot watchdog command (`reload`, `ack`, `rollback`, `gc`) for its
-    /// duration, without waiting: an agent holds it for hours.
+    /// duration, without waiting: an agent holds it for hours. No `agent.lock` means no
+    /// agent has ever run on the root: nil, and nothing is created (a command that then
+    /// fails leaves the root exactly as it was; an agent starting meanwhile waits for the
+    /// root's `lock`, which the command holds while it writes).
     /// - Throws: ``UpdaterError`` `.locked` naming the agent when one runs on the root.
-    static func acquireForCommand(_ layout: RootLayout) throws -> FileLock {
-        try acquire(layout, wait: 0)
+    static func acquireForCommand(_ layout: RootLayout) throws -> FileLock? {
+        guard FileManager.default.fileExists(atPath: path(layout)) else { return nil }
+        return try acquire(layout, wait: 0)
     }
 
     static func record(_ holder: Holder, _ layout: RootLayout) {

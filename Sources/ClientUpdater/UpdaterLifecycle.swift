@@ -57,8 +57,15 @@ extension Updater {
     /// retention): a one-shot caller also takes ``AgentLock`` for the duration, so it is
     /// refused while an agent runs on the root; the agent itself already holds it.
     func writerLocked<T>(wait: Double = 30, _ body: () throws -> T) throws -> T {
-        let agent = lifecycle.agentLock == nil ? try AgentLock.acquireForCommand(layout) : nil
-        return try withExtendedLifetime(agent) { try locked(wait: wait, body) }
+        if lifecycle.agentLock != nil { return try locked(wait: wait, body) }
+        let agent = try AgentLock.acquireForCommand(layout)
+        return try withExtendedLifetime(agent) {
+            try locked(wait: wait) {
+                // An agent that started after the check has created its lock file by now.
+                let late = agent == nil ? try AgentLock.acquireForCommand(layout) : nil
+                return try withExtendedLifetime(late) { try body() }
+            }
+        }
     }
 
     func emit(_ event: UpdaterEvent) {
