@@ -37,6 +37,7 @@ enum FuzzTargets {
         RuntimeConfigTarget.self,
         ByteRangeTarget.self,
         HeadInjectorTarget.self,
+        RequestHeadTarget.self,
     ]
 
     static func named(_ name: String) -> (any FuzzTarget.Type)? {

@@ -50,9 +50,11 @@ enum PathRules {
     static func decodedPath(_ raw: String) -> String? {
         var path = raw
         if raw.utf8.contains(0x25) {
-            guard let decoded = raw.removingPercentEncoding, !decoded.contains("\0") else { return nil }
+            guard let decoded = raw.removingPercentEncoding else { return nil }
             path = decoded
         }
+        // NUL, encoded or raw (found by the request-head fuzz target): no file is named so.
+        guard !path.utf8.contains(0) else { return nil }
         guard path.contains("/.") else { return path }
         for segment in path.split(separator: "/") where segment == "." || segment == ".." { return nil }
         return path

@@ -1,0 +1,22 @@
+@testable import ClientServer
+import Testing
+
+/// The request-path rule of `serve`: what a path decodes to, and what can name no file.
+@Suite struct PathRulesTests {
+    @Test(arguments: [
+        ("/app/main.js", "/app/main.js"),
+        ("/caf%C3%A9.txt", "/caf\u{E9}.txt"),
+        ("/a%20b", "/a b"),
+        ("/.well-known/x", "/.well-known/x"),
+    ])
+    func decodes(_ raw: String, _ expected: String) {
+        #expect(PathRules.decodedPath(raw) == expected)
+    }
+
+    /// `rrr\0\0\0` is the request-head fuzz target's finding (Fuzz/Regressions/request-head):
+    /// a raw NUL passed because only decoded paths were checked.
+    @Test(arguments: ["rrr\0\0\0", "/a\0b", "/a%00b", "/%2e%2e/etc/passwd", "/a/./b", "/a/../b", "/%2E/x", "/bad%zz"])
+    func refuses(_ raw: String) {
+        #expect(PathRules.decodedPath(raw) == nil, "\(raw.debugDescription)")
+    }
+}
