@@ -80,15 +80,20 @@ struct FileResponder: Sendable {
     }
 
     /// `If-None-Match` matching (weak comparison): `*`, or any listed tag equal to `etag`
-    /// ignoring `W/` and quotes (the Meteor plugin sent unquoted tags).
+    /// ignoring `W/` and quotes (the Meteor plugin sent unquoted tags). Works on bytes: a
+    /// combining mark after a quote would join it into one `Character` (found by the
+    /// request-head fuzz target).
     static func matches(_ header: String, _ etag: String) -> Bool {
-        let bare = etag.utf8.count >= 2 ? etag.dropFirst().dropLast() : Substring(etag)
-        for candidate in header.split(separator: ",") {
-            var tag = candidate.trimmingWhitespace()
-            if tag == "*" { return true }
-            if tag.hasPrefix("W/") { tag = tag.dropFirst(2) }
-            if tag.hasPrefix("\""), tag.hasSuffix("\""), tag.count >= 2 { tag = tag.dropFirst().dropLast() }
-            if tag == bare { return true }
+        let quote = UInt8(ascii: "\"")
+        var bare = Array(etag.utf8)[...]
+        if bare.count >= 2, bare.first == quote, bare.last == quote { bare = bare.dropFirst().dropLast() }
+        for candidate in Array(header.utf8).split(separator: UInt8(ascii: ","), omittingEmptySubsequences: false) {
+            var tag = candidate.drop { $0 == 0x20 || $0 == 0x09 }
+            while let last = tag.last, last == 0x20 || last == 0x09 { tag = tag.dropLast() }
+            if tag.elementsEqual([UInt8(ascii: "*")]) { return true }
+            if tag.starts(with: [UInt8(ascii: "W"), UInt8(ascii: "/")]) { tag = tag.dropFirst(2) }
+            if tag.count >= 2, tag.first == quote, tag.last == quote { tag = tag.dropFirst().dropLast() }
+            if tag.elementsEqual(bare) { return true }
         }
         return false
     }
@@ -97,7 +102,10 @@ struct FileResponder: Sendable {
     static func ifRangeAllows(_ ifRange: String?, etag: String?) -> Bool {
         guard let ifRange else { return true }
         guard let etag else { return false }
-        return ifRange.trimmingCharacters(in: .whitespaces) == etag
+        var value = Array(ifRange.utf8)[...]
+        value = value.drop { $0 == 0x20 || $0 == 0x09 }
+        while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
+        return value.elementsEqual(etag.utf8)
     }
 }
 

@@ -20,3 +20,24 @@ import Testing
         #expect(PathRules.decodedPath(raw) == nil, "\(raw.debugDescription)")
     }
 }
+
+/// Entity-tag matching for `If-None-Match` and `If-Range`, on bytes.
+@Suite struct EntityTagMatchingTests {
+    /// `"\u{738}GG-"` is the request-head fuzz target's finding
+    /// (Fuzz/Regressions/request-head): a combining mark joined the opening quote into one
+    /// `Character`, so the tag did not match itself.
+    @Test(arguments: ["\"abc\"", "\"\u{738}GG-\"", "\"e\u{301}\"", "\"\u{E9}\""])
+    func aTagMatchesItself(_ etag: String) {
+        #expect(FileResponder.matches(etag, etag))
+        #expect(FileResponder.matches("W/" + etag, etag))
+        #expect(FileResponder.matches("\"x\", " + etag, etag))
+        #expect(FileResponder.ifRangeAllows(" " + etag + " ", etag: etag))
+    }
+
+    @Test func canonicallyEquivalentSpellingsAreOtherTags() {
+        #expect(!FileResponder.matches("\"e\u{301}\"", "\"\u{E9}\""))
+        #expect(!FileResponder.ifRangeAllows("\"e\u{301}\"", etag: "\"\u{E9}\""))
+        #expect(FileResponder.matches("*", "\"anything\""))
+        #expect(!FileResponder.matches("\"abc\"", "\"abd\""))
+    }
+}
