@@ -1,4 +1,5 @@
 import ClientUpdater
+import ClientUpdaterHTTP
 import Foundation
 import Testing
 import TestSupport
@@ -17,7 +18,7 @@ import TestSupport
         try scratch.write("manifest.json", manifest)
         try scratch.write("big.json", Data(repeating: 0x20, count: 70_000))
         server = try LoopbackHTTPServer(handler: faults.wrap(LoopbackHTTPServer.folder(scratch.path)))
-        downloader = Downloader(transport: URLSessionTransport(), sleeper: sleeper, idleTimeout: 2)
+        downloader = Downloader(transport: DefaultTransport(), sleeper: sleeper, idleTimeout: 2)
     }
 
     @Test func fetchesThenAnswersNotModifiedForTheSameETag() async throws {
@@ -103,7 +104,7 @@ import TestSupport
     @Test func refusedConnectionGivesUpAsNetworkError() async throws {
         let port = try LoopbackHTTPServer.unusedPort()
         let url = try #require(URL(string: "http://127.0.0.1:\(port)/manifest.json"))
-        let d = Downloader(transport: URLSessionTransport(), retry: RetryPolicy(maxAttempts: 3), sleeper: sleeper)
+        let d = Downloader(transport: DefaultTransport(), retry: RetryPolicy(maxAttempts: 3), sleeper: sleeper)
         let error = await #expect(throws: UpdaterError.self) { try await d.fetchSmall(url) }
         #expect(error?.message == "GET \(url.absoluteString): connection refused (gave up after 3 attempts)")
         #expect(error?.exitStatus == .unavailable)
