@@ -122,7 +122,10 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
         let result = try await downloader.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
         #expect(result.digest == sha256)
         #expect(server.requests.count == 2)
-        #expect(rangeStart(server.requests[1]) == 123_456)
+        // The resume starts where the file ends: at most the 123,456 bytes sent (bytes the
+        // transport had read ahead but not yet handed over when the close came are fetched again).
+        let start = try #require(rangeStart(server.requests[1]))
+        #expect(start > 0 && start <= 123_456)
     }
 
     @Test func bodyLongerThanExpectedSizeIsStoppedAndNotRetried() async throws {
