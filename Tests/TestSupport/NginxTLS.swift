@@ -1,8 +1,8 @@
 import Foundation
 
 /// nginx (Debian `nginx-light`) on 127.0.0.1, unprivileged-style (own config and prefix,
-/// `daemon off`), serving `root` over TLS on one port per certificate given, plus
-/// optional plain-HTTP and redirect servers.
+/// `daemon off`, no master process), serving `root` over TLS on one port per site; a
+/// site may add its own directives (e.g. a redirect).
 public final class NginxTLS: @unchecked Sendable {
     // @unchecked Sendable: immutable after init.
     public struct Site: Sendable {
