@@ -80,7 +80,7 @@ public struct HTTPTransport: HeadFirstTransport {
                 stall.waiting()
                 response = try await client.execute(makeRequest(url, request.headers), deadline: deadline)
             } catch {
-                throw Self.mapped(error, url: url, context)
+                throw await explained(Self.mapped(error, url: url, context), url: url, direct: proxy == nil)
             }
             let status = Int(response.status.code)
             hop += 1
@@ -130,6 +130,18 @@ public struct HTTPTransport: HeadFirstTransport {
             }
             return answer
         }
+    }
+
+    /// A certificate failure on a direct connection, with its reason when the certificate's
+    /// dates give it (``CertificateDiagnosis``).
+    private func explained(_ error: any Error, url: URL, direct: Bool) async -> any Error {
+        guard direct, let failure = (error as? UpdaterError)?.transportFailure, case .tls(let text) = failure,
+              text.contains("CERTIFICATE_VERIFY_FAILED"), let host = url.host else { return error }
+        let port = url.port ?? 443
+        guard let reason = await CertificateDiagnosis.validityProblem(host: host, port: port, timeout: settings.connectTimeout) else {
+            return error
+        }
+        return UpdaterError.network(url, .tls("the server's certificate failed verification: \(reason)"))
     }
 
     private func makeRequest(_ url: URL, _ headers: [String: String]) -> HTTPClientRequest {

@@ -35,6 +35,15 @@ final class StallWatch: Sendable {
     /// Something arrived: the caller's code runs now.
     func arrived() { waitingSince.withLockedValue { $0 = nil } }
 
+    /// Removes `nanoseconds` from the current wait: time during which this process was not
+    /// scheduled (the watch itself woke late) says nothing about the server.
+    func forgive(nanoseconds: UInt64) {
+        let t = now()
+        waitingSince.withLockedValue { since in
+            if let s = since { since = min(s &+ nanoseconds, t) }
+        }
+    }
+
     /// Whether the transfer has been waiting for at least the idle timeout at `now`.
     func isStalled(now: UInt64) -> Bool {
         guard let since = waitingSince.withLockedValue({ $0 }) else { return false }
@@ -54,10 +63,17 @@ final class StallWatch: Sendable {
     /// once stalled or ``TransportFailure/deadlineExceeded(seconds:)`` once over time, or
     /// `CancellationError` when the transfer ended first.
     func watch(url: URL) async throws -> Never {
-        let step = min(max(min(idleTimeout, timeLimit ?? idleTimeout) / 8, 0.005), 0.25)
+        let step = UInt64(min(max(min(idleTimeout, timeLimit ?? idleTimeout) / 8, 0.005), 0.25) * 1e9)
+        let slack = max(step, 50_000_000)
+        var last = now()
         while true {
-            try await Task.sleep(nanoseconds: UInt64(step * 1e9))
+            try await Task.sleep(nanoseconds: step)
             let t = now()
+            // Woke much later than asked: the process was starved of CPU (a loaded machine,
+            // a blocked thread pool); the exchange was starved too, so that gap is not a stall.
+            let elapsed = t &- last
+            if elapsed > step &+ slack { forgive(nanoseconds: elapsed &- step) }
+            last = t
             if isOverTime(now: t) { throw UpdaterError.network(url, .deadlineExceeded(seconds: timeLimit ?? 0)) }
             if isStalled(now: t) { throw UpdaterError.network(url, .timedOut(seconds: idleTimeout)) }
         }

@@ -118,6 +118,10 @@ extension HTTPSuites {
             #expect(!watch.isStalled(now: clock.now))
             clock.advance(seconds: 0.5)
             #expect(watch.isStalled(now: clock.now))
+            watch.forgive(nanoseconds: 1_000_000_000)  // one second the process was not scheduled
+            #expect(!watch.isStalled(now: clock.now))
+            clock.advance(seconds: 1)
+            #expect(watch.isStalled(now: clock.now))
             let limited = StallWatch(idleTimeout: 30, timeLimit: 5, now: { clock.now })
             clock.advance(seconds: 4.9)
             #expect(!limited.isOverTime(now: clock.now))

@@ -82,6 +82,8 @@ extension HTTPSuites {
             try await withTransport(f.trusting) { transport in
                 let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(f.nginx.url(2, "/app.tgz")) }
                 try Self.expectCertificateFailure(error)
+                #expect(error?.message.hasSuffix("TLS failure: the server's certificate failed verification: it expired on 2020-02-01T00:00:00Z") == true,
+                        "\(error?.message ?? "")")
             }
         }
 
