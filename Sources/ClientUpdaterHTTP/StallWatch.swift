@@ -46,8 +46,9 @@ final class StallWatch: Sendable {
 
     /// Whether the transfer has been waiting for at least the idle timeout at `now`.
     func isStalled(now: UInt64) -> Bool {
-        guard let since = waitingSince.withLockedValue({ $0 }) else { return false }
-        return Double(now &- since) / 1e9 >= idleTimeout
+        // `since` can be later than `now` after ``forgive(nanoseconds:)``: not stalled.
+        guard let since = waitingSince.withLockedValue({ $0 }), now > since else { return false }
+        return Double(now - since) / 1e9 >= idleTimeout
     }
 
     /// Whether the transfer has run past its time limit now.
@@ -64,7 +65,9 @@ final class StallWatch: Sendable {
     /// `CancellationError` when the transfer ended first.
     func watch(url: URL) async throws -> Never {
         let step = UInt64(min(max(min(idleTimeout, timeLimit ?? idleTimeout) / 8, 0.005), 0.25) * 1e9)
-        let slack = max(step, 50_000_000)
+        // Only a gap well beyond a tick counts as starvation (a quarter of the idle
+        // timeout, at least 250 ms), so ordinary scheduling jitter never hides a stall.
+        let slack = max(step, UInt64(max(idleTimeout / 4, 0.25) * 1e9))
         var last = now()
         while true {
             try await Task.sleep(nanoseconds: step)
