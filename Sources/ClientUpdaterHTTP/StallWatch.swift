@@ -35,18 +35,9 @@ final class StallWatch: Sendable {
     /// Something arrived: the caller's code runs now.
     func arrived() { waitingSince.withLockedValue { $0 = nil } }
 
-    /// Removes `nanoseconds` from the current wait: time during which this process was not
-    /// scheduled (the watch itself woke late) says nothing about the server.
-    func forgive(nanoseconds: UInt64) {
-        let t = now()
-        waitingSince.withLockedValue { since in
-            if let s = since { since = min(s &+ nanoseconds, t) }
-        }
-    }
-
     /// Whether the transfer has been waiting for at least the idle timeout at `now`.
     func isStalled(now: UInt64) -> Bool {
-        // `since` can be later than `now` after ``forgive(nanoseconds:)``: not stalled.
+        // A reading taken before the wait began is not a stall.
         guard let since = waitingSince.withLockedValue({ $0 }), now > since else { return false }
         return Double(now - since) / 1e9 >= idleTimeout
     }
@@ -65,18 +56,9 @@ final class StallWatch: Sendable {
     /// `CancellationError` when the transfer ended first.
     func watch(url: URL) async throws -> Never {
         let step = UInt64(min(max(min(idleTimeout, timeLimit ?? idleTimeout) / 8, 0.005), 0.25) * 1e9)
-        // Only a gap well beyond a tick counts as starvation (a quarter of the idle
-        // timeout, at least 250 ms), so ordinary scheduling jitter never hides a stall.
-        let slack = max(step, UInt64(max(idleTimeout / 4, 0.25) * 1e9))
-        var last = now()
         while true {
             try await Task.sleep(nanoseconds: step)
             let t = now()
-            // Woke much later than asked: the process was starved of CPU (a loaded machine,
-            // a blocked thread pool); the exchange was starved too, so that gap is not a stall.
-            let elapsed = t &- last
-            if elapsed > step &+ slack { forgive(nanoseconds: elapsed &- step) }
-            last = t
             if isOverTime(now: t) { throw UpdaterError.network(url, .deadlineExceeded(seconds: timeLimit ?? 0)) }
             if isStalled(now: t) { throw UpdaterError.network(url, .timedOut(seconds: idleTimeout)) }
         }

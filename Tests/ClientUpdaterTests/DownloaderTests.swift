@@ -237,6 +237,7 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
         d.idleTimeout = 1  // well under the 3 s gap, with room for a loaded machine before the first drip
         let result = try await d.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
         #expect(result.digest == sha256)
+        try #require(server.requests.count >= 2, "the stall was noticed: \(server.log)")
         #expect(rangeStart(server.requests[1]) == 100_000, "resumed after the first drip: \(server.log)")
     }
 
