@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "clientctl", targets: ["clientctl"]),
         .library(name: "ClientUpdater", targets: ["ClientUpdater"]),
+        .library(name: "ClientUpdaterHTTP", targets: ["ClientUpdaterHTTP"]),
         .library(name: "SignedArchive", targets: ["SignedArchive"]),
         .library(name: "MeteorHotCodePush", targets: ["MeteorHotCodePush"]),
         .library(name: "ClientServer", targets: ["ClientServer"]),
@@ -16,6 +17,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.24.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
     ],
     targets: [
         .systemLibrary(
@@ -36,15 +40,28 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The production transport: http:/https: on AsyncHTTPClient (proxies, TLS, pooling).
+        .target(
+            name: "ClientUpdaterHTTP",
+            dependencies: [
+                "ClientUpdater",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ]
+        ),
         // Channel 1: signed manifests, canonical JSON, Ed25519, archive pack/unpack.
         .target(
             name: "SignedArchive",
-            dependencies: ["ClientUpdater", "COpenSSL", "CArchive"]
+            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "COpenSSL", "CArchive"]
         ),
         // Channel 2: Meteor hot code push.
         .target(
             name: "MeteorHotCodePush",
-            dependencies: ["ClientUpdater"]
+            dependencies: ["ClientUpdater", "ClientUpdaterHTTP"]
         ),
         // The loopback HTTP server behind `clientctl serve`.
         .target(
@@ -59,7 +76,7 @@ let package = Package(
         .executableTarget(
             name: "clientctl",
             dependencies: [
-                "ClientUpdater", "SignedArchive", "MeteorHotCodePush", "ClientServer",
+                "ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "MeteorHotCodePush", "ClientServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -72,7 +89,7 @@ let package = Package(
         // Client of Scripts/bench/transport (not shipped).
         .executableTarget(
             name: "transport-bench",
-            dependencies: ["ClientUpdater"],
+            dependencies: ["ClientUpdater", "ClientUpdaterHTTP"],
             path: "Scripts/bench/TransportBench"
         ),
         .target(
@@ -80,11 +97,12 @@ let package = Package(
             dependencies: ["ClientUpdater", "SignedArchive"],
             path: "Tests/TestSupport"
         ),
-        .testTarget(name: "ClientUpdaterTests", dependencies: ["ClientUpdater", "TestSupport"]),
+        .testTarget(name: "ClientUpdaterTests", dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
+        .testTarget(name: "ClientUpdaterHTTPTests", dependencies: ["ClientUpdaterHTTP", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "SignedArchiveTests", dependencies: ["SignedArchive", "ClientUpdater", "TestSupport"]),
-        .testTarget(name: "MeteorHotCodePushTests", dependencies: ["MeteorHotCodePush", "ClientUpdater", "TestSupport"]),
+        .testTarget(name: "MeteorHotCodePushTests", dependencies: ["MeteorHotCodePush", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
         .testTarget(name: "ClientServerTests", dependencies: ["ClientServer", "ClientUpdater", "SignedArchive", "MeteorHotCodePush", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
-        .testTarget(name: "clientctlTests", dependencies: ["ClientUpdater", "SignedArchive", "TestSupport"]),
+        .testTarget(name: "clientctlTests", dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -40,6 +40,12 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     public var allowInsecureHTTP: Bool
     /// Caps applied when unpacking an archive.
     public var limits: Limits
+    /// Proxy for every request (`http://host:port`, like curl's `-x`); replaces the
+    /// `*_proxy` environment variables, `NO_PROXY` still applies. `nil`: the environment.
+    public var proxy: String?
+    /// PEM file of the CA certificates to trust instead of the system store (a private
+    /// CA); relative to the root when not absolute. `nil`: the system trust store.
+    public var caFile: String?
 
     /// Caps that protect a device from hostile or broken releases.
     public struct Limits: Codable, Sendable, Equatable {
@@ -61,7 +67,8 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         app: String, channelKind: ChannelKind, channel: String? = nil, manifestURL: String? = nil,
         meteorRootURL: String? = nil, compatPlatform: String? = nil, trustedKeys: [String] = [],
         shellVersion: Version, embeddedPath: String? = nil, startupTimeoutSeconds: Double = 10,
-        keep: Int = 3, allowInsecureHTTP: Bool = false, limits: Limits = Limits()
+        keep: Int = 3, allowInsecureHTTP: Bool = false, limits: Limits = Limits(),
+        proxy: String? = nil, caFile: String? = nil
     ) {
         self.format = Self.currentFormat
         self.app = app
@@ -77,6 +84,8 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         self.keep = keep
         self.allowInsecureHTTP = allowInsecureHTTP
         self.limits = limits
+        self.proxy = proxy
+        self.caFile = caFile
     }
 
     /// Reads and validates `config.json` of a root: at most 1 MiB, not writable by other

@@ -29,7 +29,7 @@ extension Downloader {
             if let etag { headers["If-None-Match"] = etag }
             let body = SmallBody(cap: cap)
             let response = try await transport.get(
-                TransportRequest(url: url, headers: headers, idleTimeout: idleTimeout),
+                TransportRequest(url: url, headers: headers, idleTimeout: idleTimeout, timeLimit: timeLimit),
                 head: { head in
                     switch head.status {
                     case 304 where etag != nil:

@@ -13,14 +13,19 @@ public struct Downloader: Sendable {
     public var sleeper: any Sleeper
     /// Give up on a request when no byte arrives for this long (seconds).
     public var idleTimeout: Double
+    /// Give up on one request (connect, head and body) after this long (seconds); `nil`
+    /// for no limit. A request cut by it is retried like any transient failure.
+    public var timeLimit: Double?
     /// Extra request headers sent with every request.
     public var headers: [String: String]
     /// Called before each retry with the attempt that failed (1-based), the delay and
     /// the error: for logging.
     public var onRetry: (@Sendable (Int, Double, UpdaterError) -> Void)?
 
+    /// - Parameter transport: the network seam; `ClientUpdaterHTTP` adds an initializer
+    ///   without it that uses its `DefaultTransport`.
     public init(
-        transport: any Transport = DefaultTransport(), retry: RetryPolicy = .standard,
+        transport: any Transport, retry: RetryPolicy = .standard,
         sleeper: any Sleeper = TaskSleeper(), idleTimeout: Double = 30, headers: [String: String] = [:]
     ) {
         self.transport = transport
@@ -126,7 +131,7 @@ public struct Downloader: Sendable {
             if offset > 0 { headers["Range"] = "bytes=\(offset)-" }
             do {
                 let response = try await transport.get(
-                    TransportRequest(url: url, headers: headers, idleTimeout: idleTimeout),
+                    TransportRequest(url: url, headers: headers, idleTimeout: idleTimeout, timeLimit: timeLimit),
                     head: { head in try Self.begin(head, url: url, file: file, offset: offset, expectedSize: expectedSize) },
                     sink: { chunk in
                         if let expectedSize, file.size + Int64(chunk.count) > expectedSize {

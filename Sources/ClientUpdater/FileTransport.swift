@@ -5,11 +5,13 @@ import Foundation
 ///
 /// 200 with `Content-Length` (or 206 with `Content-Range` for a `Range: bytes=N-`
 /// request, so resuming works the same as over HTTP); 404 when the file is missing, 403
-/// when it cannot be read, 400 for a folder.
-enum FileTransport {
+/// when it cannot be read, 400 for a folder. HTTP transports hand `file:` URLs to it.
+public enum FileTransport {
     static let chunkSize = 256 * 1024
 
-    static func get(_ request: TransportRequest, head: (TransportResponse) throws -> Void,
+    /// Reads the file named by `request.url` and streams it like a GET: `head` first, then
+    /// `sink` chunk by chunk.
+    public static func get(_ request: TransportRequest, head: (TransportResponse) throws -> Void,
                     sink: (UnsafeRawBufferPointer) throws -> Void) throws -> TransportResponse {
         let path = request.url.path
         let fd = open(path, O_RDONLY | O_CLOEXEC)

@@ -69,12 +69,16 @@ final class TransportBodyBuffer: @unchecked Sendable {
 public struct TransportRequest: Sendable, Equatable {
     public var url: URL
     public var headers: [String: String]
-    /// Give up when no byte arrives for this long.
+    /// Give up when no byte arrives for this long (seconds).
     public var idleTimeout: Double
-    public init(url: URL, headers: [String: String] = [:], idleTimeout: Double = 30) {
+    /// Give up when the whole request (connect, redirects, head and body) takes longer
+    /// than this (seconds); `nil` for no limit.
+    public var timeLimit: Double?
+    public init(url: URL, headers: [String: String] = [:], idleTimeout: Double = 30, timeLimit: Double? = nil) {
         self.url = url
         self.headers = headers
         self.idleTimeout = idleTimeout
+        self.timeLimit = timeLimit
     }
 }
 

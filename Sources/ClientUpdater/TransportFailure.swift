@@ -13,8 +13,16 @@ public enum TransportFailure: Error, Sendable, Equatable, CustomStringConvertibl
     case dns
     /// The body ended before the promised `Content-Length`.
     case truncated(received: Int64, expected: Int64)
-    /// TLS failed (certificate, handshake).
-    case tls
+    /// TLS failed (certificate, handshake); the text names the problem.
+    case tls(String)
+    /// The connection could not be set up within the connect timeout.
+    case connectTimedOut(seconds: Double)
+    /// The whole request took longer than its time limit.
+    case deadlineExceeded(seconds: Double)
+    /// A redirect was refused (a downgrade from https: to http:, too many hops, a bad `Location`).
+    case redirect(String)
+    /// The proxy refused or failed the request.
+    case proxy(String)
     /// Anything else the transport reported.
     case other(String)
 
@@ -25,7 +33,11 @@ public enum TransportFailure: Error, Sendable, Equatable, CustomStringConvertibl
         case .timedOut(let s): return "timed out (no data for \(Self.seconds(s)))"
         case .dns: return "host name not found (DNS)"
         case .truncated(let got, let want): return "body truncated after \(got) of \(want) bytes"
-        case .tls: return "TLS failure"
+        case .tls(let text): return "TLS failure: \(text)"
+        case .connectTimedOut(let s): return "connect timed out after \(Self.seconds(s))"
+        case .deadlineExceeded(let s): return "took longer than the time limit of \(Self.seconds(s))"
+        case .redirect(let text): return "redirect refused: \(text)"
+        case .proxy(let text): return "proxy failure: \(text)"
         case .other(let text): return text
         }
     }
@@ -33,8 +45,8 @@ public enum TransportFailure: Error, Sendable, Equatable, CustomStringConvertibl
     /// Whether trying again later may succeed.
     public var isTransient: Bool {
         switch self {
-        case .refused, .reset, .timedOut, .dns, .truncated, .other: return true
-        case .tls: return false
+        case .refused, .reset, .timedOut, .dns, .truncated, .connectTimedOut, .deadlineExceeded, .proxy, .other: return true
+        case .tls, .redirect: return false
         }
     }
 

@@ -72,20 +72,11 @@ public struct TrialOwner: Sendable, Equatable {
         guard pid > 0 else { return false }
         if kill(pid, 0) != 0 && errno != EPERM { return false }
         // A killed child that its parent has not reaped yet is a zombie: dead.
-        if let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-           let close = stat.lastIndex(of: ")") {
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            if fields.first == "Z" || fields.first == "X" { return false }
-        }
-        return true
+        return !Platform.isZombie(pid)
     }
 
-    /// `/proc/sys/kernel/random/boot_id`, when the system has one.
-    static func bootID() -> String? {
-        guard let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else { return nil }
-        let id = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        return id.isEmpty ? nil : id
-    }
+    /// The kernel boot id, when the system has one (``Platform/bootID()``).
+    static func bootID() -> String? { Platform.bootID() }
 }
 
 /// What ``TrialOwner/status(of:session:)`` found out about a persisted trial.

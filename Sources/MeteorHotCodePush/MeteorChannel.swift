@@ -1,4 +1,5 @@
 import ClientUpdater
+import ClientUpdaterHTTP
 import Foundation
 
 /// The Meteor hot-code-push channel (DESIGN §1, meteor-protocol.md): fetches
@@ -10,9 +11,9 @@ import Foundation
 /// root's lock to be held by the caller.
 public struct MeteorChannel: UpdateChannel {
     /// A channel for a root whose `config.json` says `channelKind == .meteor`, with the
-    /// production transport (plain HTTP sockets, URLSession for https:).
+    /// production transport (``DefaultTransport`` with the root's `proxy` and `caFile`).
     public static func forRoot(_ layout: RootLayout, config: DeviceConfig) throws -> MeteorChannel {
-        try MeteorChannel(layout: layout, config: config, transport: DefaultTransport())
+        try MeteorChannel(layout: layout, config: config, transport: DefaultTransport(config: config, root: layout.root))
     }
 
     /// Tunables; the defaults suit devices.

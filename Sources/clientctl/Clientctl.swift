@@ -1,5 +1,6 @@
 import ArgumentParser
 import ClientUpdater
+import ClientUpdaterHTTP
 import Foundation
 
 /// The `clientctl` command: ships signed web-client bundles to devices.
@@ -21,7 +22,3 @@ struct Clientctl: AsyncParsableCommand {
     )
 }
 
-/// The tool's own version.
-enum ClientctlVersion {
-    static let string = "0.1.0"
-}

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ClientUpdater
+import ClientUpdaterHTTP
 import SignedArchive
 import MeteorHotCodePush
 import Foundation
@@ -53,6 +54,10 @@ struct InitCommand: AsyncParsableCommand {
     var maxUnpackedBytes: Int64 = DeviceConfig.Limits().maxUnpackedBytes
     @Option(name: .customLong("max-entries"), help: "Cap on entries in one archive.")
     var maxEntries: Int = DeviceConfig.Limits().maxEntries
+    @Option(name: .customLong("ca-file"), help: ArgumentHelp("PEM file of the CA certificates to trust for https: instead of the system store (a private CA).", valueName: "ca.pem"))
+    var caFile: String?
+    @Option(help: ArgumentHelp("Proxy for every request (http://host:port), instead of the HTTPS_PROXY/HTTP_PROXY environment; NO_PROXY still applies.", valueName: "url"))
+    var proxy: String?
     @Flag(help: "Overwrite an existing config.json (installed versions and state are kept).")
     var force = false
 
@@ -84,7 +89,7 @@ struct InitCommand: AsyncParsableCommand {
                 embedded: embedded, startupTimeout: startupTimeout.value, keep: keep, allowInsecureHTTP: allowInsecureHTTP,
                 limits: .init(maxUnpackedBytes: maxUnpackedBytes, maxEntries: maxEntries))
             let layout = try device.layout()
-            let config = try ArchiveRootSetup.makeConfig(request)
+            let config = try transportSettings(ArchiveRootSetup.makeConfig(request))
             try RootInitializer.write(config, to: layout, force: force)
             printError("initialized \(layout.root) for \(config.app) (\(config.channelKind.rawValue), channel \(config.channel ?? "-"))")
         }
@@ -96,11 +101,35 @@ struct InitCommand: AsyncParsableCommand {
             throw UpdaterError(.invalidArgument, "--app, --channel, --manifest-url and --trust are not used with --meteor-url (the appId comes from the embedded index.html)")
         }
         let layout = try device.layout()
-        let (config, state) = try MeteorRootSetup.make(.init(
+        var (config, state) = try MeteorRootSetup.make(.init(
             meteorURL: url, embedded: embedded, compatPlatform: compatPlatform, shellVersion: shellVersion,
             startupTimeout: startupTimeout.value, keep: keep, allowInsecureHTTP: allowInsecureHTTP))
+        config = try transportSettings(config)
         try RootInitializer.write(config, to: layout, force: force)
         if !FileManager.default.fileExists(atPath: layout.state) { try StateStore.save(state, layout) }
         printError("initialized \(layout.root) for \(config.app) (meteor, \(config.meteorRootURL ?? url), \(config.compatPlatform ?? "ios"))")
+    }
+
+    /// `--ca-file` (checked, stored as an absolute path) and `--proxy` (checked) into `config`.
+    private func transportSettings(_ config: DeviceConfig) throws -> DeviceConfig {
+        var config = config
+        if let caFile {
+            let path = RootLayout(root: caFile).root
+            do {
+                try HTTPTransportSettings.checkCAFile(path)
+            } catch let error as UpdaterError {
+                throw UpdaterError(.invalidArgument, "--ca-file: \(error.message)")
+            }
+            config.caFile = path
+        }
+        if let proxy {
+            do {
+                _ = try ProxyEndpoint(parsing: proxy, source: "--proxy")
+            } catch let error as UpdaterError {
+                throw UpdaterError(.invalidArgument, error.message)
+            }
+            config.proxy = proxy
+        }
+        return config
     }
 }

@@ -1,4 +1,5 @@
 import ClientUpdater
+import ClientUpdaterHTTP
 import Foundation
 import Testing
 import TestSupport
@@ -29,16 +30,16 @@ import TestSupport
 
     @Test func keepsConnectionsAliveAndRestartsOnSamePort() async throws {
         let server = try LoopbackHTTPServer { _ in .text("hi") }
-        let transport = URLSessionTransport()
+        let transport = DefaultTransport()
         for _ in 0..<3 { _ = try await transport.fetchAll(server.url("/x")) }
         #expect(server.requests.count == 3)
         #expect(Set(server.requests.map(\.connection)).count == 1, "one keep-alive connection")
         let port = server.port
         server.stop()
-        await #expect(throws: UpdaterError.self) { try await URLSessionTransport().fetchAll(server.url("/x")) }
+        await #expect(throws: UpdaterError.self) { try await DefaultTransport().fetchAll(server.url("/x")) }
         try server.start()
         #expect(server.port == port)
-        let (response, body) = try await URLSessionTransport().fetchAll(server.url("/x"))
+        let (response, body) = try await DefaultTransport().fetchAll(server.url("/x"))
         #expect(response.status == 200 && body == Data("hi".utf8))
         server.stop()
     }
@@ -47,7 +48,7 @@ import TestSupport
         let server = try LoopbackHTTPServer { _ in .text("ok") }
         defer { server.stop() }
         server.dropConnections(2)
-        let transport = URLSessionTransport()
+        let transport = DefaultTransport()
         for _ in 0..<2 {
             let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(server.url("/x")) }
             #expect(error?.code == .network)
@@ -81,7 +82,7 @@ import TestSupport
 
     @Test func manyConcurrentConnectionsAndCleanStop() async throws {
         let server = try LoopbackHTTPServer { request in .text(request.path) }
-        let transport = URLSessionTransport(maxConnectionsPerHost: 8)
+        let transport = DefaultTransport(settings: HTTPTransportSettings(maxConnectionsPerHost: 8))
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for i in 0..<40 {
                 group.addTask {
@@ -117,7 +118,7 @@ import TestSupport
         faults.add(.drip(bytes: 1, every: 10), path: "/drip")
         let server = try LoopbackHTTPServer(handler: faults.wrap { _ in .text("0123456789") })
         let port = server.port
-        let transport = SocketHTTPTransport()
+        let transport = DefaultTransport()
         for path in ["/stall", "/drip"] {
             await #expect(throws: UpdaterError.self) { try await transport.fetchAll(server.url(path), idleTimeout: 0.2) }
         }

@@ -1,4 +1,5 @@
 import ClientUpdater
+import ClientUpdaterHTTP
 import Foundation
 import MeteorHotCodePush
 import TestSupport

@@ -1,4 +1,5 @@
 import ClientUpdater
+import ClientUpdaterHTTP
 import Foundation
 
 /// Channel 1: signed archives from a release folder written by `clientctl publish`.
@@ -16,16 +17,17 @@ public struct ArchiveChannel: UpdateChannel {
 
     /// - Throws: when a trusted key in the config cannot be read.
     /// - Parameters:
-    ///   - downloader: the transport and retry policy used for manifests and archives.
+    ///   - downloader: the transport and retry policy used for manifests and archives; by
+    ///     default a ``DefaultTransport`` with the root's `proxy` and `caFile`.
     ///   - now: the wall clock, for `expires`.
-    public init(layout: RootLayout, config: DeviceConfig, downloader: Downloader = Downloader(),
+    public init(layout: RootLayout, config: DeviceConfig, downloader: Downloader? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }) throws {
         guard config.channelKind == .signedArchive else {
             throw UpdaterError(.configInvalid, "\(layout.config) is not a signed-archive root")
         }
         self.layout = layout
         self.config = config
-        self.downloader = downloader
+        self.downloader = downloader ?? Downloader(transport: DefaultTransport(config: config, root: layout.root))
         self.now = now
         do {
             self.verifier = try ManifestVerifier(trustedKeyPEMs: config.trustedKeys)

@@ -1,0 +1,45 @@
+import ClientUpdater
+import Foundation
+
+/// The production ``Transport``: `file:` URLs from the disk (``FileTransport``), `http:`
+/// and `https:` through ``HTTPTransport`` on the process-wide ``HTTPClientRegistry``.
+///
+/// Every `DefaultTransport` with the same settings shares one connection pool, so
+/// making one per channel or per command costs nothing.
+public struct DefaultTransport: HeadFirstTransport {
+    public let http: HTTPTransport
+
+    /// - Parameter settings: proxies, trust store and timeouts; by default the
+    ///   environment's proxies and the system trust store.
+    public init(settings: HTTPTransportSettings = .fromEnvironment()) {
+        http = HTTPTransport(settings: settings, registry: .shared)
+    }
+
+    /// The transport of a device root: its `config.json`'s `proxy` and `caFile`.
+    public init(config: DeviceConfig, root: String? = nil) {
+        self.init(settings: .forDevice(config, root: root))
+    }
+
+    public func get(
+        _ request: TransportRequest,
+        head: @Sendable (TransportResponse) throws -> Void,
+        sink: @Sendable (UnsafeRawBufferPointer) throws -> Void
+    ) async throws -> TransportResponse {
+        switch request.url.scheme?.lowercased() {
+        case "file":
+            return try FileTransport.get(request, head: head, sink: sink)
+        case "http", "https":
+            return try await http.get(request, head: head, sink: sink)
+        default:
+            throw UpdaterError(.unsupported, "GET \(request.url.absoluteString): unsupported URL scheme (use https:, http: or file:)")
+        }
+    }
+}
+
+extension Downloader {
+    /// A downloader on ``DefaultTransport`` (the environment's proxies, the system trust store).
+    public init(retry: RetryPolicy = .standard, sleeper: any Sleeper = TaskSleeper(), idleTimeout: Double = 30,
+                headers: [String: String] = [:]) {
+        self.init(transport: DefaultTransport(), retry: retry, sleeper: sleeper, idleTimeout: idleTimeout, headers: headers)
+    }
+}

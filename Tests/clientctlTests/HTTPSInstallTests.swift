@@ -1,0 +1,106 @@
+import ClientUpdater
+import Foundation
+import SignedArchive
+import TestSupport
+import Testing
+
+/// `clientctl install` over https from a real nginx with TLS (nginx docs, "Configuring
+/// HTTPS servers": `listen … ssl`, `ssl_certificate`, `ssl_certificate_key`), trusting a
+/// private CA made by the test with openssl through `init --ca-file`; through tinyproxy
+/// with `init --proxy`.
+@Suite struct HTTPSInstallTests {
+    final class Rig: @unchecked Sendable {
+        // @unchecked Sendable: owned by one test.
+        let f: DeviceFixture
+        let ca: TestCA
+        let nginx: NginxTLS
+
+        init() throws {
+            f = try DeviceFixture()
+            try f.publish("1.0.0")
+            ca = try TestCA(in: f.tmp("ca"))
+            let other = try TestCA(in: f.tmp("other-ca"), name: "someone else's CA")
+            let good = try ca.issue("good")
+            let foreign = try other.issue("foreign")
+            let expired = try ca.issue("expired", expired: true)
+            nginx = try NginxTLS(root: f.tmp("releases"), sites: [
+                .init(certificate: good.certificate, key: good.key),
+                .init(certificate: foreign.certificate, key: foreign.key),
+                .init(certificate: expired.certificate, key: expired.key),
+            ], in: f.tmp("nginx"))
+        }
+
+        deinit { nginx.stop() }
+
+        /// `clientctl init` of a new root fetching from nginx site `site`.
+        func initRoot(_ name: String, site: Int, extra: [String] = ["--ca-file"]) throws -> (String, Subprocess.Result) {
+            let root = f.tmp(name)
+            let caArgs = extra == ["--ca-file"] ? ["--ca-file", ca.certificate] : extra
+            let result = try ClientctlBinary.run([
+                "init", "--root", root, "--app", "com.example.notes", "--channel", "stable",
+                "--manifest-url", nginx.url(site, "/stable/manifest.json").absoluteString,
+                "--trust", ClientctlBinary.packagePath("Keys/test-signing.pub.pem"), "--shell-version", "1.0.0",
+            ] + caArgs)
+            return (root, result)
+        }
+    }
+
+    @Test func installsOverHTTPSWithAPrivateCA() throws {
+        let rig = try Rig()
+        let (root, made) = try rig.initRoot("https-root", site: 0)
+        #expect(made.status == 0, "\(made.errorOutput)")
+        let config = try DeviceConfig.load(RootLayout(root: root))
+        #expect(config.caFile == rig.ca.certificate)
+        let install = try ClientctlBinary.run(["install", "--root", root, "--json"])
+        #expect(install.status == 0, "\(install.errorOutput)")
+        let report = try JSONDecoder().decode(InstallReport.self, from: install.stdout)
+        #expect(report.result == "installed" && report.version == "1.0.0")
+        #expect(rig.nginx.accessLog.contains { $0.contains("GET /stable/v1.0.0.tar.gz") && $0.contains(" 200 ") }, "\(rig.nginx.accessLog)")
+        let again = try ClientctlBinary.run(["install", "--root", root])
+        #expect(again.status == 0 && again.output.contains("up to date"), "\(again.errorOutput)")
+    }
+
+    @Test func untrustedCertificatesExit69AndLeaveTheRootAlone() throws {
+        let rig = try Rig()
+        for (site, name) in [(1, "wrong-ca"), (2, "expired")] {
+            let (root, made) = try rig.initRoot(name, site: site)
+            #expect(made.status == 0, "\(made.errorOutput)")
+            let before = try TreeSnapshot(root)
+            let install = try ClientctlBinary.run(["install", "--root", root])
+            #expect(install.status == 69, "\(name): \(install.errorOutput)")
+            #expect(install.errorOutput.contains("TLS failure: the server's certificate failed verification"), "\(name): \(install.errorOutput)")
+            #expect(!install.errorOutput.contains("gave up after"), "a certificate problem is not retried")
+            if name == "expired" { #expect(install.errorOutput.contains("it expired on 2020-02-01T00:00:00Z"), "\(install.errorOutput)") }
+            let after = try TreeSnapshot(root)
+            #expect(before == after, "\(name): \(before.difference(from: after))")
+        }
+        // Without --ca-file the system trust store does not know the test CA either.
+        let (root, _) = try rig.initRoot("system-store", site: 0, extra: [])
+        let install = try ClientctlBinary.run(["install", "--root", root])
+        #expect(install.status == 69 && install.errorOutput.contains("certificate"), "\(install.errorOutput)")
+    }
+
+    @Test func badCAFileOrProxyIsAUsageError() throws {
+        let rig = try Rig()
+        let (_, missing) = try rig.initRoot("missing-ca", site: 0, extra: ["--ca-file", rig.f.tmp("nope.pem")])
+        #expect(missing.status == 64)
+        #expect(missing.errorOutput.contains("--ca-file: caFile \(rig.f.tmp("nope.pem")) cannot be read"), "\(missing.errorOutput)")
+        let (_, proxy) = try rig.initRoot("bad-proxy", site: 0, extra: ["--proxy", "ftp://p:1"])
+        #expect(proxy.status == 64)
+        #expect(proxy.errorOutput.contains("--proxy: proxy scheme 'ftp' is not supported"), "\(proxy.errorOutput)")
+    }
+
+    /// `init --proxy` puts the proxy in config.json; the install's https requests go
+    /// through tinyproxy as CONNECT tunnels.
+    @Test func installsThroughTheConfiguredProxy() throws {
+        let rig = try Rig()
+        let proxy = try TinyProxy(in: rig.f.tmp("nginx"))
+        defer { proxy.stop() }
+        let (root, made) = try rig.initRoot("proxied", site: 0, extra: ["--ca-file", rig.ca.certificate, "--proxy", proxy.url])
+        #expect(made.status == 0, "\(made.errorOutput)")
+        let install = try ClientctlBinary.run(["install", "--root", root], environment: ["NO_PROXY": "", "no_proxy": ""])
+        #expect(install.status == 0, "\(install.errorOutput)")
+        #expect(!proxy.requests.isEmpty && proxy.requests.allSatisfy { $0 == "CONNECT 127.0.0.1:\(rig.nginx.ports[0]) HTTP/1.1" },
+                "\(proxy.requests)")
+    }
+}
