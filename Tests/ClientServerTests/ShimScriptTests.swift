@@ -131,11 +131,18 @@ struct ShimScriptTests {
             try await Self.runNode("""
             const origin = "http://127.0.0.1:\(port)";
             const realFetch = fetch;
-            globalThis.fetch = (url, opts) => realFetch(origin + url, opts);
+            // The observation window starts when the first status answer arrives (not at
+            // start-up, which a loaded machine can make take seconds).
+            let watching = false;
+            const finish = () => { console.log(JSON.stringify({ done: "yes" })); process.exit(0); };
+            globalThis.fetch = (url, opts) => realFetch(origin + url, opts).then((r) => {
+              if (!watching && String(url).includes("status")) { watching = true; setTimeout(finish, 2500); }
+              return r;
+            });
             globalThis.window = globalThis;
             window.location = { reload: () => { console.log(JSON.stringify({ reloaded: "unexpected" })); process.exit(0); } };
             \(Self.shimJS(Shim()))
-            setTimeout(() => { console.log(JSON.stringify({ done: "yes" })); process.exit(0); }, 2500);
+            setTimeout(finish, 30000);
             """)
         }
         #expect(results["done"] == "yes")

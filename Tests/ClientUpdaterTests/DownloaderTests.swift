@@ -238,7 +238,10 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
         let result = try await d.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
         #expect(result.digest == sha256)
         try #require(server.requests.count >= 2, "the stall was noticed: \(server.log)")
-        #expect(rangeStart(server.requests[1]) == 100_000, "resumed after the first drip: \(server.log)")
+        // Resumed from what had arrived: after the first drip, or later when a loaded machine
+        // kept the watch from running during the first gap (never from the start).
+        let start = rangeStart(server.requests[1]) ?? 0
+        #expect(start >= 100_000 && start < 600_000, "resumed after the first drip: \(server.log)")
     }
 
     @Test func stallPastIdleTimeoutFailsAsTimeout() async throws {
