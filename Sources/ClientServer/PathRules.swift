@@ -55,7 +55,9 @@ enum PathRules {
         }
         // NUL, encoded or raw (found by the request-head fuzz target): no file is named so.
         guard !path.utf8.contains(0) else { return nil }
-        guard path.contains("/.") else { return path }
+        // Origin-form paths start with `/`; dot segments are refused wherever they stand
+        // (`%2e%2e/x` has no `/.`: found by the request-head fuzz target).
+        guard path.utf8.first == UInt8(ascii: "/") else { return nil }
         for segment in path.split(separator: "/") where segment == "." || segment == ".." { return nil }
         return path
     }
