@@ -139,7 +139,7 @@ struct ShimVersionTests {
                 }, (e) => { out.switchError = e.message; done(); });
               });
             });
-            setTimeout(() => { out.timeout = "yes"; done(); }, 8000);
+            setTimeout(() => { out.timeout = "yes"; done(); }, 30000);
             """)
         }
         #expect(results["timeout"] == nil && results["switchError"] == nil, "\(results)")

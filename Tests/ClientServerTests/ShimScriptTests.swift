@@ -84,7 +84,7 @@ struct ShimScriptTests {
               WebAppLocalServer.switchToPendingVersion(() => { out.switched = "unexpected"; },
                 (e) => { out.switchError = e.message; if (out.ready) done(); });
             });
-            setTimeout(() => { out.timeout = "yes"; done(); }, 8000);
+            setTimeout(() => { out.timeout = "yes"; done(); }, 30000);
             """)
         }
         #expect(results["localFileSystemUrl"] == "WebAppLocalServer.localFileSystemUrl is not supported")
@@ -115,7 +115,7 @@ struct ShimScriptTests {
             window.location = { reload: () => { out.reloaded = "yes"; console.log(JSON.stringify(out)); process.exit(0); } };
             \(Self.shimJS(Shim()))
             // The page throws before touching WebAppLocalServer: it registers nothing.
-            setTimeout(() => { out.timeout = "yes"; console.log(JSON.stringify(out)); process.exit(0); }, 8000);
+            setTimeout(() => { out.timeout = "yes"; console.log(JSON.stringify(out)); process.exit(0); }, 30000);
             """)
             await rolledBack
             return output

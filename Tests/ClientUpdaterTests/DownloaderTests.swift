@@ -34,7 +34,7 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
         scratch = try FetchScratch()
         try scratch.write("www/app.tgz", payload)
         server = try LoopbackHTTPServer(handler: faults.wrap(LoopbackHTTPServer.folder(scratch.path + "/www")))
-        downloader = Downloader(transport: DefaultTransport(), sleeper: sleeper, idleTimeout: 2)
+        downloader = Downloader(transport: DefaultTransport(), sleeper: sleeper, idleTimeout: 10)  // no false stall when the suite loads both cores
     }
 
     var url: URL { server.url("/app.tgz") }
@@ -212,7 +212,7 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
         server.stop()
         let server = self.server
         let sleeper = RecordingSleeper { n in if n == 2 { try server.start() } }
-        let d = Downloader(transport: DefaultTransport(), sleeper: sleeper, idleTimeout: 2)
+        let d = Downloader(transport: DefaultTransport(), sleeper: sleeper, idleTimeout: 10)
         let result = try await d.download(server.url("/app.tgz"), to: target, expectedSize: 600_000, expectedDigest: sha256)
         #expect(result.digest == sha256 && result.requests == 3)
         #expect(server.port == port && server.requests.count == 1)
