@@ -41,10 +41,10 @@ let package = Package(
             name: "SignedArchive",
             dependencies: ["ClientUpdater", "COpenSSL", "CArchive"]
         ),
-        // Channel 2: Meteor hot code push.
+        // Channel 2: Meteor hot code push (SignedArchive for its strict JSON reader).
         .target(
             name: "MeteorHotCodePush",
-            dependencies: ["ClientUpdater"]
+            dependencies: ["ClientUpdater", "SignedArchive"]
         ),
         // The loopback HTTP server behind `clientctl serve`.
         .target(
@@ -77,7 +77,7 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["ClientUpdater", "SignedArchive"],
+            dependencies: ["ClientUpdater", "SignedArchive", "COpenSSL"],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "ClientUpdaterTests", dependencies: ["ClientUpdater", "TestSupport"]),

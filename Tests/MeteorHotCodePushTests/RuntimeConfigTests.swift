@@ -25,8 +25,11 @@ import Testing
         let all = RuntimeConfig(rootURL: "http://localhost:3000/", appId: "app", autoupdateVersionCordova: "v3")
         #expect(all.problem(expectedVersion: "v2", currentRootURL: "http://10.0.0.1/", currentAppId: "other")
                 == .versionMismatch(expected: "v2", actual: "v3"))
-        #expect(RuntimeConfig.Problem.versionMismatch(expected: "version2", actual: "version3").message
-                == "Version mismatch for index page, expected: version2, actual: version3")
+        let mismatch = RuntimeConfig.Problem.versionMismatch(expected: "version2", actual: "version3")
+        #expect(mismatch.message.hasPrefix("Version mismatch for index page, expected: version2, actual: version3"))
+        // A rolling deploy is temporary: exit 75, unlike the other refusals (65).
+        #expect(mismatch.error.code == .versionMismatch && mismatch.error.exitStatus == .tempFail)
+        #expect(RuntimeConfig.Problem.missingAppId.error.exitStatus == .dataError)
         let noRoot = RuntimeConfig(rootURL: nil, appId: nil)
         #expect(noRoot.problem(expectedVersion: "v", currentRootURL: nil, currentAppId: nil) == .missingRootURL)
         let toLocalhost = RuntimeConfig(rootURL: "http://localhost:3001/", appId: nil)
