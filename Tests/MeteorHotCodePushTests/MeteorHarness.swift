@@ -15,6 +15,8 @@ final class MeteorHarness: @unchecked Sendable {
     let embeddedPath: String
     var state = DeviceState()
     var retry = RetryPolicy(maxAttempts: 4, initialDelay: 0.001, maxDelay: 0.002)
+    /// Downloads in flight at once (1 makes the order of downloads the manifest's).
+    var maxConnections = 3
 
     /// - Parameters:
     ///   - embedded: the embedded bundle folder (read-only).
@@ -65,10 +67,10 @@ final class MeteorHarness: @unchecked Sendable {
     var channel: MeteorChannel {
         if let http {
             return MeteorChannel(layout: layout, rootURL: http.baseURL, platform: .ios, embeddedPath: embeddedPath,
-                                 transport: DefaultTransport(), options: .init(maxConnections: 3, retry: retry))
+                                 transport: DefaultTransport(), options: .init(maxConnections: maxConnections, retry: retry))
         }
         return MeteorChannel(layout: layout, rootURL: URL(string: "http://127.0.0.1:3000/") ?? rootURL, platform: .ios,
-                             embeddedPath: embeddedPath, transport: transport, options: .init(maxConnections: 3, retry: retry))
+                             embeddedPath: embeddedPath, transport: transport, options: .init(maxConnections: maxConnections, retry: retry))
     }
 
     /// One check; an installed version is staged as pending.

@@ -1,5 +1,6 @@
 import Foundation
 import MeteorHotCodePush
+import TestSupport
 import Testing
 
 @Suite struct RuntimeConfigTests {
@@ -41,5 +42,23 @@ import Testing
         #expect(other.problem(expectedVersion: "v", currentRootURL: "http://localhost:3000/", currentAppId: "b") == nil)
         #expect(RuntimeConfig.Problem.rootURLChangesToLocalhost.message.contains("would change current ROOT_URL to localhost."))
         #expect(RuntimeConfig.Problem.appIdMismatch(rootURL: "x").message.hasPrefix("appId in downloaded asset bundle does not match current appId"))
+    }
+
+    // packages/autoupdate/autoupdate_server.js puts the version in
+    // autoupdate.versions["web.cordova"]; older servers wrote autoupdateVersionCordova.
+    @Test func readsTheWebCordovaVersionWithTheLegacyFieldAsFallback() throws {
+        for shape in MeteorShape.allCases {
+            var content = MeteorScenarioFixtures.content(2)
+            content.pageVersion = "v-\(shape)"
+            let html = MeteorShapedApp.render(content, shape: shape).indexHTML
+            let config = try RuntimeConfig.extract(fromIndexHTML: String(decoding: html, as: UTF8.self))
+            #expect(config.pageVersion == "v-\(shape)")
+            #expect((shape == .current ? config.webCordovaVersion : config.autoupdateVersionCordova) == "v-\(shape)")
+            #expect(config.problem(expectedVersion: "version2", currentRootURL: nil, currentAppId: content.appId)
+                    == .versionMismatch(expected: "version2", actual: "v-\(shape)"))
+        }
+        let both = RuntimeConfig(rootURL: "http://a/", appId: "x", autoupdateVersionCordova: "old", webCordovaVersion: "new")
+        #expect(both.pageVersion == "new")
+        #expect(RuntimeConfig(rootURL: "http://a/", appId: "x").problem(expectedVersion: "v", currentRootURL: nil, currentAppId: "x") == nil)
     }
 }

@@ -12,6 +12,11 @@ public struct MeteorScenarioFixtures: Sendable {
     /// The folder holding the three subfolders.
     public let root: String
 
+    public init(shape: MeteorShape, root: String) {
+        self.shape = shape
+        self.root = root
+    }
+
     public var embedded: String { root + "/bundled_www/application" }
     public var versions: String { root + "/downloadable_versions" }
     public var partialVersion2: String { root + "/partially_downloaded_versions/version2" }
