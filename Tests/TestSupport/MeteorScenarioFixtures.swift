@@ -39,7 +39,7 @@ public struct MeteorScenarioFixtures: Sendable {
         ]
         if generation >= 2 { publicFiles.append(("some-other-file", Data("some-other-file\n".utf8))) }
         return MeteorAppContent(version: version ?? "version\(generation)",
-                                scripts: [("packages/meteor.js", "var Meteor = { isCordova: true };"),
+                                scripts: [("packages/meteor.js", "var Meteor = { isCordova: true }; var Template = { body: { addContent: function (f) { Template.body.content = f; } } };"),
                                           ("app/template.mobileapp.js", template),
                                           ("app/mobileapp.js", ack)],
                                 css: "body { color: #333; }\n", publicFiles: publicFiles)
