@@ -28,7 +28,7 @@ extension MeteorMockServer {
             let version = ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any])?["version"] as? String ?? ""
             return MockResponse(status: 200, headers: ["etag": "\"\(version)\"", "content-type": "application/json; charset=UTF-8"], body: data)
         }
-        let table = staticFiles(folder: folder)
+        let table = tables.table(folder: folder)
         if let info = table[path] ?? table[stripped] {
             guard let data = FileManager.default.contents(atPath: folder + info.pathname) else { return MockResponse(status: 500) }
             var headers: [String: String] = [:]
@@ -61,6 +61,9 @@ extension MeteorMockServer {
         var cacheable: Bool
     }
 
+    /// Each folder's static files, read once (a folder is written before it is served).
+    static let tables = StaticFileTables()
+
     /// The static files of the folder's program, keyed by URL pathname.
     static func staticFiles(folder: String) -> [String: StaticFile] {
         let data = FileManager.default.contents(atPath: folder + "/program.json") ?? FileManager.default.contents(atPath: folder + "/manifest.json")
@@ -80,7 +83,7 @@ extension MeteorMockServer {
     }
 
     /// `body` in HTTP/1.1 chunked transfer coding, in chunks of at most 512 bytes.
-    static func chunked(_ body: Data) -> Data {
+    public static func chunked(_ body: Data) -> Data {
         var out = Data()
         var offset = body.startIndex
         while offset < body.endIndex {
@@ -89,5 +92,19 @@ extension MeteorMockServer {
             offset = end
         }
         return out + Data("0\r\n\r\n".utf8)
+    }
+}
+
+/// A cache of ``MeteorMockServer/staticFiles(folder:)`` per folder.
+final class StaticFileTables: @unchecked Sendable {
+    // @unchecked: `cache` is only touched under `lock`.
+    private let lock = NSLock()
+    private var cache: [String: [String: MeteorMockServer.StaticFile]] = [:]
+
+    func table(folder: String) -> [String: MeteorMockServer.StaticFile] {
+        if let hit = lock.withLock({ cache[folder] }) { return hit }
+        let table = MeteorMockServer.staticFiles(folder: folder)
+        lock.withLock { cache[folder] = table }
+        return table
     }
 }
