@@ -58,10 +58,10 @@ let package = Package(
             name: "SignedArchive",
             dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "COpenSSL", "CArchive"]
         ),
-        // Channel 2: Meteor hot code push.
+        // Channel 2: Meteor hot code push (SignedArchive for its strict JSON reader).
         .target(
             name: "MeteorHotCodePush",
-            dependencies: ["ClientUpdater", "ClientUpdaterHTTP"]
+            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedArchive"]
         ),
         // The loopback HTTP server behind `clientctl serve`.
         .target(
@@ -94,7 +94,7 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["ClientUpdater", "SignedArchive"],
+            dependencies: ["ClientUpdater", "SignedArchive", "COpenSSL"],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "ClientUpdaterTests", dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),

@@ -2,8 +2,20 @@ import ClientUpdater
 import Foundation
 
 /// Downloads Meteor manifests and assets through the shared ``Downloader`` settings
-/// (transport, retry policy, sleeper): status and quoted-SHA-1 `ETag` are judged on the
-/// response head before any body byte is written, then the local SHA-1 of the bytes.
+/// (transport, retry policy, sleeper).
+///
+/// A manifest `hash` is an opaque identifier, not a digest of the bytes: since Meteor
+/// 1.4.2.1, `tools/isobuild/bundler.js` `File#hash()` is SHA-1 over the salt "2", the
+/// file's input hash and its SRI (base64 SHA-512); `public/` files skip the SRI. The server
+/// (`packages/webapp/webapp_server.js`) sends that value as `ETag: "<hash>"`. So an asset
+/// is accepted when its quoted ETag equals the manifest hash (as the Cordova and Capacitor
+/// plugins do); a quoted 40-hex ETag naming another hash is refused on the head, before any
+/// body byte is written. Without an ETag naming the hash, only the legacy content SHA-1
+/// (pre-1.4.2.1 servers, old fixtures) can vouch for the bytes; anything else is refused.
+/// Every stored file's SHA-256 is returned for our own integrity record.
+///
+/// The manifest `size` is taken before the bundler may append a `//# sourceMappingURL=`
+/// line, so it is a cap with ``sourceMapLineMargin`` added, not an equality.
 struct AssetFetcher: Sendable {
     /// `<ROOT_URL>/__cordova/`.
     let baseURL: URL
@@ -11,9 +23,15 @@ struct AssetFetcher: Sendable {
     /// Byte cap for an asset whose manifest gives no size.
     let maxAssetBytes: Int64
 
+    /// Bytes allowed past a manifest `size`: room for the `//# sourceMappingURL=…` line a
+    /// bundler may append after taking the size (bundler.js `addSourceMappingURL`, whose
+    /// URL can carry the app's ROOT_URL). The global per-asset cap still applies.
+    static let sourceMapLineMargin: Int64 = 4096
+
     /// What happened to one asset.
     enum Outcome: Sendable, Equatable {
-        case stored
+        /// Verified and stored; `sha256` is the digest of the stored bytes.
+        case stored(sha256: String)
         /// A source map the server does not have (404): tolerated.
         case missingSourceMap
     }
@@ -47,9 +65,11 @@ struct AssetFetcher: Sendable {
     /// verifies it. On any failure the temp file is removed.
     func fetch(_ asset: AssetManifest.Asset, version: String, to temp: String) async throws -> Outcome {
         let url = try downloadURL(for: asset)
-        // Past the manifest size the bytes cannot match the hash; the 1 MiB floor lets a
-        // short error page through so its status is what gets reported.
-        let limit = asset.hash != nil ? min(max(asset.size ?? maxAssetBytes, 1 << 20), maxAssetBytes) : maxAssetBytes
+        // Past the manifest size (plus an appended source-map line) the bytes cannot be the
+        // ones the hash names; the 1 MiB floor lets a short error page through so its
+        // status is what gets reported.
+        let limit = asset.hash != nil
+            ? min(max((asset.size ?? maxAssetBytes) + Self.sourceMapLineMargin, 1 << 20), maxAssetBytes) : maxAssetBytes
         var attempt = 1
         while true {
             do {
@@ -82,12 +102,16 @@ struct AssetFetcher: Sendable {
             if !keep { unlink(temp) }
         }
         let request = TransportRequest(url: url, headers: downloader.headers, idleTimeout: downloader.idleTimeout)
+        let vouched = ETagVerdict()
         do {
             _ = try await downloader.transport.get(request, head: { head in
                 if head.status == 404, asset.isSourceMap { throw MissingSourceMap() }
                 guard (200..<300).contains(head.status) else { throw UpdaterError.httpStatus(url, head.status) }
-                if let hash = asset.hash, let etag = head[header: "etag"], let tagged = Self.quotedSHA1(in: etag), tagged != hash {
-                    throw MeteorError(.hashMismatch, "Hash mismatch for asset: \(asset.urlPath) (version \(version), ETag \(tagged))")
+                if let hash = asset.hash, let etag = head[header: "etag"], let tagged = Self.quotedSHA1(in: etag) {
+                    guard tagged == hash else {
+                        throw MeteorError(.hashMismatch, "Hash mismatch for asset: \(asset.urlPath) (version \(version), ETag \(tagged))")
+                    }
+                    vouched.set()
                 }
             }, sink: { try sink.write($0) })
         } catch is MissingSourceMap {
@@ -99,18 +123,25 @@ struct AssetFetcher: Sendable {
             }
             throw MeteorError(.tooLarge, "Asset \(asset.urlPath) of version \(version) is larger than \(limit) bytes")
         }
-        if let hash = asset.hash {
-            let actual = sink.digestHex()
-            guard actual == hash else {
-                throw MeteorError(.hashMismatch, "Hash mismatch for asset: \(asset.urlPath) (version \(version), content SHA-1 \(actual))")
-            }
+        let legacySHA1 = sink.digestHex()
+        if let hash = asset.hash, !vouched.isSet, legacySHA1 != hash {
+            throw MeteorError(.hashMismatch, "Hash mismatch for asset: \(asset.urlPath) (version \(version): no ETag names the manifest hash and the content SHA-1 is \(legacySHA1))")
         }
         try sink.sync()
         keep = true
-        return .stored
+        return .stored(sha256: sink.sha256Hex())
     }
 
-    /// The 40-hex value of a quoted ETag (`"<sha1>"`, also inside `W/"…"`), as the plugin reads it.
+    /// Set from the response-head callback when the ETag names the manifest hash.
+    private final class ETagVerdict: @unchecked Sendable {
+        // @unchecked: written once by the head callback, read after `get` returned; guarded by `lock`.
+        private let lock = NSLock()
+        private var value = false
+        func set() { lock.withLock { value = true } }
+        var isSet: Bool { lock.withLock { value } }
+    }
+
+    /// The 40-hex value of a quoted ETag (`"<hash>"`, also inside `W/"…"`), as the plugin reads it.
     static func quotedSHA1(in etag: String) -> String? {
         let bytes = Array(etag.utf8)
         guard bytes.count >= 42 else { return nil }

@@ -1,5 +1,6 @@
 import Foundation
 import ClientUpdater
+import SignedArchive
 
 /// Which entry of `cordovaCompatibilityVersions` a device compares (the shell's platform).
 public enum CompatPlatform: String, Sendable, Codable, CaseIterable {
@@ -12,7 +13,9 @@ public enum CompatPlatform: String, Sendable, Codable, CaseIterable {
 /// A parsed Meteor `web-program-pre1` manifest (`/__cordova/manifest.json`, or a bundle's
 /// `program.json`), reduced to what a device downloads and serves.
 ///
-/// Parsing follows the iOS plugin: only `where == "client"` entries are kept, entries
+/// The bytes are read with the strict JSON reader of the archive channel (``StrictJSON``):
+/// duplicate keys, trailing data or invalid UTF-8 are refused, so no two readers can
+/// disagree about what a manifest says. Parsing then follows the iOS plugin: only `where == "client"` entries are kept, entries
 /// lacking `url`, `path`, `type`, `hash` or `cacheable` are skipped, a missing `manifest`
 /// array means no assets. Source maps become assets of their own and `index.html` is
 /// synthesised for `/`. Beyond the original, every path-like field is validated so that
@@ -33,9 +36,12 @@ public struct AssetManifest: Sendable, Equatable {
         public var type: String
         /// True when the server marks it cacheable (hashed JS/CSS, source maps).
         public var cacheable: Bool
-        /// Lowercase hex SHA-1 of the content; `nil` for index.html and source maps.
+        /// The manifest `hash`: an opaque identifier (40 lowercase hex), which current
+        /// servers also send as the quoted ETag. Since Meteor 1.4.2.1 it is not a digest of
+        /// the bytes (bundler.js `File#hash()`); `nil` for index.html and source maps.
         public var hash: String?
-        /// The manifest `size`, when given.
+        /// The manifest `size`, when given: a cap (the served bytes may carry an appended
+        /// source-map line), not an exact length.
         public var size: Int64?
         /// URL path of this asset's source map (`sourceMapUrl`).
         public var sourceMapURLPath: String?
@@ -92,38 +98,33 @@ public struct AssetManifest: Sendable, Equatable {
         guard data.count <= limits.maxBytes else {
             throw MeteorError(.tooLarge, "Asset manifest is \(data.count) bytes, more than the limit of \(limits.maxBytes)")
         }
-        let object: Any
+        let root: JSONObject
         do {
-            object = try JSONSerialization.jsonObject(with: data, options: [])
-        } catch {
-            throw MeteorError(.invalidManifest, "Error parsing asset manifest: not valid JSON")
-        }
-        guard let root = object as? [String: Any] else {
-            throw MeteorError(.invalidManifest, "Error parsing asset manifest: not a JSON object")
+            root = try StrictJSON.parseObject(data, limits: .init(maxBytes: limits.maxBytes, maxDepth: 32), source: "asset manifest")
+        } catch let error as SignedArchiveError {
+            throw MeteorError(.invalidManifest, "Error parsing asset manifest: \(error.message)", underlying: error)
         }
         if let format = root["format"] {
-            guard let f = format as? String, f == Self.format else {
-                throw MeteorError(.invalidManifest, "The asset manifest format is incompatible: \(format)")
+            guard format.stringValue == Self.format else {
+                throw MeteorError(.invalidManifest, "The asset manifest format is incompatible: \(String(describing: format.stringValue ?? format.typeName).prefix(80))")
             }
         }
-        guard let version = root["version"] as? String else {
+        guard let version = root["version"]?.stringValue else {
             throw MeteorError(.invalidManifest, "Asset manifest does not have a version")
         }
         guard RootLayoutName.isUsableVersion(version) else {
             throw MeteorError(.unsafePath, "Asset manifest version '\(version.prefix(80))' cannot be used as a folder name")
         }
-        guard let compat = root["cordovaCompatibilityVersions"] as? [String: Any],
-              let compatVersion = compat[platform.rawValue] as? String
-        else {
+        guard let compatVersion = root["cordovaCompatibilityVersions"]?.objectValue?[platform.rawValue]?.stringValue else {
             throw MeteorError(.invalidManifest, "Asset manifest does not have a cordovaCompatibilityVersion")
         }
         var assets: [Asset] = []
-        if let entries = root["manifest"] as? [Any] {
+        if let entries = root["manifest"]?.arrayValue {
             guard entries.count <= limits.maxAssets else {
                 throw MeteorError(.tooLarge, "Asset manifest of version \(version) lists \(entries.count) entries, more than the limit of \(limits.maxAssets)")
             }
-            for case let entry as [String: Any] in entries {
-                guard (entry["where"] as? String) == "client" else { continue }
+            for case .object(let entry) in entries {
+                guard entry["where"]?.stringValue == "client" else { continue }
                 assets.append(contentsOf: try clientAssets(entry, version: version))
             }
         }
@@ -134,10 +135,10 @@ public struct AssetManifest: Sendable, Equatable {
 
     /// The asset (and its source map) of one `where == "client"` entry; none when the
     /// entry lacks a field the iOS plugin requires.
-    private static func clientAssets(_ entry: [String: Any], version: String) throws -> [Asset] {
-        guard let url = entry["url"] as? String, let path = entry["path"] as? String,
-              let type = entry["type"] as? String, let hash = entry["hash"] as? String,
-              let cacheable = entry["cacheable"] as? Bool
+    private static func clientAssets(_ entry: JSONObject, version: String) throws -> [Asset] {
+        guard let url = entry["url"]?.stringValue, let path = entry["path"]?.stringValue,
+              let type = entry["type"]?.stringValue, let hash = entry["hash"]?.stringValue,
+              case .bool(let cacheable)? = entry["cacheable"]
         else { return [] }
         guard let urlPath = AssetPath.urlPath(fromURL: url) else {
             throw MeteorError(.unsafePath, "Asset manifest of version \(version) has an unsafe url: \(url.prefix(200))")
@@ -148,10 +149,10 @@ public struct AssetManifest: Sendable, Equatable {
         guard hash.utf8.count == 40, hash.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
             throw MeteorError(.invalidManifest, "Asset manifest of version \(version) has an invalid hash for asset: \(urlPath)")
         }
-        let size = (entry["size"] as? NSNumber).map { $0.int64Value }
+        let size = entry["size"]?.integerValue.flatMap { $0 >= 0 ? $0 : nil }
         var asset = Asset(filePath: filePath, urlPath: urlPath, type: type, cacheable: cacheable, hash: hash, size: size)
         var result: [Asset] = []
-        if let mapPath = entry["sourceMap"] as? String, let mapURL = entry["sourceMapUrl"] as? String {
+        if let mapPath = entry["sourceMap"]?.stringValue, let mapURL = entry["sourceMapUrl"]?.stringValue {
             guard let mapURLPath = AssetPath.urlPath(fromURL: mapURL) else {
                 throw MeteorError(.unsafePath, "Asset manifest of version \(version) has an unsafe sourceMapUrl: \(mapURL.prefix(200))")
             }
@@ -175,7 +176,7 @@ public struct AssetManifest: Sendable, Equatable {
                 throw MeteorError(.invalidManifest, "Asset manifest of version \(version) lists url \(asset.urlPath) twice")
             }
             byURL[asset.urlPath] = asset
-            if !asset.isIndexPage, asset.filePath == "index.html" || asset.filePath == "program.json" {
+            if !asset.isIndexPage, ["index.html", "program.json", IntegrityRecord.fileName].contains(asset.filePath) {
                 throw MeteorError(.unsafePath, "Asset manifest of version \(version) has an asset that would replace \(asset.filePath): \(asset.urlPath)")
             }
             if let other = byFile[asset.filePath], other.hash != asset.hash {

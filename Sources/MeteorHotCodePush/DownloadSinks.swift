@@ -1,7 +1,8 @@
 import ClientUpdater
 import Foundation
 
-/// Writes a body to an exclusively created file while hashing (SHA-1) and counting it.
+/// Writes a body to an exclusively created file while hashing it (SHA-1 for the legacy
+/// content check, SHA-256 for our own integrity record) and counting it.
 final class FileSink: @unchecked Sendable {
     // @unchecked: a Transport calls its sink sequentially for one request; the digest and
     // descriptor are touched only under the lock, and read after `get` returned.
@@ -9,6 +10,7 @@ final class FileSink: @unchecked Sendable {
     private var fd: Int32
     private let path: String
     private let digest = Digest(.sha1)
+    private let sha256 = Digest(.sha256)
     private var written: Int64 = 0
     private let limit: Int64
     private(set) var overflow = false
@@ -28,11 +30,15 @@ final class FileSink: @unchecked Sendable {
             }
             try AtomicFile.writeAll(fd: fd, bytes: bytes, path: path)
             digest.update(bytes)
+            sha256.update(bytes)
             written += Int64(bytes.count)
         }
     }
 
+    /// SHA-1 of the bytes written (call once).
     func digestHex() -> String { lock.withLock { digest.finalizeHex() } }
+    /// SHA-256 of the bytes written (call once).
+    func sha256Hex() -> String { lock.withLock { sha256.finalizeHex() } }
 
     func sync() throws {
         try lock.withLock {

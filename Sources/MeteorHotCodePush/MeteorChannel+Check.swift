@@ -66,19 +66,24 @@ extension MeteorChannel {
         }
         let partial = try? AssetBundle.load(directory: partialDirectory, platform: platform, parent: embedded,
                                             limits: options.manifestLimits)
+        let partialRecord = IntegrityRecord.read(folder: partialDirectory)
         try AtomicFile.makeDirectory(downloadingDirectory)
         try AtomicFile.write(manifestData, to: downloadingDirectory + "/program.json")
         let bundle = AssetBundle(directory: downloadingDirectory, manifest: manifest, parent: embedded)
+        let record = try IntegrityRecord(folder: downloadingDirectory)
+        defer { record.close() }
 
         let donors = ((try? installedVersions()) ?? []).compactMap { downloadedBundle($0.id, parent: embedded) }
         var toFetch: [AssetManifest.Asset] = []
         var placed = Set<String>()
         for asset in bundle.ownAssets where placed.insert(asset.filePath).inserted {
-            if try reuse(asset, into: bundle, donors: donors, partial: partial) { continue }
+            if try reuse(asset, into: bundle, donors: donors, partial: partial, partialRecord: partialRecord, record: record) { continue }
             toFetch.append(asset)
         }
-        try await fetchAll(toFetch, into: bundle, state: state, fetcher: fetcher)
+        try await fetchAll(toFetch, into: bundle, state: state, fetcher: fetcher, record: record)
         try syncFolders(of: bundle)
+        record.close()
+        unlink(downloadingDirectory + "/" + IntegrityRecord.fileName)
 
         if fm.fileExists(atPath: finalDir) { try AtomicFile.removeTree(finalDir) }
         guard rename(downloadingDirectory, finalDir) == 0 else {
@@ -93,23 +98,32 @@ extension MeteorChannel {
     }
 
     /// Links (or copies) `asset` from an installed version or from `PartialDownload/`
-    /// when one holds the same URL path with the same hash. Files from `PartialDownload/`
-    /// are re-hashed first: a corrupt leftover is never reused.
+    /// when one holds the same URL path with the same hash. A file from `PartialDownload/`
+    /// is re-checked first against our integrity record (the SHA-256 written when it was
+    /// stored), or, lacking a record, against the legacy content SHA-1: the manifest hash
+    /// of a current Meteor server names no bytes, so a corrupt leftover is never reused.
+    /// Files taken from `PartialDownload/` are recorded again in `record`.
     private func reuse(_ asset: AssetManifest.Asset, into bundle: AssetBundle, donors: [AssetBundle],
-                       partial: AssetBundle?) throws -> Bool {
+                       partial: AssetBundle?, partialRecord: [String: String], record: IntegrityRecord) throws -> Bool {
         let target = bundle.file(of: asset)
         for donor in donors {
             guard let match = donor.cachedAsset(forURLPath: asset.urlPath, hash: asset.hash) else { continue }
             if try place(donor.file(of: match), at: target) { return true }
         }
-        if let partial, let match = partial.cachedAsset(forURLPath: asset.urlPath, hash: asset.hash) {
-            let source = partial.file(of: match)
-            if let hash = asset.hash {
-                guard (try? Digest.hex(.sha1, ofFileAt: source)) == hash else { return false }
-            }
-            return try place(source, at: target)
+        guard let partial, let match = partial.cachedAsset(forURLPath: asset.urlPath, hash: asset.hash) else { return false }
+        let source = partial.file(of: match)
+        let sha256: String
+        if let recorded = partialRecord[match.filePath], IntegrityRecord.matches(source, recorded: recorded) {
+            sha256 = recorded
+        } else if let hash = asset.hash, (try? Digest.hex(.sha1, ofFileAt: source)) == hash,
+                  let digest = try? Digest.hex(.sha256, ofFileAt: source) {
+            sha256 = digest
+        } else {
+            return false
         }
-        return false
+        guard try place(source, at: target) else { return false }
+        try record.append(filePath: asset.filePath, sha256: sha256)
+        return true
     }
 
     /// Hard-links `source` to `target`, copying only when a link is impossible; false
@@ -136,14 +150,14 @@ extension MeteorChannel {
     /// Downloads index.html first (its runtime config is checked before anything else is
     /// fetched), then the other assets with at most `maxConnections` in flight.
     private func fetchAll(_ assets: [AssetManifest.Asset], into bundle: AssetBundle, state: DeviceState,
-                          fetcher: AssetFetcher) async throws {
+                          fetcher: AssetFetcher, record: IntegrityRecord) async throws {
         let (index, rest) = (assets.filter(\.isIndexPage), assets.filter { !$0.isIndexPage })
         for asset in index {
-            try await fetchOne(asset, into: bundle, fetcher: fetcher) { temp in
+            try await fetchOne(asset, into: bundle, fetcher: fetcher, record: record) { temp in
                 let config = try RuntimeConfig.load(indexFile: temp)
                 if let problem = config.problem(expectedVersion: bundle.version, currentRootURL: state.meteor?.rootURL,
                                                 currentAppId: state.meteor?.appId) {
-                    throw MeteorError(.runtimeConfig, problem.message)
+                    throw problem.error
                 }
             }
         }
@@ -154,30 +168,32 @@ extension MeteorChannel {
             var iterator = rest.makeIterator()
             for _ in 0..<options.maxConnections {
                 guard let asset = iterator.next() else { break }
-                group.addTask { try await fetchOne(asset, into: bundle, fetcher: fetcher); return Int64(asset.size ?? 0) }
+                group.addTask { try await fetchOne(asset, into: bundle, fetcher: fetcher, record: record); return Int64(asset.size ?? 0) }
             }
             while let bytes = try await group.next() {
                 completed += bytes
                 DownloadProgress.report(version: bundle.version, completed: completed, total: total > 0 ? total : nil)
                 guard let asset = iterator.next() else { continue }
-                group.addTask { try await fetchOne(asset, into: bundle, fetcher: fetcher); return Int64(asset.size ?? 0) }
+                group.addTask { try await fetchOne(asset, into: bundle, fetcher: fetcher, record: record); return Int64(asset.size ?? 0) }
             }
         }
     }
 
-    /// Fetches one asset to a temp file beside its target, verifies it, renames it into place.
+    /// Fetches one asset to a temp file beside its target, verifies it, renames it into
+    /// place and records the SHA-256 of the stored bytes.
     private func fetchOne(_ asset: AssetManifest.Asset, into bundle: AssetBundle, fetcher: AssetFetcher,
-                          verify: (String) throws -> Void = { _ in }) async throws {
+                          record: IntegrityRecord, verify: (String) throws -> Void = { _ in }) async throws {
         let target = bundle.file(of: asset)
         let folder = (target as NSString).deletingLastPathComponent
         try AtomicFile.makeDirectory(folder)
         let temp = folder + "/.download-\(UInt64.random(in: 0...UInt64.max))"
         defer { unlink(temp) }
-        guard try await fetcher.fetch(asset, version: bundle.version, to: temp) == .stored else { return }
+        guard case .stored(let sha256) = try await fetcher.fetch(asset, version: bundle.version, to: temp) else { return }
         try verify(temp)
         guard rename(temp, target) == 0 else {
             throw MeteorError(.io, "cannot move download into \(target): \(String(cString: strerror(errno)))")
         }
+        try record.append(filePath: asset.filePath, sha256: sha256)
     }
 
     /// fsyncs every folder of the bundle so the renames inside are durable.

@@ -11,7 +11,7 @@ public struct MeteorError: ClientctlError {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         fileprivate enum Base: Hashable, Sendable {
             case invalidManifest, unsafePath, tooLarge, httpStatus, hashMismatch
-            case runtimeConfig, network, io, embeddedInvalid, invalidArgument
+            case runtimeConfig, network, io, embeddedInvalid, invalidArgument, versionMismatch
         }
         fileprivate let base: Base
         public var description: String { "\(base)" }
@@ -28,6 +28,9 @@ public struct MeteorError: ClientctlError {
         public static let hashMismatch = Code(base: .hashMismatch)
         /// The downloaded index.html's runtime config is missing or fails a check.
         public static let runtimeConfig = Code(base: .runtimeConfig)
+        /// The downloaded index.html belongs to another version than the manifest (the
+        /// server is between two versions): nothing is staged or blacklisted; try later.
+        public static let versionMismatch = Code(base: .versionMismatch)
         /// The network failed after retries.
         public static let network = Code(base: .network)
         /// A file-system operation failed.
@@ -55,6 +58,7 @@ public struct MeteorError: ClientctlError {
         switch code.base {
         case .invalidManifest, .unsafePath, .tooLarge, .httpStatus, .hashMismatch, .runtimeConfig: return .dataError
         case .network: return .unavailable
+        case .versionMismatch: return .tempFail
         case .io: return .cannotCreate
         case .embeddedInvalid: return .config
         case .invalidArgument: return .usage

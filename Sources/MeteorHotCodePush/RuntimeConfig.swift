@@ -9,12 +9,21 @@ public struct RuntimeConfig: Sendable, Equatable {
     public var appId: String?
     /// `autoupdateVersionCordova` (servers stopped emitting it in 2018).
     public var autoupdateVersionCordova: String?
+    /// `autoupdate.versions["web.cordova"].version`, where current servers put the version
+    /// (`packages/autoupdate/autoupdate_server.js`); it equals the manifest's `version`.
+    public var webCordovaVersion: String?
 
-    public init(rootURL: String? = nil, appId: String? = nil, autoupdateVersionCordova: String? = nil) {
+    public init(rootURL: String? = nil, appId: String? = nil, autoupdateVersionCordova: String? = nil,
+                webCordovaVersion: String? = nil) {
         self.rootURL = rootURL
         self.appId = appId
         self.autoupdateVersionCordova = autoupdateVersionCordova
+        self.webCordovaVersion = webCordovaVersion
     }
+
+    /// The version this index page belongs to: `autoupdate.versions["web.cordova"].version`,
+    /// else the legacy `autoupdateVersionCordova`, else unknown.
+    public var pageVersion: String? { webCordovaVersion ?? autoupdateVersionCordova }
 
     /// Extracts the runtime config the way the plugin does: the regex
     /// `__meteor_runtime_config__ = JSON.parse\(decodeURIComponent\("([^"]*)"\)\)`, then
@@ -30,8 +39,11 @@ public struct RuntimeConfig: Sendable, Equatable {
               let object = try? JSONSerialization.jsonObject(with: Data(decoded.utf8)),
               let dict = object as? [String: Any]
         else { throw failure }
+        let versions = (dict["autoupdate"] as? [String: Any])?["versions"] as? [String: Any]
+        let cordova = (versions?["web.cordova"] as? [String: Any])?["version"] as? String
         return RuntimeConfig(rootURL: dict["ROOT_URL"] as? String, appId: dict["appId"] as? String,
-                             autoupdateVersionCordova: dict["autoupdateVersionCordova"] as? String)
+                             autoupdateVersionCordova: dict["autoupdateVersionCordova"] as? String,
+                             webCordovaVersion: cordova)
     }
 
     /// Reads and extracts the runtime config of an index.html file.
@@ -44,7 +56,8 @@ public struct RuntimeConfig: Sendable, Equatable {
 
     /// A reason a downloaded index page is refused.
     public enum Problem: Sendable, Equatable {
-        /// `autoupdateVersionCordova` names another version than the manifest.
+        /// The page's version (``pageVersion``) is another than the manifest's: the server
+        /// is between two versions (a rolling deploy, a stale cache). Temporary.
         case versionMismatch(expected: String, actual: String)
         /// No `ROOT_URL`.
         case missingRootURL
@@ -55,11 +68,18 @@ public struct RuntimeConfig: Sendable, Equatable {
         /// `appId` differs from the current bundle's.
         case appIdMismatch(rootURL: String)
 
+        /// The error a check throws: `.versionMismatch` (temporary, exit 75) for a version
+        /// mismatch, `.runtimeConfig` (rejected, exit 65) for the rest.
+        public var error: MeteorError {
+            if case .versionMismatch = self { return MeteorError(.versionMismatch, message) }
+            return MeteorError(.runtimeConfig, message)
+        }
+
         /// The original plugin's message.
         public var message: String {
             switch self {
             case .versionMismatch(let expected, let actual):
-                return "Version mismatch for index page, expected: \(expected), actual: \(actual)"
+                return "Version mismatch for index page, expected: \(expected), actual: \(actual) (the server is between two versions; nothing was staged, the next check tries again)"
             case .missingRootURL:
                 return "Could not find ROOT_URL in downloaded asset bundle"
             case .rootURLChangesToLocalhost:
@@ -78,7 +98,7 @@ public struct RuntimeConfig: Sendable, Equatable {
     ///   - currentRootURL: ROOT_URL of the bundle currently in use.
     ///   - currentAppId: appId of the bundle currently in use.
     public func problem(expectedVersion: String, currentRootURL: String?, currentAppId: String?) -> Problem? {
-        if let actual = autoupdateVersionCordova, actual != expectedVersion {
+        if let actual = pageVersion, actual != expectedVersion {
             return .versionMismatch(expected: expectedVersion, actual: actual)
         }
         guard let rootURL else { return .missingRootURL }

@@ -58,7 +58,8 @@ import Testing
         await #expect {
             try await h.check(serving: "gen2_then_gen3")
         } throws: {
-            ($0 as? MeteorError)?.message == "Version mismatch for index page, expected: gen2, actual: gen3"
+            ($0 as? MeteorError)?.message.hasPrefix("Version mismatch for index page, expected: gen2, actual: gen3") == true
+                && ($0 as? MeteorError)?.exitStatus == .tempFail
         }
         // index.html is fetched and checked before any other asset.
         #expect(h.server.requestedPathSet == MeteorHarness.cordova("/"))

@@ -16,6 +16,8 @@ final class MeteorHarness: @unchecked Sendable {
     let embeddedPath: String
     var state = DeviceState()
     var retry = RetryPolicy(maxAttempts: 4, initialDelay: 0.001, maxDelay: 0.002)
+    /// Downloads in flight at once (1 makes the order of downloads the manifest's).
+    var maxConnections = 3
 
     /// - Parameters:
     ///   - embedded: the embedded bundle folder (read-only).
@@ -26,11 +28,12 @@ final class MeteorHarness: @unchecked Sendable {
     ///   - overHTTP: serve the mock on a ``LoopbackHTTPServer`` and download with the
     ///     production ``DefaultTransport`` (default); otherwise hand requests to the mock
     ///     in-process (for scripted connection failures).
-    init(embedded: String, versions: String, overHTTP: Bool = true) throws {
+    ///   - style: the plugin's test mock, or a server following webapp_server.js.
+    init(embedded: String, versions: String, overHTTP: Bool = true, style: MeteorMockServer.Style = .pluginMock) throws {
         temp = try TemporaryDirectory("meteor")
         layout = RootLayout(root: temp.path + "/root")
         try AtomicFile.makeDirectory(layout.root)
-        server = MeteorMockServer(versionsDirectory: versions)
+        server = MeteorMockServer(versionsDirectory: versions, style: style)
         transport = MeteorMockTransport(server: server)
         http = overHTTP ? try LoopbackHTTPServer(handler: server.loopbackHandler()) : nil
         embeddedPath = embedded
@@ -45,15 +48,30 @@ final class MeteorHarness: @unchecked Sendable {
         return try MeteorHarness(embedded: dir + "/bundled_www/application", versions: dir + "/downloadable_versions")
     }
 
+    /// Generated fixtures of `shape` (in the harness's temp folder) served like a real
+    /// Meteor server (webapp_server.js). The legacy shape is served without ETags, so its
+    /// assets are accepted by their content SHA-1 alone.
+    static func generated(_ shape: MeteorShape) throws -> (MeteorHarness, MeteorScenarioFixtures) {
+        let folder = try TemporaryDirectory("meteor-fixtures-\(shape)")
+        let fixtures = try MeteorScenarioFixtures.write(shape, to: folder.path)
+        let h = try MeteorHarness(embedded: fixtures.embedded, versions: fixtures.versions, style: .webapp)
+        h.keepAlive.append(folder)
+        if shape == .legacy { h.server.sendETags(false) }
+        return (h, fixtures)
+    }
+
+    /// Objects that must live as long as the harness (generated fixture folders).
+    var keepAlive: [AnyObject] = []
+
     var rootURL: URL { http?.baseURL ?? URL(fileURLWithPath: "/").deletingLastPathComponent() }
 
     var channel: MeteorChannel {
         if let http {
             return MeteorChannel(layout: layout, rootURL: http.baseURL, platform: .ios, embeddedPath: embeddedPath,
-                                 transport: DefaultTransport(), options: .init(maxConnections: 3, retry: retry))
+                                 transport: DefaultTransport(), options: .init(maxConnections: maxConnections, retry: retry))
         }
         return MeteorChannel(layout: layout, rootURL: URL(string: "http://127.0.0.1:3000/") ?? rootURL, platform: .ios,
-                             embeddedPath: embeddedPath, transport: transport, options: .init(maxConnections: 3, retry: retry))
+                             embeddedPath: embeddedPath, transport: transport, options: .init(maxConnections: maxConnections, retry: retry))
     }
 
     /// One check; an installed version is staged as pending.

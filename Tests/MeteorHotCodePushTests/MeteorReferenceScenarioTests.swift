@@ -4,33 +4,34 @@ import MeteorHotCodePush
 import TestSupport
 import Testing
 
-/// Scenarios 27–68 of meteor-protocol.md §4 (the original plugin's tests.js), against its
-/// real fixtures. They live outside the repository (`../shared/fixtures/meteor`); when that
-/// folder is absent the whole suite is skipped and says so.
-@Suite(.enabled(if: MeteorFixtures.referenceAvailable,
-                "skipped: the reference fixtures ../shared/fixtures/meteor are absent (they are not part of the repository)"))
-struct MeteorReferenceScenarioTests {
-    static let template2Map = "/app/3f6275657e6db3a21acb37d0f6c207cf83871e90.map"
-    static let template3Map = "/app/36e96c1d40459ae12164569599c9c0a203b36db7.map"
-
+/// Scenarios 27–68 of meteor-protocol.md §4 (the original plugin's tests.js), on every
+/// ``ScenarioSource``: apps generated in the current Meteor shape (salted hashes from
+/// tools/isobuild/bundler.js `File#hash()`, `/__cordova` URLs, ETags from
+/// packages/webapp/webapp_server.js, `autoupdate.versions` from
+/// packages/autoupdate/autoupdate_server.js) and in the legacy shape (content SHA-1, no
+/// ETags), so a fresh clone runs the whole suite; plus the plugin's own fixtures
+/// (`../shared/fixtures/meteor`) when that folder is present.
+@Suite struct MeteorReferenceScenarioTests {
     // 27–30: bundled → version2
-    @Test(arguments: [1, 3])
-    func updateFromBundledToVersion2(keep: Int) async throws {
-        let h = try MeteorHarness.reference()
+    @Test(arguments: [1, 3], ScenarioSource.available)
+    func updateFromBundledToVersion2(keep: Int, source: ScenarioSource) async throws {
+        let run = try source.make()
+        let h = run.harness
         let outcome = try await h.check(serving: "version2")
         guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
         #expect(v.id == "version2" && !v.isEmbedded)
-        #expect(h.server.requestedPathSet == MeteorHarness.cordova("/", "/app/template.mobileapp.js", Self.template2Map, "/some-file", "/some-other-file"))
+        #expect(h.server.requestedPathSet == run.requests(try run.changedScript("version2") + [run.publicURL("some-file"), run.publicURL("some-other-file")]))
         #expect(h.state.pending == "version2" && h.state.meteor?.lastDownloadedVersion == "version2")
         // The old version is served until the reload.
-        #expect(try h.servedContent("/some-file") == "some-file\n" || h.servedContent("/some-file")?.hasPrefix("some-file") == true)
+        // (Exactly the embedded bytes: a prefix test would also accept version2's "some-file (changed)".)
+        #expect(try h.servedContent("/some-file") == "some-file\n")
         #expect(try h.servedFile("/some-file")?.hasPrefix(h.embeddedPath) == true)
         try h.reload()
         #expect(try h.servedContent("/some-file") == "some-file (changed)\n")
         #expect(try h.servedContent("/some-other-file") == "some-other-file\n")
         // Unchanged assets come from the embedded bundle.
         #expect(try h.servedFile("/some-text.txt") == h.embeddedPath + "/app/some-text.txt")
-        #expect(try h.servedContent("/")?.contains("autoupdateVersionCordova%22%3A%22version2") == true)
+        #expect(try RuntimeConfig.extract(fromIndexHTML: require_(h.servedContent("/"))).pageVersion == "version2")
         try h.startupDidComplete(keep: keep)
         #expect(try h.selectedAfterRestart() == "version2")
         #expect(FileManager.default.fileExists(atPath: h.layout.meteor + "/version2/app/some-other-file"))
@@ -38,14 +39,15 @@ struct MeteorReferenceScenarioTests {
     }
 
     // 31–35: version2 → version3
-    @Test(arguments: [1, 3])
-    func updateFromVersion2ToVersion3(keep: Int) async throws {
-        let h = try MeteorHarness.reference()
+    @Test(arguments: [1, 3], ScenarioSource.available)
+    func updateFromVersion2ToVersion3(keep: Int, source: ScenarioSource) async throws {
+        let run = try source.make()
+        let h = run.harness
         try await h.install("version2", keep: keep)
         let outcome = try await h.check(serving: "version3")
         guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
         #expect(v.id == "version3")
-        #expect(h.server.requestedPathSet == MeteorHarness.cordova("/", "/app/template.mobileapp.js", Self.template3Map, "/some-file"))
+        #expect(h.server.requestedPathSet == run.requests(try run.changedScript("version3") + [run.publicURL("some-file")]))
         #expect(try h.servedContent("/some-file") == "some-file (changed)\n")
         try h.reload()
         #expect(h.state.current == "version3")
@@ -62,9 +64,9 @@ struct MeteorReferenceScenarioTests {
     }
 
     // 36–41: version2 → version1 (the bundled version)
-    @Test(arguments: [1, 3])
-    func updateFromVersion2BackToBundledVersion1(keep: Int) async throws {
-        let h = try MeteorHarness.reference()
+    @Test(arguments: [1, 3], ScenarioSource.available)
+    func updateFromVersion2BackToBundledVersion1(keep: Int, source: ScenarioSource) async throws {
+        let h = try source.make().harness
         try await h.install("version2", keep: keep)
         let outcome = try await h.check(serving: "version1")
         guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
@@ -86,8 +88,9 @@ struct MeteorReferenceScenarioTests {
     }
 
     // 42–43: same version on the server
-    @Test func noUpdateWhenTheServerHasTheCurrentVersion() async throws {
-        let h = try MeteorHarness.reference()
+    @Test(arguments: ScenarioSource.available)
+    func noUpdateWhenTheServerHasTheCurrentVersion(source: ScenarioSource) async throws {
+        let h = try source.make().harness
         try await h.install("version2")
         let outcome = try await h.check(serving: "version2")
         #expect(outcome == .upToDate("version version2 is current"))
@@ -95,8 +98,9 @@ struct MeteorReferenceScenarioTests {
         #expect(h.state.pending == nil)
     }
 
-    @Test func noDownloadWhenTheVersionIsAlreadyPending() async throws {
-        let h = try MeteorHarness.reference()
+    @Test(arguments: ScenarioSource.available)
+    func noDownloadWhenTheVersionIsAlreadyPending(source: ScenarioSource) async throws {
+        let h = try source.make().harness
         try await h.check(serving: "version2")
         let outcome = try await h.check(serving: "version2")
         #expect(outcome == .upToDate("version version2 is already pending"))
@@ -105,22 +109,27 @@ struct MeteorReferenceScenarioTests {
 
     // 44–57: each error, and no new version afterwards
     @Test(arguments: [
-        ("version2_with_missing_asset", "Non-success status code 404 for asset: /app/template.mobileapp.js"),
-        ("version2_with_invalid_asset", "Hash mismatch for asset: /app/template.mobileapp.js"),
+        ("version2_with_missing_asset", "Non-success status code 404 for asset: <script>"),
+        ("version2_with_invalid_asset", "Hash mismatch for asset: <script>"),
         ("version2_with_version_mismatch", "Version mismatch for index page, expected: version2, actual: version3"),
         ("missing_root_url", "Could not find ROOT_URL in downloaded asset bundle"),
         ("missing_app_id", "Could not find appId in downloaded asset bundle"),
         ("wrong_app_id", "appId in downloaded asset bundle does not match current appId"),
         ("missing_cordova_compatibility_version", "Asset manifest does not have a cordovaCompatibilityVersion"),
-    ])
-    func failingDownloads(name: String, message: String) async throws {
-        let h = try MeteorHarness.reference()
+    ], ScenarioSource.available)
+    func failingDownloads(failure: (name: String, message: String), source: ScenarioSource) async throws {
+        let name = failure.name
+        let run = try source.make()
+        let h = run.harness
+        let message = failure.message.replacingOccurrences(of: "<script>", with: try run.scriptURL)
         let before = h.state
         await #expect {
             try await h.check(serving: name)
         } throws: { error in
             guard let e = error as? MeteorError else { return false }
-            return e.message.contains(message) && e.exitStatus == .dataError
+            // A version mismatch (the server between two versions) is temporary: exit 75.
+            let status: ClientUpdater.ExitStatus = message.hasPrefix("Version mismatch") ? .tempFail : .dataError
+            return e.message.contains(message) && e.exitStatus == status
         }
         #expect(h.state == before)
         #expect(h.installedIDs.isEmpty)
@@ -128,8 +137,9 @@ struct MeteorReferenceScenarioTests {
     }
 
     // 52–53: ROOT_URL may not move to localhost
-    @Test func refusesARootURLChangeToLocalhost() async throws {
-        let h = try MeteorHarness.reference()
+    @Test(arguments: ScenarioSource.available)
+    func refusesARootURLChangeToLocalhost(source: ScenarioSource) async throws {
+        let h = try source.make().harness
         try await h.install("127.0.0.1_root_url")
         #expect(h.state.current == "127.0.0.1_root_url" && h.state.meteor?.rootURL == "http://127.0.0.1:3000/")
         await #expect {
@@ -142,8 +152,9 @@ struct MeteorReferenceScenarioTests {
     }
 
     // 60–61: a different cordovaCompatibilityVersion is skipped
-    @Test func skipsAnIncompatibleVersion() async throws {
-        let h = try MeteorHarness.reference()
+    @Test(arguments: ScenarioSource.available)
+    func skipsAnIncompatibleVersion(source: ScenarioSource) async throws {
+        let h = try source.make().harness
         let outcome = try await h.check(serving: "different_cordova_compatibility_version")
         guard case .skipped(let message) = outcome else { Issue.record("expected skipped, got \(outcome)"); return }
         #expect(message.contains("Skipping downloading new version because the Cordova platform version or plugin versions have changed and are potentially incompatible"))
@@ -151,8 +162,9 @@ struct MeteorReferenceScenarioTests {
         #expect(h.state.pending == nil && h.installedIDs.isEmpty)
     }
 
-    @Test func skipsABlacklistedVersion() async throws {
-        let h = try MeteorHarness.reference()
+    @Test(arguments: ScenarioSource.available)
+    func skipsABlacklistedVersion(source: ScenarioSource) async throws {
+        let h = try source.make().harness
         h.state.blacklist = ["version2"]
         let outcome = try await h.check(serving: "version2")
         guard case .skipped(let message) = outcome else { Issue.record("expected skipped, got \(outcome)"); return }
@@ -161,13 +173,15 @@ struct MeteorReferenceScenarioTests {
     }
 
     // 62–64: resume a partial download of the same version
-    @Test func resumesAPartialDownloadOfTheSameVersion() async throws {
-        let h = try MeteorHarness.reference()
-        try simulatePartialDownload(h)
+    @Test(arguments: ScenarioSource.available)
+    func resumesAPartialDownloadOfTheSameVersion(source: ScenarioSource) async throws {
+        let run = try source.make()
+        let h = run.harness
+        try simulatePartialDownload(run)
         let outcome = try await h.check(serving: "version2")
         guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
         #expect(v.id == "version2")
-        #expect(h.server.requestedPathSet == MeteorHarness.cordova("/", "/app/template.mobileapp.js", Self.template2Map))
+        #expect(h.server.requestedPathSet == run.requests(try run.changedScript("version2")))
         try h.reload()
         #expect(try h.servedContent("/some-file") == "some-file (changed)\n")
         #expect(!FileManager.default.fileExists(atPath: h.layout.meteor + "/PartialDownload"))
@@ -175,13 +189,15 @@ struct MeteorReferenceScenarioTests {
     }
 
     // 65–68: resume a partial download when the server moved on to another version
-    @Test func resumesAPartialDownloadOfADifferentVersion() async throws {
-        let h = try MeteorHarness.reference()
-        try simulatePartialDownload(h)
+    @Test(arguments: ScenarioSource.available)
+    func resumesAPartialDownloadOfADifferentVersion(source: ScenarioSource) async throws {
+        let run = try source.make()
+        let h = run.harness
+        try simulatePartialDownload(run)
         let outcome = try await h.check(serving: "version3")
         guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
         #expect(v.id == "version3")
-        #expect(h.server.requestedPathSet == MeteorHarness.cordova("/", "/app/template.mobileapp.js", Self.template3Map, "/some-file"))
+        #expect(h.server.requestedPathSet == run.requests(try run.changedScript("version3") + [run.publicURL("some-file")]))
         try h.reload()
         #expect(h.state.current == "version3")
         #expect(try h.servedContent("/some-other-file") == "some-other-file\n")
@@ -189,10 +205,9 @@ struct MeteorReferenceScenarioTests {
     }
 
     /// The plugin's `simulatePartialDownload("version2")`: copies the fixture to `Downloading/`.
-    func simulatePartialDownload(_ h: MeteorHarness) throws {
-        let source = try require_(MeteorFixtures.reference) + "/partially_downloaded_versions/version2"
-        try AtomicFile.makeDirectory(h.layout.meteor)
-        try FileManager.default.copyItem(atPath: source, toPath: h.layout.meteor + "/Downloading")
+    func simulatePartialDownload(_ run: ScenarioRun) throws {
+        try AtomicFile.makeDirectory(run.harness.layout.meteor)
+        try FileManager.default.copyItem(atPath: try run.partialVersion2, toPath: run.harness.layout.meteor + "/Downloading")
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import MeteorHotCodePush
+import TestSupport
 import Testing
 
 @Suite struct RuntimeConfigTests {
@@ -25,8 +26,11 @@ import Testing
         let all = RuntimeConfig(rootURL: "http://localhost:3000/", appId: "app", autoupdateVersionCordova: "v3")
         #expect(all.problem(expectedVersion: "v2", currentRootURL: "http://10.0.0.1/", currentAppId: "other")
                 == .versionMismatch(expected: "v2", actual: "v3"))
-        #expect(RuntimeConfig.Problem.versionMismatch(expected: "version2", actual: "version3").message
-                == "Version mismatch for index page, expected: version2, actual: version3")
+        let mismatch = RuntimeConfig.Problem.versionMismatch(expected: "version2", actual: "version3")
+        #expect(mismatch.message.hasPrefix("Version mismatch for index page, expected: version2, actual: version3"))
+        // A rolling deploy is temporary: exit 75, unlike the other refusals (65).
+        #expect(mismatch.error.code == .versionMismatch && mismatch.error.exitStatus == .tempFail)
+        #expect(RuntimeConfig.Problem.missingAppId.error.exitStatus == .dataError)
         let noRoot = RuntimeConfig(rootURL: nil, appId: nil)
         #expect(noRoot.problem(expectedVersion: "v", currentRootURL: nil, currentAppId: nil) == .missingRootURL)
         let toLocalhost = RuntimeConfig(rootURL: "http://localhost:3001/", appId: nil)
@@ -38,5 +42,23 @@ import Testing
         #expect(other.problem(expectedVersion: "v", currentRootURL: "http://localhost:3000/", currentAppId: "b") == nil)
         #expect(RuntimeConfig.Problem.rootURLChangesToLocalhost.message.contains("would change current ROOT_URL to localhost."))
         #expect(RuntimeConfig.Problem.appIdMismatch(rootURL: "x").message.hasPrefix("appId in downloaded asset bundle does not match current appId"))
+    }
+
+    // packages/autoupdate/autoupdate_server.js puts the version in
+    // autoupdate.versions["web.cordova"]; older servers wrote autoupdateVersionCordova.
+    @Test func readsTheWebCordovaVersionWithTheLegacyFieldAsFallback() throws {
+        for shape in MeteorShape.allCases {
+            var content = MeteorScenarioFixtures.content(2)
+            content.pageVersion = "v-\(shape)"
+            let html = MeteorShapedApp.render(content, shape: shape).indexHTML
+            let config = try RuntimeConfig.extract(fromIndexHTML: String(decoding: html, as: UTF8.self))
+            #expect(config.pageVersion == "v-\(shape)")
+            #expect((shape == .current ? config.webCordovaVersion : config.autoupdateVersionCordova) == "v-\(shape)")
+            #expect(config.problem(expectedVersion: "version2", currentRootURL: nil, currentAppId: content.appId)
+                    == .versionMismatch(expected: "version2", actual: "v-\(shape)"))
+        }
+        let both = RuntimeConfig(rootURL: "http://a/", appId: "x", autoupdateVersionCordova: "old", webCordovaVersion: "new")
+        #expect(both.pageVersion == "new")
+        #expect(RuntimeConfig(rootURL: "http://a/", appId: "x").problem(expectedVersion: "v", currentRootURL: nil, currentAppId: "x") == nil)
     }
 }

@@ -6,8 +6,19 @@ import Foundation
 /// (files laid out by URL path), answers `/__cordova/manifest.json` with the folder's
 /// `manifest.json`, sets `ETag: "<sha1 of the bytes>"`, answers unknown paths with the
 /// folder's index.html unless the query holds `meteor_dont_serve_index` (then 404), and
-/// records every request.
+/// records every request. With ``Style/webapp`` it answers like a real Meteor server
+/// instead (see `MeteorMockServer+WebApp.swift`).
 public final class MeteorMockServer: @unchecked Sendable {
+    /// Whose behaviour the mock follows.
+    public enum Style: Sendable {
+        /// The plugin's test mock: `ETag: "<sha1 of the bytes>"`, files by URL path.
+        case pluginMock
+        /// packages/webapp/webapp_server.js: static files from the manifest, `ETag:
+        /// "<manifest hash>"`, weak ETags for source maps, boilerplate index.html.
+        case webapp
+    }
+    /// Whose behaviour the mock follows.
+    public let style: Style
     // @unchecked Sendable: every mutable field is guarded by `lock`.
     private let lock = NSLock()
     private let versionsDirectory: String
@@ -29,8 +40,9 @@ public final class MeteorMockServer: @unchecked Sendable {
     }
 
     /// - Parameter versionsDirectory: a folder of version folders (`downloadable_versions`).
-    public init(versionsDirectory: String) {
+    public init(versionsDirectory: String, style: Style = .pluginMock) {
         self.versionsDirectory = versionsDirectory
+        self.style = style
     }
 
     /// Serves `downloadable_versions/<name>` from now on.
@@ -62,7 +74,9 @@ public final class MeteorMockServer: @unchecked Sendable {
             return (versionName, overrides[path], self.etags)
         }
         if let override { return override }
-        var response = answer(path: path, query: query, name: name)
+        var response = style == .webapp
+            ? name.map { Self.webappAnswer(folder: versionsDirectory + "/" + $0, path: path, query: query) } ?? MockResponse(status: 404)
+            : answer(path: path, query: query, name: name)
         if !etags { response.headers["etag"] = nil }
         return response
     }
@@ -136,6 +150,11 @@ extension MeteorMockServer {
             let answer = respond(path: request.path, query: request.query)
             var response = LoopbackResponse(status: answer.status, headers: answer.headers.map { ($0.key, $0.value) },
                                             body: answer.body.isEmpty ? .empty : .data(answer.body))
+            if answer.headers["transfer-encoding"] == "chunked" {
+                // The boilerplate is streamed: chunked, no Content-Length.
+                response.body = .data(Self.chunked(answer.body))
+                response.omitContentLength = true
+            }
             if let custom = delivery(request.path) { response.delivery = custom }
             return response
         }
