@@ -107,24 +107,43 @@ extension HTTPSuites {
         @Test func stallWatchCountsOnlyWaitingTime() {
             let clock = ManualNanos()
             let watch = StallWatch(idleTimeout: 2, now: { clock.now })
-            clock.advance(seconds: 1.9)
-            #expect(!watch.isStalled(now: clock.now))
+            func tick(_ seconds: Double) -> Bool {
+                clock.advance(seconds: seconds)
+                return watch.tick(now: clock.now)
+            }
+            #expect(!tick(0.9) && !tick(0.9))
             watch.arrived()  // a chunk: the sink runs for a long time
-            clock.advance(seconds: 60)
-            #expect(!watch.isStalled(now: clock.now))
+            #expect(!tick(0.5) && !tick(59.5))
             watch.waiting()
-            clock.advance(seconds: 1.5)
+            #expect(!tick(0.75))
             watch.waiting()  // still the same wait
-            #expect(!watch.isStalled(now: clock.now))
-            clock.advance(seconds: 0.5)
-            #expect(watch.isStalled(now: clock.now))
-            #expect(!watch.isStalled(now: 0), "a reading from before the wait is not a stall")
+            #expect(!tick(0.75))
+            #expect(tick(0.5), "2 s of waiting is a stall")
             let limited = StallWatch(idleTimeout: 30, timeLimit: 5, now: { clock.now })
             clock.advance(seconds: 4.9)
             #expect(!limited.isOverTime(now: clock.now))
             limited.arrived()
             clock.advance(seconds: 0.1)
             #expect(limited.isOverTime(now: clock.now), "the time limit counts the sink's time too")
+        }
+
+        /// A process starved of CPU wakes its watch late: one late tick counts at most one
+        /// second of waiting, so only a wait that goes on over several ticks is a stall.
+        @Test func aStarvedProcessIsNotAStall() {
+            let clock = ManualNanos()
+            let watch = StallWatch(idleTimeout: 2, now: { clock.now })
+            clock.advance(seconds: 60)  // neither the transfer nor the watch ran for a minute
+            #expect(!watch.tick(now: clock.now), "one late tick is no stall")
+            watch.arrived()  // the starved transfer gets its bytes
+            watch.waiting()
+            clock.advance(seconds: 60)
+            #expect(!watch.tick(now: clock.now))
+            clock.advance(seconds: 0.25)
+            #expect(!watch.tick(now: clock.now))
+            clock.advance(seconds: 0.25)
+            #expect(!watch.tick(now: clock.now))
+            clock.advance(seconds: 0.5)
+            #expect(watch.tick(now: clock.now), "still nothing after ticks worth 2 s: a stall")
         }
 
         /// The many small requests of a Meteor update share a few kept-alive connections.

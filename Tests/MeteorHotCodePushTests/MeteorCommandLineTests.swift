@@ -23,13 +23,13 @@ import Testing
 
         deinit { server.stop() }
 
-        func initRoot(_ extra: [String] = []) throws -> Subprocess.Result {
-            try ClientctlBinary.run(["init", "--root", root, "--meteor-url", server.baseURL.absoluteString + "/",
+        func initRoot(_ extra: [String] = []) async throws -> Subprocess.Result {
+            try await ClientctlBinary.run(["init", "--root", root, "--meteor-url", server.baseURL.absoluteString + "/",
                                      "--embedded", GeneratedMeteorFixtures.embedded] + extra)
         }
 
-        func install() throws -> Subprocess.Result {
-            try ClientctlBinary.run(["install", "--root", root, "--json"])
+        func install() async throws -> Subprocess.Result {
+            try await ClientctlBinary.run(["install", "--root", root, "--json"])
         }
 
         func json(_ result: Subprocess.Result) throws -> [String: Any] {
@@ -37,15 +37,15 @@ import Testing
         }
     }
 
-    @Test func initInstallStatusAndListForAMeteorRoot() throws {
+    @Test func initInstallStatusAndListForAMeteorRoot() async throws {
         let d = try Device()
-        let initialized = try d.initRoot(["--compat-platform", "ios", "--keep", "1"])
+        let initialized = try await d.initRoot(["--compat-platform", "ios", "--keep", "1"])
         #expect(initialized.status == 0, "\(initialized.errorOutput)")
         let config = try DeviceConfig.load(RootLayout(root: d.root))
         #expect(config.channelKind == .meteor && config.app == "generatedappid" && config.compatPlatform == "ios" && config.keep == 1)
 
         d.mock.serve("gen2")
-        let installed = try d.install()
+        let installed = try await d.install()
         #expect(installed.status == 0, "\(installed.errorOutput)")
         let report = try d.json(installed)
         #expect(report["result"] as? String == "installed" && report["version"] as? String == "gen2" && report["pending"] as? String == "gen2")
@@ -53,23 +53,23 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: d.root + "/meteor/gen2/app/assets/d00/asset-0.txt"))
 
         d.mock.clearRequests()
-        let again = try d.install()
+        let again = try await d.install()
         #expect(again.status == 0)
         #expect(try d.json(again)["result"] as? String == "up-to-date")
         #expect(d.mock.requestedPathSet == ["/__cordova/manifest.json"])
 
-        let status = try ClientctlBinary.run(["status", "--root", d.root, "--json"])
+        let status = try await ClientctlBinary.run(["status", "--root", d.root, "--json"])
         #expect(status.status == 0, "\(status.errorOutput)")
         #expect(status.output.contains("gen2"))
-        let list = try ClientctlBinary.run(["list", "--root", d.root, "--json"])
+        let list = try await ClientctlBinary.run(["list", "--root", d.root, "--json"])
         #expect(list.status == 0 && list.output.contains("gen2"))
     }
 
-    @Test func installReportsAVerificationFailureWithExitStatus65() throws {
+    @Test func installReportsAVerificationFailureWithExitStatus65() async throws {
         let d = try Device()
-        #expect(try d.initRoot().status == 0)
+        await #expect(try d.initRoot().status == 0)
         d.mock.serve("gen2_wrong_bytes")
-        let result = try d.install()
+        let result = try await d.install()
         #expect(result.status == 65)
         #expect(result.errorOutput.contains("Hash mismatch for asset: /app/app.js"))
         #expect(!FileManager.default.fileExists(atPath: d.root + "/meteor/gen2"))
@@ -79,20 +79,20 @@ import Testing
         ["--meteor-url", "ftp://x/"], ["--meteor-url", "http://example.com/"],
         ["--meteor-url", "http://127.0.0.1:1/", "--compat-platform", "windows"],
     ])
-    func initRejectsBadFlags(_ flags: [String]) throws {
+    func initRejectsBadFlags(_ flags: [String]) async throws {
         let temp = try TemporaryDirectory("meteor-cli")
-        let result = try ClientctlBinary.run(["init", "--root", temp.path + "/root", "--embedded", GeneratedMeteorFixtures.embedded] + flags)
+        let result = try await ClientctlBinary.run(["init", "--root", temp.path + "/root", "--embedded", GeneratedMeteorFixtures.embedded] + flags)
         #expect(result.status == 64, "\(result.errorOutput)")
         #expect(!FileManager.default.fileExists(atPath: temp.path + "/root/config.json"))
     }
 
-    @Test func initRejectsAnEmbeddedBundleWithoutAppId() throws {
+    @Test func initRejectsAnEmbeddedBundleWithoutAppId() async throws {
         let temp = try TemporaryDirectory("meteor-cli")
         let embedded = temp.path + "/embedded"
         try FileManager.default.copyItem(atPath: GeneratedMeteorFixtures.embedded, toPath: embedded)
         try MeteorAppGenerator.indexHTML(GeneratedMeteorFixtures.spec, version: "gen1", appId: "")
             .write(to: URL(fileURLWithPath: embedded + "/index.html"))
-        let result = try ClientctlBinary.run(["init", "--root", temp.path + "/root", "--meteor-url", "http://127.0.0.1:1/", "--embedded", embedded])
+        let result = try await ClientctlBinary.run(["init", "--root", temp.path + "/root", "--meteor-url", "http://127.0.0.1:1/", "--embedded", embedded])
         #expect(result.status == 78)
         #expect(result.errorOutput.contains("no appId"))
     }
@@ -108,7 +108,7 @@ import Testing
             delivery.dripInterval = 0.5
             return delivery
         }
-        #expect(try d.initRoot().status == 0)
+        await #expect(try d.initRoot().status == 0)
         d.mock.serve("gen2")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ClientctlBinary.path)
@@ -131,7 +131,7 @@ import Testing
 
         dripping.value = false
         d.mock.clearRequests()
-        let rerun = try d.install()
+        let rerun = try await d.install()
         #expect(rerun.status == 0, "\(rerun.errorOutput)")
         #expect(try d.json(rerun)["version"] as? String == "gen2")
         // index.html has no hash and is always fetched again, as in the plugin.

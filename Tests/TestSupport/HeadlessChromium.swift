@@ -3,19 +3,23 @@ import Foundation
 /// Debian's headless Chromium, for the real-browser tests (`apt-get install chromium`;
 /// `Scripts/test` installs it). `CLIENTCTL_BROWSER_TESTS=0` turns those tests off.
 public enum Chromium {
+    /// Browsers run two at a time, apart from the queue of other children: a browser test
+    /// works inside a trial's startup timeout and must not wait behind `clientctl` runs.
+    public static let gate = AsyncGate(limit: 2)
+
     public static var isEnabled: Bool {
         ProcessInfo.processInfo.environment["CLIENTCTL_BROWSER_TESTS"] != "0" && Subprocess.isAvailable("chromium")
     }
 
     /// The DOM after the page's scripts (including fetches back to the server) ran.
     /// - Parameter extraArguments: more Chromium switches (e.g. `--host-resolver-rules=…`).
-    public static func dumpDOM(_ url: String, extraArguments: [String] = []) throws -> String {
+    public static func dumpDOM(_ url: String, extraArguments: [String] = []) async throws -> String {
         let profile = NSTemporaryDirectory() + "/chromium-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: profile) }
-        let result = try Subprocess.run("chromium", [
+        let result = try await Subprocess.run("chromium", [
             "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + profile,
             "--virtual-time-budget=3000",
-        ] + extraArguments + ["--dump-dom", url])
+        ] + extraArguments + ["--dump-dom", url], gate: gate)
         guard result.status == 0 else { throw ChromiumError("chromium exited \(result.status): \(result.errorOutput.suffix(500))") }
         return result.output
     }

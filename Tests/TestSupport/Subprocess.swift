@@ -19,48 +19,100 @@ public enum Subprocess {
     }
 
     /// Runs `executable` (a path, or a name looked up in `PATH`) with `arguments`.
+    ///
+    /// The wait for the child suspends the calling task instead of blocking its thread:
+    /// Swift Testing runs the suite's tests on the cooperative pool (one thread per core),
+    /// and a test blocked on a child for seconds (a `clientctl` run, Chromium) would starve
+    /// every in-process server and timer of the tests beside it.
     /// - Parameters:
     ///   - input: bytes for the child's stdin (empty stdin when `nil`).
     ///   - environment: extra variables on top of this process's environment.
     ///   - directory: the child's working directory.
+    ///   - gate: where the child waits for a place (``gate`` by default); `nil` for a light,
+    ///     short client (`curl`) inside a timed window of a test, such as a trial's
+    ///     startup timeout, which must not queue behind slow children.
+    @discardableResult
+    public static func run(_ executable: String, _ arguments: [String], input: Data? = nil,
+                           environment: [String: String] = [:], directory: String? = nil,
+                           gate: AsyncGate? = Subprocess.gate) async throws -> Result {
+        try await gate?.enter()
+        defer { gate?.leave() }
+        let child = try Child(executable, arguments, input: input, environment: environment, directory: directory)
+        defer { child.cleanUp() }
+        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
+            child.process.terminationHandler = { _ in done.resume() }
+            do {
+                try child.process.run()
+            } catch {
+                child.process.terminationHandler = nil
+                done.resume(throwing: error)
+            }
+        }
+        return child.result()
+    }
+
+    /// The same, blocking the calling thread: only for quick tools (`bsdtar`, `openssl`)
+    /// called from synchronous helpers, which finish in milliseconds.
     @discardableResult
     public static func run(_ executable: String, _ arguments: [String], input: Data? = nil,
                            environment: [String: String] = [:], directory: String? = nil) throws -> Result {
-        let scratch = NSTemporaryDirectory() + "/subprocess-\(getpid())-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: scratch) }
-        let outPath = scratch + "/stdout", errPath = scratch + "/stderr", inPath = scratch + "/stdin"
-        _ = FileManager.default.createFile(atPath: outPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: inPath, contents: input ?? Data())
+        let child = try Child(executable, arguments, input: input, environment: environment, directory: directory)
+        defer { child.cleanUp() }
+        try child.process.run()
+        child.process.waitUntilExit()
+        return child.result()
+    }
 
+    /// At most this many children started by ``run(_:_:input:environment:directory:)-async``
+    /// run at once (one more than the cores): waiting no longer blocks a thread, so
+    /// without a gate the parallel suite would start dozens of `clientctl` and Chromium
+    /// processes together and starve everything of CPU.
+    public static let gate = AsyncGate(limit: ProcessInfo.processInfo.activeProcessorCount + 1)
+
+    /// A configured child process whose output goes to files in a scratch folder.
+    private final class Child: @unchecked Sendable {
+        // @unchecked Sendable: handed to the termination handler only to resume a continuation.
         let process = Process()
-        if executable.contains("/") {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [executable] + arguments
+        let scratch = NSTemporaryDirectory() + "/subprocess-\(getpid())-\(UUID().uuidString)"
+        let handles: [FileHandle]
+
+        init(_ executable: String, _ arguments: [String], input: Data?, environment: [String: String], directory: String?) throws {
+            try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+            _ = FileManager.default.createFile(atPath: scratch + "/stdout", contents: nil)
+            _ = FileManager.default.createFile(atPath: scratch + "/stderr", contents: nil)
+            _ = FileManager.default.createFile(atPath: scratch + "/stdin", contents: input ?? Data())
+            if executable.contains("/") {
+                process.executableURL = URL(fileURLWithPath: executable)
+                process.arguments = arguments
+            } else {
+                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+                process.arguments = [executable] + arguments
+            }
+            if !environment.isEmpty {
+                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            }
+            if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
+            let stdout = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch + "/stdout"))
+            let stderr = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch + "/stderr"))
+            let stdin = try FileHandle(forReadingFrom: URL(fileURLWithPath: scratch + "/stdin"))
+            process.standardOutput = stdout
+            process.standardError = stderr
+            process.standardInput = stdin
+            handles = [stdout, stderr, stdin]
         }
-        if !environment.isEmpty {
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+
+        func result() -> Result {
+            for handle in handles { try? handle.close() }
+            let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+            return Result(status: status,
+                          stdout: FileManager.default.contents(atPath: scratch + "/stdout") ?? Data(),
+                          stderr: FileManager.default.contents(atPath: scratch + "/stderr") ?? Data())
         }
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        let stdoutHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: outPath))
-        let stderrHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-        let stdinHandle = try FileHandle(forReadingFrom: URL(fileURLWithPath: inPath))
-        process.standardOutput = stdoutHandle
-        process.standardError = stderrHandle
-        process.standardInput = stdinHandle
-        try process.run()
-        process.waitUntilExit()
-        try? stdoutHandle.close()
-        try? stderrHandle.close()
-        try? stdinHandle.close()
-        let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
-        return Result(status: status,
-                      stdout: FileManager.default.contents(atPath: outPath) ?? Data(),
-                      stderr: FileManager.default.contents(atPath: errPath) ?? Data())
+
+        func cleanUp() {
+            for handle in handles { try? handle.close() }
+            try? FileManager.default.removeItem(atPath: scratch)
+        }
     }
 
     /// True when `name` is an executable found in `PATH`.

@@ -8,8 +8,8 @@ import Testing
 /// `lock` symlink is not followed; every failure leaves the root as it was.
 @Suite struct BoundsCommandTests {
     /// Runs clientctl under timeout(1): a `serve` that wrongly starts ends as exit 124, not a hung test.
-    func run(_ arguments: [String]) throws -> Subprocess.Result {
-        try Subprocess.run("/usr/bin/timeout", ["20", ClientctlBinary.path] + arguments)
+    func run(_ arguments: [String]) async throws -> Subprocess.Result {
+        try await Subprocess.run("/usr/bin/timeout", ["20", ClientctlBinary.path] + arguments)
     }
 
     func initArguments(_ root: String, _ rig: ReleaseRig, _ extra: [String]) -> [String] {
@@ -21,10 +21,10 @@ import Testing
     @Test(arguments: [["--startup-timeout", "1e20"], ["--startup-timeout", "inf"], ["--startup-timeout", "nan"],
                       ["--startup-timeout", "0"], ["--startup-timeout", "-1"], ["--keep", "0"],
                       ["--max-unpacked-bytes", "-1"], ["--max-entries", "0"]])
-    func initRefusesOutOfRangeValuesAndCreatesNothing(_ flags: [String]) throws {
-        let rig = try ReleaseRig(label: "bounds-init")
+    func initRefusesOutOfRangeValuesAndCreatesNothing(_ flags: [String]) async throws {
+        let rig = try await ReleaseRig(label: "bounds-init")
         let root = rig.tmp("fresh-root")
-        let result = try ClientctlBinary.run(initArguments(root, rig, flags))
+        let result = try await ClientctlBinary.run(initArguments(root, rig, flags))
         #expect(result.status == 64, "\(flags): \(result.errorOutput)")
         #expect(result.errorOutput.contains(flags[0]), "\(result.errorOutput)")
         #expect(!FileManager.default.fileExists(atPath: root), "\(flags): init created \(root)")
@@ -32,19 +32,19 @@ import Testing
 
     @Test(arguments: [["--startup-timeout", "1e20"], ["--startup-timeout", "inf"], ["--check-interval", "1e300"],
                       ["--check-interval", "0.5"], ["--check-interval", "-3"], ["--check-interval", "nan"]])
-    func serveRefusesOutOfRangeDurations(_ flags: [String]) throws {
-        let rig = try ReleaseRig(label: "bounds-serve")
+    func serveRefusesOutOfRangeDurations(_ flags: [String]) async throws {
+        let rig = try await ReleaseRig(label: "bounds-serve")
         let before = try TreeSnapshot(rig.root)
-        let result = try run(["serve", "--root", rig.root, "--port", "0"] + flags)
+        let result = try await run(["serve", "--root", rig.root, "--port", "0"] + flags)
         #expect(result.status == 64, "\(flags): \(result.errorOutput)")
         #expect(result.errorOutput.contains(flags[0]), "\(result.errorOutput)")
         #expect(try TreeSnapshot(rig.root) == before)
     }
 
     @Test(arguments: ["inf", "nan", "1e300"])
-    func installRefusesAnEndlessLockWait(_ value: String) throws {
-        let rig = try ReleaseRig(label: "bounds-wait")
-        let result = try ClientctlBinary.run(["install", "--root", rig.root, "--wait", value])
+    func installRefusesAnEndlessLockWait(_ value: String) async throws {
+        let rig = try await ReleaseRig(label: "bounds-wait")
+        let result = try await ClientctlBinary.run(["install", "--root", rig.root, "--wait", value])
         #expect(result.status == 64, "\(value): \(result.errorOutput)")
         #expect(result.errorOutput.contains("--wait"), "\(result.errorOutput)")
     }
@@ -61,16 +61,16 @@ import Testing
     ]
 
     @Test(arguments: 0..<configEdits.count)
-    func everyLoadChecksTheConfig(_ i: Int) throws {
+    func everyLoadChecksTheConfig(_ i: Int) async throws {
         let (name, edit, expected) = Self.configEdits[i]
-        let rig = try ReleaseRig(label: "bounds-config")
+        let rig = try await ReleaseRig(label: "bounds-config")
         let path = rig.root + "/config.json"
         var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
         edit(&object)
         try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: path))
         let before = try TreeSnapshot(rig.root)
         for command in [["status"], ["install"], ["serve", "--port", "0"], ["rollback"]] {
-            let result = try run(command + ["--root", rig.root])
+            let result = try await run(command + ["--root", rig.root])
             #expect(result.status == 78, "\(name), \(command[0]): \(result.status) \(result.errorOutput)")
             #expect(result.errorOutput.contains(expected), "\(name), \(command[0]): \(result.errorOutput)")
             #expect(result.errorOutput.split(separator: "\n").count == 1, "\(result.errorOutput)")
@@ -78,24 +78,24 @@ import Testing
         #expect(try TreeSnapshot(rig.root) == before, "\(name)")
     }
 
-    @Test func worldWritableConfigIsRefused() throws {
-        let rig = try ReleaseRig(label: "bounds-mode")
+    @Test func worldWritableConfigIsRefused() async throws {
+        let rig = try await ReleaseRig(label: "bounds-mode")
         #expect(chmod(rig.root + "/config.json", 0o666) == 0)
-        let result = try ClientctlBinary.run(["status", "--root", rig.root])
+        let result = try await ClientctlBinary.run(["status", "--root", rig.root])
         #expect(result.status == 78)
         #expect(result.errorOutput.contains("writable by every user"), "\(result.errorOutput)")
         #expect(chmod(rig.root + "/config.json", 0o644) == 0)
-        #expect(try ClientctlBinary.run(["status", "--root", rig.root]).status == 0)
+        #expect(try await ClientctlBinary.run(["status", "--root", rig.root]).status == 0)
     }
 
-    @Test func hugeConfigAndStateAreRefusedWithoutCopies() throws {
-        let rig = try ReleaseRig(label: "bounds-huge")
+    @Test func hugeConfigAndStateAreRefusedWithoutCopies() async throws {
+        let rig = try await ReleaseRig(label: "bounds-huge")
         let big = Data(repeating: 0x20, count: 2 << 20)
         // A 2 MiB state.json (spaces: it would even parse as nothing) is not read, not moved aside.
         try big.write(to: URL(fileURLWithPath: rig.root + "/state.json"))
         let before = try TreeSnapshot(rig.root)
         for command in [["status"], ["install"], ["gc"]] {
-            let result = try ClientctlBinary.run(command + ["--root", rig.root])
+            let result = try await ClientctlBinary.run(command + ["--root", rig.root])
             #expect(result.status == 78, "\(command): \(result.errorOutput)")
             #expect(result.errorOutput.contains("over the 1 MiB cap"), "\(result.errorOutput)")
         }
@@ -104,27 +104,27 @@ import Testing
         var config = try Data(contentsOf: URL(fileURLWithPath: rig.root + "/config.json"))
         config.append(big)  // trailing whitespace keeps it valid JSON, but 2 MiB
         try config.write(to: URL(fileURLWithPath: rig.root + "/config.json"))
-        let result = try ClientctlBinary.run(["status", "--root", rig.root])
+        let result = try await ClientctlBinary.run(["status", "--root", rig.root])
         #expect(result.status == 78)
         #expect(result.errorOutput.contains("config.json is \(config.count) bytes, over the 1 MiB cap"), "\(result.errorOutput)")
     }
 
-    @Test func symlinkedLockIsNotFollowed() throws {
-        let rig = try ReleaseRig(label: "bounds-lock")
+    @Test func symlinkedLockIsNotFollowed() async throws {
+        let rig = try await ReleaseRig(label: "bounds-lock")
         try? FileManager.default.removeItem(atPath: rig.root + "/lock")
         let target = rig.tmp("victim")
         try FileManager.default.createSymbolicLink(atPath: rig.root + "/lock", withDestinationPath: target)
-        let result = try ClientctlBinary.run(["install", "--root", rig.root])
+        let result = try await ClientctlBinary.run(["install", "--root", rig.root])
         #expect(result.status == 78, "\(result.errorOutput)")
         #expect(result.errorOutput.contains("lock is a symbolic link"), "\(result.errorOutput)")
         #expect(!FileManager.default.fileExists(atPath: target), "the lock symlink was followed")
     }
 
     @Test(arguments: ["", "keys/"])
-    func keygenRefusesAPrefixWithoutAName(_ out: String) throws {
+    func keygenRefusesAPrefixWithoutAName(_ out: String) async throws {
         let tmp = try TemporaryDirectory("keygen-empty")
         try FileManager.default.createDirectory(atPath: tmp("keys"), withIntermediateDirectories: true)
-        let result = try ClientctlBinary.run(["keygen", "--out", out], directory: tmp.path)
+        let result = try await ClientctlBinary.run(["keygen", "--out", out], directory: tmp.path)
         #expect(result.status == 64, "\(result.errorOutput)")
         #expect(result.errorOutput.contains("--out"), "\(result.errorOutput)")
         #expect(!FileManager.default.fileExists(atPath: tmp(".pem")))

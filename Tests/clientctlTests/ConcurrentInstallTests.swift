@@ -24,7 +24,7 @@ import Testing
         #expect(outcomes.filter { $0 == "installed" }.count == 1, "outcomes: \(outcomes)")
         #expect(outcomes.filter { $0 == "up-to-date" }.count == Self.processes - 1, "outcomes: \(outcomes)")
         #expect(f.requests(to: "/stable/v1.0.0.tar.gz").count == 1, "the archive was downloaded more than once")
-        try Self.expectValidRoot(f, version: "1.0.0")
+        try await Self.expectValidRoot(f, version: "1.0.0")
     }
 
     @Test func twentyInstallsWithAShortWaitExit75ButOne() async throws {
@@ -50,7 +50,7 @@ import Testing
             #expect(r.stdout.isEmpty)
         }
         #expect(f.requests(to: "/stable/v1.0.0.tar.gz").count == 1)
-        try Self.expectValidRoot(f, version: "1.0.0")
+        try await Self.expectValidRoot(f, version: "1.0.0")
     }
 
     /// Starts `count` `clientctl install --json` processes back to back, then waits for all.
@@ -95,8 +95,8 @@ import Testing
     }
 
     /// status works and agrees; exactly one version folder and its sidecar; no leftovers.
-    static func expectValidRoot(_ f: DeviceFixture, version: String) throws {
-        let status = try ClientctlBinary.run(["status", "--root", f.layout.root, "--json"])
+    static func expectValidRoot(_ f: DeviceFixture, version: String) async throws {
+        let status = try await ClientctlBinary.run(["status", "--root", f.layout.root, "--json"])
         #expect(status.status == 0, "\(status.errorOutput)")
         let object = try #require(try JSONSerialization.jsonObject(with: status.stdout) as? [String: Any])
         #expect(object["pending"] as? String == version)

@@ -22,18 +22,18 @@ import Testing
     ]
 
     @Test(arguments: points)
-    func killedAtCrashPointThenRerunCompletes(_ point: String) throws {
+    func killedAtCrashPointThenRerunCompletes(_ point: String) async throws {
         let template = try CrashTemplate.shared.get()
-        let device = try CrashCase(template)
-        let crashed = try device.install(environment: ["CLIENTCTL_CRASH_AT": point])
+        let device = try await CrashCase(template)
+        let crashed = try await device.install(environment: ["CLIENTCTL_CRASH_AT": point])
         #expect(crashed.status == 128 + SIGKILL, "\(point): expected death by SIGKILL, got \(crashed.status): \(crashed.errorOutput)")
-        try device.expectConsistentAfterCrash(point)
+        try await device.expectConsistentAfterCrash(point)
 
         let partial = device.partialDownloadSize()
         device.server.clearLog()
-        let rerun = try device.install()
+        let rerun = try await device.install()
         #expect(rerun.status == 0, "\(point): rerun failed: \(rerun.errorOutput)")
-        try device.expectInstalled(point)
+        try await device.expectInstalled(point)
 
         let archive = device.archiveExchanges()
         if point.hasPrefix("download.") {
@@ -47,9 +47,9 @@ import Testing
 
     /// Synchronous on purpose: the polling and the kill must not wait for a turn on the
     /// cooperative thread pool that other tests keep busy.
-    @Test func killMinus9FromOutsideWhileTheArchiveDrips() throws {
+    @Test func killMinus9FromOutsideWhileTheArchiveDrips() async throws {
         let template = try CrashTemplate.shared.get()
-        let device = try CrashCase(template)
+        let device = try await CrashCase(template)
         // ~48 KiB per 20 ms: the 5 MiB archive takes ~2 s to arrive.
         device.faults.add(.drip(bytes: 48 * 1024, every: 0.02), path: CrashTemplate.archivePath)
         let process = Process()
@@ -68,15 +68,15 @@ import Testing
         process.waitUntilExit()
         #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL,
                 "the install ended before the kill: \(process.terminationReason.rawValue) \(process.terminationStatus)")
-        try device.expectConsistentAfterCrash("kill -9")
+        try await device.expectConsistentAfterCrash("kill -9")
 
         let kept = try #require(device.partialDownloadSize(), "no partial download was kept")
         #expect(kept > 0 && kept < template.archiveSize)
         device.faults.clear()
         device.server.clearLog()
-        let rerun = try device.install()
+        let rerun = try await device.install()
         #expect(rerun.status == 0, "rerun failed: \(rerun.errorOutput)")
-        try device.expectInstalled("kill -9")
+        try await device.expectInstalled("kill -9")
         try device.expectResumed(from: kept, "kill -9")
     }
 }
@@ -112,13 +112,13 @@ final class CrashTemplate: Sendable {
         let server = try LoopbackHTTPServer(handler: LoopbackHTTPServer.folder(releases))
         defer { server.stop() }
         templatePort = server.port
-        let initRun = try ClientctlBinary.run([
+        let initRun = try Subprocess.run(ClientctlBinary.path, [
             "init", "--root", root, "--app", folder.app, "--channel", folder.channel,
             "--manifest-url", server.url("/stable/manifest.json").absoluteString,
             "--trust", ClientctlBinary.packagePath("Keys/test-signing.pub.pem"), "--shell-version", "1.0.0",
         ])
         guard initRun.status == 0 else { throw TemplateError("init failed: \(initRun.errorOutput)") }
-        let install = try ClientctlBinary.run(["install", "--root", root])
+        let install = try Subprocess.run(ClientctlBinary.path, ["install", "--root", root])
         guard install.status == 0 else { throw TemplateError("install of 1.0.0 failed: \(install.errorOutput)") }
         v100 = try TreeSnapshot(root + "/clients/v1.0.0").entries
 
@@ -176,11 +176,11 @@ final class CrashCase: @unchecked Sendable {
     var root: String { tmp("root") }
     var clients: String { root + "/clients" }
 
-    init(_ template: CrashTemplate) throws {
+    init(_ template: CrashTemplate) async throws {
         self.template = template
         tmp = try TemporaryDirectory("crash")
         server = try LoopbackHTTPServer(handler: faults.wrap(LoopbackHTTPServer.folder(template.releases)))
-        let copy = try Subprocess.run("cp", ["-a", template.root, tmp("root")])
+        let copy = try await Subprocess.run("cp", ["-a", template.root, tmp("root")])
         guard copy.status == 0 else { throw TemplateError("cp: \(copy.errorOutput)") }
         let configPath = root + "/config.json"
         let config = try String(contentsOfFile: configPath, encoding: .utf8)
@@ -190,13 +190,13 @@ final class CrashCase: @unchecked Sendable {
 
     deinit { server.stop() }
 
-    func install(environment: [String: String] = [:]) throws -> Subprocess.Result {
-        try ClientctlBinary.run(["install", "--root", root], environment: environment)
+    func install(environment: [String: String] = [:]) async throws -> Subprocess.Result {
+        try await ClientctlBinary.run(["install", "--root", root], environment: environment)
     }
 
     /// `status --json`, parsed.
-    func status(_ context: String) throws -> [String: Any] {
-        let result = try ClientctlBinary.run(["status", "--root", root, "--json"])
+    func status(_ context: String) async throws -> [String: Any] {
+        let result = try await ClientctlBinary.run(["status", "--root", root, "--json"])
         #expect(result.status == 0, "\(context): status failed: \(result.errorOutput)")
         let object = try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any]
         return try #require(object, "\(context): status --json is not a JSON object: \(result.output)")
@@ -217,8 +217,8 @@ final class CrashCase: @unchecked Sendable {
     func archiveExchanges() -> [LoopbackExchange] { server.log.filter { $0.request.path == CrashTemplate.archivePath } }
 
     /// Right after a crash: status valid, v1.0.0 untouched, no half version listed or selectable.
-    func expectConsistentAfterCrash(_ context: String) throws {
-        let status = try status(context)
+    func expectConsistentAfterCrash(_ context: String) async throws {
+        let status = try await status(context)
         let installed = installedVersions(status)
         #expect(installed == ["1.0.0"] || installed == ["1.0.0", "1.1.0"], "\(context): installed \(installed)")
         #expect(try TreeSnapshot(clients + "/v1.0.0").entries == template.v100, "\(context): v1.0.0 changed")
@@ -232,8 +232,8 @@ final class CrashCase: @unchecked Sendable {
     }
 
     /// After the rerun: v1.1.0 complete, selected and pending; v1.0.0 intact; no leftovers.
-    func expectInstalled(_ context: String) throws {
-        let status = try status(context)
+    func expectInstalled(_ context: String) async throws {
+        let status = try await status(context)
         #expect(installedVersions(status) == ["1.0.0", "1.1.0"], "\(context): installed \(installedVersions(status))")
         #expect(status["selected"] as? String == "1.1.0", "\(context): selected \(String(describing: status["selected"]))")
         #expect(status["pending"] as? String == "1.1.0", "\(context): pending \(String(describing: status["pending"]))")

@@ -33,10 +33,10 @@ import Testing
         deinit { nginx.stop() }
 
         /// `clientctl init` of a new root fetching from nginx site `site`.
-        func initRoot(_ name: String, site: Int, extra: [String] = ["--ca-file"]) throws -> (String, Subprocess.Result) {
+        func initRoot(_ name: String, site: Int, extra: [String] = ["--ca-file"]) async throws -> (String, Subprocess.Result) {
             let root = f.tmp(name)
             let caArgs = extra == ["--ca-file"] ? ["--ca-file", ca.certificate] : extra
-            let result = try ClientctlBinary.run([
+            let result = try await ClientctlBinary.run([
                 "init", "--root", root, "--app", "com.example.notes", "--channel", "stable",
                 "--manifest-url", nginx.url(site, "/stable/manifest.json").absoluteString,
                 "--trust", ClientctlBinary.packagePath("Keys/test-signing.pub.pem"), "--shell-version", "1.0.0",
@@ -45,28 +45,28 @@ import Testing
         }
     }
 
-    @Test func installsOverHTTPSWithAPrivateCA() throws {
+    @Test func installsOverHTTPSWithAPrivateCA() async throws {
         let rig = try Rig()
-        let (root, made) = try rig.initRoot("https-root", site: 0)
+        let (root, made) = try await rig.initRoot("https-root", site: 0)
         #expect(made.status == 0, "\(made.errorOutput)")
         let config = try DeviceConfig.load(RootLayout(root: root))
         #expect(config.caFile == rig.ca.certificate)
-        let install = try ClientctlBinary.run(["install", "--root", root, "--json"])
+        let install = try await ClientctlBinary.run(["install", "--root", root, "--json"])
         #expect(install.status == 0, "\(install.errorOutput)")
         let report = try JSONDecoder().decode(InstallReport.self, from: install.stdout)
         #expect(report.result == "installed" && report.version == "1.0.0")
         #expect(rig.nginx.accessLog.contains { $0.contains("GET /stable/v1.0.0.tar.gz") && $0.contains(" 200 ") }, "\(rig.nginx.accessLog)")
-        let again = try ClientctlBinary.run(["install", "--root", root])
+        let again = try await ClientctlBinary.run(["install", "--root", root])
         #expect(again.status == 0 && again.output.contains("up to date"), "\(again.errorOutput)")
     }
 
-    @Test func untrustedCertificatesExit69AndLeaveTheRootAlone() throws {
+    @Test func untrustedCertificatesExit69AndLeaveTheRootAlone() async throws {
         let rig = try Rig()
         for (site, name) in [(1, "wrong-ca"), (2, "expired")] {
-            let (root, made) = try rig.initRoot(name, site: site)
+            let (root, made) = try await rig.initRoot(name, site: site)
             #expect(made.status == 0, "\(made.errorOutput)")
             let before = try TreeSnapshot(root)
-            let install = try ClientctlBinary.run(["install", "--root", root])
+            let install = try await ClientctlBinary.run(["install", "--root", root])
             #expect(install.status == 69, "\(name): \(install.errorOutput)")
             #expect(install.errorOutput.contains("TLS failure: the server's certificate failed verification"), "\(name): \(install.errorOutput)")
             #expect(!install.errorOutput.contains("gave up after"), "a certificate problem is not retried")
@@ -75,30 +75,30 @@ import Testing
             #expect(before == after, "\(name): \(before.difference(from: after))")
         }
         // Without --ca-file the system trust store does not know the test CA either.
-        let (root, _) = try rig.initRoot("system-store", site: 0, extra: [])
-        let install = try ClientctlBinary.run(["install", "--root", root])
+        let (root, _) = try await rig.initRoot("system-store", site: 0, extra: [])
+        let install = try await ClientctlBinary.run(["install", "--root", root])
         #expect(install.status == 69 && install.errorOutput.contains("certificate"), "\(install.errorOutput)")
     }
 
-    @Test func badCAFileOrProxyIsAUsageError() throws {
+    @Test func badCAFileOrProxyIsAUsageError() async throws {
         let rig = try Rig()
-        let (_, missing) = try rig.initRoot("missing-ca", site: 0, extra: ["--ca-file", rig.f.tmp("nope.pem")])
+        let (_, missing) = try await rig.initRoot("missing-ca", site: 0, extra: ["--ca-file", rig.f.tmp("nope.pem")])
         #expect(missing.status == 64)
         #expect(missing.errorOutput.contains("--ca-file: caFile \(rig.f.tmp("nope.pem")) cannot be read"), "\(missing.errorOutput)")
-        let (_, proxy) = try rig.initRoot("bad-proxy", site: 0, extra: ["--proxy", "ftp://p:1"])
+        let (_, proxy) = try await rig.initRoot("bad-proxy", site: 0, extra: ["--proxy", "ftp://p:1"])
         #expect(proxy.status == 64)
         #expect(proxy.errorOutput.contains("--proxy: proxy scheme 'ftp' is not supported"), "\(proxy.errorOutput)")
     }
 
     /// `init --proxy` puts the proxy in config.json; the install's https requests go
     /// through tinyproxy as CONNECT tunnels.
-    @Test func installsThroughTheConfiguredProxy() throws {
+    @Test func installsThroughTheConfiguredProxy() async throws {
         let rig = try Rig()
         let proxy = try TinyProxy(in: rig.f.tmp("nginx"))
         defer { proxy.stop() }
-        let (root, made) = try rig.initRoot("proxied", site: 0, extra: ["--ca-file", rig.ca.certificate, "--proxy", proxy.url])
+        let (root, made) = try await rig.initRoot("proxied", site: 0, extra: ["--ca-file", rig.ca.certificate, "--proxy", proxy.url])
         #expect(made.status == 0, "\(made.errorOutput)")
-        let install = try ClientctlBinary.run(["install", "--root", root], environment: ["NO_PROXY": "", "no_proxy": ""])
+        let install = try await ClientctlBinary.run(["install", "--root", root], environment: ["NO_PROXY": "", "no_proxy": ""])
         #expect(install.status == 0, "\(install.errorOutput)")
         #expect(!proxy.requests.isEmpty && proxy.requests.allSatisfy { $0 == "CONNECT 127.0.0.1:\(rig.nginx.ports[0]) HTTP/1.1" },
                 "\(proxy.requests)")

@@ -30,11 +30,11 @@ import TestSupport
     }
 
     @Test(arguments: [404, 410])
-    func anIncompatibleManifestWithoutIndexIsNothingToInstall(status: Int) throws {
+    func anIncompatibleManifestWithoutIndexIsNothingToInstall(status: Int) async throws {
         let f = try DeviceFixture()
         try f.publish("1.0.0", minShell: "2.0.0")
         f.faults.add(.status(status), path: "/stable/index.json")
-        let install = try ClientctlBinary.run(["install", "--root", f.layout.root, "--json"])
+        let install = try await ClientctlBinary.run(["install", "--root", f.layout.root, "--json"])
         #expect(install.status == 0, "\(install.errorOutput)")
         let report = try JSONDecoder().decode(InstallReport.self, from: install.stdout)
         #expect(report.result == "no-compatible-release" && report.pending == nil, "\(report)")
@@ -52,11 +52,11 @@ import TestSupport
     }
 
     /// The command line, as a user sees it: HTTP 503 on the archive after retries → 69.
-    @Test func theCommandLineExits69WhenTheArchiveAnswers503() throws {
+    @Test func theCommandLineExits69WhenTheArchiveAnswers503() async throws {
         let f = try DeviceFixture()
         try f.publish("1.0.0")
         f.faults.add(.status(503), path: "/stable/v1.0.0.tar.gz")
-        let install = try ClientctlBinary.run(["install", "--root", f.layout.root])
+        let install = try await ClientctlBinary.run(["install", "--root", f.layout.root])
         #expect(install.status == ClientUpdater.ExitStatus.unavailable.rawValue, "\(install.errorOutput)")
         #expect(install.errorOutput.contains("HTTP 503") && install.errorOutput.contains("gave up after"), "\(install.errorOutput)")
     }

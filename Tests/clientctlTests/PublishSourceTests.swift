@@ -8,22 +8,22 @@ import Testing
 /// and a source file swapped for a FIFO after the scan is refused instead of hanging
 /// publish while it holds the channel lock.
 @Suite struct PublishSourceTests {
-    @Test func hiddenFilesAreSkippedUnlessIncluded() throws {
-        let rig = try ReleaseRig(label: "publish-hidden")
+    @Test func hiddenFilesAreSkippedUnlessIncluded() async throws {
+        let rig = try await ReleaseRig(label: "publish-hidden")
         let dir = try ReleaseFolder.makeClient(at: rig.tmp("build"), version: "1.0.0",
                                                extraFiles: [".env": "SECRET=1", ".git/config": "x", ".well-known/assetlinks.json": "[]"])
         let args = ["publish", dir, "--app", rig.app, "--channel", "stable", "--min-shell", "1.0.0",
                     "--key", rig.key + ".pem", "--out", rig.releases]
-        let skipped = try ClientctlBinary.run(args + ["--version", "1.0.0"])
+        let skipped = try await ClientctlBinary.run(args + ["--version", "1.0.0"])
         #expect(skipped.status == 0, "\(skipped.errorOutput)")
         #expect(skipped.errorOutput.contains("skipped hidden files: .env, .git, .well-known (pass --include-hidden to publish them)"),
                 "\(skipped.errorOutput)")
-        let names = try Subprocess.run("bsdtar", ["-tzf", rig.releases + "/stable/v1.0.0.tar.gz"]).output
+        let names = try await Subprocess.run("bsdtar", ["-tzf", rig.releases + "/stable/v1.0.0.tar.gz"]).output
         #expect(!names.contains(".env") && !names.contains(".git") && names.contains("index.html"), "\(names)")
 
-        let included = try ClientctlBinary.run(args + ["--version", "1.1.0", "--include-hidden"])
+        let included = try await ClientctlBinary.run(args + ["--version", "1.1.0", "--include-hidden"])
         #expect(included.status == 0, "\(included.errorOutput)")
-        let all = try Subprocess.run("bsdtar", ["-tzf", rig.releases + "/stable/v1.1.0.tar.gz"]).output
+        let all = try await Subprocess.run("bsdtar", ["-tzf", rig.releases + "/stable/v1.1.0.tar.gz"]).output
         #expect(all.contains(".well-known/assetlinks.json") && all.contains(".env"), "\(all)")
     }
 

@@ -14,28 +14,28 @@ import TestSupport
     }
 
     @discardableResult
-    func clientctl(_ args: [String], expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation) throws -> Subprocess.Result {
-        let r = try ClientctlBinary.run(args)
+    func clientctl(_ args: [String], expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation) async throws -> Subprocess.Result {
+        let r = try await ClientctlBinary.run(args)
         #expect(r.status == status, "clientctl \(args.joined(separator: " ")): \(r.errorOutput)", sourceLocation: sourceLocation)
         return r
     }
 
     @discardableResult
-    func openssl(_ args: [String], expect status: Int32 = 0) throws -> Subprocess.Result {
-        let r = try Subprocess.run("openssl", args)
+    func openssl(_ args: [String], expect status: Int32 = 0) async throws -> Subprocess.Result {
+        let r = try await Subprocess.run("openssl", args)
         #expect(r.status == status, "openssl \(args.joined(separator: " ")): \(r.errorOutput)")
         return r
     }
 
     @discardableResult
     func publish(_ version: String, key: String, out: String? = nil, source: String? = nil, extra: [String] = [],
-                 expect status: Int32 = 0) throws -> Subprocess.Result {
-        try clientctl(["publish", source ?? sample, "--app", "com.example.notes", "--channel", "stable", "--version", version,
+                 expect status: Int32 = 0) async throws -> Subprocess.Result {
+        try await clientctl(["publish", source ?? sample, "--app", "com.example.notes", "--channel", "stable", "--version", version,
                        "--min-shell", "1.0.0", "--key", key, "--out", out ?? dir("rel")] + extra, expect: status)
     }
 
-    @Test func keygenWritesAPrivate0600KeyAndRefusesToOverwrite() throws {
-        let r = try clientctl(["keygen", "--out", dir("release")])
+    @Test func keygenWritesAPrivate0600KeyAndRefusesToOverwrite() async throws {
+        let r = try await clientctl(["keygen", "--out", dir("release")])
         let keyId = r.output.trimmingCharacters(in: .whitespacesAndNewlines)
         var st = stat()
         #expect(stat(dir("release.pem"), &st) == 0)
@@ -43,92 +43,92 @@ import TestSupport
         #expect(stat(dir("release.pub.pem"), &st) == 0)
         #expect(st.st_mode & 0o777 == 0o644)
         // The printed keyId is SHA-256 over the DER public key, as openssl computes it.
-        try openssl(["pkey", "-pubin", "-in", dir("release.pub.pem"), "-outform", "DER", "-out", dir("pub.der")])
+        try await openssl(["pkey", "-pubin", "-in", dir("release.pub.pem"), "-outform", "DER", "-out", dir("pub.der")])
         let der = try Data(contentsOf: URL(fileURLWithPath: dir("pub.der")))
         #expect(keyId == String(Digest.hex(.sha256, of: der).prefix(16)))
         // openssl reads the private key and derives the same public key.
-        #expect(try openssl(["pkey", "-in", dir("release.pem"), "-pubout"]).output
+        await #expect(try openssl(["pkey", "-in", dir("release.pem"), "-pubout"]).output
             == (try String(contentsOfFile: dir("release.pub.pem"), encoding: .utf8)))
 
         let before = try Data(contentsOf: URL(fileURLWithPath: dir("release.pem")))
-        let again = try clientctl(["keygen", "--out", dir("release")], expect: 73)
+        let again = try await clientctl(["keygen", "--out", dir("release")], expect: 73)
         #expect(again.errorOutput == "clientctl: \(dir("release.pem")) exists already; keygen never overwrites a key (choose another --out)\n")
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir("release.pem"))) == before)
-        let json = try clientctl(["keygen", "--out", dir("other"), "--json"])
+        let json = try await clientctl(["keygen", "--out", dir("other"), "--json"])
         #expect(try StrictJSON.parseObject(json.stdout)["keyId"]?.stringValue?.count == 16)
     }
 
     /// openssl genpkey keys work in publish; openssl verifies what clientctl signed
     /// (`manifest canonical` + `pkeyutl -verify -rawin`); a signature made by openssl
     /// verifies in `clientctl verify`.
-    @Test func opensslInteropBothWays() throws {
-        try openssl(["genpkey", "-algorithm", "ed25519", "-out", dir("k.pem")])
-        try openssl(["pkey", "-in", dir("k.pem"), "-pubout", "-out", dir("k.pub.pem")])
-        try publish("1.0.0", key: dir("k.pem"))
+    @Test func opensslInteropBothWays() async throws {
+        try await openssl(["genpkey", "-algorithm", "ed25519", "-out", dir("k.pem")])
+        try await openssl(["pkey", "-in", dir("k.pem"), "-pubout", "-out", dir("k.pub.pem")])
+        try await publish("1.0.0", key: dir("k.pem"))
         let manifestPath = dir("rel/stable/manifest.json")
-        try clientctl(["verify", manifestPath, "--trust", dir("k.pub.pem"), "--archive", dir("rel/stable/v1.0.0.tar.gz")])
+        try await clientctl(["verify", manifestPath, "--trust", dir("k.pub.pem"), "--archive", dir("rel/stable/v1.0.0.tar.gz")])
 
-        let canonical = try clientctl(["manifest", "canonical", manifestPath]).stdout
+        let canonical = try await clientctl(["manifest", "canonical", manifestPath]).stdout
         try canonical.write(to: URL(fileURLWithPath: dir("canonical")))
         let object = try StrictJSON.parseObject(try Data(contentsOf: URL(fileURLWithPath: manifestPath)))
         #expect(Array(canonical) == Manifest.signedBytes(of: object))
         let signature = try #require(object["signature"]?.stringValue.flatMap { Data(base64Encoded: $0) })
         try signature.write(to: URL(fileURLWithPath: dir("sig")))
-        let verified = try openssl(["pkeyutl", "-verify", "-pubin", "-inkey", dir("k.pub.pem"), "-rawin",
+        let verified = try await openssl(["pkeyutl", "-verify", "-pubin", "-inkey", dir("k.pub.pem"), "-rawin",
                                     "-in", dir("canonical"), "-sigfile", dir("sig")])
         #expect(verified.output.contains("Signature Verified Successfully"))
 
-        try openssl(["pkeyutl", "-sign", "-inkey", dir("k.pem"), "-rawin", "-in", dir("canonical"), "-out", dir("sig2")])
+        try await openssl(["pkeyutl", "-sign", "-inkey", dir("k.pem"), "-rawin", "-in", dir("canonical"), "-out", dir("sig2")])
         var resigned = object
         resigned["signature"] = .string(try Data(contentsOf: URL(fileURLWithPath: dir("sig2"))).base64EncodedString())
         try Data(JSONPrettyPrinter.render(.object(resigned))).write(to: URL(fileURLWithPath: dir("resigned.json")))
-        let ok = try clientctl(["verify", dir("resigned.json"), "--trust", dir("k.pub.pem")])
+        let ok = try await clientctl(["verify", dir("resigned.json"), "--trust", dir("k.pub.pem")])
         #expect(ok.output.hasPrefix("valid: com.example.notes stable 1.0.0"))
     }
 
-    @Test func verifyReportsWhyAndExits65() throws {
-        try clientctl(["keygen", "--out", dir("k")])
-        try clientctl(["keygen", "--out", dir("other")])
-        try publish("1.0.0", key: dir("k.pem"))
+    @Test func verifyReportsWhyAndExits65() async throws {
+        try await clientctl(["keygen", "--out", dir("k")])
+        try await clientctl(["keygen", "--out", dir("other")])
+        try await publish("1.0.0", key: dir("k.pem"))
         let manifestPath = dir("rel/stable/manifest.json")
         let text = try String(contentsOfFile: manifestPath, encoding: .utf8)
 
         try text.replacingOccurrences(of: "\"version\": \"1.0.0\"", with: "\"version\": \"1.0.1\"")
             .write(toFile: dir("tampered.json"), atomically: true, encoding: .utf8)
-        let tampered = try clientctl(["verify", dir("tampered.json"), "--trust", dir("k.pub.pem")], expect: 65)
+        let tampered = try await clientctl(["verify", dir("tampered.json"), "--trust", dir("k.pub.pem")], expect: 65)
         #expect(tampered.errorOutput.contains("signature does not verify"))
 
-        let untrusted = try clientctl(["verify", manifestPath, "--trust", dir("other.pub.pem")], expect: 65)
+        let untrusted = try await clientctl(["verify", manifestPath, "--trust", dir("other.pub.pem")], expect: 65)
         #expect(untrusted.errorOutput.contains("which is not trusted"))
         // Several --trust keys: the one named by keyId is used.
-        try clientctl(["verify", manifestPath, "--trust", dir("other.pub.pem"), "--trust", dir("k.pub.pem")])
+        try await clientctl(["verify", manifestPath, "--trust", dir("other.pub.pem"), "--trust", dir("k.pub.pem")])
 
         try text.replacingOccurrences(of: "{", with: "{\"app\": \"x\",").write(toFile: dir("dup.json"), atomically: true, encoding: .utf8)
-        let dup = try clientctl(["verify", dir("dup.json"), "--trust", dir("k.pub.pem")], expect: 65)
+        let dup = try await clientctl(["verify", dir("dup.json"), "--trust", dir("k.pub.pem")], expect: 65)
         #expect(dup.errorOutput.contains("duplicate key \"app\""))
 
         try Data("not an archive".utf8).write(to: URL(fileURLWithPath: dir("wrong.tar.gz")))
-        let wrong = try clientctl(["verify", manifestPath, "--trust", dir("k.pub.pem"), "--archive", dir("wrong.tar.gz")], expect: 65)
+        let wrong = try await clientctl(["verify", manifestPath, "--trust", dir("k.pub.pem"), "--archive", dir("wrong.tar.gz")], expect: 65)
         #expect(wrong.errorOutput.contains("the manifest says"))
 
-        let json = try clientctl(["verify", dir("tampered.json"), "--trust", dir("k.pub.pem"), "--json"], expect: 65)
+        let json = try await clientctl(["verify", dir("tampered.json"), "--trust", dir("k.pub.pem"), "--json"], expect: 65)
         let o = try StrictJSON.parseObject(json.stdout)
         #expect(o["valid"] == .bool(false))
         #expect(o["reason"] == .string("badSignature"))
 
-        try clientctl(["verify", dir("missing.json"), "--trust", dir("k.pub.pem")], expect: 66)
-        try clientctl(["verify", manifestPath, "--trust", dir("missing.pub.pem")], expect: 66)
-        try clientctl(["verify", manifestPath], expect: 64)
+        try await clientctl(["verify", dir("missing.json"), "--trust", dir("k.pub.pem")], expect: 66)
+        try await clientctl(["verify", manifestPath, "--trust", dir("missing.pub.pem")], expect: 66)
+        try await clientctl(["verify", manifestPath], expect: 64)
     }
 
     /// Zip entries store local DOS times: publish runs in UTC, so machines in different
     /// time zones publish the same bytes. The manifests differ only in published/signature.
     @Test(arguments: ["zip", "tar.gz", "tar.zst"])
-    func publishIsReproducibleAcrossTimeZones(format: String) throws {
-        try clientctl(["keygen", "--out", dir("k")])
+    func publishIsReproducibleAcrossTimeZones(format: String) async throws {
+        try await clientctl(["keygen", "--out", dir("k")])
         var manifests: [JSONObject] = []
         for (out, zone) in [("relA", "Asia/Tokyo"), ("relB", "America/New_York")] {
-            let r = try ClientctlBinary.run(["publish", sample, "--app", "com.example.notes", "--channel", "stable",
+            let r = try await ClientctlBinary.run(["publish", sample, "--app", "com.example.notes", "--channel", "stable",
                                              "--version", "1.0.0", "--min-shell", "1.0.0", "--key", dir("k.pem"),
                                              "--out", dir(out), "--format", format], environment: ["TZ": zone])
             #expect(r.status == 0, "\(r.errorOutput)")
@@ -142,38 +142,38 @@ import TestSupport
         #expect(differing == ["published", "signature"])
     }
 
-    @Test func verifyChecksEveryEntryOfAnIndex() throws {
-        try clientctl(["keygen", "--out", dir("k")])
-        try publish("1.0.0", key: dir("k.pem"))
-        try publish("1.1.0", key: dir("k.pem"))
+    @Test func verifyChecksEveryEntryOfAnIndex() async throws {
+        try await clientctl(["keygen", "--out", dir("k")])
+        try await publish("1.0.0", key: dir("k.pem"))
+        try await publish("1.1.0", key: dir("k.pem"))
         let indexPath = dir("rel/stable/index.json")
-        let ok = try clientctl(["verify", indexPath, "--trust", dir("k.pub.pem")])
+        let ok = try await clientctl(["verify", indexPath, "--trust", dir("k.pub.pem")])
         #expect(ok.output.split(separator: "\n").count == 2)
         var index = try ReleaseIndex.parse(try Data(contentsOf: URL(fileURLWithPath: indexPath)))
         index.releases[1]["minShellVersion"] = .string("0.1.0")
         try Data(index.jsonBytes()).write(to: URL(fileURLWithPath: dir("bad-index.json")))
-        let bad = try clientctl(["verify", dir("bad-index.json"), "--trust", dir("k.pub.pem")], expect: 65)
+        let bad = try await clientctl(["verify", dir("bad-index.json"), "--trust", dir("k.pub.pem")], expect: 65)
         #expect(bad.output.contains("INVALID: 1.0.0: signature does not verify"))
         #expect(bad.errorOutput.contains("1 of 2 releases invalid"))
     }
 
-    @Test func publishRefusalsAndExitCodes() throws {
-        try clientctl(["keygen", "--out", dir("k")])
-        #expect(try publish("1.0.0", key: dir("k.pem")).output.hasPrefix("published com.example.notes 1.0.0 on stable"))
-        #expect(try publish("1.0.0", key: dir("k.pem")).output.hasPrefix("unchanged: "))
+    @Test func publishRefusalsAndExitCodes() async throws {
+        try await clientctl(["keygen", "--out", dir("k")])
+        await #expect(try publish("1.0.0", key: dir("k.pem")).output.hasPrefix("published com.example.notes 1.0.0 on stable"))
+        await #expect(try publish("1.0.0", key: dir("k.pem")).output.hasPrefix("unchanged: "))
         try FileManager.default.copyItem(atPath: sample, toPath: dir("src"))
         try Data("changed".utf8).write(to: URL(fileURLWithPath: dir("src/app.js")))
-        #expect(try publish("1.0.0", key: dir("k.pem"), source: dir("src"), expect: 65).errorOutput.contains("other contents"))
-        #expect(try publish("0.9.0", key: dir("k.pem"), expect: 65).errorOutput.contains("is not above 1.0.0"))
+        await #expect(try publish("1.0.0", key: dir("k.pem"), source: dir("src"), expect: 65).errorOutput.contains("other contents"))
+        await #expect(try publish("0.9.0", key: dir("k.pem"), expect: 65).errorOutput.contains("is not above 1.0.0"))
         try FileManager.default.removeItem(atPath: dir("src/index.html"))
-        #expect(try publish("2.0.0", key: dir("k.pem"), source: dir("src"), expect: 65).errorOutput.contains("has no index.html"))
-        try publish("2.0.0", key: dir("k.pem"), source: dir("nowhere"), expect: 66)
-        try publish("2.0.0", key: dir("missing.pem"), expect: 66)
-        try publish("2.0.0", key: dir("k.pub.pem"), expect: 65)
-        #expect(try publish("v2.0.0", key: dir("k.pem"), expect: 64).errorOutput.contains("not a SemVer 2.0 version"))
-        try publish("2.0.0", key: dir("k.pem"), extra: ["--format", "rar"], expect: 64)
-        try publish("2.0.0", key: dir("k.pem"), extra: ["--expires", "soon"], expect: 64)
-        let json = try publish("2.0.0", key: dir("k.pem"), extra: ["--format", "zip", "--expires", "7d", "--json"])
+        await #expect(try publish("2.0.0", key: dir("k.pem"), source: dir("src"), expect: 65).errorOutput.contains("has no index.html"))
+        try await publish("2.0.0", key: dir("k.pem"), source: dir("nowhere"), expect: 66)
+        try await publish("2.0.0", key: dir("missing.pem"), expect: 66)
+        try await publish("2.0.0", key: dir("k.pub.pem"), expect: 65)
+        await #expect(try publish("v2.0.0", key: dir("k.pem"), expect: 64).errorOutput.contains("not a SemVer 2.0 version"))
+        try await publish("2.0.0", key: dir("k.pem"), extra: ["--format", "rar"], expect: 64)
+        try await publish("2.0.0", key: dir("k.pem"), extra: ["--expires", "soon"], expect: 64)
+        let json = try await publish("2.0.0", key: dir("k.pem"), extra: ["--format", "zip", "--expires", "7d", "--json"])
         let o = try StrictJSON.parseObject(json.stdout)
         #expect(o["archive"] == .string(dir("rel/stable/v2.0.0.zip")))
         #expect(o["unchanged"] == .bool(false))
@@ -183,8 +183,8 @@ import TestSupport
     /// so as root this runs clientctl as `nobody` (setpriv), when that is possible here.
     @Test(.enabled(if: ReleaseCommandTests.canRunAsUnprivilegedUser,
                    "skipped: root reads every file, and setpriv cannot run clientctl as nobody here"))
-    func unreadableFilesAreRefusedByPath() throws {
-        try clientctl(["keygen", "--out", dir("k")])
+    func unreadableFilesAreRefusedByPath() async throws {
+        try await clientctl(["keygen", "--out", dir("k")])
         try FileManager.default.copyItem(atPath: sample, toPath: dir("src"))
         chmod(dir("src/assets/fonts/fonts.css"), 0o000)
         chmod(dir.path, 0o755)
@@ -193,36 +193,38 @@ import TestSupport
         chmod(dir("rel"), 0o777)
         let args = ["publish", dir("src"), "--app", "a.b", "--channel", "stable", "--version", "1.0.0",
                     "--min-shell", "1.0.0", "--key", dir("k.pem"), "--out", dir("rel")]
-        let r = try Self.runUnprivileged(args)
+        let r = try await Self.runUnprivileged(args)
         #expect(r.status == 65, "\(r.errorOutput)")
         #expect(r.errorOutput == "clientctl: \(dir("src/assets/fonts/fonts.css")): unreadable file: Permission denied\n")
         #expect(!FileManager.default.fileExists(atPath: dir("rel/stable/v1.0.0.tar.gz")))
     }
 
-    static func runUnprivileged(_ args: [String]) throws -> Subprocess.Result {
-        guard getuid() == 0 else { return try ClientctlBinary.run(args) }
-        return try Subprocess.run("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ClientctlBinary.path] + args)
+    static func runUnprivileged(_ args: [String]) async throws -> Subprocess.Result {
+        guard getuid() == 0 else { return try await ClientctlBinary.run(args) }
+        return try await Subprocess.run("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ClientctlBinary.path] + args)
     }
 
     /// Not root, or root with setpriv and a clientctl that `nobody` may execute.
     static var canRunAsUnprivilegedUser: Bool {
         guard getuid() == 0 else { return true }
         guard Subprocess.isAvailable("setpriv") else { return false }
-        return (try? runUnprivileged(["--version"]).status) == 0
+        // A quick run, so the blocking form is fine here.
+        let probe = try? Subprocess.run("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ClientctlBinary.path, "--version"])
+        return probe?.status == 0
     }
 
     @Test(arguments: [["keygen"], ["publish"], ["verify"], ["manifest", "canonical"]])
-    func everyHelpHasExamples(command: [String]) throws {
-        let r = try clientctl(command + ["--help"])
+    func everyHelpHasExamples(command: [String]) async throws {
+        let r = try await clientctl(command + ["--help"])
         #expect(r.output.contains("Examples:"))
         #expect(r.output.contains("clientctl \(command.joined(separator: " "))"))
     }
 
-    @Test func canonicalRefusesMalformedJSON() throws {
+    @Test func canonicalRefusesMalformedJSON() async throws {
         try Data(#"{"a": 1} trailing"#.utf8).write(to: URL(fileURLWithPath: dir("m.json")))
-        let r = try clientctl(["manifest", "canonical", dir("m.json")], expect: 65)
+        let r = try await clientctl(["manifest", "canonical", dir("m.json")], expect: 65)
         #expect(r.errorOutput.contains("trailing data"))
         #expect(r.stdout.isEmpty)
-        try clientctl(["manifest", "canonical", dir("none.json")], expect: 66)
+        try await clientctl(["manifest", "canonical", dir("none.json")], expect: 66)
     }
 }

@@ -8,25 +8,25 @@ import Testing
 /// a failing `rollback` changes nothing, planted versions are not trusted, and a trial
 /// whose pid was reused by an unrelated process does not block `serve`.
 @Suite struct RootRecoveryTests {
-    func run(_ arguments: [String], root: String) throws -> Subprocess.Result {
-        try ClientctlBinary.run(arguments + ["--root", root])
+    func run(_ arguments: [String], root: String) async throws -> Subprocess.Result {
+        try await ClientctlBinary.run(arguments + ["--root", root])
     }
 
     /// A root without a seed whose only version, 1.0.0, is on a (detached) trial that has
     /// already timed out: the next start fails it once, and since nothing else exists,
     /// keeps serving it instead of exiting 66 at every start.
-    @Test func aFailedFirstTrialWithoutSeedKeepsServing() throws {
+    @Test func aFailedFirstTrialWithoutSeedKeepsServing() async throws {
         let f = try DeviceFixture()
         f.config.startupTimeoutSeconds = 0.2
         try RootInitializer.write(f.config, to: f.layout, force: true)
         let root = f.layout.root
         try f.publish("1.0.0")
-        #expect(try run(["install"], root: root).status == 0)
-        #expect(try run(["reload"], root: root).status == 0)
+        await #expect(try run(["install"], root: root).status == 0)
+        await #expect(try run(["reload"], root: root).status == 0)
         usleep(400_000)
         for attempt in 1...2 {
             let serve = try ServeProcess(root: root, scratch: f.tmp.path)
-            let page = try serve.get("/")
+            let page = try await serve.get("/")
             #expect(page.status == 200 && page.body.contains(">1.0.0<"), "start \(attempt): \(page)")
             #expect(serve.stop() == 0)
         }
@@ -35,13 +35,13 @@ import Testing
         #expect(state.current == "1.0.0")
     }
 
-    @Test func rollbackWithNothingToGoBackToFailsAndChangesNothing() throws {
+    @Test func rollbackWithNothingToGoBackToFailsAndChangesNothing() async throws {
         let f = try DeviceFixture()
         let root = f.layout.root
         try f.publish("1.0.0")
-        for command in [["install"], ["reload"], ["ack"]] { #expect(try run(command, root: root).status == 0) }
+        for command in [["install"], ["reload"], ["ack"]] { #expect(try await run(command, root: root).status == 0) }
         let before = try f.snapshot()
-        let result = try run(["rollback"], root: root)
+        let result = try await run(["rollback"], root: root)
         #expect(result.status == 66, "\(result.errorOutput)")
         #expect(result.errorOutput == "clientctl: nothing to roll back to: 1.0.0 runs and there is no other last known good version and no embedded seed\n")
         let after = try f.snapshot()
@@ -50,11 +50,11 @@ import Testing
 
     /// `clients/v9.9.9/` with a hand-written sidecar is not a version: sidecars are the
     /// signed manifest, verified again whenever they are read.
-    @Test func aPlantedVersionIsNotTrusted() throws {
+    @Test func aPlantedVersionIsNotTrusted() async throws {
         let f = try DeviceFixture()
         let root = f.layout.root
         try f.publish("1.0.0")
-        #expect(try run(["install"], root: root).status == 0)
+        await #expect(try run(["install"], root: root).status == 0)
         let planted = f.layout.clients + "/v9.9.9"
         try FileManager.default.createDirectory(atPath: planted, withIntermediateDirectories: true)
         try Data("<html><head></head><body>planted</body></html>".utf8).write(to: URL(fileURLWithPath: planted + "/index.html"))
@@ -64,29 +64,29 @@ import Testing
         try FileManager.default.copyItem(atPath: f.layout.clientDirectory(Version(1, 0, 0)), toPath: copied)
         try FileManager.default.copyItem(atPath: f.layout.clientSidecar(Version(1, 0, 0)), toPath: copied + ".json")
 
-        let list = try run(["list"], root: root)
+        let list = try await run(["list"], root: root)
         #expect(list.status == 0)
         #expect(!list.output.contains("9.9.9") && !list.output.contains("9.9.8") && list.output.contains("1.0.0"), "\(list.output)")
         let serve = try ServeProcess(root: root, scratch: f.tmp.path)
-        let page = try serve.get("/")
+        let page = try await serve.get("/")
         #expect(page.status == 200 && page.body.contains(">1.0.0<") && !page.body.contains("planted"), "\(page)")
         #expect(serve.stop() == 0)
     }
 
     /// Makes 1.0.0 the last known good version and 1.1.0 the current one, on trial.
-    func rootWithTrial(_ f: DeviceFixture) throws {
+    func rootWithTrial(_ f: DeviceFixture) async throws {
         let root = f.layout.root
         try f.publish("1.0.0")
-        for command in [["install"], ["reload"], ["ack"]] { #expect(try run(command, root: root).status == 0) }
+        for command in [["install"], ["reload"], ["ack"]] { #expect(try await run(command, root: root).status == 0) }
         try f.publish("1.1.0")
-        for command in [["install"], ["reload"]] { #expect(try run(command, root: root).status == 0) }
+        for command in [["install"], ["reload"]] { #expect(try await run(command, root: root).status == 0) }
     }
 
     /// An unrelated live process (a `sleep`) now holds the pid recorded in the trial.
     @Test(arguments: [false, true])
-    func aTrialWhosePidWasReusedDoesNotBlockServe(_ pastDeadlineWithoutStartTime: Bool) throws {
+    func aTrialWhosePidWasReusedDoesNotBlockServe(_ pastDeadlineWithoutStartTime: Bool) async throws {
         let f = try DeviceFixture()
-        try rootWithTrial(f)
+        try await rootWithTrial(f)
         let sleeper = Process()
         sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
         sleeper.arguments = ["60"]
@@ -107,7 +107,7 @@ import Testing
         try StateStore.save(state, f.layout)
 
         let serve = try ServeProcess(root: f.layout.root, scratch: f.tmp.path)
-        let page = try serve.get("/")
+        let page = try await serve.get("/")
         #expect(page.status == 200 && page.body.contains(">1.0.0<"), "\(page)")
         #expect(serve.stop() == 0)
         let after = StateStore.load(f.layout)

@@ -46,10 +46,10 @@ import Testing
         #expect((ServedPathRule.problem(withStoredPath: name) == nil) == expectAccepted)
     }
 
-    @Test func publishRefusesAnUnservableNameAndWritesNothing() throws {
-        let rig = try ReleaseRig(label: "served-publish")
+    @Test func publishRefusesAnUnservableNameAndWritesNothing() async throws {
+        let rig = try await ReleaseRig(label: "served-publish")
         let dir = try Self.client(rig.tmp, with: "what?.js")
-        let result = try ClientctlBinary.run(["publish", dir, "--app", rig.app, "--channel", "stable", "--version", "1.1.0",
+        let result = try await ClientctlBinary.run(["publish", dir, "--app", rig.app, "--channel", "stable", "--version", "1.1.0",
                                               "--min-shell", "1.0.0", "--key", rig.key + ".pem", "--out", rig.releases])
         #expect(result.status == 65, "\(result.errorOutput)")
         #expect(result.errorOutput.contains("what?.js") && result.errorOutput.contains("'?'"), "\(result.errorOutput)")
@@ -57,16 +57,16 @@ import Testing
     }
 
     @Test(arguments: ["what?.js", "%2e%2e", "a%2Fb"])
-    func installRefusesAnUnservableNameBeforeStaging(_ name: String) throws {
+    func installRefusesAnUnservableNameBeforeStaging(_ name: String) async throws {
         let f = try DeviceFixture()
         try f.publish("1.0.0")
-        #expect(try ClientctlBinary.run(["install", "--root", f.layout.root]).status == 0)
+        #expect(try await ClientctlBinary.run(["install", "--root", f.layout.root]).status == 0)
         let index = HostileArchive.TarEntry.file("index.html", "<html><head></head><body>1.1.0</body></html>")
         var entries = [index, HostileArchive.TarEntry.file(name, "x")]
         if name == "a%2Fb" { entries.append(HostileArchive.TarEntry.file("a", "y")) }
         try f.releases.publish("1.1.0", archive: Data(HostileArchive.gzip(HostileArchive.tar(entries))))
         let before = try f.snapshot()
-        let result = try ClientctlBinary.run(["install", "--root", f.layout.root])
+        let result = try await ClientctlBinary.run(["install", "--root", f.layout.root])
         #expect(result.status == 65, "\(result.errorOutput)")
         #expect(result.errorOutput.contains("release 1.1.0") && result.errorOutput.contains(name), "\(result.errorOutput)")
         let after = try f.snapshot()
@@ -75,20 +75,20 @@ import Testing
 
     /// A version installed by an older clientctl holds `what?.js`: `serve` starts anyway,
     /// the version fails like a crashed trial (retry list) and the last good one is served.
-    @Test func aVersionThatCannotBeOrganizedNeverStopsServe() throws {
+    @Test func aVersionThatCannotBeOrganizedNeverStopsServe() async throws {
         let f = try DeviceFixture()
         let root = f.layout.root
         try f.publish("1.0.0")
         for command in [["install"], ["reload"], ["ack"]] {
-            let r = try ClientctlBinary.run(command + ["--root", root])
+            let r = try await ClientctlBinary.run(command + ["--root", root])
             #expect(r.status == 0, "\(command): \(r.errorOutput)")
         }
         try f.publish("1.1.0")
-        #expect(try ClientctlBinary.run(["install", "--root", root]).status == 0)
+        #expect(try await ClientctlBinary.run(["install", "--root", root]).status == 0)
         try Data("x".utf8).write(to: URL(fileURLWithPath: f.layout.clientDirectory(Version(1, 1, 0)) + "/what?.js"))
 
         let serve = try ServeProcess(root: root, scratch: f.tmp.path)
-        let page = try serve.get("/")
+        let page = try await serve.get("/")
         #expect(page.status == 200 && page.body.contains(">1.0.0<"), "\(page)")
         #expect(serve.stop() == 0)
         #expect(serve.stderr.contains("1.1.0 cannot be organized for serving; will be retried once; reverted to 1.0.0"), "\(serve.stderr)")

@@ -48,17 +48,17 @@ import Testing
         let started = try await updater.start(bridge: ServerBridge(server), clock: WatchdogClock(clock))
         server.setControlHandler(UpdaterControl(updater))
         #expect(started.current == "embedded")
-        #expect(Self.pageVersion(try Chromium.dumpDOM(url)) == "version1")
+        #expect(Self.pageVersion(try await Chromium.dumpDOM(url)) == "version1")
         let events = await updater.events()
 
         // version2: downloaded, staged, switched, acknowledged through the shim endpoint.
         mock.serve("version2")
         #expect(try await updater.checkForUpdates().pending == "version2")
         try await updater.reload()
-        var dom = try Chromium.dumpDOM(url)
+        var dom = try await Chromium.dumpDOM(url)
         #expect(Self.pageVersion(dom) == "version2")
         #expect(dom.contains(Shim.marker), "the organized page carries the shim")
-        let ack = try Curl.post(url + "__clientctl/startup-complete")
+        let ack = try await Curl.post(url + "__clientctl/startup-complete")
         #expect(ack.status == 200 && ack.body.contains("\"lastKnownGood\":\"version2\""))
 
         // version3 never acknowledges: rolled back to version2 at the timeout, retried once, blacklisted.
@@ -67,7 +67,7 @@ import Testing
         for round in 1...2 {
             if round == 2 { #expect(try await updater.checkForUpdates().pending == "version3", "the retry is offered again") }
             try await updater.reload()
-            #expect(Self.pageVersion(try Chromium.dumpDOM(url)) == "version3")
+            #expect(Self.pageVersion(try await Chromium.dumpDOM(url)) == "version3")
             while clock.sleeperCount == 0 { await Task.yield() }
             clock.advance(by: .seconds(2))
             let failure = await waitForWatchdogFailure(events)
@@ -76,7 +76,7 @@ import Testing
         let state = StateStore.load(layout)
         #expect(state.current == "version2" && state.lastKnownGood == "version2")
         #expect(state.blacklist == ["version3"] && state.retry.isEmpty)
-        dom = try Chromium.dumpDOM(url)
+        dom = try await Chromium.dumpDOM(url)
         #expect(Self.pageVersion(dom) == "version2", "the page shows version2 again")
         #expect(try await updater.checkForUpdates().pending == nil, "a blacklisted version is never offered again")
         await updater.shutdown()
@@ -92,8 +92,8 @@ import Testing
 
 /// `curl` for the control endpoints (with the shim's header).
 enum Curl {
-    static func post(_ url: String) throws -> (status: Int, body: String) {
-        let result = try Subprocess.run("curl", ["-s", "-X", "POST", "-H", "X-Clientctl-Shim: 1", "-w", "\n%{http_code}", url])
+    static func post(_ url: String) async throws -> (status: Int, body: String) {
+        let result = try await Subprocess.run("curl", ["-s", "-X", "POST", "-H", "X-Clientctl-Shim: 1", "-w", "\n%{http_code}", url], gate: nil)
         let text = result.output
         guard let split = text.lastIndex(of: "\n"), let code = Int(text[text.index(after: split)...]) else { return (0, text) }
         return (code, String(text[..<split]))

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A response read off the wire by ``LoopbackHTTP``.
 struct HTTPResult: Sendable {
@@ -103,9 +104,7 @@ enum LoopbackHTTP {
     }
 
     static func offload<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try work() }) }
-        }
+        try await TestSupport.offload(work)
     }
 }
 

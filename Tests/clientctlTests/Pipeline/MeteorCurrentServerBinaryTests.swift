@@ -40,21 +40,21 @@ import Testing
         }
 
         /// `clientctl install` with the server on `name`; the paths it requested.
-        func install(_ name: String) throws -> (result: Subprocess.Result, requests: [String]) {
+        func install(_ name: String) async throws -> (result: Subprocess.Result, requests: [String]) {
             mock.serve(name)
             mock.clearRequests()
-            let result = try ClientctlBinary.run(["install", "--root", root])
+            let result = try await ClientctlBinary.run(["install", "--root", root])
             return (result, mock.requestedPaths)
         }
 
-        func run(_ arguments: [String]) throws -> Subprocess.Result {
-            let result = try ClientctlBinary.run(arguments + ["--root", root])
+        func run(_ arguments: [String]) async throws -> Subprocess.Result {
+            let result = try await ClientctlBinary.run(arguments + ["--root", root])
             guard result.status == 0 else { throw HarnessError("clientctl \(arguments) exited \(result.status): \(result.errorOutput)") }
             return result
         }
 
-        func status() throws -> [String: Any] {
-            try require(JSONSerialization.jsonObject(with: run(["status", "--json"]).stdout) as? [String: Any])
+        func status() async throws -> [String: Any] {
+            try await require(JSONSerialization.jsonObject(with: run(["status", "--json"]).stdout) as? [String: Any])
         }
     }
 
@@ -67,9 +67,9 @@ import Testing
     }
 
     @Test(.enabled(if: Chromium.isEnabled, "browser tests off (CLIENTCTL_BROWSER_TESTS=0 or no `chromium` in PATH)"))
-    func aMeteor3AppUpdatesSelectivelyAndRunsInChromium() throws {
+    func aMeteor3AppUpdatesSelectivelyAndRunsInChromium() async throws {
         let rig = try Rig()
-        let made = try ClientctlBinary.run(["init", "--root", rig.root, "--meteor-url", rig.http.baseURL.absoluteString + "/",
+        let made = try await ClientctlBinary.run(["init", "--root", rig.root, "--meteor-url", rig.http.baseURL.absoluteString + "/",
                                             "--embedded", rig.fixtures.embedded])
         #expect(made.status == 0, "\(made.errorOutput)")
 
@@ -77,69 +77,69 @@ import Testing
         // the other public files are the embedded ones. Each file is fetched once, though
         // public files are listed twice.
         let v2 = try rig.fixtures.rendered("version2")
-        let first = try rig.install("version2")
+        let first = try await rig.install("version2")
         #expect(first.result.status == 0, "\(first.result.errorOutput)")
         let expected = ["/__cordova/manifest.json", "/__cordova/"] + (try rig.fixtures.changedScriptDownloads("version2")
             + ["/__cordova/some-file", "/__cordova/some-other-file"]).map { "/__cordova" + $0 }
         #expect(first.requests.sorted() == expected.sorted(), "only changed assets are fetched, once each")
-        #expect(try rig.status()["pending"] as? String == "version2")
-        _ = try rig.run(["reload"])
+        await #expect(try rig.status()["pending"] as? String == "version2")
+        _ = try await rig.run(["reload"])
 
         // serve: every script of the bundle answers 200 with its bytes; the page starts.
-        let serve = try ServeProcess(root: rig.root, scratch: rig.tmp.path)
-        let page = try MeteorServeBinaryTests.fetch(serve.baseURL)
+        let serve = try ServeProcess(root: rig.root, arguments: ["--startup-timeout", "120"], scratch: rig.tmp.path)
+        let page = try await MeteorServeBinaryTests.fetch(serve.baseURL)
         #expect(page.status == 200)
         let sources = Self.scriptSources(page.body).filter { $0 != "/cordova.js" }  // the shell's, not the bundle's
         #expect(sources.count == v2.scriptURLPaths.count && !sources.isEmpty)
         for src in sources {
-            let answer = try MeteorServeBinaryTests.fetch(serve.baseURL + String(src.dropFirst()))
+            let answer = try await MeteorServeBinaryTests.fetch(serve.baseURL + String(src.dropFirst()))
             let path = String(src.split(separator: "?")[0])
             #expect(answer.status == 200, "\(src)")
             #expect(Data(answer.body.utf8) == v2.file(at: path)?.bytes, "\(src) serves the bundle's bytes")
         }
-        let dom = try Chromium.dumpDOM(serve.baseURL)
+        let dom = try await Chromium.dumpDOM(serve.baseURL)
         #expect(Chromium.text(of: "started", in: dom) == "yes", "the bundle's startupDidComplete reached serve")
         #expect(serve.stop() == 0, "\(serve.stderr)")
-        #expect(try rig.status()["lastKnownGood"] as? String == "version2")
+        await #expect(try rig.status()["lastKnownGood"] as? String == "version2")
 
         // A CSS-only change: the stylesheet, its map and index.html.
         var css = MeteorScenarioFixtures.content(2, version: "version2-css")
         css.css = "body { color: #c00; }\n"
         let cssVersion = try rig.add("version2-css", css)
-        let cssInstall = try rig.install("version2-css")
+        let cssInstall = try await rig.install("version2-css")
         #expect(cssInstall.result.status == 0, "\(cssInstall.result.errorOutput)")
         let cssFiles = cssVersion.files.filter { $0.urlPath.hasSuffix(".css") || ($0.type == "map" && $0.path.hasSuffix(".css.map")) }
         #expect(Set(cssInstall.requests) == Set(["/__cordova/manifest.json", "/__cordova/"] + cssFiles.map { "/__cordova" + $0.urlPath }))
         #expect(cssInstall.requests.count == 4)
-        _ = try rig.run(["reload"])
-        _ = try rig.run(["ack"])
+        _ = try await rig.run(["reload"])
+        _ = try await rig.run(["ack"])
 
         // A settings-only change (Meteor.settings.public): a new version, only index.html.
         var settings = css
         settings.version = "version2-settings"
         settings.publicSettings = #"{"greeting":"hello"}"#
         _ = try rig.add("version2-settings", settings)
-        let settingsInstall = try rig.install("version2-settings")
+        let settingsInstall = try await rig.install("version2-settings")
         #expect(settingsInstall.result.status == 0, "\(settingsInstall.result.errorOutput)")
         #expect(settingsInstall.requests == ["/__cordova/manifest.json", "/__cordova/"])
-        _ = try rig.run(["reload"])
-        _ = try rig.run(["ack"])
+        _ = try await rig.run(["reload"])
+        _ = try await rig.run(["ack"])
 
         // A rolling deploy: the manifest of version3, the index page of the old version.
         var v3 = MeteorScenarioFixtures.content(3)
         v3.css = css.css
         _ = try rig.add("rolling", v3, indexOf: settings)
-        let rolling = try rig.install("rolling")
+        let rolling = try await rig.install("rolling")
         #expect(rolling.result.status == 75, "temporary: \(rolling.result.errorOutput)")
         #expect(rolling.result.errorOutput.contains("expected: version3, actual: version2-settings"))
-        let after = try rig.status()
+        let after = try await rig.status()
         #expect(after["pending"] == nil || after["pending"] is NSNull)
         #expect((after["blacklist"] as? [String])?.isEmpty != false && after["current"] as? String == "version2-settings")
         // The deploy finishes: the next install takes version3.
         _ = try rig.add("version3", v3)
-        let later = try rig.install("version3")
+        let later = try await rig.install("version3")
         #expect(later.result.status == 0, "\(later.result.errorOutput)")
-        #expect(try rig.status()["pending"] as? String == "version3")
+        await #expect(try rig.status()["pending"] as? String == "version3")
     }
 }
 

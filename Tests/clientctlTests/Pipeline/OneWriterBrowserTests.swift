@@ -11,27 +11,27 @@ import Testing
     static let browser = "browser tests off (CLIENTCTL_BROWSER_TESTS=0 or no `chromium` in PATH)"
 
     /// The version in the page serve answers `/` with.
-    static func servedVersion(_ serve: ServeProcess) throws -> String? {
-        Chromium.text(of: "version", in: try serve.get("/").body)
+    static func servedVersion(_ serve: ServeProcess) async throws -> String? {
+        await Chromium.text(of: "version", in: try serve.get("/").body)
     }
 
     /// `state.json`'s current version is the one serve serves; returns it.
     @discardableResult
     static func expectOneTruth(_ rig: ReleaseRig, _ serve: ServeProcess, _ expected: String,
-                               sourceLocation: SourceLocation = #_sourceLocation) throws -> StatusReport {
-        let status = try rig.status()
+                               sourceLocation: SourceLocation = #_sourceLocation) async throws -> StatusReport {
+        let status = try await rig.status()
         #expect(status.current == expected, "state.json", sourceLocation: sourceLocation)
-        #expect(try servedVersion(serve) == expected, "served", sourceLocation: sourceLocation)
+        await #expect(try servedVersion(serve) == expected, "served", sourceLocation: sourceLocation)
         return status
     }
 
     /// A POST as a page's shim sends it, naming `version` in the body.
-    static func post(_ serve: ServeProcess, _ name: String, version: String) throws -> (status: Int, body: String) {
-        let result = try Subprocess.run("curl", [
+    static func post(_ serve: ServeProcess, _ name: String, version: String) async throws -> (status: Int, body: String) {
+        let result = try await Subprocess.run("curl", [
             "-s", "-X", "POST", "-w", "\n%{http_code}", "--max-time", "20", "-H", "X-Clientctl-Shim: 1",
             "-H", "Content-Type: application/json", "--data", #"{"version":"\#(version)"}"#,
             serve.baseURL + "__clientctl/" + name,
-        ])
+        ], gate: nil)
         let text = result.output
         guard let split = text.lastIndex(of: "\n"), let code = Int(text[text.index(after: split)...]) else {
             throw HarnessError("curl: no status in \(text) \(result.errorOutput)")
@@ -40,131 +40,131 @@ import Testing
     }
 
     @Test(.enabled(if: Chromium.isEnabled, .init(rawValue: browser)))
-    func serveIsTheOnlyWriterAndStateNamesWhatItServes() throws {
-        let rig = try ReleaseRig(startupTimeout: 30, label: "one-writer")
-        try rig.publish("1.0.0", script: ReleaseRig.acknowledging)
-        try rig.run(["install", "--root", rig.root])
+    func serveIsTheOnlyWriterAndStateNamesWhatItServes() async throws {
+        let rig = try await ReleaseRig(startupTimeout: 30, label: "one-writer")
+        try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)
+        try await rig.run(["install", "--root", rig.root])
         let serve = try ServeProcess(root: rig.root, scratch: rig.tmp.path)
-        var dom = try Chromium.dumpDOM(serve.baseURL)
+        var dom = try await Chromium.dumpDOM(serve.baseURL)
         #expect(Chromium.text(of: "version", in: dom) == "1.0.0" && Chromium.text(of: "acked", in: dom) == "yes")
-        _ = try rig.waitForStatus { $0.lastKnownGood == "1.0.0" }
-        try Self.expectOneTruth(rig, serve, "1.0.0")
+        _ = try await rig.waitForStatus { $0.lastKnownGood == "1.0.0" }
+        try await Self.expectOneTruth(rig, serve, "1.0.0")
 
         // 1.1.0 goes on trial through serve.
-        try rig.publish("1.1.0", script: ReleaseRig.acknowledging)
-        #expect(try serve.control("check").status == 200)
-        #expect(try serve.control("switch-to-pending").status == 200)
-        #expect(try Self.expectOneTruth(rig, serve, "1.1.0").trial?.version == "1.1.0")
+        try await rig.publish("1.1.0", script: ReleaseRig.acknowledging)
+        await #expect(try serve.control("check").status == 200)
+        await #expect(try serve.control("switch-to-pending").status == 200)
+        await #expect(try Self.expectOneTruth(rig, serve, "1.1.0").trial?.version == "1.1.0")
 
         // An old tab of 1.0.0 acknowledges (or asks to switch): refused, the trial goes on.
-        let oldAck = try Self.post(serve, "startup-complete", version: "1.0.0")
+        let oldAck = try await Self.post(serve, "startup-complete", version: "1.0.0")
         #expect(oldAck.status == 409 && oldAck.body.contains("1.1.0 is on trial, not 1.0.0"), "\(oldAck)")
-        var status = try Self.expectOneTruth(rig, serve, "1.1.0")
+        var status = try await Self.expectOneTruth(rig, serve, "1.1.0")
         #expect(status.trial?.version == "1.1.0" && status.lastKnownGood == "1.0.0")
 
         // cron's `install` beside serve only stages: allowed.
-        try rig.publish("1.2.0", script: ReleaseRig.acknowledging)
-        try rig.run(["install", "--root", rig.root])
-        #expect(try Self.expectOneTruth(rig, serve, "1.1.0").pending == "1.2.0")
-        let oldSwitch = try Self.post(serve, "switch-to-pending", version: "1.0.0")
+        try await rig.publish("1.2.0", script: ReleaseRig.acknowledging)
+        try await rig.run(["install", "--root", rig.root])
+        await #expect(try Self.expectOneTruth(rig, serve, "1.1.0").pending == "1.2.0")
+        let oldSwitch = try await Self.post(serve, "switch-to-pending", version: "1.0.0")
         #expect(oldSwitch.status == 409, "\(oldSwitch)")
 
         // The watchdog's writers from the command line are refused while serve runs.
         let stateBefore = FileManager.default.contents(atPath: rig.root + "/state.json")
         for command in [["reload"], ["ack"], ["ack", "--version", "1.1.0"], ["rollback"], ["gc"]] {
-            let refused = try ClientctlBinary.run(command + ["--root", rig.root])
+            let refused = try await ClientctlBinary.run(command + ["--root", rig.root])
             #expect(refused.status == ExitStatus.tempFail.rawValue, "\(command): \(refused.errorOutput)")
             #expect(refused.errorOutput.contains("clientctl serve (pid \(serve.pid), control endpoints \(serve.baseURL)__clientctl/)"),
                     "\(command): \(refused.errorOutput)")
-            try Self.expectOneTruth(rig, serve, "1.1.0")
+            try await Self.expectOneTruth(rig, serve, "1.1.0")
         }
         #expect(FileManager.default.contents(atPath: rig.root + "/state.json") == stateBefore, "state.json untouched")
 
         // The 1.1.0 page itself acknowledges its own version: committed.
-        dom = try Chromium.dumpDOM(serve.baseURL)
+        dom = try await Chromium.dumpDOM(serve.baseURL)
         #expect(Chromium.text(of: "version", in: dom) == "1.1.0" && Chromium.text(of: "acked", in: dom) == "yes")
-        _ = try rig.waitForStatus { $0.lastKnownGood == "1.1.0" }
-        try Self.expectOneTruth(rig, serve, "1.1.0")
+        _ = try await rig.waitForStatus { $0.lastKnownGood == "1.1.0" }
+        try await Self.expectOneTruth(rig, serve, "1.1.0")
 
         // The current page switches to the pending version through serve.
-        #expect(try Self.post(serve, "switch-to-pending", version: "1.1.0").status == 200)
-        try Self.expectOneTruth(rig, serve, "1.2.0")
-        dom = try Chromium.dumpDOM(serve.baseURL)
+        await #expect(try Self.post(serve, "switch-to-pending", version: "1.1.0").status == 200)
+        try await Self.expectOneTruth(rig, serve, "1.2.0")
+        dom = try await Chromium.dumpDOM(serve.baseURL)
         #expect(Chromium.text(of: "version", in: dom) == "1.2.0" && Chromium.text(of: "acked", in: dom) == "yes")
-        _ = try rig.waitForStatus { $0.lastKnownGood == "1.2.0" }
-        try Self.expectOneTruth(rig, serve, "1.2.0")
+        _ = try await rig.waitForStatus { $0.lastKnownGood == "1.2.0" }
+        try await Self.expectOneTruth(rig, serve, "1.2.0")
 
         // Once serve has stopped, the command line writes again.
         #expect(serve.stop(SIGTERM) == 0, "\(serve.stderr)")
         #expect(!FileManager.default.fileExists(atPath: rig.root + "/agent.json"))
-        try rig.run(["gc", "--root", rig.root])
-        try rig.run(["rollback", "--root", rig.root])
-        status = try rig.status()
+        try await rig.run(["gc", "--root", rig.root])
+        try await rig.run(["rollback", "--root", rig.root])
+        status = try await rig.status()
         #expect(status.current != "1.2.0" && status.blacklist == ["1.2.0"], "\(status)")
     }
 
     /// Issue 9 point 3: a device driven by cron (`clientctl install`) beside `serve` gets
     /// the retry of a version whose trial failed once, as serve's own check would give it.
-    @Test func cronsInstallStagesTheRetryBesideServe() throws {
-        let rig = try ReleaseRig(startupTimeout: 60, label: "cron-retry")
-        try rig.publish("1.0.0", script: ReleaseRig.acknowledging)
-        try rig.run(["install", "--root", rig.root])
+    @Test func cronsInstallStagesTheRetryBesideServe() async throws {
+        let rig = try await ReleaseRig(startupTimeout: 60, label: "cron-retry")
+        try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)
+        try await rig.run(["install", "--root", rig.root])
         var serve = try ServeProcess(root: rig.root, scratch: rig.tmp.path)
-        #expect(try Self.post(serve, "startup-complete", version: "1.0.0").status == 200)
-        try rig.publish("1.1.0", script: ReleaseRig.acknowledging)
-        try rig.run(["install", "--root", rig.root])
-        #expect(try Self.post(serve, "switch-to-pending", version: "1.0.0").status == 200)
+        await #expect(try Self.post(serve, "startup-complete", version: "1.0.0").status == 200)
+        try await rig.publish("1.1.0", script: ReleaseRig.acknowledging)
+        try await rig.run(["install", "--root", rig.root])
+        await #expect(try Self.post(serve, "switch-to-pending", version: "1.0.0").status == 200)
         #expect(serve.stop(SIGKILL) == 128 + SIGKILL)
         serve = try ServeProcess(root: rig.root, scratch: rig.tmp.path)
-        var status = try Self.expectOneTruth(rig, serve, "1.0.0")
+        var status = try await Self.expectOneTruth(rig, serve, "1.0.0")
         #expect(status.retry == ["1.1.0"] && status.pending == nil, "the trial failed once: \(status)")
 
-        let install = try rig.run(["install", "--root", rig.root, "--json"])
+        let install = try await rig.run(["install", "--root", rig.root, "--json"])
         let report = try JSONDecoder().decode(InstallReport.self, from: install.stdout)
         #expect(report.result == "staged" && report.version == "1.1.0" && report.pending == "1.1.0", "\(report)")
-        status = try Self.expectOneTruth(rig, serve, "1.0.0")
+        status = try await Self.expectOneTruth(rig, serve, "1.0.0")
         #expect(status.pending == "1.1.0" && status.lastCheck?.result == "staged")
         #expect(serve.stop(SIGTERM) == 0)
     }
 
     /// `clientctl ack --version V` (no serve): another version on trial is refused with
     /// 65 and the trial goes on; the right version commits; without `--version` as before.
-    @Test func ackWithAVersionCommitsOnlyThatVersion() throws {
-        let rig = try ReleaseRig(startupTimeout: 60, label: "ack-version")
-        try rig.publish("1.0.0", script: "")
-        try rig.run(["install", "--root", rig.root])
-        try rig.run(["reload", "--root", rig.root])
+    @Test func ackWithAVersionCommitsOnlyThatVersion() async throws {
+        let rig = try await ReleaseRig(startupTimeout: 60, label: "ack-version")
+        try await rig.publish("1.0.0", script: "")
+        try await rig.run(["install", "--root", rig.root])
+        try await rig.run(["reload", "--root", rig.root])
         let stateBefore = FileManager.default.contents(atPath: rig.root + "/state.json")
-        let wrong = try ClientctlBinary.run(["ack", "--root", rig.root, "--version", "0.9.0"])
+        let wrong = try await ClientctlBinary.run(["ack", "--root", rig.root, "--version", "0.9.0"])
         #expect(wrong.status == ExitStatus.dataError.rawValue, "\(wrong.errorOutput)")
         #expect(wrong.errorOutput.contains("startup complete of 0.9.0 refused: 1.0.0 is on trial, not 0.9.0"), "\(wrong.errorOutput)")
         #expect(FileManager.default.contents(atPath: rig.root + "/state.json") == stateBefore, "state.json untouched")
-        try rig.run(["ack", "--root", rig.root, "--version", "1.0.0"])
-        #expect(try rig.status().lastKnownGood == "1.0.0")
+        try await rig.run(["ack", "--root", rig.root, "--version", "1.0.0"])
+        await #expect(try rig.status().lastKnownGood == "1.0.0")
 
-        try rig.publish("1.1.0", script: "")
-        try rig.run(["install", "--root", rig.root])
-        try rig.run(["reload", "--root", rig.root])
-        try rig.run(["ack", "--root", rig.root])
-        #expect(try rig.status().lastKnownGood == "1.1.0", "without --version: the current version")
+        try await rig.publish("1.1.0", script: "")
+        try await rig.run(["install", "--root", rig.root])
+        try await rig.run(["reload", "--root", rig.root])
+        try await rig.run(["ack", "--root", rig.root])
+        await #expect(try rig.status().lastKnownGood == "1.1.0", "without --version: the current version")
     }
 
     /// DNS rebinding: a site whose name resolves to 127.0.0.1 loads from serve's socket
     /// (Chromium's `--host-resolver-rules` plays the rebound DNS), and a page of another
     /// local origin posts to serve. Neither reaches the watchdog; the real page does.
     @Test(.enabled(if: Chromium.isEnabled, .init(rawValue: browser)))
-    func aRebindingSiteOrAnotherOriginCannotAcknowledge() throws {
-        let rig = try ReleaseRig(startupTimeout: 30, label: "rebinding")
-        try rig.publish("1.0.0", script: ReleaseRig.acknowledging)
-        try rig.run(["install", "--root", rig.root])
+    func aRebindingSiteOrAnotherOriginCannotAcknowledge() async throws {
+        let rig = try await ReleaseRig(startupTimeout: 30, label: "rebinding")
+        try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)
+        try await rig.run(["install", "--root", rig.root])
         let serve = try ServeProcess(root: rig.root, scratch: rig.tmp.path)
-        #expect(try rig.status().trial?.version == "1.0.0")
+        await #expect(try rig.status().trial?.version == "1.0.0")
 
-        let rebound = try Chromium.dumpDOM("http://evil.example:\(serve.port)/",
+        let rebound = try await Chromium.dumpDOM("http://evil.example:\(serve.port)/",
                                            extraArguments: ["--host-resolver-rules=MAP evil.example 127.0.0.1"])
         #expect(Chromium.text(of: "version", in: rebound) == nil, "serve's page is not served under another name: \(rebound)")
         #expect(rebound.contains("Host evil.example:\(serve.port) is not this server"), "\(rebound)")
-        #expect(try rig.status().trial?.version == "1.0.0")
+        await #expect(try rig.status().trial?.version == "1.0.0")
 
         // A page of a second local server (another port: another origin) posts to serve.
         let target = serve.baseURL + "__clientctl/startup-complete"
@@ -180,17 +180,17 @@ import Testing
             LoopbackResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: .data(attack))
         }
         defer { other.stop() }
-        let attacked = try Chromium.dumpDOM(other.url("/attack.html").absoluteString)
+        let attacked = try await Chromium.dumpDOM(other.url("/attack.html").absoluteString)
         #expect(Chromium.text(of: "version", in: attacked) == "attacker")
         #expect(Chromium.text(of: "simple", in: attacked) == "sent", "the browser sent the no-cors POST: \(attacked)")
         #expect(Chromium.text(of: "preflighted", in: attacked) == "blocked", "no CORS grant for the shim header")
-        var status = try rig.status()
+        var status = try await rig.status()
         #expect(status.trial?.version == "1.0.0" && status.lastKnownGood == nil, "nothing acknowledged 1.0.0")
 
         // The page on serve's own origin acknowledges.
-        let dom = try Chromium.dumpDOM(serve.baseURL)
+        let dom = try await Chromium.dumpDOM(serve.baseURL)
         #expect(Chromium.text(of: "acked", in: dom) == "yes")
-        status = try rig.waitForStatus { $0.lastKnownGood == "1.0.0" }
+        status = try await rig.waitForStatus { $0.lastKnownGood == "1.0.0" }
         #expect(status.trial == nil)
         #expect(serve.stop(SIGTERM) == 0)
     }

@@ -11,13 +11,13 @@ struct ReleaseRig {
     var releases: String { tmp("releases") }
     var key: String { tmp("keys/release") }
 
-    init(startupTimeout: Double = 10, label: String = "pipeline") throws {
+    init(startupTimeout: Double = 10, label: String = "pipeline") async throws {
         tmp = try TemporaryDirectory(label)
         try FileManager.default.createDirectory(atPath: tmp("keys"), withIntermediateDirectories: true)
-        try run(["keygen", "--out", key])
+        try await run(["keygen", "--out", key])
         try FileManager.default.createDirectory(atPath: tmp("seed"), withIntermediateDirectories: true)
         try Self.page(version: "0.0.1", script: "").write(to: URL(fileURLWithPath: tmp("seed/index.html")))
-        try run(["init", "--root", root, "--app", app, "--channel", "stable",
+        try await run(["init", "--root", root, "--app", app, "--channel", "stable",
                  "--manifest-url", "file://" + releases + "/stable/manifest.json",
                  "--trust", key + ".pub.pem", "--shell-version", "1.0.0", "--embedded", tmp("seed"),
                  "--startup-timeout", String(startupTimeout)])
@@ -44,19 +44,19 @@ struct ReleaseRig {
         """
 
     /// Builds a client folder (plus `extra` files, by relative path) and publishes it as `version`.
-    func publish(_ version: String, script: String, extra: [String: Data] = [:]) throws {
+    func publish(_ version: String, script: String, extra: [String: Data] = [:]) async throws {
         let dir = tmp("build-\(version)")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try Self.page(version: version, script: script).write(to: URL(fileURLWithPath: dir + "/index.html"))
         try Data("body { color: #123; }\n".utf8).write(to: URL(fileURLWithPath: dir + "/style.css"))
         for (path, bytes) in extra { try bytes.write(to: URL(fileURLWithPath: dir + "/" + path)) }
-        try run(["publish", dir, "--app", app, "--channel", "stable", "--version", version,
+        try await run(["publish", dir, "--app", app, "--channel", "stable", "--version", version,
                  "--min-shell", "1.0.0", "--key", key + ".pem", "--out", releases])
     }
 
     @discardableResult
-    func run(_ arguments: [String]) throws -> Subprocess.Result {
-        let result = try ClientctlBinary.run(arguments)
+    func run(_ arguments: [String]) async throws -> Subprocess.Result {
+        let result = try await ClientctlBinary.run(arguments)
         guard result.status == 0 else {
             throw HarnessError("clientctl \(arguments.joined(separator: " ")) exited \(result.status): \(result.errorOutput)")
         }
@@ -64,21 +64,21 @@ struct ReleaseRig {
     }
 
     /// `clientctl status --json`.
-    func status() throws -> StatusReport {
-        let result = try run(["status", "--root", root, "--json"])
+    func status() async throws -> StatusReport {
+        let result = try await run(["status", "--root", root, "--json"])
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return try decoder.decode(StatusReport.self, from: result.stdout)
     }
 
     /// Polls `status --json` until `done` holds (real time: a real watchdog runs in serve).
-    func waitForStatus(timeout: Double = 20, _ done: (StatusReport) -> Bool) throws -> StatusReport {
+    func waitForStatus(timeout: Double = 20, _ done: (StatusReport) -> Bool) async throws -> StatusReport {
         let deadline = Date().addingTimeInterval(timeout)
-        var last = try status()
+        var last = try await status()
         while !done(last) {
             guard Date() < deadline else { throw HarnessError("status never reached the expected state: \(last)") }
             usleep(100_000)
-            last = try status()
+            last = try await status()
         }
         return last
     }

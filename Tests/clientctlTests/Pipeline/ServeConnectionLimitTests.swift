@@ -47,8 +47,8 @@ import Testing
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
-    @Test func silentTricklingAndIdleConnectionsAreClosed() throws {
-        let (rig, serve) = try ServeHardeningTests.servedRoot("timeouts", serveArguments: ["--header-timeout", "1", "--idle-timeout", "1"])
+    @Test func silentTricklingAndIdleConnectionsAreClosed() async throws {
+        let (rig, serve) = try await ServeHardeningTests.servedRoot("timeouts", serveArguments: ["--header-timeout", "1", "--idle-timeout", "1"])
         defer { withExtendedLifetime(rig) {} }
         let port = serve.port
         let silent = try #require(Self.connect(port, receiveTimeout: 10))
@@ -60,21 +60,21 @@ import Testing
         defer { close(trickle) }
         Self.send(trickle, "GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n")
         for i in 0..<6 {  // a header line every 0.5 s: never a complete head
-            usleep(500_000)
+            try await Task.sleep(nanoseconds: 500_000_000)
             Self.send(trickle, "X-Slow-\(i): 1\r\n")
         }
-        #expect(Self.closedByPeer(silent), "a connection that sends nothing is closed")
-        #expect(Self.closedByPeer(http10), "an HTTP/1.0 head that never ends is closed")
-        #expect(Self.closedByPeer(trickle), "a head trickled byte by byte is cut at the header timeout")
+        #expect(try await offload { Self.closedByPeer(silent) }, "a connection that sends nothing is closed")
+        #expect(try await offload { Self.closedByPeer(http10) }, "an HTTP/1.0 head that never ends is closed")
+        #expect(try await offload { Self.closedByPeer(trickle) }, "a head trickled byte by byte is cut at the header timeout")
 
         let keepAlive = try #require(Self.connect(port, receiveTimeout: 10))
         defer { close(keepAlive) }
         Self.send(keepAlive, "GET /style.css HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n")
-        #expect(Self.closedByPeer(keepAlive), "after its response, an idle keep-alive connection is closed")
+        #expect(try await offload { Self.closedByPeer(keepAlive) }, "after its response, an idle keep-alive connection is closed")
         #expect(serve.process.isRunning)
     }
 
-    @Test func aFloodOfIdleConnectionsPastTheDescriptorLimit() throws {
+    @Test func aFloodOfIdleConnectionsPastTheDescriptorLimit() async throws {
         // The test process needs more descriptors than serve may have.
         var limit = rlimit()
         getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
@@ -83,7 +83,7 @@ import Testing
             limit.rlim_cur = 2_048
             setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         }
-        let (rig, serve) = try ServeHardeningTests.servedRoot("flood", serveArguments: ["--header-timeout", "2"], ulimit: 1024)
+        let (rig, serve) = try await ServeHardeningTests.servedRoot("flood", serveArguments: ["--header-timeout", "2"], ulimit: 1024)
         defer { withExtendedLifetime(rig) {} }
         var held: [Int32] = []
         defer { held.forEach { close($0) } }
@@ -93,11 +93,11 @@ import Testing
         }
         #expect(held.count >= 900, "the kernel accepted most connections (\(held.count))")
         let before = try #require(Self.cpuSeconds(serve.pid))
-        usleep(3_000_000)
+        try await Task.sleep(nanoseconds: 3_000_000_000)
         let spent = try #require(Self.cpuSeconds(serve.pid)) - before
         #expect(spent < 1.5, "serve idles while over its descriptor limit (\(spent) s of CPU in 3 s)")
         // A new request gets through once the header timeout frees slots.
-        let answer = try Curl.request(serve.baseURL + "style.css")
+        let answer = try await Curl.request(serve.baseURL + "style.css")
         #expect(answer.status == 200)
         #expect(serve.process.isRunning, "\(serve.stderr)")
     }
