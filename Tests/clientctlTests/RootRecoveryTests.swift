@@ -23,9 +23,9 @@ import Testing
         try f.publish("1.0.0")
         await #expect(try run(["install"], root: root).status == 0)
         await #expect(try run(["reload"], root: root).status == 0)
-        usleep(400_000)
+        try await Task.sleep(nanoseconds: 400_000_000)
         for attempt in 1...2 {
-            let serve = try ServeProcess(root: root, scratch: f.tmp.path)
+            let serve = try await ServeProcess(root: root, scratch: f.tmp.path)
             let page = try await serve.get("/")
             #expect(page.status == 200 && page.body.contains(">1.0.0<"), "start \(attempt): \(page)")
             #expect(serve.stop() == 0)
@@ -67,7 +67,7 @@ import Testing
         let list = try await run(["list"], root: root)
         #expect(list.status == 0)
         #expect(!list.output.contains("9.9.9") && !list.output.contains("9.9.8") && list.output.contains("1.0.0"), "\(list.output)")
-        let serve = try ServeProcess(root: root, scratch: f.tmp.path)
+        let serve = try await ServeProcess(root: root, scratch: f.tmp.path)
         let page = try await serve.get("/")
         #expect(page.status == 200 && page.body.contains(">1.0.0<") && !page.body.contains("planted"), "\(page)")
         #expect(serve.stop() == 0)
@@ -106,7 +106,7 @@ import Testing
         state.trial = trial
         try StateStore.save(state, f.layout)
 
-        let serve = try ServeProcess(root: f.layout.root, scratch: f.tmp.path)
+        let serve = try await ServeProcess(root: f.layout.root, scratch: f.tmp.path)
         let page = try await serve.get("/")
         #expect(page.status == 200 && page.body.contains(">1.0.0<"), "\(page)")
         #expect(serve.stop() == 0)

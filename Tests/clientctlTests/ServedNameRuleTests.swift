@@ -87,7 +87,7 @@ import Testing
         #expect(try await ClientctlBinary.run(["install", "--root", root]).status == 0)
         try Data("x".utf8).write(to: URL(fileURLWithPath: f.layout.clientDirectory(Version(1, 1, 0)) + "/what?.js"))
 
-        let serve = try ServeProcess(root: root, scratch: f.tmp.path)
+        let serve = try await ServeProcess(root: root, scratch: f.tmp.path)
         let page = try await serve.get("/")
         #expect(page.status == 200 && page.body.contains(">1.0.0<"), "\(page)")
         #expect(serve.stop() == 0)

@@ -12,7 +12,7 @@ import Testing
         let rig = try await ReleaseRig(startupTimeout: 30, label: "browser")
         try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)
         try await rig.run(["install", "--root", rig.root])
-        var serve = try ServeProcess(root: rig.root, scratch: rig.tmp.path)
+        var serve = try await ServeProcess(root: rig.root, scratch: rig.tmp.path)
 
         // v1.0.0: first version, on trial until its page acknowledges.
         var dom = try await Chromium.dumpDOM(serve.baseURL)
@@ -33,7 +33,7 @@ import Testing
 
         // A short startup timeout from here on (`serve --startup-timeout`); SIGTERM first.
         #expect(serve.stop(SIGTERM) == 0, "SIGTERM shuts serve down cleanly: \(serve.stderr)")
-        serve = try ServeProcess(root: rig.root, arguments: ["--startup-timeout", "5"], scratch: rig.tmp.path)
+        serve = try await ServeProcess(root: rig.root, arguments: ["--startup-timeout", "5"], scratch: rig.tmp.path)
         await #expect(try rig.status().current == "1.1.0")
 
         // v1.2.0 throws before acknowledging: rolled back after the timeout, retried once.

@@ -86,7 +86,7 @@ import Testing
         _ = try await rig.run(["reload"])
 
         // serve: every script of the bundle answers 200 with its bytes; the page starts.
-        let serve = try ServeProcess(root: rig.root, arguments: ["--startup-timeout", "120"], scratch: rig.tmp.path)
+        let serve = try await ServeProcess(root: rig.root, arguments: ["--startup-timeout", "120"], scratch: rig.tmp.path)
         let page = try await MeteorServeBinaryTests.fetch(serve.baseURL)
         #expect(page.status == 200)
         let sources = Self.scriptSources(page.body).filter { $0 != "/cordova.js" }  // the shell's, not the bundle's

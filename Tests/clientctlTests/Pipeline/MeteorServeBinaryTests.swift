@@ -40,7 +40,7 @@ struct MeteorServeBinaryTests {
         #expect(made.status == 0, "\(made.errorOutput)")
         #expect(made.errorOutput.contains("1waqgcidafgwubeqj8o"), "appId read from the embedded index.html")
 
-        let serve = try ServeProcess(root: tmp("device"), scratch: tmp.path)
+        let serve = try await ServeProcess(root: tmp("device"), scratch: tmp.path)
         let base = serve.baseURL
         let index = try await Self.fetch(base)
         #expect(index.status == 200)

@@ -44,7 +44,7 @@ import Testing
         let rig = try await ReleaseRig(startupTimeout: 30, label: "one-writer")
         try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)
         try await rig.run(["install", "--root", rig.root])
-        let serve = try ServeProcess(root: rig.root, scratch: rig.tmp.path)
+        let serve = try await ServeProcess(root: rig.root, scratch: rig.tmp.path)
         var dom = try await Chromium.dumpDOM(serve.baseURL)
         #expect(Chromium.text(of: "version", in: dom) == "1.0.0" && Chromium.text(of: "acked", in: dom) == "yes")
         _ = try await rig.waitForStatus { $0.lastKnownGood == "1.0.0" }
@@ -109,13 +109,13 @@ import Testing
         let rig = try await ReleaseRig(startupTimeout: 60, label: "cron-retry")
         try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)
         try await rig.run(["install", "--root", rig.root])
-        var serve = try ServeProcess(root: rig.root, scratch: rig.tmp.path)
+        var serve = try await ServeProcess(root: rig.root, scratch: rig.tmp.path)
         await #expect(try Self.post(serve, "startup-complete", version: "1.0.0").status == 200)
         try await rig.publish("1.1.0", script: ReleaseRig.acknowledging)
         try await rig.run(["install", "--root", rig.root])
         await #expect(try Self.post(serve, "switch-to-pending", version: "1.0.0").status == 200)
         #expect(serve.stop(SIGKILL) == 128 + SIGKILL)
-        serve = try ServeProcess(root: rig.root, scratch: rig.tmp.path)
+        serve = try await ServeProcess(root: rig.root, scratch: rig.tmp.path)
         var status = try await Self.expectOneTruth(rig, serve, "1.0.0")
         #expect(status.retry == ["1.1.0"] && status.pending == nil, "the trial failed once: \(status)")
 
@@ -157,7 +157,7 @@ import Testing
         let rig = try await ReleaseRig(startupTimeout: 30, label: "rebinding")
         try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)
         try await rig.run(["install", "--root", rig.root])
-        let serve = try ServeProcess(root: rig.root, scratch: rig.tmp.path)
+        let serve = try await ServeProcess(root: rig.root, scratch: rig.tmp.path)
         await #expect(try rig.status().trial?.version == "1.0.0")
 
         let rebound = try await Chromium.dumpDOM("http://evil.example:\(serve.port)/",

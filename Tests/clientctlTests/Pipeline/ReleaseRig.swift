@@ -77,7 +77,7 @@ struct ReleaseRig {
         var last = try await status()
         while !done(last) {
             guard Date() < deadline else { throw HarnessError("status never reached the expected state: \(last)") }
-            usleep(100_000)
+            try await Task.sleep(nanoseconds: 100_000_000)
             last = try await status()
         }
         return last

@@ -9,7 +9,7 @@ import Testing
         let rig = try await ReleaseRig(startupTimeout: 60, label: "crash")
         try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)
         try await rig.run(["install", "--root", rig.root])
-        var serve = try ServeProcess(root: rig.root, scratch: rig.tmp.path)
+        var serve = try await ServeProcess(root: rig.root, scratch: rig.tmp.path)
         await #expect(try serve.control("startup-complete").status == 200)
         await #expect(try rig.status().lastKnownGood == "1.0.0")
 
@@ -24,7 +24,7 @@ import Testing
         status = try await rig.status()
         #expect(status.trial?.version == "1.1.0", "a killed process leaves its trial behind")
 
-        serve = try ServeProcess(root: rig.root, scratch: rig.tmp.path)
+        serve = try await ServeProcess(root: rig.root, scratch: rig.tmp.path)
         status = try await rig.status()
         #expect(status.current == "1.0.0" && status.trial == nil)
         #expect(status.retry == ["1.1.0"] && status.blacklist.isEmpty && status.lastKnownGood == "1.0.0")

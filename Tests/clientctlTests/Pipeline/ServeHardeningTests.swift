@@ -16,7 +16,7 @@ import Testing
             "empty.css": Data(), "app.js": Data("console.log(1)\n".utf8), "\u{E9}.txt": Data("composed\n".utf8),
         ])
         try await rig.run(["install", "--root", rig.root])
-        let serve = try ServeProcess(root: rig.root, arguments: serveArguments, scratch: rig.tmp.path, ulimit: ulimit)
+        let serve = try await ServeProcess(root: rig.root, arguments: serveArguments, scratch: rig.tmp.path, ulimit: ulimit)
         return (rig, serve)
     }
 

@@ -14,7 +14,7 @@ final class ServeProcess: @unchecked Sendable {
 
     /// Starts `clientctl serve --root ROOT --port 0 …` and waits until it listens; with
     /// `ulimit`, under that open-file limit (`bash -c 'ulimit -n N; exec clientctl …'`).
-    init(root: String, arguments: [String] = [], scratch: String, ulimit: Int? = nil) throws {
+    init(root: String, arguments: [String] = [], scratch: String, ulimit: Int? = nil) async throws {
         stderrPath = scratch + "/serve-\(UUID().uuidString).stderr"
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         let serveArguments = ["serve", "--root", root, "--port", "0", "--check-interval", "0"] + arguments
@@ -36,7 +36,7 @@ final class ServeProcess: @unchecked Sendable {
                 return
             }
             guard process.isRunning else { break }
-            usleep(20_000)
+            try await Task.sleep(nanoseconds: 20_000_000)
         }
         if process.isRunning { process.terminate() }
         throw HarnessError("clientctl serve did not start listening: \(stderr)")
