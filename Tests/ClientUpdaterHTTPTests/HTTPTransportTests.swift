@@ -33,7 +33,7 @@ extension HTTPSuites {
             #expect(request[header: "x-test"] == "yes")
             #expect(request[header: "accept-encoding"] == "identity")
             #expect(request[header: "user-agent"] == "clientctl/\(ClientctlVersion.string)")
-            #expect(server.log.first?.bodyBytesSent == 300_000)
+            #expect(await server.settledLog().first?.bodyBytesSent == 300_000)
         }
 
         @Test func conditionalGetAndRange() async throws {

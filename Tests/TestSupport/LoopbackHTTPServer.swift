@@ -66,6 +66,12 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 
     /// Every request received so far, in arrival order, with what was sent back.
     public var log: [LoopbackExchange] { lock.withLock { exchanges } }
+    /// The log once every exchange in it has finished (waiting up to 5 s): the server
+    /// thread records its byte count after its last write, which the client may see first.
+    public func settledLog() async -> [LoopbackExchange] {
+        for _ in 0..<250 where !log.allSatisfy(\.finished) { try? await Task.sleep(nanoseconds: 20_000_000) }
+        return log
+    }
     /// Every request received so far, in arrival order.
     public var requests: [LoopbackRequest] { log.map(\.request) }
     /// The number of TCP connections accepted so far (dropped ones included).
