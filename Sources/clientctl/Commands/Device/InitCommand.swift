@@ -15,14 +15,18 @@ struct InitCommand: AsyncParsableCommand {
             self-contained). Refuses to overwrite an existing config unless --force.
 
             Examples:
-              clientctl init --root /var/lib/notes --app com.example.notes --channel stable \\
+              clientctl init --root /var/lib/notes --app com.example.notes \\
+                --channel stable \\
                 --manifest-url https://cdn.example.com/notes/stable/manifest.json \\
-                --trust release.pub.pem --shell-version 2.1.0 --embedded /opt/notes/www
+                --trust release.pub.pem --shell-version 2.1.0 \\
+                --embedded /opt/notes/www
               clientctl init --root ./device --app com.example.notes --channel beta \\
                 --manifest-url file:///srv/releases/beta/manifest.json \\
                 --trust Keys/test-release.pub.pem --shell-version 1.0.0 --keep 5
-              # A Meteor hot-code-push root: appId and ROOT_URL come from the embedded index.html
-              clientctl init --root /var/lib/todos --meteor-url https://todos.example.com/ \
+              # Meteor hot code push: appId and ROOT_URL come from the embedded
+              # index.html
+              clientctl init --root /var/lib/todos \\
+                --meteor-url https://todos.example.com/ \\
                 --embedded /opt/todos/www/application --compat-platform android
             """
     )

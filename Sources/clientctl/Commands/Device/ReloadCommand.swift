@@ -18,7 +18,8 @@ struct ReloadCommand: AsyncParsableCommand {
             only writer of the watchdog.
 
             Examples:
-              dir=$(clientctl reload --root /var/lib/notes) && webview --load "$dir/index.html"
+              dir=$(clientctl reload --root /var/lib/notes) \\
+                  && webview --load "$dir/index.html"
               clientctl reload --root /var/lib/notes --json
             """
     )

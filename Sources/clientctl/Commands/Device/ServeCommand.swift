@@ -25,8 +25,10 @@ struct ServeCommand: AsyncParsableCommand {
 
             Examples:
               clientctl serve --root /var/lib/notes
-              clientctl serve --root /var/lib/notes --port 12345 --check-interval 600
-              clientctl serve --root /var/lib/notes --csp "default-src 'self'" --startup-timeout 20
+              clientctl serve --root /var/lib/notes --port 12345 \\
+                  --check-interval 600
+              clientctl serve --root /var/lib/notes --csp "default-src 'self'" \\
+                  --startup-timeout 20
             """
     )
 

@@ -15,8 +15,10 @@ struct ManifestCanonicalCommand: AsyncParsableCommand {
             with other tools.
 
             Examples:
-              clientctl manifest canonical releases/stable/manifest.json > signed-bytes
-              openssl pkeyutl -verify -pubin -inkey release.pub.pem -rawin -in signed-bytes -sigfile sig.bin
+              clientctl manifest canonical releases/stable/manifest.json \\
+                  > signed-bytes
+              openssl pkeyutl -verify -pubin -inkey release.pub.pem -rawin \\
+                  -in signed-bytes -sigfile sig.bin
               clientctl manifest canonical - < manifest.json
             """
     )

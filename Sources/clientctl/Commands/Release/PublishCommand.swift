@@ -27,11 +27,13 @@ struct PublishCommand: AsyncParsableCommand {
             --expires takes an RFC 3339 UTC time or Nd (N days from now).
 
             Examples:
-              clientctl publish build/ --app com.example.notes --channel stable --version 1.4.0 \\
-                  --min-shell 2.0.0 --key keys/release.pem --out releases
-              clientctl publish build/ --app com.example.notes --channel beta --version 1.5.0-beta.1 \\
-                  --min-shell 2.0.0 --max-shell 2.99.0 --key keys/release.pem --out releases \\
-                  --format zip --expires 30d --base-url https://cdn.example.com/notes
+              clientctl publish build/ --app com.example.notes --channel stable \\
+                  --version 1.4.0 --min-shell 2.0.0 --key keys/release.pem \\
+                  --out releases
+              clientctl publish build/ --app com.example.notes --channel beta \\
+                  --version 1.5.0-beta.1 --min-shell 2.0.0 --max-shell 2.99.0 \\
+                  --key keys/release.pem --out releases --format zip \\
+                  --expires 30d --base-url https://cdn.example.com/notes
             """
     )
 

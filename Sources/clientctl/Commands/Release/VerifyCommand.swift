@@ -21,9 +21,12 @@ struct VerifyCommand: AsyncParsableCommand {
             64 bad usage.
 
             Examples:
-              clientctl verify releases/stable/manifest.json --trust keys/release.pub.pem
-              clientctl verify manifest.json --trust old.pub.pem --trust new.pub.pem --archive v1.4.0.tar.gz
-              clientctl verify releases/stable/index.json --trust keys/release.pub.pem --json
+              clientctl verify releases/stable/manifest.json \\
+                  --trust keys/release.pub.pem
+              clientctl verify manifest.json --trust old.pub.pem \\
+                  --trust new.pub.pem --archive v1.4.0.tar.gz
+              clientctl verify releases/stable/index.json \\
+                  --trust keys/release.pub.pem --json
             """
     )
 
