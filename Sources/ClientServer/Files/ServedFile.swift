@@ -31,7 +31,7 @@ final class ServedFile: Sendable {
         self.size = size
         self.contentType = ContentTypes.forPath(urlPath)
         self.cacheable = cacheable
-        self.hashedPath = PathRules.containsSHA1Hex(urlPath) || PathRules.hasHashedName(urlPath)
+        self.hashedPath = HashedName.containsSHA1Hex(urlPath) || HashedName.looksHashed(urlPath)
         self.sourceMap = sourceMap
         self.knownETag = hash.map { "\"\($0)\"" }
     }

@@ -36,7 +36,7 @@ struct ClientResponder: HTTPResponder {
         }
         if let file = version.file(at: path) {
             return try await files.respond(file, version: version, request: request,
-                                           allowImmutable: hasQuery || PathRules.containsSHA1Hex(path))
+                                           allowImmutable: hasQuery || HashedName.containsSHA1Hex(path))
         }
         let underApplication = path == "/application" || path.hasPrefix("/application/")
         if !underApplication, let file = www[path], file.answers(path) {

@@ -85,15 +85,3 @@ public struct ArchiveChannel: UpdateChannel {
         return assets.sorted { $0.urlPath < $1.urlPath }
     }
 }
-
-/// Recognises file names that carry a content hash (`app.3f62a1b9.js`, `a1b2…40hex.map`):
-/// such files never change under the same name, so they may be cached as immutable.
-public enum HashedName {
-    public static func looksHashed(_ path: String) -> Bool {
-        let name = path.split(separator: "/").last.map(String.init) ?? path
-        return name.split(whereSeparator: { $0 == "." || $0 == "-" || $0 == "_" }).contains { part in
-            part.count >= 8 && part.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
-                && part.utf8.contains { $0 >= 0x30 && $0 <= 0x39 }
-        }
-    }
-}
