@@ -20,7 +20,9 @@ import Testing
 
     @Test(arguments: [["--startup-timeout", "1e20"], ["--startup-timeout", "inf"], ["--startup-timeout", "nan"],
                       ["--startup-timeout", "0"], ["--startup-timeout", "-1"], ["--keep", "0"],
-                      ["--max-unpacked-bytes", "-1"], ["--max-entries", "0"]])
+                      ["--max-unpacked-bytes", "-1"], ["--max-entries", "0"],
+                      // Names no signed manifest can carry (ReleaseIdentifier, one rule with publish and verify).
+                      ["--channel", ".hidden"], ["--channel", String(repeating: "c", count: 65)], ["--app", "-app"]])
     func initRefusesOutOfRangeValuesAndCreatesNothing(_ flags: [String]) async throws {
         let rig = try await ReleaseRig(label: "bounds-init")
         let root = rig.tmp("fresh-root")

@@ -35,11 +35,11 @@ public enum ArchiveRootSetup {
     /// Validates every field and returns the config to write.
     /// - Throws: ``UpdaterError`` naming the flag and the reason.
     public static func makeConfig(_ r: Request) throws -> DeviceConfig {
-        guard let app = r.app, isIdentifier(app) else {
-            throw UpdaterError(.invalidArgument, "--app is required and must look like com.example.notes (letters, digits, . _ -)")
+        guard let app = r.app, ReleaseIdentifier.app.problem(app) == nil else {
+            throw UpdaterError(.invalidArgument, "--app is required and must look like com.example.notes (\(ReleaseIdentifier.app.problem("") ?? ""))")
         }
-        guard let channel = r.channel, isIdentifier(channel) else {
-            throw UpdaterError(.invalidArgument, "--channel is required and must be a name like stable (letters, digits, . _ -)")
+        guard let channel = r.channel, ReleaseIdentifier.channel.problem(channel) == nil else {
+            throw UpdaterError(.invalidArgument, "--channel is required and must be a name like stable (\(ReleaseIdentifier.channel.problem("") ?? ""))")
         }
         guard let urlText = r.manifestURL, let url = URL(string: urlText), url.scheme != nil else {
             throw UpdaterError(.invalidArgument, "--manifest-url is required and must be an absolute URL")
@@ -76,11 +76,5 @@ public enum ArchiveRootSetup {
             app: app, channelKind: .signedArchive, channel: channel, manifestURL: url.absoluteString,
             trustedKeys: keys, shellVersion: shell, embeddedPath: embeddedPath, startupTimeoutSeconds: r.startupTimeout,
             keep: r.keep, allowInsecureHTTP: r.allowInsecureHTTP, limits: r.limits)
-    }
-
-    static func isIdentifier(_ s: String) -> Bool {
-        !s.isEmpty && s.utf8.count <= 128 && s.utf8.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2E || c == 0x5F || c == 0x2D
-        }
     }
 }

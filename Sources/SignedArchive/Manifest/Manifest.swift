@@ -93,8 +93,8 @@ public struct Manifest: Sendable, Equatable {
         guard format == Self.format else {
             throw ManifestRejection(.unsupportedFormat, field: "format", "format is \"\(format)\", expected \"\(Self.format)\"")
         }
-        app = try fields.identifier("app", maxLength: 255)
-        channel = try fields.identifier("channel", maxLength: 64)
+        app = try fields.identifier(.app)
+        channel = try fields.identifier(.channel)
         version = try fields.version("version")
         url = try fields.url("url")
         sha256 = try fields.sha256("sha256")

@@ -35,21 +35,11 @@ struct ManifestFieldReader {
         return "\"\(text)\""
     }
 
-    /// App ids and channel names: ASCII letters, digits, `.`, `_`, `-`, starting with a
-    /// letter or digit (a channel name becomes a folder name in a release folder).
-    func identifier(_ name: String, maxLength: Int) throws -> String {
-        let s = try string(name)
-        let ok = !s.isEmpty && s.utf8.count <= maxLength
-            && s.utf8.allSatisfy { Self.isAlnum($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
-            && s.utf8.first.map(Self.isAlnum) == true
-        guard ok else {
-            throw invalid(name, "is \(quoted(s)): expected 1–\(maxLength) ASCII letters, digits, '.', '_' or '-', starting with a letter or digit")
-        }
+    /// An app id or channel name under ``ReleaseIdentifier``'s rule.
+    func identifier(_ kind: ReleaseIdentifier) throws -> String {
+        let s = try string(kind.rawValue)
+        if let problem = kind.problem(s) { throw invalid(kind.rawValue, "is \(quoted(s)): \(problem)") }
         return s
-    }
-
-    static func isAlnum(_ b: UInt8) -> Bool {
-        (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
     }
 
     func version(_ name: String) throws -> Version {

@@ -156,12 +156,9 @@ public enum Publisher {
 
     static func validate(_ r: PublishRequest) throws {
         // Field rules are the verifier's: app and channel are checked the way devices check them.
-        let reader = ManifestFieldReader(object: ["app": .string(r.app), "channel": .string(r.channel)])
-        for (field, maxLength) in [("app", 255), ("channel", 64)] {
-            do {
-                _ = try reader.identifier(field, maxLength: maxLength)
-            } catch let rejection as ManifestRejection {
-                throw SignedArchiveError(.invalidArgument, rejection.message.replacingOccurrences(of: "field '\(field)'", with: "--\(field)"))
+        for (kind, value) in [(ReleaseIdentifier.app, r.app), (.channel, r.channel)] {
+            if let problem = kind.problem(value) {
+                throw SignedArchiveError(.invalidArgument, "--\(kind.rawValue) is \"\(value.prefix(80))\": \(problem)")
             }
         }
         if let max = r.maxShellVersion, max < r.minShellVersion {
