@@ -37,8 +37,9 @@ public enum MeteorRootSetup {
         guard let url = URL(string: r.meteorURL), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
             throw MeteorError(.invalidArgument, "--meteor-url '\(r.meteorURL)' is not an absolute http(s) URL")
         }
-        let loopback = ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host.lowercased())
-        guard scheme == "https" || (scheme == "http" && (loopback || r.allowInsecureHTTP)) else {
+        // The device's one URL rule (``URLPolicy``): https:, or http: to loopback or with the opt-in.
+        guard scheme == "https" || scheme == "http",
+              URLPolicy.check(url, manifestIsFile: false, allowInsecureHTTP: r.allowInsecureHTTP) == .allowed else {
             throw MeteorError(.invalidArgument, "--meteor-url must be https: (http: only to loopback, or with --allow-insecure-http)")
         }
         guard url.query == nil, url.fragment == nil else {

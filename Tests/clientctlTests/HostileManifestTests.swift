@@ -134,6 +134,6 @@ import Testing
     @Test func httpArchiveURLToANonLoopbackHostIsRefused() async throws {
         let f = try await installedFixture()
         try f.publish("1.1.0") { $0["url"] = .string("http://example.com/v1.1.0.tar.gz") }
-        try await expectRejected(f, "uses http to a non-loopback host")
+        try await expectRejected(f, "uses http: to a non-loopback host")
     }
 }

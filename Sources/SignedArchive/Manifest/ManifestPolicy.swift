@@ -54,29 +54,15 @@ public enum ManifestPolicy {
     /// with `allowInsecureHTTP`; `file:` only when the manifest itself came from `file:`.
     /// - Returns: the absolute archive URL, or why it is refused.
     public static func archiveURL(for manifest: Manifest, manifestURL: URL, allowInsecureHTTP: Bool) -> Result<URL, SignedArchiveError> {
-        guard let resolved = URL(string: manifest.url, relativeTo: manifestURL)?.absoluteURL,
-              let scheme = resolved.scheme?.lowercased() else {
+        guard let resolved = URL(string: manifest.url, relativeTo: manifestURL)?.absoluteURL, resolved.scheme != nil else {
             return .failure(SignedArchiveError(.invalidManifest, "release \(manifest.version): url \"\(manifest.url)\" is not a valid URL"))
         }
-        let manifestScheme = manifestURL.scheme?.lowercased()
-        switch scheme {
-        case "https":
+        // One URL rule for the whole device (``URLPolicy``), applied to the resolved URL.
+        switch URLPolicy.check(resolved, manifestIsFile: manifestURL.scheme?.lowercased() == "file", allowInsecureHTTP: allowInsecureHTTP) {
+        case .allowed:
             return .success(resolved)
-        case "http":
-            if allowInsecureHTTP || isLoopback(resolved.host) { return .success(resolved) }
-            return .failure(SignedArchiveError(.invalidManifest,
-                "release \(manifest.version): archive URL \(resolved.absoluteString) uses http to a non-loopback host (use https or allowInsecureHTTP)"))
-        case "file":
-            if manifestScheme == "file" { return .success(resolved) }
-            return .failure(SignedArchiveError(.invalidManifest,
-                "release \(manifest.version): file: archive URL in a manifest that was not read from a file"))
-        default:
-            return .failure(SignedArchiveError(.invalidManifest, "release \(manifest.version): archive URL scheme '\(scheme)' is not allowed"))
+        case .refused(let why):
+            return .failure(SignedArchiveError(.invalidManifest, "release \(manifest.version): archive URL \(why)"))
         }
-    }
-
-    /// True for `localhost`, `127.0.0.0/8` and `::1` (``URLPolicy/isLoopback(_:)``).
-    public static func isLoopback(_ host: String?) -> Bool {
-        host.map(URLPolicy.isLoopback) ?? false
     }
 }
