@@ -35,10 +35,7 @@ let package = Package(
         // Channel-agnostic core: versions, store, state, selection, watchdog, retention, seams.
         .target(
             name: "ClientUpdater",
-            dependencies: [
-                "COpenSSL",
-                .product(name: "Logging", package: "swift-log"),
-            ]
+            dependencies: ["COpenSSL"]
         ),
         // The production transport: http:/https: on AsyncHTTPClient (proxies, TLS, pooling).
         .target(

@@ -10,7 +10,6 @@
 static inline unsigned int clientctl_ae_ifreg(void) { return (unsigned int)AE_IFREG; }
 static inline unsigned int clientctl_ae_ifdir(void) { return (unsigned int)AE_IFDIR; }
 static inline unsigned int clientctl_ae_iflnk(void) { return (unsigned int)AE_IFLNK; }
-static inline unsigned int clientctl_ae_ifmt(void) { return (unsigned int)AE_IFMT; }
 static inline unsigned int clientctl_ae_ifchr(void) { return (unsigned int)AE_IFCHR; }
 static inline unsigned int clientctl_ae_ifblk(void) { return (unsigned int)AE_IFBLK; }
 static inline unsigned int clientctl_ae_ififo(void) { return (unsigned int)AE_IFIFO; }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Retention (DESIGN §4): after a commit keep at most N installed versions.
 ///
-/// ``plan(installed:state:keep:servingEntries:servingID:)`` is a pure decision;
+/// ``plan(installed:state:keep:servingEntries:embeddedID:)`` is a pure decision;
 /// ``apply(_:channel:layout:)`` carries it out crash-safely. Protected versions —
 /// current, pending, lastKnownGood and the embedded seed — are never removed, even when
 /// they alone exceed N. The running version takes one of the N places even when it is the
@@ -33,10 +33,8 @@ public enum Retention {
     ///   - keep: N, at least 1.
     ///   - servingEntries: names found under `serving/` (folders and their `.json` sidecars).
     ///   - embeddedID: the serving id of the embedded seed, whose folder always stays.
-    ///   - servingID: the `serving/` folder name of a version (the organizer's naming).
     public static func plan(installed: [InstalledVersion], state: DeviceState, keep: Int,
-                            servingEntries: [String] = [], embeddedID: String? = nil,
-                            servingID: (String) -> String = { $0 }) -> Plan {
+                            servingEntries: [String] = [], embeddedID: String? = nil) -> Plan {
         let protected = Set([state.current, state.pending, state.lastKnownGood].compactMap { $0 })
         let stored = installed.filter { !$0.isEmbedded }
         let mustKeep = stored.filter { protected.contains($0.id) }
@@ -48,9 +46,9 @@ public enum Retention {
         let kept = mustKeep + others.prefix(room)
         let remove = Array(others.dropFirst(room)).sorted { newerFirst($1, $0) }
 
-        var keepServing = Set(kept.map { servingID($0.id) })
+        var keepServing = Set(kept.map(\.id))
         if let embeddedID { keepServing.insert(embeddedID) }
-        for id in protected { keepServing.insert(servingID(id)) }
+        keepServing.formUnion(protected)
         let removeServing = servingEntries.filter { name in
             guard !name.hasPrefix(".") else { return false }
             let id = name.hasSuffix(".json") ? String(name.dropLast(5)) : name

@@ -39,9 +39,6 @@ public struct SourceTree: Sendable {
     /// Hidden files and folders (name starting with `.`) that were left out, by relative path.
     public var skippedHidden: [String] = []
 
-    /// Total bytes of all files.
-    public var totalBytes: Int64 { entries.reduce(0) { $0 + $1.size } }
-
     /// Scans `root`, refusing the first problem found with its path named.
     /// - Parameter includeHidden: keep files and folders whose name starts with `.`
     ///   (`.env`, `.git/`); by default they are skipped and listed in ``skippedHidden``,
