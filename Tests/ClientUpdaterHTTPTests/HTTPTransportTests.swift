@@ -113,11 +113,12 @@ extension HTTPSuites {
 
         @Test func slowDripWithinIdleTimeoutSucceeds() async throws {
             let faults = LoopbackFaults()
-            faults.add(.drip(bytes: 20_000, every: 0.05))
+            faults.add(.drip(bytes: 20_000, every: 0.2))
             let server = try serve(faults)
             defer { server.stop() }
-            // 15 pauses of 50 ms: longer in total than the idle timeout, never idle that long.
-            let (response, body) = try await HTTPTransport().fetchAll(server.url("/app.tgz"), idleTimeout: 0.5)
+            // 15 pauses of 0.2 s: longer in total than the idle timeout, never idle that long
+            // (with room for a loaded machine to starve the server thread for a while).
+            let (response, body) = try await HTTPTransport().fetchAll(server.url("/app.tgz"), idleTimeout: 2)
             #expect(response.status == 200)
             #expect(body == payload)
         }
