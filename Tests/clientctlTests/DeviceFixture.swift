@@ -22,7 +22,10 @@ final class DeviceFixture: @unchecked Sendable {
         config = DeviceConfig(
             app: app, channelKind: .signedArchive, channel: channel,
             manifestURL: server.url("/\(channel)/manifest.json").absoluteString,
-            trustedKeys: [try ReleaseFolder.testPublicKeyPEM()], shellVersion: Version(shell) ?? Version(1, 0, 0))
+            trustedKeys: [try ReleaseFolder.testPublicKeyPEM()], shellVersion: Version(shell) ?? Version(1, 0, 0),
+            // Commands of one test may queue behind other tests' children on a loaded
+            // machine: no trial times out between `reload` and `ack` unless a test says so.
+            startupTimeoutSeconds: 120)
         try RootInitializer.write(config, to: layout, force: false)
     }
 
@@ -30,19 +33,23 @@ final class DeviceFixture: @unchecked Sendable {
 
     /// An updater over the production transport, with retries that do not sleep.
     func updater(now: @escaping @Sendable () -> Date = { Date() }) throws -> Updater {
-        let downloader = Downloader(transport: DefaultTransport(), retry: RetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0),
-                                    idleTimeout: 5)
+        let downloader = Downloader(
+            transport: DefaultTransport(), retry: RetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0),
+            idleTimeout: 5)
         let channel = try ArchiveChannel(layout: layout, config: config, downloader: downloader, now: now)
         return Updater(layout: layout, config: config, channel: channel, now: now)
     }
 
     /// Publishes a small client as `version` and returns its manifest object.
     @discardableResult
-    func publish(_ version: String, minShell: String = "1.0.0", maxShell: String? = nil, makeCurrent: Bool = true,
-                 edit: ((inout JSONObject) -> Void)? = nil) throws -> JSONObject {
+    func publish(
+        _ version: String, minShell: String = "1.0.0", maxShell: String? = nil, makeCurrent: Bool = true,
+        edit: ((inout JSONObject) -> Void)? = nil
+    ) throws -> JSONObject {
         let client = try ReleaseFolder.makeClient(at: tmp("src-\(version)-\(UUID().uuidString)"), version: version)
-        return try releases.publish(version, archive: try ReleaseFolder.tarGz(of: client), minShell: minShell,
-                                    maxShell: maxShell, makeCurrent: makeCurrent, edit: edit)
+        return try releases.publish(
+            version, archive: try ReleaseFolder.tarGz(of: client), minShell: minShell,
+            maxShell: maxShell, makeCurrent: makeCurrent, edit: edit)
     }
 
     /// The root as it is now (for "left exactly as it was" assertions).
