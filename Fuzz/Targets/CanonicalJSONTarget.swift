@@ -24,7 +24,7 @@ enum CanonicalJSONTarget: FuzzTarget {
             for (a, b) in zip(keys, keys.dropFirst()) where !a.lexicographicallyPrecedes(b) {
                 FuzzFinding.fail(name, "object keys not in UTF-16 order")
             }
-            object.members.forEach { checkSorted($0.value) }
+            for member in object.members { checkSorted(member.value) }
         case .array(let items): items.forEach(checkSorted)
         default: break
         }

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import SignedArchive
 
 /// The tar/zip/gzip/zstd reading around libarchive. An archive is either refused with a

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import ClientUpdater
 
 /// The shim injector: the output is the input with exactly one insertion (no other byte
@@ -23,10 +24,11 @@ enum HeadInjectorTarget: FuzzTarget {
         var rest = Array(out[..<at.lowerBound]) + Array(out[at.upperBound...])
         // A created `<head>…</head>` wrapper is the only other insertion allowed.
         if rest.count != data.count {
-            let open = Array("<head>".utf8), close = Array("</head>".utf8)
+            let open = Array("<head>".utf8)
+            let close = Array("</head>".utf8)
             let start = at.lowerBound - open.count
             guard start >= 0, Array(rest[start..<at.lowerBound]) == open,
-                  Array(rest[at.lowerBound..<(at.lowerBound + close.count)]) == close
+                Array(rest[at.lowerBound..<(at.lowerBound + close.count)]) == close
             else { FuzzFinding.fail(name, "output differs from the input by more than the shim") }
             rest.removeSubrange(at.lowerBound..<(at.lowerBound + close.count))
             rest.removeSubrange(start..<at.lowerBound)
@@ -36,8 +38,10 @@ enum HeadInjectorTarget: FuzzTarget {
         // tag name (ended by whitespace, `/` or `>`) opens before it. Attribute text may hold
         // `<` and `>` (quoted), so the tag is not re-tokenized here; FUZZING.md says so.
         let before = Array(out[..<at.lowerBound]).map { (65...90).contains($0) ? $0 + 32 : $0 }
-        let boundary: Set<UInt8> = [UInt8(ascii: ">"), UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"),
-                                    UInt8(ascii: "\r"), UInt8(ascii: "/"), 0x0C]
+        let boundary: Set<UInt8> = [
+            UInt8(ascii: ">"), UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"),
+            UInt8(ascii: "\r"), UInt8(ascii: "/"), 0x0C,
+        ]
         let opensHead = before.indices.contains { i in
             before[i...].starts(with: Array("<head".utf8)) && i + 5 < before.count && boundary.contains(before[i + 5])
         }

@@ -1,4 +1,5 @@
 import ClientUpdater
+
 @testable import SignedArchive
 
 /// Manifest field rules and signature check. Whatever the field rules accept must read back

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import MeteorHotCodePush
 
 /// The Meteor asset manifest (`/__cordova/manifest.json`, unsigned: its fields become file
@@ -18,8 +19,8 @@ enum MeteorManifestTarget: FuzzTarget {
     static func check(_ manifest: AssetManifest) {
         let version = manifest.version
         guard !version.isEmpty, version != ".", version != "..", !version.contains("/"),
-              !version.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == "\\" || $0.value == 0x7F }),
-              !AssetManifest.reservedVersionNames.contains(version)
+            !version.unicodeScalars.contains(where: { $0.value < 0x20 || $0 == "\\" || $0.value == 0x7F }),
+            !AssetManifest.reservedVersionNames.contains(version)
         else { FuzzFinding.fail(name, "accepted version \(version.debugDescription) is not a safe folder name") }
         var seen: [[UInt8]: AssetManifest.Asset] = [:]
         for asset in manifest.assets {

@@ -29,8 +29,8 @@ enum RequestHeadTarget: FuzzTarget {
         _ = FileResponder.matches(text, etag)
         _ = FileResponder.ifRangeAllows(text, etag: etag)
         guard FileResponder.matches(etag, etag), FileResponder.matches("W/" + etag, etag),
-              FileResponder.matches("\"other\", " + etag, etag), FileResponder.matches("*", etag),
-              FileResponder.ifRangeAllows(etag, etag: etag)
+            FileResponder.matches("\"other\", " + etag, etag), FileResponder.matches("*", etag),
+            FileResponder.ifRangeAllows(etag, etag: etag)
         else { FuzzFinding.fail(name, "entity tag \(etag.debugDescription) does not match itself") }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import SignedArchive
 
 /// Walks an extracted tree with `lstat` (never following anything) and checks the entry rule
@@ -8,7 +9,8 @@ struct TreeCheck {
     var limits: ExtractionLimits
 
     func check(_ root: String, report: ExtractionReport) {
-        var files = 0, directories = 0
+        var files = 0
+        var directories = 0
         var bytes: UInt64 = 0
         var pending = [("", 0)]
         while let (relative, depth) = pending.popLast() {
@@ -23,12 +25,16 @@ struct TreeCheck {
                 guard lstat("\(root)/\(child)", &info) == 0 else { FuzzFinding.fail(target, "cannot lstat \(child)") }
                 switch info.st_mode & S_IFMT {
                 case S_IFDIR:
-                    guard info.st_mode & 0o7777 == 0o755 else { FuzzFinding.fail(target, "directory \(child) has mode \(String(info.st_mode & 0o7777, radix: 8))") }
+                    guard info.st_mode & 0o7777 == 0o755 else {
+                        FuzzFinding.fail(target, "directory \(child) has mode \(String(info.st_mode & 0o7777, radix: 8))")
+                    }
                     directories += 1
                     guard depth + 1 <= limits.maxDepth else { FuzzFinding.fail(target, "tree deeper than \(limits.maxDepth)") }
                     pending.append((child, depth + 1))
                 case S_IFREG:
-                    guard info.st_mode & 0o7777 == 0o644 else { FuzzFinding.fail(target, "file \(child) has mode \(String(info.st_mode & 0o7777, radix: 8))") }
+                    guard info.st_mode & 0o7777 == 0o644 else {
+                        FuzzFinding.fail(target, "file \(child) has mode \(String(info.st_mode & 0o7777, radix: 8))")
+                    }
                     guard info.st_nlink == 1 else { FuzzFinding.fail(target, "file \(child) is hard-linked") }
                     files += 1
                     bytes += UInt64(info.st_size)
@@ -53,8 +59,8 @@ struct TreeCheck {
     private func checkName(_ name: String) {
         let bytes = Array(name.utf8)
         guard !bytes.isEmpty, name != ".", name != "..", bytes.count <= limits.maxComponentBytes,
-              !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\\") }),
-              !name.unicodeScalars.contains(where: { (0x80..<0xA0).contains($0.value) })
+            !bytes.contains(where: { $0 < 0x20 || $0 == 0x7F || $0 == UInt8(ascii: "\\") }),
+            !name.unicodeScalars.contains(where: { (0x80..<0xA0).contains($0.value) })
         else { FuzzFinding.fail(target, "entry name \(name.debugDescription) breaks the entry rule") }
     }
 }

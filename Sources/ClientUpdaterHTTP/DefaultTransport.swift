@@ -38,8 +38,10 @@ public struct DefaultTransport: HeadFirstTransport {
 
 extension Downloader {
     /// A downloader on ``DefaultTransport`` (the environment's proxies, the system trust store).
-    public init(retry: RetryPolicy = .standard, sleeper: any Sleeper = TaskSleeper(), idleTimeout: Double = 30,
-                headers: [String: String] = [:]) {
+    public init(
+        retry: RetryPolicy = .standard, sleeper: any Sleeper = TaskSleeper(), idleTimeout: Double = 30,
+        headers: [String: String] = [:]
+    ) {
         self.init(transport: DefaultTransport(), retry: retry, sleeper: sleeper, idleTimeout: idleTimeout, headers: headers)
     }
 }

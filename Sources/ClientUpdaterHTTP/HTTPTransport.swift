@@ -71,10 +71,13 @@ public struct HTTPTransport: HeadFirstTransport {
         var hop = 0
         while true {
             let proxy = settings.proxies.proxy(for: url)
-            var context = HTTPFailureMapping.Context(connectTimeout: settings.connectTimeout, timeLimit: request.timeLimit,
-                                                    viaProxy: proxy != nil)
-            let client = try registry.client(for: .init(proxy: proxy, caFile: settings.caFile, connectTimeout: settings.connectTimeout,
-                                                         maxConnectionsPerHost: settings.maxConnectionsPerHost))
+            var context = HTTPFailureMapping.Context(
+                connectTimeout: settings.connectTimeout, timeLimit: request.timeLimit,
+                viaProxy: proxy != nil)
+            let client = try registry.client(
+                for: .init(
+                    proxy: proxy, caFile: settings.caFile, connectTimeout: settings.connectTimeout,
+                    maxConnectionsPerHost: settings.maxConnectionsPerHost))
             let response: HTTPClientResponse
             do {
                 stall.waiting()
@@ -84,8 +87,10 @@ public struct HTTPTransport: HeadFirstTransport {
             }
             let status = Int(response.status.code)
             hop += 1
-            if let next = try RedirectRule.next(from: url, status: status, location: response.headers.first(name: "location"),
-                                                hop: hop, maxRedirects: settings.maxRedirects) {
+            if let next = try RedirectRule.next(
+                from: url, status: status, location: response.headers.first(name: "location"),
+                hop: hop, maxRedirects: settings.maxRedirects)
+            {
                 // Read the (small) redirect body so the connection goes back to the pool;
                 // past 64 KiB stop reading, which closes the connection instead.
                 var drained = 0
@@ -136,7 +141,8 @@ public struct HTTPTransport: HeadFirstTransport {
     /// dates give it (``CertificateDiagnosis``).
     private func explained(_ error: any Error, url: URL, direct: Bool) async -> any Error {
         guard direct, let failure = (error as? UpdaterError)?.transportFailure, case .tls(let text) = failure,
-              text.contains("CERTIFICATE_VERIFY_FAILED"), let host = url.host else { return error }
+            text.contains("CERTIFICATE_VERIFY_FAILED"), let host = url.host
+        else { return error }
         let port = url.port ?? 443
         guard let reason = await CertificateDiagnosis.validityProblem(host: host, port: port, timeout: settings.connectTimeout) else {
             return error

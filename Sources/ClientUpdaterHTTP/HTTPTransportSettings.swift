@@ -27,8 +27,10 @@ public struct HTTPTransportSettings: Sendable {
 
     public static let defaultUserAgent = "clientctl/\(ClientctlVersion.string)"
 
-    public init(proxies: ProxySettings = .direct, caFile: String? = nil, connectTimeout: Double = 15, maxRedirects: Int = 10,
-                maxConnectionsPerHost: Int = 6, userAgent: String = defaultUserAgent) {
+    public init(
+        proxies: ProxySettings = .direct, caFile: String? = nil, connectTimeout: Double = 15, maxRedirects: Int = 10,
+        maxConnectionsPerHost: Int = 6, userAgent: String = defaultUserAgent
+    ) {
         self.proxies = proxies
         self.caFile = caFile
         self.connectTimeout = connectTimeout
@@ -54,8 +56,10 @@ public struct HTTPTransportSettings: Sendable {
     /// environment's proxies. A relative `caFile` is resolved against the root.
     /// - Throws: ``UpdaterError`` `.configInvalid` for a proxy that cannot be parsed or a
     ///   `caFile` that cannot be read or holds no PEM certificate.
-    public init(config: DeviceConfig, root: String? = nil,
-                environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    public init(
+        config: DeviceConfig, root: String? = nil,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws {
         self.init()
         proxies = try ProxySettings(environment: environment, explicit: config.proxy)
         if let file = config.caFile, !file.isEmpty {

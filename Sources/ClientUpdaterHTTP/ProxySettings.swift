@@ -106,7 +106,8 @@ public struct ProxySettings: Sendable, Hashable {
     public func proxy(for url: URL) -> ProxyEndpoint? {
         let scheme = url.scheme?.lowercased()
         guard let chosen = scheme == "https" ? httpsProxy : scheme == "http" ? httpProxy : nil,
-              let host = url.host else { return nil }
+            let host = url.host
+        else { return nil }
         let port = url.port ?? (scheme == "https" ? 443 : 80)
         return noProxy.contains { $0.matches(host: host, port: port) } ? nil : chosen
     }

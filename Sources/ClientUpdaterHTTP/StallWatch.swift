@@ -33,8 +33,10 @@ final class StallWatch: Sendable {
         var lastTick: UInt64
     }
 
-    init(idleTimeout: Double, timeLimit: Double? = nil, maxTickCredit: Double = 1,
-         now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }) {
+    init(
+        idleTimeout: Double, timeLimit: Double? = nil, maxTickCredit: Double = 1,
+        now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }
+    ) {
         self.idleTimeout = idleTimeout
         self.timeLimit = timeLimit
         self.maxTickCredit = UInt64(maxTickCredit * 1e9)

@@ -32,8 +32,10 @@ public final class AssetBundle: Sendable {
 
     /// Loads `<directory>/program.json`.
     /// - Throws: ``MeteorError`` when the file is missing or invalid.
-    public static func load(directory: String, platform: CompatPlatform, parent: AssetBundle?,
-                            limits: AssetManifest.Limits = AssetManifest.Limits()) throws -> AssetBundle {
+    public static func load(
+        directory: String, platform: CompatPlatform, parent: AssetBundle?,
+        limits: AssetManifest.Limits = AssetManifest.Limits()
+    ) throws -> AssetBundle {
         let path = directory + "/program.json"
         guard let data = FileManager.default.contents(atPath: path) else {
             throw MeteorError(.invalidManifest, "cannot read \(path)")
@@ -79,8 +81,10 @@ public final class AssetBundle: Sendable {
                 if asset.isSourceMap { continue }
                 throw MeteorError(.io, "version \(version) is incomplete: no file for asset \(asset.urlPath)")
             }
-            result.append(ServedAsset(urlPath: asset.urlPath, sourceFile: file, cacheable: asset.cacheable, hash: asset.hash,
-                                      sourceMapURLPath: asset.sourceMapURLPath, type: asset.type))
+            result.append(
+                ServedAsset(
+                    urlPath: asset.urlPath, sourceFile: file, cacheable: asset.cacheable, hash: asset.hash,
+                    sourceMapURLPath: asset.sourceMapURLPath, type: asset.type))
         }
         return result
     }

@@ -42,8 +42,8 @@ struct AssetFetcher: Sendable {
         if asset.isIndexPage { return baseURL }
         let relative = String(asset.urlPath.dropFirst()) + "?meteor_dont_serve_index=true"
         guard let url = URL(string: relative, relativeTo: baseURL)?.absoluteURL,
-              url.scheme == baseURL.scheme, url.host == baseURL.host, url.port == baseURL.port,
-              url.path.hasPrefix(baseURL.path)
+            url.scheme == baseURL.scheme, url.host == baseURL.host, url.port == baseURL.port,
+            url.path.hasPrefix(baseURL.path)
         else {
             throw MeteorError(.unsafePath, "Asset url leaves \(baseURL.absoluteString): \(asset.urlPath)")
         }
@@ -68,7 +68,8 @@ struct AssetFetcher: Sendable {
         // Past the manifest size (plus an appended source-map line) the bytes cannot be the
         // ones the hash names; the 1 MiB floor lets a short error page through so its
         // status is what gets reported.
-        let limit = asset.hash != nil
+        let limit =
+            asset.hash != nil
             ? min(max((asset.size ?? maxAssetBytes) + Self.sourceMapLineMargin, 1 << 20), maxAssetBytes) : maxAssetBytes
         var attempt = 1
         while true {
@@ -78,22 +79,28 @@ struct AssetFetcher: Sendable {
                 try await downloader.sleeper.sleep(seconds: downloader.retry.delay(beforeRetry: attempt, random: Double.random(in: 0..<1)))
                 attempt += 1
             } catch let error as UpdaterError where error.isTransient && error.httpStatus != nil {
-                throw MeteorError(.httpStatus, "Non-success status code \(error.httpStatus ?? 0) for asset: \(asset.urlPath) (version \(version), gave up after \(attempt) attempts)",
-                                  underlying: error)
+                throw MeteorError(
+                    .httpStatus,
+                    "Non-success status code \(error.httpStatus ?? 0) for asset: \(asset.urlPath) (version \(version), gave up after \(attempt) attempts)",
+                    underlying: error)
             } catch let error as UpdaterError where error.isTransient {
-                throw MeteorError(.network, "Could not download asset \(asset.urlPath) of version \(version) after \(attempt) attempts: \(error.message)",
-                                  underlying: error)
+                throw MeteorError(
+                    .network, "Could not download asset \(asset.urlPath) of version \(version) after \(attempt) attempts: \(error.message)",
+                    underlying: error)
             } catch let error as UpdaterError where error.httpStatus != nil {
-                throw MeteorError(.httpStatus, "Non-success status code \(error.httpStatus ?? 0) for asset: \(asset.urlPath) (version \(version))",
-                                  underlying: error)
+                throw MeteorError(
+                    .httpStatus, "Non-success status code \(error.httpStatus ?? 0) for asset: \(asset.urlPath) (version \(version))",
+                    underlying: error)
             }
         }
     }
 
     private struct MissingSourceMap: Error {}
 
-    private func attemptFetch(_ asset: AssetManifest.Asset, url: URL, version: String, to temp: String,
-                              limit: Int64) async throws -> Outcome {
+    private func attemptFetch(
+        _ asset: AssetManifest.Asset, url: URL, version: String, to temp: String,
+        limit: Int64
+    ) async throws -> Outcome {
         unlink(temp)
         let sink = try FileSink(path: temp, limit: limit)
         var keep = false
@@ -104,19 +111,21 @@ struct AssetFetcher: Sendable {
         let request = TransportRequest(url: url, headers: downloader.headers, idleTimeout: downloader.idleTimeout)
         let vouched = ETagVerdict()
         do {
-            _ = try await downloader.transport.get(request, head: { head in
-                if head.status == 404, asset.isSourceMap { throw MissingSourceMap() }
-                guard (200..<300).contains(head.status) else { throw UpdaterError.httpStatus(url, head.status) }
-                if let hash = asset.hash, let etag = head[header: "etag"], let tagged = Self.quotedSHA1(in: etag) {
-                    guard tagged == hash else {
-                        throw MeteorError(.hashMismatch, "Hash mismatch for asset: \(asset.urlPath) (version \(version), ETag \(tagged))")
+            _ = try await downloader.transport.get(
+                request,
+                head: { head in
+                    if head.status == 404, asset.isSourceMap { throw MissingSourceMap() }
+                    guard (200..<300).contains(head.status) else { throw UpdaterError.httpStatus(url, head.status) }
+                    if let hash = asset.hash, let etag = head[header: "etag"], let tagged = Self.quotedSHA1(in: etag) {
+                        guard tagged == hash else {
+                            throw MeteorError(.hashMismatch, "Hash mismatch for asset: \(asset.urlPath) (version \(version), ETag \(tagged))")
+                        }
+                        vouched.set()
                     }
-                    vouched.set()
-                }
-            }, sink: { try sink.write($0) })
+                }, sink: { try sink.write($0) })
         } catch is MissingSourceMap {
             return .missingSourceMap
-        } catch where sink.overflow {
+        } catch  where sink.overflow {
             // More bytes than the manifest size: the content cannot be the one the hash names.
             if asset.hash != nil {
                 throw MeteorError(.hashMismatch, "Hash mismatch for asset: \(asset.urlPath) (version \(version), more than \(limit) bytes)")
@@ -125,7 +134,10 @@ struct AssetFetcher: Sendable {
         }
         let legacySHA1 = sink.digestHex()
         if let hash = asset.hash, !vouched.isSet, legacySHA1 != hash {
-            throw MeteorError(.hashMismatch, "Hash mismatch for asset: \(asset.urlPath) (version \(version): no ETag names the manifest hash and the content SHA-1 is \(legacySHA1))")
+            throw MeteorError(
+                .hashMismatch,
+                "Hash mismatch for asset: \(asset.urlPath) (version \(version): no ETag names the manifest hash and the content SHA-1 is \(legacySHA1))"
+            )
         }
         try sink.sync()
         keep = true

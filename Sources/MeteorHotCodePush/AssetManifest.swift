@@ -1,5 +1,5 @@
-import Foundation
 import ClientUpdater
+import Foundation
 import SignedArchive
 
 /// Which entry of `cordovaCompatibilityVersions` a device compares (the shell's platform).
@@ -46,8 +46,10 @@ public struct AssetManifest: Sendable, Equatable {
         /// URL path of this asset's source map (`sourceMapUrl`).
         public var sourceMapURLPath: String?
 
-        public init(filePath: String, urlPath: String, type: String, cacheable: Bool, hash: String? = nil,
-                    size: Int64? = nil, sourceMapURLPath: String? = nil) {
+        public init(
+            filePath: String, urlPath: String, type: String, cacheable: Bool, hash: String? = nil,
+            size: Int64? = nil, sourceMapURLPath: String? = nil
+        ) {
             self.filePath = filePath
             self.urlPath = urlPath
             self.type = type
@@ -106,7 +108,9 @@ public struct AssetManifest: Sendable, Equatable {
         }
         if let format = root["format"] {
             guard format.stringValue == Self.format else {
-                throw MeteorError(.invalidManifest, "The asset manifest format is incompatible: \(String(describing: format.stringValue ?? format.typeName).prefix(80))")
+                throw MeteorError(
+                    .invalidManifest,
+                    "The asset manifest format is incompatible: \(String(describing: format.stringValue ?? format.typeName).prefix(80))")
             }
         }
         guard let version = root["version"]?.stringValue else {
@@ -121,7 +125,8 @@ public struct AssetManifest: Sendable, Equatable {
         var assets: [Asset] = []
         if let entries = root["manifest"]?.arrayValue {
             guard entries.count <= limits.maxAssets else {
-                throw MeteorError(.tooLarge, "Asset manifest of version \(version) lists \(entries.count) entries, more than the limit of \(limits.maxAssets)")
+                throw MeteorError(
+                    .tooLarge, "Asset manifest of version \(version) lists \(entries.count) entries, more than the limit of \(limits.maxAssets)")
             }
             for case .object(let entry) in entries {
                 guard entry["where"]?.stringValue == "client" else { continue }
@@ -137,8 +142,8 @@ public struct AssetManifest: Sendable, Equatable {
     /// entry lacks a field the iOS plugin requires.
     private static func clientAssets(_ entry: JSONObject, version: String) throws -> [Asset] {
         guard let url = entry["url"]?.stringValue, let path = entry["path"]?.stringValue,
-              let type = entry["type"]?.stringValue, let hash = entry["hash"]?.stringValue,
-              case .bool(let cacheable)? = entry["cacheable"]
+            let type = entry["type"]?.stringValue, let hash = entry["hash"]?.stringValue,
+            case .bool(let cacheable)? = entry["cacheable"]
         else { return [] }
         guard let urlPath = AssetPath.urlPath(fromURL: url) else {
             throw MeteorError(.unsafePath, "Asset manifest of version \(version) has an unsafe url: \(url.prefix(200))")
@@ -177,7 +182,8 @@ public struct AssetManifest: Sendable, Equatable {
             }
             byURL[asset.urlPath] = asset
             if !asset.isIndexPage, ["index.html", "program.json", IntegrityRecord.fileName].contains(asset.filePath) {
-                throw MeteorError(.unsafePath, "Asset manifest of version \(version) has an asset that would replace \(asset.filePath): \(asset.urlPath)")
+                throw MeteorError(
+                    .unsafePath, "Asset manifest of version \(version) has an asset that would replace \(asset.filePath): \(asset.urlPath)")
             }
             if let other = byFile[asset.filePath], other.hash != asset.hash {
                 throw MeteorError(.invalidManifest, "Asset manifest of version \(version) stores two different contents at \(asset.filePath)")

@@ -53,7 +53,7 @@ final class IntegrityRecord: @unchecked Sendable {
         let path = folder + "/" + fileName
         var st = stat()
         guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size <= maxBytes,
-              let data = FileManager.default.contents(atPath: path)
+            let data = FileManager.default.contents(atPath: path)
         else { return [:] }
         var result: [String: String] = [:]
         for line in data.split(separator: 0x0A) {

@@ -5,7 +5,8 @@ extension MeteorChannel {
     /// The skip reasons of the original plugin.
     public enum SkipReason {
         public static let blacklisted = "Skipping downloading blacklisted version"
-        public static let incompatible = "Skipping downloading new version because the Cordova platform version or plugin versions have changed and are potentially incompatible"
+        public static let incompatible =
+            "Skipping downloading new version because the Cordova platform version or plugin versions have changed and are potentially incompatible"
     }
 
     /// One update check (the plugin's `checkForUpdates` + `AssetBundleManager`):
@@ -51,8 +52,10 @@ extension MeteorChannel {
     /// Steps 5–8 of the directory algorithm: `Downloading/` → `PartialDownload/`, a fresh
     /// `Downloading/` with the manifest, reuse or fetch each own asset, then rename to
     /// `meteor/<version>`.
-    func download(_ manifest: AssetManifest, manifestData: Data, embedded: AssetBundle, state: DeviceState,
-                  fetcher: AssetFetcher) async throws -> AssetBundle {
+    func download(
+        _ manifest: AssetManifest, manifestData: Data, embedded: AssetBundle, state: DeviceState,
+        fetcher: AssetFetcher
+    ) async throws -> AssetBundle {
         let fm = FileManager.default
         guard let finalDir = layout.meteorDirectory(manifest.version) else {
             throw MeteorError(.unsafePath, "version \(manifest.version) cannot be used as a folder name")
@@ -64,8 +67,9 @@ extension MeteorChannel {
                 throw MeteorError(.io, "cannot move \(downloadingDirectory) to \(partialDirectory): \(String(cString: strerror(errno)))")
             }
         }
-        let partial = try? AssetBundle.load(directory: partialDirectory, platform: platform, parent: embedded,
-                                            limits: options.manifestLimits)
+        let partial = try? AssetBundle.load(
+            directory: partialDirectory, platform: platform, parent: embedded,
+            limits: options.manifestLimits)
         let partialRecord = IntegrityRecord.read(folder: partialDirectory)
         try AtomicFile.makeDirectory(downloadingDirectory)
         try AtomicFile.write(manifestData, to: downloadingDirectory + "/program.json")
@@ -103,8 +107,10 @@ extension MeteorChannel {
     /// stored), or, lacking a record, against the legacy content SHA-1: the manifest hash
     /// of a current Meteor server names no bytes, so a corrupt leftover is never reused.
     /// Files taken from `PartialDownload/` are recorded again in `record`.
-    private func reuse(_ asset: AssetManifest.Asset, into bundle: AssetBundle, donors: [AssetBundle],
-                       partial: AssetBundle?, partialRecord: [String: String], record: IntegrityRecord) throws -> Bool {
+    private func reuse(
+        _ asset: AssetManifest.Asset, into bundle: AssetBundle, donors: [AssetBundle],
+        partial: AssetBundle?, partialRecord: [String: String], record: IntegrityRecord
+    ) throws -> Bool {
         let target = bundle.file(of: asset)
         for donor in donors {
             guard let match = donor.cachedAsset(forURLPath: asset.urlPath, hash: asset.hash) else { continue }
@@ -116,7 +122,8 @@ extension MeteorChannel {
         if let recorded = partialRecord[match.filePath], IntegrityRecord.matches(source, recorded: recorded) {
             sha256 = recorded
         } else if let hash = asset.hash, (try? Digest.hex(.sha1, ofFileAt: source)) == hash,
-                  let digest = try? Digest.hex(.sha256, ofFileAt: source) {
+            let digest = try? Digest.hex(.sha256, ofFileAt: source)
+        {
             sha256 = digest
         } else {
             return false
@@ -149,14 +156,18 @@ extension MeteorChannel {
 
     /// Downloads index.html first (its runtime config is checked before anything else is
     /// fetched), then the other assets with at most `maxConnections` in flight.
-    private func fetchAll(_ assets: [AssetManifest.Asset], into bundle: AssetBundle, state: DeviceState,
-                          fetcher: AssetFetcher, record: IntegrityRecord) async throws {
+    private func fetchAll(
+        _ assets: [AssetManifest.Asset], into bundle: AssetBundle, state: DeviceState,
+        fetcher: AssetFetcher, record: IntegrityRecord
+    ) async throws {
         let (index, rest) = (assets.filter(\.isIndexPage), assets.filter { !$0.isIndexPage })
         for asset in index {
             try await fetchOne(asset, into: bundle, fetcher: fetcher, record: record) { temp in
                 let config = try RuntimeConfig.load(indexFile: temp)
-                if let problem = config.problem(expectedVersion: bundle.version, currentRootURL: state.meteor?.rootURL,
-                                                currentAppId: state.meteor?.appId) {
+                if let problem = config.problem(
+                    expectedVersion: bundle.version, currentRootURL: state.meteor?.rootURL,
+                    currentAppId: state.meteor?.appId)
+                {
                     throw problem.error
                 }
             }
@@ -168,21 +179,29 @@ extension MeteorChannel {
             var iterator = rest.makeIterator()
             for _ in 0..<options.maxConnections {
                 guard let asset = iterator.next() else { break }
-                group.addTask { try await fetchOne(asset, into: bundle, fetcher: fetcher, record: record); return Int64(asset.size ?? 0) }
+                group.addTask {
+                    try await fetchOne(asset, into: bundle, fetcher: fetcher, record: record)
+                    return Int64(asset.size ?? 0)
+                }
             }
             while let bytes = try await group.next() {
                 completed += bytes
                 DownloadProgress.report(version: bundle.version, completed: completed, total: total > 0 ? total : nil)
                 guard let asset = iterator.next() else { continue }
-                group.addTask { try await fetchOne(asset, into: bundle, fetcher: fetcher, record: record); return Int64(asset.size ?? 0) }
+                group.addTask {
+                    try await fetchOne(asset, into: bundle, fetcher: fetcher, record: record)
+                    return Int64(asset.size ?? 0)
+                }
             }
         }
     }
 
     /// Fetches one asset to a temp file beside its target, verifies it, renames it into
     /// place and records the SHA-256 of the stored bytes.
-    private func fetchOne(_ asset: AssetManifest.Asset, into bundle: AssetBundle, fetcher: AssetFetcher,
-                          record: IntegrityRecord, verify: (String) throws -> Void = { _ in }) async throws {
+    private func fetchOne(
+        _ asset: AssetManifest.Asset, into bundle: AssetBundle, fetcher: AssetFetcher,
+        record: IntegrityRecord, verify: (String) throws -> Void = { _ in }
+    ) async throws {
         let target = bundle.file(of: asset)
         let folder = (target as NSString).deletingLastPathComponent
         try AtomicFile.makeDirectory(folder)

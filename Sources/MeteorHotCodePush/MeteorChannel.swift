@@ -29,8 +29,10 @@ public struct MeteorChannel: UpdateChannel {
         /// Cap for one asset whose manifest entry gives no size (index.html, source maps).
         public var maxAssetBytes: Int64
 
-        public init(maxConnections: Int = 6, retry: RetryPolicy = .standard, sleeper: any Sleeper = TaskSleeper(),
-                    manifestLimits: AssetManifest.Limits = AssetManifest.Limits(), maxAssetBytes: Int64 = 256 << 20) {
+        public init(
+            maxConnections: Int = 6, retry: RetryPolicy = .standard, sleeper: any Sleeper = TaskSleeper(),
+            manifestLimits: AssetManifest.Limits = AssetManifest.Limits(), maxAssetBytes: Int64 = 256 << 20
+        ) {
             self.maxConnections = max(1, maxConnections)
             self.retry = retry
             self.sleeper = sleeper
@@ -56,8 +58,10 @@ public struct MeteorChannel: UpdateChannel {
     /// The folder of an interrupted download, kept for reuse.
     public var partialDirectory: String { layout.meteor + "/PartialDownload" }
 
-    public init(layout: RootLayout, rootURL: URL, platform: CompatPlatform, embeddedPath: String,
-                transport: any Transport, options: Options = Options()) {
+    public init(
+        layout: RootLayout, rootURL: URL, platform: CompatPlatform, embeddedPath: String,
+        transport: any Transport, options: Options = Options()
+    ) {
         self.layout = layout
         self.rootURL = rootURL
         self.platform = platform
@@ -70,7 +74,7 @@ public struct MeteorChannel: UpdateChannel {
     /// - Throws: ``MeteorError`` `.invalidArgument` when the config lacks the Meteor fields.
     public init(layout: RootLayout, config: DeviceConfig, transport: any Transport, options: Options = Options()) throws {
         guard config.channelKind == .meteor, let url = config.meteorRootURL.flatMap(URL.init(string:)),
-              let embedded = config.embeddedPath
+            let embedded = config.embeddedPath
         else {
             throw MeteorError(.invalidArgument, "\(layout.config) is not a Meteor root (needs meteorRootURL and embeddedPath)")
         }
@@ -102,8 +106,8 @@ public struct MeteorChannel: UpdateChannel {
     /// The downloaded bundle of `version`, if `meteor/<version>` holds a complete one.
     public func downloadedBundle(_ version: String, parent: AssetBundle) -> AssetBundle? {
         guard RootLayoutName.isUsableVersion(version), let dir = layout.meteorDirectory(version),
-              let bundle = try? AssetBundle.load(directory: dir, platform: platform, parent: parent, limits: options.manifestLimits),
-              bundle.version == version, FileManager.default.fileExists(atPath: dir + "/index.html")
+            let bundle = try? AssetBundle.load(directory: dir, platform: platform, parent: parent, limits: options.manifestLimits),
+            bundle.version == version, FileManager.default.fileExists(atPath: dir + "/index.html")
         else { return nil }
         return bundle
     }
@@ -164,8 +168,9 @@ public struct MeteorChannel: UpdateChannel {
 
     func installedVersion(_ bundle: AssetBundle) -> InstalledVersion {
         let attributes = try? FileManager.default.attributesOfItem(atPath: bundle.directory)
-        return InstalledVersion(id: bundle.version, directory: bundle.directory,
-                                installedAt: attributes?[.modificationDate] as? Date)
+        return InstalledVersion(
+            id: bundle.version, directory: bundle.directory,
+            installedAt: attributes?[.modificationDate] as? Date)
     }
 
     // MARK: State

@@ -17,8 +17,10 @@ public enum MeteorRootSetup {
         public var keep: Int
         public var allowInsecureHTTP: Bool
 
-        public init(meteorURL: String, embedded: String?, compatPlatform: String?, shellVersion: String?,
-                    startupTimeout: Double, keep: Int, allowInsecureHTTP: Bool) {
+        public init(
+            meteorURL: String, embedded: String?, compatPlatform: String?, shellVersion: String?,
+            startupTimeout: Double, keep: Int, allowInsecureHTTP: Bool
+        ) {
             self.meteorURL = meteorURL
             self.embedded = embedded
             self.compatPlatform = compatPlatform
@@ -39,7 +41,8 @@ public enum MeteorRootSetup {
         }
         // The device's one URL rule (``URLPolicy``): https:, or http: to loopback or with the opt-in.
         guard scheme == "https" || scheme == "http",
-              URLPolicy.check(url, manifestIsFile: false, allowInsecureHTTP: r.allowInsecureHTTP) == .allowed else {
+            URLPolicy.check(url, manifestIsFile: false, allowInsecureHTTP: r.allowInsecureHTTP) == .allowed
+        else {
             throw MeteorError(.invalidArgument, "--meteor-url must be https: (http: only to loopback, or with --allow-insecure-http)")
         }
         guard url.query == nil, url.fragment == nil else {
@@ -80,13 +83,15 @@ public enum MeteorRootSetup {
         }
         guard r.startupTimeout > 0 else { throw MeteorError(.invalidArgument, "--startup-timeout must be positive") }
         guard r.keep >= 1 else { throw MeteorError(.invalidArgument, "--keep must be at least 1") }
-        let config = DeviceConfig(app: appId, channelKind: .meteor, meteorRootURL: url.absoluteString,
-                                  compatPlatform: platform.rawValue, shellVersion: shell, embeddedPath: path,
-                                  startupTimeoutSeconds: r.startupTimeout, keep: r.keep, allowInsecureHTTP: r.allowInsecureHTTP)
+        let config = DeviceConfig(
+            app: appId, channelKind: .meteor, meteorRootURL: url.absoluteString,
+            compatPlatform: platform.rawValue, shellVersion: shell, embeddedPath: path,
+            startupTimeoutSeconds: r.startupTimeout, keep: r.keep, allowInsecureHTTP: r.allowInsecureHTTP)
         var state = DeviceState()
         state.lastSeenEmbeddedVersion = bundle.version
-        state.meteor = DeviceState.MeteorState(appId: appId, rootURL: rootURL,
-                                               cordovaCompatibilityVersion: bundle.manifest.cordovaCompatibilityVersion)
+        state.meteor = DeviceState.MeteorState(
+            appId: appId, rootURL: rootURL,
+            cordovaCompatibilityVersion: bundle.manifest.cordovaCompatibilityVersion)
         return (config, state)
     }
 }

@@ -13,8 +13,10 @@ public struct RuntimeConfig: Sendable, Equatable {
     /// (`packages/autoupdate/autoupdate_server.js`); it equals the manifest's `version`.
     public var webCordovaVersion: String?
 
-    public init(rootURL: String? = nil, appId: String? = nil, autoupdateVersionCordova: String? = nil,
-                webCordovaVersion: String? = nil) {
+    public init(
+        rootURL: String? = nil, appId: String? = nil, autoupdateVersionCordova: String? = nil,
+        webCordovaVersion: String? = nil
+    ) {
         self.rootURL = rootURL
         self.appId = appId
         self.autoupdateVersionCordova = autoupdateVersionCordova
@@ -36,14 +38,15 @@ public struct RuntimeConfig: Sendable, Equatable {
         let rest = html[start.upperBound...]
         guard let quote = rest.firstIndex(of: "\""), rest[quote...].hasPrefix("\"))") else { throw failure }
         guard let decoded = String(rest[..<quote]).removingPercentEncoding,
-              let object = try? JSONSerialization.jsonObject(with: Data(decoded.utf8)),
-              let dict = object as? [String: Any]
+            let object = try? JSONSerialization.jsonObject(with: Data(decoded.utf8)),
+            let dict = object as? [String: Any]
         else { throw failure }
         let versions = (dict["autoupdate"] as? [String: Any])?["versions"] as? [String: Any]
         let cordova = (versions?["web.cordova"] as? [String: Any])?["version"] as? String
-        return RuntimeConfig(rootURL: dict["ROOT_URL"] as? String, appId: dict["appId"] as? String,
-                             autoupdateVersionCordova: dict["autoupdateVersionCordova"] as? String,
-                             webCordovaVersion: cordova)
+        return RuntimeConfig(
+            rootURL: dict["ROOT_URL"] as? String, appId: dict["appId"] as? String,
+            autoupdateVersionCordova: dict["autoupdateVersionCordova"] as? String,
+            webCordovaVersion: cordova)
     }
 
     /// Reads and extracts the runtime config of an index.html file.
@@ -79,11 +82,13 @@ public struct RuntimeConfig: Sendable, Equatable {
         public var message: String {
             switch self {
             case .versionMismatch(let expected, let actual):
-                return "Version mismatch for index page, expected: \(expected), actual: \(actual) (the server is between two versions; nothing was staged, the next check tries again)"
+                return
+                    "Version mismatch for index page, expected: \(expected), actual: \(actual) (the server is between two versions; nothing was staged, the next check tries again)"
             case .missingRootURL:
                 return "Could not find ROOT_URL in downloaded asset bundle"
             case .rootURLChangesToLocalhost:
-                return "ROOT_URL in downloaded asset bundle would change current ROOT_URL to localhost. Make sure ROOT_URL has been configured correctly on the server."
+                return
+                    "ROOT_URL in downloaded asset bundle would change current ROOT_URL to localhost. Make sure ROOT_URL has been configured correctly on the server."
             case .missingAppId:
                 return "Could not find appId in downloaded asset bundle"
             case .appIdMismatch(let rootURL):

@@ -78,8 +78,8 @@ public struct SignedArchiveError: ClientctlError {
     public var exitStatus: ExitStatus {
         switch code.base {
         case .malformedJSON, .invalidManifest, .invalidSignature, .untrustedKey, .invalidKey,
-             .hashMismatch, .sizeMismatch, .archiveRejected, .archiveLimit, .archiveFailed,
-             .sourceRejected, .conflict, .notNewer:
+            .hashMismatch, .sizeMismatch, .archiveRejected, .archiveLimit, .archiveFailed,
+            .sourceRejected, .conflict, .notNewer:
             return .dataError
         case .crypto, .internalError: return .software
         case .alreadyExists, .io: return .cannotCreate

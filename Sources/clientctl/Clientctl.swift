@@ -21,4 +21,3 @@ struct Clientctl: AsyncParsableCommand {
         subcommands: CommandRegistry.all
     )
 }
-

@@ -19,8 +19,9 @@ struct DeviceContext {
         }
         let config = try DeviceConfig.load(layout)
         let channel = try ChannelFactory.make(config: config, layout: layout)
-        return DeviceContext(layout: layout, config: config, channel: channel,
-                             updater: Updater(layout: layout, config: config, channel: channel))
+        return DeviceContext(
+            layout: layout, config: config, channel: channel,
+            updater: Updater(layout: layout, config: config, channel: channel))
     }
 }
 

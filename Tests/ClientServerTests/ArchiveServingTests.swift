@@ -1,8 +1,8 @@
 import ClientServer
 import ClientUpdater
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// An archive-style version (plain tree, no channel hashes) organized and served.
 final class ArchiveRoot: @unchecked Sendable {
@@ -29,11 +29,13 @@ final class ArchiveRoot: @unchecked Sendable {
     }
 
     static func standard() throws -> ArchiveRoot {
-        try ArchiveRoot(versions: ["1.0.0": [
-            "index.html": Data(page.utf8), "assets/app-B2x9Kq1z.js": Data("console.log('app')".utf8),
-            "style.css": Data("body{color:red}".utf8), "logo.svg": Data("<svg/>".utf8), "mod.wasm": Data([0, 0x61, 0x73, 0x6d]),
-            "font.woff2": Data("wOF2".utf8), "hello world.txt": Data("hi".utf8), "video.bin": big,
-        ]])
+        try ArchiveRoot(versions: [
+            "1.0.0": [
+                "index.html": Data(page.utf8), "assets/app-B2x9Kq1z.js": Data("console.log('app')".utf8),
+                "style.css": Data("body{color:red}".utf8), "logo.svg": Data("<svg/>".utf8), "mod.wasm": Data([0, 0x61, 0x73, 0x6d]),
+                "font.woff2": Data("wOF2".utf8), "hello world.txt": Data("hi".utf8), "video.bin": big,
+            ]
+        ])
     }
 
     func serving(_ id: String) -> String { layout.servingDirectory(id) ?? "" }
@@ -75,7 +77,8 @@ final class ArchiveRoot: @unchecked Sendable {
             let cssWithQuery = try await LoopbackHTTP.request(port: port, "/style.css?v=2")
             #expect(cssWithQuery["cache-control"] == "public, max-age=31536000, immutable")
 
-            let notModified = try await LoopbackHTTP.request(port: port, "/style.css", headers: ["If-None-Match": "W/\"nope\", \(css["etag"] ?? "-")"])
+            let notModified = try await LoopbackHTTP.request(
+                port: port, "/style.css", headers: ["If-None-Match": "W/\"nope\", \(css["etag"] ?? "-")"])
             #expect(notModified.status == 304 && notModified.body.isEmpty)
             let changed = try await LoopbackHTTP.request(port: port, "/style.css", headers: ["If-None-Match": "\"other\""])
             #expect(changed.status == 200 && changed.text == "body{color:red}")
@@ -84,7 +87,10 @@ final class ArchiveRoot: @unchecked Sendable {
             let indexAgain = try await LoopbackHTTP.request(port: port, "/", headers: ["If-None-Match": index["etag"] ?? "-"])
             #expect(indexAgain.status == 304)
 
-            let types = [("/logo.svg", "image/svg+xml"), ("/mod.wasm", "application/wasm"), ("/font.woff2", "font/woff2"), ("/video.bin", "application/octet-stream")]
+            let types = [
+                ("/logo.svg", "image/svg+xml"), ("/mod.wasm", "application/wasm"), ("/font.woff2", "font/woff2"),
+                ("/video.bin", "application/octet-stream"),
+            ]
             for (path, type) in types {
                 let response = try await LoopbackHTTP.request(port: port, path, method: "HEAD")
                 #expect(response["content-type"] == type, "\(path)")
@@ -107,7 +113,8 @@ final class ArchiveRoot: @unchecked Sendable {
             #expect(whole["etag"] == "\"" + Digest.hex(.sha256, of: big) + "\"")
             let cases: [(String, Range<Int>, String)] = [
                 ("bytes=0-0", 0..<1, "bytes 0-0/300000"), ("bytes=1000-", 1000..<300_000, "bytes 1000-299999/300000"),
-                ("bytes=-500", 299_500..<300_000, "bytes 299500-299999/300000"), ("bytes=299990-400000", 299_990..<300_000, "bytes 299990-299999/300000"),
+                ("bytes=-500", 299_500..<300_000, "bytes 299500-299999/300000"),
+                ("bytes=299990-400000", 299_990..<300_000, "bytes 299990-299999/300000"),
             ]
             for (header, range, contentRange) in cases {
                 let response = try await LoopbackHTTP.request(port: port, "/video.bin", headers: ["Range": header])

@@ -1,8 +1,8 @@
 import ClientServer
 import ClientUpdater
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ControlEndpointTests {
     let shim = ["X-Clientctl-Shim": "1"]
@@ -20,8 +20,12 @@ import TestSupport
         try await withServer(handler) { port in
             let status = try await LoopbackHTTP.request(port: port, "/__clientctl/status")
             #expect(status.status == 200 && status["content-type"] == "application/json" && status["cache-control"] == "no-store")
-            #expect(try JSONDecoder().decode(ControlStatus.self, from: status.body) == ControlStatus(current: "1.0.0", pending: "1.1.0", lastKnownGood: "0.9.0", inTrial: true))
-            for (path, call) in [("startup-complete", "startupDidComplete"), ("check", "checkForUpdates"), ("switch-to-pending", "switchToPendingVersion")] {
+            #expect(
+                try JSONDecoder().decode(ControlStatus.self, from: status.body)
+                    == ControlStatus(current: "1.0.0", pending: "1.1.0", lastKnownGood: "0.9.0", inTrial: true))
+            for (path, call) in [
+                ("startup-complete", "startupDidComplete"), ("check", "checkForUpdates"), ("switch-to-pending", "switchToPendingVersion"),
+            ] {
                 let response = try await LoopbackHTTP.request(port: port, "/__clientctl/" + path, method: "POST", headers: headers)
                 #expect(response.status == 200, "\(path)")
                 #expect(handler.calls.last == call)

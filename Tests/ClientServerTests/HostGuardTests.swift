@@ -2,8 +2,8 @@ import ClientServer
 import ClientUpdater
 import Foundation
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// Issue 9: `serve` answers only requests that name its own loopback listener (DNS
 /// rebinding), refuses POSTs from other origins, and hands the page's version to the
@@ -22,7 +22,10 @@ import TestSupport
             var buffer = [UInt8](repeating: 0, count: 65536)
             while true {
                 let n = read(fd, &buffer, buffer.count)
-                if n < 0 { if errno == EINTR { continue }; throw LoopbackHTTP.Failure(description: "read failed: errno \(errno)") }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw LoopbackHTTP.Failure(description: "read failed: errno \(errno)")
+                }
                 if n == 0 { break }
                 data.append(contentsOf: buffer[0..<n])
             }
@@ -43,8 +46,10 @@ import TestSupport
                 #expect(ok.status == 200, "Host \(host)")
             }
             // The issue's rebinding request, then other names and ports, on every kind of route.
-            let foreign = ["evil.example.com:\(port)", "127.0.0.1", "127.0.0.1:\(port + 1)", "localhost.evil.example:\(port)",
-                           "127.0.0.2:\(port)", "0.0.0.0:\(port)", "[::1]"]
+            let foreign = [
+                "evil.example.com:\(port)", "127.0.0.1", "127.0.0.1:\(port + 1)", "localhost.evil.example:\(port)",
+                "127.0.0.2:\(port)", "0.0.0.0:\(port)", "[::1]",
+            ]
             for host in foreign {
                 for target in ["GET /", "GET /app.js", "GET /__clientctl/status", "GET /__clientctl/events", "POST /__clientctl/startup-complete"] {
                     var head = "\(target) HTTP/1.1\r\nHost: \(host)\r\nX-Clientctl-Shim: 1\r\n"
@@ -68,8 +73,10 @@ import TestSupport
         let handler = VersionRecordingHandler()
         try await withServer(handler) { port in
             let post = "POST /__clientctl/startup-complete HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nX-Clientctl-Shim: 1\r\n"
-            for origin in ["http://evil.example.com:\(port)", "http://127.0.0.1:\(port + 1)", "http://localhost:\(port)",
-                           "https://127.0.0.1:\(port)", "null"] {
+            for origin in [
+                "http://evil.example.com:\(port)", "http://127.0.0.1:\(port + 1)", "http://localhost:\(port)",
+                "https://127.0.0.1:\(port)", "null",
+            ] {
                 let refused = try await Self.raw(port: port, post + "Origin: \(origin)\r\n")
                 #expect(refused.status == 403, "Origin \(origin)")
                 let error = try JSONDecoder().decode([String: String].self, from: refused.body)["error"] ?? ""
@@ -79,7 +86,8 @@ import TestSupport
             #expect(try await Self.raw(port: port, post + "Origin: http://127.0.0.1:\(port)\r\n").status == 200, "the page's own origin")
             #expect(try await Self.raw(port: port, post).status == 200, "no Origin: not a browser, judged by Host and the shim header")
             // GETs are not judged by Origin (a cross-origin GET cannot read the answer anyway).
-            let get = try await Self.raw(port: port, "GET /__clientctl/status HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nOrigin: http://evil.example.com\r\n")
+            let get = try await Self.raw(
+                port: port, "GET /__clientctl/status HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nOrigin: http://evil.example.com\r\n")
             #expect(get.status == 200)
         }
     }
@@ -87,7 +95,9 @@ import TestSupport
     @Test func thePagesVersionReachesTheHandler() async throws {
         let handler = VersionRecordingHandler()
         try await withServer(handler) { port in
-            let head = { (name: String) in "POST /__clientctl/\(name) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nX-Clientctl-Shim: 1\r\nContent-Type: application/json\r\n" }
+            let head = { (name: String) in
+                "POST /__clientctl/\(name) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nX-Clientctl-Shim: 1\r\nContent-Type: application/json\r\n"
+            }
             for name in ["startup-complete", "check", "switch-to-pending"] {
                 #expect(try await Self.raw(port: port, head(name), body: #"{"version":"1.3.0"}"#).status == 200)
             }
@@ -101,8 +111,11 @@ import TestSupport
                 #expect(refused.status == 400, "\(bad)")
             }
         }
-        #expect(handler.versions == ["startupDidComplete 1.3.0", "checkForUpdates 1.3.0", "switchToPendingVersion 1.3.0",
-                                     "startupDidComplete nil", "startupDidComplete nil", "startupDidComplete 1.1.0"])
+        #expect(
+            handler.versions == [
+                "startupDidComplete 1.3.0", "checkForUpdates 1.3.0", "switchToPendingVersion 1.3.0",
+                "startupDidComplete nil", "startupDidComplete nil", "startupDidComplete 1.1.0",
+            ])
     }
 }
 
@@ -119,33 +132,37 @@ struct ShimVersionTests {
         let handler = VersionRecordingHandler()
         let server = try ClientServer(configuration: ServerHarness.configuration(), control: handler, logger: ServerHarness.quietLogger)
         let results = try await ServerHarness.withServer(server) { port in
-            try await ShimScriptTests.runNode("""
-            const origin = "http://127.0.0.1:\(port)";
-            const realFetch = fetch;
-            globalThis.fetch = (url, opts) => realFetch(origin + url, opts);
-            globalThis.window = globalThis;
-            const out = {};
-            const done = () => { console.log(JSON.stringify(out)); process.exit(0); };
-            \(Self.js("1.3.0"))
-            const current = window.WebAppLocalServer;
-            delete window.WebAppLocalServer;
-            \(Self.js("1.1.0"))
-            const old = window.WebAppLocalServer;
-            current.startupDidComplete(() => {
-              current.checkForUpdates(() => {
-                current.switchToPendingVersion(() => {
-                  old.onError((e) => { out.oldTab = e.message; done(); });
-                  old.startupDidComplete(() => { out.oldTab = "accepted"; done(); });
-                }, (e) => { out.switchError = e.message; done(); });
-              });
-            });
-            setTimeout(() => { out.timeout = "yes"; done(); }, 30000);
-            """)
+            try await ShimScriptTests.runNode(
+                """
+                const origin = "http://127.0.0.1:\(port)";
+                const realFetch = fetch;
+                globalThis.fetch = (url, opts) => realFetch(origin + url, opts);
+                globalThis.window = globalThis;
+                const out = {};
+                const done = () => { console.log(JSON.stringify(out)); process.exit(0); };
+                \(Self.js("1.3.0"))
+                const current = window.WebAppLocalServer;
+                delete window.WebAppLocalServer;
+                \(Self.js("1.1.0"))
+                const old = window.WebAppLocalServer;
+                current.startupDidComplete(() => {
+                  current.checkForUpdates(() => {
+                    current.switchToPendingVersion(() => {
+                      old.onError((e) => { out.oldTab = e.message; done(); });
+                      old.startupDidComplete(() => { out.oldTab = "accepted"; done(); });
+                    }, (e) => { out.switchError = e.message; done(); });
+                  });
+                });
+                setTimeout(() => { out.timeout = "yes"; done(); }, 30000);
+                """)
         }
         #expect(results["timeout"] == nil && results["switchError"] == nil, "\(results)")
         #expect(results["oldTab"] == "startup complete of 1.1.0 refused: 1.3.0 is on trial, not 1.1.0")
-        #expect(handler.versions.filter { !$0.hasPrefix("status") } == ["startupDidComplete 1.3.0", "checkForUpdates 1.3.0",
-                                                                       "switchToPendingVersion 1.3.0", "startupDidComplete 1.1.0"])
+        #expect(
+            handler.versions.filter { !$0.hasPrefix("status") } == [
+                "startupDidComplete 1.3.0", "checkForUpdates 1.3.0",
+                "switchToPendingVersion 1.3.0", "startupDidComplete 1.1.0",
+            ])
     }
 }
 

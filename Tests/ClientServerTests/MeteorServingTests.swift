@@ -1,8 +1,8 @@
 import ClientServer
 import ClientUpdater
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Scenarios 2–26 of meteor-protocol.md §4 (the Cordova plugin's test suite) against the
 /// server over real HTTP, serving the reference `bundled_www` organized by the organizer.
@@ -28,8 +28,9 @@ struct MeteorServingTests {
             #expect(index.status == 200)
             #expect(index["content-type"]?.hasPrefix("text/html") == true)
             #expect(index.text.contains("<title>mobileapp</title>"))
-            #expect(index.text.range(of: "<head>")?.upperBound == index.text.range(of: "<script \(Shim.marker)")?.lowerBound,
-                    "the shim is the first element of <head>")
+            #expect(
+                index.text.range(of: "<head>")?.upperBound == index.text.range(of: "<script \(Shim.marker)")?.lowerBound,
+                "the shim is the first element of <head>")
             #expect(index["cache-control"] == "no-cache")
 
             let someFile = try await LoopbackHTTP.request(port: port, "/some-file")

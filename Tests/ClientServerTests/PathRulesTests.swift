@@ -1,5 +1,6 @@
-@testable import ClientServer
 import Testing
+
+@testable import ClientServer
 
 /// The request-path rule of `serve`: what a path decodes to, and what can name no file.
 @Suite struct PathRulesTests {

@@ -1,8 +1,8 @@
 import ClientServer
 import ClientUpdater
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 let nodePath: String? = ["/usr/bin/node", "/usr/local/bin/node"].first { FileManager.default.isExecutableFile(atPath: $0) }
 
@@ -28,7 +28,8 @@ struct ShimScriptTests {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: node ?? "/usr/bin/node")
             process.arguments = [file]
-            let pipe = Pipe(), errors = Pipe()
+            let pipe = Pipe()
+            let errors = Pipe()
             process.standardOutput = pipe
             process.standardError = errors
             try process.run()
@@ -49,43 +50,44 @@ struct ShimScriptTests {
         handler.switchError = UpdaterError(.notFound, "no pending version")
         let server = try ClientServer(configuration: ServerHarness.configuration(), control: handler, logger: ServerHarness.quietLogger)
         let results = try await ServerHarness.withServer(server) { port in
-            try await Self.runNode("""
-            const origin = "http://127.0.0.1:\(port)";
-            const realFetch = fetch;
-            globalThis.fetch = (url, opts) => realFetch(origin + url, opts);
-            // A tiny EventSource over fetch streaming (Node 20 has none).
-            globalThis.EventSource = class {
-              constructor(url) {
-                this.handlers = {};
-                realFetch(origin + url).then(async (r) => {
-                  const reader = r.body.getReader(); let text = "";
-                  for (;;) {
-                    const { value, done } = await reader.read(); if (done) return;
-                    text += new TextDecoder().decode(value);
-                    let i;
-                    while ((i = text.indexOf("\\n\\n")) >= 0) {
-                      const frame = text.slice(0, i); text = text.slice(i + 2);
-                      const ev = /^event: (.*)$/m.exec(frame), data = /^data: (.*)$/m.exec(frame);
-                      if (ev && this.handlers[ev[1]]) this.handlers[ev[1]]({ data: data && data[1] });
-                    }
+            try await Self.runNode(
+                """
+                const origin = "http://127.0.0.1:\(port)";
+                const realFetch = fetch;
+                globalThis.fetch = (url, opts) => realFetch(origin + url, opts);
+                // A tiny EventSource over fetch streaming (Node 20 has none).
+                globalThis.EventSource = class {
+                  constructor(url) {
+                    this.handlers = {};
+                    realFetch(origin + url).then(async (r) => {
+                      const reader = r.body.getReader(); let text = "";
+                      for (;;) {
+                        const { value, done } = await reader.read(); if (done) return;
+                        text += new TextDecoder().decode(value);
+                        let i;
+                        while ((i = text.indexOf("\\n\\n")) >= 0) {
+                          const frame = text.slice(0, i); text = text.slice(i + 2);
+                          const ev = /^event: (.*)$/m.exec(frame), data = /^data: (.*)$/m.exec(frame);
+                          if (ev && this.handlers[ev[1]]) this.handlers[ev[1]]({ data: data && data[1] });
+                        }
+                      }
+                    });
                   }
+                  addEventListener(name, fn) { this.handlers[name] = fn; }
+                };
+                globalThis.window = globalThis;
+                \(Self.shimJS(Shim()))
+                const out = {};
+                const done = () => { console.log(JSON.stringify(out)); process.exit(0); };
+                try { WebAppLocalServer.localFileSystemUrl(); } catch (e) { out.localFileSystemUrl = e.message; }
+                WebAppLocalServer.onNewVersionReady((v) => { out.ready = v; if (out.switchError) done(); });
+                WebAppLocalServer.startupDidComplete(() => {
+                  out.startup = "called";
+                  WebAppLocalServer.switchToPendingVersion(() => { out.switched = "unexpected"; },
+                    (e) => { out.switchError = e.message; if (out.ready) done(); });
                 });
-              }
-              addEventListener(name, fn) { this.handlers[name] = fn; }
-            };
-            globalThis.window = globalThis;
-            \(Self.shimJS(Shim()))
-            const out = {};
-            const done = () => { console.log(JSON.stringify(out)); process.exit(0); };
-            try { WebAppLocalServer.localFileSystemUrl(); } catch (e) { out.localFileSystemUrl = e.message; }
-            WebAppLocalServer.onNewVersionReady((v) => { out.ready = v; if (out.switchError) done(); });
-            WebAppLocalServer.startupDidComplete(() => {
-              out.startup = "called";
-              WebAppLocalServer.switchToPendingVersion(() => { out.switched = "unexpected"; },
-                (e) => { out.switchError = e.message; if (out.ready) done(); });
-            });
-            setTimeout(() => { out.timeout = "yes"; done(); }, 30000);
-            """)
+                setTimeout(() => { out.timeout = "yes"; done(); }, 30000);
+                """)
         }
         #expect(results["localFileSystemUrl"] == "WebAppLocalServer.localFileSystemUrl is not supported")
         #expect(results["startup"] == "called")
@@ -106,17 +108,18 @@ struct ShimScriptTests {
                 }
                 handler.setStatus(ControlStatus(current: "1.1.0", lastKnownGood: "1.1.0", inTrial: false))
             }()
-            let output = try await Self.runNode("""
-            const origin = "http://127.0.0.1:\(port)";
-            const realFetch = fetch;
-            globalThis.fetch = (url, opts) => realFetch(origin + url, opts);
-            globalThis.window = globalThis;
-            const out = {};
-            window.location = { reload: () => { out.reloaded = "yes"; console.log(JSON.stringify(out)); process.exit(0); } };
-            \(Self.shimJS(Shim()))
-            // The page throws before touching WebAppLocalServer: it registers nothing.
-            setTimeout(() => { out.timeout = "yes"; console.log(JSON.stringify(out)); process.exit(0); }, 30000);
-            """)
+            let output = try await Self.runNode(
+                """
+                const origin = "http://127.0.0.1:\(port)";
+                const realFetch = fetch;
+                globalThis.fetch = (url, opts) => realFetch(origin + url, opts);
+                globalThis.window = globalThis;
+                const out = {};
+                window.location = { reload: () => { out.reloaded = "yes"; console.log(JSON.stringify(out)); process.exit(0); } };
+                \(Self.shimJS(Shim()))
+                // The page throws before touching WebAppLocalServer: it registers nothing.
+                setTimeout(() => { out.timeout = "yes"; console.log(JSON.stringify(out)); process.exit(0); }, 30000);
+                """)
             await rolledBack
             return output
         }
@@ -128,53 +131,55 @@ struct ShimScriptTests {
         let handler = FakeControlHandler(status: ControlStatus(current: "1.1.0", lastKnownGood: "1.1.0", inTrial: false))
         let server = try ClientServer(configuration: ServerHarness.configuration(), control: handler, logger: ServerHarness.quietLogger)
         let results = try await ServerHarness.withServer(server) { port in
-            try await Self.runNode("""
-            const origin = "http://127.0.0.1:\(port)";
-            const realFetch = fetch;
-            // The observation window starts when the first status answer arrives (not at
-            // start-up, which a loaded machine can make take seconds).
-            let watching = false;
-            const finish = () => { console.log(JSON.stringify({ done: "yes" })); process.exit(0); };
-            globalThis.fetch = (url, opts) => realFetch(origin + url, opts).then((r) => {
-              if (!watching && String(url).includes("status")) { watching = true; setTimeout(finish, 2500); }
-              return r;
-            });
-            globalThis.window = globalThis;
-            window.location = { reload: () => { console.log(JSON.stringify({ reloaded: "unexpected" })); process.exit(0); } };
-            \(Self.shimJS(Shim()))
-            setTimeout(finish, 30000);
-            """)
+            try await Self.runNode(
+                """
+                const origin = "http://127.0.0.1:\(port)";
+                const realFetch = fetch;
+                // The observation window starts when the first status answer arrives (not at
+                // start-up, which a loaded machine can make take seconds).
+                let watching = false;
+                const finish = () => { console.log(JSON.stringify({ done: "yes" })); process.exit(0); };
+                globalThis.fetch = (url, opts) => realFetch(origin + url, opts).then((r) => {
+                  if (!watching && String(url).includes("status")) { watching = true; setTimeout(finish, 2500); }
+                  return r;
+                });
+                globalThis.window = globalThis;
+                window.location = { reload: () => { console.log(JSON.stringify({ reloaded: "unexpected" })); process.exit(0); } };
+                \(Self.shimJS(Shim()))
+                setTimeout(finish, 30000);
+                """)
         }
         #expect(results["done"] == "yes")
         #expect(handler.calls.filter { $0 == "status" }.count == 1, "one status request, then no polling: \(handler.calls)")
     }
 
     @Test func capacitorBackend() async throws {
-        let results = try await Self.runNode("""
-        const calls = [], listeners = {};
-        globalThis.window = globalThis;
-        window.Capacitor = { Plugins: { Updater: {
-          startupDidComplete: async () => { calls.push("startupDidComplete"); },
-          checkForUpdates: async () => { calls.push("checkForUpdates"); },
-          switchToPendingVersion: async () => { calls.push("switchToPendingVersion"); throw new Error("nothing pending"); },
-          addListener: (name, fn) => { listeners[name] = fn; },
-        } } };
-        \(Self.shimJS(Shim(backend: .capacitor, pluginName: "Updater")))
-        const out = {};
-        WebAppLocalServer.onNewVersionReady((v) => { out.ready = v; });
-        WebAppLocalServer.onError((e) => { out.error = e.message; });
-        WebAppLocalServer.startupDidComplete(() => {
-          WebAppLocalServer.checkForUpdates(() => {
-            WebAppLocalServer.switchToPendingVersion(() => {}, (e) => {
-              out.switchError = e.message;
-              listeners.updateAvailable({ version: "2.0.0" });
-              listeners.error({ message: "download failed" });
-              out.calls = calls.join(",");
-              console.log(JSON.stringify(out));
+        let results = try await Self.runNode(
+            """
+            const calls = [], listeners = {};
+            globalThis.window = globalThis;
+            window.Capacitor = { Plugins: { Updater: {
+              startupDidComplete: async () => { calls.push("startupDidComplete"); },
+              checkForUpdates: async () => { calls.push("checkForUpdates"); },
+              switchToPendingVersion: async () => { calls.push("switchToPendingVersion"); throw new Error("nothing pending"); },
+              addListener: (name, fn) => { listeners[name] = fn; },
+            } } };
+            \(Self.shimJS(Shim(backend: .capacitor, pluginName: "Updater")))
+            const out = {};
+            WebAppLocalServer.onNewVersionReady((v) => { out.ready = v; });
+            WebAppLocalServer.onError((e) => { out.error = e.message; });
+            WebAppLocalServer.startupDidComplete(() => {
+              WebAppLocalServer.checkForUpdates(() => {
+                WebAppLocalServer.switchToPendingVersion(() => {}, (e) => {
+                  out.switchError = e.message;
+                  listeners.updateAvailable({ version: "2.0.0" });
+                  listeners.error({ message: "download failed" });
+                  out.calls = calls.join(",");
+                  console.log(JSON.stringify(out));
+                });
+              });
             });
-          });
-        });
-        """)
+            """)
         #expect(results["calls"] == "startupDidComplete,checkForUpdates,switchToPendingVersion")
         #expect(results["switchError"] == "nothing pending")
         #expect(results["ready"] == "2.0.0")

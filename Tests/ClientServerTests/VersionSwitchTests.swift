@@ -1,8 +1,8 @@
 import ClientServer
 import ClientUpdater
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct VersionSwitchTests {
     /// While the served version flips back and forth, every response is internally

@@ -34,10 +34,10 @@ final class HTTPScratch: Sendable {
 
 /// Deterministic pseudo-random bytes (so failures reproduce).
 func httpTestBytes(_ count: Int, seed: UInt64 = 7) -> Data {
-    var state = seed &* 6364136223846793005 &+ 1442695040888963407
+    var state = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
     var out = [UInt8](repeating: 0, count: count)
     for i in 0..<count {
-        state = state &* 6364136223846793005 &+ 1442695040888963407
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
         out[i] = UInt8(truncatingIfNeeded: state >> 33)
     }
     return Data(out)
@@ -54,8 +54,10 @@ final class Collected: @unchecked Sendable {
 
 extension Transport {
     /// GET into memory (tests only).
-    func fetchAll(_ url: URL, headers: [String: String] = [:], idleTimeout: Double = 5,
-                  timeLimit: Double? = nil) async throws -> (TransportResponse, Data) {
+    func fetchAll(
+        _ url: URL, headers: [String: String] = [:], idleTimeout: Double = 5,
+        timeLimit: Double? = nil
+    ) async throws -> (TransportResponse, Data) {
         let body = Collected()
         let request = TransportRequest(url: url, headers: headers, idleTimeout: idleTimeout, timeLimit: timeLimit)
         let response = try await get(request) { body.append($0) }
@@ -65,8 +67,10 @@ extension Transport {
 
 /// Runs `body` with a transport on a registry of its own, shut down afterwards (also on
 /// failure), so connection counts and pools never mix between tests.
-func withTransport<T>(_ settings: HTTPTransportSettings = HTTPTransportSettings(),
-                      _ body: (HTTPTransport) async throws -> T) async throws -> T {
+func withTransport<T>(
+    _ settings: HTTPTransportSettings = HTTPTransportSettings(),
+    _ body: (HTTPTransport) async throws -> T
+) async throws -> T {
     let registry = HTTPClientRegistry()
     let transport = HTTPTransport(settings: settings, registry: registry)
     do {

@@ -1,8 +1,9 @@
 import ClientUpdater
-@testable import ClientUpdaterHTTP
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
+@testable import ClientUpdaterHTTP
 
 extension HTTPSuites {
     /// What AsyncHTTPClient brings and our rules on top: back-pressure, redirects, timeouts,
@@ -39,7 +40,9 @@ extension HTTPSuites {
             let server = try LoopbackHTTPServer { request in
                 switch request.path {
                 case "/old": return LoopbackResponse(status: 301, headers: [("Location", "/mid?x=1")])
-                case "/mid": return LoopbackResponse(status: 307, headers: [("Location", "http://localhost:\(request[header: "host"]?.split(separator: ":").last ?? "")/new")])
+                case "/mid":
+                    return LoopbackResponse(
+                        status: 307, headers: [("Location", "http://localhost:\(request[header: "host"]?.split(separator: ":").last ?? "")/new")])
                 case "/new": return .text("arrived")
                 default: return LoopbackResponse(status: 302, headers: [("Location", request.path)])  // a loop
                 }
@@ -61,8 +64,9 @@ extension HTTPSuites {
         @Test func redirectRule() throws {
             let https = try #require(URL(string: "https://cdn.example.com/a/manifest.json"))
             let http = try #require(URL(string: "http://127.0.0.1:8080/a/manifest.json"))
-            #expect(try RedirectRule.next(from: https, status: 302, location: "../b/m.json", hop: 1, maxRedirects: 3)?.absoluteString
-                == "https://cdn.example.com/b/m.json")
+            #expect(
+                try RedirectRule.next(from: https, status: 302, location: "../b/m.json", hop: 1, maxRedirects: 3)?.absoluteString
+                    == "https://cdn.example.com/b/m.json")
             #expect(try RedirectRule.next(from: http, status: 308, location: "https://x.example/m", hop: 3, maxRedirects: 3) != nil)
             #expect(try RedirectRule.next(from: http, status: 304, location: "/x", hop: 1, maxRedirects: 3) == nil)
             #expect(try RedirectRule.next(from: http, status: 302, location: nil, hop: 1, maxRedirects: 3) == nil)

@@ -1,8 +1,8 @@
 import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 extension HTTPSuites {
     /// ``HTTPTransport`` (and ``DefaultTransport`` for `file:`) against the real loopback
@@ -167,8 +167,9 @@ extension HTTPSuites {
 
         @Test func decodesChunkedBodies() async throws {
             let server = try LoopbackHTTPServer { _ in
-                var r = LoopbackResponse(status: 200, headers: [("Transfer-Encoding", "chunked")],
-                                         body: .data(Data("5\r\nhello\r\n7;ext=1\r\n, world\r\n0\r\nX-Trailer: 1\r\n\r\n".utf8)))
+                var r = LoopbackResponse(
+                    status: 200, headers: [("Transfer-Encoding", "chunked")],
+                    body: .data(Data("5\r\nhello\r\n7;ext=1\r\n, world\r\n0\r\nX-Trailer: 1\r\n\r\n".utf8)))
                 r.omitContentLength = true
                 return r
             }
@@ -204,8 +205,9 @@ extension HTTPSuites {
 
         @Test func reportsATruncatedChunkedBody() async throws {
             let server = try LoopbackHTTPServer { _ in
-                var r = LoopbackResponse(status: 200, headers: [("Transfer-Encoding", "chunked")],
-                                         body: .data(Data("a\r\n01234".utf8)))
+                var r = LoopbackResponse(
+                    status: 200, headers: [("Transfer-Encoding", "chunked")],
+                    body: .data(Data("a\r\n01234".utf8)))
                 r.omitContentLength = true
                 return r
             }

@@ -1,8 +1,8 @@
 import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 extension HTTPSuites {
     /// Proxy selection as curl does it (curl's docs: "ENVIRONMENT" in curl.1 — `http_proxy`
@@ -13,8 +13,10 @@ extension HTTPSuites {
         func url(_ text: String) throws -> URL { try #require(URL(string: text)) }
 
         @Test func environmentVariablesPerScheme() throws {
-            let env = ["HTTP_PROXY": "http://upper:1", "http_proxy": "http://lower:2", "HTTPS_PROXY": "secure:3128",
-                       "ALL_PROXY": "socks5://all:1080"]
+            let env = [
+                "HTTP_PROXY": "http://upper:1", "http_proxy": "http://lower:2", "HTTPS_PROXY": "secure:3128",
+                "ALL_PROXY": "socks5://all:1080",
+            ]
             let settings = try ProxySettings(environment: env)
             #expect(settings.proxy(for: try url("http://example.com/a"))?.host == "lower", "lowercase wins, as in curl")
             let https = try #require(settings.proxy(for: try url("https://example.com/a")))
@@ -40,12 +42,16 @@ extension HTTPSuites {
                 "HTTPS_PROXY": "http://p:1", "HTTP_PROXY": "http://p:1",
                 "NO_PROXY": ".corp.example, example.org 10.0.0.7,localhost:8080,[::1]:9000",
             ])
-            for bypass in ["https://corp.example/", "https://a.b.corp.example/", "https://example.org/", "https://www.example.org/",
-                           "http://10.0.0.7/", "http://localhost:8080/", "http://[::1]:9000/"] {
+            for bypass in [
+                "https://corp.example/", "https://a.b.corp.example/", "https://example.org/", "https://www.example.org/",
+                "http://10.0.0.7/", "http://localhost:8080/", "http://[::1]:9000/",
+            ] {
                 #expect(settings.proxy(for: try url(bypass)) == nil, "\(bypass) bypasses the proxy")
             }
-            for proxied in ["https://notcorp.example/", "https://example.org.evil/", "http://10.0.0.70/", "http://localhost/",
-                            "http://localhost:8081/", "http://[::1]/", "https://127.0.0.1/"] {
+            for proxied in [
+                "https://notcorp.example/", "https://example.org.evil/", "http://10.0.0.70/", "http://localhost/",
+                "http://localhost:8081/", "http://[::1]/", "https://127.0.0.1/",
+            ] {
                 #expect(settings.proxy(for: try url(proxied)) != nil, "\(proxied) goes through the proxy")
             }
             let star = try ProxySettings(environment: ["https_proxy": "http://p:1", "no_proxy": "*"])

@@ -1,8 +1,8 @@
 import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 extension HTTPSuites {
     /// https against a real nginx (Debian nginx-light, `listen … ssl`, nginx docs
@@ -32,7 +32,8 @@ extension HTTPSuites {
                     .init(certificate: good.certificate, key: good.key),
                     .init(certificate: foreign.certificate, key: foreign.key),
                     .init(certificate: expired.certificate, key: expired.key),
-                    .init(certificate: good.certificate, key: good.key, extra: "location / { return 302 http://127.0.0.1:\(plainPort)$request_uri; }"),
+                    .init(
+                        certificate: good.certificate, key: good.key, extra: "location / { return 302 http://127.0.0.1:\(plainPort)$request_uri; }"),
                 ]
                 nginx = try NginxTLS(root: www, sites: sites, in: work("nginx"))
             }
@@ -82,8 +83,9 @@ extension HTTPSuites {
             try await withTransport(f.trusting) { transport in
                 let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(f.nginx.url(2, "/app.tgz")) }
                 try Self.expectCertificateFailure(error)
-                #expect(error?.message.hasSuffix("TLS failure: the server's certificate failed verification: it expired on 2020-02-01T00:00:00Z") == true,
-                        "\(error?.message ?? "")")
+                #expect(
+                    error?.message.hasSuffix("TLS failure: the server's certificate failed verification: it expired on 2020-02-01T00:00:00Z") == true,
+                    "\(error?.message ?? "")")
             }
         }
 

@@ -1,8 +1,8 @@
 import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Records retry delays instead of sleeping; optionally acts on each sleep.
 final class RecordingSleeper: Sleeper, @unchecked Sendable {

@@ -1,8 +1,8 @@
 import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// `Downloader.fetchSmall`: the manifest path (cap, conditional GET, retries).
 @Suite struct FetchSmallTests {
@@ -23,7 +23,10 @@ import TestSupport
 
     @Test func fetchesThenAnswersNotModifiedForTheSameETag() async throws {
         let first = try await downloader.fetchSmall(server.url("/manifest.json"))
-        guard case .fetched(let body, let etag) = first else { Issue.record("expected a body"); return }
+        guard case .fetched(let body, let etag) = first else {
+            Issue.record("expected a body")
+            return
+        }
         #expect(body == manifest)
         let tag = try #require(etag)
         let second = try await downloader.fetchSmall(server.url("/manifest.json"), ifNoneMatch: tag)

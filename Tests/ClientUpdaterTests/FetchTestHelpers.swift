@@ -24,10 +24,10 @@ final class FetchScratch {
 
 /// Deterministic pseudo-random bytes (so failures reproduce).
 func fetchTestBytes(_ count: Int, seed: UInt64 = 42) -> Data {
-    var state = seed &* 6364136223846793005 &+ 1442695040888963407
+    var state = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
     var out = [UInt8](repeating: 0, count: count)
     for i in 0..<count {
-        state = state &* 6364136223846793005 &+ 1442695040888963407
+        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
         out[i] = UInt8(truncatingIfNeeded: state >> 33)
     }
     return Data(out)

@@ -77,7 +77,8 @@ final class SeededChannel: UpdateChannel, Sendable {
     func select(from installed: [InstalledVersion], state deviceState: DeviceState) -> InstalledVersion? {
         if meteorSelection {
             guard let last = installed.max(by: { ($0.installedAt ?? .distantPast) < ($1.installedAt ?? .distantPast) }),
-                  !deviceState.blacklist.contains(last.id) else { return nil }
+                !deviceState.blacklist.contains(last.id)
+            else { return nil }
             return last
         }
         return Selection.highestCompatible(installed, shell: Version(1, 0, 0), blacklist: deviceState.blacklist)
@@ -90,8 +91,10 @@ final class SeededChannel: UpdateChannel, Sendable {
     }
 
     func servedAssets(for version: InstalledVersion) throws -> [ServedAsset] {
-        [ServedAsset(urlPath: "/", sourceFile: version.directory + "/index.html", cacheable: false),
-         ServedAsset(urlPath: "/app.js", sourceFile: version.directory + "/app.js", cacheable: true)]
+        [
+            ServedAsset(urlPath: "/", sourceFile: version.directory + "/index.html", cacheable: false),
+            ServedAsset(urlPath: "/app.js", sourceFile: version.directory + "/app.js", cacheable: true),
+        ]
     }
 }
 
@@ -138,8 +141,9 @@ struct LifecycleRig {
         layout = RootLayout(root: tmp("root"))
         try AtomicFile.makeDirectory(layout.root)
         channel = try SeededChannel(layout: layout, seedDirectory: tmp("seed"), seedID: "0.9.0")
-        config = DeviceConfig(app: "com.example.notes", channelKind: .signedArchive, channel: "stable",
-                              shellVersion: Version(1, 0, 0), startupTimeoutSeconds: timeout, keep: keep)
+        config = DeviceConfig(
+            app: "com.example.notes", channelKind: .signedArchive, channel: "stable",
+            shellVersion: Version(1, 0, 0), startupTimeoutSeconds: timeout, keep: keep)
     }
 
     func makeUpdater() -> Updater {

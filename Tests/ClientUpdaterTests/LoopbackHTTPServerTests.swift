@@ -1,8 +1,8 @@
 import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// The test server itself, checked with `curl` as an independent client.
 @Suite struct LoopbackHTTPServerTests {
@@ -64,11 +64,12 @@ import TestSupport
         faults.add(.status(503), path: "/a", requests: 1...2)
         faults.add(.declaredLength(2), path: "/b")
         faults.add(.etag("\"wrong\""), path: "/c")
-        let server = try LoopbackHTTPServer(handler: faults.wrap { _ in
-            var r = LoopbackResponse.text("hello")
-            r.setHeader("ETag", "\"right\"")
-            return r
-        })
+        let server = try LoopbackHTTPServer(
+            handler: faults.wrap { _ in
+                var r = LoopbackResponse.text("hello")
+                r.setHeader("ETag", "\"right\"")
+                return r
+            })
         defer { server.stop() }
         let codes = try (0..<3).map { _ in
             String(decoding: try runCurl(["-w", "%{http_code}", "-o", "/dev/null", server.url("/a").absoluteString]).1, as: UTF8.self)

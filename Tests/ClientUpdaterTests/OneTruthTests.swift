@@ -1,7 +1,7 @@
 import ClientUpdater
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Issue 9: an acknowledgement is bound to a version, an agent is the only writer of its
 /// root's watchdog, and there is one update check.
@@ -90,8 +90,9 @@ import TestSupport
         for (name, attempt) in attempts {
             let error = await #expect(throws: UpdaterError.self, "\(name)") { try await attempt() }
             #expect(error?.exitStatus == .tempFail, "\(name)")
-            #expect(error?.message.contains("clientctl serve (pid \(getpid()), control endpoints http://127.0.0.1:12345/__clientctl/)") == true,
-                    "\(name): \(String(describing: error))")
+            #expect(
+                error?.message.contains("clientctl serve (pid \(getpid()), control endpoints http://127.0.0.1:12345/__clientctl/)") == true,
+                "\(name): \(String(describing: error))")
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: rig.layout.state)) == stateBefore, "state.json untouched")
         // A second agent is refused as well.

@@ -1,7 +1,7 @@
 import ClientUpdater
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// A pristine version tree in a temp root, and its served assets (archive style).
 private struct Tree {
@@ -65,7 +65,9 @@ private struct Tree {
         let manifest = try ServingManifest.read(from: tree.layout.serving + "/1.0.0.json")
         #expect(manifest.id == "1.0.0" && manifest.index == "index.html")
         let app = try #require(manifest.entries.first { $0.urlPath == "/app.js" })
-        #expect(app.cacheable && app.hash == "3f6275657e6db3a21acb37d0f6c207cf83871e90" && app.sourceMapURLPath == "/app.js.map" && app.type == "js" && app.size == 1)
+        #expect(
+            app.cacheable && app.hash == "3f6275657e6db3a21acb37d0f6c207cf83871e90" && app.sourceMapURLPath == "/app.js.map" && app.type == "js"
+                && app.size == 1)
         let index = try #require(manifest.entries.first { $0.file == "index.html" })
         let servedIndex = try tree.bytes(tree.layout.serving + "/1.0.0/index.html")
         #expect(index.urlPath == "/" && index.sha256 == Digest.hex(.sha256, of: servedIndex))
@@ -161,7 +163,9 @@ private struct Tree {
     }
 
     @Test func createsHeadWhenMissing() {
-        #expect(inject("<!doctype html><html lang=en><body>b</body></html>") == "<!doctype html><html lang=en><head>\(script)</head><body>b</body></html>")
+        #expect(
+            inject("<!doctype html><html lang=en><body>b</body></html>") == "<!doctype html><html lang=en><head>\(script)</head><body>b</body></html>"
+        )
         #expect(inject("<!DOCTYPE html>\n<p>x") == "<!DOCTYPE html><head>\(script)</head>\n<p>x")
         #expect(inject("<p>x</p>") == "<head>\(script)</head><p>x</p>")
         // A <head> after <body> is not the document head.

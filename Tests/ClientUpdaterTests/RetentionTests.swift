@@ -1,6 +1,7 @@
 import Foundation
-import Testing
 import TestSupport
+import Testing
+
 @testable import ClientUpdater
 
 /// A store of plain folders under `clients/`, removed through the channel seam.
@@ -71,8 +72,9 @@ final class FolderChannel: UpdateChannel, @unchecked Sendable {
     @Test func embeddedIsNeverRemoved() {
         var seed = v("seed", -10)
         seed.isEmbedded = true
-        let plan = Retention.plan(installed: [seed, v("a", 0), v("b", 1)], state: state(current: "b", lkg: "b"), keep: 1,
-                                  servingEntries: ["seed", "seed.json", "a", "a.json", "b", "b.json", ".tmp-x"], embeddedID: "seed")
+        let plan = Retention.plan(
+            installed: [seed, v("a", 0), v("b", 1)], state: state(current: "b", lkg: "b"), keep: 1,
+            servingEntries: ["seed", "seed.json", "a", "a.json", "b", "b.json", ".tmp-x"], embeddedID: "seed")
         #expect(plan.remove.map(\.id) == ["a"])
         #expect(plan.removeServing == ["a", "a.json"])
     }
@@ -96,13 +98,15 @@ final class FolderChannel: UpdateChannel, @unchecked Sendable {
         }
         try AtomicFile.makeDirectory(layout.serving + "/0.9.0")  // a leftover of a version already gone
         let channel = FolderChannel(layout: layout)
-        let plan = Retention.plan(installed: try channel.installedVersions(), state: state(current: "1.3.0", lkg: "1.3.0"),
-                                  keep: 3, servingEntries: Retention.servingEntries(layout))
+        let plan = Retention.plan(
+            installed: try channel.installedVersions(), state: state(current: "1.3.0", lkg: "1.3.0"),
+            keep: 3, servingEntries: Retention.servingEntries(layout))
         let removed = try Retention.apply(plan, channel: channel, layout: layout)
         #expect(removed == ["1.0.0"])
         let fm = FileManager.default
         #expect(try fm.contentsOfDirectory(atPath: layout.clients).sorted() == ["1.1.0", "1.2.0", "1.3.0"])
-        #expect(try fm.contentsOfDirectory(atPath: layout.serving).sorted()
+        #expect(
+            try fm.contentsOfDirectory(atPath: layout.serving).sorted()
                 == ["1.1.0", "1.1.0.json", "1.2.0", "1.2.0.json", "1.3.0", "1.3.0.json"])
     }
 

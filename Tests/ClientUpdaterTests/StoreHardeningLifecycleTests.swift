@@ -47,10 +47,14 @@ import Testing
         sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
         sleeper.arguments = ["30"]
         try sleeper.run()
-        defer { sleeper.terminate(); sleeper.waitUntilExit() }
+        defer {
+            sleeper.terminate()
+            sleeper.waitUntilExit()
+        }
         let pid = sleeper.processIdentifier
-        let owner = TrialOwner(startedAt: Date(), pid: pid, session: "other", boot: nil,
-                               pidStart: TrialOwner.processStart(pid))
+        let owner = TrialOwner(
+            startedAt: Date(), pid: pid, session: "other", boot: nil,
+            pidStart: TrialOwner.processStart(pid))
         var trial = DeviceState.Trial(version: "1.1.0", owner: owner)
         #expect(trial.pidStart != nil)
         #expect(TrialOwner.status(of: trial, session: "mine") == .otherProcess)

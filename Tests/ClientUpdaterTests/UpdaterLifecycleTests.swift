@@ -22,7 +22,11 @@ import Testing
         #expect(check.result == "installed" && check.pending == "1.0.0")
         #expect(await updater.isUpdateAvailable)
         #expect(rig.serving().contains("1.0.0"), "organized when staged, so the switch is a pointer flip")
-        #expect(await waitForEvent(events) { if case .updateAvailable = $0 { return true }; return false } == .updateAvailable(version: "1.0.0"))
+        #expect(
+            await waitForEvent(events) {
+                if case .updateAvailable = $0 { return true }
+                return false
+            } == .updateAvailable(version: "1.0.0"))
 
         let switched = try await updater.reload()
         #expect(switched.current == "1.0.0" && switched.trial == "1.0.0" && switched.pending == nil)

@@ -1,10 +1,13 @@
 import Testing
+
 @testable import ClientUpdater
 
 @Suite struct VersionTests {
     @Test func specPrecedenceChain() throws {
-        let chain = ["1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2",
-                     "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.0.1", "1.1.0", "2.0.0", "10.0.0"]
+        let chain = [
+            "1.0.0-alpha", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-beta", "1.0.0-beta.2",
+            "1.0.0-beta.11", "1.0.0-rc.1", "1.0.0", "1.0.1", "1.1.0", "2.0.0", "10.0.0",
+        ]
         let versions = try chain.map { try #require(Version($0), "\($0) should parse") }
         for i in 0..<versions.count - 1 {
             #expect(versions[i] < versions[i + 1], "\(chain[i]) < \(chain[i + 1])")
@@ -22,8 +25,10 @@ import Testing
         #expect(Version(text) == nil, "'\(text)' must be rejected")
     }
 
-    @Test(arguments: ["0.0.0", "1.2.3", "1.0.0-0", "1.0.0-0a", "1.0.0-x-y.7.z.92", "1.0.0+20130313144700",
-                      "1.0.0-beta+exp.sha.5114f85", "1.0.0+21AF26D3----117B344092BD"])
+    @Test(arguments: [
+        "0.0.0", "1.2.3", "1.0.0-0", "1.0.0-0a", "1.0.0-x-y.7.z.92", "1.0.0+20130313144700",
+        "1.0.0-beta+exp.sha.5114f85", "1.0.0+21AF26D3----117B344092BD",
+    ])
     func roundTrips(_ text: String) throws {
         let v = try #require(Version(text))
         #expect(v.description == text)

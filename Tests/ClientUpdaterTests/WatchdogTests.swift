@@ -1,7 +1,8 @@
 import Foundation
-import Testing
-@testable import ClientUpdater
 import TestSupport
+import Testing
+
+@testable import ClientUpdater
 
 /// Every transition of the startup watchdog, driven by explicit monotonic times.
 @Suite struct WatchdogTests {
@@ -86,8 +87,11 @@ import TestSupport
         var s = state(current: "1.1.0", lkg: "1.1.0")
         _ = w.activate("1.2.0", state: &s, now: .zero, trial: owner)
         let first = w.timerFired(state: &s, now: .seconds(10), available: available)
-        #expect(first == [.cancelTimer, .persist, .reload(to: "1.1.0"),
-                          .report(.failed(version: "1.2.0", reason: .timedOut, blacklisted: false, revertedTo: "1.1.0"))])
+        #expect(
+            first == [
+                .cancelTimer, .persist, .reload(to: "1.1.0"),
+                .report(.failed(version: "1.2.0", reason: .timedOut, blacklisted: false, revertedTo: "1.1.0")),
+            ])
         #expect(s.retry == ["1.2.0"] && s.blacklist.isEmpty && s.current == "1.1.0" && s.trial == nil)
         #expect(w.phase == .idle)
 
@@ -150,8 +154,11 @@ import TestSupport
         var w = Watchdog(timeout: .seconds(10))
         var s = trialState(owner: owner)
         let actions = w.recover(state: &s, now: .zero, wallClock: t0.addingTimeInterval(1), owner: .gone, available: available)
-        #expect(actions == [.persist, .reload(to: "1.0.0"),
-                            .report(.failed(version: "1.1.0", reason: .processDied, blacklisted: false, revertedTo: "1.0.0"))])
+        #expect(
+            actions == [
+                .persist, .reload(to: "1.0.0"),
+                .report(.failed(version: "1.1.0", reason: .processDied, blacklisted: false, revertedTo: "1.0.0")),
+            ])
         #expect(s.retry == ["1.1.0"] && s.current == "1.0.0" && s.trial == nil)
     }
 
@@ -210,8 +217,11 @@ import TestSupport
         _ = w.activate("1.1.0", state: &s, now: .zero, trial: owner)
         s.retry = ["1.1.0"]
         let actions = w.rollback(state: &s, available: available)
-        #expect(actions == [.cancelTimer, .persist, .reload(to: "1.0.0"),
-                            .report(.failed(version: "1.1.0", reason: .rolledBack, blacklisted: true, revertedTo: "1.0.0"))])
+        #expect(
+            actions == [
+                .cancelTimer, .persist, .reload(to: "1.0.0"),
+                .report(.failed(version: "1.1.0", reason: .rolledBack, blacklisted: true, revertedTo: "1.0.0")),
+            ])
         #expect(s.blacklist == ["1.1.0"] && s.retry.isEmpty && s.current == "1.0.0" && s.trial == nil)
     }
 
@@ -273,7 +283,10 @@ import TestSupport
         let manual = ManualClock()
         let clock = WatchdogClock(manual)
         #expect(clock.now == .zero)
-        let woke = Task { try await clock.sleep(until: .seconds(5)); return clock.now }
+        let woke = Task {
+            try await clock.sleep(until: .seconds(5))
+            return clock.now
+        }
         while manual.sleeperCount == 0 { await Task.yield() }
         manual.advance(by: .seconds(4))
         #expect(manual.sleeperCount == 1, "not due yet")

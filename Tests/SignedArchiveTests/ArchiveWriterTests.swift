@@ -1,7 +1,7 @@
 import Foundation
 import SignedArchive
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ArchiveWriterTests {
     /// (format, extraction tool, arguments before the archive path)
@@ -53,15 +53,17 @@ import TestSupport
         try SourceFolders.rich(at: dir("src"))
         let tree = try SourceTree.scan(dir("src"))
         try ArchiveWriter.write(tree, format: .tarGzip, to: dir("a.tar.gz"))
-        let listing = try Subprocess.run("tar", ["--numeric-owner", "--full-time", "-tvzf", dir("a.tar.gz")],
-                                         environment: ["TZ": "UTC", "LC_ALL": "C.UTF-8"])
+        let listing = try Subprocess.run(
+            "tar", ["--numeric-owner", "--full-time", "-tvzf", dir("a.tar.gz")],
+            environment: ["TZ": "UTC", "LC_ALL": "C.UTF-8"])
         let lines = listing.output.split(separator: "\n")
         #expect(lines.count == tree.entries.count)
         for line in lines {
             #expect(line.contains(" 0/0 "), "\(line)")
             #expect(line.contains("2000-01-01 00:00:00"), "\(line)")
         }
-        let names = try Subprocess.run("tar", ["-tzf", dir("a.tar.gz")], environment: ["LC_ALL": "C.UTF-8"]).output.split(separator: "\n").map(String.init)
+        let names = try Subprocess.run("tar", ["-tzf", dir("a.tar.gz")], environment: ["LC_ALL": "C.UTF-8"]).output.split(separator: "\n").map(
+            String.init)
         #expect(names == tree.entries.map(\.archiveName))
         #expect(names == names.sorted { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
         // A folder comes before what it contains.

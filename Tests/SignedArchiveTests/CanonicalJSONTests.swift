@@ -34,7 +34,8 @@ import Testing
               "\u00f6": "Latin Small Letter O With Diaeresis"
             }
             """#
-        let expected = "{\"\\r\":\"Carriage Return\",\"1\":\"One\",\"\u{80}\":\"Control\",\"ö\":\"Latin Small Letter O With Diaeresis\","
+        let expected =
+            "{\"\\r\":\"Carriage Return\",\"1\":\"One\",\"\u{80}\":\"Control\",\"ö\":\"Latin Small Letter O With Diaeresis\","
             + "\"€\":\"Euro Sign\",\"😀\":\"Emoji: Grinning Face\",\"\u{FB33}\":\"Hebrew Letter Dalet With Dagesh\"}"
         #expect(try canonical(input) == expected)
         // The emoji (U+1F600, UTF-16 D83D DE00) sorts before U+FB33 although its scalar is larger.
@@ -70,8 +71,9 @@ import Testing
     }
 
     @Test func integersPrintPlainlyAndNestedObjectsAreSorted() throws {
-        #expect(try canonical(#"{"z": 1, "a": [ {"y": -42, "b": 0} ], "m": 9007199254740991}"#)
-            == #"{"a":[{"b":0,"y":-42}],"m":9007199254740991,"z":1}"#)
+        #expect(
+            try canonical(#"{"z": 1, "a": [ {"y": -42, "b": 0} ], "m": 9007199254740991}"#)
+                == #"{"a":[{"b":0,"y":-42}],"m":9007199254740991,"z":1}"#)
         #expect(try canonical("{}") == "{}")
         // An integer beyond 2⁵³ built in code prints as the double JCS would see.
         #expect(CanonicalJSON.serialize(.integer(9_007_199_254_740_993)) == Array("9007199254740992".utf8))

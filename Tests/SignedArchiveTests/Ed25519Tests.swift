@@ -1,8 +1,8 @@
 import ClientUpdater
 import Foundation
 import SignedArchive
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct Ed25519Tests {
     @Test func signAndVerifyRoundTrip() throws {
@@ -70,15 +70,23 @@ import TestSupport
         try Data(manifest.signedBytes).write(to: URL(fileURLWithPath: dir("canonical")))
         try Data(manifest.signature).write(to: URL(fileURLWithPath: dir("sig")))
 
-        let ok = try Subprocess.run("openssl", ["pkeyutl", "-verify", "-pubin", "-inkey", dir("k.pub.pem"), "-rawin",
-                                                "-in", dir("canonical"), "-sigfile", dir("sig")])
+        let ok = try Subprocess.run(
+            "openssl",
+            [
+                "pkeyutl", "-verify", "-pubin", "-inkey", dir("k.pub.pem"), "-rawin",
+                "-in", dir("canonical"), "-sigfile", dir("sig"),
+            ])
         #expect(ok.status == 0, "\(ok.errorOutput)")
         #expect(ok.output.contains("Signature Verified Successfully"))
         var tampered = manifest.signedBytes
         tampered[tampered.count / 2] ^= 1
         try Data(tampered).write(to: URL(fileURLWithPath: dir("tampered")))
-        let bad = try Subprocess.run("openssl", ["pkeyutl", "-verify", "-pubin", "-inkey", dir("k.pub.pem"), "-rawin",
-                                                 "-in", dir("tampered"), "-sigfile", dir("sig")])
+        let bad = try Subprocess.run(
+            "openssl",
+            [
+                "pkeyutl", "-verify", "-pubin", "-inkey", dir("k.pub.pem"), "-rawin",
+                "-in", dir("tampered"), "-sigfile", dir("sig"),
+            ])
         #expect(bad.status != 0)
 
         // openssl signs the canonical bytes; our verifier accepts the manifest.

@@ -1,8 +1,8 @@
 import ClientUpdater
 import Foundation
 import SignedArchive
-import Testing
 import TestSupport
+import Testing
 
 /// A temp folder laid out like a device root around one extraction: the archive file,
 /// `clients/` (the staging folder's parent) with an installed version in it, and a file
@@ -56,15 +56,19 @@ struct ExtractionSandbox {
 
     /// Expects `bytes` to be refused with exactly `message`, the sandbox unchanged apart
     /// from the archive file, and no staging folder left.
-    func expectRejected(_ bytes: [UInt8], _ message: String, limits: ExtractionLimits = .default,
-                        sourceLocation: SourceLocation = #_sourceLocation) throws {
+    func expectRejected(
+        _ bytes: [UInt8], _ message: String, limits: ExtractionLimits = .default,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         try Data(bytes).write(to: URL(fileURLWithPath: archive))
         expectArchiveRejected(message, limits: limits, sourceLocation: sourceLocation)
     }
 
     /// ``expectRejected(_:_:limits:sourceLocation:)`` for the archive already at `archive.bin`.
-    func expectArchiveRejected(_ message: String, limits: ExtractionLimits = .default,
-                               sourceLocation: SourceLocation = #_sourceLocation) {
+    func expectArchiveRejected(
+        _ message: String, limits: ExtractionLimits = .default,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let before = snapshot()
         let error = #expect(throws: SignedArchiveError.self, sourceLocation: sourceLocation) {
             try extractFile(archive, limits: limits)

@@ -10,10 +10,13 @@ import Testing
         manifest = try ManifestSamples.draft().signed(with: try Ed25519.PrivateKey.generate())
     }
 
-    func decide(app: String = "com.example.notes", channel: String = "stable", shell: String = "1.5.0",
-                floor: String? = nil, now: Date = ManifestSamples.published) -> ManifestPolicy.Decision {
-        ManifestPolicy.evaluate(manifest, app: app, channel: channel, shellVersion: Version(shell) ?? Version(0, 0, 0),
-                                floor: floor.flatMap(Version.init), now: now)
+    func decide(
+        app: String = "com.example.notes", channel: String = "stable", shell: String = "1.5.0",
+        floor: String? = nil, now: Date = ManifestSamples.published
+    ) -> ManifestPolicy.Decision {
+        ManifestPolicy.evaluate(
+            manifest, app: app, channel: channel, shellVersion: Version(shell) ?? Version(0, 0, 0),
+            floor: floor.flatMap(Version.init), now: now)
     }
 
     @Test func rulesApplyInOrder() {

@@ -1,8 +1,8 @@
 import ClientUpdater
 import Foundation
 import SignedArchive
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ManifestVerifierTests {
     let key: Ed25519.PrivateKey
@@ -169,8 +169,9 @@ import TestSupport
         let m = try draft.signed(with: key)
         #expect(try ArchiveCheck.check(fileAt: path, against: m) == .matches)
         draft.size += 1
-        #expect(try ArchiveCheck.check(fileAt: path, against: try draft.signed(with: key))
-            == .sizeMismatch(expected: Int64(bytes.count) + 1, actual: Int64(bytes.count)))
+        #expect(
+            try ArchiveCheck.check(fileAt: path, against: try draft.signed(with: key))
+                == .sizeMismatch(expected: Int64(bytes.count) + 1, actual: Int64(bytes.count)))
         draft.size -= 1
         draft.sha256 = String(repeating: "0", count: 64)
         if case .hashMismatch(_, let actual) = try ArchiveCheck.check(fileAt: path, against: try draft.signed(with: key)) {

@@ -1,8 +1,8 @@
 import ClientUpdater
 import Foundation
 import SignedArchive
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct PublisherTests {
     let key: Ed25519.PrivateKey
@@ -15,11 +15,14 @@ import TestSupport
         try FileManager.default.copyItem(atPath: TestPaths.sampleClient, toPath: dir("src"))
     }
 
-    func request(_ version: String, source: String? = nil, out: String? = nil, format: ArchiveFormat = .tarGzip,
-                 now: Date? = nil) -> PublishRequest {
-        PublishRequest(source: source ?? dir("src"), app: "com.example.notes", channel: "stable",
-                       version: Version(version) ?? Version(0, 0, 0), minShellVersion: Version(1, 0, 0),
-                       outputDirectory: out ?? dir("rel"), format: format, now: now ?? self.now)
+    func request(
+        _ version: String, source: String? = nil, out: String? = nil, format: ArchiveFormat = .tarGzip,
+        now: Date? = nil
+    ) -> PublishRequest {
+        PublishRequest(
+            source: source ?? dir("src"), app: "com.example.notes", channel: "stable",
+            version: Version(version) ?? Version(0, 0, 0), minShellVersion: Version(1, 0, 0),
+            outputDirectory: out ?? dir("rel"), format: format, now: now ?? self.now)
     }
 
     func publishError(_ r: PublishRequest) -> SignedArchiveError? {

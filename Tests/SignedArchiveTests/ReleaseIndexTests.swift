@@ -33,12 +33,15 @@ import Testing
                 return (error as? SignedArchiveError)?.message
             }
         }
-        #expect(message(#"{"format": "x", "app": "a", "channel": "c", "releases": []}"#)
-            == #"idx.json: format is "x", expected "signed-client-index-v1""#)
-        #expect(message(#"{"format": "signed-client-index-v1", "app": "a", "channel": "c", "releases": [1]}"#)
-            == "idx.json: releases[0] must be an object, got integer")
-        #expect(message(#"{"format": "signed-client-index-v1", "app": "a", "channel": "c"}"#)
-            == "idx.json: field 'releases' must be an array")
+        #expect(
+            message(#"{"format": "x", "app": "a", "channel": "c", "releases": []}"#)
+                == #"idx.json: format is "x", expected "signed-client-index-v1""#)
+        #expect(
+            message(#"{"format": "signed-client-index-v1", "app": "a", "channel": "c", "releases": [1]}"#)
+                == "idx.json: releases[0] must be an object, got integer")
+        #expect(
+            message(#"{"format": "signed-client-index-v1", "app": "a", "channel": "c"}"#)
+                == "idx.json: field 'releases' must be an array")
         #expect(message(#"{"format": "signed-client-index-v1", "format": "x"}"#)?.contains("duplicate key") == true)
     }
 }

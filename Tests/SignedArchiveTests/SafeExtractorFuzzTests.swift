@@ -1,8 +1,8 @@
 import ClientUpdater
 import Foundation
 import SignedArchive
-import Testing
 import TestSupport
+import Testing
 
 /// Deterministic mutations of valid archives: every outcome is a report or a
 /// `SignedArchiveError` (never a crash), and a refusal leaves no staging folder and
@@ -10,8 +10,9 @@ import TestSupport
 @Suite struct SafeExtractorFuzzTests {
     static let tarEntries: [HostileArchive.TarEntry] = [
         .directory("assets/"), .file("index.html", "<html>ok</html>"), .file("assets/app.js", String(repeating: "js;", count: 300)),
-        HostileArchive.TarEntry(name: Array("long/".utf8) + Array(repeating: 0x61, count: 150), type: UInt8(ascii: "0"),
-                                data: Array("x".utf8), nameStyle: .pax(fieldName: Array("long".utf8))),
+        HostileArchive.TarEntry(
+            name: Array("long/".utf8) + Array(repeating: 0x61, count: 150), type: UInt8(ascii: "0"),
+            data: Array("x".utf8), nameStyle: .pax(fieldName: Array("long".utf8))),
     ]
 
     func run(_ seedArchive: [UInt8], mutate: (inout [UInt8], inout UInt64) -> Void, wrap: ([UInt8]) -> [UInt8]) throws {

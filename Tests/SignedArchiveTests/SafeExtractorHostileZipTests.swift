@@ -1,8 +1,8 @@
 import ClientUpdater
 import Foundation
 import SignedArchive
-import Testing
 import TestSupport
+import Testing
 
 /// One test per hostile zip case: the exact error, the sandbox unchanged, no staging left.
 @Suite struct SafeExtractorHostileZipTests {
@@ -18,18 +18,21 @@ import TestSupport
     }
 
     @Test func dotDotTraversal() throws {
-        try ExtractionSandbox().expectRejected(HostileArchive.zip([Self.index, .file("../evil.txt", "x")]),
-                                               #"archive entry "../evil.txt" rejected: ".." path component"#)
+        try ExtractionSandbox().expectRejected(
+            HostileArchive.zip([Self.index, .file("../evil.txt", "x")]),
+            #"archive entry "../evil.txt" rejected: ".." path component"#)
     }
 
     @Test func absolutePath() throws {
-        try ExtractionSandbox().expectRejected(HostileArchive.zip([Self.index, .file("/tmp/evil.txt", "x")]),
-                                               #"archive entry "/tmp/evil.txt" rejected: absolute path"#)
+        try ExtractionSandbox().expectRejected(
+            HostileArchive.zip([Self.index, .file("/tmp/evil.txt", "x")]),
+            #"archive entry "/tmp/evil.txt" rejected: absolute path"#)
     }
 
     @Test func symlink() throws {
-        try ExtractionSandbox().expectRejected(HostileArchive.zip([Self.index, .symlink("link", to: "/etc/passwd")]),
-                                               #"archive entry "link" rejected: symbolic link"#)
+        try ExtractionSandbox().expectRejected(
+            HostileArchive.zip([Self.index, .symlink("link", to: "/etc/passwd")]),
+            #"archive entry "link" rejected: symbolic link"#)
     }
 
     @Test func fifoInExternalAttributes() throws {
@@ -48,8 +51,9 @@ import TestSupport
     @Test func badCRC() throws {
         let entry = Entry(name: Array("index.html".utf8), data: Array("<html>ok</html>".utf8), crc: 0xDEAD_BEEF)
         let good = HostileArchive.crc32(Array("<html>ok</html>".utf8))
-        try ExtractionSandbox().expectRejected(HostileArchive.zip([entry]),
-                                               String(format: "archive entry \"index.html\" rejected: ZIP bad CRC: 0x%x should be 0xdeadbeef", good))
+        try ExtractionSandbox().expectRejected(
+            HostileArchive.zip([entry]),
+            String(format: "archive entry \"index.html\" rejected: ZIP bad CRC: 0x%x should be 0xdeadbeef", good))
     }
 
     @Test func localNameDiffersFromCentralDirectory() throws {
@@ -60,36 +64,42 @@ import TestSupport
     }
 
     @Test func noCentralDirectory() throws {
-        try ExtractionSandbox().expectRejected(HostileArchive.zip([Self.index], centralDirectory: false),
-                                               "archive rejected: zip end of central directory not found")
+        try ExtractionSandbox().expectRejected(
+            HostileArchive.zip([Self.index], centralDirectory: false),
+            "archive rejected: zip end of central directory not found")
     }
 
     @Test func truncatedZip() throws {
         let bytes = HostileArchive.zip([Self.index, .file("app.js", String(repeating: "x", count: 3000))])
-        try ExtractionSandbox().expectRejected(Array(bytes.prefix(bytes.count - 30)),
-                                               "archive rejected: zip end of central directory not found")
+        try ExtractionSandbox().expectRejected(
+            Array(bytes.prefix(bytes.count - 30)),
+            "archive rejected: zip end of central directory not found")
     }
 
     @Test func duplicateEntry() throws {
-        try ExtractionSandbox().expectRejected(HostileArchive.zip([Self.index, .file("index.html", "evil")]),
-                                               #"archive entry "index.html" rejected: duplicate entry"#)
+        try ExtractionSandbox().expectRejected(
+            HostileArchive.zip([Self.index, .file("index.html", "evil")]),
+            #"archive entry "index.html" rejected: duplicate entry"#)
     }
 
     @Test func nulInName() throws {
         let entry = Entry(name: Array("index.html".utf8) + [0] + Array(".evil".utf8), data: [0x78])
-        try ExtractionSandbox().expectRejected(HostileArchive.zip([Self.index, entry]),
-                                               #"archive entry "index.html\u{0}.evil" rejected: NUL byte in name"#)
+        try ExtractionSandbox().expectRejected(
+            HostileArchive.zip([Self.index, entry]),
+            #"archive entry "index.html\u{0}.evil" rejected: NUL byte in name"#)
     }
 
     @Test func backslashName() throws {
-        try ExtractionSandbox().expectRejected(HostileArchive.zip([Self.index, .file("..\\..\\evil.txt", "x")]),
-                                               #"archive entry "..\\..\\evil.txt" rejected: backslash in name"#)
+        try ExtractionSandbox().expectRejected(
+            HostileArchive.zip([Self.index, .file("..\\..\\evil.txt", "x")]),
+            #"archive entry "..\\..\\evil.txt" rejected: backslash in name"#)
     }
 
     @Test func tooManyEntries() throws {
         let entries = [Self.index] + (1...5).map { Entry.file("f\($0).txt", "x") }
-        try ExtractionSandbox().expectRejected(HostileArchive.zip(entries), "archive rejected: more than 5 entries",
-                                               limits: ExtractionLimits(maxEntries: 5))
+        try ExtractionSandbox().expectRejected(
+            HostileArchive.zip(entries), "archive rejected: more than 5 entries",
+            limits: ExtractionLimits(maxEntries: 5))
     }
 
     @Test func emptyZip() throws {
@@ -97,13 +107,15 @@ import TestSupport
     }
 
     @Test func missingIndex() throws {
-        try ExtractionSandbox().expectRejected(HostileArchive.zip([.file("app.js", "x")]),
-                                               "archive rejected: no index.html file at the archive root")
+        try ExtractionSandbox().expectRejected(
+            HostileArchive.zip([.file("app.js", "x")]),
+            "archive rejected: no index.html file at the archive root")
     }
 
     @Test func nonASCIINameWithoutTheUTF8Flag() throws {
-        try ExtractionSandbox().expectRejected(HostileArchive.zip([Self.index, .file("caf\u{E9}.txt", "x")]),
-                                               #"archive entry "café.txt" rejected: name is not flagged as UTF-8"#)
+        try ExtractionSandbox().expectRejected(
+            HostileArchive.zip([Self.index, .file("caf\u{E9}.txt", "x")]),
+            #"archive entry "café.txt" rejected: name is not flagged as UTF-8"#)
     }
 
     @Test func overlappingEntriesBomb() throws {

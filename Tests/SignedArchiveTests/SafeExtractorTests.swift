@@ -1,8 +1,8 @@
 import ClientUpdater
 import Foundation
 import SignedArchive
-import Testing
 import TestSupport
+import Testing
 
 /// Happy paths with archives made by the real `bsdtar` and GNU `tar`, and the behaviour
 /// around them: modes, the descriptor, the staging folder, nothing written elsewhere.
@@ -28,8 +28,9 @@ import TestSupport
         files["assets/blob.bin"] = words.withUnsafeBytes { Data($0) }
         for (path, data) in files {
             let full = dir + "/" + path
-            try FileManager.default.createDirectory(atPath: (full as NSString).deletingLastPathComponent,
-                                                    withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: (full as NSString).deletingLastPathComponent,
+                withIntermediateDirectories: true)
             try data.write(to: URL(fileURLWithPath: full))
         }
         try FileManager.default.createDirectory(atPath: dir + "/empty-dir", withIntermediateDirectories: true)
@@ -128,8 +129,10 @@ import TestSupport
 
     @Test func setuidAndWorldWritableModesAreIgnored() throws {
         let sandbox = try ExtractionSandbox()
-        let entries: [HostileArchive.TarEntry] = [.file("index.html", "x", mode: 0o6777), .file("s", "x", mode: 0o4755),
-                                                 HostileArchive.TarEntry(name: Array("d/".utf8), type: UInt8(ascii: "5"), mode: 0o7777)]
+        let entries: [HostileArchive.TarEntry] = [
+            .file("index.html", "x", mode: 0o6777), .file("s", "x", mode: 0o4755),
+            HostileArchive.TarEntry(name: Array("d/".utf8), type: UInt8(ascii: "5"), mode: 0o7777),
+        ]
         _ = try sandbox.extract(Build.tarGz(entries))
         for (path, mode) in [("index.html", 0o644), ("s", 0o644), ("d", 0o755)] {
             var info = stat()
@@ -140,8 +143,11 @@ import TestSupport
 
     @Test func dotSlashRootEntryAndLeadingDotSlashAreAccepted() throws {
         let sandbox = try ExtractionSandbox()
-        let report = try sandbox.extract(Build.tarGz([.directory("./"), .file("./index.html", "x"), .directory("./a/"),
-                                                      .file("./a/b.txt", "y")]))
+        let report = try sandbox.extract(
+            Build.tarGz([
+                .directory("./"), .file("./index.html", "x"), .directory("./a/"),
+                .file("./a/b.txt", "y"),
+            ]))
         #expect(report.files == 2 && report.directories == 1)
         #expect(FileManager.default.fileExists(atPath: sandbox.staging + "/a/b.txt"))
     }
@@ -180,8 +186,9 @@ import TestSupport
     /// probed once by mounting and unmounting one.
     static let canMountTmpfs: Bool = {
         guard let probe = try? TemporaryDirectory("mount-probe"),
-              let mounted = try? Subprocess.run("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.path]),
-              mounted.status == 0 else { return false }
+            let mounted = try? Subprocess.run("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.path]),
+            mounted.status == 0
+        else { return false }
         _ = try? Subprocess.run("umount", [probe.path])
         return true
     }()

@@ -78,13 +78,13 @@ import Testing
 
     @Test func invalidUTF8IsRejected() {
         let cases: [[UInt8]] = [
-            [0x22, 0xC3, 0x22],              // truncated two-byte sequence
-            [0x22, 0xC0, 0xAF, 0x22],        // overlong '/'
+            [0x22, 0xC3, 0x22],  // truncated two-byte sequence
+            [0x22, 0xC0, 0xAF, 0x22],  // overlong '/'
             [0x22, 0xE0, 0x80, 0xAF, 0x22],  // overlong three-byte
             [0x22, 0xED, 0xA0, 0x80, 0x22],  // UTF-8 encoded surrogate U+D800
             [0x22, 0xF4, 0x90, 0x80, 0x80, 0x22],  // above U+10FFFF
             [0x22, 0xFF, 0x22],
-            [0x22, 0x80, 0x22],              // lone continuation byte
+            [0x22, 0x80, 0x22],  // lone continuation byte
         ]
         for bytes in cases {
             #expect(rejection(bytes)?.reason.hasPrefix("invalid UTF-8") == true, "\(bytes)")

@@ -28,8 +28,10 @@ public enum ClientctlBinary {
 
     /// Runs `clientctl arguments…` and captures its status and output.
     @discardableResult
-    public static func run(_ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
-                           directory: String? = nil) async throws -> Subprocess.Result {
+    public static func run(
+        _ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
+        directory: String? = nil
+    ) async throws -> Subprocess.Result {
         try await Subprocess.run(path, arguments, input: input, environment: environment, directory: directory)
     }
 }

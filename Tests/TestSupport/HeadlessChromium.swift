@@ -16,10 +16,12 @@ public enum Chromium {
     public static func dumpDOM(_ url: String, extraArguments: [String] = []) async throws -> String {
         let profile = NSTemporaryDirectory() + "/chromium-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: profile) }
-        let result = try await Subprocess.run("chromium", [
-            "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + profile,
-            "--virtual-time-budget=3000",
-        ] + extraArguments + ["--dump-dom", url], gate: gate)
+        let result = try await Subprocess.run(
+            "chromium",
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + profile,
+                "--virtual-time-budget=3000",
+            ] + extraArguments + ["--dump-dom", url], gate: gate)
         guard result.status == 0 else { throw ChromiumError("chromium exited \(result.status): \(result.errorOutput.suffix(500))") }
         return result.output
     }

@@ -13,8 +13,10 @@ extension HostileArchive {
         public var unixMode: UInt32
         public var flags: UInt16
 
-        public init(name: [UInt8], data: [UInt8] = [], localName: [UInt8]? = nil, crc: UInt32? = nil,
-                    unixMode: UInt32 = 0o100644, flags: UInt16 = 0) {
+        public init(
+            name: [UInt8], data: [UInt8] = [], localName: [UInt8]? = nil, crc: UInt32? = nil,
+            unixMode: UInt32 = 0o100644, flags: UInt16 = 0
+        ) {
             self.name = name
             self.data = data
             self.localName = localName
@@ -68,7 +70,8 @@ extension HostileArchive {
         var size = kernel.count
         var out: [UInt8] = kernel
         for name in names.reversed() {
-            let header = le32(0x0403_4B50) + le16(20) + le16(0x800) + le16(0) + le16(0) + le16(0x5021)
+            let header =
+                le32(0x0403_4B50) + le16(20) + le16(0x800) + le16(0) + le16(0) + le16(0x5021)
                 + le32(crc32(out)) + le32(UInt32(size)) + le32(UInt32(size)) + le16(UInt16(name.utf8.count)) + le16(0)
                 + Array(name.utf8)
             headers.insert(header, at: 0)

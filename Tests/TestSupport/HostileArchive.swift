@@ -27,8 +27,10 @@ public enum HostileArchive {
         /// The size written in the header, when it must lie about `data`.
         public var declaredSize: Int?
 
-        public init(name: [UInt8], type: UInt8, data: [UInt8] = [], mode: UInt32 = 0o644, linkName: [UInt8] = [],
-                    nameStyle: NameStyle = .field, declaredSize: Int? = nil) {
+        public init(
+            name: [UInt8], type: UInt8, data: [UInt8] = [], mode: UInt32 = 0o644, linkName: [UInt8] = [],
+            nameStyle: NameStyle = .field, declaredSize: Int? = nil
+        ) {
             self.name = name
             self.type = type
             self.data = data
@@ -86,8 +88,9 @@ public enum HostileArchive {
                 out += header(name: Array("././@LongLink".utf8), type: UInt8(ascii: "L"), size: data.count, mode: 0o644, link: [])
                 out += padded(data)
             }
-            out += header(name: fieldName, type: entry.type, size: entry.declaredSize ?? entry.data.count, mode: entry.mode,
-                          link: entry.linkName)
+            out += header(
+                name: fieldName, type: entry.type, size: entry.declaredSize ?? entry.data.count, mode: entry.mode,
+                link: entry.linkName)
             out += padded(entry.data)
         }
         if endMarker { out += [UInt8](repeating: 0, count: 1024) }

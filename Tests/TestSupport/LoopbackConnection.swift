@@ -9,13 +9,6 @@ struct LoopbackConnection {
     let wake: Int32
     private static let maxHead = 64 * 1024
 
-    init(server: LoopbackHTTPServer, fd: Int32, number: Int, wake: Int32) {
-        self.server = server
-        self.fd = fd
-        self.number = number
-        self.wake = wake
-    }
-
     func run() {
         var buffer: [UInt8] = []
         var reset = false
@@ -104,9 +97,11 @@ struct LoopbackConnection {
         let noBody = request.method == "HEAD" || response.status == 304 || response.status == 204
         let bodyLength = noBody ? 0 : response.body.count
         let declared = response.declaredLength ?? response.body.count
-        let faulty = delivery.stopAfter != nil || delivery.dripBytes != nil || response.omitContentLength
+        let faulty =
+            delivery.stopAfter != nil || delivery.dripBytes != nil || response.omitContentLength
             || declared != response.body.count
-        let wantsClose = request[header: "connection"]?.lowercased().contains("close") == true
+        let wantsClose =
+            request[header: "connection"]?.lowercased().contains("close") == true
             || (request.version == "HTTP/1.0" && request[header: "connection"]?.lowercased() != "keep-alive")
         let keepAlive = server.isKeepAlive && !faulty && !wantsClose
 
@@ -146,8 +141,10 @@ struct LoopbackConnection {
     }
 
     /// Sends up to `limit` body bytes; returns how many went out.
-    private func sendBody(_ body: LoopbackResponse.Body, limit: Int64, delivery: LoopbackResponse.Delivery,
-                          slot: Int, status: Int) -> Int64 {
+    private func sendBody(
+        _ body: LoopbackResponse.Body, limit: Int64, delivery: LoopbackResponse.Delivery,
+        slot: Int, status: Int
+    ) -> Int64 {
         let chunkSize = delivery.dripBytes ?? 256 * 1024
         var sent: Int64 = 0
         let file: Int32

@@ -65,7 +65,8 @@ public final class LoopbackDaemon: @unchecked Sendable {
 
     /// The first of `names` found in `PATH` or the sbin folders, or nil.
     public static func find(_ names: String...) -> String? {
-        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
+        let paths =
+            (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
             + ["/usr/sbin", "/usr/bin", "/sbin"]
         for name in names {
             for dir in paths where FileManager.default.isExecutableFile(atPath: dir + "/" + name) { return dir + "/" + name }

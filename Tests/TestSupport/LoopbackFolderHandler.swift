@@ -56,8 +56,9 @@ extension LoopbackHTTPServer {
                     return r
                 case .range(let start, let end):
                     headers.append(("Content-Range", "bytes \(start)-\(end)/\(size)"))
-                    return LoopbackResponse(status: 206, headers: headers,
-                                            body: .file(path: path, offset: start, length: end - start + 1))
+                    return LoopbackResponse(
+                        status: 206, headers: headers,
+                        body: .file(path: path, offset: start, length: end - start + 1))
                 }
             }
             return LoopbackResponse(status: 200, headers: headers, body: .file(path: path, offset: 0, length: size))

@@ -177,7 +177,8 @@ enum LoopbackRequestParser {
             let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
             if let old = headers[name] { headers[name] = old + ", " + value } else { headers[name] = value }
         }
-        return Head(method: String(requestLine[0]), target: String(requestLine[1]),
-                    version: String(requestLine[2]), headers: headers)
+        return Head(
+            method: String(requestLine[0]), target: String(requestLine[1]),
+            version: String(requestLine[2]), headers: headers)
     }
 }

@@ -17,8 +17,10 @@ public enum MeteorAppGenerator {
         public var rootURL: String
         /// Whether the JS file (and so its source map) changes in every version.
         public var scriptChanges: Bool
-        public init(assets: Int = 5, assetSize: Int = 64, changedPerVersion: Int = 2,
-                    appId: String = "generatedappid", rootURL: String = "http://localhost:3000/", scriptChanges: Bool = true) {
+        public init(
+            assets: Int = 5, assetSize: Int = 64, changedPerVersion: Int = 2,
+            appId: String = "generatedappid", rootURL: String = "http://localhost:3000/", scriptChanges: Bool = true
+        ) {
             self.scriptChanges = scriptChanges
             self.assets = assets
             self.assetSize = assetSize
@@ -47,21 +49,28 @@ public enum MeteorAppGenerator {
         let jsHash = Digest.hex(.sha1, of: js)
         var files = [
             File(path: "app/app.js", url: "/app/app.js?\(jsHash)", bytes: js, type: "js", cacheable: true),
-            File(path: "app/app.js.map", url: "/app/\(jsHash).map",
-                 bytes: Data(#"{"version":3,"sources":["meteor://app/app.js"],"generation":\#(spec.scriptChanges ? generation : 1)}"#.utf8), type: "map", cacheable: true),
+            File(
+                path: "app/app.js.map", url: "/app/\(jsHash).map",
+                bytes: Data(#"{"version":3,"sources":["meteor://app/app.js"],"generation":\#(spec.scriptChanges ? generation : 1)}"#.utf8),
+                type: "map", cacheable: true),
         ]
         for i in 0..<spec.assets {
             // Asset i last changed in the newest generation g ≤ generation that changes it.
             var changedIn = 1
             for g in stride(from: generation, through: 2, by: -1) {
                 let first = ((g - 2) * spec.changedPerVersion) % max(spec.assets, 1)
-                if (0..<spec.changedPerVersion).contains((i - first + spec.assets) % max(spec.assets, 1)) { changedIn = g; break }
+                if (0..<spec.changedPerVersion).contains((i - first + spec.assets) % max(spec.assets, 1)) {
+                    changedIn = g
+                    break
+                }
             }
             let head = "asset \(i) generation \(changedIn)\n"
             let body = head + String(repeating: "x", count: max(0, spec.assetSize - head.utf8.count))
             let folder = String(format: "d%02d", i / 100)
-            files.append(File(path: "app/assets/\(folder)/asset-\(i).txt", url: "/assets/\(folder)/asset-\(i).txt",
-                              bytes: Data(body.utf8), type: "asset", cacheable: false))
+            files.append(
+                File(
+                    path: "app/assets/\(folder)/asset-\(i).txt", url: "/assets/\(folder)/asset-\(i).txt",
+                    bytes: Data(body.utf8), type: "asset", cacheable: false))
         }
         return files
     }
@@ -71,14 +80,16 @@ public enum MeteorAppGenerator {
         var entries: [String] = []
         let files = files(spec, generation: generation)
         for file in files where file.type != "map" {
-            var entry = #"{"path":"\#(file.path)","where":"client","type":"\#(file.type)","cacheable":\#(file.cacheable),"url":"\#(file.url)","size":\#(file.bytes.count),"hash":"\#(file.hash ?? "")""#
+            var entry =
+                #"{"path":"\#(file.path)","where":"client","type":"\#(file.type)","cacheable":\#(file.cacheable),"url":"\#(file.url)","size":\#(file.bytes.count),"hash":"\#(file.hash ?? "")""#
             if file.type == "js", let map = files.first(where: { $0.type == "map" }) {
                 entry += #","sourceMap":"\#(map.path)","sourceMapUrl":"\#(map.url)""#
             }
             entries.append(entry + "}")
         }
         entries.append(#"{"path":"head.html","where":"internal","type":"head","hash":"2ce23f770b76d2f1cb0d71f4a43fbbb61afb25be"}"#)
-        let text = #"{"format":"web-program-pre1","version":"\#(version)","cordovaCompatibilityVersions":{"android":"\#(compatAndroid)","ios":"\#(compatIOS)"},"manifest":[\#n  \#(entries.joined(separator: ",\n  "))\#n]}\#n"#
+        let text =
+            #"{"format":"web-program-pre1","version":"\#(version)","cordovaCompatibilityVersions":{"android":"\#(compatAndroid)","ios":"\#(compatIOS)"},"manifest":[\#n  \#(entries.joined(separator: ",\n  "))\#n]}\#n"#
         return Data(text.utf8)
     }
 
@@ -90,7 +101,8 @@ public enum MeteorAppGenerator {
         fields.append(#""appId":"\#(appId ?? spec.appId)""#)
         let json = "{" + fields.joined(separator: ",") + "}"
         let encoded = json.addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-_.!~*'()"))) ?? ""
-        return Data("""
+        return Data(
+            """
             <!DOCTYPE html>
             <html>
             <head>
@@ -113,8 +125,10 @@ public enum MeteorAppGenerator {
     }
 
     /// Writes a downloadable version (server layout) of generation `generation` into `dir`.
-    public static func writeDownloadable(_ spec: Spec, generation: Int, version: String, to dir: String,
-                                         index: Data? = nil) throws {
+    public static func writeDownloadable(
+        _ spec: Spec, generation: Int, version: String, to dir: String,
+        index: Data? = nil
+    ) throws {
         try write(manifest(spec, generation: generation, version: version), dir + "/manifest.json")
         try write(index ?? indexHTML(spec, version: version), dir + "/index.html")
         for file in files(spec, generation: generation) {

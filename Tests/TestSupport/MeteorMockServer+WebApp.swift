@@ -68,14 +68,17 @@ extension MeteorMockServer {
     static func staticFiles(folder: String) -> [String: StaticFile] {
         let data = FileManager.default.contents(atPath: folder + "/program.json") ?? FileManager.default.contents(atPath: folder + "/manifest.json")
         guard let data, let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
-              let manifest = object["manifest"] as? [[String: Any]] else { return [:] }
+            let manifest = object["manifest"] as? [[String: Any]]
+        else { return [:] }
         var table: [String: StaticFile] = [:]
         for item in manifest where item["where"] as? String == "client" {
             guard let url = item["url"] as? String, let pathname = url.split(separator: "?").first.map(String.init) else { continue }
-            table[pathname] = StaticFile(pathname: pathname, hash: item["hash"] as? String, type: item["type"] as? String,
-                                         cacheable: item["cacheable"] as? Bool ?? false)
+            table[pathname] = StaticFile(
+                pathname: pathname, hash: item["hash"] as? String, type: item["type"] as? String,
+                cacheable: item["cacheable"] as? Bool ?? false)
             if item["sourceMap"] is String, let mapURL = item["sourceMapUrl"] as? String,
-               let mapPath = mapURL.split(separator: "?").first.map(String.init) {
+                let mapPath = mapURL.split(separator: "?").first.map(String.init)
+            {
                 table[mapPath] = StaticFile(pathname: mapPath, hash: nil, type: nil, cacheable: true)
             }
         }

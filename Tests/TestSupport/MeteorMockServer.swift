@@ -74,7 +74,8 @@ public final class MeteorMockServer: @unchecked Sendable {
             return (versionName, overrides[path], self.etags)
         }
         if let override { return override }
-        var response = style == .webapp
+        var response =
+            style == .webapp
             ? name.map { Self.webappAnswer(folder: versionsDirectory + "/" + $0, path: path, query: query) } ?? MockResponse(status: 404)
             : answer(path: path, query: query, name: name)
         if !etags { response.headers["etag"] = nil }
@@ -148,8 +149,9 @@ extension MeteorMockServer {
     public func loopbackHandler(delivery: @escaping @Sendable (String) -> LoopbackResponse.Delivery? = { _ in nil }) -> LoopbackHTTPServer.Handler {
         { [self] request in
             let answer = respond(path: request.path, query: request.query)
-            var response = LoopbackResponse(status: answer.status, headers: answer.headers.map { ($0.key, $0.value) },
-                                            body: answer.body.isEmpty ? .empty : .data(answer.body))
+            var response = LoopbackResponse(
+                status: answer.status, headers: answer.headers.map { ($0.key, $0.value) },
+                body: answer.body.isEmpty ? .empty : .data(answer.body))
             if answer.headers["transfer-encoding"] == "chunked" {
                 // The boilerplate is streamed: chunked, no Content-Length.
                 response.body = .data(Self.chunked(answer.body))

@@ -38,11 +38,17 @@ public struct MeteorScenarioFixtures: Sendable {
             ("some-data.json", Data("{\"some\":\"data\"}\n".utf8)),
         ]
         if generation >= 2 { publicFiles.append(("some-other-file", Data("some-other-file\n".utf8))) }
-        return MeteorAppContent(version: version ?? "version\(generation)",
-                                scripts: [("packages/meteor.js", "var Meteor = { isCordova: true }; var Template = { body: { addContent: function (f) { Template.body.content = f; } } };"),
-                                          ("app/template.mobileapp.js", template),
-                                          ("app/mobileapp.js", ack)],
-                                css: "body { color: #333; }\n", publicFiles: publicFiles)
+        return MeteorAppContent(
+            version: version ?? "version\(generation)",
+            scripts: [
+                (
+                    "packages/meteor.js",
+                    "var Meteor = { isCordova: true }; var Template = { body: { addContent: function (f) { Template.body.content = f; } } };"
+                ),
+                ("app/template.mobileapp.js", template),
+                ("app/mobileapp.js", ack),
+            ],
+            css: "body { color: #333; }\n", publicFiles: publicFiles)
     }
 
     /// Writes the whole set for `shape` into `root`.
@@ -67,7 +73,10 @@ public struct MeteorScenarioFixtures: Sendable {
         try write(wrong, invalid + script)
         if shape == .current, let entry = v2.file(at: script)?.hash {
             let other = MeteorHashing.fileHash(inputHash: nil, sri: MeteorHashing.sri(wrong))
-            try write(Data(String(decoding: v2.manifest, as: UTF8.self).replacingOccurrences(of: "\"hash\":\"\(entry)\"", with: "\"hash\":\"\(other)\"").utf8), invalid + "/program.json")
+            try write(
+                Data(
+                    String(decoding: v2.manifest, as: UTF8.self).replacingOccurrences(of: "\"hash\":\"\(entry)\"", with: "\"hash\":\"\(other)\"").utf8
+                ), invalid + "/program.json")
         }
 
         var mismatch = content(2)
@@ -154,7 +163,8 @@ public struct MeteorScenarioFixtures: Sendable {
     /// that does not have that file).
     static func program(_ v: MeteorRenderedVersion, dropping urlPath: String) -> Data {
         guard let object = try? JSONSerialization.jsonObject(with: v.manifest) as? [String: Any],
-              let entries = object["manifest"] as? [[String: Any]] else { return v.manifest }
+            let entries = object["manifest"] as? [[String: Any]]
+        else { return v.manifest }
         var copy = object
         copy["manifest"] = entries.filter { ($0["url"] as? String)?.split(separator: "?").first.map(String.init) != urlPath }
         return (try? JSONSerialization.data(withJSONObject: copy)) ?? v.manifest

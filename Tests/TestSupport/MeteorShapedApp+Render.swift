@@ -11,8 +11,10 @@ public enum MeteorShapedApp {
     /// - Parameter appendSourceMapLine: append `//# sourceMappingURL=…` to served JS after
     ///   the manifest `size` was taken, as bundler.js `writeFile` did with `sourceMapUrl`
     ///   (the size then understates the served bytes).
-    public static func render(_ content: MeteorAppContent, shape: MeteorShape,
-                              appendSourceMapLine: Bool = false) -> MeteorRenderedVersion {
+    public static func render(
+        _ content: MeteorAppContent, shape: MeteorShape,
+        appendSourceMapLine: Bool = false
+    ) -> MeteorRenderedVersion {
         var entries: [String] = []
         var files: [MeteorServedFile] = []
         func entry(_ f: MeteorServedFile, url: String, cacheable: Bool, sri: String?, map: (path: String, url: String)?) -> String {
@@ -38,24 +40,33 @@ public enum MeteorShapedApp {
             let sri = MeteorHashing.sri(bundle)
             let hash = MeteorHashing.fileHash(inputHash: MeteorHashing.sha1(Data(content.scripts.map(\.source).joined().utf8)), sri: sri)
             let js = MeteorServedFile(urlPath: "/__cordova/\(hash).js", path: "\(hash).js", bytes: bundle, hash: hash, type: "js")
-            let map = MeteorServedFile(urlPath: "/__cordova/\(hash).map", path: "\(hash).js.map",
-                                       bytes: mapPrefix + Data(#"{"version":3,"sources":[\#(content.scripts.map { json("meteor://💻app/" + $0.name) }.joined(separator: ","))],"mappings":""}"#.utf8),
-                                       hash: nil, type: "map")
+            let map = MeteorServedFile(
+                urlPath: "/__cordova/\(hash).map", path: "\(hash).js.map",
+                bytes: mapPrefix
+                    + Data(
+                        #"{"version":3,"sources":[\#(content.scripts.map { json("meteor://💻app/" + $0.name) }.joined(separator: ","))],"mappings":""}"#
+                            .utf8),
+                hash: nil, type: "map")
             entries.append(entry(js, url: js.urlPath + "?meteor_js_resource=true", cacheable: true, sri: sri, map: (map.path, map.urlPath)))
             files += [served(js), map]
-            let stats = Data("{\n  \"minifier\": {\n    \"name\": \"standard-minifier-js\",\n    \"version\": \"3.0.0\"\n  },\n  \"totalMinifiedBytes\": \(bundle.count)\n}\n".utf8)
+            let stats = Data(
+                "{\n  \"minifier\": {\n    \"name\": \"standard-minifier-js\",\n    \"version\": \"3.0.0\"\n  },\n  \"totalMinifiedBytes\": \(bundle.count)\n}\n"
+                    .utf8)
             let statsSRI = MeteorHashing.sri(stats)
-            let statsFile = MeteorServedFile(urlPath: "/__cordova/\(hash).stats.json", path: "\(hash).stats.json", bytes: stats,
-                                             hash: MeteorHashing.fileHash(inputHash: nil, sri: statsSRI), type: "json")
+            let statsFile = MeteorServedFile(
+                urlPath: "/__cordova/\(hash).stats.json", path: "\(hash).stats.json", bytes: stats,
+                hash: MeteorHashing.fileHash(inputHash: nil, sri: statsSRI), type: "json")
             entries.append(entry(statsFile, url: statsFile.urlPath + "?meteor_js_resource=true", cacheable: true, sri: statsSRI, map: nil))
             files.append(statsFile)
             let cssBytes = Data(content.css.utf8)
             let cssSRI = MeteorHashing.sri(cssBytes)
             let cssHash = MeteorHashing.fileHash(inputHash: MeteorHashing.sha1(cssBytes), sri: cssSRI)
             let css = MeteorServedFile(urlPath: "/__cordova/\(cssHash).css", path: "\(cssHash).css", bytes: cssBytes, hash: cssHash, type: "css")
-            let cssMap = MeteorServedFile(urlPath: "/__cordova/\(cssHash).map", path: "\(cssHash).css.map",
-                                          bytes: mapPrefix + Data(#"{"version":3,"sources":["meteor://💻app/client/main.css"],"mappings":""}"#.utf8), hash: nil, type: "map")
-            entries.append(entry(css, url: css.urlPath + "?meteor_css_resource=true", cacheable: true, sri: cssSRI, map: (cssMap.path, cssMap.urlPath)))
+            let cssMap = MeteorServedFile(
+                urlPath: "/__cordova/\(cssHash).map", path: "\(cssHash).css.map",
+                bytes: mapPrefix + Data(#"{"version":3,"sources":["meteor://💻app/client/main.css"],"mappings":""}"#.utf8), hash: nil, type: "map")
+            entries.append(
+                entry(css, url: css.urlPath + "?meteor_css_resource=true", cacheable: true, sri: cssSRI, map: (cssMap.path, cssMap.urlPath)))
             files += [css, cssMap]
             // public/: the resource's own hash as input, no SRI; listed with and without
             // the /__cordova prefix, both at one `path` (bundler.js, "add another resource
@@ -74,16 +85,19 @@ public enum MeteorShapedApp {
                 let hash = MeteorHashing.sha1(bytes)
                 let dir = (name as NSString).deletingLastPathComponent
                 let js = MeteorServedFile(urlPath: "/\(name)", path: name, bytes: bytes, hash: hash, type: "js")
-                let map = MeteorServedFile(urlPath: (dir.isEmpty ? "" : "/" + dir) + "/\(hash).map", path: name + ".map",
-                                           bytes: Data(#"{"version":3,"sources":[\#(json(name))],"mappings":""}"#.utf8), hash: nil, type: "map")
+                let map = MeteorServedFile(
+                    urlPath: (dir.isEmpty ? "" : "/" + dir) + "/\(hash).map", path: name + ".map",
+                    bytes: Data(#"{"version":3,"sources":[\#(json(name))],"mappings":""}"#.utf8), hash: nil, type: "map")
                 entries.append(entry(js, url: "/\(name)?\(hash)", cacheable: true, sri: nil, map: (map.path, map.urlPath)))
                 files += [served(js), map]
             }
             let cssBytes = Data(content.css.utf8)
             let cssHash = MeteorHashing.sha1(cssBytes)
-            let css = MeteorServedFile(urlPath: "/merged-stylesheets.css", path: "merged-stylesheets.css", bytes: cssBytes, hash: cssHash, type: "css")
-            let cssMap = MeteorServedFile(urlPath: "/\(cssHash).map", path: "merged-stylesheets.css.map",
-                                          bytes: Data(#"{"version":3,"sources":["client/main.css"],"mappings":""}"#.utf8), hash: nil, type: "map")
+            let css = MeteorServedFile(
+                urlPath: "/merged-stylesheets.css", path: "merged-stylesheets.css", bytes: cssBytes, hash: cssHash, type: "css")
+            let cssMap = MeteorServedFile(
+                urlPath: "/\(cssHash).map", path: "merged-stylesheets.css.map",
+                bytes: Data(#"{"version":3,"sources":["client/main.css"],"mappings":""}"#.utf8), hash: nil, type: "map")
             entries.append(entry(css, url: "/merged-stylesheets.css?\(cssHash)", cacheable: true, sri: nil, map: (cssMap.path, cssMap.urlPath)))
             files += [css, cssMap]
             for (name, bytes) in content.publicFiles {
@@ -94,8 +108,9 @@ public enum MeteorShapedApp {
         }
         entries.append(#"{"path":"head.html","where":"internal","type":"head","hash":"\#(MeteorHashing.sha1(Data("head".utf8)))"}"#)
         let manifest = manifestText(content, shape: shape, entries: entries, files: files)
-        return MeteorRenderedVersion(shape: shape, version: content.version, manifest: Data(manifest.utf8),
-                                     indexHTML: indexHTML(content, shape: shape, files: files), files: files)
+        return MeteorRenderedVersion(
+            shape: shape, version: content.version, manifest: Data(manifest.utf8),
+            indexHTML: indexHTML(content, shape: shape, files: files), files: files)
     }
 
     /// `/__cordova/manifest.json` as webapp_server.js writes it (`JSON.stringify(newProgram)`:
@@ -109,11 +124,13 @@ public enum MeteorShapedApp {
             return #"{"format":"web-program-pre1","version":\#(json(content.version))\#(compat),"manifest":\#(list)}"#
         }
         let v = versions(content, files: files)
-        return #"{"format":"web-program-pre1","manifest":\#(list),"version":\#(json(content.version)),"versionRefreshable":\#(json(v.refreshable)),"versionNonRefreshable":\#(json(v.nonRefreshable)),"versionReplaceable":\#(json(v.replaceable))\#(compat),"PUBLIC_SETTINGS":\#(content.publicSettings)}"#
+        return
+            #"{"format":"web-program-pre1","manifest":\#(list),"version":\#(json(content.version)),"versionRefreshable":\#(json(v.refreshable)),"versionNonRefreshable":\#(json(v.nonRefreshable)),"versionReplaceable":\#(json(v.replaceable))\#(compat),"PUBLIC_SETTINGS":\#(content.publicSettings)}"#
     }
 
     /// Stand-ins for WebAppHashing's per-kind versions: CSS-only, non-CSS, replaceable.
-    static func versions(_ content: MeteorAppContent, files: [MeteorServedFile]) -> (refreshable: String, nonRefreshable: String, replaceable: String) {
+    static func versions(_ content: MeteorAppContent, files: [MeteorServedFile]) -> (refreshable: String, nonRefreshable: String, replaceable: String)
+    {
         func h(_ filter: (MeteorServedFile) -> Bool) -> String {
             MeteorHashing.sha1(Data((files.filter(filter).compactMap(\.hash).joined(separator: ",") + content.publicSettings).utf8))
         }
@@ -131,20 +148,25 @@ public enum MeteorShapedApp {
         let pageVersion = content.pageVersion ?? content.version
         if shape == .current {
             let v = versions(content, files: files)
-            config.append(#""autoupdate":{"versions":{"web.cordova":{"version":\#(json(pageVersion)),"versionRefreshable":\#(json(v.refreshable)),"versionNonRefreshable":\#(json(v.nonRefreshable)),"versionReplaceable":\#(json(v.replaceable))}}}"#)
+            config.append(
+                #""autoupdate":{"versions":{"web.cordova":{"version":\#(json(pageVersion)),"versionRefreshable":\#(json(v.refreshable)),"versionNonRefreshable":\#(json(v.nonRefreshable)),"versionReplaceable":\#(json(v.replaceable))}}}"#
+            )
         } else {
             config.append(#""autoupdateVersionCordova":\#(json(pageVersion))"#)
         }
         if let appId = content.appId { config.append(#""appId":\#(json(appId))"#) }
-        let encoded = ("{" + config.joined(separator: ",") + "}")
+        let encoded =
+            ("{" + config.joined(separator: ",") + "}")
             .addingPercentEncoding(withAllowedCharacters: .alphanumerics.union(CharacterSet(charactersIn: "-_.!~*'()"))) ?? ""
         let cssURLs = files.filter { $0.type == "css" }.map { shape == .current ? $0.urlPath + "?meteor_css_resource=true" : $0.urlPath }
         let jsURLs = files.filter { $0.type == "js" }.map { shape == .current ? $0.urlPath + "?meteor_js_resource=true" : $0.urlPath }
         var lines = ["<html>", "<head>", "  <meta charset=\"utf-8\">"]
         lines += cssURLs.map { "  <link rel=\"stylesheet\" type=\"text/css\" class=\"__meteor-css__\" href=\"\($0)\">" }
-        lines += ["<title>generated meteor app</title>", "  <script type=\"text/javascript\">",
-                  "    __meteor_runtime_config__ = JSON.parse(decodeURIComponent(\"\(encoded)\"));", "  </script>", "",
-                  "  <script type=\"text/javascript\" src=\"/cordova.js\"></script>"]
+        lines += [
+            "<title>generated meteor app</title>", "  <script type=\"text/javascript\">",
+            "    __meteor_runtime_config__ = JSON.parse(decodeURIComponent(\"\(encoded)\"));", "  </script>", "",
+            "  <script type=\"text/javascript\" src=\"/cordova.js\"></script>",
+        ]
         lines += jsURLs.map { "  <script type=\"text/javascript\" src=\"\($0)\"></script>" }
         lines += ["", "</head>", "", "<body>", "<p id=\"started\">no</p>", "</body>\n</html>"]
         return Data(lines.joined(separator: "\n").utf8)

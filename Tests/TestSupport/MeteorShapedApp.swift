@@ -1,6 +1,6 @@
+internal import COpenSSL
 import ClientUpdater
 import Foundation
-internal import COpenSSL
 
 /// Which Meteor server generation a generated app imitates.
 public enum MeteorShape: String, Sendable, CaseIterable, CustomStringConvertible {
@@ -39,8 +39,10 @@ public struct MeteorAppContent: Sendable {
     /// `cordovaCompatibilityVersions`; `nil` leaves it out.
     public var compatibility: (ios: String, android: String)? = (MeteorAppGenerator.compatIOS, MeteorAppGenerator.compatAndroid)
 
-    public init(version: String, scripts: [(name: String, source: String)], css: String,
-                publicFiles: [(name: String, bytes: Data)]) {
+    public init(
+        version: String, scripts: [(name: String, source: String)], css: String,
+        publicFiles: [(name: String, bytes: Data)]
+    ) {
         self.version = version
         self.scripts = scripts
         self.css = css

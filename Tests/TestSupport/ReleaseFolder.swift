@@ -41,9 +41,11 @@ public final class ReleaseFolder: @unchecked Sendable {
     /// - Parameter edit: changes to the manifest object before signing (extra fields,
     ///   wrong values that the signature then covers).
     @discardableResult
-    public func publish(_ version: String, archive: Data, ext: String = "tar.gz", minShell: String = "1.0.0",
-                        maxShell: String? = nil, expires: Date? = nil, url: String? = nil, makeCurrent: Bool = true,
-                        edit: ((inout JSONObject) -> Void)? = nil) throws -> JSONObject {
+    public func publish(
+        _ version: String, archive: Data, ext: String = "tar.gz", minShell: String = "1.0.0",
+        maxShell: String? = nil, expires: Date? = nil, url: String? = nil, makeCurrent: Bool = true,
+        edit: ((inout JSONObject) -> Void)? = nil
+    ) throws -> JSONObject {
         let name = "v\(version).\(ext)"
         try archive.write(to: URL(fileURLWithPath: channelDirectory + "/" + name))
         var object = JSONObject()
@@ -104,7 +106,8 @@ public final class ReleaseFolder: @unchecked Sendable {
     public static func makeClient(at dir: String, version: String, extraFiles: [String: String] = [:]) throws -> String {
         let fm = FileManager.default
         try fm.createDirectory(atPath: dir + "/assets/img", withIntermediateDirectories: true)
-        let html = "<!doctype html><html><head><title>notes</title></head><body><p id=\"version\">\(version)</p><script src=\"app.js\"></script></body></html>\n"
+        let html =
+            "<!doctype html><html><head><title>notes</title></head><body><p id=\"version\">\(version)</p><script src=\"app.js\"></script></body></html>\n"
         try Data(html.utf8).write(to: URL(fileURLWithPath: dir + "/index.html"))
         try Data("console.log('notes \(version)');\n".utf8).write(to: URL(fileURLWithPath: dir + "/app.js"))
         try Data("logo-\(version)".utf8).write(to: URL(fileURLWithPath: dir + "/assets/img/logo.png"))

@@ -32,9 +32,11 @@ public enum Subprocess {
     ///     short client (`curl`) inside a timed window of a test, such as a trial's
     ///     startup timeout, which must not queue behind slow children.
     @discardableResult
-    public static func run(_ executable: String, _ arguments: [String], input: Data? = nil,
-                           environment: [String: String] = [:], directory: String? = nil,
-                           gate: AsyncGate? = Subprocess.gate) async throws -> Result {
+    public static func run(
+        _ executable: String, _ arguments: [String], input: Data? = nil,
+        environment: [String: String] = [:], directory: String? = nil,
+        gate: AsyncGate? = Subprocess.gate
+    ) async throws -> Result {
         try await gate?.enter()
         defer { gate?.leave() }
         let child = try Child(executable, arguments, input: input, environment: environment, directory: directory)
@@ -54,8 +56,10 @@ public enum Subprocess {
     /// The same, blocking the calling thread: only for quick tools (`bsdtar`, `openssl`)
     /// called from synchronous helpers, which finish in milliseconds.
     @discardableResult
-    public static func run(_ executable: String, _ arguments: [String], input: Data? = nil,
-                           environment: [String: String] = [:], directory: String? = nil) throws -> Result {
+    public static func run(
+        _ executable: String, _ arguments: [String], input: Data? = nil,
+        environment: [String: String] = [:], directory: String? = nil
+    ) throws -> Result {
         let child = try Child(executable, arguments, input: input, environment: environment, directory: directory)
         defer { child.cleanUp() }
         try child.process.run()
@@ -104,9 +108,10 @@ public enum Subprocess {
         func result() -> Result {
             for handle in handles { try? handle.close() }
             let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
-            return Result(status: status,
-                          stdout: FileManager.default.contents(atPath: scratch + "/stdout") ?? Data(),
-                          stderr: FileManager.default.contents(atPath: scratch + "/stderr") ?? Data())
+            return Result(
+                status: status,
+                stdout: FileManager.default.contents(atPath: scratch + "/stdout") ?? Data(),
+                stderr: FileManager.default.contents(atPath: scratch + "/stderr") ?? Data())
         }
 
         func cleanUp() {

@@ -11,7 +11,10 @@ public struct TreeSnapshot: Equatable, CustomStringConvertible {
     public init(_ root: String, ignoring: Set<String> = ["last-check.json", "lock"]) throws {
         var entries: [String: String] = [:]
         let fm = FileManager.default
-        guard let walker = fm.enumerator(atPath: root) else { self.entries = [:]; return }
+        guard let walker = fm.enumerator(atPath: root) else {
+            self.entries = [:]
+            return
+        }
         while let rel = walker.nextObject() as? String {
             if ignoring.contains(rel) { continue }
             let full = root + "/" + rel

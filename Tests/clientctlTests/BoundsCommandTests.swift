@@ -13,16 +13,20 @@ import Testing
     }
 
     func initArguments(_ root: String, _ rig: ReleaseRig, _ extra: [String]) -> [String] {
-        ["init", "--root", root, "--app", rig.app, "--channel", "stable",
-         "--manifest-url", "file://" + rig.releases + "/stable/manifest.json",
-         "--trust", rig.key + ".pub.pem", "--shell-version", "1.0.0"] + extra
+        [
+            "init", "--root", root, "--app", rig.app, "--channel", "stable",
+            "--manifest-url", "file://" + rig.releases + "/stable/manifest.json",
+            "--trust", rig.key + ".pub.pem", "--shell-version", "1.0.0",
+        ] + extra
     }
 
-    @Test(arguments: [["--startup-timeout", "1e20"], ["--startup-timeout", "inf"], ["--startup-timeout", "nan"],
-                      ["--startup-timeout", "0"], ["--startup-timeout", "-1"], ["--keep", "0"],
-                      ["--max-unpacked-bytes", "-1"], ["--max-entries", "0"],
-                      // Names no signed manifest can carry (ReleaseIdentifier, one rule with publish and verify).
-                      ["--channel", ".hidden"], ["--channel", String(repeating: "c", count: 65)], ["--app", "-app"]])
+    @Test(arguments: [
+        ["--startup-timeout", "1e20"], ["--startup-timeout", "inf"], ["--startup-timeout", "nan"],
+        ["--startup-timeout", "0"], ["--startup-timeout", "-1"], ["--keep", "0"],
+        ["--max-unpacked-bytes", "-1"], ["--max-entries", "0"],
+        // Names no signed manifest can carry (ReleaseIdentifier, one rule with publish and verify).
+        ["--channel", ".hidden"], ["--channel", String(repeating: "c", count: 65)], ["--app", "-app"],
+    ])
     func initRefusesOutOfRangeValuesAndCreatesNothing(_ flags: [String]) async throws {
         let rig = try await ReleaseRig(label: "bounds-init")
         let root = rig.tmp("fresh-root")
@@ -32,8 +36,10 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: root), "\(flags): init created \(root)")
     }
 
-    @Test(arguments: [["--startup-timeout", "1e20"], ["--startup-timeout", "inf"], ["--check-interval", "1e300"],
-                      ["--check-interval", "0.5"], ["--check-interval", "-3"], ["--check-interval", "nan"]])
+    @Test(arguments: [
+        ["--startup-timeout", "1e20"], ["--startup-timeout", "inf"], ["--check-interval", "1e300"],
+        ["--check-interval", "0.5"], ["--check-interval", "-3"], ["--check-interval", "nan"],
+    ])
     func serveRefusesOutOfRangeDurations(_ flags: [String]) async throws {
         let rig = try await ReleaseRig(label: "bounds-serve")
         let before = try TreeSnapshot(rig.root)

@@ -31,7 +31,8 @@ import Testing
         let f = try DeviceFixture()
         try f.publish("1.0.0")
         // The winner holds the lock for ~3 s (the archive drips), far past --wait 0.3.
-        let archiveSize = try #require(FileManager.default.attributesOfItem(atPath: f.releases.channelDirectory + "/v1.0.0.tar.gz")[.size] as? NSNumber)
+        let archiveSize = try #require(
+            FileManager.default.attributesOfItem(atPath: f.releases.channelDirectory + "/v1.0.0.tar.gz")[.size] as? NSNumber)
         let chunk = max(1, archiveSize.intValue / 30)
         f.faults.add(.drip(bytes: chunk, every: 0.1), path: "/stable/v1.0.0.tar.gz")
         let results = try Self.runTogether(Self.processes, root: f.layout.root, extra: ["--wait", "0.3"])
@@ -61,7 +62,8 @@ import Testing
             let process = Process()
             process.executableURL = URL(fileURLWithPath: ClientctlBinary.path)
             process.arguments = ["install", "--root", root, "--json"] + extra
-            let out = scratch("\(n).out"), err = scratch("\(n).err")
+            let out = scratch("\(n).out")
+            let err = scratch("\(n).err")
             _ = FileManager.default.createFile(atPath: out, contents: nil)
             _ = FileManager.default.createFile(atPath: err, contents: nil)
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
@@ -73,9 +75,10 @@ import Testing
         return running.map { process, base in
             process.waitUntilExit()
             let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
-            return Finished(status: status,
-                                     stdout: FileManager.default.contents(atPath: base + ".out") ?? Data(),
-                                     stderr: FileManager.default.contents(atPath: base + ".err") ?? Data())
+            return Finished(
+                status: status,
+                stdout: FileManager.default.contents(atPath: base + ".out") ?? Data(),
+                stderr: FileManager.default.contents(atPath: base + ".err") ?? Data())
         }
     }
 

@@ -66,8 +66,9 @@ import Testing
         usleep(UInt32.random(in: 50_000...900_000))
         kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
-        #expect(process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL,
-                "the install ended before the kill: \(process.terminationReason.rawValue) \(process.terminationStatus)")
+        #expect(
+            process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL,
+            "the install ended before the kill: \(process.terminationReason.rawValue) \(process.terminationStatus)")
         try await device.expectConsistentAfterCrash("kill -9")
 
         let kept = try #require(device.partialDownloadSize(), "no partial download was kept")
@@ -112,11 +113,13 @@ final class CrashTemplate: Sendable {
         let server = try LoopbackHTTPServer(handler: LoopbackHTTPServer.folder(releases))
         defer { server.stop() }
         templatePort = server.port
-        let initRun = try Subprocess.run(ClientctlBinary.path, [
-            "init", "--root", root, "--app", folder.app, "--channel", folder.channel,
-            "--manifest-url", server.url("/stable/manifest.json").absoluteString,
-            "--trust", ClientctlBinary.packagePath("Keys/test-signing.pub.pem"), "--shell-version", "1.0.0",
-        ])
+        let initRun = try Subprocess.run(
+            ClientctlBinary.path,
+            [
+                "init", "--root", root, "--app", folder.app, "--channel", folder.channel,
+                "--manifest-url", server.url("/stable/manifest.json").absoluteString,
+                "--trust", ClientctlBinary.packagePath("Keys/test-signing.pub.pem"), "--shell-version", "1.0.0",
+            ])
         guard initRun.status == 0 else { throw TemplateError("init failed: \(initRun.errorOutput)") }
         let install = try Subprocess.run(ClientctlBinary.path, ["install", "--root", root])
         guard install.status == 0 else { throw TemplateError("install of 1.0.0 failed: \(install.errorOutput)") }
@@ -240,7 +243,8 @@ final class CrashCase: @unchecked Sendable {
         #expect(status["highestAccepted"] as? String == "1.1.0", "\(context): floor \(String(describing: status["highestAccepted"]))")
         #expect(try CrashTemplate.content(of: clients + "/v1.1.0") == template.v110Content, "\(context): v1.1.0 content")
         #expect(try TreeSnapshot(clients + "/v1.0.0").entries == template.v100, "\(context): v1.0.0 changed")
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: clients).filter { $0.hasPrefix(".") || $0.contains(".tmp-") }
+        let leftovers =
+            try FileManager.default.contentsOfDirectory(atPath: clients).filter { $0.hasPrefix(".") || $0.contains(".tmp-") }
             + (try FileManager.default.contentsOfDirectory(atPath: root)).filter { $0.contains(".tmp-") }
         #expect(leftovers.isEmpty, "\(context): leftovers \(leftovers)")
     }

@@ -23,11 +23,13 @@ import Testing
             let good = try ca.issue("good")
             let foreign = try other.issue("foreign")
             let expired = try ca.issue("expired", expired: true)
-            nginx = try NginxTLS(root: f.tmp("releases"), sites: [
-                .init(certificate: good.certificate, key: good.key),
-                .init(certificate: foreign.certificate, key: foreign.key),
-                .init(certificate: expired.certificate, key: expired.key),
-            ], in: f.tmp("nginx"))
+            nginx = try NginxTLS(
+                root: f.tmp("releases"),
+                sites: [
+                    .init(certificate: good.certificate, key: good.key),
+                    .init(certificate: foreign.certificate, key: foreign.key),
+                    .init(certificate: expired.certificate, key: expired.key),
+                ], in: f.tmp("nginx"))
         }
 
         deinit { nginx.stop() }
@@ -36,11 +38,12 @@ import Testing
         func initRoot(_ name: String, site: Int, extra: [String] = ["--ca-file"]) async throws -> (String, Subprocess.Result) {
             let root = f.tmp(name)
             let caArgs = extra == ["--ca-file"] ? ["--ca-file", ca.certificate] : extra
-            let result = try await ClientctlBinary.run([
-                "init", "--root", root, "--app", "com.example.notes", "--channel", "stable",
-                "--manifest-url", nginx.url(site, "/stable/manifest.json").absoluteString,
-                "--trust", ClientctlBinary.packagePath("Keys/test-signing.pub.pem"), "--shell-version", "1.0.0",
-            ] + caArgs)
+            let result = try await ClientctlBinary.run(
+                [
+                    "init", "--root", root, "--app", "com.example.notes", "--channel", "stable",
+                    "--manifest-url", nginx.url(site, "/stable/manifest.json").absoluteString,
+                    "--trust", ClientctlBinary.packagePath("Keys/test-signing.pub.pem"), "--shell-version", "1.0.0",
+                ] + caArgs)
             return (root, result)
         }
     }
@@ -100,7 +103,8 @@ import Testing
         #expect(made.status == 0, "\(made.errorOutput)")
         let install = try await ClientctlBinary.run(["install", "--root", root], environment: ["NO_PROXY": "", "no_proxy": ""])
         #expect(install.status == 0, "\(install.errorOutput)")
-        #expect(!proxy.requests.isEmpty && proxy.requests.allSatisfy { $0 == "CONNECT 127.0.0.1:\(rig.nginx.ports[0]) HTTP/1.1" },
-                "\(proxy.requests)")
+        #expect(
+            !proxy.requests.isEmpty && proxy.requests.allSatisfy { $0 == "CONNECT 127.0.0.1:\(rig.nginx.ports[0]) HTTP/1.1" },
+            "\(proxy.requests)")
     }
 }

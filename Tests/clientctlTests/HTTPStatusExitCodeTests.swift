@@ -1,7 +1,7 @@
 import ClientUpdater
 import Foundation
-import Testing
 import TestSupport
+import Testing
 
 /// Every HTTP status a feed can answer, against the README's exit-code table: a status
 /// retried in vain (5xx, 408, 429) is an unavailable server (69), like a network failure;

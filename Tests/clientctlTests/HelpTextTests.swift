@@ -6,8 +6,10 @@ import Testing
 /// every line of a command's examples is indented, so none was wrapped or left as a
 /// stray `\`.
 @Suite struct HelpTextTests {
-    @Test(arguments: [["keygen"], ["publish"], ["verify"], ["manifest", "canonical"], ["init"], ["install"],
-                      ["status"], ["list"], ["ack"], ["gc"], ["reload"], ["rollback"], ["serve"]])
+    @Test(arguments: [
+        ["keygen"], ["publish"], ["verify"], ["manifest", "canonical"], ["init"], ["install"],
+        ["status"], ["list"], ["ack"], ["gc"], ["reload"], ["rollback"], ["serve"],
+    ])
     func examplesFitIn80Columns(command: [String]) async throws {
         let result = try await ClientctlBinary.run(command + ["--help"], environment: ["COLUMNS": "80"])
         #expect(result.status == 0)

@@ -17,7 +17,10 @@ import Testing
     /// name, archive bytes, expected fragment of the error.
     static let cases: [(String, Data, String)] = [
         ("dot-dot traversal", tgz([index, E.file("../escape.txt", "x")]), "archive entry \"../escape.txt\" rejected: \"..\" path component"),
-        ("absolute path", tgz([index, E.file("/tmp/clientctl-escape.txt", "x")]), "archive entry \"/tmp/clientctl-escape.txt\" rejected: absolute path"),
+        (
+            "absolute path", tgz([index, E.file("/tmp/clientctl-escape.txt", "x")]),
+            "archive entry \"/tmp/clientctl-escape.txt\" rejected: absolute path"
+        ),
         ("symlink inside", tgz([index, E.symlink("alias.html", to: "index.html")]), "archive entry \"alias.html\" rejected: symbolic link"),
         ("symlink escaping", tgz([E.symlink("index.html", to: "/etc/passwd")]), "archive entry \"index.html\" rejected: symbolic link"),
         ("hardlink", tgz([index, E.hardlink("copy.html", to: "index.html")]), "archive entry \"copy.html\" rejected: hard link"),
@@ -25,7 +28,11 @@ import Testing
         ("fifo", tgz([index, E.fifo("pipe")]), "archive entry \"pipe\" rejected: fifo"),
         ("missing index.html", tgz([E.file("app.js", "x")]), "no index.html file at the archive root"),
         ("empty archive", tgz([]), "archive has no entries"),
-        ("truncated archive", Data(HostileArchive.gzip(Array(HostileArchive.tar([index, E.file("big.bin", String(repeating: "a", count: 50_000))]).prefix(5_000)))), "Truncated tar archive"),
+        (
+            "truncated archive",
+            Data(HostileArchive.gzip(Array(HostileArchive.tar([index, E.file("big.bin", String(repeating: "a", count: 50_000))]).prefix(5_000)))),
+            "Truncated tar archive"
+        ),
         ("corrupt gzip trailer", corruptTrailer(tgz([index])), "gzip CRC-32 mismatch"),
         ("not an archive", Data("just some text, not a tar or zip".utf8), "archive rejected: not a tar.gz, tar.zst or zip archive"),
     ]

@@ -16,8 +16,10 @@ import Testing
     }
 
     /// Installs and expects a rejection whose message contains `expected`; checks the root.
-    func expectRejected(_ f: DeviceFixture, _ expected: String, exit: ClientUpdater.ExitStatus = .dataError,
-                        sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    func expectRejected(
+        _ f: DeviceFixture, _ expected: String, exit: ClientUpdater.ExitStatus = .dataError,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         let before = try f.snapshot()
         do {
             let report = try await f.updater().install()

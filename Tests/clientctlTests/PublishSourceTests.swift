@@ -10,14 +10,18 @@ import Testing
 @Suite struct PublishSourceTests {
     @Test func hiddenFilesAreSkippedUnlessIncluded() async throws {
         let rig = try await ReleaseRig(label: "publish-hidden")
-        let dir = try ReleaseFolder.makeClient(at: rig.tmp("build"), version: "1.0.0",
-                                               extraFiles: [".env": "SECRET=1", ".git/config": "x", ".well-known/assetlinks.json": "[]"])
-        let args = ["publish", dir, "--app", rig.app, "--channel", "stable", "--min-shell", "1.0.0",
-                    "--key", rig.key + ".pem", "--out", rig.releases]
+        let dir = try ReleaseFolder.makeClient(
+            at: rig.tmp("build"), version: "1.0.0",
+            extraFiles: [".env": "SECRET=1", ".git/config": "x", ".well-known/assetlinks.json": "[]"])
+        let args = [
+            "publish", dir, "--app", rig.app, "--channel", "stable", "--min-shell", "1.0.0",
+            "--key", rig.key + ".pem", "--out", rig.releases,
+        ]
         let skipped = try await ClientctlBinary.run(args + ["--version", "1.0.0"])
         #expect(skipped.status == 0, "\(skipped.errorOutput)")
-        #expect(skipped.errorOutput.contains("skipped hidden files: .env, .git, .well-known (pass --include-hidden to publish them)"),
-                "\(skipped.errorOutput)")
+        #expect(
+            skipped.errorOutput.contains("skipped hidden files: .env, .git, .well-known (pass --include-hidden to publish them)"),
+            "\(skipped.errorOutput)")
         let names = try await Subprocess.run("bsdtar", ["-tzf", rig.releases + "/stable/v1.0.0.tar.gz"]).output
         #expect(!names.contains(".env") && !names.contains(".git") && names.contains("index.html"), "\(names)")
 

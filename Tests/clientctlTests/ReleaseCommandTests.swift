@@ -1,8 +1,8 @@
 import ClientUpdater
 import Foundation
 import SignedArchive
-import Testing
 import TestSupport
+import Testing
 
 /// keygen, publish, verify and manifest canonical, run as the built `clientctl` binary.
 @Suite struct ReleaseCommandTests {
@@ -28,10 +28,15 @@ import TestSupport
     }
 
     @discardableResult
-    func publish(_ version: String, key: String, out: String? = nil, source: String? = nil, extra: [String] = [],
-                 expect status: Int32 = 0) async throws -> Subprocess.Result {
-        try await clientctl(["publish", source ?? sample, "--app", "com.example.notes", "--channel", "stable", "--version", version,
-                       "--min-shell", "1.0.0", "--key", key, "--out", out ?? dir("rel")] + extra, expect: status)
+    func publish(
+        _ version: String, key: String, out: String? = nil, source: String? = nil, extra: [String] = [],
+        expect status: Int32 = 0
+    ) async throws -> Subprocess.Result {
+        try await clientctl(
+            [
+                "publish", source ?? sample, "--app", "com.example.notes", "--channel", "stable", "--version", version,
+                "--min-shell", "1.0.0", "--key", key, "--out", out ?? dir("rel"),
+            ] + extra, expect: status)
     }
 
     @Test func keygenWritesAPrivate0600KeyAndRefusesToOverwrite() async throws {
@@ -47,8 +52,9 @@ import TestSupport
         let der = try Data(contentsOf: URL(fileURLWithPath: dir("pub.der")))
         #expect(keyId == String(Digest.hex(.sha256, of: der).prefix(16)))
         // openssl reads the private key and derives the same public key.
-        await #expect(try openssl(["pkey", "-in", dir("release.pem"), "-pubout"]).output
-            == (try String(contentsOfFile: dir("release.pub.pem"), encoding: .utf8)))
+        await #expect(
+            try openssl(["pkey", "-in", dir("release.pem"), "-pubout"]).output
+                == (try String(contentsOfFile: dir("release.pub.pem"), encoding: .utf8)))
 
         let before = try Data(contentsOf: URL(fileURLWithPath: dir("release.pem")))
         let again = try await clientctl(["keygen", "--out", dir("release")], expect: 73)
@@ -74,8 +80,10 @@ import TestSupport
         #expect(Array(canonical) == Manifest.signedBytes(of: object))
         let signature = try #require(object["signature"]?.stringValue.flatMap { Data(base64Encoded: $0) })
         try signature.write(to: URL(fileURLWithPath: dir("sig")))
-        let verified = try await openssl(["pkeyutl", "-verify", "-pubin", "-inkey", dir("k.pub.pem"), "-rawin",
-                                    "-in", dir("canonical"), "-sigfile", dir("sig")])
+        let verified = try await openssl([
+            "pkeyutl", "-verify", "-pubin", "-inkey", dir("k.pub.pem"), "-rawin",
+            "-in", dir("canonical"), "-sigfile", dir("sig"),
+        ])
         #expect(verified.output.contains("Signature Verified Successfully"))
 
         try await openssl(["pkeyutl", "-sign", "-inkey", dir("k.pem"), "-rawin", "-in", dir("canonical"), "-out", dir("sig2")])
@@ -128,9 +136,12 @@ import TestSupport
         try await clientctl(["keygen", "--out", dir("k")])
         var manifests: [JSONObject] = []
         for (out, zone) in [("relA", "Asia/Tokyo"), ("relB", "America/New_York")] {
-            let r = try await ClientctlBinary.run(["publish", sample, "--app", "com.example.notes", "--channel", "stable",
-                                             "--version", "1.0.0", "--min-shell", "1.0.0", "--key", dir("k.pem"),
-                                             "--out", dir(out), "--format", format], environment: ["TZ": zone])
+            let r = try await ClientctlBinary.run(
+                [
+                    "publish", sample, "--app", "com.example.notes", "--channel", "stable",
+                    "--version", "1.0.0", "--min-shell", "1.0.0", "--key", dir("k.pem"),
+                    "--out", dir(out), "--format", format,
+                ], environment: ["TZ": zone])
             #expect(r.status == 0, "\(r.errorOutput)")
             manifests.append(try StrictJSON.parseObject(try Data(contentsOf: URL(fileURLWithPath: dir("\(out)/stable/manifest.json")))))
             if manifests.count == 1 { sleep(1) }
@@ -181,8 +192,10 @@ import TestSupport
 
     /// A file the publishing user cannot read is refused by path. Root reads every file,
     /// so as root this runs clientctl as `nobody` (setpriv), when that is possible here.
-    @Test(.enabled(if: ReleaseCommandTests.canRunAsUnprivilegedUser,
-                   "skipped: root reads every file, and setpriv cannot run clientctl as nobody here"))
+    @Test(
+        .enabled(
+            if: ReleaseCommandTests.canRunAsUnprivilegedUser,
+            "skipped: root reads every file, and setpriv cannot run clientctl as nobody here"))
     func unreadableFilesAreRefusedByPath() async throws {
         try await clientctl(["keygen", "--out", dir("k")])
         try FileManager.default.copyItem(atPath: sample, toPath: dir("src"))
@@ -191,8 +204,10 @@ import TestSupport
         chmod(dir("k.pem"), 0o644)
         try FileManager.default.createDirectory(atPath: dir("rel"), withIntermediateDirectories: true)
         chmod(dir("rel"), 0o777)
-        let args = ["publish", dir("src"), "--app", "a.b", "--channel", "stable", "--version", "1.0.0",
-                    "--min-shell", "1.0.0", "--key", dir("k.pem"), "--out", dir("rel")]
+        let args = [
+            "publish", dir("src"), "--app", "a.b", "--channel", "stable", "--version", "1.0.0",
+            "--min-shell", "1.0.0", "--key", dir("k.pem"), "--out", dir("rel"),
+        ]
         let r = try await Self.runUnprivileged(args)
         #expect(r.status == 65, "\(r.errorOutput)")
         #expect(r.errorOutput == "clientctl: \(dir("src/assets/fonts/fonts.css")): unreadable file: Permission denied\n")

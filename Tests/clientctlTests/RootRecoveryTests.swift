@@ -43,7 +43,9 @@ import Testing
         let before = try f.snapshot()
         let result = try await run(["rollback"], root: root)
         #expect(result.status == 66, "\(result.errorOutput)")
-        #expect(result.errorOutput == "clientctl: nothing to roll back to: 1.0.0 runs and there is no other last known good version and no embedded seed\n")
+        #expect(
+            result.errorOutput
+                == "clientctl: nothing to roll back to: 1.0.0 runs and there is no other last known good version and no embedded seed\n")
         let after = try f.snapshot()
         #expect(after == before, "\(after.difference(from: before))")
     }
@@ -91,7 +93,10 @@ import Testing
         sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
         sleeper.arguments = ["60"]
         try sleeper.run()
-        defer { sleeper.terminate(); sleeper.waitUntilExit() }
+        defer {
+            sleeper.terminate()
+            sleeper.waitUntilExit()
+        }
         var state = StateStore.load(f.layout)
         var trial = try #require(state.trial)
         trial.pid = sleeper.processIdentifier

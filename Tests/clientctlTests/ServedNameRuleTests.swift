@@ -26,12 +26,17 @@ import Testing
         #expect(((try? scanned.get()) != nil) == expectAccepted, "publish of \(name): \(scanned)")
         // extraction's entry rule
         let verdict = EntryRule().check(Array(name.utf8), isDirectory: false)
-        if case .accepted = verdict { #expect(expectAccepted, "extraction accepted \(name)") } else { #expect(!expectAccepted, "extraction: \(verdict)") }
+        if case .accepted = verdict {
+            #expect(expectAccepted, "extraction accepted \(name)")
+        } else {
+            #expect(!expectAccepted, "extraction: \(verdict)")
+        }
         // the device's organizer, given the archive channel's assets of an unpacked tree
         let layout = RootLayout(root: tmp("root"))
-        let config = DeviceConfig(app: "com.example.notes", channelKind: .signedArchive, channel: "stable",
-                                  manifestURL: "file:///releases/stable/manifest.json",
-                                  trustedKeys: [try ReleaseFolder.testPublicKeyPEM()], shellVersion: Version(1, 0, 0))
+        let config = DeviceConfig(
+            app: "com.example.notes", channelKind: .signedArchive, channel: "stable",
+            manifestURL: "file:///releases/stable/manifest.json",
+            trustedKeys: [try ReleaseFolder.testPublicKeyPEM()], shellVersion: Version(1, 0, 0))
         let channel = try ArchiveChannel(layout: layout, config: config)
         let tree = try Self.client(tmp, with: name)
         let organized = Result {
@@ -49,8 +54,10 @@ import Testing
     @Test func publishRefusesAnUnservableNameAndWritesNothing() async throws {
         let rig = try await ReleaseRig(label: "served-publish")
         let dir = try Self.client(rig.tmp, with: "what?.js")
-        let result = try await ClientctlBinary.run(["publish", dir, "--app", rig.app, "--channel", "stable", "--version", "1.1.0",
-                                              "--min-shell", "1.0.0", "--key", rig.key + ".pem", "--out", rig.releases])
+        let result = try await ClientctlBinary.run([
+            "publish", dir, "--app", rig.app, "--channel", "stable", "--version", "1.1.0",
+            "--min-shell", "1.0.0", "--key", rig.key + ".pem", "--out", rig.releases,
+        ])
         #expect(result.status == 65, "\(result.errorOutput)")
         #expect(result.errorOutput.contains("what?.js") && result.errorOutput.contains("'?'"), "\(result.errorOutput)")
         #expect(!FileManager.default.fileExists(atPath: rig.releases + "/stable/manifest.json"))

@@ -35,9 +35,10 @@ case "organize":
     do {
         let report = try Organizer(layout: RootLayout(root: arguments[3])).organize(id: arguments[4], assets: list)
         let end = DispatchTime.now().uptimeNanoseconds
-        print("{\"files\":\(list.count),\"listSeconds\":\(Double(listed - start) / 1e9),\"organizeSeconds\":\(Double(end - listed) / 1e9),"
-              + "\"linkedFiles\":\(report.linkedFiles),\"linkedBytes\":\(report.linkedBytes),"
-              + "\"copiedFiles\":\(report.copiedFiles),\"copiedBytes\":\(report.copiedBytes)}")
+        print(
+            "{\"files\":\(list.count),\"listSeconds\":\(Double(listed - start) / 1e9),\"organizeSeconds\":\(Double(end - listed) / 1e9),"
+                + "\"linkedFiles\":\(report.linkedFiles),\"linkedBytes\":\(report.linkedBytes),"
+                + "\"copiedFiles\":\(report.copiedFiles),\"copiedBytes\":\(report.copiedBytes)}")
     } catch {
         fail("\(error)")
     }

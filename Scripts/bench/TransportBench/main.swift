@@ -74,8 +74,9 @@ do {
         try await get(DefaultTransport(settings: settings(ca: args.count > 4 ? args[4] : nil)), url, to: args[3], bytesPerSecond: nil)
     case "slow":
         guard args.count >= 5, let mbps = Double(args[4]) else { throw UpdaterError(.invalidArgument, "slow needs MBPS") }
-        try await get(DefaultTransport(settings: settings(ca: args.count > 5 ? args[5] : nil)), url, to: args[3],
-                      bytesPerSecond: mbps * 1e6)
+        try await get(
+            DefaultTransport(settings: settings(ca: args.count > 5 ? args[5] : nil)), url, to: args[3],
+            bytesPerSecond: mbps * 1e6)
     case "download":
         unlink(args[3])
         let downloader = Downloader(transport: DefaultTransport(settings: settings(ca: args.count > 4 ? args[4] : nil)), retry: .never)

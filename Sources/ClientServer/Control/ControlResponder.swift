@@ -17,8 +17,10 @@ struct ControlResponder: Sendable {
     /// Open event streams, capped.
     let streams: StreamGate
 
-    func respond(path: String, request: Request, handler: (any ControlHandler)?,
-                 connectionClosed: EventLoopFuture<Void>? = nil) async -> Response {
+    func respond(
+        path: String, request: Request, handler: (any ControlHandler)?,
+        connectionClosed: EventLoopFuture<Void>? = nil
+    ) async -> Response {
         let name = path.dropFirst(Self.prefix.count)
         let method: HTTPRequest.Method
         switch name {

@@ -12,7 +12,8 @@ enum ByteRange: Equatable {
         guard header.hasPrefix("bytes="), !header.contains(",") else { return .ignored }
         let spec = header.dropFirst(6).trimmingWhitespace()
         guard let dash = spec.firstIndex(of: "-") else { return .ignored }
-        let first = spec[..<dash], last = spec[spec.index(after: dash)...]
+        let first = spec[..<dash]
+        let last = spec[spec.index(after: dash)...]
         if first.isEmpty {
             guard let suffix = Int64(last), suffix >= 0 else { return .ignored }
             guard suffix > 0, size > 0 else { return .unsatisfiable }

@@ -28,8 +28,9 @@ enum SafeFileReader {
         let fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
             let code = errno
-            throw code == ELOOP ? Refusal(path: path, reason: "it is a symbolic link")
-                                : UpdaterError.io("cannot open", path: path, errno: code)
+            throw code == ELOOP
+                ? Refusal(path: path, reason: "it is a symbolic link")
+                : UpdaterError.io("cannot open", path: path, errno: code)
         }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
@@ -66,7 +67,10 @@ enum SafeFileReader {
             let wanted = count - buffer.readableBytes
             let n = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: wanted) { raw -> Int in
                 let r = pread(fd, raw.baseAddress, min(raw.count, wanted), off_t(position))
-                if r < 0 { failure = errno; return 0 }
+                if r < 0 {
+                    failure = errno
+                    return 0
+                }
                 return r
             }
             if failure == EINTR { continue }

@@ -53,8 +53,9 @@ public final class ServedVersion: Sendable {
         files.reserveCapacity(manifest.entries.count)
         var index: ServedFile?
         for entry in manifest.entries {
-            let file = ServedFile(path: dir + "/" + entry.file, size: entry.size, urlPath: entry.file, served: entry.urlPath,
-                                  cacheable: entry.cacheable, hash: entry.contentHash, sourceMap: entry.sourceMapURLPath)
+            let file = ServedFile(
+                path: dir + "/" + entry.file, size: entry.size, urlPath: entry.file, served: entry.urlPath,
+                cacheable: entry.cacheable, hash: entry.contentHash, sourceMap: entry.sourceMapURLPath)
             files[entry.urlPath] = file
             if entry.file == manifest.index { index = file }
         }
@@ -78,8 +79,9 @@ enum TreeScanner {
             let path = root + "/" + relative
             var st = stat()
             guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
-            files["/" + relative] = ServedFile(path: path, size: Int64(st.st_size), urlPath: relative, served: "/" + relative,
-                                               cacheable: false, hash: nil, sourceMap: nil)
+            files["/" + relative] = ServedFile(
+                path: path, size: Int64(st.st_size), urlPath: relative, served: "/" + relative,
+                cacheable: false, hash: nil, sourceMap: nil)
         }
         return files
     }

@@ -35,8 +35,9 @@ struct ClientResponder: HTTPResponder {
             return try await files.respond(index, version: version, request: request, allowImmutable: false)
         }
         if let file = version.file(at: path) {
-            return try await files.respond(file, version: version, request: request,
-                                           allowImmutable: hasQuery || HashedName.containsSHA1Hex(path))
+            return try await files.respond(
+                file, version: version, request: request,
+                allowImmutable: hasQuery || HashedName.containsSHA1Hex(path))
         }
         let underApplication = path == "/application" || path.hasPrefix("/application/")
         if !underApplication, let file = www[path], file.answers(path) {

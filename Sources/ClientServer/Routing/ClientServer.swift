@@ -2,8 +2,8 @@ import ClientUpdater
 import Foundation
 import Hummingbird
 import HummingbirdCore
-import NIOCore
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// The loopback HTTP server behind `clientctl serve` (DESIGN §6).
@@ -31,8 +31,10 @@ public final class ClientServer: Sendable {
 
     /// - Throws: ``ServerError`` `.invalidConfiguration` for a bad port, host or `www`
     ///   folder.
-    public init(configuration: ServerConfiguration, control: (any ControlHandler)? = nil,
-                logger: Logger = Logger(label: "clientctl.serve")) throws {
+    public init(
+        configuration: ServerConfiguration, control: (any ControlHandler)? = nil,
+        logger: Logger = Logger(label: "clientctl.serve")
+    ) throws {
         guard (0...65535).contains(configuration.port) else {
             throw ServerError(.invalidConfiguration, "port \(configuration.port) is not between 0 and 65535")
         }
@@ -97,8 +99,11 @@ public final class ClientServer: Sendable {
             hostGuard: hostGuard)
         return Application(
             responder: responder,
-            server: .http1(configuration: .init(additionalChannelHandlers: [ConnectionTimeoutHandler(
-                headerTimeout: headerTimeout, idleTimeout: idleTimeout)])),
+            server: .http1(
+                configuration: .init(additionalChannelHandlers: [
+                    ConnectionTimeoutHandler(
+                        headerTimeout: headerTimeout, idleTimeout: idleTimeout)
+                ])),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: nil,
                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections, logger: logger)),

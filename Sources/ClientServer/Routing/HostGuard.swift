@@ -26,12 +26,15 @@ final class HostGuard: @unchecked Sendable {
     func refusal(for request: Request) -> Response? {
         let port = lock.withLock { boundPort }
         guard let host = request.head.authority, Self.isOwnHost(host, port: port),
-              request.headers[values: Self.hostField].isEmpty else {
+            request.headers[values: Self.hostField].isEmpty
+        else {
             let named = request.head.authority.map { "Host \($0)" } ?? "no Host"
-            return ControlResponder.json(.misdirectedRequest, ["error": "\(named) is not this server: it answers 127.0.0.1:\(port), localhost:\(port) and [::1]:\(port) only"])
+            return ControlResponder.json(
+                .misdirectedRequest, ["error": "\(named) is not this server: it answers 127.0.0.1:\(port), localhost:\(port) and [::1]:\(port) only"])
         }
         if request.method == .post, let origin = request.headers[.origin],
-           origin.lowercased() != "http://" + host.lowercased() {
+            origin.lowercased() != "http://" + host.lowercased()
+        {
             return ControlResponder.json(.forbidden, ["error": "a POST from origin \(origin) is refused: only pages of http://\(host) may post here"])
         }
         return nil

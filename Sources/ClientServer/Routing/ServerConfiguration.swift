@@ -32,10 +32,12 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// The timeouts `serve` accepts (a longer one would let idle clients pin descriptors).
     public static let timeoutRange: ClosedRange<Double> = 0.1...3600
 
-    public init(host: String = "127.0.0.1", port: Int, contentSecurityPolicy: String? = nil, wwwDirectory: String? = nil,
-                memoryCacheFileLimit: Int = 1 << 20, memoryCacheTotalLimit: Int = 64 << 20, eventHeartbeatSeconds: Double = 15,
-                headerTimeoutSeconds: Double = 10, idleTimeoutSeconds: Double = 30,
-                maxConnections: Int = ServerConfiguration.defaultMaxConnections(), maxEventStreams: Int = 64) {
+    public init(
+        host: String = "127.0.0.1", port: Int, contentSecurityPolicy: String? = nil, wwwDirectory: String? = nil,
+        memoryCacheFileLimit: Int = 1 << 20, memoryCacheTotalLimit: Int = 64 << 20, eventHeartbeatSeconds: Double = 15,
+        headerTimeoutSeconds: Double = 10, idleTimeoutSeconds: Double = 30,
+        maxConnections: Int = ServerConfiguration.defaultMaxConnections(), maxEventStreams: Int = 64
+    ) {
         self.host = host
         self.port = port
         self.contentSecurityPolicy = contentSecurityPolicy

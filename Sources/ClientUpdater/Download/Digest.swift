@@ -1,5 +1,5 @@
-import Foundation
 internal import COpenSSL
+import Foundation
 
 /// A streaming message digest computed by OpenSSL's EVP API (SHA-256 or SHA-1).
 ///

@@ -67,8 +67,10 @@ public struct Downloader: Sendable {
         _ url: URL, to path: String, expectedSize: Int64? = nil, expectedDigest: String? = nil,
         algorithm: Digest.Algorithm = .sha256, progress: (@Sendable (Int64) -> Void)? = nil
     ) async throws -> Result {
-        try await download(url, to: path, expectedSize: expectedSize, expectedDigest: expectedDigest, algorithm: algorithm,
-                           progress: progress, verified: { _ in () }).0
+        try await download(
+            url, to: path, expectedSize: expectedSize, expectedDigest: expectedDigest, algorithm: algorithm,
+            progress: progress, verified: { _ in () }
+        ).0
     }
 
     /// Like ``download(_:to:expectedSize:expectedDigest:algorithm:progress:)``, then hands
@@ -114,7 +116,8 @@ public struct Downloader: Sendable {
                 }
                 throw UpdaterError(
                     .hashMismatch,
-                    "GET \(url.absoluteString): \(Self.name(file.algorithm)) of the \(file.size) bytes downloaded is \(digest), expected \(expectedDigest.lowercased())")
+                    "GET \(url.absoluteString): \(Self.name(file.algorithm)) of the \(file.size) bytes downloaded is \(digest), expected \(expectedDigest.lowercased())"
+                )
             }
             return Result(size: file.size, digest: digest, etag: etag, resumedFrom: file.keptFromEarlier, requests: requests)
         }

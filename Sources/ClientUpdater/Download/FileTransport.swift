@@ -11,8 +11,10 @@ public enum FileTransport {
 
     /// Reads the file named by `request.url` and streams it like a GET: `head` first, then
     /// `sink` chunk by chunk.
-    public static func get(_ request: TransportRequest, head: (TransportResponse) throws -> Void,
-                    sink: (UnsafeRawBufferPointer) throws -> Void) throws -> TransportResponse {
+    public static func get(
+        _ request: TransportRequest, head: (TransportResponse) throws -> Void,
+        sink: (UnsafeRawBufferPointer) throws -> Void
+    ) throws -> TransportResponse {
         let path = request.url.path
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
@@ -31,7 +33,8 @@ public enum FileTransport {
         var status = 200
         var headers = ["content-length": String(size)]
         if let range = request.headers.first(where: { $0.key.lowercased() == "range" })?.value,
-           range.hasPrefix("bytes="), range.hasSuffix("-"), let from = Int64(range.dropFirst(6).dropLast()), from >= 0 {
+            range.hasPrefix("bytes="), range.hasSuffix("-"), let from = Int64(range.dropFirst(6).dropLast()), from >= 0
+        {
             guard from < size else {
                 return try answer(TransportResponse(status: 416, headers: ["content-range": "bytes */\(size)"]), head)
             }

@@ -98,7 +98,9 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         }
         var st = stat()
         if stat(layout.config, &st) == 0, st.st_mode & S_IWOTH != 0 {
-            throw UpdaterError(.configInvalid, "\(layout.config) is writable by every user (mode \(String(st.st_mode & 0o7777, radix: 8))): refused; run chmod o-w on it")
+            throw UpdaterError(
+                .configInvalid,
+                "\(layout.config) is writable by every user (mode \(String(st.st_mode & 0o7777, radix: 8))): refused; run chmod o-w on it")
         }
         let config: DeviceConfig
         do {

@@ -22,8 +22,10 @@ public struct DeviceState: Codable, Sendable, Equatable {
         /// When `pid` started, in clock ticks after boot (`/proc/PID/stat` field 22): a
         /// live process with the same pid but another start time is not the owner.
         public var pidStart: UInt64?
-        public init(version: String, startedAt: Date, pid: Int32? = nil, session: String? = nil, boot: String? = nil,
-                    pidStart: UInt64? = nil) {
+        public init(
+            version: String, startedAt: Date, pid: Int32? = nil, session: String? = nil, boot: String? = nil,
+            pidStart: UInt64? = nil
+        ) {
             self.version = version
             self.startedAt = startedAt
             self.pid = pid
@@ -33,8 +35,9 @@ public struct DeviceState: Codable, Sendable, Equatable {
         }
         /// A trial of `version` run by `owner`.
         public init(version: String, owner: TrialOwner) {
-            self.init(version: version, startedAt: owner.startedAt, pid: owner.pid, session: owner.session, boot: owner.boot,
-                      pidStart: owner.pidStart)
+            self.init(
+                version: version, startedAt: owner.startedAt, pid: owner.pid, session: owner.session, boot: owner.boot,
+                pidStart: owner.pidStart)
         }
     }
 

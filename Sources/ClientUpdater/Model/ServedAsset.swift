@@ -17,8 +17,10 @@ public struct ServedAsset: Sendable, Equatable, Hashable, Codable {
     /// The manifest's asset type (`js`, `css`, `asset`, …), when known.
     public var type: String?
 
-    public init(urlPath: String, sourceFile: String, cacheable: Bool, hash: String? = nil,
-                sourceMapURLPath: String? = nil, type: String? = nil) {
+    public init(
+        urlPath: String, sourceFile: String, cacheable: Bool, hash: String? = nil,
+        sourceMapURLPath: String? = nil, type: String? = nil
+    ) {
         self.urlPath = urlPath
         self.sourceFile = sourceFile
         self.cacheable = cacheable

@@ -39,8 +39,10 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var lastCheck: DeviceState.CheckRecord?
     public var installed: [Entry]
 
-    public init(layout: RootLayout, config: DeviceConfig, state: DeviceState, installed: [InstalledVersion],
-                embedded: InstalledVersion?, selected: InstalledVersion?, lastCheck: DeviceState.CheckRecord?) {
+    public init(
+        layout: RootLayout, config: DeviceConfig, state: DeviceState, installed: [InstalledVersion],
+        embedded: InstalledVersion?, selected: InstalledVersion?, lastCheck: DeviceState.CheckRecord?
+    ) {
         root = layout.root
         app = config.app
         channelKind = config.channelKind.rawValue
@@ -57,11 +59,12 @@ public struct StatusReport: Codable, Sendable, Equatable {
         trial = state.trial
         self.lastCheck = lastCheck
         self.installed = installed.map { v in
-            Entry(version: v.id, path: v.directory, minShell: v.minShell?.description, maxShell: v.maxShell?.description,
-                  installedAt: v.installedAt, compatible: v.isCompatible(withShell: config.shellVersion),
-                  blacklisted: state.blacklist.contains(v.id), retry: state.retry.contains(v.id),
-                  current: v.id == state.current, pending: v.id == state.pending,
-                  lastKnownGood: v.id == state.lastKnownGood)
+            Entry(
+                version: v.id, path: v.directory, minShell: v.minShell?.description, maxShell: v.maxShell?.description,
+                installedAt: v.installedAt, compatible: v.isCompatible(withShell: config.shellVersion),
+                blacklisted: state.blacklist.contains(v.id), retry: state.retry.contains(v.id),
+                current: v.id == state.current, pending: v.id == state.pending,
+                lastKnownGood: v.id == state.lastKnownGood)
         }
     }
 }

@@ -44,8 +44,10 @@ public struct InstalledVersion: Sendable, Equatable, Hashable {
     /// True for the embedded seed (never deleted).
     public var isEmbedded: Bool
 
-    public init(id: String, directory: String, minShell: Version? = nil, maxShell: Version? = nil,
-                installedAt: Date? = nil, isEmbedded: Bool = false) {
+    public init(
+        id: String, directory: String, minShell: Version? = nil, maxShell: Version? = nil,
+        installedAt: Date? = nil, isEmbedded: Bool = false
+    ) {
         self.id = id
         self.directory = directory
         self.minShell = minShell

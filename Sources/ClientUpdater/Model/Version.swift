@@ -81,9 +81,11 @@ public struct Version: Sendable, Comparable, Hashable, CustomStringConvertible, 
         case (false, false): break
         }
         for (a, b) in zip(lhs.prerelease, rhs.prerelease) where a != b {
-            switch (UInt64(a).flatMap { Self.isNumeric(Substring(a)) ? $0 : nil },
-                    UInt64(b).flatMap { Self.isNumeric(Substring(b)) ? $0 : nil }) {
-            case let (x?, y?): return x < y
+            switch (
+                UInt64(a).flatMap { Self.isNumeric(Substring(a)) ? $0 : nil },
+                UInt64(b).flatMap { Self.isNumeric(Substring(b)) ? $0 : nil }
+            ) {
+            case (let x?, let y?): return x < y
             case (.some, nil): return true  // numeric identifiers sort before alphanumeric
             case (nil, .some): return false
             case (nil, nil): return Array(a.utf8).lexicographicallyPrecedes(Array(b.utf8))

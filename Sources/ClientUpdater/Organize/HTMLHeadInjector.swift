@@ -38,7 +38,10 @@ enum HTMLHeadInjector {
         let stop = stopAt.map { Array($0.utf8) }
         var i = 0
         while i < bytes.count {
-            guard bytes[i] == UInt8(ascii: "<") else { i += 1; continue }
+            guard bytes[i] == UInt8(ascii: "<") else {
+                i += 1
+                continue
+            }
             if matches(bytes, at: i + 1, Array("!--".utf8)) {
                 guard let close = bytes[(i + 4)...].firstRange(of: Array("-->".utf8)) else { return nil }
                 i = close.upperBound
@@ -73,7 +76,9 @@ enum HTMLHeadInjector {
 
     private static func doctypeEnd(in bytes: [UInt8]) -> Int? {
         var i = 0
-        while i < bytes.count, bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0xEF || bytes[i] == 0xBB || bytes[i] == 0xBF {
+        while i < bytes.count,
+            bytes[i] == 0x20 || bytes[i] == 0x09 || bytes[i] == 0x0A || bytes[i] == 0x0D || bytes[i] == 0xEF || bytes[i] == 0xBB || bytes[i] == 0xBF
+        {
             i += 1
         }
         guard matches(bytes, at: i, Array("<!doctype".utf8)) else { return nil }

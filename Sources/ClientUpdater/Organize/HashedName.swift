@@ -47,7 +47,8 @@ public enum HashedName {
 
     private static func mixedHashPart(_ part: Substring) -> Bool {
         guard (8...64).contains(part.utf8.count) else { return false }
-        var digits = false, letters = false
+        var digits = false
+        var letters = false
         for c in part.utf8 {
             if isDigit(c) { digits = true } else if isLetter(c) { letters = true } else if c != 0x5F { return false }
         }
@@ -61,7 +62,8 @@ public enum HashedName {
         guard separator == 0x2E || separator == 0x2D else { return false }
         let hash = bytes[(bytes.count - 8)...]
         guard hash.allSatisfy({ isDigit($0) || isLetter($0) || $0 == 0x5F || $0 == 0x2D }),
-              hash.contains(where: isLetter) else { return false }
+            hash.contains(where: isLetter)
+        else { return false }
         if hash.contains(where: isDigit) { return true }
         let upper = hash.filter { $0 >= 0x41 && $0 <= 0x5A }.count
         let lower = hash.filter { $0 >= 0x61 && $0 <= 0x7A }.count

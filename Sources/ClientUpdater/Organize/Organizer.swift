@@ -60,7 +60,8 @@ public struct Organizer: Sendable {
         var report = Report(directory: directory, manifestPath: manifestPath, alreadyOrganized: false)
         let planned = try plan(id: id, assets: assets, report: &report)
         if let existing = try? ServingManifest.read(from: manifestPath), Self.isDirectory(directory),
-           existing.id == id, Set(existing.entries.map(\.urlPath)) == Set(planned.map(\.asset.urlPath)) {
+            existing.id == id, Set(existing.entries.map(\.urlPath)) == Set(planned.map(\.asset.urlPath))
+        {
             report.alreadyOrganized = true
             return report
         }
@@ -78,9 +79,10 @@ public struct Organizer: Sendable {
             if let slash = item.file.lastIndex(of: "/"), folders.insert(item.file[..<slash]).inserted {
                 try AtomicFile.makeDirectory(staging + "/" + item.file[..<slash])
             }
-            var entry = ServingManifest.Entry(urlPath: item.asset.urlPath, file: item.file, size: 0,
-                                              cacheable: item.asset.cacheable, hash: item.asset.hash,
-                                              sourceMapURLPath: item.asset.sourceMapURLPath, type: item.asset.type)
+            var entry = ServingManifest.Entry(
+                urlPath: item.asset.urlPath, file: item.file, size: 0,
+                cacheable: item.asset.cacheable, hash: item.asset.hash,
+                sourceMapURLPath: item.asset.sourceMapURLPath, type: item.asset.type)
             if item.isIndex {
                 let page = try OrganizerFiles.read(item.asset.sourceFile)
                 let shimmed = shim.inject(into: page, version: id)
@@ -96,7 +98,13 @@ public struct Organizer: Sendable {
                 let linked = try OrganizerFiles.linkOrCopy(item.asset.sourceFile, to: destination)
                 let size = item.size
                 entry.size = size
-                if linked { report.linkedFiles += 1; report.linkedBytes += size } else { report.copiedFiles += 1; report.copiedBytes += size }
+                if linked {
+                    report.linkedFiles += 1
+                    report.linkedBytes += size
+                } else {
+                    report.copiedFiles += 1
+                    report.copiedBytes += size
+                }
             }
             entries.append(entry)
         }

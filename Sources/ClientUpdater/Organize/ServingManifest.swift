@@ -25,8 +25,10 @@ public struct ServingManifest: Codable, Sendable, Equatable {
         /// The channel's asset type (`js`, `css`, `asset`, …).
         public var type: String?
 
-        public init(urlPath: String, file: String, size: Int64, cacheable: Bool, hash: String? = nil,
-                    sha256: String? = nil, sourceMapURLPath: String? = nil, type: String? = nil) {
+        public init(
+            urlPath: String, file: String, size: Int64, cacheable: Bool, hash: String? = nil,
+            sha256: String? = nil, sourceMapURLPath: String? = nil, type: String? = nil
+        ) {
             self.urlPath = urlPath
             self.file = file
             self.size = size

@@ -33,8 +33,10 @@ public enum Retention {
     ///   - keep: N, at least 1.
     ///   - servingEntries: names found under `serving/` (folders and their `.json` sidecars).
     ///   - embeddedID: the serving id of the embedded seed, whose folder always stays.
-    public static func plan(installed: [InstalledVersion], state: DeviceState, keep: Int,
-                            servingEntries: [String] = [], embeddedID: String? = nil) -> Plan {
+    public static func plan(
+        installed: [InstalledVersion], state: DeviceState, keep: Int,
+        servingEntries: [String] = [], embeddedID: String? = nil
+    ) -> Plan {
         let protected = Set([state.current, state.pending, state.lastKnownGood].compactMap { $0 })
         let stored = installed.filter { !$0.isEmbedded }
         let mustKeep = stored.filter { protected.contains($0.id) }
@@ -81,13 +83,13 @@ public enum Retention {
     /// Newer first: later install time, then higher SemVer, then larger id.
     static func newerFirst(_ a: InstalledVersion, _ b: InstalledVersion) -> Bool {
         switch (a.installedAt, b.installedAt) {
-        case let (x?, y?) where x != y: return x > y
+        case (let x?, let y?) where x != y: return x > y
         case (.some, nil): return true
         case (nil, .some): return false
         default: break
         }
         switch (Version(a.id), Version(b.id)) {
-        case let (x?, y?) where x != y: return y < x
+        case (let x?, let y?) where x != y: return y < x
         case (.some, nil): return true
         case (nil, .some): return false
         default: return a.id > b.id

@@ -3,8 +3,10 @@ public enum Selection {
     /// The archive channel's seed rule: of the installed versions that are compatible
     /// with the shell and not blacklisted, the highest by SemVer precedence; `nil` means
     /// the embedded seed. Versions whose id is not SemVer are ignored.
-    public static func highestCompatible(_ installed: [InstalledVersion], shell: Version,
-                                         blacklist: [String]) -> InstalledVersion? {
+    public static func highestCompatible(
+        _ installed: [InstalledVersion], shell: Version,
+        blacklist: [String]
+    ) -> InstalledVersion? {
         installed
             .filter { !$0.isEmbedded && $0.isCompatible(withShell: shell) && !blacklist.contains($0.id) }
             .compactMap { v in Version(v.id).map { (v, $0) } }

@@ -42,8 +42,10 @@ public struct Watchdog: Sendable, Equatable {
     ///
     /// - Parameters:
     ///   - trial: who runs the trial and since when (wall clock), persisted for crash detection.
-    public mutating func activate(_ version: String?, state: inout DeviceState, now: Duration,
-                                  trial: TrialOwner) -> [WatchdogAction] {
+    public mutating func activate(
+        _ version: String?, state: inout DeviceState, now: Duration,
+        trial: TrialOwner
+    ) -> [WatchdogAction] {
         let wasTiming = phase != .idle
         state.current = version
         if state.pending == version { state.pending = nil }
@@ -68,8 +70,10 @@ public struct Watchdog: Sendable, Equatable {
     ///   when it does not say). One that is not on trial is refused
     ///   (``WatchdogEvent/refused(acknowledged:onTrial:)``) and changes nothing: a page of
     ///   an older version never commits the version on trial.
-    public mutating func startupDidComplete(version: String? = nil, state: inout DeviceState, now: Duration,
-                                            available: Set<String>) -> [WatchdogAction] {
+    public mutating func startupDidComplete(
+        version: String? = nil, state: inout DeviceState, now: Duration,
+        available: Set<String>
+    ) -> [WatchdogAction] {
         if let version, let trial = state.trial, trial.version == state.current, version != trial.version {
             return [.report(.refused(acknowledged: version, onTrial: trial.version))]
         }
@@ -108,8 +112,10 @@ public struct Watchdog: Sendable, Equatable {
     ///   deadline, measured on the wall clock from `startedAt`, has passed; before that it
     ///   is adopted with the time that remains.
     /// - A trial of another live process is left alone.
-    public mutating func recover(state: inout DeviceState, now: Duration, wallClock: Date,
-                                 owner: TrialOwnerStatus, available: Set<String>) -> [WatchdogAction] {
+    public mutating func recover(
+        state: inout DeviceState, now: Duration, wallClock: Date,
+        owner: TrialOwnerStatus, available: Set<String>
+    ) -> [WatchdogAction] {
         guard let trial = state.trial else {
             phase = .idle
             return []
@@ -187,14 +193,18 @@ public struct Watchdog: Sendable, Equatable {
         return false
     }
 
-    private mutating func fail(_ version: String, reason: FailureReason, state: inout DeviceState,
-                               available: Set<String>) -> [WatchdogAction] {
+    private mutating func fail(
+        _ version: String, reason: FailureReason, state: inout DeviceState,
+        available: Set<String>
+    ) -> [WatchdogAction] {
         let blacklisted = Self.recordFailure(of: version, in: &state)
         return revert(failed: version, reason: reason, blacklisted: blacklisted, state: &state, available: available)
     }
 
-    private mutating func revert(failed version: String, reason: FailureReason, blacklisted: Bool,
-                                 state: inout DeviceState, available: Set<String>) -> [WatchdogAction] {
+    private mutating func revert(
+        failed version: String, reason: FailureReason, blacklisted: Bool,
+        state: inout DeviceState, available: Set<String>
+    ) -> [WatchdogAction] {
         var target: String?
         if let good = state.lastKnownGood, good != version, available.contains(good) { target = good }
         let wasTiming = phase != .idle

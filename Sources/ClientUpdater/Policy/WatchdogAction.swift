@@ -50,7 +50,9 @@ public enum WatchdogEvent: Sendable, Equatable {
         case .committed(let v): return "\(v) completed startup: it is now the last known good version"
         case .failed(let v, let reason, let blacklisted, let target):
             let list = blacklisted ? "blacklisted" : "will be retried once"
-            if target == v { return "\(v) \(reason.message); \(list); it keeps running: no last known good version and no embedded seed to revert to" }
+            if target == v {
+                return "\(v) \(reason.message); \(list); it keeps running: no last known good version and no embedded seed to revert to"
+            }
             return "\(v) \(reason.message); \(list); reverted to \(target ?? "the embedded seed")"
         case .noTrial(let current): return "nothing on trial (\(current ?? "the embedded seed") runs)"
         case .nothingToRollBack: return "the embedded seed runs: nothing to roll back"

@@ -61,10 +61,14 @@ enum AgentLock {
         do {
             return try FileLock(path: path(layout), wait: wait)
         } catch let error as UpdaterError where error.code == .locked {
-            let who = holder(layout).map { h in
-                "pid \(h.pid)" + (h.control.map { ", control endpoints \($0)" } ?? "")
-            } ?? "another process"
-            throw UpdaterError(.locked, "clientctl serve (\(who)) runs on \(layout.root) and is the only writer of its watchdog while it runs: use the page's WebAppLocalServer API (startupDidComplete, switchToPendingVersion) or stop serve first")
+            let who =
+                holder(layout).map { h in
+                    "pid \(h.pid)" + (h.control.map { ", control endpoints \($0)" } ?? "")
+                } ?? "another process"
+            throw UpdaterError(
+                .locked,
+                "clientctl serve (\(who)) runs on \(layout.root) and is the only writer of its watchdog while it runs: use the page's WebAppLocalServer API (startupDidComplete, switchToPendingVersion) or stop serve first"
+            )
         }
     }
 }

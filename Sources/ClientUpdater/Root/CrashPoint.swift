@@ -34,6 +34,11 @@ public enum CrashPoint {
         // @unchecked: `value` is only touched under `lock`.
         private let lock = NSLock()
         private var value = 0
-        func increment() -> Int { lock.withLock { value += 1; return value } }
+        func increment() -> Int {
+            lock.withLock {
+                value += 1
+                return value
+            }
+        }
     }
 }

@@ -8,12 +8,13 @@ enum Platform {
     /// `/proc/<pid>/stat` (`Z` or `X`, proc(5)); elsewhere `false` (not known).
     static func isZombie(_ pid: Int32) -> Bool {
         #if os(Linux)
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return false }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        return fields.first == "Z" || fields.first == "X"
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return false }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.first == "Z" || fields.first == "X"
         #else
-        return false
+            return false
         #endif
     }
 
@@ -21,11 +22,11 @@ enum Platform {
     /// `nil` elsewhere (trials are then judged by the process id alone).
     static func bootID() -> String? {
         #if os(Linux)
-        guard let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else { return nil }
-        let id = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        return id.isEmpty ? nil : id
+            guard let text = try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8) else { return nil }
+            let id = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            return id.isEmpty ? nil : id
         #else
-        return nil
+            return nil
         #endif
     }
 }

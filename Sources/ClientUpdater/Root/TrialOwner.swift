@@ -61,7 +61,8 @@ public struct TrialOwner: Sendable, Equatable {
     /// The start time of `pid` in clock ticks after boot (field 22 of `/proc/PID/stat`).
     public static func processStart(_ pid: Int32) -> UInt64? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return nil }
+            let close = stat.lastIndex(of: ")")
+        else { return nil }
         // Fields after the command name start at field 3 (state): starttime is the 20th.
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         return fields.count > 19 ? UInt64(fields[19]) : nil

@@ -47,8 +47,10 @@ public enum DownloadProgress {
     public static var handler: Handler? { box?.handler }
 
     /// Runs `operation` with `handler` receiving progress reports.
-    public static func withHandler<R>(_ handler: Handler?, isolation: isolated (any Actor)? = #isolation,
-                                      operation: () async throws -> R) async rethrows -> R {
+    public static func withHandler<R>(
+        _ handler: Handler?, isolation: isolated (any Actor)? = #isolation,
+        operation: () async throws -> R
+    ) async rethrows -> R {
         try await $box.withValue(handler.map { Box($0) }, operation: operation, isolation: isolation)
     }
 

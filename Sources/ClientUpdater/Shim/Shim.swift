@@ -52,15 +52,17 @@ public struct Shim: Sendable, Equatable {
 
     /// SemVer and Meteor version characters only: safe inside a JS string and a `<script>`.
     static func isPlainVersion(_ s: String) -> Bool {
-        !s.isEmpty && s.utf8.count <= 128 && s.unicodeScalars.allSatisfy { c in
-            (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || (c >= "0" && c <= "9") || c == "." || c == "-" || c == "+" || c == "_"
-        }
+        !s.isEmpty && s.utf8.count <= 128
+            && s.unicodeScalars.allSatisfy { c in
+                (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || (c >= "0" && c <= "9") || c == "." || c == "-" || c == "+" || c == "_"
+            }
     }
 
     /// Keeps only characters that cannot end a JS string or a `<script>` element.
     private static func jsSafe(_ s: String) -> String {
-        String(s.unicodeScalars.filter { c in
-            (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || (c >= "0" && c <= "9") || c == "_" || c == "$"
-        })
+        String(
+            s.unicodeScalars.filter { c in
+                (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || (c >= "0" && c <= "9") || c == "_" || c == "$"
+            })
     }
 }

@@ -2,106 +2,106 @@
 /// `{backend, plugin, base, version}`.
 enum ShimScript {
     static let source = #"""
-function (cfg) {
-  "use strict";
-  if (window.WebAppLocalServer) return;
-  var readyCallbacks = [], errorCallbacks = [], listening = false;
-  function each(list, arg) { list.slice().forEach(function (cb) { try { cb(arg); } catch (e) { setTimeout(function () { throw e; }); } }); }
-  function ready(version) { each(readyCallbacks, version); }
-  function failed(message) { each(errorCallbacks, new Error(message)); }
+        function (cfg) {
+          "use strict";
+          if (window.WebAppLocalServer) return;
+          var readyCallbacks = [], errorCallbacks = [], listening = false;
+          function each(list, arg) { list.slice().forEach(function (cb) { try { cb(arg); } catch (e) { setTimeout(function () { throw e; }); } }); }
+          function ready(version) { each(readyCallbacks, version); }
+          function failed(message) { each(errorCallbacks, new Error(message)); }
 
-  function serveBackend() {
-    // POSTs name the version this page was served with, so the agent can refuse an
-    // acknowledgement (or a switch) from a page of another version: an old tab.
-    function call(method, name) {
-      var init = { method: method, cache: "no-store", credentials: "same-origin", headers: { "X-Clientctl-Shim": "1" } };
-      if (method === "POST") {
-        init.headers["Content-Type"] = "application/json";
-        init.body = JSON.stringify(cfg.version ? { version: cfg.version } : {});
-      }
-      return fetch(cfg.base + name, init)
-        .then(function (r) {
-          return r.json().catch(function () { return {}; }).then(function (body) {
-            if (!r.ok) throw new Error(body.error || ("HTTP " + r.status + " from " + cfg.base + name));
-            return body;
-          });
-        });
-    }
-    return {
-      startupDidComplete: function () { return call("POST", "startup-complete"); },
-      checkForUpdates: function () { return call("POST", "check"); },
-      switchToPendingVersion: function () { return call("POST", "switch-to-pending"); },
-      status: function () { return call("GET", "status"); },
-      listen: function () {
-        if (typeof EventSource !== "function") return;
-        var source = new EventSource(cfg.base + "events");
-        source.addEventListener("updateAvailable", function (e) { ready(JSON.parse(e.data).version); });
-        source.addEventListener("error", function (e) { if (e.data) failed(JSON.parse(e.data).message); });
-        // After a watchdog rollback the server tells listening pages to load the good version.
-        source.addEventListener("reload", function () { window.location.reload(); });
-      },
-      // A page on trial may never register anything (it may throw first). While the
-      // version is on trial, poll status with short requests (no open stream, so headless
-      // browsers' virtual time still runs); if the served version changes — a rollback —
-      // reload onto the good version. Polling stops once the trial ends.
-      watchTrial: function () {
-        var initial = null, failures = 0;
-        function poll() {
-          call("GET", "status").then(function (s) {
-            failures = 0;
-            if (initial === null) initial = s.current;
-            else if (s.current !== initial) { window.location.reload(); return; }
-            if (s.inTrial) setTimeout(poll, 1000);
-          }, function () { if (++failures < 10) setTimeout(poll, 2000); });
+          function serveBackend() {
+            // POSTs name the version this page was served with, so the agent can refuse an
+            // acknowledgement (or a switch) from a page of another version: an old tab.
+            function call(method, name) {
+              var init = { method: method, cache: "no-store", credentials: "same-origin", headers: { "X-Clientctl-Shim": "1" } };
+              if (method === "POST") {
+                init.headers["Content-Type"] = "application/json";
+                init.body = JSON.stringify(cfg.version ? { version: cfg.version } : {});
+              }
+              return fetch(cfg.base + name, init)
+                .then(function (r) {
+                  return r.json().catch(function () { return {}; }).then(function (body) {
+                    if (!r.ok) throw new Error(body.error || ("HTTP " + r.status + " from " + cfg.base + name));
+                    return body;
+                  });
+                });
+            }
+            return {
+              startupDidComplete: function () { return call("POST", "startup-complete"); },
+              checkForUpdates: function () { return call("POST", "check"); },
+              switchToPendingVersion: function () { return call("POST", "switch-to-pending"); },
+              status: function () { return call("GET", "status"); },
+              listen: function () {
+                if (typeof EventSource !== "function") return;
+                var source = new EventSource(cfg.base + "events");
+                source.addEventListener("updateAvailable", function (e) { ready(JSON.parse(e.data).version); });
+                source.addEventListener("error", function (e) { if (e.data) failed(JSON.parse(e.data).message); });
+                // After a watchdog rollback the server tells listening pages to load the good version.
+                source.addEventListener("reload", function () { window.location.reload(); });
+              },
+              // A page on trial may never register anything (it may throw first). While the
+              // version is on trial, poll status with short requests (no open stream, so headless
+              // browsers' virtual time still runs); if the served version changes — a rollback —
+              // reload onto the good version. Polling stops once the trial ends.
+              watchTrial: function () {
+                var initial = null, failures = 0;
+                function poll() {
+                  call("GET", "status").then(function (s) {
+                    failures = 0;
+                    if (initial === null) initial = s.current;
+                    else if (s.current !== initial) { window.location.reload(); return; }
+                    if (s.inTrial) setTimeout(poll, 1000);
+                  }, function () { if (++failures < 10) setTimeout(poll, 2000); });
+                }
+                poll();
+              }
+            };
+          }
+
+          function capacitorBackend() {
+            function plugin() {
+              var p = window.Capacitor && window.Capacitor.Plugins && window.Capacitor.Plugins[cfg.plugin];
+              if (!p) throw new Error("Capacitor plugin " + cfg.plugin + " is not available");
+              return p;
+            }
+            function call(name) {
+              try { return Promise.resolve(plugin()[name]()); } catch (e) { return Promise.reject(e); }
+            }
+            return {
+              startupDidComplete: function () { return call("startupDidComplete"); },
+              checkForUpdates: function () { return call("checkForUpdates"); },
+              switchToPendingVersion: function () { return call("switchToPendingVersion"); },
+              status: function () { return call("status"); },
+              listen: function () {
+                var p = plugin();
+                p.addListener("updateAvailable", function (e) { ready(e && e.version); });
+                p.addListener("error", function (e) { failed((e && e.message) || String(e)); });
+              }
+            };
+          }
+
+          var backend = cfg.backend === "capacitor" ? capacitorBackend() : serveBackend();
+          function listen() {
+            if (listening) return;
+            listening = true;
+            try { backend.listen(); } catch (e) { listening = false; failed(e.message); }
+          }
+          function report(promise, cb, errCb) {
+            promise.then(function () { if (cb) cb(); }, function (e) { if (errCb) errCb(e); else failed(e.message); });
+          }
+
+          if (backend.watchTrial) backend.watchTrial();
+
+          window.WebAppLocalServer = {
+            startupDidComplete: function (cb) { report(backend.startupDidComplete(), cb); },
+            checkForUpdates: function (cb) { listen(); report(backend.checkForUpdates(), cb); },
+            onNewVersionReady: function (cb) { readyCallbacks.push(cb); listen(); },
+            switchToPendingVersion: function (cb, errCb) { report(backend.switchToPendingVersion(), cb, errCb); },
+            onError: function (cb) { errorCallbacks.push(cb); listen(); },
+            localFileSystemUrl: function () { throw new Error("WebAppLocalServer.localFileSystemUrl is not supported"); },
+            status: function () { return backend.status(); }
+          };
         }
-        poll();
-      }
-    };
-  }
-
-  function capacitorBackend() {
-    function plugin() {
-      var p = window.Capacitor && window.Capacitor.Plugins && window.Capacitor.Plugins[cfg.plugin];
-      if (!p) throw new Error("Capacitor plugin " + cfg.plugin + " is not available");
-      return p;
-    }
-    function call(name) {
-      try { return Promise.resolve(plugin()[name]()); } catch (e) { return Promise.reject(e); }
-    }
-    return {
-      startupDidComplete: function () { return call("startupDidComplete"); },
-      checkForUpdates: function () { return call("checkForUpdates"); },
-      switchToPendingVersion: function () { return call("switchToPendingVersion"); },
-      status: function () { return call("status"); },
-      listen: function () {
-        var p = plugin();
-        p.addListener("updateAvailable", function (e) { ready(e && e.version); });
-        p.addListener("error", function (e) { failed((e && e.message) || String(e)); });
-      }
-    };
-  }
-
-  var backend = cfg.backend === "capacitor" ? capacitorBackend() : serveBackend();
-  function listen() {
-    if (listening) return;
-    listening = true;
-    try { backend.listen(); } catch (e) { listening = false; failed(e.message); }
-  }
-  function report(promise, cb, errCb) {
-    promise.then(function () { if (cb) cb(); }, function (e) { if (errCb) errCb(e); else failed(e.message); });
-  }
-
-  if (backend.watchTrial) backend.watchTrial();
-
-  window.WebAppLocalServer = {
-    startupDidComplete: function (cb) { report(backend.startupDidComplete(), cb); },
-    checkForUpdates: function (cb) { listen(); report(backend.checkForUpdates(), cb); },
-    onNewVersionReady: function (cb) { readyCallbacks.push(cb); listen(); },
-    switchToPendingVersion: function (cb, errCb) { report(backend.switchToPendingVersion(), cb, errCb); },
-    onError: function (cb) { errorCallbacks.push(cb); listen(); },
-    localFileSystemUrl: function () { throw new Error("WebAppLocalServer.localFileSystemUrl is not supported"); },
-    status: function () { return backend.status(); }
-  };
-}
-"""#
+        """#
 }

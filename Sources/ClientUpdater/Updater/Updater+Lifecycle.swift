@@ -27,8 +27,10 @@ extension Updater {
     /// - Throws: ``UpdaterError`` `.locked` when another live process runs a trial on
     ///   this root, `.notFound` when there is nothing to serve.
     @discardableResult
-    public func start(bridge: (any HostBridge)?, clock: WatchdogClock = .continuous, shim: Shim = Shim(),
-                      lockWait: Double = 30) async throws -> LifecycleReport {
+    public func start(
+        bridge: (any HostBridge)?, clock: WatchdogClock = .continuous, shim: Shim = Shim(),
+        lockWait: Double = 30
+    ) async throws -> LifecycleReport {
         try await exclusively {
             // Held from here to shutdown; released at once if start-up fails.
             let agentLock = try lifecycle.agentLock ?? AgentLock.acquireForAgent(layout, wait: min(lockWait, 5))
@@ -55,10 +57,12 @@ extension Updater {
                 let available = Set(installed.map(\.id))
                 var actions: [WatchdogAction] = []
                 if let trial = state.trial {
-                    let owner = TrialOwner.status(of: trial, session: lifecycle.session, now: now(),
-                                                  timeout: config.startupTimeoutSeconds)
+                    let owner = TrialOwner.status(
+                        of: trial, session: lifecycle.session, now: now(),
+                        timeout: config.startupTimeoutSeconds)
                     if owner == .otherProcess, trial.version == state.current {
-                        throw UpdaterError(.locked, "another process (pid \(trial.pid ?? 0)) runs a trial of \(trial.version) on \(layout.root); stop it first")
+                        throw UpdaterError(
+                            .locked, "another process (pid \(trial.pid ?? 0)) runs a trial of \(trial.version) on \(layout.root); stop it first")
                     }
                     actions = watchdog.recover(state: &state, now: clock.now, wallClock: now(), owner: owner, available: available)
                 }
@@ -74,14 +78,16 @@ extension Updater {
                     // Without a seed, the version that runs keeps running rather than nothing.
                     let kept = embedded == nil ? state.current.flatMap { available.contains($0) ? $0 : nil } : nil
                     let target = state.pending ?? channel.select(from: installed, state: state)?.id ?? good?.id ?? kept
-                    actions += watchdog.activate(target, state: &state, now: clock.now,
-                                                 trial: .thisProcess(session: lifecycle.session, at: now()))
+                    actions += watchdog.activate(
+                        target, state: &state, now: clock.now,
+                        trial: .thisProcess(session: lifecycle.session, at: now()))
                 }
                 let served = try organizeOrFail(&watchdog, &state, available: available, actions: &actions)
                 if let pending = state.pending, pending != state.current { _ = try? organizeForServing(pending) }
                 try StateStore.save(state, layout)
-                try performLocked(actions.filter { !$0.isReload },
-                                  state: &state, followup: &followup)
+                try performLocked(
+                    actions.filter { !$0.isReload },
+                    state: &state, followup: &followup)
                 return (state, served)
             }
             lifecycle.agentLock = agentLock
@@ -136,7 +142,8 @@ extension Updater {
                 var state = try loadState()
                 let embeddedID = try channel.embeddedVersion()?.id
                 if let pageVersion, let served = state.current ?? embeddedID, pageVersion != served {
-                    throw UpdaterError(.conflict, "switch to the pending version refused: the page runs \(pageVersion) but \(served) is served (reload the page)")
+                    throw UpdaterError(
+                        .conflict, "switch to the pending version refused: the page runs \(pageVersion) but \(served) is served (reload the page)")
                 }
                 let available = Set(try storedVersions().map(\.id))
                 var actions = reconcile(&watchdog, &state, available: available)
@@ -147,8 +154,9 @@ extension Updater {
                 }
                 let served = try organizeForServing(pending)
                 actions += watchdog.activate(pending, state: &state, now: lifecycle.clock.now, trial: trialOwner())
-                try performLocked(actions.filter { !$0.isReload },
-                                  state: &state, followup: &followup)
+                try performLocked(
+                    actions.filter { !$0.isReload },
+                    state: &state, followup: &followup)
                 return (state, served)
             }
             lifecycle.watchdog = watchdog
@@ -185,7 +193,10 @@ extension Updater {
     public func rollback(lockWait: Double = 30) async throws -> LifecycleReport {
         try await transition(lockWait: lockWait) { watchdog, state, available in
             guard watchdog.canRollBack(state: state, available: available) else {
-                throw UpdaterError(.notFound, "nothing to roll back to: \(state.current ?? "the embedded seed") runs and there is no other last known good version and no embedded seed")
+                throw UpdaterError(
+                    .notFound,
+                    "nothing to roll back to: \(state.current ?? "the embedded seed") runs and there is no other last known good version and no embedded seed"
+                )
             }
             return watchdog.rollback(state: &state, available: available)
         }

@@ -40,8 +40,10 @@ struct Followup: Sendable {
 extension Updater {
     /// Runs one watchdog transition: lock, read state, fail or adopt a stale trial, apply
     /// `body`, persist, organize, retention; then timer, events and bridge.
-    func transition(lockWait: Double,
-                    _ body: (inout Watchdog, inout DeviceState, Set<String>) throws -> [WatchdogAction]) async throws -> LifecycleReport {
+    func transition(
+        lockWait: Double,
+        _ body: (inout Watchdog, inout DeviceState, Set<String>) throws -> [WatchdogAction]
+    ) async throws -> LifecycleReport {
         try await exclusively {
             var watchdog = currentWatchdog()
             var followup = Followup()
@@ -123,8 +125,10 @@ extension Updater {
     /// Organizes the current version for serving. A version the organizer cannot lay out
     /// (a file name it refuses, a missing file) fails like a crashed trial and the next
     /// candidate is tried, so such a version never stops start-up.
-    func organizeOrFail(_ watchdog: inout Watchdog, _ state: inout DeviceState, available: Set<String>,
-                        actions: inout [WatchdogAction]) throws -> Served {
+    func organizeOrFail(
+        _ watchdog: inout Watchdog, _ state: inout DeviceState, available: Set<String>,
+        actions: inout [WatchdogAction]
+    ) throws -> Served {
         var unservable: Set<String> = []
         while true {
             do {
@@ -183,9 +187,10 @@ extension Updater {
 
     /// Retention for `state` (DESIGN §4).
     func runRetention(state: DeviceState) throws -> [String] {
-        let plan = Retention.plan(installed: try channel.installedVersions(), state: state, keep: config.keep,
-                                  servingEntries: Retention.servingEntries(layout),
-                                  embeddedID: try channel.embeddedVersion()?.id)
+        let plan = Retention.plan(
+            installed: try channel.installedVersions(), state: state, keep: config.keep,
+            servingEntries: Retention.servingEntries(layout),
+            embeddedID: try channel.embeddedVersion()?.id)
         return try Retention.apply(plan, channel: channel, layout: layout)
     }
 

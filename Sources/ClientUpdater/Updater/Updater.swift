@@ -16,8 +16,10 @@ public actor Updater {
 
     /// - Parameters:
     ///   - now: the wall clock (injected so tests can control time).
-    public init(layout: RootLayout, config: DeviceConfig, channel: any UpdateChannel,
-                now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        layout: RootLayout, config: DeviceConfig, channel: any UpdateChannel,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.layout = layout
         self.config = config
         self.channel = channel
@@ -71,7 +73,8 @@ public actor Updater {
     /// blacklisted (after a failed trial: the version on the retry list).
     private func restageCandidate(_ state: DeviceState) throws -> String? {
         guard let selected = channel.select(from: try storedVersions(), state: state),
-              selected.id != state.current, !state.blacklist.contains(selected.id) else { return nil }
+            selected.id != state.current, !state.blacklist.contains(selected.id)
+        else { return nil }
         return selected.id
     }
 
@@ -134,7 +137,8 @@ public struct InstallReport: Codable, Sendable, Equatable {
         var report = InstallReport(outcome: .upToDate(""))
         report.result = "staged"
         report.version = id
-        report.message = retry
+        report.message =
+            retry
             ? "staged \(id) again: its trial failed once and it gets one more (retry list); it runs after a reload or the next start"
             : "staged \(id), installed earlier: it runs after a reload or the next start"
         return report

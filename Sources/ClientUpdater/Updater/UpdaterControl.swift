@@ -38,8 +38,9 @@ public struct UpdaterControl: ControlHandler {
 
     public func status() async throws -> ControlStatus {
         let state = StateStore.load(updater.layout)
-        return ControlStatus(current: await updater.currentVersion, pending: state.pending,
-                             lastKnownGood: state.lastKnownGood, inTrial: state.trial != nil && state.trial?.version == state.current)
+        return ControlStatus(
+            current: await updater.currentVersion, pending: state.pending,
+            lastKnownGood: state.lastKnownGood, inTrial: state.trial != nil && state.trial?.version == state.current)
     }
 
     public func events() async -> AsyncStream<ControlEvent> {

@@ -1,6 +1,6 @@
+internal import COpenSSL
 import ClientUpdater
 import Foundation
-internal import COpenSSL
 
 /// Ed25519 (pure) keys and signatures through OpenSSL's EVP API.
 ///
@@ -94,7 +94,8 @@ public enum Ed25519 {
             guard signature.count == Ed25519.signatureLength else { return false }
             OpenSSLErrorQueue.clear()
             defer { OpenSSLErrorQueue.clear() }
-            guard let p = rawRepresentation.withUnsafeBufferPointer({ EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, $0.baseAddress, $0.count) }) else {
+            guard let p = rawRepresentation.withUnsafeBufferPointer({ EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, $0.baseAddress, $0.count) })
+            else {
                 return false
             }
             let key = PKeyHandle(p)

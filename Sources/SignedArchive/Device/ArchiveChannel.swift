@@ -20,8 +20,10 @@ public struct ArchiveChannel: UpdateChannel {
     ///   - downloader: the transport and retry policy used for manifests and archives; by
     ///     default a ``DefaultTransport`` with the root's `proxy` and `caFile`.
     ///   - now: the wall clock, for `expires`.
-    public init(layout: RootLayout, config: DeviceConfig, downloader: Downloader? = nil,
-                now: @escaping @Sendable () -> Date = { Date() }) throws {
+    public init(
+        layout: RootLayout, config: DeviceConfig, downloader: Downloader? = nil,
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) throws {
         guard config.channelKind == .signedArchive else {
             throw UpdaterError(.configInvalid, "\(layout.config) is not a signed-archive root")
         }

@@ -24,8 +24,10 @@ struct ArchiveInstaller {
             .get(context: "manifest \(manifestURL.absoluteString)")
         let floor = state.highestAccepted.flatMap(Version.init)
         let candidate: Manifest
-        switch ManifestPolicy.evaluate(manifest, app: config.app, channel: config.channel ?? "", shellVersion: config.shellVersion,
-                                       floor: floor, now: channel.now()) {
+        switch ManifestPolicy.evaluate(
+            manifest, app: config.app, channel: config.channel ?? "", shellVersion: config.shellVersion,
+            floor: floor, now: channel.now())
+        {
         case .accept:
             candidate = manifest
         case .expired(let date):
@@ -33,8 +35,9 @@ struct ArchiveInstaller {
         case .incompatibleShell:
             guard let fallback = try await newestCompatibleFromIndex(manifestURL: manifestURL, floor: floor, downloader: downloader) else {
                 state.manifestETag = etag
-                return .noCompatibleRelease(ManifestPolicy.Decision.incompatibleShell(shell: config.shellVersion).message(for: manifest)
-                    + "; index.json has no newer compatible release")
+                return .noCompatibleRelease(
+                    ManifestPolicy.Decision.incompatibleShell(shell: config.shellVersion).message(for: manifest)
+                        + "; index.json has no newer compatible release")
             }
             candidate = fallback
         case let decision:
@@ -80,8 +83,9 @@ struct ArchiveInstaller {
         let now = channel.now()
         return index.validReleases(with: channel.verifier)
             .filter {
-                ManifestPolicy.evaluate($0, app: config.app, channel: config.channel ?? "", shellVersion: config.shellVersion,
-                                       floor: floor, now: now) == .accept
+                ManifestPolicy.evaluate(
+                    $0, app: config.app, channel: config.channel ?? "", shellVersion: config.shellVersion,
+                    floor: floor, now: now) == .accept
             }
             .max { $0.version < $1.version }
     }
@@ -89,13 +93,18 @@ struct ArchiveInstaller {
     /// Downloads, checks and unpacks one release, then promotes it into `clients/`.
     private func install(_ manifest: Manifest, manifestURL: URL, downloader: Downloader) async throws -> InstalledVersion {
         let version = manifest.version
-        let archiveURL = try ManifestPolicy.archiveURL(for: manifest, manifestURL: manifestURL,
-                                                       allowInsecureHTTP: config.allowInsecureHTTP).get()
+        let archiveURL = try ManifestPolicy.archiveURL(
+            for: manifest, manifestURL: manifestURL,
+            allowInsecureHTTP: config.allowInsecureHTTP
+        ).get()
         guard manifest.size <= config.limits.maxArchiveBytes else {
-            throw SignedArchiveError(.archiveLimit, "release \(version): archive of \(manifest.size) bytes is over this device's cap of \(config.limits.maxArchiveBytes) bytes")
+            throw SignedArchiveError(
+                .archiveLimit,
+                "release \(version): archive of \(manifest.size) bytes is over this device's cap of \(config.limits.maxArchiveBytes) bytes")
         }
         guard let format = ArchiveFormat(fileName: archiveURL.lastPathComponent) else {
-            throw SignedArchiveError(.archiveRejected, "release \(version): \(archiveURL.lastPathComponent) is not a .tar.gz, .zip or .tar.zst archive")
+            throw SignedArchiveError(
+                .archiveRejected, "release \(version): \(archiveURL.lastPathComponent) is not a .tar.gz, .zip or .tar.zst archive")
         }
         let partial = PartialDownload.path(layout: layout, manifest: manifest, format: format)
         try AtomicFile.makeDirectory(layout.clients)
@@ -109,7 +118,8 @@ struct ArchiveInstaller {
             let tree = staging + "/tree"
             // Task-local values don't reach the transport's delegate thread: capture here.
             let report = DownloadProgress.handler
-            let id = version.description, total = manifest.size
+            let id = version.description
+            let total = manifest.size
             _ = try await downloader.download(
                 archiveURL, to: partial, expectedSize: manifest.size, expectedDigest: manifest.sha256, algorithm: .sha256,
                 progress: progressCallback(report, id: id, total: total),

@@ -16,9 +16,11 @@ public enum ArchiveRootSetup {
         public var allowInsecureHTTP: Bool
         public var limits: DeviceConfig.Limits
 
-        public init(app: String?, channel: String?, manifestURL: String?, trustFiles: [String], shellVersion: String,
-                    embedded: String?, startupTimeout: Double, keep: Int, allowInsecureHTTP: Bool,
-                    limits: DeviceConfig.Limits) {
+        public init(
+            app: String?, channel: String?, manifestURL: String?, trustFiles: [String], shellVersion: String,
+            embedded: String?, startupTimeout: Double, keep: Int, allowInsecureHTTP: Bool,
+            limits: DeviceConfig.Limits
+        ) {
             self.app = app
             self.channel = channel
             self.manifestURL = manifestURL
@@ -36,10 +38,12 @@ public enum ArchiveRootSetup {
     /// - Throws: ``UpdaterError`` naming the flag and the reason.
     public static func makeConfig(_ r: Request) throws -> DeviceConfig {
         guard let app = r.app, ReleaseIdentifier.app.problem(app) == nil else {
-            throw UpdaterError(.invalidArgument, "--app is required and must look like com.example.notes (\(ReleaseIdentifier.app.problem("") ?? ""))")
+            throw UpdaterError(
+                .invalidArgument, "--app is required and must look like com.example.notes (\(ReleaseIdentifier.app.problem("") ?? ""))")
         }
         guard let channel = r.channel, ReleaseIdentifier.channel.problem(channel) == nil else {
-            throw UpdaterError(.invalidArgument, "--channel is required and must be a name like stable (\(ReleaseIdentifier.channel.problem("") ?? ""))")
+            throw UpdaterError(
+                .invalidArgument, "--channel is required and must be a name like stable (\(ReleaseIdentifier.channel.problem("") ?? ""))")
         }
         guard let urlText = r.manifestURL, let url = URL(string: urlText), url.scheme != nil else {
             throw UpdaterError(.invalidArgument, "--manifest-url is required and must be an absolute URL")

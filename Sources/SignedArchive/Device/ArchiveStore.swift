@@ -25,8 +25,9 @@ public struct ArchiveStore: Sendable {
     public func verifiedSidecar(_ version: Version) -> Manifest? {
         let path = layout.clientSidecar(version)
         guard let data = try? BoundedFile.read(path, cap: Self.sidecarCap, code: .corruptState),
-              let manifest = verifier.verify(bytes: data, source: path).manifest,
-              manifest.version == version else { return nil }
+            let manifest = verifier.verify(bytes: data, source: path).manifest,
+            manifest.version == version
+        else { return nil }
         return manifest
     }
 
@@ -47,12 +48,17 @@ public struct ArchiveStore: Sendable {
             // A folder without its signed, verified manifest is not a version.
             guard let sidecar = verifiedSidecar(version) else { continue }
             let installedAt = Date(timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec))
-            result.append(InstalledVersion(
-                id: version.description, directory: dir,
-                minShell: sidecar.minShellVersion, maxShell: sidecar.maxShellVersion,
-                installedAt: installedAt))
+            result.append(
+                InstalledVersion(
+                    id: version.description, directory: dir,
+                    minShell: sidecar.minShellVersion, maxShell: sidecar.maxShellVersion,
+                    installedAt: installedAt))
         }
-        return result.sorted { ($0.installedAt ?? .distantPast, Version($0.id) ?? Version(0, 0, 0)) < ($1.installedAt ?? .distantPast, Version($1.id) ?? Version(0, 0, 0)) }
+        return result.sorted {
+            ($0.installedAt ?? .distantPast, Version($0.id) ?? Version(0, 0, 0)) < (
+                $1.installedAt ?? .distantPast, Version($1.id) ?? Version(0, 0, 0)
+            )
+        }
     }
 
     /// Creates a fresh staging folder `clients/.staging-<label>-<random>` (0700).
@@ -106,7 +112,8 @@ public struct ArchiveStore: Sendable {
             if name.hasPrefix(".trash-") || (name.hasPrefix(".staging-") && !keep.contains(path)) {
                 try? AtomicFile.removeTree(path)
             } else if name.hasSuffix(".json"), name.hasPrefix("v"),
-                      !FileManager.default.fileExists(atPath: String(path.dropLast(5))) {
+                !FileManager.default.fileExists(atPath: String(path.dropLast(5)))
+            {
                 unlink(path)  // a sidecar whose folder rename never happened
             }
         }

@@ -24,8 +24,10 @@ struct ExtractionRun {
     /// (tar format, no filter).
     mutating func extractTar(_ source: FileSource, format: ArchiveFormat) throws(ExtractionError) {
         let outer = try ArchiveHandle()
-        let filterSetup = format == .tarGzip ? archive_read_support_filter_gzip(outer.pointer)
-                                             : archive_read_support_filter_zstd(outer.pointer)
+        let filterSetup =
+            format == .tarGzip
+            ? archive_read_support_filter_gzip(outer.pointer)
+            : archive_read_support_filter_zstd(outer.pointer)
         guard filterSetup == ARCHIVE_OK else {
             throw ExtractionError(.unsupported, "this libarchive cannot decompress \(format.rawValue) itself")
         }
@@ -36,7 +38,8 @@ struct ExtractionRun {
         source.attach(to: outer, seekable: false)
         guard archive_read_open1(outer.pointer) == ARCHIVE_OK else { throw corrupt(outer, source) }
         let layers = (0..<archive_filter_count(outer.pointer)).compactMap { index -> String? in
-            archive_filter_code(outer.pointer, index) == ARCHIVE_FILTER_NONE ? nil
+            archive_filter_code(outer.pointer, index) == ARCHIVE_FILTER_NONE
+                ? nil
                 : archive_filter_name(outer.pointer, index).map { String(cString: $0) }
         }
         guard layers.count == 1 else {
@@ -100,8 +103,10 @@ struct ExtractionRun {
 
     // MARK: entries
 
-    private mutating func extractEntries(_ archive: ArchiveHandle, stream: DecompressedStream?, source: FileSource,
-                                         zipNames: Set<[UInt8]>?) throws(ExtractionError) {
+    private mutating func extractEntries(
+        _ archive: ArchiveHandle, stream: DecompressedStream?, source: FileSource,
+        zipNames: Set<[UInt8]>?
+    ) throws(ExtractionError) {
         let rule = limits.entryRule
         while true {
             var entryPointer: OpaquePointer?
@@ -159,8 +164,10 @@ struct ExtractionRun {
         }
     }
 
-    private mutating func writeFile(_ archive: ArchiveHandle, entry: OpaquePointer, name: [UInt8], components: [String],
-                                    stream: DecompressedStream?, source: FileSource) throws(ExtractionError) {
+    private mutating func writeFile(
+        _ archive: ArchiveHandle, entry: OpaquePointer, name: [UInt8], components: [String],
+        stream: DecompressedStream?, source: FileSource
+    ) throws(ExtractionError) {
         let cap = limits.maxTotalBytes
         if archive_entry_size_is_set(entry) != 0, UInt64(max(archive_entry_size(entry), 0)) > cap - bytesWritten {
             throw ExtractionError(.limitExceeded, entryName: name, "file data beyond the cap of \(cap) bytes in total")
@@ -184,7 +191,8 @@ struct ExtractionRun {
                 throw ExtractionError(.limitExceeded, entryName: name, "file data beyond the cap of \(cap) bytes in total")
             }
             if stream == nil, bytesWritten + UInt64(size) > limits.ratioGraceBytes,
-               (bytesWritten + UInt64(size)) / max(limits.maxCompressionRatio, 1) > source.consumed {
+                (bytesWritten + UInt64(size)) / max(limits.maxCompressionRatio, 1) > source.consumed
+            {
                 throw ExtractionError(.limitExceeded, entryName: name, "compression ratio above \(limits.maxCompressionRatio):1")
             }
             do {

@@ -94,8 +94,9 @@ public struct SafeExtractor: Sendable {
             }
             try run.requireIndex()
             try writer.finish()
-            return ExtractionReport(format: format, staging: staging, files: run.files, directories: run.directories,
-                                    bytesWritten: run.bytesWritten, archiveBytes: source.size)
+            return ExtractionReport(
+                format: format, staging: staging, files: run.files, directories: run.directories,
+                bytesWritten: run.bytesWritten, archiveBytes: source.size)
         } catch {
             writer.discard()
             throw error

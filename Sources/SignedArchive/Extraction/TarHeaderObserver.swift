@@ -95,8 +95,8 @@ struct TarHeaderObserver {
         var rest = metadata[...]
         while !rest.isEmpty {
             guard let space = rest.firstIndex(of: UInt8(ascii: " ")),
-                  let length = Int(String(decoding: rest[rest.startIndex..<space], as: UTF8.self)),
-                  length > space - rest.startIndex + 1, length <= rest.count
+                let length = Int(String(decoding: rest[rest.startIndex..<space], as: UTF8.self)),
+                length > space - rest.startIndex + 1, length <= rest.count
             else { return nil }
             let record = rest[(space + 1)..<(rest.startIndex + length - 1)]
             rest = rest[(rest.startIndex + length)...]

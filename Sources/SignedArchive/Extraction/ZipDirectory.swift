@@ -29,8 +29,11 @@ struct ZipDirectory {
         for _ in 0..<end.count {
             let fixed = try reader.take(46)
             guard le32(fixed, 0) == 0x0201_4B50 else { throw corrupt("zip central directory entry is damaged") }
-            let madeBy = le16(fixed, 4), flags = le16(fixed, 8), method = le16(fixed, 10)
-            var compressed = UInt64(le32(fixed, 20)), offset = UInt64(le32(fixed, 42))
+            let madeBy = le16(fixed, 4)
+            let flags = le16(fixed, 8)
+            let method = le16(fixed, 10)
+            var compressed = UInt64(le32(fixed, 20))
+            var offset = UInt64(le32(fixed, 42))
             let uncompressed = le32(fixed, 24)
             let name = try reader.take(Int(le16(fixed, 28)))
             let extra = try reader.take(Int(le16(fixed, 30)))
@@ -78,15 +81,17 @@ struct ZipDirectory {
         let sorted = entries.sorted { $0.localOffset < $1.localOffset }
         for (index, entry) in sorted.enumerated() {
             guard let fixed = source.bytes(at: entry.localOffset, count: 30), fixed.count == 30,
-                  le32(fixed, 0) == 0x0403_4B50
+                le32(fixed, 0) == 0x0403_4B50
             else { throw corrupt("zip local header missing", entry.name) }
-            let nameLength = Int(le16(fixed, 26)), extraLength = UInt64(le16(fixed, 28))
+            let nameLength = Int(le16(fixed, 26))
+            let extraLength = UInt64(le16(fixed, 28))
             guard let local = source.bytes(at: entry.localOffset + 30, count: nameLength), local.count == nameLength else {
                 throw corrupt("zip local header truncated", entry.name)
             }
             guard local == entry.name else {
-                throw ExtractionError(.corrupt, entryName: local,
-                                      "zip local header name differs from central directory name \(displayName(entry.name))")
+                throw ExtractionError(
+                    .corrupt, entryName: local,
+                    "zip local header name differs from central directory name \(displayName(entry.name))")
             }
             guard le16(fixed, 8) == entry.method else {
                 throw corrupt("zip local header method differs from central directory", entry.name)
@@ -97,13 +102,17 @@ struct ZipDirectory {
         }
     }
 
-    private struct EndRecord { var count: UInt64; var offset: UInt64; var size: UInt64 }
+    private struct EndRecord {
+        var count: UInt64
+        var offset: UInt64
+        var size: UInt64
+    }
 
     /// Finds the end of central directory record (and its zip64 form), which must end the file.
     private static func endRecord(_ source: FileSource) throws(ExtractionError) -> EndRecord {
         let tailLength = Int(min(source.size, 22 + 0xFFFF))
         guard tailLength >= 22, let tail = source.bytes(at: source.size - UInt64(tailLength), count: tailLength),
-              tail.count == tailLength
+            tail.count == tailLength
         else { throw corrupt("zip end of central directory not found") }
         var position = tailLength - 22
         while position >= 0 {
@@ -112,16 +121,17 @@ struct ZipDirectory {
         }
         guard position >= 0 else { throw corrupt("zip end of central directory not found") }
         guard le16(tail, position + 4) == 0, le16(tail, position + 6) == 0,
-              le16(tail, position + 8) == le16(tail, position + 10)
+            le16(tail, position + 8) == le16(tail, position + 10)
         else { throw ExtractionError(.unsupported, "multi-disk zip") }
         let recordStart = source.size - UInt64(tailLength - position)
-        var record = EndRecord(count: UInt64(le16(tail, position + 10)), offset: UInt64(le32(tail, position + 16)),
-                               size: UInt64(le32(tail, position + 12)))
+        var record = EndRecord(
+            count: UInt64(le16(tail, position + 10)), offset: UInt64(le32(tail, position + 16)),
+            size: UInt64(le32(tail, position + 12)))
         var directoryLimit = recordStart
         if record.count == 0xFFFF || record.offset == 0xFFFF_FFFF || record.size == 0xFFFF_FFFF {
             guard recordStart >= 20, let locator = source.bytes(at: recordStart - 20, count: 20), locator.count == 20,
-                  le32(locator, 0) == 0x0706_4B50,
-                  let zip64 = source.bytes(at: le64(locator, 8), count: 56), zip64.count == 56, le32(zip64, 0) == 0x0606_4B50
+                le32(locator, 0) == 0x0706_4B50,
+                let zip64 = source.bytes(at: le64(locator, 8), count: 56), zip64.count == 56, le32(zip64, 0) == 0x0606_4B50
             else { throw corrupt("zip64 end of central directory not found") }
             record = EndRecord(count: le64(zip64, 32), offset: le64(zip64, 48), size: le64(zip64, 40))
             directoryLimit = le64(locator, 8)
@@ -135,7 +145,8 @@ struct ZipDirectory {
     private static func zip64Values(_ extra: [UInt8]) -> [UInt64] {
         var index = 0
         while index + 4 <= extra.count {
-            let id = le16(extra, index), length = Int(le16(extra, index + 2))
+            let id = le16(extra, index)
+            let length = Int(le16(extra, index + 2))
             guard index + 4 + length <= extra.count else { return [] }
             if id == 0x0001 {
                 return stride(from: index + 4, to: index + 4 + length - 7, by: 8).map { le64(extra, $0) }
@@ -178,7 +189,7 @@ private struct ChunkReader {
         while out.count < count {
             if index == buffer.count {
                 guard position < end, let next = source.bytes(at: position, count: Int(min(65536, end - position))),
-                      !next.isEmpty
+                    !next.isEmpty
                 else { throw corrupt("zip central directory is truncated") }
                 buffer = next
                 index = 0

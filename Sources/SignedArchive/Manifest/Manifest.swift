@@ -102,8 +102,9 @@ public struct Manifest: Sendable, Equatable {
         minShellVersion = try fields.version("minShellVersion")
         maxShellVersion = try fields.optional("maxShellVersion") { try fields.version($0) }
         if let max = maxShellVersion, max < minShellVersion {
-            throw ManifestRejection(.invalidValue, field: "maxShellVersion",
-                                    "maxShellVersion \(max) is below minShellVersion \(minShellVersion)")
+            throw ManifestRejection(
+                .invalidValue, field: "maxShellVersion",
+                "maxShellVersion \(max) is below minShellVersion \(minShellVersion)")
         }
         published = try fields.date("published")
         expires = try fields.optional("expires") { try fields.date($0) }

@@ -16,9 +16,11 @@ public struct ManifestDraft: Sendable, Equatable {
     /// Extra fields to sign along (must not use the names of DESIGN §2 fields).
     public var extraFields: JSONObject
 
-    public init(app: String, channel: String, version: Version, url: String, sha256: String, size: Int64,
-                minShellVersion: Version, maxShellVersion: Version? = nil, published: Date = Date(),
-                expires: Date? = nil, extraFields: JSONObject = JSONObject()) {
+    public init(
+        app: String, channel: String, version: Version, url: String, sha256: String, size: Int64,
+        minShellVersion: Version, maxShellVersion: Version? = nil, published: Date = Date(),
+        expires: Date? = nil, extraFields: JSONObject = JSONObject()
+    ) {
         self.app = app
         self.channel = channel
         self.version = version

@@ -30,7 +30,8 @@ struct ManifestFieldReader {
 
     /// Shown in messages, shortened and with control characters escaped.
     func quoted(_ s: String) -> String {
-        var text = s.unicodeScalars.prefix(80).map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
+        var text = s.unicodeScalars.prefix(80).map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }
+            .joined()
         if s.unicodeScalars.count > 80 { text += "…" }
         return "\"\(text)\""
     }
@@ -69,8 +70,9 @@ struct ManifestFieldReader {
     func size(_ name: String) throws -> Int64 {
         let v = try value(name)
         guard case .integer(let n) = v else {
-            throw ManifestRejection(.wrongType, field: name,
-                                    "field '\(name)' must be an integer (no fraction or exponent, at most 9007199254740991), got \(v.typeName)")
+            throw ManifestRejection(
+                .wrongType, field: name,
+                "field '\(name)' must be an integer (no fraction or exponent, at most 9007199254740991), got \(v.typeName)")
         }
         guard n >= 0 else { throw invalid(name, "is \(n): must not be negative") }
         guard n <= JSONValue.maxSafeInteger else { throw invalid(name, "is \(n): larger than 9007199254740991") }

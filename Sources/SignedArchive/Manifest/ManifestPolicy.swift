@@ -39,8 +39,10 @@ public enum ManifestPolicy {
     /// Applies the device rules in order: app, channel, expiry, floor, shell compatibility.
     /// - Parameter floor: the highest version ever accepted (`DeviceState.highestAccepted`);
     ///   the floor itself is accepted (re-installing it is not a rollback).
-    public static func evaluate(_ manifest: Manifest, app: String, channel: String, shellVersion: Version,
-                                floor: Version?, now: Date) -> Decision {
+    public static func evaluate(
+        _ manifest: Manifest, app: String, channel: String, shellVersion: Version,
+        floor: Version?, now: Date
+    ) -> Decision {
         guard manifest.app == app else { return .wrongApp(expected: app, actual: manifest.app) }
         guard manifest.channel == channel else { return .wrongChannel(expected: channel, actual: manifest.channel) }
         if let expires = manifest.expires, expires <= now { return .expired(expires) }

@@ -84,8 +84,10 @@ public struct ManifestVerifier: Sendable {
         }
         let message = Manifest.signedBytes(of: object)
         guard candidates.contains(where: { $0.isValidSignature(signature, for: message) }) else {
-            return .invalid(ManifestRejection(.badSignature, field: "signature",
-                                              "signature does not verify with key \(keyId): the manifest was altered or signed by another key"))
+            return .invalid(
+                ManifestRejection(
+                    .badSignature, field: "signature",
+                    "signature does not verify with key \(keyId): the manifest was altered or signed by another key"))
         }
         switch Manifest.validate(object) {
         case .success(let manifest): return .valid(manifest)

@@ -16,16 +16,18 @@ public enum RFC3339 {
             return v
         }
         guard b[4] == UInt8(ascii: "-"), b[7] == UInt8(ascii: "-"), b[10] == UInt8(ascii: "T"),
-              b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
-              let year = digits(0, 4), let month = digits(5, 2), let day = digits(8, 2),
-              let hour = digits(11, 2), let minute = digits(14, 2), let second = digits(17, 2)
+            b[13] == UInt8(ascii: ":"), b[16] == UInt8(ascii: ":"),
+            let year = digits(0, 4), let month = digits(5, 2), let day = digits(8, 2),
+            let hour = digits(11, 2), let minute = digits(14, 2), let second = digits(17, 2)
         else { return nil }
         guard (1...12).contains(month), day >= 1, day <= daysIn(month: month, year: year),
-              hour <= 23, minute <= 59, second <= 59 else { return nil }
+            hour <= 23, minute <= 59, second <= 59
+        else { return nil }
         var fraction = 0.0
         if b.count > 20 {
             guard b[19] == UInt8(ascii: "."), b.count - 21 >= 1, b.count - 21 <= 9,
-                  let f = digits(20, b.count - 21) else { return nil }
+                let f = digits(20, b.count - 21)
+            else { return nil }
             fraction = Double(f) / pow(10, Double(b.count - 21))
         } else {
             guard b[19] == UInt8(ascii: "Z") else { return nil }
@@ -46,8 +48,9 @@ public enum RFC3339 {
         var seconds = time_t(floor(date.timeIntervalSince1970))
         var t = tm()
         gmtime_r(&seconds, &t)
-        return String(format: "%04d-%02d-%02dT%02d:%02d:%02dZ", Int(t.tm_year) + 1900, Int(t.tm_mon) + 1,
-                      Int(t.tm_mday), Int(t.tm_hour), Int(t.tm_min), Int(t.tm_sec))
+        return String(
+            format: "%04d-%02d-%02dT%02d:%02d:%02dZ", Int(t.tm_year) + 1900, Int(t.tm_mon) + 1,
+            Int(t.tm_mday), Int(t.tm_hour), Int(t.tm_min), Int(t.tm_sec))
     }
 
     static func daysIn(month: Int, year: Int) -> Int {

@@ -13,7 +13,8 @@ public enum ReleaseIdentifier: String, Sendable, CaseIterable {
 
     /// Why `value` is not a valid identifier of this kind, or nil when it is.
     public func problem(_ value: String) -> String? {
-        let ok = !value.isEmpty && value.utf8.count <= maxLength
+        let ok =
+            !value.isEmpty && value.utf8.count <= maxLength
             && value.utf8.allSatisfy { Self.isAlnum($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
             && value.utf8.first.map(Self.isAlnum) == true
         return ok ? nil : "expected 1–\(maxLength) ASCII letters, digits, '.', '_' or '-', starting with a letter or digit"

@@ -63,7 +63,7 @@ public struct ReleaseIndex: Sendable, Equatable {
             let va = a["version"]?.stringValue.flatMap(Version.init)
             let vb = b["version"]?.stringValue.flatMap(Version.init)
             switch (va, vb) {
-            case let (x?, y?): return y < x
+            case (let x?, let y?): return y < x
             case (.some, nil): return true
             default: return false
             }

@@ -57,8 +57,9 @@ public enum StrictJSON {
     where Bytes.Element == UInt8 {
         let count = bytes.count
         guard count <= limits.maxBytes else {
-            let err = ParseError(offset: limits.maxBytes, line: 1, column: 1,
-                                 reason: "document is \(count) bytes, more than the \(limits.maxBytes)-byte limit")
+            let err = ParseError(
+                offset: limits.maxBytes, line: 1, column: 1,
+                reason: "document is \(count) bytes, more than the \(limits.maxBytes)-byte limit")
             throw SignedArchiveError(.malformedJSON, "\(source): \(err.reason)", underlying: err)
         }
         let array = Array(bytes)

@@ -42,9 +42,15 @@ extension StrictJSON {
             case UInt8(ascii: "{"): return .object(try parseObject(depth: depth + 1))
             case UInt8(ascii: "["): return .array(try parseArray(depth: depth + 1))
             case UInt8(ascii: "\""): return .string(try parseString())
-            case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-            case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-            case UInt8(ascii: "n"): try literal("null"); return .null
+            case UInt8(ascii: "t"):
+                try literal("true")
+                return .bool(true)
+            case UInt8(ascii: "f"):
+                try literal("false")
+                return .bool(false)
+            case UInt8(ascii: "n"):
+                try literal("null")
+                return .null
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try parseNumber()
             default: throw fail("unexpected \(describe(bytes[i])), expected a value")
             }
@@ -241,16 +247,26 @@ extension StrictJSON {
             var secondRange: ClosedRange<UInt8> = 0x80...0xBF
             switch lead {
             case 0xC2...0xDF: length = 2
-            case 0xE0: length = 3; secondRange = 0xA0...0xBF
+            case 0xE0:
+                length = 3
+                secondRange = 0xA0...0xBF
             case 0xE1...0xEC, 0xEE...0xEF: length = 3
-            case 0xED: length = 3; secondRange = 0x80...0x9F
-            case 0xF0: length = 4; secondRange = 0x90...0xBF
+            case 0xED:
+                length = 3
+                secondRange = 0x80...0x9F
+            case 0xF0:
+                length = 4
+                secondRange = 0x90...0xBF
             case 0xF1...0xF3: length = 4
-            case 0xF4: length = 4; secondRange = 0x80...0x8F
+            case 0xF4:
+                length = 4
+                secondRange = 0x80...0x8F
             default: throw fail(String(format: "invalid UTF-8 (byte 0x%02X)", lead))
             }
             guard bytes.count - i >= length else { throw fail("invalid UTF-8 (truncated sequence)") }
-            guard secondRange.contains(bytes[i + 1]) else { throw fail(String(format: "invalid UTF-8 (byte 0x%02X after 0x%02X)", bytes[i + 1], lead)) }
+            guard secondRange.contains(bytes[i + 1]) else {
+                throw fail(String(format: "invalid UTF-8 (byte 0x%02X after 0x%02X)", bytes[i + 1], lead))
+            }
             for k in 2..<max(2, length) where !(0x80...0xBF).contains(bytes[i + k]) {
                 throw fail(String(format: "invalid UTF-8 (byte 0x%02X in a sequence)", bytes[i + k]))
             }

@@ -1,5 +1,5 @@
-import Foundation
 internal import CArchive
+import Foundation
 
 /// Writes a ``SourceTree`` as a reproducible archive through libarchive.
 ///
@@ -70,7 +70,8 @@ public enum ArchiveWriter {
             let status: Int32
             switch format {
             case .tarGzip:
-                status = archive_write_set_format_pax_restricted(a) | archive_write_add_filter_gzip(a)
+                status =
+                    archive_write_set_format_pax_restricted(a) | archive_write_add_filter_gzip(a)
                     | archive_write_set_filter_option(a, "gzip", "timestamp", nil)
             case .tarZstd:
                 status = archive_write_set_format_pax_restricted(a) | archive_write_add_filter_zstd(a)

@@ -23,9 +23,11 @@ public struct PublishRequest: Sendable {
     /// default, when they are skipped and listed in ``PublishResult/skippedHidden``.
     public var includeHidden = false
 
-    public init(source: String, app: String, channel: String, version: Version, minShellVersion: Version,
-                maxShellVersion: Version? = nil, outputDirectory: String, baseURL: String? = nil,
-                format: ArchiveFormat = .tarGzip, expires: Date? = nil, now: Date = Date()) {
+    public init(
+        source: String, app: String, channel: String, version: Version, minShellVersion: Version,
+        maxShellVersion: Version? = nil, outputDirectory: String, baseURL: String? = nil,
+        format: ArchiveFormat = .tarGzip, expires: Date? = nil, now: Date = Date()
+    ) {
         self.source = source
         self.app = app
         self.channel = channel
@@ -99,15 +101,17 @@ public enum Publisher {
         let sha256 = try Digest.hex(.sha256, ofFileAt: temp)
         let size = try fileSize(temp)
 
-        let draft = ManifestDraft(app: request.app, channel: request.channel, version: request.version,
-                                  url: archiveURL(request, archiveName: archiveName), sha256: sha256, size: size,
-                                  minShellVersion: request.minShellVersion, maxShellVersion: request.maxShellVersion,
-                                  published: request.now, expires: request.expires)
+        let draft = ManifestDraft(
+            app: request.app, channel: request.channel, version: request.version,
+            url: archiveURL(request, archiveName: archiveName), sha256: sha256, size: size,
+            minShellVersion: request.minShellVersion, maxShellVersion: request.maxShellVersion,
+            published: request.now, expires: request.expires)
         if let existing = try existingRelease(in: index, request: request, draft: draft, indexPath: indexPath) {
             try installArchive(temp, at: archivePath, sha256: sha256)
             try repairManifest(manifestPath, index: index)
-            return PublishResult(manifest: existing, archivePath: archivePath, manifestPath: manifestPath,
-                                 indexPath: indexPath, unchanged: true)
+            return PublishResult(
+                manifest: existing, archivePath: archivePath, manifestPath: manifestPath,
+                indexPath: indexPath, unchanged: true)
         }
         let manifest = try draft.signed(with: key)
         try installArchive(temp, at: archivePath, sha256: sha256)
@@ -118,8 +122,9 @@ public enum Publisher {
         } catch let error as any ClientctlError {
             throw SignedArchiveError(.io, error.message)
         }
-        return PublishResult(manifest: manifest, archivePath: archivePath, manifestPath: manifestPath,
-                             indexPath: indexPath, unchanged: false)
+        return PublishResult(
+            manifest: manifest, archivePath: archivePath, manifestPath: manifestPath,
+            indexPath: indexPath, unchanged: false)
     }
 
     /// A publish killed before it finished leaves `.publish-*` files; under the lock no
@@ -136,7 +141,8 @@ public enum Publisher {
     static func repairManifest(_ manifestPath: String, index: ReleaseIndex) throws {
         guard let newest = index.releases.first else { return }
         if let data = FileManager.default.contents(atPath: manifestPath),
-           let current = try? StrictJSON.parseObject(data, limits: .manifest), current == newest {
+            let current = try? StrictJSON.parseObject(data, limits: .manifest), current == newest
+        {
             return
         }
         do {
@@ -169,7 +175,8 @@ public enum Publisher {
         }
         if let base = r.baseURL {
             guard let url = URL(string: base), let scheme = url.scheme?.lowercased(), ["https", "http", "file"].contains(scheme),
-                  url.host != nil || scheme == "file", !base.contains(" ") else {
+                url.host != nil || scheme == "file", !base.contains(" ")
+            else {
                 throw SignedArchiveError(.invalidArgument, "--base-url \(base) is not an absolute https:, http: or file: URL")
             }
         }
@@ -197,8 +204,10 @@ public enum Publisher {
 
     /// The already-published release of this version when publishing it again is a no-op;
     /// `nil` when the version is new and above the newest; throws for every conflict.
-    static func existingRelease(in index: ReleaseIndex, request r: PublishRequest, draft: ManifestDraft,
-                                indexPath: String) throws -> Manifest? {
+    static func existingRelease(
+        in index: ReleaseIndex, request r: PublishRequest, draft: ManifestDraft,
+        indexPath: String
+    ) throws -> Manifest? {
         var newest: Version?
         for (k, entry) in index.releases.enumerated() {
             guard case .string(let text)? = entry["version"], let v = Version(text) else {
@@ -208,7 +217,10 @@ public enum Publisher {
             guard v == r.version else { continue }
             let sha = entry["sha256"]?.stringValue ?? ""
             guard sha == draft.sha256 else {
-                throw SignedArchiveError(.conflict, "version \(text) is already published with other contents (sha256 \(sha), this folder gives \(draft.sha256)); publish a new version")
+                throw SignedArchiveError(
+                    .conflict,
+                    "version \(text) is already published with other contents (sha256 \(sha), this folder gives \(draft.sha256)); publish a new version"
+                )
             }
             let wanted = draft.unsignedObject(keyId: "")
             for field in ["url", "size", "minShellVersion", "maxShellVersion"] where entry[field] != wanted[field] {

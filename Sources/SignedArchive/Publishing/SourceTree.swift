@@ -68,8 +68,10 @@ public struct SourceTree: Sendable {
     }
 
     /// - Parameter hidden: nil to keep hidden names, else where skipped ones are listed.
-    private static func walk(root: String, relative: String, depth: Int, into entries: inout [Entry],
-                             hidden: inout [String]?) throws {
+    private static func walk(
+        root: String, relative: String, depth: Int, into entries: inout [Entry],
+        hidden: inout [String]?
+    ) throws {
         let dirPath = relative.isEmpty ? root : root + "/" + relative
         guard depth <= maxDepth else { throw refuse(dirPath, "folders nested deeper than \(maxDepth) levels") }
         guard let dir = opendir(dirPath) else {

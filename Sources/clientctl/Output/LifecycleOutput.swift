@@ -10,8 +10,9 @@ enum LifecycleOutput {
             return
         }
         for line in report.events { printError(line) }
-        printError("current: \(report.current)" + (report.trial != nil ? " (on trial)" : "")
-                   + (report.lastKnownGood.map { ", last known good: \($0)" } ?? ""))
+        printError(
+            "current: \(report.current)" + (report.trial != nil ? " (on trial)" : "")
+                + (report.lastKnownGood.map { ", last known good: \($0)" } ?? ""))
         if folder, let dir = report.servingDirectory { Swift.print(dir) }
     }
 }

@@ -11,7 +11,8 @@ import Testing
 /// clock; the server, the organizer and Chromium are real.
 @Suite(.serialized) struct MeteorBrowserTests {
     static let enabled = Chromium.isEnabled && MeteorFixtures.referenceAvailable
-    static let reason = MeteorFixtures.referenceAvailable
+    static let reason =
+        MeteorFixtures.referenceAvailable
         ? "browser tests off (CLIENTCTL_BROWSER_TESTS=0 or no `chromium` in PATH)"
         : "reference Meteor fixtures not found at ../shared/fixtures/meteor"
 
@@ -29,12 +30,14 @@ import Testing
         try AtomicFile.makeDirectory(layout.root)
         let mock = MeteorMockServer(versionsDirectory: fixtures + "/downloadable_versions")
         let rootURL = try #require(URL(string: "http://localhost:3000/"))
-        let channel = MeteorChannel(layout: layout, rootURL: rootURL, platform: .ios,
-                                    embeddedPath: fixtures + "/bundled_www/application",
-                                    transport: MeteorMockTransport(server: mock))
-        let config = DeviceConfig(app: "com.example.meteor", channelKind: .meteor, meteorRootURL: rootURL.absoluteString,
-                                  compatPlatform: "ios", shellVersion: Version(1, 0, 0),
-                                  embeddedPath: fixtures + "/bundled_www/application", startupTimeoutSeconds: 2)
+        let channel = MeteorChannel(
+            layout: layout, rootURL: rootURL, platform: .ios,
+            embeddedPath: fixtures + "/bundled_www/application",
+            transport: MeteorMockTransport(server: mock))
+        let config = DeviceConfig(
+            app: "com.example.meteor", channelKind: .meteor, meteorRootURL: rootURL.absoluteString,
+            compatPlatform: "ios", shellVersion: Version(1, 0, 0),
+            embeddedPath: fixtures + "/bundled_www/application", startupTimeoutSeconds: 2)
         let updater = Updater(layout: layout, config: config, channel: channel)
         let clock = ManualClock()
         let server = try ClientServer(configuration: ServerConfiguration(port: 0, wwwDirectory: fixtures + "/bundled_www"))

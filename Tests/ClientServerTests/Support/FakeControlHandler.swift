@@ -19,7 +19,7 @@ final class FakeControlHandler: ControlHandler, @unchecked Sendable {
     func setStatus(_ status: ControlStatus) { lock.withLock { _status = status } }
 
     func push(_ event: ControlEvent) {
-        lock.withLock { continuations }.forEach { $0.yield(event) }
+        for continuation in lock.withLock({ continuations }) { continuation.yield(event) }
     }
 
     private func record(_ name: String) -> ControlStatus {

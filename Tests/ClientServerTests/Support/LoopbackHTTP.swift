@@ -26,7 +26,10 @@ enum LoopbackHTTP {
             var buffer = [UInt8](repeating: 0, count: 65536)
             while true {
                 let n = read(fd, &buffer, buffer.count)
-                if n < 0 { if errno == EINTR { continue }; throw Failure(description: "read failed: errno \(errno)") }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw Failure(description: "read failed: errno \(errno)")
+                }
                 if n == 0 { break }
                 data.append(contentsOf: buffer[0..<n])
             }
@@ -53,7 +56,10 @@ enum LoopbackHTTP {
         let ok = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard ok == 0 else { close(fd); throw Failure(description: "connect to 127.0.0.1:\(port) failed: errno \(errno)") }
+        guard ok == 0 else {
+            close(fd)
+            throw Failure(description: "connect to 127.0.0.1:\(port) failed: errno \(errno)")
+        }
         return fd
     }
 
@@ -127,7 +133,10 @@ final class EventStreamConnection: @unchecked Sendable {
             var buffer = [UInt8](repeating: 0, count: 4096)
             while !String(decoding: received, as: UTF8.self).contains(text) {
                 let n = read(fd, &buffer, buffer.count)
-                if n <= 0 { throw LoopbackHTTP.Failure(description: "stream ended before \(text.debugDescription): \(String(decoding: received, as: UTF8.self))") }
+                if n <= 0 {
+                    throw LoopbackHTTP.Failure(
+                        description: "stream ended before \(text.debugDescription): \(String(decoding: received, as: UTF8.self))")
+                }
                 received.append(contentsOf: buffer[0..<n])
             }
             return String(decoding: received, as: UTF8.self)

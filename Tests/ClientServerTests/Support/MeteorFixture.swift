@@ -18,8 +18,9 @@ enum MeteorFixture {
     /// describes them (client entries by URL path, their source maps, index.html at `/`).
     static func embeddedAssets(www: String, layout: RootLayout) throws -> (id: String, assets: [ServedAsset]) {
         guard let rootURL = URL(string: "http://localhost:3000/") else { throw CocoaError(.fileReadInvalidFileName) }
-        let channel = MeteorChannel(layout: layout, rootURL: rootURL, platform: .ios,
-                                    embeddedPath: www + "/application", transport: NoNetwork())
+        let channel = MeteorChannel(
+            layout: layout, rootURL: rootURL, platform: .ios,
+            embeddedPath: www + "/application", transport: NoNetwork())
         guard let embedded = try channel.embeddedVersion() else { throw CocoaError(.fileReadNoSuchFile) }
         return (embedded.id, try channel.servedAssets(for: embedded))
     }

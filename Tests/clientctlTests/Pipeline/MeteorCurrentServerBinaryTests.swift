@@ -69,8 +69,10 @@ import Testing
     @Test(.enabled(if: Chromium.isEnabled, "browser tests off (CLIENTCTL_BROWSER_TESTS=0 or no `chromium` in PATH)"))
     func aMeteor3AppUpdatesSelectivelyAndRunsInChromium() async throws {
         let rig = try Rig()
-        let made = try await ClientctlBinary.run(["init", "--root", rig.root, "--meteor-url", rig.http.baseURL.absoluteString + "/",
-                                            "--embedded", rig.fixtures.embedded])
+        let made = try await ClientctlBinary.run([
+            "init", "--root", rig.root, "--meteor-url", rig.http.baseURL.absoluteString + "/",
+            "--embedded", rig.fixtures.embedded,
+        ])
         #expect(made.status == 0, "\(made.errorOutput)")
 
         // v1 → v2: the bundle (script, map, stats) and two public files changed; the CSS and
@@ -79,7 +81,9 @@ import Testing
         let v2 = try rig.fixtures.rendered("version2")
         let first = try await rig.install("version2")
         #expect(first.result.status == 0, "\(first.result.errorOutput)")
-        let expected = ["/__cordova/manifest.json", "/__cordova/"] + (try rig.fixtures.changedScriptDownloads("version2")
+        let expected =
+            ["/__cordova/manifest.json", "/__cordova/"]
+            + (try rig.fixtures.changedScriptDownloads("version2")
             + ["/__cordova/some-file", "/__cordova/some-other-file"]).map { "/__cordova" + $0 }
         #expect(first.requests.sorted() == expected.sorted(), "only changed assets are fetched, once each")
         await #expect(try rig.status()["pending"] as? String == "version2")

@@ -5,8 +5,10 @@ import Testing
 /// `clientctl init --meteor-url` and `clientctl serve` as a user runs them, on the reference
 /// plugin's bundled app: a sample of the serving scenarios through the real binary (the
 /// full 2–26 set runs against the same server in-process in ClientServerTests).
-@Suite(.enabled(if: MeteorFixtures.referenceAvailable,
-                "../shared/fixtures/meteor is absent: the Meteor reference fixtures are not in this repository"))
+@Suite(
+    .enabled(
+        if: MeteorFixtures.referenceAvailable,
+        "../shared/fixtures/meteor is absent: the Meteor reference fixtures are not in this repository"))
 struct MeteorServeBinaryTests {
     /// HEAD-less GET through curl returning status, headers (lowercased names) and body.
     static func fetch(_ url: String, headers: [String] = []) async throws -> (status: Int, headers: [String: String], body: String) {
@@ -35,8 +37,10 @@ struct MeteorServeBinaryTests {
         let copy = try await Subprocess.run("cp", ["-R", reference + "/bundled_www", www])
         #expect(copy.status == 0)
         _ = try await Subprocess.run("chmod", ["-R", "u+w", www])
-        let made = try await ClientctlBinary.run(["init", "--root", tmp("device"), "--meteor-url", "http://127.0.0.1:9/",
-                                            "--embedded", www + "/application"])
+        let made = try await ClientctlBinary.run([
+            "init", "--root", tmp("device"), "--meteor-url", "http://127.0.0.1:9/",
+            "--embedded", www + "/application",
+        ])
         #expect(made.status == 0, "\(made.errorOutput)")
         #expect(made.errorOutput.contains("1waqgcidafgwubeqj8o"), "appId read from the embedded index.html")
 

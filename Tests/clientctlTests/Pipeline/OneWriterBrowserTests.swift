@@ -17,8 +17,10 @@ import Testing
 
     /// `state.json`'s current version is the one serve serves; returns it.
     @discardableResult
-    static func expectOneTruth(_ rig: ReleaseRig, _ serve: ServeProcess, _ expected: String,
-                               sourceLocation: SourceLocation = #_sourceLocation) async throws -> StatusReport {
+    static func expectOneTruth(
+        _ rig: ReleaseRig, _ serve: ServeProcess, _ expected: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> StatusReport {
         let status = try await rig.status()
         #expect(status.current == expected, "state.json", sourceLocation: sourceLocation)
         await #expect(try servedVersion(serve) == expected, "served", sourceLocation: sourceLocation)
@@ -27,11 +29,13 @@ import Testing
 
     /// A POST as a page's shim sends it, naming `version` in the body.
     static func post(_ serve: ServeProcess, _ name: String, version: String) async throws -> (status: Int, body: String) {
-        let result = try await Subprocess.run("curl", [
-            "-s", "-X", "POST", "-w", "\n%{http_code}", "--max-time", "20", "-H", "X-Clientctl-Shim: 1",
-            "-H", "Content-Type: application/json", "--data", #"{"version":"\#(version)"}"#,
-            serve.baseURL + "__clientctl/" + name,
-        ], gate: nil)
+        let result = try await Subprocess.run(
+            "curl",
+            [
+                "-s", "-X", "POST", "-w", "\n%{http_code}", "--max-time", "20", "-H", "X-Clientctl-Shim: 1",
+                "-H", "Content-Type: application/json", "--data", #"{"version":"\#(version)"}"#,
+                serve.baseURL + "__clientctl/" + name,
+            ], gate: nil)
         let text = result.output
         guard let split = text.lastIndex(of: "\n"), let code = Int(text[text.index(after: split)...]) else {
             throw HarnessError("curl: no status in \(text) \(result.errorOutput)")
@@ -74,8 +78,9 @@ import Testing
         for command in [["reload"], ["ack"], ["ack", "--version", "1.1.0"], ["rollback"], ["gc"]] {
             let refused = try await ClientctlBinary.run(command + ["--root", rig.root])
             #expect(refused.status == ExitStatus.tempFail.rawValue, "\(command): \(refused.errorOutput)")
-            #expect(refused.errorOutput.contains("clientctl serve (pid \(serve.pid), control endpoints \(serve.baseURL)__clientctl/)"),
-                    "\(command): \(refused.errorOutput)")
+            #expect(
+                refused.errorOutput.contains("clientctl serve (pid \(serve.pid), control endpoints \(serve.baseURL)__clientctl/)"),
+                "\(command): \(refused.errorOutput)")
             try await Self.expectOneTruth(rig, serve, "1.1.0")
         }
         #expect(FileManager.default.contents(atPath: rig.root + "/state.json") == stateBefore, "state.json untouched")
@@ -160,22 +165,25 @@ import Testing
         let serve = try await ServeProcess(root: rig.root, scratch: rig.tmp.path)
         await #expect(try rig.status().trial?.version == "1.0.0")
 
-        let rebound = try await Chromium.dumpDOM("http://evil.example:\(serve.port)/",
-                                           extraArguments: ["--host-resolver-rules=MAP evil.example 127.0.0.1"])
+        let rebound = try await Chromium.dumpDOM(
+            "http://evil.example:\(serve.port)/",
+            extraArguments: ["--host-resolver-rules=MAP evil.example 127.0.0.1"])
         #expect(Chromium.text(of: "version", in: rebound) == nil, "serve's page is not served under another name: \(rebound)")
         #expect(rebound.contains("Host evil.example:\(serve.port) is not this server"), "\(rebound)")
         await #expect(try rig.status().trial?.version == "1.0.0")
 
         // A page of a second local server (another port: another origin) posts to serve.
         let target = serve.baseURL + "__clientctl/startup-complete"
-        let attack = ReleaseRig.page(version: "attacker", script: """
-            var marks = 0;
-            function mark(id, text) { var p = document.createElement('p'); p.id = id; p.textContent = text; document.body.appendChild(p); }
-            fetch('\(target)', { method: 'POST', mode: 'no-cors', headers: { 'Content-Type': 'text/plain' }, body: '{"version":"1.0.0"}' })
-              .then(function () { mark('simple', 'sent'); }, function () { mark('simple', 'failed'); });
-            fetch('\(target)', { method: 'POST', headers: { 'X-Clientctl-Shim': '1' }, body: '{"version":"1.0.0"}' })
-              .then(function (r) { mark('preflighted', 'answered ' + r.status); }, function () { mark('preflighted', 'blocked'); });
-            """)
+        let attack = ReleaseRig.page(
+            version: "attacker",
+            script: """
+                var marks = 0;
+                function mark(id, text) { var p = document.createElement('p'); p.id = id; p.textContent = text; document.body.appendChild(p); }
+                fetch('\(target)', { method: 'POST', mode: 'no-cors', headers: { 'Content-Type': 'text/plain' }, body: '{"version":"1.0.0"}' })
+                  .then(function () { mark('simple', 'sent'); }, function () { mark('simple', 'failed'); });
+                fetch('\(target)', { method: 'POST', headers: { 'X-Clientctl-Shim': '1' }, body: '{"version":"1.0.0"}' })
+                  .then(function (r) { mark('preflighted', 'answered ' + r.status); }, function () { mark('preflighted', 'blocked'); });
+                """)
         let other = try LoopbackHTTPServer { _ in
             LoopbackResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: .data(attack))
         }

@@ -17,15 +17,18 @@ struct ReleaseRig {
         try await run(["keygen", "--out", key])
         try FileManager.default.createDirectory(atPath: tmp("seed"), withIntermediateDirectories: true)
         try Self.page(version: "0.0.1", script: "").write(to: URL(fileURLWithPath: tmp("seed/index.html")))
-        try await run(["init", "--root", root, "--app", app, "--channel", "stable",
-                 "--manifest-url", "file://" + releases + "/stable/manifest.json",
-                 "--trust", key + ".pub.pem", "--shell-version", "1.0.0", "--embedded", tmp("seed"),
-                 "--startup-timeout", String(startupTimeout)])
+        try await run([
+            "init", "--root", root, "--app", app, "--channel", "stable",
+            "--manifest-url", "file://" + releases + "/stable/manifest.json",
+            "--trust", key + ".pub.pem", "--shell-version", "1.0.0", "--embedded", tmp("seed"),
+            "--startup-timeout", String(startupTimeout),
+        ])
     }
 
     /// A page that shows its version and runs `script` (after the shim, which is first in <head>).
     static func page(version: String, script: String) -> Data {
-        Data("""
+        Data(
+            """
             <!doctype html>
             <html><head><meta charset="utf-8"><title>v\(version)</title></head>
             <body><p id="version">\(version)</p><p id="acked">no</p>
@@ -50,8 +53,10 @@ struct ReleaseRig {
         try Self.page(version: version, script: script).write(to: URL(fileURLWithPath: dir + "/index.html"))
         try Data("body { color: #123; }\n".utf8).write(to: URL(fileURLWithPath: dir + "/style.css"))
         for (path, bytes) in extra { try bytes.write(to: URL(fileURLWithPath: dir + "/" + path)) }
-        try await run(["publish", dir, "--app", app, "--channel", "stable", "--version", version,
-                 "--min-shell", "1.0.0", "--key", key + ".pem", "--out", releases])
+        try await run([
+            "publish", dir, "--app", app, "--channel", "stable", "--version", version,
+            "--min-shell", "1.0.0", "--key", key + ".pem", "--out", releases,
+        ])
     }
 
     @discardableResult
@@ -83,4 +88,3 @@ struct ReleaseRig {
         return last
     }
 }
-

@@ -24,7 +24,10 @@ import Testing
         let ok = withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
-        guard ok == 0 else { close(fd); return nil }
+        guard ok == 0 else {
+            close(fd)
+            return nil
+        }
         return fd
     }
 
@@ -46,7 +49,8 @@ import Testing
     /// CPU seconds (user + system) a process has used, from /proc/PID/stat.
     static func cpuSeconds(_ pid: Int32) -> Double? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = text.lastIndex(of: ")") else { return nil }
+            let close = text.lastIndex(of: ")")
+        else { return nil }
         let fields = text[text.index(after: close)...].split(separator: " ")
         guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
@@ -101,7 +105,7 @@ import Testing
             }
             return held
         }
-        defer { held.forEach { close($0) } }
+        defer { for fd in held { close(fd) } }
         #expect(held.count >= 900, "the kernel accepted most connections (\(held.count))")
         let before = try #require(Self.cpuSeconds(serve.pid))
         try await Task.sleep(nanoseconds: 3_000_000_000)

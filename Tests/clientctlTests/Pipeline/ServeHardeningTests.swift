@@ -12,9 +12,11 @@ import Testing
     /// with a composed `é`, served by a real `clientctl serve`.
     static func servedRoot(_ label: String, serveArguments: [String] = [], ulimit: Int? = nil) async throws -> (ReleaseRig, ServeProcess) {
         let rig = try await ReleaseRig(startupTimeout: 600, label: label)  // no trial ends while a loaded suite runs a test
-        try await rig.publish("1.0.0", script: ReleaseRig.acknowledging, extra: [
-            "empty.css": Data(), "app.js": Data("console.log(1)\n".utf8), "\u{E9}.txt": Data("composed\n".utf8),
-        ])
+        try await rig.publish(
+            "1.0.0", script: ReleaseRig.acknowledging,
+            extra: [
+                "empty.css": Data(), "app.js": Data("console.log(1)\n".utf8), "\u{E9}.txt": Data("composed\n".utf8),
+            ])
         try await rig.run(["install", "--root", rig.root])
         let serve = try await ServeProcess(root: rig.root, arguments: serveArguments, scratch: rig.tmp.path, ulimit: ulimit)
         return (rig, serve)
@@ -29,7 +31,8 @@ import Testing
         for name in try FileManager.default.contentsOfDirectory(atPath: base) {
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: base + "/" + name, isDirectory: &isDirectory), isDirectory.boolValue,
-               FileManager.default.fileExists(atPath: base + "/" + name + "/empty.css") {
+                FileManager.default.fileExists(atPath: base + "/" + name + "/empty.css")
+            {
                 return base + "/" + name
             }
         }
@@ -54,11 +57,13 @@ import Testing
     @Test(.enabled(if: Chromium.isEnabled, .init(rawValue: browser)))
     func aPageOfAnotherOriginCannotCrashServeWithAnEmptyFile() async throws {
         let (rig, serve) = try await Self.servedRoot("empty-file-browser")
-        let page = ReleaseRig.page(version: "other", script: """
-            var img = new Image(); img.onload = img.onerror = function () {
-              var p = document.createElement('p'); p.id = 'loaded'; p.textContent = 'done'; document.body.appendChild(p); };
-            img.src = '\(serve.baseURL)empty.css';
-            """)
+        let page = ReleaseRig.page(
+            version: "other",
+            script: """
+                var img = new Image(); img.onload = img.onerror = function () {
+                  var p = document.createElement('p'); p.id = 'loaded'; p.textContent = 'done'; document.body.appendChild(p); };
+                img.src = '\(serve.baseURL)empty.css';
+                """)
         let other = try LoopbackHTTPServer { _ in
             LoopbackResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8")], body: .data(page))
         }

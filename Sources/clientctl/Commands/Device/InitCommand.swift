@@ -1,9 +1,9 @@
 import ArgumentParser
 import ClientUpdater
 import ClientUpdaterHTTP
-import SignedArchive
-import MeteorHotCodePush
 import Foundation
+import MeteorHotCodePush
+import SignedArchive
 
 /// `clientctl init`: creates a device root's `config.json`.
 struct InitCommand: AsyncParsableCommand {
@@ -58,9 +58,14 @@ struct InitCommand: AsyncParsableCommand {
     var maxUnpackedBytes: Int64 = DeviceConfig.Limits().maxUnpackedBytes
     @Option(name: .customLong("max-entries"), help: "Cap on entries in one archive.")
     var maxEntries: Int = DeviceConfig.Limits().maxEntries
-    @Option(name: .customLong("ca-file"), help: ArgumentHelp("PEM file of the CA certificates to trust for https: instead of the system store (a private CA).", valueName: "ca.pem"))
+    @Option(
+        name: .customLong("ca-file"),
+        help: ArgumentHelp("PEM file of the CA certificates to trust for https: instead of the system store (a private CA).", valueName: "ca.pem"))
     var caFile: String?
-    @Option(help: ArgumentHelp("Proxy for every request (http://host:port), instead of the HTTPS_PROXY/HTTP_PROXY environment; NO_PROXY still applies.", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "Proxy for every request (http://host:port), instead of the HTTPS_PROXY/HTTP_PROXY environment; NO_PROXY still applies.", valueName: "url"
+        ))
     var proxy: String?
     @Flag(help: "Overwrite an existing config.json (installed versions and state are kept).")
     var force = false
@@ -102,12 +107,15 @@ struct InitCommand: AsyncParsableCommand {
     /// A Meteor root: config from the flags and the embedded bundle, plus the first state.
     private func initMeteor(url: String) throws {
         if app != nil || channel != nil || manifestURL != nil || !trust.isEmpty {
-            throw UpdaterError(.invalidArgument, "--app, --channel, --manifest-url and --trust are not used with --meteor-url (the appId comes from the embedded index.html)")
+            throw UpdaterError(
+                .invalidArgument,
+                "--app, --channel, --manifest-url and --trust are not used with --meteor-url (the appId comes from the embedded index.html)")
         }
         let layout = try device.layout()
-        var (config, state) = try MeteorRootSetup.make(.init(
-            meteorURL: url, embedded: embedded, compatPlatform: compatPlatform, shellVersion: shellVersion,
-            startupTimeout: startupTimeout.value, keep: keep, allowInsecureHTTP: allowInsecureHTTP))
+        var (config, state) = try MeteorRootSetup.make(
+            .init(
+                meteorURL: url, embedded: embedded, compatPlatform: compatPlatform, shellVersion: shellVersion,
+                startupTimeout: startupTimeout.value, keep: keep, allowInsecureHTTP: allowInsecureHTTP))
         config = try transportSettings(config)
         try RootInitializer.write(config, to: layout, force: force)
         if !FileManager.default.fileExists(atPath: layout.state) { try StateStore.save(state, layout) }

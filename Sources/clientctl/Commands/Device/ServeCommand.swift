@@ -37,19 +37,27 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("TCP port on 127.0.0.1 (default: derived from the app id; 0 = any free port).", valueName: "n"))
     var port: Int?
 
-    @Option(name: .customLong("check-interval"), help: ArgumentHelp("Seconds between update checks (1–604800); 0 disables periodic checks.", valueName: "seconds"))
+    @Option(
+        name: .customLong("check-interval"),
+        help: ArgumentHelp("Seconds between update checks (1–604800); 0 disables periodic checks.", valueName: "seconds"))
     var checkInterval = Seconds(3600)
 
     @Option(help: ArgumentHelp("Content-Security-Policy header sent with every file.", valueName: "policy"))
     var csp: String?
 
-    @Option(name: .customLong("startup-timeout"), help: ArgumentHelp("Seconds a new version has to report startup complete (default: config, 10).", valueName: "seconds"))
+    @Option(
+        name: .customLong("startup-timeout"),
+        help: ArgumentHelp("Seconds a new version has to report startup complete (default: config, 10).", valueName: "seconds"))
     var startupTimeout: Seconds?
 
-    @Option(name: .customLong("header-timeout"), help: ArgumentHelp("Seconds a connection has to send a request head (default 10).", valueName: "seconds"))
+    @Option(
+        name: .customLong("header-timeout"), help: ArgumentHelp("Seconds a connection has to send a request head (default 10).", valueName: "seconds")
+    )
     var headerTimeout: Double = 10
 
-    @Option(name: .customLong("idle-timeout"), help: ArgumentHelp("Seconds a keep-alive connection may wait for its next request (default 30).", valueName: "seconds"))
+    @Option(
+        name: .customLong("idle-timeout"),
+        help: ArgumentHelp("Seconds a keep-alive connection may wait for its next request (default 30).", valueName: "seconds"))
     var idleTimeout: Double = 30
 
     func validate() throws {
@@ -59,8 +67,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
         if checkInterval.value != 0 {
-            try checkInterval.require(in: DeviceConfig.checkIntervalRange, flag: "--check-interval",
-                                      rule: "0 (off), or 1 to 604800 seconds")
+            try checkInterval.require(
+                in: DeviceConfig.checkIntervalRange, flag: "--check-interval",
+                rule: "0 (off), or 1 to 604800 seconds")
         }
         try startupTimeout?.requireStartupTimeout()
     }
@@ -71,10 +80,11 @@ struct ServeCommand: AsyncParsableCommand {
             var config = context.config
             if let startupTimeout { config.startupTimeoutSeconds = startupTimeout.value }
             let updater = Updater(layout: context.layout, config: config, channel: context.channel)
-            let server = try ClientServer(configuration: ServerConfiguration(
-                port: port ?? ServerConfiguration.derivedPort(forApp: config.app),
-                contentSecurityPolicy: csp, wwwDirectory: Self.wwwDirectory(config),
-                headerTimeoutSeconds: headerTimeout, idleTimeoutSeconds: idleTimeout))
+            let server = try ClientServer(
+                configuration: ServerConfiguration(
+                    port: port ?? ServerConfiguration.derivedPort(forApp: config.app),
+                    contentSecurityPolicy: csp, wwwDirectory: Self.wwwDirectory(config),
+                    headerTimeoutSeconds: headerTimeout, idleTimeoutSeconds: idleTimeout))
             let events = await updater.events()
             let log = Task { await Self.logEvents(events) }
             defer { log.cancel() }
@@ -112,7 +122,8 @@ struct ServeCommand: AsyncParsableCommand {
             switch event {
             case .watchdog(.trialStarted), .watchdog(.committed), .watchdog(.failed):
                 if case .watchdog(let e) = event { printError("clientctl serve: " + e.message) }
-            case .updateAvailable(let version): printError("clientctl serve: \(version) is ready; it is served after switch-to-pending or the next start")
+            case .updateAvailable(let version):
+                printError("clientctl serve: \(version) is ready; it is served after switch-to-pending or the next start")
             case .error(let message): printError("clientctl serve: error: " + message)
             case .switched(let version): printError("clientctl serve: now serving \(version)")
             case .downloadProgress, .watchdog: break

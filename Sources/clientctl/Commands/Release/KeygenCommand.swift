@@ -29,7 +29,8 @@ struct KeygenCommand: AsyncParsableCommand {
     func validate() throws {
         // `--out ""` or `--out keys/` would write `.pem` and `.pub.pem`: hidden files with no name.
         guard let name = out.split(separator: "/", omittingEmptySubsequences: false).last, !name.isEmpty else {
-            throw ValidationError("--out '\(out)' names no file: give a path prefix such as keys/release (writes keys/release.pem and keys/release.pub.pem)")
+            throw ValidationError(
+                "--out '\(out)' names no file: give a path prefix such as keys/release (writes keys/release.pem and keys/release.pub.pem)")
         }
     }
 
@@ -38,8 +39,10 @@ struct KeygenCommand: AsyncParsableCommand {
             let publicKey = try KeyFiles.generate(prefix: out)
             let paths = KeyFiles.paths(prefix: out)
             if json {
-                let o: JSONObject = ["keyId": .string(publicKey.keyId), "privateKey": .string(paths.privateKey),
-                                     "publicKey": .string(paths.publicKey)]
+                let o: JSONObject = [
+                    "keyId": .string(publicKey.keyId), "privateKey": .string(paths.privateKey),
+                    "publicKey": .string(paths.publicKey),
+                ]
                 FileHandle.standardOutput.write(Data(JSONPrettyPrinter.render(.object(o))))
             } else {
                 print(publicKey.keyId)

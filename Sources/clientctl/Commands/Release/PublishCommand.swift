@@ -70,7 +70,9 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Expiry: RFC 3339 UTC time or Nd (days from now).", valueName: "RFC3339|Nd"))
     var expires: String?
 
-    @Flag(name: .customLong("include-hidden"), help: "Also publish files and folders whose name starts with '.' (.env, .well-known/); skipped by default.")
+    @Flag(
+        name: .customLong("include-hidden"),
+        help: "Also publish files and folders whose name starts with '.' (.env, .well-known/); skipped by default.")
     var includeHidden = false
 
     @Flag(name: .long, help: "Print the result as JSON on stdout.")
@@ -89,7 +91,8 @@ struct PublishCommand: AsyncParsableCommand {
             var expiry: Date?
             if let expires {
                 guard let date = Publisher.parseExpiry(expires, now: now) else {
-                    throw SignedArchiveError(.invalidArgument, "--expires \(expires) is neither an RFC 3339 UTC time (2026-12-31T00:00:00Z) nor Nd (30d)")
+                    throw SignedArchiveError(
+                        .invalidArgument, "--expires \(expires) is neither an RFC 3339 UTC time (2026-12-31T00:00:00Z) nor Nd (30d)")
                 }
                 expiry = date
             }
@@ -117,7 +120,9 @@ struct PublishCommand: AsyncParsableCommand {
             } else if result.unchanged {
                 print("unchanged: \(m.app) \(m.version) is already published on \(m.channel) with identical bytes (\(result.archivePath))")
             } else {
-                print("published \(m.app) \(m.version) on \(m.channel): \(result.archivePath) (\(m.size) bytes, sha256 \(m.sha256)), signed by key \(m.keyId)")
+                print(
+                    "published \(m.app) \(m.version) on \(m.channel): \(result.archivePath) (\(m.size) bytes, sha256 \(m.sha256)), signed by key \(m.keyId)"
+                )
             }
         }
     }

@@ -105,13 +105,17 @@ struct VerifyCommand: AsyncParsableCommand {
     }
 
     func summary(_ m: Manifest) -> JSONObject {
-        ["valid": .bool(true), "app": .string(m.app), "channel": .string(m.channel), "version": .string(m.version.description),
-         "keyId": .string(m.keyId), "sha256": .string(m.sha256), "size": .integer(m.size), "url": .string(m.url)]
+        [
+            "valid": .bool(true), "app": .string(m.app), "channel": .string(m.channel), "version": .string(m.version.description),
+            "keyId": .string(m.keyId), "sha256": .string(m.sha256), "size": .integer(m.size), "url": .string(m.url),
+        ]
     }
 
     func rejectionJSON(_ r: ManifestRejection?, version: String? = nil) -> JSONObject {
-        var o: JSONObject = ["valid": .bool(false), "reason": .string(r?.reason.rawValue ?? "invalid"),
-                             "message": .string(r?.message ?? "invalid")]
+        var o: JSONObject = [
+            "valid": .bool(false), "reason": .string(r?.reason.rawValue ?? "invalid"),
+            "message": .string(r?.message ?? "invalid"),
+        ]
         if let field = r?.field { o["field"] = .string(field) }
         if let version { o["version"] = .string(version) }
         return o
