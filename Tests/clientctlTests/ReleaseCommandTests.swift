@@ -181,7 +181,7 @@ import Testing
         try await publish("2.0.0", key: dir("k.pem"), source: dir("nowhere"), expect: 66)
         try await publish("2.0.0", key: dir("missing.pem"), expect: 66)
         try await publish("2.0.0", key: dir("k.pub.pem"), expect: 65)
-        await #expect(try publish("v2.0.0", key: dir("k.pem"), expect: 64).errorOutput.contains("not a SemVer 2.0 version"))
+        await #expect(try publish("v2.0.0", key: dir("k.pem"), expect: 64).errorOutput.contains("is invalid for '--version <SEMVER>'"))
         try await publish("2.0.0", key: dir("k.pem"), extra: ["--format", "rar"], expect: 64)
         try await publish("2.0.0", key: dir("k.pem"), extra: ["--expires", "soon"], expect: 64)
         let json = try await publish("2.0.0", key: dir("k.pem"), extra: ["--format", "zip", "--expires", "7d", "--json"])

@@ -41,7 +41,7 @@ struct InitCommand: AsyncParsableCommand {
     @Option(name: .customLong("trust"), help: ArgumentHelp("A trusted Ed25519 public key (PEM); repeat for several.", valueName: "pub.pem"))
     var trust: [String] = []
     @Option(name: .customLong("shell-version"), help: "Version (SemVer) of the native shell on this device (required for archive roots).")
-    var shellVersion: String?
+    var shellVersion: Version?
     @Option(name: .customLong("meteor-url"), help: ArgumentHelp("Meteor server ROOT_URL: makes this a Meteor hot-code-push root.", valueName: "url"))
     var meteorURL: String?
     @Option(name: .customLong("compat-platform"), help: "Meteor only: which cordovaCompatibilityVersions entry to compare (ios or android).")
@@ -94,7 +94,7 @@ struct InitCommand: AsyncParsableCommand {
                 throw UpdaterError(.invalidArgument, "--shell-version is required (the SemVer version of the native shell)")
             }
             let request = ArchiveRootSetup.Request(
-                app: app, channel: channel, manifestURL: manifestURL, trustFiles: trust, shellVersion: shellVersion,
+                app: app, channel: channel, manifestURL: manifestURL, trustFiles: trust, shellVersion: shellVersion.description,
                 embedded: embedded, startupTimeout: startupTimeout.value, keep: keep, allowInsecureHTTP: allowInsecureHTTP,
                 limits: .init(maxUnpackedBytes: maxUnpackedBytes, maxEntries: maxEntries))
             let layout = try device.layout()
@@ -114,7 +114,7 @@ struct InitCommand: AsyncParsableCommand {
         let layout = try device.layout()
         var (config, state) = try MeteorRootSetup.make(
             .init(
-                meteorURL: url, embedded: embedded, compatPlatform: compatPlatform, shellVersion: shellVersion,
+                meteorURL: url, embedded: embedded, compatPlatform: compatPlatform, shellVersion: shellVersion?.description,
                 startupTimeout: startupTimeout.value, keep: keep, allowInsecureHTTP: allowInsecureHTTP))
         config = try transportSettings(config)
         try RootInitializer.write(config, to: layout, force: force)

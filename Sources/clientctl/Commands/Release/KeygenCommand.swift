@@ -23,8 +23,7 @@ struct KeygenCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Path prefix of the two key files.", valueName: "PREFIX"))
     var out: String
 
-    @Flag(name: .long, help: "Print the result as JSON.")
-    var json = false
+    @OptionGroup var output: OutputOptions
 
     func validate() throws {
         // `--out ""` or `--out keys/` would write `.pem` and `.pub.pem`: hidden files with no name.
@@ -38,7 +37,7 @@ struct KeygenCommand: AsyncParsableCommand {
         try await runReportingErrors {
             let publicKey = try KeyFiles.generate(prefix: out)
             let paths = KeyFiles.paths(prefix: out)
-            if json {
+            if output.json {
                 let o: JSONObject = [
                     "keyId": .string(publicKey.keyId), "privateKey": .string(paths.privateKey),
                     "publicKey": .string(paths.publicKey),

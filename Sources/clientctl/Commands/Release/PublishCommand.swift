@@ -47,13 +47,13 @@ struct PublishCommand: AsyncParsableCommand {
     var channel: String
 
     @Option(name: .long, help: ArgumentHelp("Release version (SemVer 2.0, no 'v').", valueName: "SEMVER"))
-    var version: String
+    var version: Version
 
     @Option(name: .customLong("min-shell"), help: ArgumentHelp("Lowest shell version that may run it.", valueName: "SEMVER"))
-    var minShell: String
+    var minShell: Version
 
     @Option(name: .customLong("max-shell"), help: ArgumentHelp("Highest shell version that may run it (inclusive).", valueName: "SEMVER"))
-    var maxShell: String?
+    var maxShell: Version?
 
     @Option(name: .long, help: ArgumentHelp("Ed25519 private key (PKCS#8 PEM).", valueName: "PRIVATE.pem"))
     var key: String
@@ -64,19 +64,18 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(name: .customLong("base-url"), help: ArgumentHelp("Public URL of the release folder root.", valueName: "URL"))
     var baseURL: String?
 
-    @Option(name: .long, help: ArgumentHelp("Archive format: tar.gz (default), zip or tar.zst.", valueName: "FORMAT"))
-    var format: String = ArchiveFormat.tarGzip.rawValue
+    @Option(name: .long, help: ArgumentHelp("Archive format.", valueName: "FORMAT"))
+    var format: ArchiveFormat = .tarGzip
 
     @Option(name: .long, help: ArgumentHelp("Expiry: RFC 3339 UTC time or Nd (days from now).", valueName: "RFC3339|Nd"))
-    var expires: String?
+    var expires: Expiry?
 
     @Flag(
         name: .customLong("include-hidden"),
         help: "Also publish files and folders whose name starts with '.' (.env, .well-known/); skipped by default.")
     var includeHidden = false
 
-    @Flag(name: .long, help: "Print the result as JSON on stdout.")
-    var json = false
+    @OptionGroup var output: OutputOptions
 
     func run() async throws {
         try await runReportingErrors {
@@ -84,24 +83,12 @@ struct PublishCommand: AsyncParsableCommand {
             // on every machine. Set before any archive work, in this single command.
             setenv("TZ", "UTC0", 1)
             tzset()
-            guard let archiveFormat = ArchiveFormat(rawValue: format) else {
-                throw SignedArchiveError(.invalidArgument, "--format \(format) is not one of tar.gz, zip, tar.zst")
-            }
             let now = Date()
-            var expiry: Date?
-            if let expires {
-                guard let date = Publisher.parseExpiry(expires, now: now) else {
-                    throw SignedArchiveError(
-                        .invalidArgument, "--expires \(expires) is neither an RFC 3339 UTC time (2026-12-31T00:00:00Z) nor Nd (30d)")
-                }
-                expiry = date
-            }
+            let expiry = try expires?.date(now: now)
             var request = PublishRequest(
                 source: dir, app: app, channel: channel,
-                version: try ReleaseFiles.version(version, option: "--version"),
-                minShellVersion: try ReleaseFiles.version(minShell, option: "--min-shell"),
-                maxShellVersion: try maxShell.map { try ReleaseFiles.version($0, option: "--max-shell") },
-                outputDirectory: out, baseURL: baseURL, format: archiveFormat, expires: expiry, now: now)
+                version: version, minShellVersion: minShell, maxShellVersion: maxShell,
+                outputDirectory: out, baseURL: baseURL, format: format, expires: expiry, now: now)
             request.includeHidden = includeHidden
             let signingKey = try Ed25519.PrivateKey(pemFile: key)
             let result = try Publisher.publish(request, key: signingKey)
@@ -109,7 +96,7 @@ struct PublishCommand: AsyncParsableCommand {
             if !result.skippedHidden.isEmpty {
                 printError("skipped hidden files: \(result.skippedHidden.joined(separator: ", ")) (pass --include-hidden to publish them)")
             }
-            if json {
+            if output.json {
                 let o: JSONObject = [
                     "app": .string(m.app), "channel": .string(m.channel), "version": .string(m.version.description),
                     "unchanged": .bool(result.unchanged), "archive": .string(result.archivePath),

@@ -26,12 +26,4 @@ enum ReleaseFiles {
         }
         return data
     }
-
-    /// Parses a SemVer option value.
-    static func version(_ text: String, option: String) throws -> Version {
-        guard let v = Version(text) else {
-            throw SignedArchiveError(.invalidArgument, "\(option) \(text) is not a SemVer 2.0 version (like 1.4.0, no 'v')")
-        }
-        return v
-    }
 }

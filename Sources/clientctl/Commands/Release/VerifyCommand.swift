@@ -39,8 +39,7 @@ struct VerifyCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The archive to check against the manifest's size and sha256.", valueName: "FILE"))
     var archive: String?
 
-    @Flag(name: .long, help: "Print the result as JSON on stdout.")
-    var json = false
+    @OptionGroup var output: OutputOptions
 
     func validate() throws {
         guard !trust.isEmpty else { throw ValidationError("at least one --trust PUB.pem is required") }
@@ -60,7 +59,7 @@ struct VerifyCommand: AsyncParsableCommand {
             }
             let status = verifier.verify(bytes: data, source: manifest)
             guard let verified = status.manifest else {
-                if json { emit(rejectionJSON(status.rejection)) }
+                if output.json { emit(rejectionJSON(status.rejection)) }
                 throw (status.rejection ?? ManifestRejection(.invalidValue, field: nil, "invalid")).error(context: manifest)
             }
             var result = summary(verified)
@@ -68,12 +67,12 @@ struct VerifyCommand: AsyncParsableCommand {
                 let check = try ArchiveCheck.check(fileAt: archive, against: verified)
                 result["archive"] = .string(check == .matches ? "matches" : "mismatch")
                 if let failure = check.failureMessage {
-                    if json { emit(result) }
+                    if output.json { emit(result) }
                     let code: SignedArchiveError.Code = if case .sizeMismatch = check { .sizeMismatch } else { .hashMismatch }
                     throw SignedArchiveError(code, "\(archive): \(failure)")
                 }
             }
-            if json {
+            if output.json {
                 emit(result)
             } else {
                 print("valid: \(verified.app) \(verified.channel) \(verified.version), signed by key \(verified.keyId)")
@@ -89,15 +88,15 @@ struct VerifyCommand: AsyncParsableCommand {
         for (k, status) in statuses.enumerated() {
             if let m = status.manifest {
                 entries.append(.object(summary(m)))
-                if !json { print("valid: \(m.app) \(m.channel) \(m.version), signed by key \(m.keyId)") }
+                if !output.json { print("valid: \(m.app) \(m.channel) \(m.version), signed by key \(m.keyId)") }
             } else {
                 let label = index.releases[k]["version"]?.stringValue ?? "releases[\(k)]"
                 entries.append(.object(rejectionJSON(status.rejection, version: label)))
-                if !json { print("INVALID: \(label): \(status.rejection?.message ?? "invalid")") }
+                if !output.json { print("INVALID: \(label): \(status.rejection?.message ?? "invalid")") }
                 firstFailure = firstFailure ?? status.rejection.map { ManifestRejection($0.reason, field: $0.field, "\(label): \($0.message)") }
             }
         }
-        if json { emit(["valid": .bool(firstFailure == nil), "releases": .array(entries)]) }
+        if output.json { emit(["valid": .bool(firstFailure == nil), "releases": .array(entries)]) }
         if let firstFailure {
             let count = statuses.filter { $0.manifest == nil }.count
             throw firstFailure.error(context: "\(manifest): \(count) of \(statuses.count) releases invalid; first")
