@@ -139,18 +139,7 @@ extension MeteorChannel {
         var st = stat()
         guard lstat(source, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return false }
         try AtomicFile.makeDirectory((target as NSString).deletingLastPathComponent)
-        if link(source, target) == 0 { return true }
-        let tmp = target + ".tmp-copy-\(UInt32.random(in: 0...UInt32.max))"
-        do {
-            try FileManager.default.copyItem(atPath: source, toPath: tmp)
-        } catch {
-            unlink(tmp)
-            throw MeteorError(.io, "cannot copy \(source) to \(target): \(error.localizedDescription)")
-        }
-        guard rename(tmp, target) == 0 else {
-            unlink(tmp)
-            throw MeteorError(.io, "cannot move a copy into \(target): \(String(cString: strerror(errno)))")
-        }
+        _ = try FilePlacement.linkOrCopy(source, to: target)
         return true
     }
 

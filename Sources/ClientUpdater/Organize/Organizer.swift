@@ -95,7 +95,7 @@ public struct Organizer: Sendable {
                 report.copiedBytes += entry.size
                 index = item.file
             } else {
-                let linked = try OrganizerFiles.linkOrCopy(item.asset.sourceFile, to: destination)
+                let linked = try FilePlacement.linkOrCopy(item.asset.sourceFile, to: destination)
                 let size = item.size
                 entry.size = size
                 if linked {
