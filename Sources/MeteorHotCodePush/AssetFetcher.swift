@@ -71,27 +71,26 @@ struct AssetFetcher: Sendable {
         let limit =
             asset.hash != nil
             ? min(max((asset.size ?? maxAssetBytes) + Self.sourceMapLineMargin, 1 << 20), maxAssetBytes) : maxAssetBytes
-        var attempt = 1
-        while true {
-            do {
-                return try await attemptFetch(asset, url: url, version: version, to: temp, limit: limit)
-            } catch let error as UpdaterError where error.isTransient && attempt < downloader.retry.maxAttempts {
-                try await downloader.sleeper.sleep(seconds: downloader.retry.delay(beforeRetry: attempt, random: Double.random(in: 0..<1)))
-                attempt += 1
-            } catch let error as UpdaterError where error.isTransient && error.httpStatus != nil {
-                throw MeteorError(
-                    .httpStatus,
-                    "Non-success status code \(error.httpStatus ?? 0) for asset: \(asset.urlPath) (version \(version), gave up after \(attempt) attempts)",
-                    underlying: error)
-            } catch let error as UpdaterError where error.isTransient {
-                throw MeteorError(
-                    .network, "Could not download asset \(asset.urlPath) of version \(version) after \(attempt) attempts: \(error.message)",
-                    underlying: error)
-            } catch let error as UpdaterError where error.httpStatus != nil {
-                throw MeteorError(
-                    .httpStatus, "Non-success status code \(error.httpStatus ?? 0) for asset: \(asset.urlPath) (version \(version))",
-                    underlying: error)
-            }
+        do {
+            return try await downloader.retrying(
+                { _ in
+                    try await attemptFetch(asset, url: url, version: version, to: temp, limit: limit)
+                },
+                exhausted: { error, attempts in
+                    if let status = error.httpStatus {
+                        return MeteorError(
+                            .httpStatus,
+                            "Non-success status code \(status) for asset: \(asset.urlPath) (version \(version), gave up after \(attempts) attempts)",
+                            underlying: error)
+                    }
+                    return MeteorError(
+                        .network, "Could not download asset \(asset.urlPath) of version \(version) after \(attempts) attempts: \(error.message)",
+                        underlying: error)
+                })
+        } catch let error as UpdaterError where error.httpStatus != nil {
+            throw MeteorError(
+                .httpStatus, "Non-success status code \(error.httpStatus ?? 0) for asset: \(asset.urlPath) (version \(version))",
+                underlying: error)
         }
     }
 

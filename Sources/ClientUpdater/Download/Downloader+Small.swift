@@ -24,7 +24,7 @@ extension Downloader {
     /// With `ifNoneMatch` (a stored ETag) a 304 answer returns ``SmallFetch/notModified(etag:)``.
     /// Any status other than 2xx or 304 throws `.httpStatus` (5xx after retries).
     public func fetchSmall(_ url: URL, cap: Int = 64 * 1024, ifNoneMatch etag: String? = nil) async throws -> SmallFetch {
-        try await retrying(url) { _ in
+        try await retrying { _ in
             var headers = self.headers
             if let etag { headers["If-None-Match"] = etag }
             let body = SmallBody(cap: cap)

@@ -102,7 +102,7 @@ public struct Downloader: Sendable {
         var etag: String?
         for pass in 0..<2 {
             if expectedSize == nil || file.size < expectedSize ?? 0 {
-                try await retrying(url) { _ in
+                try await retrying { _ in
                     requests += 1
                     etag = try await fetchRest(url, into: file, expectedSize: expectedSize, progress: progress) ?? etag
                 }
@@ -190,23 +190,33 @@ public struct Downloader: Sendable {
 
     static func name(_ algorithm: Digest.Algorithm) -> String { algorithm == .sha1 ? "SHA-1" : "SHA-256" }
 
-    /// Runs `operation` until it succeeds, fails permanently or runs out of attempts.
-    func retrying<T>(_ url: URL, _ operation: (Int) async throws -> T) async throws -> T {
+    /// The one retry loop of the device: runs `operation` (given the 1-based attempt) until
+    /// it succeeds or fails permanently; a transient ``UpdaterError`` (network, 5xx, 408,
+    /// 429) is retried after ``retry``'s backoff (reported to ``onRetry``) until the
+    /// attempts run out, then `exhausted` turns the last error and the number of attempts
+    /// into what is thrown.
+    public func retrying<T>(
+        _ operation: (Int) async throws -> T,
+        exhausted: (UpdaterError, Int) -> any Error = Downloader.gaveUp
+    ) async throws -> T {
         var attempt = 0
         while true {
             attempt += 1
             do {
                 return try await operation(attempt)
             } catch let error as UpdaterError where error.isTransient {
-                guard attempt < retry.maxAttempts else {
-                    guard attempt > 1 else { throw error }
-                    throw UpdaterError(error.code, "\(error.message) (gave up after \(attempt) attempts)", underlying: error.underlying)
-                }
+                guard attempt < retry.maxAttempts else { throw exhausted(error, attempt) }
                 let delay = retry.delay(beforeRetry: attempt, random: Double.random(in: 0..<1))
                 onRetry?(attempt, delay, error)
                 try await sleeper.sleep(seconds: delay)
             }
         }
+    }
+
+    /// The last transient error, saying how many attempts were made (when more than one).
+    public static func gaveUp(_ error: UpdaterError, after attempts: Int) -> any Error {
+        guard attempts > 1 else { return error }
+        return UpdaterError(error.code, "\(error.message) (gave up after \(attempts) attempts)", underlying: error.underlying)
     }
 }
 
