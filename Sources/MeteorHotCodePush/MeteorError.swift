@@ -54,7 +54,7 @@ public struct MeteorError: ClientctlError {
         self.underlying = underlying
     }
 
-    public var exitStatus: ExitStatus {
+    public var kind: FailureKind {
         switch code.base {
         case .invalidManifest, .unsafePath, .tooLarge, .httpStatus, .hashMismatch, .runtimeConfig: return .dataError
         case .network: return .unavailable

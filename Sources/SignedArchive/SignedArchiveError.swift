@@ -75,7 +75,7 @@ public struct SignedArchiveError: ClientctlError {
 
     /// The sysexits status: 65 for bad or rejected data, 66 missing input, 73 cannot create,
     /// 64 usage, 70 internal.
-    public var exitStatus: ExitStatus {
+    public var kind: FailureKind {
         switch code.base {
         case .malformedJSON, .invalidManifest, .invalidSignature, .untrustedKey, .invalidKey,
             .hashMismatch, .sizeMismatch, .archiveRejected, .archiveLimit, .archiveFailed,

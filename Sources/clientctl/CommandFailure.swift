@@ -9,7 +9,7 @@ func runReportingErrors(_ body: () async throws -> Void) async throws {
         try await body()
     } catch let error as any ClientctlError {
         FileHandle.standardError.write(Data("clientctl: \(error.message)\n".utf8))
-        throw ExitCode(error.exitStatus.rawValue)
+        throw ExitCode(error.kind.exitCode)
     }
 }
 

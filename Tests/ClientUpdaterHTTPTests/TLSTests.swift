@@ -119,7 +119,7 @@ extension HTTPSuites {
         static func expectCertificateFailure(_ error: UpdaterError?) throws {
             let error = try #require(error)
             #expect(error.code == .network)
-            #expect(error.exitStatus == .unavailable, "exit 69")
+            #expect(error.kind == .unavailable, "exit 69")
             guard case .tls(let text) = error.transportFailure else {
                 Issue.record("expected a TLS failure, got \(error.message)")
                 return

@@ -202,7 +202,7 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
         d.retry = RetryPolicy(maxAttempts: 3, initialDelay: 1, maxDelay: 1.5)
         let error = await #expect(throws: UpdaterError.self) { try await d.download(url, to: target) }
         #expect(error?.message == "GET \(url.absoluteString): HTTP 500 (gave up after 3 attempts)")
-        #expect(error?.exitStatus == .dataError || error?.exitStatus == .unavailable)
+        #expect(error?.kind == .dataError || error?.kind == .unavailable)
         #expect(server.requests.count == 3)
         #expect(sleeper.delays.allSatisfy { $0 <= 1.5 })
     }
@@ -251,7 +251,7 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
         d.idleTimeout = 0.2
         d.retry = RetryPolicy(maxAttempts: 2)
         let error = await #expect(throws: UpdaterError.self) { try await d.download(url, to: target, expectedSize: 600_000) }
-        #expect(error?.code == .network && error?.exitStatus == .unavailable)
+        #expect(error?.code == .network && error?.kind == .unavailable)
         #expect(error?.message == "GET \(url.absoluteString): timed out (no data for 0.2 s) (gave up after 2 attempts)")
         #expect(FileManager.default.fileExists(atPath: target), "kept for a later resume")
     }

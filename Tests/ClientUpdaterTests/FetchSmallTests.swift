@@ -87,7 +87,7 @@ import Testing
     @Test func clientErrorIsNotRetried() async throws {
         faults.add(.status(403))
         let error = await #expect(throws: UpdaterError.self) { try await downloader.fetchSmall(server.url("/manifest.json")) }
-        #expect(error?.httpStatus == 403 && error?.exitStatus == .dataError)
+        #expect(error?.httpStatus == 403 && error?.kind == .dataError)
         #expect(server.requests.count == 1 && sleeper.delays.isEmpty)
     }
 
@@ -112,6 +112,6 @@ import Testing
         let d = Downloader(transport: DefaultTransport(), retry: RetryPolicy(maxAttempts: 3), sleeper: sleeper)
         let error = await #expect(throws: UpdaterError.self) { try await d.fetchSmall(url) }
         #expect(error?.message == "GET \(url.absoluteString): connection refused (gave up after 3 attempts)")
-        #expect(error?.exitStatus == .unavailable)
+        #expect(error?.kind == .unavailable)
     }
 }

@@ -34,7 +34,7 @@ import Testing
         let stateBefore = try Data(contentsOf: URL(fileURLWithPath: rig.layout.state))
 
         let error = await #expect(throws: UpdaterError.self) { try await updater.startupDidComplete(version: "1.1.0") }
-        #expect(error?.code == .conflict && error?.exitStatus == .dataError)
+        #expect(error?.code == .conflict && error?.kind == .dataError)
         #expect(error?.message.contains("1.3.0 is on trial, not 1.1.0") == true, "\(String(describing: error))")
         #expect(try Data(contentsOf: URL(fileURLWithPath: rig.layout.state)) == stateBefore, "state.json untouched")
 
@@ -89,7 +89,7 @@ import Testing
         ]
         for (name, attempt) in attempts {
             let error = await #expect(throws: UpdaterError.self, "\(name)") { try await attempt() }
-            #expect(error?.exitStatus == .tempFail, "\(name)")
+            #expect(error?.kind == .tempFail, "\(name)")
             #expect(
                 error?.message.contains("clientctl serve (pid \(getpid()), control endpoints http://127.0.0.1:12345/__clientctl/)") == true,
                 "\(name): \(String(describing: error))")

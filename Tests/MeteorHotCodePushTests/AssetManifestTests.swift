@@ -72,7 +72,7 @@ import Testing
             try AssetManifest.parse(Self.manifest(Self.entry(url: url, path: path)), platform: .ios)
         } throws: { error in
             guard let e = error as? MeteorError else { return false }
-            return e.code == .unsafePath && e.exitStatus == .dataError
+            return e.code == .unsafePath && e.kind == .dataError
         }
     }
 

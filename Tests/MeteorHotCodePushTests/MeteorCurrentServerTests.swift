@@ -93,7 +93,7 @@ import Testing
             try await h.check(serving: "rolling")
         } throws: {
             let e = $0 as? MeteorError
-            return e?.code == .versionMismatch && e?.exitStatus == .tempFail
+            return e?.code == .versionMismatch && e?.kind == .tempFail
                 && e?.message.contains("expected: version2, actual: version1") == true
         }
         #expect(h.state == before, "nothing staged, nothing blacklisted")

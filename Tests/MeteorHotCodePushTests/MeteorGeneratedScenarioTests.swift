@@ -43,7 +43,7 @@ import Testing
             try await h.check(serving: "traversal")
         } throws: { error in
             guard let e = error as? MeteorError else { return false }
-            return e.code == .unsafePath && e.message.contains("/../../escape.txt") && e.exitStatus == .dataError
+            return e.code == .unsafePath && e.message.contains("/../../escape.txt") && e.kind == .dataError
         }
         #expect(h.server.requestedPathSet == ["/__cordova/manifest.json"])
         #expect(h.state == before)
@@ -59,7 +59,7 @@ import Testing
             try await h.check(serving: "gen2_then_gen3")
         } throws: {
             ($0 as? MeteorError)?.message.hasPrefix("Version mismatch for index page, expected: gen2, actual: gen3") == true
-                && ($0 as? MeteorError)?.exitStatus == .tempFail
+                && ($0 as? MeteorError)?.kind == .tempFail
         }
         // index.html is fetched and checked before any other asset.
         #expect(h.server.requestedPathSet == MeteorHarness.cordova("/"))
@@ -119,7 +119,7 @@ import Testing
             try await h.check(serving: "gen2")
         } throws: { error in
             guard let e = error as? any ClientctlError else { return false }
-            return e.exitStatus == .unavailable && e.message.contains("connection refused") && e.message.contains("after 4 attempts")
+            return e.kind == .unavailable && e.message.contains("connection refused") && e.message.contains("after 4 attempts")
         }
         #expect(h.server.requestedPaths.isEmpty)
         // The same while assets download: the manifest arrives, then the server goes away.
@@ -133,7 +133,7 @@ import Testing
             try await channel.check(state: &state)
         } throws: { error in
             guard let e = error as? MeteorError else { return false }
-            return e.code == .network && e.exitStatus == .unavailable && e.message.contains("after 4 attempts")
+            return e.code == .network && e.kind == .unavailable && e.message.contains("after 4 attempts")
         }
     }
 

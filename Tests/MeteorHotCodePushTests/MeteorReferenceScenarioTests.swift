@@ -128,8 +128,8 @@ import Testing
         } throws: { error in
             guard let e = error as? MeteorError else { return false }
             // A version mismatch (the server between two versions) is temporary: exit 75.
-            let status: ClientUpdater.ExitStatus = message.hasPrefix("Version mismatch") ? .tempFail : .dataError
-            return e.message.contains(message) && e.exitStatus == status
+            let status: ClientUpdater.FailureKind = message.hasPrefix("Version mismatch") ? .tempFail : .dataError
+            return e.message.contains(message) && e.kind == status
         }
         #expect(h.state == before)
         #expect(h.installedIDs.isEmpty)

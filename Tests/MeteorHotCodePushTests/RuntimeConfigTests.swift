@@ -29,8 +29,8 @@ import Testing
         let mismatch = RuntimeConfig.Problem.versionMismatch(expected: "version2", actual: "version3")
         #expect(mismatch.message.hasPrefix("Version mismatch for index page, expected: version2, actual: version3"))
         // A rolling deploy is temporary: exit 75, unlike the other refusals (65).
-        #expect(mismatch.error.code == .versionMismatch && mismatch.error.exitStatus == .tempFail)
-        #expect(RuntimeConfig.Problem.missingAppId.error.exitStatus == .dataError)
+        #expect(mismatch.error.code == .versionMismatch && mismatch.error.kind == .tempFail)
+        #expect(RuntimeConfig.Problem.missingAppId.error.kind == .dataError)
         let noRoot = RuntimeConfig(rootURL: nil, appId: nil)
         #expect(noRoot.problem(expectedVersion: "v", currentRootURL: nil, currentAppId: nil) == .missingRootURL)
         let toLocalhost = RuntimeConfig(rootURL: "http://localhost:3001/", appId: nil)

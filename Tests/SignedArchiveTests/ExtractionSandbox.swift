@@ -74,7 +74,7 @@ struct ExtractionSandbox {
             try extractFile(archive, limits: limits)
         }
         #expect(error?.message == message, sourceLocation: sourceLocation)
-        #expect(error?.exitStatus == .dataError, sourceLocation: sourceLocation)
+        #expect(error?.kind == .dataError, sourceLocation: sourceLocation)
         #expect(snapshot() == before, sourceLocation: sourceLocation)
         #expect(!FileManager.default.fileExists(atPath: staging), sourceLocation: sourceLocation)
     }

@@ -30,7 +30,7 @@ import Testing
                 try FileManager.default.removeItem(atPath: sandbox.staging)
             } catch let error as SignedArchiveError {
                 outcomes.refused += 1
-                #expect(error.exitStatus == .dataError, "\(error.message)")
+                #expect(error.kind == .dataError, "\(error.message)")
                 #expect(!FileManager.default.fileExists(atPath: sandbox.staging))
             }
             #expect(sandbox.snapshot() == before)

@@ -123,7 +123,7 @@ import Testing
         let before = sandbox.snapshot()
         let error = #expect(throws: SignedArchiveError.self) { try sandbox.extractFile(sandbox.archive) }
         #expect(error?.message == "cannot unpack archive: staging folder \(sandbox.staging) exists already")
-        #expect(error?.exitStatus == .cannotCreate)
+        #expect(error?.kind == .cannotCreate)
         #expect(sandbox.snapshot() == before)
     }
 
@@ -209,7 +209,7 @@ import Testing
             try SafeExtractor().extract(fileDescriptor: fd, into: disk + "/.staging-x")
         }
         #expect(error?.message == #"cannot unpack archive entry "big.txt": cannot write file: No space left on device"#)
-        #expect(error?.exitStatus == .cannotCreate)
+        #expect(error?.kind == .cannotCreate)
         #expect(try FileManager.default.contentsOfDirectory(atPath: disk) == [])
     }
 }

@@ -14,7 +14,7 @@ import Testing
         } catch let error as SignedArchiveError {
             #expect(error.code == .malformedJSON)
             #expect(error.message.hasPrefix("test.json: "))
-            #expect(error.exitStatus.rawValue == 65)
+            #expect(error.kind == .dataError)
             return error.underlying as? StrictJSON.ParseError
         } catch {
             Issue.record("unexpected error \(error)")

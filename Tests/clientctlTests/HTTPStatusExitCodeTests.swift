@@ -19,8 +19,8 @@ import Testing
         f.faults.add(.status(status), path: path)
         let stateBefore = FileManager.default.contents(atPath: f.layout.state)
         let error = await #expect(throws: UpdaterError.self) { try await f.updater().install() }
-        let expected: ClientUpdater.ExitStatus = Self.transient.contains(status) ? .unavailable : .dataError
-        #expect(error?.exitStatus == expected, "HTTP \(status) on \(path): \(String(describing: error))")
+        let expected: ClientUpdater.FailureKind = Self.transient.contains(status) ? .unavailable : .dataError
+        #expect(error?.kind == expected, "HTTP \(status) on \(path): \(String(describing: error))")
         #expect(error?.message.contains("HTTP \(status)") == true, "\(String(describing: error))")
         if Self.transient.contains(status) {
             #expect(f.requests(to: path).count == 3, "retried (3 attempts in this fixture) before giving up")
@@ -42,13 +42,13 @@ import Testing
         #expect(f.requests(to: "/stable/index.json").count == 1)
     }
 
-    @Test(arguments: [(503, ClientUpdater.ExitStatus.unavailable), (403, .dataError)])
-    func otherIndexStatusesFailTheCheck(status: Int, expected: ClientUpdater.ExitStatus) async throws {
+    @Test(arguments: [(503, ClientUpdater.FailureKind.unavailable), (403, .dataError)])
+    func otherIndexStatusesFailTheCheck(status: Int, expected: ClientUpdater.FailureKind) async throws {
         let f = try DeviceFixture()
         try f.publish("1.0.0", minShell: "2.0.0")
         f.faults.add(.status(status), path: "/stable/index.json")
         let error = await #expect(throws: UpdaterError.self) { try await f.updater().install() }
-        #expect(error?.exitStatus == expected, "HTTP \(status) on index.json: \(String(describing: error))")
+        #expect(error?.kind == expected, "HTTP \(status) on index.json: \(String(describing: error))")
     }
 
     /// The command line, as a user sees it: HTTP 503 on the archive after retries → 69.
@@ -57,7 +57,7 @@ import Testing
         try f.publish("1.0.0")
         f.faults.add(.status(503), path: "/stable/v1.0.0.tar.gz")
         let install = try await ClientctlBinary.run(["install", "--root", f.layout.root])
-        #expect(install.status == ClientUpdater.ExitStatus.unavailable.rawValue, "\(install.errorOutput)")
+        #expect(install.status == 69, "\(install.errorOutput)")
         #expect(install.errorOutput.contains("HTTP 503") && install.errorOutput.contains("gave up after"), "\(install.errorOutput)")
     }
 }

@@ -57,7 +57,7 @@ import Testing
         } catch let error as any ClientctlError {
             #expect(error.message.contains("release 1.1.0"), "\(name): \(error.message)")
             #expect(error.message.contains(expected), "\(name): \(error.message)")
-            #expect(error.exitStatus == .dataError, "\(name)")
+            #expect(error.kind == .dataError, "\(name)")
         }
         let after = try f.snapshot()
         #expect(after == before, "\(name): root changed: \(after.difference(from: before))")

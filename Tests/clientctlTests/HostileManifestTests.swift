@@ -17,7 +17,7 @@ import Testing
 
     /// Installs and expects a rejection whose message contains `expected`; checks the root.
     func expectRejected(
-        _ f: DeviceFixture, _ expected: String, exit: ClientUpdater.ExitStatus = .dataError,
+        _ f: DeviceFixture, _ expected: String, exit: ClientUpdater.FailureKind = .dataError,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         let before = try f.snapshot()
@@ -26,7 +26,7 @@ import Testing
             Issue.record("expected a rejection containing \"\(expected)\", got \(report)", sourceLocation: sourceLocation)
         } catch let error as any ClientctlError {
             #expect(error.message.contains(expected), "message: \(error.message)", sourceLocation: sourceLocation)
-            #expect(error.exitStatus == exit, sourceLocation: sourceLocation)
+            #expect(error.kind == exit, sourceLocation: sourceLocation)
             #expect(!error.message.contains("\n"), "one line", sourceLocation: sourceLocation)
         }
         let after = try f.snapshot()

@@ -57,7 +57,7 @@ import Testing
         #expect(throws: SignedArchiveError.self) { try result.get() }
         if case .failure(let error as SignedArchiveError) = result {
             #expect(error.message.contains("app.js is no longer a regular file"), "\(error.message)")
-            #expect(error.exitStatus == .dataError)
+            #expect(error.kind == .dataError)
         }
     }
 }

@@ -25,7 +25,7 @@ public struct ServerError: ClientctlError {
         self.underlying = underlying
     }
 
-    public var exitStatus: ExitStatus {
+    public var kind: FailureKind {
         switch code.base {
         case .invalidConfiguration: return .usage
         case .noServingFolder: return .noInput

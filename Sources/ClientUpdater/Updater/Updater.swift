@@ -51,7 +51,7 @@ public actor Updater {
         do {
             outcome = try await channel.check(state: &state)
         } catch {
-            let status = (error as? any ClientctlError)?.exitStatus
+            let status = (error as? any ClientctlError)?.kind
             let result = status == .dataError ? "rejected" : "failed"
             try? LastCheck.record(.init(time: now(), result: result, message: "\(error)"), layout)
             throw error

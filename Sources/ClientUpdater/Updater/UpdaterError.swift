@@ -57,7 +57,7 @@ public struct UpdaterError: ClientctlError {
         self.underlying = underlying
     }
 
-    public var exitStatus: ExitStatus {
+    public var kind: FailureKind {
         switch code.base {
         case .invalidArgument: return .usage
         case .notFound: return .noInput

@@ -37,7 +37,7 @@ struct AckCommand: AsyncParsableCommand {
             LifecycleOutput.print(report, json: output.json, folder: false)
             if report.failed != nil {
                 if !output.json, let dir = report.servingDirectory { print(dir) }
-                throw ExitCode(ExitStatus.dataError.rawValue)
+                throw ExitCode(FailureKind.dataError.exitCode)
             }
         }
     }

@@ -1,0 +1,34 @@
+/// What kind of failure an error is, in the terms a caller acts on: fix the input, retry
+/// later, report a bug. The command line maps each kind to one `sysexits(3)` status (its
+/// `ExitCodes.swift`); the libraries know no process exit codes.
+public enum FailureKind: Sendable, CaseIterable {
+    /// The caller used the API or command incorrectly (bad flag, missing argument).
+    case usage
+    /// Input data was invalid or rejected: bad signature, hostile archive, malformed JSON.
+    case dataError
+    /// An input file or folder does not exist or cannot be read.
+    case noInput
+    /// A service is unavailable: the network failed after retries.
+    case unavailable
+    /// An internal error: a bug or an unexpected failure of a library.
+    case software
+    /// An output file cannot be created (exists already, disk full, permissions).
+    case cannotCreate
+    /// A temporary failure: the root is busy (locked, or an agent runs on it); retry later.
+    case tempFail
+    /// The configuration is missing or invalid.
+    case config
+}
+
+/// Implemented by the error type of every clientctl module, so a caller (the command
+/// line, a host app) can show one line and act on the kind whatever module failed.
+public protocol ClientctlError: Error, CustomStringConvertible {
+    /// The one-line message shown to users: what failed and why.
+    var message: String { get }
+    /// What kind of failure this is.
+    var kind: FailureKind { get }
+}
+
+extension ClientctlError {
+    public var description: String { message }
+}
