@@ -34,30 +34,30 @@ public enum MeteorRootSetup {
     /// Validates every field; the app id is the embedded index.html's `appId`.
     /// - Returns: the config to write and the first state (embedded version seen, the
     ///   embedded bundle's appId, ROOT_URL and compatibility version remembered).
-    /// - Throws: ``MeteorError`` naming the flag and the reason.
+    /// - Throws: ``MeteorError`` with the ``FieldProblem`` (which field, and why).
     public static func make(_ r: Request) throws -> (DeviceConfig, DeviceState) {
         guard let url = URL(string: r.meteorURL), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
-            throw MeteorError(.invalidArgument, "--meteor-url '\(r.meteorURL)' is not an absolute http(s) URL")
+            throw MeteorError.field("meteorURL", "'\(r.meteorURL)' is not an absolute http(s) URL")
         }
         // The device's one URL rule (``URLPolicy``): https:, or http: to loopback or with the opt-in.
         guard scheme == "https" || scheme == "http",
             URLPolicy.check(url, manifestIsFile: false, allowInsecureHTTP: r.allowInsecureHTTP) == .allowed
         else {
-            throw MeteorError(.invalidArgument, "--meteor-url must be https: (http: only to loopback, or with --allow-insecure-http)")
+            throw MeteorError.field("meteorURL", "must be https: (http: only to loopback, or with `allowInsecureHTTP`)")
         }
         guard url.query == nil, url.fragment == nil else {
-            throw MeteorError(.invalidArgument, "--meteor-url must not carry a query or fragment")
+            throw MeteorError.field("meteorURL", "must not carry a query or fragment")
         }
         guard let platform = CompatPlatform(rawValue: r.compatPlatform ?? "ios") else {
-            throw MeteorError(.invalidArgument, "--compat-platform must be ios or android")
+            throw MeteorError.field("compatPlatform", "must be ios or android")
         }
         guard let embedded = r.embedded else {
-            throw MeteorError(.invalidArgument, "--embedded DIR is required for a Meteor root (the bundle shipped in the shell)")
+            throw MeteorError.field("embedded", "is required for a Meteor root (the bundle shipped in the shell)")
         }
         let path = RootLayout(root: embedded).root
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue else {
-            throw MeteorError(.embeddedInvalid, "--embedded \(embedded): no such folder")
+            throw MeteorError.field(.embeddedInvalid, "embedded", "\(embedded): no such folder")
         }
         let bundle: AssetBundle
         let runtime: RuntimeConfig
@@ -65,24 +65,24 @@ public enum MeteorRootSetup {
             bundle = try AssetBundle.load(directory: path, platform: platform, parent: nil)
             runtime = try bundle.runtimeConfig()
         } catch let error as MeteorError {
-            throw MeteorError(.embeddedInvalid, "--embedded \(embedded): \(error.message)", underlying: error)
+            throw MeteorError.field(.embeddedInvalid, "embedded", "\(embedded): \(error.message)")
         }
         guard let appId = runtime.appId, !appId.isEmpty else {
-            throw MeteorError(.embeddedInvalid, "--embedded \(embedded): index.html's runtime config has no appId")
+            throw MeteorError.field(.embeddedInvalid, "embedded", "\(embedded): index.html's runtime config has no appId")
         }
         guard let rootURL = runtime.rootURL else {
-            throw MeteorError(.embeddedInvalid, "--embedded \(embedded): index.html's runtime config has no ROOT_URL")
+            throw MeteorError.field(.embeddedInvalid, "embedded", "\(embedded): index.html's runtime config has no ROOT_URL")
         }
         for asset in bundle.manifest.assets where !asset.isSourceMap {
             guard FileManager.default.fileExists(atPath: bundle.file(of: asset)) else {
-                throw MeteorError(.embeddedInvalid, "--embedded \(embedded): \(asset.filePath) (for \(asset.urlPath)) is missing")
+                throw MeteorError.field(.embeddedInvalid, "embedded", "\(embedded): \(asset.filePath) (for \(asset.urlPath)) is missing")
             }
         }
         guard let shell = Version(r.shellVersion ?? "0.0.0") else {
-            throw MeteorError(.invalidArgument, "--shell-version '\(r.shellVersion ?? "")' is not a SemVer 2.0 version (e.g. 1.4.0)")
+            throw MeteorError.field("shellVersion", "'\(r.shellVersion ?? "")' is not a SemVer 2.0 version (e.g. 1.4.0)")
         }
-        guard r.startupTimeout > 0 else { throw MeteorError(.invalidArgument, "--startup-timeout must be positive") }
-        guard r.keep >= 1 else { throw MeteorError(.invalidArgument, "--keep must be at least 1") }
+        guard r.startupTimeout > 0 else { throw MeteorError.field("startupTimeout", "must be positive") }
+        guard r.keep >= 1 else { throw MeteorError.field("keep", "must be at least 1") }
         let config = DeviceConfig(
             app: appId, channelKind: .meteor, meteorRootURL: url.absoluteString,
             compatPlatform: platform.rawValue, shellVersion: shell, embeddedPath: path,

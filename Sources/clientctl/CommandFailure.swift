@@ -8,7 +8,7 @@ func runReportingErrors(_ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let error as any ClientctlError {
-        FileHandle.standardError.write(Data("clientctl: \(error.message)\n".utf8))
+        FileHandle.standardError.write(Data("clientctl: \(FlagNames.message(for: error))\n".utf8))
         throw ExitCode(error.kind.exitCode)
     }
 }

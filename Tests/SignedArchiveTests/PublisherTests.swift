@@ -141,10 +141,10 @@ import Testing
         #expect(publishError(past)?.code == .invalidArgument)
         var badURL = request("1.1.0")
         badURL.baseURL = "cdn.example.com"
-        #expect(publishError(badURL)?.message.contains("--base-url") == true)
+        #expect((publishError(badURL)?.underlying as? FieldProblem)?.field == "baseURL")
         var badChannel = request("1.1.0")
         badChannel.channel = "../escape"
-        #expect(publishError(badChannel)?.message.hasPrefix("--channel is \"../escape\"") == true)
+        #expect(publishError(badChannel)?.message.hasPrefix("`channel` is \"../escape\"") == true)
         #expect(!FileManager.default.fileExists(atPath: dir("escape")))
     }
 

@@ -22,7 +22,7 @@ public enum URLPolicy {
         case "http":
             guard let host = url.host, !host.isEmpty else { return .refused("\(url.absoluteString) has no host") }
             if isLoopback(host) || allowInsecureHTTP { return .allowed }
-            return .refused("\(url.absoluteString) uses http: to a non-loopback host (use https:, or init with --allow-insecure-http)")
+            return .refused("\(url.absoluteString) uses http: to a non-loopback host (use https:, or `allowInsecureHTTP`)")
         case "file":
             return manifestIsFile ? .allowed : .refused("\(url.absoluteString) is a file: URL in a manifest fetched over the network")
         default:

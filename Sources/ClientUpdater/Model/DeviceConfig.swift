@@ -94,7 +94,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     /// - Throws: ``UpdaterError`` `.configInvalid` (exit 78) naming the file and the reason.
     public static func load(_ layout: RootLayout) throws -> DeviceConfig {
         guard let data = try BoundedFile.read(layout.config, cap: BoundedFile.localStateCap, code: .configInvalid) else {
-            throw UpdaterError(.configInvalid, "\(layout.config) not found: run `clientctl init --root \(layout.root) …` first")
+            throw UpdaterError(.configInvalid, "\(layout.config) not found: initialize the root first (`init`)")
         }
         var st = stat()
         if stat(layout.config, &st) == 0, st.st_mode & S_IWOTH != 0 {

@@ -38,7 +38,7 @@ public final class FileLock: @unchecked Sendable {
             }
             if Date() >= deadline {
                 close(fd)
-                throw UpdaterError(.locked, "\(path) is locked by another clientctl process; waited \(wait) s (retry later or raise --wait)")
+                throw UpdaterError(.locked, "\(path) is locked by another clientctl process; waited \(wait) s (retry later, or wait longer)")
             }
             usleep(UInt32(delay * 1_000_000))
             delay = min(delay * 2, 0.1)

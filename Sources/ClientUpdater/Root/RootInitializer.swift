@@ -11,7 +11,7 @@ public enum RootInitializer {
     public static func write(_ config: DeviceConfig, to layout: RootLayout, force: Bool) throws {
         let bytes = try config.encoded()
         if FileManager.default.fileExists(atPath: layout.config) && !force {
-            throw UpdaterError(.alreadyExists, "\(layout.config) exists already: this root is initialized (pass --force to overwrite its config)")
+            throw UpdaterError(.alreadyExists, "\(layout.config) exists already: this root is initialized (`force` overwrites its config)")
         }
         var isDir: ObjCBool = false
         if FileManager.default.fileExists(atPath: layout.root, isDirectory: &isDir), !isDir.boolValue {

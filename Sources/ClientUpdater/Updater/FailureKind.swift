@@ -27,6 +27,8 @@ public protocol ClientctlError: Error, CustomStringConvertible {
     var message: String { get }
     /// What kind of failure this is.
     var kind: FailureKind { get }
+    /// The lower-level cause, when there is one (a ``FieldProblem`` for a bad field).
+    var underlying: (any Error & Sendable)? { get }
 }
 
 extension ClientctlError {

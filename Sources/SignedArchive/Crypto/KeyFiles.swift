@@ -15,7 +15,7 @@ public enum KeyFiles {
     public static func generate(prefix: String) throws -> Ed25519.PublicKey {
         let (privatePath, publicPath) = paths(prefix: prefix)
         for path in [privatePath, publicPath] where FileManager.default.fileExists(atPath: path) {
-            throw SignedArchiveError(.alreadyExists, "\(path) exists already; keygen never overwrites a key (choose another --out)")
+            throw SignedArchiveError(.alreadyExists, "\(path) exists already; keygen never overwrites a key (choose another `prefix`)")
         }
         let key = try Ed25519.PrivateKey.generate()
         try create(privatePath, contents: try key.pemRepresentation(), mode: 0o600)

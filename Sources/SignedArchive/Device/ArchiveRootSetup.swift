@@ -35,28 +35,26 @@ public enum ArchiveRootSetup {
     }
 
     /// Validates every field and returns the config to write.
-    /// - Throws: ``UpdaterError`` naming the flag and the reason.
+    /// - Throws: ``UpdaterError`` with the ``FieldProblem`` (which field, and why).
     public static func makeConfig(_ r: Request) throws -> DeviceConfig {
         guard let app = r.app, ReleaseIdentifier.app.problem(app) == nil else {
-            throw UpdaterError(
-                .invalidArgument, "--app is required and must look like com.example.notes (\(ReleaseIdentifier.app.problem("") ?? ""))")
+            throw UpdaterError.field("app", "is required and must look like com.example.notes (\(ReleaseIdentifier.app.problem("") ?? ""))")
         }
         guard let channel = r.channel, ReleaseIdentifier.channel.problem(channel) == nil else {
-            throw UpdaterError(
-                .invalidArgument, "--channel is required and must be a name like stable (\(ReleaseIdentifier.channel.problem("") ?? ""))")
+            throw UpdaterError.field("channel", "is required and must be a name like stable (\(ReleaseIdentifier.channel.problem("") ?? ""))")
         }
         guard let urlText = r.manifestURL, let url = URL(string: urlText), url.scheme != nil else {
-            throw UpdaterError(.invalidArgument, "--manifest-url is required and must be an absolute URL")
+            throw UpdaterError.field("manifestURL", "is required and must be an absolute URL")
         }
         let isFile = url.isFileURL
         if case .refused(let why) = URLPolicy.check(url, manifestIsFile: isFile, allowInsecureHTTP: r.allowInsecureHTTP) {
-            throw UpdaterError(.invalidArgument, "--manifest-url: \(why)")
+            throw UpdaterError.field("manifestURL", "refused: \(why)")
         }
         guard let shell = Version(r.shellVersion) else {
-            throw UpdaterError(.invalidArgument, "--shell-version '\(r.shellVersion)' is not a SemVer 2.0 version (e.g. 1.4.0)")
+            throw UpdaterError.field("shellVersion", "'\(r.shellVersion)' is not a SemVer 2.0 version (e.g. 1.4.0)")
         }
         guard !r.trustFiles.isEmpty else {
-            throw UpdaterError(.invalidArgument, "--trust PUB.pem is required: a device trusts only the keys it is given")
+            throw UpdaterError.field("trustFiles", "needs at least one public key: a device trusts only the keys it is given")
         }
         let keys = try r.trustFiles.map(TrustedKeys.readPublicKeyPEM)
         var embeddedPath: String?
@@ -64,17 +62,17 @@ public enum ArchiveRootSetup {
             let path = RootLayout(root: embedded).root
             var isDir: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue else {
-                throw UpdaterError(.notFound, "--embedded \(embedded): no such folder")
+                throw UpdaterError.field(.notFound, "embedded", "\(embedded): no such folder")
             }
             guard FileManager.default.fileExists(atPath: path + "/index.html") else {
-                throw UpdaterError(.invalidArgument, "--embedded \(embedded): the seed has no index.html")
+                throw UpdaterError.field("embedded", "\(embedded): the seed has no index.html")
             }
             embeddedPath = path
         }
-        guard r.startupTimeout > 0 else { throw UpdaterError(.invalidArgument, "--startup-timeout must be positive") }
-        guard r.keep >= 1 else { throw UpdaterError(.invalidArgument, "--keep must be at least 1") }
+        guard r.startupTimeout > 0 else { throw UpdaterError.field("startupTimeout", "must be positive") }
+        guard r.keep >= 1 else { throw UpdaterError.field("keep", "must be at least 1") }
         guard r.limits.maxUnpackedBytes > 0, r.limits.maxEntries > 0 else {
-            throw UpdaterError(.invalidArgument, "--max-unpacked-bytes and --max-entries must be positive")
+            throw UpdaterError.field("limits", "must be positive")
         }
         return DeviceConfig(
             app: app, channelKind: .signedArchive, channel: channel, manifestURL: url.absoluteString,

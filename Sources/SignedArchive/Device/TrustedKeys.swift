@@ -9,15 +9,15 @@ public enum TrustedKeys {
     ///   SubjectPublicKeyInfo key.
     public static func readPublicKeyPEM(_ path: String) throws -> String {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw UpdaterError(.notFound, "--trust \(path): no such file or not readable")
+            throw UpdaterError.field(.notFound, "trustFiles", "\(path): no such file or not readable")
         }
         guard data.count <= 16 * 1024, let text = String(data: data, encoding: .utf8) else {
-            throw UpdaterError(.invalidArgument, "--trust \(path): not a PEM text file")
+            throw UpdaterError.field("trustFiles", "\(path): not a PEM text file")
         }
         do {
             _ = try Ed25519.PublicKey(pem: text, source: path)
         } catch let error as SignedArchiveError {
-            throw UpdaterError(.invalidArgument, "--trust \(error.message)", underlying: error)
+            throw UpdaterError.field("trustFiles", error.message)
         }
         return text
     }

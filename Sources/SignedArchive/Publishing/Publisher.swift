@@ -164,20 +164,20 @@ public enum Publisher {
         // Field rules are the verifier's: app and channel are checked the way devices check them.
         for (kind, value) in [(ReleaseIdentifier.app, r.app), (.channel, r.channel)] {
             if let problem = kind.problem(value) {
-                throw SignedArchiveError(.invalidArgument, "--\(kind.rawValue) is \"\(value.prefix(80))\": \(problem)")
+                throw SignedArchiveError.field(kind.rawValue, "is \"\(value.prefix(80))\": \(problem)")
             }
         }
         if let max = r.maxShellVersion, max < r.minShellVersion {
-            throw SignedArchiveError(.invalidArgument, "--max-shell \(max) is below --min-shell \(r.minShellVersion)")
+            throw SignedArchiveError.field("maxShellVersion", "\(max) is below `minShellVersion` \(r.minShellVersion)")
         }
         if let expires = r.expires, expires <= r.now {
-            throw SignedArchiveError(.invalidArgument, "--expires \(RFC3339.format(expires)) is not in the future")
+            throw SignedArchiveError.field("expires", "\(RFC3339.format(expires)) is not in the future")
         }
         if let base = r.baseURL {
             guard let url = URL(string: base), let scheme = url.scheme?.lowercased(), ["https", "http", "file"].contains(scheme),
                 url.host != nil || scheme == "file", !base.contains(" ")
             else {
-                throw SignedArchiveError(.invalidArgument, "--base-url \(base) is not an absolute https:, http: or file: URL")
+                throw SignedArchiveError.field("baseURL", "\(base) is not an absolute https:, http: or file: URL")
             }
         }
     }
