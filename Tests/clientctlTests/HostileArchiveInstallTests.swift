@@ -68,7 +68,7 @@ import Testing
     @Test func gzipBombBeyondTheCapIsStopped() async throws {
         let f = try DeviceFixture()
         f.config.limits.maxUnpackedBytes = 4 << 20
-        try RootInitializer.write(f.config, to: f.layout, force: true)
+        try RootInitializer.write(f.config, to: f.layout, force: true, store: f.layout.clients)
         let zeros = E.file("zeros.bin", String(repeating: "\0", count: 8 << 20))
         try f.releases.publish("1.0.0", archive: Self.tgz([Self.index, zeros]))
         let before = try f.snapshot()
@@ -79,7 +79,7 @@ import Testing
     @Test func tooManyEntriesIsStopped() async throws {
         let f = try DeviceFixture()
         f.config.limits.maxEntries = 50
-        try RootInitializer.write(f.config, to: f.layout, force: true)
+        try RootInitializer.write(f.config, to: f.layout, force: true, store: f.layout.clients)
         let many = (0..<60).map { E.file("f\($0).txt", "x") }
         try f.releases.publish("1.0.0", archive: Self.tgz([Self.index] + many))
         let before = try f.snapshot()

@@ -4,11 +4,14 @@ import Foundation
 public enum RootInitializer {
     /// Creates `layout.root` if needed and writes `config.json` atomically.
     ///
-    /// - Parameter force: overwrite an existing config; installed versions and state
-    ///   are kept either way.
+    /// - Parameters:
+    ///   - force: overwrite an existing config; installed versions and state are kept
+    ///     either way.
+    ///   - store: the channel's store folder (``RootLayout/store(_:)``), created now so a
+    ///     first install that fails leaves the root exactly as `init` made it.
     /// - Throws: ``UpdaterError`` `.alreadyExists` when a config exists and `force` is off,
     ///   `.invalidArgument` for a value out of range (checked before anything is created).
-    public static func write(_ config: DeviceConfig, to layout: RootLayout, force: Bool) throws {
+    public static func write(_ config: DeviceConfig, to layout: RootLayout, force: Bool, store: String? = nil) throws {
         let bytes = try config.encoded()
         if FileManager.default.fileExists(atPath: layout.config) && !force {
             throw UpdaterError(.alreadyExists, "\(layout.config) exists already: this root is initialized (`force` overwrites its config)")
@@ -21,8 +24,6 @@ public enum RootInitializer {
         let lock = try FileLock(path: layout.lock, wait: 30)
         defer { withExtendedLifetime(lock) {} }
         try AtomicFile.write(bytes, to: layout.config)
-        // The channel's store exists from the start, so a first install that fails
-        // leaves the root exactly as `init` made it.
-        try AtomicFile.makeDirectory(config.channelKind == .meteor ? layout.meteor : layout.clients)
+        if let store { try AtomicFile.makeDirectory(store) }
     }
 }

@@ -14,22 +14,12 @@ public struct RootLayout: Sendable, Equatable {
     public var config: String { root + "/config.json" }
     public var state: String { root + "/state.json" }
     public var lock: String { root + "/lock" }
-    /// Archive channel: `clients/`.
-    public var clients: String { root + "/clients" }
-    /// Meteor channel: `meteor/`.
-    public var meteor: String { root + "/meteor" }
+    /// A channel's own store folder, `<root>/<name>` (each channel names its own:
+    /// `clients/` for signed archives, `meteor/` for Meteor hot code push).
+    public func store(_ name: String) -> String { root + "/" + name }
     /// Organizer output: `serving/`.
     public var serving: String { root + "/serving" }
 
-    /// `clients/v<version>`: the verified, pristine tree of an archive release.
-    public func clientDirectory(_ version: Version) -> String { clients + "/v" + version.description }
-    /// `clients/v<version>.json`: the verified manifest that produced it.
-    public func clientSidecar(_ version: Version) -> String { clientDirectory(version) + ".json" }
-    /// `meteor/<version>`; `nil` when the version string is not a safe folder name.
-    public func meteorDirectory(_ version: String) -> String? {
-        guard RootLayout.isSafeComponent(version) else { return nil }
-        return meteor + "/" + version
-    }
     /// `serving/<id>`; `nil` when the id is not a safe folder name.
     public func servingDirectory(_ id: String) -> String? {
         guard RootLayout.isSafeComponent(id) else { return nil }

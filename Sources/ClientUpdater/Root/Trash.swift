@@ -30,9 +30,16 @@ public enum Trash {
         return leftovers
     }
 
-    /// Finishes interrupted deletions in `clients/`, `meteor/` and `serving/`.
+    /// Finishes interrupted deletions in every folder of the root (`serving/` and each
+    /// channel's store), whatever channels there are.
     @discardableResult
     public static func finishInterrupted(_ layout: RootLayout) throws -> [String] {
-        try [layout.clients, layout.meteor, layout.serving].flatMap { try finishInterrupted(in: $0) }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: layout.root)) ?? []).sorted()
+        return try names.filter { !$0.hasPrefix(".") }.flatMap { name -> [String] in
+            var st = stat()
+            let path = layout.root + "/" + name
+            guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { return [] }
+            return try finishInterrupted(in: path)
+        }
     }
 }

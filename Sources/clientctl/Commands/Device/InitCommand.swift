@@ -99,7 +99,7 @@ struct InitCommand: AsyncParsableCommand {
                 limits: .init(maxUnpackedBytes: maxUnpackedBytes, maxEntries: maxEntries))
             let layout = try device.layout()
             let config = try transportSettings(ArchiveRootSetup.makeConfig(request))
-            try RootInitializer.write(config, to: layout, force: force)
+            try RootInitializer.write(config, to: layout, force: force, store: layout.clients)
             printError("initialized \(layout.root) for \(config.app) (\(config.channelKind.rawValue), channel \(config.channel ?? "-"))")
         }
     }
@@ -117,7 +117,7 @@ struct InitCommand: AsyncParsableCommand {
                 meteorURL: url, embedded: embedded, compatPlatform: compatPlatform, shellVersion: shellVersion?.description,
                 startupTimeout: startupTimeout.value, keep: keep, allowInsecureHTTP: allowInsecureHTTP))
         config = try transportSettings(config)
-        try RootInitializer.write(config, to: layout, force: force)
+        try RootInitializer.write(config, to: layout, force: force, store: layout.meteor)
         if !FileManager.default.fileExists(atPath: layout.state) { try StateStore.save(state, layout) }
         printError("initialized \(layout.root) for \(config.app) (meteor, \(config.meteorRootURL ?? url), \(config.compatPlatform ?? "ios"))")
     }

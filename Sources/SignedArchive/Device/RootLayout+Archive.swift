@@ -1,0 +1,11 @@
+import ClientUpdater
+
+/// The archive channel's part of a device root: `clients/`.
+extension RootLayout {
+    /// `clients/`: the archive channel's store.
+    public var clients: String { store("clients") }
+    /// `clients/v<version>`: the verified, pristine tree of an archive release.
+    public func clientDirectory(_ version: Version) -> String { clients + "/v" + version.description }
+    /// `clients/v<version>.json`: the verified manifest that produced it.
+    public func clientSidecar(_ version: Version) -> String { clientDirectory(version) + ".json" }
+}
