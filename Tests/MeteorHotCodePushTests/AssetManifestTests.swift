@@ -8,7 +8,9 @@ import Testing
     static let compat = #"{"android":"aaaa","ios":"iiii"}"#
 
     static func manifest(_ entries: String, version: String = "v1", extra: String = "") -> Data {
-        Data(#"{"format":"web-program-pre1","version":"\#(version)","cordovaCompatibilityVersions":\#(compat),\#(extra)"manifest":[\#(entries)]}"#.utf8)
+        Data(
+            #"{"format":"web-program-pre1","version":"\#(version)","cordovaCompatibilityVersions":\#(compat),\#(extra)"manifest":[\#(entries)]}"#.utf8
+        )
     }
 
     static let hashA = String(repeating: "a", count: 40)
@@ -17,9 +19,10 @@ import Testing
     }
 
     @Test func parsesClientEntriesSourceMapsAndSynthesisesIndex() throws {
-        let m = try AssetManifest.parse(Self.manifest(
-            Self.entry(url: "/app/x.js?\(Self.hashA)", extra: #","sourceMap":"app/x.js.map","sourceMapUrl":"/app/\#(Self.hashA).map""#)
-                + #",{"path":"head.html","where":"internal","type":"head","hash":"\#(Self.hashA)"}"#),
+        let m = try AssetManifest.parse(
+            Self.manifest(
+                Self.entry(url: "/app/x.js?\(Self.hashA)", extra: #","sourceMap":"app/x.js.map","sourceMapUrl":"/app/\#(Self.hashA).map""#)
+                    + #",{"path":"head.html","where":"internal","type":"head","hash":"\#(Self.hashA)"}"#),
             platform: .ios)
         #expect(m.version == "v1")
         #expect(m.cordovaCompatibilityVersion == "iiii")

@@ -28,7 +28,8 @@ enum GeneratedMeteorFixtures {
 
         try g.writeDownloadable(spec, generation: 2, version: "traversal", to: versions + "/traversal")
         let manifest = String(decoding: g.manifest(spec, generation: 2, version: "traversal"), as: UTF8.self)
-        let escape = #"{"path":"escape.txt","where":"client","type":"asset","cacheable":false,"url":"/../../escape.txt","size":7,"hash":"\#(Digest.hex(.sha1, of: Data("escape\n".utf8)))"},"#
+        let escape =
+            #"{"path":"escape.txt","where":"client","type":"asset","cacheable":false,"url":"/../../escape.txt","size":7,"hash":"\#(Digest.hex(.sha1, of: Data("escape\n".utf8)))"},"#
         try Data(manifest.replacingOccurrences(of: "\"manifest\":[\n  ", with: "\"manifest\":[\n  " + escape + "\n  ").utf8)
             .write(to: URL(fileURLWithPath: versions + "/traversal/manifest.json"))
 
@@ -38,8 +39,9 @@ enum GeneratedMeteorFixtures {
 
         try g.writeDownloadable(spec, generation: 3, version: "gen3", to: versions + "/gen2_then_gen3")
         try g.manifest(spec, generation: 2, version: "gen2").write(to: URL(fileURLWithPath: versions + "/gen2_then_gen3/manifest.json"))
-        try g.writeDownloadable(spec, generation: 3, version: "gen3", to: versions + "/gen2_then_gen3_modern",
-                                index: g.indexHTML(spec, version: nil))
+        try g.writeDownloadable(
+            spec, generation: 3, version: "gen3", to: versions + "/gen2_then_gen3_modern",
+            index: g.indexHTML(spec, version: nil))
         try g.manifest(spec, generation: 2, version: "gen2").write(to: URL(fileURLWithPath: versions + "/gen2_then_gen3_modern/manifest.json"))
     }
 }

@@ -30,8 +30,9 @@ struct MeteorBenchmark {
         defer { server.stop() }
         let layout = RootLayout(root: temp.path + "/root")
         try AtomicFile.makeDirectory(layout.root)
-        let channel = MeteorChannel(layout: layout, rootURL: server.baseURL, platform: .ios, embeddedPath: embedded,
-                                    transport: DefaultTransport())
+        let channel = MeteorChannel(
+            layout: layout, rootURL: server.baseURL, platform: .ios, embeddedPath: embedded,
+            transport: DefaultTransport())
         var state = DeviceState()
         let start = Date()
         let outcome = try await channel.check(state: &state)
@@ -48,7 +49,10 @@ struct MeteorBenchmark {
         try g.writeDownloadable(Self.spec, generation: 2, version: "gen2", to: temp.path + "/versions/gen2")
         // The baseline: an embedded bundle sharing no asset, so every asset is downloaded.
         let empty = temp.path + "/empty"
-        try g.write(Data(#"{"format":"web-program-pre1","version":"empty","cordovaCompatibilityVersions":{"android":"\#(g.compatAndroid)","ios":"\#(g.compatIOS)"},"manifest":[]}"#.utf8), empty + "/program.json")
+        try g.write(
+            Data(
+                #"{"format":"web-program-pre1","version":"empty","cordovaCompatibilityVersions":{"android":"\#(g.compatAndroid)","ios":"\#(g.compatIOS)"},"manifest":[]}"#
+                    .utf8), empty + "/program.json")
         try g.write(g.indexHTML(Self.spec, version: "empty"), empty + "/index.html")
 
         // The optimum: manifest + index.html + exactly the assets whose content changed.
@@ -66,7 +70,8 @@ struct MeteorBenchmark {
             updates.append(try await Self.update(embedded: temp.path + "/embedded", versions: temp.path + "/versions"))
             fulls.append(try await Self.update(embedded: empty, versions: temp.path + "/versions"))
         }
-        let update = updates[0], full = fulls[0]
+        let update = updates[0]
+        let full = fulls[0]
         #expect(changed.count == 10)
         #expect(update.requests == optimumRequests && update.bytes == optimumBytes)
         #expect(full.requests == 2 + allFiles.count)
@@ -113,7 +118,10 @@ struct MeteorBenchmark {
         var empty = content(1, version: "empty")
         (empty.scripts, empty.css, empty.publicFiles) = ([], "", [])
         let emptyBundle = MeteorShapedApp.render(empty, shape: .current)
-        try MeteorAppGenerator.write(Data(#"{"format":"web-program-pre1","version":"empty","cordovaCompatibilityVersions":{"android":"\#(MeteorAppGenerator.compatAndroid)","ios":"\#(MeteorAppGenerator.compatIOS)"},"manifest":[]}"#.utf8), temp.path + "/empty/program.json")
+        try MeteorAppGenerator.write(
+            Data(
+                #"{"format":"web-program-pre1","version":"empty","cordovaCompatibilityVersions":{"android":"\#(MeteorAppGenerator.compatAndroid)","ios":"\#(MeteorAppGenerator.compatIOS)"},"manifest":[]}"#
+                    .utf8), temp.path + "/empty/program.json")
         try MeteorAppGenerator.write(emptyBundle.indexHTML, temp.path + "/empty/index.html")
 
         let old = Dictionary(v1.files.map { ($0.urlPath, $0.bytes) }, uniquingKeysWith: { a, _ in a })
@@ -128,12 +136,14 @@ struct MeteorBenchmark {
             updates.append(try await Self.update(embedded: temp.path + "/embedded", versions: temp.path + "/versions", style: .webapp))
             fulls.append(try await Self.update(embedded: temp.path + "/empty", versions: temp.path + "/versions", style: .webapp))
         }
-        let update = updates[0], full = fulls[0]
+        let update = updates[0]
+        let full = fulls[0]
         #expect(changed.count == 10)
         #expect(update.requests == optimumRequests && update.bytes == optimumBytes)
         func median(_ runs: [Run]) -> Double { runs.map(\.seconds).sorted()[runs.count / 2] }
         let f = { (x: Double) in String(format: "%.2f", x) }
-        Self.emit("""
+        Self.emit(
+            """
             Current-shape app (Meteor 3.1: salted hashes, `/__cordova` URLs, public files listed twice; webapp_server.js-style mock):
 
             | measure | update (10 of 1000 public files changed) | optimum | full download |

@@ -24,8 +24,11 @@ import Testing
         deinit { server.stop() }
 
         func initRoot(_ extra: [String] = []) async throws -> Subprocess.Result {
-            try await ClientctlBinary.run(["init", "--root", root, "--meteor-url", server.baseURL.absoluteString + "/",
-                                     "--embedded", GeneratedMeteorFixtures.embedded] + extra)
+            try await ClientctlBinary.run(
+                [
+                    "init", "--root", root, "--meteor-url", server.baseURL.absoluteString + "/",
+                    "--embedded", GeneratedMeteorFixtures.embedded,
+                ] + extra)
         }
 
         func install() async throws -> Subprocess.Result {
@@ -92,7 +95,9 @@ import Testing
         try FileManager.default.copyItem(atPath: GeneratedMeteorFixtures.embedded, toPath: embedded)
         try MeteorAppGenerator.indexHTML(GeneratedMeteorFixtures.spec, version: "gen1", appId: "")
             .write(to: URL(fileURLWithPath: embedded + "/index.html"))
-        let result = try await ClientctlBinary.run(["init", "--root", temp.path + "/root", "--meteor-url", "http://127.0.0.1:1/", "--embedded", embedded])
+        let result = try await ClientctlBinary.run([
+            "init", "--root", temp.path + "/root", "--meteor-url", "http://127.0.0.1:1/", "--embedded", embedded,
+        ])
         #expect(result.status == 78)
         #expect(result.errorOutput.contains("no appId"))
     }

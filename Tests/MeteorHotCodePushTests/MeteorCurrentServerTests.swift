@@ -58,7 +58,10 @@ import Testing
         }
         h.server.override("/__cordova" + script.urlPath, with: nil)
         let outcome = try await h.check(serving: "version2")
-        guard case .installed = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        guard case .installed = outcome else {
+            Issue.record("expected installed, got \(outcome)")
+            return
+        }
     }
 
     // bundler.js addSourceMappingURL: served JS may be longer than the manifest size.
@@ -69,7 +72,10 @@ import Testing
         #expect(script.bytes.count > manifestSize)
         let h = try Self.harness(["version2": (v2, nil)])
         let outcome = try await h.check(serving: "version2")
-        guard case .installed = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        guard case .installed = outcome else {
+            Issue.record("expected installed, got \(outcome)")
+            return
+        }
         // Far past the size (beyond the margin and the 1 MiB floor): refused.
         var huge = script
         huge.bytes = Data(count: (1 << 20) + 8192)
@@ -100,7 +106,10 @@ import Testing
         #expect(h.state.blacklist.isEmpty && h.state.retry.isEmpty && h.installedIDs.isEmpty)
         // Once every backend serves version2 the next check installs it.
         let outcome = try await h.check(serving: "version2")
-        guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        guard case .installed(let v) = outcome else {
+            Issue.record("expected installed, got \(outcome)")
+            return
+        }
         #expect(v.id == "version2" && h.state.pending == "version2")
     }
 
@@ -125,7 +134,10 @@ import Testing
         try Data(repeating: 0x41, count: original.count).write(to: URL(fileURLWithPath: someFile))
         h.server.override("/__cordova" + last, with: nil)
         let outcome = try await h.check(serving: "version2")
-        guard case .installed = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        guard case .installed = outcome else {
+            Issue.record("expected installed, got \(outcome)")
+            return
+        }
         // Re-fetched: index.html, the tampered file and the missing one; the script, its
         // map and its stats were reused from PartialDownload/ (the CSS is the embedded one).
         #expect(h.server.requestedPathSet == ["/__cordova/manifest.json", "/__cordova/", "/__cordova/__cordova/some-file", "/__cordova" + last])
@@ -136,7 +148,8 @@ import Testing
 
     // The strict reader of the archive channel: duplicate keys are refused.
     @Test func aManifestWithDuplicateKeysIsRefused() throws {
-        let text = #"{"format":"web-program-pre1","version":"v2","version":"v3","cordovaCompatibilityVersions":{"ios":"a","android":"b"},"manifest":[]}"#
+        let text =
+            #"{"format":"web-program-pre1","version":"v2","version":"v3","cordovaCompatibilityVersions":{"ios":"a","android":"b"},"manifest":[]}"#
         #expect {
             try AssetManifest.parse(Data(text.utf8), platform: .ios)
         } throws: {

@@ -15,8 +15,9 @@ import Testing
         return String(js.url)
     }
 
-    static let gen2Requests = MeteorHarness.cordova("/", "/app/app.js", mapURL(generation: 2),
-                                                    "/assets/d00/asset-0.txt", "/assets/d00/asset-1.txt")
+    static let gen2Requests = MeteorHarness.cordova(
+        "/", "/app/app.js", mapURL(generation: 2),
+        "/assets/d00/asset-0.txt", "/assets/d00/asset-1.txt")
 
     @Test func downloadsOnlyWhatChangedAndDescribesServedAssets() async throws {
         let h = try Self.harness()
@@ -76,11 +77,16 @@ import Testing
         #expect(h.installedIDs.isEmpty && h.state.pending == nil)
         // Once the server is consistent again the next check installs gen3.
         let outcome = try await h.check(serving: "gen3")
-        guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        guard case .installed(let v) = outcome else {
+            Issue.record("expected installed, got \(outcome)")
+            return
+        }
         #expect(v.id == "gen3")
-        #expect(h.server.requestedPathSet.isSubset(of: MeteorHarness.cordova(
-            "/", "/app/app.js", Self.mapURL(generation: 3), "/assets/d00/asset-0.txt", "/assets/d00/asset-1.txt",
-            "/assets/d00/asset-2.txt", "/assets/d00/asset-3.txt")))
+        #expect(
+            h.server.requestedPathSet.isSubset(
+                of: MeteorHarness.cordova(
+                    "/", "/app/app.js", Self.mapURL(generation: 3), "/assets/d00/asset-0.txt", "/assets/d00/asset-1.txt",
+                    "/assets/d00/asset-2.txt", "/assets/d00/asset-3.txt")))
     }
 
     @Test func retriesAfterARealConnectionRefusedAndRecovers() async throws {
@@ -98,7 +104,10 @@ import Testing
         #expect(h.server.requestedPaths.isEmpty, "nothing listens yet")
         try http.start()
         let outcome = try await attempt.value
-        guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        guard case .installed(let v) = outcome else {
+            Issue.record("expected installed, got \(outcome)")
+            return
+        }
         #expect(v.id == "gen2")
         #expect(h.server.requestedPathSet == Self.gen2Requests)
     }
@@ -107,7 +116,10 @@ import Testing
         let h = try Self.harness(overHTTP: false)
         h.transport.refuse(next: 2)
         let outcome = try await h.check(serving: "gen2")
-        guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        guard case .installed(let v) = outcome else {
+            Issue.record("expected installed, got \(outcome)")
+            return
+        }
         #expect(v.id == "gen2")
         #expect(h.server.requestedPathSet == Self.gen2Requests)
     }
@@ -127,8 +139,9 @@ import Testing
         h.transport.refuse(next: 0)
         let refusing = RefusingAfterManifest(inner: h.transport)
         var state = h.state
-        let channel = MeteorChannel(layout: h.layout, rootURL: try require_(URL(string: "http://127.0.0.1:3000/")), platform: .ios,
-                                    embeddedPath: h.embeddedPath, transport: refusing, options: .init(retry: h.retry))
+        let channel = MeteorChannel(
+            layout: h.layout, rootURL: try require_(URL(string: "http://127.0.0.1:3000/")), platform: .ios,
+            embeddedPath: h.embeddedPath, transport: refusing, options: .init(retry: h.retry))
         await #expect {
             try await channel.check(state: &state)
         } throws: { error in
@@ -167,7 +180,10 @@ import Testing
         try corrupt.write(to: URL(fileURLWithPath: downloading + "/" + asset1.path))
 
         let outcome = try await h.check(serving: "gen2")
-        guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        guard case .installed(let v) = outcome else {
+            Issue.record("expected installed, got \(outcome)")
+            return
+        }
         #expect(h.server.requestedPathSet == MeteorHarness.cordova("/", "/app/app.js", Self.mapURL(generation: 2), "/assets/d00/asset-1.txt"))
         #expect(try Digest.hex(.sha1, ofFileAt: v.directory + "/" + asset1.path) == asset1.hash)
         #expect(try Digest.hex(.sha1, ofFileAt: v.directory + "/" + asset0.path) == asset0.hash)
@@ -177,7 +193,10 @@ import Testing
         let h = try Self.harness()
         h.server.override("/__cordova" + Self.mapURL(generation: 2), with: .init(status: 404))
         let outcome = try await h.check(serving: "gen2")
-        guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        guard case .installed(let v) = outcome else {
+            Issue.record("expected installed, got \(outcome)")
+            return
+        }
         let served = try h.channel.servedAssets(for: v).map(\.urlPath)
         #expect(!served.contains(Self.mapURL(generation: 2)) && served.contains("/app/app.js"))
     }

@@ -6,8 +6,10 @@ import Testing
 
 /// A Meteor update reports download progress through the same seam as the archive
 /// channel (the progress bar of `install`, the `downloadProgress` event of `serve`).
-@Suite(.enabled(if: MeteorFixtures.referenceAvailable,
-                "skipped: the reference fixtures ../shared/fixtures/meteor are absent (they are not part of the repository)"))
+@Suite(
+    .enabled(
+        if: MeteorFixtures.referenceAvailable,
+        "skipped: the reference fixtures ../shared/fixtures/meteor are absent (they are not part of the repository)"))
 struct MeteorProgressTests {
     final class Recorder: @unchecked Sendable {
         // @unchecked: `reports` is only touched under `lock`.
@@ -23,7 +25,10 @@ struct MeteorProgressTests {
         let outcome = try await DownloadProgress.withHandler({ recorder.add(($0, $1, $2)) }) {
             try await h.check(serving: "version2")
         }
-        guard case .installed = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        guard case .installed = outcome else {
+            Issue.record("expected installed, got \(outcome)")
+            return
+        }
         let reports = recorder.reports
         #expect(!reports.isEmpty)
         #expect(reports.allSatisfy { $0.0 == "version2" })

@@ -18,9 +18,14 @@ import Testing
         let run = try source.make()
         let h = run.harness
         let outcome = try await h.check(serving: "version2")
-        guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        guard case .installed(let v) = outcome else {
+            Issue.record("expected installed, got \(outcome)")
+            return
+        }
         #expect(v.id == "version2" && !v.isEmbedded)
-        #expect(h.server.requestedPathSet == run.requests(try run.changedScript("version2") + [run.publicURL("some-file"), run.publicURL("some-other-file")]))
+        #expect(
+            h.server.requestedPathSet
+                == run.requests(try run.changedScript("version2") + [run.publicURL("some-file"), run.publicURL("some-other-file")]))
         #expect(h.state.pending == "version2" && h.state.meteor?.lastDownloadedVersion == "version2")
         // The old version is served until the reload.
         // (Exactly the embedded bytes: a prefix test would also accept version2's "some-file (changed)".)
@@ -45,7 +50,10 @@ import Testing
         let h = run.harness
         try await h.install("version2", keep: keep)
         let outcome = try await h.check(serving: "version3")
-        guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        guard case .installed(let v) = outcome else {
+            Issue.record("expected installed, got \(outcome)")
+            return
+        }
         #expect(v.id == "version3")
         #expect(h.server.requestedPathSet == run.requests(try run.changedScript("version3") + [run.publicURL("some-file")]))
         #expect(try h.servedContent("/some-file") == "some-file (changed)\n")
@@ -69,13 +77,18 @@ import Testing
         let h = try source.make().harness
         try await h.install("version2", keep: keep)
         let outcome = try await h.check(serving: "version1")
-        guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        guard case .installed(let v) = outcome else {
+            Issue.record("expected installed, got \(outcome)")
+            return
+        }
         #expect(v.isEmbedded && v.id == "version1")
         #expect(h.server.requestedPathSet == ["/__cordova/manifest.json"])
         #expect(h.state.pending == "version1")
         try h.reload()
         #expect(h.state.current == nil)
-        #expect(try h.servedContent("/some-file") == String(decoding: try Data(contentsOf: URL(fileURLWithPath: h.embeddedPath + "/app/some-file")), as: UTF8.self))
+        #expect(
+            try h.servedContent("/some-file")
+                == String(decoding: try Data(contentsOf: URL(fileURLWithPath: h.embeddedPath + "/app/some-file")), as: UTF8.self))
         #expect(!FileManager.default.fileExists(atPath: h.layout.meteor + "/version1"))
         try h.startupDidComplete(keep: keep)
         if keep == 1 {
@@ -108,15 +121,16 @@ import Testing
     }
 
     // 44–57: each error, and no new version afterwards
-    @Test(arguments: [
-        ("version2_with_missing_asset", "Non-success status code 404 for asset: <script>"),
-        ("version2_with_invalid_asset", "Hash mismatch for asset: <script>"),
-        ("version2_with_version_mismatch", "Version mismatch for index page, expected: version2, actual: version3"),
-        ("missing_root_url", "Could not find ROOT_URL in downloaded asset bundle"),
-        ("missing_app_id", "Could not find appId in downloaded asset bundle"),
-        ("wrong_app_id", "appId in downloaded asset bundle does not match current appId"),
-        ("missing_cordova_compatibility_version", "Asset manifest does not have a cordovaCompatibilityVersion"),
-    ], ScenarioSource.available)
+    @Test(
+        arguments: [
+            ("version2_with_missing_asset", "Non-success status code 404 for asset: <script>"),
+            ("version2_with_invalid_asset", "Hash mismatch for asset: <script>"),
+            ("version2_with_version_mismatch", "Version mismatch for index page, expected: version2, actual: version3"),
+            ("missing_root_url", "Could not find ROOT_URL in downloaded asset bundle"),
+            ("missing_app_id", "Could not find appId in downloaded asset bundle"),
+            ("wrong_app_id", "appId in downloaded asset bundle does not match current appId"),
+            ("missing_cordova_compatibility_version", "Asset manifest does not have a cordovaCompatibilityVersion"),
+        ], ScenarioSource.available)
     func failingDownloads(failure: (name: String, message: String), source: ScenarioSource) async throws {
         let name = failure.name
         let run = try source.make()
@@ -156,8 +170,14 @@ import Testing
     func skipsAnIncompatibleVersion(source: ScenarioSource) async throws {
         let h = try source.make().harness
         let outcome = try await h.check(serving: "different_cordova_compatibility_version")
-        guard case .skipped(let message) = outcome else { Issue.record("expected skipped, got \(outcome)"); return }
-        #expect(message.contains("Skipping downloading new version because the Cordova platform version or plugin versions have changed and are potentially incompatible"))
+        guard case .skipped(let message) = outcome else {
+            Issue.record("expected skipped, got \(outcome)")
+            return
+        }
+        #expect(
+            message.contains(
+                "Skipping downloading new version because the Cordova platform version or plugin versions have changed and are potentially incompatible"
+            ))
         #expect(h.server.requestedPathSet == ["/__cordova/manifest.json"])
         #expect(h.state.pending == nil && h.installedIDs.isEmpty)
     }
@@ -167,7 +187,10 @@ import Testing
         let h = try source.make().harness
         h.state.blacklist = ["version2"]
         let outcome = try await h.check(serving: "version2")
-        guard case .skipped(let message) = outcome else { Issue.record("expected skipped, got \(outcome)"); return }
+        guard case .skipped(let message) = outcome else {
+            Issue.record("expected skipped, got \(outcome)")
+            return
+        }
         #expect(message.contains("Skipping downloading blacklisted version"))
         #expect(h.server.requestedPathSet == ["/__cordova/manifest.json"])
     }
@@ -179,7 +202,10 @@ import Testing
         let h = run.harness
         try simulatePartialDownload(run)
         let outcome = try await h.check(serving: "version2")
-        guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        guard case .installed(let v) = outcome else {
+            Issue.record("expected installed, got \(outcome)")
+            return
+        }
         #expect(v.id == "version2")
         #expect(h.server.requestedPathSet == run.requests(try run.changedScript("version2")))
         try h.reload()
@@ -195,7 +221,10 @@ import Testing
         let h = run.harness
         try simulatePartialDownload(run)
         let outcome = try await h.check(serving: "version3")
-        guard case .installed(let v) = outcome else { Issue.record("expected installed, got \(outcome)"); return }
+        guard case .installed(let v) = outcome else {
+            Issue.record("expected installed, got \(outcome)")
+            return
+        }
         #expect(v.id == "version3")
         #expect(h.server.requestedPathSet == run.requests(try run.changedScript("version3") + [run.publicURL("some-file")]))
         try h.reload()

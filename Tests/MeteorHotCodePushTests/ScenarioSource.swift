@@ -39,8 +39,10 @@ struct ScenarioRun {
     let harness: MeteorHarness
     let fixtures: MeteorScenarioFixtures?
 
-    static let referenceTemplateMaps = ["version2": "/app/3f6275657e6db3a21acb37d0f6c207cf83871e90.map",
-                                        "version3": "/app/36e96c1d40459ae12164569599c9c0a203b36db7.map"]
+    static let referenceTemplateMaps = [
+        "version2": "/app/3f6275657e6db3a21acb37d0f6c207cf83871e90.map",
+        "version3": "/app/36e96c1d40459ae12164569599c9c0a203b36db7.map",
+    ]
 
     /// URL paths fetched because the script changed in `version` (script, map, stats).
     func changedScript(_ version: String) throws -> [String] {
