@@ -66,15 +66,6 @@ public struct MeteorError: ClientctlError {
     }
 }
 
-extension MeteorError {
-    /// A setup field that failed validation (``FieldProblem``).
-    static func field(_ field: String, _ problem: String) -> MeteorError {
-        Self.field(.invalidArgument, field, problem)
-    }
-
-    /// A request field that failed validation, with another code than `.invalidArgument`.
-    static func field(_ code: Code, _ field: String, _ problem: String) -> MeteorError {
-        let cause = FieldProblem(field, problem)
-        return MeteorError(code, cause.message, underlying: cause)
-    }
+extension MeteorError: FieldReportingError {
+    public static var invalidArgumentCode: Code { .invalidArgument }
 }

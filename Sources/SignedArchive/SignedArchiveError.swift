@@ -90,15 +90,6 @@ public struct SignedArchiveError: ClientctlError {
     }
 }
 
-extension SignedArchiveError {
-    /// A request field that failed validation (``FieldProblem``).
-    static func field(_ field: String, _ problem: String) -> SignedArchiveError {
-        Self.field(.invalidArgument, field, problem)
-    }
-
-    /// A request field that failed validation, with another code than `.invalidArgument`.
-    static func field(_ code: Code, _ field: String, _ problem: String) -> SignedArchiveError {
-        let cause = FieldProblem(field, problem)
-        return SignedArchiveError(code, cause.message, underlying: cause)
-    }
+extension SignedArchiveError: FieldReportingError {
+    public static var invalidArgumentCode: Code { .invalidArgument }
 }

@@ -19,15 +19,28 @@ public struct FieldProblem: Error, Sendable, Equatable {
     public var message: String { "`\(field)` \(problem)" }
 }
 
-extension UpdaterError {
-    /// A request field that failed validation (``FieldProblem``).
-    public static func field(_ field: String, _ problem: String) -> UpdaterError {
-        Self.field(.invalidArgument, field, problem)
+/// A module's error type that can report a ``FieldProblem``: one home for the `field`
+/// constructors of every module.
+public protocol FieldReportingError: ClientctlError {
+    associatedtype Code
+    /// The code of a caller's bad value (`.invalidArgument` in every module).
+    static var invalidArgumentCode: Code { get }
+    init(_ code: Code, _ message: String, underlying: (any Error & Sendable)?)
+}
+
+extension FieldReportingError {
+    /// A request field that failed validation.
+    public static func field(_ field: String, _ problem: String) -> Self {
+        Self.field(invalidArgumentCode, field, problem)
     }
 
     /// A request field that failed validation, with another code than `.invalidArgument`.
-    public static func field(_ code: Code, _ field: String, _ problem: String) -> UpdaterError {
+    public static func field(_ code: Code, _ field: String, _ problem: String) -> Self {
         let cause = FieldProblem(field, problem)
-        return UpdaterError(code, cause.message, underlying: cause)
+        return Self(code, cause.message, underlying: cause)
     }
+}
+
+extension UpdaterError: FieldReportingError {
+    public static var invalidArgumentCode: Code { .invalidArgument }
 }
