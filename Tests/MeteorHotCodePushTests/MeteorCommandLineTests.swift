@@ -36,7 +36,7 @@ import Testing
         }
 
         func json(_ result: Subprocess.Result) throws -> [String: Any] {
-            try require_(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
+            try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any])
         }
     }
 
@@ -141,7 +141,7 @@ import Testing
         #expect(try d.json(rerun)["version"] as? String == "gen2")
         // index.html has no hash and is always fetched again, as in the plugin.
         #expect(d.mock.requestedPathSet == MeteorHarness.cordova("/", "/assets/d00/asset-1.txt"))
-        let asset1 = try require_(MeteorAppGenerator.files(GeneratedMeteorFixtures.spec, generation: 2).first { $0.path.hasSuffix("asset-1.txt") })
+        let asset1 = try #require(MeteorAppGenerator.files(GeneratedMeteorFixtures.spec, generation: 2).first { $0.path.hasSuffix("asset-1.txt") })
         #expect(try Digest.hex(.sha1, ofFileAt: d.root + "/meteor/gen2/" + asset1.path) == asset1.hash)
     }
 }

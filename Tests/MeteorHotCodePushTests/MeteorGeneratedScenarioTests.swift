@@ -23,11 +23,11 @@ import Testing
         let h = try Self.harness()
         try await h.install("gen2")
         #expect(h.server.requestedPathSet == Self.gen2Requests)
-        let v = try require_(try h.channel.installedVersions().first)
+        let v = try #require(try h.channel.installedVersions().first)
         let served = Dictionary(uniqueKeysWithValues: try h.channel.servedAssets(for: v).map { ($0.urlPath, $0) })
         #expect(served.count == 2 + 5 + 1)
         #expect(served["/"]?.sourceFile == v.directory + "/index.html" && served["/"]?.cacheable == false && served["/"]?.type == "html")
-        let js = try require_(served["/app/app.js"])
+        let js = try #require(served["/app/app.js"])
         #expect(js.sourceFile == v.directory + "/app/app.js" && js.cacheable && js.type == "js")
         #expect(js.hash == (try Digest.hex(.sha1, ofFileAt: js.sourceFile)))
         #expect(js.sourceMapURLPath == Self.mapURL(generation: 2))
@@ -91,7 +91,7 @@ import Testing
 
     @Test func retriesAfterARealConnectionRefusedAndRecovers() async throws {
         let h = try Self.harness()
-        let http = try require_(h.http)
+        let http = try #require(h.http)
         http.stop()
         h.server.serve("gen2")
         h.retry = RetryPolicy(maxAttempts: 30, initialDelay: 0.1, maxDelay: 0.1, jitter: 0)
@@ -140,7 +140,7 @@ import Testing
         let refusing = RefusingAfterManifest(inner: h.transport)
         var state = h.state
         let channel = MeteorChannel(
-            layout: h.layout, rootURL: try require_(URL(string: "http://127.0.0.1:3000/")), platform: .ios,
+            layout: h.layout, rootURL: try #require(URL(string: "http://127.0.0.1:3000/")), platform: .ios,
             embeddedPath: h.embeddedPath, transport: refusing, options: .init(retry: h.retry))
         await #expect {
             try await channel.check(state: &state)
@@ -172,8 +172,8 @@ import Testing
         try AtomicFile.makeDirectory(downloading + "/app/assets/d00")
         try g.manifest(spec, generation: 2, version: "gen2").write(to: URL(fileURLWithPath: downloading + "/program.json"))
         let files = g.files(spec, generation: 2)
-        let asset0 = try require_(files.first { $0.path.hasSuffix("asset-0.txt") })
-        let asset1 = try require_(files.first { $0.path.hasSuffix("asset-1.txt") })
+        let asset0 = try #require(files.first { $0.path.hasSuffix("asset-0.txt") })
+        let asset1 = try #require(files.first { $0.path.hasSuffix("asset-1.txt") })
         try asset0.bytes.write(to: URL(fileURLWithPath: downloading + "/" + asset0.path))
         var corrupt = asset1.bytes
         corrupt[corrupt.count - 1] ^= 0x01
@@ -233,7 +233,7 @@ import Testing
         h.state.blacklist = ["gen2"]
         #expect(try h.selectedAfterRestart() == nil)
         h.state.blacklist = []
-        try h.channel.remove(try require_(try h.channel.installedVersions().first))
+        try h.channel.remove(try #require(try h.channel.installedVersions().first))
         #expect(try h.selectedAfterRestart() == nil)
     }
 }

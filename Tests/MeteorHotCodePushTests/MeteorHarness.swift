@@ -3,6 +3,7 @@ import ClientUpdaterHTTP
 import Foundation
 import MeteorHotCodePush
 import TestSupport
+import Testing
 
 /// A device root fed by a ``MeteorMockServer``, driven through ``MeteorChannel`` the way
 /// the pipeline drives it: check → stage pending → "reload" (pending becomes current) →
@@ -67,11 +68,13 @@ final class MeteorHarness: @unchecked Sendable {
 
     var channel: MeteorChannel {
         if let http {
-            return MeteorChannel(layout: layout, rootURL: http.baseURL, platform: .ios, embeddedPath: embeddedPath,
-                                 transport: DefaultTransport(), options: .init(maxConnections: maxConnections, retry: retry))
+            return MeteorChannel(
+                layout: layout, rootURL: http.baseURL, platform: .ios, embeddedPath: embeddedPath,
+                transport: DefaultTransport(), options: .init(maxConnections: maxConnections, retry: retry))
         }
-        return MeteorChannel(layout: layout, rootURL: URL(string: "http://127.0.0.1:3000/") ?? rootURL, platform: .ios,
-                             embeddedPath: embeddedPath, transport: transport, options: .init(maxConnections: maxConnections, retry: retry))
+        return MeteorChannel(
+            layout: layout, rootURL: URL(string: "http://127.0.0.1:3000/") ?? rootURL, platform: .ios,
+            embeddedPath: embeddedPath, transport: transport, options: .init(maxConnections: maxConnections, retry: retry))
     }
 
     /// One check; an installed version is staged as pending.
@@ -131,7 +134,7 @@ final class MeteorHarness: @unchecked Sendable {
         if let id, let v = try channel.installedVersions().first(where: { $0.id == id }) {
             target = v
         } else {
-            target = try require_(channel.embeddedVersion())
+            target = try #require(try channel.embeddedVersion())
         }
         return try channel.servedAssets(for: target).first { $0.urlPath == urlPath }?.sourceFile
     }
@@ -149,9 +152,4 @@ final class MeteorHarness: @unchecked Sendable {
 struct HarnessError: Error, CustomStringConvertible {
     let description: String
     init(_ d: String) { description = d }
-}
-
-func require_<T>(_ value: T?) throws -> T {
-    guard let value else { throw HarnessError("unexpected nil") }
-    return value
 }

@@ -22,9 +22,9 @@ struct MeteorProgressTests {
     @Test func updateReportsGrowingProgressUpToTheTotal() async throws {
         let h = try MeteorHarness.reference()
         let recorder = Recorder()
-        let outcome = try await DownloadProgress.withHandler({ recorder.add(($0, $1, $2)) }) {
-            try await h.check(serving: "version2")
-        }
+        let outcome = try await DownloadProgress.withHandler(
+            { recorder.add(($0, $1, $2)) },
+            operation: { try await h.check(serving: "version2") })
         guard case .installed = outcome else {
             Issue.record("expected installed, got \(outcome)")
             return

@@ -36,7 +36,7 @@ import Testing
         #expect(try h.servedContent("/some-other-file") == "some-other-file\n")
         // Unchanged assets come from the embedded bundle.
         #expect(try h.servedFile("/some-text.txt") == h.embeddedPath + "/app/some-text.txt")
-        #expect(try RuntimeConfig.extract(fromIndexHTML: require_(h.servedContent("/"))).pageVersion == "version2")
+        #expect(try RuntimeConfig.extract(fromIndexHTML: #require(try h.servedContent("/"))).pageVersion == "version2")
         try h.startupDidComplete(keep: keep)
         #expect(try h.selectedAfterRestart() == "version2")
         #expect(FileManager.default.fileExists(atPath: h.layout.meteor + "/version2/app/some-other-file"))

@@ -1,6 +1,7 @@
 import Foundation
 import MeteorHotCodePush
 import TestSupport
+import Testing
 
 /// Where a run of the reference scenarios (meteor-protocol.md §4, 27–68) gets its app:
 /// the plugin's own fixtures (`../shared/fixtures/meteor`, when present) served by the
@@ -65,6 +66,9 @@ struct ScenarioRun {
 
     /// `partially_downloaded_versions/version2` of this source.
     var partialVersion2: String {
-        get throws { try fixtures?.partialVersion2 ?? require_(MeteorFixtures.reference) + "/partially_downloaded_versions/version2" }
+        get throws {
+            if let fixtures { return fixtures.partialVersion2 }
+            return try #require(MeteorFixtures.reference) + "/partially_downloaded_versions/version2"
+        }
     }
 }
