@@ -26,6 +26,9 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     private let lock = NSLock()
     private let handler: Handler
     private var listenFD: Int32 = -1
+    /// Bound but not listening while stopped: the port stays this server's (connections
+    /// are refused) so a restart cannot lose it to another test's socket.
+    private var placeholderFD: Int32 = -1
     private var wakeRead: Int32 = -1
     private var wakeWrite: Int32 = -1
     private var running = false
@@ -46,7 +49,10 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         try start()
     }
 
-    deinit { stop() }
+    deinit {
+        stop()
+        if placeholderFD >= 0 { close(placeholderFD) }
+    }
 
     /// `http://127.0.0.1:<port>`.
     public var baseURL: URL {
@@ -87,6 +93,11 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     /// Binds (again) to ``port`` and starts accepting. Used after ``stop()`` to simulate a
     /// server coming back.
     public func start() throws {
+        let placeholder = lock.withLock { () -> Int32 in
+            defer { placeholderFD = -1 }
+            return placeholderFD
+        }
+        if placeholder >= 0 { close(placeholder) }
         let fd = try Self.bindLoopback(port: port)
         var pipeFDs: [Int32] = [0, 0]
         guard pipe(&pipeFDs) == 0 else {
@@ -115,7 +126,8 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     }
 
     /// Stops accepting, closes every open connection and waits for all threads to end.
-    /// Idempotent. The port is free afterwards (connections to it are refused).
+    /// Idempotent. Connections to the port are refused afterwards; the port stays
+    /// reserved for ``start()`` until the server is released.
     public func stop() {
         let (wasRunning, g, wake, listen) = lock.withLock { () -> (Bool, DispatchGroup, Int32, Int32) in
             let was = running
@@ -136,6 +148,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             listenFD = -1
             wakeRead = -1
             wakeWrite = -1
+            placeholderFD = (try? Self.bindLoopback(port: port, listen: false)) ?? -1
         }
     }
 
