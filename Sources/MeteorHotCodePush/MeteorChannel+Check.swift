@@ -13,13 +13,12 @@ extension MeteorChannel {
     /// fetch and parse the manifest, apply the skip rules, then reuse or download every
     /// asset of the new version and store it as `meteor/<version>`.
     ///
-    /// A changed embedded bundle (shell update) first resets the channel
-    /// (``resetIfEmbeddedChanged(state:)``). On success `state.meteor.lastDownloadedVersion` names the version; the caller stages
+    /// A changed embedded bundle (shell update) was handled by the updater before the
+    /// check (``UpdateChannel/shellUpdated(state:)``). On success `state.meteor.lastDownloadedVersion` names the version; the caller stages
     /// it as pending. A version equal to the embedded one is returned as the embedded
     /// ``InstalledVersion`` (nothing is downloaded). On failure `meteor/Downloading` is
     /// kept so the next attempt can reuse what was verified.
     public func check(state: inout DeviceState) async throws -> CheckOutcome {
-        try resetIfEmbeddedChanged(state: &state)
         try refreshMemory(state: &state)
         let embedded = try embeddedBundle()
         let downloader = Downloader(transport: transport, retry: options.retry, sleeper: options.sleeper)

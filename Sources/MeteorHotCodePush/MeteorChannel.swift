@@ -71,15 +71,12 @@ public struct MeteorChannel: UpdateChannel {
     }
 
     /// A channel for a root whose `config.json` says `channelKind == .meteor`.
-    /// - Throws: ``MeteorError`` `.invalidArgument` when the config lacks the Meteor fields.
+    /// - Throws: ``UpdaterError`` `.configInvalid` when the channel's settings break a rule.
     public init(layout: RootLayout, config: DeviceConfig, transport: any Transport, options: Options = Options()) throws {
-        guard config.channelKind == .meteor, let url = config.meteorRootURL.flatMap(URL.init(string:)),
-            let embedded = config.embeddedPath
-        else {
-            throw MeteorError(.invalidArgument, "\(layout.config) is not a Meteor root (needs meteorRootURL and embeddedPath)")
-        }
-        guard let platform = CompatPlatform(rawValue: config.compatPlatform ?? CompatPlatform.ios.rawValue) else {
-            throw MeteorError(.invalidArgument, "\(layout.config): compatPlatform must be ios or android")
+        guard config.channelKind == .meteor else { throw UpdaterError(.configInvalid, "\(layout.config) is not a Meteor root") }
+        let settings = try config.settings(MeteorSettings.self, layout: layout)
+        guard let url = URL(string: settings.meteorRootURL), let platform = settings.platform, let embedded = config.embeddedPath else {
+            throw UpdaterError(.configInvalid, "\(layout.config) is not a Meteor root (needs meteorRootURL and embeddedPath)")
         }
         self.init(layout: layout, rootURL: url, platform: platform, embeddedPath: embedded, transport: transport, options: options)
     }
@@ -151,7 +148,10 @@ public struct MeteorChannel: UpdateChannel {
     /// (the embedded bundle).
     public func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion? {
         guard let last = state.meteor?.lastDownloadedVersion, !state.blacklist.contains(last) else { return nil }
-        return installed.first { $0.id == last && !$0.isEmbedded }
+        if let found = installed.first(where: { $0.id == last && !$0.isEmbedded }) { return found }
+        // The feed went back to the shell's own version: the plugin then runs the seed.
+        if let seed = try? embeddedVersion(), seed.id == last { return seed }
+        return nil
     }
 
     public func remove(_ version: InstalledVersion) throws {
@@ -180,38 +180,26 @@ public struct MeteorChannel: UpdateChannel {
     public func refreshMemory(state: inout DeviceState) throws {
         let current = try currentBundle(state: state)
         let config = try? current.runtimeConfig()
-        var memory = state.meteor ?? DeviceState.MeteorState()
+        var memory = state.meteor ?? MeteorMemory()
         memory.appId = config?.appId ?? memory.appId
         memory.rootURL = config?.rootURL ?? memory.rootURL
         memory.cordovaCompatibilityVersion = current.manifest.cordovaCompatibilityVersion
         state.meteor = memory
     }
 
-    /// The shell-update rule (`lastSeenInitialVersion`): when the embedded bundle's version
-    /// differs from the one seen at the last start, every downloaded version is deleted and
-    /// the version memory is reset (appId and rootURL are kept, as on iOS). Call it at start-up.
-    /// - Returns: true when a reset happened (the caller drops serving folders and persists state).
-    ///
-    /// A root that has never recorded an embedded version (a fresh root) only records it:
-    /// a download interrupted on the very first run stays resumable.
-    @discardableResult
-    public func resetIfEmbeddedChanged(state: inout DeviceState) throws -> Bool {
-        let embedded = try embeddedBundle()
-        guard let seen = state.lastSeenEmbeddedVersion else {
-            state.lastSeenEmbeddedVersion = embedded.version
-            return false
-        }
-        guard seen != embedded.version else { return false }
+    /// The plugin takes appId, ROOT_URL and the compatibility version from the bundle it
+    /// runs: they follow every switch, not only the next check.
+    public func servingChanged(state: inout DeviceState) {
+        try? refreshMemory(state: &state)
+    }
+
+    /// After a shell update (the core's one rule, `lastSeenInitialVersion`) the plugin keeps
+    /// appId and ROOT_URL (as on iOS) and forgets the rest; an interrupted download made
+    /// for the old shell goes too, and the compatibility version is the new seed's.
+    public func shellUpdated(state: inout DeviceState) throws {
         try AtomicFile.removeTree(layout.meteor)
-        state.current = nil
-        state.pending = nil
-        state.lastKnownGood = nil
-        state.trial = nil
-        state.blacklist = []
-        state.retry = []
-        state.meteor?.lastDownloadedVersion = nil
-        state.lastSeenEmbeddedVersion = embedded.version
+        let kept = state.meteor
+        state.meteor = MeteorMemory(appId: kept?.appId, rootURL: kept?.rootURL)
         try refreshMemory(state: &state)
-        return true
     }
 }

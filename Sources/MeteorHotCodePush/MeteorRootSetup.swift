@@ -83,13 +83,14 @@ public enum MeteorRootSetup {
         }
         guard r.startupTimeout > 0 else { throw MeteorError.field("startupTimeout", "must be positive") }
         guard r.keep >= 1 else { throw MeteorError.field("keep", "must be at least 1") }
-        let config = DeviceConfig(
-            app: appId, channelKind: .meteor, meteorRootURL: url.absoluteString,
-            compatPlatform: platform.rawValue, shellVersion: shell, embeddedPath: path,
+        let config = try DeviceConfig(
+            app: appId, channelKind: .meteor,
+            settings: MeteorSettings(meteorRootURL: url.absoluteString, compatPlatform: platform.rawValue),
+            shellVersion: shell, embeddedPath: path,
             startupTimeoutSeconds: r.startupTimeout, keep: r.keep, allowInsecureHTTP: r.allowInsecureHTTP)
         var state = DeviceState()
         state.lastSeenEmbeddedVersion = bundle.version
-        state.meteor = DeviceState.MeteorState(
+        state.meteor = MeteorMemory(
             appId: appId, rootURL: rootURL,
             cordovaCompatibilityVersion: bundle.manifest.cordovaCompatibilityVersion)
         return (config, state)

@@ -33,6 +33,8 @@ enum ChannelFactory {
             return try ArchiveChannel(layout: layout, config: config)
         case .meteor:
             return try MeteorChannel.forRoot(layout, config: config)
+        default:
+            throw UpdaterError(.configInvalid, "\(layout.config): channelKind '\(config.channelKind.rawValue)' is not signed-archive or meteor")
         }
     }
 }

@@ -52,6 +52,9 @@ final class SeededChannel: UpdateChannel, Sendable {
         InstalledVersion(id: state.withLock { $0.seedID }, directory: seedDirectory, isEmbedded: true)
     }
 
+    /// Keeps its memory across a shell update, as the archive channel keeps its floor.
+    func shellUpdated(state: inout DeviceState) throws {}
+
     func check(state deviceState: inout DeviceState) async throws -> CheckOutcome {
         let next: (String, Double)? = state.withLock { s in
             guard !s.queue.isEmpty else { return nil }
@@ -61,7 +64,7 @@ final class SeededChannel: UpdateChannel, Sendable {
         guard let (id, stamp) = next else { return .upToDate("up to date") }
         try Self.writePage(layout.clients + "/" + id, id)
         try Data("\(stamp)".utf8).write(to: URL(fileURLWithPath: layout.clients + "/" + id + ".t"))
-        deviceState.highestAccepted = id
+        deviceState.setMemory(FakeChannel.Memory(highestAccepted: id))
         guard let version = try installedVersions().first(where: { $0.id == id }) else {
             throw UpdaterError(.internalError, "test channel lost \(id)")
         }
@@ -142,8 +145,8 @@ struct LifecycleRig {
         try AtomicFile.makeDirectory(layout.root)
         channel = try SeededChannel(layout: layout, seedDirectory: tmp("seed"), seedID: "0.9.0")
         config = DeviceConfig(
-            app: "com.example.notes", channelKind: .signedArchive, channel: "stable",
-            shellVersion: Version(1, 0, 0), startupTimeoutSeconds: timeout, keep: keep)
+            app: "com.example.notes", channelKind: .init(rawValue: "seeded"), shellVersion: Version(1, 0, 0), startupTimeoutSeconds: timeout,
+            keep: keep)
     }
 
     func makeUpdater() -> Updater {

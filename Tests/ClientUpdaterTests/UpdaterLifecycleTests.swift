@@ -137,7 +137,7 @@ import Testing
         #expect(report.shellUpdateReset && report.current == "embedded" && report.lastKnownGood == nil)
         #expect(rig.clients().isEmpty && rig.channel.removed == ["1.0.0"])
         #expect(rig.serving() == ["2.0.0"])
-        #expect(rig.state.lastSeenEmbeddedVersion == "2.0.0" && rig.state.highestAccepted == "1.0.0")
+        #expect(rig.state.lastSeenEmbeddedVersion == "2.0.0" && rig.state.memory(FakeChannel.Memory.self)?.highestAccepted == "1.0.0")
         await next.shutdown()
     }
 

@@ -14,7 +14,7 @@ import Testing
         layout = RootLayout(root: tmp.path)
         let shell = try #require(Version("2.0.0"))
         channel = FakeChannel(storeDirectory: tmp("clients"), shell: shell)
-        let config = DeviceConfig(app: "com.example.notes", channelKind: .signedArchive, channel: "stable", shellVersion: shell)
+        let config = DeviceConfig(app: "com.example.notes", channelKind: .init(rawValue: "fake"), shellVersion: shell)
         updater = Updater(layout: layout, config: config, channel: channel)
     }
 
@@ -66,7 +66,7 @@ import Testing
         channel.enqueue(.success(.upToDate("up to date")))
         _ = try await updater.install()
         let state = StateStore.load(layout)
-        #expect(state.highestAccepted == "1.2.0")
+        #expect(state.memory(FakeChannel.Memory.self)?.highestAccepted == "1.2.0", "the channel restored its memory")
         #expect(try channel.installedVersions().map(\.id) == ["1.0.0", "1.2.0"])
         let aside = try FileManager.default.contentsOfDirectory(atPath: tmp.path).filter { $0.hasPrefix("state.json.corrupt-") }
         #expect(aside.count == 1)

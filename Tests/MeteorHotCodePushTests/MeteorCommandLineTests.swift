@@ -45,7 +45,8 @@ import Testing
         let initialized = try await d.initRoot(["--compat-platform", "ios", "--keep", "1"])
         #expect(initialized.status == 0, "\(initialized.errorOutput)")
         let config = try DeviceConfig.load(RootLayout(root: d.root))
-        #expect(config.channelKind == .meteor && config.app == "generatedappid" && config.compatPlatform == "ios" && config.keep == 1)
+        let settings = try config.settings(MeteorSettings.self, layout: RootLayout(root: d.root))
+        #expect(config.channelKind == .meteor && config.app == "generatedappid" && settings.compatPlatform == "ios" && config.keep == 1)
 
         d.mock.serve("gen2")
         let installed = try await d.install()

@@ -141,7 +141,7 @@ import Testing
         // Re-fetched: index.html, the tampered file and the missing one; the script, its
         // map and its stats were reused from PartialDownload/ (the CSS is the embedded one).
         #expect(h.server.requestedPathSet == ["/__cordova/manifest.json", "/__cordova/", "/__cordova/__cordova/some-file", "/__cordova" + last])
-        try h.reload()
+        try await h.reload()
         #expect(try h.servedContent("/some-file") == "some-file (changed)\n")
         #expect(!FileManager.default.fileExists(atPath: h.layout.meteor + "/version2/.clientctl-integrity"))
     }

@@ -213,28 +213,39 @@ import Testing
         #expect(h.server.requestedPaths.filter { $0 == "/__cordova/assets/d00/asset-0.txt" }.count == 4)
     }
 
+    /// The core's one shell-update rule, seen through a Meteor root: the next start (or
+    /// check) after the embedded bundle changed drops every download and the version
+    /// memory; appId and ROOT_URL stay, as on iOS.
     @Test func aShellUpdateDropsDownloadedVersionsAndResetsState() async throws {
         let h = try Self.harness()
         try await h.install("gen2")
         h.state.blacklist = ["x"]
-        #expect(try h.channel.resetIfEmbeddedChanged(state: &h.state) == false)
+        #expect(try await h.restart().shellUpdateReset == false)
+        #expect(h.state.current == "gen2" && h.state.blacklist == ["x"])
         h.state.lastSeenEmbeddedVersion = "an-older-shell"
-        #expect(try h.channel.resetIfEmbeddedChanged(state: &h.state) == true)
-        #expect(!FileManager.default.fileExists(atPath: h.layout.meteor))
+        let report = try await h.restart()
+        #expect(report.shellUpdateReset && report.current == "embedded")
+        #expect(!FileManager.default.fileExists(atPath: h.layout.meteor + "/gen2"))
         #expect(h.state.current == nil && h.state.lastKnownGood == nil && h.state.blacklist.isEmpty)
         #expect(h.state.meteor?.lastDownloadedVersion == nil && h.state.meteor?.appId == "generatedappid")
         #expect(h.state.lastSeenEmbeddedVersion == "gen1")
+        // A check notices a shell update too (a root updated by `install` alone).
+        try await h.install("gen2")
+        h.state.lastSeenEmbeddedVersion = "an-older-shell"
+        let outcome = try await h.check(serving: "gen2")
+        #expect(outcome.message == "installed gen2", "gen2 was dropped with the old shell, so it is fetched again")
+        #expect(h.state.lastSeenEmbeddedVersion == "gen1" && h.state.lastKnownGood == nil && h.state.pending == "gen2")
     }
 
     @Test func selectionSkipsABlacklistedOrMissingLastDownload() async throws {
         let h = try Self.harness()
         try await h.check(serving: "gen2")
-        #expect(try h.selectedAfterRestart() == "gen2")
+        #expect(try await h.selectedAfterRestart() == "gen2")
         h.state.blacklist = ["gen2"]
-        #expect(try h.selectedAfterRestart() == nil)
+        #expect(try await h.selectedAfterRestart() == nil)
         h.state.blacklist = []
         try h.channel.remove(try #require(try h.channel.installedVersions().first))
-        #expect(try h.selectedAfterRestart() == nil)
+        #expect(try await h.selectedAfterRestart() == nil)
     }
 }
 

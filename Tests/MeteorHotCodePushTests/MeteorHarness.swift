@@ -5,9 +5,11 @@ import MeteorHotCodePush
 import TestSupport
 import Testing
 
-/// A device root fed by a ``MeteorMockServer``, driven through ``MeteorChannel`` the way
-/// the pipeline drives it: check → stage pending → "reload" (pending becomes current) →
-/// "startupDidComplete" (lastKnownGood, retention).
+/// A device root fed by a ``MeteorMockServer``, initialised as `clientctl init
+/// --meteor-url` does and driven through the real ``Updater`` as the one-shot commands
+/// drive it: `install` (check + stage pending), `reload` (switch, trial), `ack`
+/// (startupDidComplete: commit, retention) and a fresh ``Updater/start`` for "what the
+/// next process start runs". The Meteor channel underneath is the production one.
 final class MeteorHarness: @unchecked Sendable {
     // @unchecked: used by one test task at a time.
     let temp: TemporaryDirectory
@@ -15,17 +17,19 @@ final class MeteorHarness: @unchecked Sendable {
     let server: MeteorMockServer
     let transport: MeteorMockTransport
     let embeddedPath: String
-    var state = DeviceState()
+    /// The config `init` wrote (retention's N and the trial timeout are set per operation).
+    let config: DeviceConfig
     var retry = RetryPolicy(maxAttempts: 4, initialDelay: 0.001, maxDelay: 0.002)
     /// Downloads in flight at once (1 makes the order of downloads the manifest's).
     var maxConnections = 3
+    /// Retention's N for the next operations.
+    var keep = 1
+    /// Set when the mock runs over real HTTP on 127.0.0.1.
+    let http: LoopbackHTTPServer?
 
     /// - Parameters:
     ///   - embedded: the embedded bundle folder (read-only).
     ///   - versions: the folder of downloadable versions the mock serves from.
-    /// Set when the mock runs over real HTTP on 127.0.0.1.
-    let http: LoopbackHTTPServer?
-
     ///   - overHTTP: serve the mock on a ``LoopbackHTTPServer`` and download with the
     ///     production ``DefaultTransport`` (default); otherwise hand requests to the mock
     ///     in-process (for scripted connection failures).
@@ -33,12 +37,18 @@ final class MeteorHarness: @unchecked Sendable {
     init(embedded: String, versions: String, overHTTP: Bool = true, style: MeteorMockServer.Style = .pluginMock) throws {
         temp = try TemporaryDirectory("meteor")
         layout = RootLayout(root: temp.path + "/root")
-        try AtomicFile.makeDirectory(layout.root)
         server = MeteorMockServer(versionsDirectory: versions, style: style)
         transport = MeteorMockTransport(server: server)
         http = overHTTP ? try LoopbackHTTPServer(handler: server.loopbackHandler()) : nil
         embeddedPath = embedded
-        try channel.resetIfEmbeddedChanged(state: &state)
+        let rootURL = http?.baseURL.absoluteString ?? "http://127.0.0.1:3000/"
+        let (config, state) = try MeteorRootSetup.make(
+            .init(
+                meteorURL: rootURL, embedded: embedded, compatPlatform: "ios", shellVersion: "1.0.0",
+                startupTimeout: 600, keep: 1, allowInsecureHTTP: false))
+        try RootInitializer.write(config, to: layout, force: false, store: layout.meteor)
+        try StateStore.save(state, layout)
+        self.config = config
     }
 
     deinit { http?.stop() }
@@ -64,26 +74,41 @@ final class MeteorHarness: @unchecked Sendable {
     /// Objects that must live as long as the harness (generated fixture folders).
     var keepAlive: [AnyObject] = []
 
-    var rootURL: URL { http?.baseURL ?? URL(fileURLWithPath: "/").deletingLastPathComponent() }
+    /// The root's `state.json` (written back when set).
+    var state: DeviceState {
+        get { StateStore.load(layout) }
+        set { try? StateStore.save(newValue, layout) }
+    }
 
+    /// The production channel over the harness's transport and options.
     var channel: MeteorChannel {
+        let options = MeteorChannel.Options(maxConnections: maxConnections, retry: retry)
         if let http {
             return MeteorChannel(
                 layout: layout, rootURL: http.baseURL, platform: .ios, embeddedPath: embeddedPath,
-                transport: DefaultTransport(), options: .init(maxConnections: maxConnections, retry: retry))
+                transport: DefaultTransport(), options: options)
         }
         return MeteorChannel(
-            layout: layout, rootURL: URL(string: "http://127.0.0.1:3000/") ?? rootURL, platform: .ios,
-            embeddedPath: embeddedPath, transport: transport, options: .init(maxConnections: maxConnections, retry: retry))
+            layout: layout, rootURL: URL(string: "http://127.0.0.1:3000/") ?? URL(fileURLWithPath: "/"), platform: .ios,
+            embeddedPath: embeddedPath, transport: transport, options: options)
     }
 
-    /// One check; an installed version is staged as pending.
+    /// The outcome of the channel's last check, as the updater got it.
+    private let outcomes = RecordingChannel.Outcomes()
+
+    /// A fresh updater over the root, as each `clientctl` command makes one.
+    func updater() -> Updater {
+        var config = self.config
+        config.keep = keep
+        return Updater(layout: layout, config: config, channel: RecordingChannel(inner: channel, outcomes: outcomes))
+    }
+
+    /// One check (`clientctl install`): an installed version is staged as pending.
     @discardableResult
     func check() async throws -> CheckOutcome {
-        var s = state
-        let outcome = try await channel.check(state: &s)
-        if case .installed(let v) = outcome { Selection.stage(v.id, in: &s) }
-        state = s
+        outcomes.last = nil
+        _ = try await updater().install(lockWait: 5)
+        guard let outcome = outcomes.last else { throw HarnessError("the updater did not run a check") }
         return outcome
     }
 
@@ -99,30 +124,37 @@ final class MeteorHarness: @unchecked Sendable {
     func install(_ name: String, keep: Int = 1) async throws {
         let outcome = try await check(serving: name)
         guard case .installed = outcome else { throw HarnessError("\(name) not installed: \(outcome)") }
-        try reload()
-        try startupDidComplete(keep: keep)
+        try await reload()
+        try await startupDidComplete(keep: keep)
     }
 
-    /// The page reload: pending becomes current (the embedded version is `nil`).
-    func reload() throws {
-        guard let pending = state.pending else { return }
-        let embedded = try channel.embeddedVersion()?.id
-        state.current = pending == embedded ? nil : pending
-        state.pending = nil
-        try channel.refreshMemory(state: &state)
+    /// The page's `switchToPendingVersion` (`clientctl reload`): the pending version becomes
+    /// current (the embedded seed's own version runs as the seed, `current` nil).
+    func reload() async throws {
+        try await updater().reload(lockWait: 5)
     }
 
-    /// startupDidComplete: lastKnownGood = current, then the pipeline's ``Retention`` with N = `keep`.
-    func startupDidComplete(keep: Int) throws {
-        state.lastKnownGood = state.current
-        let plan = Retention.plan(installed: try channel.installedVersions(), state: state, keep: keep)
-        try Retention.apply(plan, channel: channel, layout: layout)
+    /// The page's startupDidComplete (`clientctl ack`): commits the trial, then retention
+    /// with N = `keep`.
+    func startupDidComplete(keep: Int) async throws {
+        self.keep = keep
+        try await updater().startupDidComplete(lockWait: 5)
     }
 
-    /// A fresh channel over the same root and state: what the next process start sees.
-    func selectedAfterRestart() throws -> String? {
-        let fresh = channel
-        return fresh.select(from: try fresh.installedVersions(), state: state)?.id
+    /// What the next process start runs: a fresh ``Updater/start`` over the same root
+    /// (then shut down); `nil` when it runs the embedded seed.
+    @discardableResult
+    func selectedAfterRestart() async throws -> String? {
+        let report = try await restart()
+        return report.current == "embedded" ? nil : report.current
+    }
+
+    /// A fresh agent start over the same root, shut down again.
+    func restart() async throws -> LifecycleReport {
+        let agent = updater()
+        let report = try await agent.start(bridge: nil, clock: WatchdogClock(ManualClock()), lockWait: 5)
+        await agent.shutdown()
+        return report
     }
 
     var installedIDs: Set<String> { Set(((try? channel.installedVersions()) ?? []).map(\.id)) }
@@ -152,4 +184,38 @@ final class MeteorHarness: @unchecked Sendable {
 struct HarnessError: Error, CustomStringConvertible {
     let description: String
     init(_ d: String) { description = d }
+}
+
+/// The production channel, forwarding every call, with the outcome of each check kept
+/// for the test to read (a recording wrapper, not a stand-in: nothing is changed).
+struct RecordingChannel: UpdateChannel {
+    final class Outcomes: @unchecked Sendable {
+        // @unchecked: guarded by `lock`.
+        private let lock = NSLock()
+        private var _last: CheckOutcome?
+        var last: CheckOutcome? {
+            get { lock.withLock { _last } }
+            set { lock.withLock { _last = newValue } }
+        }
+    }
+
+    let inner: MeteorChannel
+    let outcomes: Outcomes
+
+    func installedVersions() throws -> [InstalledVersion] { try inner.installedVersions() }
+    func embeddedVersion() throws -> InstalledVersion? { try inner.embeddedVersion() }
+    func check(state: inout DeviceState) async throws -> CheckOutcome {
+        let outcome = try await inner.check(state: &state)
+        outcomes.last = outcome
+        return outcome
+    }
+    func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion? {
+        inner.select(from: installed, state: state)
+    }
+    func remove(_ version: InstalledVersion) throws { try inner.remove(version) }
+    func servedAssets(for version: InstalledVersion) throws -> [ServedAsset] { try inner.servedAssets(for: version) }
+    func shellUpdated(state: inout DeviceState) throws { try inner.shellUpdated(state: &state) }
+    func recover(state: inout DeviceState, installed: [InstalledVersion]) { inner.recover(state: &state, installed: installed) }
+    func servingChanged(state: inout DeviceState) { inner.servingChanged(state: &state) }
+    func summary(config: DeviceConfig, state: DeviceState) -> ChannelSummary { inner.summary(config: config, state: state) }
 }

@@ -31,14 +31,14 @@ import Testing
         // (Exactly the embedded bytes: a prefix test would also accept version2's "some-file (changed)".)
         #expect(try h.servedContent("/some-file") == "some-file\n")
         #expect(try h.servedFile("/some-file")?.hasPrefix(h.embeddedPath) == true)
-        try h.reload()
+        try await h.reload()
         #expect(try h.servedContent("/some-file") == "some-file (changed)\n")
         #expect(try h.servedContent("/some-other-file") == "some-other-file\n")
         // Unchanged assets come from the embedded bundle.
         #expect(try h.servedFile("/some-text.txt") == h.embeddedPath + "/app/some-text.txt")
         #expect(try RuntimeConfig.extract(fromIndexHTML: #require(try h.servedContent("/"))).pageVersion == "version2")
-        try h.startupDidComplete(keep: keep)
-        #expect(try h.selectedAfterRestart() == "version2")
+        try await h.startupDidComplete(keep: keep)
+        #expect(try await h.selectedAfterRestart() == "version2")
         #expect(FileManager.default.fileExists(atPath: h.layout.meteor + "/version2/app/some-other-file"))
         #expect(!FileManager.default.fileExists(atPath: h.layout.meteor + "/version2/app/some-text.txt"))
     }
@@ -57,18 +57,18 @@ import Testing
         #expect(v.id == "version3")
         #expect(h.server.requestedPathSet == run.requests(try run.changedScript("version3") + [run.publicURL("some-file")]))
         #expect(try h.servedContent("/some-file") == "some-file (changed)\n")
-        try h.reload()
+        try await h.reload()
         #expect(h.state.current == "version3")
         #expect(try h.servedContent("/some-file") == "some-file (changed again)\n")
         // some-other-file is unchanged since version2: reused by a hard link, not fetched.
         let reused = h.layout.meteor + "/version3/app/some-other-file"
         #expect(try h.servedFile("/some-other-file") == reused)
-        #expect(try linkCount(reused) == 2)
+        #expect(try inode(reused) == inode(h.layout.meteor + "/version2/app/some-other-file"))
         #expect(try h.servedFile("/some-text.txt") == h.embeddedPath + "/app/some-text.txt")
-        try h.startupDidComplete(keep: keep)
+        try await h.startupDidComplete(keep: keep)
         // N=1 reproduces the plugin's cleanup; the default N=3 keeps the older version.
         #expect(h.installedIDs == (keep == 1 ? ["version3"] : ["version2", "version3"]))
-        #expect(try h.selectedAfterRestart() == "version3")
+        #expect(try await h.selectedAfterRestart() == "version3")
     }
 
     // 36–41: version2 → version1 (the bundled version)
@@ -84,20 +84,20 @@ import Testing
         #expect(v.isEmbedded && v.id == "version1")
         #expect(h.server.requestedPathSet == ["/__cordova/manifest.json"])
         #expect(h.state.pending == "version1")
-        try h.reload()
+        try await h.reload()
         #expect(h.state.current == nil)
         #expect(
             try h.servedContent("/some-file")
                 == String(decoding: try Data(contentsOf: URL(fileURLWithPath: h.embeddedPath + "/app/some-file")), as: UTF8.self))
         #expect(!FileManager.default.fileExists(atPath: h.layout.meteor + "/version1"))
-        try h.startupDidComplete(keep: keep)
+        try await h.startupDidComplete(keep: keep)
         if keep == 1 {
             // The plugin deletes every download but the running (embedded) bundle.
             #expect(h.installedIDs.isEmpty)
         } else {
             #expect(h.installedIDs == ["version2"])
         }
-        #expect(try h.selectedAfterRestart() == nil)
+        #expect(try await h.selectedAfterRestart() == nil)
     }
 
     // 42–43: same version on the server
@@ -147,7 +147,7 @@ import Testing
         }
         #expect(h.state == before)
         #expect(h.installedIDs.isEmpty)
-        #expect(try h.selectedAfterRestart() == nil)
+        #expect(try await h.selectedAfterRestart() == nil)
     }
 
     // 52–53: ROOT_URL may not move to localhost
@@ -208,7 +208,7 @@ import Testing
         }
         #expect(v.id == "version2")
         #expect(h.server.requestedPathSet == run.requests(try run.changedScript("version2")))
-        try h.reload()
+        try await h.reload()
         #expect(try h.servedContent("/some-file") == "some-file (changed)\n")
         #expect(!FileManager.default.fileExists(atPath: h.layout.meteor + "/PartialDownload"))
         #expect(!FileManager.default.fileExists(atPath: h.layout.meteor + "/Downloading"))
@@ -227,7 +227,7 @@ import Testing
         }
         #expect(v.id == "version3")
         #expect(h.server.requestedPathSet == run.requests(try run.changedScript("version3") + [run.publicURL("some-file")]))
-        try h.reload()
+        try await h.reload()
         #expect(h.state.current == "version3")
         #expect(try h.servedContent("/some-other-file") == "some-other-file\n")
         #expect(try h.servedContent("/some-file") == "some-file (changed again)\n")
@@ -240,8 +240,9 @@ import Testing
     }
 }
 
-func linkCount(_ path: String) throws -> Int {
+/// The file's inode: two paths with one inode are one file (a hard link, not a copy).
+func inode(_ path: String) throws -> UInt {
     var st = stat()
     guard lstat(path, &st) == 0 else { throw HarnessError("cannot stat \(path)") }
-    return Int(st.st_nlink)
+    return UInt(st.st_ino)
 }

@@ -43,8 +43,22 @@ public final class FakeChannel: UpdateChannel, @unchecked Sendable {
         let next: Result<CheckOutcome, UpdaterError>? = lock.withLock { _script.isEmpty ? nil : _script.removeFirst() }
         guard let next else { return .upToDate("no scripted outcome") }
         let outcome = try next.get()
-        if case .installed(let v) = outcome { state.highestAccepted = v.id }
+        if case .installed(let v) = outcome { state.setMemory(Memory(highestAccepted: v.id)) }
         return outcome
+    }
+
+    /// What the fake remembers in `state.json`: the last version it installed.
+    public struct Memory: Codable, Sendable, Equatable {
+        public var highestAccepted: String?
+        public init(highestAccepted: String?) { self.highestAccepted = highestAccepted }
+    }
+
+    /// Keeps its memory across a shell update, as the archive channel keeps its floor.
+    public func shellUpdated(state: inout DeviceState) throws {}
+
+    /// A rebuilt state remembers the highest version installed, as the archive channel does.
+    public func recover(state: inout DeviceState, installed: [InstalledVersion]) {
+        state.setMemory(Memory(highestAccepted: installed.compactMap { Version($0.id) }.max()?.description))
     }
 
     public func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion? {

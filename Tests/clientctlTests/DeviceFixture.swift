@@ -19,10 +19,12 @@ final class DeviceFixture: @unchecked Sendable {
         releases = try ReleaseFolder(path: tmp("releases"), app: app, channel: channel, key: try ReleaseFolder.testKey())
         server = try LoopbackHTTPServer(handler: faults.wrap(LoopbackHTTPServer.folder(tmp("releases"))))
         layout = RootLayout(root: tmp("device"))
-        config = DeviceConfig(
-            app: app, channelKind: .signedArchive, channel: channel,
-            manifestURL: server.url("/\(channel)/manifest.json").absoluteString,
-            trustedKeys: [try ReleaseFolder.testPublicKeyPEM()], shellVersion: Version(shell) ?? Version(1, 0, 0),
+        config = try DeviceConfig(
+            app: app, channelKind: .signedArchive,
+            settings: ArchiveSettings(
+                channel: channel, manifestURL: server.url("/\(channel)/manifest.json").absoluteString,
+                trustedKeys: [try ReleaseFolder.testPublicKeyPEM()]),
+            shellVersion: Version(shell) ?? Version(1, 0, 0),
             // Commands of one test may queue behind other tests' children on a loaded
             // machine: no trial times out between `reload` and `ack` unless a test says so.
             startupTimeoutSeconds: 120)

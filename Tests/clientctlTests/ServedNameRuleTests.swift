@@ -33,10 +33,12 @@ import Testing
         }
         // the device's organizer, given the archive channel's assets of an unpacked tree
         let layout = RootLayout(root: tmp("root"))
-        let config = DeviceConfig(
-            app: "com.example.notes", channelKind: .signedArchive, channel: "stable",
-            manifestURL: "file:///releases/stable/manifest.json",
-            trustedKeys: [try ReleaseFolder.testPublicKeyPEM()], shellVersion: Version(1, 0, 0))
+        let config = try DeviceConfig(
+            app: "com.example.notes", channelKind: .signedArchive,
+            settings: ArchiveSettings(
+                channel: "stable", manifestURL: "file:///releases/stable/manifest.json",
+                trustedKeys: [try ReleaseFolder.testPublicKeyPEM()]),
+            shellVersion: Version(1, 0, 0))
         let channel = try ArchiveChannel(layout: layout, config: config)
         let tree = try Self.client(tmp, with: name)
         let organized = Result {

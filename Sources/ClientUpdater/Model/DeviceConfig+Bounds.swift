@@ -14,17 +14,11 @@ extension DeviceConfig {
     /// Entries in one archive: 1 to 10,000,000.
     public static let entryLimitRange: ClosedRange<Int> = 1...10_000_000
 
-    /// The first value that is out of range or breaks a rule, as `name: why`; nil when
-    /// the config is usable.
+    /// The first core value that is out of range or breaks a rule, as `name: why`; nil
+    /// when the core's part of the config is usable (the channel checks its own section:
+    /// ``ChannelSettings/problem(in:)``).
     public func problem() -> String? {
         if app.isEmpty || app.utf8.count > 128 { return "app must be 1 to 128 bytes" }
-        if channelKind == .signedArchive {
-            if (channel ?? "").isEmpty { return "channel is missing" }
-            if trustedKeys.isEmpty { return "trustedKeys is empty: a signed-archive root must trust at least one key" }
-        }
-        if let platform = compatPlatform, !["ios", "android"].contains(platform) {
-            return "compatPlatform '\(platform)' is not ios or android"
-        }
         if !(startupTimeoutSeconds.isFinite && Self.startupTimeoutRange.contains(startupTimeoutSeconds)) {
             return "startupTimeoutSeconds \(startupTimeoutSeconds) is out of range (more than 0, at most 86400 seconds)"
         }
@@ -35,30 +29,6 @@ extension DeviceConfig {
         }
         if !Self.entryLimitRange.contains(limits.maxEntries) {
             return "limits.maxEntries \(limits.maxEntries) is out of range (1…10000000)"
-        }
-        return urlProblem()
-    }
-
-    /// The URL rules of ``URLPolicy`` for the channel's feed URL.
-    func urlProblem() -> String? {
-        switch channelKind {
-        case .signedArchive:
-            guard let text = manifestURL, let url = URL(string: text), url.scheme != nil else {
-                return "manifestURL is missing or not an absolute URL"
-            }
-            if case .refused(let why) = URLPolicy.check(url, manifestIsFile: url.isFileURL, allowInsecureHTTP: allowInsecureHTTP) {
-                return "manifestURL: \(why)"
-            }
-        case .meteor:
-            guard let text = meteorRootURL, let url = URL(string: text), url.scheme != nil else {
-                return "meteorRootURL is missing or not an absolute URL"
-            }
-            guard ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
-                return "meteorRootURL: \(text) must be https: (or http: to loopback)"
-            }
-            if case .refused(let why) = URLPolicy.check(url, manifestIsFile: false, allowInsecureHTTP: allowInsecureHTTP) {
-                return "meteorRootURL: \(why)"
-            }
         }
         return nil
     }

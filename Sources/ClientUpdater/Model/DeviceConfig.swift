@@ -4,12 +4,11 @@ import Foundation
 ///
 /// Written once by `clientctl init`; read by every other command.
 public struct DeviceConfig: Codable, Sendable, Equatable {
-    /// Which update channel feeds this root.
-    public enum ChannelKind: String, Codable, Sendable {
-        /// Channel 1: signed archives from a release folder (`clientctl publish`).
-        case signedArchive = "signed-archive"
-        /// Channel 2: Meteor hot code push from a Meteor server.
-        case meteor
+    /// Which update channel feeds this root: the channel modules name theirs
+    /// (`signed-archive`, `meteor`); the core only passes it on.
+    public struct ChannelKind: RawRepresentable, Codable, Hashable, Sendable {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
     }
 
     public static let currentFormat = "clientctl-config-v1"
@@ -18,16 +17,9 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     /// Application id (`com.example.notes`); for Meteor, the appId of the embedded bundle.
     public var app: String
     public var channelKind: ChannelKind
-    /// Release channel name (`stable`); archive channel only.
-    public var channel: String?
-    /// Where `manifest.json` lives (https:, http: to loopback, or file:); archive channel only.
-    public var manifestURL: String?
-    /// Meteor `ROOT_URL`; Meteor channel only.
-    public var meteorRootURL: String?
-    /// `ios` or `android`: which `cordovaCompatibilityVersions` entry to compare; Meteor only.
-    public var compatPlatform: String?
-    /// PEM SubjectPublicKeyInfo text of every trusted Ed25519 key; archive channel only.
-    public var trustedKeys: [String]
+    /// The channel's own settings (feed URL, trusted keys, …): every key of `config.json`
+    /// that is not one of the core's, read and validated by the channel.
+    public var channelSettings: ChannelSection
     /// The version of the native shell this root serves.
     public var shellVersion: Version
     /// Read-only client shipped inside the shell (never written).
@@ -64,8 +56,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     }
 
     public init(
-        app: String, channelKind: ChannelKind, channel: String? = nil, manifestURL: String? = nil,
-        meteorRootURL: String? = nil, compatPlatform: String? = nil, trustedKeys: [String] = [],
+        app: String, channelKind: ChannelKind, channelSettings: ChannelSection = ChannelSection(),
         shellVersion: Version, embeddedPath: String? = nil, startupTimeoutSeconds: Double = 10,
         keep: Int = 3, allowInsecureHTTP: Bool = false, limits: Limits = Limits(),
         proxy: String? = nil, caFile: String? = nil
@@ -73,11 +64,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         self.format = Self.currentFormat
         self.app = app
         self.channelKind = channelKind
-        self.channel = channel
-        self.manifestURL = manifestURL
-        self.meteorRootURL = meteorRootURL
-        self.compatPlatform = compatPlatform
-        self.trustedKeys = trustedKeys
+        self.channelSettings = channelSettings
         self.shellVersion = shellVersion
         self.embeddedPath = embeddedPath
         self.startupTimeoutSeconds = startupTimeoutSeconds
@@ -86,6 +73,46 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         self.limits = limits
         self.proxy = proxy
         self.caFile = caFile
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case format, app, channelKind, shellVersion, embeddedPath, startupTimeoutSeconds, keep, allowInsecureHTTP, limits
+        case proxy, caFile
+    }
+
+    static let coreKeys = Set(CodingKeys.allCases.map(\.rawValue))
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        format = try c.decode(String.self, forKey: .format)
+        app = try c.decode(String.self, forKey: .app)
+        channelKind = try c.decode(ChannelKind.self, forKey: .channelKind)
+        shellVersion = try c.decode(Version.self, forKey: .shellVersion)
+        embeddedPath = try c.decodeIfPresent(String.self, forKey: .embeddedPath)
+        startupTimeoutSeconds = try c.decode(Double.self, forKey: .startupTimeoutSeconds)
+        keep = try c.decode(Int.self, forKey: .keep)
+        allowInsecureHTTP = try c.decode(Bool.self, forKey: .allowInsecureHTTP)
+        limits = try c.decode(Limits.self, forKey: .limits)
+        proxy = try c.decodeIfPresent(String.self, forKey: .proxy)
+        caFile = try c.decodeIfPresent(String.self, forKey: .caFile)
+        channelSettings = try ChannelSection.decode(from: decoder, coreKeys: Self.coreKeys)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try channelSettings.encode(to: encoder, coreKeys: Self.coreKeys) { encoder in
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(format, forKey: .format)
+            try c.encode(app, forKey: .app)
+            try c.encode(channelKind, forKey: .channelKind)
+            try c.encode(shellVersion, forKey: .shellVersion)
+            try c.encodeIfPresent(embeddedPath, forKey: .embeddedPath)
+            try c.encode(startupTimeoutSeconds, forKey: .startupTimeoutSeconds)
+            try c.encode(keep, forKey: .keep)
+            try c.encode(allowInsecureHTTP, forKey: .allowInsecureHTTP)
+            try c.encode(limits, forKey: .limits)
+            try c.encodeIfPresent(proxy, forKey: .proxy)
+            try c.encodeIfPresent(caFile, forKey: .caFile)
+        }
     }
 
     /// Reads and validates `config.json` of a root: at most 1 MiB, not writable by other

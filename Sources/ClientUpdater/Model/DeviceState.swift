@@ -54,20 +54,6 @@ public struct DeviceState: Codable, Sendable, Equatable {
         }
     }
 
-    /// Meteor channel memory (the original plugin's `WebAppConfiguration`).
-    public struct MeteorState: Codable, Sendable, Equatable {
-        public var appId: String?
-        public var rootURL: String?
-        public var cordovaCompatibilityVersion: String?
-        public var lastDownloadedVersion: String?
-        public init(appId: String? = nil, rootURL: String? = nil, cordovaCompatibilityVersion: String? = nil, lastDownloadedVersion: String? = nil) {
-            self.appId = appId
-            self.rootURL = rootURL
-            self.cordovaCompatibilityVersion = cordovaCompatibilityVersion
-            self.lastDownloadedVersion = lastDownloadedVersion
-        }
-    }
-
     public var format: String = DeviceState.currentFormat
     /// The version being served; `nil` = the embedded seed.
     public var current: String?
@@ -75,8 +61,6 @@ public struct DeviceState: Codable, Sendable, Equatable {
     public var pending: String?
     /// The last version that completed start-up.
     public var lastKnownGood: String?
-    /// Monotonic floor: the highest release ever accepted (archive channel).
-    public var highestAccepted: String?
     /// Versions that failed start-up twice: never selected or downloaded again.
     public var blacklist: [String] = []
     /// Versions that failed start-up once: one more chance.
@@ -84,10 +68,56 @@ public struct DeviceState: Codable, Sendable, Equatable {
     public var trial: Trial?
     /// The embedded seed version seen at the last start (shell-update detection).
     public var lastSeenEmbeddedVersion: String?
-    /// The ETag of the last manifest fetched, for conditional GET.
-    public var manifestETag: String?
     public var lastCheck: CheckRecord?
-    public var meteor: MeteorState?
+    /// What the channel remembers (its manifest ETag, its monotonic floor, …): every key
+    /// of `state.json` that is not one of the core's, read and written by the channel.
+    public var channelMemory = ChannelSection()
 
     public init() {}
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case format, current, pending, lastKnownGood, blacklist, retry, trial, lastSeenEmbeddedVersion, lastCheck
+    }
+
+    static let coreKeys = Set(CodingKeys.allCases.map(\.rawValue))
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        format = try c.decode(String.self, forKey: .format)
+        current = try c.decodeIfPresent(String.self, forKey: .current)
+        pending = try c.decodeIfPresent(String.self, forKey: .pending)
+        lastKnownGood = try c.decodeIfPresent(String.self, forKey: .lastKnownGood)
+        blacklist = try c.decode([String].self, forKey: .blacklist)
+        retry = try c.decode([String].self, forKey: .retry)
+        trial = try c.decodeIfPresent(Trial.self, forKey: .trial)
+        lastSeenEmbeddedVersion = try c.decodeIfPresent(String.self, forKey: .lastSeenEmbeddedVersion)
+        lastCheck = try c.decodeIfPresent(CheckRecord.self, forKey: .lastCheck)
+        channelMemory = try ChannelSection.decode(from: decoder, coreKeys: Self.coreKeys)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try channelMemory.encode(to: encoder, coreKeys: Self.coreKeys) { encoder in
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(format, forKey: .format)
+            try c.encodeIfPresent(current, forKey: .current)
+            try c.encodeIfPresent(pending, forKey: .pending)
+            try c.encodeIfPresent(lastKnownGood, forKey: .lastKnownGood)
+            try c.encode(blacklist, forKey: .blacklist)
+            try c.encode(retry, forKey: .retry)
+            try c.encodeIfPresent(trial, forKey: .trial)
+            try c.encodeIfPresent(lastSeenEmbeddedVersion, forKey: .lastSeenEmbeddedVersion)
+            try c.encodeIfPresent(lastCheck, forKey: .lastCheck)
+        }
+    }
+
+    /// The channel's memory read as its own type; an empty memory when the section is
+    /// absent or unreadable (the channel then starts over, as on a new root).
+    public func memory<Memory: Decodable>(_ type: Memory.Type) -> Memory? {
+        try? channelMemory.decode(Memory.self)
+    }
+
+    /// Replaces the channel's memory.
+    public mutating func setMemory<Memory: Encodable>(_ memory: Memory) {
+        if let section = try? ChannelSection(memory) { channelMemory = section }
+    }
 }

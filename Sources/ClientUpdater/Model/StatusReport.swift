@@ -41,19 +41,20 @@ public struct StatusReport: Codable, Sendable, Equatable {
 
     public init(
         layout: RootLayout, config: DeviceConfig, state: DeviceState, installed: [InstalledVersion],
-        embedded: InstalledVersion?, selected: InstalledVersion?, lastCheck: DeviceState.CheckRecord?
+        embedded: InstalledVersion?, selected: InstalledVersion?, lastCheck: DeviceState.CheckRecord?,
+        summary: ChannelSummary = ChannelSummary()
     ) {
         root = layout.root
         app = config.app
         channelKind = config.channelKind.rawValue
-        channel = config.channel
+        channel = summary.channel
         shellVersion = config.shellVersion.description
         current = state.current ?? "embedded"
         embeddedVersion = embedded?.id
         pending = state.pending
         lastKnownGood = state.lastKnownGood
-        self.selected = selected?.id ?? "embedded"
-        highestAccepted = state.highestAccepted
+        self.selected = selected.flatMap { $0.isEmbedded ? nil : $0.id } ?? "embedded"
+        highestAccepted = summary.highestAccepted
         blacklist = state.blacklist
         retry = state.retry
         trial = state.trial

@@ -19,7 +19,9 @@ public protocol UpdateChannel: Sendable {
     /// on `state`; the caller persists them.
     func check(state: inout DeviceState) async throws -> CheckOutcome
 
-    /// The seed rule: which installed version a fresh start should run; `nil` = embedded.
+    /// The seed rule: which installed version a fresh start should run; the embedded
+    /// seed when the rule names it, `nil` when the rule finds nothing (the updater then
+    /// falls back to the last known good version, else the seed).
     func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion?
 
     /// Deletes an installed version's files (retention, shell-update reset).
@@ -28,6 +30,45 @@ public protocol UpdateChannel: Sendable {
     /// Every file of a version keyed by URL path, including files it inherits from a
     /// parent bundle: what the organizer lays out under `serving/<id>/`.
     func servedAssets(for version: InstalledVersion) throws -> [ServedAsset]
+
+    /// After a shell update the core has removed every downloaded version and serving
+    /// folder and started `state` over; `state.channelMemory` still holds the channel's
+    /// memory from before, and the channel keeps what stays true for the new shell.
+    /// The default forgets it all.
+    func shellUpdated(state: inout DeviceState) throws
+
+    /// `state.json` was lost (power loss) and `state` is being rebuilt from the complete
+    /// versions on disk: the channel restores what it can derive from them.
+    /// The default restores nothing.
+    func recover(state: inout DeviceState, installed: [InstalledVersion])
+
+    /// The version served is about to change to `state.current` (`nil` = the seed) and
+    /// `state` to be saved: the channel updates what it derives from the version in use
+    /// (Meteor: appId, ROOT_URL and compatibility version). The default does nothing.
+    func servingChanged(state: inout DeviceState)
+
+    /// What `status` shows of the channel: its release channel's name and the monotonic
+    /// floor, when it has them.
+    func summary(config: DeviceConfig, state: DeviceState) -> ChannelSummary
+}
+
+extension UpdateChannel {
+    public func shellUpdated(state: inout DeviceState) throws { state.channelMemory = ChannelSection() }
+    public func recover(state: inout DeviceState, installed: [InstalledVersion]) {}
+    public func servingChanged(state: inout DeviceState) {}
+    public func summary(config: DeviceConfig, state: DeviceState) -> ChannelSummary { ChannelSummary() }
+}
+
+/// The channel's lines of `status` (and their `--json` keys).
+public struct ChannelSummary: Sendable, Equatable {
+    /// The release channel the root follows (`stable`).
+    public var channel: String?
+    /// The highest version ever accepted: nothing older is installed again.
+    public var highestAccepted: String?
+    public init(channel: String? = nil, highestAccepted: String? = nil) {
+        self.channel = channel
+        self.highestAccepted = highestAccepted
+    }
 }
 
 /// One complete version in the store (or the embedded seed).

@@ -80,7 +80,14 @@ public struct Watchdog: Sendable, Equatable {
         guard let trial = state.trial, trial.version == state.current else {
             let wasTiming = phase != .idle
             phase = .idle
-            return (wasTiming ? [.cancelTimer] : []) + [.report(.noTrial(current: state.current))]
+            let timer: [WatchdogAction] = wasTiming ? [.cancelTimer] : []
+            // The seed started (after a switch back to it): it is the last known good
+            // version now, and retention may drop the downloads it replaced.
+            if state.current == nil, state.trial == nil, hasSeed {
+                state.lastKnownGood = nil
+                return timer + [.persist, .runRetention, .report(.noTrial(current: nil))]
+            }
+            return timer + [.report(.noTrial(current: state.current))]
         }
         if case .trial(let version, let deadline) = phase, version == trial.version, now >= deadline {
             return fail(trial.version, reason: .timedOut, state: &state, available: available)

@@ -4,13 +4,13 @@ import Foundation
 ///
 /// After power loss an unsynced state file can be empty or full of NULs. The versions
 /// themselves were renamed into place only when complete, so they are the truth: the
-/// corrupt file is kept aside for inspection, the monotonic floor is restored from the
-/// highest installed version, and `current` is left to selection at the next start.
+/// corrupt file is kept aside for inspection, the channel restores what it can derive
+/// from its installed versions (the archive channel: its monotonic floor), and `current` is left to selection at the next start.
 enum StateRecovery {
     static func rebuild(layout: RootLayout, channel: any UpdateChannel, now: Date, persist: Bool) throws -> DeviceState {
         var state = DeviceState()
         let installed = try channel.installedVersions()
-        state.highestAccepted = installed.compactMap { Version($0.id) }.max()?.description
+        channel.recover(state: &state, installed: installed)
         guard persist else { return state }
         let aside = layout.state + ".corrupt-\(Int(now.timeIntervalSince1970))"
         if rename(layout.state, aside) != 0 && errno != ENOENT {

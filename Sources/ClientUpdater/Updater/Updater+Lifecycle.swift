@@ -45,14 +45,7 @@ extension Updater {
             let (state, served) = try locked(wait: lockWait) { () -> (DeviceState, Served) in
                 try Trash.finishInterrupted(layout)
                 var state = try loadState()
-                let embedded = try channel.embeddedVersion()
-                if let embedded {
-                    if let seen = state.lastSeenEmbeddedVersion, seen != embedded.id {
-                        try resetForShellUpdate(&state, embedded: embedded)
-                        reset = true
-                    }
-                    state.lastSeenEmbeddedVersion = embedded.id
-                }
+                reset = try noticeShellUpdate(&state)
                 let installed = try storedVersions()
                 let available = Set(installed.map(\.id))
                 var actions: [WatchdogAction] = []
@@ -68,7 +61,8 @@ extension Updater {
                 }
                 let failed = actions.contains { if case .report(.failed) = $0 { return true } else { return false } }
                 if !failed, watchdog.phase == .idle {
-                    if let p = state.pending, state.blacklist.contains(p) || !available.contains(p) { state.pending = nil }
+                    let seedID = try channel.embeddedVersion()?.id
+                    if let p = state.pending, state.blacklist.contains(p) || !(available.contains(p) || p == seedID) { state.pending = nil }
                     // Pending first, then the seed rule; when the seed rule finds nothing (the
                     // Meteor rule after its last download was blacklisted), the last known good
                     // version rather than the embedded seed: the plugin's cold-start bug, fixed.
@@ -76,14 +70,26 @@ extension Updater {
                         installed.first { $0.id == id && !state.blacklist.contains(id) && $0.isCompatible(withShell: config.shellVersion) }
                     }
                     // Without a seed, the version that runs keeps running rather than nothing.
-                    let kept = embedded == nil ? state.current.flatMap { available.contains($0) ? $0 : nil } : nil
-                    let target = state.pending ?? channel.select(from: installed, state: state)?.id ?? good?.id ?? kept
+                    let kept = !watchdog.hasSeed ? state.current.flatMap { available.contains($0) ? $0 : nil } : nil
+                    // A pending seed (the feed went back to the shell's own version) runs as the seed.
+                    let target: String?
+                    if let pending = state.pending, pending == seedID {
+                        state.pending = nil
+                        target = nil
+                    } else if let pending = state.pending {
+                        target = pending
+                    } else if let chosen = channel.select(from: installed, state: state) {
+                        target = chosen.isEmbedded ? nil : chosen.id
+                    } else {
+                        target = good?.id ?? kept
+                    }
                     actions += watchdog.activate(
                         target, state: &state, now: clock.now,
                         trial: .thisProcess(session: lifecycle.session, at: now()))
                 }
                 let served = try organizeOrFail(&watchdog, &state, available: available, actions: &actions)
                 if let pending = state.pending, pending != state.current { _ = try? organizeForServing(pending) }
+                channel.servingChanged(state: &state)
                 try StateStore.save(state, layout)
                 try performLocked(
                     actions.filter { !$0.isReload },
@@ -147,13 +153,18 @@ extension Updater {
                 }
                 let available = Set(try storedVersions().map(\.id))
                 var actions = reconcile(&watchdog, &state, available: available)
-                guard let pending = state.pending, available.contains(pending), !state.blacklist.contains(pending) else {
+                guard let pending = state.pending, available.contains(pending) || pending == embeddedID,
+                    !state.blacklist.contains(pending)
+                else {
                     if !actions.isEmpty { try performLocked(actions, state: &state, followup: &followup) }
                     lifecycle.watchdog = watchdog
                     throw UpdaterError(.notFound, "no pending version to switch to (\(state.current ?? "the embedded seed") runs)")
                 }
                 let served = try organizeForServing(pending)
-                actions += watchdog.activate(pending, state: &state, now: lifecycle.clock.now, trial: trialOwner())
+                // Back to the shell's own version (Meteor scenario 36–41): the seed needs no trial.
+                let target = pending == embeddedID ? nil : pending
+                if target == nil { state.pending = nil }
+                actions += watchdog.activate(target, state: &state, now: lifecycle.clock.now, trial: trialOwner())
                 try performLocked(
                     actions.filter { !$0.isReload },
                     state: &state, followup: &followup)

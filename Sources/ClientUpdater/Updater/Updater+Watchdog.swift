@@ -104,7 +104,10 @@ extension Updater {
         for action in actions {
             if case .reload(let target) = action { followup.reloadTo = try organizeForServing(target) }
         }
-        if actions.contains(.persist) { try StateStore.save(state, layout) }
+        if actions.contains(.persist) {
+            channel.servingChanged(state: &state)
+            try StateStore.save(state, layout)
+        }
         for action in actions {
             switch action {
             case .persist, .reload: break
@@ -194,10 +197,10 @@ extension Updater {
         return try Retention.apply(plan, channel: channel, layout: layout)
     }
 
-    /// Organizes `id` (`nil` = the embedded seed) unless already done.
+    /// Organizes `id` (`nil` or the seed's own id = the embedded seed) unless already done.
     func organizeForServing(_ id: String?) throws -> Served {
         let version: InstalledVersion
-        if let id {
+        if let id, try id != channel.embeddedVersion()?.id {
             guard let found = try storedVersions().first(where: { $0.id == id }) else {
                 throw UpdaterError(.notFound, "version \(id) is not installed in \(layout.root)")
             }
@@ -221,20 +224,6 @@ extension Updater {
     /// Installed versions, without the embedded seed.
     func storedVersions() throws -> [InstalledVersion] {
         try channel.installedVersions().filter { !$0.isEmbedded }
-    }
-
-    /// A new embedded seed (shell update): downloaded versions may need the old shell, so
-    /// they and their serving folders go, and state starts over (Meteor's
-    /// `lastSeenInitialVersion`). The monotonic floor and the Meteor app id/ROOT_URL stay.
-    func resetForShellUpdate(_ state: inout DeviceState, embedded: InstalledVersion) throws {
-        for version in try storedVersions() { try channel.remove(version) }
-        for name in Retention.servingEntries(layout) where !name.hasPrefix(".") && name != embedded.id && name != embedded.id + ".json" {
-            try Trash.discard(layout.serving + "/" + name)
-        }
-        var fresh = DeviceState()
-        fresh.highestAccepted = state.highestAccepted
-        if let meteor = state.meteor { fresh.meteor = DeviceState.MeteorState(appId: meteor.appId, rootURL: meteor.rootURL) }
-        state = fresh
     }
 
     func report(_ state: DeviceState, served: Served?, followup: Followup, reset: Bool = false) -> LifecycleReport {

@@ -45,8 +45,9 @@ public actor Updater {
 
     private func installLocked() async throws -> InstallReport {
         AtomicFile.removeStaleTemporaries(in: layout.root)  // state/last-check writes cut by a crash
-        let before = try loadState()
-        var state = before
+        var state = try loadState()
+        if try noticeShellUpdate(&state) { try StateStore.save(state, layout) }
+        let before = state
         let outcome: CheckOutcome
         do {
             outcome = try await channel.check(state: &state)
@@ -72,7 +73,7 @@ public actor Updater {
     /// The installed version the seed rule prefers to the current one, when it is not
     /// blacklisted (after a failed trial: the version on the retry list).
     private func restageCandidate(_ state: DeviceState) throws -> String? {
-        guard let selected = channel.select(from: try storedVersions(), state: state),
+        guard let selected = channel.select(from: try storedVersions(), state: state), !selected.isEmbedded,
             selected.id != state.current, !state.blacklist.contains(selected.id)
         else { return nil }
         return selected.id
@@ -87,7 +88,7 @@ public actor Updater {
         let selected = channel.select(from: installed, state: state)
         return StatusReport(
             layout: layout, config: config, state: state, installed: installed, embedded: embedded,
-            selected: selected, lastCheck: LastCheck.read(layout))
+            selected: selected, lastCheck: LastCheck.read(layout), summary: channel.summary(config: config, state: state))
     }
 
     /// Reads `state.json`; a missing one is a new root, a corrupt one (power loss) is

@@ -10,12 +10,15 @@ import Foundation
 public struct ArchiveChannel: UpdateChannel {
     public let layout: RootLayout
     public let config: DeviceConfig
+    /// The channel's section of `config.json`.
+    public let settings: ArchiveSettings
     public let store: ArchiveStore
     let downloader: Downloader
     let verifier: ManifestVerifier
     let now: @Sendable () -> Date
 
-    /// - Throws: when a trusted key in the config cannot be read.
+    /// - Throws: ``UpdaterError`` `.configInvalid` when the channel's settings break a rule
+    ///   or a trusted key cannot be read.
     /// - Parameters:
     ///   - downloader: the transport and retry policy used for manifests and archives; by
     ///     default a ``DefaultTransport`` with the root's `proxy` and `caFile`.
@@ -29,10 +32,11 @@ public struct ArchiveChannel: UpdateChannel {
         }
         self.layout = layout
         self.config = config
+        self.settings = try config.settings(ArchiveSettings.self, layout: layout)
         self.downloader = downloader ?? Downloader(transport: DefaultTransport(config: config, root: layout.root))
         self.now = now
         do {
-            self.verifier = try ManifestVerifier(trustedKeyPEMs: config.trustedKeys)
+            self.verifier = try ManifestVerifier(trustedKeyPEMs: settings.trustedKeys)
         } catch {
             throw UpdaterError(.configInvalid, "\(layout.config): a trusted key cannot be read: \(error)")
         }
@@ -57,6 +61,21 @@ public struct ArchiveChannel: UpdateChannel {
 
     public func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion? {
         Selection.highestCompatible(installed, shell: config.shellVersion, blacklist: state.blacklist)
+    }
+
+    /// After a shell update the monotonic floor stays (an older release is still older);
+    /// the manifest ETag goes, so the next check reads the manifest again.
+    public func shellUpdated(state: inout DeviceState) throws {
+        state.archive = ArchiveMemory(highestAccepted: state.archive.highestAccepted)
+    }
+
+    /// The floor of a rebuilt state: the highest version installed.
+    public func recover(state: inout DeviceState, installed: [InstalledVersion]) {
+        state.archive.highestAccepted = installed.compactMap { Version($0.id) }.max()?.description
+    }
+
+    public func summary(config: DeviceConfig, state: DeviceState) -> ChannelSummary {
+        ChannelSummary(channel: settings.channel, highestAccepted: state.archive.highestAccepted)
     }
 
     public func remove(_ version: InstalledVersion) throws {

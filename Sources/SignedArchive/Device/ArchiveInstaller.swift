@@ -12,20 +12,20 @@ struct ArchiveInstaller {
     var config: DeviceConfig { channel.config }
 
     func run(state: inout DeviceState) async throws -> CheckOutcome {
-        guard let manifestURLText = config.manifestURL, let manifestURL = URL(string: manifestURLText) else {
+        guard let manifestURL = URL(string: channel.settings.manifestURL) else {
             throw UpdaterError(.configInvalid, "\(layout.config) has no manifestURL")
         }
         let downloader = channel.downloader
-        let fetched = try await downloader.fetchSmall(manifestURL, cap: 64 * 1024, ifNoneMatch: state.manifestETag)
+        let fetched = try await downloader.fetchSmall(manifestURL, cap: 64 * 1024, ifNoneMatch: state.archive.manifestETag)
         guard case .fetched(let body, let etag) = fetched else {
             return .upToDate("up to date (manifest not modified since the last check)")
         }
         let manifest = try channel.verifier.verify(bytes: body, source: manifestURL.absoluteString)
             .get(context: "manifest \(manifestURL.absoluteString)")
-        let floor = state.highestAccepted.flatMap(Version.init)
+        let floor = state.archive.highestAccepted.flatMap(Version.init)
         let candidate: Manifest
         switch ManifestPolicy.evaluate(
-            manifest, app: config.app, channel: config.channel ?? "", shellVersion: config.shellVersion,
+            manifest, app: config.app, channel: channel.settings.channel, shellVersion: config.shellVersion,
             floor: floor, now: channel.now())
         {
         case .accept:
@@ -34,7 +34,7 @@ struct ArchiveInstaller {
             return .stale("the feed is stale: release \(manifest.version) expired at \(RFC3339.format(date)); keeping what this device has")
         case .incompatibleShell:
             guard let fallback = try await newestCompatibleFromIndex(manifestURL: manifestURL, floor: floor, downloader: downloader) else {
-                state.manifestETag = etag
+                state.archive.manifestETag = etag
                 return .noCompatibleRelease(
                     ManifestPolicy.Decision.incompatibleShell(shell: config.shellVersion).message(for: manifest)
                         + "; index.json has no newer compatible release")
@@ -44,13 +44,13 @@ struct ArchiveInstaller {
             throw SignedArchiveError(.archiveRejected, "rejected: " + decision.message(for: manifest))
         }
         if state.blacklist.contains(candidate.version.description) {
-            state.manifestETag = etag
+            state.archive.manifestETag = etag
             return .skipped("release \(candidate.version) is blacklisted on this device (it failed start-up twice)")
         }
         if FileManager.default.fileExists(atPath: layout.clientDirectory(candidate.version)) {
-            state.manifestETag = etag
+            state.archive.manifestETag = etag
             channel.store.cleanLeftovers()  // the partial download of a run that died after promoting
-            let recorded = state.highestAccepted.flatMap(Version.init).map { candidate.version <= $0 } ?? false
+            let recorded = state.archive.highestAccepted.flatMap(Version.init).map { candidate.version <= $0 } ?? false
             raiseFloor(&state, to: candidate.version)
             if !recorded, let promoted = try channel.store.installedVersions().first(where: { $0.id == candidate.version.description }) {
                 return .installed(promoted)  // promoted by a run that died before recording it in state.json
@@ -58,14 +58,14 @@ struct ArchiveInstaller {
             return .upToDate("up to date: \(candidate.version) is installed")
         }
         let installed = try await install(candidate, manifestURL: manifestURL, downloader: downloader)
-        state.manifestETag = etag
+        state.archive.manifestETag = etag
         raiseFloor(&state, to: candidate.version)
         return .installed(installed)
     }
 
     private func raiseFloor(_ state: inout DeviceState, to version: Version) {
-        if let floor = state.highestAccepted.flatMap(Version.init), version <= floor { return }
-        state.highestAccepted = version.description
+        if let floor = state.archive.highestAccepted.flatMap(Version.init), version <= floor { return }
+        state.archive.highestAccepted = version.description
     }
 
     /// The newest release of `index.json` that verifies, passes the policy and is above
@@ -84,7 +84,7 @@ struct ArchiveInstaller {
         return index.validReleases(with: channel.verifier)
             .filter {
                 ManifestPolicy.evaluate(
-                    $0, app: config.app, channel: config.channel ?? "", shellVersion: config.shellVersion,
+                    $0, app: config.app, channel: channel.settings.channel, shellVersion: config.shellVersion,
                     floor: floor, now: now) == .accept
             }
             .max { $0.version < $1.version }

@@ -74,9 +74,10 @@ public enum ArchiveRootSetup {
         guard r.limits.maxUnpackedBytes > 0, r.limits.maxEntries > 0 else {
             throw UpdaterError.field("limits", "must be positive")
         }
-        return DeviceConfig(
-            app: app, channelKind: .signedArchive, channel: channel, manifestURL: url.absoluteString,
-            trustedKeys: keys, shellVersion: shell, embeddedPath: embeddedPath, startupTimeoutSeconds: r.startupTimeout,
+        return try DeviceConfig(
+            app: app, channelKind: .signedArchive,
+            settings: ArchiveSettings(channel: channel, manifestURL: url.absoluteString, trustedKeys: keys),
+            shellVersion: shell, embeddedPath: embeddedPath, startupTimeoutSeconds: r.startupTimeout,
             keep: r.keep, allowInsecureHTTP: r.allowInsecureHTTP, limits: r.limits)
     }
 }

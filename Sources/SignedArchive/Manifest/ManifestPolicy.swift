@@ -37,7 +37,7 @@ public enum ManifestPolicy {
     }
 
     /// Applies the device rules in order: app, channel, expiry, floor, shell compatibility.
-    /// - Parameter floor: the highest version ever accepted (`DeviceState.highestAccepted`);
+    /// - Parameter floor: the highest version ever accepted (``ArchiveMemory/highestAccepted``);
     ///   the floor itself is accepted (re-installing it is not a rollback).
     public static func evaluate(
         _ manifest: Manifest, app: String, channel: String, shellVersion: Version,

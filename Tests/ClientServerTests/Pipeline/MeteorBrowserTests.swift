@@ -34,9 +34,9 @@ import Testing
             layout: layout, rootURL: rootURL, platform: .ios,
             embeddedPath: fixtures + "/bundled_www/application",
             transport: MeteorMockTransport(server: mock))
-        let config = DeviceConfig(
-            app: "com.example.meteor", channelKind: .meteor, meteorRootURL: rootURL.absoluteString,
-            compatPlatform: "ios", shellVersion: Version(1, 0, 0),
+        let config = try DeviceConfig(
+            app: "com.example.meteor", channelKind: .meteor,
+            settings: MeteorSettings(meteorRootURL: rootURL.absoluteString, compatPlatform: "ios"), shellVersion: Version(1, 0, 0),
             embeddedPath: fixtures + "/bundled_www/application", startupTimeoutSeconds: 2)
         let updater = Updater(layout: layout, config: config, channel: channel)
         let clock = ManualClock()

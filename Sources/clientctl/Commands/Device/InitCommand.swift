@@ -100,7 +100,7 @@ struct InitCommand: AsyncParsableCommand {
             let layout = try device.layout()
             let config = try transportSettings(ArchiveRootSetup.makeConfig(request))
             try RootInitializer.write(config, to: layout, force: force, store: layout.clients)
-            printError("initialized \(layout.root) for \(config.app) (\(config.channelKind.rawValue), channel \(config.channel ?? "-"))")
+            printError("initialized \(layout.root) for \(config.app) (\(config.channelKind.rawValue), channel \(request.channel ?? "-"))")
         }
     }
 
@@ -119,7 +119,7 @@ struct InitCommand: AsyncParsableCommand {
         config = try transportSettings(config)
         try RootInitializer.write(config, to: layout, force: force, store: layout.meteor)
         if !FileManager.default.fileExists(atPath: layout.state) { try StateStore.save(state, layout) }
-        printError("initialized \(layout.root) for \(config.app) (meteor, \(config.meteorRootURL ?? url), \(config.compatPlatform ?? "ios"))")
+        printError("initialized \(layout.root) for \(config.app) (meteor, \(url), \(compatPlatform ?? "ios"))")
     }
 
     /// `--ca-file` (checked, stored as an absolute path) and `--proxy` (checked) into `config`.

@@ -1,0 +1,40 @@
+import Foundation
+
+/// A channel's own keys of `config.json` (its feed URL, trusted keys, …), read and
+/// validated by the channel: the core keeps them as an opaque ``ChannelSection``.
+public protocol ChannelSettings: Codable, Sendable, Equatable {
+    /// The first value that breaks one of the channel's rules, as `name: why`; nil when
+    /// the settings are usable. `config` gives the core values the rules depend on
+    /// (`allowInsecureHTTP`).
+    func problem(in config: DeviceConfig) -> String?
+}
+
+extension DeviceConfig {
+    /// The channel's settings of this config, validated.
+    /// - Throws: ``UpdaterError`` `.configInvalid` (exit 78) naming `layout.config` and
+    ///   the broken rule, as for the core's own values.
+    public func settings<Settings: ChannelSettings>(_ type: Settings.Type, layout: RootLayout) throws -> Settings {
+        let settings: Settings
+        do {
+            settings = try channelSettings.decode(Settings.self)
+        } catch {
+            throw UpdaterError(.configInvalid, "\(layout.config) is not a valid \(channelKind.rawValue) config: \(error)")
+        }
+        if let problem = settings.problem(in: self) { throw UpdaterError(.configInvalid, "\(layout.config): \(problem)") }
+        return settings
+    }
+
+    /// A config of `channelKind` whose channel section is `settings`.
+    /// - Throws: ``UpdaterError`` `.invalidArgument` when the settings break a rule.
+    public init<Settings: ChannelSettings>(
+        app: String, channelKind: ChannelKind, settings: Settings, shellVersion: Version, embeddedPath: String? = nil,
+        startupTimeoutSeconds: Double = 10, keep: Int = 3, allowInsecureHTTP: Bool = false, limits: Limits = Limits(),
+        proxy: String? = nil, caFile: String? = nil
+    ) throws {
+        self.init(
+            app: app, channelKind: channelKind, channelSettings: try ChannelSection(settings), shellVersion: shellVersion,
+            embeddedPath: embeddedPath, startupTimeoutSeconds: startupTimeoutSeconds, keep: keep,
+            allowInsecureHTTP: allowInsecureHTTP, limits: limits, proxy: proxy, caFile: caFile)
+        if let problem = settings.problem(in: self) { throw UpdaterError(.invalidArgument, problem) }
+    }
+}

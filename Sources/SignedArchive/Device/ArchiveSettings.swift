@@ -1,0 +1,56 @@
+import ClientUpdater
+import Foundation
+
+extension DeviceConfig.ChannelKind {
+    /// Channel 1: signed archives from a release folder (`clientctl publish`).
+    public static let signedArchive = Self(rawValue: "signed-archive")
+}
+
+/// The signed-archive channel's keys of `config.json`.
+public struct ArchiveSettings: ChannelSettings {
+    /// Release channel name (`stable`).
+    public var channel: String
+    /// Where `manifest.json` lives (https:, http: to loopback, or file:).
+    public var manifestURL: String
+    /// PEM SubjectPublicKeyInfo text of every trusted Ed25519 key.
+    public var trustedKeys: [String]
+
+    public init(channel: String, manifestURL: String, trustedKeys: [String]) {
+        self.channel = channel
+        self.manifestURL = manifestURL
+        self.trustedKeys = trustedKeys
+    }
+
+    /// The channel name rule, the trust rule and the URL rules of ``URLPolicy``.
+    public func problem(in config: DeviceConfig) -> String? {
+        if let problem = ReleaseIdentifier.channel.problem(channel) { return "channel: \(problem)" }
+        if trustedKeys.isEmpty { return "trustedKeys is empty: a signed-archive root must trust at least one key" }
+        guard let url = URL(string: manifestURL), url.scheme != nil else { return "manifestURL is missing or not an absolute URL" }
+        if case .refused(let why) = URLPolicy.check(url, manifestIsFile: url.isFileURL, allowInsecureHTTP: config.allowInsecureHTTP) {
+            return "manifestURL: \(why)"
+        }
+        return nil
+    }
+}
+
+/// What the signed-archive channel remembers in `state.json`.
+public struct ArchiveMemory: Codable, Sendable, Equatable {
+    /// Monotonic floor: the highest release ever accepted; nothing at or below it is
+    /// installed again (a replayed older manifest is refused).
+    public var highestAccepted: String?
+    /// The ETag of the last manifest fetched, for conditional GET.
+    public var manifestETag: String?
+
+    public init(highestAccepted: String? = nil, manifestETag: String? = nil) {
+        self.highestAccepted = highestAccepted
+        self.manifestETag = manifestETag
+    }
+}
+
+extension DeviceState {
+    /// The signed-archive channel's memory of this state.
+    public var archive: ArchiveMemory {
+        get { memory(ArchiveMemory.self) ?? ArchiveMemory() }
+        set { setMemory(newValue) }
+    }
+}
