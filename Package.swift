@@ -8,7 +8,10 @@ let package = Package(
         .executable(name: "clientctl", targets: ["clientctl"]),
         .library(name: "ClientUpdater", targets: ["ClientUpdater"]),
         .library(name: "ClientUpdaterHTTP", targets: ["ClientUpdaterHTTP"]),
+        .library(name: "SignedManifest", targets: ["SignedManifest"]),
+        .library(name: "SafeArchive", targets: ["SafeArchive"]),
         .library(name: "SignedArchive", targets: ["SignedArchive"]),
+        .library(name: "ArchivePublishing", targets: ["ArchivePublishing"]),
         .library(name: "MeteorHotCodePush", targets: ["MeteorHotCodePush"]),
         .library(name: "ClientServer", targets: ["ClientServer"]),
     ],
@@ -50,15 +53,30 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
-        // Channel 1: signed manifests, canonical JSON, Ed25519, archive pack/unpack.
+        // Signed manifests: strict and canonical JSON, Ed25519 through OpenSSL, the manifest and index rules.
+        .target(
+            name: "SignedManifest",
+            dependencies: ["ClientUpdater", "COpenSSL"]
+        ),
+        // Every use of libarchive: safe extraction (entry rules, caps) and reproducible archive writing.
+        .target(
+            name: "SafeArchive",
+            dependencies: ["ClientUpdater", "SignedManifest", "CArchive"]
+        ),
+        // Channel 1 on the device: the signed-archive channel (fetch, verify, unpack, store).
         .target(
             name: "SignedArchive",
-            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "COpenSSL", "CArchive"]
+            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive"]
         ),
-        // Channel 2: Meteor hot code push (SignedArchive for its strict JSON reader).
+        // Channel 1 for release engineers: build folder → archive, signed manifest, release folder.
+        .target(
+            name: "ArchivePublishing",
+            dependencies: ["ClientUpdater", "SignedManifest", "SafeArchive"]
+        ),
+        // Channel 2: Meteor hot code push (SignedManifest for its strict JSON reader).
         .target(
             name: "MeteorHotCodePush",
-            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedArchive"]
+            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedManifest"]
         ),
         // The loopback HTTP server behind `clientctl serve`.
         .target(
@@ -73,7 +91,8 @@ let package = Package(
         .executableTarget(
             name: "clientctl",
             dependencies: [
-                "ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "MeteorHotCodePush", "ClientServer",
+                "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing",
+                "MeteorHotCodePush", "ClientServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -91,15 +110,20 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["ClientUpdater", "SignedArchive", "COpenSSL"],
+            dependencies: ["ClientUpdater", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "COpenSSL"],
             path: "Tests/TestSupport"
         ),
         .testTarget(name: "ClientUpdaterTests", dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
         .testTarget(name: "ClientUpdaterHTTPTests", dependencies: ["ClientUpdaterHTTP", "ClientUpdater", "TestSupport"]),
-        .testTarget(name: "SignedArchiveTests", dependencies: ["SignedArchive", "ClientUpdater", "TestSupport"]),
-        .testTarget(name: "MeteorHotCodePushTests", dependencies: ["MeteorHotCodePush", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
-        .testTarget(name: "ClientServerTests", dependencies: ["ClientServer", "ClientUpdater", "SignedArchive", "MeteorHotCodePush", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
-        .testTarget(name: "clientctlTests", dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "TestSupport"]),
+        .testTarget(
+            name: "SignedArchiveTests",
+            dependencies: ["SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "ClientUpdater", "TestSupport"]),
+        .testTarget(
+            name: "MeteorHotCodePushTests", dependencies: ["MeteorHotCodePush", "SignedManifest", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
+        .testTarget(name: "ClientServerTests", dependencies: ["ClientServer", "ClientUpdater", "SignedManifest", "SignedArchive", "ArchivePublishing", "MeteorHotCodePush", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
+        .testTarget(
+            name: "clientctlTests",
+            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
@@ -110,7 +134,7 @@ if Context.environment["CLIENTCTL_FUZZ"] == "1" {
     package.targets.append(
         .executableTarget(
             name: "clientctl-fuzz",
-            dependencies: ["ClientUpdater", "SignedArchive", "MeteorHotCodePush", "ClientServer"],
+            dependencies: ["ClientUpdater", "SignedManifest", "SafeArchive", "SignedArchive", "MeteorHotCodePush", "ClientServer"],
             path: "Fuzz/Targets"
         )
     )

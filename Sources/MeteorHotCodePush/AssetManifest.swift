@@ -1,6 +1,6 @@
 import ClientUpdater
 import Foundation
-import SignedArchive
+import SignedManifest
 
 /// Which entry of `cordovaCompatibilityVersions` a device compares (the shell's platform).
 public enum CompatPlatform: String, Sendable, Codable, CaseIterable {

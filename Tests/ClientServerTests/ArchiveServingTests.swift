@@ -16,7 +16,7 @@ final class ArchiveRoot: @unchecked Sendable {
         dir = try TemporaryDirectory("archive-serve")
         layout = RootLayout(root: dir.path)
         for (id, files) in versions {
-            let tree = layout.clients + "/v" + id
+            let tree = layout.store("clients") + "/v" + id
             var assets: [ServedAsset] = []
             for (relative, bytes) in files.sorted(by: { $0.key < $1.key }) {
                 let path = tree + "/" + relative

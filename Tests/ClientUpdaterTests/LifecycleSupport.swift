@@ -41,10 +41,10 @@ final class SeededChannel: UpdateChannel, Sendable {
     var removed: [String] { state.withLock { $0.removed } }
 
     func installedVersions() throws -> [InstalledVersion] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.clients)) ?? []
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.store("clients"))) ?? []
         return names.filter { !$0.hasPrefix(".") && !$0.hasSuffix(".t") }.map { name in
-            let stamp = (try? String(contentsOfFile: layout.clients + "/" + name + ".t", encoding: .utf8)).flatMap(Double.init) ?? 0
-            return InstalledVersion(id: name, directory: layout.clients + "/" + name, installedAt: Date(timeIntervalSince1970: stamp))
+            let stamp = (try? String(contentsOfFile: layout.store("clients") + "/" + name + ".t", encoding: .utf8)).flatMap(Double.init) ?? 0
+            return InstalledVersion(id: name, directory: layout.store("clients") + "/" + name, installedAt: Date(timeIntervalSince1970: stamp))
         }
     }
 
@@ -62,8 +62,8 @@ final class SeededChannel: UpdateChannel, Sendable {
             return (s.queue.removeFirst(), s.clock)
         }
         guard let (id, stamp) = next else { return .upToDate("up to date") }
-        try Self.writePage(layout.clients + "/" + id, id)
-        try Data("\(stamp)".utf8).write(to: URL(fileURLWithPath: layout.clients + "/" + id + ".t"))
+        try Self.writePage(layout.store("clients") + "/" + id, id)
+        try Data("\(stamp)".utf8).write(to: URL(fileURLWithPath: layout.store("clients") + "/" + id + ".t"))
         deviceState.setMemory(FakeChannel.Memory(highestAccepted: id))
         guard let version = try installedVersions().first(where: { $0.id == id }) else {
             throw UpdaterError(.internalError, "test channel lost \(id)")
@@ -166,7 +166,7 @@ struct LifecycleRig {
     var state: DeviceState { StateStore.load(layout) }
 
     func clients() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: layout.clients)) ?? []).filter { !$0.hasSuffix(".t") }.sorted()
+        ((try? FileManager.default.contentsOfDirectory(atPath: layout.store("clients"))) ?? []).filter { !$0.hasSuffix(".t") }.sorted()
     }
 
     func serving() -> [String] {

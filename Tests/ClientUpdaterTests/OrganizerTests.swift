@@ -13,7 +13,7 @@ private struct Tree {
     init(files: [String: String]) throws {
         dir = try TemporaryDirectory("organizer")
         layout = RootLayout(root: dir.path)
-        versionDir = layout.clients + "/v1.0.0"
+        versionDir = layout.store("clients") + "/v1.0.0"
         assets = []
         for (relative, content) in files.sorted(by: { $0.key < $1.key }) {
             let path = versionDir + "/" + relative

@@ -11,9 +11,9 @@ final class FolderChannel: UpdateChannel, @unchecked Sendable {
     var removed: [String] = []
     init(layout: RootLayout) { self.layout = layout }
     func installedVersions() throws -> [InstalledVersion] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.clients)) ?? []
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.store("clients"))) ?? []
         return names.filter { !$0.hasPrefix(".") }.map { name in
-            let path = layout.clients + "/" + name
+            let path = layout.store("clients") + "/" + name
             let date = (try? FileManager.default.attributesOfItem(atPath: path)[.modificationDate]) as? Date
             return InstalledVersion(id: name, directory: path, installedAt: date)
         }
@@ -89,10 +89,10 @@ final class FolderChannel: UpdateChannel, @unchecked Sendable {
         let root = try ScratchFolder()
         let layout = RootLayout(root: root.path)
         for (i, id) in ["1.0.0", "1.1.0", "1.2.0", "1.3.0"].enumerated() {
-            try AtomicFile.makeDirectory(layout.clients + "/" + id)
-            try Data("x".utf8).write(to: URL(fileURLWithPath: layout.clients + "/" + id + "/index.html"))
+            try AtomicFile.makeDirectory(layout.store("clients") + "/" + id)
+            try Data("x".utf8).write(to: URL(fileURLWithPath: layout.store("clients") + "/" + id + "/index.html"))
             let date = base.addingTimeInterval(Double(i) * 60)
-            try FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: layout.clients + "/" + id)
+            try FileManager.default.setAttributes([.modificationDate: date], ofItemAtPath: layout.store("clients") + "/" + id)
             try AtomicFile.makeDirectory(layout.serving + "/" + id)
             try Data("{}".utf8).write(to: URL(fileURLWithPath: layout.serving + "/" + id + ".json"))
         }
@@ -104,7 +104,7 @@ final class FolderChannel: UpdateChannel, @unchecked Sendable {
         let removed = try Retention.apply(plan, channel: channel, layout: layout)
         #expect(removed == ["1.0.0"])
         let fm = FileManager.default
-        #expect(try fm.contentsOfDirectory(atPath: layout.clients).sorted() == ["1.1.0", "1.2.0", "1.3.0"])
+        #expect(try fm.contentsOfDirectory(atPath: layout.store("clients")).sorted() == ["1.1.0", "1.2.0", "1.3.0"])
         #expect(
             try fm.contentsOfDirectory(atPath: layout.serving).sorted()
                 == ["1.1.0", "1.1.0.json", "1.2.0", "1.2.0.json", "1.3.0", "1.3.0.json"])
@@ -113,13 +113,13 @@ final class FolderChannel: UpdateChannel, @unchecked Sendable {
     @Test func interruptedDeletionIsFinishedAndNeverSelectable() throws {
         let root = try ScratchFolder()
         let layout = RootLayout(root: root.path)
-        try AtomicFile.makeDirectory(layout.clients + "/.trash-1.0.0-abc/sub")
-        try AtomicFile.makeDirectory(layout.clients + "/1.1.0")
+        try AtomicFile.makeDirectory(layout.store("clients") + "/.trash-1.0.0-abc/sub")
+        try AtomicFile.makeDirectory(layout.store("clients") + "/1.1.0")
         try AtomicFile.makeDirectory(layout.serving + "/.trash-1.0.0-def")
         let channel = FolderChannel(layout: layout)
         #expect(try channel.installedVersions().map(\.id) == ["1.1.0"], "a half-deleted version is invisible")
         #expect(try Trash.finishInterrupted(layout) == [".trash-1.0.0-abc", ".trash-1.0.0-def"])
-        #expect(try FileManager.default.contentsOfDirectory(atPath: layout.clients) == ["1.1.0"])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: layout.store("clients")) == ["1.1.0"])
         #expect(try FileManager.default.contentsOfDirectory(atPath: layout.serving).isEmpty)
     }
 }

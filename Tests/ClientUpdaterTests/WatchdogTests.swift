@@ -65,6 +65,18 @@ import Testing
         #expect(s == before)
     }
 
+    /// After a switch back to the seed (Meteor scenarios 36–41) the seed is what started:
+    /// it becomes the last known good version (nil) and retention may drop downloads.
+    @Test func startupCompleteOfTheSeedMakesItTheLastKnownGood() {
+        var w = Watchdog(timeout: .seconds(10))
+        w.hasSeed = true
+        var s = state(current: nil, lkg: "1.0.0")
+        #expect(
+            w.startupDidComplete(state: &s, now: .seconds(1), available: available)
+                == [.persist, .runRetention, .report(.noTrial(current: nil))])
+        #expect(s.lastKnownGood == nil && s.current == nil)
+    }
+
     @Test func startupCompleteAtTheDeadlineIsTooLate() {
         var w = Watchdog(timeout: .seconds(10))
         var s = state(current: "1.0.0", lkg: "1.0.0")

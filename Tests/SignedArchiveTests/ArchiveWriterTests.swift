@@ -1,5 +1,7 @@
+import ArchivePublishing
 import Foundation
-import SignedArchive
+import SafeArchive
+import SignedManifest
 import TestSupport
 import Testing
 

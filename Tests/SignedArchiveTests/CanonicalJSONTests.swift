@@ -1,5 +1,5 @@
 import Foundation
-import SignedArchive
+import SignedManifest
 import Testing
 
 @Suite struct CanonicalJSONTests {

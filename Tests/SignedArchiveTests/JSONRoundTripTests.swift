@@ -1,5 +1,5 @@
 import Foundation
-import SignedArchive
+import SignedManifest
 import Testing
 
 /// Generated documents: canonical and pretty output always parse back to the same value,

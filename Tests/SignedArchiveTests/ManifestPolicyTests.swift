@@ -1,6 +1,6 @@
 import ClientUpdater
 import Foundation
-import SignedArchive
+import SignedManifest
 import Testing
 
 @Suite struct ManifestPolicyTests {

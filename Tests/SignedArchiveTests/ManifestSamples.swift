@@ -1,6 +1,6 @@
 import ClientUpdater
 import Foundation
-import SignedArchive
+import SignedManifest
 
 /// Manifests for tests: a valid draft, and signing of arbitrary (even invalid) objects.
 enum ManifestSamples {

@@ -1,5 +1,5 @@
 import Foundation
-import SignedArchive
+import SignedManifest
 import Testing
 
 /// The one table for app ids and channel names (``ReleaseIdentifier``): what `init`,

@@ -1,6 +1,7 @@
 import ClientUpdater
 import Foundation
 import SignedArchive
+import SignedManifest
 import TestSupport
 import Testing
 

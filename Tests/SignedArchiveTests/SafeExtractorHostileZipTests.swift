@@ -1,6 +1,6 @@
 import ClientUpdater
 import Foundation
-import SignedArchive
+import SafeArchive
 import TestSupport
 import Testing
 

@@ -1,6 +1,8 @@
 import ClientUpdater
 import Foundation
+import SafeArchive
 import SignedArchive
+import SignedManifest
 import TestSupport
 import Testing
 

@@ -1,6 +1,6 @@
 import ClientUpdater
 import Foundation
-import SignedArchive
+import SignedManifest
 
 /// A release folder for device tests, built in code so tests can also make releases that
 /// `clientctl publish` would refuse to write: tampered fields, wrong apps, hostile archives.

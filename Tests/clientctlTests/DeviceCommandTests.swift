@@ -1,6 +1,5 @@
 import ClientUpdater
 import Foundation
-import SignedArchive
 import TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation
 import SignedArchive
+import SignedManifest
 import TestSupport
 
 /// A device root, a release folder and a loopback server hosting it, for archive-channel tests.

@@ -1,6 +1,8 @@
+import ArchivePublishing
 import ClientUpdater
 import Foundation
-import SignedArchive
+import SafeArchive
+import SignedManifest
 import TestSupport
 import Testing
 

@@ -1,5 +1,7 @@
+import ArchivePublishing
 import ClientUpdater
 import Foundation
+import SafeArchive
 import SignedArchive
 import TestSupport
 import Testing

@@ -4,6 +4,7 @@ import ClientUpdaterHTTP
 import Foundation
 import MeteorHotCodePush
 import SignedArchive
+import SignedManifest
 
 /// `clientctl init`: creates a device root's `config.json`.
 struct InitCommand: AsyncParsableCommand {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import SignedArchive
+import SignedManifest
 
 /// `clientctl keygen --out PREFIX`: a new Ed25519 signing key pair.
 struct KeygenCommand: AsyncParsableCommand {

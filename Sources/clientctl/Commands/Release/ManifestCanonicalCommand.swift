@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import SignedArchive
+import SignedManifest
 
 /// `clientctl manifest canonical MANIFEST`: the exact bytes a manifest's signature covers.
 struct ManifestCanonicalCommand: AsyncParsableCommand {

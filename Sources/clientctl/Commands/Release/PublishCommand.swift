@@ -1,7 +1,8 @@
+import ArchivePublishing
 import ArgumentParser
 import ClientUpdater
 import Foundation
-import SignedArchive
+import SignedManifest
 
 /// `clientctl publish DIR …`: pack, hash, sign and write a release folder.
 struct PublishCommand: AsyncParsableCommand {

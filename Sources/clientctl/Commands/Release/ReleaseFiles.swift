@@ -1,6 +1,6 @@
 import ClientUpdater
 import Foundation
-import SignedArchive
+import SignedManifest
 
 /// Reading input files for the release-side commands, with the exit codes of the README.
 enum ReleaseFiles {

@@ -1,7 +1,8 @@
 import ArgumentParser
 import ClientUpdater
 import Foundation
-import SignedArchive
+import SafeArchive
+import SignedManifest
 
 /// `clientctl verify MANIFEST --trust PUB.pem … [--archive FILE]`.
 struct VerifyCommand: AsyncParsableCommand {

@@ -1,5 +1,6 @@
 import ClientUpdater
 import Foundation
+import SignedManifest
 
 /// The archive channel's part of a device root: `clients/vX.Y.Z/` folders, their
 /// `vX.Y.Z.json` sidecars, and `clients/.staging-*` work folders.

@@ -1,5 +1,6 @@
 import ClientUpdater
 import Foundation
+import SignedManifest
 
 /// Reads the keys a device is told to trust (`init --trust`).
 public enum TrustedKeys {

@@ -1,5 +1,7 @@
 import ClientUpdater
 import Foundation
+import SafeArchive
+import SignedManifest
 
 /// One update check of the signed-archive channel, step by step (DESIGN §2, §8):
 /// manifest → verify → policy → (index.json fallback) → download → unpack → promote.

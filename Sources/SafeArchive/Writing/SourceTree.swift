@@ -1,5 +1,6 @@
 import ClientUpdater
 import Foundation
+import SignedManifest
 
 /// A built client folder checked for publishing: only regular files and folders, names a
 /// device will accept, `index.html` at the top.

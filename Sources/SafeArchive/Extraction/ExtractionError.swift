@@ -1,4 +1,5 @@
 import ClientUpdater
+import SignedManifest
 
 /// Why ``SafeExtractor`` refused an archive, before it becomes the module's
 /// ``SignedArchiveError`` at the boundary (see ``signedArchiveError``).

@@ -1,5 +1,6 @@
 import ClientUpdater
 import Foundation
+import SignedManifest
 
 extension DeviceConfig.ChannelKind {
     /// Channel 1: signed archives from a release folder (`clientctl publish`).

@@ -1,5 +1,6 @@
 import ClientUpdater
 import Foundation
+import SignedManifest
 
 /// The outcome of checking archive bytes against a manifest's `size` and `sha256`.
 public enum ArchiveCheck: Sendable, Equatable {

@@ -1,4 +1,5 @@
 import Foundation
+import SignedManifest
 
 /// An exclusive `flock` on a folder (nothing is written into the release folder).
 struct DirectoryLock {

@@ -1,5 +1,6 @@
 import ClientUpdater
 import Foundation
+import SignedManifest
 
 /// Validates `clientctl init` input for a signed-archive root and builds its config.
 public enum ArchiveRootSetup {

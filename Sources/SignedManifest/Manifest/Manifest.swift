@@ -77,7 +77,7 @@ public struct Manifest: Sendable, Equatable {
 
     /// Reads the typed fields of `object`, checking each against DESIGN §2. Does not check
     /// the signature: ``ManifestVerifier`` does that first, then calls this.
-    static func validate(_ object: JSONObject) -> Result<Manifest, ManifestRejection> {
+    package static func validate(_ object: JSONObject) -> Result<Manifest, ManifestRejection> {
         do {
             return .success(try Manifest(validating: object))
         } catch let rejection as ManifestRejection {

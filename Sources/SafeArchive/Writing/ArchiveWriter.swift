@@ -1,5 +1,6 @@
 internal import CArchive
 import Foundation
+import SignedManifest
 
 /// Writes a ``SourceTree`` as a reproducible archive through libarchive.
 ///

@@ -1,6 +1,7 @@
 import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation
+import SignedManifest
 
 /// Channel 1: signed archives from a release folder written by `clientctl publish`.
 ///

@@ -1,5 +1,6 @@
 internal import CArchive
 import Foundation
+import SignedManifest
 
 /// What a successful extraction produced.
 public struct ExtractionReport: Sendable, Equatable {

@@ -1,5 +1,7 @@
 import ClientUpdater
 import Foundation
+import SafeArchive
+import SignedManifest
 
 /// What to publish: the inputs of `clientctl publish`.
 public struct PublishRequest: Sendable {

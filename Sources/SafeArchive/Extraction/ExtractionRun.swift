@@ -1,6 +1,7 @@
 internal import CArchive
 import ClientUpdater
 import Foundation
+import SignedManifest
 
 /// One extraction in progress: the libarchive readers, the entry bookkeeping and counters.
 struct ExtractionRun {
