@@ -15,7 +15,8 @@ public struct ArchiveChannel: UpdateChannel {
     public let settings: ArchiveSettings
     public let store: ArchiveStore
     let downloader: Downloader
-    let verifier: ManifestVerifier
+    /// The trust roots the device accepted (or its `--trust` keys).
+    public let trust: TrustStore
     let now: @Sendable () -> Date
 
     /// - Throws: ``UpdaterError`` `.configInvalid` when the channel's settings break a rule
@@ -36,12 +37,15 @@ public struct ArchiveChannel: UpdateChannel {
         self.settings = try config.settings(ArchiveSettings.self, layout: layout)
         self.downloader = downloader ?? Downloader(transport: DefaultTransport(config: config, root: layout.root))
         self.now = now
+        self.trust = TrustStore(layout: layout, settings: settings, app: config.app)
         do {
-            self.verifier = try ManifestVerifier(trustedKeyPEMs: settings.trustedKeys)
+            _ = try trust.current()
+        } catch let error as UpdaterError {
+            throw error
         } catch {
             throw UpdaterError(.configInvalid, "\(layout.config): a trusted key cannot be read: \(error)")
         }
-        self.store = ArchiveStore(layout: layout, verifier: verifier)
+        self.store = ArchiveStore(layout: layout, trust: trust)
     }
 
     public func installedVersions() throws -> [InstalledVersion] {

@@ -18,11 +18,14 @@ struct ArchiveInstaller {
             throw UpdaterError(.configInvalid, "\(layout.config) has no manifestURL")
         }
         let downloader = channel.downloader
+        // Roots first (TUF §5.3): the manifest is verified with the newest trusted root.
+        let root = try await TrustRefresh(store: channel.trust, downloader: downloader, manifestURL: manifestURL, now: channel.now()).run()
+        let verifier = ManifestVerifier(root: root)
         let fetched = try await downloader.fetchSmall(manifestURL, cap: 64 * 1024, ifNoneMatch: state.archive.manifestETag)
         guard case .fetched(let body, let etag) = fetched else {
             return .upToDate("up to date (manifest not modified since the last check)")
         }
-        let manifest = try channel.verifier.verify(bytes: body, source: manifestURL.absoluteString)
+        let manifest = try verifier.verify(bytes: body, source: manifestURL.absoluteString)
             .get(context: "manifest \(manifestURL.absoluteString)")
         let floor = state.archive.highestAccepted.flatMap(Version.init)
         let candidate: Manifest
@@ -35,7 +38,9 @@ struct ArchiveInstaller {
         case .expired(let date):
             return .stale("the feed is stale: release \(manifest.version) expired at \(RFC3339.format(date)); keeping what this device has")
         case .incompatibleShell:
-            guard let fallback = try await newestCompatibleFromIndex(manifestURL: manifestURL, floor: floor, downloader: downloader) else {
+            guard
+                let fallback = try await newestCompatibleFromIndex(manifestURL: manifestURL, floor: floor, downloader: downloader, verifier: verifier)
+            else {
                 state.archive.manifestETag = etag
                 return .noCompatibleRelease(
                     ManifestPolicy.Decision.incompatibleShell(shell: config.shellVersion).message(for: manifest)
@@ -72,7 +77,9 @@ struct ArchiveInstaller {
 
     /// The newest release of `index.json` that verifies, passes the policy and is above
     /// what this device has; `nil` when there is none.
-    private func newestCompatibleFromIndex(manifestURL: URL, floor: Version?, downloader: Downloader) async throws -> Manifest? {
+    private func newestCompatibleFromIndex(
+        manifestURL: URL, floor: Version?, downloader: Downloader, verifier: ManifestVerifier
+    ) async throws -> Manifest? {
         guard let indexURL = URL(string: "index.json", relativeTo: manifestURL)?.absoluteURL else { return nil }
         let fetched: Downloader.SmallFetch
         do {
@@ -83,7 +90,7 @@ struct ArchiveInstaller {
         guard case .fetched(let body, _) = fetched else { return nil }
         let index = try ReleaseIndex.parse(body, source: indexURL.absoluteString)
         let now = channel.now()
-        return index.validReleases(with: channel.verifier)
+        return index.validReleases(with: verifier)
             .filter {
                 ManifestPolicy.evaluate(
                     $0, app: config.app, channel: channel.settings.channel, shellVersion: config.shellVersion,

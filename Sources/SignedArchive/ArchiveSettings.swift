@@ -13,19 +13,25 @@ public struct ArchiveSettings: ChannelSettings {
     public var channel: String
     /// Where `manifest.json` lives (https:, http: to loopback, or file:).
     public var manifestURL: String
-    /// PEM SubjectPublicKeyInfo text of every trusted Ed25519 key.
+    /// PEM SubjectPublicKeyInfo text of every trusted Ed25519 key (`init --trust`): the
+    /// implicit root (threshold 1) until the channel publishes `root/1.json`.
     public var trustedKeys: [String]
+    /// True when `init --trust-root` pinned a signed root: trust comes from `trust/<N>.json`.
+    public var pinnedRoot: Bool?
 
-    public init(channel: String, manifestURL: String, trustedKeys: [String]) {
+    public init(channel: String, manifestURL: String, trustedKeys: [String], pinnedRoot: Bool? = nil) {
         self.channel = channel
         self.manifestURL = manifestURL
         self.trustedKeys = trustedKeys
+        self.pinnedRoot = pinnedRoot
     }
 
     /// The channel name rule, the trust rule and the URL rules of ``URLPolicy``.
     public func problem(in config: DeviceConfig) -> String? {
         if let problem = ReleaseIdentifier.channel.problem(channel) { return "channel: \(problem)" }
-        if trustedKeys.isEmpty { return "trustedKeys is empty: a signed-archive root must trust at least one key" }
+        if trustedKeys.isEmpty, pinnedRoot != true {
+            return "trustedKeys is empty: a signed-archive root must trust at least one key (or pin a root)"
+        }
         guard let url = URL(string: manifestURL), url.scheme != nil else { return "manifestURL is missing or not an absolute URL" }
         if case .refused(let why) = URLPolicy.check(url, manifestIsFile: url.isFileURL, allowInsecureHTTP: config.allowInsecureHTTP) {
             return "manifestURL: \(why)"

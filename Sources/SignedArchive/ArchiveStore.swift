@@ -9,15 +9,36 @@ import SignedManifest
 /// is written before that rename, so a listed version is always complete and verified.
 public struct ArchiveStore: Sendable {
     public let layout: RootLayout
-    /// The root's trusted keys: every sidecar is verified again when it is read.
-    public let verifier: ManifestVerifier
+    /// Where the keys come from: fixed, or every release key the device ever trusted
+    /// (read again each time, so a root accepted during a check counts at once).
+    private let keys: Keys
+    private enum Keys: Sendable {
+        case fixed(ManifestVerifier)
+        case trust(TrustStore)
+    }
+
+    /// The verifier of sidecars: every sidecar is verified again when it is read, with
+    /// one signature of any release key the device trusted (the threshold was met when
+    /// the version was installed).
+    public var verifier: ManifestVerifier {
+        switch keys {
+        case .fixed(let verifier): return verifier
+        case .trust(let trust): return ManifestVerifier(trustedKeys: trust.everyReleaseKey())
+        }
+    }
 
     /// Most bytes read from a sidecar (the manifest cap of DESIGN §8).
     public static let sidecarCap = 64 * 1024
 
     public init(layout: RootLayout, verifier: ManifestVerifier) {
         self.layout = layout
-        self.verifier = verifier
+        self.keys = .fixed(verifier)
+    }
+
+    /// A store whose sidecars verify with any release key `trust` ever held.
+    public init(layout: RootLayout, trust: TrustStore) {
+        self.layout = layout
+        self.keys = .trust(trust)
     }
 
     /// The sidecar of `version`: the signed manifest, at most ``sidecarCap`` bytes, whose
@@ -25,6 +46,7 @@ public struct ArchiveStore: Sendable {
     /// (missing, too large, hand-written, re-signed by an unknown key, another version's).
     public func verifiedSidecar(_ version: Version) -> Manifest? {
         let path = layout.clientSidecar(version)
+        let verifier = self.verifier
         guard let data = try? BoundedFile.read(path, cap: Self.sidecarCap, code: .corruptState),
             let manifest = verifier.verify(bytes: data, source: path).manifest,
             manifest.version == version

@@ -9,3 +9,11 @@ extension RootLayout {
     /// `clients/v<version>.json`: the verified manifest that produced it.
     public func clientSidecar(_ version: Version) -> String { clientDirectory(version) + ".json" }
 }
+
+/// The archive channel's trust roots on the device: `trust/<N>.json`, every root it accepted.
+extension RootLayout {
+    /// `trust/`.
+    public var trust: String { store("trust") }
+    /// `trust/<N>.json`.
+    public func trustRoot(_ version: Int) -> String { trust + "/\(version).json" }
+}

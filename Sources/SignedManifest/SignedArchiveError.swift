@@ -12,7 +12,7 @@ public struct SignedArchiveError: ClientctlError {
             case malformedJSON, invalidManifest, invalidSignature, untrustedKey, invalidKey, crypto
             case hashMismatch, sizeMismatch, archiveRejected, archiveLimit, archiveFailed
             case sourceRejected, conflict, notNewer, alreadyExists, notFound, io, invalidArgument, busy
-            case internalError
+            case internalError, untrustedRoot, rootExpired, thresholdNotMet
         }
         fileprivate let base: Base
         public var description: String { "\(base)" }
@@ -57,6 +57,14 @@ public struct SignedArchiveError: ClientctlError {
         public static let busy = Code(base: .busy)
         /// An unexpected failure: a bug.
         public static let internalError = Code(base: .internalError)
+        /// A trust root (`root/N.json`) was refused: malformed, rolled back, skipped, for
+        /// another channel, or not signed by a threshold of the previous and its own root keys.
+        public static let untrustedRoot = Code(base: .untrustedRoot)
+        /// The device's trust root is past its `expires`: no update is accepted until a
+        /// newer root is published (TUF's freeze-attack rule).
+        public static let rootExpired = Code(base: .rootExpired)
+        /// Fewer distinct release keys signed than the root's threshold asks.
+        public static let thresholdNotMet = Code(base: .thresholdNotMet)
     }
 
     /// What kind of failure this is.
@@ -79,7 +87,7 @@ public struct SignedArchiveError: ClientctlError {
         switch code.base {
         case .malformedJSON, .invalidManifest, .invalidSignature, .untrustedKey, .invalidKey,
             .hashMismatch, .sizeMismatch, .archiveRejected, .archiveLimit, .archiveFailed,
-            .sourceRejected, .conflict, .notNewer:
+            .sourceRejected, .conflict, .notNewer, .untrustedRoot, .rootExpired, .thresholdNotMet:
             return .dataError
         case .crypto, .internalError: return .software
         case .alreadyExists, .io: return .cannotCreate

@@ -33,15 +33,18 @@ public struct Manifest: Sendable, Equatable {
     public let published: Date
     /// Past this time a device keeps what it has and reports a stale feed.
     public let expires: Date?
-    /// Id of the signing key (first 16 hex of SHA-256 over its DER SubjectPublicKeyInfo).
+    /// Id of the first signing key (first 16 hex of SHA-256 over its DER SubjectPublicKeyInfo).
     public let keyId: String
-    /// The Ed25519 signature bytes (64).
+    /// The first Ed25519 signature's bytes (64).
     public let signature: [UInt8]
+    /// Every signature: the single `keyId`/`signature` pair (when present) first, then the
+    /// entries of `signatures` (several release keys, a threshold of which a root asks for).
+    public let signatures: [DocumentSignature]
 
     /// The names of every field of DESIGN §2 (everything else is an unknown field).
     public static let knownFields: Set<String> = [
         "format", "app", "channel", "version", "url", "sha256", "size", "minShellVersion",
-        "maxShellVersion", "published", "expires", "keyId", "signature",
+        "maxShellVersion", "published", "expires", "keyId", "signature", "signatures",
     ]
 
     /// Fields this version does not know: signed like every other field, otherwise ignored.
@@ -49,15 +52,32 @@ public struct Manifest: Sendable, Equatable {
         JSONObject(object.members.filter { !Self.knownFields.contains($0.key) }.map { ($0.key, $0.value) })
     }
 
-    /// The exact bytes the signature covers (RFC 8785 of ``object`` without `signature`).
+    /// The exact bytes every signature covers (RFC 8785 of ``object`` without `signature`
+    /// and `signatures`).
     public var signedBytes: [UInt8] { Self.signedBytes(of: object) }
 
     /// The bytes a signature over `object` covers: the RFC 8785 canonical JSON of the object
-    /// with its `signature` member removed.
+    /// with its `signature` and `signatures` members removed. A manifest with one signature
+    /// has no `signatures`, so its bytes are what they always were.
     public static func signedBytes(of object: JSONObject) -> [UInt8] {
         var unsigned = object
         unsigned.removeValue(forKey: "signature")
+        unsigned.removeValue(forKey: "signatures")
         return CanonicalJSON.serialize(unsigned)
+    }
+
+    /// Every signature of `object`, read without verifying any: the `keyId`/`signature`
+    /// pair unless the object carries only `signatures`, then the `signatures` entries.
+    /// - Throws: ``ManifestRejection`` naming the malformed field.
+    static func readSignatures(of object: JSONObject) throws -> [DocumentSignature] {
+        let fields = ManifestFieldReader(object: object)
+        let list = try DocumentSignature.readList(of: object)
+        let onlyList = object["signatures"] != nil && object["keyId"] == nil && object["signature"] == nil
+        guard !onlyList else {
+            guard !list.isEmpty else { throw ManifestRejection(.invalidValue, field: "signatures", "field 'signatures' is empty") }
+            return list
+        }
+        return [DocumentSignature(keyId: try fields.keyId("keyId"), signature: try fields.signature("signature"))] + list
     }
 
     /// The manifest as a file: indented JSON, fields in publishing order, newline at the end.
@@ -111,8 +131,9 @@ public struct Manifest: Sendable, Equatable {
         if let expires, expires <= published {
             throw ManifestRejection(.invalidValue, field: "expires", "expires is not after published")
         }
-        keyId = try fields.keyId("keyId")
-        signature = try fields.signature("signature")
+        signatures = try Self.readSignatures(of: o)
+        keyId = signatures[0].keyId
+        signature = signatures[0].signature
         object = o
     }
 }

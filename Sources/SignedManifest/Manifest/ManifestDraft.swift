@@ -53,17 +53,48 @@ public struct ManifestDraft: Sendable, Equatable {
         return o
     }
 
-    /// Signs the draft: canonical bytes of the unsigned object, Ed25519, `signature` added.
-    /// The result is validated like any received manifest, so publish never writes a
-    /// manifest that devices would reject.
+    /// Signs the draft with one key: canonical bytes of the unsigned object, Ed25519,
+    /// `signature` added (the single-signature form every device reads).
     public func signed(with key: Ed25519.PrivateKey) throws -> Manifest {
-        var o = unsignedObject(keyId: key.publicKey.keyId)
-        let sig = try key.signature(for: CanonicalJSON.serialize(o))
-        o["signature"] = .string(Data(sig).base64EncodedString())
-        switch ManifestVerifier(trustedKeys: [key.publicKey]).verify(o) {
+        try signed(by: [key])
+    }
+
+    /// Signs the draft with every signer over the same canonical bytes: the first as the
+    /// `keyId`/`signature` pair, the others in `signatures`. The result is validated like
+    /// any received manifest, so publish never writes a manifest that devices would reject.
+    public func signed(by signers: [any DocumentSigner]) throws -> Manifest {
+        guard let first = signers.first else { throw SignedArchiveError(.invalidArgument, "a manifest needs at least one signing key") }
+        var o = unsignedObject(keyId: first.publicKey.keyId)
+        let message = CanonicalJSON.serialize(o)
+        o["signature"] = .string(Data(try first.sign(message)).base64EncodedString())
+        var seen: Set<String> = [first.publicKey.keyId]
+        var others: [JSONValue] = []
+        for signer in signers.dropFirst() where seen.insert(signer.publicKey.keyId).inserted {
+            others.append(DocumentSignature(keyId: signer.publicKey.keyId, signature: try signer.sign(message)).jsonValue)
+        }
+        if !others.isEmpty { o["signatures"] = .array(others) }
+        switch ManifestVerifier(trustedKeys: signers.map(\.publicKey)).verify(o) {
         case .valid(let manifest): return manifest
         case .invalid(let rejection):
             throw SignedArchiveError(.invalidManifest, "cannot publish: \(rejection.message)", underlying: rejection)
+        }
+    }
+}
+
+extension Manifest {
+    /// The manifest with one more signature (`clientctl sign`): the signer signs the same
+    /// canonical bytes, and its entry joins `signatures`. A key that signed already adds
+    /// nothing.
+    public func addingSignature(by signer: any DocumentSigner) throws -> Manifest {
+        let keyId = signer.publicKey.keyId
+        guard !signatures.contains(where: { $0.keyId == keyId }) else { return self }
+        var o = object
+        let entry = DocumentSignature(keyId: keyId, signature: try signer.sign(signedBytes))
+        o["signatures"] = .array((o["signatures"]?.arrayValue ?? []) + [entry.jsonValue])
+        switch ManifestVerifier(trustedKeys: [signer.publicKey]).verify(o) {
+        case .valid(let manifest): return manifest
+        case .invalid(let rejection):
+            throw SignedArchiveError(.invalidManifest, "cannot add the signature: \(rejection.message)", underlying: rejection)
         }
     }
 }

@@ -16,6 +16,8 @@ public struct ManifestRejection: Error, Sendable, Equatable, CustomStringConvert
         case untrustedKey
         /// The signature does not verify over the canonical bytes.
         case badSignature
+        /// Fewer distinct release keys signed than the trust root's threshold.
+        case thresholdNotMet
     }
 
     public var reason: Reason
@@ -39,6 +41,7 @@ public struct ManifestRejection: Error, Sendable, Equatable, CustomStringConvert
         case .malformedJSON: code = .malformedJSON
         case .untrustedKey: code = .untrustedKey
         case .badSignature: code = .invalidSignature
+        case .thresholdNotMet: code = .thresholdNotMet
         case .missingField, .wrongType, .invalidValue, .unsupportedFormat: code = .invalidManifest
         }
         let text = context.map { "\($0): \(message)" } ?? message

@@ -32,27 +32,37 @@ public enum ManifestVerification: Sendable, Equatable {
     }
 }
 
-/// Verifies signed manifests against a set of trusted Ed25519 keys.
+/// Verifies signed manifests against a trust root: a threshold of its `release` keys
+/// (one key of the `--trust` keys for a device without a root).
 ///
-/// Order of checks (every error path rejects): the signature first — `keyId` and
-/// `signature` must be well-formed, a trusted key with that `keyId` must exist, and the
-/// signature must verify over the RFC 8785 canonical bytes of the object without
-/// `signature` — then every field of DESIGN §2. No field is interpreted before the
-/// signature verified.
+/// Order of checks (every error path rejects): the signatures first — every `keyId` and
+/// signature must be well-formed, and at least the release role's threshold of distinct
+/// release keys must have a signature that verifies over the RFC 8785 canonical bytes of
+/// the object without `signature` and `signatures` — then every field (docs/formats.md).
+/// No field is interpreted before the signatures verified.
 public struct ManifestVerifier: Sendable {
-    /// The keys whose signatures are accepted.
-    public var trustedKeys: [Ed25519.PublicKey]
+    /// The root whose `release` role signs manifests.
+    public let root: TrustRoot
 
+    /// The keys whose signatures count.
+    public var trustedKeys: [Ed25519.PublicKey] { root.release.keyIds.compactMap { root.keys[$0] } }
+
+    /// A verifier for which any one of `trustedKeys` suffices (the implicit root).
     public init(trustedKeys: [Ed25519.PublicKey]) {
-        self.trustedKeys = trustedKeys
+        root = .implicit(trusting: trustedKeys, app: "", channel: "")
     }
 
     /// Reads PEM public keys (SubjectPublicKeyInfo) as config.json stores them.
     public init(trustedKeyPEMs: [String]) throws {
-        trustedKeys = try trustedKeyPEMs.enumerated().map { try Ed25519.PublicKey(pem: $1, source: "trusted key #\($0 + 1)") }
+        self.init(trustedKeys: try trustedKeyPEMs.enumerated().map { try Ed25519.PublicKey(pem: $1, source: "trusted key #\($0 + 1)") })
     }
 
-    /// Parses `bytes` strictly (64 KiB cap, DESIGN §8) and verifies the manifest.
+    /// A verifier asking for `root`'s release threshold.
+    public init(root: TrustRoot) {
+        self.root = root
+    }
+
+    /// Parses `bytes` strictly (64 KiB cap, docs/threat-model.md) and verifies the manifest.
     public func verify<Bytes: Collection>(bytes: Bytes, source: String = "manifest") -> ManifestVerification
     where Bytes.Element == UInt8 {
         do {
@@ -64,34 +74,43 @@ public struct ManifestVerifier: Sendable {
         }
     }
 
-    /// Verifies a parsed manifest object: signature, then fields.
+    /// Verifies a parsed manifest object: signatures, then fields.
     public func verify(_ object: JSONObject) -> ManifestVerification {
-        let fields = ManifestFieldReader(object: object)
-        let keyId: String
-        let signature: [UInt8]
+        let signatures: [DocumentSignature]
         do {
-            keyId = try fields.keyId("keyId")
-            signature = try fields.signature("signature")
+            signatures = try Manifest.readSignatures(of: object)
         } catch let rejection as ManifestRejection {
             return .invalid(rejection)
         } catch {
             return .invalid(ManifestRejection(.invalidValue, field: nil, "\(error)"))
         }
-        let candidates = trustedKeys.filter { $0.keyId == keyId }
-        guard !candidates.isEmpty else {
-            let trusted = trustedKeys.isEmpty ? "no keys are trusted" : "trusted: " + trustedKeys.map(\.keyId).joined(separator: ", ")
-            return .invalid(ManifestRejection(.untrustedKey, field: "keyId", "signed by key \(keyId), which is not trusted (\(trusted))"))
-        }
-        let message = Manifest.signedBytes(of: object)
-        guard candidates.contains(where: { $0.isValidSignature(signature, for: message) }) else {
-            return .invalid(
-                ManifestRejection(
-                    .badSignature, field: "signature",
-                    "signature does not verify with key \(keyId): the manifest was altered or signed by another key"))
-        }
+        let release = root.release
+        let valid = Threshold.validSigners(signatures, message: Manifest.signedBytes(of: object), role: release, keys: root.keys)
+        guard valid.count >= release.threshold else { return .invalid(rejection(signatures, valid: valid)) }
         switch Manifest.validate(object) {
         case .success(let manifest): return .valid(manifest)
         case .failure(let rejection): return .invalid(rejection)
         }
+    }
+
+    /// Why `signatures` do not meet the threshold, in the terms a release engineer acts on.
+    private func rejection(_ signatures: [DocumentSignature], valid: [String]) -> ManifestRejection {
+        let release = root.release
+        let signers = signatures.map(\.keyId)
+        let fromRelease = signers.filter(release.keyIds.contains)
+        if fromRelease.isEmpty {
+            let trusted = release.keyIds.isEmpty ? "no keys are trusted" : "trusted: " + release.keyIds.joined(separator: ", ")
+            let who = signers.count == 1 ? "key \(signers[0]), which is" : "keys \(signers.joined(separator: ", ")), none of which is"
+            return ManifestRejection(.untrustedKey, field: "keyId", "signed by \(who) not trusted (\(trusted))")
+        }
+        if valid.isEmpty, release.threshold == 1 {
+            return ManifestRejection(
+                .badSignature, field: "signature",
+                "signature does not verify with key \(fromRelease[0]): the manifest was altered or signed by another key")
+        }
+        let validText = valid.isEmpty ? "none" : valid.joined(separator: ", ")
+        return ManifestRejection(
+            .thresholdNotMet, field: "signatures",
+            "signed by \(valid.count) of the release keys (\(validText)), \(release.threshold) needed by trust root \(root.version)")
     }
 }

@@ -1,0 +1,126 @@
+import ClientUpdater
+import Foundation
+
+/// A trust root being built or changed offline (`clientctl root …`). Any change of
+/// content drops the signatures: they covered other bytes.
+public struct RootDraft: Sendable, Equatable {
+    public enum Role: String, Sendable, CaseIterable {
+        case root, release
+    }
+
+    public var version: Int
+    public var app: String
+    public var channel: String
+    public var expires: Date
+    public private(set) var keys: [String: Ed25519.PublicKey]
+    public private(set) var roles: [Role: RoleKeys]
+    public private(set) var signatures: [DocumentSignature]
+
+    /// Root 1 of a channel.
+    public init(
+        app: String, channel: String, expires: Date, rootKeys: [Ed25519.PublicKey], rootThreshold: Int,
+        releaseKeys: [Ed25519.PublicKey], releaseThreshold: Int
+    ) {
+        version = 1
+        self.app = app
+        self.channel = channel
+        self.expires = expires
+        keys = Dictionary((rootKeys + releaseKeys).map { ($0.keyId, $0) }, uniquingKeysWith: { a, _ in a })
+        roles = [
+            .root: RoleKeys(keyIds: rootKeys.map(\.keyId), threshold: rootThreshold),
+            .release: RoleKeys(keyIds: releaseKeys.map(\.keyId), threshold: releaseThreshold),
+        ]
+        signatures = []
+    }
+
+    /// A draft of `root` as it is, signatures kept (to countersign it).
+    public init(_ root: TrustRoot) {
+        version = root.version
+        app = root.app
+        channel = root.channel
+        expires = root.expires ?? Date()
+        keys = root.keys
+        roles = [.root: root.root, .release: root.release]
+        signatures = root.signatures
+    }
+
+    /// Root N+1 after `root`: the same keys and roles, unsigned, expiring at `expires`.
+    public static func successor(of root: TrustRoot, expires: Date) -> RootDraft {
+        var draft = RootDraft(root)
+        draft.version = root.version + 1
+        draft.expires = expires
+        draft.signatures = []
+        return draft
+    }
+
+    /// Adds `key` to `role` (the threshold stays).
+    public mutating func addKey(_ key: Ed25519.PublicKey, to role: Role) {
+        keys[key.keyId] = key
+        let current = roles[role] ?? RoleKeys(keyIds: [], threshold: 1)
+        roles[role] = RoleKeys(keyIds: current.keyIds + [key.keyId], threshold: current.threshold)
+        signatures = []
+    }
+
+    /// Removes the key `keyId` from `role`; a key no role names any more leaves the root.
+    /// - Throws: ``SignedArchiveError`` `.invalidArgument` when the role does not list it,
+    ///   or when the threshold could no longer be met.
+    public mutating func removeKey(_ keyId: String, from role: Role) throws {
+        guard let current = roles[role], current.keyIds.contains(keyId) else {
+            throw SignedArchiveError(.invalidArgument, "the \(role.rawValue) role has no key \(keyId)")
+        }
+        let remaining = current.keyIds.filter { $0 != keyId }
+        guard current.threshold <= remaining.count else {
+            throw SignedArchiveError(
+                .invalidArgument,
+                "removing \(keyId) leaves \(remaining.count) \(role.rawValue) keys for a threshold of \(current.threshold): lower the threshold first"
+            )
+        }
+        roles[role] = RoleKeys(keyIds: remaining, threshold: current.threshold)
+        if !roles.values.contains(where: { $0.keyIds.contains(keyId) }) { keys.removeValue(forKey: keyId) }
+        signatures = []
+    }
+
+    /// Sets how many distinct keys of `role` must sign.
+    /// - Throws: ``SignedArchiveError`` `.invalidArgument` outside 1…(keys of the role).
+    public mutating func setThreshold(_ threshold: Int, for role: Role) throws {
+        let current = roles[role] ?? RoleKeys(keyIds: [], threshold: 1)
+        guard threshold >= 1, threshold <= current.keyIds.count else {
+            throw SignedArchiveError(
+                .invalidArgument, "threshold \(threshold) for the \(role.rawValue) role: expected 1 to \(current.keyIds.count) (its keys)")
+        }
+        roles[role] = RoleKeys(keyIds: current.keyIds, threshold: threshold)
+        signatures = []
+    }
+
+    /// The root's object without signatures: what every signer signs.
+    public var unsignedObject: JSONObject {
+        var o = JSONObject()
+        o["format"] = .string(TrustRoot.format)
+        o["app"] = .string(app)
+        o["channel"] = .string(channel)
+        o["version"] = .integer(Int64(version))
+        o["expires"] = .string(RFC3339.format(expires))
+        o["keys"] = .object(JSONObject(keys.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value.pemRepresentation)) }))
+        var roleObject = JSONObject()
+        for role in Role.allCases { roleObject[role.rawValue] = (roles[role] ?? RoleKeys(keyIds: [], threshold: 1)).jsonValue }
+        o["roles"] = .object(roleObject)
+        return o
+    }
+
+    /// Adds `signer`'s signature over the canonical bytes (a key that signed already adds
+    /// nothing). Any key may sign: the old root keys of N must sign N+1 too.
+    public mutating func sign(with signer: any DocumentSigner) throws {
+        let keyId = signer.publicKey.keyId
+        guard !signatures.contains(where: { $0.keyId == keyId }) else { return }
+        signatures.append(DocumentSignature(keyId: keyId, signature: try signer.sign(CanonicalJSON.serialize(unsignedObject))))
+    }
+
+    /// The root as parsed back from its own bytes, so a draft that devices would refuse
+    /// (a threshold no keys can meet, a bad id) never leaves this machine.
+    /// - Throws: ``SignedArchiveError`` `.untrustedRoot` naming what is wrong.
+    public func root(source: String = "root") throws -> TrustRoot {
+        var o = unsignedObject
+        o["signatures"] = .array(signatures.map(\.jsonValue))
+        return try TrustRoot.parse(JSONPrettyPrinter.render(.object(o)), source: source)
+    }
+}
