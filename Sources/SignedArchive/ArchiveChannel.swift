@@ -80,7 +80,8 @@ public struct ArchiveChannel: UpdateChannel {
     }
 
     public func summary(config: DeviceConfig, state: DeviceState) -> ChannelSummary {
-        ChannelSummary(channel: settings.channel, highestAccepted: state.archive.highestAccepted)
+        ChannelSummary(
+            channel: settings.channel, highestAccepted: state.archive.highestAccepted, trustRoot: try? trust.current().version)
     }
 
     public func remove(_ version: InstalledVersion) throws {

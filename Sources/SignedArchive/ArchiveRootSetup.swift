@@ -10,6 +10,8 @@ public enum ArchiveRootSetup {
         public var channel: String?
         public var manifestURL: String?
         public var trustFiles: [String]
+        /// A signed trust root to pin (`root/N.json` of the channel) instead of `trustFiles`.
+        public var trustRootFile: String?
         public var shellVersion: String
         public var embedded: String?
         public var startupTimeout: Double
@@ -20,7 +22,7 @@ public enum ArchiveRootSetup {
         public init(
             app: String?, channel: String?, manifestURL: String?, trustFiles: [String], shellVersion: String,
             embedded: String?, startupTimeout: Double, keep: Int, allowInsecureHTTP: Bool,
-            limits: DeviceConfig.Limits
+            limits: DeviceConfig.Limits, trustRootFile: String? = nil
         ) {
             self.app = app
             self.channel = channel
@@ -32,12 +34,21 @@ public enum ArchiveRootSetup {
             self.keep = keep
             self.allowInsecureHTTP = allowInsecureHTTP
             self.limits = limits
+            self.trustRootFile = trustRootFile
         }
     }
 
     /// Validates every field and returns the config to write.
     /// - Throws: ``UpdaterError`` with the ``FieldProblem`` (which field, and why).
     public static func makeConfig(_ r: Request) throws -> DeviceConfig {
+        try make(r).config
+    }
+
+    /// Validates every field and returns the config to write and, with `trustRootFile`,
+    /// the pinned root (to store with ``TrustStore/save(_:)`` once the root exists).
+    /// - Throws: ``UpdaterError`` with the ``FieldProblem`` (which field, and why);
+    ///   ``SignedArchiveError`` `.untrustedRoot`/`.rootExpired` for a root not to pin.
+    public static func make(_ r: Request, now: Date = Date()) throws -> (config: DeviceConfig, root: TrustRoot?) {
         guard let app = r.app, ReleaseIdentifier.app.problem(app) == nil else {
             throw UpdaterError.field("app", "is required and must look like com.example.notes (\(ReleaseIdentifier.app.problem("") ?? ""))")
         }
@@ -54,7 +65,16 @@ public enum ArchiveRootSetup {
         guard let shell = Version(r.shellVersion) else {
             throw UpdaterError.field("shellVersion", "'\(r.shellVersion)' is not a SemVer 2.0 version (e.g. 1.4.0)")
         }
-        guard !r.trustFiles.isEmpty else {
+        var pinned: TrustRoot?
+        if let file = r.trustRootFile {
+            guard r.trustFiles.isEmpty else {
+                throw UpdaterError.field("trustRootFile", "is given with `trustFiles`: trust comes from the root or from keys, not both")
+            }
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw UpdaterError.field(.notFound, "trustRootFile", "\(file): no such file or not readable")
+            }
+            pinned = try RootChain.verifyPinned(data, app: app, channel: channel, now: now, source: file).get()
+        } else if r.trustFiles.isEmpty {
             throw UpdaterError.field("trustFiles", "needs at least one public key: a device trusts only the keys it is given")
         }
         let keys = try r.trustFiles.map(TrustedKeys.readPublicKeyPEM)
@@ -75,10 +95,12 @@ public enum ArchiveRootSetup {
         guard r.limits.maxUnpackedBytes > 0, r.limits.maxEntries > 0 else {
             throw UpdaterError.field("limits", "must be positive")
         }
-        return try DeviceConfig(
+        let config = try DeviceConfig(
             app: app, channelKind: .signedArchive,
-            settings: ArchiveSettings(channel: channel, manifestURL: url.absoluteString, trustedKeys: keys),
+            settings: ArchiveSettings(
+                channel: channel, manifestURL: url.absoluteString, trustedKeys: keys, pinnedRoot: pinned == nil ? nil : true),
             shellVersion: shell, embeddedPath: embeddedPath, startupTimeoutSeconds: r.startupTimeout,
             keep: r.keep, allowInsecureHTTP: r.allowInsecureHTTP, limits: r.limits)
+        return (config, pinned)
     }
 }

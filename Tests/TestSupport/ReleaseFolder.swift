@@ -12,6 +12,9 @@ public final class ReleaseFolder: @unchecked Sendable {
     public let app: String
     public let channel: String
     public let key: Ed25519.PrivateKey
+    /// Who signs what ``publish(_:archive:ext:minShell:maxShell:expires:url:makeCurrent:edit:)``
+    /// writes: the first as `keyId`/`signature`, the others in `signatures` (default: ``key``).
+    public var signers: [Ed25519.PrivateKey]
     private var index: ReleaseIndex
 
     /// The folder the manifest and archives are in.
@@ -22,6 +25,7 @@ public final class ReleaseFolder: @unchecked Sendable {
         self.app = app
         self.channel = channel
         self.key = key
+        self.signers = [key]
         self.index = ReleaseIndex(app: app, channel: channel)
         try FileManager.default.createDirectory(atPath: path + "/" + channel, withIntermediateDirectories: true)
     }
@@ -60,7 +64,7 @@ public final class ReleaseFolder: @unchecked Sendable {
         if let maxShell { object["maxShellVersion"] = .string(maxShell) }
         object["published"] = .string(RFC3339.format(Date()))
         if let expires { object["expires"] = .string(RFC3339.format(expires)) }
-        object["keyId"] = .string(key.publicKey.keyId)
+        object["keyId"] = .string((signers.first ?? key).publicKey.keyId)
         edit?(&object)
         let signed = try sign(object)
         if makeCurrent { try writeManifest(signed) }
@@ -69,13 +73,44 @@ public final class ReleaseFolder: @unchecked Sendable {
         return signed
     }
 
-    /// Signs `object` (replacing any `signature`) with this folder's key.
+    /// Signs `object` (replacing any `signature` and `signatures`) with ``signers``: the
+    /// first as `signature`, every other in `signatures`, all over the same canonical bytes.
     public func sign(_ object: JSONObject) throws -> JSONObject {
         var o = object
         o.removeValue(forKey: "signature")
-        let signature = try key.signature(for: CanonicalJSON.serialize(o))
-        o["signature"] = .string(Data(signature).base64EncodedString())
+        o.removeValue(forKey: "signatures")
+        let message = CanonicalJSON.serialize(o)
+        let all = signers.isEmpty ? [key] : signers
+        o["signature"] = .string(Data(try all[0].signature(for: message)).base64EncodedString())
+        if all.count > 1 {
+            o["signatures"] = .array(
+                try all.dropFirst().map { signer in
+                    .object([
+                        "keyId": .string(signer.publicKey.keyId),
+                        "signature": .string(Data(try signer.signature(for: message)).base64EncodedString()),
+                    ])
+                })
+        }
         return o
+    }
+
+    /// Writes `draft` signed by `signers` as `root/<number>.json` (default: its version)
+    /// beside the manifest, and returns the bytes written.
+    @discardableResult
+    public func writeRoot(_ draft: RootDraft, signedBy signers: [Ed25519.PrivateKey], as number: Int? = nil) throws -> Data {
+        var signed = draft
+        for signer in signers { try signed.sign(with: signer) }
+        var o = signed.unsignedObject
+        o["signatures"] = .array(signed.signatures.map(\.jsonValue))
+        let bytes = Data(JSONPrettyPrinter.render(.object(o)))
+        try writeRootBytes(bytes, as: number ?? draft.version)
+        return bytes
+    }
+
+    /// Writes raw bytes as `root/<number>.json`.
+    public func writeRootBytes(_ bytes: Data, as number: Int) throws {
+        try FileManager.default.createDirectory(atPath: channelDirectory + "/root", withIntermediateDirectories: true)
+        try bytes.write(to: URL(fileURLWithPath: channelDirectory + "/root/\(number).json"))
     }
 
     /// Writes `object` as `manifest.json`, exactly as given.

@@ -33,6 +33,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// What the next fresh start would run by the seed rule (`embedded` when nothing installed qualifies).
     public var selected: String
     public var highestAccepted: String?
+    /// The signed trust root in force (`root/N.json`); 0 for a root of `--trust` keys.
+    public var trustRoot: Int?
     public var blacklist: [String]
     public var retry: [String]
     public var trial: DeviceState.Trial?
@@ -55,6 +57,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
         lastKnownGood = state.lastKnownGood
         self.selected = selected.flatMap { $0.isEmbedded ? nil : $0.id } ?? "embedded"
         highestAccepted = summary.highestAccepted
+        trustRoot = summary.trustRoot
         blacklist = state.blacklist
         retry = state.retry
         trial = state.trial

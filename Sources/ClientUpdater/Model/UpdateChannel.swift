@@ -65,9 +65,12 @@ public struct ChannelSummary: Sendable, Equatable {
     public var channel: String?
     /// The highest version ever accepted: nothing older is installed again.
     public var highestAccepted: String?
-    public init(channel: String? = nil, highestAccepted: String? = nil) {
+    /// The version of the signed trust root the device follows (0: its `--trust` keys).
+    public var trustRoot: Int?
+    public init(channel: String? = nil, highestAccepted: String? = nil, trustRoot: Int? = nil) {
         self.channel = channel
         self.highestAccepted = highestAccepted
+        self.trustRoot = trustRoot
     }
 }
 

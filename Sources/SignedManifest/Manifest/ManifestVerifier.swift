@@ -100,8 +100,8 @@ public struct ManifestVerifier: Sendable {
         let fromRelease = signers.filter(release.keyIds.contains)
         if fromRelease.isEmpty {
             let trusted = release.keyIds.isEmpty ? "no keys are trusted" : "trusted: " + release.keyIds.joined(separator: ", ")
-            let who = signers.count == 1 ? "key \(signers[0]), which is" : "keys \(signers.joined(separator: ", ")), none of which is"
-            return ManifestRejection(.untrustedKey, field: "keyId", "signed by \(who) not trusted (\(trusted))")
+            let who = signers.count == 1 ? "key \(signers[0]), which is not" : "keys \(signers.joined(separator: ", ")), none of which is"
+            return ManifestRejection(.untrustedKey, field: "keyId", "signed by \(who) trusted (\(trusted))")
         }
         if valid.isEmpty, release.threshold == 1 {
             return ManifestRejection(

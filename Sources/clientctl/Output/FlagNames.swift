@@ -7,7 +7,7 @@ enum FlagNames {
     /// Request and config fields → the flags that set them.
     static let byField: [String: String] = [
         "app": "--app", "channel": "--channel", "manifestURL": "--manifest-url", "shellVersion": "--shell-version",
-        "trustFiles": "--trust", "embedded": "--embedded", "startupTimeout": "--startup-timeout", "keep": "--keep",
+        "trustFiles": "--trust", "trustRootFile": "--trust-root", "embedded": "--embedded", "startupTimeout": "--startup-timeout", "keep": "--keep",
         "limits": "--max-unpacked-bytes and --max-entries", "meteorURL": "--meteor-url", "compatPlatform": "--compat-platform",
         "allowInsecureHTTP": "--allow-insecure-http", "minShellVersion": "--min-shell", "maxShellVersion": "--max-shell",
         "expires": "--expires", "baseURL": "--base-url", "prefix": "--out", "force": "--force", "init": "clientctl init",

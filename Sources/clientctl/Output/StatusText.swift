@@ -13,6 +13,9 @@ enum StatusText {
             "last known good: \(s.lastKnownGood ?? "-")",
             "selected:        \(s.selected)",
         ]
+        if let root = s.trustRoot {
+            lines.append("trust root:      \(root == 0 ? "the --trust keys (no signed root yet)" : "root/\(root).json")")
+        }
         if let trial = s.trial { lines.append("trial:           \(trial.version) since \(iso(trial.startedAt))") }
         if !s.blacklist.isEmpty { lines.append("blacklist:       \(s.blacklist.joined(separator: ", "))") }
         if !s.retry.isEmpty { lines.append("retry:           \(s.retry.joined(separator: ", "))") }

@@ -41,6 +41,10 @@ struct InitCommand: AsyncParsableCommand {
     var manifestURL: String?
     @Option(name: .customLong("trust"), help: ArgumentHelp("A trusted Ed25519 public key (PEM); repeat for several.", valueName: "pub.pem"))
     var trust: [String] = []
+    @Option(
+        name: .customLong("trust-root"),
+        help: ArgumentHelp("A signed trust root of the channel (root/N.json) to pin instead of --trust keys.", valueName: "root.json"))
+    var trustRoot: String?
     @Option(name: .customLong("shell-version"), help: "Version (SemVer) of the native shell on this device (required for archive roots).")
     var shellVersion: Version?
     @Option(name: .customLong("meteor-url"), help: ArgumentHelp("Meteor server ROOT_URL: makes this a Meteor hot-code-push root.", valueName: "url"))
@@ -97,20 +101,26 @@ struct InitCommand: AsyncParsableCommand {
             let request = ArchiveRootSetup.Request(
                 app: app, channel: channel, manifestURL: manifestURL, trustFiles: trust, shellVersion: shellVersion.description,
                 embedded: embedded, startupTimeout: startupTimeout.value, keep: keep, allowInsecureHTTP: allowInsecureHTTP,
-                limits: .init(maxUnpackedBytes: maxUnpackedBytes, maxEntries: maxEntries))
+                limits: .init(maxUnpackedBytes: maxUnpackedBytes, maxEntries: maxEntries), trustRootFile: trustRoot)
             let layout = try device.layout()
-            let config = try transportSettings(ArchiveRootSetup.makeConfig(request))
+            let (made, pinned) = try ArchiveRootSetup.make(request)
+            let config = try transportSettings(made)
             try RootInitializer.write(config, to: layout, force: force, store: layout.clients)
+            if let pinned {
+                let settings = try config.settings(ArchiveSettings.self, layout: layout)
+                try TrustStore(layout: layout, settings: settings, app: config.app).save(pinned)
+            }
             printError("initialized \(layout.root) for \(config.app) (\(config.channelKind.rawValue), channel \(request.channel ?? "-"))")
         }
     }
 
     /// A Meteor root: config from the flags and the embedded bundle, plus the first state.
     private func initMeteor(url: String) throws {
-        if app != nil || channel != nil || manifestURL != nil || !trust.isEmpty {
+        if app != nil || channel != nil || manifestURL != nil || !trust.isEmpty || trustRoot != nil {
             throw UpdaterError(
                 .invalidArgument,
-                "--app, --channel, --manifest-url and --trust are not used with --meteor-url (the appId comes from the embedded index.html)")
+                "--app, --channel, --manifest-url, --trust and --trust-root are not used with --meteor-url (the appId comes from the embedded index.html)"
+            )
         }
         let layout = try device.layout()
         var (config, state) = try MeteorRootSetup.make(
