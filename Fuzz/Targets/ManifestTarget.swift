@@ -3,7 +3,7 @@ import ClientUpdater
 @testable import SignedArchive
 
 /// Manifest field rules and signature check. Whatever the field rules accept must read back
-/// identically from its own signed bytes, and keep the DESIGN rules a device relies on
+/// identically from its own signed bytes, and keep the rules a device relies on (docs/formats.md#manifest)
 /// (a 64-hex sha256, a non-negative size, max ≥ min shell, expires after published).
 /// Every input also goes through the full verifier with a fixed trusted key.
 enum ManifestTarget: FuzzTarget {

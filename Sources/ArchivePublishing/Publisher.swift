@@ -60,7 +60,7 @@ public struct PublishResult: Sendable {
     public var skippedHidden: [String] = []
 }
 
-/// Writes the release folder of DESIGN §2: `<out>/<channel>/manifest.json` (newest
+/// Writes the release folder (docs/formats.md#release-folder): `<out>/<channel>/manifest.json` (newest
 /// release), `index.json` (every release, newest first) and immutable archives.
 ///
 /// Refusals: a source folder that breaks ``SourceTree``'s rules; a version already in the

@@ -2,7 +2,7 @@ import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation
 
-/// The Meteor hot-code-push channel (DESIGN §1, meteor-protocol.md): fetches
+/// The Meteor hot-code-push channel (docs/meteor.md): fetches
 /// `<ROOT_URL>/__cordova/manifest.json`, downloads only the assets it does not already
 /// have, verifies them and stores the version under `<root>/meteor/<version>/`.
 ///

@@ -3,7 +3,7 @@ import Foundation
 import SafeArchive
 import SignedManifest
 
-/// One update check of the signed-archive channel, step by step (DESIGN §2, §8):
+/// One update check of the signed-archive channel, step by step (docs/formats.md#device-policy, docs/device-layout.md#crash-safety-protocol):
 /// manifest → verify → policy → (index.json fallback) → download → unpack → promote.
 ///
 /// Every failure throws before anything is promoted; `state` is changed only on the

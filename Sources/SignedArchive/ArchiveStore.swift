@@ -27,7 +27,7 @@ public struct ArchiveStore: Sendable {
         }
     }
 
-    /// Most bytes read from a sidecar (the manifest cap of DESIGN §8).
+    /// Most bytes read from a sidecar (the manifest cap, docs/threat-model.md#caps).
     public static let sidecarCap = 64 * 1024
 
     public init(layout: RootLayout, verifier: ManifestVerifier) {

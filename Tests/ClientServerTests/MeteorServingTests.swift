@@ -4,7 +4,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Scenarios 2–26 of meteor-protocol.md §4 (the Cordova plugin's test suite) against the
+/// Scenarios 2–26 of docs/meteor.md#the-reference-test-suite (the Cordova plugin's test suite) against the
 /// server over real HTTP, serving the reference `bundled_www` organized by the organizer.
 @Suite(.enabled(if: MeteorFixture.bundledWWW != nil, Comment(rawValue: MeteorFixture.skipMessage)))
 struct MeteorServingTests {

@@ -4,7 +4,7 @@ import MeteorHotCodePush
 import TestSupport
 import Testing
 
-/// Scenarios 27–68 of meteor-protocol.md §4 (the original plugin's tests.js), on every
+/// Scenarios 27–68 of docs/meteor.md#the-reference-test-suite (the original plugin's tests.js), on every
 /// ``ScenarioSource``: apps generated in the current Meteor shape (salted hashes from
 /// tools/isobuild/bundler.js `File#hash()`, `/__cordova` URLs, ETags from
 /// packages/webapp/webapp_server.js, `autoupdate.versions` from

@@ -3,7 +3,7 @@ import MeteorHotCodePush
 import TestSupport
 import Testing
 
-/// Where a run of the reference scenarios (meteor-protocol.md §4, 27–68) gets its app:
+/// Where a run of the reference scenarios (docs/meteor.md#the-reference-test-suite, 27–68) gets its app:
 /// the plugin's own fixtures (`../shared/fixtures/meteor`, when present) served by the
 /// plugin's test mock, or ``MeteorScenarioFixtures`` generated in a ``MeteorShape`` and
 /// served like a real Meteor server (packages/webapp/webapp_server.js).

@@ -1,7 +1,7 @@
 import ClientUpdater
 import Foundation
 
-/// The reference plugin's fixture set (meteor-protocol.md §4), regenerated from logical
+/// The reference plugin's fixture set (docs/meteor.md#the-reference-test-suite), regenerated from logical
 /// content in a ``MeteorShape``, in the same folder layout as `../shared/fixtures/meteor`:
 /// `bundled_www/application` (the embedded bundle, on-device layout), one folder per
 /// server state under `downloadable_versions/` (files at their URL paths, `manifest.json`

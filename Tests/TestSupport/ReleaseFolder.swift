@@ -5,7 +5,7 @@ import SignedManifest
 /// A release folder for device tests, built in code so tests can also make releases that
 /// `clientctl publish` would refuse to write: tampered fields, wrong apps, hostile archives.
 ///
-/// Layout as DESIGN §2: `<path>/<channel>/manifest.json`, `index.json`, `v<version>.<ext>`.
+/// Layout as docs/formats.md#release-folder: `<path>/<channel>/manifest.json`, `index.json`, `v<version>.<ext>`.
 public final class ReleaseFolder: @unchecked Sendable {
     // @unchecked: mutated only by the test that owns it, on one task.
     public let path: String

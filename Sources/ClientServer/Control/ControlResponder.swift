@@ -5,7 +5,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 
-/// The `/__clientctl/` endpoints the shim's `serve` backend calls (README "Serving").
+/// The `/__clientctl/` endpoints the shim's `serve` backend calls (docs/serving.md#control-endpoints).
 ///
 /// POSTs must carry `X-Clientctl-Shim: 1`: a page from another origin cannot send that
 /// header without a CORS preflight, which this server never grants.

@@ -3,7 +3,7 @@ import Hummingbird
 import Logging
 
 /// Builds the response for one served file: conditional requests, byte ranges, caching
-/// headers (DESIGN §6, meteor-protocol.md §5).
+/// headers (docs/serving.md#headers, #caching, #ranges; the plugin's rules: docs/meteor.md#the-plugins-embedded-server).
 struct FileResponder: Sendable {
     static let immutable = "public, max-age=31536000, immutable"
     static let noCache = "no-cache"

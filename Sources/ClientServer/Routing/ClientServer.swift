@@ -6,7 +6,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 
-/// The loopback HTTP server behind `clientctl serve` (DESIGN §6).
+/// The loopback HTTP server behind `clientctl serve` (docs/serving.md).
 ///
 /// It serves the current `serving/<id>/` folder; ``activate(servingDirectory:)`` loads
 /// another version's index first and then flips one pointer, so a request is always

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Which URLs a device may fetch from (DESIGN §2, `url`).
+/// Which URLs a device may fetch from (docs/formats.md#archive-url-rule).
 ///
 /// `https:` always; `http:` only to loopback hosts unless explicitly allowed; `file:`
 /// only when the manifest itself was read from a file. Anything else is refused.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Lays a version out under `<root>/serving/<id>/` by URL path (DESIGN §5).
+/// Lays a version out under `<root>/serving/<id>/` by URL path (docs/serving.md#organizer).
 ///
 /// Files are hard links to the channel's pristine, verified files; a file is copied only
 /// where a link is impossible (another file system, link limit). index.html is the only

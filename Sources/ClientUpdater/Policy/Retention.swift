@@ -1,6 +1,6 @@
 import Foundation
 
-/// Retention (DESIGN §4): after a commit keep at most N installed versions.
+/// Retention (docs/device-layout.md#retention): after a commit keep at most N installed versions.
 ///
 /// ``plan(installed:state:keep:servingEntries:embeddedID:)`` is a pure decision;
 /// ``apply(_:channel:layout:)`` carries it out crash-safely. Protected versions —

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The startup watchdog (DESIGN §4) as a pure state machine.
+/// The startup watchdog (docs/watchdog.md#the-state-machine) as a pure state machine.
 ///
 /// Activating a version that is not `lastKnownGood` starts a *trial*, persisted in
 /// ``DeviceState/trial``. ``startupDidComplete(state:now:)`` commits it;

@@ -10,7 +10,7 @@ public enum WatchdogAction: Sendable, Equatable {
     case armTimer(deadline: Duration)
     /// Stop the startup timer.
     case cancelTimer
-    /// A version was committed: run retention (DESIGN §4).
+    /// A version was committed: run retention (docs/device-layout.md#retention).
     case runRetention
     /// Serve `to` (`nil` = the embedded seed) and reload the web view.
     case reload(to: String?)

@@ -2,7 +2,7 @@ import Foundation
 
 /// Durable file-system primitives: atomic replacement and directory fsync.
 ///
-/// Writes follow the crash-safety protocol of `security-notes.md`: write a temporary
+/// Writes follow docs/device-layout.md#atomic-writes: write a temporary
 /// file beside the target, fsync it, rename it over the target, fsync the folder.
 public enum AtomicFile {
     /// Atomically replaces `path` with `data` (0644 unless `mode` says otherwise).

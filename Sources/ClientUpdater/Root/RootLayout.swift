@@ -1,6 +1,6 @@
 import Foundation
 
-/// The paths of a device root (DESIGN §3). Folder names are built only from
+/// The paths of a device root (docs/device-layout.md#the-root). Folder names are built only from
 /// validated values: a version becomes a path component only through these helpers.
 public struct RootLayout: Sendable, Equatable {
     /// The root folder, absolute and standardized.

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The `window.WebAppLocalServer` shim injected into every served index.html (DESIGN §5).
+/// The `window.WebAppLocalServer` shim injected into every served index.html (docs/serving.md#the-shim).
 ///
 /// It gives pages the Cordova plugin's API unchanged — `startupDidComplete(cb)`,
 /// `checkForUpdates(cb)`, `onNewVersionReady(cb)`, `switchToPendingVersion(cb, errCb)`,

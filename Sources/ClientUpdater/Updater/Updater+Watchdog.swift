@@ -188,7 +188,7 @@ extension Updater {
         }
     }
 
-    /// Retention for `state` (DESIGN §4).
+    /// Retention for `state` (docs/device-layout.md#retention).
     func runRetention(state: DeviceState) throws -> [String] {
         let plan = Retention.plan(
             installed: try channel.installedVersions(), state: state, keep: config.keep,

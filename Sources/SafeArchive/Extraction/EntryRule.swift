@@ -1,6 +1,6 @@
 import ClientUpdater
 
-/// The name half of the entry rule of `security-notes.md`: decides from an entry's raw
+/// The name half of the entry rule (docs/threat-model.md#the-entry-rule): decides from an entry's raw
 /// name bytes, before anything is written, whether the name is acceptable.
 ///
 /// Accepted names are relative UTF-8 paths without NUL or control characters, without

@@ -19,7 +19,7 @@ public struct ExtractionReport: Sendable, Equatable {
 }
 
 /// Unpacks a verified archive (tar.gz, tar.zst or zip) into a fresh staging folder,
-/// applying the entry rule and caps of `security-notes.md` while streaming.
+/// applying the entry rule and caps of docs/threat-model.md (#the-entry-rule, #caps) while streaming.
 ///
 /// - Reads from an already-open descriptor (the one whose SHA-256 was checked), with
 ///   `pread` from offset 0; the path is never reopened.

@@ -5,7 +5,7 @@ import SignedManifest
 /// A built client folder checked for publishing: only regular files and folders, names a
 /// device will accept, `index.html` at the top.
 ///
-/// The rules mirror what devices enforce when unpacking (security-notes.md), so publish
+/// The rules mirror what devices enforce when unpacking (docs/threat-model.md#the-entry-rule), so publish
 /// never produces an archive that devices refuse: no symlinks, no special files, every
 /// file readable, names valid UTF-8 without control characters or `\`, each component at
 /// most 255 bytes, whole paths at most 1024 bytes, at most ``maxDepth`` levels.

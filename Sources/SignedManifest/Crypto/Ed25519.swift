@@ -13,7 +13,7 @@ public enum Ed25519 {
     /// Length of a raw public key in bytes.
     public static let publicKeyLength = 32
 
-    /// The key id of DESIGN §2: the first 16 hex characters of SHA-256 over the DER
+    /// The key id (docs/formats.md#keys-and-key-id): the first 16 hex characters of SHA-256 over the DER
     /// SubjectPublicKeyInfo of a public key.
     public static func keyId(subjectPublicKeyInfo der: [UInt8]) -> String {
         String(Digest.hex(.sha256, of: der).prefix(16))

@@ -28,7 +28,7 @@ public enum StrictJSON {
             self.maxDepth = maxDepth
         }
 
-        /// For one manifest: 64 KiB (DESIGN §8), depth 32.
+        /// For one manifest: 64 KiB (docs/formats.md#strict-json), depth 32.
         public static let manifest = Limits(maxBytes: 64 * 1024, maxDepth: 32)
         /// For `index.json`, which holds every release of a channel: 16 MiB, depth 32.
         public static let index = Limits(maxBytes: 16 * 1024 * 1024, maxDepth: 32)

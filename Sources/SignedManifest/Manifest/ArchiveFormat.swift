@@ -1,4 +1,4 @@
-/// The archive formats a release may use (DESIGN §2). libarchive reads and writes all three.
+/// The archive formats a release may use (docs/formats.md#archive-formats). libarchive reads and writes all three.
 public enum ArchiveFormat: String, Sendable, CaseIterable, CustomStringConvertible {
     /// POSIX tar (pax) compressed with gzip: the default.
     case tarGzip = "tar.gz"

@@ -1,7 +1,7 @@
 import ClientUpdater
 import Foundation
 
-/// A verified `signed-client-v1` manifest (DESIGN §2).
+/// A verified `signed-client-v1` manifest (docs/formats.md#manifest).
 ///
 /// Only ``ManifestVerifier`` (after the signature verified) and ``ManifestDraft/signed(with:)``
 /// make one, so holding a `Manifest` means its fields passed validation. ``object`` is the
@@ -41,7 +41,7 @@ public struct Manifest: Sendable, Equatable {
     /// entries of `signatures` (several release keys, a threshold of which a root asks for).
     public let signatures: [DocumentSignature]
 
-    /// The names of every field of DESIGN §2 (everything else is an unknown field).
+    /// The names of every field of docs/formats.md#manifest (everything else is an unknown field).
     public static let knownFields: Set<String> = [
         "format", "app", "channel", "version", "url", "sha256", "size", "minShellVersion",
         "maxShellVersion", "published", "expires", "keyId", "signature", "signatures",
@@ -95,7 +95,7 @@ public struct Manifest: Sendable, Equatable {
         "v\(version).\(format.fileExtension)"
     }
 
-    /// Reads the typed fields of `object`, checking each against DESIGN §2. Does not check
+    /// Reads the typed fields of `object`, checking each against docs/formats.md#manifest. Does not check
     /// the signature: ``ManifestVerifier`` does that first, then calls this.
     package static func validate(_ object: JSONObject) -> Result<Manifest, ManifestRejection> {
         do {

@@ -13,7 +13,7 @@ public struct ManifestDraft: Sendable, Equatable {
     public var maxShellVersion: Version?
     public var published: Date
     public var expires: Date?
-    /// Extra fields to sign along (must not use the names of DESIGN §2 fields).
+    /// Extra fields to sign along (must not use the names of the fields in docs/formats.md#manifest).
     public var extraFields: JSONObject
 
     public init(

@@ -4,7 +4,7 @@ import Foundation
 /// Whether a *verified* manifest is acceptable to one device: pure functions, no I/O.
 ///
 /// Verification (``ManifestVerifier``) says whether a manifest is authentic and well
-/// formed; this says whether this device should take it (DESIGN §2, §4, §8).
+/// formed; this says whether this device should take it (docs/formats.md#device-policy).
 public enum ManifestPolicy {
     /// The decision for one manifest.
     public enum Decision: Sendable, Equatable {
@@ -52,7 +52,7 @@ public enum ManifestPolicy {
     }
 
     /// Resolves a manifest's `url` against the URL the manifest was read from and applies
-    /// the scheme rules of DESIGN §2: `https:` always; `http:` only to a loopback host or
+    /// the scheme rules of docs/formats.md#archive-url-rule: `https:` always; `http:` only to a loopback host or
     /// with `allowInsecureHTTP`; `file:` only when the manifest itself came from `file:`.
     /// - Returns: the absolute archive URL, or why it is refused.
     public static func archiveURL(for manifest: Manifest, manifestURL: URL, allowInsecureHTTP: Bool) -> Result<URL, SignedArchiveError> {

@@ -38,7 +38,7 @@ public enum ManifestVerification: Sendable, Equatable {
 /// Order of checks (every error path rejects): the signatures first — every `keyId` and
 /// signature must be well-formed, and at least the release role's threshold of distinct
 /// release keys must have a signature that verifies over the RFC 8785 canonical bytes of
-/// the object without `signature` and `signatures` — then every field (docs/formats.md).
+/// the object without `signature` and `signatures` — then every field (docs/formats.md#manifest).
 /// No field is interpreted before the signatures verified.
 public struct ManifestVerifier: Sendable {
     /// The root whose `release` role signs manifests.
@@ -62,7 +62,7 @@ public struct ManifestVerifier: Sendable {
         self.root = root
     }
 
-    /// Parses `bytes` strictly (64 KiB cap, docs/threat-model.md) and verifies the manifest.
+    /// Parses `bytes` strictly (64 KiB cap, docs/formats.md#strict-json) and verifies the manifest.
     public func verify<Bytes: Collection>(bytes: Bytes, source: String = "manifest") -> ManifestVerification
     where Bytes.Element == UInt8 {
         do {

@@ -1,6 +1,6 @@
 import ClientUpdater
 
-/// `index.json` of a release folder (DESIGN §2): every release of a channel, newest first.
+/// `index.json` of a release folder (docs/formats.md#release-index): every release of a channel, newest first.
 ///
 /// The index object itself is not signed; each entry is a complete signed manifest and is
 /// checked with ``ManifestVerifier`` exactly like `manifest.json` (``verify(with:)``).
