@@ -18,6 +18,8 @@ public struct ArchiveChannel: UpdateChannel {
     /// The trust roots the device accepted (or its `--trust` keys).
     public let trust: TrustStore
     let now: @Sendable () -> Date
+    /// `install --ignore-rollout`: take the newest release whatever its staged rollout says.
+    public var ignoreRollout = false
 
     /// - Throws: ``UpdaterError`` `.configInvalid` when the channel's settings break a rule
     ///   or a trusted key cannot be read.

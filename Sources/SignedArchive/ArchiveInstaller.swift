@@ -27,6 +27,21 @@ struct ArchiveInstaller {
         }
         let manifest = try verifier.verify(bytes: body, source: manifestURL.absoluteString)
             .get(context: "manifest \(manifestURL.absoluteString)")
+        // An expired manifest is reported as such by the policy below; a fresh one of this
+        // device's app and channel first passes the fleet rules (replay, revocation).
+        let fresh = manifest.expires.map { $0 > channel.now() } ?? true
+        if fresh, manifest.app == config.app, manifest.channel == channel.settings.channel {
+            if let replay = FeedRules.replayProblem(manifest, memory: state.archive) { return .stale(replay) }
+            FeedRules.recordPublished(manifest, in: &state.archive)
+            let held = Set([state.current, state.pending].compactMap { $0 } + (try channel.store.installedVersions()).map(\.id))
+            let revoked = FeedRules.applyRevocations(manifest.revoked, to: &state).filter(held.contains)
+            if !revoked.isEmpty {
+                // Leave first (the updater switches away from a running revoked version);
+                // the next check installs what the feed offers.
+                return .skipped(
+                    "release \(manifest.version) revokes \(revoked.joined(separator: ", ")): this device leaves it and never selects it again")
+            }
+        }
         let floor = state.archive.highestAccepted.flatMap(Version.init)
         let candidate: Manifest
         switch ManifestPolicy.evaluate(
@@ -63,6 +78,11 @@ struct ArchiveInstaller {
                 return .installed(promoted)  // promoted by a run that died before recording it in state.json
             }
             return .upToDate("up to date: \(candidate.version) is installed")
+        }
+        if !channel.ignoreRollout,
+            let refusal = FeedRules.rolloutRefusal(candidate, deviceId: try DeviceIdentity.readOrCreate(layout), now: channel.now())
+        {
+            return .skipped(refusal)  // no ETag kept: the next check reads the schedule again
         }
         let installed = try await install(candidate, manifestURL: manifestURL, downloader: downloader)
         state.archive.manifestETag = etag

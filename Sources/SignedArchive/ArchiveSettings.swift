@@ -47,10 +47,14 @@ public struct ArchiveMemory: Codable, Sendable, Equatable {
     public var highestAccepted: String?
     /// The ETag of the last manifest fetched, for conditional GET.
     public var manifestETag: String?
+    /// The `published` time (RFC 3339) of the newest manifest accepted: an older one is a
+    /// replay and decides nothing.
+    public var newestPublished: String?
 
-    public init(highestAccepted: String? = nil, manifestETag: String? = nil) {
+    public init(highestAccepted: String? = nil, manifestETag: String? = nil, newestPublished: String? = nil) {
         self.highestAccepted = highestAccepted
         self.manifestETag = manifestETag
+        self.newestPublished = newestPublished
     }
 }
 

@@ -59,13 +59,13 @@ import Testing
     }
 
     @Test func unknownFieldsAreSignedAndPreserved() throws {
-        let extra: JSONObject = ["releaseNotes": .string("Faster sync"), "rollout": .object(["percent": .integer(10)])]
+        let extra: JSONObject = ["releaseNotes": .string("Faster sync"), "rolloutGroup": .object(["percent": .integer(10)])]
         let manifest = try ManifestSamples.draft(extra: extra).signed(with: key)
         let verified = try #require(verifier.verify(bytes: manifest.jsonBytes()).manifest)
         #expect(verified.unknownFields == extra)
-        #expect(String(decoding: verified.signedBytes, as: UTF8.self).contains(#""rollout":{"percent":10}"#))
+        #expect(String(decoding: verified.signedBytes, as: UTF8.self).contains(#""rolloutGroup":{"percent":10}"#))
         var o = manifest.object
-        o["rollout"] = .object(["percent": .integer(100)])
+        o["rolloutGroup"] = .object(["percent": .integer(100)])
         #expect(verifier.verify(o).rejection?.reason == .badSignature)
     }
 

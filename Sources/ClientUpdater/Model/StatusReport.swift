@@ -19,6 +19,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
     }
 
     public var root: String
+    /// The device's random id (`device-id`): its place in staged rollouts.
+    public var deviceId: String?
     public var app: String
     /// `signed-archive` or `meteor`.
     public var channelKind: String
@@ -47,6 +49,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
         summary: ChannelSummary = ChannelSummary()
     ) {
         root = layout.root
+        deviceId = DeviceIdentity.read(layout)
         app = config.app
         channelKind = config.channelKind.rawValue
         channel = summary.channel

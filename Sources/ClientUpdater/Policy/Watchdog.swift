@@ -176,6 +176,22 @@ public struct Watchdog: Sendable, Equatable {
         return revert(failed: current, reason: .rolledBack, blacklisted: true, state: &state, available: available)
     }
 
+    /// The channel revoked the current version (it is on the blacklist now): the device
+    /// switches to `target` — the newest good version by the seed rule, `nil` for the seed —
+    /// with a trial unless it is the last known good version, and open pages reload. With
+    /// neither another version nor a seed the revoked version keeps running (never a blank
+    /// screen) and nothing is done.
+    public mutating func leave(revoked version: String, for target: String?, state: inout DeviceState, now: Duration, trial: TrialOwner)
+        -> [WatchdogAction]
+    {
+        guard state.current == version, target != nil || hasSeed else { return [] }
+        if state.lastKnownGood == version { state.lastKnownGood = nil }
+        var actions = activate(target, state: &state, now: now, trial: trial)
+        actions.append(.reload(to: target))
+        actions.append(.report(.revoked(version: version, switchedTo: target)))
+        return actions
+    }
+
     /// Graceful shutdown in the middle of a trial: the trial is dropped without counting
     /// a failure (the version stays current and gets a fresh trial at the next start).
     public mutating func shutdown(state: inout DeviceState) -> [WatchdogAction] {

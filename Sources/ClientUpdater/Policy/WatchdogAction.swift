@@ -35,6 +35,9 @@ public enum WatchdogEvent: Sendable, Equatable {
     /// `version` failed; it is now on the retry list or (`blacklisted`) the blacklist, and
     /// the device reverted to `revertedTo` (`nil` = the embedded seed).
     case failed(version: String, reason: FailureReason, blacklisted: Bool, revertedTo: String?)
+    /// The channel revoked `version` while it ran: the device switched to `switchedTo`
+    /// (`nil` = the embedded seed).
+    case revoked(version: String, switchedTo: String?)
     /// `startupDidComplete` arrived while nothing was on trial.
     case noTrial(current: String?)
     /// A rollback was asked for while the embedded seed runs.
@@ -54,6 +57,7 @@ public enum WatchdogEvent: Sendable, Equatable {
                 return "\(v) \(reason.message); \(list); it keeps running: no last known good version and no embedded seed to revert to"
             }
             return "\(v) \(reason.message); \(list); reverted to \(target ?? "the embedded seed")"
+        case .revoked(let v, let target): return "\(v) was revoked by its channel; switched to \(target ?? "the embedded seed")"
         case .noTrial(let current): return "nothing on trial (\(current ?? "the embedded seed") runs)"
         case .nothingToRollBack: return "the embedded seed runs: nothing to roll back"
         case .refused(let acknowledged, let onTrial):

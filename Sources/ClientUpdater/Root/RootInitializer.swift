@@ -2,7 +2,8 @@ import Foundation
 
 /// Creates a device root from a validated config (`clientctl init`).
 public enum RootInitializer {
-    /// Creates `layout.root` if needed and writes `config.json` atomically.
+    /// Creates `layout.root` if needed, writes `config.json` atomically and gives the root
+    /// its ``DeviceIdentity`` (kept when it has one).
     ///
     /// - Parameters:
     ///   - force: overwrite an existing config; installed versions and state are kept
@@ -24,6 +25,7 @@ public enum RootInitializer {
         let lock = try FileLock(path: layout.lock, wait: 30)
         defer { withExtendedLifetime(lock) {} }
         try AtomicFile.write(bytes, to: layout.config)
+        _ = try DeviceIdentity.readOrCreate(layout)
         if let store { try AtomicFile.makeDirectory(store) }
     }
 }

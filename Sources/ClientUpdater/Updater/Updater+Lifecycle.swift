@@ -111,6 +111,26 @@ extension Updater {
     /// `error` and rethrown; `state.json` stays as it was.
     @discardableResult
     public func checkForUpdates(lockWait: Double = 30) async throws -> InstallReport {
+        let report = try await checkAndStage(lockWait: lockWait)
+        if lifecycle.attached { try await leaveRevokedCurrent(lockWait: lockWait) }
+        return report
+    }
+
+    /// When the check put the running version on the blacklist (its channel revoked it),
+    /// switch to the newest good version (else the seed) and reload open pages.
+    func leaveRevokedCurrent(lockWait: Double) async throws {
+        guard let current = StateStore.load(layout).current, StateStore.load(layout).blacklist.contains(current) else { return }
+        let clock = lifecycle.clock
+        _ = try await transition(lockWait: lockWait) { watchdog, state, available in
+            guard let current = state.current, state.blacklist.contains(current) else { return [] }
+            let candidates = try storedVersions().filter { available.contains($0.id) }
+            let chosen = channel.select(from: candidates, state: state)
+            let target = chosen.flatMap { $0.isEmbedded ? nil : $0.id }
+            return watchdog.leave(revoked: current, for: target, state: &state, now: clock.now, trial: trialOwner())
+        }
+    }
+
+    private func checkAndStage(lockWait: Double) async throws -> InstallReport {
         try await exclusively {
             let pendingBefore = StateStore.load(layout).pending
             var report: InstallReport

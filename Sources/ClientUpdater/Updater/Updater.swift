@@ -63,6 +63,8 @@ public actor Updater {
         } else if state.pending == nil, let again = try restageCandidate(state) {
             state.pending = again
             report = .staged(again, retry: state.retry.contains(again))
+            // What the check said first, when it skipped something (a revocation, say).
+            if case .skipped(let why) = outcome { report.message = why + "; " + report.message }
         }
         report.pending = state.pending
         if state != before { try StateStore.save(state, layout) }

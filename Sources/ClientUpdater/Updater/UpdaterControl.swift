@@ -53,8 +53,8 @@ public struct UpdaterControl: ControlHandler {
                     case .error(let message): continuation.yield(.error(message: message))
                     case .downloadProgress(let version, let completed, let total):
                         continuation.yield(.downloadProgress(version: version, completed: completed, total: total))
-                    case .watchdog(.failed(_, _, _, let revertedTo)):
-                        // A page left on the failed version (it never acknowledged) reloads.
+                    case .watchdog(.failed(_, _, _, let revertedTo)), .watchdog(.revoked(_, let revertedTo)):
+                        // A page left on the failed (or revoked) version reloads.
                         continuation.yield(.reload(version: revertedTo ?? "embedded"))
                     case .watchdog, .switched: break
                     }

@@ -33,6 +33,10 @@ public struct Manifest: Sendable, Equatable {
     public let published: Date
     /// Past this time a device keeps what it has and reports a stale feed.
     public let expires: Date?
+    /// A staged rollout: which share of devices takes this release now (`nil`: all).
+    public let rollout: Rollout?
+    /// Versions devices must leave and never select again (at most 1,000).
+    public let revoked: [Version]
     /// Id of the first signing key (first 16 hex of SHA-256 over its DER SubjectPublicKeyInfo).
     public let keyId: String
     /// The first Ed25519 signature's bytes (64).
@@ -44,7 +48,7 @@ public struct Manifest: Sendable, Equatable {
     /// The names of every field of docs/formats.md#manifest (everything else is an unknown field).
     public static let knownFields: Set<String> = [
         "format", "app", "channel", "version", "url", "sha256", "size", "minShellVersion",
-        "maxShellVersion", "published", "expires", "keyId", "signature", "signatures",
+        "maxShellVersion", "published", "expires", "keyId", "signature", "signatures", "rollout", "revoked",
     ]
 
     /// Fields this version does not know: signed like every other field, otherwise ignored.
@@ -131,6 +135,21 @@ public struct Manifest: Sendable, Equatable {
         if let expires, expires <= published {
             throw ManifestRejection(.invalidValue, field: "expires", "expires is not after published")
         }
+        rollout = try fields.optional("rollout") { try Rollout.parse(try fields.value($0)) }
+        revoked =
+            try fields.optional("revoked") { name -> [Version] in
+                guard case .array(let entries) = try fields.value(name) else {
+                    throw ManifestRejection(.wrongType, field: name, "field 'revoked' must be an array of versions")
+                }
+                guard entries.count <= 1_000 else { throw fields.invalid(name, "lists \(entries.count) versions, at most 1000") }
+                return try entries.map { entry in
+                    guard case .string(let text) = entry, let v = Version(text) else {
+                        throw fields.invalid(name, "holds \(entry.stringValue.map(fields.quoted) ?? entry.typeName): not a SemVer 2.0 version")
+                    }
+                    return v
+                }
+            } ?? []
+        if revoked.contains(version) { throw fields.invalid("revoked", "revokes the release it describes (\(version))") }
         signatures = try Self.readSignatures(of: o)
         keyId = signatures[0].keyId
         signature = signatures[0].signature

@@ -13,6 +13,10 @@ public struct ManifestDraft: Sendable, Equatable {
     public var maxShellVersion: Version?
     public var published: Date
     public var expires: Date?
+    /// A staged rollout (`nil`: every device takes the release at once).
+    public var rollout: Rollout?
+    /// Versions devices must leave.
+    public var revoked: [Version] = []
     /// Extra fields to sign along (must not use the names of the fields in docs/formats.md#manifest).
     public var extraFields: JSONObject
 
@@ -48,6 +52,8 @@ public struct ManifestDraft: Sendable, Equatable {
         if let maxShellVersion { o["maxShellVersion"] = .string(maxShellVersion.description) }
         o["published"] = .string(RFC3339.format(published))
         if let expires { o["expires"] = .string(RFC3339.format(expires)) }
+        if let rollout { o["rollout"] = rollout.jsonValue }
+        if !revoked.isEmpty { o["revoked"] = .array(revoked.map { .string($0.description) }) }
         for m in extraFields where !Manifest.knownFields.contains(m.key) { o[m.key] = m.value }
         o["keyId"] = .string(keyId)
         return o

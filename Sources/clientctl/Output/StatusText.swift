@@ -8,6 +8,7 @@ enum StatusText {
             "root:            \(s.root)",
             "app:             \(s.app) (\(s.channelKind)\(s.channel.map { ", channel \($0)" } ?? ""))",
             "shell:           \(s.shellVersion)",
+            "device id:       \(s.deviceId ?? "-")",
             "current:         \(s.current)",
             "pending:         \(s.pending ?? "-")",
             "last known good: \(s.lastKnownGood ?? "-")",

@@ -21,6 +21,7 @@ struct InstallCommand: AsyncParsableCommand {
               clientctl install --root /var/lib/notes
               CLIENTCTL_ROOT=/var/lib/notes clientctl install --json
               clientctl install --root /var/lib/notes --wait 0     # fail at once if busy
+              clientctl install --root /var/lib/notes --ignore-rollout  # operator
             """
     )
 
@@ -28,6 +29,8 @@ struct InstallCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
     @Option(help: "Seconds to wait for another clientctl holding the root's lock (0–86400).")
     var wait = Seconds(30)
+    @Flag(help: "Take the newest release even when its staged rollout has not reached this device or is paused.")
+    var ignoreRollout = false
 
     func validate() throws {
         try wait.require(in: 0...86_400, flag: "--wait", rule: "0 to 86400 seconds")
@@ -35,7 +38,7 @@ struct InstallCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let context = try DeviceContext.open(device)
+            let context = try DeviceContext.open(device, ignoreRollout: ignoreRollout)
             let report: InstallReport
             if !output.json, let (bar, handler) = ProgressBar.handlerIfTerminal() {
                 defer { bar.finish() }

@@ -120,7 +120,7 @@ struct ServeCommand: AsyncParsableCommand {
     static func logEvents(_ events: AsyncStream<UpdaterEvent>) async {
         for await event in events {
             switch event {
-            case .watchdog(.trialStarted), .watchdog(.committed), .watchdog(.failed):
+            case .watchdog(.trialStarted), .watchdog(.committed), .watchdog(.failed), .watchdog(.revoked):
                 if case .watchdog(let e) = event { printError("clientctl serve: " + e.message) }
             case .updateAvailable(let version):
                 printError("clientctl serve: \(version) is ready; it is served after switch-to-pending or the next start")

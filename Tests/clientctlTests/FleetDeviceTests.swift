@@ -1,0 +1,85 @@
+import ClientUpdater
+import Foundation
+import SignedArchive
+import SignedManifest
+import TestSupport
+import Testing
+
+/// Staged rollouts, pauses, replays and revocations as a device sees them, through a real
+/// release folder on a loopback server and the library updater with an injected clock.
+@Suite struct FleetDeviceTests {
+    static func rollout(_ json: String) -> (inout JSONObject) -> Void {
+        { object in
+            if let value = try? StrictJSON.parse(Array(json.utf8)) { object["rollout"] = value }
+        }
+    }
+
+    @Test func aRolloutAdmitsDevicesByTheirPlaceAndAPauseStopsNewInstalls() async throws {
+        let d = try DeviceFixture()
+        let id = try #require(DeviceIdentity.read(d.layout), "init gave the root a device id")
+        let place = Rollout.bucket(channel: "stable", version: "1.0.0", deviceId: id)
+        // A percent just below this device's place: not yet; the operator can override.
+        try d.publish("1.0.0", edit: Self.rollout(String(format: "%.2f", Double(place) / 100)))
+        let waiting = try await d.updater().install()
+        #expect(waiting.result == "skipped")
+        #expect(waiting.message.hasSuffix("this device (place \(place) of 10000) waits"), "\(waiting.message)")
+        #expect(try await d.updater().status().installed.isEmpty)
+        var channel = try ArchiveChannel(layout: d.layout, config: d.config)
+        channel.ignoreRollout = true
+        #expect(try await Updater(layout: d.layout, config: d.config, channel: channel).install().version == "1.0.0")
+
+        // A schedule: nobody in the first hour, everybody after it.
+        let start = Date()
+        try d.publish("1.1.0", edit: Self.rollout(#"{"start": "\#(RFC3339.format(start))", "steps": [[0, 0], [3600, 100]]}"#))
+        #expect(try await d.updater(now: { start.addingTimeInterval(60) }).install().result == "skipped")
+        #expect(try await d.updater(now: { start.addingTimeInterval(3700) }).install().version == "1.1.0")
+
+        // Paused at 100 %: no new installs; what is installed stays.
+        try d.publish("1.2.0", edit: Self.rollout(#"{"percent": 100, "paused": true}"#))
+        let paused = try await d.updater().install()
+        #expect(paused.result == "skipped" && paused.message == "the rollout of release 1.2.0 is paused; this device waits")
+        #expect(try await d.updater().status().installed.map(\.version) == ["1.0.0", "1.1.0"])
+    }
+
+    /// A manifest published before the newest one the device accepted (a stale cache
+    /// replaying yesterday's "100 %") decides nothing; the device keeps what it has.
+    @Test func aReplayedOlderManifestDecidesNothing() async throws {
+        let d = try DeviceFixture()
+        try d.publish("1.0.0")
+        _ = try await d.updater().install()
+        let before = try d.snapshot()
+        let yesterday = RFC3339.format(Date().addingTimeInterval(-86_400))
+        try d.publish("1.1.0") { $0["published"] = .string(yesterday) }
+        let replay = try await d.updater().install()
+        #expect(replay.result == "stale")
+        #expect(replay.message.contains("was published at \(yesterday), before the newest one this device accepted"))
+        #expect(try d.snapshot() == before, "nothing installed, nothing remembered")
+    }
+
+    /// A revoked version is left (the next start runs the newest good one) and never
+    /// selected, staged or installed again; the next check installs what the feed offers.
+    @Test func aRevokedVersionIsLeftAndNeverSelectedAgain() async throws {
+        let d = try DeviceFixture()
+        for version in ["1.0.0", "1.1.0"] {
+            try d.publish(version)
+            _ = try await d.updater().install()
+            let updater = try d.updater()
+            try await updater.reload()
+            try await updater.startupDidComplete()
+        }
+        try d.publish("1.2.0") { $0["revoked"] = .array([.string("1.1.0")]) }
+        let first = try await d.updater().install()
+        // The newest good version is staged for the next reload or start.
+        #expect(first.result == "staged" && first.version == "1.0.0", "\(first)")
+        #expect(first.message.hasPrefix("release 1.2.0 revokes 1.1.0: this device leaves it and never selects it again; staged 1.0.0"))
+        var status = try await d.updater().status()
+        #expect(status.blacklist == ["1.1.0"] && status.lastKnownGood == nil && status.selected == "1.0.0" && status.pending == "1.0.0")
+        let restart = try d.updater()
+        let started = try await restart.start(bridge: nil, clock: WatchdogClock(ManualClock()))
+        #expect(started.current == "1.0.0")
+        await restart.shutdown()
+        #expect(try await d.updater().install().version == "1.2.0")
+        status = try await d.updater().status()
+        #expect(status.pending == "1.2.0" && status.blacklist == ["1.1.0"])
+    }
+}

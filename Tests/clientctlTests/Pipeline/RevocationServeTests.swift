@@ -1,0 +1,44 @@
+import ClientUpdater
+import Foundation
+import SignedManifest
+import TestSupport
+import Testing
+
+/// Revocation through `clientctl serve` with a page open: the page's event stream (what
+/// the shim listens to) gets `reload` naming the version switched to, the server serves
+/// it at once, and the next check installs what the feed offers.
+@Suite struct RevocationServeTests {
+    @Test func aRunningRevokedVersionIsLeftAtTheNextCheckAndOpenPagesReload() async throws {
+        let d = try DeviceFixture()
+        for version in ["1.0.0", "1.1.0"] {
+            try d.publish(version)
+            _ = try await d.updater().install()
+            let updater = try d.updater()
+            try await updater.reload()
+            try await updater.startupDidComplete()
+        }
+        let serve = try await ServeProcess(root: d.layout.root, scratch: d.tmp.path)
+        defer { serve.stop() }
+        #expect(try await serve.get("/").body.contains("<p id=\"version\">1.1.0</p>"))
+
+        // The open page of 1.1.0 listens for events, as the shim does.
+        let stream = Task { try await Subprocess.run("curl", ["-sN", "--max-time", "8", serve.baseURL + "__clientctl/events"], gate: nil) }
+        try await Task.sleep(nanoseconds: 1_500_000_000)
+        try d.publish("1.2.0") { $0["revoked"] = .array([.string("1.1.0")]) }
+        #expect(try await serve.control("check").status == 200)
+
+        let events = try await stream.value.output
+        #expect(events.contains("event: reload\ndata: {\"version\":\"1.0.0\"}"), "\(events)")
+        #expect(try await serve.get("/").body.contains("<p id=\"version\">1.0.0</p>"))
+        if Chromium.isEnabled {
+            let dom = try await Chromium.dumpDOM(serve.baseURL)
+            #expect(Chromium.text(of: "version", in: dom) == "1.0.0", "a reloaded page gets the version switched to")
+        }
+        let status = try await d.updater().status()
+        #expect(status.current == "1.0.0" && status.blacklist == ["1.1.0"])
+
+        #expect(try await serve.control("check").status == 200)
+        #expect(try await d.updater().status().pending == "1.2.0", "the next check installs the release that revoked it")
+        #expect(serve.stderr.contains("1.1.0 was revoked by its channel; switched to 1.0.0"), "\(serve.stderr)")
+    }
+}
