@@ -67,8 +67,8 @@ extension HTTPSuites {
         }
 
         @Test func refusedConnectionIsANetworkError() async throws {
-            let port = try LoopbackHTTPServer.unusedPort()
-            let url = try #require(URL(string: "http://127.0.0.1:\(port)/app.tgz"))
+            let refusing = try LoopbackHTTPServer.refusingPort()
+            let url = try #require(URL(string: "http://127.0.0.1:\(refusing.port)/app.tgz"))
             let error = await #expect(throws: UpdaterError.self) { try await HTTPTransport().fetchAll(url) }
             #expect(error?.code == .network)
             #expect(error?.transportFailure == .refused)
@@ -197,8 +197,8 @@ extension HTTPSuites {
         }
 
         @Test func defaultTransportHandsHTTPSToHTTPTransport() async throws {
-            let port = try LoopbackHTTPServer.unusedPort()
-            let url = try #require(URL(string: "https://127.0.0.1:\(port)/m.json"))
+            let refusing = try LoopbackHTTPServer.refusingPort()
+            let url = try #require(URL(string: "https://127.0.0.1:\(refusing.port)/m.json"))
             let error = await #expect(throws: UpdaterError.self) { try await DefaultTransport().fetchAll(url) }
             #expect(error?.transportFailure == .refused, "\(error?.message ?? "")")
         }

@@ -100,7 +100,8 @@ extension HTTPSuites {
         }
 
         @Test func aDeadProxyIsNamedInTheError() async throws {
-            let port = try LoopbackHTTPServer.unusedPort()
+            let refusing = try LoopbackHTTPServer.refusingPort()
+            let port = refusing.port
             let server = try LoopbackHTTPServer { _ in .text("never") }
             defer { server.stop() }
             let settings = HTTPTransportSettings.fromEnvironment(["http_proxy": "http://127.0.0.1:\(port)"])

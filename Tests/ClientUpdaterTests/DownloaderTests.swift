@@ -234,7 +234,7 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
     @Test func dripSlowerThanIdleTimeoutTimesOutAndResumes() async throws {
         faults.add(.drip(bytes: 100_000, every: 3.0), path: "/app.tgz", requests: 1...1)
         var d = downloader
-        d.idleTimeout = 1  // well under the 3 s gap, with room for a loaded machine before the first drip
+        d.idleTimeout = 2  // under the 3 s gap, with room for a loaded machine before the first drip
         let result = try await d.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
         #expect(result.digest == sha256)
         try #require(server.requests.count >= 2, "the stall was noticed: \(server.log)")

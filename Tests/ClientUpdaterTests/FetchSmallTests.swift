@@ -107,8 +107,8 @@ import Testing
     }
 
     @Test func refusedConnectionGivesUpAsNetworkError() async throws {
-        let port = try LoopbackHTTPServer.unusedPort()
-        let url = try #require(URL(string: "http://127.0.0.1:\(port)/manifest.json"))
+        let refusing = try LoopbackHTTPServer.refusingPort()
+        let url = try #require(URL(string: "http://127.0.0.1:\(refusing.port)/manifest.json"))
         let d = Downloader(transport: DefaultTransport(), retry: RetryPolicy(maxAttempts: 3), sleeper: sleeper)
         let error = await #expect(throws: UpdaterError.self) { try await d.fetchSmall(url) }
         #expect(error?.message == "GET \(url.absoluteString): connection refused (gave up after 3 attempts)")

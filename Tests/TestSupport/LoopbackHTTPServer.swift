@@ -152,7 +152,25 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         }
     }
 
-    /// A loopback port on which nothing listens (connecting to it is refused).
+    /// A loopback port held bound but not listening for as long as the value lives:
+    /// connecting to it is refused, and no other test's server can take it meanwhile
+    /// (a port from ``unusedPort()`` may be reused by the next server bound in parallel).
+    public final class RefusingPort: @unchecked Sendable {
+        // @unchecked: `fd` is set once and only closed in deinit.
+        private let fd: Int32
+        public let port: UInt16
+        init() throws {
+            fd = try LoopbackHTTPServer.bindLoopback(port: 0, listen: false)
+            port = try LoopbackHTTPServer.localPort(fd)
+        }
+        deinit { close(fd) }
+    }
+
+    /// A port that refuses connections while the returned value lives.
+    public static func refusingPort() throws -> RefusingPort { try RefusingPort() }
+
+    /// A loopback port on which nothing listens now (for a daemon the test starts on it;
+    /// to be refused, use ``refusingPort()``, which keeps the port reserved).
     public static func unusedPort() throws -> UInt16 {
         let fd = try bindLoopback(port: 0, listen: false)
         defer { close(fd) }
