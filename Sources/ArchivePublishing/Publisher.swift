@@ -24,6 +24,11 @@ public struct PublishRequest: Sendable {
     /// Publish files and folders whose name starts with `.` (`.env`, `.git/`); off by
     /// default, when they are skipped and listed in ``PublishResult/skippedHidden``.
     public var includeHidden = false
+    /// A staged rollout for the release (`nil`: every device at once). Without an explicit
+    /// ``expires`` such a manifest expires after ``ChannelEditor/rolloutExpiry``.
+    public var rollout: Rollout?
+    /// Versions devices must leave and never select again.
+    public var revoked: [Version] = []
 
     public init(
         source: String, app: String, channel: String, version: Version, minShellVersion: Version,
@@ -73,14 +78,21 @@ public enum Publisher {
     /// Publishes `request` signed with `key`.
     @discardableResult
     public static func publish(_ request: PublishRequest, key: Ed25519.PrivateKey) throws -> PublishResult {
+        try publish(request, signers: [key])
+    }
+
+    /// Publishes `request` signed by every signer (a threshold of the channel's trust root
+    /// when the folder publishes one).
+    @discardableResult
+    public static func publish(_ request: PublishRequest, signers: [any DocumentSigner]) throws -> PublishResult {
         try validate(request)
         let tree = try SourceTree.scan(request.source, includeHidden: request.includeHidden)
-        var result = try publish(request, tree: tree, key: key)
+        var result = try publish(request, tree: tree, signers: signers)
         result.skippedHidden = tree.skippedHidden
         return result
     }
 
-    private static func publish(_ request: PublishRequest, tree: SourceTree, key: Ed25519.PrivateKey) throws -> PublishResult {
+    private static func publish(_ request: PublishRequest, tree: SourceTree, signers: [any DocumentSigner]) throws -> PublishResult {
         let channelDir = request.outputDirectory + "/" + request.channel
         do {
             try FileManager.default.createDirectory(atPath: channelDir, withIntermediateDirectories: true)
@@ -90,6 +102,7 @@ public enum Publisher {
         let lock = try DirectoryLock(channelDir)
         defer { lock.release() }
         removeStaleTemporaryFiles(in: channelDir)
+        try ReleaseRoots.requireThreshold(of: try ReleaseRoots.newest(inChannelFolder: channelDir), signers: signers)
 
         let indexPath = channelDir + "/index.json"
         let manifestPath = channelDir + "/manifest.json"
@@ -103,11 +116,16 @@ public enum Publisher {
         let sha256 = try Digest.hex(.sha256, ofFileAt: temp)
         let size = try fileSize(temp)
 
-        let draft = ManifestDraft(
+        var draft = ManifestDraft(
             app: request.app, channel: request.channel, version: request.version,
             url: archiveURL(request, archiveName: archiveName), sha256: sha256, size: size,
             minShellVersion: request.minShellVersion, maxShellVersion: request.maxShellVersion,
             published: request.now, expires: request.expires)
+        draft.rollout = request.rollout
+        draft.revoked = request.revoked
+        if request.rollout != nil, draft.expires == nil {
+            draft.expires = Date(timeIntervalSince1970: floor(request.now.timeIntervalSince1970)).addingTimeInterval(ChannelEditor.rolloutExpiry)
+        }
         if let existing = try existingRelease(in: index, request: request, draft: draft, indexPath: indexPath) {
             try installArchive(temp, at: archivePath, sha256: sha256)
             try repairManifest(manifestPath, index: index)
@@ -115,7 +133,7 @@ public enum Publisher {
                 manifest: existing, archivePath: archivePath, manifestPath: manifestPath,
                 indexPath: indexPath, unchanged: true)
         }
-        let manifest = try draft.signed(with: key)
+        let manifest = try draft.signed(by: signers)
         try installArchive(temp, at: archivePath, sha256: sha256)
         index.insert(manifest)
         do {
@@ -171,6 +189,9 @@ public enum Publisher {
         }
         if let max = r.maxShellVersion, max < r.minShellVersion {
             throw SignedArchiveError.field("maxShellVersion", "\(max) is below `minShellVersion` \(r.minShellVersion)")
+        }
+        if r.revoked.contains(r.version) {
+            throw SignedArchiveError.field("revoked", "names \(r.version), the release being published")
         }
         if let expires = r.expires, expires <= r.now {
             throw SignedArchiveError.field("expires", "\(RFC3339.format(expires)) is not in the future")

@@ -7,6 +7,8 @@ enum CommandRegistry {
         PublishCommand.self,
         VerifyCommand.self,
         ManifestCommand.self,
+        RolloutCommand.self,
+        RevokeCommand.self,
         InitCommand.self,
         InstallCommand.self,
         StatusCommand.self,

@@ -8,7 +8,8 @@ import Testing
 @Suite struct HelpTextTests {
     @Test(arguments: [
         ["keygen"], ["publish"], ["verify"], ["manifest", "canonical"], ["init"], ["install"],
-        ["status"], ["list"], ["ack"], ["gc"], ["reload"], ["rollback"], ["serve"],
+        ["status"], ["list"], ["ack"], ["gc"], ["reload"], ["rollback"], ["serve"], ["rollout"], ["rollout", "set"],
+        ["rollout", "pause"], ["rollout", "resume"], ["rollout", "complete"], ["revoke"],
     ])
     func examplesFitIn80Columns(command: [String]) async throws {
         let result = try await ClientctlBinary.run(command + ["--help"], environment: ["COLUMNS": "80"])

@@ -23,7 +23,8 @@ import Testing
         #expect(try await complete(["clientctl", "pu"]) == ["publish"])
         #expect(try await complete(["clientctl", "publish", "--for"]) == ["--format"])
         let device = try await complete(["clientctl", "re"])
-        #expect(Set(device) == ["reload"], "\(device)")
+        #expect(Set(device) == ["reload", "revoke"], "\(device)")
+        #expect(try await complete(["clientctl", "rollout", "pa"]) == ["pause"])
     }
 
     @Test(arguments: ["bash", "zsh", "fish"])

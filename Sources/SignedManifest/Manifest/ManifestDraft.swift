@@ -69,8 +69,21 @@ public struct ManifestDraft: Sendable, Equatable {
     /// `keyId`/`signature` pair, the others in `signatures`. The result is validated like
     /// any received manifest, so publish never writes a manifest that devices would reject.
     public func signed(by signers: [any DocumentSigner]) throws -> Manifest {
+        var o = unsignedObject(keyId: "")
+        o.removeValue(forKey: "keyId")
+        return try Manifest.sign(o, by: signers)
+    }
+}
+
+extension Manifest {
+    /// Signs `unsigned` (a manifest object without `keyId`, `signature` and `signatures`)
+    /// with every signer over the same canonical bytes: the first as the `keyId`/`signature`
+    /// pair, the others in `signatures`; validated like any received manifest.
+    public static func sign(_ unsigned: JSONObject, by signers: [any DocumentSigner]) throws -> Manifest {
         guard let first = signers.first else { throw SignedArchiveError(.invalidArgument, "a manifest needs at least one signing key") }
-        var o = unsignedObject(keyId: first.publicKey.keyId)
+        var o = unsigned
+        for name in ["keyId", "signature", "signatures"] { o.removeValue(forKey: name) }
+        o["keyId"] = .string(first.publicKey.keyId)
         let message = CanonicalJSON.serialize(o)
         o["signature"] = .string(Data(try first.sign(message)).base64EncodedString())
         var seen: Set<String> = [first.publicKey.keyId]
@@ -85,9 +98,7 @@ public struct ManifestDraft: Sendable, Equatable {
             throw SignedArchiveError(.invalidManifest, "cannot publish: \(rejection.message)", underlying: rejection)
         }
     }
-}
 
-extension Manifest {
     /// The manifest with one more signature (`clientctl sign`): the signer signs the same
     /// canonical bytes, and its entry joins `signatures`. A key that signed already adds
     /// nothing.

@@ -10,7 +10,7 @@ enum FlagNames {
         "trustFiles": "--trust", "trustRootFile": "--trust-root", "embedded": "--embedded", "startupTimeout": "--startup-timeout", "keep": "--keep",
         "limits": "--max-unpacked-bytes and --max-entries", "meteorURL": "--meteor-url", "compatPlatform": "--compat-platform",
         "allowInsecureHTTP": "--allow-insecure-http", "minShellVersion": "--min-shell", "maxShellVersion": "--max-shell",
-        "expires": "--expires", "baseURL": "--base-url", "prefix": "--out", "force": "--force", "init": "clientctl init",
+        "expires": "--expires", "revoked": "--revoke", "baseURL": "--base-url", "prefix": "--out", "force": "--force", "init": "clientctl init",
     ]
 
     /// The one line to print for `error`.

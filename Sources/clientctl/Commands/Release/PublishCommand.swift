@@ -31,6 +31,9 @@ struct PublishCommand: AsyncParsableCommand {
               clientctl publish build/ --app com.example.notes --channel stable \\
                   --version 1.4.0 --min-shell 2.0.0 --key keys/release.pem \\
                   --out releases
+              clientctl publish build/ --app com.example.notes --channel stable \\
+                  --version 1.5.0 --min-shell 2.0.0 --key keys/release.pem \\
+                  --out releases --rollout 0:5,1d:25,2d:100 --revoke 1.4.0
               clientctl publish build/ --app com.example.notes --channel beta \\
                   --version 1.5.0-beta.1 --min-shell 2.0.0 --max-shell 2.99.0 \\
                   --key keys/release.pem --out releases --format zip \\
@@ -56,8 +59,8 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-shell"), help: ArgumentHelp("Highest shell version that may run it (inclusive).", valueName: "SEMVER"))
     var maxShell: Version?
 
-    @Option(name: .long, help: ArgumentHelp("Ed25519 private key (PKCS#8 PEM).", valueName: "PRIVATE.pem"))
-    var key: String
+    @Option(name: .long, help: ArgumentHelp("Ed25519 private key (PKCS#8 PEM); repeat for a threshold.", valueName: "PRIVATE.pem"))
+    var key: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("Release folder root.", valueName: "RELEASES"))
     var out: String
@@ -71,12 +74,22 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Expiry: RFC 3339 UTC time or Nd (days from now).", valueName: "RFC3339|Nd"))
     var expires: Expiry?
 
+    @Option(name: .long, help: ArgumentHelp("A staged rollout: a percent or TIME:PERCENT steps (0:5,1d:25,2d:100).", valueName: "SPEC"))
+    var rollout: RolloutArgument?
+
+    @Option(name: .long, help: ArgumentHelp("A version devices must leave; repeat for several.", valueName: "VERSION"))
+    var revoke: [Version] = []
+
     @Flag(
         name: .customLong("include-hidden"),
         help: "Also publish files and folders whose name starts with '.' (.env, .well-known/); skipped by default.")
     var includeHidden = false
 
     @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard !key.isEmpty else { throw ValidationError("Missing expected argument '--key <PRIVATE.pem>'") }
+    }
 
     func run() async throws {
         try await runReportingErrors {
@@ -91,8 +104,10 @@ struct PublishCommand: AsyncParsableCommand {
                 version: version, minShellVersion: minShell, maxShellVersion: maxShell,
                 outputDirectory: out, baseURL: baseURL, format: format, expires: expiry, now: now)
             request.includeHidden = includeHidden
-            let signingKey = try Ed25519.PrivateKey(pemFile: key)
-            let result = try Publisher.publish(request, key: signingKey)
+            request.rollout = rollout?.rollout(start: now)
+            request.revoked = revoke
+            let signers: [any DocumentSigner] = try key.map { try Ed25519.PrivateKey(pemFile: $0) }
+            let result = try Publisher.publish(request, signers: signers)
             let m = result.manifest
             if !result.skippedHidden.isEmpty {
                 printError("skipped hidden files: \(result.skippedHidden.joined(separator: ", ")) (pass --include-hidden to publish them)")

@@ -1,0 +1,101 @@
+import ClientUpdater
+import Foundation
+import SignedManifest
+
+/// A change to the release a channel offers now (`manifest.json`), made by re-signing it.
+public enum ManifestChange: Sendable, Equatable {
+    /// Start or change a staged rollout.
+    case setRollout(Rollout)
+    /// Stop new installs (installed devices are left alone).
+    case pause
+    /// Go on with the rollout as scheduled.
+    case resume
+    /// Every device takes the release: the rollout field goes.
+    case complete
+    /// Devices must leave these versions and never select them again.
+    case revoke([Version])
+}
+
+/// Re-signs a channel's current release with a ``ManifestChange`` (`clientctl rollout …`,
+/// `clientctl revoke`): the same release and archive, new fields, a `published` time later
+/// than the last one (devices refuse an older manifest as a replay), and while a rollout is
+/// active a short `expires` unless one is given. Under the channel's publishing lock, the
+/// release's `index.json` entry first, then `manifest.json`, each replaced atomically.
+public enum ChannelEditor {
+    /// How long a manifest with an active rollout stays valid by default: a stale copy (a
+    /// CDN serving yesterday's "100 %" after a pause) stops being used within this time.
+    public static let rolloutExpiry: TimeInterval = 48 * 3_600
+
+    /// Applies `change` and returns the new manifest.
+    /// - Parameter expires: the new `expires`; nil keeps the default rule above (and no
+    ///   `expires` once the rollout is complete).
+    /// - Throws: ``SignedArchiveError``: `.notFound` without a manifest, `.invalidArgument`
+    ///   for a change that does not apply (pausing a release without a rollout, revoking
+    ///   the release itself), the trust root's key rules.
+    @discardableResult
+    public static func apply(
+        _ change: ManifestChange, releases: String, channel: String, signers: [any DocumentSigner], now: Date = Date(),
+        expires: Date? = nil
+    ) throws -> Manifest {
+        let folder = releases + "/" + channel
+        let manifestPath = folder + "/manifest.json"
+        let indexPath = folder + "/index.json"
+        guard FileManager.default.fileExists(atPath: manifestPath) else {
+            throw SignedArchiveError(.notFound, "\(manifestPath) does not exist: publish a release on channel \(channel) first")
+        }
+        let lock = try DirectoryLock(folder)
+        defer { lock.release() }
+        try ReleaseRoots.requireThreshold(of: try ReleaseRoots.newest(inChannelFolder: folder), signers: signers)
+        guard let data = FileManager.default.contents(atPath: manifestPath) else {
+            throw SignedArchiveError(.io, "cannot read \(manifestPath)")
+        }
+        let object = try StrictJSON.parseObject(data, limits: .manifest, source: manifestPath)
+        let current = try Manifest.validate(object).mapError { $0.error(context: manifestPath) }.get()
+        var edited = object
+        try edit(&edited, current: current, change: change)
+        let published = max(now, current.published.addingTimeInterval(1))
+        edited["published"] = .string(RFC3339.format(published))
+        let rolling = edited["rollout"] != nil
+        if let expires {
+            edited["expires"] = .string(RFC3339.format(expires))
+        } else if rolling {
+            edited["expires"] = .string(RFC3339.format(published.addingTimeInterval(rolloutExpiry)))
+        } else {
+            edited.removeValue(forKey: "expires")
+        }
+        let manifest = try Manifest.sign(edited, by: signers)
+        var index = try ReleaseIndex.parse(FileManager.default.contents(atPath: indexPath) ?? Data(), source: indexPath)
+        index.insert(manifest)
+        do {
+            try AtomicFile.write(Data(index.jsonBytes()), to: indexPath)
+            try AtomicFile.write(Data(manifest.jsonBytes()), to: manifestPath)
+        } catch let error as any ClientctlError {
+            throw SignedArchiveError(.io, error.message)
+        }
+        return manifest
+    }
+
+    static func edit(_ o: inout JSONObject, current: Manifest, change: ManifestChange) throws {
+        func withPause(_ paused: Bool) throws {
+            guard var rollout = current.rollout else {
+                throw SignedArchiveError(.invalidArgument, "release \(current.version) has no staged rollout to \(paused ? "pause" : "resume")")
+            }
+            rollout.paused = paused
+            o["rollout"] = rollout.jsonValue
+        }
+        switch change {
+        case .setRollout(let rollout): o["rollout"] = rollout.jsonValue
+        case .pause: try withPause(true)
+        case .resume: try withPause(false)
+        case .complete: o.removeValue(forKey: "rollout")
+        case .revoke(let versions):
+            if versions.contains(current.version) {
+                throw SignedArchiveError(
+                    .invalidArgument, "\(current.version) is the release the channel offers: publish a newer one that revokes it")
+            }
+            let all = (current.revoked + versions).map(\.description)
+            var seen = Set<String>()
+            o["revoked"] = .array(all.filter { seen.insert($0).inserted }.map { .string($0) })
+        }
+    }
+}

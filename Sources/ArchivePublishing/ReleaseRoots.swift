@@ -1,0 +1,37 @@
+import ClientUpdater
+import Foundation
+import SignedManifest
+
+/// The trust roots a release folder publishes for a channel (`<out>/<channel>/root/N.json`).
+public enum ReleaseRoots {
+    /// The newest root of the channel folder (`nil` when it publishes none): roots 1, 2, …
+    /// read in order while they exist.
+    /// - Throws: ``SignedArchiveError`` `.untrustedRoot` for a root file that does not parse.
+    public static func newest(inChannelFolder folder: String) throws -> TrustRoot? {
+        var newest: TrustRoot?
+        var n = 1
+        while let data = FileManager.default.contents(atPath: folder + "/root/\(n).json") {
+            newest = try TrustRoot.parse(data, source: folder + "/root/\(n).json")
+            n += 1
+        }
+        return newest
+    }
+
+    /// Checks that `signers` are release keys of `root` and meet its threshold, so that a
+    /// manifest written now verifies on devices that follow the root.
+    /// - Throws: ``SignedArchiveError`` `.untrustedKey` naming a signer that is not a
+    ///   release key, `.thresholdNotMet` when too few are given.
+    public static func requireThreshold(of root: TrustRoot?, signers: [any DocumentSigner]) throws {
+        guard let root else { return }
+        let ids = Set(signers.map(\.publicKey.keyId))
+        if let stranger = ids.sorted().first(where: { !root.release.keyIds.contains($0) }) {
+            throw SignedArchiveError(
+                .untrustedKey, "key \(stranger) is not a release key of trust root \(root.version) (\(root.release.keyIds.joined(separator: ", ")))")
+        }
+        guard ids.count >= root.release.threshold else {
+            throw SignedArchiveError(
+                .thresholdNotMet,
+                "trust root \(root.version) needs \(root.release.threshold) release keys; \(ids.count) given (repeat --key)")
+        }
+    }
+}

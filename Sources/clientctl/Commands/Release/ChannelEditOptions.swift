@@ -1,0 +1,54 @@
+import ArchivePublishing
+import ArgumentParser
+import ClientUpdater
+import Foundation
+import SignedManifest
+
+/// What every command that re-signs a channel's current release takes.
+struct ChannelEditOptions: ParsableArguments {
+    @Argument(help: ArgumentHelp("The release channel, e.g. stable.", valueName: "CHANNEL"))
+    var channel: String
+
+    @Option(name: .long, help: ArgumentHelp("Release folder root (as given to publish --out).", valueName: "RELEASES"))
+    var out: String
+
+    @Option(name: .long, help: ArgumentHelp("Ed25519 private key (PKCS#8 PEM); repeat for a threshold.", valueName: "PRIVATE.pem"))
+    var key: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("Expiry: RFC 3339 UTC time or Nd (default: 48 h while a rollout runs).", valueName: "RFC3339|Nd"))
+    var expires: Expiry?
+
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard !key.isEmpty else { throw ValidationError("give at least one --key") }
+    }
+
+    /// Applies `change` and prints what the channel offers now.
+    func apply(_ change: ManifestChange) throws {
+        let now = Date()
+        let signers: [any DocumentSigner] = try key.map { try Ed25519.PrivateKey(pemFile: $0) }
+        let m = try ChannelEditor.apply(
+            change, releases: out, channel: channel, signers: signers, now: now, expires: try expires?.date(now: now))
+        if output.json {
+            FileHandle.standardOutput.write(Data(m.jsonBytes()))
+            return
+        }
+        var line = "\(m.app) \(m.version) on \(m.channel): "
+        if let rollout = m.rollout {
+            line += rollout.paused ? "rollout paused" : "rolling out, \(FeedPercent.text(rollout.percent(at: now))) % now"
+        } else {
+            line += "every device"
+        }
+        if !m.revoked.isEmpty { line += "; revoked: \(m.revoked.map(\.description).joined(separator: ", "))" }
+        if let expires = m.expires { line += "; expires \(RFC3339.format(expires))" }
+        print(line)
+    }
+}
+
+/// Percent text for people: whole numbers without a fraction.
+enum FeedPercent {
+    static func text(_ percent: Double) -> String {
+        percent == percent.rounded() ? String(Int(percent)) : String(format: "%.2f", percent)
+    }
+}

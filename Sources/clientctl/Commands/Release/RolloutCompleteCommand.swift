@@ -1,0 +1,19 @@
+import ArgumentParser
+
+/// `clientctl rollout complete CHANNEL`.
+struct RolloutCompleteCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "complete",
+        abstract: "Let every device take the channel's release (the rollout ends).",
+        discussion: """
+            Examples:
+              clientctl rollout complete stable --out releases --key k.pem
+            """
+    )
+
+    @OptionGroup var edit: ChannelEditOptions
+
+    func run() async throws {
+        try await runReportingErrors { try edit.apply(.complete) }
+    }
+}
