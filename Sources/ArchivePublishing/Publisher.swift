@@ -63,6 +63,12 @@ public struct PublishResult: Sendable {
     public var unchanged: Bool
     /// Hidden files and folders (`.env`) left out of the archive (see ``PublishRequest/includeHidden``).
     public var skippedHidden: [String] = []
+    /// Set when the signatures do not meet the trust root's release threshold yet: the
+    /// partly signed manifest waits here (`<out>/<channel>/pending/v<version>.json`), not in
+    /// `manifest.json`, until `clientctl sign` adds the missing ones.
+    public var pendingPath: String?
+    /// How many more release keys must sign (0 when published).
+    public var missingSignatures = 0
 }
 
 /// Writes the release folder (docs/formats.md#release-folder): `<out>/<channel>/manifest.json` (newest
@@ -102,7 +108,7 @@ public enum Publisher {
         let lock = try DirectoryLock(channelDir)
         defer { lock.release() }
         removeStaleTemporaryFiles(in: channelDir)
-        try ReleaseRoots.requireThreshold(of: try ReleaseRoots.newest(inChannelFolder: channelDir), signers: signers)
+        let missing = try ReleaseRoots.missingSignatures(in: try ReleaseRoots.newest(inChannelFolder: channelDir), signers: signers)
 
         let indexPath = channelDir + "/index.json"
         let manifestPath = channelDir + "/manifest.json"
@@ -135,6 +141,31 @@ public enum Publisher {
         }
         let manifest = try draft.signed(by: signers)
         try installArchive(temp, at: archivePath, sha256: sha256)
+        let pendingPath = channelDir + "/pending/v\(manifest.version).json"
+        if missing > 0 {
+            var pending = pendingPath
+            var stillMissing = missing
+            if let data = FileManager.default.contents(atPath: pendingPath),
+                let waiting = try? StrictJSON.parseObject(data, limits: .manifest), waiting["sha256"] == manifest.object["sha256"]
+            {
+                // The same release is waiting: these keys countersign it (its bytes stay).
+                let outcome = try PendingRelease.sign(pendingPath, signers: signers, lockHeld: true)
+                pending = outcome.path
+                stillMissing = outcome.missing
+                var result = PublishResult(
+                    manifest: outcome.manifest, archivePath: archivePath, manifestPath: manifestPath, indexPath: indexPath, unchanged: false)
+                result.pendingPath = outcome.published ? nil : pending
+                result.missingSignatures = stillMissing
+                return result
+            }
+            try PendingRelease.write(manifest, channelFolder: channelDir)
+            var result = PublishResult(
+                manifest: manifest, archivePath: archivePath, manifestPath: manifestPath, indexPath: indexPath, unchanged: false)
+            result.pendingPath = pending
+            result.missingSignatures = stillMissing
+            return result
+        }
+        unlink(pendingPath)  // a release that waited for signatures is published now
         index.insert(manifest)
         do {
             try AtomicFile.write(Data(index.jsonBytes()), to: indexPath)

@@ -17,6 +17,20 @@ public enum ReleaseRoots {
         return newest
     }
 
+    /// How many more distinct release keys must sign after `signers` (0: the threshold of
+    /// `root` is met; always 0 without a root).
+    /// - Throws: ``SignedArchiveError`` `.untrustedKey` naming a signer that is not a
+    ///   release key of `root`.
+    public static func missingSignatures(in root: TrustRoot?, signers: [any DocumentSigner]) throws -> Int {
+        guard let root else { return 0 }
+        let ids = Set(signers.map(\.publicKey.keyId))
+        if let stranger = ids.sorted().first(where: { !root.release.keyIds.contains($0) }) {
+            throw SignedArchiveError(
+                .untrustedKey, "key \(stranger) is not a release key of trust root \(root.version) (\(root.release.keyIds.joined(separator: ", ")))")
+        }
+        return max(0, root.release.threshold - ids.count)
+    }
+
     /// Checks that `signers` are release keys of `root` and meet its threshold, so that a
     /// manifest written now verifies on devices that follow the root.
     /// - Throws: ``SignedArchiveError`` `.untrustedKey` naming a signer that is not a
@@ -24,11 +38,7 @@ public enum ReleaseRoots {
     public static func requireThreshold(of root: TrustRoot?, signers: [any DocumentSigner]) throws {
         guard let root else { return }
         let ids = Set(signers.map(\.publicKey.keyId))
-        if let stranger = ids.sorted().first(where: { !root.release.keyIds.contains($0) }) {
-            throw SignedArchiveError(
-                .untrustedKey, "key \(stranger) is not a release key of trust root \(root.version) (\(root.release.keyIds.joined(separator: ", ")))")
-        }
-        guard ids.count >= root.release.threshold else {
+        guard try missingSignatures(in: root, signers: signers) == 0 else {
             throw SignedArchiveError(
                 .thresholdNotMet,
                 "trust root \(root.version) needs \(root.release.threshold) release keys; \(ids.count) given (repeat --key)")

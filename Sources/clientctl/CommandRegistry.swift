@@ -5,6 +5,8 @@ enum CommandRegistry {
     static let all: [any ParsableCommand.Type] = [
         KeygenCommand.self,
         PublishCommand.self,
+        SignCommand.self,
+        RootCommand.self,
         VerifyCommand.self,
         ManifestCommand.self,
         RolloutCommand.self,

@@ -40,6 +40,8 @@ public struct CommandSigner: DocumentSigner {
         environment["CLIENTCTL_SIGN_KEY_ID"] = publicKey.keyId
         environment["CLIENTCTL_SIGN_PUBLIC_KEY"] = publicKey.pemRepresentation
         process.environment = environment
+        // A command that exits without reading its input must not kill us with SIGPIPE.
+        signal(SIGPIPE, SIG_IGN)
         let input = Pipe()
         let output = Pipe()
         process.standardInput = input

@@ -12,24 +12,18 @@ struct ChannelEditOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Release folder root (as given to publish --out).", valueName: "RELEASES"))
     var out: String
 
-    @Option(name: .long, help: ArgumentHelp("Ed25519 private key (PKCS#8 PEM); repeat for a threshold.", valueName: "PRIVATE.pem"))
-    var key: [String] = []
+    @OptionGroup var signing: SigningOptions
 
     @Option(name: .long, help: ArgumentHelp("Expiry: RFC 3339 UTC time or Nd (default: 48 h while a rollout runs).", valueName: "RFC3339|Nd"))
     var expires: Expiry?
 
     @OptionGroup var output: OutputOptions
 
-    func validate() throws {
-        guard !key.isEmpty else { throw ValidationError("give at least one --key") }
-    }
-
     /// Applies `change` and prints what the channel offers now.
     func apply(_ change: ManifestChange) throws {
         let now = Date()
-        let signers: [any DocumentSigner] = try key.map { try Ed25519.PrivateKey(pemFile: $0) }
         let m = try ChannelEditor.apply(
-            change, releases: out, channel: channel, signers: signers, now: now, expires: try expires?.date(now: now))
+            change, releases: out, channel: channel, signers: try signing.signers(), now: now, expires: try expires?.date(now: now))
         if output.json {
             FileHandle.standardOutput.write(Data(m.jsonBytes()))
             return

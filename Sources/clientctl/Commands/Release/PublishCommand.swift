@@ -59,8 +59,7 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-shell"), help: ArgumentHelp("Highest shell version that may run it (inclusive).", valueName: "SEMVER"))
     var maxShell: Version?
 
-    @Option(name: .long, help: ArgumentHelp("Ed25519 private key (PKCS#8 PEM); repeat for a threshold.", valueName: "PRIVATE.pem"))
-    var key: [String] = []
+    @OptionGroup var signing: SigningOptions
 
     @Option(name: .long, help: ArgumentHelp("Release folder root.", valueName: "RELEASES"))
     var out: String
@@ -87,10 +86,6 @@ struct PublishCommand: AsyncParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
-    func validate() throws {
-        guard !key.isEmpty else { throw ValidationError("Missing expected argument '--key <PRIVATE.pem>'") }
-    }
-
     func run() async throws {
         try await runReportingErrors {
             // Zip entries carry local DOS times: publish in UTC so archives are the same bytes
@@ -106,20 +101,27 @@ struct PublishCommand: AsyncParsableCommand {
             request.includeHidden = includeHidden
             request.rollout = rollout?.rollout(start: now)
             request.revoked = revoke
-            let signers: [any DocumentSigner] = try key.map { try Ed25519.PrivateKey(pemFile: $0) }
-            let result = try Publisher.publish(request, signers: signers)
+            let result = try Publisher.publish(request, signers: try signing.signers())
             let m = result.manifest
             if !result.skippedHidden.isEmpty {
                 printError("skipped hidden files: \(result.skippedHidden.joined(separator: ", ")) (pass --include-hidden to publish them)")
             }
             if output.json {
-                let o: JSONObject = [
+                var o: JSONObject = [
                     "app": .string(m.app), "channel": .string(m.channel), "version": .string(m.version.description),
                     "unchanged": .bool(result.unchanged), "archive": .string(result.archivePath),
                     "manifest": .string(result.manifestPath), "index": .string(result.indexPath),
                     "sha256": .string(m.sha256), "size": .integer(m.size), "keyId": .string(m.keyId), "url": .string(m.url),
                 ]
+                if let pending = result.pendingPath {
+                    o["pending"] = .string(pending)
+                    o["missingSignatures"] = .integer(Int64(result.missingSignatures))
+                }
                 FileHandle.standardOutput.write(Data(JSONPrettyPrinter.render(.object(o))))
+            } else if let pending = result.pendingPath {
+                print(
+                    "pending: \(m.app) \(m.version) waits for \(result.missingSignatures) more release signature(s) before it is published; "
+                        + "each release key holder runs: clientctl sign \(pending) --key KEY.pem")
             } else if result.unchanged {
                 print("unchanged: \(m.app) \(m.version) is already published on \(m.channel) with identical bytes (\(result.archivePath))")
             } else {
