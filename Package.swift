@@ -6,6 +6,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "clientctl", targets: ["clientctl"]),
+        .library(name: "ClientShim", targets: ["ClientShim"]),
         .library(name: "ClientUpdater", targets: ["ClientUpdater"]),
         .library(name: "ClientUpdaterHTTP", targets: ["ClientUpdaterHTTP"]),
         .library(name: "SignedManifest", targets: ["SignedManifest"]),
@@ -35,10 +36,12 @@ let package = Package(
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"])]
         ),
+        // The page side: the WebAppLocalServer shim and the /__clientctl/ control protocol (no HTTP server in it).
+        .target(name: "ClientShim"),
         // Channel-agnostic core: versions, store, state, selection, watchdog, retention, seams.
         .target(
             name: "ClientUpdater",
-            dependencies: ["COpenSSL"]
+            dependencies: ["ClientShim", "COpenSSL"]
         ),
         // The production transport: http:/https: on AsyncHTTPClient (proxies, TLS, pooling).
         .target(
@@ -82,7 +85,7 @@ let package = Package(
         .target(
             name: "ClientServer",
             dependencies: [
-                "ClientUpdater",
+                "ClientShim", "ClientUpdater",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -120,7 +123,7 @@ let package = Package(
             dependencies: ["SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "ClientUpdater", "TestSupport"]),
         .testTarget(
             name: "MeteorHotCodePushTests", dependencies: ["MeteorHotCodePush", "SignedManifest", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
-        .testTarget(name: "ClientServerTests", dependencies: ["ClientServer", "ClientUpdater", "SignedManifest", "SignedArchive", "ArchivePublishing", "MeteorHotCodePush", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
+        .testTarget(name: "ClientServerTests", dependencies: ["ClientServer", "ClientShim", .product(name: "HummingbirdTesting", package: "hummingbird"), "ClientUpdater", "SignedManifest", "SignedArchive", "ArchivePublishing", "MeteorHotCodePush", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
         .testTarget(
             name: "clientctlTests",
             dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "TestSupport"]),
@@ -134,7 +137,7 @@ if Context.environment["CLIENTCTL_FUZZ"] == "1" {
     package.targets.append(
         .executableTarget(
             name: "clientctl-fuzz",
-            dependencies: ["ClientUpdater", "SignedManifest", "SafeArchive", "SignedArchive", "MeteorHotCodePush", "ClientServer"],
+            dependencies: ["ClientShim", "ClientUpdater", "SignedManifest", "SafeArchive", "SignedArchive", "MeteorHotCodePush", "ClientServer"],
             path: "Fuzz/Targets"
         )
     )

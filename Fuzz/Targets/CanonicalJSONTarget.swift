@@ -1,4 +1,4 @@
-@testable import SignedArchive
+@testable import SignedManifest
 
 /// RFC 8785 canonical JSON: printing is idempotent (canonical bytes re-parsed and printed
 /// again are the same bytes) and object keys come out sorted by UTF-16 code units.

@@ -1,6 +1,7 @@
 import Foundation
 
-@testable import SignedArchive
+@testable import SafeArchive
+@testable import SignedManifest
 
 /// The tar/zip/gzip/zstd reading around libarchive. An archive is either refused with a
 /// typed ``SignedArchiveError`` (and the staging folder is gone) or it yields a tree that

@@ -1,4 +1,4 @@
-@testable import SignedArchive
+@testable import SignedManifest
 
 /// Value equality for round-trip properties, stricter than `JSONValue ==` where that is
 /// lenient and looser where canonical form legitimately changes the spelling: strings and

@@ -1,6 +1,6 @@
 import ClientUpdater
 
-@testable import SignedArchive
+@testable import SignedManifest
 
 /// Manifest field rules and signature check. Whatever the field rules accept must read back
 /// identically from its own signed bytes, and keep the rules a device relies on (docs/formats.md#manifest)

@@ -1,4 +1,4 @@
-@testable import SignedArchive
+@testable import SignedManifest
 
 /// `index.json`: the shape check, then every entry through the manifest rules, as a device
 /// reads an index; accepted entries keep the manifest target's properties.

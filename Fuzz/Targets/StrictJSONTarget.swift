@@ -1,4 +1,4 @@
-@testable import SignedArchive
+@testable import SignedManifest
 
 /// Strict JSON (duplicate keys, depth, trailing data, caps): whatever it accepts must
 /// survive parse → canonical print → parse with the same value.

@@ -1,6 +1,7 @@
 import Foundation
 
-@testable import SignedArchive
+@testable import SafeArchive
+@testable import SignedManifest
 
 /// Walks an extracted tree with `lstat` (never following anything) and checks the entry rule
 /// independently of the extractor's own bookkeeping.

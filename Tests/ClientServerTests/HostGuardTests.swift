@@ -1,4 +1,5 @@
 import ClientServer
+import ClientShim
 import ClientUpdater
 import Foundation
 import Synchronization

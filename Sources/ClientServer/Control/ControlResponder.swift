@@ -1,3 +1,4 @@
+import ClientShim
 import ClientUpdater
 import Foundation
 import Hummingbird
@@ -10,53 +11,38 @@ import ServiceLifecycle
 /// POSTs must carry `X-Clientctl-Shim: 1`: a page from another origin cannot send that
 /// header without a CORS preflight, which this server never grants.
 struct ControlResponder: Sendable {
-    static let prefix = "/__clientctl/"
-    static let shimHeader = HTTPFields.Element.Name.token("X-Clientctl-Shim")
     let heartbeatSeconds: Double
     let logger: Logger
     /// Open event streams, capped.
     let streams: StreamGate
 
+    /// Answers `endpoint` once ``ControlGateMiddleware`` let the request through (known
+    /// endpoint, right method, shim header, an attached handler).
     func respond(
-        path: String, request: Request, handler: (any ControlHandler)?,
+        _ endpoint: ControlEndpoint, request: Request, handler: (any ControlHandler)?,
         connectionClosed: EventLoopFuture<Void>? = nil
     ) async -> Response {
-        let name = path.dropFirst(Self.prefix.count)
-        let method: HTTPRequest.Method
-        switch name {
-        case "status", "events": method = .get
-        case "startup-complete", "check", "switch-to-pending": method = .post
-        default: return Self.json(.notFound, ["error": "no control endpoint \(path)"])
-        }
-        guard request.method == method || (method == .get && request.method == .head) else {
-            var response = Self.json(.methodNotAllowed, ["error": "\(path) accepts \(method.rawValue) only"])
-            response.headers[.allow] = method.rawValue
-            return response
-        }
-        if method == .post, request.headers[Self.shimHeader] != "1" {
-            return Self.json(.forbidden, ["error": "\(path) needs the X-Clientctl-Shim: 1 header"])
-        }
         guard let handler else {
             return Self.json(.serviceUnavailable, ["error": "no update agent is attached to this server"])
         }
         var version: String?
-        if method == .post {
+        if endpoint.httpMethod == .post {
             switch await PageVersion.read(request) {
             case .success(let named): version = named
-            case .failure(let refusal): return Self.json(.badRequest, ["error": "\(path): \(refusal.message)"])
+            case .failure(let refusal): return Self.json(.badRequest, ["error": "\(endpoint.path): \(refusal.message)"])
             }
         }
         do {
-            switch name {
-            case "status": return try Self.status(await handler.status())
-            case "startup-complete": return try Self.status(await handler.startupDidComplete(version: version))
-            case "check": return try Self.status(await handler.checkForUpdates(version: version))
-            case "switch-to-pending": return try Self.status(await handler.switchToPendingVersion(version: version))
-            default: return events(handler: handler, connectionClosed: connectionClosed)
+            switch endpoint {
+            case .status: return try Self.status(await handler.status())
+            case .startupComplete: return try Self.status(await handler.startupDidComplete(version: version))
+            case .check: return try Self.status(await handler.checkForUpdates(version: version))
+            case .switchToPending: return try Self.status(await handler.switchToPendingVersion(version: version))
+            case .events: return events(handler: handler, connectionClosed: connectionClosed)
             }
         } catch {
             let message = (error as? any ClientctlError)?.message ?? "\(error)"
-            logger.warning("control \(name) failed: \(message)")
+            logger.warning("control \(endpoint.rawValue) failed: \(message)")
             // A page of another version than the one on trial (or served): refused, nothing changed.
             let conflict = (error as? UpdaterError)?.code == .conflict
             return Self.json(conflict ? .conflict : .internalServerError, ["error": message])

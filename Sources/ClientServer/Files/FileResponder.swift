@@ -19,7 +19,7 @@ struct FileResponder: Sendable {
         } catch let refusal as SafeFileReader.Refusal {
             // A symlink, FIFO or swapped file planted in serving/: never followed, never waited on.
             logger.warning("\(refusal)")
-            return ClientResponder.notFound(file.servedPath)
+            return FileRoute.notFound(file.servedPath)
         }
     }
 

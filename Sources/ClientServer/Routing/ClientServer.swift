@@ -1,3 +1,4 @@
+import ClientShim
 import ClientUpdater
 import Foundation
 import Hummingbird
@@ -89,16 +90,21 @@ public final class ClientServer: Sendable {
     /// Attaches (or detaches) what answers the `/__clientctl/` endpoints.
     public func setControlHandler(_ handler: (any ControlHandler)?) { pointer.handler = handler }
 
+    /// The application as `serve` runs it (its router, timeouts and connection cap), for
+    /// tests that drive the router without a socket (HummingbirdTesting's `.router`).
+    package func application() -> some ApplicationProtocol { makeApplication(onRunning: { _ in }) }
+
     func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
         let headerTimeout = TimeAmount.nanoseconds(Int64(configuration.headerTimeoutSeconds * 1e9))
         let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeoutSeconds * 1e9))
-        let responder = ClientResponder(
-            pointer: pointer, www: www,
-            files: FileResponder(contentSecurityPolicy: configuration.contentSecurityPolicy, logger: logger),
+        let router = ClientRouter.make(
+            pointer: pointer,
+            files: FileRoute(
+                pointer: pointer, www: www, files: FileResponder(contentSecurityPolicy: configuration.contentSecurityPolicy, logger: logger)),
             control: ControlResponder(heartbeatSeconds: configuration.eventHeartbeatSeconds, logger: logger, streams: eventStreams),
             hostGuard: hostGuard)
         return Application(
-            responder: responder,
+            router: router,
             server: .http1(
                 configuration: .init(additionalChannelHandlers: [
                     ConnectionTimeoutHandler(

@@ -1,3 +1,4 @@
+import ClientShim
 import Foundation
 
 /// Lays a version out under `<root>/serving/<id>/` by URL path (docs/serving.md#organizer).

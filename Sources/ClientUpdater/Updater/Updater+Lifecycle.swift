@@ -1,3 +1,4 @@
+import ClientShim
 import Foundation
 
 /// The library API a host embeds (it mirrors the Cordova/Capacitor plugin): start-up,

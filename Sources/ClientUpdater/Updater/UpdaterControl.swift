@@ -1,3 +1,5 @@
+import ClientShim
+
 /// The `/__clientctl/` control endpoints of `clientctl serve` (and any host whose shim
 /// talks HTTP), answered by an ``Updater``.
 ///

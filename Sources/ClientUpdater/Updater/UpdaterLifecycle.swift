@@ -1,3 +1,4 @@
+import ClientShim
 import Foundation
 
 /// The per-process state of an ``Updater`` used as a long-running agent (`serve`, or a

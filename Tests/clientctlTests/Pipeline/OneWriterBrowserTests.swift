@@ -1,3 +1,4 @@
+import ClientShim
 import ClientUpdater
 import Foundation
 import TestSupport

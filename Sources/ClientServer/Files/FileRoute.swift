@@ -3,27 +3,15 @@ import Foundation
 import Hummingbird
 import Logging
 
-/// Routes every request: control endpoints, then the current version's files, then the
-/// `www` files of a Meteor shell, then index.html for client-side routes.
-struct ClientResponder: HTTPResponder {
-    typealias Context = ServeRequestContext
+/// The route of every GET and HEAD outside `/__clientctl/`: the current version's files,
+/// then the `www` files of a Meteor shell, then index.html for client-side routes.
+struct FileRoute: Sendable {
     let pointer: CurrentVersion
     let www: [String: ServedFile]
     let files: FileResponder
-    let control: ControlResponder
-    let hostGuard: HostGuard
 
     func respond(to request: Request, context: ServeRequestContext) async throws -> Response {
-        if let refusal = hostGuard.refusal(for: request) { return refusal }
         let raw = request.uri.path
-        if raw.hasPrefix(ControlResponder.prefix) {
-            return await control.respond(path: raw, request: request, handler: pointer.handler, connectionClosed: context.connectionClosed)
-        }
-        guard request.method == .get || request.method == .head else {
-            var response = Self.plain(.methodNotAllowed, "only GET and HEAD are served\n")
-            response.headers[.allow] = "GET, HEAD"
-            return response
-        }
         // One version for the whole request, even if a switch happens meanwhile.
         guard let version = pointer.version else {
             return Self.plain(.serviceUnavailable, "no client version is being served\n")
@@ -59,24 +47,5 @@ struct ClientResponder: HTTPResponder {
         headers[.contentType] = "text/plain; charset=utf-8"
         headers[.cacheControl] = "no-cache"
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
-    }
-}
-
-/// The pointer to the version being served and the attached control handler; reading
-/// and flipping it are single lock-protected reference loads and stores.
-final class CurrentVersion: @unchecked Sendable {
-    // Both fields are guarded by `lock`; they hold immutable `Sendable` references.
-    private let lock = NSLock()
-    private var _version: ServedVersion?
-    private var _handler: (any ControlHandler)?
-
-    var version: ServedVersion? {
-        get { lock.withLock { _version } }
-        set { lock.withLock { _version = newValue } }
-    }
-
-    var handler: (any ControlHandler)? {
-        get { lock.withLock { _handler } }
-        set { lock.withLock { _handler = newValue } }
     }
 }

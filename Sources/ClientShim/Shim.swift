@@ -42,16 +42,8 @@ public struct Shim: Sendable, Equatable {
         return "<script \(Self.marker)=\"\(backend.rawValue)\">(" + ShimScript.source + ")(" + config + ");</script>"
     }
 
-    /// `html` with the shim as the first element of `<head>` (a `<head>` is created when
-    /// there is none). Already-shimmed documents are returned unchanged; everything
-    /// outside the inserted bytes stays byte-identical.
-    /// - Parameter version: the version the page belongs to (what the shim reports).
-    public func inject(into html: Data, version: String? = nil) -> Data {
-        HTMLHeadInjector.inject(Data(scriptElement(version: version).utf8), into: html, unlessContains: Data(Self.marker.utf8))
-    }
-
     /// SemVer and Meteor version characters only: safe inside a JS string and a `<script>`.
-    static func isPlainVersion(_ s: String) -> Bool {
+    public static func isPlainVersion(_ s: String) -> Bool {
         !s.isEmpty && s.utf8.count <= 128
             && s.unicodeScalars.allSatisfy { c in
                 (c >= "a" && c <= "z") || (c >= "A" && c <= "Z") || (c >= "0" && c <= "9") || c == "." || c == "-" || c == "+" || c == "_"

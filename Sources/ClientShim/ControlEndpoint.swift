@@ -1,0 +1,27 @@
+/// The `/__clientctl/` endpoints of the shim's `serve` backend and the method each
+/// accepts: the one table the shim's protocol, the server's router, its method check and
+/// its shim-header check read.
+public enum ControlEndpoint: String, CaseIterable, Sendable {
+    case status
+    case events
+    case startupComplete = "startup-complete"
+    case check
+    case switchToPending = "switch-to-pending"
+
+    /// Where the endpoints live on the page's own origin.
+    public static let prefix = "/__clientctl/"
+    /// The header every POST must carry (`X-Clientctl-Shim: 1`): a page from another
+    /// origin cannot send it without a CORS preflight, which the server never grants.
+    public static let shimHeaderName = "X-Clientctl-Shim"
+
+    /// `GET` (status, the event stream) or `POST` (the three actions).
+    public var method: String {
+        switch self {
+        case .status, .events: return "GET"
+        case .startupComplete, .check, .switchToPending: return "POST"
+        }
+    }
+
+    /// `/__clientctl/<name>`.
+    public var path: String { Self.prefix + rawValue }
+}
