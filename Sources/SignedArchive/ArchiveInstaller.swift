@@ -18,13 +18,17 @@ struct ArchiveInstaller {
             throw UpdaterError(.configInvalid, "\(layout.config) has no manifestURL")
         }
         let downloader = channel.downloader
-        // Roots first (TUF §5.3): the manifest is verified with the newest trusted root.
-        let root = try await TrustRefresh(store: channel.trust, downloader: downloader, manifestURL: manifestURL, now: channel.now()).run()
-        let verifier = ManifestVerifier(root: root)
+        let refresh = TrustRefresh(store: channel.trust, downloader: downloader, manifestURL: manifestURL, now: channel.now())
         let fetched = try await downloader.fetchSmall(manifestURL, cap: 64 * 1024, ifNoneMatch: state.archive.manifestETag)
         guard case .fetched(let body, let etag) = fetched else {
+            // A 304 decides nothing new, so it needs no root walk (one request per idle
+            // check); an expired root is still walked and refused as on any check.
+            try await refresh.runIfExpired()
             return .upToDate("up to date (manifest not modified since the last check)")
         }
+        // Roots before the new manifest is read (TUF §5.3): it is verified with the newest
+        // trusted root, so a root that retired a stolen key is in force first.
+        let verifier = ManifestVerifier(root: try await refresh.run())
         let manifest = try verifier.verify(bytes: body, source: manifestURL.absoluteString)
             .get(context: "manifest \(manifestURL.absoluteString)")
         // An expired manifest is reported as such by the policy below; a fresh one of this

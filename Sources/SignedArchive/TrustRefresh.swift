@@ -3,7 +3,7 @@ import ClientUpdaterHTTP
 import Foundation
 import SignedManifest
 
-/// The first step of every check (TUF specification §5.3): walk the channel's roots from
+/// The step before a new manifest is verified (TUF specification §5.3): walk the channel's roots from
 /// the one the device trusts, `root/<N+1>.json` beside `manifest.json`, until the server
 /// has no next one, storing each that verifies; then refuse to go on with an expired root.
 struct TrustRefresh {
@@ -11,6 +11,12 @@ struct TrustRefresh {
     let downloader: Downloader
     let manifestURL: URL
     let now: Date
+
+    /// Walks the roots only when the held one has expired (a check that reads no new
+    /// manifest needs no newer root), so an expired root is refused or recovered from.
+    func runIfExpired() async throws {
+        if try store.current().isExpired(at: now) { _ = try await run() }
+    }
 
     /// The root to verify manifests with.
     /// - Throws: ``SignedArchiveError`` `.untrustedRoot` for a refused next root (nothing

@@ -151,8 +151,12 @@ struct TrustRig {
         try rig.d.releases.writeRoot(rig.draft(expires: Date().addingTimeInterval(2)), signedBy: [rig.d.releases.key] + rig.rootKeys)
         try rig.publish("1.0.0", signedBy: rig.releaseKeys)
         _ = try await rig.d.updater().install()
-        try rig.publish("1.0.1", signedBy: rig.releaseKeys)
         let later = Date().addingTimeInterval(10)
+        // Even a check whose manifest is unchanged (304) reports the expired root.
+        await #expect {
+            try await rig.d.updater(now: { later }).install()
+        } throws: { ($0 as? SignedArchiveError)?.code == .rootExpired }
+        try rig.publish("1.0.1", signedBy: rig.releaseKeys)
         let before = try rig.d.snapshot()
         await #expect {
             try await rig.d.updater(now: { later }).install()
@@ -190,7 +194,7 @@ struct TrustRig {
     }
 
     /// A long chain is walked at most ``RootChain/maxSteps`` roots per check (an endless
-    /// chain cannot hold a device), and the next check goes on.
+    /// chain cannot hold a device), and the next check that reads a new manifest goes on.
     @Test func aLongChainIsWalkedABoundedNumberOfRootsPerCheck() async throws {
         let rig = try TrustRig()
         let key = try Ed25519.PrivateKey.generate()
@@ -202,7 +206,12 @@ struct TrustRig {
         try rig.publish("1.0.0", signedBy: rig.releaseKeys)
         _ = try await rig.d.updater().install()
         #expect(try await rig.d.updater().status().trustRoot == RootChain.maxSteps)
-        _ = try? await rig.d.updater().install()
+        // An unchanged manifest (304) decides nothing and walks nothing ...
+        _ = try await rig.d.updater().install()
+        #expect(try await rig.d.updater().status().trustRoot == RootChain.maxSteps)
+        // ... a new one is read only after the walk went on to the newest root.
+        try rig.publish("1.0.1", signedBy: rig.releaseKeys)
+        #expect(try await rig.d.updater().install().version == "1.0.1")
         #expect(try await rig.d.updater().status().trustRoot == 40)
     }
 
