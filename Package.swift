@@ -71,10 +71,16 @@ let package = Package(
             name: "SignedArchive",
             dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive"]
         ),
-        // Channel 1 for release engineers: build folder → archive, signed manifest, release folder.
+        // Channel 1 for release engineers: build folder → archive, signed manifest, release folder;
+        // push to S3-compatible storage.
         .target(
             name: "ArchivePublishing",
-            dependencies: ["ClientUpdater", "SignedManifest", "SafeArchive"]
+            dependencies: [
+                "ClientUpdater", "SignedManifest", "SafeArchive", "COpenSSL",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         // Channel 2: Meteor hot code push (SignedManifest for its strict JSON reader).
         .target(

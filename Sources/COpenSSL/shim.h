@@ -7,5 +7,7 @@
 #include <openssl/err.h>
 #include <openssl/x509.h>
 #include <openssl/crypto.h>
+#include <openssl/hmac.h>
+#include <openssl/sha.h>
 
 #endif

@@ -13,6 +13,7 @@ public struct SignedArchiveError: ClientctlError {
             case hashMismatch, sizeMismatch, archiveRejected, archiveLimit, archiveFailed
             case sourceRejected, conflict, notNewer, alreadyExists, notFound, io, invalidArgument, busy
             case internalError, untrustedRoot, rootExpired, thresholdNotMet
+            case storageUnavailable, storageDenied, contended
         }
         fileprivate let base: Base
         public var description: String { "\(base)" }
@@ -65,6 +66,12 @@ public struct SignedArchiveError: ClientctlError {
         public static let rootExpired = Code(base: .rootExpired)
         /// Fewer distinct release keys signed than the root's threshold asks.
         public static let thresholdNotMet = Code(base: .thresholdNotMet)
+        /// An object store (a push's S3 endpoint) could not be reached or kept failing.
+        public static let storageUnavailable = Code(base: .storageUnavailable)
+        /// An object store refused the request (credentials, permissions, bucket).
+        public static let storageDenied = Code(base: .storageDenied)
+        /// Other writers kept changing the channel's pointers during every retry.
+        public static let contended = Code(base: .contended)
     }
 
     /// What kind of failure this is.
@@ -93,7 +100,9 @@ public struct SignedArchiveError: ClientctlError {
         case .alreadyExists, .io: return .cannotCreate
         case .notFound: return .noInput
         case .invalidArgument: return .usage
-        case .busy: return .tempFail
+        case .busy, .contended: return .tempFail
+        case .storageUnavailable: return .unavailable
+        case .storageDenied: return .config
         }
     }
 }

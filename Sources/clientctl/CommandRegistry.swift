@@ -5,6 +5,7 @@ enum CommandRegistry {
     static let all: [any ParsableCommand.Type] = [
         KeygenCommand.self,
         PublishCommand.self,
+        PushCommand.self,
         SignCommand.self,
         RootCommand.self,
         VerifyCommand.self,

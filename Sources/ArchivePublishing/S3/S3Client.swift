@@ -1,0 +1,146 @@
+import AsyncHTTPClient
+import ClientUpdater
+import Foundation
+import NIOCore
+import NIOHTTP1
+import SignedManifest
+
+/// The few S3 calls a push needs — GET, HEAD and a conditional PUT — signed with
+/// ``SigV4`` and sent with AsyncHTTPClient. Connection failures and `5xx`/`429` answers are
+/// retried a few times with backoff; every other answer is returned to the caller, which
+/// decides what a `404` or a `412` means.
+public struct S3Client: Sendable {
+    public let location: S3Location
+    /// Attempts per request for transient failures (connection, `5xx`, `429`).
+    public var attempts = 4
+    /// Largest body read back (a GET of `index.json` or an object to compare).
+    public var maxBody = 512 * 1024 * 1024
+
+    public init(location: S3Location) { self.location = location }
+
+    /// An answer: status, ETag, body and the SHA-256 a push stored as `x-amz-meta-sha256`.
+    public struct Reply: Sendable {
+        public var status: Int
+        public var etag: String?
+        public var body: Data
+        public var sha256: String?
+    }
+
+    /// `GET` (or `HEAD`) of `key`.
+    public func get(_ key: String, head: Bool = false) async throws -> Reply {
+        try await send(head ? .HEAD : .GET, key: key, body: Data(), headers: [:])
+    }
+
+    /// `PUT` of `body` as `key` with extra headers (`If-None-Match`, `If-Match`,
+    /// `Cache-Control`, `Content-Type`); the body's SHA-256 is stored as `x-amz-meta-sha256`.
+    public func put(_ key: String, body: Data, headers: [String: String]) async throws -> Reply {
+        var all = headers
+        all["x-amz-meta-sha256"] = Digest.hex(.sha256, of: body)
+        return try await send(.PUT, key: key, body: body, headers: all)
+    }
+
+    /// `s3://bucket/prefix/key`, for messages.
+    public func name(_ key: String) -> String {
+        "s3://\(location.bucket)/" + (location.prefix.isEmpty ? key : location.prefix + "/" + key)
+    }
+
+    func send(_ method: HTTPMethod, key: String, body: Data, headers: [String: String]) async throws -> Reply {
+        guard let url = location.url(for: key), let host = url.host else {
+            throw SignedArchiveError(.invalidArgument, "cannot make a URL for \(name(key))")
+        }
+        var delay: UInt64 = 200_000_000
+        for attempt in 1...max(1, attempts) {
+            let last = attempt == max(1, attempts)
+            do {
+                let reply = try await once(method, url: url, host: host, body: body, headers: headers)
+                if reply.status >= 500 || reply.status == 429, !last {
+                    try await Task.sleep(nanoseconds: delay)
+                    delay *= 2
+                    continue
+                }
+                try check(reply, method: method, key: key)
+                return reply
+            } catch let error as SignedArchiveError {
+                throw error
+            } catch {
+                if last || Task.isCancelled {
+                    let text = "\(error)"
+                    let why = text.contains("Connection refused") ? "connection refused" : text
+                    throw SignedArchiveError(
+                        .storageUnavailable, "\(method.rawValue) \(url.absoluteString): \(why) (after \(attempts) attempts)", underlying: error)
+                }
+                try await Task.sleep(nanoseconds: delay)
+                delay *= 2
+            }
+        }
+        throw SignedArchiveError(.internalError, "\(method.rawValue) \(url.absoluteString): no attempt was made")
+    }
+
+    /// Answers no caller can act on become errors: refusals (`400`, `401`, `403`, `405`)
+    /// and `5xx` after the retries. `404`, `409` and `412` are the caller's to interpret.
+    func check(_ reply: Reply, method: HTTPMethod, key: String) throws {
+        let what = "\(method.rawValue) \(name(key))"
+        switch reply.status {
+        case 200..<300, 304, 404, 409, 412: return
+        case 401, 403:
+            throw SignedArchiveError(
+                .storageDenied,
+                "\(what): access denied (\(Self.errorText(reply.body) ?? "HTTP \(reply.status)")); check the credentials and the bucket policy")
+        case 500...:
+            throw SignedArchiveError(
+                .storageUnavailable, "\(what): HTTP \(reply.status) after \(attempts) attempts (\(Self.errorText(reply.body) ?? "no detail"))")
+        default:
+            throw SignedArchiveError(.storageDenied, "\(what): HTTP \(reply.status) (\(Self.errorText(reply.body) ?? "no detail"))")
+        }
+    }
+
+    func once(_ method: HTTPMethod, url: URL, host: String, body: Data, headers: [String: String]) async throws -> Reply {
+        let payloadHash = Digest.hex(.sha256, of: body)
+        var signed = headers.reduce(into: [String: String]()) { $0[$1.key.lowercased()] = $1.value }
+        signed["host"] = url.port.map { "\(host):\($0)" } ?? host
+        signed["x-amz-content-sha256"] = payloadHash
+        let signer = SigV4(credentials: location.credentials, region: location.region)
+        for (name, value) in signer.authorization(method: method.rawValue, url: url, headers: signed, payloadHash: payloadHash, date: Date()) {
+            signed[name] = value
+        }
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = method
+        for (name, value) in signed.sorted(by: { $0.key < $1.key }) where name != "host" { request.headers.add(name: name, value: value) }
+        if method == .PUT { request.body = .bytes(ByteBuffer(bytes: body)) }
+        let response = try await Self.http.execute(request, timeout: .seconds(300))
+        let data: Data
+        if method == .HEAD {
+            data = Data()
+        } else {
+            var buffer = try await response.body.collect(upTo: maxBody)
+            data = Data(buffer.readBytes(length: buffer.readableBytes) ?? [])
+        }
+        return Reply(
+            status: Int(response.status.code), etag: response.headers.first(name: "ETag"), body: data,
+            sha256: response.headers.first(name: "x-amz-meta-sha256"))
+    }
+
+    /// The process's client for pushes: a refused or failed connection is reported at once
+    /// (our own attempts retry it) instead of being retried by the pool until the deadline.
+    static let http: HTTPClient = {
+        var configuration = HTTPClient.Configuration(timeout: .init(connect: .seconds(10), read: .seconds(60)))
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration)
+    }()
+
+    /// `Code: Message` of an S3 XML error body, when there is one.
+    static func errorText(_ body: Data) -> String? {
+        guard let text = String(data: body.prefix(4096), encoding: .utf8) else { return nil }
+        func element(_ name: String) -> String? {
+            guard let start = text.range(of: "<\(name)>"), let end = text.range(of: "</\(name)>", range: start.upperBound..<text.endIndex) else {
+                return nil
+            }
+            return String(text[start.upperBound..<end.lowerBound])
+        }
+        switch (element("Code"), element("Message")) {
+        case (let code?, let message?): return "\(code): \(message)"
+        case (let code?, nil): return code
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,103 @@
+import ArchivePublishing
+import ArgumentParser
+import ClientUpdater
+import Foundation
+import SignedManifest
+
+/// `clientctl push RELEASES s3://BUCKET/PREFIX`: upload a release folder to S3-compatible storage.
+struct PushCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "push",
+        abstract: "Upload a release folder to S3-compatible storage, safely beside other pushes.",
+        discussion: """
+            Uploads each channel of RELEASES (or those named with --channel) to
+            s3://BUCKET/PREFIX/CHANNEL/: archives and trust roots first, written only if
+            absent (Cache-Control: public, max-age=31536000, immutable); then index.json,
+            then manifest.json, each replaced only if unchanged since read
+            (Cache-Control: public, max-age=SECONDS). When another push changed them
+            meanwhile, both are read again, merged (no release is lost) and the version
+            rules checked again. Devices never see a manifest whose archive is missing.
+
+            An archive the store holds with other bytes, or a version the store holds with
+            another archive, is refused (exit 65); a new version below the store's newest is
+            refused (exit 65). Pushing the same folder twice changes nothing.
+
+            Credentials follow the AWS conventions: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
+            and AWS_SESSION_TOKEN, else the AWS_PROFILE (default "default") profile of
+            ~/.aws/credentials (AWS_SHARED_CREDENTIALS_FILE). Region: --region, AWS_REGION,
+            AWS_DEFAULT_REGION, else us-east-1. Endpoint: --endpoint, AWS_ENDPOINT_URL_S3,
+            AWS_ENDPOINT_URL (path-style addressing), else AWS itself.
+
+            Examples:
+              clientctl push releases s3://cdn-origin/notes
+              clientctl push releases s3://releases/notes --channel stable \\
+                  --endpoint http://127.0.0.1:8333 --region us-east-1 --max-age 30
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The release folder (written by publish).", valueName: "RELEASES"))
+    var releases: String
+
+    @Argument(help: ArgumentHelp("Where to: s3://BUCKET/PREFIX.", valueName: "S3-URL"))
+    var destination: String
+
+    @Option(name: .long, help: ArgumentHelp("A channel to push; repeat for several (default: every channel).", valueName: "NAME"))
+    var channel: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("S3 endpoint URL of a non-AWS store.", valueName: "URL"))
+    var endpoint: String?
+
+    @Option(name: .long, help: ArgumentHelp("Signing region.", valueName: "REGION"))
+    var region: String?
+
+    @Option(name: .customLong("max-age"), help: ArgumentHelp("Cache lifetime of manifest.json and index.json.", valueName: "SECONDS"))
+    var maxAge = 60
+
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard (0...86400).contains(maxAge) else { throw ValidationError("--max-age must be 0 to 86400 seconds") }
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            let location = try S3Location.resolve(destination, endpoint: endpoint, region: region)
+            var push = ReleasePush(client: S3Client(location: location))
+            push.pointerMaxAge = maxAge
+            let available = try ReleasePush.channels(in: releases)
+            for name in channel where !available.contains(name) {
+                throw SignedArchiveError(.notFound, "\(releases)/\(name) has no index.json: not a published channel")
+            }
+            var reports: [PushReport] = []
+            for name in channel.isEmpty ? available : channel {
+                let report = try await push.push(folder: releases, channel: name)
+                reports.append(report)
+                if !output.json { print(Self.summary(report, destination: destination)) }
+            }
+            if output.json {
+                let value: [JSONValue] = reports.map { r in
+                    .object([
+                        "channel": .string(r.channel), "uploaded": .array(r.uploaded.map(JSONValue.string)),
+                        "unchanged": .array(r.unchanged.map(JSONValue.string)), "added": .array(r.added.map { .string($0.description) }),
+                        "updated": .array(r.updated.map { .string($0.description) }), "current": r.current.map { .string($0.description) } ?? .null,
+                        "wroteIndex": .bool(r.wroteIndex), "wroteManifest": .bool(r.wroteManifest), "rounds": .integer(Int64(r.rounds)),
+                    ])
+                }
+                FileHandle.standardOutput.write(Data(JSONPrettyPrinter.render(.object(["channels": .array(value)]))))
+            }
+        }
+    }
+
+    static func summary(_ r: PushReport, destination: String) -> String {
+        let target = destination.hasSuffix("/") ? destination + r.channel : destination + "/" + r.channel
+        guard r.wroteIndex || r.wroteManifest || !r.uploaded.isEmpty else {
+            return "unchanged: \(target) already holds every release of this folder (current \(r.current?.description ?? "none"))"
+        }
+        var parts = ["pushed \(r.channel) to \(target): \(r.uploaded.count) object(s) uploaded, \(r.unchanged.count) already there"]
+        if !r.added.isEmpty { parts.append("new: " + r.added.map(\.description).joined(separator: ", ")) }
+        if !r.updated.isEmpty { parts.append("re-signed: " + r.updated.map(\.description).joined(separator: ", ")) }
+        parts.append("current \(r.current?.description ?? "none")")
+        if r.rounds > 1 { parts.append("merged with other pushes in \(r.rounds) rounds") }
+        return parts.joined(separator: "; ")
+    }
+}
