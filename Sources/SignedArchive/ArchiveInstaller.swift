@@ -20,15 +20,40 @@ struct ArchiveInstaller {
         let downloader = channel.downloader
         let refresh = TrustRefresh(store: channel.trust, downloader: downloader, manifestURL: manifestURL, now: channel.now())
         let fetched = try await downloader.fetchSmall(manifestURL, cap: 64 * 1024, ifNoneMatch: state.archive.manifestETag)
-        guard case .fetched(let body, let etag) = fetched else {
-            // A 304 decides nothing new, so it needs no root walk (one request per idle
-            // check); an expired root is still walked and refused as on any check.
+        let body: Data
+        let etag: String?
+        let verifier: ManifestVerifier
+        var deferred = DeferredManifest(layout: layout)
+        defer { deferred.finish() }
+        switch fetched {
+        case .fetched(let fresh, let freshETag):
+            body = fresh
+            etag = freshETag
+            // Roots before a new manifest is read (TUF §5.3): it is verified with the newest
+            // trusted root, so a root that retired a stolen key is in force first.
+            verifier = ManifestVerifier(root: try await refresh.run())
+        default:
+            // A 304 needs no root walk (one request per idle check); an expired root is
+            // still walked and refused as on any check. A release this device's rollout
+            // place did not admit yet is decided again from its kept manifest: time moves
+            // the rollout's steps, the manifest stays the same.
             try await refresh.runIfExpired()
-            return .upToDate("up to date (manifest not modified since the last check)")
+            guard let kept = deferred.read() else { return .upToDate("up to date (manifest not modified since the last check)") }
+            let current = ManifestVerifier(root: try channel.trust.current())
+            if current.verify(bytes: kept, source: layout.deferredManifest).manifest != nil {
+                body = Data(kept)
+                etag = state.archive.manifestETag
+                verifier = current
+            } else {
+                // The kept copy no longer verifies (a damaged root folder): read the feed again.
+                guard case .fetched(let fresh, let freshETag) = try await downloader.fetchSmall(manifestURL, cap: 64 * 1024) else {
+                    throw UpdaterError(.internalError, "GET \(manifestURL.absoluteString): not modified without a condition")
+                }
+                body = fresh
+                etag = freshETag
+                verifier = ManifestVerifier(root: try await refresh.run())
+            }
         }
-        // Roots before the new manifest is read (TUF §5.3): it is verified with the newest
-        // trusted root, so a root that retired a stolen key is in force first.
-        let verifier = ManifestVerifier(root: try await refresh.run())
         let manifest = try verifier.verify(bytes: body, source: manifestURL.absoluteString)
             .get(context: "manifest \(manifestURL.absoluteString)")
         // An expired manifest is reported as such by the policy below; a fresh one of this
@@ -86,7 +111,9 @@ struct ArchiveInstaller {
         if !channel.ignoreRollout,
             let refusal = FeedRules.rolloutRefusal(candidate, deviceId: try DeviceIdentity.readOrCreate(layout), now: channel.now())
         {
-            return .skipped(refusal)  // no ETag kept: the next check reads the schedule again
+            state.archive.manifestETag = etag
+            deferred.keep([UInt8](body))  // the next check, even a 304, reads the schedule again
+            return .skipped(refusal)
         }
         let installed = try await install(candidate, manifestURL: manifestURL, downloader: downloader)
         state.archive.manifestETag = etag

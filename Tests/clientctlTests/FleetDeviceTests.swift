@@ -41,6 +41,39 @@ import Testing
         #expect(try await d.updater().status().installed.map(\.version) == ["1.0.0", "1.1.0"])
     }
 
+    /// A device the rollout does not admit yet keeps the verified manifest: its idle checks
+    /// are one `304` each, and when the schedule reaches its place it installs with no
+    /// manifest fetched again; a new manifest replaces the kept one.
+    @Test func aWaitingDeviceChecksWithA304AndStillFollowsTheSchedule() async throws {
+        let d = try DeviceFixture()
+        let start = Date()
+        try d.publish("1.0.0", edit: Self.rollout(#"{"start": "\#(RFC3339.format(start))", "steps": [[0, 0], [3600, 100]]}"#))
+        #expect(try await d.updater(now: { start.addingTimeInterval(60) }).install().result == "skipped")
+        #expect(FileManager.default.fileExists(atPath: d.layout.deferredManifest))
+        let before = await d.server.settledLog().count
+        #expect(try await d.updater(now: { start.addingTimeInterval(120) }).install().result == "skipped")
+        var log = await d.server.settledLog().dropFirst(before)
+        #expect(log.map(\.request.path) == ["/stable/manifest.json"] && log.first?.status == 304 && log.first?.bodyBytesSent == 0, "\(log)")
+
+        let installed = try await d.updater(now: { start.addingTimeInterval(3700) }).install()
+        #expect(installed.version == "1.0.0")
+        log = await d.server.settledLog().dropFirst(before + 1)
+        #expect(log.map(\.request.path) == ["/stable/manifest.json", "/stable/v1.0.0.tar.gz"] && log.first?.status == 304, "\(log)")
+        #expect(!FileManager.default.fileExists(atPath: d.layout.deferredManifest), "kept only while waiting")
+        #expect(try await d.updater().install().message == "up to date (manifest not modified since the last check)")
+
+        // Kept bytes are verified again: a damaged file decides nothing, the feed is read anew.
+        try d.publish("1.1.0", edit: Self.rollout(#"{"percent": 0}"#))
+        #expect(try await d.updater().install().result == "skipped")
+        let kept = try Data(contentsOf: URL(fileURLWithPath: d.layout.deferredManifest))
+        try Data(String(decoding: kept, as: UTF8.self).replacingOccurrences(of: "\"percent\": 0", with: "\"percent\": 100").utf8)
+            .write(to: URL(fileURLWithPath: d.layout.deferredManifest))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: d.layout.deferredManifest)) != kept)
+        #expect(try await d.updater().install().result == "skipped")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: d.layout.deferredManifest)) == kept)
+        #expect(try await d.updater().status().installed.map(\.version) == ["1.0.0"])
+    }
+
     /// A manifest published before the newest one the device accepted (a stale cache
     /// replaying yesterday's "100 %") decides nothing; the device keeps what it has.
     @Test func aReplayedOlderManifestDecidesNothing() async throws {

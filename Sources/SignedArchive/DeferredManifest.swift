@@ -1,0 +1,32 @@
+import ClientUpdater
+import Foundation
+
+/// The manifest of a release the rollout does not admit this device to yet
+/// (`deferred-manifest.json`), kept so that a check answered `304 Not Modified` can decide
+/// again as the rollout's steps advance, instead of fetching the same manifest each time.
+///
+/// It holds bytes that verified; they are verified again when read back (a file in the
+/// root is not trusted). A check that ends in anything but another deferral removes it.
+struct DeferredManifest {
+    let layout: RootLayout
+    private var kept = false
+
+    init(layout: RootLayout) { self.layout = layout }
+
+    /// The kept bytes, when there are any.
+    func read() -> [UInt8]? {
+        (try? BoundedFile.read(layout.deferredManifest, cap: 64 * 1024, code: .corruptState)).flatMap { $0.map { [UInt8]($0) } }
+    }
+
+    /// Keeps `body` for the next check (written only when it changed).
+    mutating func keep(_ body: [UInt8]) {
+        kept = true
+        if read() == body { return }
+        try? AtomicFile.write(Data(body), to: layout.deferredManifest)
+    }
+
+    /// Removes the kept manifest unless this check kept it.
+    func finish() {
+        if !kept { unlink(layout.deferredManifest) }
+    }
+}
