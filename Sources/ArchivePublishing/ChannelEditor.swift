@@ -26,6 +26,14 @@ public enum ChannelEditor {
     /// CDN serving yesterday's "100 %" after a pause) stops being used within this time.
     public static let rolloutExpiry: TimeInterval = 48 * 3_600
 
+    /// The default `expires` of a manifest with `rollout`: ``rolloutExpiry`` after its last
+    /// step begins (or after `published` when that is later), so a schedule never outlives
+    /// its own manifest.
+    public static func defaultExpiry(for rollout: Rollout, published: Date) -> Date {
+        let lastStep = (rollout.start ?? published).addingTimeInterval(TimeInterval(rollout.steps.map(\.seconds).max() ?? 0))
+        return max(published, lastStep).addingTimeInterval(rolloutExpiry)
+    }
+
     /// Applies `change` and returns the new manifest.
     /// - Parameter expires: the new `expires`; nil keeps the default rule above (and no
     ///   `expires` once the rollout is complete).
@@ -55,11 +63,11 @@ public enum ChannelEditor {
         try edit(&edited, current: current, change: change)
         let published = max(now, current.published.addingTimeInterval(1))
         edited["published"] = .string(RFC3339.format(published))
-        let rolling = edited["rollout"] != nil
+        let rollout = try edited["rollout"].map(Rollout.parse)
         if let expires {
             edited["expires"] = .string(RFC3339.format(expires))
-        } else if rolling {
-            edited["expires"] = .string(RFC3339.format(published.addingTimeInterval(rolloutExpiry)))
+        } else if let rollout {
+            edited["expires"] = .string(RFC3339.format(defaultExpiry(for: rollout, published: published)))
         } else {
             edited.removeValue(forKey: "expires")
         }

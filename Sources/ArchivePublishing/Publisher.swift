@@ -25,7 +25,7 @@ public struct PublishRequest: Sendable {
     /// default, when they are skipped and listed in ``PublishResult/skippedHidden``.
     public var includeHidden = false
     /// A staged rollout for the release (`nil`: every device at once). Without an explicit
-    /// ``expires`` such a manifest expires after ``ChannelEditor/rolloutExpiry``.
+    /// ``expires`` such a manifest expires ``ChannelEditor/rolloutExpiry`` after its last step.
     public var rollout: Rollout?
     /// Versions devices must leave and never select again.
     public var revoked: [Version] = []
@@ -129,8 +129,9 @@ public enum Publisher {
             published: request.now, expires: request.expires)
         draft.rollout = request.rollout
         draft.revoked = request.revoked
-        if request.rollout != nil, draft.expires == nil {
-            draft.expires = Date(timeIntervalSince1970: floor(request.now.timeIntervalSince1970)).addingTimeInterval(ChannelEditor.rolloutExpiry)
+        if let rollout = request.rollout, draft.expires == nil {
+            draft.expires = ChannelEditor.defaultExpiry(
+                for: rollout, published: Date(timeIntervalSince1970: floor(request.now.timeIntervalSince1970)))
         }
         if let existing = try existingRelease(in: index, request: request, draft: draft, indexPath: indexPath) {
             try installArchive(temp, at: archivePath, sha256: sha256)

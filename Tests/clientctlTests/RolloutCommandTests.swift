@@ -45,7 +45,7 @@ import Testing
         var m = try manifest()
         let start = try #require(m.rollout?.start)
         #expect(m.rollout?.steps.map(\.percent) == [5, 25, 100] && m.rollout?.steps.map(\.seconds) == [0, 86_400, 172_800])
-        #expect(m.expires == m.published.addingTimeInterval(48 * 3_600), "a rollout gets a short expiry by default")
+        #expect(m.expires == start.addingTimeInterval(172_800 + 48 * 3_600), "a rollout expires 48 h after its last step by default")
         let first = m.published
 
         let paused = try await edit(["rollout", "pause", "stable"])

@@ -14,7 +14,8 @@ struct ChannelEditOptions: ParsableArguments {
 
     @OptionGroup var signing: SigningOptions
 
-    @Option(name: .long, help: ArgumentHelp("Expiry: RFC 3339 UTC time or Nd (default: 48 h while a rollout runs).", valueName: "RFC3339|Nd"))
+    @Option(
+        name: .long, help: ArgumentHelp("Expiry: RFC 3339 UTC time or Nd (default: 48 h after the rollout's last step).", valueName: "RFC3339|Nd"))
     var expires: Expiry?
 
     @OptionGroup var output: OutputOptions
