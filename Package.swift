@@ -117,6 +117,12 @@ let package = Package(
             dependencies: ["ClientUpdater", "ClientUpdaterHTTP"],
             path: "Scripts/bench/TransportBench"
         ),
+        // Scripts/bench/fleet: 1,000 library Updaters on a simulated clock (not shipped).
+        .executableTarget(
+            name: "fleet-bench",
+            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SignedArchive", "ArchivePublishing"],
+            path: "Scripts/bench/FleetBench"
+        ),
         .target(
             name: "TestSupport",
             dependencies: ["ClientUpdater", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "COpenSSL"],

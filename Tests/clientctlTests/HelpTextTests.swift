@@ -9,7 +9,7 @@ import Testing
     @Test(arguments: [
         ["keygen"], ["publish"], ["verify"], ["manifest", "canonical"], ["init"], ["install"],
         ["status"], ["list"], ["ack"], ["gc"], ["reload"], ["rollback"], ["serve"], ["rollout"], ["rollout", "set"],
-        ["rollout", "pause"], ["rollout", "resume"], ["rollout", "complete"], ["revoke"],
+        ["rollout", "pause"], ["rollout", "resume"], ["rollout", "complete"], ["revoke"], ["push"],
     ])
     func examplesFitIn80Columns(command: [String]) async throws {
         let result = try await ClientctlBinary.run(command + ["--help"], environment: ["COLUMNS": "80"])

@@ -20,7 +20,9 @@ import Testing
     }
 
     @Test func bashCompletesSubcommandsAndOptions() async throws {
-        #expect(try await complete(["clientctl", "pu"]) == ["publish"])
+        #expect(try await complete(["clientctl", "pub"]) == ["publish"])
+        #expect(Set(try await complete(["clientctl", "pu"])) == ["publish", "push"])
+        #expect(try await complete(["clientctl", "push", "--max"]) == ["--max-age"])
         #expect(try await complete(["clientctl", "publish", "--for"]) == ["--format"])
         let device = try await complete(["clientctl", "re"])
         #expect(Set(device) == ["reload", "revoke"], "\(device)")
