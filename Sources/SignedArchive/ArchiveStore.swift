@@ -45,8 +45,13 @@ public struct ArchiveStore: Sendable {
     /// signature verifies with a trusted key and whose version is `version`; nil otherwise
     /// (missing, too large, hand-written, re-signed by an unknown key, another version's).
     public func verifiedSidecar(_ version: Version) -> Manifest? {
+        verifiedSidecar(version, with: verifier)
+    }
+
+    /// The same with a verifier made once for many sidecars (reading the trusted keys
+    /// again for each would parse every key and root once per version).
+    func verifiedSidecar(_ version: Version, with verifier: ManifestVerifier) -> Manifest? {
         let path = layout.clientSidecar(version)
-        let verifier = self.verifier
         guard let data = try? BoundedFile.read(path, cap: Self.sidecarCap, code: .corruptState),
             let manifest = verifier.verify(bytes: data, source: path).manifest,
             manifest.version == version
@@ -63,13 +68,14 @@ public struct ArchiveStore: Sendable {
             return []
         }
         var result: [InstalledVersion] = []
+        let verifier = self.verifier
         for name in names where name.hasPrefix("v") && !name.hasSuffix(".json") {
             guard let version = Version(String(name.dropFirst())), "v\(version)" == name else { continue }
             let dir = layout.clientDirectory(version)
             var st = stat()
             guard lstat(dir, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR else { continue }
             // A folder without its signed, verified manifest is not a version.
-            guard let sidecar = verifiedSidecar(version) else { continue }
+            guard let sidecar = verifiedSidecar(version, with: verifier) else { continue }
             let installedAt = Date(timeIntervalSince1970: TimeInterval(st.st_mtim.tv_sec))
             result.append(
                 InstalledVersion(
