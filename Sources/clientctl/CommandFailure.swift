@@ -8,12 +8,12 @@ func runReportingErrors(_ body: () async throws -> Void) async throws {
     do {
         try await body()
     } catch let error as any ClientctlError {
-        FileHandle.standardError.write(Data("clientctl: \(FlagNames.message(for: error))\n".utf8))
+        Console.err("clientctl: \(FlagNames.message(for: error))\n")
         throw ExitCode(error.kind.exitCode)
     }
 }
 
 /// Writes a line to stderr (messages), keeping stdout for data and `--json`.
 func printError(_ line: String) {
-    FileHandle.standardError.write(Data((line + "\n").utf8))
+    Console.err(line + "\n")
 }

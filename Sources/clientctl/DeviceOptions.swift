@@ -29,5 +29,5 @@ func printJSON<T: Encodable>(_ value: T) throws {
     encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
     encoder.dateEncodingStrategy = .iso8601
     let data = try encoder.encode(value)
-    FileHandle.standardOutput.write(data + Data("\n".utf8))
+    Console.out(data + Data("\n".utf8))
 }

@@ -34,8 +34,8 @@ struct ShimScriptTests {
             process.standardOutput = pipe
             process.standardError = errors
             try process.run()
-            let data = pipe.fileHandleForReading.readDataToEndOfFile()
-            let stderr = errors.fileHandleForReading.readDataToEndOfFile()
+            let data = try pipe.fileHandleForReading.readAllRetryingInterrupts()
+            let stderr = try errors.fileHandleForReading.readAllRetryingInterrupts()
             process.waitUntilExit()
             return (data, String(decoding: stderr, as: UTF8.self))
         }

@@ -48,7 +48,7 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
         let out = Pipe()
         p.standardOutput = out
         try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: try out.fileHandleForReading.readAllRetryingInterrupts(), as: UTF8.self)
         p.waitUntilExit()
         return String(text.prefix(64))
     }

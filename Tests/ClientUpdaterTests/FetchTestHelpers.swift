@@ -60,7 +60,7 @@ func runCurl(_ args: [String]) throws -> (Int32, Data) {
     p.standardOutput = out
     p.standardError = FileHandle.nullDevice
     try p.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
+    let data = try out.fileHandleForReading.readAllRetryingInterrupts()
     p.waitUntilExit()
     return (p.terminationStatus, data)
 }

@@ -103,7 +103,7 @@ import Testing
         // Read to EOF: /proc files report size 0, so size-based reads stop early.
         let handle = try #require(FileHandle(forReadingAtPath: "/proc/net/tcp"))
         defer { try? handle.close() }
-        let table = String(decoding: handle.readDataToEndOfFile(), as: UTF8.self)
+        let table = String(decoding: try handle.readAllRetryingInterrupts(), as: UTF8.self)
         let hex = String(port, radix: 16, uppercase: true)
         let hexPort = ":" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
         return table.split(separator: "\n").dropFirst().filter { line in

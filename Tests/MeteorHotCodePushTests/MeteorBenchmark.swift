@@ -93,9 +93,9 @@ struct MeteorBenchmark {
     /// Appends `text` to the benchmark's output file.
     static func emit(_ text: String) {
         guard let out = ProcessInfo.processInfo.environment["CLIENTCTL_BENCH_OUT"], let handle = FileHandle(forWritingAtPath: out) else { return }
-        handle.seekToEndOfFile()
-        handle.write(Data((text + "\n").utf8))
-        handle.closeFile()
+        defer { try? handle.close() }
+        _ = try? handle.seekToEnd()
+        try? handle.write(contentsOf: Data((text + "\n").utf8))
     }
 
     /// The same update on an app in the current Meteor shape (meteor/meteor release-3.1.0:

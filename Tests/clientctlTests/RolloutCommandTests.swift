@@ -36,6 +36,7 @@ import Testing
         return try ManifestVerifier(trustedKeys: [try ReleaseFolder.testKey().publicKey]).verify(bytes: Array(data)).get()
     }
 
+    @discardableResult
     func edit(_ args: [String], expect status: Int32 = 0) async throws -> Subprocess.Result {
         try await clientctl(args + ["--out", dir("rel"), "--key", key], expect: status)
     }

@@ -35,6 +35,7 @@ import Testing
         ])
     }
 
+    @discardableResult
     func push(_ folder: String, _ s3: SeaweedS3, bucket: String, _ extra: [String] = [], expect status: Int32 = 0) async throws -> Subprocess.Result {
         try await clientctl(["push", folder, "s3://\(bucket)/notes", "--endpoint", s3.endpoint] + extra, environment: s3.environment, expect: status)
     }

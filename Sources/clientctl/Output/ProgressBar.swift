@@ -23,14 +23,14 @@ final class ProgressBar: @unchecked Sendable {
             guard done || now.timeIntervalSince(lastDraw) >= 0.1 else { return }
             lastDraw = now
             drawn = true
-            FileHandle.standardError.write(Data(("\r\u{1B}[K" + Self.line(version: version, completed: completed, total: total)).utf8))
+            Console.err("\r\u{1B}[K" + Self.line(version: version, completed: completed, total: total))
         }
     }
 
     /// Ends the bar's line so later messages start on a fresh line.
     func finish() {
         lock.withLock {
-            if drawn { FileHandle.standardError.write(Data("\n".utf8)) }
+            if drawn { Console.err("\n") }
             drawn = false
         }
     }

@@ -26,7 +26,7 @@ struct ChannelEditOptions: ParsableArguments {
         let m = try ChannelEditor.apply(
             change, releases: out, channel: channel, signers: try signing.signers(), now: now, expires: try expires?.date(now: now))
         if output.json {
-            FileHandle.standardOutput.write(Data(m.jsonBytes()))
+            Console.out(Data(m.jsonBytes()))
             return
         }
         var line = "\(m.app) \(m.version) on \(m.channel): "

@@ -42,7 +42,7 @@ struct KeygenCommand: AsyncParsableCommand {
                     "keyId": .string(publicKey.keyId), "privateKey": .string(paths.privateKey),
                     "publicKey": .string(paths.publicKey),
                 ]
-                FileHandle.standardOutput.write(Data(JSONPrettyPrinter.render(.object(o))))
+                Console.out(Data(JSONPrettyPrinter.render(.object(o))))
             } else {
                 print(publicKey.keyId)
                 printError("wrote \(paths.privateKey) (private: keep it secret) and \(paths.publicKey) (public: give it to devices)")

@@ -30,7 +30,7 @@ struct ManifestCanonicalCommand: AsyncParsableCommand {
         try await runReportingErrors {
             let data = try ReleaseFiles.read(manifest, limit: StrictJSON.Limits.manifest.maxBytes)
             let object = try StrictJSON.parseObject(data, limits: .manifest, source: manifest)
-            FileHandle.standardOutput.write(Data(Manifest.signedBytes(of: object)))
+            Console.out(Data(Manifest.signedBytes(of: object)))
         }
     }
 }

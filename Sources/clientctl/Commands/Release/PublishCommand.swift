@@ -117,7 +117,7 @@ struct PublishCommand: AsyncParsableCommand {
                     o["pending"] = .string(pending)
                     o["missingSignatures"] = .integer(Int64(result.missingSignatures))
                 }
-                FileHandle.standardOutput.write(Data(JSONPrettyPrinter.render(.object(o))))
+                Console.out(Data(JSONPrettyPrinter.render(.object(o))))
             } else if let pending = result.pendingPath {
                 print(
                     "pending: \(m.app) \(m.version) waits for \(result.missingSignatures) more release signature(s) before it is published; "

@@ -83,7 +83,7 @@ struct PushCommand: AsyncParsableCommand {
                         "wroteIndex": .bool(r.wroteIndex), "wroteManifest": .bool(r.wroteManifest), "rounds": .integer(Int64(r.rounds)),
                     ])
                 }
-                FileHandle.standardOutput.write(Data(JSONPrettyPrinter.render(.object(["channels": .array(value)]))))
+                Console.out(Data(JSONPrettyPrinter.render(.object(["channels": .array(value)]))))
             }
         }
     }

@@ -37,7 +37,7 @@ struct SignCommand: AsyncParsableCommand {
                     "version": .string(m.version.description), "published": .bool(outcome.published), "path": .string(outcome.path),
                     "missingSignatures": .integer(Int64(outcome.missing)), "keyIds": .array(m.signatures.map { .string($0.keyId) }),
                 ]
-                FileHandle.standardOutput.write(Data(JSONPrettyPrinter.render(.object(o))))
+                Console.out(Data(JSONPrettyPrinter.render(.object(o))))
             } else if outcome.published {
                 print("published \(m.app) \(m.version) on \(m.channel): the release threshold is met (\(outcome.path))")
             } else if outcome.missing > 0 {

@@ -122,6 +122,6 @@ struct VerifyCommand: AsyncParsableCommand {
     }
 
     func emit(_ o: JSONObject) {
-        FileHandle.standardOutput.write(Data(JSONPrettyPrinter.render(.object(o))))
+        Console.out(Data(JSONPrettyPrinter.render(.object(o))))
     }
 }
