@@ -1,0 +1,162 @@
+internal import CZstd
+import ClientUpdater
+import Foundation
+
+/// Patches as zstd frames compressed against a referenced base: the frame's matches may
+/// reach back into the base's bytes (zstd's "prefix", the mechanism of `zstd
+/// --patch-from`), so content the base already holds costs a few bytes per match. A patch
+/// is one ordinary zstd frame: `zstd -d --patch-from=BASE --long=N` reads it too.
+///
+/// Publish makes patches with long-distance matching and a window that covers base and
+/// result together; a device reads the frame header first and refuses a window or a
+/// declared size past the caps of ``windowCap(baseSize:resultSize:)`` before libzstd
+/// allocates anything (docs/delta-updates.md).
+public enum ZstdPatch {
+    /// The level publish compresses patches at (docs/delta-updates.md#measurements).
+    public static let level: Int32 = 19
+    /// The largest window any patch may ask for (1 GiB), whatever the sizes.
+    public static let maxWindowLog: Int32 = 30
+
+    /// The window log of a patch from a base of `baseSize` to a result of `resultSize`
+    /// bytes: the smallest power of two that holds both (at least 2^10, at most 2^30).
+    public static func windowLog(baseSize: Int64, resultSize: Int64) -> Int32 {
+        let total = UInt64(max(1, baseSize) + max(1, resultSize))
+        var log: Int32 = 10
+        while UInt64(1) << UInt64(log) < total, log < maxWindowLog { log += 1 }
+        return log
+    }
+
+    /// The largest window a device accepts for these sizes: the window publish uses.
+    public static func windowCap(baseSize: Int64, resultSize: Int64) -> UInt64 {
+        UInt64(1) << UInt64(windowLog(baseSize: baseSize, resultSize: resultSize))
+    }
+
+    /// Makes the patch that turns the file `base` into the file `target`.
+    /// - Parameter cap: the largest base or target accepted, in bytes.
+    /// - Throws: ``DeltaError`` `.io`, `.outputTooLarge` (an input over `cap`), `.compressor`.
+    public static func make(base: String, target: String, level: Int32 = level, cap: Int64) throws(DeltaError) -> [UInt8] {
+        let baseFile = try MappedFile(base, cap: cap)
+        let targetFile = try MappedFile(target, cap: cap)
+        guard let cctx = ZSTD_createCCtx() else { throw DeltaError(.compressor, "libzstd cannot allocate a compression context") }
+        defer { ZSTD_freeCCtx(cctx) }
+        let log = windowLog(baseSize: Int64(baseFile.count), resultSize: Int64(targetFile.count))
+        try check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level), "level \(level)")
+        try check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, log), "window log \(log)")
+        try check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_enableLongDistanceMatching, 1), "long-distance matching")
+        try check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1), "checksum")
+        try check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1), "content size")
+        try check(ZSTD_CCtx_setPledgedSrcSize(cctx, UInt64(targetFile.count)), "pledged size")
+        if baseFile.count > 0 {
+            try check(ZSTD_CCtx_refPrefix(cctx, baseFile.bytes.baseAddress, baseFile.count), "base \(base)")
+        }
+        let out = UnsafeMutableRawBufferPointer.allocate(byteCount: ZSTD_compressBound(targetFile.count) + 64, alignment: 16)
+        defer { out.deallocate() }
+        var input = ZSTD_inBuffer(src: targetFile.bytes.baseAddress, size: targetFile.count, pos: 0)
+        var buffer = ZSTD_outBuffer(dst: out.baseAddress, size: out.count, pos: 0)
+        while true {
+            let remaining = ZSTD_compressStream2(cctx, &buffer, &input, ZSTD_e_end)
+            try check(remaining, "compressing \(target)")
+            if remaining == 0 { return Array(UnsafeRawBufferPointer(start: out.baseAddress, count: buffer.pos)) }
+            guard buffer.pos < buffer.size else { throw DeltaError(.compressor, "patch of \(target) outgrew its buffer") }
+        }
+    }
+
+    /// Applies the patch in file `patch` to the file `base`, writing the result to a new
+    /// file `output` (fsynced), and returns the result's SHA-256 (lowercase hex).
+    ///
+    /// The frame header is checked first: one zstd frame without a dictionary id that
+    /// declares exactly `resultSize` bytes and a window within
+    /// ``windowCap(baseSize:resultSize:)``. The result is counted as it is written and
+    /// refused past `resultSize`; `output` is removed on any failure.
+    /// - Throws: ``DeltaError`` `.malformedPatch`, `.windowTooLarge`, `.outputTooLarge`, `.io`.
+    public static func apply(patch: String, base: String, to output: String, resultSize: Int64) throws(DeltaError) -> String {
+        let patchFile = try MappedFile(patch, cap: max(resultSize, 0) + (1 << 20) + resultSize / 8)
+        guard let header = PatchFrameHeader.parse(patchFile.bytes) else {
+            throw DeltaError(.malformedPatch, "\(patch) does not start with a zstd frame header")
+        }
+        guard header.dictionaryID == 0 else {
+            throw DeltaError(.malformedPatch, "\(patch) names dictionary \(header.dictionaryID); patches reference their base only")
+        }
+        guard let declared = header.contentSize else {
+            throw DeltaError(.malformedPatch, "\(patch) does not declare its decompressed size")
+        }
+        guard declared <= UInt64(max(resultSize, 0)) else {
+            throw DeltaError(.outputTooLarge, "\(patch) declares \(declared) bytes, more than the signed \(resultSize)")
+        }
+        guard declared == UInt64(resultSize) else {
+            throw DeltaError(.malformedPatch, "\(patch) declares \(declared) bytes, not the signed \(resultSize)")
+        }
+        let baseFile = try MappedFile(base, cap: Int64.max)
+        let cap = windowCap(baseSize: Int64(baseFile.count), resultSize: resultSize)
+        guard header.windowSize <= cap else {
+            throw DeltaError(
+                .windowTooLarge,
+                "\(patch) asks for a \(header.windowSize)-byte window; at most \(cap) for a \(baseFile.count)-byte base and a \(resultSize)-byte result"
+            )
+        }
+        guard let dctx = ZSTD_createDCtx() else { throw DeltaError(.io, "libzstd cannot allocate a decompression context") }
+        defer { ZSTD_freeDCtx(dctx) }
+        let log = windowLog(baseSize: Int64(baseFile.count), resultSize: resultSize)
+        try check(ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, log), "window limit", code: .malformedPatch)
+        if baseFile.count > 0 {
+            try check(ZSTD_DCtx_refPrefix(dctx, baseFile.bytes.baseAddress, baseFile.count), "base \(base)", code: .malformedPatch)
+        }
+        let fd = open(output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else { throw DeltaError(.io, "cannot create \(output): \(String(cString: strerror(errno)))") }
+        var finished = false
+        defer {
+            close(fd)
+            if !finished { unlink(output) }
+        }
+        let digest = Digest(.sha256)
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 18, alignment: 16)
+        defer { chunk.deallocate() }
+        var input = ZSTD_inBuffer(src: patchFile.bytes.baseAddress, size: patchFile.count, pos: 0)
+        var total: Int64 = 0
+        while true {
+            var out = ZSTD_outBuffer(dst: chunk.baseAddress, size: chunk.count, pos: 0)
+            let remaining = ZSTD_decompressStream(dctx, &out, &input)
+            if ZSTD_isError(remaining) != 0 {
+                throw DeltaError(.malformedPatch, "\(patch) is corrupt: \(String(cString: ZSTD_getErrorName(remaining)))")
+            }
+            total += Int64(out.pos)
+            guard total <= resultSize else {
+                throw DeltaError(.outputTooLarge, "\(patch) expands past the signed \(resultSize) bytes")
+            }
+            let produced = UnsafeRawBufferPointer(start: chunk.baseAddress, count: out.pos)
+            digest.update(produced)
+            try writeAll(fd, produced, output)
+            if remaining == 0 { break }
+            if input.pos == input.size, out.pos == 0 {
+                throw DeltaError(.malformedPatch, "\(patch) is truncated: the frame does not end")
+            }
+        }
+        guard input.pos == input.size else {
+            throw DeltaError(.malformedPatch, "\(patch) has \(input.size - input.pos) bytes after its frame")
+        }
+        guard total == resultSize else {
+            throw DeltaError(.malformedPatch, "\(patch) produced \(total) bytes, not the signed \(resultSize)")
+        }
+        guard fsync(fd) == 0 else { throw DeltaError(.io, "cannot fsync \(output): \(String(cString: strerror(errno)))") }
+        finished = true
+        return digest.finalizeHex()
+    }
+
+    private static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, _ path: String) throws(DeltaError) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = write(fd, bytes.baseAddress.map { $0 + offset }, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw DeltaError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
+            }
+            offset += n
+        }
+    }
+
+    private static func check(_ result: Int, _ what: String, code: DeltaError.Code = .compressor) throws(DeltaError) {
+        if ZSTD_isError(result) != 0 {
+            throw DeltaError(code, "libzstd refused \(what): \(String(cString: ZSTD_getErrorName(result)))")
+        }
+    }
+}
