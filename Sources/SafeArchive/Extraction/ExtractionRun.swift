@@ -23,14 +23,17 @@ struct ExtractionRun {
     /// Two libarchive readers: the outer one (raw format, gzip and zstd filters) yields the
     /// decompressed stream, which ``DecompressedStream`` checks and hands to the inner one
     /// (tar format, no filter).
-    mutating func extractTar(_ source: FileSource, format: ArchiveFormat) throws(ExtractionError) {
+    /// - Parameter format: `nil` for an uncompressed tree tar (no compression layer allowed).
+    mutating func extractTar(_ source: FileSource, format: ArchiveFormat?) throws(ExtractionError) {
         let outer = try ArchiveHandle()
-        let filterSetup =
-            format == .tarGzip
-            ? archive_read_support_filter_gzip(outer.pointer)
-            : archive_read_support_filter_zstd(outer.pointer)
-        guard filterSetup == ARCHIVE_OK else {
-            throw ExtractionError(.unsupported, "this libarchive cannot decompress \(format.rawValue) itself")
+        if let format {
+            let filterSetup =
+                format == .tarGzip
+                ? archive_read_support_filter_gzip(outer.pointer)
+                : archive_read_support_filter_zstd(outer.pointer)
+            guard filterSetup == ARCHIVE_OK else {
+                throw ExtractionError(.unsupported, "this libarchive cannot decompress \(format.rawValue) itself")
+            }
         }
         // Both filters are enabled so that one layer inside another is recognised and refused.
         _ = archive_read_support_filter_gzip(outer.pointer)
@@ -43,7 +46,10 @@ struct ExtractionRun {
                 ? nil
                 : archive_filter_name(outer.pointer, index).map { String(cString: $0) }
         }
-        guard layers.count == 1 else {
+        guard layers.count == (format == nil ? 0 : 1) else {
+            if format == nil {
+                throw ExtractionError(.unsupported, "a tree tar is not compressed, this one is \(layers.joined(separator: " inside "))")
+            }
             throw ExtractionError(.unsupported, "nested compression (\(layers.joined(separator: " inside ")))")
         }
         var rawEntry: OpaquePointer?
@@ -56,10 +62,11 @@ struct ExtractionRun {
         guard archive_read_open1(inner.pointer) == ARCHIVE_OK else {
             if let failure = stream.failure { throw failure }
             if stream.produced == 0 { throw ExtractionError(.empty, "archive has no entries") }
+            let layer = layers.first ?? "tree tar"
             if let nested = SafeExtractor.compressionName(Array(stream.head.prefix(6))) {
-                throw ExtractionError(.unsupported, "nested compression (\(nested) inside \(layers[0]))")
+                throw ExtractionError(.unsupported, "nested compression (\(nested) inside \(layer))")
             }
-            throw ExtractionError(.corrupt, "not a tar archive inside the \(layers[0]) stream")
+            throw ExtractionError(.corrupt, layers.isEmpty ? "not a tar archive" : "not a tar archive inside the \(layer) stream")
         }
         try extractEntries(inner, stream: stream, source: source, zipNames: nil)
         try stream.drain()

@@ -4,8 +4,8 @@ import SignedManifest
 
 /// What a successful extraction produced.
 public struct ExtractionReport: Sendable, Equatable {
-    /// The kind of archive that was read.
-    public var format: ArchiveFormat
+    /// The kind of archive that was read (`nil` for a tree tar, which has no compression).
+    public var format: ArchiveFormat?
     /// The staging folder now holding the tree (complete and synced).
     public var staging: String
     /// Regular files written.
@@ -72,26 +72,45 @@ public struct SafeExtractor: Sendable {
             }
         }
         do {
-            return try extractOrExplain(fileDescriptor: fileDescriptor, into: staging)
+            return try extractOrExplain(fileDescriptor: fileDescriptor, into: staging, treeTar: false)
         } catch {
             throw error.signedArchiveError
         }
     }
 
-    private func extractOrExplain(fileDescriptor: Int32, into staging: String) throws(ExtractionError) -> ExtractionReport {
+    /// Extracts the uncompressed tar open on `fileDescriptor` (the tree tar a delta patch
+    /// rebuilt, docs/delta-updates.md) into `staging` under the same entry rule and caps as
+    /// an archive; any compression layer is refused.
+    public func extractTreeTar(fileDescriptor: Int32, into staging: String) throws(SignedArchiveError) -> ExtractionReport {
+        let utf8 = clientctl_utf8_locale()
+        let previous = utf8.flatMap { clientctl_use_locale($0) }
+        defer {
+            if let utf8 {
+                _ = clientctl_use_locale(previous)
+                clientctl_free_locale(utf8)
+            }
+        }
+        do {
+            return try extractOrExplain(fileDescriptor: fileDescriptor, into: staging, treeTar: true)
+        } catch {
+            throw error.signedArchiveError
+        }
+    }
+
+    private func extractOrExplain(fileDescriptor: Int32, into staging: String, treeTar: Bool) throws(ExtractionError) -> ExtractionReport {
         var info = stat()
         guard fstat(fileDescriptor, &info) == 0 else {
             throw StagingWriter.ioError("cannot read archive descriptor", errno)
         }
         guard info.st_mode & S_IFMT == S_IFREG else { throw ExtractionError(.unsupported, "archive is not a regular file") }
         let source = FileSource(fd: fileDescriptor, size: UInt64(info.st_size))
-        let format = try Self.sniff(source)
+        let format: ArchiveFormat? = treeTar ? nil : try Self.sniff(source)
         let writer = try StagingWriter(creating: staging)
         do {
             var run = ExtractionRun(limits: limits, writer: writer)
             switch format {
             case .zip: try run.extractZip(source)
-            case .tarGzip, .tarZstd: try run.extractTar(source, format: format)
+            case .tarGzip, .tarZstd, nil: try run.extractTar(source, format: format)
             }
             try run.requireIndex()
             try writer.finish()

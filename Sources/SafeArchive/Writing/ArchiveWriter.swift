@@ -37,6 +37,37 @@ public enum ArchiveWriter {
 
     /// Writes `tree` to an open descriptor; `path` only names it in errors.
     public static func write(_ tree: SourceTree, format: ArchiveFormat, descriptor fd: Int32, path: String) throws {
+        try write(tree, kind: .archive(format), descriptor: fd, path: path)
+    }
+
+    /// Writes the canonical tree tar of `tree` to a new file at `path` (refuses to
+    /// overwrite) and fsyncs it: an uncompressed POSIX pax tar of the same entries, every
+    /// file 0644 and every folder 0755 (the modes a device's extraction gives, so a device
+    /// rebuilds the same bytes from an installed version). Delta patches go from one
+    /// release's tree tar to the next (docs/delta-updates.md#tree-tar).
+    public static func writeTreeTar(_ tree: SourceTree, to path: String) throws {
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard fd >= 0 else {
+            let code: SignedArchiveError.Code = errno == EEXIST ? .alreadyExists : .io
+            throw SignedArchiveError(code, "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+        var ok = false
+        defer {
+            close(fd)
+            if !ok { unlink(path) }
+        }
+        try write(tree, kind: .treeTar, descriptor: fd, path: path)
+        guard fsync(fd) == 0 else { throw SignedArchiveError(.io, "cannot fsync \(path): \(String(cString: strerror(errno)))") }
+        ok = true
+    }
+
+    /// What a write produces: a published archive, or a canonical tree tar.
+    enum Kind {
+        case archive(ArchiveFormat)
+        case treeTar
+    }
+
+    static func write(_ tree: SourceTree, kind: Kind, descriptor fd: Int32, path: String) throws {
         // libarchive converts names through the current locale's character set; under the C
         // locale non-ASCII names fail (and crash its pax writer). Use a UTF-8 locale for this
         // thread only, for the whole synchronous write, and restore the previous one.
@@ -49,12 +80,12 @@ public enum ArchiveWriter {
         if utf8Locale == nil, let name = tree.entries.first(where: { !$0.path.utf8.allSatisfy { $0 < 0x80 } }) {
             throw SignedArchiveError(.sourceRejected, "\(tree.root)/\(name.path): non-ASCII names need the C.UTF-8 locale, which is not available")
         }
-        let writer = try Handle(format: format, path: path)
+        let writer = try Handle(kind: kind, path: path)
         guard archive_write_open_fd(writer.pointer, fd) == ARCHIVE_OK else { throw writer.failure("cannot open \(path) for writing") }
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 16)
         defer { buffer.deallocate() }
         for item in tree.entries {
-            try writer.add(item, root: tree.root, buffer: buffer)
+            try writer.add(item, root: tree.root, buffer: buffer, executableBits: writer.keepsExecutableBits)
         }
         guard archive_write_close(writer.pointer) == ARCHIVE_OK else { throw writer.failure("cannot finish \(path)") }
     }
@@ -63,11 +94,25 @@ public enum ArchiveWriter {
     private final class Handle {
         let pointer: OpaquePointer
         let path: String
+        /// False for a tree tar: every file is 0644 there, as on devices.
+        let keepsExecutableBits: Bool
 
-        init(format: ArchiveFormat, path: String) throws {
+        init(kind: Kind, path: String) throws {
             guard let a = archive_write_new() else { throw SignedArchiveError(.archiveFailed, "cannot allocate a libarchive writer") }
             pointer = a
             self.path = path
+            let format: ArchiveFormat
+            switch kind {
+            case .archive(let f):
+                format = f
+                keepsExecutableBits = true
+            case .treeTar:
+                keepsExecutableBits = false
+                guard archive_write_set_format_pax_restricted(a) == ARCHIVE_OK, archive_write_add_filter_none(a) == ARCHIVE_OK else {
+                    throw failure("libarchive cannot write a plain tar")
+                }
+                return
+            }
             let status: Int32
             switch format {
             case .tarGzip:
@@ -95,12 +140,12 @@ public enum ArchiveWriter {
             return SignedArchiveError(.archiveFailed, detail.isEmpty ? what : "\(what): \(detail)")
         }
 
-        func add(_ item: SourceTree.Entry, root: String, buffer: UnsafeMutableRawBufferPointer) throws {
+        func add(_ item: SourceTree.Entry, root: String, buffer: UnsafeMutableRawBufferPointer, executableBits: Bool) throws {
             guard let entry = archive_entry_new() else { throw SignedArchiveError(.archiveFailed, "cannot allocate an archive entry") }
             defer { archive_entry_free(entry) }
             archive_entry_set_pathname_utf8(entry, item.archiveName)
             archive_entry_set_filetype(entry, item.isDirectory ? clientctl_ae_ifdir() : clientctl_ae_ifreg())
-            archive_entry_set_perm(entry, item.isDirectory || item.isExecutable ? 0o755 : 0o644)
+            archive_entry_set_perm(entry, item.isDirectory || (executableBits && item.isExecutable) ? 0o755 : 0o644)
             archive_entry_set_size(entry, item.isDirectory ? 0 : item.size)
             archive_entry_set_mtime(entry, time_t(ArchiveWriter.fixedModificationTime), 0)
             archive_entry_set_uid(entry, 0)
