@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "ArchivePublishing", targets: ["ArchivePublishing"]),
         .library(name: "MeteorHotCodePush", targets: ["MeteorHotCodePush"]),
         .library(name: "ClientServer", targets: ["ClientServer"]),
+        .library(name: "DeltaPatch", targets: ["DeltaPatch"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -35,6 +36,11 @@ let package = Package(
             name: "CArchive",
             pkgConfig: "libarchive",
             providers: [.apt(["libarchive-dev"])]
+        ),
+        .systemLibrary(
+            name: "CZstd",
+            pkgConfig: "libzstd",
+            providers: [.apt(["libzstd-dev"])]
         ),
         // The page side: the WebAppLocalServer shim and the /__clientctl/ control protocol (no HTTP server in it).
         .target(name: "ClientShim"),
@@ -66,17 +72,23 @@ let package = Package(
             name: "SafeArchive",
             dependencies: ["ClientUpdater", "SignedManifest", "CArchive"]
         ),
-        // Channel 1 on the device: the signed-archive channel (fetch, verify, unpack, store).
+        // Delta updates: zstd patches against a referenced base (long window, caps checked
+        // from the frame header before anything is allocated).
+        .target(
+            name: "DeltaPatch",
+            dependencies: ["ClientUpdater", "CZstd"]
+        ),
+        // Channel 1 on the device: the signed-archive channel (fetch, verify, unpack or patch, store).
         .target(
             name: "SignedArchive",
-            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive"]
+            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "DeltaPatch"]
         ),
         // Channel 1 for release engineers: build folder → archive, signed manifest, release folder;
         // push to S3-compatible storage.
         .target(
             name: "ArchivePublishing",
             dependencies: [
-                "ClientUpdater", "SignedManifest", "SafeArchive", "COpenSSL",
+                "ClientUpdater", "SignedManifest", "SafeArchive", "DeltaPatch", "COpenSSL",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -132,7 +144,7 @@ let package = Package(
         .testTarget(name: "ClientUpdaterHTTPTests", dependencies: ["ClientUpdaterHTTP", "ClientUpdater", "TestSupport"]),
         .testTarget(
             name: "SignedArchiveTests",
-            dependencies: ["SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "ClientUpdater", "TestSupport"]),
+            dependencies: ["SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "DeltaPatch", "ClientUpdater", "TestSupport"]),
         .testTarget(
             name: "MeteorHotCodePushTests", dependencies: ["MeteorHotCodePush", "SignedManifest", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
         .testTarget(name: "ClientServerTests", dependencies: ["ClientServer", "ClientShim", .product(name: "HummingbirdTesting", package: "hummingbird"), "ClientUpdater", "SignedManifest", "SignedArchive", "ArchivePublishing", "MeteorHotCodePush", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
@@ -149,7 +161,7 @@ if Context.environment["CLIENTCTL_FUZZ"] == "1" {
     package.targets.append(
         .executableTarget(
             name: "clientctl-fuzz",
-            dependencies: ["ClientShim", "ClientUpdater", "SignedManifest", "SafeArchive", "SignedArchive", "MeteorHotCodePush", "ClientServer"],
+            dependencies: ["ClientShim", "ClientUpdater", "SignedManifest", "SafeArchive", "SignedArchive", "MeteorHotCodePush", "ClientServer", "DeltaPatch"],
             path: "Fuzz/Targets"
         )
     )

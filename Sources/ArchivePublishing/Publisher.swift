@@ -29,6 +29,9 @@ public struct PublishRequest: Sendable {
     public var rollout: Rollout?
     /// Versions devices must leave and never select again.
     public var revoked: [Version] = []
+    /// How many older releases of the channel get a delta patch to this one (0: none);
+    /// docs/delta-updates.md.
+    public var deltaBases = 3
 
     public init(
         source: String, app: String, channel: String, version: Version, minShellVersion: Version,
@@ -69,6 +72,9 @@ public struct PublishResult: Sendable {
     public var pendingPath: String?
     /// How many more release keys must sign (0 when published).
     public var missingSignatures = 0
+    /// What updating to this release costs a device coming from each older release that
+    /// got a delta (`patchBytes` nil: the full archive was cheaper than the patch).
+    public var deltaCosts: [(from: Version, patchBytes: Int64?)] = []
 }
 
 /// Writes the release folder (docs/formats.md#release-folder): `<out>/<channel>/manifest.json` (newest
@@ -140,8 +146,24 @@ public enum Publisher {
                 manifest: existing, archivePath: archivePath, manifestPath: manifestPath,
                 indexPath: indexPath, unchanged: true)
         }
+        let work = channelDir + "/.publish-\(getpid())-delta-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? AtomicFile.removeTree(work) }
+        var built: DeltaBuilder.Built?
+        if request.deltaBases > 0 {
+            guard mkdir(work, 0o700) == 0 else { throw SignedArchiveError(.io, "cannot create \(work): \(String(cString: strerror(errno)))") }
+            built = try DeltaBuilder(channelDir: channelDir, work: work, bases: request.deltaBases)
+                .build(tree: tree, version: request.version, archiveSize: size, index: index)
+            // No patch (a first release, or none smaller than the archive): no delta field.
+            if let delta = built?.delta, !delta.patches.isEmpty { draft.delta = delta }
+        }
         let manifest = try draft.signed(by: signers)
+        // Immutable objects first: patches, then the archive.
+        if let built, !built.files.isEmpty {
+            try FileManager.default.createDirectory(atPath: channelDir + "/patches", withIntermediateDirectories: true)
+            for file in built.files { try installArchive(file.temp, at: channelDir + "/" + file.name, sha256: file.sha256) }
+        }
         try installArchive(temp, at: archivePath, sha256: sha256)
+        let costs = built?.costs.map { (from: $0.from, patchBytes: $0.patchBytes) } ?? []
         let pendingPath = channelDir + "/pending/v\(manifest.version).json"
         if missing > 0 {
             var pending = pendingPath
@@ -155,6 +177,7 @@ public enum Publisher {
                 stillMissing = outcome.missing
                 var result = PublishResult(
                     manifest: outcome.manifest, archivePath: archivePath, manifestPath: manifestPath, indexPath: indexPath, unchanged: false)
+                result.deltaCosts = costs
                 result.pendingPath = outcome.published ? nil : pending
                 result.missingSignatures = stillMissing
                 return result
@@ -162,6 +185,7 @@ public enum Publisher {
             try PendingRelease.write(manifest, channelFolder: channelDir)
             var result = PublishResult(
                 manifest: manifest, archivePath: archivePath, manifestPath: manifestPath, indexPath: indexPath, unchanged: false)
+            result.deltaCosts = costs
             result.pendingPath = pending
             result.missingSignatures = stillMissing
             return result
@@ -174,17 +198,20 @@ public enum Publisher {
         } catch let error as any ClientctlError {
             throw SignedArchiveError(.io, error.message)
         }
-        return PublishResult(
+        var result = PublishResult(
             manifest: manifest, archivePath: archivePath, manifestPath: manifestPath,
             indexPath: indexPath, unchanged: false)
+        result.deltaCosts = costs
+        return result
     }
 
-    /// A publish killed before it finished leaves `.publish-*` files; under the lock no
-    /// other publish is running, so they are removed (they must not be uploaded).
+    /// A publish killed before it finished leaves `.publish-*` files and delta work
+    /// folders; under the lock no other publish is running, so they are removed (they
+    /// must not be uploaded).
     static func removeStaleTemporaryFiles(in channelDir: String) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: channelDir)) ?? []
         for name in names where name.hasPrefix(".publish-") {
-            unlink(channelDir + "/" + name)
+            try? AtomicFile.removeTree(channelDir + "/" + name)
         }
     }
 

@@ -168,12 +168,30 @@ struct ArchiveInstaller {
         }
         let partial = PartialDownload.path(layout: layout, manifest: manifest, format: format)
         try AtomicFile.makeDirectory(layout.clients)
-        channel.store.cleanLeftovers(keeping: [partial])
-        let staging = try channel.store.makeStagingDirectory(label: "v\(version)")
         var limits = ExtractionLimits.default
         limits.maxTotalBytes = UInt64(config.limits.maxUnpackedBytes)
         limits.maxEntries = config.limits.maxEntries
         let extractor = SafeExtractor(limits: limits)
+        // A patch against a version this device holds first; anything wrong with that path
+        // (no base, a bad patch) falls back to the full archive below.
+        let delta = DeltaInstall(channel: channel, manifest: manifest, manifestURL: manifestURL, downloader: downloader, extractor: extractor)
+        switch await delta.run(keeping: partial) {
+        case .unpacked(let unpacked):
+            InstallNotes.report(unpacked.note)
+            do {
+                try channel.store.promote(staging: unpacked.tree, version: version, sidecar: Data(manifest.jsonBytes()))
+            } catch {
+                try? AtomicFile.removeTree(unpacked.staging)
+                throw error
+            }
+            try? AtomicFile.removeTree(unpacked.staging)
+            unlink(partial)
+            return try listed(version)
+        case .fullArchive(let note):
+            if let note { InstallNotes.report(note) }
+        }
+        channel.store.cleanLeftovers(keeping: [partial])
+        let staging = try channel.store.makeStagingDirectory(label: "v\(version)")
         do {
             let tree = staging + "/tree"
             // Task-local values don't reach the transport's delegate thread: capture here.
@@ -202,6 +220,10 @@ struct ArchiveInstaller {
             try? AtomicFile.removeTree(staging)
             throw error
         }
+        return try listed(version)
+    }
+
+    private func listed(_ version: Version) throws -> InstalledVersion {
         guard let installed = try channel.store.installedVersions().first(where: { $0.id == version.description }) else {
             throw UpdaterError(.internalError, "release \(version) was promoted but is not listed")
         }

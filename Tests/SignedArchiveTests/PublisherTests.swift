@@ -1,5 +1,6 @@
 import ArchivePublishing
 import ClientUpdater
+import DeltaPatch
 import Foundation
 import SafeArchive
 import SignedManifest
@@ -46,7 +47,46 @@ import Testing
         #expect(index.validReleases(with: verifier).map(\.version.description) == ["1.1.0", "1.0.0"])
         #expect(index.releases.map { $0["version"]?.stringValue } == ["1.1.0", "1.0.0"])
         let files = try FileManager.default.contentsOfDirectory(atPath: dir("rel/stable")).sorted()
-        #expect(files == ["index.json", "manifest.json", "v1.0.0.tar.gz", "v1.1.0.tar.gz"])
+        #expect(files == ["index.json", "manifest.json", "patches", "v1.0.0.tar.gz", "v1.1.0.tar.gz"])
+    }
+
+    /// Delta patches: one per older release up to K, newest base first, reproducible (the
+    /// same releases in another folder give the same patch bytes), each turning the
+    /// base's tree tar into the new one; K = 0 writes none and no `delta` field.
+    @Test func patchesGoFromTheNewestKOlderReleasesAndAreReproducible() throws {
+        func publishFour(into out: String, bases: Int) throws -> Manifest {
+            var last: Manifest?
+            for (k, version) in ["1.0.0", "1.1.0", "1.2.0", "1.3.0"].enumerated() {
+                let src = dir("src-\(version)")
+                if !FileManager.default.fileExists(atPath: src) {
+                    try FileManager.default.copyItem(atPath: dir("src"), toPath: src)
+                    try Data("release \(k)\n".utf8).write(to: URL(fileURLWithPath: src + "/app.js"))
+                }
+                var r = request(version, source: src, out: out, now: now.addingTimeInterval(Double(k) * 60))
+                r.deltaBases = bases
+                last = try Publisher.publish(r, key: key).manifest
+            }
+            return try #require(last)
+        }
+        let a = try publishFour(into: dir("a"), bases: 2)
+        let delta = try #require(a.delta).get()
+        #expect(delta.patches.map(\.from.description) == ["1.2.0", "1.1.0"])
+        let b = try publishFour(into: dir("b"), bases: 2)
+        #expect(try #require(b.delta).get() == delta, "same releases, same tree tar and patch bytes")
+        for patch in delta.patches {
+            #expect(FileManager.default.contentsEqual(atPath: dir("a/stable/" + patch.url), andPath: dir("b/stable/" + patch.url)))
+            #expect(try Digest.hex(.sha256, ofFileAt: dir("a/stable/" + patch.url)) == patch.sha256)
+        }
+        // The newest patch rebuilds 1.3.0's tree tar from 1.2.0's (both written from the sources).
+        let base = try SourceTree.scan(dir("src-1.2.0"))
+        try ArchiveWriter.writeTreeTar(base, to: dir("base.tar"))
+        #expect(try Digest.hex(.sha256, ofFileAt: dir("base.tar")) == delta.patches[0].base)
+        let result = try ZstdPatch.apply(
+            patch: dir("a/stable/" + delta.patches[0].url), base: dir("base.tar"), to: dir("out.tar"), resultSize: delta.treeSize)
+        #expect(result == delta.treeSHA256)
+
+        let none = try publishFour(into: dir("c"), bases: 0)
+        #expect(none.delta == nil && !FileManager.default.fileExists(atPath: dir("c/stable/patches")))
     }
 
     @Test func republishingIdenticalBytesIsANoOp() throws {

@@ -3,11 +3,12 @@ import Foundation
 import SignedManifest
 
 /// The objects of a channel folder that never change once published: trust roots
-/// (`root/N.json`, in order) and archives (`v<version>.<format>`). `manifest.json`,
+/// (`root/N.json`, in order), delta patches (`patches/<sha256>.zst`) and archives
+/// (`v<version>.<format>`). `manifest.json`,
 /// `index.json`, `pending/` (releases still short of signatures) and temporary or hidden
 /// files are not among them.
 enum ImmutableFiles {
-    /// `(key, path)` pairs, roots first (lowest version first), then archives by name.
+    /// `(key, path)` pairs, roots first (lowest version first), then patches and archives by name.
     static func list(channelFolder dir: String, channel: String) throws -> [(key: String, path: String)] {
         var roots: [(Int, String)] = []
         if let names = try? FileManager.default.contentsOfDirectory(atPath: dir + "/root") {
@@ -17,6 +18,10 @@ enum ImmutableFiles {
             }
         }
         var files = try roots.sorted { $0.0 < $1.0 }.map { (key: "\(channel)/root/\($0.1)", path: try regular(dir + "/root/" + $0.1)) }
+        let patches = (try? FileManager.default.contentsOfDirectory(atPath: dir + "/patches")) ?? []
+        for name in patches.sorted() where isPatchName(name) {
+            files.append((key: "\(channel)/patches/\(name)", path: try regular(dir + "/patches/" + name)))
+        }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
         for name in names.sorted() where isArchiveName(name) {
             files.append((key: "\(channel)/\(name)", path: try regular(dir + "/" + name)))
@@ -31,6 +36,13 @@ enum ImmutableFiles {
             return Version(String(name.dropFirst().dropLast(format.fileExtension.count + 1))) != nil
         }
         return false
+    }
+
+    /// `<64 lowercase hex>.zst`, as `publish` names patches.
+    static func isPatchName(_ name: String) -> Bool {
+        let hex = name.utf8.prefix(64)
+        return name.utf8.count == 68 && name.hasSuffix(".zst") && hex.count == 64
+            && hex.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
     }
 
     /// `path` when it is a regular file (not a symlink or anything else).

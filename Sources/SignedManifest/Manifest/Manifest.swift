@@ -48,7 +48,7 @@ public struct Manifest: Sendable, Equatable {
     /// The names of every field of docs/formats.md#manifest (everything else is an unknown field).
     public static let knownFields: Set<String> = [
         "format", "app", "channel", "version", "url", "sha256", "size", "minShellVersion",
-        "maxShellVersion", "published", "expires", "keyId", "signature", "signatures", "rollout", "revoked",
+        "maxShellVersion", "published", "expires", "keyId", "signature", "signatures", "rollout", "revoked", "delta",
     ]
 
     /// Fields this version does not know: signed like every other field, otherwise ignored.

@@ -17,6 +17,8 @@ public struct ManifestDraft: Sendable, Equatable {
     public var rollout: Rollout?
     /// Versions devices must leave.
     public var revoked: [Version] = []
+    /// The release's tree tar and patches from older releases (`nil`: none).
+    public var delta: ReleaseDelta?
     /// Extra fields to sign along (must not use the names of the fields in docs/formats.md#manifest).
     public var extraFields: JSONObject
 
@@ -54,6 +56,7 @@ public struct ManifestDraft: Sendable, Equatable {
         if let expires { o["expires"] = .string(RFC3339.format(expires)) }
         if let rollout { o["rollout"] = rollout.jsonValue }
         if !revoked.isEmpty { o["revoked"] = .array(revoked.map { .string($0.description) }) }
+        if let delta { o["delta"] = delta.json }
         for m in extraFields where !Manifest.knownFields.contains(m.key) { o[m.key] = m.value }
         o["keyId"] = .string(keyId)
         return o

@@ -40,13 +40,19 @@ struct InstallCommand: AsyncParsableCommand {
         try await runReportingErrors {
             let context = try DeviceContext.open(device, ignoreRollout: ignoreRollout)
             let report: InstallReport
+            // How a delta update went (patch used, or why the full archive) goes to stderr.
+            let notes: InstallNotes.Handler = { printError("clientctl: " + $0) }
             if !output.json, let (bar, handler) = ProgressBar.handlerIfTerminal() {
                 defer { bar.finish() }
-                report = try await DownloadProgress.withHandler(handler) {
-                    try await context.updater.install(lockWait: wait.value)
+                report = try await InstallNotes.withHandler(notes) {
+                    try await DownloadProgress.withHandler(handler) {
+                        try await context.updater.install(lockWait: wait.value)
+                    }
                 }
             } else {
-                report = try await context.updater.install(lockWait: wait.value)
+                report = try await InstallNotes.withHandler(notes) {
+                    try await context.updater.install(lockWait: wait.value)
+                }
             }
             if output.json {
                 try printJSON(report)

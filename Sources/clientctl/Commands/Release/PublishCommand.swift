@@ -27,6 +27,11 @@ struct PublishCommand: AsyncParsableCommand {
             (BASE/CHANNEL/vX.Y.Z.tar.gz) instead of URLs relative to manifest.json.
             --expires takes an RFC 3339 UTC time or Nd (N days from now).
 
+            Delta updates: publish also writes OUT/CHANNEL/patches/SHA256.zst, a zstd patch
+            from each of the newest --delta-bases older releases (default 3; 0 for none),
+            and prints what each costs a device coming from that release. Devices holding
+            one of those releases download the patch instead of the archive.
+
             Examples:
               clientctl publish build/ --app com.example.notes --channel stable \\
                   --version 1.4.0 --min-shell 2.0.0 --key keys/release.pem \\
@@ -79,12 +84,23 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A version devices must leave; repeat for several.", valueName: "VERSION"))
     var revoke: [Version] = []
 
+    @Option(
+        name: .customLong("delta-bases"),
+        help: ArgumentHelp("Older releases that get a delta patch to this one (0–32; 0: none).", valueName: "K"))
+    var deltaBases = 3
+
     @Flag(
         name: .customLong("include-hidden"),
         help: "Also publish files and folders whose name starts with '.' (.env, .well-known/); skipped by default.")
     var includeHidden = false
 
     @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard (0...ReleaseDelta.maxPatches).contains(deltaBases) else {
+            throw ValidationError("--delta-bases must be 0 to \(ReleaseDelta.maxPatches), not \(deltaBases)")
+        }
+    }
 
     func run() async throws {
         try await runReportingErrors {
@@ -101,6 +117,7 @@ struct PublishCommand: AsyncParsableCommand {
             request.includeHidden = includeHidden
             request.rollout = rollout?.rollout(start: now)
             request.revoked = revoke
+            request.deltaBases = deltaBases
             let result = try Publisher.publish(request, signers: try signing.signers())
             let m = result.manifest
             if !result.skippedHidden.isEmpty {
@@ -113,6 +130,16 @@ struct PublishCommand: AsyncParsableCommand {
                     "manifest": .string(result.manifestPath), "index": .string(result.indexPath),
                     "sha256": .string(m.sha256), "size": .integer(m.size), "keyId": .string(m.keyId), "url": .string(m.url),
                 ]
+                if !result.deltaCosts.isEmpty {
+                    o["delta"] = .array(
+                        result.deltaCosts.map { cost in
+                            .object(
+                                JSONObject([
+                                    ("from", .string(cost.from.description)),
+                                    ("bytes", .integer(cost.patchBytes ?? m.size)), ("patch", .bool(cost.patchBytes != nil)),
+                                ]))
+                        })
+                }
                 if let pending = result.pendingPath {
                     o["pending"] = .string(pending)
                     o["missingSignatures"] = .integer(Int64(result.missingSignatures))
@@ -128,6 +155,16 @@ struct PublishCommand: AsyncParsableCommand {
                 print(
                     "published \(m.app) \(m.version) on \(m.channel): \(result.archivePath) (\(m.size) bytes, sha256 \(m.sha256)), signed by key \(m.keyId)"
                 )
+            }
+            if !output.json {
+                for cost in result.deltaCosts {
+                    if let bytes = cost.patchBytes {
+                        let share = String(format: "%.1f", 100 * Double(bytes) / Double(max(m.size, 1)))
+                        print("  from \(cost.from): patch of \(bytes) bytes (\(share) % of the archive)")
+                    } else {
+                        print("  from \(cost.from): full archive (\(m.size) bytes; a patch would not be smaller)")
+                    }
+                }
             }
         }
     }

@@ -1,0 +1,149 @@
+import ClientUpdater
+import DeltaPatch
+import Foundation
+import SafeArchive
+import SignedManifest
+
+/// The delta path of one install (docs/delta-updates.md#on-the-device): rebuild the tree
+/// tar of a version this device holds, check it against the patch's signed `base`, fetch
+/// the patch (resumable, size- and hash-checked), apply it under the frame caps, check the
+/// result against the signed tree hash, and unpack it under the same entry rule and caps
+/// as an archive.
+///
+/// It never promotes and never throws: it hands back an unpacked tree, or the reason it
+/// could not (the caller then installs from the full archive). Installed versions are only
+/// read.
+struct DeltaInstall {
+    let channel: ArchiveChannel
+    let manifest: Manifest
+    let manifestURL: URL
+    let downloader: Downloader
+    let extractor: SafeExtractor
+
+    /// An unpacked tree ready to promote, with the note that says how it came.
+    struct Unpacked {
+        var staging: String
+        var tree: String
+        var note: String
+    }
+
+    enum Outcome {
+        case unpacked(Unpacked)
+        /// Use the full archive; the note says why (`nil`: the release has no delta).
+        case fullArchive(note: String?)
+    }
+
+    var layout: RootLayout { channel.layout }
+
+    /// Where the download of a patch lives while incomplete: named from signed values
+    /// only, kept across runs so a rerun resumes it.
+    static func partialPath(layout: RootLayout, patch: ReleaseDelta.Patch) -> String {
+        layout.clients + "/.staging-partial-patch-\(patch.sha256.prefix(32)).zst"
+    }
+
+    /// True when `path` holds exactly the signed bytes of `patch`.
+    static func isComplete(_ path: String, _ patch: ReleaseDelta.Patch) -> Bool {
+        var st = stat()
+        guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int64(st.st_size) == patch.size else { return false }
+        return (try? Digest.hex(.sha256, ofFileAt: path)) == patch.sha256
+    }
+
+    func run(keeping archivePartial: String) async -> Outcome {
+        guard let field = manifest.delta else { return .fullArchive(note: nil) }
+        let delta: ReleaseDelta
+        switch field {
+        case .success(let d): delta = d
+        case .failure(let why): return .fullArchive(note: "release \(manifest.version): delta field refused (\(why.message)); using the full archive")
+        }
+        let held: [String: String]
+        do {
+            held = Dictionary(
+                try channel.store.installedVersions().map { ($0.id, $0.directory) }, uniquingKeysWith: { first, _ in first })
+        } catch {
+            return .fullArchive(note: "release \(manifest.version): cannot list installed versions (\(error)); using the full archive")
+        }
+        let usable = delta.patches.filter { held[$0.from.description] != nil && $0.size < manifest.size }.sorted { $0.size < $1.size }
+        guard let patch = usable.first else {
+            // A first install, or a release without patches: the archive is the only path.
+            guard !held.isEmpty, !delta.patches.isEmpty else { return .fullArchive(note: nil) }
+            let offered = delta.patches.map(\.from.description).joined(separator: ", ")
+            let have = held.keys.sorted().joined(separator: ", ")
+            return .fullArchive(
+                note: "release \(manifest.version): no patch from a version this device holds (patches from \(offered); installed: \(have)); "
+                    + "using the full archive")
+        }
+        let limits = channel.config.limits
+        let treeCap = limits.maxUnpackedBytes + Int64(limits.maxEntries) * 2048 + (1 << 20)
+        guard delta.treeSize <= treeCap else {
+            return .fullArchive(
+                note: "release \(manifest.version): its \(delta.treeSize)-byte tree is over this device's cap; using the full archive")
+        }
+        let partial = Self.partialPath(layout: layout, patch: patch)
+        channel.store.cleanLeftovers(keeping: [partial, archivePartial])
+        let staging: String
+        do {
+            staging = try channel.store.makeStagingDirectory(label: "v\(manifest.version)-delta")
+        } catch {
+            return .fullArchive(note: "release \(manifest.version): \(error); using the full archive")
+        }
+        do {
+            let tree = try await unpack(patch, delta: delta, baseDirectory: held[patch.from.description] ?? "", partial: partial, staging: staging)
+            unlink(partial)
+            let note = "release \(manifest.version): patch from \(patch.from): \(patch.size) bytes instead of the \(manifest.size)-byte archive"
+            return .unpacked(Unpacked(staging: staging, tree: tree, note: note))
+        } catch {
+            try? AtomicFile.removeTree(staging)
+            let message = (error as? any ClientctlError)?.message ?? "\(error)"
+            return .fullArchive(note: "release \(manifest.version): patch from \(patch.from) refused: \(message); using the full archive")
+        }
+    }
+
+    private func unpack(_ patch: ReleaseDelta.Patch, delta: ReleaseDelta, baseDirectory: String, partial: String, staging: String) async throws
+        -> String
+    {
+        // 1. The base: the installed tree, rebuilt as a tree tar and proven by its hash.
+        let baseTar = staging + "/base.tar"
+        try ArchiveWriter.writeTreeTar(try SourceTree.scan(baseDirectory, includeHidden: true), to: baseTar)
+        let baseHash = try Digest.hex(.sha256, ofFileAt: baseTar)
+        guard baseHash == patch.base else {
+            throw DeltaError(.baseMismatch, "the installed \(patch.from) rebuilds to sha256 \(baseHash), not the patch's base \(patch.base)")
+        }
+        CrashPoint.hit("delta.base-rebuilt")
+        // 2. The patch: downloaded like an archive (resumable, exact size, signed hash).
+        guard let url = URL(string: patch.url, relativeTo: manifestURL)?.absoluteURL, url.scheme != nil else {
+            throw DeltaError(.malformedPatch, "patch url \"\(patch.url)\" is not a valid URL")
+        }
+        if case .refused(let why) = URLPolicy.check(
+            url, manifestIsFile: manifestURL.scheme?.lowercased() == "file", allowInsecureHTTP: channel.config.allowInsecureHTTP)
+        {
+            throw DeltaError(.malformedPatch, "patch URL \(why)")
+        }
+        // A run killed after the patch arrived left it whole: use it, fetch nothing again.
+        if !Self.isComplete(partial, patch) {
+            _ = try await downloader.download(url, to: partial, expectedSize: patch.size, expectedDigest: patch.sha256, algorithm: .sha256)
+        }
+        CrashPoint.hit("delta.patch-downloaded")
+        // 3. Apply under the frame caps; the result must be the signed tree tar.
+        let result = staging + "/tree.tar"
+        let resultHash: String
+        do {
+            resultHash = try ZstdPatch.apply(patch: partial, base: baseTar, to: result, resultSize: delta.treeSize)
+        } catch {
+            unlink(partial)  // verified bytes that do not apply: nothing to resume
+            throw error
+        }
+        unlink(baseTar)
+        guard resultHash == delta.treeSHA256 else {
+            unlink(partial)
+            throw DeltaError(.outputMismatch, "the patched tree hashes to sha256 \(resultHash), not the signed \(delta.treeSHA256)")
+        }
+        // 4. Unpack under the entry rule and caps of an archive.
+        let fd = open(result, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { throw DeltaError(.io, "cannot open \(result): \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        let tree = staging + "/tree"
+        _ = try extractor.extractTreeTar(fileDescriptor: fd, into: tree)
+        unlink(result)
+        return tree
+    }
+}

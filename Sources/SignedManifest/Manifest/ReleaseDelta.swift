@@ -1,0 +1,119 @@
+import ClientUpdater
+import Foundation
+
+/// The signed `delta` field of a manifest (docs/delta-updates.md#the-delta-field): the
+/// release's canonical tree tar and patches to it from older releases.
+///
+/// ```json
+/// "delta": {
+///   "tree": {"sha256": "…", "size": 7833600},
+///   "patches": [{"from": "1.2.0", "base": "…", "url": "patches/….zst", "sha256": "…", "size": 51234}]
+/// }
+/// ```
+public struct ReleaseDelta: Sendable, Equatable {
+    /// One patch: applied to the tree tar of release `from` (whose SHA-256 is `base`) it
+    /// gives this release's tree tar.
+    public struct Patch: Sendable, Equatable {
+        public var from: Version
+        /// SHA-256 of the base's canonical tree tar, which the device rebuilds and checks.
+        public var base: String
+        /// Relative to the manifest's URL, or absolute.
+        public var url: String
+        public var sha256: String
+        public var size: Int64
+
+        public init(from: Version, base: String, url: String, sha256: String, size: Int64) {
+            self.from = from
+            self.base = base
+            self.url = url
+            self.sha256 = sha256
+            self.size = size
+        }
+    }
+
+    /// Most patches one release lists.
+    public static let maxPatches = 32
+
+    /// SHA-256 and length of this release's canonical tree tar (the archive's files as an
+    /// uncompressed tar with normalized modes, docs/delta-updates.md#tree-tar).
+    public var treeSHA256: String
+    public var treeSize: Int64
+    /// Newest base first.
+    public var patches: [Patch]
+
+    public init(treeSHA256: String, treeSize: Int64, patches: [Patch]) {
+        self.treeSHA256 = treeSHA256
+        self.treeSize = treeSize
+        self.patches = patches
+    }
+
+    /// The field as JSON, as publish signs it.
+    public var json: JSONValue {
+        .object(
+            JSONObject([
+                ("tree", .object(JSONObject([("sha256", .string(treeSHA256)), ("size", .integer(treeSize))]))),
+                (
+                    "patches",
+                    .array(
+                        patches.map { p in
+                            .object(
+                                JSONObject([
+                                    ("from", .string(p.from.description)), ("base", .string(p.base)), ("url", .string(p.url)),
+                                    ("sha256", .string(p.sha256)), ("size", .integer(p.size)),
+                                ]))
+                        })
+                ),
+            ]))
+    }
+
+    /// Reads the field of a release of `version`, naming the first problem.
+    public static func parse(_ value: JSONValue, version: Version) -> Result<ReleaseDelta, ManifestRejection> {
+        do {
+            guard case .object(let o) = value else {
+                throw ManifestRejection(.wrongType, field: "delta", "field 'delta' must be an object, got \(value.typeName)")
+            }
+            guard case .object(let tree)? = o["tree"] else {
+                throw ManifestRejection(.missingField, field: "delta.tree", "field 'delta.tree' must be an object")
+            }
+            let treeFields = ManifestFieldReader(object: tree)
+            var delta = ReleaseDelta(treeSHA256: try treeFields.sha256("sha256"), treeSize: try treeFields.size("size"), patches: [])
+            guard case .array(let entries)? = o["patches"] else {
+                throw ManifestRejection(.missingField, field: "delta.patches", "field 'delta.patches' must be an array")
+            }
+            guard entries.count <= maxPatches else {
+                throw ManifestRejection(
+                    .invalidValue, field: "delta.patches", "field 'delta.patches' lists \(entries.count) patches, at most \(maxPatches)")
+            }
+            var seen = Set<Version>()
+            for (k, entry) in entries.enumerated() {
+                guard case .object(let p) = entry else {
+                    throw ManifestRejection(.wrongType, field: "delta.patches[\(k)]", "field 'delta.patches[\(k)]' must be an object")
+                }
+                let fields = ManifestFieldReader(object: p)
+                let patch = Patch(
+                    from: try fields.version("from"), base: try fields.sha256("base"), url: try fields.url("url"),
+                    sha256: try fields.sha256("sha256"), size: try fields.size("size"))
+                guard patch.from < version else {
+                    throw fields.invalid("from", "is \(patch.from): a patch's base must be older than \(version)")
+                }
+                guard seen.insert(patch.from).inserted else {
+                    throw fields.invalid("from", "is \(patch.from) twice in 'delta.patches'")
+                }
+                delta.patches.append(patch)
+            }
+            return .success(delta)
+        } catch let rejection as ManifestRejection {
+            return .failure(rejection)
+        } catch {
+            return .failure(ManifestRejection(.invalidValue, field: "delta", "\(error)"))
+        }
+    }
+}
+
+extension Manifest {
+    /// The signed `delta` field: `nil` when the release has none, a failure when it is
+    /// malformed (a device then installs from the full archive).
+    public var delta: Result<ReleaseDelta, ManifestRejection>? {
+        object["delta"].map { ReleaseDelta.parse($0, version: version) }
+    }
+}

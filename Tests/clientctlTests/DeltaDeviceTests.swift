@@ -1,0 +1,244 @@
+import ArchivePublishing
+import ClientUpdater
+import DeltaPatch
+import Foundation
+import SafeArchive
+import SignedArchive
+import SignedManifest
+import TestSupport
+import Testing
+
+/// Delta updates as a device sees them: releases written by the real `Publisher` (tree tar,
+/// zstd patches from older releases), hosted on a loopback server, installed by the library
+/// updater. Every refusal of the patch path names its reason and ends in the full archive.
+@Suite struct DeltaDeviceTests {
+    /// A feed of 300-file clients where each version rewrites a few files.
+    final class Feed: @unchecked Sendable {
+        // @unchecked: owned by one test.
+        let d: DeviceFixture
+        let key: Ed25519.PrivateKey
+        private let notesLock = NSLock()
+        private var collected: [String] = []
+
+        init() throws {
+            d = try DeviceFixture()
+            key = try ReleaseFolder.testKey()
+        }
+
+        var channelDir: String { d.tmp("releases") + "/stable" }
+
+        /// Writes a client whose file `i` has the content of seed `seeds[i] ?? i`.
+        func client(_ version: String, seeds: [Int: UInt64]) throws -> String {
+            let dir = d.tmp("src-\(version)")
+            try FileManager.default.createDirectory(atPath: dir + "/assets", withIntermediateDirectories: true)
+            try Data("<!doctype html><title>\(version)</title><script src=\"assets/f0.js\"></script>\n".utf8)
+                .write(to: URL(fileURLWithPath: dir + "/index.html"))
+            for i in 0..<300 {
+                try SyntheticCode.content(seed: seeds[i] ?? UInt64(i), count: 2_000 + i * 7)
+                    .write(to: URL(fileURLWithPath: dir + "/assets/f\(i).js"))
+            }
+            return dir
+        }
+
+        @discardableResult
+        func publish(_ version: String, seeds: [Int: UInt64] = [:], bases: Int = 3) throws -> PublishResult {
+            var request = PublishRequest(
+                source: try client(version, seeds: seeds), app: "com.example.notes", channel: "stable",
+                version: Version(version) ?? Version(0, 0, 0), minShellVersion: Version(1, 0, 0),
+                outputDirectory: d.tmp("releases"))
+            request.deltaBases = bases
+            return try Publisher.publish(request, key: key)
+        }
+
+        /// Installs with the library updater, returning the report and the notes it gave.
+        func install() async throws -> (InstallReport, [String]) {
+            notesLock.withLock { collected = [] }
+            let note: InstallNotes.Handler = { [self] note in notesLock.withLock { collected.append(note) } }
+            let updater = try d.updater()
+            let report = try await InstallNotes.withHandler(note) { try await updater.install() }
+            return (report, notesLock.withLock { collected })
+        }
+
+        /// Changes the current manifest and signs it again with the release key.
+        func resign(_ edit: (inout JSONObject) -> Void) throws {
+            let path = channelDir + "/manifest.json"
+            var object = try StrictJSON.parseObject(try Data(contentsOf: URL(fileURLWithPath: path)))
+            edit(&object)
+            object.removeValue(forKey: "signature")
+            object.removeValue(forKey: "keyId")
+            try Data(try Manifest.sign(object, by: [key]).jsonBytes()).write(to: URL(fileURLWithPath: path))
+        }
+
+        /// Paths requested since `mark` (a count of earlier requests).
+        func paths(since mark: Int) async -> [String] { await d.server.settledLog().dropFirst(mark).map(\.request.path) }
+
+        func delta() throws -> ReleaseDelta {
+            let data = try Data(contentsOf: URL(fileURLWithPath: channelDir + "/manifest.json"))
+            let object = try StrictJSON.parseObject(data)
+            let version = Version(object["version"]?.stringValue ?? "") ?? Version(0, 0, 0)
+            return try #require(object["delta"].map { ReleaseDelta.parse($0, version: version) }).get()
+        }
+
+        func expectInstalledTree(_ version: String, _ sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let installed = try TreeSnapshot(d.layout.clientDirectory(Version(version) ?? Version(0, 0, 0)))
+            #expect(installed == (try TreeSnapshot(d.tmp("src-\(version)"))), sourceLocation: sourceLocation)
+        }
+    }
+
+    static let changed: [Int: UInt64] = [3: 9003, 40: 9040, 41: 9041, 150: 9150, 299: 9299]
+
+    @Test func aDeviceHoldingAnOlderReleaseUpdatesThroughAPatch() async throws {
+        let f = try Feed()
+        try f.publish("1.0.0")
+        let (first, firstNotes) = try await f.install()
+        #expect(first.version == "1.0.0" && firstNotes.isEmpty, "a first install is the archive, with nothing to say: \(firstNotes)")
+
+        let published = try f.publish("1.1.0", seeds: Self.changed)
+        let delta = try f.delta()
+        let patch = try #require(delta.patches.first)
+        #expect(delta.patches.map(\.from) == [Version(1, 0, 0)] && patch.url == "patches/\(patch.sha256).zst")
+        #expect(published.deltaCosts.map(\.patchBytes) == [patch.size])
+        // Five 2–4 kB files changed out of 300: the patch is a few per cent of the archive.
+        #expect(patch.size * 10 < published.manifest.size, "patch \(patch.size) B, archive \(published.manifest.size) B")
+
+        let mark = await f.d.server.settledLog().count
+        let (report, notes) = try await f.install()
+        #expect(report.version == "1.1.0")
+        #expect(notes == ["release 1.1.0: patch from 1.0.0: \(patch.size) bytes instead of the \(published.manifest.size)-byte archive"])
+        let paths = await f.paths(since: mark)
+        #expect(paths.contains("/stable/patches/\(patch.sha256).zst") && !paths.contains("/stable/v1.1.0.tar.gz"), "\(paths)")
+        try f.expectInstalledTree("1.1.0")
+        #expect(try TreeSnapshot(f.d.layout.clientDirectory(Version(1, 0, 0))) == (try TreeSnapshot(f.d.tmp("src-1.0.0"))), "the base is only read")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: f.d.layout.clients).filter { $0.hasPrefix(".staging") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
+    /// The patch applies, but what it makes is not the tree the manifest signs: the device
+    /// says so and installs the archive.
+    @Test func aPatchWhoseResultDoesNotHashToTheSignedTreeFallsBackToTheArchive() async throws {
+        let f = try Feed()
+        try f.publish("1.0.0")
+        _ = try await f.install()
+        try f.publish("1.1.0", seeds: Self.changed)
+        let signedTree = try f.delta().treeSHA256
+        let claimed = String(repeating: "0", count: 64)
+        try f.resign { object in
+            guard case .object(var delta)? = object["delta"], case .object(var tree)? = delta["tree"] else { return }
+            tree["sha256"] = .string(claimed)
+            delta["tree"] = .object(tree)
+            object["delta"] = .object(delta)
+        }
+        let mark = await f.d.server.settledLog().count
+        let (report, notes) = try await f.install()
+        #expect(report.version == "1.1.0")
+        #expect(
+            notes == [
+                "release 1.1.0: patch from 1.0.0 refused: the patched tree hashes to sha256 \(signedTree), not the signed \(claimed); using the full archive"
+            ])
+        #expect(await f.paths(since: mark).contains("/stable/v1.1.0.tar.gz"))
+        try f.expectInstalledTree("1.1.0")
+    }
+
+    @Test func aBaseTheDeviceDoesNotHoldMeansTheArchive() async throws {
+        let f = try Feed()
+        try f.publish("1.0.0")
+        _ = try await f.install()
+        try f.publish("1.1.0", seeds: Self.changed)
+        try f.publish("1.2.0", seeds: [7: 7007], bases: 1)
+        let (report, notes) = try await f.install()
+        #expect(report.version == "1.2.0")
+        #expect(
+            notes == [
+                "release 1.2.0: no patch from a version this device holds (patches from 1.1.0; installed: 1.0.0); using the full archive"
+            ])
+        try f.expectInstalledTree("1.2.0")
+    }
+
+    /// An installed tree changed on disk no longer rebuilds to the signed base: the patch
+    /// is not applied to it.
+    @Test func aChangedInstalledTreeIsNotUsedAsABase() async throws {
+        let f = try Feed()
+        try f.publish("1.0.0")
+        _ = try await f.install()
+        try Data("tampered".utf8).write(to: URL(fileURLWithPath: f.d.layout.clientDirectory(Version(1, 0, 0)) + "/assets/f9.js"))
+        try f.publish("1.1.0", seeds: Self.changed)
+        let base = try #require(try f.delta().patches.first?.base)
+        let (report, notes) = try await f.install()
+        #expect(report.version == "1.1.0")
+        #expect(
+            notes.count == 1 && notes[0].hasPrefix("release 1.1.0: patch from 1.0.0 refused: the installed 1.0.0 rebuilds to sha256 "), "\(notes)")
+        #expect(notes.first?.hasSuffix(", not the patch's base \(base); using the full archive") == true)
+        try f.expectInstalledTree("1.1.0")
+    }
+
+    /// A patch object longer than its signed size, and a signed patch whose frame claims a
+    /// 4 GiB window: both refused before use, the archive installs.
+    @Test func anOversizedObjectAndAHugeWindowAreRefused() async throws {
+        let f = try Feed()
+        try f.publish("1.0.0")
+        _ = try await f.install()
+        try f.publish("1.1.0", seeds: Self.changed)
+        let patch = try #require(try f.delta().patches.first)
+        f.d.faults.add(.appendBytes(Data(repeating: 0x41, count: 4096)), path: "/stable/patches/\(patch.sha256).zst")
+        let (report, notes) = try await f.install()
+        #expect(report.version == "1.1.0")
+        #expect(notes.count == 1 && notes[0].hasPrefix("release 1.1.0: patch from 1.0.0 refused: ") && notes[0].contains("\(patch.size)"), "\(notes)")
+        try f.expectInstalledTree("1.1.0")
+
+        // Next release: its signed patch is a frame header claiming a 4 GiB window.
+        try f.publish("1.2.0", seeds: [7: 7007])
+        var frame = Data(PatchFrameHeader.magic + [0xC0, 22 << 3])
+        let tree = try f.delta().treeSize
+        withUnsafeBytes(of: UInt64(tree).littleEndian) { frame.append(contentsOf: $0) }
+        frame.append(Data(repeating: 0, count: 64))
+        let sha = Digest.hex(.sha256, of: frame)
+        try frame.write(to: URL(fileURLWithPath: f.channelDir + "/patches/\(sha).zst"))
+        try f.resign { object in
+            guard case .object(var delta)? = object["delta"], case .array(var patches)? = delta["patches"], case .object(var first)? = patches.first
+            else { return }
+            first["url"] = .string("patches/\(sha).zst")
+            first["sha256"] = .string(sha)
+            first["size"] = .integer(Int64(frame.count))
+            patches[0] = .object(first)
+            delta["patches"] = .array(patches)
+            object["delta"] = .object(delta)
+        }
+        let (next, windowNotes) = try await f.install()
+        #expect(next.version == "1.2.0")
+        #expect(windowNotes.count == 1 && windowNotes[0].contains("asks for a 4294967296-byte window"), "\(windowNotes)")
+        try f.expectInstalledTree("1.2.0")
+    }
+
+    /// The delta is part of the signed manifest: changed without a new signature, the whole
+    /// manifest is refused and the device stays as it was.
+    @Test func aDeltaChangedOutsideTheSignatureIsRefusedWithTheManifest() async throws {
+        let f = try Feed()
+        try f.publish("1.0.0")
+        _ = try await f.install()
+        try f.publish("1.1.0", seeds: Self.changed)
+        let path = f.channelDir + "/manifest.json"
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        try Data(text.replacingOccurrences(of: "\"patches/", with: "\"../../patches/").utf8).write(to: URL(fileURLWithPath: path))
+        let before = try f.d.snapshot()
+        let error = await #expect(throws: SignedArchiveError.self) { try await f.install() }
+        #expect(error?.code == .invalidSignature, "\(String(describing: error))")
+        #expect(try f.d.snapshot().difference(from: before).allSatisfy { $0.contains("last-check") || $0.contains("state.json") })
+    }
+
+    /// A signed but malformed delta (the same base twice) is ignored with a note: the
+    /// archive still installs.
+    @Test func aMalformedSignedDeltaIsIgnored() async throws {
+        let f = try Feed()
+        try f.publish("1.0.0")
+        _ = try await f.install()
+        try f.publish("1.1.0", seeds: Self.changed)
+        try f.resign { object in
+            guard case .object(var delta)? = object["delta"], case .array(let patches)? = delta["patches"] else { return }
+            delta["patches"] = .array(patches + patches)
+            object["delta"] = .object(delta)
+        }
+        let (report, notes) = try await f.install()
+        #expect(report.version == "1.1.0")
+        #expect(notes == ["release 1.1.0: delta field refused (field 'from' is 1.0.0 twice in 'delta.patches'); using the full archive"])
+    }
+}
