@@ -20,6 +20,8 @@ public struct ArchiveChannel: UpdateChannel {
     let now: @Sendable () -> Date
     /// `install --ignore-rollout`: take the newest release whatever its staged rollout says.
     public var ignoreRollout = false
+    /// `install --no-delta`: download the full archive even when a patch applies.
+    public var useDelta = true
 
     /// - Throws: ``UpdaterError`` `.configInvalid` when the channel's settings break a rule
     ///   or a trusted key cannot be read.

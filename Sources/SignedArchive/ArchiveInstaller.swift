@@ -175,7 +175,7 @@ struct ArchiveInstaller {
         // A patch against a version this device holds first; anything wrong with that path
         // (no base, a bad patch) falls back to the full archive below.
         let delta = DeltaInstall(channel: channel, manifest: manifest, manifestURL: manifestURL, downloader: downloader, extractor: extractor)
-        switch await delta.run(keeping: partial) {
+        switch channel.useDelta ? await delta.run(keeping: partial) : .fullArchive(note: nil) {
         case .unpacked(let unpacked):
             InstallNotes.report(unpacked.note)
             do {

@@ -11,15 +11,17 @@ struct DeviceContext {
     let channel: any UpdateChannel
     let updater: Updater
 
-    /// - Parameter ignoreRollout: `install --ignore-rollout` (archive roots).
-    static func open(_ options: DeviceOptions, ignoreRollout: Bool = false) throws -> DeviceContext {
+    /// - Parameters:
+    ///   - ignoreRollout: `install --ignore-rollout` (archive roots).
+    ///   - useDelta: false for `install --no-delta` (archive roots).
+    static func open(_ options: DeviceOptions, ignoreRollout: Bool = false, useDelta: Bool = true) throws -> DeviceContext {
         let layout = try options.layout()
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: layout.root, isDirectory: &isDir), isDir.boolValue else {
             throw UpdaterError(.configInvalid, "device root \(layout.root) does not exist: run `clientctl init --root \(layout.root) …` first")
         }
         let config = try DeviceConfig.load(layout)
-        let channel = try ChannelFactory.make(config: config, layout: layout, ignoreRollout: ignoreRollout)
+        let channel = try ChannelFactory.make(config: config, layout: layout, ignoreRollout: ignoreRollout, useDelta: useDelta)
         return DeviceContext(
             layout: layout, config: config, channel: channel,
             updater: Updater(layout: layout, config: config, channel: channel))
@@ -28,11 +30,12 @@ struct DeviceContext {
 
 /// Builds the channel a root's config names.
 enum ChannelFactory {
-    static func make(config: DeviceConfig, layout: RootLayout, ignoreRollout: Bool = false) throws -> any UpdateChannel {
+    static func make(config: DeviceConfig, layout: RootLayout, ignoreRollout: Bool = false, useDelta: Bool = true) throws -> any UpdateChannel {
         switch config.channelKind {
         case .signedArchive:
             var channel = try ArchiveChannel(layout: layout, config: config)
             channel.ignoreRollout = ignoreRollout
+            channel.useDelta = useDelta
             return channel
         case .meteor:
             return try MeteorChannel.forRoot(layout, config: config)

@@ -241,4 +241,32 @@ import Testing
         #expect(report.version == "1.1.0")
         #expect(notes == ["release 1.1.0: delta field refused (field 'from' is 1.0.0 twice in 'delta.patches'); using the full archive"])
     }
+
+    /// From the command line: `install` says on stderr that it used the patch, and
+    /// `install --no-delta` fetches the archive with nothing to say.
+    @Test func theCommandLinePrintsThePathAndNoDeltaTakesTheArchive() async throws {
+        let f = try Feed()
+        try f.publish("1.0.0")
+        _ = try await f.install()
+        let published = try f.publish("1.1.0", seeds: Self.changed)
+        let patch = try #require(try f.delta().patches.first)
+        let copy = f.d.tmp("device-copy")
+        try FileManager.default.copyItem(atPath: f.d.layout.root, toPath: copy)
+
+        let mark = await f.d.server.settledLog().count
+        let plain = try await ClientctlBinary.run(["install", "--root", f.d.layout.root])
+        #expect(plain.status == 0, "\(plain.errorOutput)")
+        let archiveSize = published.manifest.size
+        #expect(plain.errorOutput == "clientctl: release 1.1.0: patch from 1.0.0: \(patch.size) bytes instead of the \(archiveSize)-byte archive\n")
+        let viaPatch = await f.paths(since: mark)
+        #expect(viaPatch.contains("/stable/patches/\(patch.sha256).zst") && !viaPatch.contains("/stable/v1.1.0.tar.gz"), "\(viaPatch)")
+
+        let second = await f.d.server.settledLog().count
+        let full = try await ClientctlBinary.run(["install", "--root", copy, "--no-delta"])
+        #expect(full.status == 0 && full.errorOutput.isEmpty, "\(full.errorOutput)")
+        let viaArchive = await f.paths(since: second)
+        #expect(viaArchive.contains("/stable/v1.1.0.tar.gz") && !viaArchive.contains { $0.contains("/patches/") }, "\(viaArchive)")
+        let installed = try TreeSnapshot(copy + "/clients/v1.1.0")
+        #expect(installed == (try TreeSnapshot(f.d.layout.clientDirectory(Version(1, 1, 0)))))
+    }
 }

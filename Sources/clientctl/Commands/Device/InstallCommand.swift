@@ -11,6 +11,9 @@ struct InstallCommand: AsyncParsableCommand {
             Fetches the manifest (conditional GET), verifies its signature before using any
             field, downloads and hash-checks the archive, unpacks it safely into
             clients/vX.Y.Z and stages it as pending (it runs after a reload or the next start).
+            When the release carries a delta patch from a version this root holds, the
+            patch is downloaded instead of the archive; why a patch was not used is printed
+            on stderr, and the full archive installs (--no-delta: always the archive).
             For a Meteor root, performs a hot-code-push check against ROOT_URL instead.
 
             Exit status: 0 installed, up to date, or nothing compatible; 65 rejected input;
@@ -22,6 +25,7 @@ struct InstallCommand: AsyncParsableCommand {
               CLIENTCTL_ROOT=/var/lib/notes clientctl install --json
               clientctl install --root /var/lib/notes --wait 0     # fail at once if busy
               clientctl install --root /var/lib/notes --ignore-rollout  # operator
+              clientctl install --root /var/lib/notes --no-delta        # full archive
             """
     )
 
@@ -31,6 +35,8 @@ struct InstallCommand: AsyncParsableCommand {
     var wait = Seconds(30)
     @Flag(help: "Take the newest release even when its staged rollout has not reached this device or is paused.")
     var ignoreRollout = false
+    @Flag(help: "Download the full archive even when a delta patch from an installed version applies.")
+    var noDelta = false
 
     func validate() throws {
         try wait.require(in: 0...86_400, flag: "--wait", rule: "0 to 86400 seconds")
@@ -38,7 +44,7 @@ struct InstallCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let context = try DeviceContext.open(device, ignoreRollout: ignoreRollout)
+            let context = try DeviceContext.open(device, ignoreRollout: ignoreRollout, useDelta: !noDelta)
             let report: InstallReport
             // How a delta update went (patch used, or why the full archive) goes to stderr.
             let notes: InstallNotes.Handler = { printError("clientctl: " + $0) }
