@@ -38,6 +38,7 @@ enum FuzzTargets {
         ByteRangeTarget.self,
         HeadInjectorTarget.self,
         RequestHeadTarget.self,
+        ZstdPatchTarget.self,
     ]
 
     static func named(_ name: String) -> (any FuzzTarget.Type)? {

@@ -3,10 +3,11 @@ import ClientUpdater
 import DeltaPatch
 import Foundation
 import SafeArchive
-import SignedArchive
 import SignedManifest
 import TestSupport
 import Testing
+
+@testable import SignedArchive
 
 /// Delta updates as a device sees them: releases written by the real `Publisher` (tree tar,
 /// zstd patches from older releases), hosted on a loopback server, installed by the library
@@ -268,5 +269,39 @@ import Testing
         #expect(viaArchive.contains("/stable/v1.1.0.tar.gz") && !viaArchive.contains { $0.contains("/patches/") }, "\(viaArchive)")
         let installed = try TreeSnapshot(copy + "/clients/v1.1.0")
         #expect(installed == (try TreeSnapshot(f.d.layout.clientDirectory(Version(1, 1, 0)))))
+    }
+
+    /// Crash safety of the patch path with real SIGKILLs: the binary kills itself after
+    /// rebuilding the base, after the patch arrived, and while unpacking the patched tree.
+    /// After each: 1.0.0 intact, no 1.1.0 visible; a rerun finishes through the patch and
+    /// never fetches a patch that was already complete on disk, nor the archive.
+    @Test(arguments: ["delta.base-rebuilt", "delta.patch-downloaded", "unpack.entry:3", "unpack.entry:200"])
+    func killedOnThePatchPathThenRerunCompletes(_ point: String) async throws {
+        let f = try Feed()
+        try f.publish("1.0.0")
+        _ = try await f.install()
+        let before = try TreeSnapshot(f.d.layout.clientDirectory(Version(1, 0, 0)))
+        try f.publish("1.1.0", seeds: Self.changed)
+        let patch = try #require(try f.delta().patches.first)
+
+        let crashed = try await ClientctlBinary.run(["install", "--root", f.d.layout.root], environment: ["CLIENTCTL_CRASH_AT": point])
+        #expect(crashed.status == 128 + SIGKILL, "\(point): expected death by SIGKILL, got \(crashed.status): \(crashed.errorOutput)")
+        #expect(try TreeSnapshot(f.d.layout.clientDirectory(Version(1, 0, 0))) == before, "\(point): the base changed")
+        #expect(!FileManager.default.fileExists(atPath: f.d.layout.clientDirectory(Version(1, 1, 0))), "\(point): a half 1.1.0 is visible")
+        let partial = DeltaInstall.partialPath(layout: f.d.layout, patch: patch)
+        let patchWasComplete = DeltaInstall.isComplete(partial, patch)
+        #expect(patchWasComplete == (point != "delta.base-rebuilt"), "\(point): patch on disk complete: \(patchWasComplete)")
+
+        let mark = await f.d.server.settledLog().count
+        let rerun = try await ClientctlBinary.run(["install", "--root", f.d.layout.root])
+        #expect(rerun.status == 0, "\(point): rerun failed: \(rerun.errorOutput)")
+        #expect(rerun.errorOutput.hasPrefix("clientctl: release 1.1.0: patch from 1.0.0: "), "\(point): \(rerun.errorOutput)")
+        let paths = await f.paths(since: mark)
+        #expect(!paths.contains("/stable/v1.1.0.tar.gz"), "\(point): the archive was fetched: \(paths)")
+        #expect(paths.contains("/stable/patches/\(patch.sha256).zst") == !patchWasComplete, "\(point): \(paths)")
+        try f.expectInstalledTree("1.1.0")
+        #expect(try TreeSnapshot(f.d.layout.clientDirectory(Version(1, 0, 0))) == before)
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: f.d.layout.clients).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty, "\(point): leftovers \(leftovers)")
     }
 }
