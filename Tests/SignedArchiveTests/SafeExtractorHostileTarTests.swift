@@ -204,6 +204,25 @@ import Testing
             #"archive entry "./index.html" rejected: duplicate entry"#)
     }
 
+    /// Names a case-insensitive file system (APFS, NTFS) stores as one: the second would
+    /// overwrite the first there.
+    @Test func namesThatDifferOnlyInCase() throws {
+        try ExtractionSandbox().expectRejected(
+            Build.tarGz([Build.index, .file("assets/App.js", "a"), .file("assets/app.js", "b")]),
+            #"archive entry "assets/app.js" rejected: collides with "assets/App.js" when case is ignored"#)
+        try ExtractionSandbox().expectRejected(
+            Build.tarGz([Build.index, .file("Assets/a.js", "a"), .file("assets/b.js", "b")]),
+            #"archive entry "assets/b.js" rejected: collides with "Assets" when case is ignored"#)
+    }
+
+    /// `é` precomposed (U+00E9) and decomposed (e + U+0301): one name on a normalizing file
+    /// system.
+    @Test func canonicallyEquivalentNames() throws {
+        try ExtractionSandbox().expectRejected(
+            Build.tarGz([Build.index, .file("caf\u{E9}.js", "a"), .file("cafe\u{301}.js", "b")]),
+            "archive entry \"cafe\u{301}.js\" rejected: duplicate entry")
+    }
+
     @Test func fileThenDirectoryOfTheSameName() throws {
         try ExtractionSandbox().expectRejected(
             Build.tarGz([Build.index, .file("a", "x"), .file("a/b", "y")]),

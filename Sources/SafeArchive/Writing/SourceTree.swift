@@ -56,6 +56,13 @@ public struct SourceTree: Sendable {
         var hidden: [String]? = includeHidden ? nil : []
         try walk(root: root, relative: "", depth: 1, into: &entries, hidden: &hidden)
         entries.sort { Array($0.archiveName.utf8).lexicographicallyPrecedes(Array($1.archiveName.utf8)) }
+        // The tree half of the entry rule, as devices apply it: names that a case-insensitive
+        // or normalizing file system would merge are refused here, not on the device.
+        var names = EntryTree()
+        for entry in entries {
+            let components = entry.path.split(separator: "/").map(String.init)
+            if let why = names.add(components, isDirectory: entry.isDirectory) { throw refuse(root + "/" + entry.path, why) }
+        }
         guard entries.contains(where: { $0.path == "index.html" && !$0.isDirectory }) else {
             throw SignedArchiveError(.sourceRejected, "\(root) has no index.html at its top level (the archive root is the web root)")
         }
