@@ -1,6 +1,6 @@
+import ClientUpdater
 import DeltaPatch
 import Foundation
-import SignedManifest
 
 /// A delta patch as a device applies it (docs/delta-updates.md#caps-on-patches). Input: the
 /// patch bytes, applied to a fixed 8 KiB base with the result size the frame claims (when
