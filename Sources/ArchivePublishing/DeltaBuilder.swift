@@ -16,7 +16,8 @@ struct DeltaBuilder {
     /// How many older releases get a patch by default.
     static let defaultBases = 3
 
-    /// A patch written to the work folder, to be installed at `<channel>/<name>`.
+    /// An immutable file written to the work folder (a patch, the file list or an
+    /// object), to be installed at `<channel>/<name>`.
     struct PatchFile {
         var temp: String
         var name: String
@@ -46,6 +47,15 @@ struct DeltaBuilder {
         var delta = ReleaseDelta(
             treeSHA256: try Digest.hex(.sha256, ofFileAt: target), treeSize: try Publisher.fileSize(target), patches: [])
         var files: [PatchFile] = []
+        let (list, objects) = try writeObjects(of: tree)
+        let listBytes = list.canonicalBytes
+        let listSHA256 = Digest.hex(.sha256, of: listBytes)
+        let listName = "files/\(listSHA256).json"
+        try AtomicFile.write(Data(listBytes), to: work + "/\(listSHA256).json")
+        files += objects
+        files.append(PatchFile(temp: work + "/\(listSHA256).json", name: listName, sha256: listSHA256))
+        delta.files = ReleaseDelta.Files(
+            url: listName, sha256: listSHA256, size: Int64(listBytes.count), count: list.files.count, objects: "objects/")
         var costs: [Cost] = []
         for (old, archive) in olderReleases(below: version, index: index).prefix(bases) {
             let (baseTar, baseSHA256) = try rebuildTreeTar(of: old, archive: archive)
@@ -70,6 +80,30 @@ struct DeltaBuilder {
             costs.append(Cost(from: old, patchBytes: Int64(bytes.count)))
         }
         return Built(delta: delta, files: files, costs: costs)
+    }
+
+    /// The file list of `tree` and a copy of each distinct file content, named by its
+    /// SHA-256 (`objects/<sha256>`), hashed from the bytes copied so list and objects agree.
+    private func writeObjects(of tree: SourceTree) throws -> (ReleaseFileList, [PatchFile]) {
+        let folder = work + "/objects"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var listed: [ReleaseFileList.File] = []
+        var objects: [String: PatchFile] = [:]
+        for entry in tree.entries where !entry.isDirectory {
+            let temp = folder + "/\(listed.count)"
+            let data: Data
+            do {
+                data = try Data(contentsOf: URL(fileURLWithPath: tree.root + "/" + entry.path))
+            } catch {
+                throw SignedArchiveError(.io, "cannot read \(tree.root)/\(entry.path): \(error.localizedDescription)")
+            }
+            let sha = Digest.hex(.sha256, of: [UInt8](data))
+            listed.append(ReleaseFileList.File(path: entry.path, size: Int64(data.count), sha256: sha))
+            guard objects[sha] == nil else { continue }
+            try AtomicFile.write(data, to: temp)
+            objects[sha] = PatchFile(temp: temp, name: "objects/\(sha)", sha256: sha)
+        }
+        return (ReleaseFileList(files: listed), objects.values.sorted { $0.name < $1.name })
     }
 
     /// Releases of the index below `version` whose archive is in the folder, newest first.

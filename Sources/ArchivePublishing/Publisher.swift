@@ -153,13 +153,14 @@ public enum Publisher {
             guard mkdir(work, 0o700) == 0 else { throw SignedArchiveError(.io, "cannot create \(work): \(String(cString: strerror(errno)))") }
             built = try DeltaBuilder(channelDir: channelDir, work: work, bases: request.deltaBases)
                 .build(tree: tree, version: request.version, archiveSize: size, index: index)
-            // No patch (a first release, or none smaller than the archive): no delta field.
-            if let delta = built?.delta, !delta.patches.isEmpty { draft.delta = delta }
+            draft.delta = built?.delta
         }
         let manifest = try draft.signed(by: signers)
-        // Immutable objects first: patches, then the archive.
-        if let built, !built.files.isEmpty {
-            try FileManager.default.createDirectory(atPath: channelDir + "/patches", withIntermediateDirectories: true)
+        // Immutable files first (objects, the file list, patches), then the archive.
+        if let built {
+            for folder in Set(built.files.map { ($0.name as NSString).deletingLastPathComponent }) {
+                try FileManager.default.createDirectory(atPath: channelDir + "/" + folder, withIntermediateDirectories: true)
+            }
             for file in built.files { try installArchive(file.temp, at: channelDir + "/" + file.name, sha256: file.sha256) }
         }
         try installArchive(temp, at: archivePath, sha256: sha256)

@@ -186,6 +186,7 @@ struct ArchiveInstaller {
             }
             try? AtomicFile.removeTree(unpacked.staging)
             unlink(partial)
+            for leftover in unpacked.leftovers { try? AtomicFile.removeTree(leftover) }
             return try listed(version)
         case .fullArchive(let note):
             if let note { InstallNotes.report(note) }

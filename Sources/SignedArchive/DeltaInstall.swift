@@ -25,6 +25,8 @@ struct DeltaInstall {
         var staging: String
         var tree: String
         var note: String
+        /// Downloads kept for a rerun, to remove once the tree is promoted.
+        var leftovers: [String] = []
     }
 
     enum Outcome {
@@ -62,24 +64,38 @@ struct DeltaInstall {
         } catch {
             return .fullArchive(note: "release \(manifest.version): cannot list installed versions (\(error)); using the full archive")
         }
+        // A first install: nothing to build on, the archive is the only path.
+        guard !held.isEmpty else { return .fullArchive(note: nil) }
         let usable = delta.patches.filter { held[$0.from.description] != nil && $0.size < manifest.size }.sorted { $0.size < $1.size }
-        guard let patch = usable.first else {
-            // A first install, or a release without patches: the archive is the only path.
-            guard !held.isEmpty, !delta.patches.isEmpty else { return .fullArchive(note: nil) }
-            let offered = delta.patches.map(\.from.description).joined(separator: ", ")
-            let have = held.keys.sorted().joined(separator: ", ")
-            return .fullArchive(
-                note: "release \(manifest.version): no patch from a version this device holds (patches from \(offered); installed: \(have)); "
-                    + "using the full archive")
-        }
         let limits = channel.config.limits
         let treeCap = limits.maxUnpackedBytes + Int64(limits.maxEntries) * 2048 + (1 << 20)
         guard delta.treeSize <= treeCap else {
             return .fullArchive(
                 note: "release \(manifest.version): its \(delta.treeSize)-byte tree is over this device's cap; using the full archive")
         }
-        let partial = Self.partialPath(layout: layout, patch: patch)
-        channel.store.cleanLeftovers(keeping: [partial, archivePartial])
+        let partial = usable.first.map { Self.partialPath(layout: layout, patch: $0) }
+        let listPath = delta.files.map { FileListInstall.listPath(layout: layout, files: $0) }
+        channel.store.cleanLeftovers(
+            keeping: Set([partial, listPath, archivePartial, FileListInstall.objectsFolder(layout: layout)].compactMap { $0 }))
+        // The file list is worth fetching only when it alone costs less than the best other path.
+        var listNote: String?
+        if let files = delta.files, files.size < min(manifest.size, usable.first?.size ?? .max) {
+            switch await viaFileList(files, held: held, cheaperThan: min(manifest.size, usable.first?.size ?? .max)) {
+            case .unpacked(let unpacked): return .unpacked(unpacked)
+            case .fullArchive(let note): listNote = note
+            }
+        }
+        guard let patch = usable.first, let partial else {
+            if let listNote { return .fullArchive(note: listNote + "; using the full archive") }
+            // A release without patches: the archive is the only path.
+            guard !delta.patches.isEmpty else { return .fullArchive(note: nil) }
+            let offered = delta.patches.map(\.from.description).joined(separator: ", ")
+            let have = held.keys.sorted().joined(separator: ", ")
+            return .fullArchive(
+                note: "release \(manifest.version): no patch from a version this device holds (patches from \(offered); installed: \(have)); "
+                    + "using the full archive")
+        }
+        if let listNote { InstallNotes.report(listNote + "; trying the patch") }
         let staging: String
         do {
             staging = try channel.store.makeStagingDirectory(label: "v\(manifest.version)-delta")
@@ -97,6 +113,44 @@ struct DeltaInstall {
             return .fullArchive(note: "release \(manifest.version): patch from \(patch.from) refused: \(message); using the full archive")
         }
     }
+
+    /// The per-file path: a note (and the archive) when it is refused or not the cheapest.
+    private func viaFileList(_ files: ReleaseDelta.Files, held: [String: String], cheaperThan best: Int64) async -> Outcome {
+        let install = FileListInstall(
+            channel: channel, manifest: manifest, manifestURL: manifestURL, downloader: downloader, files: files, held: held,
+            limits: extractor.limits)
+        let plan: FileListInstall.Plan
+        do {
+            plan = try await install.plan()
+        } catch {
+            unlink(FileListInstall.listPath(layout: layout, files: files))
+            return .fullArchive(note: "release \(manifest.version): file list refused: \(Self.message(error))")
+        }
+        let cost = files.size + plan.downloadBytes
+        guard cost < best else { return .fullArchive(note: nil) }
+        let staging: String
+        do {
+            staging = try channel.store.makeStagingDirectory(label: "v\(manifest.version)-files")
+        } catch {
+            return .fullArchive(note: "release \(manifest.version): \(Self.message(error))")
+        }
+        do {
+            let tree = try await install.build(plan, staging: staging)
+            let count = plan.tree.items.count
+            let note =
+                "release \(manifest.version): \(plan.local.count) of \(count) files from installed versions, "
+                + "\(plan.missing.count) downloaded: \(cost) bytes with the file list instead of the \(manifest.size)-byte archive"
+            return .unpacked(
+                Unpacked(
+                    staging: staging, tree: tree, note: note,
+                    leftovers: [FileListInstall.listPath(layout: layout, files: files), FileListInstall.objectsFolder(layout: layout)]))
+        } catch {
+            try? AtomicFile.removeTree(staging)
+            return .fullArchive(note: "release \(manifest.version): file list path refused: \(Self.message(error))")
+        }
+    }
+
+    static func message(_ error: any Error) -> String { (error as? any ClientctlError)?.message ?? "\(error)" }
 
     private func unpack(_ patch: ReleaseDelta.Patch, delta: ReleaseDelta, baseDirectory: String, partial: String, staging: String) async throws
         -> String

@@ -47,7 +47,7 @@ import Testing
         #expect(index.validReleases(with: verifier).map(\.version.description) == ["1.1.0", "1.0.0"])
         #expect(index.releases.map { $0["version"]?.stringValue } == ["1.1.0", "1.0.0"])
         let files = try FileManager.default.contentsOfDirectory(atPath: dir("rel/stable")).sorted()
-        #expect(files == ["index.json", "manifest.json", "patches", "v1.0.0.tar.gz", "v1.1.0.tar.gz"])
+        #expect(files == ["files", "index.json", "manifest.json", "objects", "patches", "v1.0.0.tar.gz", "v1.1.0.tar.gz"])
     }
 
     /// Delta patches: one per older release up to K, newest base first, reproducible (the
@@ -136,7 +136,10 @@ import Testing
             #expect(e?.message == "version \(v) is not above 1.1.0, the newest release of channel stable")
         }
         #expect(!FileManager.default.fileExists(atPath: dir("rel/stable/v1.0.9.tar.gz")))
-        #expect(try FileManager.default.contentsOfDirectory(atPath: dir("rel/stable")).count == 3)
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: dir("rel/stable")).sorted() == [
+                "files", "index.json", "manifest.json", "objects", "v1.1.0.tar.gz",
+            ])
     }
 
     @Test func anArchiveFileWithOtherBytesIsNeverOverwritten() throws {
@@ -213,6 +216,13 @@ import Testing
         #expect(mkfifo(dir("src/assets/pipe"), 0o644) == 0)
         let e = publishError(request("1.0.0"))
         #expect(e?.message == "\(dir("src/assets/pipe")): special file (fifo): only regular files and folders are published")
+    }
+
+    /// Two names a case-insensitive file system merges: devices would refuse the archive.
+    @Test func namesThatDifferOnlyInCaseAreRefused() throws {
+        try Data("a".utf8).write(to: URL(fileURLWithPath: dir("src/assets/Logo.svg")))
+        try Data("b".utf8).write(to: URL(fileURLWithPath: dir("src/assets/logo.svg")))
+        #expect(publishError(request("1.0.0"))?.message == "\(dir("src/assets/logo.svg")): collides with \"assets/Logo.svg\" when case is ignored")
     }
 
     @Test func namesDevicesWouldRefuseAreRefused() throws {

@@ -140,12 +140,14 @@ import Testing
         try f.expectInstalledTree("1.1.0")
     }
 
+    /// No patch from a held version, and a file list that would cost more than the archive
+    /// (every file changed): the archive, with a note saying why.
     @Test func aBaseTheDeviceDoesNotHoldMeansTheArchive() async throws {
         let f = try Feed()
         try f.publish("1.0.0")
         _ = try await f.install()
         try f.publish("1.1.0", seeds: Self.changed)
-        try f.publish("1.2.0", seeds: [7: 7007], bases: 1)
+        try f.publish("1.2.0", seeds: Dictionary(uniqueKeysWithValues: (0..<300).map { ($0, UInt64(50_000 + $0)) }), bases: 1)
         let (report, notes) = try await f.install()
         #expect(report.version == "1.2.0")
         #expect(

@@ -53,8 +53,15 @@ import Testing
         let bucket = s3.freshArea("first")
         try await publish("1.0.0", into: dir("rel"))
         let first = try await push(dir("rel"), s3, bucket: bucket)
+        // The archive, the file list and one object per distinct file content.
+        let objects = try FileManager.default.contentsOfDirectory(atPath: dir("rel") + "/stable/objects")
+        let uploaded = objects.count + 2
         #expect(
-            first.output.contains("pushed stable to s3://\(bucket)/notes/stable: 1 object(s) uploaded, 0 already there; new: 1.0.0; current 1.0.0"))
+            first.output.contains(
+                "pushed stable to s3://\(bucket)/notes/stable: \(uploaded) object(s) uploaded, 0 already there; new: 1.0.0; current 1.0.0"),
+            "\(first.output)")
+        let object = try await s3.head("\(bucket)/notes/stable/objects/\(try #require(objects.first))")
+        #expect(object.status == 200 && object.headers["cache-control"] == "public, max-age=31536000, immutable")
 
         let archive = try await s3.head("\(bucket)/notes/stable/v1.0.0.tar.gz")
         #expect(archive.status == 200 && archive.headers["cache-control"] == "public, max-age=31536000, immutable")

@@ -3,12 +3,15 @@ import Foundation
 import SignedManifest
 
 /// The objects of a channel folder that never change once published: trust roots
-/// (`root/N.json`, in order), delta patches (`patches/<sha256>.zst`) and archives
-/// (`v<version>.<format>`). `manifest.json`,
+/// (`root/N.json`, in order), file contents (`objects/<sha256>`), file lists
+/// (`files/<sha256>.json`), delta patches (`patches/<sha256>.zst`) and archives
+/// (`v<version>.<format>`), in that order, so nothing uploaded points at a missing object.
+/// `manifest.json`,
 /// `index.json`, `pending/` (releases still short of signatures) and temporary or hidden
 /// files are not among them.
 enum ImmutableFiles {
-    /// `(key, path)` pairs, roots first (lowest version first), then patches and archives by name.
+    /// `(key, path)` pairs, roots first (lowest version first), then objects, file lists,
+    /// patches and archives, each by name.
     static func list(channelFolder dir: String, channel: String) throws -> [(key: String, path: String)] {
         var roots: [(Int, String)] = []
         if let names = try? FileManager.default.contentsOfDirectory(atPath: dir + "/root") {
@@ -18,9 +21,11 @@ enum ImmutableFiles {
             }
         }
         var files = try roots.sorted { $0.0 < $1.0 }.map { (key: "\(channel)/root/\($0.1)", path: try regular(dir + "/root/" + $0.1)) }
-        let patches = (try? FileManager.default.contentsOfDirectory(atPath: dir + "/patches")) ?? []
-        for name in patches.sorted() where isPatchName(name) {
-            files.append((key: "\(channel)/patches/\(name)", path: try regular(dir + "/patches/" + name)))
+        for (folder, suffix) in [("objects", ""), ("files", ".json"), ("patches", ".zst")] {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: dir + "/" + folder)) ?? []
+            for name in names.sorted() where isContentName(name, suffix: suffix) {
+                files.append((key: "\(channel)/\(folder)/\(name)", path: try regular(dir + "/\(folder)/" + name)))
+            }
         }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
         for name in names.sorted() where isArchiveName(name) {
@@ -38,10 +43,10 @@ enum ImmutableFiles {
         return false
     }
 
-    /// `<64 lowercase hex>.zst`, as `publish` names patches.
-    static func isPatchName(_ name: String) -> Bool {
+    /// `<64 lowercase hex><suffix>`, as `publish` names content-addressed files.
+    static func isContentName(_ name: String, suffix: String) -> Bool {
         let hex = name.utf8.prefix(64)
-        return name.utf8.count == 68 && name.hasSuffix(".zst") && hex.count == 64
+        return name.utf8.count == 64 + suffix.utf8.count && name.hasSuffix(suffix) && hex.count == 64
             && hex.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
     }
 

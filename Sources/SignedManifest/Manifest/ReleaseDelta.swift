@@ -7,6 +7,7 @@ import Foundation
 /// ```json
 /// "delta": {
 ///   "tree": {"sha256": "…", "size": 7833600},
+///   "files": {"url": "files/….json", "sha256": "…", "size": 48213, "count": 360, "objects": "objects/"},
 ///   "patches": [{"from": "1.2.0", "base": "…", "url": "patches/….zst", "sha256": "…", "size": 51234}]
 /// }
 /// ```
@@ -31,6 +32,28 @@ public struct ReleaseDelta: Sendable, Equatable {
         }
     }
 
+    /// Where the release's file list is and how its files are fetched one by one
+    /// (docs/delta-updates.md#the-file-list).
+    public struct Files: Sendable, Equatable {
+        /// The ``ReleaseFileList`` document, relative to the manifest's URL or absolute.
+        public var url: String
+        public var sha256: String
+        public var size: Int64
+        /// How many files it lists.
+        public var count: Int
+        /// Prefix of the content-addressed objects: a file with SHA-256 `h` is at
+        /// `objects + h`, relative to the manifest's URL or absolute; ends with `/`.
+        public var objects: String
+
+        public init(url: String, sha256: String, size: Int64, count: Int, objects: String) {
+            self.url = url
+            self.sha256 = sha256
+            self.size = size
+            self.count = count
+            self.objects = objects
+        }
+    }
+
     /// Most patches one release lists.
     public static let maxPatches = 32
 
@@ -40,30 +63,41 @@ public struct ReleaseDelta: Sendable, Equatable {
     public var treeSize: Int64
     /// Newest base first.
     public var patches: [Patch]
+    /// The file list, when the release has one.
+    public var files: Files?
 
-    public init(treeSHA256: String, treeSize: Int64, patches: [Patch]) {
+    public init(treeSHA256: String, treeSize: Int64, patches: [Patch], files: Files? = nil) {
         self.treeSHA256 = treeSHA256
         self.treeSize = treeSize
         self.patches = patches
+        self.files = files
     }
 
     /// The field as JSON, as publish signs it.
     public var json: JSONValue {
-        .object(
-            JSONObject([
-                ("tree", .object(JSONObject([("sha256", .string(treeSHA256)), ("size", .integer(treeSize))]))),
+        var members: [(String, JSONValue)] = [
+            ("tree", .object(JSONObject([("sha256", .string(treeSHA256)), ("size", .integer(treeSize))])))
+        ]
+        if let f = files {
+            members.append(
                 (
-                    "patches",
-                    .array(
-                        patches.map { p in
-                            .object(
-                                JSONObject([
-                                    ("from", .string(p.from.description)), ("base", .string(p.base)), ("url", .string(p.url)),
-                                    ("sha256", .string(p.sha256)), ("size", .integer(p.size)),
-                                ]))
-                        })
-                ),
-            ]))
+                    "files",
+                    .object(
+                        JSONObject([
+                            ("url", .string(f.url)), ("sha256", .string(f.sha256)), ("size", .integer(f.size)),
+                            ("count", .integer(Int64(f.count))), ("objects", .string(f.objects)),
+                        ]))
+                ))
+        }
+        let list = patches.map { p in
+            JSONValue.object(
+                JSONObject([
+                    ("from", .string(p.from.description)), ("base", .string(p.base)), ("url", .string(p.url)),
+                    ("sha256", .string(p.sha256)), ("size", .integer(p.size)),
+                ]))
+        }
+        members.append(("patches", .array(list)))
+        return .object(JSONObject(members))
     }
 
     /// Reads the field of a release of `version`, naming the first problem.
@@ -77,6 +111,19 @@ public struct ReleaseDelta: Sendable, Equatable {
             }
             let treeFields = ManifestFieldReader(object: tree)
             var delta = ReleaseDelta(treeSHA256: try treeFields.sha256("sha256"), treeSize: try treeFields.size("size"), patches: [])
+            if let value = o["files"] {
+                guard case .object(let f) = value else {
+                    throw ManifestRejection(.wrongType, field: "delta.files", "field 'delta.files' must be an object, got \(value.typeName)")
+                }
+                let fields = ManifestFieldReader(object: f)
+                let objects = try fields.url("objects")
+                guard objects.hasSuffix("/") else { throw fields.invalid("objects", "is \(fields.quoted(objects)): must end with '/'") }
+                let count = try fields.size("count")
+                guard count <= Int64(Int32.max) else { throw fields.invalid("count", "is \(count): too large") }
+                delta.files = Files(
+                    url: try fields.url("url"), sha256: try fields.sha256("sha256"), size: try fields.size("size"), count: Int(count),
+                    objects: objects)
+            }
             guard case .array(let entries)? = o["patches"] else {
                 throw ManifestRejection(.missingField, field: "delta.patches", "field 'delta.patches' must be an array")
             }

@@ -1,0 +1,76 @@
+import ClientUpdater
+import SignedManifest
+
+/// The entry rule applied to a signed file list before a device builds a tree from it
+/// (docs/delta-updates.md#the-file-list): every path is judged by the same ``EntryRule``
+/// and ``EntryTree`` as an archive entry (no traversal, absolute paths, duplicates,
+/// file/folder conflicts, names that collide when case is ignored or as Unicode), under
+/// the same caps (entries, folders included, and bytes), with a regular `index.html` at
+/// the root. A list that passes describes a tree extraction would also have accepted.
+public struct ListedTree: Sendable {
+    /// One file to create: its path components under the staging folder.
+    public struct Item: Sendable {
+        public var components: [String]
+        public var file: ReleaseFileList.File
+    }
+
+    /// The files in list order, with their checked components.
+    public var items: [Item]
+    /// Folders to create, parents before children.
+    public var folders: [[String]]
+
+    /// Checks `list` under `limits`.
+    /// - Throws: ``SignedArchiveError`` `.archiveRejected` naming the entry and the rule
+    ///   (`file list entry "../x" rejected: ".." path component`), `.archiveLimit` for a cap.
+    public static func check(_ list: ReleaseFileList, limits: ExtractionLimits) throws -> ListedTree {
+        let rule = limits.entryRule
+        var tree = EntryTree()
+        var items: [Item] = []
+        var folders: [[String]] = []
+        var seenFolders = Set<String>()
+        var total: UInt64 = 0
+        for file in list.files {
+            let components: [String]
+            switch rule.check(Array(file.path.utf8), isDirectory: false) {
+            case .accepted(let c): components = c
+            case .rejected(let why): throw refuse(file.path, why)
+            }
+            // A leading "./" is dropped by the rule; a list must name each file one way only.
+            guard components.joined(separator: "/") == file.path else { throw refuse(file.path, "not in canonical form") }
+            if let why = tree.add(components, isDirectory: false) { throw refuse(file.path, why) }
+            for depth in 1..<max(components.count, 1) {
+                let folder = Array(components.prefix(depth))
+                if seenFolders.insert(folder.joined(separator: "/")).inserted { folders.append(folder) }
+            }
+            total += UInt64(file.size)
+            guard total <= limits.maxTotalBytes else {
+                throw SignedArchiveError(
+                    .archiveLimit, "file list entry \(quoted(file.path)) rejected: more than \(limits.maxTotalBytes) bytes in all")
+            }
+            guard items.count + 1 + folders.count <= limits.maxEntries else {
+                throw SignedArchiveError(
+                    .archiveLimit, "file list entry \(quoted(file.path)) rejected: more than \(limits.maxEntries) entries")
+            }
+            items.append(Item(components: components, file: file))
+        }
+        guard tree.kind(of: "index.html") == .file else {
+            throw SignedArchiveError(.archiveRejected, "file list rejected: no index.html file at the root")
+        }
+        return ListedTree(items: items, folders: folders)
+    }
+
+    private static func refuse(_ path: String, _ why: String) -> SignedArchiveError {
+        SignedArchiveError(.archiveRejected, "file list entry \(quoted(path)) rejected: \(why)")
+    }
+
+    private static func quoted(_ path: String) -> String {
+        let escaped = path.unicodeScalars.prefix(200).map { s -> String in
+            switch s {
+            case "\"": return "\\\""
+            case "\\": return "\\\\"
+            default: return s.value < 0x20 || s.value == 0x7F ? "\\u{\(String(s.value, radix: 16))}" : String(s)
+            }
+        }
+        return "\"" + escaped.joined() + "\""
+    }
+}
