@@ -6,6 +6,7 @@ enum CommandRegistry {
         KeygenCommand.self,
         PublishCommand.self,
         PushCommand.self,
+        PruneCommand.self,
         SignCommand.self,
         RootCommand.self,
         VerifyCommand.self,

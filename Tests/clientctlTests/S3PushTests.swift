@@ -218,4 +218,42 @@ import Testing
         let manifest = try StrictJSON.parseObject(Array(try await s3.get("\(bucket)/notes/stable/manifest.json").body))
         #expect(manifest["version"]?.stringValue == "1.0.10")
     }
+
+    /// `push --keep`: the store's index keeps the newest release; what only older releases
+    /// named is deleted once past the grace period, never before; devices still install.
+    @Test func pushWithKeepPrunesTheStoreAfterTheGracePeriod() async throws {
+        let s3 = try await SeaweedS3.shared()
+        let bucket = s3.freshArea("prune")
+        for version in ["1.0.0", "1.1.0", "1.2.0"] {
+            let source = dir("src-\(version)")
+            try FileManager.default.copyItem(atPath: sample, toPath: source)
+            try Data("export const version = '\(version)';\n".utf8).write(to: URL(fileURLWithPath: source + "/version.js"))
+            try await publish(version, from: source, into: dir("rel"))
+        }
+        try await push(dir("rel"), s3, bucket: bucket)
+        let area = "\(bucket)/notes/stable"
+        #expect(try await s3.head("\(area)/v1.0.0.tar.gz").status == 200)
+
+        // Young objects are never deleted: another push may be about to index them.
+        let young = try await push(dir("rel"), s3, bucket: bucket, ["--keep", "1"])
+        #expect(young.output.contains("removed from index.json: 1.1.0, 1.0.0") && !young.output.contains("deleted"), "\(young.output)")
+        #expect(try await remoteIndexVersions(s3, bucket: bucket) == ["1.2.0"])
+        #expect(try await s3.head("\(area)/v1.0.0.tar.gz").status == 200)
+
+        let old = try await push(dir("rel"), s3, bucket: bucket, ["--keep", "1", "--prune-grace", "0", "--json"])
+        let report = try #require(try JSONSerialization.jsonObject(with: old.stdout) as? [String: Any])
+        let channel = try #require((report["channels"] as? [[String: Any]])?.first)
+        let deleted = try #require(channel["deleted"] as? [String])
+        #expect(deleted.contains("stable/v1.0.0.tar.gz") && deleted.contains("stable/v1.1.0.tar.gz"), "\(deleted)")
+        #expect(deleted.filter { $0.hasPrefix("stable/objects/") }.count == 2, "the two older version.js objects: \(deleted)")
+        #expect(try await s3.head("\(area)/v1.0.0.tar.gz").status == 404)
+        // Everything 1.2.0 names is still there.
+        let manifest = try Manifest.validate(try StrictJSON.parseObject(try await s3.get("\(area)/manifest.json").body)).get()
+        let delta = try #require(manifest.delta).get()
+        let files = try #require(delta.files)
+        let list = try ReleaseFileList.parse([UInt8](try await s3.get("\(area)/\(files.url)").body), maxFiles: 1000).get()
+        for path in [manifest.url] + delta.patches.map({ $0.url }) + list.files.map({ files.objects + $0.sha256 }) {
+            #expect(try await s3.head("\(area)/\(path)").status == 200, "\(path)")
+        }
+    }
 }

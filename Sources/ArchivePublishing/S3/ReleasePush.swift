@@ -19,6 +19,9 @@ public struct PushReport: Sendable, Equatable {
     public var wroteManifest = false
     /// Rounds of the pointer step (more than 1 when another push changed them meanwhile).
     public var rounds = 0
+    /// With `--keep`: releases taken out of `index.json`, and keys deleted below the channel.
+    public var removed: [Version] = []
+    public var deleted: [String] = []
 }
 
 /// `clientctl push`: uploads a release folder to S3-compatible storage so that devices
@@ -37,6 +40,12 @@ public struct ReleasePush: Sendable {
     public var pointerMaxAge = 60
     /// Rounds of the pointer step before giving up with `.contended`.
     public var pointerRounds = 20
+    /// `--keep N`: after the pointers, keep only the newest N releases in `index.json` and
+    /// delete what no kept release names (``ChannelPrune``); nil: delete nothing.
+    public var keep: Int?
+    /// Objects younger than this are never deleted: another push may have uploaded them
+    /// for a release whose pointers it has not written yet.
+    public var pruneGrace: TimeInterval = 3_600
 
     /// `Cache-Control` of archives and trust roots: never change, cache forever.
     public static let immutableCacheControl = "public, max-age=31536000, immutable"
@@ -56,7 +65,12 @@ public struct ReleasePush: Sendable {
     /// Pushes one channel folder (`folder/channel`).
     public func push(folder: String, channel: String) async throws -> PushReport {
         let dir = folder + "/" + channel
-        let local = try localSide(dir)
+        var local = try localSide(dir)
+        if let keep, let index = local.index {
+            // Releases this push would prune are not offered to the store at all (they would
+            // be refused as older than its newest once it has pruned them).
+            local.index = ChannelPrune.trim(index, keep: keep, manifestVersion: local.manifest.map(ChannelPrune.versionOf)).0
+        }
         var report = PushReport(channel: channel)
         // The version rules first, so a refused push uploads nothing (an archive left
         // behind would block a later release of that version with other bytes).
@@ -65,7 +79,33 @@ public struct ReleasePush: Sendable {
             if try await uploadImmutable(key, path: path) { report.uploaded.append(key) } else { report.unchanged.append(key) }
         }
         try await pushPointers(channel: channel, local: local, report: &report)
+        if keep != nil { try await pruneRemote(channel: channel, folder: dir, report: &report) }
         return report
+    }
+
+    /// Deletes the channel's archives, patches, file lists and objects that no release in
+    /// the store's `index.json` (or its `manifest.json`) names and that are older than
+    /// ``pruneGrace``. File lists are read from the folder when it has them, else from the store.
+    func pruneRemote(channel: String, folder: String, report: inout PushReport) async throws {
+        let (side, _, _) = try await readPointers(channel)
+        let releases = (side.index?.releases ?? []) + (side.manifest.map { [$0] } ?? [])
+        let client = self.client
+        let (needed, complete) = try await ChannelPrune.needed(by: releases) { path in
+            if let bytes = FileManager.default.contents(atPath: folder + "/" + path) {
+                return try? ReleaseFileList.parse([UInt8](bytes), maxFiles: 10_000_000).get()
+            }
+            let reply = try await client.get(channel + "/" + path)
+            guard reply.status == 200 else { return nil }
+            return try? ReleaseFileList.parse([UInt8](reply.body), maxFiles: 10_000_000).get()
+        }
+        let cutoff = Date().addingTimeInterval(-pruneGrace)
+        for object in try await client.list(channel + "/") {
+            let path = String(object.key.dropFirst(channel.count + 1))
+            guard ChannelPrune.isPrunable(path, objects: complete), !needed.contains(path) else { continue }
+            guard let modified = object.lastModified, modified < cutoff else { continue }
+            try await client.delete(object.key)
+            report.deleted.append(object.key)
+        }
     }
 
     func localSide(_ dir: String) throws -> ChannelMerge.Side {
@@ -116,8 +156,11 @@ public struct ReleasePush: Sendable {
             report.rounds = round
             if round > 1 { try await Task.sleep(nanoseconds: UInt64.random(in: 20_000_000...(60_000_000 * UInt64(min(round, 10))))) }
             let (remote, manifestReply, indexReply) = try await readPointers(channel)
-            let merge = try ChannelMerge.merge(remote: remote, local: local)
+            var merge = try ChannelMerge.merge(remote: remote, local: local)
             try await requireArchives(of: merge, channel: channel)
+            if let keep {
+                (merge.index, report.removed) = ChannelPrune.trim(merge.index, keep: keep, manifestVersion: merge.manifest.version)
+            }
             report.added = merge.added
             report.updated = merge.updated
             report.current = merge.manifest.version

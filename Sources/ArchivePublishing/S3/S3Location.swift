@@ -82,6 +82,17 @@ public struct S3Location: Sendable, Equatable {
     }
 
     /// The URL of `key` (below the prefix).
+    /// The bucket's own URL with a query (for `ListObjectsV2`), values percent-encoded as
+    /// SigV4 expects.
+    public func bucketURL(query: [(String, String)]) -> URL? {
+        let text = query.map { "\(SigV4.encode($0.0))=\(SigV4.encode($0.1))" }.joined(separator: "&")
+        if let endpoint {
+            let base = endpoint.absoluteString.hasSuffix("/") ? String(endpoint.absoluteString.dropLast()) : endpoint.absoluteString
+            return URL(string: "\(base)/\(bucket)?\(text)")
+        }
+        return URL(string: "https://\(bucket).s3.\(region).amazonaws.com/?\(text)")
+    }
+
     public func url(for key: String) -> URL? {
         let full = prefix.isEmpty ? key : prefix + "/" + key
         let path = full.split(separator: "/").map { SigV4.encode(String($0)) }.joined(separator: "/")

@@ -28,8 +28,15 @@ struct PushCommand: AsyncParsableCommand {
             AWS_DEFAULT_REGION, else us-east-1. Endpoint: --endpoint, AWS_ENDPOINT_URL_S3,
             AWS_ENDPOINT_URL (path-style addressing), else AWS itself.
 
+            --keep N prunes while pushing: index.json keeps the newest N releases (and the
+            one manifest.json offers), then archives, patches, file lists and objects that
+            no kept release names are deleted, unless younger than --prune-grace (default
+            3600 s: another push may be uploading them for a release it has not indexed yet).
+            Prune the folder too (clientctl prune), or a later push re-adds what it holds.
+
             Examples:
               clientctl push releases s3://cdn-origin/notes
+              clientctl push releases s3://cdn-origin/notes --keep 10
               clientctl push releases s3://releases/notes --channel stable \\
                   --endpoint http://127.0.0.1:8333 --region us-east-1 --max-age 30
             """
@@ -53,10 +60,19 @@ struct PushCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-age"), help: ArgumentHelp("Cache lifetime of manifest.json and index.json.", valueName: "SECONDS"))
     var maxAge = 60
 
+    @Option(name: .long, help: ArgumentHelp("Keep the newest N releases in index.json and delete what no kept release needs.", valueName: "N"))
+    var keep: Int?
+
+    @Option(
+        name: .customLong("prune-grace"), help: ArgumentHelp("With --keep: never delete objects younger than this.", valueName: "SECONDS"))
+    var pruneGrace = 3600
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         guard (0...86400).contains(maxAge) else { throw ValidationError("--max-age must be 0 to 86400 seconds") }
+        if let keep, !(1...100_000).contains(keep) { throw ValidationError("--keep must be 1 to 100000, not \(keep)") }
+        guard (0...31_536_000).contains(pruneGrace) else { throw ValidationError("--prune-grace must be 0 to 31536000 seconds") }
     }
 
     func run() async throws {
@@ -64,6 +80,8 @@ struct PushCommand: AsyncParsableCommand {
             let location = try S3Location.resolve(destination, endpoint: endpoint, region: region)
             var push = ReleasePush(client: S3Client(location: location))
             push.pointerMaxAge = maxAge
+            push.keep = keep
+            push.pruneGrace = TimeInterval(pruneGrace)
             let available = try ReleasePush.channels(in: releases)
             for name in channel where !available.contains(name) {
                 throw SignedArchiveError(.notFound, "\(releases)/\(name) has no index.json: not a published channel")
@@ -81,6 +99,7 @@ struct PushCommand: AsyncParsableCommand {
                         "unchanged": .array(r.unchanged.map(JSONValue.string)), "added": .array(r.added.map { .string($0.description) }),
                         "updated": .array(r.updated.map { .string($0.description) }), "current": r.current.map { .string($0.description) } ?? .null,
                         "wroteIndex": .bool(r.wroteIndex), "wroteManifest": .bool(r.wroteManifest), "rounds": .integer(Int64(r.rounds)),
+                        "removed": .array(r.removed.map { .string($0.description) }), "deleted": .array(r.deleted.map(JSONValue.string)),
                     ])
                 }
                 Console.out(Data(JSONPrettyPrinter.render(.object(["channels": .array(value)]))))
@@ -90,14 +109,17 @@ struct PushCommand: AsyncParsableCommand {
 
     static func summary(_ r: PushReport, destination: String) -> String {
         let target = destination.hasSuffix("/") ? destination + r.channel : destination + "/" + r.channel
+        var pruned = ""
+        if !r.removed.isEmpty { pruned += "; removed from index.json: " + r.removed.map(\.description).joined(separator: ", ") }
+        if !r.deleted.isEmpty { pruned += "; deleted \(r.deleted.count) object(s) no kept release needs" }
         guard r.wroteIndex || r.wroteManifest || !r.uploaded.isEmpty else {
-            return "unchanged: \(target) already holds every release of this folder (current \(r.current?.description ?? "none"))"
+            return "unchanged: \(target) already holds every release of this folder (current \(r.current?.description ?? "none"))" + pruned
         }
         var parts = ["pushed \(r.channel) to \(target): \(r.uploaded.count) object(s) uploaded, \(r.unchanged.count) already there"]
         if !r.added.isEmpty { parts.append("new: " + r.added.map(\.description).joined(separator: ", ")) }
         if !r.updated.isEmpty { parts.append("re-signed: " + r.updated.map(\.description).joined(separator: ", ")) }
         parts.append("current \(r.current?.description ?? "none")")
         if r.rounds > 1 { parts.append("merged with other pushes in \(r.rounds) rounds") }
-        return parts.joined(separator: "; ")
+        return parts.joined(separator: "; ") + pruned
     }
 }

@@ -1,0 +1,87 @@
+import Foundation
+import NIOHTTP1
+import SignedManifest
+
+/// Listing and deleting objects, for `push --keep` (docs/delta-updates.md#pruning):
+/// `ListObjectsV2` pages and `DeleteObject`.
+extension S3Client {
+    /// One stored object.
+    public struct Listed: Sendable, Equatable {
+        /// The key below the client's prefix.
+        public var key: String
+        public var size: Int64
+        public var lastModified: Date?
+    }
+
+    /// Every object whose key (below the prefix) starts with `prefix`, page by page
+    /// (`list-type=2`, `continuation-token`), at most `limit` of them.
+    public func list(_ prefix: String, limit: Int = 10_000_000) async throws -> [Listed] {
+        let full = location.prefix.isEmpty ? prefix : location.prefix + "/" + prefix
+        let strip = location.prefix.isEmpty ? "" : location.prefix + "/"
+        var found: [Listed] = []
+        var token: String?
+        repeat {
+            var query = [("list-type", "2"), ("prefix", full)]
+            if let token { query.append(("continuation-token", token)) }
+            guard let url = location.bucketURL(query: query), let host = url.host else {
+                throw SignedArchiveError(.invalidArgument, "cannot make a listing URL for \(name(prefix))")
+            }
+            let reply = try await once(.GET, url: url, host: host, body: Data(), headers: [:])
+            try check(reply, method: .GET, key: prefix)
+            guard reply.status == 200 else {
+                throw SignedArchiveError(.storageDenied, "listing \(name(prefix)): HTTP \(reply.status)")
+            }
+            let page = ListPage(String(decoding: reply.body, as: UTF8.self))
+            for item in page.items where item.key.hasPrefix(strip) {
+                found.append(Listed(key: String(item.key.dropFirst(strip.count)), size: item.size, lastModified: item.lastModified))
+            }
+            guard found.count <= limit else { throw SignedArchiveError(.archiveLimit, "\(name(prefix)) holds more than \(limit) objects") }
+            token = page.truncated ? page.nextToken : nil
+        } while token != nil
+        return found
+    }
+
+    /// `DELETE` of `key`; a key already gone is not an error.
+    public func delete(_ key: String) async throws {
+        let reply = try await send(.DELETE, key: key, body: Data(), headers: [:])
+        guard (200..<300).contains(reply.status) || reply.status == 404 else {
+            throw SignedArchiveError(.storageDenied, "DELETE \(name(key)): HTTP \(reply.status)")
+        }
+    }
+}
+
+/// One page of a `ListObjectsV2` answer, read for the few elements a prune needs.
+struct ListPage {
+    var items: [(key: String, size: Int64, lastModified: Date?)] = []
+    var truncated = false
+    var nextToken: String?
+
+    init(_ xml: String) {
+        truncated = Self.element("IsTruncated", in: xml[...]) == "true"
+        nextToken = Self.element("NextContinuationToken", in: xml[...])
+        var rest = xml[...]
+        while let start = rest.range(of: "<Contents>"), let end = rest[start.upperBound...].range(of: "</Contents>") {
+            let body = rest[start.upperBound..<end.lowerBound]
+            if let key = Self.element("Key", in: body) {
+                let size = Self.element("Size", in: body).flatMap { Int64($0) } ?? 0
+                let modified = Self.element("LastModified", in: body).flatMap(Self.date)
+                items.append((key, size, modified))
+            }
+            rest = rest[end.upperBound...]
+        }
+    }
+
+    static func element(_ name: String, in text: Substring) -> String? {
+        guard let open = text.range(of: "<\(name)>"), let close = text[open.upperBound...].range(of: "</\(name)>") else { return nil }
+        return unescape(String(text[open.upperBound..<close.lowerBound]))
+    }
+
+    static func unescape(_ s: String) -> String {
+        s.replacingOccurrences(of: "&lt;", with: "<").replacingOccurrences(of: "&gt;", with: ">")
+            .replacingOccurrences(of: "&quot;", with: "\"").replacingOccurrences(of: "&apos;", with: "'")
+            .replacingOccurrences(of: "&amp;", with: "&")
+    }
+
+    /// `2026-11-23T10:15:30.000Z` (S3 writes milliseconds; RFC 3339 allows them).
+    static func date(_ text: String) -> Date? { RFC3339.parse(text) }
+}
