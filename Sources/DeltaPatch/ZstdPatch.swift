@@ -62,7 +62,8 @@ public enum ZstdPatch {
     }
 
     /// Applies the patch in file `patch` to the file `base`, writing the result to a new
-    /// file `output` (fsynced), and returns the result's SHA-256 (lowercase hex).
+    /// file `output`, and returns the result's SHA-256 (lowercase hex). `output` is not
+    /// synced: it is a work file the caller unpacks, and a crash discards it.
     ///
     /// The frame header is checked first: one zstd frame without a dictionary id that
     /// declares exactly `resultSize` bytes and a window within
@@ -137,7 +138,6 @@ public enum ZstdPatch {
         guard total == resultSize else {
             throw DeltaError(.malformedPatch, "\(patch) produced \(total) bytes, not the signed \(resultSize)")
         }
-        guard fsync(fd) == 0 else { throw DeltaError(.io, "cannot fsync \(output): \(String(cString: strerror(errno)))") }
         finished = true
         return digest.finalizeHex()
     }

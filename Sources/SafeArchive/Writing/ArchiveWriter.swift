@@ -41,7 +41,8 @@ public enum ArchiveWriter {
     }
 
     /// Writes the canonical tree tar of `tree` to a new file at `path` (refuses to
-    /// overwrite) and fsyncs it: an uncompressed POSIX pax tar of the same entries, every
+    /// overwrite), not synced (a tree tar is a work file, rebuilt after a crash): an
+    /// uncompressed POSIX pax tar of the same entries, every
     /// file 0644 and every folder 0755 (the modes a device's extraction gives, so a device
     /// rebuilds the same bytes from an installed version). Delta patches go from one
     /// release's tree tar to the next (docs/delta-updates.md#tree-tar).
@@ -57,7 +58,6 @@ public enum ArchiveWriter {
             if !ok { unlink(path) }
         }
         try write(tree, kind: .treeTar, descriptor: fd, path: path)
-        guard fsync(fd) == 0 else { throw SignedArchiveError(.io, "cannot fsync \(path): \(String(cString: strerror(errno)))") }
         ok = true
     }
 
