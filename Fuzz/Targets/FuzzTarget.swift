@@ -39,6 +39,7 @@ enum FuzzTargets {
         HeadInjectorTarget.self,
         RequestHeadTarget.self,
         ZstdPatchTarget.self,
+        FileListTarget.self,
     ]
 
     static func named(_ name: String) -> (any FuzzTarget.Type)? {
