@@ -242,4 +242,38 @@ import Testing
         #expect(r.stdout.isEmpty)
         try await clientctl(["manifest", "canonical", dir("none.json")], expect: 66)
     }
+
+    /// publish prints what an update to the new release costs a device coming from each
+    /// older release, and the same as JSON; --delta-bases 0 writes no delta at all.
+    @Test func publishPrintsTheCostOfEachDeltaPath() async throws {
+        let key = ClientctlBinary.packagePath("Keys/test-signing.pem")
+        try await publish("1.0.0", key: key)
+        let source = dir("src-1.1.0")
+        try FileManager.default.copyItem(atPath: sample, toPath: source)
+        try Data(String(repeating: "export const answer = 42;\n", count: 400).utf8).write(to: URL(fileURLWithPath: source + "/added.js"))
+        let text = try await publish("1.1.0", key: key, source: source).output
+        let manifest = try Manifest.validate(try StrictJSON.parseObject(try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/manifest.json")))))
+            .get()
+        let delta = try #require(manifest.delta).get()
+        let files = try #require(delta.files)
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.count == 3, "\(text)")
+        #expect(
+            lines.dropFirst().first
+                == "  from any older release: file list of \(files.size) bytes for \(files.count) files, plus the files a device does not hold")
+        let patch = try #require(delta.patches.first)
+        let share = String(format: "%.1f", 100 * Double(patch.size) / Double(manifest.size))
+        #expect(lines.last == "  from 1.0.0: patch of \(patch.size) bytes (\(share) % of the archive)", "\(text)")
+
+        let json = try await publish("1.2.0", key: key, source: source, extra: ["--json"]).stdout
+        let object = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+        let costs = try #require(object["delta"] as? [[String: Any]])
+        #expect(costs.map { $0["from"] as? String } == ["1.1.0", "1.0.0"])
+        #expect(costs.allSatisfy { $0["patch"] as? Bool == true && ($0["bytes"] as? Int ?? 0) > 0 }, "\(costs)")
+
+        try await publish("1.3.0", key: key, source: source, extra: ["--delta-bases", "0"])
+        let plain = try Manifest.validate(try StrictJSON.parseObject(try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/manifest.json")))))
+            .get()
+        #expect(plain.delta == nil)
+    }
 }

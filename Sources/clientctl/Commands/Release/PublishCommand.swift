@@ -157,6 +157,11 @@ struct PublishCommand: AsyncParsableCommand {
                 )
             }
             if !output.json {
+                if case .success(let delta)? = m.delta, let files = delta.files {
+                    print(
+                        "  from any older release: file list of \(files.size) bytes for \(files.count) files, "
+                            + "plus the files a device does not hold")
+                }
                 for cost in result.deltaCosts {
                     if let bytes = cost.patchBytes {
                         let share = String(format: "%.1f", 100 * Double(bytes) / Double(max(m.size, 1)))
