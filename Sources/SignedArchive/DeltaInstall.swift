@@ -150,6 +150,20 @@ struct DeltaInstall {
         }
     }
 
+    /// A signed URL (patch, file list, object) relative to the manifest's, under the
+    /// archive URL rule.
+    static func resolve(_ text: String, what: String, manifestURL: URL, allowInsecureHTTP: Bool) throws -> URL {
+        guard let url = URL(string: text, relativeTo: manifestURL)?.absoluteURL, url.scheme != nil else {
+            throw DeltaError(.malformedPatch, "\(what) url \"\(text)\" is not a valid URL")
+        }
+        if case .refused(let why) = URLPolicy.check(
+            url, manifestIsFile: manifestURL.scheme?.lowercased() == "file", allowInsecureHTTP: allowInsecureHTTP)
+        {
+            throw DeltaError(.malformedPatch, "\(what) URL \(why)")
+        }
+        return url
+    }
+
     static func message(_ error: any Error) -> String { (error as? any ClientctlError)?.message ?? "\(error)" }
 
     private func unpack(_ patch: ReleaseDelta.Patch, delta: ReleaseDelta, baseDirectory: String, partial: String, staging: String) async throws
@@ -164,14 +178,7 @@ struct DeltaInstall {
         }
         CrashPoint.hit("delta.base-rebuilt")
         // 2. The patch: downloaded like an archive (resumable, exact size, signed hash).
-        guard let url = URL(string: patch.url, relativeTo: manifestURL)?.absoluteURL, url.scheme != nil else {
-            throw DeltaError(.malformedPatch, "patch url \"\(patch.url)\" is not a valid URL")
-        }
-        if case .refused(let why) = URLPolicy.check(
-            url, manifestIsFile: manifestURL.scheme?.lowercased() == "file", allowInsecureHTTP: channel.config.allowInsecureHTTP)
-        {
-            throw DeltaError(.malformedPatch, "patch URL \(why)")
-        }
+        let url = try Self.resolve(patch.url, what: "patch", manifestURL: manifestURL, allowInsecureHTTP: channel.config.allowInsecureHTTP)
         // A run killed after the patch arrived left it whole: use it, fetch nothing again.
         if !Self.isComplete(partial, patch) {
             _ = try await downloader.download(url, to: partial, expectedSize: patch.size, expectedDigest: patch.sha256, algorithm: .sha256)

@@ -127,15 +127,7 @@ struct FileListInstall {
     }
 
     private func resolve(_ text: String, what: String) throws -> URL {
-        guard let url = URL(string: text, relativeTo: manifestURL)?.absoluteURL, url.scheme != nil else {
-            throw DeltaError(.malformedPatch, "\(what) url \"\(text)\" is not a valid URL")
-        }
-        if case .refused(let why) = URLPolicy.check(
-            url, manifestIsFile: manifestURL.scheme?.lowercased() == "file", allowInsecureHTTP: channel.config.allowInsecureHTTP)
-        {
-            throw DeltaError(.malformedPatch, "\(what) URL \(why)")
-        }
-        return url
+        try DeltaInstall.resolve(text, what: what, manifestURL: manifestURL, allowInsecureHTTP: channel.config.allowInsecureHTTP)
     }
 
     private func makeFolder(_ path: String) throws {

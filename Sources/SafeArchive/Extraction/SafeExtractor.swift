@@ -62,26 +62,18 @@ public struct SafeExtractor: Sendable {
     /// (its parent must). On failure `staging` does not exist afterwards (unless it existed
     /// before, which is refused with `alreadyExists` and leaves it alone).
     public func extract(fileDescriptor: Int32, into staging: String) throws(SignedArchiveError) -> ExtractionReport {
-        // Entry names are decoded as UTF-8 whatever the process locale (this thread only).
-        let utf8 = clientctl_utf8_locale()
-        let previous = utf8.flatMap { clientctl_use_locale($0) }
-        defer {
-            if let utf8 {
-                _ = clientctl_use_locale(previous)
-                clientctl_free_locale(utf8)
-            }
-        }
-        do {
-            return try extractOrExplain(fileDescriptor: fileDescriptor, into: staging, treeTar: false)
-        } catch {
-            throw error.signedArchiveError
-        }
+        try inUTF8Locale(fileDescriptor: fileDescriptor, into: staging, treeTar: false)
     }
 
     /// Extracts the uncompressed tar open on `fileDescriptor` (the tree tar a delta patch
     /// rebuilt, docs/delta-updates.md) into `staging` under the same entry rule and caps as
     /// an archive; any compression layer is refused.
     public func extractTreeTar(fileDescriptor: Int32, into staging: String) throws(SignedArchiveError) -> ExtractionReport {
+        try inUTF8Locale(fileDescriptor: fileDescriptor, into: staging, treeTar: true)
+    }
+
+    /// Entry names are decoded as UTF-8 whatever the process locale (this thread only).
+    private func inUTF8Locale(fileDescriptor: Int32, into staging: String, treeTar: Bool) throws(SignedArchiveError) -> ExtractionReport {
         let utf8 = clientctl_utf8_locale()
         let previous = utf8.flatMap { clientctl_use_locale($0) }
         defer {
@@ -91,7 +83,7 @@ public struct SafeExtractor: Sendable {
             }
         }
         do {
-            return try extractOrExplain(fileDescriptor: fileDescriptor, into: staging, treeTar: true)
+            return try extractOrExplain(fileDescriptor: fileDescriptor, into: staging, treeTar: treeTar)
         } catch {
             throw error.signedArchiveError
         }

@@ -20,19 +20,7 @@ public enum ArchiveWriter {
     /// - Throws: ``SignedArchiveError``: `.alreadyExists`, `.io`, `.archiveFailed` (with
     ///   libarchive's message), `.sourceRejected` when a file changed while being read.
     public static func write(_ tree: SourceTree, format: ArchiveFormat, to path: String) throws {
-        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else {
-            let code: SignedArchiveError.Code = errno == EEXIST ? .alreadyExists : .io
-            throw SignedArchiveError(code, "cannot create \(path): \(String(cString: strerror(errno)))")
-        }
-        var ok = false
-        defer {
-            close(fd)
-            if !ok { unlink(path) }
-        }
-        try write(tree, format: format, descriptor: fd, path: path)
-        guard fsync(fd) == 0 else { throw SignedArchiveError(.io, "cannot fsync \(path): \(String(cString: strerror(errno)))") }
-        ok = true
+        try writeNewFile(path, kind: .archive(format), tree: tree, sync: true)
     }
 
     /// Writes `tree` to an open descriptor; `path` only names it in errors.
@@ -47,6 +35,12 @@ public enum ArchiveWriter {
     /// rebuilds the same bytes from an installed version). Delta patches go from one
     /// release's tree tar to the next (docs/delta-updates.md#tree-tar).
     public static func writeTreeTar(_ tree: SourceTree, to path: String) throws {
+        try writeNewFile(path, kind: .treeTar, tree: tree, sync: false)
+    }
+
+    /// Creates `path` (never overwriting), writes `tree` into it, fsyncs it when asked, and
+    /// removes it on any failure.
+    private static func writeNewFile(_ path: String, kind: Kind, tree: SourceTree, sync: Bool) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
             let code: SignedArchiveError.Code = errno == EEXIST ? .alreadyExists : .io
@@ -57,7 +51,8 @@ public enum ArchiveWriter {
             close(fd)
             if !ok { unlink(path) }
         }
-        try write(tree, kind: .treeTar, descriptor: fd, path: path)
+        try write(tree, kind: kind, descriptor: fd, path: path)
+        if sync, fsync(fd) != 0 { throw SignedArchiveError(.io, "cannot fsync \(path): \(String(cString: strerror(errno)))") }
         ok = true
     }
 
