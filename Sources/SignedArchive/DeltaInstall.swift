@@ -171,8 +171,11 @@ struct DeltaInstall {
     {
         // 1. The base: the installed tree, rebuilt as a tree tar and proven by its hash.
         let baseTar = staging + "/base.tar"
-        try ArchiveWriter.writeTreeTar(try SourceTree.scan(baseDirectory, includeHidden: true), to: baseTar)
-        let baseHash = try Digest.hex(.sha256, ofFileAt: baseTar)
+        // The heavy steps run off the cooperative pool, so `serve` keeps answering meanwhile.
+        let baseHash = try await BlockingWork.run {
+            try ArchiveWriter.writeTreeTar(try SourceTree.scan(baseDirectory, includeHidden: true), to: baseTar)
+            return try Digest.hex(.sha256, ofFileAt: baseTar)
+        }
         guard baseHash == patch.base else {
             throw DeltaError(.baseMismatch, "the installed \(patch.from) rebuilds to sha256 \(baseHash), not the patch's base \(patch.base)")
         }
@@ -187,8 +190,9 @@ struct DeltaInstall {
         // 3. Apply under the frame caps; the result must be the signed tree tar.
         let result = staging + "/tree.tar"
         let resultHash: String
+        let treeSize = delta.treeSize
         do {
-            resultHash = try ZstdPatch.apply(patch: partial, base: baseTar, to: result, resultSize: delta.treeSize)
+            resultHash = try await BlockingWork.run { try ZstdPatch.apply(patch: partial, base: baseTar, to: result, resultSize: treeSize) }
         } catch {
             unlink(partial)  // verified bytes that do not apply: nothing to resume
             throw error
@@ -199,11 +203,14 @@ struct DeltaInstall {
             throw DeltaError(.outputMismatch, "the patched tree hashes to sha256 \(resultHash), not the signed \(delta.treeSHA256)")
         }
         // 4. Unpack under the entry rule and caps of an archive.
-        let fd = open(result, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { throw DeltaError(.io, "cannot open \(result): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
         let tree = staging + "/tree"
-        _ = try extractor.extractTreeTar(fileDescriptor: fd, into: tree)
+        let extractor = self.extractor
+        try await BlockingWork.run {
+            let fd = open(result, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard fd >= 0 else { throw DeltaError(.io, "cannot open \(result): \(String(cString: strerror(errno)))") }
+            defer { close(fd) }
+            _ = try extractor.extractTreeTar(fileDescriptor: fd, into: tree)
+        }
         unlink(result)
         return tree
     }

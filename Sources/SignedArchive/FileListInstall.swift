@@ -65,16 +65,20 @@ struct FileListInstall {
             throw DeltaError(.malformedPatch, "the file list has \(list.files.count) files, the manifest signs \(files.count)")
         }
         let tree = try ListedTree.check(list, limits: limits)
-        var index = HeldFiles(folders: held.keys.sorted(by: >).compactMap { held[$0] })
-        var plan = Plan(tree: tree, local: [:], missing: [:])
-        for (k, item) in tree.items.enumerated() {
-            if let found = index.find(size: item.file.size, sha256: item.file.sha256) {
-                plan.local[k] = found
-            } else {
-                plan.missing[item.file.sha256] = item.file.size
+        let folders = held.keys.sorted(by: >).compactMap { held[$0] }
+        // Hashing installed files runs off the cooperative pool (`serve` keeps answering).
+        return try await BlockingWork.run {
+            var index = HeldFiles(folders: folders)
+            var plan = Plan(tree: tree, local: [:], missing: [:])
+            for (k, item) in tree.items.enumerated() {
+                if let found = index.find(size: item.file.size, sha256: item.file.sha256) {
+                    plan.local[k] = found
+                } else {
+                    plan.missing[item.file.sha256] = item.file.size
+                }
             }
+            return plan
         }
-        return plan
     }
 
     /// Downloads what is missing and builds the tree under `staging/tree`.
@@ -84,21 +88,26 @@ struct FileListInstall {
         try await download(plan.missing, into: objects)
         CrashPoint.hit("files.objects-downloaded")
         let root = staging + "/tree"
+        try await BlockingWork.run { try Self.link(plan, from: objects, into: root) }
+        return root
+    }
+
+    /// Creates the folders and links every file into `root`, each checked first.
+    private static func link(_ plan: Plan, from objects: String, into root: String) throws {
         try makeFolder(root)
         for folder in plan.tree.folders { try makeFolder(root + "/" + folder.joined(separator: "/")) }
         for (k, item) in plan.tree.items.enumerated() {
             let target = root + "/" + item.components.joined(separator: "/")
             let source = plan.local[k] ?? objects + "/" + item.file.sha256
             // The signed hash, checked on the very inode that is linked.
-            try Self.verify(source, size: item.file.size, sha256: item.file.sha256)
-            guard link(source, target) == 0 else {
+            try verify(source, size: item.file.size, sha256: item.file.sha256)
+            guard Glibc.link(source, target) == 0 else {
                 throw DeltaError(.io, "cannot link \(source) to \(target): \(String(cString: strerror(errno)))")
             }
             CrashPoint.hit("files.linked")
         }
         for folder in plan.tree.folders.reversed() { try sync(root + "/" + folder.joined(separator: "/")) }
         try sync(root)
-        return root
     }
 
     /// Up to four downloads at a time; each object resumes from what a killed run left.
@@ -130,14 +139,14 @@ struct FileListInstall {
         try DeltaInstall.resolve(text, what: what, manifestURL: manifestURL, allowInsecureHTTP: channel.config.allowInsecureHTTP)
     }
 
-    private func makeFolder(_ path: String) throws {
+    private static func makeFolder(_ path: String) throws {
         guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
             throw DeltaError(.io, "cannot create \(path): \(String(cString: strerror(errno)))")
         }
         _ = chmod(path, 0o755)  // whatever the umask
     }
 
-    private func sync(_ path: String) throws {
+    private static func sync(_ path: String) throws {
         do {
             try AtomicFile.syncDirectory(path)
         } catch {
