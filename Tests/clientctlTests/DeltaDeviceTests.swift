@@ -41,14 +41,16 @@ import Testing
             return dir
         }
 
+        /// Publishes on a thread of its own: level-19 patches take seconds of CPU, which on
+        /// the cooperative pool would stall the in-process servers of tests running beside.
         @discardableResult
-        func publish(_ version: String, seeds: [Int: UInt64] = [:], bases: Int = 3) throws -> PublishResult {
+        func publish(_ version: String, seeds: [Int: UInt64] = [:], bases: Int = 3) async throws -> PublishResult {
             var request = PublishRequest(
                 source: try client(version, seeds: seeds), app: "com.example.notes", channel: "stable",
                 version: Version(version) ?? Version(0, 0, 0), minShellVersion: Version(1, 0, 0),
                 outputDirectory: d.tmp("releases"))
             request.deltaBases = bases
-            return try Publisher.publish(request, key: key)
+            return try await offload { [self, request] in try Publisher.publish(request, key: self.key) }
         }
 
         /// Installs with the library updater, returning the report and the notes it gave.
@@ -90,11 +92,11 @@ import Testing
 
     @Test func aDeviceHoldingAnOlderReleaseUpdatesThroughAPatch() async throws {
         let f = try Feed()
-        try f.publish("1.0.0")
+        try await f.publish("1.0.0")
         let (first, firstNotes) = try await f.install()
         #expect(first.version == "1.0.0" && firstNotes.isEmpty, "a first install is the archive, with nothing to say: \(firstNotes)")
 
-        let published = try f.publish("1.1.0", seeds: Self.changed)
+        let published = try await f.publish("1.1.0", seeds: Self.changed)
         let delta = try f.delta()
         let patch = try #require(delta.patches.first)
         #expect(delta.patches.map(\.from) == [Version(1, 0, 0)] && patch.url == "patches/\(patch.sha256).zst")
@@ -118,9 +120,9 @@ import Testing
     /// says so and installs the archive.
     @Test func aPatchWhoseResultDoesNotHashToTheSignedTreeFallsBackToTheArchive() async throws {
         let f = try Feed()
-        try f.publish("1.0.0")
+        try await f.publish("1.0.0")
         _ = try await f.install()
-        try f.publish("1.1.0", seeds: Self.changed)
+        try await f.publish("1.1.0", seeds: Self.changed)
         let signedTree = try f.delta().treeSHA256
         let claimed = String(repeating: "0", count: 64)
         try f.resign { object in
@@ -144,10 +146,10 @@ import Testing
     /// (every file changed): the archive, with a note saying why.
     @Test func aBaseTheDeviceDoesNotHoldMeansTheArchive() async throws {
         let f = try Feed()
-        try f.publish("1.0.0")
+        try await f.publish("1.0.0")
         _ = try await f.install()
-        try f.publish("1.1.0", seeds: Self.changed)
-        try f.publish("1.2.0", seeds: Dictionary(uniqueKeysWithValues: (0..<300).map { ($0, UInt64(50_000 + $0)) }), bases: 1)
+        try await f.publish("1.1.0", seeds: Self.changed)
+        try await f.publish("1.2.0", seeds: Dictionary(uniqueKeysWithValues: (0..<300).map { ($0, UInt64(50_000 + $0)) }), bases: 1)
         let (report, notes) = try await f.install()
         #expect(report.version == "1.2.0")
         #expect(
@@ -161,10 +163,10 @@ import Testing
     /// is not applied to it.
     @Test func aChangedInstalledTreeIsNotUsedAsABase() async throws {
         let f = try Feed()
-        try f.publish("1.0.0")
+        try await f.publish("1.0.0")
         _ = try await f.install()
         try Data("tampered".utf8).write(to: URL(fileURLWithPath: f.d.layout.clientDirectory(Version(1, 0, 0)) + "/assets/f9.js"))
-        try f.publish("1.1.0", seeds: Self.changed)
+        try await f.publish("1.1.0", seeds: Self.changed)
         let base = try #require(try f.delta().patches.first?.base)
         let (report, notes) = try await f.install()
         #expect(report.version == "1.1.0")
@@ -178,9 +180,9 @@ import Testing
     /// 4 GiB window: both refused before use, the archive installs.
     @Test func anOversizedObjectAndAHugeWindowAreRefused() async throws {
         let f = try Feed()
-        try f.publish("1.0.0")
+        try await f.publish("1.0.0")
         _ = try await f.install()
-        try f.publish("1.1.0", seeds: Self.changed)
+        try await f.publish("1.1.0", seeds: Self.changed)
         let patch = try #require(try f.delta().patches.first)
         f.d.faults.add(.appendBytes(Data(repeating: 0x41, count: 4096)), path: "/stable/patches/\(patch.sha256).zst")
         let (report, notes) = try await f.install()
@@ -189,7 +191,7 @@ import Testing
         try f.expectInstalledTree("1.1.0")
 
         // Next release: its signed patch is a frame header claiming a 4 GiB window.
-        try f.publish("1.2.0", seeds: [7: 7007])
+        try await f.publish("1.2.0", seeds: [7: 7007])
         var frame = Data(PatchFrameHeader.magic + [0xC0, 22 << 3])
         let tree = try f.delta().treeSize
         withUnsafeBytes(of: UInt64(tree).littleEndian) { frame.append(contentsOf: $0) }
@@ -216,9 +218,9 @@ import Testing
     /// manifest is refused and the device stays as it was.
     @Test func aDeltaChangedOutsideTheSignatureIsRefusedWithTheManifest() async throws {
         let f = try Feed()
-        try f.publish("1.0.0")
+        try await f.publish("1.0.0")
         _ = try await f.install()
-        try f.publish("1.1.0", seeds: Self.changed)
+        try await f.publish("1.1.0", seeds: Self.changed)
         let path = f.channelDir + "/manifest.json"
         let text = try String(contentsOfFile: path, encoding: .utf8)
         try Data(text.replacingOccurrences(of: "\"patches/", with: "\"../../patches/").utf8).write(to: URL(fileURLWithPath: path))
@@ -232,9 +234,9 @@ import Testing
     /// archive still installs.
     @Test func aMalformedSignedDeltaIsIgnored() async throws {
         let f = try Feed()
-        try f.publish("1.0.0")
+        try await f.publish("1.0.0")
         _ = try await f.install()
-        try f.publish("1.1.0", seeds: Self.changed)
+        try await f.publish("1.1.0", seeds: Self.changed)
         try f.resign { object in
             guard case .object(var delta)? = object["delta"], case .array(let patches)? = delta["patches"] else { return }
             delta["patches"] = .array(patches + patches)
@@ -249,9 +251,9 @@ import Testing
     /// `install --no-delta` fetches the archive with nothing to say.
     @Test func theCommandLinePrintsThePathAndNoDeltaTakesTheArchive() async throws {
         let f = try Feed()
-        try f.publish("1.0.0")
+        try await f.publish("1.0.0")
         _ = try await f.install()
-        let published = try f.publish("1.1.0", seeds: Self.changed)
+        let published = try await f.publish("1.1.0", seeds: Self.changed)
         let patch = try #require(try f.delta().patches.first)
         let copy = f.d.tmp("device-copy")
         try FileManager.default.copyItem(atPath: f.d.layout.root, toPath: copy)
@@ -280,10 +282,10 @@ import Testing
     @Test(arguments: ["delta.base-rebuilt", "delta.patch-downloaded", "unpack.entry:3", "unpack.entry:200"])
     func killedOnThePatchPathThenRerunCompletes(_ point: String) async throws {
         let f = try Feed()
-        try f.publish("1.0.0")
+        try await f.publish("1.0.0")
         _ = try await f.install()
         let before = try TreeSnapshot(f.d.layout.clientDirectory(Version(1, 0, 0)))
-        try f.publish("1.1.0", seeds: Self.changed)
+        try await f.publish("1.1.0", seeds: Self.changed)
         let patch = try #require(try f.delta().patches.first)
 
         let crashed = try await ClientctlBinary.run(["install", "--root", f.d.layout.root], environment: ["CLIENTCTL_CRASH_AT": point])

@@ -17,10 +17,10 @@ import Testing
     /// 1.0.0 installed; 1.1.0 and 1.2.0 published, 1.2.0 with a patch only from 1.1.0.
     static func behindThePatches() async throws -> Feed {
         let f = try Feed()
-        try f.publish("1.0.0")
+        try await f.publish("1.0.0")
         _ = try await f.install()
-        try f.publish("1.1.0", seeds: DeltaDeviceTests.changed)
-        try f.publish("1.2.0", seeds: [7: 7007], bases: 1)
+        try await f.publish("1.1.0", seeds: DeltaDeviceTests.changed)
+        try await f.publish("1.2.0", seeds: [7: 7007], bases: 1)
         return f
     }
 

@@ -15,11 +15,11 @@ import Testing
     /// 1.0.0 installed on the device, then 1.1.0–1.3.0 published (patches from 3 bases).
     static func feed() async throws -> Feed {
         let f = try Feed()
-        try f.publish("1.0.0")
+        try await f.publish("1.0.0")
         _ = try await f.install()
-        try f.publish("1.1.0", seeds: [3: 9003, 40: 9040])
-        try f.publish("1.2.0", seeds: [3: 9103, 41: 9041])
-        try f.publish("1.3.0", seeds: [3: 9203, 42: 9042])
+        try await f.publish("1.1.0", seeds: [3: 9003, 40: 9040])
+        try await f.publish("1.2.0", seeds: [3: 9103, 41: 9041])
+        try await f.publish("1.3.0", seeds: [3: 9203, 42: 9042])
         return f
     }
 

@@ -134,8 +134,9 @@ final class EventStreamConnection: @unchecked Sendable {
             while !String(decoding: received, as: UTF8.self).contains(text) {
                 let n = read(fd, &buffer, buffer.count)
                 if n <= 0 {
+                    let why = n == 0 ? "closed by the server" : "read failed: errno \(errno)"
                     throw LoopbackHTTP.Failure(
-                        description: "stream ended before \(text.debugDescription): \(String(decoding: received, as: UTF8.self))")
+                        description: "stream ended before \(text.debugDescription) (\(why)): \(String(decoding: received, as: UTF8.self))")
                 }
                 received.append(contentsOf: buffer[0..<n])
             }
