@@ -45,9 +45,7 @@ struct DeltaInstall {
 
     /// True when `path` holds exactly the signed bytes of `patch`.
     static func isComplete(_ path: String, _ patch: ReleaseDelta.Patch) -> Bool {
-        var st = stat()
-        guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int64(st.st_size) == patch.size else { return false }
-        return (try? Digest.hex(.sha256, ofFileAt: path)) == patch.sha256
+        FileListInstall.isComplete(path, size: patch.size, sha256: patch.sha256)
     }
 
     func run(keeping archivePartial: String) async -> Outcome {
@@ -78,9 +76,10 @@ struct DeltaInstall {
         channel.store.cleanLeftovers(
             keeping: Set([partial, listPath, archivePartial, FileListInstall.objectsFolder(layout: layout)].compactMap { $0 }))
         // The file list is worth fetching only when it alone costs less than the best other path.
+        let best = min(manifest.size, usable.first?.size ?? .max)
         var listNote: String?
-        if let files = delta.files, files.size < min(manifest.size, usable.first?.size ?? .max) {
-            switch await viaFileList(files, held: held, cheaperThan: min(manifest.size, usable.first?.size ?? .max)) {
+        if let files = delta.files, files.size < best {
+            switch await viaFileList(files, held: held, cheaperThan: best) {
             case .unpacked(let unpacked): return .unpacked(unpacked)
             case .fullArchive(let note): listNote = note
             }
@@ -100,17 +99,17 @@ struct DeltaInstall {
         do {
             staging = try channel.store.makeStagingDirectory(label: "v\(manifest.version)-delta")
         } catch {
-            return .fullArchive(note: "release \(manifest.version): \(error); using the full archive")
+            return .fullArchive(note: "release \(manifest.version): \(Self.message(error)); using the full archive")
         }
         do {
             let tree = try await unpack(patch, delta: delta, baseDirectory: held[patch.from.description] ?? "", partial: partial, staging: staging)
             unlink(partial)
             let note = "release \(manifest.version): patch from \(patch.from): \(patch.size) bytes instead of the \(manifest.size)-byte archive"
-            return .unpacked(Unpacked(staging: staging, tree: tree, note: note))
+            // A file list fetched but not used goes too.
+            return .unpacked(Unpacked(staging: staging, tree: tree, note: note, leftovers: listPath.map { [$0] } ?? []))
         } catch {
             try? AtomicFile.removeTree(staging)
-            let message = (error as? any ClientctlError)?.message ?? "\(error)"
-            return .fullArchive(note: "release \(manifest.version): patch from \(patch.from) refused: \(message); using the full archive")
+            return .fullArchive(note: "release \(manifest.version): patch from \(patch.from) refused: \(Self.message(error)); using the full archive")
         }
     }
 
