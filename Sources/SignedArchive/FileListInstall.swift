@@ -27,8 +27,8 @@ struct FileListInstall {
     /// what must be downloaded.
     struct Plan {
         var tree: ListedTree
-        /// Item index → an installed file with the item's size and SHA-256.
-        var local: [Int: String]
+        /// Item index → an installed file with the item's size and SHA-256, as it was when hashed.
+        var local: [Int: HashedFile]
         /// Distinct objects to download (by SHA-256), with their sizes.
         var missing: [String: Int64]
         var downloadBytes: Int64 { missing.values.reduce(0, +) }
@@ -85,24 +85,30 @@ struct FileListInstall {
     func build(_ plan: Plan, staging: String) async throws -> String {
         let objects = Self.objectsFolder(layout: layout)
         if !plan.missing.isEmpty { try AtomicFile.makeDirectory(objects) }
-        try await download(plan.missing, into: objects)
+        let downloaded = try await download(plan.missing, into: objects)
         CrashPoint.hit("files.objects-downloaded")
         let root = staging + "/tree"
-        try await BlockingWork.run { try Self.link(plan, from: objects, into: root) }
+        try await BlockingWork.run { try Self.link(plan, objects: try downloaded, into: root) }
         return root
     }
 
-    /// Creates the folders and links every file into `root`, each checked first.
-    private static func link(_ plan: Plan, from objects: String, into root: String) throws {
+    /// Creates the folders and links every file into `root`. Each source was hashed once
+    /// (installed files while planning, objects while downloading); the linked inode must
+    /// still be the one hashed, unchanged since (device, inode, size, modification time).
+    private static func link(_ plan: Plan, objects: [String: HashedFile], into root: String) throws {
         try makeFolder(root)
         for folder in plan.tree.folders { try makeFolder(root + "/" + folder.joined(separator: "/")) }
         for (k, item) in plan.tree.items.enumerated() {
             let target = root + "/" + item.components.joined(separator: "/")
-            let source = plan.local[k] ?? objects + "/" + item.file.sha256
-            // The signed hash, checked on the very inode that is linked.
-            try verify(source, size: item.file.size, sha256: item.file.sha256)
-            guard Glibc.link(source, target) == 0 else {
-                throw DeltaError(.io, "cannot link \(source) to \(target): \(String(cString: strerror(errno)))")
+            guard let source = plan.local[k] ?? objects[item.file.sha256], source.sha256 == item.file.sha256 else {
+                throw DeltaError(.io, "no checked source for \(item.file.path)")
+            }
+            guard Glibc.link(source.path, target) == 0 else {
+                throw DeltaError(.io, "cannot link \(source.path) to \(target): \(String(cString: strerror(errno)))")
+            }
+            guard FileIdentity(path: target) == source.identity else {
+                unlink(target)
+                throw DeltaError(.outputMismatch, "\(source.path) changed after it was checked against sha256 \(source.sha256)")
             }
             CrashPoint.hit("files.linked")
         }
@@ -110,29 +116,38 @@ struct FileListInstall {
         try sync(root)
     }
 
-    /// Up to four downloads at a time; each object resumes from what a killed run left.
-    private func download(_ missing: [String: Int64], into folder: String) async throws {
+    /// Up to four downloads at a time; an object a killed run left complete is checked,
+    /// not fetched again. Returns every object as hashed (by the download, or by that check).
+    private func download(_ missing: [String: Int64], into folder: String) async throws -> [String: HashedFile] {
         var queue = missing.sorted { $0.key < $1.key }[...]
-        try await withThrowingTaskGroup(of: Void.self) { group in
+        var done: [String: HashedFile] = [:]
+        try await withThrowingTaskGroup(of: HashedFile.self) { group in
             var running = 0
             while !queue.isEmpty || running > 0 {
                 while running < 4, let (sha, size) = queue.popFirst() {
                     let path = folder + "/" + sha
-                    if Self.isComplete(path, size: size, sha256: sha) { continue }
+                    if let kept = try? HashedFile.check(path, size: size, sha256: sha) {
+                        done[sha] = kept
+                        continue
+                    }
                     let url = try resolve(files.objects + sha, what: "object")
                     let downloader = self.downloader
                     group.addTask {
                         _ = try await downloader.download(url, to: path, expectedSize: size, expectedDigest: sha, algorithm: .sha256)
-                        guard chmod(path, 0o644) == 0 else { throw DeltaError(.io, "cannot chmod \(path): \(String(cString: strerror(errno)))") }
+                        guard chmod(path, 0o644) == 0, let identity = FileIdentity(path: path) else {
+                            throw DeltaError(.io, "cannot chmod \(path): \(String(cString: strerror(errno)))")
+                        }
+                        return HashedFile(path: path, sha256: sha, identity: identity)
                     }
                     running += 1
                 }
-                if running > 0 {
-                    try await group.next()
+                if running > 0, let file = try await group.next() {
+                    done[file.sha256] = file
                     running -= 1
                 }
             }
         }
+        return done
     }
 
     private func resolve(_ text: String, what: String) throws -> URL {
@@ -156,22 +171,67 @@ struct FileListInstall {
 
     /// True when `path` is a regular file of exactly `size` bytes with this SHA-256.
     static func isComplete(_ path: String, size: Int64, sha256: String) -> Bool {
-        (try? verify(path, size: size, sha256: sha256)) != nil
+        (try? HashedFile.check(path, size: size, sha256: sha256)) != nil
+    }
+}
+
+/// What a file was when it was looked at: a later link is checked against it instead of
+/// hashing the file again.
+struct FileIdentity: Equatable, Sendable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modified: timespec
+
+    init(_ st: stat) {
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+        size = Int64(st.st_size)
+        modified = st.st_mtim
     }
 
-    /// Checks that `path` is a regular file (not a link) of `size` bytes hashing to `sha256`.
-    static func verify(_ path: String, size: Int64, sha256: String) throws {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-        guard fd >= 0 else { throw DeltaError(.io, "cannot open \(path): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
+    /// A regular file's identity (not following a symbolic link); nil for anything else.
+    init?(path: String) {
         var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, Int64(st.st_size) == size else {
-            throw DeltaError(.outputMismatch, "\(path) is not a regular file of the signed \(size) bytes")
+        guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { return nil }
+        self.init(st)
+    }
+
+    static func == (a: FileIdentity, b: FileIdentity) -> Bool {
+        a.device == b.device && a.inode == b.inode && a.size == b.size && a.modified.tv_sec == b.modified.tv_sec
+            && a.modified.tv_nsec == b.modified.tv_nsec
+    }
+}
+
+/// A regular file, its SHA-256 and its identity when hashed.
+struct HashedFile: Sendable {
+    var path: String
+    var sha256: String
+    var identity: FileIdentity
+
+    /// Hashes the regular file at `path` (not a link) through one descriptor; nil when it
+    /// cannot be read or changed while being hashed.
+    static func hash(_ path: String) -> HashedFile? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var before = stat()
+        guard fstat(fd, &before) == 0, before.st_mode & S_IFMT == S_IFREG,
+            let sha = try? Digest.hex(.sha256, ofDescriptor: fd, path: path)
+        else { return nil }
+        var after = stat()
+        guard fstat(fd, &after) == 0, FileIdentity(after) == FileIdentity(before) else { return nil }
+        return HashedFile(path: path, sha256: sha, identity: FileIdentity(before))
+    }
+
+    /// `path` hashed and checked to be a regular file of `size` bytes with this SHA-256.
+    static func check(_ path: String, size: Int64, sha256: String) throws -> HashedFile {
+        guard let file = hash(path) else { throw DeltaError(.io, "cannot read \(path) as a regular file") }
+        guard file.identity.size == size, file.sha256 == sha256 else {
+            throw DeltaError(
+                .outputMismatch, "\(path) is \(file.identity.size) bytes with sha256 \(file.sha256), not the signed \(size) and \(sha256)")
         }
-        let actual = try? Digest.hex(.sha256, ofDescriptor: fd, path: path)
-        guard actual == sha256 else {
-            throw DeltaError(.outputMismatch, "\(path) hashes to sha256 \(actual ?? "?"), not the signed \(sha256)")
-        }
+        return file
     }
 }
 
@@ -179,7 +239,7 @@ struct FileListInstall {
 /// the same size is looked for (and each at most once).
 struct HeldFiles {
     private var bySize: [Int64: [String]] = [:]
-    private var hashes: [String: String] = [:]
+    private var hashed: [String: HashedFile?] = [:]
 
     init(folders: [String]) {
         for folder in folders {
@@ -190,17 +250,10 @@ struct HeldFiles {
         }
     }
 
-    mutating func find(size: Int64, sha256: String) -> String? {
+    mutating func find(size: Int64, sha256: String) -> HashedFile? {
         for path in bySize[size] ?? [] {
-            let hash: String
-            if let known = hashes[path] {
-                hash = known
-            } else {
-                guard let computed = try? Digest.hex(.sha256, ofFileAt: path) else { continue }
-                hashes[path] = computed
-                hash = computed
-            }
-            if hash == sha256 { return path }
+            if hashed[path] == nil { hashed[path] = .some(HashedFile.hash(path)) }
+            if let file = hashed[path] ?? nil, file.sha256 == sha256, file.identity.size == size { return file }
         }
         return nil
     }
