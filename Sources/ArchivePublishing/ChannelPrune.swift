@@ -99,9 +99,8 @@ public enum ChannelPrune {
         let pending = ((try? FileManager.default.contentsOfDirectory(atPath: folder + "/pending")) ?? []).compactMap { name in
             FileManager.default.contents(atPath: folder + "/pending/" + name).flatMap { try? StrictJSON.parseObject($0, limits: .manifest) }
         }
-        let (needed, complete) = await needed(by: trimmed.releases + (manifest.map { [$0] } ?? []) + pending) { path in
-            guard let bytes = FileManager.default.contents(atPath: folder + "/" + path) else { return nil }
-            return try? ReleaseFileList.parse([UInt8](bytes), maxFiles: 10_000_000).get()
+        let (needed, complete) = await needed(by: trimmed.releases + (manifest.map { [$0] } ?? []) + pending) {
+            readList(folder + "/" + $0)
         }
         if !dryRun, !removed.isEmpty {
             do {
@@ -129,6 +128,12 @@ public enum ChannelPrune {
             }
         }
         return report
+    }
+
+    /// The file list at `path`, or nil when it is missing or unreadable.
+    static func readList(_ path: String) -> ReleaseFileList? {
+        guard let bytes = FileManager.default.contents(atPath: path) else { return nil }
+        return try? ReleaseFileList.parse([UInt8](bytes), maxFiles: 10_000_000).get()
     }
 
     /// Channel-relative paths of the files in `folder` and its content folders, sorted.

@@ -255,5 +255,11 @@ import Testing
         for path in [manifest.url] + delta.patches.map({ $0.url }) + list.files.map({ files.objects + $0.sha256 }) {
             #expect(try await s3.head("\(area)/\(path)").status == 200, "\(path)")
         }
+
+        // A first push with --keep uploads nothing that only the pruned releases need.
+        let fresh = s3.freshArea("prune-fresh")
+        try await push(dir("rel"), s3, bucket: fresh, ["--keep", "1"])
+        #expect(try await s3.head("\(fresh)/notes/stable/v1.2.0.tar.gz").status == 200)
+        #expect(try await s3.head("\(fresh)/notes/stable/v1.0.0.tar.gz").status == 404, "a pruned release's archive was uploaded")
     }
 }

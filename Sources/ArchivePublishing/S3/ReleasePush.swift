@@ -75,7 +75,17 @@ public struct ReleasePush: Sendable {
         // The version rules first, so a refused push uploads nothing (an archive left
         // behind would block a later release of that version with other bytes).
         _ = try ChannelMerge.merge(remote: try await readPointers(channel).side, local: local)
-        for (key, path) in try ImmutableFiles.list(channelFolder: dir, channel: channel) {
+        var immutable = try ImmutableFiles.list(channelFolder: dir, channel: channel)
+        if keep != nil {
+            // What only the releases this push prunes need is not uploaded just to be deleted.
+            let releases = (local.index?.releases ?? []) + (local.manifest.map { [$0] } ?? [])
+            let (needed, complete) = await ChannelPrune.needed(by: releases) { ChannelPrune.readList(dir + "/" + $0) }
+            immutable.removeAll { file in
+                let path = String(file.key.dropFirst(channel.count + 1))
+                return ChannelPrune.isPrunable(path, objects: complete) && !needed.contains(path)
+            }
+        }
+        for (key, path) in immutable {
             if try await uploadImmutable(key, path: path) { report.uploaded.append(key) } else { report.unchanged.append(key) }
         }
         try await pushPointers(channel: channel, local: local, report: &report)
@@ -91,9 +101,7 @@ public struct ReleasePush: Sendable {
         let releases = (side.index?.releases ?? []) + (side.manifest.map { [$0] } ?? [])
         let client = self.client
         let (needed, complete) = try await ChannelPrune.needed(by: releases) { path in
-            if let bytes = FileManager.default.contents(atPath: folder + "/" + path) {
-                return try? ReleaseFileList.parse([UInt8](bytes), maxFiles: 10_000_000).get()
-            }
+            if let list = ChannelPrune.readList(folder + "/" + path) { return list }
             let reply = try await client.get(channel + "/" + path)
             guard reply.status == 200 else { return nil }
             return try? ReleaseFileList.parse([UInt8](reply.body), maxFiles: 10_000_000).get()
