@@ -28,9 +28,11 @@ struct PublishCommand: AsyncParsableCommand {
             --expires takes an RFC 3339 UTC time or Nd (N days from now).
 
             Delta updates: publish also writes OUT/CHANNEL/patches/SHA256.zst, a zstd patch
-            from each of the newest --delta-bases older releases (default 3; 0 for none),
-            and prints what each costs a device coming from that release. Devices holding
-            one of those releases download the patch instead of the archive.
+            from each of the newest --delta-bases older releases (default 3), the signed
+            file list files/SHA256.json and each file's content once as objects/SHA256, and
+            prints what each path costs a device. Devices holding one of those releases
+            download the patch; others link the files they hold and download the rest, or
+            take the archive, whichever is cheapest. --delta-bases 0 writes none of it.
 
             Examples:
               clientctl publish build/ --app com.example.notes --channel stable \\
