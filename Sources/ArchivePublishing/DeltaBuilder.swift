@@ -89,6 +89,7 @@ struct DeltaBuilder {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         var listed: [ReleaseFileList.File] = []
         var objects: [String: PatchFile] = [:]
+        var seen = Set<String>()
         for entry in tree.entries where !entry.isDirectory {
             let temp = folder + "/\(listed.count)"
             let data: Data
@@ -97,9 +98,19 @@ struct DeltaBuilder {
             } catch {
                 throw SignedArchiveError(.io, "cannot read \(tree.root)/\(entry.path): \(error.localizedDescription)")
             }
-            let sha = Digest.hex(.sha256, of: [UInt8](data))
+            let sha = Digest.hex(.sha256, of: data)
             listed.append(ReleaseFileList.File(path: entry.path, size: Int64(data.count), sha256: sha))
-            guard objects[sha] == nil else { continue }
+            guard seen.insert(sha).inserted else { continue }
+            // Most files are unchanged from an earlier release: their object is there already
+            // (checked here, not copied and synced again).
+            let published = channelDir + "/objects/" + sha
+            if FileManager.default.fileExists(atPath: published) {
+                let existing = try Digest.hex(.sha256, ofFileAt: published)
+                guard existing == sha else {
+                    throw SignedArchiveError(.conflict, "\(published) exists with other bytes (sha256 \(existing)); objects are never overwritten")
+                }
+                continue
+            }
             try AtomicFile.write(data, to: temp)
             objects[sha] = PatchFile(temp: temp, name: "objects/\(sha)", sha256: sha)
         }

@@ -89,6 +89,23 @@ import Testing
         #expect(none.delta == nil && !FileManager.default.fileExists(atPath: dir("c/stable/patches")))
     }
 
+    /// Each file's content is stored once: a later release adds only its new contents, and
+    /// an object already there with other bytes (a damaged store) is refused, not replaced.
+    @Test func objectsAreSharedAcrossReleasesAndNeverReplaced() throws {
+        try Publisher.publish(request("1.0.0"), key: key)
+        let first = Set(try FileManager.default.contentsOfDirectory(atPath: dir("rel/stable/objects")))
+        try Data("a new file\n".utf8).write(to: URL(fileURLWithPath: dir("src/new.js")))
+        try Publisher.publish(request("1.1.0"), key: key)
+        let second = Set(try FileManager.default.contentsOfDirectory(atPath: dir("rel/stable/objects")))
+        #expect(second.subtracting(first) == [Digest.hex(.sha256, of: Data("a new file\n".utf8))])
+        let victim = try #require(first.sorted().first)
+        try Data("damaged".utf8).write(to: URL(fileURLWithPath: dir("rel/stable/objects/" + victim)))
+        let e = publishError(request("1.2.0"))
+        #expect(
+            e?.code == .conflict && e?.message.hasPrefix(dir("rel/stable/objects/" + victim) + " exists with other bytes") == true,
+            "\(String(describing: e))")
+    }
+
     @Test func republishingIdenticalBytesIsANoOp() throws {
         try Publisher.publish(request("1.0.0"), key: key)
         try Publisher.publish(request("1.1.0"), key: key)
