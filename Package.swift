@@ -25,6 +25,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.24.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
     ],
     targets: [
         .systemLibrary(
@@ -65,7 +66,7 @@ let package = Package(
         // Signed manifests: strict and canonical JSON, Ed25519 through OpenSSL, the manifest and index rules.
         .target(
             name: "SignedManifest",
-            dependencies: ["ClientUpdater", "COpenSSL"]
+            dependencies: ["ClientUpdater", "COpenSSL", .product(name: "Subprocess", package: "swift-subprocess")]
         ),
         // Every use of libarchive: safe extraction (entry rules, caps) and reproducible archive writing.
         .target(
