@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .executable(name: "clientctl", targets: ["clientctl"]),
+        .executable(name: "clientctl-shell", targets: ["clientctl-shell"]),
+        .library(name: "ClientEngine", targets: ["ClientEngine"]),
         .library(name: "ClientShim", targets: ["ClientShim"]),
         .library(name: "ClientUpdater", targets: ["ClientUpdater"]),
         .library(name: "ClientUpdaterHTTP", targets: ["ClientUpdaterHTTP"]),
@@ -42,6 +44,12 @@ let package = Package(
             name: "CZstd",
             pkgConfig: "libzstd",
             providers: [.apt(["libzstd-dev"])]
+        ),
+        // WebKitGTK 4.1 (GTK 3): linked by clientctl-shell alone.
+        .systemLibrary(
+            name: "CWebKitGTK",
+            pkgConfig: "webkit2gtk-4.1",
+            providers: [.apt(["libwebkit2gtk-4.1-dev"])]
         ),
         // The page side: the WebAppLocalServer shim and the /__clientctl/ control protocol (no HTTP server in it).
         .target(name: "ClientShim"),
@@ -110,10 +118,24 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The one entry point of every host: opens a root, choosing its channel from the config.
+        .target(
+            name: "ClientEngine",
+            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "MeteorHotCodePush"]
+        ),
+        // The native Linux shell: one GTK window, one WebKitGTK view, the client served through
+        // the app: URI scheme by the serving core, the page bridged to the engine in-process.
+        .executableTarget(
+            name: "clientctl-shell",
+            dependencies: [
+                "ClientEngine", "ClientUpdater", "ClientShim", "ClientServer", "CWebKitGTK",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .executableTarget(
             name: "clientctl",
             dependencies: [
-                "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing",
+                "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing",
                 "MeteorHotCodePush", "ClientServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]

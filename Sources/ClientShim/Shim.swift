@@ -14,6 +14,10 @@ public struct Shim: Sendable, Equatable {
         /// A Capacitor plugin: `Capacitor.Plugins.<pluginName>` methods of the same names,
         /// events through `addListener("updateAvailable" | "error", fn)`.
         case capacitor
+        /// The native shell (`clientctl-shell`): `window.webkit.messageHandlers.clientctl`
+        /// with replies; events arrive by script evaluation. The `serve` backend uses it
+        /// too whenever that handler exists, so one organized page runs under both hosts.
+        case webkit
     }
 
     /// The attribute that marks the injected `<script>`; its presence makes injection a no-op.

@@ -81,7 +81,39 @@ enum ShimScript {
             };
           }
 
-          var backend = cfg.backend === "capacitor" ? capacitorBackend() : serveBackend();
+          // The native shell (clientctl-shell): WebKit's script message handler "clientctl",
+          // whose postMessage returns a promise of the reply (WebKitGTK >= 2.40). Pages are
+          // organized once for every host, so the serve backend steps aside when it is there.
+          function webkitHandler() {
+            return window.webkit && window.webkit.messageHandlers && window.webkit.messageHandlers.clientctl;
+          }
+          function webkitBackend() {
+            function call(action) {
+              var handler = webkitHandler();
+              if (!handler) return Promise.reject(new Error("the clientctl message handler is not available"));
+              var message = { action: action };
+              if (cfg.version) message.version = cfg.version;
+              return Promise.resolve(handler.postMessage(message)).then(function (reply) {
+                return typeof reply === "string" ? JSON.parse(reply) : (reply || {});
+              });
+            }
+            return {
+              startupDidComplete: function () { return call("startup-complete"); },
+              checkForUpdates: function () { return call("check"); },
+              switchToPendingVersion: function () { return call("switch-to-pending"); },
+              status: function () { return call("status"); },
+              // The shell delivers engine events by evaluating this function in the page.
+              listen: function () {
+                window.__clientctlEvent = function (name, data) {
+                  if (name === "updateAvailable") ready(data && data.version);
+                  else if (name === "error") failed((data && data.message) || "update failed");
+                };
+              }
+            };
+          }
+
+          var backend = cfg.backend === "capacitor" ? capacitorBackend()
+            : (cfg.backend === "webkit" || webkitHandler()) ? webkitBackend() : serveBackend();
           function listen() {
             if (listening) return;
             listening = true;

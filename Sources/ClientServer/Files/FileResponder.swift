@@ -1,8 +1,8 @@
 import Foundation
-import Hummingbird
 import Logging
+import NIOCore
 
-/// Builds the response for one served file: conditional requests, byte ranges, caching
+/// Builds the answer for one served file: conditional requests, byte ranges, caching
 /// headers (docs/serving.md#headers, #caching, #ranges; the plugin's rules: docs/meteor.md#the-plugins-embedded-server).
 struct FileResponder: Sendable {
     static let immutable = "public, max-age=31536000, immutable"
@@ -13,70 +13,60 @@ struct FileResponder: Sendable {
     /// - Parameters:
     ///   - allowImmutable: the request may be cached forever (it carries a query or the
     ///     path a hash); only honoured for cacheable files.
-    func respond(_ file: ServedFile, version: ServedVersion, request: Request, allowImmutable: Bool) async throws -> Response {
+    func answer(_ file: ServedFile, version: ServedVersion, request: FileRequest, allowImmutable: Bool) async throws -> FileAnswer {
         do {
-            return try await respondOrRefuse(file, version: version, request: request, allowImmutable: allowImmutable)
+            return try await answerOrRefuse(file, version: version, request: request, allowImmutable: allowImmutable)
         } catch let refusal as SafeFileReader.Refusal {
             // A symlink, FIFO or swapped file planted in serving/: never followed, never waited on.
             logger.warning("\(refusal)")
-            return FileRoute.notFound(file.servedPath)
+            return ServingCore.notFound(version: version.id)
         }
     }
 
-    private func respondOrRefuse(_ file: ServedFile, version: ServedVersion, request: Request, allowImmutable: Bool) async throws -> Response {
+    private func answerOrRefuse(_ file: ServedFile, version: ServedVersion, request: FileRequest, allowImmutable: Bool) async throws -> FileAnswer {
         let loaded = try await file.load(cache: version.budget)
-        var headers = HTTPFields()
-        headers.reserveCapacity(8)
-        headers[.contentType] = file.contentType
-        headers[.cacheControl] = file.cacheable && (allowImmutable || file.hashedPath) ? Self.immutable : Self.noCache
-        if let etag = loaded.etag { headers[.eTag] = etag }
-        headers[.acceptRanges] = "bytes"
-        if let map = file.sourceMap { headers[.xSourceMap] = map }
-        if let csp = contentSecurityPolicy { headers[.contentSecurityPolicy] = csp }
+        var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(9)
+        headers.append(("Content-Type", file.contentType))
+        headers.append(("Cache-Control", file.cacheable && (allowImmutable || file.hashedPath) ? Self.immutable : Self.noCache))
+        if let etag = loaded.etag { headers.append(("ETag", etag)) }
+        headers.append(("Accept-Ranges", "bytes"))
+        if let map = file.sourceMap { headers.append(("X-SourceMap", map)) }
+        if let csp = contentSecurityPolicy { headers.append(("Content-Security-Policy", csp)) }
 
-        if let etag = loaded.etag, let inm = request.headers[.ifNoneMatch], Self.matches(inm, etag) {
-            headers[.contentType] = nil
-            return Response(status: .notModified, headers: headers)
+        if let etag = loaded.etag, let inm = request.ifNoneMatch, Self.matches(inm, etag) {
+            headers.removeAll { $0.name == "Content-Type" }
+            return FileAnswer(status: 304, headers: headers, version: version.id)
         }
         var range: ClosedRange<Int64>?
-        if let rangeHeader = request.headers[.range], Self.ifRangeAllows(request.headers[.ifRange], etag: loaded.etag) {
+        if let rangeHeader = request.range, Self.ifRangeAllows(request.ifRange, etag: loaded.etag) {
             switch ByteRange.parse(rangeHeader, size: file.size) {
             case .satisfiable(let r): range = r
             case .unsatisfiable:
-                headers[.contentRange] = "bytes */\(file.size)"
-                headers[.contentLength] = "0"
-                return Response(status: .rangeNotSatisfiable, headers: headers)
+                headers.append(("Content-Range", "bytes */\(file.size)"))
+                headers.append(("Content-Length", "0"))
+                return FileAnswer(status: 416, headers: headers, version: version.id)
             case .ignored: break
             }
         }
-        let status: HTTPResponse.Status = range == nil ? .ok : .partialContent
-        if let r = range { headers[.contentRange] = "bytes \(r.lowerBound)-\(r.upperBound)/\(file.size)" }
+        let status = range == nil ? 200 : 206
+        if let r = range { headers.append(("Content-Range", "bytes \(r.lowerBound)-\(r.upperBound)/\(file.size)")) }
         // An empty file has no byte range at all (`0...(size - 1)` would trap).
         guard file.size > 0 else {
-            headers[.contentLength] = "0"
-            return Response(status: status, headers: headers, body: ResponseBody())
+            headers.append(("Content-Length", "0"))
+            return FileAnswer(status: status, headers: headers, body: .bytes(ByteBuffer()), version: version.id)
         }
         let bytes = range ?? 0...(file.size - 1)
         let length = bytes.upperBound - bytes.lowerBound + 1
-        if request.method == .head {
-            headers[.contentLength] = String(length)
-            return Response(status: status, headers: headers, body: ResponseBody())
+        headers.append(("Content-Length", String(length)))
+        if request.isHead {
+            return FileAnswer(status: status, headers: headers, version: version.id)
         }
         if let buffer = loaded.bytes {
             let slice = buffer.getSlice(at: buffer.readerIndex + Int(bytes.lowerBound), length: Int(length)) ?? buffer
-            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: slice))
+            return FileAnswer(status: status, headers: headers, body: .bytes(slice), version: version.id)
         }
-        let stream = try await SafeFileReader.body(file.path, expectedSize: file.size, range: bytes)
-        headers[.contentLength] = String(length)
-        let body = ResponseBody(contentLength: Int(length)) { writer in
-            var offset = bytes.lowerBound
-            while let chunk = try await stream.chunk(at: offset) {
-                offset += Int64(chunk.readableBytes)
-                try await writer.write(chunk)
-            }
-            try await writer.finish(nil)
-        }
-        return Response(status: status, headers: headers, body: body)
+        return FileAnswer(status: status, headers: headers, body: .file(path: file.path, size: file.size, range: bytes), version: version.id)
     }
 
     /// `If-None-Match` matching (weak comparison): `*`, or any listed tag equal to `etag`
@@ -107,8 +97,4 @@ struct FileResponder: Sendable {
         while let last = value.last, last == 0x20 || last == 0x09 { value = value.dropLast() }
         return value.elementsEqual(etag.utf8)
     }
-}
-
-extension HTTPFields.Element.Name {
-    static let xSourceMap = HTTPFields.Element.Name.token("X-SourceMap")
 }

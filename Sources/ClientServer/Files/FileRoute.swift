@@ -1,41 +1,48 @@
-import ClientUpdater
 import Foundation
 import Hummingbird
-import Logging
+import NIOCore
 
-/// The route of every GET and HEAD outside `/__clientctl/`: the current version's files,
-/// then the `www` files of a Meteor shell, then index.html for client-side routes.
+/// The HTTP front end of the serving core: every GET and HEAD outside `/__clientctl/`
+/// becomes a ``FileRequest``, and the core's ``FileAnswer`` becomes a Hummingbird response
+/// (a file body streamed in chunks read off the cooperative pool).
 struct FileRoute: Sendable {
-    let pointer: CurrentVersion
-    let www: [String: ServedFile]
-    let files: FileResponder
+    let core: ServingCore
 
     func respond(to request: Request, context: ServeRequestContext) async throws -> Response {
-        let raw = request.uri.path
-        // One version for the whole request, even if a switch happens meanwhile.
-        guard let version = pointer.version else {
-            return Self.plain(.serviceUnavailable, "no client version is being served\n")
+        let fileRequest = FileRequest(
+            path: request.uri.path, query: request.uri.query, isHead: request.method == .head,
+            ifNoneMatch: request.headers[.ifNoneMatch], range: request.headers[.range], ifRange: request.headers[.ifRange])
+        return try await Self.response(for: core.answer(fileRequest))
+    }
+
+    static func response(for answer: FileAnswer) async throws -> Response {
+        var headers = HTTPFields()
+        headers.reserveCapacity(answer.headers.count)
+        for (name, value) in answer.headers {
+            guard let field = HTTPFields.Element.Name(name) else { continue }
+            // A body in memory carries its own length.
+            if case .bytes = answer.body, field == .contentLength { continue }
+            headers.append(HTTPFields.Element(name: field, value: value))
         }
-        guard let path = PathRules.decodedPath(raw) else { return Self.notFound(raw) }
-        let hasQuery = !(request.uri.query ?? "").isEmpty
-        if path == "/favicon.ico" { return Self.notFound(path) }
-        if path == "/" || path == "/index.html", let index = version.index {
-            return try await files.respond(index, version: version, request: request, allowImmutable: false)
+        let status = HTTPResponse.Status(code: answer.status)
+        switch answer.body {
+        case .none:
+            return Response(status: status, headers: headers, body: ResponseBody())
+        case .bytes(let buffer):
+            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: buffer))
+        case .file(let path, let size, let bytes):
+            let stream = try await SafeFileReader.body(path, expectedSize: size, range: bytes)
+            let length = Int(bytes.upperBound - bytes.lowerBound + 1)
+            let body = ResponseBody(contentLength: length) { writer in
+                var offset = bytes.lowerBound
+                while let chunk = try await stream.chunk(at: offset) {
+                    offset += Int64(chunk.readableBytes)
+                    try await writer.write(chunk)
+                }
+                try await writer.finish(nil)
+            }
+            return Response(status: status, headers: headers, body: body)
         }
-        if let file = version.file(at: path) {
-            return try await files.respond(
-                file, version: version, request: request,
-                allowImmutable: hasQuery || HashedName.containsSHA1Hex(path))
-        }
-        let underApplication = path == "/application" || path.hasPrefix("/application/")
-        if !underApplication, let file = www[path], file.answers(path) {
-            return try await files.respond(file, version: version, request: request, allowImmutable: false)
-        }
-        // Client-side routing: extension-less paths (and, as in the Meteor plugin,
-        // anything under /application when a www folder is served) get index.html.
-        let routeLike = PathRules.fileExtension(path) == nil || (underApplication && !www.isEmpty)
-        guard routeLike, let index = version.index else { return Self.notFound(path) }
-        return try await files.respond(index, version: version, request: request, allowImmutable: false)
     }
 
     static func notFound(_ path: String) -> Response {

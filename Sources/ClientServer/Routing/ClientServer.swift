@@ -23,8 +23,9 @@ import ServiceLifecycle
 public final class ClientServer: Sendable {
     public let configuration: ServerConfiguration
     let logger: Logger
-    let pointer = CurrentVersion()
-    let www: [String: ServedFile]
+    /// The serving rules, shared with every other front end (the native shell's scheme).
+    let core: ServingCore
+    var pointer: CurrentVersion { core.pointer }
     /// Open event streams (the cap of ``ServerConfiguration/maxEventStreams``).
     public let eventStreams: StreamGate
     /// Answers only requests naming this listener (DNS rebinding), see ``HostGuard``.
@@ -53,16 +54,9 @@ public final class ClientServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.hostGuard = HostGuard(port: configuration.port)
-        if let wwwDirectory = configuration.wwwDirectory {
-            do {
-                www = try TreeScanner.scan(wwwDirectory, skipTopLevel: ["application"])
-            } catch {
-                throw ServerError(.invalidConfiguration, "cannot serve www folder \(wwwDirectory): \(error)")
-            }
-        } else {
-            www = [:]
-        }
-        pointer.handler = control
+        core = try ServingCore(
+            wwwDirectory: configuration.wwwDirectory, contentSecurityPolicy: configuration.contentSecurityPolicy, logger: logger)
+        core.pointer.handler = control
         eventStreams = StreamGate(limit: configuration.maxEventStreams)
     }
 
@@ -99,8 +93,7 @@ public final class ClientServer: Sendable {
         let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeoutSeconds * 1e9))
         let router = ClientRouter.make(
             pointer: pointer,
-            files: FileRoute(
-                pointer: pointer, www: www, files: FileResponder(contentSecurityPolicy: configuration.contentSecurityPolicy, logger: logger)),
+            files: FileRoute(core: core),
             control: ControlResponder(heartbeatSeconds: configuration.eventHeartbeatSeconds, logger: logger, streams: eventStreams),
             hostGuard: hostGuard)
         return Application(

@@ -34,3 +34,20 @@ public protocol ClientctlError: Error, CustomStringConvertible {
 extension ClientctlError {
     public var description: String { message }
 }
+
+extension FailureKind {
+    /// The BSD `sysexits(3)` status of a process that failed this way: the one table of
+    /// `clientctl` and `clientctl-shell` (README "Exit codes").
+    package var exitStatus: Int32 {
+        switch self {
+        case .usage: return 64  // EX_USAGE
+        case .dataError: return 65  // EX_DATAERR
+        case .noInput: return 66  // EX_NOINPUT
+        case .unavailable: return 69  // EX_UNAVAILABLE
+        case .software: return 70  // EX_SOFTWARE
+        case .cannotCreate: return 73  // EX_CANTCREAT
+        case .tempFail: return 75  // EX_TEMPFAIL
+        case .config: return 78  // EX_CONFIG
+        }
+    }
+}

@@ -76,14 +76,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let context = try DeviceContext.open(device)
-            var config = context.config
-            if let startupTimeout { config.startupTimeoutSeconds = startupTimeout.value }
-            let updater = Updater(layout: context.layout, config: config, channel: context.channel)
+            let context = try DeviceContext.open(device, startupTimeout: startupTimeout?.value)
+            let updater = context.updater
             let server = try ClientServer(
                 configuration: ServerConfiguration(
-                    port: port ?? ServerConfiguration.derivedPort(forApp: config.app),
-                    contentSecurityPolicy: csp, wwwDirectory: Self.wwwDirectory(config),
+                    port: port ?? ServerConfiguration.derivedPort(forApp: context.config.app),
+                    contentSecurityPolicy: csp, wwwDirectory: context.engine.wwwDirectory,
                     headerTimeoutSeconds: headerTimeout, idleTimeoutSeconds: idleTimeout))
             let events = await updater.events()
             let log = Task { await Self.logEvents(events) }
@@ -107,13 +105,6 @@ struct ServeCommand: AsyncParsableCommand {
             await updater.shutdown()
             printError("clientctl serve: stopped")
         }
-    }
-
-    /// Meteor roots: the shell's `www` folder is the parent of the embedded `application`.
-    static func wwwDirectory(_ config: DeviceConfig) -> String? {
-        guard config.channelKind == .meteor, let embedded = config.embeddedPath else { return nil }
-        let url = URL(fileURLWithPath: embedded).standardizedFileURL
-        return url.lastPathComponent == "application" ? url.deletingLastPathComponent().path : nil
     }
 
     /// What happens while serving, one line each on stderr.

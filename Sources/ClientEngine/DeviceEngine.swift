@@ -1,0 +1,93 @@
+import ClientUpdater
+import Foundation
+import MeteorHotCodePush
+import SignedArchive
+
+/// A device root opened for use: its layout, config, the channel its config names and the
+/// ``Updater`` that sequences them. The one entry point of every host: `clientctl`'s device
+/// commands, `clientctl serve` and the native shell all open a root with ``open(root:options:)``.
+///
+/// ```swift
+/// let engine = try DeviceEngine.open(root: "/var/lib/notes")
+/// try await engine.updater.start(bridge: myWebView)
+/// for await event in await engine.updater.events() { … }
+/// ```
+public struct DeviceEngine: Sendable {
+    /// What a host may inject; every field has the production default.
+    public struct Options: Sendable {
+        /// The transport for feeds, manifests and archives (seed 004's host-owned
+        /// transport); `nil`: ``DefaultTransport`` with the root's `proxy` and `caFile`.
+        public var transport: (any Transport)?
+        /// The wall clock (for expiries and trial records).
+        public var now: @Sendable () -> Date
+        /// Overrides the config's startup timeout (seconds), e.g. `serve --startup-timeout`.
+        public var startupTimeoutSeconds: Double?
+        /// Archive roots: take the newest release whatever its staged rollout says.
+        public var ignoreRollout: Bool
+        /// Archive roots: false to always download the full archive.
+        public var useDelta: Bool
+
+        public init(
+            transport: (any Transport)? = nil, now: @escaping @Sendable () -> Date = { Date() },
+            startupTimeoutSeconds: Double? = nil, ignoreRollout: Bool = false, useDelta: Bool = true
+        ) {
+            self.transport = transport
+            self.now = now
+            self.startupTimeoutSeconds = startupTimeoutSeconds
+            self.ignoreRollout = ignoreRollout
+            self.useDelta = useDelta
+        }
+    }
+
+    public let layout: RootLayout
+    public let config: DeviceConfig
+    public let channel: any UpdateChannel
+    public let updater: Updater
+
+    /// Opens the root at `root`: it must exist and hold a valid `config.json` (made by
+    /// `clientctl init`); the channel is chosen from the config's `channelKind`.
+    /// - Throws: ``UpdaterError`` `.configInvalid` for a missing root, an invalid config or
+    ///   an unknown channel kind.
+    public static func open(root: String, options: Options = Options()) throws -> DeviceEngine {
+        try open(RootLayout(root: root), options: options)
+    }
+
+    /// Opens the root of `layout` (see ``open(root:options:)``).
+    public static func open(_ layout: RootLayout, options: Options = Options()) throws -> DeviceEngine {
+        var isDir: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: layout.root, isDirectory: &isDir), isDir.boolValue else {
+            throw UpdaterError(.configInvalid, "device root \(layout.root) does not exist: run `clientctl init --root \(layout.root) …` first")
+        }
+        var config = try DeviceConfig.load(layout)
+        if let seconds = options.startupTimeoutSeconds { config.startupTimeoutSeconds = seconds }
+        let channel = try makeChannel(config: config, layout: layout, options: options)
+        return DeviceEngine(
+            layout: layout, config: config, channel: channel,
+            updater: Updater(layout: layout, config: config, channel: channel, now: options.now))
+    }
+
+    /// Meteor roots: the shell's `www` folder (the parent of the embedded `application`),
+    /// whose other files are served beside the client; nil for archive roots.
+    public var wwwDirectory: String? {
+        guard config.channelKind == .meteor, let embedded = config.embeddedPath else { return nil }
+        let url = URL(fileURLWithPath: embedded).standardizedFileURL
+        return url.lastPathComponent == "application" ? url.deletingLastPathComponent().path : nil
+    }
+
+    /// The channel a root's config names.
+    static func makeChannel(config: DeviceConfig, layout: RootLayout, options: Options) throws -> any UpdateChannel {
+        switch config.channelKind {
+        case .signedArchive:
+            let downloader = options.transport.map { Downloader(transport: $0) }
+            var channel = try ArchiveChannel(layout: layout, config: config, downloader: downloader, now: options.now)
+            channel.ignoreRollout = options.ignoreRollout
+            channel.useDelta = options.useDelta
+            return channel
+        case .meteor:
+            guard let transport = options.transport else { return try MeteorChannel.forRoot(layout, config: config) }
+            return try MeteorChannel(layout: layout, config: config, transport: transport)
+        default:
+            throw UpdaterError(.configInvalid, "\(layout.config): channelKind '\(config.channelKind.rawValue)' is not signed-archive or meteor")
+        }
+    }
+}

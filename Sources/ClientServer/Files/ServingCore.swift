@@ -1,0 +1,76 @@
+import ClientUpdater
+import Foundation
+import Logging
+
+/// The serving rules of a client, independent of how requests arrive: `serve`'s loopback
+/// HTTP server and the native shell's `app://` scheme both call ``answer(_:)``, so both
+/// apply exactly the same rules (docs/serving.md): the current version's files, then the
+/// `www` files of a Meteor shell, then index.html for client-side routes; conditional
+/// requests, byte ranges, MIME types, CSP, hashed-name caching, source maps.
+package final class ServingCore: Sendable {
+    let pointer: CurrentVersion
+    let www: [String: ServedFile]
+    let files: FileResponder
+
+    /// - Parameters:
+    ///   - wwwDirectory: a Meteor shell's `www` folder (its `application/` is never served).
+    ///   - contentSecurityPolicy: sent with every file when set (one line).
+    package convenience init(wwwDirectory: String?, contentSecurityPolicy: String?, logger: Logger) throws {
+        let www: [String: ServedFile]
+        if let wwwDirectory {
+            do {
+                www = try TreeScanner.scan(wwwDirectory, skipTopLevel: ["application"])
+            } catch {
+                throw ServerError(.invalidConfiguration, "cannot serve www folder \(wwwDirectory): \(error)")
+            }
+        } else {
+            www = [:]
+        }
+        self.init(pointer: CurrentVersion(), www: www, files: FileResponder(contentSecurityPolicy: contentSecurityPolicy, logger: logger))
+    }
+
+    init(pointer: CurrentVersion, www: [String: ServedFile], files: FileResponder) {
+        self.pointer = pointer
+        self.www = www
+        self.files = files
+    }
+
+    /// The version every new request gets (one pointer; a request keeps the one it started with).
+    package var version: ServedVersion? {
+        get { pointer.version }
+        set { pointer.version = newValue }
+    }
+
+    /// The answer to one GET or HEAD of a file path (never `/__clientctl/`).
+    package func answer(_ request: FileRequest) async throws -> FileAnswer {
+        let raw = request.path
+        // One version for the whole request, even if a switch happens meanwhile.
+        guard let version = pointer.version else {
+            return .plain(503, "no client version is being served\n")
+        }
+        guard let path = PathRules.decodedPath(raw) else { return Self.notFound(version: version.id) }
+        let hasQuery = !(request.query ?? "").isEmpty
+        if path == "/favicon.ico" { return Self.notFound(version: version.id) }
+        if path == "/" || path == "/index.html", let index = version.index {
+            return try await files.answer(index, version: version, request: request, allowImmutable: false)
+        }
+        if let file = version.file(at: path) {
+            return try await files.answer(
+                file, version: version, request: request,
+                allowImmutable: hasQuery || HashedName.containsSHA1Hex(path))
+        }
+        let underApplication = path == "/application" || path.hasPrefix("/application/")
+        if !underApplication, let file = www[path], file.answers(path) {
+            return try await files.answer(file, version: version, request: request, allowImmutable: false)
+        }
+        // Client-side routing: extension-less paths (and, as in the Meteor plugin,
+        // anything under /application when a www folder is served) get index.html.
+        let routeLike = PathRules.fileExtension(path) == nil || (underApplication && !www.isEmpty)
+        guard routeLike, let index = version.index else { return Self.notFound(version: version.id) }
+        return try await files.answer(index, version: version, request: request, allowImmutable: false)
+    }
+
+    static func notFound(version: String?) -> FileAnswer {
+        .plain(404, "not found\n", version: version)
+    }
+}

@@ -1,0 +1,109 @@
+internal import CWebKitGTK
+import ClientServer
+import Foundation
+
+/// The `app://<appId>/` URI scheme: the client served to the web view without a port,
+/// by the same serving core as `clientctl serve` (docs/native-shell.md#the-app-scheme).
+///
+/// Registered as secure (a secure context, like https: service-worker and crypto APIs
+/// see it so) and CORS-enabled (`fetch` and module scripts work). Requests for another
+/// host than the app id get 404; the serving core answers the rest off the main thread
+/// and the response is finished back on it.
+final class AppScheme: @unchecked Sendable {
+    // Immutable after init; `core` is itself Sendable. Only `onDocument` runs on main.
+    static let name = "app"
+    let appID: String
+    let core: ServingCore
+    /// Called on the main thread with the version of every index.html served (the page's version).
+    let onDocument: @Sendable (String) -> Void
+    /// Bytes of one bounded byte range read into memory at most; a longer bounded range is
+    /// shortened to this (a 206 names the bytes it carries).
+    static let rangeLimit: Int64 = 16 << 20
+
+    init(appID: String, core: ServingCore, onDocument: @escaping @Sendable (String) -> Void) {
+        self.appID = appID
+        self.core = core
+        self.onDocument = onDocument
+    }
+
+    /// `app://<appId>/`.
+    var origin: String { "\(Self.name)://\(appID)" }
+
+    /// Registers the scheme on `context` and marks it secure and CORS-enabled.
+    func register(on context: UnsafeMutablePointer<WebKitWebContext>) {
+        let security = webkit_web_context_get_security_manager(context)
+        webkit_security_manager_register_uri_scheme_as_secure(security, Self.name)
+        webkit_security_manager_register_uri_scheme_as_cors_enabled(security, Self.name)
+        let me = Unmanaged.passRetained(self).toOpaque()  // lives as long as the process
+        webkit_web_context_register_uri_scheme(
+            context, Self.name,
+            { request, data in
+                guard let request, let data else { return }
+                Unmanaged<AppScheme>.fromOpaque(data).takeUnretainedValue().handle(request)
+            }, me, nil)
+    }
+
+    /// On the main thread: read what is asked, answer it from a task, finish on main.
+    private func handle(_ request: UnsafeMutablePointer<WebKitURISchemeRequest>) {
+        let uri = String(cString: webkit_uri_scheme_request_get_uri(request))
+        guard let parts = URLComponents(string: uri), parts.host == appID else {
+            finish(request, .notFoundElsewhere)
+            return
+        }
+        var fileRequest = FileRequest(path: parts.percentEncodedPath.isEmpty ? "/" : parts.percentEncodedPath, query: parts.percentEncodedQuery)
+        if let method = webkit_uri_scheme_request_get_http_method(request) {
+            let name = String(cString: method)
+            guard name == "GET" || name == "HEAD" else {
+                finish(request, .methodNotAllowed)
+                return
+            }
+            fileRequest.isHead = name == "HEAD"
+        }
+        if let headers = webkit_uri_scheme_request_get_http_headers(request) {
+            func header(_ name: String) -> String? { soup_message_headers_get_one(headers, name).map { String(cString: $0) } }
+            fileRequest.ifNoneMatch = header("If-None-Match")
+            fileRequest.range = header("Range")
+            fileRequest.ifRange = header("If-Range")
+        }
+        g_object_ref(request)
+        let held = MainThreadObject(pointer: request)
+        let core = self.core
+        Task {
+            let prepared: PreparedAnswer
+            do {
+                prepared = try await PreparedAnswer.make(try await core.answer(fileRequest))
+            } catch {
+                prepared = PreparedAnswer.failure("\(error)")
+            }
+            GMain.async { [self] in
+                finish(held.pointer, prepared)
+                g_object_unref(held.pointer)
+            }
+        }
+    }
+
+    /// Hands `answer` to WebKit (main thread).
+    private func finish(_ request: UnsafeMutablePointer<WebKitURISchemeRequest>, _ answer: PreparedAnswer) {
+        if answer.isDocument, let version = answer.version { onDocument(version) }
+        let stream: UnsafeMutablePointer<GInputStream>?
+        switch answer.source {
+        case .bytes(let data):
+            stream = data.withUnsafeBytes { raw in
+                let bytes = g_bytes_new(raw.baseAddress, gsize(raw.count))
+                defer { g_bytes_unref(bytes) }
+                return g_memory_input_stream_new_from_bytes(bytes)
+            }
+        case .descriptor(let fd):
+            stream = g_unix_input_stream_new(fd, gboolean(1))  // closes fd when done
+        }
+        let response = webkit_uri_scheme_response_new(stream, gint64(answer.length))
+        webkit_uri_scheme_response_set_status(response, guint(answer.status), nil)
+        if let type = answer.contentType { webkit_uri_scheme_response_set_content_type(response, type) }
+        let headers = soup_message_headers_new(SOUP_MESSAGE_HEADERS_RESPONSE)
+        for (name, value) in answer.headers { soup_message_headers_append(headers, name, value) }
+        webkit_uri_scheme_response_set_http_headers(response, headers)  // takes ownership
+        webkit_uri_scheme_request_finish_with_response(request, response)
+        g_object_unref(response)
+        if let stream { g_object_unref(stream) }
+    }
+}

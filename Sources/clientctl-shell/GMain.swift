@@ -1,0 +1,47 @@
+internal import CWebKitGTK
+
+/// The GTK main thread: GTK and WebKit are called there only. Work from the engine's tasks
+/// hops onto it through the default main context (`g_idle_add`, which is thread-safe).
+enum GMain {
+    private final class Work {
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+    }
+
+    /// Runs `body` on the GTK main thread, after what is already queued there.
+    static func async(_ body: @escaping @Sendable () -> Void) {
+        let box = Unmanaged.passRetained(Work(body)).toOpaque()
+        g_idle_add_full(
+            G_PRIORITY_DEFAULT,
+            { data in
+                guard let data else { return gboolean(0) }
+                Unmanaged<Work>.fromOpaque(data).takeRetainedValue().body()
+                return gboolean(0)  // G_SOURCE_REMOVE: run once
+            }, box, nil)
+    }
+
+    /// Runs `body` on the GTK main thread and returns its result to the calling task.
+    static func run<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in
+            async { continuation.resume(returning: body()) }
+        }
+    }
+
+    /// Calls `body` on the GTK main thread after `seconds`, once.
+    static func after(seconds: Double, _ body: @escaping @Sendable () -> Void) {
+        let box = Unmanaged.passRetained(Work(body)).toOpaque()
+        g_timeout_add_full(
+            G_PRIORITY_DEFAULT, guint(max(0, seconds * 1000)),
+            { data in
+                guard let data else { return gboolean(0) }
+                Unmanaged<Work>.fromOpaque(data).takeRetainedValue().body()
+                return gboolean(0)
+            }, box, nil)
+    }
+}
+
+/// A GObject pointer handed from the GTK main thread to a task and back. GObject's
+/// reference count is atomic; the object itself is only touched on the main thread.
+struct MainThreadObject<T>: @unchecked Sendable {
+    let pointer: T
+}

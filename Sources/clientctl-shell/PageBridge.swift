@@ -1,0 +1,84 @@
+import ClientShim
+import ClientUpdater
+import Foundation
+
+/// The page ↔ engine bridge in-process: the shim's `webkit` backend posts
+/// `{action, version}` to `window.webkit.messageHandlers.clientctl` and gets the engine's
+/// status back as the promise's value (docs/native-shell.md#the-bridge). Every call is
+/// bound to the version the shell served the page with, not the one the page names: an
+/// old page cannot acknowledge a new version, as with `serve`.
+struct PageBridge: Sendable {
+    static let handlerName = "clientctl"
+    let control: UpdaterControl
+    /// Called once per page load when the page painted its first frame.
+    let onFirstPaint: @Sendable () -> Void
+    /// Called after an acknowledgement the engine accepted.
+    let onAcknowledged: @Sendable (String?) -> Void
+
+    /// Posted by every page of the app after its first frame (two animation frames after
+    /// the document loaded): the `firstPaint` event.
+    static let firstPaintScript = """
+        (function () {
+          var h = window.webkit && window.webkit.messageHandlers && window.webkit.messageHandlers.clientctl;
+          if (!h) return;
+          requestAnimationFrame(function () { requestAnimationFrame(function () {
+            try { h.postMessage({ action: "first-paint" }).catch(function () {}); } catch (e) {}
+          }); });
+        })();
+        """
+
+    /// Answers one message.
+    func answer(_ message: BridgeMessage) async -> Result<String, BridgeRefusal> {
+        let pageVersion = message.pageVersion
+        if let claimed = message.version, claimed != pageVersion {
+            return .failure(BridgeRefusal("this page names version \(claimed) but was served \(pageVersion ?? "no version")"))
+        }
+        do {
+            let status: ControlStatus
+            switch message.action {
+            case "startup-complete":
+                status = try await control.startupDidComplete(version: pageVersion)
+                onAcknowledged(pageVersion)
+            case "check": status = try await control.checkForUpdates(version: pageVersion)
+            case "switch-to-pending": status = try await control.switchToPendingVersion(version: pageVersion)
+            case "status": status = try await control.status()
+            case "first-paint":
+                onFirstPaint()
+                return .success("{}")
+            case let other:
+                return .failure(BridgeRefusal("unknown action \(other.map { "'\($0)'" } ?? "(none)")"))
+            }
+            return .success(Self.json(status))
+        } catch {
+            return .failure(BridgeRefusal("\(error)"))
+        }
+    }
+
+    static func json(_ status: ControlStatus) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(status)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+
+    /// A JavaScript string literal of `s` (JSON's quoting, which JS accepts).
+    static func jsString(_ s: String) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: [s], options: [.withoutEscapingSlashes])) ?? Data("[\"\"]".utf8)
+        return String(String(decoding: data, as: UTF8.self).dropFirst().dropLast())
+    }
+}
+
+/// One message from the page: what it asks, the version it names, and the version the
+/// shell served it with (what the engine is told).
+struct BridgeMessage: Sendable {
+    var action: String?
+    var version: String?
+    var pageVersion: String?
+
+    /// Reads the page's `{action, version}` (JSON of the posted value).
+    init(json: String, pageVersion: String?) {
+        let object = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any] ?? [:]
+        action = object["action"] as? String
+        version = object["version"] as? String
+        self.pageVersion = pageVersion
+    }
+}

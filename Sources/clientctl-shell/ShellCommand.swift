@@ -1,0 +1,101 @@
+import ArgumentParser
+internal import CWebKitGTK
+import ClientEngine
+import ClientServer
+import ClientShim
+import ClientUpdater
+import Foundation
+
+/// `clientctl-shell`: the native Linux shell. One GTK window, one WebKitGTK view, the
+/// client of a device root served through `app://<appId>/` and bridged to the engine in
+/// this process (docs/native-shell.md).
+///
+/// A synchronous command on purpose: GTK owns the main thread (`gtk_main`); the engine
+/// runs in tasks on Swift's pool and reaches GTK through ``GMain``.
+@main
+struct ShellCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "clientctl-shell",
+        abstract: "Run a device root's client in a native window (GTK, WebKitGTK), with the update engine in-process.",
+        discussion: """
+            Opens the root (either channel) like `clientctl serve`: selects the version to
+            run, starts its startup trial and checks for updates, but serves the client to
+            its own web view through the app://APPID/ scheme, without a port. The page's
+            WebAppLocalServer calls reach the engine through WebKit's message handler. The
+            shell holds the root's agent lock: it and `clientctl serve` never run on one
+            root together (exit 75).
+
+            Examples:
+              clientctl-shell --root /var/lib/notes
+              clientctl-shell --root /var/lib/notes --kiosk
+              clientctl-shell --root /var/lib/notes --events --snapshot shot.png \\
+                  --exit-after 10
+            """
+    )
+
+    @Option(help: ArgumentHelp("Device root folder (default: $CLIENTCTL_ROOT).", valueName: "dir"))
+    var root: String?
+
+    @Flag(help: "Fill the screen.")
+    var fullscreen = false
+
+    @Flag(help: "Kiosk mode: full screen, no context menu, no navigation away from the app.")
+    var kiosk = false
+
+    @Option(help: ArgumentHelp("Window width in pixels (default 1024).", valueName: "pixels"))
+    var width = 1024
+
+    @Option(help: ArgumentHelp("Window height in pixels (default 768).", valueName: "pixels"))
+    var height = 768
+
+    @Flag(help: "Enable the web inspector (right click, Inspect Element).")
+    var inspect = false
+
+    @Flag(help: "Print one JSON line per engine event on stdout.")
+    var events = false
+
+    @Option(help: ArgumentHelp("Write a PNG of the view once the page acknowledged startup (or its trial ended).", valueName: "file.png"))
+    var snapshot: String?
+
+    @Option(name: .customLong("exit-after"), help: ArgumentHelp("Close the shell after this many seconds.", valueName: "seconds"))
+    var exitAfter: Double?
+
+    @Option(
+        name: .customLong("check-interval"),
+        help: ArgumentHelp("Seconds between update checks; 0 checks only when the page asks (default 3600).", valueName: "seconds"))
+    var checkInterval: Double = 3600
+
+    @Option(
+        name: .customLong("startup-timeout"),
+        help: ArgumentHelp("Seconds a new version has to report startup complete (default: the root's config).", valueName: "seconds"))
+    var startupTimeout: Double?
+
+    @Option(help: ArgumentHelp("Content-Security-Policy sent with every file.", valueName: "policy"))
+    var csp: String?
+
+    func validate() throws {
+        guard (100...16384).contains(width), (100...16384).contains(height) else {
+            throw ValidationError("--width and --height must be between 100 and 16384 pixels")
+        }
+        if let exitAfter, !(exitAfter > 0 && exitAfter <= 86400 * 365) { throw ValidationError("--exit-after must be a positive number of seconds") }
+        if !(checkInterval == 0 || (1...604_800).contains(checkInterval)) {
+            throw ValidationError("--check-interval must be 0 (off) or 1 to 604800 seconds")
+        }
+        if let startupTimeout, !(1...3600).contains(startupTimeout) {
+            throw ValidationError("--startup-timeout must be between 1 and 3600 seconds")
+        }
+        if let csp, csp.contains("\n") || csp.contains("\r") { throw ValidationError("--csp must be one line") }
+    }
+
+    func run() throws {
+        let status = ShellRun(options: self).run()
+        if status != 0 { throw ExitCode(status) }
+    }
+
+    /// The root from `--root` or `CLIENTCTL_ROOT`.
+    func rootPath() throws -> String {
+        if let root, !root.isEmpty { return root }
+        if let env = ProcessInfo.processInfo.environment["CLIENTCTL_ROOT"], !env.isEmpty { return env }
+        throw ValidationError("no device root: pass --root DIR or set CLIENTCTL_ROOT")
+    }
+}

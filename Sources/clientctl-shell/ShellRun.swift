@@ -1,0 +1,160 @@
+internal import CWebKitGTK
+import ClientEngine
+import ClientServer
+import ClientShim
+import ClientUpdater
+import Foundation
+import Logging
+
+/// One run of the shell: opens the root, builds the window, starts the engine, runs GTK's
+/// main loop until the window closes (or `--exit-after`), then shuts the engine down.
+final class ShellRun: @unchecked Sendable {
+    // `options`, `log` are immutable; `status` and `snapshotTaken` are guarded by `lock`.
+    let options: ShellCommand
+    let log: EventLog
+    private let lock = NSLock()
+    private var status: Int32 = 0
+    private var snapshotTaken = false
+    private var firstPaintSeen = false
+
+    init(options: ShellCommand) {
+        self.options = options
+        self.log = EventLog(enabled: options.events)
+    }
+
+    /// Runs the shell; returns the process's exit status.
+    func run() -> Int32 {
+        let engine: DeviceEngine
+        let core: ServingCore
+        do {
+            engine = try DeviceEngine.open(root: try options.rootPath(), options: .init(startupTimeoutSeconds: options.startupTimeout))
+            core = try ServingCore(
+                wwwDirectory: engine.wwwDirectory, contentSecurityPolicy: options.csp, logger: Logger(label: "clientctl.shell"))
+        } catch {
+            return Self.fail(error)
+        }
+        guard gtk_init_check(nil, nil) != 0 else {
+            let display = ProcessInfo.processInfo.environment["DISPLAY"] ?? "unset"
+            Self.printError("cannot open a display (DISPLAY=\(display)): run it in a desktop session or under xvfb-run")
+            return 69
+        }
+        let view = ShellView(
+            origin: "\(AppScheme.name)://\(engine.config.app)",
+            settings: .init(
+                title: engine.config.app, width: options.width, height: options.height, fullscreen: options.fullscreen,
+                kiosk: options.kiosk, inspect: options.inspect))
+        let scheme = AppScheme(appID: engine.config.app, core: core) { version in view.documentServed(version: version) }
+        guard let context = webkit_web_context_get_default() else { return 70 }
+        scheme.register(on: context)
+        view.build(context: context)
+        connect(view, engine: engine)
+        let configuration = ServerConfiguration(port: 0, contentSecurityPolicy: options.csp, wwwDirectory: engine.wwwDirectory)
+        let bridge = ShellBridge(core: core, configuration: configuration, view: view)
+        let engineTask = Task { await self.runEngine(engine, bridge: bridge, view: view) }
+        if let seconds = options.exitAfter { GMain.after(seconds: seconds) { gtk_main_quit() } }
+        gtk_main()
+        engineTask.cancel()
+        let stopped = DispatchSemaphore(value: 0)
+        Task {
+            await engine.updater.shutdown()
+            stopped.signal()
+        }
+        stopped.wait()
+        log.emit("stopped")
+        return lock.withLock { status }
+    }
+
+    /// The page's messages go to the engine; the window's close ends the run.
+    private func connect(_ view: ShellView, engine: DeviceEngine) {
+        let bridge = PageBridge(
+            control: UpdaterControl(engine.updater),
+            onFirstPaint: { [self] in
+                let first = lock.withLock { () -> Bool in
+                    defer { firstPaintSeen = true }
+                    return !firstPaintSeen
+                }
+                if first { log.emit("firstPaint", ["ms": log.millisecondsSinceLaunch]) }
+            },
+            onAcknowledged: { [self] _ in GMain.after(seconds: 0.2) { self.takeSnapshot(view) } })
+        view.onMessage = { message, reply in
+            let held = MainThreadObject(pointer: reply)
+            Task {
+                let result = await bridge.answer(message)
+                GMain.async { held.pointer(result) }
+            }
+        }
+        view.onRefusedNavigation = { [log] uri in log.emit("navigationRefused", ["uri": uri]) }
+        view.onClose = { gtk_main_quit() }
+    }
+
+    /// Start-up, events to stdout and the page, periodic checks (a task on Swift's pool).
+    private func runEngine(_ engine: DeviceEngine, bridge: ShellBridge, view: ShellView) async {
+        let updater = engine.updater
+        let events = await updater.events()
+        let forward = Task { [log] in
+            for await event in events {
+                log.emit(event)
+                switch event {
+                case .updateAvailable(let version):
+                    GMain.async { view.deliver(event: "updateAvailable", json: "{\"version\":\(PageBridge.jsString(version))}") }
+                case .error(let message):
+                    GMain.async { view.deliver(event: "error", json: "{\"message\":\(PageBridge.jsString(message))}") }
+                case .watchdog(.failed), .watchdog(.revoked):
+                    // The good version reloads; if its page never acknowledges, snapshot anyway.
+                    GMain.after(seconds: 2) { self.takeSnapshot(view) }
+                default: break
+                }
+            }
+        }
+        defer { forward.cancel() }
+        do {
+            let report = try await updater.start(bridge: bridge)
+            log.emit("started", ["version": report.current, "ms": log.millisecondsSinceLaunch])
+            if report.shellUpdateReset { Self.printError("new embedded seed: downloaded versions dropped") }
+            await GMain.run { view.loadApp() }
+        } catch {
+            let code = Self.fail(error)
+            log.emit("error", ["message": "\(error)"])
+            lock.withLock { status = code }
+            GMain.async { gtk_main_quit() }
+            return
+        }
+        guard options.checkInterval > 0 else {
+            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
+            return
+        }
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: .seconds(options.checkInterval)) } catch { return }
+            _ = try? await updater.checkForUpdates()  // failures arrive as `error` events
+        }
+    }
+
+    /// `--snapshot`: once, on the main thread.
+    private func takeSnapshot(_ view: ShellView) {
+        guard let path = options.snapshot else { return }
+        let first = lock.withLock { () -> Bool in
+            defer { snapshotTaken = true }
+            return !snapshotTaken
+        }
+        guard first else { return }
+        view.snapshot(to: path) { [log] failure in
+            if let failure {
+                Self.printError(failure)
+                log.emit("error", ["message": failure])
+            } else {
+                log.emit("snapshot", ["path": path, "version": view.pageVersion ?? ""])
+            }
+        }
+    }
+
+    static func printError(_ message: String) {
+        FileHandle.standardError.write(Data("clientctl-shell: \(message)\n".utf8))
+    }
+
+    /// Prints the one-line message and returns the `sysexits(3)` status of `error`.
+    static func fail(_ error: any Error) -> Int32 {
+        printError("\(error)")
+        guard let error = error as? any ClientctlError else { return 70 }
+        return error.kind.exitStatus
+    }
+}

@@ -1,0 +1,243 @@
+internal import CWebKitGTK
+import Foundation
+
+/// The window and its web view, confined to the GTK main thread (every method runs there;
+/// the engine's tasks reach it through ``GMain``). Navigation stays inside the app's
+/// origin, the context menu is off in kiosk mode, `file:` access is never granted and the
+/// inspector exists only with `--inspect` (docs/native-shell.md#kiosk-and-safety).
+final class ShellView: @unchecked Sendable {
+    // Confined to the GTK main thread: created there, and every method is called there.
+    struct Settings: Sendable {
+        var title: String
+        var width: Int
+        var height: Int
+        var fullscreen: Bool
+        var kiosk: Bool
+        var inspect: Bool
+    }
+
+    let origin: String
+    let settings: Settings
+    private(set) var window: UnsafeMutablePointer<GtkWidget>?
+    private(set) var view: UnsafeMutablePointer<WebKitWebView>?
+    /// The version of the document the view shows (set when a page load commits).
+    private(set) var pageVersion: String?
+    /// The version of the last page served (becomes ``pageVersion`` when its load commits).
+    private var servedDocument: String?
+    /// Called once the window is closed (main thread).
+    var onClose: () -> Void = {}
+    /// Called with each `(action, body)` posted by the page and a reply function.
+    var onMessage: (_ message: BridgeMessage, _ reply: @escaping (Result<String, BridgeRefusal>) -> Void) -> Void = { _, _ in }
+    /// Called when a navigation away from the app is refused (the URI).
+    var onRefusedNavigation: (String) -> Void = { _ in }
+
+    init(origin: String, settings: Settings) {
+        self.origin = origin
+        self.settings = settings
+    }
+
+    /// Builds the window and the view; `context` has the app scheme registered.
+    func build(context: UnsafeMutablePointer<WebKitWebContext>) {
+        let manager = webkit_user_content_manager_new()
+        webkit_user_content_manager_register_script_message_handler_with_reply(manager, PageBridge.handlerName, nil)
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        _ = clientctl_signal_connect(
+            manager, "script-message-with-reply-received::\(PageBridge.handlerName)",
+            unsafeBitCast(Self.messageCallback, to: GCallback.self), me)
+        let script = webkit_user_script_new(
+            PageBridge.firstPaintScript, WEBKIT_USER_CONTENT_INJECT_TOP_FRAME, WEBKIT_USER_SCRIPT_INJECT_AT_DOCUMENT_END, nil, nil)
+        webkit_user_content_manager_add_script(manager, script)
+        webkit_user_script_unref(script)
+
+        let widget = webkit_web_view_new_with_user_content_manager(manager)
+        guard let widget, let webView = clientctl_webkit_web_view(widget) else { return }
+        view = webView
+        let prefs = webkit_web_view_get_settings(webView)
+        webkit_settings_set_enable_developer_extras(prefs, settings.inspect ? 1 : 0)
+        webkit_settings_set_allow_file_access_from_file_urls(prefs, 0)
+        webkit_settings_set_allow_universal_access_from_file_urls(prefs, 0)
+        webkit_settings_set_javascript_can_open_windows_automatically(prefs, 0)
+        _ = clientctl_signal_connect(webView, "decide-policy", unsafeBitCast(Self.policyCallback, to: GCallback.self), me)
+        _ = clientctl_signal_connect(webView, "load-changed", unsafeBitCast(Self.loadCallback, to: GCallback.self), me)
+        _ = clientctl_signal_connect(webView, "context-menu", unsafeBitCast(Self.contextMenuCallback, to: GCallback.self), me)
+        _ = clientctl_signal_connect(webView, "create", unsafeBitCast(Self.createCallback, to: GCallback.self), me)
+
+        let win = gtk_window_new(GTK_WINDOW_TOPLEVEL)
+        window = win
+        gtk_window_set_title(clientctl_gtk_window(win), settings.title)
+        gtk_window_set_default_size(clientctl_gtk_window(win), gint(settings.width), gint(settings.height))
+        gtk_container_add(clientctl_gtk_container(win), widget)
+        _ = clientctl_signal_connect(win, "destroy", unsafeBitCast(Self.destroyCallback, to: GCallback.self), me)
+        if settings.fullscreen || settings.kiosk { gtk_window_fullscreen(clientctl_gtk_window(win)) }
+        gtk_widget_show_all(win)
+    }
+
+    /// Loads the app's start page (after start-up, and after every switch or rollback).
+    func loadApp() {
+        guard let view else { return }
+        webkit_web_view_load_uri(view, origin + "/")
+    }
+
+    /// The serving core served a page of `version` (main thread).
+    func documentServed(version: String) { servedDocument = version }
+
+    /// Whether the view shows a page of the app's origin.
+    var showsApp: Bool {
+        guard let view, let uri = webkit_web_view_get_uri(view) else { return false }
+        return Self.isInside(String(cString: uri), origin: origin)
+    }
+
+    /// `uri` is the app's origin or below it (not `app://<appId>.evil/`).
+    static func isInside(_ uri: String, origin: String) -> Bool {
+        uri == origin || uri.hasPrefix(origin + "/") || uri.hasPrefix(origin + "?") || uri.hasPrefix(origin + "#")
+    }
+
+    /// Delivers an engine event to the page (the shim's webkit backend listens).
+    func deliver(event name: String, json: String) {
+        guard let view, showsApp else { return }
+        let script = "window.__clientctlEvent && window.__clientctlEvent(\(PageBridge.jsString(name)), \(json));"
+        webkit_web_view_evaluate_javascript(view, script, -1, nil, nil, nil, nil, nil)
+    }
+
+    // MARK: - Signals (C callbacks; `data` is this view, unretained: it lives as long as the process)
+
+    private static let messageCallback:
+        @convention(c) (
+            UnsafeMutablePointer<WebKitUserContentManager>?, UnsafeMutablePointer<JSCValue>?, OpaquePointer?, gpointer?
+        ) -> gboolean = { _, value, reply, data in
+            guard let value, let reply, let data else { return 0 }
+            let me = Unmanaged<ShellView>.fromOpaque(data).takeUnretainedValue()
+            me.received(value, reply: reply)
+            return 1
+        }
+
+    private func received(_ value: UnsafeMutablePointer<JSCValue>, reply: OpaquePointer) {
+        webkit_script_message_reply_ref(reply)
+        let context = jsc_value_get_context(value)
+        g_object_ref(context)
+        var json = "{}"
+        if let raw = jsc_value_to_json(value, 0) {
+            json = String(cString: raw)
+            g_free(raw)
+        }
+        let answer = MainThreadObject(pointer: (reply, context))
+        let finish: (Result<String, BridgeRefusal>) -> Void = { result in
+            let (reply, context) = answer.pointer
+            switch result {
+            case .success(let json): webkit_script_message_reply_return_value(reply, jsc_value_new_string(context, json))
+            case .failure(let refusal): webkit_script_message_reply_return_error_message(reply, refusal.message)
+            }
+            webkit_script_message_reply_unref(reply)
+            g_object_unref(context)
+        }
+        guard showsApp else {
+            finish(.failure(BridgeRefusal("messages are accepted only from pages of \(origin)/")))
+            return
+        }
+        onMessage(BridgeMessage(json: json, pageVersion: pageVersion), finish)
+    }
+
+    private static let policyCallback:
+        @convention(c) (UnsafeMutablePointer<WebKitWebView>?, UnsafeMutablePointer<WebKitPolicyDecision>?, WebKitPolicyDecisionType, gpointer?)
+            -> gboolean = { _, decision, type, data in
+                guard let decision, let data else { return 0 }
+                let me = Unmanaged<ShellView>.fromOpaque(data).takeUnretainedValue()
+                return me.decide(decision, type: type) ? 1 : 0
+            }
+
+    /// Navigation inside the app's origin (and `about:blank`) is allowed; anything else is
+    /// refused, and outside kiosk mode web links open in the desktop's browser.
+    private func decide(_ decision: UnsafeMutablePointer<WebKitPolicyDecision>, type: WebKitPolicyDecisionType) -> Bool {
+        guard type == WEBKIT_POLICY_DECISION_TYPE_NAVIGATION_ACTION || type == WEBKIT_POLICY_DECISION_TYPE_NEW_WINDOW_ACTION else {
+            return false  // responses: WebKit's default
+        }
+        guard let navigation = clientctl_navigation_decision(decision),
+            let action = webkit_navigation_policy_decision_get_navigation_action(navigation),
+            let request = webkit_navigation_action_get_request(action), let raw = webkit_uri_request_get_uri(request)
+        else {
+            webkit_policy_decision_ignore(decision)
+            return true
+        }
+        let uri = String(cString: raw)
+        if type == WEBKIT_POLICY_DECISION_TYPE_NAVIGATION_ACTION, Self.isInside(uri, origin: origin) || uri == "about:blank" {
+            webkit_policy_decision_use(decision)
+            return true
+        }
+        webkit_policy_decision_ignore(decision)
+        onRefusedNavigation(uri)
+        let external = uri.hasPrefix("https://") || uri.hasPrefix("http://") || uri.hasPrefix("mailto:")
+        if !settings.kiosk, external, webkit_navigation_action_is_user_gesture(action) != 0 {
+            g_app_info_launch_default_for_uri(uri, nil, nil)
+        }
+        return true
+    }
+
+    private static let loadCallback: @convention(c) (UnsafeMutablePointer<WebKitWebView>?, WebKitLoadEvent, gpointer?) -> Void = {
+        _, event, data in
+        guard let data, event == WEBKIT_LOAD_COMMITTED else { return }
+        let me = Unmanaged<ShellView>.fromOpaque(data).takeUnretainedValue()
+        me.pageVersion = me.showsApp ? me.servedDocument : nil
+    }
+
+    private static let contextMenuCallback: @convention(c) (gpointer?, gpointer?, gpointer?, gpointer?, gpointer?) -> gboolean = {
+        _, _, _, _, data in
+        guard let data else { return 0 }
+        return Unmanaged<ShellView>.fromOpaque(data).takeUnretainedValue().settings.kiosk ? 1 : 0
+    }
+
+    /// No second window: `window.open` and `target=_blank` are decided by the policy above.
+    private static let createCallback: @convention(c) (gpointer?, gpointer?, gpointer?) -> gpointer? = { _, _, _ in nil }
+
+    private static let destroyCallback: @convention(c) (gpointer?, gpointer?) -> Void = { _, data in
+        guard let data else { return }
+        let me = Unmanaged<ShellView>.fromOpaque(data).takeUnretainedValue()
+        me.window = nil
+        me.view = nil
+        me.onClose()
+    }
+}
+
+/// Why the shell refused a page's message (the page's promise rejects with it).
+struct BridgeRefusal: Error, Sendable {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+extension ShellView {
+    /// Writes a PNG of the visible view to `path`, then calls `done` with the failure, if
+    /// any (main thread).
+    func snapshot(to path: String, done: @escaping (String?) -> Void) {
+        guard let view else {
+            done("the window is closed")
+            return
+        }
+        let box = Unmanaged.passRetained(SnapshotRequest(path: path, done: done)).toOpaque()
+        webkit_web_view_get_snapshot(
+            view, WEBKIT_SNAPSHOT_REGION_VISIBLE, WEBKIT_SNAPSHOT_OPTIONS_NONE, nil,
+            { source, result, data in
+                guard let data else { return }
+                let request = Unmanaged<SnapshotRequest>.fromOpaque(data).takeRetainedValue()
+                var error: UnsafeMutablePointer<GError>?
+                let webView = UnsafeMutableRawPointer(source)?.assumingMemoryBound(to: WebKitWebView.self)
+                guard let surface = webkit_web_view_get_snapshot_finish(webView, result, &error) else {
+                    let message = error.flatMap { $0.pointee.message.map { String(cString: $0) } } ?? "no image"
+                    if let error { g_error_free(error) }
+                    request.done("cannot take a snapshot: \(message)")
+                    return
+                }
+                defer { cairo_surface_destroy(surface) }
+                let status = cairo_surface_write_to_png(surface, request.path)
+                request.done(
+                    status == CAIRO_STATUS_SUCCESS ? nil : "cannot write \(request.path): \(String(cString: cairo_status_to_string(status)))")
+            }, box)
+    }
+}
+
+private final class SnapshotRequest {
+    let path: String
+    let done: (String?) -> Void
+    init(path: String, done: @escaping (String?) -> Void) {
+        self.path = path
+        self.done = done
+    }
+}
