@@ -1,8 +1,10 @@
 import ArgumentParser
 
-/// Every subcommand, in the order `--help` lists them. Add one line per command.
+/// Every subcommand, in the order `--help` lists them, grouped by the side it runs on.
+/// Add one line per command; the overview and the help tests follow from these lists.
 enum CommandRegistry {
-    static let all: [any ParsableCommand.Type] = [
+    /// Commands of the release engineer's machine: keys, releases, channels, storage.
+    static let release: [any ParsableCommand.Type] = [
         KeygenCommand.self,
         PublishCommand.self,
         PushCommand.self,
@@ -13,6 +15,10 @@ enum CommandRegistry {
         ManifestCommand.self,
         RolloutCommand.self,
         RevokeCommand.self,
+    ]
+
+    /// Commands of the device: its root, installs, the watchdog and the local server.
+    static let device: [any ParsableCommand.Type] = [
         InitCommand.self,
         InstallCommand.self,
         StatusCommand.self,
@@ -22,5 +28,11 @@ enum CommandRegistry {
         AckCommand.self,
         RollbackCommand.self,
         GcCommand.self,
+    ]
+
+    /// The two groups as `clientctl --help` lists them.
+    static let groups: [CommandGroup] = [
+        CommandGroup(name: "Release", subcommands: release),
+        CommandGroup(name: "Device", subcommands: device),
     ]
 }
