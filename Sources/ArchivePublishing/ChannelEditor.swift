@@ -44,7 +44,7 @@ public enum ChannelEditor {
     public static func apply(
         _ change: ManifestChange, releases: String, channel: String, signers: [any DocumentSigner], now: Date = Date(),
         expires: Date? = nil
-    ) throws -> Manifest {
+    ) async throws -> Manifest {
         let folder = releases + "/" + channel
         let manifestPath = folder + "/manifest.json"
         let indexPath = folder + "/index.json"
@@ -71,7 +71,7 @@ public enum ChannelEditor {
         } else {
             edited.removeValue(forKey: "expires")
         }
-        let manifest = try Manifest.sign(edited, by: signers)
+        let manifest = try await Manifest.sign(edited, by: signers)
         var index = try ReleaseIndex.parse(FileManager.default.contents(atPath: indexPath) ?? Data(), source: indexPath)
         index.insert(manifest)
         do {

@@ -37,12 +37,12 @@ public enum PendingRelease {
     /// - Throws: ``SignedArchiveError``: a signer that is not a release key of the folder's
     ///   root (`.untrustedKey`), a version not above the channel's newest (`.notNewer`), a
     ///   version already published (`.conflict`).
-    public static func sign(_ path: String, signers: [any DocumentSigner]) throws -> Outcome {
-        try sign(path, signers: signers, lockHeld: false)
+    public static func sign(_ path: String, signers: [any DocumentSigner]) async throws -> Outcome {
+        try await sign(path, signers: signers, lockHeld: false)
     }
 
     /// ``sign(_:signers:)``; `lockHeld` when the caller (publish) holds the channel lock.
-    static func sign(_ path: String, signers: [any DocumentSigner], lockHeld: Bool) throws -> Outcome {
+    static func sign(_ path: String, signers: [any DocumentSigner], lockHeld: Bool) async throws -> Outcome {
         let absolute = RootLayout(root: path).root
         let pendingFolder = (absolute as NSString).deletingLastPathComponent
         let isPending = (pendingFolder as NSString).lastPathComponent == "pending"
@@ -56,7 +56,7 @@ public enum PendingRelease {
         var manifest = try Manifest.validate(object).mapError { $0.error(context: path) }.get()
         let root = isPending ? try ReleaseRoots.newest(inChannelFolder: channelFolder) : nil
         _ = try ReleaseRoots.missingSignatures(in: root, signers: signers)
-        for signer in signers { manifest = try manifest.addingSignature(by: signer) }
+        for signer in signers { manifest = try await manifest.addingSignature(by: signer) }
         var missing = 0
         if let root {
             let valid = Threshold.validSigners(manifest.signatures, message: manifest.signedBytes, role: root.release, keys: root.keys)

@@ -89,22 +89,22 @@ public struct PublishResult: Sendable {
 public enum Publisher {
     /// Publishes `request` signed with `key`.
     @discardableResult
-    public static func publish(_ request: PublishRequest, key: Ed25519.PrivateKey) throws -> PublishResult {
-        try publish(request, signers: [key])
+    public static func publish(_ request: PublishRequest, key: Ed25519.PrivateKey) async throws -> PublishResult {
+        try await publish(request, signers: [key])
     }
 
     /// Publishes `request` signed by every signer (a threshold of the channel's trust root
     /// when the folder publishes one).
     @discardableResult
-    public static func publish(_ request: PublishRequest, signers: [any DocumentSigner]) throws -> PublishResult {
+    public static func publish(_ request: PublishRequest, signers: [any DocumentSigner]) async throws -> PublishResult {
         try validate(request)
         let tree = try SourceTree.scan(request.source, includeHidden: request.includeHidden)
-        var result = try publish(request, tree: tree, signers: signers)
+        var result = try await publish(request, tree: tree, signers: signers)
         result.skippedHidden = tree.skippedHidden
         return result
     }
 
-    private static func publish(_ request: PublishRequest, tree: SourceTree, signers: [any DocumentSigner]) throws -> PublishResult {
+    private static func publish(_ request: PublishRequest, tree: SourceTree, signers: [any DocumentSigner]) async throws -> PublishResult {
         let channelDir = request.outputDirectory + "/" + request.channel
         do {
             try FileManager.default.createDirectory(atPath: channelDir, withIntermediateDirectories: true)
@@ -155,7 +155,7 @@ public enum Publisher {
                 .build(tree: tree, version: request.version, archiveSize: size, index: index)
             draft.delta = built?.delta
         }
-        let manifest = try draft.signed(by: signers)
+        let manifest = try await draft.signed(by: signers)
         // Immutable files first (objects, the file list, patches), then the archive.
         if let built {
             for folder in Set(built.files.map { ($0.name as NSString).deletingLastPathComponent }) {
@@ -173,7 +173,7 @@ public enum Publisher {
                 let waiting = try? StrictJSON.parseObject(data, limits: .manifest), waiting["sha256"] == manifest.object["sha256"]
             {
                 // The same release is waiting: these keys countersign it (its bytes stay).
-                let outcome = try PendingRelease.sign(pendingPath, signers: signers, lockHeld: true)
+                let outcome = try await PendingRelease.sign(pendingPath, signers: signers, lockHeld: true)
                 pending = outcome.path
                 stillMissing = outcome.missing
                 var result = PublishResult(

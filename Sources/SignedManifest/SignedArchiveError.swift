@@ -14,6 +14,7 @@ public struct SignedArchiveError: ClientctlError {
             case sourceRejected, conflict, notNewer, alreadyExists, notFound, io, invalidArgument, busy
             case internalError, untrustedRoot, rootExpired, thresholdNotMet
             case storageUnavailable, storageDenied, contended
+            case signerUnavailable
         }
         fileprivate let base: Base
         public var description: String { "\(base)" }
@@ -72,6 +73,9 @@ public struct SignedArchiveError: ClientctlError {
         public static let storageDenied = Code(base: .storageDenied)
         /// Other writers kept changing the channel's pointers during every retry.
         public static let contended = Code(base: .contended)
+        /// A `--sign-command` could not be started, failed, was killed, or ran over its time
+        /// limit: the signing service (HSM, KMS, token) is unavailable.
+        public static let signerUnavailable = Code(base: .signerUnavailable)
     }
 
     /// What kind of failure this is.
@@ -89,7 +93,7 @@ public struct SignedArchiveError: ClientctlError {
     }
 
     /// The sysexits status: 65 for bad or rejected data, 66 missing input, 73 cannot create,
-    /// 64 usage, 70 internal.
+    /// 64 usage, 69 a store or sign command unavailable, 70 internal.
     public var kind: FailureKind {
         switch code.base {
         case .malformedJSON, .invalidManifest, .invalidSignature, .untrustedKey, .invalidKey,
@@ -101,7 +105,7 @@ public struct SignedArchiveError: ClientctlError {
         case .notFound: return .noInput
         case .invalidArgument: return .usage
         case .busy, .contended: return .tempFail
-        case .storageUnavailable: return .unavailable
+        case .storageUnavailable, .signerUnavailable: return .unavailable
         case .storageDenied: return .config
         }
     }

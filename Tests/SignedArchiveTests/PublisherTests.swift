@@ -28,14 +28,14 @@ import Testing
             outputDirectory: out ?? dir("rel"), format: format, now: now ?? self.now)
     }
 
-    func publishError(_ r: PublishRequest) -> SignedArchiveError? {
-        #expect(throws: SignedArchiveError.self) { try Publisher.publish(r, key: key) }
+    func publishError(_ r: PublishRequest) async -> SignedArchiveError? {
+        await #expect(throws: SignedArchiveError.self) { try await Publisher.publish(r, key: key) }
     }
 
-    @Test func writesTheReleaseFolderNewestFirst() throws {
-        let first = try Publisher.publish(request("1.0.0"), key: key)
+    @Test func writesTheReleaseFolderNewestFirst() async throws {
+        let first = try await Publisher.publish(request("1.0.0"), key: key)
         #expect(!first.unchanged)
-        let second = try Publisher.publish(request("1.1.0", now: now.addingTimeInterval(60)), key: key)
+        let second = try await Publisher.publish(request("1.1.0", now: now.addingTimeInterval(60)), key: key)
         #expect(second.archivePath == dir("rel/stable/v1.1.0.tar.gz"))
         let verifier = ManifestVerifier(trustedKeys: [key.publicKey])
         let manifest = try verifier.verify(bytes: try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/manifest.json")))).get()
@@ -53,8 +53,8 @@ import Testing
     /// Delta patches: one per older release up to K, newest base first, reproducible (the
     /// same releases in another folder give the same patch bytes), each turning the
     /// base's tree tar into the new one; K = 0 writes none and no `delta` field.
-    @Test func patchesGoFromTheNewestKOlderReleasesAndAreReproducible() throws {
-        func publishFour(into out: String, bases: Int) throws -> Manifest {
+    @Test func patchesGoFromTheNewestKOlderReleasesAndAreReproducible() async throws {
+        func publishFour(into out: String, bases: Int) async throws -> Manifest {
             var last: Manifest?
             for (k, version) in ["1.0.0", "1.1.0", "1.2.0", "1.3.0"].enumerated() {
                 let src = dir("src-\(version)")
@@ -64,14 +64,14 @@ import Testing
                 }
                 var r = request(version, source: src, out: out, now: now.addingTimeInterval(Double(k) * 60))
                 r.deltaBases = bases
-                last = try Publisher.publish(r, key: key).manifest
+                last = try await Publisher.publish(r, key: key).manifest
             }
             return try #require(last)
         }
-        let a = try publishFour(into: dir("a"), bases: 2)
+        let a = try await publishFour(into: dir("a"), bases: 2)
         let delta = try #require(a.delta).get()
         #expect(delta.patches.map(\.from.description) == ["1.2.0", "1.1.0"])
-        let b = try publishFour(into: dir("b"), bases: 2)
+        let b = try await publishFour(into: dir("b"), bases: 2)
         #expect(try #require(b.delta).get() == delta, "same releases, same tree tar and patch bytes")
         for patch in delta.patches {
             #expect(FileManager.default.contentsEqual(atPath: dir("a/stable/" + patch.url), andPath: dir("b/stable/" + patch.url)))
@@ -85,56 +85,56 @@ import Testing
             patch: dir("a/stable/" + delta.patches[0].url), base: dir("base.tar"), to: dir("out.tar"), resultSize: delta.treeSize)
         #expect(result == delta.treeSHA256)
 
-        let none = try publishFour(into: dir("c"), bases: 0)
+        let none = try await publishFour(into: dir("c"), bases: 0)
         #expect(none.delta == nil && !FileManager.default.fileExists(atPath: dir("c/stable/patches")))
     }
 
     /// Each file's content is stored once: a later release adds only its new contents, and
     /// an object already there with other bytes (a damaged store) is refused, not replaced.
-    @Test func objectsAreSharedAcrossReleasesAndNeverReplaced() throws {
-        try Publisher.publish(request("1.0.0"), key: key)
+    @Test func objectsAreSharedAcrossReleasesAndNeverReplaced() async throws {
+        try await Publisher.publish(request("1.0.0"), key: key)
         let first = Set(try FileManager.default.contentsOfDirectory(atPath: dir("rel/stable/objects")))
         try Data("a new file\n".utf8).write(to: URL(fileURLWithPath: dir("src/new.js")))
-        try Publisher.publish(request("1.1.0"), key: key)
+        try await Publisher.publish(request("1.1.0"), key: key)
         let second = Set(try FileManager.default.contentsOfDirectory(atPath: dir("rel/stable/objects")))
         #expect(second.subtracting(first) == [Digest.hex(.sha256, of: Data("a new file\n".utf8))])
         let victim = try #require(first.sorted().first)
         try Data("damaged".utf8).write(to: URL(fileURLWithPath: dir("rel/stable/objects/" + victim)))
-        let e = publishError(request("1.2.0"))
+        let e = await publishError(request("1.2.0"))
         #expect(
             e?.code == .conflict && e?.message.hasPrefix(dir("rel/stable/objects/" + victim) + " exists with other bytes") == true,
             "\(String(describing: e))")
     }
 
-    @Test func republishingIdenticalBytesIsANoOp() throws {
-        try Publisher.publish(request("1.0.0"), key: key)
-        try Publisher.publish(request("1.1.0"), key: key)
+    @Test func republishingIdenticalBytesIsANoOp() async throws {
+        try await Publisher.publish(request("1.0.0"), key: key)
+        try await Publisher.publish(request("1.1.0"), key: key)
         let before = try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/index.json")))
-        let again = try Publisher.publish(request("1.0.0", now: now.addingTimeInterval(3600)), key: key)
+        let again = try await Publisher.publish(request("1.0.0", now: now.addingTimeInterval(3600)), key: key)
         #expect(again.unchanged)
         #expect(again.manifest.version == Version(1, 0, 0))
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/index.json"))) == before)
     }
 
-    @Test func anInterruptedPublishIsCompletedByPublishingAgain() throws {
-        try Publisher.publish(request("1.0.0"), key: key)
-        try Publisher.publish(request("1.1.0"), key: key)
+    @Test func anInterruptedPublishIsCompletedByPublishingAgain() async throws {
+        try await Publisher.publish(request("1.0.0"), key: key)
+        try await Publisher.publish(request("1.1.0"), key: key)
         // As if killed after index.json was written: manifest.json still names 1.0.0, and a
         // temporary archive is left behind.
         let index = try ReleaseIndex.parse(try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/index.json"))))
         try Data(JSONPrettyPrinter.render(.object(index.releases[1]))).write(to: URL(fileURLWithPath: dir("rel/stable/manifest.json")))
         try Data("partial".utf8).write(to: URL(fileURLWithPath: dir("rel/stable/.publish-1-2.tar.gz")))
-        #expect(try Publisher.publish(request("1.1.0"), key: key).unchanged)
+        #expect(try await Publisher.publish(request("1.1.0"), key: key).unchanged)
         let manifest = try StrictJSON.parseObject(try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/manifest.json"))))
         #expect(manifest == index.releases[0])
         #expect(!FileManager.default.fileExists(atPath: dir("rel/stable/.publish-1-2.tar.gz")))
     }
 
-    @Test func differentBytesForAPublishedVersionAreRefused() throws {
-        try Publisher.publish(request("1.0.0"), key: key)
+    @Test func differentBytesForAPublishedVersionAreRefused() async throws {
+        try await Publisher.publish(request("1.0.0"), key: key)
         let archive = try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/v1.0.0.tar.gz")))
         try Data("changed".utf8).write(to: URL(fileURLWithPath: dir("src/app.js")))
-        let e = publishError(request("1.0.0"))
+        let e = await publishError(request("1.0.0"))
         #expect(e?.code == .conflict)
         #expect(e?.message.contains("already published with other contents") == true)
         #expect(e?.kind == .dataError)
@@ -142,13 +142,13 @@ import Testing
         // Same bytes in another format are other bytes too.
         try FileManager.default.removeItem(atPath: dir("src"))
         try FileManager.default.copyItem(atPath: TestPaths.sampleClient, toPath: dir("src"))
-        #expect(publishError(request("1.0.0", format: .zip))?.code == .conflict)
+        #expect(await publishError(request("1.0.0", format: .zip))?.code == .conflict)
     }
 
-    @Test func versionsNotAboveTheNewestAreRefused() throws {
-        try Publisher.publish(request("1.1.0"), key: key)
+    @Test func versionsNotAboveTheNewestAreRefused() async throws {
+        try await Publisher.publish(request("1.1.0"), key: key)
         for v in ["1.0.9", "1.1.0-rc.1", "0.1.0"] {
-            let e = publishError(request(v))
+            let e = await publishError(request(v))
             #expect(e?.code == .notNewer)
             #expect(e?.message == "version \(v) is not above 1.1.0, the newest release of channel stable")
         }
@@ -159,38 +159,38 @@ import Testing
             ])
     }
 
-    @Test func anArchiveFileWithOtherBytesIsNeverOverwritten() throws {
+    @Test func anArchiveFileWithOtherBytesIsNeverOverwritten() async throws {
         try FileManager.default.createDirectory(atPath: dir("rel/stable"), withIntermediateDirectories: true)
         try Data("foreign".utf8).write(to: URL(fileURLWithPath: dir("rel/stable/v1.0.0.tar.gz")))
         try Data(ReleaseIndex(app: "com.example.notes", channel: "stable").jsonBytes()).write(to: URL(fileURLWithPath: dir("rel/stable/index.json")))
-        #expect(publishError(request("1.0.0"))?.message.contains("archives are never overwritten") == true)
+        #expect(await publishError(request("1.0.0"))?.message.contains("archives are never overwritten") == true)
         #expect(try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/v1.0.0.tar.gz"))) == Data("foreign".utf8))
     }
 
-    @Test func aReleaseFolderOfAnotherAppIsRefused() throws {
-        try Publisher.publish(request("1.0.0"), key: key)
+    @Test func aReleaseFolderOfAnotherAppIsRefused() async throws {
+        try await Publisher.publish(request("1.0.0"), key: key)
         var other = request("2.0.0")
         other.app = "com.example.other"
-        #expect(publishError(other)?.message.contains("is for app com.example.notes") == true)
+        #expect(await publishError(other)?.message.contains("is for app com.example.notes") == true)
     }
 
     /// The same folder published into two release folders: byte-identical archives, and
     /// manifests that differ only in `published` and `signature`.
     @Test(arguments: ArchiveFormat.allCases)
-    func publishingIsReproducible(format: ArchiveFormat) throws {
-        let a = try Publisher.publish(request("1.0.0", out: dir("relA"), format: format), key: key)
-        let b = try Publisher.publish(request("1.0.0", out: dir("relB"), format: format, now: now.addingTimeInterval(90)), key: key)
+    func publishingIsReproducible(format: ArchiveFormat) async throws {
+        let a = try await Publisher.publish(request("1.0.0", out: dir("relA"), format: format), key: key)
+        let b = try await Publisher.publish(request("1.0.0", out: dir("relB"), format: format, now: now.addingTimeInterval(90)), key: key)
         #expect(try Data(contentsOf: URL(fileURLWithPath: a.archivePath)) == Data(contentsOf: URL(fileURLWithPath: b.archivePath)))
         let differing = Set(a.manifest.object.keys).union(b.manifest.object.keys).filter { a.manifest.object[$0] != b.manifest.object[$0] }
         #expect(differing == ["published", "signature"])
     }
 
-    @Test func baseURLAndExpiryAreSigned() throws {
+    @Test func baseURLAndExpiryAreSigned() async throws {
         var r = request("1.0.0")
         r.baseURL = "https://cdn.example.com/notes/"
         r.expires = Publisher.parseExpiry("30d", now: now)
         r.maxShellVersion = Version(2, 0, 0)
-        let m = try Publisher.publish(r, key: key).manifest
+        let m = try await Publisher.publish(r, key: key).manifest
         #expect(m.url == "https://cdn.example.com/notes/stable/v1.0.0.tar.gz")
         #expect(m.expires == now.addingTimeInterval(30 * 86_400))
         #expect(m.object["expires"] == .string("2027-02-14T08:00:00Z"))
@@ -200,58 +200,59 @@ import Testing
         #expect(Publisher.parseExpiry("tomorrow", now: now) == nil)
         var past = request("1.1.0")
         past.expires = now.addingTimeInterval(-1)
-        #expect(publishError(past)?.code == .invalidArgument)
+        #expect(await publishError(past)?.code == .invalidArgument)
         var badURL = request("1.1.0")
         badURL.baseURL = "cdn.example.com"
-        #expect((publishError(badURL)?.underlying as? FieldProblem)?.field == "baseURL")
+        #expect((await publishError(badURL)?.underlying as? FieldProblem)?.field == "baseURL")
         var badChannel = request("1.1.0")
         badChannel.channel = "../escape"
-        #expect(publishError(badChannel)?.message.hasPrefix("`channel` is \"../escape\"") == true)
+        #expect(await publishError(badChannel)?.message.hasPrefix("`channel` is \"../escape\"") == true)
         #expect(!FileManager.default.fileExists(atPath: dir("escape")))
     }
 
     // MARK: source folder refusals, each naming the path
 
-    @Test func aFolderWithoutIndexHTMLIsRefused() throws {
+    @Test func aFolderWithoutIndexHTMLIsRefused() async throws {
         try FileManager.default.removeItem(atPath: dir("src/index.html"))
-        let e = publishError(request("1.0.0"))
+        let e = await publishError(request("1.0.0"))
         #expect(e?.code == .sourceRejected)
         #expect(e?.message == "\(dir("src")) has no index.html at its top level (the archive root is the web root)")
         #expect(!FileManager.default.fileExists(atPath: dir("rel/stable/v1.0.0.tar.gz")))
     }
 
-    @Test func symlinksAreRefused() throws {
+    @Test func symlinksAreRefused() async throws {
         try FileManager.default.createSymbolicLink(atPath: dir("src/assets/link.css"), withDestinationPath: "../style.css")
-        let e = publishError(request("1.0.0"))
+        let e = await publishError(request("1.0.0"))
         #expect(e?.message == "\(dir("src/assets/link.css")): symbolic link (only regular files and folders are published)")
         try FileManager.default.removeItem(atPath: dir("src/assets/link.css"))
         try FileManager.default.createSymbolicLink(atPath: dir("src/outside"), withDestinationPath: "/etc")
-        #expect(publishError(request("1.0.0"))?.message.hasPrefix(dir("src/outside")) == true)
+        #expect(await publishError(request("1.0.0"))?.message.hasPrefix(dir("src/outside")) == true)
     }
 
-    @Test func specialFilesAreRefused() throws {
+    @Test func specialFilesAreRefused() async throws {
         #expect(mkfifo(dir("src/assets/pipe"), 0o644) == 0)
-        let e = publishError(request("1.0.0"))
+        let e = await publishError(request("1.0.0"))
         #expect(e?.message == "\(dir("src/assets/pipe")): special file (fifo): only regular files and folders are published")
     }
 
     /// Two names a case-insensitive file system merges: devices would refuse the archive.
-    @Test func namesThatDifferOnlyInCaseAreRefused() throws {
+    @Test func namesThatDifferOnlyInCaseAreRefused() async throws {
         try Data("a".utf8).write(to: URL(fileURLWithPath: dir("src/assets/Logo.svg")))
         try Data("b".utf8).write(to: URL(fileURLWithPath: dir("src/assets/logo.svg")))
-        #expect(publishError(request("1.0.0"))?.message == "\(dir("src/assets/logo.svg")): collides with \"assets/Logo.svg\" when case is ignored")
+        let message = await publishError(request("1.0.0"))?.message
+        #expect(message == "\(dir("src/assets/logo.svg")): collides with \"assets/Logo.svg\" when case is ignored")
     }
 
-    @Test func namesDevicesWouldRefuseAreRefused() throws {
+    @Test func namesDevicesWouldRefuseAreRefused() async throws {
         let bad = dir("src") + "/bad\u{7}name.js"
         try Data("x".utf8).write(to: URL(fileURLWithPath: bad))
-        #expect(publishError(request("1.0.0"))?.message == "\(bad): file name contains a control character or a backslash")
+        #expect(await publishError(request("1.0.0"))?.message == "\(bad): file name contains a control character or a backslash")
         try FileManager.default.removeItem(atPath: bad)
         // A name that is not UTF-8 (Latin-1 'é').
         let raw = (Array(dir("src").utf8) + Array("/caf".utf8) + [0xE9, 0]).map { CChar(bitPattern: $0) }
         let fd = open(raw, O_CREAT | O_WRONLY, 0o644)
         #expect(fd >= 0)
         close(fd)
-        #expect(publishError(request("1.0.0"))?.message.hasSuffix("file name is not valid UTF-8") == true)
+        #expect(await publishError(request("1.0.0"))?.message.hasSuffix("file name is not valid UTF-8") == true)
     }
 }

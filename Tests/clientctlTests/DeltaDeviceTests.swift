@@ -50,7 +50,7 @@ import Testing
                 version: Version(version) ?? Version(0, 0, 0), minShellVersion: Version(1, 0, 0),
                 outputDirectory: d.tmp("releases"))
             request.deltaBases = bases
-            return try await offload { [self, request] in try Publisher.publish(request, key: self.key) }
+            return try await onOwnThread { [self, request] in try await Publisher.publish(request, key: self.key) }
         }
 
         /// Installs with the library updater, returning the report and the notes it gave.

@@ -86,7 +86,7 @@ import Testing
             app: "com.example.notes", channel: "stable", expires: Date().addingTimeInterval(86_400),
             rootKeys: [try ReleaseFolder.testKey().publicKey], rootThreshold: 1, releaseKeys: releaseKeys.map(\.publicKey),
             releaseThreshold: 2)
-        try draft.sign(with: try ReleaseFolder.testKey())
+        try await draft.sign(with: try ReleaseFolder.testKey())
         try FileManager.default.createDirectory(atPath: dir("rel") + "/stable/root", withIntermediateDirectories: true)
         try Data(try draft.root().jsonBytes()).write(to: URL(fileURLWithPath: dir("rel") + "/stable/root/1.json"))
         let before = try Data(contentsOf: URL(fileURLWithPath: dir("rel") + "/stable/manifest.json"))

@@ -67,12 +67,12 @@ func build(_ version: String) throws -> String {
     return dir
 }
 
-func publish(_ version: String, rollout: Rollout?, at now: Date) throws {
+func publish(_ version: String, rollout: Rollout?, at now: Date) async throws {
     var request = PublishRequest(
         source: try build(version), app: app, channel: "stable", version: Version(version) ?? Version(0, 0, 1),
         minShellVersion: Version(1, 0, 0), outputDirectory: releases, expires: now.addingTimeInterval(7 * 86_400), now: now)
     request.rollout = rollout
-    _ = try Publisher.publish(request, key: key)
+    _ = try await Publisher.publish(request, key: key)
 }
 
 // The fleet: roots made as `clientctl init` makes them.
@@ -83,7 +83,7 @@ do {
         app: app, channelKind: .signedArchive,
         settings: ArchiveSettings(channel: "stable", manifestURL: baseURL + "/stable/manifest.json", trustedKeys: [publicPEM]),
         shellVersion: Version(1, 0, 0), startupTimeoutSeconds: 60)
-    try publish("1.0.0", rollout: nil, at: t0.addingTimeInterval(-7200))
+    try await publish("1.0.0", rollout: nil, at: t0.addingTimeInterval(-7200))
     for n in 0..<devices {
         let layout = RootLayout(root: deviceFolder + "/\(n)")
         try RootInitializer.write(config, to: layout, force: false, store: layout.clients)
@@ -171,7 +171,7 @@ events.sort { $0.time < $1.time }
 let rollout = Rollout(start: t0, steps: [.init(seconds: 0, percent: 5), .init(seconds: 86_400, percent: 25), .init(seconds: 172_800, percent: 100)])
 let pauseAt = 46.0 * 3600
 let resumeAt = 54.0 * 3600
-do { try publish("1.1.0", rollout: rollout, at: t0) } catch { fail("publish 1.1.0: \(error)") }
+do { try await publish("1.1.0", rollout: rollout, at: t0) } catch { fail("publish 1.1.0: \(error)") }
 
 // Which devices each step admits, from their ids (what the simulation must reproduce).
 var places: [Int] = []
@@ -204,7 +204,7 @@ for hour in 1...hours {
             tally.record(e.device, await check(e.device, at: t0.addingTimeInterval(e.time)), hour: e.time / 3600)
         }
         do {
-            _ = try ChannelEditor.apply(
+            _ = try await ChannelEditor.apply(
                 edit.1 == "pause" ? .pause : .resume, releases: releases, channel: "stable", signers: [key], now: t0.addingTimeInterval(edit.0),
                 expires: t0.addingTimeInterval(7 * 86_400))
         } catch {

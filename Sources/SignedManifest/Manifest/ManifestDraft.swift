@@ -65,16 +65,18 @@ public struct ManifestDraft: Sendable, Equatable {
     /// Signs the draft with one key: canonical bytes of the unsigned object, Ed25519,
     /// `signature` added (the single-signature form every device reads).
     public func signed(with key: Ed25519.PrivateKey) throws -> Manifest {
-        try signed(by: [key])
+        var o = unsignedObject(keyId: "")
+        o.removeValue(forKey: "keyId")
+        return try Manifest.sign(o, by: [key])
     }
 
     /// Signs the draft with every signer over the same canonical bytes: the first as the
     /// `keyId`/`signature` pair, the others in `signatures`. The result is validated like
     /// any received manifest, so publish never writes a manifest that devices would reject.
-    public func signed(by signers: [any DocumentSigner]) throws -> Manifest {
+    public func signed(by signers: [any DocumentSigner]) async throws -> Manifest {
         var o = unsignedObject(keyId: "")
         o.removeValue(forKey: "keyId")
-        return try Manifest.sign(o, by: signers)
+        return try await Manifest.sign(o, by: signers)
     }
 }
 
@@ -82,20 +84,51 @@ extension Manifest {
     /// Signs `unsigned` (a manifest object without `keyId`, `signature` and `signatures`)
     /// with every signer over the same canonical bytes: the first as the `keyId`/`signature`
     /// pair, the others in `signatures`; validated like any received manifest.
-    public static func sign(_ unsigned: JSONObject, by signers: [any DocumentSigner]) throws -> Manifest {
+    public static func sign(_ unsigned: JSONObject, by signers: [any DocumentSigner]) async throws -> Manifest {
         guard let first = signers.first else { throw SignedArchiveError(.invalidArgument, "a manifest needs at least one signing key") }
+        let (o, message) = prepare(unsigned, firstKeyId: first.publicKey.keyId)
+        var signatures: [DocumentSignature] = []
+        for signer in distinct(signers) {
+            signatures.append(DocumentSignature(keyId: signer.publicKey.keyId, signature: try await signer.sign(message)))
+        }
+        return try assemble(o, signatures: signatures, keys: signers.map(\.publicKey))
+    }
+
+    /// ``sign(_:by:)-(_,[any DocumentSigner])`` with key files, which sign without waiting.
+    public static func sign(_ unsigned: JSONObject, by keys: [Ed25519.PrivateKey]) throws -> Manifest {
+        guard let first = keys.first else { throw SignedArchiveError(.invalidArgument, "a manifest needs at least one signing key") }
+        let (o, message) = prepare(unsigned, firstKeyId: first.publicKey.keyId)
+        let signatures = try distinct(keys).map { DocumentSignature(keyId: $0.publicKey.keyId, signature: try $0.signature(for: message)) }
+        return try assemble(o, signatures: signatures, keys: keys.map(\.publicKey))
+    }
+
+    /// `unsigned` with `keyId` set to the first signer, and the canonical bytes to sign.
+    private static func prepare(_ unsigned: JSONObject, firstKeyId: String) -> (JSONObject, [UInt8]) {
         var o = unsigned
         for name in ["keyId", "signature", "signatures"] { o.removeValue(forKey: name) }
-        o["keyId"] = .string(first.publicKey.keyId)
-        let message = CanonicalJSON.serialize(o)
-        o["signature"] = .string(Data(try first.sign(message)).base64EncodedString())
-        var seen: Set<String> = [first.publicKey.keyId]
-        var others: [JSONValue] = []
-        for signer in signers.dropFirst() where seen.insert(signer.publicKey.keyId).inserted {
-            others.append(DocumentSignature(keyId: signer.publicKey.keyId, signature: try signer.sign(message)).jsonValue)
-        }
-        if !others.isEmpty { o["signatures"] = .array(others) }
-        switch ManifestVerifier(trustedKeys: signers.map(\.publicKey)).verify(o) {
+        o["keyId"] = .string(firstKeyId)
+        return (o, CanonicalJSON.serialize(o))
+    }
+
+    /// Signers with distinct keys, in the order given.
+    private static func distinct<Signer: DocumentSigner>(_ signers: [Signer]) -> [Signer] {
+        var seen: Set<String> = []
+        return signers.filter { seen.insert($0.publicKey.keyId).inserted }
+    }
+
+    private static func distinct(_ signers: [any DocumentSigner]) -> [any DocumentSigner] {
+        var seen: Set<String> = []
+        return signers.filter { seen.insert($0.publicKey.keyId).inserted }
+    }
+
+    /// The first signature as the `keyId`/`signature` pair, the others in `signatures`,
+    /// validated like any received manifest.
+    private static func assemble(_ prepared: JSONObject, signatures: [DocumentSignature], keys: [Ed25519.PublicKey]) throws -> Manifest {
+        var o = prepared
+        guard let first = signatures.first else { throw SignedArchiveError(.invalidArgument, "a manifest needs at least one signing key") }
+        o["signature"] = .string(Data(first.signature).base64EncodedString())
+        if signatures.count > 1 { o["signatures"] = .array(signatures.dropFirst().map(\.jsonValue)) }
+        switch ManifestVerifier(trustedKeys: keys).verify(o) {
         case .valid(let manifest): return manifest
         case .invalid(let rejection):
             throw SignedArchiveError(.invalidManifest, "cannot publish: \(rejection.message)", underlying: rejection)
@@ -105,11 +138,11 @@ extension Manifest {
     /// The manifest with one more signature (`clientctl sign`): the signer signs the same
     /// canonical bytes, and its entry joins `signatures`. A key that signed already adds
     /// nothing.
-    public func addingSignature(by signer: any DocumentSigner) throws -> Manifest {
+    public func addingSignature(by signer: any DocumentSigner) async throws -> Manifest {
         let keyId = signer.publicKey.keyId
         guard !signatures.contains(where: { $0.keyId == keyId }) else { return self }
         var o = object
-        let entry = DocumentSignature(keyId: keyId, signature: try signer.sign(signedBytes))
+        let entry = DocumentSignature(keyId: keyId, signature: try await signer.sign(signedBytes))
         o["signatures"] = .array((o["signatures"]?.arrayValue ?? []) + [entry.jsonValue])
         switch ManifestVerifier(trustedKeys: [signer.publicKey]).verify(o) {
         case .valid(let manifest): return manifest

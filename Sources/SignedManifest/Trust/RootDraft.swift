@@ -72,7 +72,7 @@ public struct RootDraft: Sendable, Equatable {
         guard current.threshold <= remaining.count else {
             throw SignedArchiveError(
                 .invalidArgument,
-                "removing \(keyId) leaves \(remaining.count) \(role.rawValue) keys for a threshold of \(current.threshold): lower the threshold first"
+                "removing \(keyId) leaves \(remaining.count) \(role.rawValue) keys for a threshold of \(current.threshold): add its replacement first, or lower the threshold first"
             )
         }
         roles[role] = RoleKeys(keyIds: remaining, threshold: current.threshold)
@@ -109,10 +109,17 @@ public struct RootDraft: Sendable, Equatable {
 
     /// Adds `signer`'s signature over the canonical bytes (a key that signed already adds
     /// nothing). Any key may sign: the old root keys of N must sign N+1 too.
-    public mutating func sign(with signer: any DocumentSigner) throws {
+    public mutating func sign(with signer: any DocumentSigner) async throws {
         let keyId = signer.publicKey.keyId
         guard !signatures.contains(where: { $0.keyId == keyId }) else { return }
-        signatures.append(DocumentSignature(keyId: keyId, signature: try signer.sign(CanonicalJSON.serialize(unsignedObject))))
+        signatures.append(DocumentSignature(keyId: keyId, signature: try await signer.sign(CanonicalJSON.serialize(unsignedObject))))
+    }
+
+    /// ``sign(with:)-(any DocumentSigner)`` with a key file, which signs without waiting.
+    public mutating func sign(with key: Ed25519.PrivateKey) throws {
+        let keyId = key.publicKey.keyId
+        guard !signatures.contains(where: { $0.keyId == keyId }) else { return }
+        signatures.append(DocumentSignature(keyId: keyId, signature: try key.signature(for: CanonicalJSON.serialize(unsignedObject))))
     }
 
     /// The root as parsed back from its own bytes, so a draft that devices would refuse

@@ -21,9 +21,9 @@ struct ChannelEditOptions: ParsableArguments {
     @OptionGroup var output: OutputOptions
 
     /// Applies `change` and prints what the channel offers now.
-    func apply(_ change: ManifestChange) throws {
+    func apply(_ change: ManifestChange) async throws {
         let now = Date()
-        let m = try ChannelEditor.apply(
+        let m = try await ChannelEditor.apply(
             change, releases: out, channel: channel, signers: try signing.signers(), now: now, expires: try expires?.date(now: now))
         if output.json {
             Console.out(Data(m.jsonBytes()))

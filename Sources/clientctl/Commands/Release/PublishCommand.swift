@@ -120,7 +120,7 @@ struct PublishCommand: AsyncParsableCommand {
             request.rollout = rollout?.rollout(start: now)
             request.revoked = revoke
             request.deltaBases = deltaBases
-            let result = try Publisher.publish(request, signers: try signing.signers())
+            let result = try await Publisher.publish(request, signers: try signing.signers())
             let m = result.manifest
             if !result.skippedHidden.isEmpty {
                 printError("skipped hidden files: \(result.skippedHidden.joined(separator: ", ")) (pass --include-hidden to publish them)")
@@ -155,7 +155,7 @@ struct PublishCommand: AsyncParsableCommand {
                 print("unchanged: \(m.app) \(m.version) is already published on \(m.channel) with identical bytes (\(result.archivePath))")
             } else {
                 print(
-                    "published \(m.app) \(m.version) on \(m.channel): \(result.archivePath) (\(m.size) bytes, sha256 \(m.sha256)), signed by key \(m.keyId)"
+                    "published \(m.app) \(m.version) on \(m.channel): \(result.archivePath) (\(m.size) bytes, sha256 \(m.sha256)), \(SigningOptions.signedBy(m.signatures))"
                 )
             }
             if !output.json {

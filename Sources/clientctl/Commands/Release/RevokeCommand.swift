@@ -23,6 +23,6 @@ struct RevokeCommand: AsyncParsableCommand {
     var versions: [Version]
 
     func run() async throws {
-        try await runReportingErrors { try edit.apply(.revoke(versions)) }
+        try await runReportingErrors { try await edit.apply(.revoke(versions)) }
     }
 }

@@ -14,6 +14,6 @@ struct RolloutCompleteCommand: AsyncParsableCommand {
     @OptionGroup var edit: ChannelEditOptions
 
     func run() async throws {
-        try await runReportingErrors { try edit.apply(.complete) }
+        try await runReportingErrors { try await edit.apply(.complete) }
     }
 }

@@ -14,6 +14,6 @@ struct RolloutPauseCommand: AsyncParsableCommand {
     @OptionGroup var edit: ChannelEditOptions
 
     func run() async throws {
-        try await runReportingErrors { try edit.apply(.pause) }
+        try await runReportingErrors { try await edit.apply(.pause) }
     }
 }

@@ -14,6 +14,6 @@ struct RolloutResumeCommand: AsyncParsableCommand {
     @OptionGroup var edit: ChannelEditOptions
 
     func run() async throws {
-        try await runReportingErrors { try edit.apply(.resume) }
+        try await runReportingErrors { try await edit.apply(.resume) }
     }
 }

@@ -40,7 +40,7 @@ struct RolloutSetCommand: AsyncParsableCommand {
         try await runReportingErrors {
             let begin = start.flatMap(RFC3339.parse) ?? Date()
             guard let spec = percent ?? steps else { return }
-            try edit.apply(.setRollout(spec.rollout(start: begin)))
+            try await edit.apply(.setRollout(spec.rollout(start: begin)))
         }
     }
 }

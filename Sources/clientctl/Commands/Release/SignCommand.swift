@@ -15,10 +15,21 @@ struct SignCommand: AsyncParsableCommand {
             command; the one that meets the threshold publishes the release (index.json,
             then manifest.json). Any other manifest file gets the signatures added in place.
 
+            --sign-command CMD (every signing command takes it): each --key is then a
+            public key, and CMD runs under /bin/sh -c with the bytes to sign as its stdin,
+            a private regular file whose path is also in CLIENTCTL_SIGN_INPUT, and
+            CLIENTCTL_SIGN_KEY_ID and CLIENTCTL_SIGN_PUBLIC_KEY naming the key. CMD writes
+            the raw 64-byte signature on stdout. A CMD that fails or runs over
+            --sign-timeout is killed with its children (exit 69); output that is not a
+            valid signature of that key is refused (exit 65).
+
+            The examples sign for a channel whose root asks for release keys r1, r2, r3.
+
             Examples:
-              clientctl sign releases/stable/pending/v1.5.0.json --key release-2.pem
-              clientctl sign releases/stable/pending/v1.5.0.json \\
-                --key release-2.pub.pem --sign-command 'yubihsm-sign --raw'
+              clientctl sign releases/stable/pending/v1.5.0.json --key r2.pem
+              clientctl sign releases/stable/pending/v1.5.0.json --key r3.pub.pem \\
+                --sign-timeout 60 --sign-command \\
+                'openssl pkeyutl -sign -rawin -inkey r3.pem -in /dev/stdin'
             """
     )
 
@@ -30,7 +41,7 @@ struct SignCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let outcome = try PendingRelease.sign(manifest, signers: try signing.signers())
+            let outcome = try await PendingRelease.sign(manifest, signers: try signing.signers())
             let m = outcome.manifest
             if output.json {
                 let o: JSONObject = [
@@ -43,7 +54,7 @@ struct SignCommand: AsyncParsableCommand {
             } else if outcome.missing > 0 {
                 print("signed \(outcome.path): \(outcome.missing) more release signature(s) needed before it is published")
             } else {
-                print("signed \(outcome.path) (keys: \(m.signatures.map(\.keyId).joined(separator: ", ")))")
+                print("signed \(outcome.path): \(SigningOptions.signedBy(m.signatures))")
             }
         }
     }

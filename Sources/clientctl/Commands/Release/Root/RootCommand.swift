@@ -13,15 +13,19 @@ struct RootCommand: AsyncParsableCommand {
             keys and of its own. Every edit drops the signatures (they covered other
             bytes): edit first, then sign.
 
+            The examples write root 1, then root 2, which replaces release key r1 by r3.
+
             Examples:
               clientctl root init root-1.json --app com.example.notes \\
                 --channel stable --root-key a.pub.pem --root-key b.pub.pem \\
-                --root-threshold 2 --release-key r1.pub.pem --release-key r2.pub.pem \\
-                --release-threshold 2 --expires 365d
-              clientctl root sign root-1.json --key a.pem
-              clientctl root init root-2.json --from releases/stable/root/1.json \\
-                --expires 365d
-              clientctl root remove-key root-2.json --role release --key-id 1f2e3d4c5b6a7988
+                --root-threshold 2 --release-key r1.pub.pem \\
+                --release-key r2.pub.pem --release-threshold 2 --expires 365d
+              clientctl root sign root-1.json --key a.pem --key b.pem
+              clientctl root init root-2.json \\
+                --from releases/stable/root/1.json --expires 365d
+              clientctl root add-key root-2.json --role release --key r3.pub.pem
+              clientctl root remove-key root-2.json --role release --key r1.pub.pem
+              clientctl root sign root-2.json --key a.pem --key b.pem
               clientctl root verify releases/stable
             """,
         subcommands: [

@@ -11,7 +11,7 @@ struct RootInitCommand: AsyncParsableCommand {
             Examples:
               clientctl root init root-1.json --app com.example.notes \\
                 --channel stable --root-key a.pub.pem --root-threshold 1 \\
-                --release-key r.pub.pem --release-threshold 1 --expires 365d
+                --release-key r1.pub.pem --release-threshold 1 --expires 365d
               clientctl root init root-2.json --from releases/stable/root/1.json \\
                 --expires 365d
             """

@@ -7,10 +7,14 @@ struct RootSignCommand: AsyncParsableCommand {
         commandName: "sign",
         abstract: "Add signatures to a root (its own root keys, and for N+1 those of root N).",
         discussion: """
+            Root N+1 needs a threshold of root N's root keys and of its own: sign with both.
+            With --sign-command each --key is a public key and CMD signs its stdin (see
+            clientctl sign --help).
+
             Examples:
-              clientctl root sign root-2.json --key old-root-a.pem --key new-root-c.pem
-              clientctl root sign root-2.json --key a.pub.pem \\
-                --sign-command 'openssl pkeyutl -sign -rawin -inkey /media/a.pem -in /dev/stdin'
+              clientctl root sign root-2.json --key a.pem
+              clientctl root sign root-2.json --key b.pub.pem --sign-command \\
+                'openssl pkeyutl -sign -rawin -inkey b.pem -in /dev/stdin'
             """
     )
 
@@ -20,9 +24,10 @@ struct RootSignCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             var draft = try RootFile.read(file)
-            let signers = try signing.signers()
-            for signer in signers { try draft.sign(with: signer) }
-            try RootFile.write(draft, to: file, note: "signed by \(signers.map(\.publicKey.keyId).joined(separator: ", "))")
+            let before = draft.signatures.count
+            for signer in try signing.signers() { try await draft.sign(with: signer) }
+            let added = draft.signatures.count - before
+            try RootFile.write(draft, to: file, note: added == 0 ? "no new signature (these keys signed already)" : "\(added) new signature(s)")
         }
     }
 }
