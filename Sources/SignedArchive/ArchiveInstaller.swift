@@ -192,6 +192,7 @@ struct ArchiveInstaller {
             if let note { InstallNotes.report(note) }
         }
         channel.store.cleanLeftovers(keeping: [partial])
+        try requireSpace(for: manifest, archive: archiveURL, partial: partial)
         let staging = try channel.store.makeStagingDirectory(label: "v\(version)")
         do {
             let tree = staging + "/tree"
@@ -222,6 +223,22 @@ struct ArchiveInstaller {
             throw error
         }
         return try listed(version)
+    }
+
+    /// Refuses a download that cannot fit before its first byte: the signed size, less what
+    /// an interrupted run left, and as much again to unpack (``DiskSpace``). The partial
+    /// download of a refused release is dropped: it could only hold the disk full.
+    private func requireSpace(for manifest: Manifest, archive: URL, partial: String) throws {
+        var st = stat()
+        let downloaded = lstat(partial, &st) == 0 ? Int64(st.st_size) : 0
+        do {
+            try DiskSpace.require(
+                DiskSpace.needed(forArchiveOf: manifest.size, downloaded: downloaded),
+                for: "release \(manifest.version): archive \(archive.lastPathComponent) of", size: manifest.size, at: layout.clients)
+        } catch {
+            unlink(partial)
+            throw error
+        }
     }
 
     private func listed(_ version: Version) throws -> InstalledVersion {

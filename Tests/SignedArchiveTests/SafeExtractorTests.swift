@@ -184,18 +184,7 @@ import Testing
         #expect(try String(contentsOfFile: sandbox.staging + "/d74/e149/f.txt", encoding: .utf8) == "149")
     }
 
-    /// Whether this process may mount a tmpfs (root outside a restricted container):
-    /// probed once by mounting and unmounting one.
-    static let canMountTmpfs: Bool = {
-        guard let probe = try? TemporaryDirectory("mount-probe"),
-            let mounted = try? Subprocess.run("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.path]),
-            mounted.status == 0
-        else { return false }
-        _ = try? Subprocess.run("umount", [probe.path])
-        return true
-    }()
-
-    @Test(.enabled(if: canMountTmpfs, "skipped: mounting a small tmpfs (the real full disk) needs root"))
+    @Test(.enabled(if: Tmpfs.canMount, "skipped: mounting a small tmpfs (the real full disk) needs root"))
     func fullDiskRemovesStagingAndNamesTheEntry() throws {
         let sandbox = try ExtractionSandbox()
         let disk = sandbox.tmp("clients/disk")

@@ -61,8 +61,9 @@ public struct Downloader: Sendable {
     /// - `expectedDigest` (hex, case-insensitive): a mismatch is `.hashMismatch`; when some
     ///   bytes came from a resume, the file is downloaded once more from zero first.
     /// - A server whose file is declared smaller than `expectedSize` is `.rejected` at once.
-    /// - On `.tooLarge`, `.hashMismatch` or `.rejected` the file is removed; on other
-    ///   failures (network, status) it is kept so a later call resumes it.
+    /// - On `.tooLarge`, `.hashMismatch` or `.rejected` the file is removed, and on a full
+    ///   disk (`ENOSPC`, thrown as `.noSpace`); on other failures (network, status) it is
+    ///   kept so a later call resumes it.
     public func download(
         _ url: URL, to path: String, expectedSize: Int64? = nil, expectedDigest: String? = nil,
         algorithm: Digest.Algorithm = .sha256, progress: (@Sendable (Int64) -> Void)? = nil
@@ -89,6 +90,14 @@ public struct Downloader: Sendable {
         } catch let error as UpdaterError where error.code == .tooLarge || error.code == .hashMismatch || error.code == .rejected {
             file.remove()
             throw error
+        } catch let error where DiskSpace.isNoSpace(error) {
+            // Kept, it would hold the disk full and every later check would resume into it.
+            let kept = file.size
+            file.remove()
+            throw UpdaterError(
+                .noSpace,
+                "GET \(url.absoluteString): the disk filled up after \(kept) bytes (\(error)); the partial download was removed, not kept to resume",
+                underlying: POSIXErrorBox(code: ENOSPC))
         }
         return (result, try file.withDescriptorAtStart(verified))
     }

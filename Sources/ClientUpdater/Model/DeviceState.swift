@@ -44,7 +44,8 @@ public struct DeviceState: Codable, Sendable, Equatable {
     /// The outcome of the last update check.
     public struct CheckRecord: Codable, Sendable, Equatable {
         public var time: Date
-        /// `installed`, `up-to-date`, `no-compatible-release`, `rejected`, `failed`, `stale`.
+        /// `installed`, `up-to-date`, `no-compatible-release`, `rejected`, `failed`, `stale`,
+        /// `no-space` (the disk is full or the release cannot fit: updates stop until space is freed).
         public var result: String
         public var message: String
         public init(time: Date, result: String, message: String) {

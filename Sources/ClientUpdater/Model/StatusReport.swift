@@ -41,6 +41,9 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var retry: [String]
     public var trial: DeviceState.Trial?
     public var lastCheck: DeviceState.CheckRecord?
+    /// Bytes free for clientctl on the root's file system when status ran (`nil` when
+    /// unknown): with `lastCheck`, why updates stop on a full disk.
+    public var freeBytes: Int64?
     public var installed: [Entry]
 
     public init(
@@ -65,6 +68,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
         retry = state.retry
         trial = state.trial
         self.lastCheck = lastCheck
+        freeBytes = DiskSpace.free(at: layout.root)
         self.installed = installed.map { v in
             Entry(
                 version: v.id, path: v.directory, minShell: v.minShell?.description, maxShell: v.maxShell?.description,

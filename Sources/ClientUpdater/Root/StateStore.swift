@@ -52,9 +52,13 @@ public enum StateStore {
         }
     }
 
-    /// Writes `state.json` atomically (temp file, fsync, rename, fsync folder).
+    /// Writes `state.json` atomically (temp file, fsync, rename, fsync folder), unless it
+    /// holds these bytes already: a start-up that changes nothing writes nothing, so it
+    /// works on a full disk (docs/device-layout.md#a-full-disk).
     public static func save(_ state: DeviceState, _ layout: RootLayout) throws {
-        try AtomicFile.write(try encode(state), to: layout.state)
+        let bytes = try encode(state)
+        if let held = try? BoundedFile.read(layout.state, cap: BoundedFile.localStateCap, code: .corruptState), held == bytes { return }
+        try AtomicFile.write(bytes, to: layout.state)
     }
 
     /// The exact bytes `save` writes: pretty, sorted, ISO 8601 dates.

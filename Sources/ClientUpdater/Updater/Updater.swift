@@ -53,7 +53,8 @@ public actor Updater {
             outcome = try await channel.check(state: &state)
         } catch {
             let status = (error as? any ClientctlError)?.kind
-            let result = status == .dataError ? "rejected" : "failed"
+            // `no-space`: updates stop until space is freed; status shows why.
+            let result = DiskSpace.isNoSpace(error) ? "no-space" : status == .dataError ? "rejected" : "failed"
             try? LastCheck.record(.init(time: now(), result: result, message: "\(error)"), layout)
             throw error
         }

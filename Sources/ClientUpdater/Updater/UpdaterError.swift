@@ -10,6 +10,7 @@ public struct UpdaterError: ClientctlError {
         fileprivate enum Base: Hashable, Sendable {
             case invalidArgument, notFound, alreadyExists, io, corruptState, configInvalid
             case locked, network, httpStatus, tooLarge, hashMismatch, rejected, unsupported, internalError, conflict
+            case noSpace
         }
         fileprivate let base: Base
         public var description: String { "\(base)" }
@@ -43,6 +44,9 @@ public struct UpdaterError: ClientctlError {
         /// A request about another version than the one it concerns (an acknowledgement
         /// from a page of a version that is not on trial): refused, nothing changed.
         public static let conflict = Code(base: .conflict)
+        /// The file system is full (`ENOSPC`), or a download cannot fit in its free space:
+        /// what was written for it is removed, nothing is kept to resume.
+        public static let noSpace = Code(base: .noSpace)
         /// An unexpected failure: a bug.
         public static let internalError = Code(base: .internalError)
     }
@@ -61,7 +65,7 @@ public struct UpdaterError: ClientctlError {
         switch code.base {
         case .invalidArgument: return .usage
         case .notFound: return .noInput
-        case .alreadyExists, .io: return .cannotCreate
+        case .alreadyExists, .io, .noSpace: return .cannotCreate
         case .corruptState, .configInvalid: return .config
         case .locked: return .tempFail
         case .network: return .unavailable

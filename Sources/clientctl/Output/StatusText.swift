@@ -25,6 +25,7 @@ enum StatusText {
         } else {
             lines.append("last check:      never")
         }
+        if let free = s.freeBytes { lines.append("free space:      \(DiskSpace.megabytes(free)) on \(s.root)") }
         lines.append("installed:       \(s.installed.isEmpty ? "none" : s.installed.map(\.version).joined(separator: ", "))")
         return lines.joined(separator: "\n")
     }

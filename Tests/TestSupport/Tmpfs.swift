@@ -1,0 +1,55 @@
+import Foundation
+
+/// A small tmpfs: a real file system that fills up, for full-disk tests (they run as root).
+public struct Tmpfs: Sendable {
+    /// Where it is mounted.
+    public let path: String
+
+    /// Whether this process may mount a tmpfs (root outside a restricted container):
+    /// probed once by mounting and unmounting one. Use as a condition trait.
+    public static let canMount: Bool = {
+        guard let probe = try? TemporaryDirectory("mount-probe"),
+            let mounted = try? Subprocess.run("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", probe.path]),
+            mounted.status == 0
+        else { return false }
+        _ = try? Subprocess.run("umount", [probe.path])
+        return true
+    }()
+
+    /// Mounts a tmpfs of `size` (`mount -o size=`, e.g. `20m`) on the existing folder `path`.
+    public static func mount(at path: String, size: String) throws -> Tmpfs {
+        let mounted = try Subprocess.run("mount", ["-t", "tmpfs", "-o", "size=\(size)", "tmpfs", path])
+        guard mounted.status == 0 else { throw TmpfsError(description: "mount tmpfs on \(path) failed: \(mounted.errorOutput)") }
+        return Tmpfs(path: path)
+    }
+
+    /// Unmounts it (call in the test's cleanup).
+    public func unmount() { _ = try? Subprocess.run("umount", [path]) }
+
+    /// Bytes free on the file system holding `path`.
+    public static func free(at path: String) -> Int64 {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return 0 }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
+    /// Appends to the file `path` until its file system has at most `leaving` bytes free.
+    public static func fill(_ path: String, leaving: Int64) {
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        let folder = (path as NSString).deletingLastPathComponent
+        var chunk = 1 << 20
+        let zeros = [UInt8](repeating: 0, count: chunk)
+        while chunk > 0 {
+            let free = Self.free(at: folder)
+            guard free > leaving else { return }
+            let size = Int(min(Int64(chunk), free - leaving))
+            if zeros.withUnsafeBytes({ write(fd, $0.baseAddress, size) }) < size { chunk /= 2 }
+        }
+    }
+}
+
+struct TmpfsError: Error, CustomStringConvertible {
+    let description: String
+}
