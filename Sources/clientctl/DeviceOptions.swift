@@ -4,7 +4,7 @@ import Foundation
 
 /// `--root`, shared by every device command; defaults to `$CLIENTCTL_ROOT`.
 struct DeviceOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Device root folder (default: $CLIENTCTL_ROOT).", valueName: "dir"))
+    @Option(name: .long, help: ArgumentHelp("Device root folder (default: $CLIENTCTL_ROOT).", valueName: "DIR"))
     var root: String?
 
     /// The root's layout, from `--root` or `CLIENTCTL_ROOT`.

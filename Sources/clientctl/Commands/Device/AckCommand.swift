@@ -8,15 +8,15 @@ struct AckCommand: AsyncParsableCommand {
         commandName: "ack",
         abstract: "Report startup complete: commit the version on trial as last known good.",
         discussion: """
-            The equivalent of the page calling WebAppLocalServer.startupDidComplete().
-            Commits the trial of the current version and runs retention. If the trial's
-            startup timeout had already passed, the version is rolled back instead (retry
-            list first, blacklist the second time), the folder to load is printed, and the
+            The equivalent of the page calling WebAppLocalServer.startupDidComplete(). \
+            Commits the trial of the current version and runs retention. If the trial's \
+            startup timeout had already passed, the version is rolled back instead (retry \
+            list first, blacklist the second time), the folder to load is printed, and the \
             command exits 65. With nothing on trial it changes nothing.
 
-            With --version V the acknowledgement names the version that started: when
-            another version is on trial it is refused (exit 65) and the trial goes on.
-            While `clientctl serve` runs on the root it is the only writer of the
+            With --version V the acknowledgement names the version that started: when \
+            another version is on trial it is refused (exit 65) and the trial goes on. \
+            While `clientctl serve` runs on the root it is the only writer of the \
             watchdog: ack is refused (exit 75); the page acknowledges through serve.
 
             Examples:
@@ -28,7 +28,7 @@ struct AckCommand: AsyncParsableCommand {
     @OptionGroup var device: DeviceOptions
     @OptionGroup var output: OutputOptions
 
-    @Option(name: .customLong("version"), help: ArgumentHelp("The version that started; refused when another one is on trial.", valueName: "version"))
+    @Option(name: .customLong("version"), help: ArgumentHelp("The version that started; refused when another one is on trial.", valueName: "SEMVER"))
     var version: String?
 
     func run() async throws {

@@ -8,11 +8,11 @@ struct GcCommand: AsyncParsableCommand {
         commandName: "gc",
         abstract: "Delete installed versions beyond the retention count (config `keep`, default 3).",
         discussion: """
-            Keeps current, pending, last known good and the embedded seed always, then the
-            newest other versions up to `keep`; deletes the rest and their serving folders.
+            Keeps current, pending, last known good and the embedded seed always, then the \
+            newest other versions up to `keep`; deletes the rest and their serving folders. \
             Also finishes deletions interrupted by a crash. Prints the removed versions.
 
-            Refused (exit 75) while `clientctl serve` runs on the root: serve is then the
+            Refused (exit 75) while `clientctl serve` runs on the root: serve is then the \
             only writer of the watchdog.
 
             Examples:

@@ -12,7 +12,7 @@ struct InitCommand: AsyncParsableCommand {
         commandName: "init",
         abstract: "Create a device root: which app and channel, whom to trust, which shell.",
         discussion: """
-            Writes DIR/config.json (trusted public keys are copied into it, so the root is
+            Writes DIR/config.json (trusted public keys are copied into it, so the root is \
             self-contained). Refuses to overwrite an existing config unless --force.
 
             Examples:
@@ -33,43 +33,51 @@ struct InitCommand: AsyncParsableCommand {
     )
 
     @OptionGroup var device: DeviceOptions
-    @Option(help: "Application id, e.g. com.example.notes; releases of other apps are rejected.")
+    @Option(help: ArgumentHelp("Application id, e.g. com.example.notes; releases of other apps are rejected.", valueName: "ID"))
     var app: String?
-    @Option(help: "Release channel name, e.g. stable; releases of other channels are rejected.")
+    @Option(help: ArgumentHelp("Release channel name, e.g. stable; releases of other channels are rejected.", valueName: "NAME"))
     var channel: String?
-    @Option(name: .customLong("manifest-url"), help: "URL of the channel's manifest.json (https:, http: to loopback, or file:).")
+    @Option(
+        name: .customLong("manifest-url"),
+        help: ArgumentHelp("URL of the channel's manifest.json (https:, http: to loopback, or file:).", valueName: "URL"))
     var manifestURL: String?
-    @Option(name: .customLong("trust"), help: ArgumentHelp("A trusted Ed25519 public key (PEM); repeat for several.", valueName: "pub.pem"))
+    @Option(name: .customLong("trust"), help: ArgumentHelp("A trusted Ed25519 public key (PEM); repeat for several.", valueName: "PUB.pem"))
     var trust: [String] = []
     @Option(
         name: .customLong("trust-root"),
-        help: ArgumentHelp("A signed trust root of the channel (root/N.json) to pin instead of --trust keys.", valueName: "root.json"))
+        help: ArgumentHelp("A signed trust root of the channel (root/N.json) to pin instead of --trust keys.", valueName: "ROOT.json"))
     var trustRoot: String?
-    @Option(name: .customLong("shell-version"), help: "Version (SemVer) of the native shell on this device (required for archive roots).")
+    @Option(
+        name: .customLong("shell-version"),
+        help: ArgumentHelp("Version of the native shell on this device (required for archive roots).", valueName: "SEMVER"))
     var shellVersion: Version?
-    @Option(name: .customLong("meteor-url"), help: ArgumentHelp("Meteor server ROOT_URL: makes this a Meteor hot-code-push root.", valueName: "url"))
+    @Option(name: .customLong("meteor-url"), help: ArgumentHelp("Meteor server ROOT_URL: makes this a Meteor hot-code-push root.", valueName: "URL"))
     var meteorURL: String?
-    @Option(name: .customLong("compat-platform"), help: "Meteor only: which cordovaCompatibilityVersions entry to compare (ios or android).")
+    @Option(
+        name: .customLong("compat-platform"),
+        help: ArgumentHelp("Meteor only: which cordovaCompatibilityVersions entry to compare.", valueName: "ios|android"))
     var compatPlatform: String?
-    @Option(help: ArgumentHelp("Read-only client shipped inside the shell (must hold index.html).", valueName: "dir"))
+    @Option(help: ArgumentHelp("Read-only client shipped inside the shell (must hold index.html).", valueName: "DIR"))
     var embedded: String?
-    @Option(name: .customLong("startup-timeout"), help: "Seconds a new version has to report start-up before it is rolled back.")
+    @Option(
+        name: .customLong("startup-timeout"),
+        help: ArgumentHelp("Seconds a new version has to report start-up before it is rolled back.", valueName: "SECONDS"))
     var startupTimeout = Seconds(10)
-    @Option(help: "How many installed versions retention keeps (1–1000).")
+    @Option(help: ArgumentHelp("How many installed versions retention keeps (1–1000).", valueName: "N"))
     var keep: Int = 3
     @Flag(name: .customLong("allow-insecure-http"), help: "Allow http: URLs to hosts other than loopback (not recommended).")
     var allowInsecureHTTP = false
-    @Option(name: .customLong("max-unpacked-bytes"), help: "Cap on bytes unpacked from one archive.")
+    @Option(name: .customLong("max-unpacked-bytes"), help: ArgumentHelp("Cap on bytes unpacked from one archive.", valueName: "BYTES"))
     var maxUnpackedBytes: Int64 = DeviceConfig.Limits().maxUnpackedBytes
-    @Option(name: .customLong("max-entries"), help: "Cap on entries in one archive.")
+    @Option(name: .customLong("max-entries"), help: ArgumentHelp("Cap on entries in one archive.", valueName: "N"))
     var maxEntries: Int = DeviceConfig.Limits().maxEntries
     @Option(
         name: .customLong("ca-file"),
-        help: ArgumentHelp("PEM file of the CA certificates to trust for https: instead of the system store (a private CA).", valueName: "ca.pem"))
+        help: ArgumentHelp("PEM file of the CA certificates to trust for https: instead of the system store (a private CA).", valueName: "CA.pem"))
     var caFile: String?
     @Option(
         help: ArgumentHelp(
-            "Proxy for every request (http://host:port), instead of the HTTPS_PROXY/HTTP_PROXY environment; NO_PROXY still applies.", valueName: "url"
+            "Proxy for every request (http://host:port), instead of the HTTPS_PROXY/HTTP_PROXY environment; NO_PROXY still applies.", valueName: "URL"
         ))
     var proxy: String?
     @Flag(help: "Overwrite an existing config.json (installed versions and state are kept).")

@@ -8,16 +8,18 @@ struct InstallCommand: AsyncParsableCommand {
         commandName: "install",
         abstract: "Check the feed once; download, verify and stage the newest compatible version.",
         discussion: """
-            Fetches the manifest (conditional GET), verifies its signature before using any
-            field, downloads and hash-checks the archive, unpacks it safely into
+            Fetches the manifest (conditional GET), verifies its signature before using any \
+            field, downloads and hash-checks the archive, unpacks it safely into \
             clients/vX.Y.Z and stages it as pending (it runs after a reload or the next start).
-            When the release carries a delta patch from a version this root holds, the
-            patch is downloaded instead of the archive; why a patch was not used is printed
+
+            When the release carries a delta patch from a version this root holds, the \
+            patch is downloaded instead of the archive; why a patch was not used is printed \
             on stderr, and the full archive installs (--no-delta: always the archive).
+
             For a Meteor root, performs a hot-code-push check against ROOT_URL instead.
 
-            Exit status: 0 installed, up to date, or nothing compatible; 65 rejected input;
-            69 network failure after retries; 75 the root is locked by another clientctl
+            Exit status: 0 installed, up to date, or nothing compatible; 65 rejected input; \
+            69 network failure after retries; 75 the root is locked by another clientctl \
             past --wait; 78 bad config.
 
             Examples:
@@ -31,7 +33,7 @@ struct InstallCommand: AsyncParsableCommand {
 
     @OptionGroup var device: DeviceOptions
     @OptionGroup var output: OutputOptions
-    @Option(help: "Seconds to wait for another clientctl holding the root's lock (0–86400).")
+    @Option(help: ArgumentHelp("Seconds to wait for another clientctl holding the root's lock (0–86400).", valueName: "SECONDS"))
     var wait = Seconds(30)
     @Flag(help: "Take the newest release even when its staged rollout has not reached this device or is paused.")
     var ignoreRollout = false

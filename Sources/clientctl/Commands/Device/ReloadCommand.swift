@@ -8,13 +8,13 @@ struct ReloadCommand: AsyncParsableCommand {
         commandName: "reload",
         abstract: "Switch to the pending version and print the serving folder to load.",
         discussion: """
-            Makes the pending version current (its folder was organized when it was
-            staged, so this is a pointer flip) and starts its startup trial: the page must
-            report `clientctl ack` within the startup timeout, or the next clientctl
-            command on the root rolls it back. Prints the folder the web view should load
+            Makes the pending version current (its folder was organized when it was \
+            staged, so this is a pointer flip) and starts its startup trial: the page must \
+            report `clientctl ack` within the startup timeout, or the next clientctl \
+            command on the root rolls it back. Prints the folder the web view should load \
             on stdout. Exits 66 when nothing is pending.
 
-            Refused (exit 75) while `clientctl serve` runs on the root: serve is then the
+            Refused (exit 75) while `clientctl serve` runs on the root: serve is then the \
             only writer of the watchdog.
 
             Examples:

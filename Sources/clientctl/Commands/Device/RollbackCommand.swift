@@ -8,11 +8,11 @@ struct RollbackCommand: AsyncParsableCommand {
         commandName: "rollback",
         abstract: "Roll back to the last known good version (else the embedded seed), blacklisting the current one.",
         discussion: """
-            The blacklisted version is never selected or downloaded again. When the current
-            version is itself the last known good one, the device goes back to the embedded
+            The blacklisted version is never selected or downloaded again. When the current \
+            version is itself the last known good one, the device goes back to the embedded \
             seed. Prints the folder the web view should load on stdout.
 
-            Refused (exit 75) while `clientctl serve` runs on the root: serve is then the
+            Refused (exit 75) while `clientctl serve` runs on the root: serve is then the \
             only writer of the watchdog.
 
             Examples:

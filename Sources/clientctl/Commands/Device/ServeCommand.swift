@@ -9,18 +9,21 @@ struct ServeCommand: AsyncParsableCommand {
         commandName: "serve",
         abstract: "Serve the current client on loopback HTTP, run the startup watchdog and check for updates.",
         discussion: """
-            Starts the root (selection, crash-in-trial recovery, shell-update reset),
-            serves the current version on 127.0.0.1 and answers the WebAppLocalServer shim
-            under /__clientctl/ (startup-complete, check, switch-to-pending, status,
-            events). A version that does not report startup complete within the startup
+            Starts the root (selection, crash-in-trial recovery, shell-update reset), \
+            serves the current version on 127.0.0.1 and answers the WebAppLocalServer shim \
+            under /__clientctl/ (startup-complete, check, switch-to-pending, status, \
+            events). A version that does not report startup complete within the startup \
             timeout is rolled back: once to the retry list, the second time blacklisted.
+
             Checks for updates every --check-interval seconds (0 = only when a page asks).
-            Only requests whose Host names this listener (127.0.0.1:PORT, localhost:PORT,
-            [::1]:PORT) are answered (421 otherwise), and POSTs from another origin are
-            refused (403). While serve runs it is the only writer of the root's watchdog:
+
+            Only requests whose Host names this listener (127.0.0.1:PORT, localhost:PORT, \
+            [::1]:PORT) are answered (421 otherwise), and POSTs from another origin are \
+            refused (403). While serve runs it is the only writer of the root's watchdog: \
             `clientctl reload`, `ack`, `rollback` and `gc` are refused (exit 75).
-            Prints `serving http://127.0.0.1:PORT/` on stderr once listening; SIGTERM or
-            SIGINT shut it down cleanly. The port defaults to one derived from the app id
+
+            Prints `serving http://127.0.0.1:PORT/` on stderr once listening; SIGTERM or \
+            SIGINT shut it down cleanly. The port defaults to one derived from the app id \
             (12000–13000), so the page's origin and storage survive restarts.
 
             Examples:
@@ -34,34 +37,34 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var device: DeviceOptions
 
-    @Option(help: ArgumentHelp("TCP port on 127.0.0.1 (default: derived from the app id; 0 = any free port).", valueName: "n"))
+    @Option(help: ArgumentHelp("TCP port on 127.0.0.1 (default: derived from the app id; 0 = any free port).", valueName: "PORT"))
     var port: Int?
 
     @Option(
         name: .customLong("check-interval"),
-        help: ArgumentHelp("Seconds between update checks (1–604800); 0 disables periodic checks.", valueName: "seconds"))
+        help: ArgumentHelp("Seconds between update checks (1–604800); 0 disables periodic checks.", valueName: "SECONDS"))
     var checkInterval = Seconds(3600)
 
-    @Option(help: ArgumentHelp("Content-Security-Policy header sent with every file.", valueName: "policy"))
+    @Option(help: ArgumentHelp("Content-Security-Policy header sent with every file.", valueName: "POLICY"))
     var csp: String?
 
     @Option(
         name: .customLong("startup-timeout"),
-        help: ArgumentHelp("Seconds a new version has to report startup complete (default: config, 10).", valueName: "seconds"))
+        help: ArgumentHelp("Seconds a new version has to report startup complete (default: config, 10).", valueName: "SECONDS"))
     var startupTimeout: Seconds?
 
     @Option(
-        name: .customLong("header-timeout"), help: ArgumentHelp("Seconds a connection has to send a request head (default 10).", valueName: "seconds")
+        name: .customLong("header-timeout"), help: ArgumentHelp("Seconds a connection has to send a request head.", valueName: "SECONDS")
     )
-    var headerTimeout: Double = 10
+    var headerTimeout = Seconds(10)
 
     @Option(
         name: .customLong("idle-timeout"),
-        help: ArgumentHelp("Seconds a keep-alive connection may wait for its next request (default 30).", valueName: "seconds"))
-    var idleTimeout: Double = 30
+        help: ArgumentHelp("Seconds a keep-alive connection may wait for its next request.", valueName: "SECONDS"))
+    var idleTimeout = Seconds(30)
 
     func validate() throws {
-        for (flag, seconds) in [("--header-timeout", headerTimeout), ("--idle-timeout", idleTimeout)]
+        for (flag, seconds) in [("--header-timeout", headerTimeout.value), ("--idle-timeout", idleTimeout.value)]
         where !ServerConfiguration.timeoutRange.contains(seconds) {
             throw ValidationError("\(flag) must be between 0.1 and 3600 seconds")
         }
@@ -82,7 +85,7 @@ struct ServeCommand: AsyncParsableCommand {
                 configuration: ServerConfiguration(
                     port: port ?? ServerConfiguration.derivedPort(forApp: context.config.app),
                     contentSecurityPolicy: csp, wwwDirectory: context.engine.wwwDirectory,
-                    headerTimeoutSeconds: headerTimeout, idleTimeoutSeconds: idleTimeout))
+                    headerTimeoutSeconds: headerTimeout.value, idleTimeoutSeconds: idleTimeout.value))
             let events = await updater.events()
             let log = Task { await Self.logEvents(events) }
             defer { log.cancel() }

@@ -8,7 +8,7 @@ struct StatusCommand: AsyncParsableCommand {
         commandName: "status",
         abstract: "Show current, pending and last-known-good versions, lists and the last check.",
         discussion: """
-            Reads the root without locking it. `current` is `embedded` while the embedded
+            Reads the root without locking it. `current` is `embedded` while the embedded \
             seed runs; `selected` is what the next fresh start would run.
 
             Examples:

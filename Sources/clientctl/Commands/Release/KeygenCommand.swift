@@ -8,10 +8,10 @@ struct KeygenCommand: AsyncParsableCommand {
         commandName: "keygen",
         abstract: "Create an Ed25519 signing key pair for publishing releases.",
         discussion: """
-            Writes PREFIX.pem (private key, PKCS#8 PEM, mode 0600) and PREFIX.pub.pem (public key,
-            SubjectPublicKeyInfo PEM) and prints the keyId (first 16 hex characters of SHA-256
-            over the DER public key) on stdout. Never overwrites an existing file (exit 73).
-            The files are the ones `openssl genpkey -algorithm ed25519` makes; keep the private
+            Writes PREFIX.pem (private key, PKCS#8 PEM, mode 0600) and PREFIX.pub.pem (public key, \
+            SubjectPublicKeyInfo PEM) and prints the keyId (first 16 hex characters of SHA-256 \
+            over the DER public key) on stdout. Never overwrites an existing file (exit 73). \
+            The files are the ones `openssl genpkey -algorithm ed25519` makes; keep the private \
             key offline and give devices the .pub.pem file.
 
             Examples:

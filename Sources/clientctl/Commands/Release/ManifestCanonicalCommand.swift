@@ -8,10 +8,10 @@ struct ManifestCanonicalCommand: AsyncParsableCommand {
         commandName: "canonical",
         abstract: "Print the exact bytes a manifest's signature covers.",
         discussion: """
-            Prints the RFC 8785 (JCS) canonical JSON of the manifest object without its
-            `signature` member to stdout, with no trailing newline. The manifest is parsed
-            strictly (duplicate keys, trailing data, deep nesting and invalid UTF-8 are refused
-            with exit 65); its signature is not checked. Use it to verify or sign a release
+            Prints the RFC 8785 (JCS) canonical JSON of the manifest object without its \
+            `signature` member to stdout, with no trailing newline. The manifest is parsed \
+            strictly (duplicate keys, trailing data, deep nesting and invalid UTF-8 are refused \
+            with exit 65); its signature is not checked. Use it to verify or sign a release \
             with other tools.
 
             Examples:

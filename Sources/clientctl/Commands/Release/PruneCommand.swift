@@ -10,11 +10,11 @@ struct PruneCommand: AsyncParsableCommand {
         commandName: "prune",
         abstract: "Keep the newest N releases of a channel and delete the files no kept release needs.",
         discussion: """
-            Under the channel's publishing lock: index.json keeps the newest N releases (and
-            the release manifest.json offers, always); it is rewritten first, then every
-            archive, delta patch, file list and file object that no kept release (and no
-            release waiting in pending/) names is deleted. Trust roots and files clientctl
-            did not write are never touched. Devices keep what they installed; a device on
+            Under the channel's publishing lock: index.json keeps the newest N releases (and \
+            the release manifest.json offers, always); it is rewritten first, then every \
+            archive, delta patch, file list and file object that no kept release (and no \
+            release waiting in pending/) names is deleted. Trust roots and files clientctl \
+            did not write are never touched. Devices keep what they installed; a device on \
             a pruned release updates through the file list or the archive.
 
             For S3-compatible storage, push with --keep N (clientctl push --help).

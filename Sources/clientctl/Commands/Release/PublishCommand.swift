@@ -10,28 +10,28 @@ struct PublishCommand: AsyncParsableCommand {
         commandName: "publish",
         abstract: "Pack a built client folder into a signed release.",
         discussion: """
-            Packs DIR (its top level is the web root; index.html is required) into a
+            Packs DIR (its top level is the web root; index.html is required) into a \
             reproducible archive, signs a manifest with --key and writes the release folder:
               OUT/CHANNEL/vX.Y.Z.tar.gz   immutable archive
               OUT/CHANNEL/manifest.json   the newest release
               OUT/CHANNEL/index.json      every release, newest first
-            Upload OUT to any static web server or CDN: cache archives as immutable, revalidate
+            Upload OUT to any static web server or CDN: cache archives as immutable, revalidate \
             manifest.json and index.json.
 
-            Publishing a version again with identical bytes and settings changes nothing
-            (exit 0). A version already published with other bytes, a version not above the
-            channel's newest, or a DIR with symlinks, special files or unreadable files is
+            Publishing a version again with identical bytes and settings changes nothing \
+            (exit 0). A version already published with other bytes, a version not above the \
+            channel's newest, or a DIR with symlinks, special files or unreadable files is \
             refused (exit 65) naming the reason or path.
 
-            --base-url is the public URL of OUT: manifests then carry absolute archive URLs
-            (BASE/CHANNEL/vX.Y.Z.tar.gz) instead of URLs relative to manifest.json.
+            --base-url is the public URL of OUT: manifests then carry absolute archive URLs \
+            (BASE/CHANNEL/vX.Y.Z.tar.gz) instead of URLs relative to manifest.json. \
             --expires takes an RFC 3339 UTC time or Nd (N days from now).
 
-            Delta updates: publish also writes OUT/CHANNEL/patches/SHA256.zst, a zstd patch
-            from each of the newest --delta-bases older releases (default 3), the signed
-            file list files/SHA256.json and each file's content once as objects/SHA256, and
-            prints what each path costs a device. Devices holding one of those releases
-            download the patch; others link the files they hold and download the rest, or
+            Delta updates: publish also writes OUT/CHANNEL/patches/SHA256.zst, a zstd patch \
+            from each of the newest --delta-bases older releases (default 3), the signed \
+            file list files/SHA256.json and each file's content once as objects/SHA256, and \
+            prints what each path costs a device. Devices holding one of those releases \
+            download the patch; others link the files they hold and download the rest, or \
             take the archive, whichever is cheapest. --delta-bases 0 writes none of it.
 
             Examples:

@@ -10,28 +10,28 @@ struct PushCommand: AsyncParsableCommand {
         commandName: "push",
         abstract: "Upload a release folder to S3-compatible storage, safely beside other pushes.",
         discussion: """
-            Uploads each channel of RELEASES (or those named with --channel) to
-            s3://BUCKET/PREFIX/CHANNEL/: archives and trust roots first, written only if
-            absent (Cache-Control: public, max-age=31536000, immutable); then index.json,
-            then manifest.json, each replaced only if unchanged since read
-            (Cache-Control: public, max-age=SECONDS). When another push changed them
-            meanwhile, both are read again, merged (no release is lost) and the version
+            Uploads each channel of RELEASES (or those named with --channel) to \
+            s3://BUCKET/PREFIX/CHANNEL/: archives and trust roots first, written only if \
+            absent (Cache-Control: public, max-age=31536000, immutable); then index.json, \
+            then manifest.json, each replaced only if unchanged since read \
+            (Cache-Control: public, max-age=SECONDS). When another push changed them \
+            meanwhile, both are read again, merged (no release is lost) and the version \
             rules checked again. Devices never see a manifest whose archive is missing.
 
-            An archive the store holds with other bytes, or a version the store holds with
-            another archive, is refused (exit 65); a new version below the store's newest is
+            An archive the store holds with other bytes, or a version the store holds with \
+            another archive, is refused (exit 65); a new version below the store's newest is \
             refused (exit 65). Pushing the same folder twice changes nothing.
 
-            Credentials follow the AWS conventions: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
-            and AWS_SESSION_TOKEN, else the AWS_PROFILE (default "default") profile of
-            ~/.aws/credentials (AWS_SHARED_CREDENTIALS_FILE). Region: --region, AWS_REGION,
-            AWS_DEFAULT_REGION, else us-east-1. Endpoint: --endpoint, AWS_ENDPOINT_URL_S3,
+            Credentials follow the AWS conventions: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY \
+            and AWS_SESSION_TOKEN, else the AWS_PROFILE (default "default") profile of \
+            ~/.aws/credentials (AWS_SHARED_CREDENTIALS_FILE). Region: --region, AWS_REGION, \
+            AWS_DEFAULT_REGION, else us-east-1. Endpoint: --endpoint, AWS_ENDPOINT_URL_S3, \
             AWS_ENDPOINT_URL (path-style addressing), else AWS itself.
 
-            --keep N prunes while pushing: index.json keeps the newest N releases (and the
-            one manifest.json offers), then archives, patches, file lists and objects that
-            no kept release names are deleted, unless younger than --prune-grace (default
-            3600 s: another push may be uploading them for a release it has not indexed yet).
+            --keep N prunes while pushing: index.json keeps the newest N releases (and the \
+            one manifest.json offers), then archives, patches, file lists and objects that \
+            no kept release names are deleted, unless younger than --prune-grace (default \
+            3600 s: another push may be uploading them for a release it has not indexed yet). \
             Prune the folder too (clientctl prune), or a later push re-adds what it holds.
 
             Examples:

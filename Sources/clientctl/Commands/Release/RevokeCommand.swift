@@ -7,9 +7,9 @@ struct RevokeCommand: AsyncParsableCommand {
         commandName: "revoke",
         abstract: "Make devices leave versions of a channel and never select them again.",
         discussion: """
-            Re-signs OUT/CHANNEL/manifest.json with the versions added to its `revoked`
-            list. At their next check, devices blacklist them; a device running one
-            switches to its newest good version (or the embedded seed). To revoke the
+            Re-signs OUT/CHANNEL/manifest.json with the versions added to its `revoked` \
+            list. At their next check, devices blacklist them; a device running one \
+            switches to its newest good version (or the embedded seed). To revoke the \
             release the channel offers now, publish a newer one with --revoke instead.
 
             Examples:

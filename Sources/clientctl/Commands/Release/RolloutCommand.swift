@@ -6,8 +6,8 @@ struct RolloutCommand: AsyncParsableCommand {
         commandName: "rollout",
         abstract: "Stage, pause, resume or complete the rollout of a channel's release.",
         discussion: """
-            Each subcommand re-signs OUT/CHANNEL/manifest.json (same release and archive,
-            a later `published`) and its index.json entry. Devices decide by their own id
+            Each subcommand re-signs OUT/CHANNEL/manifest.json (same release and archive, \
+            a later `published`) and its index.json entry. Devices decide by their own id \
             which of them take the release; no server logic is needed.
 
             Examples:

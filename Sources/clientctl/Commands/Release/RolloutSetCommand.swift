@@ -8,7 +8,7 @@ struct RolloutSetCommand: AsyncParsableCommand {
         commandName: "set",
         abstract: "Start or change the staged rollout of the channel's release.",
         discussion: """
-            --steps takes TIME:PERCENT pairs after --start (default now); TIME in seconds
+            --steps takes TIME:PERCENT pairs after --start (default now); TIME in seconds \
             or with s, m, h or d. --percent holds at once.
 
             Examples:

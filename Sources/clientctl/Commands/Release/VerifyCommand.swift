@@ -10,15 +10,15 @@ struct VerifyCommand: AsyncParsableCommand {
         commandName: "verify",
         abstract: "Check a signed manifest (or index.json) against trusted public keys.",
         discussion: """
-            Checks the manifest exactly as a device does: strict JSON, then the Ed25519
-            signature over the RFC 8785 canonical bytes with the trusted key named by keyId,
-            then every field (format, SemVer versions, sha256, size, dates, url). With
+            Checks the manifest exactly as a device does: strict JSON, then the Ed25519 \
+            signature over the RFC 8785 canonical bytes with the trusted key named by keyId, \
+            then every field (format, SemVer versions, sha256, size, dates, url). With \
             --archive, also the archive's size and SHA-256.
 
-            MANIFEST may also be an index.json: every release in it is verified and listed;
+            MANIFEST may also be an index.json: every release in it is verified and listed; \
             the exit status is 0 only if all are valid (--archive is not accepted then).
 
-            Exit status: 0 valid, 65 invalid (the reason on stderr), 66 a file is missing,
+            Exit status: 0 valid, 65 invalid (the reason on stderr), 66 a file is missing, \
             64 bad usage.
 
             Examples:

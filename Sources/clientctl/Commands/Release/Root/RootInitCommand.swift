@@ -21,15 +21,15 @@ struct RootInitCommand: AsyncParsableCommand {
     var file: String
     @Option(help: ArgumentHelp("The root this one follows (version + 1, same keys unless given).", valueName: "ROOT.json"))
     var from: String?
-    @Option(help: "Application id (root 1).") var app: String?
-    @Option(help: "Release channel (root 1).") var channel: String?
+    @Option(help: ArgumentHelp("Application id (root 1).", valueName: "ID")) var app: String?
+    @Option(help: ArgumentHelp("Release channel (root 1).", valueName: "NAME")) var channel: String?
     @Option(name: .customLong("root-key"), help: ArgumentHelp("A public key of the root role; repeat.", valueName: "PUB.pem"))
     var rootKeys: [String] = []
-    @Option(name: .customLong("root-threshold"), help: "How many root keys must sign a root.")
+    @Option(name: .customLong("root-threshold"), help: ArgumentHelp("How many root keys must sign a root.", valueName: "N"))
     var rootThreshold: Int?
     @Option(name: .customLong("release-key"), help: ArgumentHelp("A public key of the release role; repeat.", valueName: "PUB.pem"))
     var releaseKeys: [String] = []
-    @Option(name: .customLong("release-threshold"), help: "How many release keys must sign a manifest.")
+    @Option(name: .customLong("release-threshold"), help: ArgumentHelp("How many release keys must sign a manifest.", valueName: "N"))
     var releaseThreshold: Int?
     @Option(help: ArgumentHelp("Expiry: RFC 3339 UTC time or Nd (days from now).", valueName: "RFC3339|Nd"))
     var expires: Expiry

@@ -9,8 +9,8 @@ struct RootVerifyCommand: AsyncParsableCommand {
         commandName: "verify",
         abstract: "Walk a channel folder's roots as a device does and report each one.",
         discussion: """
-            Root 1 must be signed by a threshold of its own root keys; every later root by
-            a threshold of the previous root's and of its own. Exits 65 at the first root a
+            Root 1 must be signed by a threshold of its own root keys; every later root by \
+            a threshold of the previous root's and of its own. Exits 65 at the first root a \
             device would refuse.
 
             Examples:
