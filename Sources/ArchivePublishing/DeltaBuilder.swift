@@ -29,6 +29,9 @@ struct DeltaBuilder {
         var from: Version
         /// Bytes of the patch; `nil` when the full archive is cheaper (no patch written).
         var patchBytes: Int64?
+        /// Why no patch was built from this release (it shares too little with the new
+        /// tree, ``PatchEstimate``); `nil` when one was built.
+        var skipped: String?
     }
 
     struct Built {
@@ -57,27 +60,45 @@ struct DeltaBuilder {
         delta.files = ReleaseDelta.Files(
             url: listName, sha256: listSHA256, size: Int64(listBytes.count), count: list.files.count, objects: "objects/")
         var costs: [Cost] = []
-        for (old, archive) in olderReleases(below: version, index: index).prefix(bases) {
-            let (baseTar, baseSHA256) = try rebuildTreeTar(of: old, archive: archive)
-            let bytes: [UInt8]
+        for (old, archive, entry) in olderReleases(below: version, index: index).prefix(bases) {
+            // Judge the base from file lists first: one that shares little costs a full
+            // compression pass and gives a patch about the archive's size.
+            var unpacked: String?
+            defer { if let unpacked { try? AtomicFile.removeTree(unpacked) } }
+            let baseFiles: [ReleaseFileList.File]
+            if let published = publishedFileList(of: entry, version: old) {
+                baseFiles = published
+            } else {
+                let folder = try unpack(old, archive: archive)
+                unpacked = folder
+                baseFiles = try Self.listFiles(in: folder)
+            }
+            let estimate = PatchEstimate(new: list.files, base: baseFiles)
+            guard estimate.worthBuilding else {
+                costs.append(Cost(from: old, patchBytes: nil, skipped: "\(old) \(estimate.reason)"))
+                continue
+            }
+            let folder = try unpacked ?? unpack(old, archive: archive)
+            unpacked = folder
+            let (baseTar, baseSHA256) = try treeTar(of: old, unpacked: folder)
+            let temp = work + "/patch-\(old).zst"
+            let made: ZstdPatch.Made
             do {
-                bytes = try ZstdPatch.make(base: baseTar, target: target, cap: 1 << 34)
+                made = try ZstdPatch.make(base: baseTar, target: target, to: temp, cap: 1 << 34)
             } catch {
                 throw SignedArchiveError(.archiveFailed, "cannot make the patch from \(old): \(error.message)")
             }
             unlink(baseTar)
-            guard Int64(bytes.count) < archiveSize else {
+            guard made.size < archiveSize else {
+                unlink(temp)
                 costs.append(Cost(from: old, patchBytes: nil))
                 continue
             }
-            let sha = Digest.hex(.sha256, of: bytes)
-            let temp = work + "/\(sha).zst"
-            try AtomicFile.write(Data(bytes), to: temp)
-            let name = "patches/\(sha).zst"
-            files.append(PatchFile(temp: temp, name: name, sha256: sha))
+            let name = "patches/\(made.sha256).zst"
+            files.append(PatchFile(temp: temp, name: name, sha256: made.sha256))
             delta.patches.append(
-                ReleaseDelta.Patch(from: old, base: baseSHA256, url: name, sha256: sha, size: Int64(bytes.count)))
-            costs.append(Cost(from: old, patchBytes: Int64(bytes.count)))
+                ReleaseDelta.Patch(from: old, base: baseSHA256, url: name, sha256: made.sha256, size: made.size))
+            costs.append(Cost(from: old, patchBytes: made.size))
         }
         return Built(delta: delta, files: files, costs: costs)
     }
@@ -118,21 +139,39 @@ struct DeltaBuilder {
     }
 
     /// Releases of the index below `version` whose archive is in the folder, newest first.
-    func olderReleases(below version: Version, index: ReleaseIndex) -> [(Version, String)] {
-        index.releases.compactMap { entry -> (Version, String)? in
+    func olderReleases(below version: Version, index: ReleaseIndex) -> [(Version, String, JSONObject)] {
+        index.releases.compactMap { entry -> (Version, String, JSONObject)? in
             guard case .string(let text)? = entry["version"], let v = Version(text), v < version,
                 case .string(let url)? = entry["url"], let format = ArchiveFormat(fileName: url)
             else { return nil }
             let path = channelDir + "/" + Manifest.archiveName(version: v, format: format)
             guard FileManager.default.fileExists(atPath: path) else { return nil }
-            return (v, path)
+            return (v, path, entry)
         }
         .sorted { $0.0 > $1.0 }
     }
 
-    /// Unpacks `archive` as devices do and writes its tree tar; returns the tar's path and
-    /// SHA-256.
-    private func rebuildTreeTar(of version: Version, archive: String) throws -> (String, String) {
+    /// The file list an older release was published with, when it is in the folder with
+    /// its signed size and SHA-256 (`nil` otherwise: the base is unpacked and listed).
+    private func publishedFileList(of entry: JSONObject, version: Version) -> [ReleaseFileList.File]? {
+        guard let value = entry["delta"], case .success(let delta) = ReleaseDelta.parse(value, version: version),
+            let files = delta.files, !files.url.contains(".."), files.size <= 1 << 30,
+            let data = FileManager.default.contents(atPath: channelDir + "/" + files.url),
+            Int64(data.count) == files.size, Digest.hex(.sha256, of: data) == files.sha256,
+            case .success(let list) = ReleaseFileList.parse(Array(data), maxFiles: files.count)
+        else { return nil }
+        return list.files
+    }
+
+    /// The regular files of an unpacked tree, hashed (for a base published without a file list).
+    static func listFiles(in folder: String) throws -> [ReleaseFileList.File] {
+        try SourceTree.scan(folder, includeHidden: true).entries.filter { !$0.isDirectory }.map { entry in
+            ReleaseFileList.File(path: entry.path, size: entry.size, sha256: try Digest.hex(.sha256, ofFileAt: folder + "/" + entry.path))
+        }
+    }
+
+    /// Unpacks `archive` as devices do; returns the folder.
+    private func unpack(_ version: Version, archive: String) throws -> String {
         let unpacked = work + "/base-\(version)"
         let fd = open(archive, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw SignedArchiveError(.io, "cannot open \(archive): \(String(cString: strerror(errno)))") }
@@ -140,9 +179,13 @@ struct DeltaBuilder {
         var limits = ExtractionLimits.default
         limits.maxTotalBytes = 1 << 34
         _ = try SafeExtractor(limits: limits).extract(fileDescriptor: fd, into: unpacked)
+        return unpacked
+    }
+
+    /// Writes the tree tar of an unpacked base; returns the tar's path and SHA-256.
+    private func treeTar(of version: Version, unpacked: String) throws -> (String, String) {
         let tar = work + "/base-\(version).tar"
         try ArchiveWriter.writeTreeTar(try SourceTree.scan(unpacked, includeHidden: true), to: tar)
-        try? AtomicFile.removeTree(unpacked)
         return (tar, try Digest.hex(.sha256, ofFileAt: tar))
     }
 }

@@ -73,8 +73,9 @@ public struct PublishResult: Sendable {
     /// How many more release keys must sign (0 when published).
     public var missingSignatures = 0
     /// What updating to this release costs a device coming from each older release that
-    /// got a delta (`patchBytes` nil: the full archive was cheaper than the patch).
-    public var deltaCosts: [(from: Version, patchBytes: Int64?)] = []
+    /// got a delta (`patchBytes` nil: the full archive was cheaper than the patch, or no
+    /// patch was built and `skipped` says why: the base shares too little with this release).
+    public var deltaCosts: [(from: Version, patchBytes: Int64?, skipped: String?)] = []
 }
 
 /// Writes the release folder (docs/formats.md#release-folder): `<out>/<channel>/manifest.json` (newest
@@ -164,7 +165,7 @@ public enum Publisher {
             for file in built.files { try installArchive(file.temp, at: channelDir + "/" + file.name, sha256: file.sha256) }
         }
         try installArchive(temp, at: archivePath, sha256: sha256)
-        let costs = built?.costs.map { (from: $0.from, patchBytes: $0.patchBytes) } ?? []
+        let costs = built?.costs.map { (from: $0.from, patchBytes: $0.patchBytes, skipped: $0.skipped) } ?? []
         let pendingPath = channelDir + "/pending/v\(manifest.version).json"
         if missing > 0 {
             var pending = pendingPath

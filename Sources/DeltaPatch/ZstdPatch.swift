@@ -31,10 +31,36 @@ public enum ZstdPatch {
         UInt64(1) << UInt64(windowLog(baseSize: baseSize, resultSize: resultSize))
     }
 
-    /// Makes the patch that turns the file `base` into the file `target`.
+    /// The largest hash and chain tables publish gives the compressor (2^21 and 2^22
+    /// entries, 8 and 16 MiB) and the long-distance matcher's table (2^20 entries, 8 MiB):
+    /// level 19 with a 1 GiB window would otherwise take their size from the level and the
+    /// window (about 150 MiB). Matches into the base are the long-distance matcher's work.
+    static let hashLogMax: Int32 = 21
+    static let chainLogMax: Int32 = 22
+    static let ldmHashLog: Int32 = 20
+
+    /// How many bytes a pass over mapped files touches before it unmaps them again
+    /// (``MappedFile/release(upTo:)``): what stays resident of base, target, patch and
+    /// result is about this much, whatever their sizes.
+    static let residentStep = 8 << 20
+
+    /// What ``make(base:target:to:level:cap:)`` wrote.
+    public struct Made: Sendable, Equatable {
+        /// The patch's length in bytes.
+        public var size: Int64
+        /// The patch's SHA-256 (lowercase hex).
+        public var sha256: String
+    }
+
+    /// Makes the patch that turns the file `base` into the file `target`, written to the
+    /// new file `output` (not synced: the caller installs it), with bounded memory: base
+    /// and target are mapped and read in place, tables are capped (``hashLogMax``), and
+    /// the patch goes out through a 1 MiB buffer.
     /// - Parameter cap: the largest base or target accepted, in bytes.
     /// - Throws: ``DeltaError`` `.io`, `.outputTooLarge` (an input over `cap`), `.compressor`.
-    public static func make(base: String, target: String, level: Int32 = level, cap: Int64) throws(DeltaError) -> [UInt8] {
+    public static func make(base: String, target: String, to output: String, level: Int32 = level, cap: Int64) throws(DeltaError)
+        -> Made
+    {
         let baseFile = try MappedFile(base, cap: cap)
         let targetFile = try MappedFile(target, cap: cap)
         guard let cctx = ZSTD_createCCtx() else { throw DeltaError(.compressor, "libzstd cannot allocate a compression context") }
@@ -42,23 +68,51 @@ public enum ZstdPatch {
         let log = windowLog(baseSize: Int64(baseFile.count), resultSize: Int64(targetFile.count))
         try check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level), "level \(level)")
         try check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_windowLog, log), "window log \(log)")
+        let levelParameters = ZSTD_getCParams(level, UInt64(targetFile.count), baseFile.count)
+        try check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_hashLog, min(Int32(levelParameters.hashLog), hashLogMax)), "hash log")
+        try check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_chainLog, min(Int32(levelParameters.chainLog), chainLogMax)), "chain log")
         try check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_enableLongDistanceMatching, 1), "long-distance matching")
+        try check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_ldmHashLog, min(ldmHashLog, log)), "long-distance hash log")
         try check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1), "checksum")
         try check(ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 1), "content size")
+        try check(ZSTD_CCtx_setParameter(cctx, clientctl_zstd_c_stableInBuffer(), 1), "stable input")
         try check(ZSTD_CCtx_setPledgedSrcSize(cctx, UInt64(targetFile.count)), "pledged size")
         if baseFile.count > 0 {
             try check(ZSTD_CCtx_refPrefix(cctx, baseFile.bytes.baseAddress, baseFile.count), "base \(base)")
         }
-        let out = UnsafeMutableRawBufferPointer.allocate(byteCount: ZSTD_compressBound(targetFile.count) + 64, alignment: 16)
-        defer { out.deallocate() }
-        var input = ZSTD_inBuffer(src: targetFile.bytes.baseAddress, size: targetFile.count, pos: 0)
-        var buffer = ZSTD_outBuffer(dst: out.baseAddress, size: out.count, pos: 0)
-        while true {
-            let remaining = ZSTD_compressStream2(cctx, &buffer, &input, ZSTD_e_end)
-            try check(remaining, "compressing \(target)")
-            if remaining == 0 { return Array(UnsafeRawBufferPointer(start: out.baseAddress, count: buffer.pos)) }
-            guard buffer.pos < buffer.size else { throw DeltaError(.compressor, "patch of \(target) outgrew its buffer") }
+        let fd = open(output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        guard fd >= 0 else { throw DeltaError(.io, "cannot create \(output): \(String(cString: strerror(errno)))") }
+        var finished = false
+        defer {
+            close(fd)
+            if !finished { unlink(output) }
         }
+        let out = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 20, alignment: 16)
+        defer { out.deallocate() }
+        let digest = Digest(.sha256)
+        var size: Int64 = 0
+        // The input grows by one step per round (stable input may grow), so each round reads
+        // a bounded part of the mapped files before they are unmapped again.
+        var input = ZSTD_inBuffer(src: targetFile.bytes.baseAddress, size: 0, pos: 0)
+        while true {
+            input.size = min(targetFile.count, input.pos + residentStep)
+            let mode = input.size == targetFile.count ? ZSTD_e_end : ZSTD_e_continue
+            var remaining = 1
+            repeat {
+                var buffer = ZSTD_outBuffer(dst: out.baseAddress, size: out.count, pos: 0)
+                remaining = ZSTD_compressStream2(cctx, &buffer, &input, mode)
+                try check(remaining, "compressing \(target)")
+                let written = UnsafeRawBufferPointer(start: out.baseAddress, count: buffer.pos)
+                digest.update(written)
+                try writeAll(fd, written, output)
+                size += Int64(buffer.pos)
+            } while (mode == ZSTD_e_end && remaining != 0) || input.pos < input.size
+            baseFile.release(upTo: baseFile.count)
+            targetFile.release(upTo: input.pos)
+            if mode == ZSTD_e_end { break }
+        }
+        finished = true
+        return Made(size: size, sha256: digest.finalizeHex())
     }
 
     /// Applies the patch in file `patch` to the file `base`, writing the result to a new
@@ -69,6 +123,13 @@ public enum ZstdPatch {
     /// declares exactly `resultSize` bytes and a window within
     /// ``windowCap(baseSize:resultSize:)``. The result is counted as it is written and
     /// refused past `resultSize`; `output` is removed on any failure.
+    ///
+    /// Memory does not grow with the release: `output` is created at `resultSize` bytes
+    /// (disk space reserved first) and mapped, and the decoder writes into it and reads its
+    /// back-references from it and from the mapped base, so it needs no window buffer of
+    /// its own. The patch is fed a few hundred bytes at a time, so one step produces at
+    /// most a few MiB, and every ``residentStep`` bytes of output the mapped pages are
+    /// released from the process (they stay in the page cache).
     /// - Throws: ``DeltaError`` `.malformedPatch`, `.windowTooLarge`, `.outputTooLarge`, `.io`.
     public static func apply(patch: String, base: String, to output: String, resultSize: Int64) throws(DeltaError) -> String {
         let patchFile = try MappedFile(patch, cap: max(resultSize, 0) + (1 << 20) + resultSize / 8)
@@ -99,44 +160,51 @@ public enum ZstdPatch {
         defer { ZSTD_freeDCtx(dctx) }
         let log = windowLog(baseSize: Int64(baseFile.count), resultSize: resultSize)
         try check(ZSTD_DCtx_setParameter(dctx, ZSTD_d_windowLogMax, log), "window limit", code: .malformedPatch)
+        try check(ZSTD_DCtx_setParameter(dctx, clientctl_zstd_d_stableOutBuffer(), 1), "stable output", code: .malformedPatch)
         if baseFile.count > 0 {
             try check(ZSTD_DCtx_refPrefix(dctx, baseFile.bytes.baseAddress, baseFile.count), "base \(base)", code: .malformedPatch)
         }
-        let fd = open(output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0o644)
-        guard fd >= 0 else { throw DeltaError(.io, "cannot create \(output): \(String(cString: strerror(errno)))") }
+        let outputFile = try MappedFile(creating: output, size: resultSize)
         var finished = false
-        defer {
-            close(fd)
-            if !finished { unlink(output) }
-        }
+        defer { if !finished { unlink(output) } }
         let digest = Digest(.sha256)
-        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 18, alignment: 16)
-        defer { chunk.deallocate() }
-        var input = ZSTD_inBuffer(src: patchFile.bytes.baseAddress, size: patchFile.count, pos: 0)
-        var total: Int64 = 0
+        // A zstd block is at most 128 KiB of output and at least 4 bytes of input (an RLE
+        // block), so `feed` bytes of patch produce at most (feed / 4 + 1) × 128 KiB: 8 MiB.
+        let feed = 256
+        let empty = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 16)  // an empty result maps nothing
+        defer { empty.deallocate() }
+        let target = outputFile.mutableBytes.baseAddress ?? empty
+        var out = ZSTD_outBuffer(dst: target, size: outputFile.count, pos: 0)
+        var input = ZSTD_inBuffer(src: patchFile.bytes.baseAddress, size: 0, pos: 0)
+        var sinceRelease = 0
         while true {
-            var out = ZSTD_outBuffer(dst: chunk.baseAddress, size: chunk.count, pos: 0)
+            input.size = min(patchFile.count, input.pos + feed)
+            let before = out.pos
             let remaining = ZSTD_decompressStream(dctx, &out, &input)
             if ZSTD_isError(remaining) != 0 {
+                if clientctl_zstd_isDstTooSmall(remaining) != 0 {
+                    throw DeltaError(.outputTooLarge, "\(patch) expands past the signed \(resultSize) bytes")
+                }
                 throw DeltaError(.malformedPatch, "\(patch) is corrupt: \(String(cString: ZSTD_getErrorName(remaining)))")
             }
-            total += Int64(out.pos)
-            guard total <= resultSize else {
-                throw DeltaError(.outputTooLarge, "\(patch) expands past the signed \(resultSize) bytes")
+            digest.update(UnsafeRawBufferPointer(start: target + before, count: out.pos - before))
+            sinceRelease += out.pos - before
+            if sinceRelease >= residentStep {
+                baseFile.release(upTo: baseFile.count)
+                outputFile.release(upTo: out.pos)
+                patchFile.release(upTo: input.pos)
+                sinceRelease = 0
             }
-            let produced = UnsafeRawBufferPointer(start: chunk.baseAddress, count: out.pos)
-            digest.update(produced)
-            try writeAll(fd, produced, output)
             if remaining == 0 { break }
-            if input.pos == input.size, out.pos == 0 {
+            if input.pos == patchFile.count, out.pos == before {
                 throw DeltaError(.malformedPatch, "\(patch) is truncated: the frame does not end")
             }
         }
-        guard input.pos == input.size else {
-            throw DeltaError(.malformedPatch, "\(patch) has \(input.size - input.pos) bytes after its frame")
+        guard input.pos == patchFile.count else {
+            throw DeltaError(.malformedPatch, "\(patch) has \(patchFile.count - input.pos) bytes after its frame")
         }
-        guard total == resultSize else {
-            throw DeltaError(.malformedPatch, "\(patch) produced \(total) bytes, not the signed \(resultSize)")
+        guard out.pos == resultSize else {
+            throw DeltaError(.malformedPatch, "\(patch) produced \(out.pos) bytes, not the signed \(resultSize)")
         }
         finished = true
         return digest.finalizeHex()

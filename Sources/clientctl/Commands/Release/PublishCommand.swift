@@ -139,7 +139,7 @@ struct PublishCommand: AsyncParsableCommand {
                                 JSONObject([
                                     ("from", .string(cost.from.description)),
                                     ("bytes", .integer(cost.patchBytes ?? m.size)), ("patch", .bool(cost.patchBytes != nil)),
-                                ]))
+                                ] + (cost.skipped.map { [("skipped", JSONValue.string($0))] } ?? [])))
                         })
                 }
                 if let pending = result.pendingPath {
@@ -168,6 +168,8 @@ struct PublishCommand: AsyncParsableCommand {
                     if let bytes = cost.patchBytes {
                         let share = String(format: "%.1f", 100 * Double(bytes) / Double(max(m.size, 1)))
                         print("  from \(cost.from): patch of \(bytes) bytes (\(share) % of the archive)")
+                    } else if let skipped = cost.skipped {
+                        print("  from \(cost.from): full archive (\(m.size) bytes; no patch built: \(skipped))")
                     } else {
                         print("  from \(cost.from): full archive (\(m.size) bytes; a patch would not be smaller)")
                     }
