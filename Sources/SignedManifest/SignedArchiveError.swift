@@ -14,6 +14,7 @@ public struct SignedArchiveError: ClientctlError {
             case sourceRejected, conflict, notNewer, alreadyExists, notFound, io, invalidArgument, busy
             case internalError, untrustedRoot, rootExpired, thresholdNotMet
             case storageUnavailable, storageDenied, contended
+            case storageWriteLost, storageMisbehaved
             case signerUnavailable
         }
         fileprivate let base: Base
@@ -73,6 +74,12 @@ public struct SignedArchiveError: ClientctlError {
         public static let storageDenied = Code(base: .storageDenied)
         /// Other writers kept changing the channel's pointers during every retry.
         public static let contended = Code(base: .contended)
+        /// An object store did not keep a write: it answered a `PUT` with a status no stored
+        /// write has (`404`, `304`), or read it back with other bytes.
+        public static let storageWriteLost = Code(base: .storageWriteLost)
+        /// An object store answered what S3 never answers: a listing that repeats a
+        /// continuation token, is truncated without one, or does not end within its page cap.
+        public static let storageMisbehaved = Code(base: .storageMisbehaved)
         /// A `--sign-command` could not be started, failed, was killed, or ran over its time
         /// limit: the signing service (HSM, KMS, token) is unavailable.
         public static let signerUnavailable = Code(base: .signerUnavailable)
@@ -98,10 +105,10 @@ public struct SignedArchiveError: ClientctlError {
         switch code.base {
         case .malformedJSON, .invalidManifest, .invalidSignature, .untrustedKey, .invalidKey,
             .hashMismatch, .sizeMismatch, .archiveRejected, .archiveLimit, .archiveFailed,
-            .sourceRejected, .conflict, .notNewer, .untrustedRoot, .rootExpired, .thresholdNotMet:
+            .sourceRejected, .conflict, .notNewer, .untrustedRoot, .rootExpired, .thresholdNotMet, .storageMisbehaved:
             return .dataError
         case .crypto, .internalError: return .software
-        case .alreadyExists, .io: return .cannotCreate
+        case .alreadyExists, .io, .storageWriteLost: return .cannotCreate
         case .notFound: return .noInput
         case .invalidArgument: return .usage
         case .busy, .contended: return .tempFail

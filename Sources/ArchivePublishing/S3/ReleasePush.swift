@@ -100,20 +100,43 @@ public struct ReleasePush: Sendable {
         let (side, _, _) = try await readPointers(channel)
         let releases = (side.index?.releases ?? []) + (side.manifest.map { [$0] } ?? [])
         let client = self.client
+        let signed = Self.signedFileLists(releases)
         let (needed, complete) = try await ChannelPrune.needed(by: releases) { path in
             if let list = ChannelPrune.readList(folder + "/" + path) { return list }
-            let reply = try await client.get(channel + "/" + path)
-            guard reply.status == 200 else { return nil }
-            return try? ReleaseFileList.parse([UInt8](reply.body), maxFiles: 10_000_000).get()
+            // Read no more than the signed size; other bytes are not that list (keep everything).
+            guard let files = signed[path], (0...Int64(S3Client.fileListLimit)).contains(files.size) else { return nil }
+            let reply = try await client.read(channel + "/" + path, limit: Int(files.size))
+            guard reply.status == 200, reply.complete, Digest.hex(.sha256, of: reply.body) == files.sha256 else { return nil }
+            return try? ReleaseFileList.parse([UInt8](reply.body), maxFiles: files.count).get()
         }
         let cutoff = Date().addingTimeInterval(-pruneGrace)
-        for object in try await client.list(channel + "/") {
+        let objects: [S3Client.Listed]
+        do {
+            objects = try await client.list(channel + "/")
+        } catch let error as SignedArchiveError {
+            throw SignedArchiveError(
+                error.code, error.message + "; the release was pushed, nothing was pruned", underlying: error.underlying)
+        }
+        for object in objects {
             let path = String(object.key.dropFirst(channel.count + 1))
             guard ChannelPrune.isPrunable(path, objects: complete), !needed.contains(path) else { continue }
             guard let modified = object.lastModified, modified < cutoff else { continue }
             try await client.delete(object.key)
             report.deleted.append(object.key)
         }
+    }
+
+    /// The file lists the releases name, by channel-relative path, with their signed size
+    /// and SHA-256 (a list read from the store is read no further than its signed size).
+    static func signedFileLists(_ releases: [JSONObject]) -> [String: ReleaseDelta.Files] {
+        var lists: [String: ReleaseDelta.Files] = [:]
+        for entry in releases {
+            guard let value = entry["delta"], case .success(let delta) = ReleaseDelta.parse(value, version: ChannelPrune.versionOf(entry)),
+                let files = delta.files, let path = ChannelPrune.relative(files.url)
+            else { continue }
+            lists[path] = files
+        }
+        return lists
     }
 
     func localSide(_ dir: String) throws -> ChannelMerge.Side {
@@ -128,23 +151,24 @@ public struct ReleasePush: Sendable {
     func uploadImmutable(_ key: String, path: String) async throws -> Bool {
         guard let body = FileManager.default.contents(atPath: path) else { throw SignedArchiveError(.notFound, "cannot read \(path)") }
         let sha = Digest.hex(.sha256, of: body)
-        let head = try await client.get(key, head: true)
-        if head.status == 200 { return try await sameBytes(key, sha: sha, head: head) }
+        let size = Int64(body.count)
+        let head = try await client.head(key)
+        if head.status == 200 { return try await sameBytes(key, sha: sha, size: size, head: head) }
         let put = try await client.put(
             key, body: body, headers: ["If-None-Match": "*", "Cache-Control": Self.immutableCacheControl, "Content-Type": Self.contentType(key)])
         switch put.status {
         case 200..<300: return true
-        case 409, 412: return try await sameBytes(key, sha: sha, head: try await client.get(key, head: true))  // another push wrote it meanwhile
-        default: throw SignedArchiveError(.storageDenied, "PUT \(client.name(key)): HTTP \(put.status)")
+        case 409, 412: return try await sameBytes(key, sha: sha, size: size, head: try await client.head(key))  // another push wrote it meanwhile
+        default: throw notWritten(key, put, "nothing that names it was written")
         }
     }
 
     /// True when the stored `key` has `sha`; refuses other bytes.
-    func sameBytes(_ key: String, sha: String, head: S3Client.Reply) async throws -> Bool {
+    func sameBytes(_ key: String, sha: String, size: Int64, head: S3Client.Reply) async throws -> Bool {
         var stored = head.sha256
-        if stored == nil {  // written by another tool: compare the bytes themselves
-            let get = try await client.get(key)
-            if get.status == 200 { stored = Digest.hex(.sha256, of: get.body) }
+        if stored == nil {  // written by another tool: hash the bytes themselves, no more than this folder's
+            let get = try await client.digest(key, limit: size)
+            if get.status == 200 { stored = get.bodySHA256 ?? "of more than \(size) bytes" }
         }
         guard let stored else { throw SignedArchiveError(.storageUnavailable, "\(client.name(key)) exists but cannot be read back") }
         guard stored == sha else {
@@ -156,57 +180,6 @@ public struct ReleasePush: Sendable {
         return false
     }
 
-    func pushPointers(channel: String, local: ChannelMerge.Side, report: inout PushReport) async throws {
-        let indexKey = channel + "/index.json"
-        let manifestKey = channel + "/manifest.json"
-        let headers = ["Cache-Control": "public, max-age=\(pointerMaxAge)", "Content-Type": "application/json"]
-        for round in 1...max(1, pointerRounds) {
-            report.rounds = round
-            if round > 1 { try await Task.sleep(nanoseconds: UInt64.random(in: 20_000_000...(60_000_000 * UInt64(min(round, 10))))) }
-            let (remote, manifestReply, indexReply) = try await readPointers(channel)
-            var merge = try ChannelMerge.merge(remote: remote, local: local)
-            try await requireArchives(of: merge, channel: channel)
-            if let keep {
-                (merge.index, report.removed) = ChannelPrune.trim(merge.index, keep: keep, manifestVersion: merge.manifest.version)
-            }
-            report.added = merge.added
-            report.updated = merge.updated
-            report.current = merge.manifest.version
-            if remote.index != merge.index {
-                let put = try await client.put(
-                    indexKey, body: Data(merge.index.jsonBytes()), headers: headers.merging(Self.condition(indexReply)) { $1 })
-                if put.status == 409 || put.status == 412 { continue }
-                report.wroteIndex = true
-            }
-            if remote.manifest != merge.manifest.object {
-                let put = try await client.put(
-                    manifestKey, body: Data(merge.manifest.jsonBytes()), headers: headers.merging(Self.condition(manifestReply)) { $1 })
-                if put.status == 409 || put.status == 412 { continue }
-                report.wroteManifest = true
-            }
-            return
-        }
-        throw SignedArchiveError(
-            .contended,
-            "\(client.name(channel)): other pushes changed index.json or manifest.json in each of \(pointerRounds) rounds; run the push again")
-    }
-
-    /// The store's `manifest.json` and `index.json` of `channel`. The manifest is read
-    /// before the index: a push that lands both after these reads changes the manifest's
-    /// ETag, so a manifest write based on them fails and the round is redone.
-    func readPointers(_ channel: String) async throws -> (side: ChannelMerge.Side, manifest: S3Client.Reply, index: S3Client.Reply) {
-        let indexKey = channel + "/index.json"
-        let manifestKey = channel + "/manifest.json"
-        let manifestReply = try await client.get(manifestKey)
-        let indexReply = try await client.get(indexKey)
-        let side = ChannelMerge.Side(
-            index: try indexReply.status == 200 ? ReleaseIndex.parse(indexReply.body, source: client.name(indexKey)) : nil,
-            manifest: try manifestReply.status == 200
-                ? StrictJSON.parseObject(manifestReply.body, limits: .manifest, source: client.name(manifestKey)) : nil,
-            name: client.name(channel))
-        return (side, manifestReply, indexReply)
-    }
-
     /// Every release new to the store must have its archive there (relative URLs only:
     /// an absolute URL points outside the bucket).
     func requireArchives(of merge: ChannelMerge, channel: String) async throws {
@@ -215,16 +188,10 @@ public struct ReleasePush: Sendable {
                 let url = entry["url"]?.stringValue, !url.contains(":"), !url.hasPrefix("/")
             else { continue }
             let key = channel + "/" + url
-            if try await client.get(key, head: true).status != 200 {
+            if try await client.head(key).status != 200 {
                 throw SignedArchiveError(.notFound, "release \(version) names \(url), which is neither in the folder nor in \(client.name(channel))")
             }
         }
-    }
-
-    /// `If-Match` on what was read, or `If-None-Match: *` when there was nothing.
-    static func condition(_ reply: S3Client.Reply) -> [String: String] {
-        if reply.status == 404 { return ["If-None-Match": "*"] }
-        return ["If-Match": reply.etag ?? "\"\""]
     }
 
     static func contentType(_ key: String) -> String {
