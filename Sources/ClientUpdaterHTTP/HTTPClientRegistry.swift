@@ -64,9 +64,9 @@ public final class HTTPClientRegistry: Sendable {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let caFile = key.caFile {
             do {
-                tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMFile(caFile))
-            } catch {
-                throw UpdaterError(.configInvalid, "caFile \(caFile) cannot be loaded as PEM certificates: \(error)")
+                tls.trustRoots = .certificates(try CAFile.load(caFile))
+            } catch let error as UpdaterError {
+                throw UpdaterError(.configInvalid, error.message, underlying: error)
             }
         }
         var config = HTTPClient.Configuration(

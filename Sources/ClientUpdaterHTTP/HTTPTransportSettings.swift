@@ -81,13 +81,14 @@ public struct HTTPTransportSettings: Sendable {
         }
     }
 
-    /// Checks that `path` is a readable PEM file with at least one certificate.
+    /// Checks that `path` is a CA file the transport can load (``CAFile/load(_:)``).
+    /// - Throws: ``UpdaterError`` `.configInvalid`, with ``CAFile``'s message and its
+    ///   error as the underlying cause.
     public static func checkCAFile(_ path: String) throws {
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw UpdaterError(.configInvalid, "caFile \(path) cannot be read")
-        }
-        guard String(decoding: data, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
-            throw UpdaterError(.configInvalid, "caFile \(path) holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+        do {
+            _ = try CAFile.load(path)
+        } catch let error as UpdaterError {
+            throw UpdaterError(.configInvalid, error.message, underlying: error)
         }
     }
 }

@@ -92,6 +92,43 @@ import Testing
         #expect(proxy.errorOutput.contains("--proxy: proxy scheme 'ftp' is not supported"), "\(proxy.errorOutput)")
     }
 
+    /// `init --ca-file` parses the PEM as the transport will: a CERTIFICATE block that is
+    /// not a certificate, or a file over the 1 MiB cap (refused from its size, never read
+    /// whole), fails init with one line and exit 65, and no root is made.
+    @Test func aCAFileTheTransportWouldRefuseFailsInit() async throws {
+        let rig = try Rig()
+        let good = try String(contentsOfFile: rig.ca.certificate, encoding: .utf8)
+        let notACertificate = rig.f.tmp("not-a-cert.pem")
+        let body = Data("this is not DER at all, just text that base64 accepts".utf8).base64EncodedString()
+        try (good + "-----BEGIN CERTIFICATE-----\n\(body)\n-----END CERTIFICATE-----\n")
+            .write(toFile: notACertificate, atomically: true, encoding: .utf8)
+        let huge = rig.f.tmp("huge.pem")
+        // A valid certificate, then 100 MB (sparse): only the size can refuse it.
+        try Data(good.utf8).write(to: URL(fileURLWithPath: huge))
+        try #require(truncate(huge, 100_000_000) == 0)
+        let cases = [
+            (notACertificate, "--ca-file: caFile \(notACertificate) cannot be used: a CERTIFICATE block in it is not a valid X.509 certificate"),
+            (huge, "--ca-file: caFile \(huge) is 100000000 bytes, over the 1 MiB cap for a CA file: refusing to read it"),
+        ]
+        for (file, message) in cases {
+            let name = "root-" + (file as NSString).lastPathComponent
+            let (root, made) = try await rig.initRoot(name, site: 0, extra: ["--ca-file", file])
+            #expect(made.status == 65, "\(made.errorOutput)")
+            #expect(made.errorOutput.hasPrefix("clientctl: \(message)"), "\(made.errorOutput)")
+            #expect(made.errorOutput.filter { $0 == "\n" }.count == 1, "one line: \(made.errorOutput)")
+            #expect(!FileManager.default.fileExists(atPath: root), "init left \(root) behind")
+        }
+        // The transport refuses the same file the same way (a config edited by hand: 78).
+        let (root, made) = try await rig.initRoot("edited", site: 0)
+        #expect(made.status == 0, "\(made.errorOutput)")
+        let config = root + "/config.json"
+        let text = try String(contentsOfFile: config, encoding: .utf8)
+        try text.replacingOccurrences(of: rig.ca.certificate, with: notACertificate).write(toFile: config, atomically: true, encoding: .utf8)
+        let install = try await ClientctlBinary.run(["install", "--root", root])
+        #expect(install.status == 78, "\(install.errorOutput)")
+        #expect(install.errorOutput.contains("is not a valid X.509 certificate"), "\(install.errorOutput)")
+    }
+
     /// `init --proxy` puts the proxy in config.json; the install's https requests go
     /// through tinyproxy as CONNECT tunnels.
     @Test func installsThroughTheConfiguredProxy() async throws {

@@ -141,15 +141,18 @@ struct InitCommand: AsyncParsableCommand {
         printError("initialized \(layout.root) for \(config.app) (meteor, \(url), \(compatPlatform ?? "ios"))")
     }
 
-    /// `--ca-file` (checked, stored as an absolute path) and `--proxy` (checked) into `config`.
+    /// `--ca-file` (loaded as the transport loads it, stored as an absolute path) and `--proxy` (checked) into `config`.
     private func transportSettings(_ config: DeviceConfig) throws -> DeviceConfig {
         var config = config
         if let caFile {
             let path = RootLayout(root: caFile).root
             do {
-                try HTTPTransportSettings.checkCAFile(path)
+                _ = try CAFile.load(path)
             } catch let error as UpdaterError {
-                throw UpdaterError(.invalidArgument, "--ca-file: \(error.message)")
+                // Content the transport would refuse is bad data (65), as at every install
+                // it would be a bad config (78); a path that cannot be read is a bad flag (64).
+                let code: UpdaterError.Code = error.code == .rejected || error.code == .tooLarge ? .rejected : .invalidArgument
+                throw UpdaterError(code, "--ca-file: \(error.message)")
             }
             config.caFile = path
         }
