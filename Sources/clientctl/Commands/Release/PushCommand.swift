@@ -22,6 +22,14 @@ struct PushCommand: AsyncParsableCommand {
             another archive, is refused (exit 65); a new version below the store's newest is \
             refused (exit 65). Pushing the same folder twice changes nothing.
 
+            Both pointers are read back and compared with what was written before the push \
+            reports them: a pointer write answered with anything but success, 412 or 409, \
+            or one the store does not hold afterwards, fails the push (exit 73). What is \
+            read from the store has a cap (manifest.json 64 KiB, index.json 16 MiB, a \
+            listing page 8 MiB; over it: exit 65), and --keep refuses a listing that repeats \
+            a continuation token or runs past 10,000 pages (exit 65; then nothing is pruned \
+            and the release stays pushed).
+
             Credentials follow the AWS conventions: AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY \
             and AWS_SESSION_TOKEN, else the AWS_PROFILE (default "default") profile of \
             ~/.aws/credentials (AWS_SHARED_CREDENTIALS_FILE). Region: --region, AWS_REGION, \
