@@ -19,6 +19,18 @@ static inline WebKitWebView *clientctl_webkit_web_view(GtkWidget *w) { return WE
 static inline WebKitNavigationPolicyDecision *clientctl_navigation_decision(WebKitPolicyDecision *d) {
     return WEBKIT_NAVIGATION_POLICY_DECISION(d);
 }
-static inline gboolean clientctl_source_remove_false(void) { return G_SOURCE_REMOVE; }
+
+// g_object_new with properties is variadic, which Swift cannot call: a web context whose
+// storage and cache live in the given folders, and a view with a context and a content manager.
+static inline WebKitWebContext *clientctl_web_context_new(const char *data_dir, const char *cache_dir) {
+    WebKitWebsiteDataManager *data = WEBKIT_WEBSITE_DATA_MANAGER(g_object_new(WEBKIT_TYPE_WEBSITE_DATA_MANAGER,
+        "base-data-directory", data_dir, "base-cache-directory", cache_dir, NULL));
+    WebKitWebContext *context = webkit_web_context_new_with_website_data_manager(data);
+    g_object_unref(data);
+    return context;
+}
+static inline GtkWidget *clientctl_web_view_new(WebKitWebContext *context, WebKitUserContentManager *manager) {
+    return GTK_WIDGET(g_object_new(WEBKIT_TYPE_WEB_VIEW, "web-context", context, "user-content-manager", manager, NULL));
+}
 
 #endif

@@ -22,6 +22,7 @@ final class EventLog: @unchecked Sendable {
         guard enabled else { return }
         var object = fields
         object["event"] = event
+        if object["ms"] == nil { object["ms"] = millisecondsSinceLaunch }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         lock.withLock { FileHandle.standardOutput.write(data + Data("\n".utf8)) }
     }

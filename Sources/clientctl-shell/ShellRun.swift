@@ -9,12 +9,14 @@ import Logging
 /// One run of the shell: opens the root, builds the window, starts the engine, runs GTK's
 /// main loop until the window closes (or `--exit-after`), then shuts the engine down.
 final class ShellRun: @unchecked Sendable {
-    // `options`, `log` are immutable; `status` and `snapshotTaken` are guarded by `lock`.
+    // `options`, `log` are immutable; `status` and `firstPaintSeen` are guarded by `lock`;
+    // the snapshot flags are touched on the GTK main thread only.
     let options: ShellCommand
     let log: EventLog
     private let lock = NSLock()
     private var status: Int32 = 0
-    private var snapshotTaken = false
+    private var snapshotBusy = false
+    private var snapshotAgain = false
     private var firstPaintSeen = false
 
     init(options: ShellCommand) {
@@ -44,7 +46,9 @@ final class ShellRun: @unchecked Sendable {
                 title: engine.config.app, width: options.width, height: options.height, fullscreen: options.fullscreen,
                 kiosk: options.kiosk, inspect: options.inspect))
         let scheme = AppScheme(appID: engine.config.app, core: core) { version in view.documentServed(version: version) }
-        guard let context = webkit_web_context_get_default() else { return 70 }
+        // The view's storage and cache live in the root, like everything the device writes.
+        let data = engine.layout.root + "/shell"
+        guard let context = clientctl_web_context_new(data + "/data", data + "/cache") else { return 70 }
         scheme.register(on: context)
         view.build(context: context)
         connect(view, engine: engine)
@@ -56,6 +60,7 @@ final class ShellRun: @unchecked Sendable {
         engineTask.cancel()
         let stopped = DispatchSemaphore(value: 0)
         Task {
+            await engineTask.value  // a start-up still waiting for the root's lock finishes (or fails) first
             await engine.updater.shutdown()
             stopped.signal()
         }
@@ -76,11 +81,24 @@ final class ShellRun: @unchecked Sendable {
                 if first { log.emit("firstPaint", ["ms": log.millisecondsSinceLaunch]) }
             },
             onAcknowledged: { [self] _ in GMain.after(seconds: 0.2) { self.takeSnapshot(view) } })
-        view.onMessage = { message, reply in
-            let held = MainThreadObject(pointer: reply)
-            Task {
-                let result = await bridge.answer(message)
-                GMain.async { held.pointer(result) }
+        // The page's messages are answered in the order it sent them (a switch, then an
+        // acknowledgement from the same old page, is refused deterministically); a check
+        // runs beside the queue, so a long download never delays an acknowledgement.
+        let (messages, queue) = AsyncStream.makeStream(of: QueuedMessage.self)
+        view.onMessage = { message, reply in queue.yield(QueuedMessage(message: message, reply: MainThreadObject(pointer: reply))) }
+        Task { [log] in
+            for await item in messages {
+                let answer = { @Sendable (result: Result<String, BridgeRefusal>) in
+                    if case .failure(let refusal) = result {
+                        log.emit("error", ["action": item.message.action ?? "", "message": refusal.message])
+                    }
+                    GMain.async { item.reply.pointer(result) }
+                }
+                if item.message.action == "check" {
+                    Task { answer(await bridge.answer(item.message)) }
+                } else {
+                    answer(await bridge.answer(item.message))
+                }
             }
         }
         view.onRefusedNavigation = { [log] uri in log.emit("navigationRefused", ["uri": uri]) }
@@ -129,20 +147,32 @@ final class ShellRun: @unchecked Sendable {
         }
     }
 
-    /// `--snapshot`: once, on the main thread.
+    /// `--snapshot`: a PNG of the view after every acknowledged start-up and every ended
+    /// trial, replacing the file atomically (main thread; a request during a snapshot
+    /// takes another one after it).
     private func takeSnapshot(_ view: ShellView) {
         guard let path = options.snapshot else { return }
-        let first = lock.withLock { () -> Bool in
-            defer { snapshotTaken = true }
-            return !snapshotTaken
+        guard !snapshotBusy else {
+            snapshotAgain = true
+            return
         }
-        guard first else { return }
-        view.snapshot(to: path) { [log] failure in
+        snapshotBusy = true
+        let temporary = path + ".tmp-\(getpid())"
+        view.snapshot(to: temporary) { [self] failure in
             if let failure {
                 Self.printError(failure)
                 log.emit("error", ["message": failure])
+            } else if rename(temporary, path) != 0 {
+                let message = "cannot write \(path): \(String(cString: strerror(errno)))"
+                Self.printError(message)
+                log.emit("error", ["message": message])
             } else {
                 log.emit("snapshot", ["path": path, "version": view.pageVersion ?? ""])
+            }
+            snapshotBusy = false
+            if snapshotAgain {
+                snapshotAgain = false
+                takeSnapshot(view)
             }
         }
     }
@@ -157,4 +187,10 @@ final class ShellRun: @unchecked Sendable {
         guard let error = error as? any ClientctlError else { return 70 }
         return error.kind.exitStatus
     }
+}
+
+/// A page message waiting for its turn, with the reply to call on the main thread.
+struct QueuedMessage: Sendable {
+    let message: BridgeMessage
+    let reply: MainThreadObject<(Result<String, BridgeRefusal>) -> Void>
 }

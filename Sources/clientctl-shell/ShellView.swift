@@ -49,7 +49,7 @@ final class ShellView: @unchecked Sendable {
         webkit_user_content_manager_add_script(manager, script)
         webkit_user_script_unref(script)
 
-        let widget = webkit_web_view_new_with_user_content_manager(manager)
+        let widget = clientctl_web_view_new(context, manager)
         guard let widget, let webView = clientctl_webkit_web_view(widget) else { return }
         view = webView
         let prefs = webkit_web_view_get_settings(webView)

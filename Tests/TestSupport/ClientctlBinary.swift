@@ -17,12 +17,20 @@ public enum ClientctlBinary {
     /// named by `CLIENTCTL_BIN`.
     public static var path: String {
         if let explicit = ProcessInfo.processInfo.environment["CLIENTCTL_BIN"] { return explicit }
+        return built("clientctl")
+    }
+
+    /// The `clientctl-shell` built next to the test bundle.
+    public static var shellPath: String { built("clientctl-shell") }
+
+    /// The product `name` built next to the test bundle.
+    static func built(_ name: String) -> String {
         let bundleDir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        var candidates = [bundleDir.appendingPathComponent("clientctl").path]
+        var candidates = [bundleDir.appendingPathComponent(name).path]
         // Inside an .xctest bundle directory (macOS) the binary sits beside the bundle.
-        candidates.append(bundleDir.deletingLastPathComponent().appendingPathComponent("clientctl").path)
-        candidates.append(bundleDir.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("clientctl").path)
-        candidates.append(packageRoot + "/.build/debug/clientctl")
+        candidates.append(bundleDir.deletingLastPathComponent().appendingPathComponent(name).path)
+        candidates.append(bundleDir.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(name).path)
+        candidates.append(packageRoot + "/.build/debug/" + name)
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[candidates.count - 1]
     }
 

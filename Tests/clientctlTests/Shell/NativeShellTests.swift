@@ -1,0 +1,150 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `clientctl-shell` in a real window under Xvfb (docs/native-shell.md): what it shows
+/// (pixels of its own `--snapshot`), its trial and rollback, the page bridge, navigation
+/// and the lock it shares with `serve`. One window at a time: `xvfb-run -a` picks a free
+/// display by probing, which two starting at once can both pick.
+@Suite(.serialized)
+struct NativeShellTests {
+    static let green = "#00a000"
+    static let blue = "#0000c8"
+    static let red = "#c80000"
+
+    /// Checks the pixel at 400,300 of `png` is `colour` (`#rrggbb`), within rounding.
+    static func expectColour(_ png: String, _ colour: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let pixel = try await PNGImage.pixel(png, x: 400, y: 300)
+        let hex = Array(colour.dropFirst())
+        let want = stride(from: 0, to: 6, by: 2).map { Int(String(hex[$0...$0 + 1]), radix: 16) ?? -1 }
+        let got = [pixel.red, pixel.green, pixel.blue]
+        #expect(zip(got, want).allSatisfy { abs($0 - $1) <= 8 }, "pixel \(got), expected \(want) (\(colour))", sourceLocation: sourceLocation)
+    }
+
+    @Test func aGoodVersionRendersAndCommits() async throws {
+        let rig = try await ReleaseRig(startupTimeout: 10, label: "shell-good")
+        try await rig.publish("1.0.0", script: ShellHarness.paint(Self.green, then: ReleaseRig.acknowledging))
+        try await rig.run(["install", "--root", rig.root])
+        let shot = rig.tmp("shot.png")
+        let run = try await ShellHarness.run(root: rig.root, exitAfter: 6, arguments: ["--snapshot", shot])
+        #expect(run.status == 0, "\(run.summary)")
+        #expect(run.events.contains { $0.event == "started" && $0.version == "1.0.0" }, "\(run.summary)")
+        #expect(run.watchdog("committed", "1.0.0") != nil, "the page's startupDidComplete reached the engine: \(run.summary)")
+        #expect(run.events.contains { $0.event == "firstPaint" }, "\(run.summary)")
+        #expect(run.lastSnapshot?.version == "1.0.0", "\(run.summary)")
+        try await Self.expectColour(shot, Self.green)
+        #expect(try await rig.status().lastKnownGood == "1.0.0")
+        #expect(FileManager.default.fileExists(atPath: rig.root + "/shell/data"), "the view's storage lives in the root")
+    }
+
+    @Test func aVersionThatNeverAcknowledgesIsRolledBackWithinItsTimeout() async throws {
+        let rig = try await ReleaseRig(startupTimeout: 2, label: "shell-rollback")
+        try await rig.publish("1.0.0", script: ShellHarness.paint(Self.green, then: ReleaseRig.acknowledging))
+        try await rig.run(["install", "--root", rig.root])
+        let first = try await ShellHarness.run(root: rig.root, exitAfter: 4)
+        #expect(first.watchdog("committed", "1.0.0") != nil, "\(first.summary)")
+
+        try await rig.publish("1.1.0", script: ShellHarness.paint(Self.red))  // never acknowledges
+        try await rig.run(["install", "--root", rig.root])
+        let shot = rig.tmp("shot.png")
+        let run = try await ShellHarness.run(root: rig.root, exitAfter: 8, arguments: ["--snapshot", shot])
+        let trial = try #require(run.watchdog("trialStarted", "1.1.0"), "\(run.summary)")
+        let failed = try #require(run.watchdog("failed", "1.1.0"), "\(run.summary)")
+        #expect(failed.revertedTo == "1.0.0")
+        #expect(failed.ms - trial.ms <= 2000 + 1000, "rolled back within the 2 s timeout plus 1 s: \(failed.ms - trial.ms) ms")
+        #expect(run.lastSnapshot?.version == "1.0.0", "\(run.summary)")
+        try await Self.expectColour(shot, Self.green)
+        #expect(try await rig.status().current == "1.0.0")
+    }
+
+    @Test func checkForUpdatesThenSwitchShowsTheNewVersion() async throws {
+        let rig = try await ReleaseRig(startupTimeout: 10, label: "shell-switch")
+        let checking = """
+            WebAppLocalServer.startupDidComplete();
+            WebAppLocalServer.onNewVersionReady(function (v) { WebAppLocalServer.switchToPendingVersion(); });
+            WebAppLocalServer.checkForUpdates();
+            """
+        try await rig.publish("1.0.0", script: ShellHarness.paint(Self.green, then: checking))
+        try await rig.run(["install", "--root", rig.root])
+        try await rig.publish("1.1.0", script: ShellHarness.paint(Self.blue, then: ReleaseRig.acknowledging))
+        let shot = rig.tmp("shot.png")
+        let run = try await ShellHarness.run(root: rig.root, exitAfter: 10, arguments: ["--snapshot", shot, "--check-interval", "0"])
+        #expect(run.events.contains { $0.event == "updateAvailable" && $0.version == "1.1.0" }, "\(run.summary)")
+        #expect(run.watchdog("committed", "1.1.0") != nil, "the new page acknowledged: \(run.summary)")
+        #expect(run.lastSnapshot?.version == "1.1.0", "\(run.summary)")
+        try await Self.expectColour(shot, Self.blue)
+    }
+
+    @Test func anOldPageCannotAcknowledgeTheNewVersion() async throws {
+        let rig = try await ReleaseRig(startupTimeout: 2, label: "shell-old-page")
+        // 1.0.0 switches to 1.1.0 and, from the same (old) page, acknowledges at once.
+        let oldPage = """
+            WebAppLocalServer.startupDidComplete(function () { WebAppLocalServer.checkForUpdates(); });
+            WebAppLocalServer.onNewVersionReady(function () {
+              WebAppLocalServer.switchToPendingVersion();
+              WebAppLocalServer.startupDidComplete();
+            });
+            """
+        try await rig.publish("1.0.0", script: ShellHarness.paint(Self.green, then: oldPage))
+        try await rig.run(["install", "--root", rig.root])
+        try await rig.publish("1.1.0", script: ShellHarness.paint(Self.red))  // never acknowledges
+        let run = try await ShellHarness.run(root: rig.root, exitAfter: 7, arguments: ["--check-interval", "0"])
+        #expect(run.watchdog("trialStarted", "1.1.0") != nil, "\(run.summary)")
+        let refusal = run.events.first { $0.event == "error" && $0.action == "startup-complete" }
+        #expect(refusal?.message?.contains("1.0.0") == true && refusal?.message?.contains("1.1.0") == true, "\(run.summary)")
+        #expect(run.watchdog("committed", "1.1.0") == nil, "\(run.summary)")
+        #expect(run.watchdog("failed", "1.1.0")?.revertedTo == "1.0.0", "\(run.summary)")
+    }
+
+    @Test func navigationToAnotherOriginIsRefused() async throws {
+        let rig = try await ReleaseRig(startupTimeout: 10, label: "shell-navigation")
+        // Not port 9: WebKit refuses its list of unsafe ports before any policy is asked.
+        let leaving = """
+            WebAppLocalServer.startupDidComplete(function () { window.location.href = 'http://127.0.0.1:65432/elsewhere'; });
+            """
+        try await rig.publish("1.0.0", script: ShellHarness.paint(Self.green, then: leaving))
+        try await rig.run(["install", "--root", rig.root])
+        let shot = rig.tmp("shot.png")
+        let run = try await ShellHarness.run(root: rig.root, exitAfter: 5, arguments: ["--snapshot", shot, "--kiosk"])
+        #expect(run.events.contains { $0.event == "navigationRefused" && $0.uri == "http://127.0.0.1:65432/elsewhere" }, "\(run.summary)")
+        try await Self.expectColour(shot, Self.green)
+    }
+
+    @Test func aMeteorRootRunsInTheShell() async throws {
+        let tmp = try TemporaryDirectory("shell-meteor")
+        let fixtures = try MeteorScenarioFixtures.write(.current, to: tmp("fixtures"))
+        let made = try await ClientctlBinary.run([
+            "init", "--root", tmp("device"), "--meteor-url", "http://127.0.0.1:9/", "--embedded", fixtures.embedded,
+        ])
+        #expect(made.status == 0, "\(made.errorOutput)")
+        let run = try await ShellHarness.run(root: tmp("device"), exitAfter: 5, arguments: ["--snapshot", tmp("shot.png"), "--check-interval", "0"])
+        #expect(run.status == 0, "\(run.summary)")
+        #expect(run.events.contains { $0.event == "started" }, "\(run.summary)")
+        #expect(run.lastSnapshot != nil, "the Meteor page's startupDidComplete reached the engine: \(run.summary)")
+        #expect(!run.events.contains { $0.event == "error" }, "\(run.summary)")
+    }
+
+    @Test func theShellAndServeRefuseToShareARoot() async throws {
+        let rig = try await ReleaseRig(startupTimeout: 10, label: "shell-lock")
+        try await rig.publish("1.0.0", script: ShellHarness.paint(Self.green, then: ReleaseRig.acknowledging))
+        try await rig.run(["install", "--root", rig.root])
+
+        let serve = try await ServeProcess(root: rig.root, scratch: rig.tmp.path)
+        let refused = try await ShellHarness.run(root: rig.root, exitAfter: 5)
+        #expect(refused.status == 75, "\(refused.summary)")
+        #expect(refused.stderr.contains("clientctl-shell:") && refused.stderr.contains(rig.root), "\(refused.summary)")
+        #expect(serve.stop() == 0)
+        #expect(!FileManager.default.fileExists(atPath: rig.root + "/agent.json"), "serve's shutdown cleared agent.json")
+
+        let shell = Task { try await ShellHarness.run(root: rig.root, exitAfter: 12) }
+        // The shell holds the agent lock once agent.json names it.
+        let deadline = Date().addingTimeInterval(10)
+        while !FileManager.default.fileExists(atPath: rig.root + "/agent.json"), Date() < deadline {
+            try await Task.sleep(nanoseconds: 50_000_000)
+        }
+        let second = try await ClientctlBinary.run(["serve", "--root", rig.root, "--port", "0"])
+        #expect(second.status == 75, "serve refuses while the shell runs: \(second.errorOutput)")
+        let first = try await shell.value
+        #expect(first.status == 0, "\(first.summary)")
+    }
+}

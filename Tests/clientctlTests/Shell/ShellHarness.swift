@@ -1,0 +1,53 @@
+import Foundation
+import TestSupport
+
+/// Runs the built `clientctl-shell` as a user would, in a real GTK window on a virtual X
+/// display (`xvfb-run`, Debian's xvfb and xauth: Scripts/test installs them), with
+/// `--events` so the test reads what happened.
+enum ShellHarness {
+    /// One `--events` line.
+    struct Event: Decodable, Sendable, CustomStringConvertible {
+        var event: String
+        var ms: Int
+        var version: String?
+        var kind: String?
+        var revertedTo: String?
+        var onTrial: String?
+        var message: String?
+        var action: String?
+        var path: String?
+        var uri: String?
+        var description: String {
+            [event, kind, version, revertedTo.map { "→ \($0)" }, action, message, uri].compactMap { $0 }.joined(separator: " ")
+        }
+    }
+
+    struct Run: Sendable {
+        var status: Int32
+        var events: [Event]
+        var stderr: String
+        var summary: String { "exit \(status); events: \(events.map(\.description)); stderr: \(stderr)" }
+
+        func watchdog(_ kind: String, _ version: String) -> Event? {
+            events.first { $0.event == "watchdog" && $0.kind == kind && $0.version == version }
+        }
+        var lastSnapshot: Event? { events.last { $0.event == "snapshot" } }
+    }
+
+    /// Runs the shell on `root` until `exitAfter` seconds have passed.
+    static func run(root: String, exitAfter: Double, arguments: [String] = []) async throws -> Run {
+        let result = try await Subprocess.run(
+            "xvfb-run",
+            ["-a", "-s", "-screen 0 1280x1024x24", ClientctlBinary.shellPath, "--root", root, "--events", "--exit-after", String(exitAfter)]
+                + arguments,
+            gate: nil)
+        let decoder = JSONDecoder()
+        let events = result.output.split(separator: "\n").compactMap { try? decoder.decode(Event.self, from: Data($0.utf8)) }
+        return Run(status: result.status, events: events, stderr: result.errorOutput)
+    }
+
+    /// A page script that paints the whole page `colour` (`#rrggbb`) and then runs `then`.
+    static func paint(_ colour: String, then script: String = "") -> String {
+        "document.documentElement.style.background = '\(colour)'; document.body.style.background = '\(colour)';\n" + script
+    }
+}
