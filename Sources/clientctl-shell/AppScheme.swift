@@ -14,6 +14,8 @@ final class AppScheme: @unchecked Sendable {
     static let name = "app"
     let appID: String
     let core: ServingCore
+    /// Requests wait here until the engine has chosen the first version.
+    let ready = FirstVersionLatch()
     /// Called on the main thread with the version of every index.html served (the page's version).
     let onDocument: @Sendable (String) -> Void
     /// Bytes of one bounded byte range read into memory at most; a longer bounded range is
@@ -68,7 +70,9 @@ final class AppScheme: @unchecked Sendable {
         g_object_ref(request)
         let held = MainThreadObject(pointer: request)
         let core = self.core
+        let ready = self.ready
         Task {
+            await ready.wait()
             let prepared: PreparedAnswer
             do {
                 prepared = try await PreparedAnswer.make(try await core.answer(fileRequest))

@@ -8,9 +8,12 @@ struct ShellBridge: HostBridge {
     let core: ServingCore
     let configuration: ServerConfiguration
     let view: ShellView
+    /// Opened by the first base path: the view's first requests wait for it.
+    let ready: FirstVersionLatch
 
     func setServerBasePath(_ path: String) async throws {
         core.version = try ServedVersion.load(directory: path, configuration: configuration)
+        ready.open()
     }
 
     func reload() async throws {

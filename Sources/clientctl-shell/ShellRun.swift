@@ -53,8 +53,10 @@ final class ShellRun: @unchecked Sendable {
         view.build(context: context)
         connect(view, engine: engine)
         let configuration = ServerConfiguration(port: 0, contentSecurityPolicy: options.csp, wwwDirectory: engine.wwwDirectory)
-        let bridge = ShellBridge(core: core, configuration: configuration, view: view)
+        let bridge = ShellBridge(core: core, configuration: configuration, view: view, ready: scheme.ready)
         let engineTask = Task { await self.runEngine(engine, bridge: bridge, view: view) }
+        // Loading starts now, beside the engine's start-up: its requests wait for the first version.
+        view.loadApp()
         if let seconds = options.exitAfter { GMain.after(seconds: seconds) { gtk_main_quit() } }
         gtk_main()
         engineTask.cancel()
@@ -129,8 +131,8 @@ final class ShellRun: @unchecked Sendable {
             let report = try await updater.start(bridge: bridge)
             log.emit("started", ["version": report.current, "ms": log.millisecondsSinceLaunch])
             if report.shellUpdateReset { Self.printError("new embedded seed: downloaded versions dropped") }
-            await GMain.run { view.loadApp() }
         } catch {
+            bridge.ready.open()  // waiting requests get 503; the shell is closing
             let code = Self.fail(error)
             log.emit("error", ["message": "\(error)"])
             lock.withLock { status = code }
