@@ -9,6 +9,7 @@ let package = Package(
         .executable(name: "clientctl-shell", targets: ["clientctl-shell"]),
         .library(name: "ClientEngine", targets: ["ClientEngine"]),
         .library(name: "ClientShim", targets: ["ClientShim"]),
+        .library(name: "ClientFoundation", targets: ["ClientFoundation"]),
         .library(name: "ClientUpdater", targets: ["ClientUpdater"]),
         .library(name: "ClientUpdaterHTTP", targets: ["ClientUpdaterHTTP"]),
         .library(name: "SignedManifest", targets: ["SignedManifest"]),
@@ -53,10 +54,13 @@ let package = Package(
         ),
         // The page side: the WebAppLocalServer shim and the /__clientctl/ control protocol (no HTTP server in it).
         .target(name: "ClientShim"),
+        // The foundation both sides build on: versions, digests, atomic files, the error
+        // protocol and its one shape, platform calls. Depends on no other clientctl module.
+        .target(name: "ClientFoundation", dependencies: ["COpenSSL"]),
         // Channel-agnostic core: versions, store, state, selection, watchdog, retention, seams.
         .target(
             name: "ClientUpdater",
-            dependencies: ["ClientShim", "COpenSSL"]
+            dependencies: ["ClientFoundation", "ClientShim", "COpenSSL"]
         ),
         // The production transport: http:/https: on AsyncHTTPClient (proxies, TLS, pooling).
         .target(
@@ -74,18 +78,18 @@ let package = Package(
         // Signed manifests: strict and canonical JSON, Ed25519 through OpenSSL, the manifest and index rules.
         .target(
             name: "SignedManifest",
-            dependencies: ["ClientUpdater", "COpenSSL", .product(name: "Subprocess", package: "swift-subprocess")]
+            dependencies: ["ClientFoundation", "COpenSSL", .product(name: "Subprocess", package: "swift-subprocess")]
         ),
         // Every use of libarchive: safe extraction (entry rules, caps) and reproducible archive writing.
         .target(
             name: "SafeArchive",
-            dependencies: ["ClientUpdater", "SignedManifest", "CArchive"]
+            dependencies: ["ClientFoundation", "SignedManifest", "CArchive"]
         ),
         // Delta updates: zstd patches against a referenced base (long window, caps checked
         // from the frame header before anything is allocated).
         .target(
             name: "DeltaPatch",
-            dependencies: ["ClientUpdater", "CZstd"]
+            dependencies: ["ClientFoundation", "CZstd"]
         ),
         // Channel 1 on the device: the signed-archive channel (fetch, verify, unpack or patch, store).
         .target(
@@ -97,7 +101,7 @@ let package = Package(
         .target(
             name: "ArchivePublishing",
             dependencies: [
-                "ClientUpdater", "SignedManifest", "SafeArchive", "DeltaPatch", "COpenSSL",
+                "ClientFoundation", "SignedManifest", "SafeArchive", "DeltaPatch", "COpenSSL",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 import DeltaPatch
 import Foundation
 import SafeArchive

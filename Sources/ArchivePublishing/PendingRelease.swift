@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 import Foundation
 import SignedManifest
 
@@ -43,7 +43,7 @@ public enum PendingRelease {
 
     /// ``sign(_:signers:)``; `lockHeld` when the caller (publish) holds the channel lock.
     static func sign(_ path: String, signers: [any DocumentSigner], lockHeld: Bool) async throws -> Outcome {
-        let absolute = RootLayout(root: path).root
+        let absolute = path.absoluteStandardizedPath
         let pendingFolder = (absolute as NSString).deletingLastPathComponent
         let isPending = (pendingFolder as NSString).lastPathComponent == "pending"
         let channelFolder = (pendingFolder as NSString).deletingLastPathComponent

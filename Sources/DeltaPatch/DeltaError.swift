@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 
 /// An error from making or applying a delta patch.
 ///

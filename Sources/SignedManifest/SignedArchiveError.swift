@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 
 /// An error from the signed-archive channel: JSON, manifests, keys, signatures, archives
 /// and publishing.

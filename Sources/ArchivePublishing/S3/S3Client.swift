@@ -1,5 +1,5 @@
 import AsyncHTTPClient
-import ClientUpdater
+import ClientFoundation
 import Foundation
 import NIOCore
 import NIOHTTP1

@@ -1,5 +1,5 @@
 internal import COpenSSL
-import ClientUpdater
+import ClientFoundation
 import Foundation
 
 /// AWS Signature Version 4 (the signing process of the AWS documentation, "Create a

@@ -54,6 +54,7 @@ public enum DiskSpace {
             return false
         }
         if let wrapped = error as? any ClientctlError, let underlying = wrapped.underlying { return isNoSpace(underlying) }
+        if let box = error as? POSIXErrorBox { return box.code == ENOSPC || box.code == EDQUOT }
         if let posix = error as? POSIXError { return posix.code == .ENOSPC || posix.code == .EDQUOT }
         let ns = error as NSError
         if ns.domain == NSPOSIXErrorDomain { return ns.code == Int(ENOSPC) || ns.code == Int(EDQUOT) }

@@ -85,7 +85,6 @@ public struct UpdaterError: ClientctlError {
     }
 }
 
-/// A `errno` value kept as the underlying cause of an ``UpdaterError``.
-public struct POSIXErrorBox: Error, Sendable, Equatable {
-    public let code: Int32
+extension UpdaterError: FieldReportingError {
+    public static var invalidArgumentCode: Code { .invalidArgument }
 }

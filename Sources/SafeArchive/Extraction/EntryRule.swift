@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 
 /// The name half of the entry rule (docs/threat-model.md#the-entry-rule): decides from an entry's raw
 /// name bytes, before anything is written, whether the name is acceptable.

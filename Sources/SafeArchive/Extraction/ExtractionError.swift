@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 import SignedManifest
 
 /// Why ``SafeExtractor`` refused an archive, before it becomes the module's

@@ -1,5 +1,5 @@
 internal import CArchive
-import ClientUpdater
+import ClientFoundation
 import Foundation
 import SignedManifest
 
@@ -206,7 +206,7 @@ struct ExtractionRun {
             do {
                 try AtomicFile.writeAll(fd: fd, bytes: UnsafeRawBufferPointer(start: block, count: size), path: "")
             } catch {
-                let code = ((error as? UpdaterError)?.underlying as? POSIXErrorBox)?.code ?? EIO
+                let code = error.posixCode ?? EIO
                 throw StagingWriter.ioError("cannot write file", code, name)
             }
             written += Int64(size)

@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 import SignedManifest
 
 /// The entry rule applied to a signed file list before a device builds a tree from it

@@ -1,5 +1,5 @@
 internal import CArchive
-import ClientUpdater
+import ClientFoundation
 import Foundation
 
 /// Creates the staging folder and everything inside it relative to directory

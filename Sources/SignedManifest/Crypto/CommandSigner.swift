@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 import Foundation
 
 /// `--sign-command CMD`: a command signs for a key that stays where CMD keeps it (an HSM,

@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 import Foundation
 
 /// Something that signs canonical bytes with an Ed25519 key: a private key file, or a

@@ -1,5 +1,5 @@
 internal import COpenSSL
-import ClientUpdater
+import ClientFoundation
 import Foundation
 
 /// Ed25519 (pure) keys and signatures through OpenSSL's EVP API.

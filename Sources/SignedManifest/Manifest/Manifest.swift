@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 import Foundation
 
 /// A verified `signed-client-v1` manifest (docs/formats.md#manifest).

@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 import Foundation
 
 /// Reads typed manifest fields out of a JSON object, throwing a ``ManifestRejection`` that

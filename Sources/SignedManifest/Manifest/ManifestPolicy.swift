@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 import Foundation
 
 /// Whether a *verified* manifest is acceptable to one device: pure functions, no I/O.

@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 import Foundation
 
 /// The outcome of verifying a manifest: valid, or which check failed.

@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 import Foundation
 
 /// The signed `delta` field of a manifest (docs/delta-updates.md#the-delta-field): the

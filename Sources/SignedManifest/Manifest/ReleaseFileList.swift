@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 import Foundation
 
 /// The signed description of a release's files (docs/delta-updates.md#the-file-list): one

@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 
 /// `index.json` of a release folder (docs/formats.md#release-index): every release of a channel, newest first.
 ///

@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 import Foundation
 
 /// A staged rollout, signed in the manifest (`rollout`): which share of devices takes the

@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 import Foundation
 
 /// One signature of a signed document (a manifest or a trust root): the signer's key id

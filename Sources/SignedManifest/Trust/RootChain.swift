@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 import Foundation
 
 /// The outcome of checking a trust root: trusted, or why not. A status, not a decision:

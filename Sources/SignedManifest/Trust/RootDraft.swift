@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 import Foundation
 
 /// A trust root being built or changed offline (`clientctl root …`). Any change of

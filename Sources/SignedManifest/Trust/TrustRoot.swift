@@ -1,4 +1,4 @@
-import ClientUpdater
+import ClientFoundation
 import Foundation
 
 /// A signed trust root, `root/N.json` beside a channel's `manifest.json`: the keys, and

@@ -10,7 +10,7 @@ public enum AtomicFile {
         let dir = (path as NSString).deletingLastPathComponent
         let tmp = path + ".tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw UpdaterError.io("cannot create", path: tmp, errno: errno) }
+        guard fd >= 0 else { throw FileSystemError.io("cannot create", path: tmp, errno: errno) }
         var ok = false
         defer {
             if !ok { unlink(tmp) }
@@ -18,7 +18,7 @@ public enum AtomicFile {
         do {
             try writeAll(fd: fd, data: data, path: tmp)
             CrashPoint.hit("atomic.written")
-            guard fsync(fd) == 0 else { throw UpdaterError.io("cannot fsync", path: tmp, errno: errno) }
+            guard fsync(fd) == 0 else { throw FileSystemError.io("cannot fsync", path: tmp, errno: errno) }
             fchmod(fd, mode)
         } catch {
             close(fd)
@@ -26,7 +26,7 @@ public enum AtomicFile {
         }
         close(fd)
         CrashPoint.hit("atomic.before-rename")
-        guard rename(tmp, path) == 0 else { throw UpdaterError.io("cannot rename into", path: path, errno: errno) }
+        guard rename(tmp, path) == 0 else { throw FileSystemError.io("cannot rename into", path: path, errno: errno) }
         ok = true
         CrashPoint.hit("atomic.renamed")
         try syncDirectory(dir.isEmpty ? "." : dir)
@@ -60,7 +60,7 @@ public enum AtomicFile {
             let n = Foundation.write(fd, bytes.baseAddress?.advanced(by: offset), bytes.count - offset)
             if n < 0 {
                 if errno == EINTR { continue }
-                throw UpdaterError.io("cannot write", path: path, errno: errno)
+                throw FileSystemError.io("cannot write", path: path, errno: errno)
             }
             offset += n
         }
@@ -69,9 +69,9 @@ public enum AtomicFile {
     /// fsyncs a directory so that renames and unlinks inside it are durable.
     public static func syncDirectory(_ path: String) throws {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw UpdaterError.io("cannot open folder", path: path, errno: errno) }
+        guard fd >= 0 else { throw FileSystemError.io("cannot open folder", path: path, errno: errno) }
         defer { close(fd) }
-        guard fsync(fd) == 0 else { throw UpdaterError.io("cannot fsync folder", path: path, errno: errno) }
+        guard fsync(fd) == 0 else { throw FileSystemError.io("cannot fsync folder", path: path, errno: errno) }
     }
 
     /// Creates a directory (and its parents) with mode 0755 if it does not exist.
@@ -79,7 +79,7 @@ public enum AtomicFile {
         do {
             try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         } catch {
-            throw UpdaterError(.io, "cannot create folder \(path): \(error.localizedDescription)")
+            throw FileSystemError(.io, "cannot create folder \(path): \(error.localizedDescription)")
         }
     }
 
@@ -90,7 +90,7 @@ public enum AtomicFile {
         do {
             try FileManager.default.removeItem(atPath: path)
         } catch {
-            throw UpdaterError(.io, "cannot remove \(path): \(error.localizedDescription)")
+            throw FileSystemError(.io, "cannot remove \(path): \(error.localizedDescription)")
         }
     }
 }

@@ -40,7 +40,3 @@ extension FieldReportingError {
         return Self(code, cause.message, underlying: cause)
     }
 }
-
-extension UpdaterError: FieldReportingError {
-    public static var invalidArgumentCode: Code { .invalidArgument }
-}

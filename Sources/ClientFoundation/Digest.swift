@@ -63,7 +63,7 @@ public final class Digest {
     /// The hex digest of a file's contents, read in chunks (never whole into memory).
     public static func hex(_ algorithm: Algorithm, ofFileAt path: String) throws -> String {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw UpdaterError.io("cannot open", path: path, errno: errno) }
+        guard fd >= 0 else { throw FileSystemError.io("cannot open", path: path, errno: errno) }
         defer { close(fd) }
         return try hex(algorithm, ofDescriptor: fd, path: path)
     }
@@ -78,7 +78,7 @@ public final class Digest {
             let n = read(fd, buffer.baseAddress, size)
             if n < 0 {
                 if errno == EINTR { continue }
-                throw UpdaterError.io("cannot read", path: path, errno: errno)
+                throw FileSystemError.io("cannot read", path: path, errno: errno)
             }
             if n == 0 { break }
             d.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
