@@ -19,22 +19,22 @@ public struct FieldProblem: Error, Sendable, Equatable {
     public var message: String { "`\(field)` \(problem)" }
 }
 
-/// A module's error type that can report a ``FieldProblem``: one home for the `field`
-/// constructors of every module.
-public protocol FieldReportingError: ClientctlError {
-    associatedtype Code
-    /// The code of a caller's bad value (`.invalidArgument` in every module).
-    static var invalidArgumentCode: Code { get }
-    init(_ code: Code, _ message: String, underlying: (any Error & Sendable)?)
+/// The code of a module whose errors can report a ``FieldProblem``: it has an
+/// `invalidArgument` code for a caller's bad value.
+public protocol FieldReportingCode: ClientctlErrorCode {
+    /// The code of a caller's bad value.
+    static var invalidArgument: Self { get }
 }
 
-extension FieldReportingError {
+extension ModuleError where Code: FieldReportingCode {
     /// A request field that failed validation.
     public static func field(_ field: String, _ problem: String) -> Self {
-        Self.field(invalidArgumentCode, field, problem)
+        Self.field(.invalidArgument, field, problem)
     }
+}
 
-    /// A request field that failed validation, with another code than `.invalidArgument`.
+extension ModuleError {
+    /// A request field that failed validation, with the code `code`.
     public static func field(_ code: Code, _ field: String, _ problem: String) -> Self {
         let cause = FieldProblem(field, problem)
         return Self(code, cause.message, underlying: cause)

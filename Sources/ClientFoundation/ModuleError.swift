@@ -15,7 +15,10 @@ public protocol ClientctlErrorCode: Hashable, Sendable, CustomStringConvertible 
 /// A module names its error with a type alias, such as
 /// `public typealias UpdaterError = ModuleError<UpdaterErrorCode>`, so callers catch
 /// `UpdaterError` and compare `error.code == .locked`.
-public struct ModuleError<Code: ClientctlErrorCode>: ClientctlError {
+public struct ModuleError<ErrorCode: ClientctlErrorCode>: ClientctlError {
+    /// The module's code type (`UpdaterError.Code` is `UpdaterErrorCode`).
+    public typealias Code = ErrorCode
+
     /// What kind of failure this is.
     public var code: Code
     /// The one-line message shown to users: what failed and why.

@@ -6,56 +6,44 @@ import Foundation
 /// Messages keep the wording of the original Cordova plugin where it had one
 /// ("Hash mismatch for asset: /app/x.js", "Skipping downloading blacklisted version", …)
 /// so people who know the plugin recognise them.
-public struct MeteorError: ClientctlError {
-    /// What kind of failure this is. New codes may be added in later versions.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        fileprivate enum Base: Hashable, Sendable {
-            case invalidManifest, unsafePath, tooLarge, httpStatus, hashMismatch
-            case runtimeConfig, network, io, embeddedInvalid, invalidArgument, versionMismatch
-        }
-        fileprivate let base: Base
-        public var description: String { "\(base)" }
+public typealias MeteorError = ModuleError<MeteorErrorCode>
 
-        /// `manifest.json` / `program.json` is malformed or incompatible.
-        public static let invalidManifest = Code(base: .invalidManifest)
-        /// A manifest `url`, `path` or `version` would resolve outside its folder.
-        public static let unsafePath = Code(base: .unsafePath)
-        /// A manifest or asset is larger than allowed.
-        public static let tooLarge = Code(base: .tooLarge)
-        /// The server answered an asset or manifest request with a non-2xx status.
-        public static let httpStatus = Code(base: .httpStatus)
-        /// Downloaded bytes do not match the manifest hash (ETag or local SHA-1).
-        public static let hashMismatch = Code(base: .hashMismatch)
-        /// The downloaded index.html's runtime config is missing or fails a check.
-        public static let runtimeConfig = Code(base: .runtimeConfig)
-        /// The downloaded index.html belongs to another version than the manifest (the
-        /// server is between two versions): nothing is staged or blacklisted; try later.
-        public static let versionMismatch = Code(base: .versionMismatch)
-        /// The network failed after retries.
-        public static let network = Code(base: .network)
-        /// A file-system operation failed.
-        public static let io = Code(base: .io)
-        /// The embedded (initial) bundle is missing or invalid.
-        public static let embeddedInvalid = Code(base: .embeddedInvalid)
-        /// A caller passed a value that cannot be used.
-        public static let invalidArgument = Code(base: .invalidArgument)
+/// The code of ``MeteorError``: what kind of failure it is. New codes may be added in later versions.
+public struct MeteorErrorCode: ClientctlErrorCode {
+    fileprivate enum Base: Hashable, Sendable {
+        case invalidManifest, unsafePath, tooLarge, httpStatus, hashMismatch
+        case runtimeConfig, network, io, embeddedInvalid, invalidArgument, versionMismatch
     }
+    fileprivate let base: Base
+    public var description: String { "\(base)" }
 
-    /// What kind of failure.
-    public var code: Code
-    /// One line: what failed and why.
-    public var message: String
-    /// The lower-level error, when there is one.
-    public var underlying: (any Error & Sendable)?
+    /// `manifest.json` / `program.json` is malformed or incompatible.
+    public static let invalidManifest = Self(base: .invalidManifest)
+    /// A manifest `url`, `path` or `version` would resolve outside its folder.
+    public static let unsafePath = Self(base: .unsafePath)
+    /// A manifest or asset is larger than allowed.
+    public static let tooLarge = Self(base: .tooLarge)
+    /// The server answered an asset or manifest request with a non-2xx status.
+    public static let httpStatus = Self(base: .httpStatus)
+    /// Downloaded bytes do not match the manifest hash (ETag or local SHA-1).
+    public static let hashMismatch = Self(base: .hashMismatch)
+    /// The downloaded index.html's runtime config is missing or fails a check.
+    public static let runtimeConfig = Self(base: .runtimeConfig)
+    /// The downloaded index.html belongs to another version than the manifest (the
+    /// server is between two versions): nothing is staged or blacklisted; try later.
+    public static let versionMismatch = Self(base: .versionMismatch)
+    /// The network failed after retries.
+    public static let network = Self(base: .network)
+    /// A file-system operation failed.
+    public static let io = Self(base: .io)
+    /// The embedded (initial) bundle is missing or invalid.
+    public static let embeddedInvalid = Self(base: .embeddedInvalid)
+    /// A caller passed a value that cannot be used.
+    public static let invalidArgument = Self(base: .invalidArgument)
 
-    public init(_ code: Code, _ message: String, underlying: (any Error & Sendable)? = nil) {
-        self.code = code
-        self.message = message
-        self.underlying = underlying
-    }
-
-    public var kind: FailureKind {
-        switch code.base {
+    /// The kind of failure of an error with this code.
+    public func kind(underlying: (any Error & Sendable)?) -> FailureKind {
+        switch base {
         case .invalidManifest, .unsafePath, .tooLarge, .httpStatus, .hashMismatch, .runtimeConfig: return .dataError
         case .network: return .unavailable
         case .versionMismatch: return .tempFail
@@ -66,6 +54,4 @@ public struct MeteorError: ClientctlError {
     }
 }
 
-extension MeteorError: FieldReportingError {
-    public static var invalidArgumentCode: Code { .invalidArgument }
-}
+extension MeteorErrorCode: FieldReportingCode {}

@@ -5,104 +5,90 @@ import ClientFoundation
 ///
 /// Like `UpdaterError`: an extensible ``Code``, a one-line message that names what failed
 /// and why, and the underlying cause when there is one.
-public struct SignedArchiveError: ClientctlError {
-    /// What kind of failure this is. New codes may be added in later versions.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        fileprivate enum Base: Hashable, Sendable {
-            case malformedJSON, invalidManifest, invalidSignature, untrustedKey, invalidKey, crypto
-            case hashMismatch, sizeMismatch, archiveRejected, archiveLimit, archiveFailed
-            case sourceRejected, conflict, notNewer, alreadyExists, notFound, io, invalidArgument, busy
-            case internalError, untrustedRoot, rootExpired, thresholdNotMet
-            case storageUnavailable, storageDenied, contended
-            case storageWriteLost, storageMisbehaved
-            case signerUnavailable
-        }
-        fileprivate let base: Base
-        public var description: String { "\(base)" }
+public typealias SignedArchiveError = ModuleError<SignedArchiveErrorCode>
 
-        /// JSON text that is not strictly valid (syntax, duplicate keys, depth, size, UTF-8).
-        public static let malformedJSON = Code(base: .malformedJSON)
-        /// A manifest or index that is not valid against the `signed-client-v1` schema.
-        public static let invalidManifest = Code(base: .invalidManifest)
-        /// A signature that does not verify.
-        public static let invalidSignature = Code(base: .invalidSignature)
-        /// A manifest signed by a key that is not trusted.
-        public static let untrustedKey = Code(base: .untrustedKey)
-        /// A key file or key bytes that cannot be used (not PEM, not Ed25519, truncated).
-        public static let invalidKey = Code(base: .invalidKey)
-        /// An OpenSSL call failed unexpectedly; the message carries OpenSSL's error queue.
-        public static let crypto = Code(base: .crypto)
-        /// Archive bytes do not match the signed `sha256`.
-        public static let hashMismatch = Code(base: .hashMismatch)
-        /// Archive length does not match the signed `size`.
-        public static let sizeMismatch = Code(base: .sizeMismatch)
-        /// An archive entry refused by the entry rule (path, type, duplicate).
-        public static let archiveRejected = Code(base: .archiveRejected)
-        /// An archive past a cap (bytes, entries, ratio).
-        public static let archiveLimit = Code(base: .archiveLimit)
-        /// libarchive failed to read or write an archive.
-        public static let archiveFailed = Code(base: .archiveFailed)
-        /// A folder to publish that breaks a rule (no index.html, symlink, special file…).
-        public static let sourceRejected = Code(base: .sourceRejected)
-        /// A version already published with other bytes, or a release folder of another app.
-        public static let conflict = Code(base: .conflict)
-        /// A version that is not above the newest release of the channel.
-        public static let notNewer = Code(base: .notNewer)
-        /// An output that must not be overwritten exists already.
-        public static let alreadyExists = Code(base: .alreadyExists)
-        /// An input file or folder that does not exist or cannot be read.
-        public static let notFound = Code(base: .notFound)
-        /// A system call on the file system failed.
-        public static let io = Code(base: .io)
-        /// A caller passed a value that cannot be used.
-        public static let invalidArgument = Code(base: .invalidArgument)
-        /// Another process is working on the same folder; retry later.
-        public static let busy = Code(base: .busy)
-        /// An unexpected failure: a bug.
-        public static let internalError = Code(base: .internalError)
-        /// A trust root (`root/N.json`) was refused: malformed, rolled back, skipped, for
-        /// another channel, or not signed by a threshold of the previous and its own root keys.
-        public static let untrustedRoot = Code(base: .untrustedRoot)
-        /// The device's trust root is past its `expires`: no update is accepted until a
-        /// newer root is published (TUF's freeze-attack rule).
-        public static let rootExpired = Code(base: .rootExpired)
-        /// Fewer distinct release keys signed than the root's threshold asks.
-        public static let thresholdNotMet = Code(base: .thresholdNotMet)
-        /// An object store (a push's S3 endpoint) could not be reached or kept failing.
-        public static let storageUnavailable = Code(base: .storageUnavailable)
-        /// An object store refused the request (credentials, permissions, bucket).
-        public static let storageDenied = Code(base: .storageDenied)
-        /// Other writers kept changing the channel's pointers during every retry.
-        public static let contended = Code(base: .contended)
-        /// An object store did not keep a write: it answered a `PUT` with a status no stored
-        /// write has (`404`, `304`), or read it back with other bytes.
-        public static let storageWriteLost = Code(base: .storageWriteLost)
-        /// An object store answered what S3 never answers: a listing that repeats a
-        /// continuation token, is truncated without one, or does not end within its page cap.
-        public static let storageMisbehaved = Code(base: .storageMisbehaved)
-        /// A `--sign-command` could not be started, failed, was killed, or ran over its time
-        /// limit: the signing service (HSM, KMS, token) is unavailable.
-        public static let signerUnavailable = Code(base: .signerUnavailable)
+/// The code of ``SignedArchiveError``: what kind of failure it is. New codes may be added in later versions.
+public struct SignedArchiveErrorCode: ClientctlErrorCode {
+    fileprivate enum Base: Hashable, Sendable {
+        case malformedJSON, invalidManifest, invalidSignature, untrustedKey, invalidKey, crypto
+        case hashMismatch, sizeMismatch, archiveRejected, archiveLimit, archiveFailed
+        case sourceRejected, conflict, notNewer, alreadyExists, notFound, io, invalidArgument, busy
+        case internalError, untrustedRoot, rootExpired, thresholdNotMet
+        case storageUnavailable, storageDenied, contended
+        case storageWriteLost, storageMisbehaved
+        case signerUnavailable
     }
+    fileprivate let base: Base
+    public var description: String { "\(base)" }
 
-    /// What kind of failure this is.
-    public var code: Code
-    /// The one-line message shown to users.
-    public var message: String
-    /// The underlying cause, when there is one.
-    public var underlying: (any Error & Sendable)?
-
-    /// Creates an error.
-    public init(_ code: Code, _ message: String, underlying: (any Error & Sendable)? = nil) {
-        self.code = code
-        self.message = message
-        self.underlying = underlying
-    }
+    /// JSON text that is not strictly valid (syntax, duplicate keys, depth, size, UTF-8).
+    public static let malformedJSON = Self(base: .malformedJSON)
+    /// A manifest or index that is not valid against the `signed-client-v1` schema.
+    public static let invalidManifest = Self(base: .invalidManifest)
+    /// A signature that does not verify.
+    public static let invalidSignature = Self(base: .invalidSignature)
+    /// A manifest signed by a key that is not trusted.
+    public static let untrustedKey = Self(base: .untrustedKey)
+    /// A key file or key bytes that cannot be used (not PEM, not Ed25519, truncated).
+    public static let invalidKey = Self(base: .invalidKey)
+    /// An OpenSSL call failed unexpectedly; the message carries OpenSSL's error queue.
+    public static let crypto = Self(base: .crypto)
+    /// Archive bytes do not match the signed `sha256`.
+    public static let hashMismatch = Self(base: .hashMismatch)
+    /// Archive length does not match the signed `size`.
+    public static let sizeMismatch = Self(base: .sizeMismatch)
+    /// An archive entry refused by the entry rule (path, type, duplicate).
+    public static let archiveRejected = Self(base: .archiveRejected)
+    /// An archive past a cap (bytes, entries, ratio).
+    public static let archiveLimit = Self(base: .archiveLimit)
+    /// libarchive failed to read or write an archive.
+    public static let archiveFailed = Self(base: .archiveFailed)
+    /// A folder to publish that breaks a rule (no index.html, symlink, special file…).
+    public static let sourceRejected = Self(base: .sourceRejected)
+    /// A version already published with other bytes, or a release folder of another app.
+    public static let conflict = Self(base: .conflict)
+    /// A version that is not above the newest release of the channel.
+    public static let notNewer = Self(base: .notNewer)
+    /// An output that must not be overwritten exists already.
+    public static let alreadyExists = Self(base: .alreadyExists)
+    /// An input file or folder that does not exist or cannot be read.
+    public static let notFound = Self(base: .notFound)
+    /// A system call on the file system failed.
+    public static let io = Self(base: .io)
+    /// A caller passed a value that cannot be used.
+    public static let invalidArgument = Self(base: .invalidArgument)
+    /// Another process is working on the same folder; retry later.
+    public static let busy = Self(base: .busy)
+    /// An unexpected failure: a bug.
+    public static let internalError = Self(base: .internalError)
+    /// A trust root (`root/N.json`) was refused: malformed, rolled back, skipped, for
+    /// another channel, or not signed by a threshold of the previous and its own root keys.
+    public static let untrustedRoot = Self(base: .untrustedRoot)
+    /// The device's trust root is past its `expires`: no update is accepted until a
+    /// newer root is published (TUF's freeze-attack rule).
+    public static let rootExpired = Self(base: .rootExpired)
+    /// Fewer distinct release keys signed than the root's threshold asks.
+    public static let thresholdNotMet = Self(base: .thresholdNotMet)
+    /// An object store (a push's S3 endpoint) could not be reached or kept failing.
+    public static let storageUnavailable = Self(base: .storageUnavailable)
+    /// An object store refused the request (credentials, permissions, bucket).
+    public static let storageDenied = Self(base: .storageDenied)
+    /// Other writers kept changing the channel's pointers during every retry.
+    public static let contended = Self(base: .contended)
+    /// An object store did not keep a write: it answered a `PUT` with a status no stored
+    /// write has (`404`, `304`), or read it back with other bytes.
+    public static let storageWriteLost = Self(base: .storageWriteLost)
+    /// An object store answered what S3 never answers: a listing that repeats a
+    /// continuation token, is truncated without one, or does not end within its page cap.
+    public static let storageMisbehaved = Self(base: .storageMisbehaved)
+    /// A `--sign-command` could not be started, failed, was killed, or ran over its time
+    /// limit: the signing service (HSM, KMS, token) is unavailable.
+    public static let signerUnavailable = Self(base: .signerUnavailable)
 
     /// The sysexits status: 65 for bad or rejected data, 66 missing input, 73 cannot create,
     /// 64 usage, 69 a store or sign command unavailable, 70 internal.
-    public var kind: FailureKind {
-        switch code.base {
+    public func kind(underlying: (any Error & Sendable)?) -> FailureKind {
+        switch base {
         case .malformedJSON, .invalidManifest, .invalidSignature, .untrustedKey, .invalidKey,
             .hashMismatch, .sizeMismatch, .archiveRejected, .archiveLimit, .archiveFailed,
             .sourceRejected, .conflict, .notNewer, .untrustedRoot, .rootExpired, .thresholdNotMet, .storageMisbehaved:
@@ -118,6 +104,4 @@ public struct SignedArchiveError: ClientctlError {
     }
 }
 
-extension SignedArchiveError: FieldReportingError {
-    public static var invalidArgumentCode: Code { .invalidArgument }
-}
+extension SignedArchiveErrorCode: FieldReportingCode {}
