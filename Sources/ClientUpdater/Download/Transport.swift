@@ -50,7 +50,7 @@ extension Transport {
 /// A transport that streams natively: it implements ``Transport/get(_:head:sink:)`` (head
 /// before the first body byte) and gets the plain `get(_:sink:)` from it, so each
 /// production transport writes its request path once.
-public protocol HeadFirstTransport: Transport {}
+package protocol HeadFirstTransport: Transport {}
 
 extension HeadFirstTransport {
     public func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse {

@@ -34,7 +34,7 @@ public struct DeviceState: Codable, Sendable, Equatable {
             self.pidStart = pidStart
         }
         /// A trial of `version` run by `owner`.
-        public init(version: String, owner: TrialOwner) {
+        package init(version: String, owner: TrialOwner) {
             self.init(
                 version: version, startedAt: owner.startedAt, pid: owner.pid, session: owner.session, boot: owner.boot,
                 pidStart: owner.pidStart)

@@ -13,7 +13,7 @@
 ///   characters and may contain `_` and `-`; measured on a real Vite build).
 /// Plain names are not: `app.js`, `style-settings.css`, `logo-darkMode.svg`,
 /// `jquery-3.7.1.min.js`, `MyComponent.js`.
-public enum HashedName {
+package enum HashedName {
     /// Whether the last path component of `path` carries a content hash.
     public static func looksHashed(_ path: String) -> Bool {
         guard let name = path.split(separator: "/").last else { return false }

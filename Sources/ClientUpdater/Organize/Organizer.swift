@@ -9,7 +9,7 @@ import Foundation
 /// modified. The folder is built in `serving/.staging-*` and renamed into place, and the
 /// metadata the server needs is written beside it as `serving/<id>.json`. Organizing a
 /// version that is already complete is a no-op, so a later switch is a pointer flip.
-public struct Organizer: Sendable {
+package struct Organizer: Sendable {
     public let layout: RootLayout
     /// The shim injected into index.html.
     public var shim: Shim

@@ -3,7 +3,7 @@ import Foundation
 /// What the server needs to know about an organized version, written by the
 /// ``Organizer`` beside the web root as `serving/<id>.json` (never inside it, so it can
 /// never collide with a URL path).
-public struct ServingManifest: Codable, Sendable, Equatable {
+package struct ServingManifest: Codable, Sendable, Equatable {
     public static let currentFormat = "clientctl-serving-v1"
 
     /// One served file.

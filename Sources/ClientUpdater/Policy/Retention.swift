@@ -9,7 +9,7 @@ import Foundation
 /// embedded seed. Other versions are kept newest first (install time, then SemVer
 /// precedence, then id) until N are kept. N = 1 reproduces the Meteor plugin's cleanup:
 /// only the running version survives a commit.
-public enum Retention {
+package enum Retention {
     /// What retention will do.
     public struct Plan: Sendable, Equatable {
         /// Installed versions that stay, protected ones first.

@@ -14,7 +14,7 @@ import Foundation
 /// is given, and returns the ``WatchdogAction``s the driver must perform, in order.
 /// `state.json` is the truth: every transition first reconciles with the state passed
 /// in, so a trial resolved by another process (`clientctl ack`) is never failed here.
-public struct Watchdog: Sendable, Equatable {
+package struct Watchdog: Sendable, Equatable {
     /// What this process's watchdog is doing.
     public enum Phase: Sendable, Equatable {
         /// No trial is being timed by this process.

@@ -2,7 +2,7 @@
 ///
 /// Actions are performed in the order they are returned: `persist` always comes before
 /// `reload`, so a crash between the two leaves a state that the next start serves.
-public enum WatchdogAction: Sendable, Equatable {
+package enum WatchdogAction: Sendable, Equatable {
     /// Write the edited ``DeviceState`` to `state.json`.
     case persist
     /// (Re)arm the startup timer to call ``Watchdog/timerFired(state:now:available:)`` at

@@ -6,7 +6,7 @@ import Foundation
 /// memory nor a 1 GB copy. The file is opened without blocking (a FIFO planted in its
 /// place cannot hang the caller), must be a regular file, and is refused past `cap`
 /// bytes before anything is read.
-public enum BoundedFile {
+package enum BoundedFile {
     /// The cap on `config.json`, `state.json` and `last-check.json` (1 MiB).
     public static let localStateCap = 1 << 20
 

@@ -3,7 +3,7 @@ import Foundation
 /// `<root>/device-id`: 128 random bits made once at `init` (32 lowercase hex characters),
 /// the device's place in every staged rollout. Kept by `init --force`; a root made before
 /// device ids gets one at its first use.
-public enum DeviceIdentity {
+package enum DeviceIdentity {
     /// The id of the root, made (atomically) when it has none or an unreadable one.
     /// - Throws: ``UpdaterError`` `.io` when the file cannot be written.
     public static func readOrCreate(_ layout: RootLayout) throws -> String {

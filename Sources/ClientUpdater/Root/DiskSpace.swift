@@ -7,7 +7,7 @@ import Foundation
 /// again as the archive (compression only makes an archive smaller than its tree), plus
 /// ``reserve`` for the state and sidecar writes that follow. The unpacked size is not
 /// signed, so this is a floor: unpacking can still run out of space, and is then undone.
-public enum DiskSpace {
+package enum DiskSpace {
     /// Bytes kept free beyond a download and its unpacking, for `state.json`, sidecars
     /// and the serving folder's `index.html` copy.
     public static let reserve: Int64 = 1 << 20

@@ -2,7 +2,7 @@ import Foundation
 
 /// The one link-or-copy rule of the device root: the organizer places a version's files
 /// into `serving/` and the Meteor channel reuses verified files with it.
-public enum FilePlacement {
+package enum FilePlacement {
     /// Hard-links `source` to `destination` (which must not exist yet), or copies it when
     /// the file system cannot link (another device, the link limit, no permission, no hard
     /// links). A copy is written beside `destination` and renamed into place, so a crash

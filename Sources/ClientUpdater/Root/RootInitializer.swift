@@ -1,7 +1,7 @@
 import Foundation
 
 /// Creates a device root from a validated config (`clientctl init`).
-public enum RootInitializer {
+package enum RootInitializer {
     /// Creates `layout.root` if needed, writes `config.json` atomically and gives the root
     /// its ``DeviceIdentity`` (kept when it has one).
     ///

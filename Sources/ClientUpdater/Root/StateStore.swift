@@ -5,7 +5,7 @@ import Foundation
 /// A state file that fails to parse (after power loss it can be empty or full of NULs)
 /// is never a reason to delete versions: ``load(_:)`` reports it, and the caller rebuilds
 /// the state from the complete version folders.
-public enum StateStore {
+package enum StateStore {
     /// The result of reading `state.json`.
     public enum LoadResult: Sendable {
         /// No state file yet (a new root).

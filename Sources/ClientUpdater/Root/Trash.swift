@@ -4,7 +4,7 @@ import Foundation
 /// (atomic, fsynced), then delete. A half-deleted version therefore never sits under a
 /// name that selection or the server would use; ``finishInterrupted(in:)`` removes what
 /// an interrupted run left behind.
-public enum Trash {
+package enum Trash {
     /// The prefix of names being deleted.
     public static let prefix = ".trash-"
 

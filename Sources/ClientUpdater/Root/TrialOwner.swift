@@ -1,7 +1,7 @@
 import Foundation
 
 /// Who runs a watchdog trial, as persisted in ``DeviceState/Trial``.
-public struct TrialOwner: Sendable, Equatable {
+package struct TrialOwner: Sendable, Equatable {
     /// When the trial started (wall clock).
     public var startedAt: Date
     /// The process timing the trial; `nil` for a trial started by `clientctl reload`,
@@ -81,7 +81,7 @@ public struct TrialOwner: Sendable, Equatable {
 }
 
 /// What ``TrialOwner/status(of:session:)`` found out about a persisted trial.
-public enum TrialOwnerStatus: Sendable, Equatable {
+package enum TrialOwnerStatus: Sendable, Equatable {
     /// The trial belongs to the caller's own updater instance.
     case thisProcess
     /// Another live process times it: leave it alone.
