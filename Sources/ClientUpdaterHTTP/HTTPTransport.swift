@@ -73,7 +73,7 @@ public struct HTTPTransport: HeadFirstTransport {
             let proxy = settings.proxies.proxy(for: url)
             var context = HTTPFailureMapping.Context(
                 connectTimeout: settings.connectTimeout, timeLimit: request.timeLimit,
-                viaProxy: proxy != nil)
+                proxy: proxy)
             let client = try registry.client(
                 for: .init(
                     proxy: proxy, caFile: settings.caFile, connectTimeout: settings.connectTimeout,

@@ -49,7 +49,10 @@ public struct ProxyEndpoint: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `http://host:port` (never the credentials).
-    public var description: String { "\(kind.rawValue)://\(host):\(port)" }
+    public var description: String { "\(kind.rawValue)://\(address)" }
+
+    /// `host:port` (`[v6]:port`), never the credentials: how messages name the proxy.
+    public var address: String { host.contains(":") && !host.hasPrefix("[") ? "[\(host)]:\(port)" : "\(host):\(port)" }
 }
 
 /// Which proxy a request goes through, decided like curl does from the `*_proxy`

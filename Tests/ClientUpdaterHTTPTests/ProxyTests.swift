@@ -115,5 +115,80 @@ extension HTTPSuites {
             }
             #expect(server.requests.isEmpty)
         }
+
+        /// A proxy answering `407` (tinyproxy with `BasicAuth`) cannot succeed on a retry:
+        /// one attempt, the proxy named by host:port and its status, no credentials shown.
+        @Test func aProxyAnswering407FailsAtOnceNamingTheProxy() async throws {
+            let work = try TemporaryDirectory("proxy-auth")
+            let proxy = try await offPool { try TinyProxy(in: work.path, extraConfig: "BasicAuth alice s3cret") }
+            defer { proxy.stop() }
+            let server = try LoopbackHTTPServer { request in .text("hello \(request.path)") }
+            defer { server.stop() }
+            let address = "127.0.0.1:\(proxy.port)"
+            // tinyproxy answers wrong credentials with 401, not 407: a loopback proxy that
+            // answers every CONNECT with 407 stands in for one that refuses them.
+            let faults = LoopbackFaults()
+            faults.add(.status(407))
+            let refusing = try LoopbackHTTPServer(handler: faults.wrap { _ in .text("never") })
+            defer { refusing.stop() }
+            for (proxyURL, named, says) in [
+                (proxy.url, address, "it wants a user and password"),
+                (
+                    "http://alice:wrong-password@127.0.0.1:\(refusing.port)", "127.0.0.1:\(refusing.port)",
+                    "it refused the user and password of the proxy URL"
+                ),
+            ] {
+                let retries = Counter()
+                try await withTransport(HTTPTransportSettings.fromEnvironment(["http_proxy": proxyURL])) { transport in
+                    var downloader = Downloader(transport: transport, retry: RetryPolicy(maxAttempts: 5, initialDelay: 0, maxDelay: 0))
+                    downloader.onRetry = { _, _, _ in retries.increment() }
+                    let error = await #expect(throws: UpdaterError.self) { try await downloader.fetchSmall(server.url("/m.json"), cap: 1024) }
+                    guard case .proxyRejected = error?.transportFailure else {
+                        Issue.record("expected a proxy refusal, got \(error?.message ?? "nothing")")
+                        return
+                    }
+                    let message = error?.message ?? ""
+                    #expect(message.contains("the proxy \(named) answered 407 Proxy Authentication Required: \(says)"), "\(message)")
+                    #expect(!message.contains("wrong-password") && !message.contains("alice"), "\(message)")
+                    #expect(error?.isTransient == false)
+                }
+                #expect(retries.value == 0, "a 407 was retried")
+            }
+            #expect(server.requests.isEmpty)
+            // The right credentials pass: the 407 came from the proxy's authentication.
+            try await withTransport(HTTPTransportSettings.fromEnvironment(["http_proxy": "http://alice:s3cret@\(address)"])) { transport in
+                let (response, _) = try await transport.fetchAll(server.url("/ok"))
+                #expect(response.status == 200)
+            }
+        }
+
+        /// A proxy that resets the connection (a loopback server that sends RST after
+        /// reading the CONNECT) is named in the message.
+        @Test func aProxyThatResetsTheConnectionIsNamed() async throws {
+            let faults = LoopbackFaults()
+            faults.add(.dropConnection)
+            let resetting = try LoopbackHTTPServer(handler: faults.wrap { _ in .text("never") })
+            defer { resetting.stop() }
+            let server = try LoopbackHTTPServer { _ in .text("never") }
+            defer { server.stop() }
+            let settings = HTTPTransportSettings.fromEnvironment(["http_proxy": "http://u:p@127.0.0.1:\(resetting.port)"])
+            try await withTransport(settings) { transport in
+                let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(server.url("/x")) }
+                let message = error?.message ?? ""
+                #expect(message.contains("proxy 127.0.0.1:\(resetting.port)"), "\(message)")
+                #expect(message.contains("reset"), "\(message)")
+                #expect(!message.contains("u:p@"), "\(message)")
+            }
+            #expect(server.requests.isEmpty)
+        }
     }
+}
+
+/// Counts calls from any thread.
+private final class Counter: @unchecked Sendable {
+    // @unchecked Sendable: `count` is only touched under `lock`.
+    private let lock = NSLock()
+    private var count = 0
+    func increment() { lock.withLock { count += 1 } }
+    var value: Int { lock.withLock { count } }
 }

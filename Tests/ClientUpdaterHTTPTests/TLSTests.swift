@@ -116,6 +116,45 @@ extension HTTPSuites {
             #expect(proxy.requests == ["CONNECT 127.0.0.1:\(f.nginx.ports[0]) HTTP/1.1"], "\(proxy.requests)")
         }
 
+        /// TLS failures through a proxy say in our words what failed — the URL's host, the
+        /// proxy, the certificate problem — and never print BoringSSL's raw error, which names
+        /// its source files by their absolute paths on the build machine.
+        @Test func tlsFailuresThroughAProxyAreInOurWords() async throws {
+            let f = try await offPool { try Fixture() }
+            let proxy = try await offPool { try TinyProxy(in: f.work.path) }
+            defer { proxy.stop() }
+            let plain = try PlainTextPort()
+            defer { plain.stop() }
+            let plainHTTPS = try #require(URL(string: "https://127.0.0.1:\(plain.port)/app.tgz"))
+            var settings = f.trusting
+            settings.proxies = try ProxySettings(environment: ["HTTPS_PROXY": proxy.url])
+            let via = "(through the proxy 127.0.0.1:\(proxy.port))"
+            let cases: [(URL, String)] = [
+                (f.nginx.url(1, "/app.tgz"), "TLS failure: the server's certificate failed verification (CERTIFICATE_VERIFY_FAILED)"),
+                (plainHTTPS, "TLS failure: the server did not answer in TLS (WRONG_VERSION_NUMBER)"),
+            ]
+            try await withTransport(settings) { transport in
+                for (url, words) in cases {
+                    let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(url) }
+                    let message = error?.message ?? ""
+                    #expect(message.hasPrefix("GET \(url.absoluteString): \(words)"), "\(message)")
+                    #expect(message.hasSuffix(via), "\(message)")
+                    for leak in [".cc", ".c:", "/.build/", "OPENSSL_internal", "BoringSSL", "NIOSSL"] {
+                        #expect(!message.contains(leak), "raw TLS library text (\(leak)) in: \(message)")
+                    }
+                    #expect(error?.isTransient == false)
+                }
+            }
+            // Direct, the same words without the proxy.
+            try await withTransport(f.trusting) { transport in
+                let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(plainHTTPS) }
+                let message = error?.message ?? ""
+                #expect(
+                    message == "GET \(plainHTTPS.absoluteString): " + cases[1].1
+                        + ": an http: server on an https: URL, or a proxy answering in plain text", "\(message)")
+            }
+        }
+
         static func expectCertificateFailure(_ error: UpdaterError?) throws {
             let error = try #require(error)
             #expect(error.code == .network)
@@ -127,5 +166,47 @@ extension HTTPSuites {
             #expect(text.contains("certificate"), "\(text)")
             #expect(error.isTransient == false, "a bad certificate is not retried")
         }
+    }
+}
+
+/// A loopback port that answers whatever a connection sends first with a plain-text HTTP
+/// `400`: an http: server where a client expects TLS.
+final class PlainTextPort: @unchecked Sendable {
+    // @unchecked Sendable: `fd` and `port` are immutable after init; the accept thread owns the rest.
+    let port: UInt16
+    private let fd: Int32
+
+    init() throws {
+        let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, length) } }
+        guard listener >= 0, bound == 0, listen(listener, 16) == 0 else { throw CocoaError(.fileWriteUnknown) }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &length) } }
+        fd = listener
+        port = UInt16(bigEndian: address.sin_port)
+        Thread {
+            let answer = Array("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+            while true {
+                let client = accept(listener, nil, nil)
+                if client < 0 { return }
+                // Answer what the client sends first (a TLS ClientHello), as an http: server does.
+                var sink = [UInt8](repeating: 0, count: 4096)
+                if recv(client, &sink, sink.count, 0) > 0 {
+                    _ = answer.withUnsafeBytes { send(client, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                    shutdown(client, Int32(SHUT_WR))
+                    while recv(client, &sink, sink.count, 0) > 0 {}
+                }
+                close(client)
+            }
+        }.start()
+    }
+
+    /// Stops accepting (the accept thread ends).
+    func stop() {
+        shutdown(fd, Int32(SHUT_RDWR))
+        close(fd)
     }
 }

@@ -90,7 +90,8 @@ public final class TinyProxy: @unchecked Sendable {
     public var port: UInt16 { daemon.port }
     public var url: String { "http://127.0.0.1:\(daemon.port)" }
 
-    public init(in folder: String) throws {
+    /// - Parameter extraConfig: more tinyproxy.conf lines (e.g. `BasicAuth user password`).
+    public init(in folder: String, extraConfig: String = "") throws {
         guard let binary = LoopbackDaemon.find("tinyproxy") else { throw DaemonError("tinyproxy not installed") }
         let port = try LoopbackHTTPServer.unusedPort()
         logFile = folder + "/tinyproxy.log"
@@ -104,6 +105,7 @@ public final class TinyProxy: @unchecked Sendable {
             PidFile "\(folder)/tinyproxy.pid"
             Allow 127.0.0.1
             DisableViaHeader Yes
+            \(extraConfig)
 
             """
         try config.write(toFile: folder + "/tinyproxy.conf", atomically: true, encoding: .utf8)

@@ -21,8 +21,11 @@ public enum TransportFailure: Error, Sendable, Equatable, CustomStringConvertibl
     case deadlineExceeded(seconds: Double)
     /// A redirect was refused (a downgrade from https: to http:, too many hops, a bad `Location`).
     case redirect(String)
-    /// The proxy refused or failed the request.
+    /// The proxy refused or failed the request (retried: it may work later).
     case proxy(String)
+    /// The proxy refused the request for a reason no retry can change (a `407`: it wants
+    /// credentials, or other ones): fails at once.
+    case proxyRejected(String)
     /// Anything else the transport reported.
     case other(String)
 
@@ -37,7 +40,7 @@ public enum TransportFailure: Error, Sendable, Equatable, CustomStringConvertibl
         case .connectTimedOut(let s): return "connect timed out after \(Self.seconds(s))"
         case .deadlineExceeded(let s): return "took longer than the time limit of \(Self.seconds(s))"
         case .redirect(let text): return "redirect refused: \(text)"
-        case .proxy(let text): return "proxy failure: \(text)"
+        case .proxy(let text), .proxyRejected(let text): return "proxy failure: \(text)"
         case .other(let text): return text
         }
     }
@@ -46,7 +49,7 @@ public enum TransportFailure: Error, Sendable, Equatable, CustomStringConvertibl
     public var isTransient: Bool {
         switch self {
         case .refused, .reset, .timedOut, .dns, .truncated, .connectTimedOut, .deadlineExceeded, .proxy, .other: return true
-        case .tls, .redirect: return false
+        case .tls, .redirect, .proxyRejected: return false
         }
     }
 
