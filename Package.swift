@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        // `swift package generate-documentation` (Scripts/docs); no target depends on it.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
     targets: [
         .systemLibrary(
@@ -143,6 +145,13 @@ let package = Package(
                 "MeteorHotCodePush", "ClientServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
+        ),
+        // Examples/MinimalHost: a host on public API only (Scripts/docs checks that it
+        // type-checks outside the package and runs it on a fresh root; not shipped).
+        .executableTarget(
+            name: "minimal-host",
+            dependencies: ["ClientEngine", "ClientUpdater"],
+            path: "Examples/MinimalHost"
         ),
         // Driver of Scripts/bench/serve: organizer timing and a bare server for load tests (not shipped).
         .executableTarget(
