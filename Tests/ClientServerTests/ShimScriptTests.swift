@@ -5,14 +5,20 @@ import Foundation
 import TestSupport
 import Testing
 
-let nodePath: String? = ["/usr/bin/node", "/usr/local/bin/node"].first { FileManager.default.isExecutableFile(atPath: $0) }
+/// Node.js, which runs the shim script in these tests (`Scripts/test` installs `nodejs`).
+/// - Throws: ``HarnessError`` saying so when it is missing: the tests fail, never skip.
+func nodePath() throws -> String {
+    guard let path = ["/usr/bin/node", "/usr/local/bin/node"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+        throw HarnessError("node is not installed: Scripts/test installs it (apt-get install nodejs)")
+    }
+    return path
+}
 
 /// Runs the injected shim in Node.js (when installed) against the live server (serve
 /// backend) and a fake Capacitor plugin, and checks what the page's callbacks see.
 /// The real-browser test of the whole pipeline lives with the updater's tests.
-@Suite(.enabled(if: nodePath != nil, "node is not installed; skipping the shim script tests"))
-struct ShimScriptTests {
-    static var node: String? { nodePath }
+@Suite struct ShimScriptTests {
+    static var node: String { get throws { try nodePath() } }
 
     /// The shim's JS taken out of its `<script>` element.
     static func shimJS(_ shim: Shim) -> String {
@@ -25,9 +31,10 @@ struct ShimScriptTests {
         let dir = try TemporaryDirectory("shim-node")
         let file = dir("test.js")
         try Data(script.utf8).write(to: URL(fileURLWithPath: file))
+        let node = try Self.node
         let output = try await LoopbackHTTP.offload {
             let process = Process()
-            process.executableURL = URL(fileURLWithPath: node ?? "/usr/bin/node")
+            process.executableURL = URL(fileURLWithPath: node)
             process.arguments = [file]
             let pipe = Pipe()
             let errors = Pipe()

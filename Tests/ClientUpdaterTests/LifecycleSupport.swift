@@ -2,6 +2,7 @@ import ClientUpdater
 import Foundation
 import Synchronization
 import TestSupport
+import Testing
 
 /// A channel with an embedded seed and versions stored as folders under `clients/`;
 /// `check` "downloads" what the test queued.
@@ -41,9 +42,11 @@ final class SeededChannel: UpdateChannel, Sendable {
     var removed: [String] { state.withLock { $0.removed } }
 
     func installedVersions() throws -> [InstalledVersion] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.store("clients"))) ?? []
-        return names.filter { !$0.hasPrefix(".") && !$0.hasSuffix(".t") }.map { name in
-            let stamp = (try? String(contentsOfFile: layout.store("clients") + "/" + name + ".t", encoding: .utf8)).flatMap(Double.init) ?? 0
+        let names = try directoryEntries(layout.store("clients"))
+        return try names.filter { !$0.hasPrefix(".") && !$0.hasSuffix(".t") }.map { name in
+            let stampFile = layout.store("clients") + "/" + name + ".t"
+            let text = try String(contentsOfFile: stampFile, encoding: .utf8)
+            guard let stamp = Double(text) else { throw HarnessError("\(stampFile): not a time stamp: \(text.debugDescription)") }
             return InstalledVersion(id: name, directory: layout.store("clients") + "/" + name, installedAt: Date(timeIntervalSince1970: stamp))
         }
     }
@@ -165,12 +168,16 @@ struct LifecycleRig {
 
     var state: DeviceState { StateStore.load(layout) }
 
-    func clients() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: layout.store("clients"))) ?? []).filter { !$0.hasSuffix(".t") }.sorted()
-    }
+    func clients() -> [String] { Self.entries(layout.store("clients")).filter { !$0.hasSuffix(".t") }.sorted() }
 
-    func serving() -> [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: layout.serving)) ?? []).filter { !$0.hasSuffix(".json") }.sorted()
+    func serving() -> [String] { Self.entries(layout.serving).filter { !$0.hasSuffix(".json") }.sorted() }
+
+    /// A folder's names; a listing that fails is a test failure, not an empty folder.
+    static func entries(_ path: String) -> [String] {
+        do { return try directoryEntries(path) } catch {
+            Issue.record("cannot list \(path): \(error)")
+            return []
+        }
     }
 }
 

@@ -118,7 +118,7 @@ private struct Tree {
             #expect(throws: UpdaterError.self, "\(bad)") { try Organizer(layout: tree.layout).organize(id: "1.0.0", assets: hostile) }
         }
         #expect(throws: UpdaterError.self) { try Organizer(layout: tree.layout).organize(id: "../x", assets: tree.assets) }
-        let left = (try? FileManager.default.contentsOfDirectory(atPath: tree.layout.serving)) ?? []
+        let left = try directoryEntries(tree.layout.serving)
         #expect(left.isEmpty, "left behind: \(left)")
     }
 

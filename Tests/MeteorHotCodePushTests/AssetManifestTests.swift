@@ -108,15 +108,17 @@ import Testing
         }
     }
 
-    @Test(.enabled(if: MeteorFixtures.referenceAvailable, "needs ../shared/fixtures/meteor (reference fixtures, not in the repository)"))
-    func parsesTheReferenceBundledManifest() throws {
-        let dir = try #require(MeteorFixtures.reference)
-        let data = try Data(contentsOf: URL(fileURLWithPath: dir + "/bundled_www/application/program.json"))
+    @Test(arguments: MeteorFixtureSource.all)
+    func parsesTheBundledManifest(source: MeteorFixtureSource) throws {
+        let fixtures = try source.materialize()
+        let data = try Data(contentsOf: URL(fileURLWithPath: fixtures.embedded + "/program.json"))
         let m = try AssetManifest.parse(data, platform: .ios)
         #expect(m.version == "version1")
         #expect(m.cordovaCompatibilityVersion == "0abe549f2adbcf6cd295428aefea628ebe69666a")
-        // 14 client entries, 4 source maps, index.html; head.html (internal) is dropped.
-        #expect(m.assets.count == 19)
+        // Reference: 14 client entries, 4 source maps, index.html. Generated: every served
+        // file (entries and maps, each URL once), index.html. head.html (internal) is dropped.
+        let served = try fixtures.scenario.map { Set(try $0.rendered("version1").files.map(\.urlPath)).count + 1 } ?? 19
+        #expect(m.assets.count == served)
         #expect(m.asset(forURLPath: "/some-file")?.filePath == "app/some-file")
         #expect(m.asset(forURLPath: "/head.html") == nil)
     }

@@ -40,7 +40,7 @@ import Testing
             let e = $0 as? MeteorError
             return e?.code == .hashMismatch && e?.message.contains("no ETag names the manifest hash") == true
         }
-        #expect(h.state == before && h.installedIDs.isEmpty)
+        #expect(try h.state == before && h.installedIDs.isEmpty)
     }
 
     // webapp_server.js: ETag "<manifest hash>" vouches; a quoted hash naming another
@@ -103,7 +103,7 @@ import Testing
                 && e?.message.contains("expected: version2, actual: version1") == true
         }
         #expect(h.state == before, "nothing staged, nothing blacklisted")
-        #expect(h.state.blacklist.isEmpty && h.state.retry.isEmpty && h.installedIDs.isEmpty)
+        #expect(try h.state.blacklist.isEmpty && h.state.retry.isEmpty && h.installedIDs.isEmpty)
         // Once every backend serves version2 the next check installs it.
         let outcome = try await h.check(serving: "version2")
         guard case .installed(let v) = outcome else {

@@ -64,7 +64,7 @@ import Testing
         }
         // index.html is fetched and checked before any other asset.
         #expect(h.server.requestedPathSet == MeteorHarness.cordova("/"))
-        #expect(h.installedIDs.isEmpty)
+        #expect(try h.installedIDs.isEmpty)
     }
 
     @Test func refusesAssetsOfAnotherVersionWhenIndexCarriesNoVersion() async throws {
@@ -74,7 +74,7 @@ import Testing
         } throws: {
             ($0 as? MeteorError)?.message.contains("Hash mismatch for asset: /app/app.js") == true
         }
-        #expect(h.installedIDs.isEmpty && h.state.pending == nil)
+        #expect(try h.installedIDs.isEmpty && h.state.pending == nil)
         // Once the server is consistent again the next check installs gen3.
         let outcome = try await h.check(serving: "gen3")
         guard case .installed(let v) = outcome else {
@@ -159,7 +159,7 @@ import Testing
             guard let e = error as? MeteorError else { return false }
             return e.code == .hashMismatch && e.message.contains("Hash mismatch for asset: /app/app.js") && e.message.contains("content SHA-1")
         }
-        #expect(h.installedIDs.isEmpty)
+        #expect(try h.installedIDs.isEmpty)
         #expect(!FileManager.default.fileExists(atPath: h.layout.meteor + "/Downloading/app/app.js"))
     }
 
@@ -219,10 +219,10 @@ import Testing
     @Test func aShellUpdateDropsDownloadedVersionsAndResetsState() async throws {
         let h = try Self.harness()
         try await h.install("gen2")
-        h.state.blacklist = ["x"]
+        try h.updateState { $0.blacklist = ["x"] }
         #expect(try await h.restart().shellUpdateReset == false)
         #expect(h.state.current == "gen2" && h.state.blacklist == ["x"])
-        h.state.lastSeenEmbeddedVersion = "an-older-shell"
+        try h.updateState { $0.lastSeenEmbeddedVersion = "an-older-shell" }
         let report = try await h.restart()
         #expect(report.shellUpdateReset && report.current == "embedded")
         #expect(!FileManager.default.fileExists(atPath: h.layout.meteor + "/gen2"))
@@ -231,7 +231,7 @@ import Testing
         #expect(h.state.lastSeenEmbeddedVersion == "gen1")
         // A check notices a shell update too (a root updated by `install` alone).
         try await h.install("gen2")
-        h.state.lastSeenEmbeddedVersion = "an-older-shell"
+        try h.updateState { $0.lastSeenEmbeddedVersion = "an-older-shell" }
         let outcome = try await h.check(serving: "gen2")
         #expect(outcome.message == "installed gen2", "gen2 was dropped with the old shell, so it is fetched again")
         #expect(h.state.lastSeenEmbeddedVersion == "gen1" && h.state.lastKnownGood == nil && h.state.pending == "gen2")
@@ -241,9 +241,9 @@ import Testing
         let h = try Self.harness()
         try await h.check(serving: "gen2")
         #expect(try await h.selectedAfterRestart() == "gen2")
-        h.state.blacklist = ["gen2"]
+        try h.updateState { $0.blacklist = ["gen2"] }
         #expect(try await h.selectedAfterRestart() == nil)
-        h.state.blacklist = []
+        try h.updateState { $0.blacklist = [] }
         try h.channel.remove(try #require(try h.channel.installedVersions().first))
         #expect(try await h.selectedAfterRestart() == nil)
     }

@@ -53,9 +53,10 @@ final class MeteorHarness: @unchecked Sendable {
 
     deinit { http?.stop() }
 
-    /// The reference fixtures' embedded bundle and downloadable versions.
+    /// The reference fixtures' embedded bundle and downloadable versions
+    /// (`CLIENTCTL_METEOR_REFERENCE`; throws when it is unset or wrong).
     static func reference() throws -> MeteorHarness {
-        guard let dir = MeteorFixtures.reference else { throw HarnessError("reference fixtures are absent") }
+        let dir = try MeteorFixtures.reference()
         return try MeteorHarness(embedded: dir + "/bundled_www/application", versions: dir + "/downloadable_versions")
     }
 
@@ -74,10 +75,14 @@ final class MeteorHarness: @unchecked Sendable {
     /// Objects that must live as long as the harness (generated fixture folders).
     var keepAlive: [AnyObject] = []
 
-    /// The root's `state.json` (written back when set).
-    var state: DeviceState {
-        get { StateStore.load(layout) }
-        set { try? StateStore.save(newValue, layout) }
+    /// The root's `state.json`.
+    var state: DeviceState { StateStore.load(layout) }
+
+    /// Changes the root's `state.json` (a failed write fails the test).
+    func updateState(_ change: (inout DeviceState) -> Void) throws {
+        var s = StateStore.load(layout)
+        change(&s)
+        try StateStore.save(s, layout)
     }
 
     /// The production channel over the harness's transport and options.
@@ -157,7 +162,9 @@ final class MeteorHarness: @unchecked Sendable {
         return report
     }
 
-    var installedIDs: Set<String> { Set(((try? channel.installedVersions()) ?? []).map(\.id)) }
+    var installedIDs: Set<String> {
+        get throws { Set(try channel.installedVersions().map(\.id)) }
+    }
 
     /// The served file for `urlPath` of the version in use (current or embedded).
     func servedFile(_ urlPath: String, version: String? = nil) throws -> String? {
@@ -179,11 +186,6 @@ final class MeteorHarness: @unchecked Sendable {
     static func cordova(_ paths: String...) -> Set<String> {
         Set(["/__cordova/manifest.json"] + paths.map { $0 == "/" ? "/__cordova/" : "/__cordova" + $0 })
     }
-}
-
-struct HarnessError: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
 }
 
 /// The production channel, forwarding every call, with the outcome of each check kept

@@ -6,11 +6,7 @@ import Testing
 
 /// A Meteor update reports download progress through the same seam as the archive
 /// channel (the progress bar of `install`, the `downloadProgress` event of `serve`).
-@Suite(
-    .enabled(
-        if: MeteorFixtures.referenceAvailable,
-        "skipped: the reference fixtures ../shared/fixtures/meteor are absent (they are not part of the repository)"))
-struct MeteorProgressTests {
+@Suite struct MeteorProgressTests {
     final class Recorder: @unchecked Sendable {
         // @unchecked: `reports` is only touched under `lock`.
         private let lock = NSLock()
@@ -19,8 +15,9 @@ struct MeteorProgressTests {
         var reports: [(String, Int64, Int64?)] { lock.withLock { _reports } }
     }
 
-    @Test func updateReportsGrowingProgressUpToTheTotal() async throws {
-        let h = try MeteorHarness.reference()
+    @Test(arguments: ScenarioSource.available)
+    func updateReportsGrowingProgressUpToTheTotal(source: ScenarioSource) async throws {
+        let h = try source.make().harness
         let recorder = Recorder()
         let outcome = try await DownloadProgress.withHandler(
             { recorder.add(($0, $1, $2)) },

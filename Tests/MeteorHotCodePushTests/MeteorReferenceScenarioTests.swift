@@ -9,8 +9,8 @@ import Testing
 /// tools/isobuild/bundler.js `File#hash()`, `/__cordova` URLs, ETags from
 /// packages/webapp/webapp_server.js, `autoupdate.versions` from
 /// packages/autoupdate/autoupdate_server.js) and in the legacy shape (content SHA-1, no
-/// ETags), so a fresh clone runs the whole suite; plus the plugin's own fixtures
-/// (`../shared/fixtures/meteor`) when that folder is present.
+/// ETags), so a fresh clone runs the whole suite; plus the plugin's own fixtures under
+/// `Scripts/meteor-reference-replay <path>` (`CLIENTCTL_METEOR_REFERENCE`).
 @Suite struct MeteorReferenceScenarioTests {
     // 27–30: bundled → version2
     @Test(arguments: [1, 3], ScenarioSource.available)
@@ -67,7 +67,7 @@ import Testing
         #expect(try h.servedFile("/some-text.txt") == h.embeddedPath + "/app/some-text.txt")
         try await h.startupDidComplete(keep: keep)
         // N=1 reproduces the plugin's cleanup; the default N=3 keeps the older version.
-        #expect(h.installedIDs == (keep == 1 ? ["version3"] : ["version2", "version3"]))
+        #expect(try h.installedIDs == (keep == 1 ? ["version3"] : ["version2", "version3"]))
         #expect(try await h.selectedAfterRestart() == "version3")
     }
 
@@ -93,9 +93,9 @@ import Testing
         try await h.startupDidComplete(keep: keep)
         if keep == 1 {
             // The plugin deletes every download but the running (embedded) bundle.
-            #expect(h.installedIDs.isEmpty)
+            #expect(try h.installedIDs.isEmpty)
         } else {
-            #expect(h.installedIDs == ["version2"])
+            #expect(try h.installedIDs == ["version2"])
         }
         #expect(try await h.selectedAfterRestart() == nil)
     }
@@ -146,7 +146,7 @@ import Testing
             return e.message.contains(message) && e.kind == status
         }
         #expect(h.state == before)
-        #expect(h.installedIDs.isEmpty)
+        #expect(try h.installedIDs.isEmpty)
         #expect(try await h.selectedAfterRestart() == nil)
     }
 
@@ -162,7 +162,7 @@ import Testing
             ($0 as? MeteorError)?.message.contains("ROOT_URL in downloaded asset bundle would change current ROOT_URL to localhost.") == true
         }
         #expect(h.state.pending == nil)
-        #expect(!h.installedIDs.contains("wrong_root_url"))
+        #expect(try !h.installedIDs.contains("wrong_root_url"))
     }
 
     // 60–61: a different cordovaCompatibilityVersion is skipped
@@ -179,13 +179,13 @@ import Testing
                 "Skipping downloading new version because the Cordova platform version or plugin versions have changed and are potentially incompatible"
             ))
         #expect(h.server.requestedPathSet == ["/__cordova/manifest.json"])
-        #expect(h.state.pending == nil && h.installedIDs.isEmpty)
+        #expect(try h.state.pending == nil && h.installedIDs.isEmpty)
     }
 
     @Test(arguments: ScenarioSource.available)
     func skipsABlacklistedVersion(source: ScenarioSource) async throws {
         let h = try source.make().harness
-        h.state.blacklist = ["version2"]
+        try h.updateState { $0.blacklist = ["version2"] }
         let outcome = try await h.check(serving: "version2")
         guard case .skipped(let message) = outcome else {
             Issue.record("expected skipped, got \(outcome)")

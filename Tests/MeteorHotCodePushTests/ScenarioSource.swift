@@ -4,16 +4,18 @@ import TestSupport
 import Testing
 
 /// Where a run of the reference scenarios (docs/meteor.md#the-reference-test-suite, 27–68) gets its app:
-/// the plugin's own fixtures (`../shared/fixtures/meteor`, when present) served by the
-/// plugin's test mock, or ``MeteorScenarioFixtures`` generated in a ``MeteorShape`` and
-/// served like a real Meteor server (packages/webapp/webapp_server.js).
+/// ``MeteorScenarioFixtures`` generated in a ``MeteorShape`` and served like a real Meteor
+/// server (packages/webapp/webapp_server.js), or the plugin's own fixtures served by the
+/// plugin's test mock (only under `Scripts/meteor-reference-replay`, which names them in
+/// `CLIENTCTL_METEOR_REFERENCE`).
 enum ScenarioSource: Sendable, CustomStringConvertible {
     case reference
     case generated(MeteorShape)
 
-    /// Every source available here: both generated shapes always, the reference set when present.
+    /// Both generated shapes always; the reference set when `CLIENTCTL_METEOR_REFERENCE`
+    /// is set (its cases then fail, never vanish, when the folder is wrong).
     static var available: [ScenarioSource] {
-        (MeteorFixtures.referenceAvailable ? [.reference] : []) + MeteorShape.allCases.map { .generated($0) }
+        MeteorShape.allCases.map { .generated($0) } + (MeteorFixtures.referenceRequested ? [.reference] : [])
     }
 
     var description: String {
@@ -68,7 +70,7 @@ struct ScenarioRun {
     var partialVersion2: String {
         get throws {
             if let fixtures { return fixtures.partialVersion2 }
-            return try #require(MeteorFixtures.reference) + "/partially_downloaded_versions/version2"
+            return try MeteorFixtures.reference() + "/partially_downloaded_versions/version2"
         }
     }
 }

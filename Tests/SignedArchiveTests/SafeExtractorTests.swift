@@ -184,7 +184,7 @@ import Testing
         #expect(try String(contentsOfFile: sandbox.staging + "/d74/e149/f.txt", encoding: .utf8) == "149")
     }
 
-    @Test(.enabled(if: Tmpfs.canMount, "skipped: mounting a small tmpfs (the real full disk) needs root"))
+    @Test
     func fullDiskRemovesStagingAndNamesTheEntry() throws {
         let sandbox = try ExtractionSandbox()
         let disk = sandbox.tmp("clients/disk")

@@ -1,19 +1,19 @@
 import Foundation
 
 /// Debian's headless Chromium, for the real-browser tests (`apt-get install chromium`;
-/// `Scripts/test` installs it). `CLIENTCTL_BROWSER_TESTS=0` turns those tests off.
+/// `Scripts/test` installs it). Without it those tests fail, saying so: they never skip.
 public enum Chromium {
     /// Browsers run two at a time, apart from the queue of other children: a browser test
     /// works inside a trial's startup timeout and must not wait behind `clientctl` runs.
     public static let gate = AsyncGate(limit: 2)
 
-    public static var isEnabled: Bool {
-        ProcessInfo.processInfo.environment["CLIENTCTL_BROWSER_TESTS"] != "0" && Subprocess.isAvailable("chromium")
-    }
-
     /// The DOM after the page's scripts (including fetches back to the server) ran.
     /// - Parameter extraArguments: more Chromium switches (e.g. `--host-resolver-rules=…`).
+    /// - Throws: ``ChromiumError`` when `chromium` is not in `PATH` or fails.
     public static func dumpDOM(_ url: String, extraArguments: [String] = []) async throws -> String {
+        guard Subprocess.isAvailable("chromium") else {
+            throw ChromiumError("chromium is not in PATH: Scripts/test installs it (apt-get install chromium)")
+        }
         let profile = NSTemporaryDirectory() + "/chromium-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: profile) }
         let result = try await Subprocess.run(

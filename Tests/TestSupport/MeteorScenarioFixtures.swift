@@ -18,6 +18,16 @@ public struct MeteorScenarioFixtures: Sendable {
     }
 
     public var embedded: String { root + "/bundled_www/application" }
+    /// The appId of every generated version's runtime config.
+    public static let appId = "1generatedappid7q"
+    /// `bundled_www/cordova_plugins.js`: a plain www file (Cordova's plugin list).
+    static let cordovaPlugins = """
+        cordova.define('cordova/plugin_list', function(require, exports, module) {
+        module.exports = [];
+        module.exports.metadata = {};
+        });
+
+        """
     public var versions: String { root + "/downloadable_versions" }
     public var partialVersion2: String { root + "/partially_downloaded_versions/version2" }
 
@@ -37,6 +47,13 @@ public struct MeteorScenarioFixtures: Sendable {
             ("some-text.txt", Data("some-text.txt\n".utf8)),
             ("some-data.json", Data("{\"some\":\"data\"}\n".utf8)),
         ]
+        // One public file per content type the reference set serves (scenarios 16–26).
+        for name in [
+            "some-page.html", "some-javascript.js", "some-stylesheet.css", "some-image.png", "some-image.jpg", "some-video.mp4",
+            "some-font.woff",
+        ] {
+            publicFiles.append((name, Data("\(name)\n".utf8)))
+        }
         if generation >= 2 { publicFiles.append(("some-other-file", Data("some-other-file\n".utf8))) }
         return MeteorAppContent(
             version: version ?? "version\(generation)",
@@ -57,6 +74,9 @@ public struct MeteorScenarioFixtures: Sendable {
         let set = MeteorScenarioFixtures(shape: shape, root: root)
         let v1 = MeteorShapedApp.render(content(1), shape: shape)
         try writeOnDevice(v1, to: set.embedded)
+        // As in the reference bundle: a www file beside the bundle, a file outside the manifest.
+        try write(Data(cordovaPlugins.utf8), set.root + "/bundled_www/cordova_plugins.js")
+        try write(Data("not-in-manifest\n".utf8), set.embedded + "/not-in-manifest")
         for g in 1...3 { try writeServer(MeteorShapedApp.render(content(g), shape: shape), to: set.versions + "/version\(g)") }
         let v2 = MeteorShapedApp.render(content(2), shape: shape)
         let script = set.changedScript(v2)

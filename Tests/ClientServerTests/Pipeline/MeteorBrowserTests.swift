@@ -7,25 +7,32 @@ import TestSupport
 import Testing
 
 /// The shared pipeline with the Meteor channel, in a real browser: a Meteor root moves
-/// from the embedded version1 to version2 of the reference fixtures (committed), then
-/// version3 fails its startup twice and is blacklisted. The watchdog runs on a manual
-/// clock; the server, the organizer and Chromium are real.
+/// from the embedded version1 to version2 (committed), then a version3 whose page never
+/// acknowledges fails its startup twice and is blacklisted. On generated legacy-shaped
+/// fixtures, and on the reference ones under `Scripts/meteor-reference-replay`. The
+/// watchdog runs on a manual clock; the server, the organizer and Chromium are real.
 @Suite(.serialized) struct MeteorBrowserTests {
-    static let enabled = Chromium.isEnabled && MeteorFixtures.referenceAvailable
-    static let reason =
-        MeteorFixtures.referenceAvailable
-        ? "browser tests off (CLIENTCTL_BROWSER_TESTS=0 or no `chromium` in PATH)"
-        : "reference Meteor fixtures not found at ../shared/fixtures/meteor"
-
     /// The version a dumped Meteor page says it is (from its runtime config).
     static func pageVersion(_ dom: String) -> String? {
         for v in ["version1", "version2", "version3"] where dom.contains("autoupdateVersionCordova%22%3A%22\(v)%22") { return v }
         return nil
     }
 
-    @Test(.enabled(if: enabled, Comment(rawValue: reason)))
-    func embeddedToVersion2ThenVersion3IsRolledBackRetriedAndBlacklisted() async throws {
-        let fixtures = try #require(MeteorFixtures.reference)
+    /// The server state whose page never acknowledges its startup: the reference version3
+    /// (its page does not call the shim), or a generated version3 without the script that does.
+    static func silentVersion3(_ fixtures: MeteorFixtureFolder) throws -> String {
+        guard fixtures.scenario != nil else { return "version3" }
+        var content = MeteorScenarioFixtures.content(3)
+        content.scripts.removeAll { $0.source.contains("startupDidComplete") }
+        try MeteorScenarioFixtures.writeServer(MeteorShapedApp.render(content, shape: .legacy), to: fixtures.versions + "/version3_silent")
+        return "version3_silent"
+    }
+
+    @Test(arguments: MeteorFixtureSource.legacyAndReference)
+    func embeddedToVersion2ThenVersion3IsRolledBackRetriedAndBlacklisted(source: MeteorFixtureSource) async throws {
+        let folder = try source.materialize()
+        let fixtures = folder.root
+        let version3 = try Self.silentVersion3(folder)
         let tmp = try TemporaryDirectory("meteor-browser")
         let layout = RootLayout(root: tmp("root"))
         try AtomicFile.makeDirectory(layout.root)
@@ -62,11 +69,11 @@ import Testing
         var dom = try await Chromium.dumpDOM(url)
         #expect(Self.pageVersion(dom) == "version2")
         #expect(dom.contains(Shim.marker), "the organized page carries the shim")
-        let ack = try await Curl.post(url + "__clientctl/startup-complete")
+        let ack = try await Curl.request(url + "__clientctl/startup-complete", method: "POST", headers: ["X-Clientctl-Shim: 1"])
         #expect(ack.status == 200 && ack.body.contains("\"lastKnownGood\":\"version2\""))
 
         // version3 never acknowledges: rolled back to version2 at the timeout, retried once, blacklisted.
-        mock.serve("version3")
+        mock.serve(version3)
         #expect(try await updater.checkForUpdates().pending == "version3")
         for round in 1...2 {
             if round == 2 { #expect(try await updater.checkForUpdates().pending == "version3", "the retry is offered again") }
@@ -84,6 +91,7 @@ import Testing
         #expect(Self.pageVersion(dom) == "version2", "the page shows version2 again")
         #expect(try await updater.checkForUpdates().pending == nil, "a blacklisted version is never offered again")
         await updater.shutdown()
+        withExtendedLifetime(folder) {}
     }
 
     func waitForWatchdogFailure(_ events: AsyncStream<UpdaterEvent>) async -> WatchdogEvent? {
@@ -91,15 +99,5 @@ import Testing
             if case .watchdog(let e) = event, case .failed = e { return e }
         }
         return nil
-    }
-}
-
-/// `curl` for the control endpoints (with the shim's header).
-enum Curl {
-    static func post(_ url: String) async throws -> (status: Int, body: String) {
-        let result = try await Subprocess.run("curl", ["-s", "-X", "POST", "-H", "X-Clientctl-Shim: 1", "-w", "\n%{http_code}", url], gate: nil)
-        let text = result.output
-        guard let split = text.lastIndex(of: "\n"), let code = Int(text[text.index(after: split)...]) else { return (0, text) }
-        return (code, String(text[..<split]))
     }
 }

@@ -2,18 +2,8 @@ import ClientUpdater
 import Foundation
 import MeteorHotCodePush
 
-/// The reference Meteor fixtures in `<package root>/../shared/fixtures/meteor`.
+/// Helpers over a Meteor `bundled_www` folder (generated, or the reference set).
 enum MeteorFixture {
-    /// `…/shared/fixtures/meteor/bundled_www`, or nil when the shared folder is absent.
-    static var bundledWWW: String? {
-        let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
-        let path = packageRoot.deletingLastPathComponent().appendingPathComponent("shared/fixtures/meteor/bundled_www").path
-        return FileManager.default.fileExists(atPath: path + "/application/program.json") ? path : nil
-    }
-
-    static let skipMessage = "shared Meteor fixtures not found at <package root>/../shared/fixtures/meteor; skipping"
-
     /// The served assets of the embedded bundle in `www/application`, as the Meteor channel
     /// describes them (client entries by URL path, their source maps, index.html at `/`).
     static func embeddedAssets(www: String, layout: RootLayout) throws -> (id: String, assets: [ServedAsset]) {

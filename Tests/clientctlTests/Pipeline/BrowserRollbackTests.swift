@@ -5,9 +5,9 @@ import Testing
 
 /// The watchdog in a real browser: headless Chromium loads pages from `clientctl serve`;
 /// the pages' own scripts report startup complete (or throw before they can).
-/// Skipped with a message when `CLIENTCTL_BROWSER_TESTS=0` or Chromium is missing.
+/// Fails with a message when Chromium is missing (`Scripts/test` installs it).
 @Suite(.serialized) struct BrowserRollbackTests {
-    @Test(.enabled(if: Chromium.isEnabled, "browser tests off (CLIENTCTL_BROWSER_TESTS=0 or no `chromium` in PATH)"))
+    @Test
     func goodVersionCommitsBrokenVersionIsRetriedOnceThenBlacklisted() async throws {
         let rig = try await ReleaseRig(startupTimeout: 30, label: "browser")
         try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)

@@ -9,7 +9,6 @@ import Testing
 /// current is always the version serve serves; only pages of the version on trial, on
 /// serve's own origin, can acknowledge it.
 @Suite(.serialized) struct OneWriterBrowserTests {
-    static let browser = "browser tests off (CLIENTCTL_BROWSER_TESTS=0 or no `chromium` in PATH)"
 
     /// The version in the page serve answers `/` with.
     static func servedVersion(_ serve: ServeProcess) async throws -> String? {
@@ -29,22 +28,13 @@ import Testing
     }
 
     /// A POST as a page's shim sends it, naming `version` in the body.
-    static func post(_ serve: ServeProcess, _ name: String, version: String) async throws -> (status: Int, body: String) {
-        let result = try await Subprocess.run(
-            "curl",
-            [
-                "-s", "-X", "POST", "-w", "\n%{http_code}", "--max-time", "20", "-H", "X-Clientctl-Shim: 1",
-                "-H", "Content-Type: application/json", "--data", #"{"version":"\#(version)"}"#,
-                serve.baseURL + "__clientctl/" + name,
-            ], gate: nil)
-        let text = result.output
-        guard let split = text.lastIndex(of: "\n"), let code = Int(text[text.index(after: split)...]) else {
-            throw HarnessError("curl: no status in \(text) \(result.errorOutput)")
-        }
-        return (code, String(text[..<split]))
+    static func post(_ serve: ServeProcess, _ name: String, version: String) async throws -> CurlResponse {
+        try await Curl.request(
+            serve.baseURL + "__clientctl/" + name, method: "POST",
+            headers: ["X-Clientctl-Shim: 1", "Content-Type: application/json"], body: Data(#"{"version":"\#(version)"}"#.utf8))
     }
 
-    @Test(.enabled(if: Chromium.isEnabled, .init(rawValue: browser)))
+    @Test
     func serveIsTheOnlyWriterAndStateNamesWhatItServes() async throws {
         let rig = try await ReleaseRig(startupTimeout: 30, label: "one-writer")
         try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)
@@ -127,7 +117,7 @@ import Testing
 
         let install = try await rig.run(["install", "--root", rig.root, "--json"])
         let report = try JSONDecoder().decode(InstallReport.self, from: install.stdout)
-        #expect(report.result == "staged" && report.version == "1.1.0" && report.pending == "1.1.0", "\(report)")
+        #expect(report.result == .staged && report.version == "1.1.0" && report.pending == "1.1.0", "\(report)")
         status = try await Self.expectOneTruth(rig, serve, "1.0.0")
         #expect(status.pending == "1.1.0" && status.lastCheck?.result == "staged")
         #expect(serve.stop(SIGTERM) == 0)
@@ -158,7 +148,7 @@ import Testing
     /// DNS rebinding: a site whose name resolves to 127.0.0.1 loads from serve's socket
     /// (Chromium's `--host-resolver-rules` plays the rebound DNS), and a page of another
     /// local origin posts to serve. Neither reaches the watchdog; the real page does.
-    @Test(.enabled(if: Chromium.isEnabled, .init(rawValue: browser)))
+    @Test
     func aRebindingSiteOrAnotherOriginCannotAcknowledge() async throws {
         let rig = try await ReleaseRig(startupTimeout: 30, label: "rebinding")
         try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)

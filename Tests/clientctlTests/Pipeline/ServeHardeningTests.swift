@@ -6,7 +6,6 @@ import Testing
 /// Issue 10 (serving points) against a real `clientctl serve` process and real sockets:
 /// nothing a page, a planted file or a silent client does stops `serve` or hangs it.
 @Suite(.serialized) struct ServeHardeningTests {
-    static let browser = "browser tests off (CLIENTCTL_BROWSER_TESTS=0 or no `chromium` in PATH)"
 
     /// A root on 1.0.0 (acknowledged) with an empty stylesheet, a script, and a file named
     /// with a composed `é`, served by a real `clientctl serve`.
@@ -54,7 +53,7 @@ import Testing
         await #expect(try serve.get("/").status == 200)
     }
 
-    @Test(.enabled(if: Chromium.isEnabled, .init(rawValue: browser)))
+    @Test
     func aPageOfAnotherOriginCannotCrashServeWithAnEmptyFile() async throws {
         let (rig, serve) = try await Self.servedRoot("empty-file-browser")
         let page = ReleaseRig.page(

@@ -66,32 +66,12 @@ final class ServeProcess: @unchecked Sendable {
         return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
     }
 
-    /// `POST /__clientctl/<name>` as the shim sends it; returns status and body.
-    func control(_ name: String) async throws -> (status: Int, body: String) {
+    /// `POST /__clientctl/<name>` as the shim sends it.
+    func control(_ name: String) async throws -> CurlResponse {
         try await Curl.request(baseURL + "__clientctl/" + name, method: "POST", headers: ["X-Clientctl-Shim: 1"])
     }
 
-    func get(_ path: String) async throws -> (status: Int, body: String) {
+    func get(_ path: String) async throws -> CurlResponse {
         try await Curl.request(baseURL + path.drop { $0 == "/" })
     }
-}
-
-/// Minimal HTTP through the real `curl`.
-enum Curl {
-    static func request(_ url: String, method: String = "GET", headers: [String] = []) async throws -> (status: Int, body: String) {
-        var args = ["-s", "-X", method, "-w", "\n%{http_code}", "--max-time", "20"]
-        for h in headers { args += ["-H", h] }
-        let result = try await Subprocess.run("curl", args + [url], gate: nil)
-        guard result.status == 0 else { throw HarnessError("curl \(method) \(url) failed (\(result.status)): \(result.errorOutput)") }
-        let text = result.output
-        guard let split = text.lastIndex(of: "\n"), let code = Int(text[text.index(after: split)...]) else {
-            throw HarnessError("curl \(url): no status in output")
-        }
-        return (code, String(text[..<split]))
-    }
-}
-
-struct HarnessError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
