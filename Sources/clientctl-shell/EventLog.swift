@@ -33,7 +33,7 @@ final class EventLog: @unchecked Sendable {
         case .updateAvailable(let version): emit("updateAvailable", ["version": version])
         case .error(let message): emit("error", ["message": message])
         case .switched(let version): emit("switched", ["version": version])
-        case .downloadProgress: break
+        case .downloadProgress, .installNote: break
         case .watchdog(let watchdog):
             guard var fields = Self.fields(of: watchdog) else { return }
             fields["message"] = watchdog.message

@@ -135,7 +135,7 @@ import Testing
             report = nil
         }
         if let report {
-            #expect(report.result == "staged" && report.version == "1.2.0" && report.pending == "1.2.0")
+            #expect(report.result == .staged && report.version == "1.2.0" && report.pending == "1.2.0")
             #expect(report.message.contains("staged 1.2.0 again"), "\(report.message)")
         }
         #expect(rig.state.pending == "1.2.0")

@@ -20,7 +20,7 @@ import Testing
         let events = await updater.events()
         rig.channel.publish("1.0.0")
         let check = try await updater.checkForUpdates()
-        #expect(check.result == "installed" && check.pending == "1.0.0")
+        #expect(check.result == .installed && check.pending == "1.0.0")
         #expect(await updater.isUpdateAvailable)
         #expect(rig.serving().contains("1.0.0"), "organized when staged, so the switch is a pointer flip")
         #expect(

@@ -22,7 +22,7 @@ import Testing
         let v = try channel.addInstalled("1.0.0")
         channel.enqueue(.success(.installed(v)))
         let report = try await updater.install()
-        #expect(report.result == "installed")
+        #expect(report.result == .installed)
         #expect(report.pending == "1.0.0")
         let state = StateStore.load(layout)
         #expect(state.pending == "1.0.0")

@@ -10,7 +10,7 @@ import Testing
         let f = try DeviceFixture()
         try f.publish("1.0.0")
         let first = try await f.updater().install()
-        #expect(first.result == "installed")
+        #expect(first.result == .installed)
         #expect(first.version == "1.0.0")
         #expect(first.pending == "1.0.0")
         let index = try String(contentsOfFile: f.layout.clientDirectory(Version(1, 0, 0)) + "/index.html", encoding: .utf8)
@@ -19,7 +19,7 @@ import Testing
 
         try f.publish("1.1.0")
         let second = try await f.updater().install()
-        #expect(second.result == "installed")
+        #expect(second.result == .installed)
         #expect(second.version == "1.1.0")
         let status = try await f.updater().status()
         #expect(status.selected == "1.1.0")
@@ -37,7 +37,7 @@ import Testing
         _ = try await f.updater().install()
         let before = try f.snapshot()
         let again = try await f.updater().install()
-        #expect(again.result == "up-to-date")
+        #expect(again.result == .upToDate)
         let manifestRequests = f.requests(to: "/stable/manifest.json")
         #expect(manifestRequests.count == 2)
         #expect(manifestRequests.last?.headers["if-none-match"] != nil)
@@ -52,7 +52,7 @@ import Testing
         try f.publish("1.2.0", minShell: "1.0.0", maxShell: "1.4.0")  // too old a shell range
         try f.publish("2.0.0", minShell: "2.0.0")  // needs a newer shell; it is manifest.json
         let report = try await f.updater().install()
-        #expect(report.result == "installed")
+        #expect(report.result == .installed)
         #expect(report.version == "1.1.0")
         #expect(f.requests(to: "/stable/index.json").count == 1)
         #expect(f.requests(to: "/stable/v2.0.0.tar.gz").isEmpty)
@@ -62,7 +62,7 @@ import Testing
         let f = try DeviceFixture(shell: "1.0.0")
         try f.publish("2.0.0", minShell: "2.0.0")
         let report = try await f.updater().install()
-        #expect(report.result == "no-compatible-release")
+        #expect(report.result == .noCompatibleRelease)
         #expect(report.message.contains("release 2.0.0 needs a shell of at least 2.0.0; this shell is 1.0.0"))
         #expect(try f.snapshot().entries.keys.filter { $0.hasPrefix("clients/v") }.isEmpty)
         #expect(f.requests(to: "/stable/v2.0.0.tar.gz").isEmpty)
@@ -81,7 +81,7 @@ import Testing
         }
         let before = try f.snapshot()
         let report = try await f.updater().install()
-        #expect(report.result == "stale")
+        #expect(report.result == .stale)
         #expect(report.message.contains("release 1.1.0 expired at 2020-01-01T00:00:00Z"))
         #expect(try f.snapshot() == before)
     }

@@ -18,8 +18,6 @@ import Testing
         // @unchecked: owned by one test.
         let d: DeviceFixture
         let key: Ed25519.PrivateKey
-        private let notesLock = NSLock()
-        private var collected: [String] = []
 
         init() throws {
             d = try DeviceFixture()
@@ -55,11 +53,13 @@ import Testing
 
         /// Installs with the library updater, returning the report and the notes it gave.
         func install() async throws -> (InstallReport, [String]) {
-            notesLock.withLock { collected = [] }
-            let note: InstallNotes.Handler = { [self] note in notesLock.withLock { collected.append(note) } }
             let updater = try d.updater()
-            let report = try await InstallNotes.withHandler(note) { try await updater.install() }
-            return (report, notesLock.withLock { collected })
+            let events = updater.events(bufferingPolicy: .unbounded)
+            let report = try await updater.install()
+            await updater.shutdown()  // ends the stream after the install's events
+            var notes: [String] = []
+            for await case .installNote(let note) in events { notes.append(note) }
+            return (report, notes)
         }
 
         /// Changes the current manifest and signs it again with the release key.

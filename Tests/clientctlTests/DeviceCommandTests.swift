@@ -26,7 +26,7 @@ import Testing
         let install = try await ClientctlBinary.run(["install", "--json"], environment: ["CLIENTCTL_ROOT": root])
         #expect(install.status == 0, "\(install.errorOutput)")
         let report = try JSONDecoder().decode(InstallReport.self, from: install.stdout)
-        #expect(report.result == "installed" && report.version == "1.0.0" && report.pending == "1.0.0")
+        #expect(report.result == .installed && report.version == "1.0.0" && report.pending == "1.0.0")
 
         let status = try await ClientctlBinary.run(["status", "--root", root, "--json"])
         #expect(status.status == 0)
@@ -97,7 +97,7 @@ import Testing
         f.faults.add(.status(503), path: "/stable/manifest.json", requests: 1...1)
         f.faults.add(.reset(afterBytes: 500), path: "/stable/v1.0.0.tar.gz", requests: 1...1)
         let report = try await f.updater().install()
-        #expect(report.result == "installed")
+        #expect(report.result == .installed)
         let archiveRequests = f.requests(to: "/stable/v1.0.0.tar.gz")
         #expect(archiveRequests.count == 2)
         #expect(archiveRequests.last?.headers["range"]?.hasPrefix("bytes=") == true, "the retry resumes with a Range request")

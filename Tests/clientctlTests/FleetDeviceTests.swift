@@ -21,7 +21,7 @@ import Testing
         // A percent just below this device's place: not yet; the operator can override.
         try d.publish("1.0.0", edit: Self.rollout(String(format: "%.2f", Double(place) / 100)))
         let waiting = try await d.updater().install()
-        #expect(waiting.result == "skipped")
+        #expect(waiting.result == .skipped)
         #expect(waiting.message.hasSuffix("this device (place \(place) of 10000) waits"), "\(waiting.message)")
         #expect(try await d.updater().status().installed.isEmpty)
         var channel = try ArchiveChannel(layout: d.layout, config: d.config)
@@ -31,13 +31,13 @@ import Testing
         // A schedule: nobody in the first hour, everybody after it.
         let start = Date()
         try d.publish("1.1.0", edit: Self.rollout(#"{"start": "\#(RFC3339.format(start))", "steps": [[0, 0], [3600, 100]]}"#))
-        #expect(try await d.updater(now: { start.addingTimeInterval(60) }).install().result == "skipped")
+        #expect(try await d.updater(now: { start.addingTimeInterval(60) }).install().result == .skipped)
         #expect(try await d.updater(now: { start.addingTimeInterval(3700) }).install().version == "1.1.0")
 
         // Paused at 100 %: no new installs; what is installed stays.
         try d.publish("1.2.0", edit: Self.rollout(#"{"percent": 100, "paused": true}"#))
         let paused = try await d.updater().install()
-        #expect(paused.result == "skipped" && paused.message == "the rollout of release 1.2.0 is paused; this device waits")
+        #expect(paused.result == .skipped && paused.message == "the rollout of release 1.2.0 is paused; this device waits")
         #expect(try await d.updater().status().installed.map(\.version) == ["1.0.0", "1.1.0"])
     }
 
@@ -48,10 +48,10 @@ import Testing
         let d = try DeviceFixture()
         let start = Date()
         try d.publish("1.0.0", edit: Self.rollout(#"{"start": "\#(RFC3339.format(start))", "steps": [[0, 0], [3600, 100]]}"#))
-        #expect(try await d.updater(now: { start.addingTimeInterval(60) }).install().result == "skipped")
+        #expect(try await d.updater(now: { start.addingTimeInterval(60) }).install().result == .skipped)
         #expect(FileManager.default.fileExists(atPath: d.layout.deferredManifest))
         let before = await d.server.settledLog().count
-        #expect(try await d.updater(now: { start.addingTimeInterval(120) }).install().result == "skipped")
+        #expect(try await d.updater(now: { start.addingTimeInterval(120) }).install().result == .skipped)
         var log = await d.server.settledLog().dropFirst(before)
         #expect(log.map(\.request.path) == ["/stable/manifest.json"] && log.first?.status == 304 && log.first?.bodyBytesSent == 0, "\(log)")
 
@@ -64,12 +64,12 @@ import Testing
 
         // Kept bytes are verified again: a damaged file decides nothing, the feed is read anew.
         try d.publish("1.1.0", edit: Self.rollout(#"{"percent": 0}"#))
-        #expect(try await d.updater().install().result == "skipped")
+        #expect(try await d.updater().install().result == .skipped)
         let kept = try Data(contentsOf: URL(fileURLWithPath: d.layout.deferredManifest))
         try Data(String(decoding: kept, as: UTF8.self).replacingOccurrences(of: "\"percent\": 0", with: "\"percent\": 100").utf8)
             .write(to: URL(fileURLWithPath: d.layout.deferredManifest))
         #expect(try Data(contentsOf: URL(fileURLWithPath: d.layout.deferredManifest)) != kept)
-        #expect(try await d.updater().install().result == "skipped")
+        #expect(try await d.updater().install().result == .skipped)
         #expect(try Data(contentsOf: URL(fileURLWithPath: d.layout.deferredManifest)) == kept)
         #expect(try await d.updater().status().installed.map(\.version) == ["1.0.0"])
     }
@@ -84,7 +84,7 @@ import Testing
         let yesterday = RFC3339.format(Date().addingTimeInterval(-86_400))
         try d.publish("1.1.0") { $0["published"] = .string(yesterday) }
         let replay = try await d.updater().install()
-        #expect(replay.result == "stale")
+        #expect(replay.result == .stale)
         #expect(replay.message.contains("was published at \(yesterday), before the newest one this device accepted"))
         #expect(try d.snapshot() == before, "nothing installed, nothing remembered")
     }
@@ -103,7 +103,7 @@ import Testing
         try d.publish("1.2.0") { $0["revoked"] = .array([.string("1.1.0")]) }
         let first = try await d.updater().install()
         // The newest good version is staged for the next reload or start.
-        #expect(first.result == "staged" && first.version == "1.0.0", "\(first)")
+        #expect(first.result == .staged && first.version == "1.0.0", "\(first)")
         #expect(first.message.hasPrefix("release 1.2.0 revokes 1.1.0: this device leaves it and never selects it again; staged 1.0.0"))
         var status = try await d.updater().status()
         #expect(status.blacklist == ["1.1.0"] && status.lastKnownGood == nil && status.selected == "1.0.0" && status.pending == "1.0.0")

@@ -56,7 +56,7 @@ import Testing
         let install = try await ClientctlBinary.run(["install", "--root", root, "--json"])
         #expect(install.status == 0, "\(install.errorOutput)")
         let report = try JSONDecoder().decode(InstallReport.self, from: install.stdout)
-        #expect(report.result == "installed" && report.version == "1.0.0")
+        #expect(report.result == .installed && report.version == "1.0.0")
         #expect(rig.nginx.accessLog.contains { $0.contains("GET /stable/v1.0.0.tar.gz") && $0.contains(" 200 ") }, "\(rig.nginx.accessLog)")
         let again = try await ClientctlBinary.run(["install", "--root", root])
         #expect(again.status == 0 && again.output.contains("up to date"), "\(again.errorOutput)")

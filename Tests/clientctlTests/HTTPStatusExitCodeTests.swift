@@ -37,7 +37,7 @@ import Testing
         let install = try await ClientctlBinary.run(["install", "--root", f.layout.root, "--json"])
         #expect(install.status == 0, "\(install.errorOutput)")
         let report = try JSONDecoder().decode(InstallReport.self, from: install.stdout)
-        #expect(report.result == "no-compatible-release" && report.pending == nil, "\(report)")
+        #expect(report.result == .noCompatibleRelease && report.pending == nil, "\(report)")
         #expect(report.message.contains("index.json has no newer compatible release"), "\(report.message)")
         #expect(f.requests(to: "/stable/index.json").count == 1)
     }

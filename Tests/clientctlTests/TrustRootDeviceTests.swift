@@ -76,7 +76,7 @@ struct TrustRig {
 
         try rig.publish("1.0.2", signedBy: rig.releaseKeys)
         let report = try await rig.d.updater().install()
-        #expect(report.result == "installed" && report.version == "1.0.2")
+        #expect(report.result == .installed && report.version == "1.0.2")
         #expect(try await rig.d.updater().status().trustRoot == 1)
     }
 

@@ -145,7 +145,7 @@ final class Tally: @unchecked Sendable {
                 failures += 1
                 return
             }
-            if report.result == "installed", report.version == "1.1.0" { updatedAt[n] = hour }
+            if report.result == .installed, report.version == "1.1.0" { updatedAt[n] = hour }
         }
     }
     var snapshot: (updated: Int, checks: Int, failures: Int) { lock.withLock { (updatedAt.count, checks, failures) } }

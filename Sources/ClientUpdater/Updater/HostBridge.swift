@@ -19,6 +19,9 @@ public enum UpdaterEvent: Sendable, Equatable {
     case error(message: String)
     /// Bytes of `version` downloaded so far, and the expected total when known.
     case downloadProgress(version: String, completed: Int64, total: Int64?)
+    /// How a check went about an install, in one line (which path a delta update took, or
+    /// why it fell back to the full archive); `clientctl install` prints it on stderr.
+    case installNote(String)
     /// The watchdog started, committed or failed a trial.
     case watchdog(WatchdogEvent)
     /// `version` (the embedded seed's id when the seed runs) is now served.
@@ -28,8 +31,8 @@ public enum UpdaterEvent: Sendable, Equatable {
 /// Reports download progress from inside a channel's `check` to whoever started it.
 ///
 /// Channels call ``report(version:completed:total:)`` (or read ``handler``) while
-/// downloading; the updater, or a command drawing a progress bar, binds a handler for the
-/// duration of a check with ``withHandler(_:isolation:operation:)``.
+/// downloading; the updater binds a handler for the duration of a check that yields each
+/// report to its event stream synchronously, so reports arrive in order.
 public enum DownloadProgress {
     /// Receives `(version, completedBytes, totalBytes)`.
     public typealias Handler = @Sendable (String, Int64, Int64?) -> Void
@@ -46,8 +49,10 @@ public enum DownloadProgress {
     /// The handler bound for the current task, if any.
     public static var handler: Handler? { box?.handler }
 
-    /// Runs `operation` with `handler` receiving progress reports.
-    public static func withHandler<R>(
+    /// Runs `operation` with `handler` receiving progress reports (the updater's binding,
+    /// which feeds ``UpdaterEvent/downloadProgress(version:completed:total:)``; hosts read
+    /// ``Updater/events(bufferingPolicy:)``).
+    package static func withHandler<R>(
         _ handler: Handler?, isolation: isolated (any Actor)? = #isolation,
         operation: () async throws -> R
     ) async rethrows -> R {

@@ -2,8 +2,10 @@
 /// path a delta update took ("patch from 1.2.0: 51,234 bytes instead of the 3,101,877-byte
 /// archive") or why it fell back to the full archive.
 ///
-/// Channels call ``report(_:)``; `clientctl install` binds a handler that prints the notes
-/// on stderr, a host app may log them. Notes never change what a check does.
+/// Channels call ``report(_:)``; the ``Updater`` hands each note to its event stream as
+/// ``UpdaterEvent/installNote(_:)``, in order with the download progress (`clientctl
+/// install` prints them on stderr, a host app may log them). Notes never change what a
+/// check does.
 public enum InstallNotes {
     /// Receives one note.
     public typealias Handler = @Sendable (String) -> Void
@@ -15,8 +17,9 @@ public enum InstallNotes {
     }
     @TaskLocal static var box: Box?
 
-    /// Runs `operation` with `handler` receiving the notes of the checks it runs.
-    public static func withHandler<R>(
+    /// Runs `operation` with `handler` receiving the notes of the checks it runs (the
+    /// updater's binding; hosts read ``Updater/events(bufferingPolicy:)``).
+    package static func withHandler<R>(
         _ handler: Handler?, isolation: isolated (any Actor)? = #isolation,
         operation: () async throws -> R
     ) async rethrows -> R {

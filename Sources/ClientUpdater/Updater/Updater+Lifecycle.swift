@@ -12,9 +12,11 @@ import Foundation
 /// try await updater.startupDidComplete()              // from the page, once it runs
 /// ```
 ///
-/// Every operation runs alone (a FIFO gate inside the actor) with the root's lock held
-/// while it reads and writes the root, so bridge calls are serialized and a switch never
-/// races another switch, a timeout or an acknowledgement.
+/// Every switch, trial, acknowledgement and rollback runs alone (a FIFO gate inside the
+/// actor) with the root's lock held while it reads and writes the root, so bridge calls
+/// are serialized and a switch never races another switch, a timeout or an
+/// acknowledgement. A check downloads beside the gate and takes it only to read and to
+/// stage (docs/watchdog.md#what-takes-the-gate).
 extension Updater {
     /// Start-up: finishes interrupted deletions, resets after a shell update, fails a
     /// trial left by a dead process, selects the version to run (pending first, else the
@@ -74,17 +76,6 @@ extension Updater {
         }
     }
 
-    /// Checks the feed now: ``install(lockWait:)`` (the same rules and report, the retry
-    /// restaging included), then the pending version is organized (so the switch is a
-    /// pointer flip) and announced as `updateAvailable`. Failures are announced as
-    /// `error` and rethrown; `state.json` stays as it was.
-    @discardableResult
-    public func checkForUpdates(lockWait: Double = 30) async throws -> InstallReport {
-        let report = try await checkAndStage(lockWait: lockWait)
-        if lifecycle.attached { try await leaveRevokedCurrent(lockWait: lockWait) }
-        return report
-    }
-
     /// When the check put the running version on the blacklist (its channel revoked it),
     /// switch to the newest good version (else the seed) and reload open pages.
     func leaveRevokedCurrent(lockWait: Double) async throws {
@@ -96,29 +87,6 @@ extension Updater {
             let chosen = channel.select(from: candidates, state: state)
             let target = chosen.flatMap { $0.isEmbedded ? nil : $0.id }
             return watchdog.leave(revoked: current, for: target, state: &state, now: clock.now, trial: trialOwner())
-        }
-    }
-
-    private func checkAndStage(lockWait: Double) async throws -> InstallReport {
-        try await exclusively {
-            let pendingBefore = StateStore.load(layout).pending
-            var report: InstallReport
-            do {
-                let progress: DownloadProgress.Handler = { [weak self] version, completed, total in
-                    Task { await self?.emit(.downloadProgress(version: version, completed: completed, total: total)) }
-                }
-                report = try await install(lockWait: lockWait, reporting: progress)
-                report.pending = try locked(wait: lockWait) { () -> String? in
-                    let state = try loadState()
-                    if let pending = state.pending { _ = try organizeForServing(pending) }
-                    return state.pending
-                }
-            } catch {
-                emit(.error(message: "\(error)"))
-                throw error
-            }
-            if let pending = report.pending, pending != pendingBefore { emit(.updateAvailable(version: pending)) }
-            return report
         }
     }
 
@@ -224,8 +192,7 @@ extension Updater {
                 }
                 lifecycle.watchdog = watchdog
             }
-            for continuation in lifecycle.subscribers.values { continuation.finish() }
-            lifecycle.subscribers = [:]
+            hub.finishAll()
             lifecycle.attached = false
             if lifecycle.agentLock != nil {
                 AgentLock.clear(layout)
@@ -241,13 +208,15 @@ extension Updater {
         AgentLock.record(AgentLock.Holder(pid: getpid(), control: url), layout)
     }
 
-    /// A new stream of everything that happens from now on.
-    public func events() -> AsyncStream<UpdaterEvent> {
-        let (stream, continuation) = AsyncStream<UpdaterEvent>.makeStream(bufferingPolicy: .bufferingNewest(256))
-        let id = UUID()
-        lifecycle.subscribers[id] = continuation
-        continuation.onTermination = { [weak self] _ in Task { await self?.removeSubscriber(id) } }
-        return stream
+    /// A new stream of everything that happens from now on, in the order it happens:
+    /// switches, watchdog events, errors, `updateAvailable`, and while a check runs its
+    /// install notes and download progress. Streams end at ``shutdown()``.
+    /// - Parameter bufferingPolicy: what a slow reader loses (by default the oldest
+    ///   beyond 256 unread events; `.unbounded` to lose nothing).
+    public nonisolated func events(
+        bufferingPolicy: AsyncStream<UpdaterEvent>.Continuation.BufferingPolicy = .bufferingNewest(256)
+    ) -> AsyncStream<UpdaterEvent> {
+        hub.subscribe(bufferingPolicy: bufferingPolicy)
     }
 
     /// True when a version is pending (``reload()`` would switch to it).
@@ -256,13 +225,6 @@ extension Updater {
     /// The version served now: `state.json`'s current, else the embedded seed's id.
     public var currentVersion: String? {
         StateStore.load(layout).current ?? (try? channel.embeddedVersion())?.id
-    }
-
-    /// `install` with a download-progress handler bound for its duration.
-    func install(lockWait: Double, reporting progress: @escaping DownloadProgress.Handler) async throws -> InstallReport {
-        try await DownloadProgress.withHandler(progress) {
-            try await install(lockWait: lockWait)
-        }
     }
 
     /// The folder handed to the bridge last.

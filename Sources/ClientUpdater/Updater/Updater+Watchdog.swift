@@ -112,7 +112,13 @@ extension Updater {
             switch action {
             case .persist, .reload: break
             case .runRetention:
-                let removed = try runRetention(state: state)
+                // A check running (here or in another process) may have stored a version it
+                // has not staged yet: retention waits for the check to commit.
+                guard let checkLock = try CheckLock.attempt(layout) else {
+                    lifecycle.retentionDeferred = true
+                    break
+                }
+                let removed = try withExtendedLifetime(checkLock) { try runRetention(state: state) }
                 followup.removed += removed
                 // A deleted version cannot be retried: keep the retry list to installed ones.
                 if state.retry.contains(where: removed.contains) {

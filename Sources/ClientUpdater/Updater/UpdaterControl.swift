@@ -58,7 +58,7 @@ public struct UpdaterControl: ControlHandler {
                     case .watchdog(.failed(_, _, _, let revertedTo)), .watchdog(.revoked(_, let revertedTo)):
                         // A page left on the failed (or revoked) version reloads.
                         continuation.yield(.reload(version: revertedTo ?? "embedded"))
-                    case .watchdog, .switched: break
+                    case .watchdog, .switched, .installNote: break
                     }
                 }
                 continuation.finish()

@@ -2,7 +2,7 @@ import ClientShim
 import Foundation
 
 /// The per-process state of an ``Updater`` used as a long-running agent (`serve`, or a
-/// host app): the watchdog, the bridge, the timer, event subscribers, and the gate that
+/// host app): the watchdog, the bridge, the timer, the running check, and the gate that
 /// runs switches one at a time. Kept in one stored property of the actor.
 struct UpdaterLifecycle {
     /// Whether ``Updater/start(bridge:clock:shim:)`` ran: trials then belong to this
@@ -16,7 +16,13 @@ struct UpdaterLifecycle {
     /// Identifies this updater instance in persisted trials.
     let session = UUID().uuidString
     var timer: Task<Void, Never>?
-    var subscribers: [UUID: AsyncStream<UpdaterEvent>.Continuation] = [:]
+    /// The check running now, joined by every ``Updater/checkForUpdates(lockWait:)``
+    /// that arrives meanwhile.
+    var runningCheck: Task<InstallReport, any Error>?
+    /// How many callers wait on ``runningCheck`` beside the one that started it.
+    var checkJoiners = 0
+    /// Retention was due while a check held the check lock: it runs when the check commits.
+    var retentionDeferred = false
     /// The serving folder handed to the bridge last.
     var servedDirectory: String?
     /// `<root>/agent.lock`, held from start-up to shutdown: this process is then the
@@ -69,11 +75,8 @@ extension Updater {
         }
     }
 
-    func emit(_ event: UpdaterEvent) {
-        for continuation in lifecycle.subscribers.values { continuation.yield(event) }
-    }
-
-    func removeSubscriber(_ id: UUID) {
-        lifecycle.subscribers[id] = nil
+    nonisolated func emit(_ event: UpdaterEvent) {
+        logger.log(level: event.logLevel, event.logMessage)
+        hub.emit(event)
     }
 }

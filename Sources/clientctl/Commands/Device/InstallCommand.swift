@@ -47,21 +47,29 @@ struct InstallCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let context = try DeviceContext.open(device, ignoreRollout: ignoreRollout, useDelta: !noDelta)
-            let report: InstallReport
-            // How a delta update went (patch used, or why the full archive) goes to stderr.
-            let notes: InstallNotes.Handler = { printError("clientctl: " + $0) }
-            if !output.json, let (bar, handler) = ProgressBar.handlerIfTerminal() {
-                defer { bar.finish() }
-                report = try await InstallNotes.withHandler(notes) {
-                    try await DownloadProgress.withHandler(handler) {
-                        try await context.updater.install(lockWait: wait.value)
+            // How a delta update went (patch used, or why the full archive) goes to stderr,
+            // the progress bar too when stderr is a terminal: both from the updater's events.
+            let events = context.updater.events(bufferingPolicy: .unbounded)
+            let bar = output.json ? nil : ProgressBar.handlerIfTerminal()
+            let printer = Task {
+                for await event in events {
+                    switch event {
+                    case .installNote(let note): printError("clientctl: " + note)
+                    case .downloadProgress(let version, let completed, let total): bar?.1(version, completed, total)
+                    default: break
                     }
                 }
-            } else {
-                report = try await InstallNotes.withHandler(notes) {
-                    try await context.updater.install(lockWait: wait.value)
-                }
+                bar?.0.finish()
             }
+            let result: Result<InstallReport, any Error>
+            do {
+                result = .success(try await context.updater.install(lockWait: wait.value))
+            } catch {
+                result = .failure(error)
+            }
+            await context.updater.shutdown()  // ends the stream once its events are printed
+            await printer.value
+            let report = try result.get()
             if output.json {
                 try printJSON(report)
             } else {

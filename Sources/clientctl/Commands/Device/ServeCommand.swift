@@ -120,7 +120,7 @@ struct ServeCommand: AsyncParsableCommand {
                 printError("clientctl serve: \(version) is ready; it is served after switch-to-pending or the next start")
             case .error(let message): printError("clientctl serve: error: " + message)
             case .switched(let version): printError("clientctl serve: now serving \(version)")
-            case .downloadProgress, .watchdog: break
+            case .downloadProgress, .installNote, .watchdog: break
             }
         }
     }
