@@ -62,7 +62,11 @@ let package = Package(
         // Channel-agnostic core: versions, store, state, selection, watchdog, retention, seams.
         .target(
             name: "ClientUpdater",
-            dependencies: ["ClientFoundation", "ClientShim", "COpenSSL"]
+            dependencies: [
+                "ClientFoundation", "ClientShim", "COpenSSL",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
         // The production transport: http:/https: on AsyncHTTPClient (proxies, TLS, pooling).
         .target(
@@ -96,7 +100,10 @@ let package = Package(
         // Channel 1 on the device: the signed-archive channel (fetch, verify, unpack or patch, store).
         .target(
             name: "SignedArchive",
-            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "DeltaPatch"]
+            dependencies: [
+                "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "DeltaPatch",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // Channel 1 for release engineers: build folder → archive, signed manifest, release folder;
         // push to S3-compatible storage.
@@ -112,7 +119,7 @@ let package = Package(
         // Channel 2: Meteor hot code push (SignedManifest for its strict JSON reader).
         .target(
             name: "MeteorHotCodePush",
-            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedManifest"]
+            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", .product(name: "Logging", package: "swift-log")]
         ),
         // The loopback HTTP server behind `clientctl serve`.
         .target(
@@ -127,7 +134,10 @@ let package = Package(
         // The one entry point of every host: opens a root, choosing its channel from the config.
         .target(
             name: "ClientEngine",
-            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "MeteorHotCodePush"]
+            dependencies: [
+                "ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "MeteorHotCodePush",
+                .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // The native Linux shell: one GTK window, one WebKitGTK view, the client served through
         // the app: URI scheme by the serving core, the page bridged to the engine in-process.
@@ -144,6 +154,7 @@ let package = Package(
                 "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing",
                 "MeteorHotCodePush", "ClientServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Examples/MinimalHost: a host on public API only (Scripts/docs checks that it

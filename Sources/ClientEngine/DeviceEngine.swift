@@ -1,5 +1,7 @@
 import ClientUpdater
+import ClientUpdaterHTTP
 import Foundation
+import Logging
 import MeteorHotCodePush
 import SignedArchive
 
@@ -26,16 +28,22 @@ public struct DeviceEngine: Sendable {
         public var ignoreRollout: Bool
         /// Archive roots: false to always download the full archive.
         public var useDelta: Bool
+        /// Where the updater and the channel log (swift-log); by default the label
+        /// `clientctl.engine` on whatever handler the host bootstrapped. The engine logs
+        /// below `warning`: failures reach the host as errors and events.
+        public var logger: Logger
 
         public init(
             transport: (any Transport)? = nil, now: @escaping @Sendable () -> Date = { Date() },
-            startupTimeoutSeconds: Double? = nil, ignoreRollout: Bool = false, useDelta: Bool = true
+            startupTimeoutSeconds: Double? = nil, ignoreRollout: Bool = false, useDelta: Bool = true,
+            logger: Logger = Logger(label: "clientctl.engine")
         ) {
             self.transport = transport
             self.now = now
             self.startupTimeoutSeconds = startupTimeoutSeconds
             self.ignoreRollout = ignoreRollout
             self.useDelta = useDelta
+            self.logger = logger
         }
     }
 
@@ -63,7 +71,7 @@ public struct DeviceEngine: Sendable {
         let channel = try makeChannel(config: config, layout: layout, options: options)
         return DeviceEngine(
             layout: layout, config: config, channel: channel,
-            updater: Updater(layout: layout, config: config, channel: channel, now: options.now))
+            updater: Updater(layout: layout, config: config, channel: channel, now: options.now, logger: options.logger))
     }
 
     /// Meteor roots: the shell's `www` folder (the parent of the embedded `application`),
@@ -79,13 +87,14 @@ public struct DeviceEngine: Sendable {
         switch config.channelKind {
         case .signedArchive:
             let downloader = options.transport.map { Downloader(transport: $0) }
-            var channel = try ArchiveChannel(layout: layout, config: config, downloader: downloader, now: options.now)
+            var channel = try ArchiveChannel(
+                layout: layout, config: config, downloader: downloader, now: options.now, logger: options.logger)
             channel.ignoreRollout = options.ignoreRollout
             channel.useDelta = options.useDelta
             return channel
         case .meteor:
-            guard let transport = options.transport else { return try MeteorChannel.forRoot(layout, config: config) }
-            return try MeteorChannel(layout: layout, config: config, transport: transport)
+            let transport = options.transport ?? DefaultTransport(config: config, root: layout.root)
+            return try MeteorChannel(layout: layout, config: config, transport: transport, options: .init(logger: options.logger))
         default:
             throw UpdaterError(.configInvalid, "\(layout.config): channelKind '\(config.channelKind.rawValue)' is not signed-archive or meteor")
         }

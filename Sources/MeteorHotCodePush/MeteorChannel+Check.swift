@@ -50,17 +50,38 @@ extension MeteorChannel {
 
     /// Steps 5–8 of the directory algorithm: `Downloading/` → `PartialDownload/`, a fresh
     /// `Downloading/` with the manifest, reuse or fetch each own asset, then rename to
-    /// `meteor/<version>`.
+    /// `meteor/<version>`. The file work before and after the fetches runs on the
+    /// ``BlockingExecutor`` (docs/concurrency.md).
     func download(
         _ manifest: AssetManifest, manifestData: Data, embedded: AssetBundle, state: DeviceState,
         fetcher: AssetFetcher
     ) async throws -> AssetBundle {
-        let fm = FileManager.default
         guard let finalDir = layout.meteorDirectory(manifest.version) else {
             throw MeteorError(.unsafePath, "version \(manifest.version) cannot be used as a folder name")
         }
+        let (bundle, record, toFetch) = try await BlockingExecutor.run {
+            try prepareDownloading(manifest, manifestData: manifestData, embedded: embedded)
+        }
+        defer { record.close() }
+        options.logger.info(
+            "downloading version \(manifest.version): \(toFetch.count) assets to fetch, \(bundle.ownAssets.count - toFetch.count) already on the device"
+        )
+        try await fetchAll(toFetch, into: bundle, state: state, fetcher: fetcher, record: record)
+        let stored = try await BlockingExecutor.run {
+            try finishDownloading(bundle, record: record, version: manifest.version, into: finalDir, embedded: embedded)
+        }
+        options.logger.info("stored version \(manifest.version)")
+        return stored
+    }
+
+    /// Moves a cut-off `Downloading/` to `PartialDownload/`, makes a fresh `Downloading/`
+    /// with the manifest and places every asset an installed version or the partial
+    /// download already holds; returns the assets still to fetch.
+    private func prepareDownloading(
+        _ manifest: AssetManifest, manifestData: Data, embedded: AssetBundle
+    ) throws -> (AssetBundle, IntegrityRecord, [AssetManifest.Asset]) {
         try AtomicFile.makeDirectory(layout.meteor)
-        if fm.fileExists(atPath: downloadingDirectory) {
+        if FileManager.default.fileExists(atPath: downloadingDirectory) {
             try AtomicFile.removeTree(partialDirectory)
             guard rename(downloadingDirectory, partialDirectory) == 0 else {
                 throw MeteorError(.io, "cannot move \(downloadingDirectory) to \(partialDirectory): \(String(cString: strerror(errno)))")
@@ -74,28 +95,36 @@ extension MeteorChannel {
         try AtomicFile.write(manifestData, to: downloadingDirectory + "/program.json")
         let bundle = AssetBundle(directory: downloadingDirectory, manifest: manifest, parent: embedded)
         let record = try IntegrityRecord(folder: downloadingDirectory)
-        defer { record.close() }
-
-        let donors = ((try? installedVersions()) ?? []).compactMap { downloadedBundle($0.id, parent: embedded) }
-        var toFetch: [AssetManifest.Asset] = []
-        var placed = Set<String>()
-        for asset in bundle.ownAssets where placed.insert(asset.filePath).inserted {
-            if try reuse(asset, into: bundle, donors: donors, partial: partial, partialRecord: partialRecord, record: record) { continue }
-            toFetch.append(asset)
+        do {
+            let donors = ((try? installedVersions()) ?? []).compactMap { downloadedBundle($0.id, parent: embedded) }
+            var toFetch: [AssetManifest.Asset] = []
+            var placed = Set<String>()
+            for asset in bundle.ownAssets where placed.insert(asset.filePath).inserted {
+                if try reuse(asset, into: bundle, donors: donors, partial: partial, partialRecord: partialRecord, record: record) { continue }
+                toFetch.append(asset)
+            }
+            return (bundle, record, toFetch)
+        } catch {
+            record.close()
+            throw error
         }
-        try await fetchAll(toFetch, into: bundle, state: state, fetcher: fetcher, record: record)
+    }
+
+    /// Makes the fetched bundle durable and renames `Downloading/` to `meteor/<version>`.
+    private func finishDownloading(
+        _ bundle: AssetBundle, record: IntegrityRecord, version: String, into finalDir: String, embedded: AssetBundle
+    ) throws -> AssetBundle {
         try syncFolders(of: bundle)
         record.close()
         unlink(downloadingDirectory + "/" + IntegrityRecord.fileName)
-
-        if fm.fileExists(atPath: finalDir) { try AtomicFile.removeTree(finalDir) }
+        if FileManager.default.fileExists(atPath: finalDir) { try AtomicFile.removeTree(finalDir) }
         guard rename(downloadingDirectory, finalDir) == 0 else {
             throw MeteorError(.io, "cannot move \(downloadingDirectory) to \(finalDir): \(String(cString: strerror(errno)))")
         }
         try AtomicFile.syncDirectory(layout.meteor)
         try? AtomicFile.removeTree(partialDirectory)
-        guard let stored = downloadedBundle(manifest.version, parent: embedded) else {
-            throw MeteorError(.io, "version \(manifest.version) is incomplete after download")
+        guard let stored = downloadedBundle(version, parent: embedded) else {
+            throw MeteorError(.io, "version \(version) is incomplete after download")
         }
         return stored
     }
@@ -188,19 +217,21 @@ extension MeteorChannel {
     /// place and records the SHA-256 of the stored bytes.
     private func fetchOne(
         _ asset: AssetManifest.Asset, into bundle: AssetBundle, fetcher: AssetFetcher,
-        record: IntegrityRecord, verify: (String) throws -> Void = { _ in }
+        record: IntegrityRecord, verify: @escaping @Sendable (String) throws -> Void = { _ in }
     ) async throws {
         let target = bundle.file(of: asset)
         let folder = (target as NSString).deletingLastPathComponent
-        try AtomicFile.makeDirectory(folder)
+        try await BlockingExecutor.run { try AtomicFile.makeDirectory(folder) }
         let temp = folder + "/.download-\(UInt64.random(in: 0...UInt64.max))"
         defer { unlink(temp) }
         guard case .stored(let sha256) = try await fetcher.fetch(asset, version: bundle.version, to: temp) else { return }
-        try verify(temp)
-        guard rename(temp, target) == 0 else {
-            throw MeteorError(.io, "cannot move download into \(target): \(String(cString: strerror(errno)))")
+        try await BlockingExecutor.run {
+            try verify(temp)
+            guard rename(temp, target) == 0 else {
+                throw MeteorError(.io, "cannot move download into \(target): \(String(cString: strerror(errno)))")
+            }
+            try record.append(filePath: asset.filePath, sha256: sha256)
         }
-        try record.append(filePath: asset.filePath, sha256: sha256)
     }
 
     /// fsyncs every folder of the bundle so the renames inside are durable.

@@ -1,6 +1,7 @@
 import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation
+import Logging
 
 /// The Meteor hot-code-push channel (docs/meteor.md): fetches
 /// `<ROOT_URL>/__cordova/manifest.json`, downloads only the assets it does not already
@@ -28,16 +29,20 @@ public struct MeteorChannel: UpdateChannel {
         public var manifestLimits: AssetManifest.Limits
         /// Cap for one asset whose manifest entry gives no size (index.html, source maps).
         public var maxAssetBytes: Int64
+        /// Where the channel logs its steps (assets reused and fetched, versions stored).
+        public var logger: Logger
 
         public init(
             maxConnections: Int = 6, retry: RetryPolicy = .standard, sleeper: any Sleeper = TaskSleeper(),
-            manifestLimits: AssetManifest.Limits = AssetManifest.Limits(), maxAssetBytes: Int64 = 256 << 20
+            manifestLimits: AssetManifest.Limits = AssetManifest.Limits(), maxAssetBytes: Int64 = 256 << 20,
+            logger: Logger = Logger(label: "clientctl.engine")
         ) {
             self.maxConnections = max(1, maxConnections)
             self.retry = retry
             self.sleeper = sleeper
             self.manifestLimits = manifestLimits
             self.maxAssetBytes = maxAssetBytes
+            self.logger = logger
         }
     }
 

@@ -1,6 +1,7 @@
 import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation
+import Logging
 import SignedManifest
 
 /// Channel 1: signed archives from a release folder written by `clientctl publish`.
@@ -18,6 +19,8 @@ public struct ArchiveChannel: UpdateChannel {
     /// The trust roots the device accepted (or its `--trust` keys).
     public let trust: TrustStore
     let now: @Sendable () -> Date
+    /// Where the channel logs its steps (download, delta or full archive, promotion).
+    public let logger: Logger
     /// `install --ignore-rollout`: take the newest release whatever its staged rollout says.
     public var ignoreRollout = false
     /// `install --no-delta`: download the full archive even when a patch applies.
@@ -29,9 +32,10 @@ public struct ArchiveChannel: UpdateChannel {
     ///   - downloader: the transport and retry policy used for manifests and archives; by
     ///     default a ``DefaultTransport`` with the root's `proxy` and `caFile`.
     ///   - now: the wall clock, for `expires`.
+    ///   - logger: where the channel logs its steps.
     public init(
         layout: RootLayout, config: DeviceConfig, downloader: Downloader? = nil,
-        now: @escaping @Sendable () -> Date = { Date() }
+        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "clientctl.engine")
     ) throws {
         guard config.channelKind == .signedArchive else {
             throw UpdaterError(.configInvalid, "\(layout.config) is not a signed-archive root")
@@ -41,6 +45,7 @@ public struct ArchiveChannel: UpdateChannel {
         self.settings = try config.settings(ArchiveSettings.self, layout: layout)
         self.downloader = downloader ?? Downloader(transport: DefaultTransport(config: config, root: layout.root))
         self.now = now
+        self.logger = logger
         self.trust = TrustStore(layout: layout, settings: settings, app: config.app)
         do {
             _ = try trust.current()

@@ -167,6 +167,9 @@ struct ArchiveInstaller {
                 .archiveRejected, "release \(version): \(archiveURL.lastPathComponent) is not a .tar.gz, .zip or .tar.zst archive")
         }
         let partial = PartialDownload.path(layout: layout, manifest: manifest, format: format)
+        // Promoting, cleaning and unpacking run on the BlockingExecutor (docs/concurrency.md).
+        let store = channel.store
+        let sidecar = Data(manifest.jsonBytes())
         try AtomicFile.makeDirectory(layout.clients)
         var limits = ExtractionLimits.default
         limits.maxTotalBytes = UInt64(config.limits.maxUnpackedBytes)
@@ -178,20 +181,26 @@ struct ArchiveInstaller {
         switch channel.useDelta ? await delta.run(keeping: partial) : .fullArchive(note: nil) {
         case .unpacked(let unpacked):
             InstallNotes.report(unpacked.note)
-            do {
-                try channel.store.promote(staging: unpacked.tree, version: version, sidecar: Data(manifest.jsonBytes()))
-            } catch {
-                try? AtomicFile.removeTree(unpacked.staging)
-                throw error
+            channel.logger.debug("release \(version): \(unpacked.note)")
+            let (tree, staging, leftovers) = (unpacked.tree, unpacked.staging, unpacked.leftovers)
+            try await BlockingExecutor.run {
+                do {
+                    try store.promote(staging: tree, version: version, sidecar: sidecar)
+                } catch {
+                    try? AtomicFile.removeTree(staging)
+                    throw error
+                }
+                try? AtomicFile.removeTree(staging)
+                unlink(partial)
+                for leftover in leftovers { try? AtomicFile.removeTree(leftover) }
             }
-            try? AtomicFile.removeTree(unpacked.staging)
-            unlink(partial)
-            for leftover in unpacked.leftovers { try? AtomicFile.removeTree(leftover) }
+            channel.logger.info("installed release \(version) from a patch")
             return try listed(version)
         case .fullArchive(let note):
             if let note { InstallNotes.report(note) }
         }
-        channel.store.cleanLeftovers(keeping: [partial])
+        channel.logger.info("downloading release \(version): \(archiveURL.absoluteString) (\(manifest.size) bytes)")
+        try await BlockingExecutor.run { store.cleanLeftovers(keeping: [partial]) }
         try requireSpace(for: manifest, archive: archiveURL, partial: partial)
         let staging = try channel.store.makeStagingDirectory(label: "v\(version)")
         do {
@@ -215,13 +224,17 @@ struct ArchiveInstaller {
                     }
                 })
             CrashPoint.hit("unpack.done")
-            try channel.store.promote(staging: tree, version: version, sidecar: Data(manifest.jsonBytes()))
-            try? AtomicFile.removeTree(staging)
-            unlink(partial)
+            try await BlockingExecutor.run {
+                try store.promote(staging: tree, version: version, sidecar: sidecar)
+                try? AtomicFile.removeTree(staging)
+                unlink(partial)
+            }
         } catch {
-            try? AtomicFile.removeTree(staging)
+            try? await BlockingExecutor.run { try AtomicFile.removeTree(staging) }
+            channel.logger.debug("release \(version) not installed: \(error)")
             throw error
         }
+        channel.logger.info("installed release \(version)")
         return try listed(version)
     }
 

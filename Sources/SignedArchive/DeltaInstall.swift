@@ -171,7 +171,7 @@ struct DeltaInstall {
         // 1. The base: the installed tree, rebuilt as a tree tar and proven by its hash.
         let baseTar = staging + "/base.tar"
         // The heavy steps run off the cooperative pool, so `serve` keeps answering meanwhile.
-        let baseHash = try await BlockingWork.run {
+        let baseHash = try await BlockingExecutor.run {
             try ArchiveWriter.writeTreeTar(try SourceTree.scan(baseDirectory, includeHidden: true), to: baseTar)
             return try Digest.hex(.sha256, ofFileAt: baseTar)
         }
@@ -191,7 +191,7 @@ struct DeltaInstall {
         let resultHash: String
         let treeSize = delta.treeSize
         do {
-            resultHash = try await BlockingWork.run { try ZstdPatch.apply(patch: partial, base: baseTar, to: result, resultSize: treeSize) }
+            resultHash = try await BlockingExecutor.run { try ZstdPatch.apply(patch: partial, base: baseTar, to: result, resultSize: treeSize) }
         } catch {
             unlink(partial)  // verified bytes that do not apply: nothing to resume
             throw error
@@ -204,7 +204,7 @@ struct DeltaInstall {
         // 4. Unpack under the entry rule and caps of an archive.
         let tree = staging + "/tree"
         let extractor = self.extractor
-        try await BlockingWork.run {
+        try await BlockingExecutor.run {
             let fd = open(result, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
             guard fd >= 0 else { throw DeltaError(.io, "cannot open \(result): \(String(cString: strerror(errno)))") }
             defer { close(fd) }

@@ -67,7 +67,7 @@ struct FileListInstall {
         let tree = try ListedTree.check(list, limits: limits)
         let folders = held.keys.sorted(by: >).compactMap { held[$0] }
         // Hashing installed files runs off the cooperative pool (`serve` keeps answering).
-        return try await BlockingWork.run {
+        return try await BlockingExecutor.run {
             var index = HeldFiles(folders: folders)
             var plan = Plan(tree: tree, local: [:], missing: [:])
             for (k, item) in tree.items.enumerated() {
@@ -88,7 +88,7 @@ struct FileListInstall {
         let downloaded = try await download(plan.missing, into: objects)
         CrashPoint.hit("files.objects-downloaded")
         let root = staging + "/tree"
-        try await BlockingWork.run { try Self.link(plan, objects: try downloaded, into: root) }
+        try await BlockingExecutor.run { try Self.link(plan, objects: try downloaded, into: root) }
         return root
     }
 

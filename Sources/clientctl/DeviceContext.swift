@@ -1,6 +1,7 @@
 import ClientEngine
 import ClientUpdater
 import Foundation
+import Logging
 
 /// What every device command works with: the root, its config, its channel and the
 /// updater that sequences them, opened through the engine's one entry point
@@ -21,7 +22,17 @@ struct DeviceContext {
     ) throws -> DeviceContext {
         let engine = try DeviceEngine.open(
             try options.layout(),
-            options: .init(startupTimeoutSeconds: startupTimeout, ignoreRollout: ignoreRollout, useDelta: useDelta))
+            options: .init(
+                startupTimeoutSeconds: startupTimeout, ignoreRollout: ignoreRollout, useDelta: useDelta, logger: engineLogger()))
         return DeviceContext(engine: engine)
+    }
+
+    /// The engine's log on stderr, apart from the command's own lines: at `warning` (which
+    /// the engine never reaches: nothing is added to a command's output) unless
+    /// `CLIENTCTL_LOG_LEVEL` names another level (`trace`, `debug`, `info`, `notice`, ...).
+    static func engineLogger(environment: [String: String] = ProcessInfo.processInfo.environment) -> Logger {
+        var logger = Logger(label: "clientctl.engine", factory: { StreamLogHandler.standardError(label: $0) })
+        logger.logLevel = environment["CLIENTCTL_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .warning
+        return logger
     }
 }

@@ -4,8 +4,8 @@ import NIOCore
 
 /// Opens and reads served files without trusting what lies in `serving/`: never through a
 /// symlink (`O_NOFOLLOW`), never blocking on a FIFO or device (`O_NONBLOCK`, then only a
-/// regular file is accepted), and always on a dispatch queue, never on Swift's cooperative
-/// pool, so a slow disk cannot stall the control endpoints.
+/// regular file is accepted), and always on the shared ``BlockingExecutor``, never on Swift's
+/// cooperative pool, so a slow disk cannot stall the control endpoints.
 enum SafeFileReader {
     /// A file that is not (or no longer) the regular file the version listed.
     struct Refusal: Error, CustomStringConvertible {
@@ -14,13 +14,10 @@ enum SafeFileReader {
         var description: String { "refusing to serve \(path): \(reason)" }
     }
 
-    private static let queue = DispatchQueue(label: "clientctl.serve.files", attributes: .concurrent)
-
-    /// Runs blocking file work off the cooperative pool.
+    /// Runs blocking file work off the cooperative pool, on the executor every blocking
+    /// call of the device side shares (bounded: a burst of requests queues there).
     static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try work() }) }
-        }
+        try await BlockingExecutor.run(work)
     }
 
     /// Opens `path` read-only if it is a regular file of `expectedSize` bytes; the caller closes.

@@ -77,13 +77,14 @@ public struct Downloader: Sendable {
     /// Like ``download(_:to:expectedSize:expectedDigest:algorithm:progress:)``, then hands
     /// the downloaded file's own descriptor (at byte 0) to `verified` once size and digest
     /// matched: the bytes that were checked are the bytes the caller reads, with no
-    /// re-open by path in between.
-    public func download<T>(
+    /// re-open by path in between. Opening (and re-hashing a resumed file), syncing and
+    /// `verified` run on the ``BlockingExecutor``, never on the cooperative pool.
+    public func download<T: Sendable>(
         _ url: URL, to path: String, expectedSize: Int64?, expectedDigest: String?,
         algorithm: Digest.Algorithm = .sha256, progress: (@Sendable (Int64) -> Void)? = nil,
-        verified: (Int32) throws -> T
+        verified: @escaping @Sendable (Int32) throws -> T
     ) async throws -> (Result, T) {
-        let file = try DownloadFile(path: path, algorithm: algorithm)
+        let file = try await BlockingExecutor.run { try DownloadFile(path: path, algorithm: algorithm) }
         let result: Result
         do {
             result = try await download(url, into: file, expectedSize: expectedSize, expectedDigest: expectedDigest, progress: progress)
@@ -99,7 +100,7 @@ public struct Downloader: Sendable {
                 "GET \(url.absoluteString): the disk filled up after \(kept) bytes (\(error)); the partial download was removed, not kept to resume",
                 underlying: POSIXErrorBox(code: ENOSPC))
         }
-        return (result, try file.withDescriptorAtStart(verified))
+        return (result, try await BlockingExecutor.run { try file.withDescriptorAtStart(verified) })
     }
 
     private func download(
@@ -116,8 +117,10 @@ public struct Downloader: Sendable {
                     etag = try await fetchRest(url, into: file, expectedSize: expectedSize, progress: progress) ?? etag
                 }
             }
-            try file.sync()
-            let digest = file.finishDigest()
+            let digest = try await BlockingExecutor.run {
+                try file.sync()
+                return file.finishDigest()
+            }
             if let expectedDigest, digest != expectedDigest.lowercased() {
                 if file.resumed && pass == 0 {
                     try file.reset()  // the bytes kept from before may be the bad ones

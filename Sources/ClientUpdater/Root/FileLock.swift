@@ -9,13 +9,59 @@ public final class FileLock: @unchecked Sendable {
     private let fd: Int32
     public let path: String
 
-    /// Takes the lock, waiting up to `wait` seconds (0 = fail at once).
+    /// Takes the lock, waiting up to `wait` seconds (0 = fail at once) without holding a
+    /// thread: each attempt (`open`, `flock(LOCK_NB)`) runs on the ``BlockingExecutor`` and
+    /// the wait between attempts is `Task.sleep` (5 ms doubling to 100 ms). Every caller in
+    /// an actor or a task uses this; ``init(path:wait:)`` is for synchronous callers.
     /// - Throws: ``UpdaterError`` `.locked` when another process holds it past `wait`,
     ///   `.corruptState` when `lock` is a symlink or not a regular file.
-    public init(path: String, wait: Double) throws {
+    public static func acquire(path: String, wait: Double) async throws -> FileLock {
+        let fd = try await BlockingExecutor.run { try openChecked(path) }
+        let deadline = ContinuousClock.now + .milliseconds(Int64(max(0, wait) * 1000))
+        var delay = Duration.milliseconds(5)
+        do {
+            while try await !BlockingExecutor.run({ try tryLock(fd, path: path) }) {
+                guard ContinuousClock.now < deadline else { throw lockedError(path, wait: wait) }
+                try await Task.sleep(for: delay)
+                delay = min(delay * 2, .milliseconds(100))
+            }
+        } catch {
+            close(fd)
+            throw error
+        }
+        return FileLock(fd: fd, path: path)
+    }
+
+    /// Takes the lock, blocking the calling thread up to `wait` seconds (0 = fail at once):
+    /// only for synchronous callers outside Swift concurrency's pool; tasks and actors use
+    /// ``acquire(path:wait:)``.
+    /// - Throws: ``UpdaterError`` `.locked` when another process holds it past `wait`,
+    ///   `.corruptState` when `lock` is a symlink or not a regular file.
+    public convenience init(path: String, wait: Double) throws {
+        let fd = try Self.openChecked(path)
+        let deadline = Date().addingTimeInterval(max(0, wait))
+        var delay = 0.005
+        do {
+            while try !Self.tryLock(fd, path: path) {
+                guard Date() < deadline else { throw Self.lockedError(path, wait: wait) }
+                usleep(UInt32(delay * 1_000_000))
+                delay = min(delay * 2, 0.1)
+            }
+        } catch {
+            close(fd)
+            throw error
+        }
+        self.init(fd: fd, path: path)
+    }
+
+    private init(fd: Int32, path: String) {
+        self.fd = fd
         self.path = path
-        // Never follow a symlink planted as `lock` (it could point at any file the
-        // process may write), and never block opening a FIFO planted there.
+    }
+
+    /// Opens the lock file: never through a symlink planted as `lock` (it could point at
+    /// any file the process may write), never blocking on a FIFO planted there.
+    private static func openChecked(_ path: String) throws -> Int32 {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
         guard fd >= 0 else {
             if errno == ELOOP {
@@ -28,22 +74,19 @@ public final class FileLock: @unchecked Sendable {
             close(fd)
             throw UpdaterError(.corruptState, "\(path) is not a regular file: refusing to use it as the lock (remove it)")
         }
-        let deadline = Date().addingTimeInterval(max(0, wait))
-        var delay = 0.005
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let err = errno
-            guard err == EWOULDBLOCK || err == EINTR else {
-                close(fd)
-                throw UpdaterError.io("cannot lock", path: path, errno: err)
-            }
-            if Date() >= deadline {
-                close(fd)
-                throw UpdaterError(.locked, "\(path) is locked by another clientctl process; waited \(wait) s (retry later, or wait longer)")
-            }
-            usleep(UInt32(delay * 1_000_000))
-            delay = min(delay * 2, 0.1)
-        }
-        self.fd = fd
+        return fd
+    }
+
+    /// One `flock(LOCK_EX | LOCK_NB)`: true when taken, false when another holds it.
+    private static func tryLock(_ fd: Int32, path: String) throws -> Bool {
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
+        let err = errno
+        guard err == EWOULDBLOCK || err == EINTR else { throw UpdaterError.io("cannot lock", path: path, errno: err) }
+        return false
+    }
+
+    private static func lockedError(_ path: String, wait: Double) -> UpdaterError {
+        UpdaterError(.locked, "\(path) is locked by another clientctl process; waited \(wait) s (retry later, or wait longer)")
     }
 
     deinit {
