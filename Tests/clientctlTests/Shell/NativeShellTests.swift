@@ -37,6 +37,47 @@ struct NativeShellTests {
         #expect(FileManager.default.fileExists(atPath: rig.root + "/shell/data"), "the view's storage lives in the root")
     }
 
+    /// The page checks serve's rules through the app scheme with `fetch` (client-side route
+    /// fallback, MIME types, CSP, hashed-name caching, entity tags, byte ranges, 404) and
+    /// paints green when every check held; a failed check is named in a refused message.
+    @Test func theAppSchemeAppliesServesRules() async throws {
+        let rig = try await ReleaseRig(startupTimeout: 10, label: "shell-rules")
+        let csp = "default-src 'self' 'unsafe-inline'"
+        let checks = """
+            (async function () {
+              var fails = [];
+              async function check(name, url, init, ok) {
+                try { var r = await fetch(url, Object.assign({ cache: 'no-store' }, init)); if (!(await ok(r))) fails.push(name); }
+                catch (e) { fails.push(name + ':' + e.message); }
+              }
+              var h = function (r, n) { return r.headers.get(n) || ''; };
+              await check('route', '/some/client/route', {}, async function (r) { return r.status === 200 && h(r, 'content-type').indexOf('text/html') === 0 && (await r.text()).indexOf('1.0.0') >= 0; });
+              await check('css', '/style.css', {}, async function (r) { return r.status === 200 && h(r, 'content-type').indexOf('text/css') === 0 && h(r, 'cache-control') === 'no-cache'; });
+              await check('csp', '/', {}, async function (r) { return h(r, 'content-security-policy') === "\(csp)"; });
+              await check('hashed', '/index-Bx3kT9aQ.js', {}, async function (r) { return r.status === 200 && h(r, 'cache-control').indexOf('immutable') >= 0 && h(r, 'content-type').indexOf('javascript') >= 0; });
+              await check('range', '/media.bin', { headers: { Range: 'bytes=2-5' } }, async function (r) { return r.status === 206 && (await r.text()) === '2345' && h(r, 'content-range') === 'bytes 2-5/10'; });
+              var first = await fetch('/style.css', { cache: 'no-store' });
+              await check('etag', '/style.css', { headers: { 'If-None-Match': h(first, 'etag') } }, async function (r) { return h(first, 'etag') !== '' && r.status === 304; });
+              await check('missing', '/missing.js', {}, async function (r) { return r.status === 404; });
+              await check('head', '/media.bin', { method: 'HEAD' }, async function (r) { return r.status === 200 && h(r, 'content-length') === '10'; });
+              var colour = fails.length === 0 ? '\(Self.green)' : '\(Self.red)';
+              document.documentElement.style.background = colour; document.body.style.background = colour;
+              if (fails.length) window.webkit.messageHandlers.clientctl.postMessage({ action: 'failed:' + fails.join(',') }).catch(function () {});
+              WebAppLocalServer.startupDidComplete();
+            })();
+            """
+        try await rig.publish(
+            "1.0.0", script: checks,
+            extra: ["media.bin": Data("0123456789".utf8), "index-Bx3kT9aQ.js": Data("console.log('chunk');\n".utf8)])
+        try await rig.run(["install", "--root", rig.root])
+        let shot = rig.tmp("shot.png")
+        let run = try await ShellHarness.run(root: rig.root, exitAfter: 6, arguments: ["--snapshot", shot, "--csp", csp])
+        let failed = run.events.first { $0.action?.hasPrefix("failed:") == true }
+        #expect(failed == nil, "checks that failed through the app scheme: \(failed?.action ?? "")")
+        #expect(run.watchdog("committed", "1.0.0") != nil, "\(run.summary)")
+        try await Self.expectColour(shot, Self.green)
+    }
+
     @Test func aVersionThatNeverAcknowledgesIsRolledBackWithinItsTimeout() async throws {
         let rig = try await ReleaseRig(startupTimeout: 2, label: "shell-rollback")
         try await rig.publish("1.0.0", script: ShellHarness.paint(Self.green, then: ReleaseRig.acknowledging))
