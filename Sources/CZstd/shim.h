@@ -2,7 +2,8 @@
 #define CLIENTCTL_CZSTD_SHIM_H
 
 // Patch frames are made and read with a referenced prefix (ZSTD_CCtx_refPrefix /
-// ZSTD_DCtx_refPrefix) and the streaming calls. Only the stable functions are called; two
+// ZSTD_DCtx_refPrefix) and the streaming calls. Only the stable functions are called, and
+// ZSTD_CCtx_getParameter (exported by libzstd since 1.4.0) to read settings back; two
 // parameter ids come from the experimental section (their values have not changed since
 // zstd 1.4.x) and are set through the stable ZSTD_CCtx_setParameter/ZSTD_DCtx_setParameter:
 // stable buffers let compressor and decoder work in the caller's mapped files instead of

@@ -37,6 +37,22 @@ import Testing
 
     /// A frame header claiming a 4 GiB window, then nothing: refused from the header, with
     /// no context or window allocated.
+    /// A 300 MB release: the window covers base and target (2^30), the tables stay capped,
+    /// and the long-distance matcher samples one entry per 128 bytes. Left unset, libzstd
+    /// derives the rate from window and table (one per KiB with the earlier 2^20 table: a
+    /// 128-byte change in a 300 MB tree cost 2.1 MB; with the rate set, 27 kB, as
+    /// BENCHMARKS.md#delta-updates-of-big-releases measures). Sizes only: nothing is compressed.
+    @Test(arguments: [Int64(1) << 20, 40_000_000, 314_736_640, 600_000_000])
+    func patchesOfBigReleasesSampleTheBaseDensely(size: Int64) throws {
+        let settings = try ZstdPatch.settings(baseSize: size, targetSize: size)
+        #expect(settings.windowLog == ZstdPatch.windowLog(baseSize: size, resultSize: size))
+        #expect(Int64(1) << Int64(settings.windowLog) >= min(2 * size, Int64(1) << 30))
+        #expect(settings.longDistanceMatching)
+        #expect((1...7).contains(settings.ldmHashRateLog), "one long-distance entry per \(1 << settings.ldmHashRateLog) bytes")
+        #expect(settings.ldmHashLog >= min(22, settings.windowLog))
+        #expect(settings.hashLog <= 21 && settings.chainLog <= 22, "tables capped: \(settings)")
+    }
+
     @Test func aClaimedHugeWindowIsRefusedBeforeAllocation() throws {
         let dir = try TemporaryDirectory("zstd-window")
         try write(SyntheticCode.content(seed: 5, count: 10_000), dir("base"))
