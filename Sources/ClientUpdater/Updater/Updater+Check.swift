@@ -77,8 +77,16 @@ extension Updater {
         var state = before
         let hub = self.hub
         do {
-            let note: InstallNotes.Handler = { hub.emit(.installNote($0)) }
-            let progress: DownloadProgress.Handler = { hub.emit(.downloadProgress(version: $0, completed: $1, total: $2)) }
+            // A handler bound around the updater (a package test's) still hears, after the stream.
+            let (outerNote, outerProgress) = (InstallNotes.box?.handler, DownloadProgress.handler)
+            let note: InstallNotes.Handler = {
+                hub.emit(.installNote($0))
+                outerNote?($0)
+            }
+            let progress: DownloadProgress.Handler = {
+                hub.emit(.downloadProgress(version: $0, completed: $1, total: $2))
+                outerProgress?($0, $1, $2)
+            }
             let outcome = try await InstallNotes.withHandler(note) {
                 try await DownloadProgress.withHandler(progress) {
                     try await channel.check(state: &state)
@@ -94,11 +102,15 @@ extension Updater {
         }
     }
 
-    /// Organizes a version just stored, on no actor (a big version takes a while).
+    /// Organizes a version just stored, on no actor and on the ``BlockingExecutor`` (a big
+    /// version takes a while).
     nonisolated func organizeBesideTheGate(_ version: InstalledVersion, shim: Shim) async throws {
-        let organizer = Organizer(layout: layout, shim: shim)
-        if !organizer.isOrganized(id: version.id) {
-            try organizer.organize(id: version.id, assets: try channel.servedAssets(for: version))
+        let (layout, channel) = (layout, channel)
+        try await BlockingExecutor.run {
+            let organizer = Organizer(layout: layout, shim: shim)
+            if !organizer.isOrganized(id: version.id) {
+                try organizer.organize(id: version.id, assets: try channel.servedAssets(for: version))
+            }
         }
     }
 
