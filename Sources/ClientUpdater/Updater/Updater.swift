@@ -52,7 +52,7 @@ public actor Updater {
     /// - Parameter lockWait: seconds to wait for another process's lock.
     public func install(lockWait: Double = 30) async throws -> InstallReport {
         let checkLock = try await CheckLock.acquire(layout, wait: lockWait)
-        let lock = try FileLock(path: layout.lock, wait: lockWait)
+        let lock = try await FileLock.acquire(path: layout.lock, wait: lockWait)
         defer { withExtendedLifetime((checkLock, lock)) {} }
         let before = try prepareCheckLocked()
         let (outcome, after) = try await runChannelCheck(from: before, lockWait: lockWait)
