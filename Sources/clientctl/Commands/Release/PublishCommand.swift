@@ -136,10 +136,11 @@ struct PublishCommand: AsyncParsableCommand {
                     o["delta"] = .array(
                         result.deltaCosts.map { cost in
                             .object(
-                                JSONObject([
-                                    ("from", .string(cost.from.description)),
-                                    ("bytes", .integer(cost.patchBytes ?? m.size)), ("patch", .bool(cost.patchBytes != nil)),
-                                ] + (cost.skipped.map { [("skipped", JSONValue.string($0))] } ?? [])))
+                                JSONObject(
+                                    [
+                                        ("from", .string(cost.from.description)),
+                                        ("bytes", .integer(cost.patchBytes ?? m.size)), ("patch", .bool(cost.patchBytes != nil)),
+                                    ] + (cost.skipped.map { [("skipped", JSONValue.string($0))] } ?? [])))
                         })
                 }
                 if let pending = result.pendingPath {
