@@ -148,10 +148,13 @@ struct TrustRig {
     /// next root, which an expired root may still vouch for.
     @Test func anExpiredRootRefusesUpdatesUntilANewerRootIsPublished() async throws {
         let rig = try TrustRig()
-        try rig.d.releases.writeRoot(rig.draft(expires: Date().addingTimeInterval(2)), signedBy: [rig.d.releases.key] + rig.rootKeys)
+        // The device's clock is injected: a loaded machine taking more than the root's
+        // lifetime to install must not make the first install meet the expired root.
+        let start = Date()
+        try rig.d.releases.writeRoot(rig.draft(expires: start.addingTimeInterval(2)), signedBy: [rig.d.releases.key] + rig.rootKeys)
         try rig.publish("1.0.0", signedBy: rig.releaseKeys)
-        _ = try await rig.d.updater().install()
-        let later = Date().addingTimeInterval(10)
+        _ = try await rig.d.updater(now: { start }).install()
+        let later = start.addingTimeInterval(10)
         // Even a check whose manifest is unchanged (304) reports the expired root.
         await #expect {
             try await rig.d.updater(now: { later }).install()
