@@ -30,6 +30,12 @@ public final class ManualClock: Clock, Sendable {
     /// How many tasks are sleeping on this clock right now.
     public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
+    /// Returns once a task sleeps on this clock (a timer was armed); fails the test when
+    /// none does within `timeout` seconds of real time, instead of spinning forever.
+    public func waitForSleeper(timeout: Double = 30) async throws {
+        try await Poll.until("a timer armed on the manual clock", timeout: timeout) { sleeperCount > 0 }
+    }
+
     public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
         let id = state.withLock { s -> UInt64 in
             s.nextID += 1

@@ -79,7 +79,7 @@ import Testing
             if round == 2 { #expect(try await updater.checkForUpdates().pending == "version3", "the retry is offered again") }
             try await updater.reload()
             #expect(Self.pageVersion(try await Chromium.dumpDOM(url)) == "version3")
-            while clock.sleeperCount == 0 { await Task.yield() }
+            try await clock.waitForSleeper()
             clock.advance(by: .seconds(2))
             let failure = await waitForWatchdogFailure(events)
             #expect(failure == .failed(version: "version3", reason: .timedOut, blacklisted: round == 2, revertedTo: "version2"))

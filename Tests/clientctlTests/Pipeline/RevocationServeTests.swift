@@ -21,14 +21,21 @@ import Testing
         defer { serve.stop() }
         #expect(try await serve.get("/").body.contains("<p id=\"version\">1.1.0</p>"))
 
-        // The open page of 1.1.0 listens for events, as the shim does.
-        let stream = Task { try await Subprocess.run("curl", ["-sN", "--max-time", "8", serve.baseURL + "__clientctl/events"], gate: nil) }
-        try await Task.sleep(nanoseconds: 1_500_000_000)
+        // The open page of 1.1.0 listens for events, as the shim does: curl streams them to a
+        // file, read until the stream is open (": connected"), then until the reload. The
+        // stream ends when serve stops (its graceful shutdown closes event streams).
+        let received = d.tmp("events.txt")
+        let stream = Task {
+            try await Subprocess.run("curl", ["-sN", "--max-time", "120", "-o", received, serve.baseURL + "__clientctl/events"], gate: nil)
+        }
+        let events = { String(decoding: FileManager.default.contents(atPath: received) ?? Data(), as: UTF8.self) }
+        try await Poll.until("the event stream to open") { events().contains(": connected") }
         try d.publish("1.2.0") { $0["revoked"] = .array([.string("1.1.0")]) }
         #expect(try await serve.control("check").status == 200)
 
-        let events = try await stream.value.output
-        #expect(events.contains("event: reload\ndata: {\"version\":\"1.0.0\"}"), "\(events)")
+        let reload = "event: reload\ndata: {\"version\":\"1.0.0\"}"
+        try await Poll.until("the reload event") { events().contains(reload) }
+        #expect(events().contains(reload), "\(events())")
         #expect(try await serve.get("/").body.contains("<p id=\"version\">1.0.0</p>"))
         let dom = try await Chromium.dumpDOM(serve.baseURL)
         #expect(Chromium.text(of: "version", in: dom) == "1.0.0", "a reloaded page gets the version switched to")

@@ -1,0 +1,18 @@
+import Foundation
+
+/// Waits for a condition by polling it, never for a fixed time: returns as soon as
+/// `condition` holds, and fails the test naming `what` when it still does not hold at the
+/// deadline (generous: it bounds a hang, it measures nothing).
+public enum Poll {
+    /// - Throws: ``HarnessError`` when `condition` is still false after `timeout` seconds.
+    public static func until(
+        _ what: String, timeout: Double = 30, every interval: Duration = .milliseconds(10),
+        _ condition: () async throws -> Bool
+    ) async throws {
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        while try await !condition() {
+            guard ContinuousClock.now < deadline else { throw HarnessError("timed out after \(timeout) s waiting for \(what)") }
+            try await Task.sleep(for: interval)
+        }
+    }
+}
