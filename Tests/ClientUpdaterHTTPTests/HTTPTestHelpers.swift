@@ -32,38 +32,8 @@ final class HTTPScratch: Sendable {
     }
 }
 
-/// Deterministic pseudo-random bytes (so failures reproduce).
-func httpTestBytes(_ count: Int, seed: UInt64 = 7) -> Data {
-    var state = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-    var out = [UInt8](repeating: 0, count: count)
-    for i in 0..<count {
-        state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-        out[i] = UInt8(truncatingIfNeeded: state >> 33)
-    }
-    return Data(out)
-}
-
-/// Collects a transport body in memory (tests only).
-final class Collected: @unchecked Sendable {
-    // @unchecked Sendable: `storage` is only touched under `lock`.
-    private let lock = NSLock()
-    private var storage = Data()
-    var data: Data { lock.withLock { storage } }
-    func append(_ chunk: UnsafeRawBufferPointer) { lock.withLock { storage.append(contentsOf: chunk) } }
-}
-
-extension Transport {
-    /// GET into memory (tests only).
-    func fetchAll(
-        _ url: URL, headers: [String: String] = [:], idleTimeout: Double = 5,
-        timeLimit: Double? = nil
-    ) async throws -> (TransportResponse, Data) {
-        let body = Collected()
-        let request = TransportRequest(url: url, headers: headers, idleTimeout: idleTimeout, timeLimit: timeLimit)
-        let response = try await get(request) { body.append($0) }
-        return (response, body.data)
-    }
-}
+/// Deterministic pseudo-random bytes of these tests (seed 7 unless given).
+func httpTestBytes(_ count: Int, seed: UInt64 = 7) -> Data { deterministicBytes(count, seed: seed) }
 
 /// Runs `body` with a transport on a registry of its own, shut down afterwards (also on
 /// failure), so connection counts and pools never mix between tests.
