@@ -29,7 +29,13 @@ final class ShellRun: @unchecked Sendable {
         let engine: DeviceEngine
         let core: ServingCore
         do {
-            engine = try DeviceEngine.open(root: try options.rootPath(), options: .init(startupTimeoutSeconds: options.startupTimeout))
+            // The engine's log on stderr at `warning` (it logs below: nothing is added to the
+            // shell's output) unless CLIENTCTL_LOG_LEVEL names a level (docs/concurrency.md#logging).
+            var logger = Logger(label: "clientctl.engine", factory: { StreamLogHandler.standardError(label: $0) })
+            let level = ProcessInfo.processInfo.environment["CLIENTCTL_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0.lowercased()) }
+            logger.logLevel = level ?? .warning
+            engine = try DeviceEngine.open(
+                root: try options.rootPath(), options: .init(startupTimeoutSeconds: options.startupTimeout, logger: logger))
             core = try ServingCore(
                 wwwDirectory: engine.wwwDirectory, contentSecurityPolicy: options.csp, logger: Logger(label: "clientctl.shell"))
         } catch {
