@@ -52,6 +52,15 @@ public struct DeviceEngine: Sendable {
     public let channel: any UpdateChannel
     public let updater: Updater
 
+    /// The device root a host was given: `explicit` (a `--root` flag) when set, else the
+    /// `CLIENTCTL_ROOT` environment variable.
+    /// - Throws: ``UpdaterError`` `.invalidArgument` when neither names one.
+    public static func rootPath(_ explicit: String?) throws -> String {
+        if let explicit, !explicit.isEmpty { return explicit }
+        if let env = ProcessInfo.processInfo.environment["CLIENTCTL_ROOT"], !env.isEmpty { return env }
+        throw UpdaterError(.invalidArgument, "no device root: pass --root DIR or set CLIENTCTL_ROOT")
+    }
+
     /// Opens the root at `root`: it must exist and hold a valid `config.json` (made by
     /// `clientctl init`); the channel is chosen from the config's `channelKind`.
     /// - Throws: ``UpdaterError`` `.configInvalid` for a missing root, an invalid config or

@@ -33,7 +33,7 @@ struct ShellCommand: ParsableCommand {
             """
     )
 
-    @Option(help: ArgumentHelp("Device root folder (default: $CLIENTCTL_ROOT).", valueName: "dir"))
+    @Option(help: ArgumentHelp("Device root folder (default: $CLIENTCTL_ROOT).", valueName: "DIR"))
     var root: String?
 
     @Flag(help: "Fill the screen.")
@@ -42,10 +42,10 @@ struct ShellCommand: ParsableCommand {
     @Flag(help: "Kiosk mode: full screen, no context menu, no navigation away from the app.")
     var kiosk = false
 
-    @Option(help: ArgumentHelp("Window width in pixels (default 1024).", valueName: "pixels"))
+    @Option(help: ArgumentHelp("Window width in pixels.", valueName: "PIXELS"))
     var width = 1024
 
-    @Option(help: ArgumentHelp("Window height in pixels (default 768).", valueName: "pixels"))
+    @Option(help: ArgumentHelp("Window height in pixels.", valueName: "PIXELS"))
     var height = 768
 
     @Flag(help: "Enable the web inspector (right click, Inspect Element).")
@@ -54,23 +54,23 @@ struct ShellCommand: ParsableCommand {
     @Flag(help: "Print one JSON line per engine event on stdout.")
     var events = false
 
-    @Option(help: ArgumentHelp("Write a PNG of the view once the page acknowledged startup (or its trial ended).", valueName: "file.png"))
+    @Option(help: ArgumentHelp("Write a PNG of the view after every acknowledged startup and every ended trial.", valueName: "FILE.png"))
     var snapshot: String?
 
-    @Option(name: .customLong("exit-after"), help: ArgumentHelp("Close the shell after this many seconds.", valueName: "seconds"))
+    @Option(name: .customLong("exit-after"), help: ArgumentHelp("Close the shell after this many seconds.", valueName: "SECONDS"))
     var exitAfter: Double?
 
     @Option(
         name: .customLong("check-interval"),
-        help: ArgumentHelp("Seconds between update checks; 0 checks only when the page asks (default 3600).", valueName: "seconds"))
-    var checkInterval: Double = 3600
+        help: ArgumentHelp("Seconds between update checks; 0 checks only when the page asks.", valueName: "SECONDS"))
+    var checkInterval: Int = 3600
 
     @Option(
         name: .customLong("startup-timeout"),
-        help: ArgumentHelp("Seconds a new version has to report startup complete (default: the root's config).", valueName: "seconds"))
+        help: ArgumentHelp("Seconds a new version has to report startup complete (default: the root's config).", valueName: "SECONDS"))
     var startupTimeout: Double?
 
-    @Option(help: ArgumentHelp("Content-Security-Policy sent with every file.", valueName: "policy"))
+    @Option(help: ArgumentHelp("Content-Security-Policy sent with every file.", valueName: "POLICY"))
     var csp: String?
 
     func validate() throws {
@@ -92,10 +92,4 @@ struct ShellCommand: ParsableCommand {
         if status != 0 { throw ExitCode(status) }
     }
 
-    /// The root from `--root` or `CLIENTCTL_ROOT`.
-    func rootPath() throws -> String {
-        if let root, !root.isEmpty { return root }
-        if let env = ProcessInfo.processInfo.environment["CLIENTCTL_ROOT"], !env.isEmpty { return env }
-        throw ValidationError("no device root: pass --root DIR or set CLIENTCTL_ROOT")
-    }
 }

@@ -35,7 +35,7 @@ final class ShellRun: @unchecked Sendable {
             let level = ProcessInfo.processInfo.environment["CLIENTCTL_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0.lowercased()) }
             logger.logLevel = level ?? .warning
             engine = try DeviceEngine.open(
-                root: try options.rootPath(), options: .init(startupTimeoutSeconds: options.startupTimeout, logger: logger))
+                root: try DeviceEngine.rootPath(options.root), options: .init(startupTimeoutSeconds: options.startupTimeout, logger: logger))
             core = try ServingCore(
                 wwwDirectory: engine.wwwDirectory, contentSecurityPolicy: options.csp, logger: Logger(label: "clientctl.shell"))
         } catch {

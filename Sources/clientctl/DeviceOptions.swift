@@ -1,4 +1,5 @@
 import ArgumentParser
+import ClientEngine
 import ClientUpdater
 import Foundation
 
@@ -9,11 +10,7 @@ struct DeviceOptions: ParsableArguments {
 
     /// The root's layout, from `--root` or `CLIENTCTL_ROOT`.
     func layout() throws -> RootLayout {
-        if let root, !root.isEmpty { return RootLayout(root: root) }
-        if let env = ProcessInfo.processInfo.environment["CLIENTCTL_ROOT"], !env.isEmpty {
-            return RootLayout(root: env)
-        }
-        throw UpdaterError(.invalidArgument, "no device root: pass --root DIR or set CLIENTCTL_ROOT")
+        RootLayout(root: try DeviceEngine.rootPath(root))
     }
 }
 
