@@ -1,8 +1,6 @@
 import ClientUpdater
-import ClientUpdaterHTTP
 import Foundation
 import MeteorHotCodePush
-import Synchronization
 import TestSupport
 import Testing
 
@@ -96,15 +94,13 @@ import Testing
         let http = try #require(h.http)
         http.stop()
         h.server.serve("gen2")
-        let transport = RefusalCounter()
-        let channel = MeteorChannel(
-            layout: h.layout, rootURL: http.baseURL, platform: .ios, embeddedPath: h.embeddedPath, transport: transport,
-            options: .init(maxConnections: h.maxConnections, retry: RetryPolicy(maxAttempts: 30, initialDelay: 0.1, maxDelay: 0.1, jitter: 0)))
+        h.retry = RetryPolicy(maxAttempts: 30, initialDelay: 0.1, maxDelay: 0.1, jitter: 0)
+        let channel = h.channel
         let attempt = Task { () -> CheckOutcome in
             var state = h.state
             return try await channel.check(state: &state)
         }
-        try await Poll.until("two refused connections") { transport.failures >= 2 }
+        try await Task.sleep(nanoseconds: 400_000_000)
         #expect(h.server.requestedPaths.isEmpty, "nothing listens yet")
         try http.start()
         let outcome = try await attempt.value
@@ -259,19 +255,5 @@ struct RefusingAfterManifest: Transport {
     func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse {
         guard request.url.path.hasSuffix("manifest.json") else { throw UpdaterError.network(request.url, .refused) }
         return try await inner.get(request, sink: sink)
-    }
-}
-
-/// The production transport, counting the requests that failed (here: refused connections).
-final class RefusalCounter: Transport {
-    private let inner = DefaultTransport()
-    private let count = Mutex(0)
-    var failures: Int { count.withLock { $0 } }
-
-    func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse {
-        do { return try await inner.get(request, sink: sink) } catch {
-            count.withLock { $0 += 1 }
-            throw error
-        }
     }
 }
