@@ -184,20 +184,46 @@ let package = Package(
         ),
         .target(
             name: "TestSupport",
-            dependencies: ["ClientUpdater", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "COpenSSL"],
+            dependencies: [
+                "ClientShim", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "SignedArchive",
+                "ArchivePublishing", "COpenSSL", .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Tests/TestSupport"
         ),
+        // One test target per module, named after it (its unit and library-level tests);
+        // clientctlTests and ClientctlShellTests drive the two binaries.
+        .testTarget(name: "ClientFoundationTests", dependencies: ["ClientFoundation", "TestSupport"]),
+        .testTarget(name: "ClientShimTests", dependencies: ["ClientShim", "TestSupport"]),
         .testTarget(name: "ClientUpdaterTests", dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
         .testTarget(name: "ClientUpdaterHTTPTests", dependencies: ["ClientUpdaterHTTP", "ClientUpdater", "TestSupport"]),
+        .testTarget(name: "SignedManifestTests", dependencies: ["SignedManifest", "ClientUpdater", "TestSupport"]),
+        .testTarget(name: "SafeArchiveTests", dependencies: ["SafeArchive", "ClientFoundation", "SignedManifest", "ClientUpdater", "TestSupport"]),
+        .testTarget(name: "DeltaPatchTests", dependencies: ["DeltaPatch", "ClientUpdater", "TestSupport"]),
         .testTarget(
             name: "SignedArchiveTests",
-            dependencies: ["SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "DeltaPatch", "ClientUpdater", "TestSupport"]),
+            dependencies: ["SignedArchive", "SignedManifest", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
         .testTarget(
-            name: "MeteorHotCodePushTests", dependencies: ["MeteorHotCodePush", "SignedManifest", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
-        .testTarget(name: "ClientServerTests", dependencies: ["ClientServer", "ClientShim", .product(name: "HummingbirdTesting", package: "hummingbird"), "ClientUpdater", "SignedManifest", "SignedArchive", "ArchivePublishing", "MeteorHotCodePush", "TestSupport", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle")]),
+            name: "ArchivePublishingTests",
+            dependencies: ["ArchivePublishing", "SignedManifest", "SafeArchive", "DeltaPatch", "ClientUpdater", "TestSupport"]),
+        .testTarget(
+            name: "MeteorHotCodePushTests",
+            dependencies: ["MeteorHotCodePush", "SignedManifest", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
+        .testTarget(
+            name: "ClientServerTests",
+            dependencies: [
+                "ClientServer", "ClientShim", .product(name: "HummingbirdTesting", package: "hummingbird"), "ClientUpdater", "SignedManifest",
+                "SignedArchive", "ArchivePublishing", "MeteorHotCodePush", "TestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
+        .testTarget(
+            name: "ClientEngineTests",
+            dependencies: ["ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(
             name: "clientctlTests",
-            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "TestSupport"]),
+            dependencies: [
+                "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "TestSupport",
+            ]),
+        .testTarget(name: "ClientctlShellTests", dependencies: ["TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
@@ -208,7 +234,9 @@ if Context.environment["CLIENTCTL_FUZZ"] == "1" {
     package.targets.append(
         .executableTarget(
             name: "clientctl-fuzz",
-            dependencies: ["ClientShim", "ClientUpdater", "SignedManifest", "SafeArchive", "SignedArchive", "MeteorHotCodePush", "ClientServer", "DeltaPatch"],
+            dependencies: [
+                "ClientShim", "ClientUpdater", "SignedManifest", "SafeArchive", "SignedArchive", "MeteorHotCodePush", "ClientServer", "DeltaPatch",
+            ],
             path: "Fuzz/Targets"
         )
     )

@@ -31,6 +31,23 @@ public struct TreeSnapshot: Equatable, CustomStringConvertible {
         self.entries = entries
     }
 
+    /// The same tree with modes as publish writes them: 0755 for folders and executables,
+    /// 0644 for other files (to compare a source folder with an archive unpacked from it).
+    public func normalisedModes() -> TreeSnapshot {
+        var copy = self
+        for (path, entry) in entries {
+            var words = entry.split(separator: " ", omittingEmptySubsequences: false).map(String.init)
+            guard words.count >= 2, let mode = Int(words[1], radix: 8) else { continue }
+            switch words[0] {
+            case "dir": words[1] = "755"
+            case "file": words[1] = mode & 0o111 != 0 ? "755" : "644"
+            default: continue
+            }
+            copy.entries[path] = words.joined(separator: " ")
+        }
+        return copy
+    }
+
     /// What differs from `other`, one line per path.
     public func difference(from other: TreeSnapshot) -> [String] {
         Set(entries.keys).union(other.entries.keys).sorted().compactMap { key in

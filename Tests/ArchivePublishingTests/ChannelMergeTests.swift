@@ -2,6 +2,7 @@ import ArchivePublishing
 import ClientUpdater
 import Foundation
 import SignedManifest
+import TestSupport
 import Testing
 
 /// The rules a push merges a channel by (docs/formats.md#push), one table: what the store

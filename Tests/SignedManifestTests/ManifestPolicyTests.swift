@@ -1,6 +1,7 @@
 import ClientUpdater
 import Foundation
 import SignedManifest
+import TestSupport
 import Testing
 
 @Suite struct ManifestPolicyTests {

@@ -1,5 +1,6 @@
 import Foundation
 import SignedManifest
+import TestSupport
 import Testing
 
 /// The one table for app ids and channel names (``ReleaseIdentifier``): what `init`,

@@ -1,6 +1,7 @@
 import ClientUpdater
 import Foundation
 import SignedManifest
+import TestSupport
 import Testing
 
 /// The shape rules of `root/N.json` (what ``TrustRoot/parse(_:source:)`` refuses before

@@ -1,6 +1,7 @@
+import TestSupport
 import Testing
 
-@testable import ClientUpdater
+@testable import ClientFoundation
 
 @Suite struct VersionTests {
     @Test func specPrecedenceChain() throws {

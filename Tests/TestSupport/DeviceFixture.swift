@@ -3,19 +3,18 @@ import ClientUpdaterHTTP
 import Foundation
 import SignedArchive
 import SignedManifest
-import TestSupport
 
 /// A device root, a release folder and a loopback server hosting it, for archive-channel tests.
-final class DeviceFixture: @unchecked Sendable {
+public final class DeviceFixture: @unchecked Sendable {
     // @unchecked: owned by one test at a time.
-    let tmp: TemporaryDirectory
-    let releases: ReleaseFolder
-    let faults = LoopbackFaults()
-    let server: LoopbackHTTPServer
-    let layout: RootLayout
-    var config: DeviceConfig
+    public let tmp: TemporaryDirectory
+    public let releases: ReleaseFolder
+    public let faults = LoopbackFaults()
+    public let server: LoopbackHTTPServer
+    public let layout: RootLayout
+    public var config: DeviceConfig
 
-    init(shell: String = "1.0.0", app: String = "com.example.notes", channel: String = "stable") throws {
+    public init(shell: String = "1.0.0", app: String = "com.example.notes", channel: String = "stable") throws {
         tmp = try TemporaryDirectory("device")
         releases = try ReleaseFolder(path: tmp("releases"), app: app, channel: channel, key: try ReleaseFolder.testKey())
         server = try LoopbackHTTPServer(handler: faults.wrap(LoopbackHTTPServer.folder(tmp("releases"))))
@@ -35,7 +34,7 @@ final class DeviceFixture: @unchecked Sendable {
     deinit { server.stop() }
 
     /// An updater over the production transport, with retries that do not sleep.
-    func updater(now: @escaping @Sendable () -> Date = { Date() }) throws -> Updater {
+    public func updater(now: @escaping @Sendable () -> Date = { Date() }) throws -> Updater {
         let downloader = Downloader(
             transport: DefaultTransport(), retry: RetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0),
             idleTimeout: 5)
@@ -45,7 +44,7 @@ final class DeviceFixture: @unchecked Sendable {
 
     /// Publishes a small client as `version` and returns its manifest object.
     @discardableResult
-    func publish(
+    public func publish(
         _ version: String, minShell: String = "1.0.0", maxShell: String? = nil, makeCurrent: Bool = true,
         edit: ((inout JSONObject) -> Void)? = nil
     ) throws -> JSONObject {
@@ -56,8 +55,8 @@ final class DeviceFixture: @unchecked Sendable {
     }
 
     /// The root as it is now (for "left exactly as it was" assertions).
-    func snapshot() throws -> TreeSnapshot { try TreeSnapshot(layout.root) }
+    public func snapshot() throws -> TreeSnapshot { try TreeSnapshot(layout.root) }
 
     /// Requests the server saw for `path`.
-    func requests(to path: String) -> [LoopbackRequest] { server.requests.filter { $0.path == path } }
+    public func requests(to path: String) -> [LoopbackRequest] { server.requests.filter { $0.path == path } }
 }

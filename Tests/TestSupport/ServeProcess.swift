@@ -1,21 +1,20 @@
 import ClientShim
 import Foundation
-import TestSupport
 
 /// A `clientctl serve` child process for tests: started on a free port, talked to with
 /// `curl`, stopped with a real signal.
-final class ServeProcess: @unchecked Sendable {
+public final class ServeProcess: @unchecked Sendable {
     // @unchecked: used from one test task at a time.
-    let process = Process()
-    let stderrPath: String
-    private(set) var port = 0
+    public let process = Process()
+    public let stderrPath: String
+    public private(set) var port = 0
 
-    var baseURL: String { "http://127.0.0.1:\(port)/" }
-    var pid: Int32 { process.processIdentifier }
+    public var baseURL: String { "http://127.0.0.1:\(port)/" }
+    public var pid: Int32 { process.processIdentifier }
 
     /// Starts `clientctl serve --root ROOT --port 0 …` and waits until it listens; with
     /// `ulimit`, under that open-file limit (`bash -c 'ulimit -n N; exec clientctl …'`).
-    init(root: String, arguments: [String] = [], scratch: String, ulimit: Int? = nil) async throws {
+    public init(root: String, arguments: [String] = [], scratch: String, ulimit: Int? = nil) async throws {
         stderrPath = scratch + "/serve-\(UUID().uuidString).stderr"
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         let serveArguments = ["serve", "--root", root, "--port", "0", "--check-interval", "0"] + arguments
@@ -50,9 +49,9 @@ final class ServeProcess: @unchecked Sendable {
         }
     }
 
-    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+    public var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 
-    static func port(in text: String) -> Int? {
+    public static func port(in text: String) -> Int? {
         guard let range = text.range(of: "serving http://127.0.0.1:") else { return nil }
         let digits = text[range.upperBound...].prefix { $0.isNumber }
         return Int(digits)
@@ -60,18 +59,18 @@ final class ServeProcess: @unchecked Sendable {
 
     /// Sends `signal` and waits for the process to end; returns its exit status (or 128 + signal).
     @discardableResult
-    func stop(_ signal: Int32 = SIGTERM) -> Int32 {
+    public func stop(_ signal: Int32 = SIGTERM) -> Int32 {
         kill(process.processIdentifier, signal)
         process.waitUntilExit()
         return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
     }
 
     /// `POST /__clientctl/<name>` as the shim sends it.
-    func control(_ name: String) async throws -> CurlResponse {
+    public func control(_ name: String) async throws -> CurlResponse {
         try await Curl.request(baseURL + "__clientctl/" + name, method: "POST", headers: ["X-Clientctl-Shim: 1"])
     }
 
-    func get(_ path: String) async throws -> CurlResponse {
+    public func get(_ path: String) async throws -> CurlResponse {
         try await Curl.request(baseURL + path.drop { $0 == "/" })
     }
 }

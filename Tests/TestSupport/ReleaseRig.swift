@@ -1,17 +1,16 @@
 import ClientUpdater
 import Foundation
-import TestSupport
 
 /// A release folder, a signing key and a device root, all driven through the built
 /// `clientctl` as a user would: keygen, publish, init, install, status.
-struct ReleaseRig {
-    let tmp: TemporaryDirectory
-    let app = "com.example.pipeline"
-    var root: String { tmp("device") }
-    var releases: String { tmp("releases") }
-    var key: String { tmp("keys/release") }
+public struct ReleaseRig: Sendable {
+    public let tmp: TemporaryDirectory
+    public let app = "com.example.pipeline"
+    public var root: String { tmp("device") }
+    public var releases: String { tmp("releases") }
+    public var key: String { tmp("keys/release") }
 
-    init(startupTimeout: Double = 10, label: String = "pipeline") async throws {
+    public init(startupTimeout: Double = 10, label: String = "pipeline") async throws {
         tmp = try TemporaryDirectory(label)
         try FileManager.default.createDirectory(atPath: tmp("keys"), withIntermediateDirectories: true)
         try await run(["keygen", "--out", key])
@@ -26,7 +25,7 @@ struct ReleaseRig {
     }
 
     /// A page that shows its version and runs `script` (after the shim, which is first in <head>).
-    static func page(version: String, script: String) -> Data {
+    public static func page(version: String, script: String) -> Data {
         Data(
             """
             <!doctype html>
@@ -38,16 +37,16 @@ struct ReleaseRig {
     }
 
     /// A page that reports startup complete (and marks the DOM when the server answered).
-    static let acknowledging = """
+    public static let acknowledging = """
         WebAppLocalServer.startupDidComplete(function () { document.getElementById('acked').textContent = 'yes'; });
         """
     /// A page that throws before reporting startup complete.
-    static let broken = """
+    public static let broken = """
         throw new Error('broken build'); WebAppLocalServer.startupDidComplete();
         """
 
     /// Builds a client folder (plus `extra` files, by relative path) and publishes it as `version`.
-    func publish(_ version: String, script: String, extra: [String: Data] = [:]) async throws {
+    public func publish(_ version: String, script: String, extra: [String: Data] = [:]) async throws {
         let dir = tmp("build-\(version)")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try Self.page(version: version, script: script).write(to: URL(fileURLWithPath: dir + "/index.html"))
@@ -60,7 +59,7 @@ struct ReleaseRig {
     }
 
     @discardableResult
-    func run(_ arguments: [String]) async throws -> Subprocess.Result {
+    public func run(_ arguments: [String]) async throws -> Subprocess.Result {
         let result = try await ClientctlBinary.run(arguments)
         guard result.status == 0 else {
             throw HarnessError("clientctl \(arguments.joined(separator: " ")) exited \(result.status): \(result.errorOutput)")
@@ -69,7 +68,7 @@ struct ReleaseRig {
     }
 
     /// `clientctl status --json`.
-    func status() async throws -> StatusReport {
+    public func status() async throws -> StatusReport {
         let result = try await run(["status", "--root", root, "--json"])
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
@@ -77,7 +76,7 @@ struct ReleaseRig {
     }
 
     /// Polls `status --json` until `done` holds (real time: a real watchdog runs in serve).
-    func waitForStatus(timeout: Double = 20, _ done: (StatusReport) -> Bool) async throws -> StatusReport {
+    public func waitForStatus(timeout: Double = 20, _ done: (StatusReport) -> Bool) async throws -> StatusReport {
         let deadline = Date().addingTimeInterval(timeout)
         var last = try await status()
         while !done(last) {

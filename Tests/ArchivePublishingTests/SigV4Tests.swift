@@ -1,5 +1,6 @@
 import ArchivePublishing
 import Foundation
+import TestSupport
 import Testing
 
 /// ``SigV4`` against signatures AWS published, so the signer is checked against AWS, not

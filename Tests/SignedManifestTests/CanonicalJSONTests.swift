@@ -1,5 +1,6 @@
 import Foundation
 import SignedManifest
+import TestSupport
 import Testing
 
 @Suite struct CanonicalJSONTests {

@@ -1,5 +1,6 @@
 import Foundation
 import SignedManifest
+import TestSupport
 import Testing
 
 /// Generated documents: canonical and pretty output always parse back to the same value,

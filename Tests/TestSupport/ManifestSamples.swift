@@ -3,10 +3,10 @@ import Foundation
 import SignedManifest
 
 /// Manifests for tests: a valid draft, and signing of arbitrary (even invalid) objects.
-enum ManifestSamples {
-    static let published = Date(timeIntervalSince1970: 1_800_000_000)
+public enum ManifestSamples {
+    public static let published = Date(timeIntervalSince1970: 1_800_000_000)
 
-    static func draft(version: String = "1.2.3", extra: JSONObject = JSONObject()) -> ManifestDraft {
+    public static func draft(version: String = "1.2.3", extra: JSONObject = JSONObject()) -> ManifestDraft {
         ManifestDraft(
             app: "com.example.notes", channel: "stable", version: Version(version) ?? Version(0, 0, 1),
             url: "v\(version).tar.gz", sha256: String(repeating: "ab", count: 32), size: 12345,
@@ -15,7 +15,7 @@ enum ManifestSamples {
     }
 
     /// Signs `object` as it is (its `keyId` set to the key's unless `keyId` is given).
-    static func sign(_ object: JSONObject, with key: Ed25519.PrivateKey, keyId: String? = nil) throws -> JSONObject {
+    public static func sign(_ object: JSONObject, with key: Ed25519.PrivateKey, keyId: String? = nil) throws -> JSONObject {
         var o = object
         o.removeValue(forKey: "signature")
         o["keyId"] = .string(keyId ?? key.publicKey.keyId)
