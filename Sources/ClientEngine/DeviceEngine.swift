@@ -49,7 +49,7 @@ public struct DeviceEngine: Sendable {
 
     public let layout: RootLayout
     public let config: DeviceConfig
-    public let channel: any UpdateChannel
+    package let channel: any UpdateChannel
     public let updater: Updater
 
     /// The device root a host was given: `explicit` (a `--root` flag) when set, else the

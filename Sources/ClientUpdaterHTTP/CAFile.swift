@@ -4,10 +4,10 @@ import NIOSSL
 
 /// A `caFile` (`init --ca-file`, `config.json`'s `caFile`): read with a cap and parsed as
 /// the transport trusts it, so `init` refuses exactly what every request would.
-public enum CAFile {
+package enum CAFile {
     /// The largest CA file read (1 MiB: thousands of certificates). A larger file is
     /// refused from its size, before any byte is read.
-    public static let cap = 1 << 20
+    package static let cap = 1 << 20
 
     /// The certificates of the PEM file at `path`, parsed by the TLS library the transport
     /// uses (`NIOSSLCertificate.fromPEMBytes`).
@@ -15,7 +15,7 @@ public enum CAFile {
     ///   be read or is not a regular file, `.tooLarge` over ``cap``, `.rejected` when it
     ///   holds no PEM certificate or a `CERTIFICATE` block that is not one. Messages start
     ///   with `caFile PATH`.
-    public static func load(_ path: String) throws -> [NIOSSLCertificate] {
+    package static func load(_ path: String) throws -> [NIOSSLCertificate] {
         var st = stat()
         if stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_size > cap {
             throw UpdaterError(

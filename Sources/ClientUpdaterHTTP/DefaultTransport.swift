@@ -7,7 +7,7 @@ import Foundation
 /// Every `DefaultTransport` with the same settings shares one connection pool, so
 /// making one per channel or per command costs nothing.
 public struct DefaultTransport: HeadFirstTransport {
-    public let http: HTTPTransport
+    package let http: HTTPTransport
 
     /// - Parameter settings: proxies, trust store and timeouts; by default the
     ///   environment's proxies and the system trust store.
@@ -38,7 +38,7 @@ public struct DefaultTransport: HeadFirstTransport {
 
 extension Downloader {
     /// A downloader on ``DefaultTransport`` (the environment's proxies, the system trust store).
-    public init(
+    package init(
         retry: RetryPolicy = .standard, sleeper: any Sleeper = TaskSleeper(), idleTimeout: Double = 30,
         headers: [String: String] = [:]
     ) {

@@ -13,9 +13,9 @@ import NIOSSL
 /// for the life of the process (like AsyncHTTPClient's own `HTTPClient.shared`, it starts
 /// no threads of its own); a registry made by a host or a test is closed with
 /// ``shutdown()``, which closes every pooled connection.
-public final class HTTPClientRegistry: Sendable {
+package final class HTTPClientRegistry: Sendable {
     /// The process-wide registry behind ``DefaultTransport``.
-    public static let shared = HTTPClientRegistry()
+    package static let shared = HTTPClientRegistry()
 
     /// What makes two clients different.
     struct Key: Hashable {
@@ -32,10 +32,10 @@ public final class HTTPClientRegistry: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    public init() {}
+    package init() {}
 
     /// Connections made so far are pooled per client; this many clients exist now.
-    public var clientCount: Int { state.withLockedValue { $0.clients.count } }
+    package var clientCount: Int { state.withLockedValue { $0.clients.count } }
 
     /// The client for `key`, made on first use.
     /// - Throws: ``UpdaterError`` `.configInvalid` when the CA file cannot be loaded,
@@ -51,7 +51,7 @@ public final class HTTPClientRegistry: Sendable {
     }
 
     /// Closes every client and its pooled connections; later requests fail.
-    public func shutdown() async throws {
+    package func shutdown() async throws {
         let clients = state.withLockedValue { state in
             state.isShutDown = true
             defer { state.clients.removeAll() }

@@ -22,18 +22,18 @@ import NIOHTTP1
 ///   ``HTTPTransportSettings/caFile``.
 /// - Failures below HTTP throw ``UpdaterError`` `.network` with a ``TransportFailure``;
 ///   HTTP statuses are returned. Cancelling the calling task cancels the request.
-public struct HTTPTransport: HeadFirstTransport {
-    public let settings: HTTPTransportSettings
+package struct HTTPTransport: HeadFirstTransport {
+    package let settings: HTTPTransportSettings
     let registry: HTTPClientRegistry
 
     /// - Parameter registry: whose clients (and connection pools) to use; the host or
     ///   test that makes its own registry shuts it down.
-    public init(settings: HTTPTransportSettings = .fromEnvironment(), registry: HTTPClientRegistry = .shared) {
+    package init(settings: HTTPTransportSettings = .fromEnvironment(), registry: HTTPClientRegistry = .shared) {
         self.settings = settings
         self.registry = registry
     }
 
-    public func get(
+    package func get(
         _ request: TransportRequest,
         head: @Sendable (TransportResponse) throws -> Void,
         sink: @Sendable (UnsafeRawBufferPointer) throws -> Void

@@ -2,8 +2,8 @@ import ClientUpdater
 import Foundation
 
 /// The version string of clientctl, sent in `User-Agent` and printed by `--version`.
-public enum ClientctlVersion {
-    public static let string = "0.1.0"
+package enum ClientctlVersion {
+    package static let string = "0.1.0"
 }
 
 /// How ``HTTPTransport`` connects: proxies, trust, timeouts, identity.
@@ -84,7 +84,7 @@ public struct HTTPTransportSettings: Sendable {
     /// Checks that `path` is a CA file the transport can load (``CAFile/load(_:)``).
     /// - Throws: ``UpdaterError`` `.configInvalid`, with ``CAFile``'s message and its
     ///   error as the underlying cause.
-    public static func checkCAFile(_ path: String) throws {
+    package static func checkCAFile(_ path: String) throws {
         do {
             _ = try CAFile.load(path)
         } catch let error as UpdaterError {

@@ -10,15 +10,15 @@ import Foundation
 ///   a signed release would survive it, but the privacy of the request would not).
 /// - At most `maxRedirects` hops; the request's own headers (`Range`, `If-None-Match`)
 ///   are sent again to the new URL, like curl.
-public enum RedirectRule {
+package enum RedirectRule {
     /// Statuses that carry a `Location` to follow.
-    public static let statuses: Set<Int> = [301, 302, 303, 307, 308]
+    package static let statuses: Set<Int> = [301, 302, 303, 307, 308]
 
     /// The next URL after `status` from `url` with `location`, or `nil` when the response
     /// is not a redirect to follow (it is then returned to the caller as is).
     /// - Parameter hop: the number of this redirect (1 for the first).
     /// - Throws: ``UpdaterError`` `.network` with ``TransportFailure/redirect(_:)``.
-    public static func next(from url: URL, status: Int, location: String?, hop: Int, maxRedirects: Int) throws -> URL? {
+    package static func next(from url: URL, status: Int, location: String?, hop: Int, maxRedirects: Int) throws -> URL? {
         guard statuses.contains(status), let location, !location.isEmpty else { return nil }
         guard hop <= maxRedirects else {
             throw UpdaterError.network(url, .redirect("more than \(maxRedirects) redirects"))

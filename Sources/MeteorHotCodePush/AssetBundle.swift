@@ -8,20 +8,20 @@ import Foundation
 /// An asset is *own* unless the parent has the same URL path with the same content
 /// (the plugin's `cachedAssetForURLPath` rule: a hash-less asset matches only when it is
 /// `cacheable`; index.html therefore is always own).
-public final class AssetBundle: Sendable {
+package final class AssetBundle: Sendable {
     /// The bundle folder.
-    public let directory: String
-    public let manifest: AssetManifest
+    package let directory: String
+    package let manifest: AssetManifest
     /// The embedded bundle, for a downloaded one; `nil` for the embedded bundle itself.
-    public let parent: AssetBundle?
+    package let parent: AssetBundle?
     /// Assets whose files live in ``directory`` (manifest order, index.html last).
-    public let ownAssets: [AssetManifest.Asset]
+    package let ownAssets: [AssetManifest.Asset]
     private let ownByURLPath: [String: AssetManifest.Asset]
 
     /// The manifest version.
-    public var version: String { manifest.version }
+    package var version: String { manifest.version }
 
-    public init(directory: String, manifest: AssetManifest, parent: AssetBundle?) {
+    package init(directory: String, manifest: AssetManifest, parent: AssetBundle?) {
         self.directory = directory
         self.manifest = manifest
         self.parent = parent
@@ -32,7 +32,7 @@ public final class AssetBundle: Sendable {
 
     /// Loads `<directory>/program.json`.
     /// - Throws: ``MeteorError`` when the file is missing or invalid.
-    public static func load(
+    package static func load(
         directory: String, platform: CompatPlatform, parent: AssetBundle?,
         limits: AssetManifest.Limits = AssetManifest.Limits()
     ) throws -> AssetBundle {
@@ -50,31 +50,31 @@ public final class AssetBundle: Sendable {
     }
 
     /// This bundle's own asset at `urlPath` when its content is the one `hash` names.
-    public func cachedAsset(forURLPath urlPath: String, hash: String?) -> AssetManifest.Asset? {
+    package func cachedAsset(forURLPath urlPath: String, hash: String?) -> AssetManifest.Asset? {
         guard let asset = ownByURLPath[urlPath], asset.cacheable || asset.hash != nil, asset.hash == hash else { return nil }
         return asset
     }
 
     /// The file of one of this bundle's own assets.
-    public func file(of asset: AssetManifest.Asset) -> String {
+    package func file(of asset: AssetManifest.Asset) -> String {
         directory + "/" + asset.filePath
     }
 
     /// The asset served at `urlPath` and the file holding it: own assets first, then the parent's.
-    public func resolve(urlPath: String) -> (asset: AssetManifest.Asset, file: String)? {
+    package func resolve(urlPath: String) -> (asset: AssetManifest.Asset, file: String)? {
         if let own = ownByURLPath[urlPath] { return (own, file(of: own)) }
         return parent?.resolve(urlPath: urlPath)
     }
 
     /// The runtime config of this bundle's index.html.
-    public func runtimeConfig() throws -> RuntimeConfig {
+    package func runtimeConfig() throws -> RuntimeConfig {
         try RuntimeConfig.load(indexFile: directory + "/index.html")
     }
 
     /// Every file of the bundle by URL path, inherited ones included, as the organizer
     /// needs them. Missing source maps are left out (they are optional); any other
     /// missing file is an error.
-    public func servedAssets() throws -> [ServedAsset] {
+    package func servedAssets() throws -> [ServedAsset] {
         var result: [ServedAsset] = []
         for asset in manifest.assets {
             guard let (_, file) = resolve(urlPath: asset.urlPath), FileManager.default.fileExists(atPath: file) else {

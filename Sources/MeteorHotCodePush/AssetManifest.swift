@@ -3,7 +3,7 @@ import Foundation
 import SignedManifest
 
 /// Which entry of `cordovaCompatibilityVersions` a device compares (the shell's platform).
-public enum CompatPlatform: String, Sendable, Codable, CaseIterable {
+package enum CompatPlatform: String, Sendable, Codable, CaseIterable {
     /// `cordovaCompatibilityVersions.ios` (the default: the iOS plugin is the reference).
     case ios
     /// `cordovaCompatibilityVersions.android`.
@@ -20,33 +20,33 @@ public enum CompatPlatform: String, Sendable, Codable, CaseIterable {
 /// array means no assets. Source maps become assets of their own and `index.html` is
 /// synthesised for `/`. Beyond the original, every path-like field is validated so that
 /// nothing resolves outside the bundle folder, and size and entry count are capped.
-public struct AssetManifest: Sendable, Equatable {
+package struct AssetManifest: Sendable, Equatable {
     /// The only manifest format this reader understands.
-    public static let format = "web-program-pre1"
+    package static let format = "web-program-pre1"
     /// Folder names under `meteor/` that a version may not take.
-    public static let reservedVersionNames: Set<String> = ["Downloading", "PartialDownload"]
+    package static let reservedVersionNames: Set<String> = ["Downloading", "PartialDownload"]
 
     /// One file of a bundle.
-    public struct Asset: Sendable, Equatable, Hashable {
+    package struct Asset: Sendable, Equatable, Hashable {
         /// Where the file lives, relative to the bundle folder (manifest `path`).
-        public var filePath: String
+        package var filePath: String
         /// The URL path it is served at, without query (`/` for index.html).
-        public var urlPath: String
+        package var urlPath: String
         /// The manifest `type` (`js`, `css`, `asset`, …); `json` for source maps, `html` for index.html.
-        public var type: String
+        package var type: String
         /// True when the server marks it cacheable (hashed JS/CSS, source maps).
-        public var cacheable: Bool
+        package var cacheable: Bool
         /// The manifest `hash`: an opaque identifier (40 lowercase hex), which current
         /// servers also send as the quoted ETag. Since Meteor 1.4.2.1 it is not a digest of
         /// the bytes (bundler.js `File#hash()`); `nil` for index.html and source maps.
-        public var hash: String?
+        package var hash: String?
         /// The manifest `size`, when given: a cap (the served bytes may carry an appended
         /// source-map line), not an exact length.
-        public var size: Int64?
+        package var size: Int64?
         /// URL path of this asset's source map (`sourceMapUrl`).
-        public var sourceMapURLPath: String?
+        package var sourceMapURLPath: String?
 
-        public init(
+        package init(
             filePath: String, urlPath: String, type: String, cacheable: Bool, hash: String? = nil,
             size: Int64? = nil, sourceMapURLPath: String? = nil
         ) {
@@ -60,43 +60,43 @@ public struct AssetManifest: Sendable, Equatable {
         }
 
         /// True for the synthesised index page.
-        public var isIndexPage: Bool { filePath == "index.html" && urlPath == "/" }
+        package var isIndexPage: Bool { filePath == "index.html" && urlPath == "/" }
         /// True for a source map (the only hash-less assets besides index.html); a missing one is tolerated.
-        public var isSourceMap: Bool { hash == nil && !isIndexPage }
+        package var isSourceMap: Bool { hash == nil && !isIndexPage }
     }
 
     /// Caps applied while parsing.
-    public struct Limits: Sendable, Equatable {
+    package struct Limits: Sendable, Equatable {
         /// Largest manifest accepted, in bytes (default 8 MiB).
-        public var maxBytes: Int
+        package var maxBytes: Int
         /// Most assets accepted (default 100,000).
-        public var maxAssets: Int
-        public init(maxBytes: Int = 8 << 20, maxAssets: Int = 100_000) {
+        package var maxAssets: Int
+        package init(maxBytes: Int = 8 << 20, maxAssets: Int = 100_000) {
             self.maxBytes = maxBytes
             self.maxAssets = maxAssets
         }
     }
 
     /// The manifest `version`; validated to be usable as a folder name.
-    public var version: String
+    package var version: String
     /// `cordovaCompatibilityVersions[platform]`.
-    public var cordovaCompatibilityVersion: String
+    package var cordovaCompatibilityVersion: String
     /// Client assets, their source maps, and index.html (last), in manifest order.
-    public var assets: [Asset]
+    package var assets: [Asset]
 
-    public init(version: String, cordovaCompatibilityVersion: String, assets: [Asset]) {
+    package init(version: String, cordovaCompatibilityVersion: String, assets: [Asset]) {
         self.version = version
         self.cordovaCompatibilityVersion = cordovaCompatibilityVersion
         self.assets = assets
     }
 
     /// The synthesised index page entry.
-    public static let indexPage = Asset(filePath: "index.html", urlPath: "/", type: "html", cacheable: false)
+    package static let indexPage = Asset(filePath: "index.html", urlPath: "/", type: "html", cacheable: false)
 
     /// Parses manifest bytes for `platform`.
     /// - Throws: ``MeteorError`` `.tooLarge`, `.invalidManifest` or `.unsafePath`, with
     ///   the original plugin's wording where it had one.
-    public static func parse(_ data: Data, platform: CompatPlatform, limits: Limits = Limits()) throws -> AssetManifest {
+    package static func parse(_ data: Data, platform: CompatPlatform, limits: Limits = Limits()) throws -> AssetManifest {
         guard data.count <= limits.maxBytes else {
             throw MeteorError(.tooLarge, "Asset manifest is \(data.count) bytes, more than the limit of \(limits.maxBytes)")
         }
@@ -204,7 +204,7 @@ public struct AssetManifest: Sendable, Equatable {
     }
 
     /// The asset served at `urlPath`, if any.
-    public func asset(forURLPath urlPath: String) -> Asset? {
+    package func asset(forURLPath urlPath: String) -> Asset? {
         assets.first { $0.urlPath == urlPath }
     }
 }

@@ -3,9 +3,9 @@ import Foundation
 
 extension MeteorChannel {
     /// The skip reasons of the original plugin.
-    public enum SkipReason {
-        public static let blacklisted = "Skipping downloading blacklisted version"
-        public static let incompatible =
+    package enum SkipReason {
+        package static let blacklisted = "Skipping downloading blacklisted version"
+        package static let incompatible =
             "Skipping downloading new version because the Cordova platform version or plugin versions have changed and are potentially incompatible"
     }
 
@@ -18,7 +18,7 @@ extension MeteorChannel {
     /// it as pending. A version equal to the embedded one is returned as the embedded
     /// ``InstalledVersion`` (nothing is downloaded). On failure `meteor/Downloading` is
     /// kept so the next attempt can reuse what was verified.
-    public func check(state: inout DeviceState) async throws -> CheckOutcome {
+    package func check(state: inout DeviceState) async throws -> CheckOutcome {
         try refreshMemory(state: &state)
         let embedded = try embeddedBundle()
         let downloader = Downloader(transport: transport, retry: options.retry, sleeper: options.sleeper)

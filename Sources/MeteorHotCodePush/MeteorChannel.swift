@@ -10,29 +10,29 @@ import Logging
 /// Selection, switching, watchdog and retention are the shared pipeline's; this type
 /// only fetches, verifies, stores and describes versions. Every method expects the
 /// root's lock to be held by the caller.
-public struct MeteorChannel: UpdateChannel {
+package struct MeteorChannel: UpdateChannel {
     /// A channel for a root whose `config.json` says `channelKind == .meteor`, with the
     /// production transport (``DefaultTransport`` with the root's `proxy` and `caFile`).
-    public static func forRoot(_ layout: RootLayout, config: DeviceConfig) throws -> MeteorChannel {
+    package static func forRoot(_ layout: RootLayout, config: DeviceConfig) throws -> MeteorChannel {
         try MeteorChannel(layout: layout, config: config, transport: DefaultTransport(config: config, root: layout.root))
     }
 
     /// Tunables; the defaults suit devices.
-    public struct Options: Sendable {
+    package struct Options: Sendable {
         /// Parallel asset downloads (the plugin's 6 connections per host).
-        public var maxConnections: Int
+        package var maxConnections: Int
         /// Retries of transient failures (the shared core policy: capped exponential backoff).
-        public var retry: RetryPolicy
+        package var retry: RetryPolicy
         /// How retries wait (injected so tests never sleep).
-        public var sleeper: any Sleeper
+        package var sleeper: any Sleeper
         /// Size and entry caps for manifests.
-        public var manifestLimits: AssetManifest.Limits
+        package var manifestLimits: AssetManifest.Limits
         /// Cap for one asset whose manifest entry gives no size (index.html, source maps).
-        public var maxAssetBytes: Int64
+        package var maxAssetBytes: Int64
         /// Where the channel logs its steps (assets reused and fetched, versions stored).
-        public var logger: Logger
+        package var logger: Logger
 
-        public init(
+        package init(
             maxConnections: Int = 6, retry: RetryPolicy = .standard, sleeper: any Sleeper = TaskSleeper(),
             manifestLimits: AssetManifest.Limits = AssetManifest.Limits(), maxAssetBytes: Int64 = 256 << 20,
             logger: Logger = Logger(label: "clientctl.engine")
@@ -47,23 +47,23 @@ public struct MeteorChannel: UpdateChannel {
     }
 
     /// The device root.
-    public let layout: RootLayout
+    package let layout: RootLayout
     /// The server's ROOT_URL (where `/__cordova/` lives).
-    public let rootURL: URL
+    package let rootURL: URL
     /// Which compatibility version is compared.
-    public let platform: CompatPlatform
+    package let platform: CompatPlatform
     /// The embedded (initial) bundle folder: `program.json`, `index.html`, assets by `path`.
-    public let embeddedPath: String
+    package let embeddedPath: String
     /// The network seam (``DefaultTransport`` in production).
-    public let transport: any Transport
-    public let options: Options
+    package let transport: any Transport
+    package let options: Options
 
     /// The folder of a download in progress.
-    public var downloadingDirectory: String { layout.meteor + "/Downloading" }
+    package var downloadingDirectory: String { layout.meteor + "/Downloading" }
     /// The folder of an interrupted download, kept for reuse.
-    public var partialDirectory: String { layout.meteor + "/PartialDownload" }
+    package var partialDirectory: String { layout.meteor + "/PartialDownload" }
 
-    public init(
+    package init(
         layout: RootLayout, rootURL: URL, platform: CompatPlatform, embeddedPath: String,
         transport: any Transport, options: Options = Options()
     ) {
@@ -77,7 +77,7 @@ public struct MeteorChannel: UpdateChannel {
 
     /// A channel for a root whose `config.json` says `channelKind == .meteor`.
     /// - Throws: ``UpdaterError`` `.configInvalid` when the channel's settings break a rule.
-    public init(layout: RootLayout, config: DeviceConfig, transport: any Transport, options: Options = Options()) throws {
+    package init(layout: RootLayout, config: DeviceConfig, transport: any Transport, options: Options = Options()) throws {
         guard config.channelKind == .meteor else { throw UpdaterError(.configInvalid, "\(layout.config) is not a Meteor root") }
         let settings = try config.settings(MeteorSettings.self, layout: layout)
         guard let url = URL(string: settings.meteorRootURL), let platform = settings.platform, let embedded = config.embeddedPath else {
@@ -87,7 +87,7 @@ public struct MeteorChannel: UpdateChannel {
     }
 
     /// `<ROOT_URL>/__cordova/` (a trailing slash is added to ROOT_URL when missing).
-    public var baseURL: URL {
+    package var baseURL: URL {
         let text = rootURL.absoluteString
         let root = text.hasSuffix("/") ? text : text + "/"
         return URL(string: root + "__cordova/") ?? rootURL
@@ -97,7 +97,7 @@ public struct MeteorChannel: UpdateChannel {
 
     /// The embedded bundle.
     /// - Throws: ``MeteorError`` `.embeddedInvalid` when its program.json is missing or invalid.
-    public func embeddedBundle() throws -> AssetBundle {
+    package func embeddedBundle() throws -> AssetBundle {
         do {
             return try AssetBundle.load(directory: embeddedPath, platform: platform, parent: nil, limits: options.manifestLimits)
         } catch let error as MeteorError {
@@ -106,7 +106,7 @@ public struct MeteorChannel: UpdateChannel {
     }
 
     /// The downloaded bundle of `version`, if `meteor/<version>` holds a complete one.
-    public func downloadedBundle(_ version: String, parent: AssetBundle) -> AssetBundle? {
+    package func downloadedBundle(_ version: String, parent: AssetBundle) -> AssetBundle? {
         guard RootLayoutName.isUsableVersion(version), let dir = layout.meteorDirectory(version),
             let bundle = try? AssetBundle.load(directory: dir, platform: platform, parent: parent, limits: options.manifestLimits),
             bundle.version == version, FileManager.default.fileExists(atPath: dir + "/index.html")
@@ -115,7 +115,7 @@ public struct MeteorChannel: UpdateChannel {
     }
 
     /// The bundle a version id names: a downloaded one, or the embedded one.
-    public func bundle(for version: InstalledVersion) throws -> AssetBundle {
+    package func bundle(for version: InstalledVersion) throws -> AssetBundle {
         let embedded = try embeddedBundle()
         if version.isEmbedded || version.id == embedded.version && version.directory == embeddedPath { return embedded }
         guard let bundle = downloadedBundle(version.id, parent: embedded) else {
@@ -125,7 +125,7 @@ public struct MeteorChannel: UpdateChannel {
     }
 
     /// The bundle in use: `state.current` when it is downloaded, else the embedded one.
-    public func currentBundle(state: DeviceState) throws -> AssetBundle {
+    package func currentBundle(state: DeviceState) throws -> AssetBundle {
         let embedded = try embeddedBundle()
         if let current = state.current, current != embedded.version, let bundle = downloadedBundle(current, parent: embedded) {
             return bundle
@@ -135,7 +135,7 @@ public struct MeteorChannel: UpdateChannel {
 
     // MARK: UpdateChannel
 
-    public func installedVersions() throws -> [InstalledVersion] {
+    package func installedVersions() throws -> [InstalledVersion] {
         let embedded = try embeddedBundle()
         let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.meteor)) ?? []
         return names.sorted().compactMap { name in
@@ -144,14 +144,14 @@ public struct MeteorChannel: UpdateChannel {
         }
     }
 
-    public func embeddedVersion() throws -> InstalledVersion? {
+    package func embeddedVersion() throws -> InstalledVersion? {
         let embedded = try embeddedBundle()
         return InstalledVersion(id: embedded.version, directory: embeddedPath, isEmbedded: true)
     }
 
     /// `lastDownloadedVersion` when its bundle is installed and not blacklisted; else `nil`
     /// (the embedded bundle).
-    public func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion? {
+    package func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion? {
         guard let last = state.meteor?.lastDownloadedVersion, !state.blacklist.contains(last) else { return nil }
         if let found = installed.first(where: { $0.id == last && !$0.isEmbedded }) { return found }
         // The feed went back to the shell's own version: the plugin then runs the seed.
@@ -159,7 +159,7 @@ public struct MeteorChannel: UpdateChannel {
         return nil
     }
 
-    public func remove(_ version: InstalledVersion) throws {
+    package func remove(_ version: InstalledVersion) throws {
         guard !version.isEmbedded, let dir = layout.meteorDirectory(version.id), RootLayoutName.isUsableVersion(version.id) else {
             throw MeteorError(.invalidArgument, "refusing to remove \(version.id): not a downloaded Meteor version")
         }
@@ -167,7 +167,7 @@ public struct MeteorChannel: UpdateChannel {
         try AtomicFile.syncDirectory(layout.meteor)
     }
 
-    public func servedAssets(for version: InstalledVersion) throws -> [ServedAsset] {
+    package func servedAssets(for version: InstalledVersion) throws -> [ServedAsset] {
         try bundle(for: version).servedAssets()
     }
 
@@ -182,7 +182,7 @@ public struct MeteorChannel: UpdateChannel {
 
     /// Sets `state.meteor` appId, rootURL and cordovaCompatibilityVersion from the bundle
     /// in use (the plugin takes them from its current bundle).
-    public func refreshMemory(state: inout DeviceState) throws {
+    package func refreshMemory(state: inout DeviceState) throws {
         let current = try currentBundle(state: state)
         let config = try? current.runtimeConfig()
         var memory = state.meteor ?? MeteorMemory()
@@ -194,14 +194,14 @@ public struct MeteorChannel: UpdateChannel {
 
     /// The plugin takes appId, ROOT_URL and the compatibility version from the bundle it
     /// runs: they follow every switch, not only the next check.
-    public func servingChanged(state: inout DeviceState) {
+    package func servingChanged(state: inout DeviceState) {
         try? refreshMemory(state: &state)
     }
 
     /// After a shell update (the core's one rule, `lastSeenInitialVersion`) the plugin keeps
     /// appId and ROOT_URL (as on iOS) and forgets the rest; an interrupted download made
     /// for the old shell goes too, and the compatibility version is the new seed's.
-    public func shellUpdated(state: inout DeviceState) throws {
+    package func shellUpdated(state: inout DeviceState) throws {
         try AtomicFile.removeTree(layout.meteor)
         let kept = state.meteor
         state.meteor = MeteorMemory(appId: kept?.appId, rootURL: kept?.rootURL)

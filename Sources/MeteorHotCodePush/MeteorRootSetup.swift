@@ -2,22 +2,22 @@ import ClientUpdater
 import Foundation
 
 /// Validates `clientctl init --meteor-url …` input and builds the root's config and first state.
-public enum MeteorRootSetup {
+package enum MeteorRootSetup {
     /// What `init` was given for a Meteor root, unvalidated.
-    public struct Request: Sendable {
+    package struct Request: Sendable {
         /// The server's ROOT_URL (where `/__cordova/manifest.json` is fetched).
-        public var meteorURL: String
+        package var meteorURL: String
         /// The embedded bundle folder (`program.json`, `index.html`, assets by manifest `path`).
-        public var embedded: String?
+        package var embedded: String?
         /// `ios` (default) or `android`.
-        public var compatPlatform: String?
+        package var compatPlatform: String?
         /// The shell's version; `0.0.0` when not given (Meteor bundles carry no shell range).
-        public var shellVersion: String?
-        public var startupTimeout: Double
-        public var keep: Int
-        public var allowInsecureHTTP: Bool
+        package var shellVersion: String?
+        package var startupTimeout: Double
+        package var keep: Int
+        package var allowInsecureHTTP: Bool
 
-        public init(
+        package init(
             meteorURL: String, embedded: String?, compatPlatform: String?, shellVersion: String?,
             startupTimeout: Double, keep: Int, allowInsecureHTTP: Bool
         ) {
@@ -35,7 +35,7 @@ public enum MeteorRootSetup {
     /// - Returns: the config to write and the first state (embedded version seen, the
     ///   embedded bundle's appId, ROOT_URL and compatibility version remembered).
     /// - Throws: ``MeteorError`` with the ``FieldProblem`` (which field, and why).
-    public static func make(_ r: Request) throws -> (DeviceConfig, DeviceState) {
+    package static func make(_ r: Request) throws -> (DeviceConfig, DeviceState) {
         guard let url = URL(string: r.meteorURL), let scheme = url.scheme?.lowercased(), let host = url.host, !host.isEmpty else {
             throw MeteorError.field("meteorURL", "'\(r.meteorURL)' is not an absolute http(s) URL")
         }

@@ -3,27 +3,27 @@ import Foundation
 
 extension DeviceConfig.ChannelKind {
     /// Channel 2: Meteor hot code push from a Meteor server.
-    public static let meteor = Self(rawValue: "meteor")
+    package static let meteor = Self(rawValue: "meteor")
 }
 
 /// The Meteor channel's keys of `config.json`.
-public struct MeteorSettings: ChannelSettings {
+package struct MeteorSettings: ChannelSettings {
     /// The server's `ROOT_URL`.
-    public var meteorRootURL: String
+    package var meteorRootURL: String
     /// `ios` or `android`: which `cordovaCompatibilityVersions` entry to compare (default ios).
-    public var compatPlatform: String?
+    package var compatPlatform: String?
 
-    public init(meteorRootURL: String, compatPlatform: String? = nil) {
+    package init(meteorRootURL: String, compatPlatform: String? = nil) {
         self.meteorRootURL = meteorRootURL
         self.compatPlatform = compatPlatform
     }
 
     /// The platform to compare; nil when `compatPlatform` names no platform.
-    public var platform: CompatPlatform? { CompatPlatform(rawValue: compatPlatform ?? CompatPlatform.ios.rawValue) }
+    package var platform: CompatPlatform? { CompatPlatform(rawValue: compatPlatform ?? CompatPlatform.ios.rawValue) }
 
     /// The URL rules of ``URLPolicy`` (https:, or http: to loopback or with the opt-in),
     /// and a known platform.
-    public func problem(in config: DeviceConfig) -> String? {
+    package func problem(in config: DeviceConfig) -> String? {
         guard let url = URL(string: meteorRootURL), url.scheme != nil else { return "meteorRootURL is missing or not an absolute URL" }
         guard ["http", "https"].contains(url.scheme?.lowercased() ?? "") else {
             return "meteorRootURL: \(meteorRootURL) must be https: (or http: to loopback)"
@@ -38,12 +38,12 @@ public struct MeteorSettings: ChannelSettings {
 }
 
 /// What the Meteor channel remembers in `state.json` (the plugin's `WebAppConfiguration`).
-public struct MeteorMemory: Codable, Sendable, Equatable {
-    public var appId: String?
-    public var rootURL: String?
-    public var cordovaCompatibilityVersion: String?
-    public var lastDownloadedVersion: String?
-    public init(
+package struct MeteorMemory: Codable, Sendable, Equatable {
+    package var appId: String?
+    package var rootURL: String?
+    package var cordovaCompatibilityVersion: String?
+    package var lastDownloadedVersion: String?
+    package init(
         appId: String? = nil, rootURL: String? = nil, cordovaCompatibilityVersion: String? = nil,
         lastDownloadedVersion: String? = nil
     ) {
@@ -61,7 +61,7 @@ struct MeteorStateSection: Codable {
 
 extension DeviceState {
     /// The Meteor channel's memory of this state (`nil` before `init` recorded it).
-    public var meteor: MeteorMemory? {
+    package var meteor: MeteorMemory? {
         get { memory(MeteorStateSection.self)?.meteor }
         set { setMemory(MeteorStateSection(meteor: newValue)) }
     }

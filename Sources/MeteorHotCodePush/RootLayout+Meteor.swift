@@ -3,9 +3,9 @@ import ClientUpdater
 /// The Meteor channel's part of a device root: `meteor/`.
 extension RootLayout {
     /// `meteor/`: the Meteor channel's store.
-    public var meteor: String { store("meteor") }
+    package var meteor: String { store("meteor") }
     /// `meteor/<version>`; `nil` when the version string is not a safe folder name.
-    public func meteorDirectory(_ version: String) -> String? {
+    package func meteorDirectory(_ version: String) -> String? {
         guard RootLayout.isSafeComponent(version) else { return nil }
         return meteor + "/" + version
     }

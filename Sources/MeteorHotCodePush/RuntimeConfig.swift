@@ -2,18 +2,18 @@ import Foundation
 
 /// The `__meteor_runtime_config__` a Meteor server embeds in index.html, reduced to the
 /// fields the hot-code-push checks use.
-public struct RuntimeConfig: Sendable, Equatable {
+package struct RuntimeConfig: Sendable, Equatable {
     /// `ROOT_URL`, if present and a string.
-    public var rootURL: String?
+    package var rootURL: String?
     /// `appId`, if present and a string.
-    public var appId: String?
+    package var appId: String?
     /// `autoupdateVersionCordova` (servers stopped emitting it in 2018).
-    public var autoupdateVersionCordova: String?
+    package var autoupdateVersionCordova: String?
     /// `autoupdate.versions["web.cordova"].version`, where current servers put the version
     /// (`packages/autoupdate/autoupdate_server.js`); it equals the manifest's `version`.
-    public var webCordovaVersion: String?
+    package var webCordovaVersion: String?
 
-    public init(
+    package init(
         rootURL: String? = nil, appId: String? = nil, autoupdateVersionCordova: String? = nil,
         webCordovaVersion: String? = nil
     ) {
@@ -25,13 +25,13 @@ public struct RuntimeConfig: Sendable, Equatable {
 
     /// The version this index page belongs to: `autoupdate.versions["web.cordova"].version`,
     /// else the legacy `autoupdateVersionCordova`, else unknown.
-    public var pageVersion: String? { webCordovaVersion ?? autoupdateVersionCordova }
+    package var pageVersion: String? { webCordovaVersion ?? autoupdateVersionCordova }
 
     /// Extracts the runtime config the way the plugin does: the regex
     /// `__meteor_runtime_config__ = JSON.parse\(decodeURIComponent\("([^"]*)"\)\)`, then
     /// percent-decoding, then JSON.
     /// - Throws: ``MeteorError`` `.runtimeConfig` "Couldn't load runtime config from index file".
-    public static func extract(fromIndexHTML html: String) throws -> RuntimeConfig {
+    package static func extract(fromIndexHTML html: String) throws -> RuntimeConfig {
         let failure = MeteorError(.runtimeConfig, "Couldn't load runtime config from index file")
         let marker = "__meteor_runtime_config__ = JSON.parse(decodeURIComponent(\""
         guard let start = html.range(of: marker) else { throw failure }
@@ -50,7 +50,7 @@ public struct RuntimeConfig: Sendable, Equatable {
     }
 
     /// Reads and extracts the runtime config of an index.html file.
-    public static func load(indexFile path: String) throws -> RuntimeConfig {
+    package static func load(indexFile path: String) throws -> RuntimeConfig {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw MeteorError(.runtimeConfig, "Couldn't load runtime config from index file: cannot read \(path)")
         }
@@ -58,7 +58,7 @@ public struct RuntimeConfig: Sendable, Equatable {
     }
 
     /// A reason a downloaded index page is refused.
-    public enum Problem: Sendable, Equatable {
+    package enum Problem: Sendable, Equatable {
         /// The page's version (``pageVersion``) is another than the manifest's: the server
         /// is between two versions (a rolling deploy, a stale cache). Temporary.
         case versionMismatch(expected: String, actual: String)
@@ -73,13 +73,13 @@ public struct RuntimeConfig: Sendable, Equatable {
 
         /// The error a check throws: `.versionMismatch` (temporary, exit 75) for a version
         /// mismatch, `.runtimeConfig` (rejected, exit 65) for the rest.
-        public var error: MeteorError {
+        package var error: MeteorError {
             if case .versionMismatch = self { return MeteorError(.versionMismatch, message) }
             return MeteorError(.runtimeConfig, message)
         }
 
         /// The original plugin's message.
-        public var message: String {
+        package var message: String {
             switch self {
             case .versionMismatch(let expected, let actual):
                 return
@@ -102,7 +102,7 @@ public struct RuntimeConfig: Sendable, Equatable {
     ///   - expectedVersion: the manifest version this index page came with.
     ///   - currentRootURL: ROOT_URL of the bundle currently in use.
     ///   - currentAppId: appId of the bundle currently in use.
-    public func problem(expectedVersion: String, currentRootURL: String?, currentAppId: String?) -> Problem? {
+    package func problem(expectedVersion: String, currentRootURL: String?, currentAppId: String?) -> Problem? {
         if let actual = pageVersion, actual != expectedVersion {
             return .versionMismatch(expected: expectedVersion, actual: actual)
         }

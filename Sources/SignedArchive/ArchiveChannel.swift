@@ -9,22 +9,22 @@ import SignedManifest
 /// `check` fetches and verifies the manifest, applies the device policy, downloads and
 /// unpacks the archive into `clients/vX.Y.Z` (through ``ArchiveInstaller``); selection is
 /// the seed rule (highest compatible, not blacklisted).
-public struct ArchiveChannel: UpdateChannel {
-    public let layout: RootLayout
-    public let config: DeviceConfig
+package struct ArchiveChannel: UpdateChannel {
+    package let layout: RootLayout
+    package let config: DeviceConfig
     /// The channel's section of `config.json`.
-    public let settings: ArchiveSettings
-    public let store: ArchiveStore
+    package let settings: ArchiveSettings
+    package let store: ArchiveStore
     let downloader: Downloader
     /// The trust roots the device accepted (or its `--trust` keys).
-    public let trust: TrustStore
+    package let trust: TrustStore
     let now: @Sendable () -> Date
     /// Where the channel logs its steps (download, delta or full archive, promotion).
-    public let logger: Logger
+    package let logger: Logger
     /// `install --ignore-rollout`: take the newest release whatever its staged rollout says.
-    public var ignoreRollout = false
+    package var ignoreRollout = false
     /// `install --no-delta`: download the full archive even when a patch applies.
-    public var useDelta = true
+    package var useDelta = true
 
     /// - Throws: ``UpdaterError`` `.configInvalid` when the channel's settings break a rule
     ///   or a trusted key cannot be read.
@@ -33,7 +33,7 @@ public struct ArchiveChannel: UpdateChannel {
     ///     default a ``DefaultTransport`` with the root's `proxy` and `caFile`.
     ///   - now: the wall clock, for `expires`.
     ///   - logger: where the channel logs its steps.
-    public init(
+    package init(
         layout: RootLayout, config: DeviceConfig, downloader: Downloader? = nil,
         now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "clientctl.engine")
     ) throws {
@@ -57,43 +57,43 @@ public struct ArchiveChannel: UpdateChannel {
         self.store = ArchiveStore(layout: layout, trust: trust)
     }
 
-    public func installedVersions() throws -> [InstalledVersion] {
+    package func installedVersions() throws -> [InstalledVersion] {
         try store.installedVersions()
     }
 
     /// The embedded seed; its id names the shell that carries it (`embedded-<shell>`),
     /// so a shell update is seen as a new seed.
-    public func embeddedVersion() throws -> InstalledVersion? {
+    package func embeddedVersion() throws -> InstalledVersion? {
         guard let path = config.embeddedPath else { return nil }
         return InstalledVersion(id: "embedded-\(config.shellVersion)", directory: path, isEmbedded: true)
     }
 
-    public func check(state: inout DeviceState) async throws -> CheckOutcome {
+    package func check(state: inout DeviceState) async throws -> CheckOutcome {
         let installer = ArchiveInstaller(channel: self)
         return try await installer.run(state: &state)
     }
 
-    public func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion? {
+    package func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion? {
         Selection.highestCompatible(installed, shell: config.shellVersion, blacklist: state.blacklist)
     }
 
     /// After a shell update the monotonic floor stays (an older release is still older);
     /// the manifest ETag goes, so the next check reads the manifest again.
-    public func shellUpdated(state: inout DeviceState) throws {
+    package func shellUpdated(state: inout DeviceState) throws {
         state.archive = ArchiveMemory(highestAccepted: state.archive.highestAccepted)
     }
 
     /// The floor of a rebuilt state: the highest version installed.
-    public func recover(state: inout DeviceState, installed: [InstalledVersion]) {
+    package func recover(state: inout DeviceState, installed: [InstalledVersion]) {
         state.archive.highestAccepted = installed.compactMap { Version($0.id) }.max()?.description
     }
 
-    public func summary(config: DeviceConfig, state: DeviceState) -> ChannelSummary {
+    package func summary(config: DeviceConfig, state: DeviceState) -> ChannelSummary {
         ChannelSummary(
             channel: settings.channel, highestAccepted: state.archive.highestAccepted, trustRoot: try? trust.current().version)
     }
 
-    public func remove(_ version: InstalledVersion) throws {
+    package func remove(_ version: InstalledVersion) throws {
         guard !version.isEmbedded else { return }
         try store.remove(version)
     }
@@ -101,7 +101,7 @@ public struct ArchiveChannel: UpdateChannel {
     /// Every regular file of the version's tree, served at its relative path; `index.html`
     /// at the root is also `/`. A name ``ServedPathRule`` refuses throws `.invalidArgument`. Archives carry no per-file hashes, so names with a
     /// content hash in them are what makes an asset cacheable.
-    public func servedAssets(for version: InstalledVersion) throws -> [ServedAsset] {
+    package func servedAssets(for version: InstalledVersion) throws -> [ServedAsset] {
         let root = version.directory
         guard let enumerator = FileManager.default.enumerator(atPath: root) else {
             throw UpdaterError(.notFound, "version \(version.id): \(root) cannot be read")

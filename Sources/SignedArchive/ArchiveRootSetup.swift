@@ -3,23 +3,23 @@ import Foundation
 import SignedManifest
 
 /// Validates `clientctl init` input for a signed-archive root and builds its config.
-public enum ArchiveRootSetup {
+package enum ArchiveRootSetup {
     /// What `init` was given, unvalidated.
-    public struct Request: Sendable {
-        public var app: String?
-        public var channel: String?
-        public var manifestURL: String?
-        public var trustFiles: [String]
+    package struct Request: Sendable {
+        package var app: String?
+        package var channel: String?
+        package var manifestURL: String?
+        package var trustFiles: [String]
         /// A signed trust root to pin (`root/N.json` of the channel) instead of `trustFiles`.
-        public var trustRootFile: String?
-        public var shellVersion: String
-        public var embedded: String?
-        public var startupTimeout: Double
-        public var keep: Int
-        public var allowInsecureHTTP: Bool
-        public var limits: DeviceConfig.Limits
+        package var trustRootFile: String?
+        package var shellVersion: String
+        package var embedded: String?
+        package var startupTimeout: Double
+        package var keep: Int
+        package var allowInsecureHTTP: Bool
+        package var limits: DeviceConfig.Limits
 
-        public init(
+        package init(
             app: String?, channel: String?, manifestURL: String?, trustFiles: [String], shellVersion: String,
             embedded: String?, startupTimeout: Double, keep: Int, allowInsecureHTTP: Bool,
             limits: DeviceConfig.Limits, trustRootFile: String? = nil
@@ -40,7 +40,7 @@ public enum ArchiveRootSetup {
 
     /// Validates every field and returns the config to write.
     /// - Throws: ``UpdaterError`` with the ``FieldProblem`` (which field, and why).
-    public static func makeConfig(_ r: Request) throws -> DeviceConfig {
+    package static func makeConfig(_ r: Request) throws -> DeviceConfig {
         try make(r).config
     }
 
@@ -48,7 +48,7 @@ public enum ArchiveRootSetup {
     /// the pinned root (to store with ``TrustStore/save(_:)`` once the root exists).
     /// - Throws: ``UpdaterError`` with the ``FieldProblem`` (which field, and why);
     ///   ``SignedArchiveError`` `.untrustedRoot`/`.rootExpired` for a root not to pin.
-    public static func make(_ r: Request, now: Date = Date()) throws -> (config: DeviceConfig, root: TrustRoot?) {
+    package static func make(_ r: Request, now: Date = Date()) throws -> (config: DeviceConfig, root: TrustRoot?) {
         guard let app = r.app, ReleaseIdentifier.app.problem(app) == nil else {
             throw UpdaterError.field("app", "is required and must look like com.example.notes (\(ReleaseIdentifier.app.problem("") ?? ""))")
         }

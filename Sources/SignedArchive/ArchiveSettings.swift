@@ -4,22 +4,22 @@ import SignedManifest
 
 extension DeviceConfig.ChannelKind {
     /// Channel 1: signed archives from a release folder (`clientctl publish`).
-    public static let signedArchive = Self(rawValue: "signed-archive")
+    package static let signedArchive = Self(rawValue: "signed-archive")
 }
 
 /// The signed-archive channel's keys of `config.json`.
-public struct ArchiveSettings: ChannelSettings {
+package struct ArchiveSettings: ChannelSettings {
     /// Release channel name (`stable`).
-    public var channel: String
+    package var channel: String
     /// Where `manifest.json` lives (https:, http: to loopback, or file:).
-    public var manifestURL: String
+    package var manifestURL: String
     /// PEM SubjectPublicKeyInfo text of every trusted Ed25519 key (`init --trust`): the
     /// implicit root (threshold 1) until the channel publishes `root/1.json`.
-    public var trustedKeys: [String]
+    package var trustedKeys: [String]
     /// True when `init --trust-root` pinned a signed root: trust comes from `trust/<N>.json`.
-    public var pinnedRoot: Bool?
+    package var pinnedRoot: Bool?
 
-    public init(channel: String, manifestURL: String, trustedKeys: [String], pinnedRoot: Bool? = nil) {
+    package init(channel: String, manifestURL: String, trustedKeys: [String], pinnedRoot: Bool? = nil) {
         self.channel = channel
         self.manifestURL = manifestURL
         self.trustedKeys = trustedKeys
@@ -27,7 +27,7 @@ public struct ArchiveSettings: ChannelSettings {
     }
 
     /// The channel name rule, the trust rule and the URL rules of ``URLPolicy``.
-    public func problem(in config: DeviceConfig) -> String? {
+    package func problem(in config: DeviceConfig) -> String? {
         if let problem = ReleaseIdentifier.channel.problem(channel) { return "channel: \(problem)" }
         if trustedKeys.isEmpty, pinnedRoot != true {
             return "trustedKeys is empty: a signed-archive root must trust at least one key (or pin a root)"
@@ -41,17 +41,17 @@ public struct ArchiveSettings: ChannelSettings {
 }
 
 /// What the signed-archive channel remembers in `state.json`.
-public struct ArchiveMemory: Codable, Sendable, Equatable {
+package struct ArchiveMemory: Codable, Sendable, Equatable {
     /// Monotonic floor: the highest release ever accepted; nothing at or below it is
     /// installed again (a replayed older manifest is refused).
-    public var highestAccepted: String?
+    package var highestAccepted: String?
     /// The ETag of the last manifest fetched, for conditional GET.
-    public var manifestETag: String?
+    package var manifestETag: String?
     /// The `published` time (RFC 3339) of the newest manifest accepted: an older one is a
     /// replay and decides nothing.
-    public var newestPublished: String?
+    package var newestPublished: String?
 
-    public init(highestAccepted: String? = nil, manifestETag: String? = nil, newestPublished: String? = nil) {
+    package init(highestAccepted: String? = nil, manifestETag: String? = nil, newestPublished: String? = nil) {
         self.highestAccepted = highestAccepted
         self.manifestETag = manifestETag
         self.newestPublished = newestPublished
@@ -60,7 +60,7 @@ public struct ArchiveMemory: Codable, Sendable, Equatable {
 
 extension DeviceState {
     /// The signed-archive channel's memory of this state.
-    public var archive: ArchiveMemory {
+    package var archive: ArchiveMemory {
         get { memory(ArchiveMemory.self) ?? ArchiveMemory() }
         set { setMemory(newValue) }
     }

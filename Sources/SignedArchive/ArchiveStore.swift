@@ -7,8 +7,8 @@ import SignedManifest
 ///
 /// A version exists only once its folder has been renamed into place, and its sidecar
 /// is written before that rename, so a listed version is always complete and verified.
-public struct ArchiveStore: Sendable {
-    public let layout: RootLayout
+package struct ArchiveStore: Sendable {
+    package let layout: RootLayout
     /// Where the keys come from: fixed, or every release key the device ever trusted
     /// (read again each time, so a root accepted during a check counts at once).
     private let keys: Keys
@@ -20,7 +20,7 @@ public struct ArchiveStore: Sendable {
     /// The verifier of sidecars: every sidecar is verified again when it is read, with
     /// one signature of any release key the device trusted (the threshold was met when
     /// the version was installed).
-    public var verifier: ManifestVerifier {
+    package var verifier: ManifestVerifier {
         switch keys {
         case .fixed(let verifier): return verifier
         case .trust(let trust): return ManifestVerifier(trustedKeys: trust.everyReleaseKey())
@@ -28,15 +28,15 @@ public struct ArchiveStore: Sendable {
     }
 
     /// Most bytes read from a sidecar (the manifest cap, docs/threat-model.md#caps).
-    public static let sidecarCap = 64 * 1024
+    package static let sidecarCap = 64 * 1024
 
-    public init(layout: RootLayout, verifier: ManifestVerifier) {
+    package init(layout: RootLayout, verifier: ManifestVerifier) {
         self.layout = layout
         self.keys = .fixed(verifier)
     }
 
     /// A store whose sidecars verify with any release key `trust` ever held.
-    public init(layout: RootLayout, trust: TrustStore) {
+    package init(layout: RootLayout, trust: TrustStore) {
         self.layout = layout
         self.keys = .trust(trust)
     }
@@ -44,7 +44,7 @@ public struct ArchiveStore: Sendable {
     /// The sidecar of `version`: the signed manifest, at most ``sidecarCap`` bytes, whose
     /// signature verifies with a trusted key and whose version is `version`; nil otherwise
     /// (missing, too large, hand-written, re-signed by an unknown key, another version's).
-    public func verifiedSidecar(_ version: Version) -> Manifest? {
+    package func verifiedSidecar(_ version: Version) -> Manifest? {
         verifiedSidecar(version, with: verifier)
     }
 
@@ -60,7 +60,7 @@ public struct ArchiveStore: Sendable {
     }
 
     /// Complete installed versions, oldest install first.
-    public func installedVersions() throws -> [InstalledVersion] {
+    package func installedVersions() throws -> [InstalledVersion] {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: layout.clients)
@@ -91,7 +91,7 @@ public struct ArchiveStore: Sendable {
     }
 
     /// Creates a fresh staging folder `clients/.staging-<label>-<random>` (0700).
-    public func makeStagingDirectory(label: String) throws -> String {
+    package func makeStagingDirectory(label: String) throws -> String {
         try AtomicFile.makeDirectory(layout.clients)
         let path = layout.clients + "/.staging-\(label)-\(UInt64.random(in: 0...UInt64.max))"
         guard mkdir(path, 0o700) == 0 else { throw UpdaterError.io("cannot create staging folder", path: path, errno: errno) }
@@ -102,7 +102,7 @@ public struct ArchiveStore: Sendable {
     ///
     /// The sidecar (the verified manifest bytes) is written first; the folder rename is
     /// the commit point; then `clients/` is fsynced.
-    public func promote(staging tree: String, version: Version, sidecar: Data) throws {
+    package func promote(staging tree: String, version: Version, sidecar: Data) throws {
         let final = layout.clientDirectory(version)
         if FileManager.default.fileExists(atPath: final) {
             throw UpdaterError(.alreadyExists, "\(final) exists already; version \(version) is installed")
@@ -119,7 +119,7 @@ public struct ArchiveStore: Sendable {
 
     /// Removes an installed version: the folder is first renamed to a `.trash-*` name
     /// (atomic: never half-visible), then the sidecar and the trash are deleted.
-    public func remove(_ version: InstalledVersion) throws {
+    package func remove(_ version: InstalledVersion) throws {
         guard let v = Version(version.id) else { return }
         let dir = layout.clientDirectory(v)
         let trash = layout.clients + "/.trash-v\(v)-\(UInt32.random(in: 0...UInt32.max))"
@@ -133,7 +133,7 @@ public struct ArchiveStore: Sendable {
 
     /// Deletes leftovers of interrupted runs: `.trash-*` folders, orphan sidecars, temporary
     /// files of atomic writes whose process died, and staging folders other than the resumable download partials in `keep`.
-    public func cleanLeftovers(keeping keep: Set<String> = []) {
+    package func cleanLeftovers(keeping keep: Set<String> = []) {
         AtomicFile.removeStaleTemporaries(in: layout.clients)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: layout.clients) else { return }
         for name in names {

@@ -4,21 +4,21 @@ import SignedManifest
 
 /// The trust roots a device accepted, `trust/<N>.json` (each written once, atomically,
 /// after it verified), and the implicit root of its `--trust` keys when it has none.
-public struct TrustStore: Sendable {
-    public let layout: RootLayout
+package struct TrustStore: Sendable {
+    package let layout: RootLayout
     /// The channel's settings (the `--trust` keys, whether a root was pinned).
-    public let settings: ArchiveSettings
+    package let settings: ArchiveSettings
     /// The application the root is for.
-    public let app: String
+    package let app: String
 
-    public init(layout: RootLayout, settings: ArchiveSettings, app: String) {
+    package init(layout: RootLayout, settings: ArchiveSettings, app: String) {
         self.layout = layout
         self.settings = settings
         self.app = app
     }
 
     /// Every stored root that parses, lowest version first.
-    public func storedRoots() -> [TrustRoot] {
+    package func storedRoots() -> [TrustRoot] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.trust)) ?? []
         let versions = names.compactMap { name -> Int? in
             guard name.hasSuffix(".json"), let n = Int(name.dropLast(5)), n >= 1, layout.trustRoot(n).hasSuffix("/" + name) else { return nil }
@@ -36,7 +36,7 @@ public struct TrustStore: Sendable {
     /// The root the device trusts now: its newest stored root, else the implicit root of
     /// its `--trust` keys.
     /// - Throws: ``UpdaterError`` `.configInvalid` when a pinned root is missing.
-    public func current() throws -> TrustRoot {
+    package func current() throws -> TrustRoot {
         if let newest = storedRoots().last { return newest }
         guard settings.pinnedRoot != true else {
             throw UpdaterError(.configInvalid, "\(layout.trust) holds no readable trust root, but this root was initialised with --trust-root")
@@ -49,7 +49,7 @@ public struct TrustStore: Sendable {
     /// re-verifies the sidecars of installed versions (one signature suffices there: the
     /// threshold was met when they were installed, and rotating a key never drops a
     /// version that was verified).
-    public func everyReleaseKey() -> [Ed25519.PublicKey] {
+    package func everyReleaseKey() -> [Ed25519.PublicKey] {
         var keys = settings.trustedKeys.compactMap { try? Ed25519.PublicKey(pem: $0) }
         for root in storedRoots() { keys += root.release.keyIds.compactMap { root.keys[$0] } }
         var seen = Set<String>()
@@ -57,7 +57,7 @@ public struct TrustStore: Sendable {
     }
 
     /// Stores an accepted root (atomic write, then the folder synced).
-    public func save(_ root: TrustRoot) throws {
+    package func save(_ root: TrustRoot) throws {
         try AtomicFile.makeDirectory(layout.trust)
         try AtomicFile.write(Data(root.jsonBytes()), to: layout.trustRoot(root.version))
     }

@@ -3,12 +3,12 @@ import Foundation
 import SignedManifest
 
 /// Reads the keys a device is told to trust (`init --trust`).
-public enum TrustedKeys {
+package enum TrustedKeys {
     /// Reads a PEM file, checks it is an Ed25519 public key, and returns its PEM text as
     /// config.json stores it.
     /// - Throws: ``UpdaterError`` naming the file: missing, unreadable, or not an Ed25519
     ///   SubjectPublicKeyInfo key.
-    public static func readPublicKeyPEM(_ path: String) throws -> String {
+    package static func readPublicKeyPEM(_ path: String) throws -> String {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw UpdaterError.field(.notFound, "trustFiles", "\(path): no such file or not readable")
         }

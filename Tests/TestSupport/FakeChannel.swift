@@ -3,23 +3,23 @@ import Foundation
 
 /// An in-memory ``UpdateChannel`` for pipeline tests: versions "installed" are plain
 /// folders under a temp root; `check` returns what the test scripted.
-public final class FakeChannel: UpdateChannel, @unchecked Sendable {
+package final class FakeChannel: UpdateChannel, @unchecked Sendable {
     // @unchecked: every mutable field is guarded by `lock`.
     private let lock = NSLock()
     private var _installed: [InstalledVersion] = []
     private var _script: [Result<CheckOutcome, UpdaterError>] = []
     private var _removed: [String] = []
-    public let storeDirectory: String
-    public let shell: Version
+    package let storeDirectory: String
+    package let shell: Version
 
-    public init(storeDirectory: String, shell: Version) {
+    package init(storeDirectory: String, shell: Version) {
         self.storeDirectory = storeDirectory
         self.shell = shell
     }
 
     /// Installs a folder for `id` with an index.html and returns its description.
     @discardableResult
-    public func addInstalled(_ id: String, minShell: Version? = nil, maxShell: Version? = nil) throws -> InstalledVersion {
+    package func addInstalled(_ id: String, minShell: Version? = nil, maxShell: Version? = nil) throws -> InstalledVersion {
         let dir = storeDirectory + "/" + id
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try Data("<html><head></head><body>\(id)</body></html>".utf8).write(to: URL(fileURLWithPath: dir + "/index.html"))
@@ -29,17 +29,17 @@ public final class FakeChannel: UpdateChannel, @unchecked Sendable {
     }
 
     /// The next `check` returns this outcome (or throws this error).
-    public func enqueue(_ result: Result<CheckOutcome, UpdaterError>) {
+    package func enqueue(_ result: Result<CheckOutcome, UpdaterError>) {
         lock.withLock { _script.append(result) }
     }
 
     /// Ids passed to `remove`, in order.
-    public var removed: [String] { lock.withLock { _removed } }
+    package var removed: [String] { lock.withLock { _removed } }
 
-    public func installedVersions() throws -> [InstalledVersion] { lock.withLock { _installed } }
-    public func embeddedVersion() throws -> InstalledVersion? { nil }
+    package func installedVersions() throws -> [InstalledVersion] { lock.withLock { _installed } }
+    package func embeddedVersion() throws -> InstalledVersion? { nil }
 
-    public func check(state: inout DeviceState) async throws -> CheckOutcome {
+    package func check(state: inout DeviceState) async throws -> CheckOutcome {
         let next: Result<CheckOutcome, UpdaterError>? = lock.withLock { _script.isEmpty ? nil : _script.removeFirst() }
         guard let next else { return .upToDate("no scripted outcome") }
         let outcome = try next.get()
@@ -48,24 +48,24 @@ public final class FakeChannel: UpdateChannel, @unchecked Sendable {
     }
 
     /// What the fake remembers in `state.json`: the last version it installed.
-    public struct Memory: Codable, Sendable, Equatable {
-        public var highestAccepted: String?
-        public init(highestAccepted: String?) { self.highestAccepted = highestAccepted }
+    package struct Memory: Codable, Sendable, Equatable {
+        package var highestAccepted: String?
+        package init(highestAccepted: String?) { self.highestAccepted = highestAccepted }
     }
 
     /// Keeps its memory across a shell update, as the archive channel keeps its floor.
-    public func shellUpdated(state: inout DeviceState) throws {}
+    package func shellUpdated(state: inout DeviceState) throws {}
 
     /// A rebuilt state remembers the highest version installed, as the archive channel does.
-    public func recover(state: inout DeviceState, installed: [InstalledVersion]) {
+    package func recover(state: inout DeviceState, installed: [InstalledVersion]) {
         state.setMemory(Memory(highestAccepted: installed.compactMap { Version($0.id) }.max()?.description))
     }
 
-    public func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion? {
+    package func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion? {
         Selection.highestCompatible(installed, shell: shell, blacklist: state.blacklist)
     }
 
-    public func remove(_ version: InstalledVersion) throws {
+    package func remove(_ version: InstalledVersion) throws {
         try FileManager.default.removeItem(atPath: version.directory)
         lock.withLock {
             _installed.removeAll { $0.id == version.id }
@@ -73,7 +73,7 @@ public final class FakeChannel: UpdateChannel, @unchecked Sendable {
         }
     }
 
-    public func servedAssets(for version: InstalledVersion) throws -> [ServedAsset] {
+    package func servedAssets(for version: InstalledVersion) throws -> [ServedAsset] {
         let files = FileManager.default.subpaths(atPath: version.directory) ?? []
         return files.sorted().compactMap { rel in
             var isDir: ObjCBool = false

@@ -2,14 +2,14 @@ import Foundation
 
 extension Downloader {
     /// What ``fetchSmall(_:cap:ifNoneMatch:)`` got.
-    public enum SmallFetch: Sendable, Equatable {
+    package enum SmallFetch: Sendable, Equatable {
         /// 304: the resource still has the given ETag; nothing to parse.
         case notModified(etag: String?)
         /// 2xx: the whole body (at most `cap` bytes) and the server's ETag.
         case fetched(Data, etag: String?)
 
         /// The ETag of either case.
-        public var etag: String? {
+        package var etag: String? {
             switch self {
             case .notModified(let etag), .fetched(_, let etag): return etag
             }
@@ -23,7 +23,7 @@ extension Downloader {
     /// applies to decoded bytes, so a gzip-encoded body cannot expand past it either.
     /// With `ifNoneMatch` (a stored ETag) a 304 answer returns ``SmallFetch/notModified(etag:)``.
     /// Any status other than 2xx or 304 throws `.httpStatus` (5xx after retries).
-    public func fetchSmall(_ url: URL, cap: Int = 64 * 1024, ifNoneMatch etag: String? = nil) async throws -> SmallFetch {
+    package func fetchSmall(_ url: URL, cap: Int = 64 * 1024, ifNoneMatch etag: String? = nil) async throws -> SmallFetch {
         try await retrying { _ in
             var headers = self.headers
             if let etag { headers["If-None-Match"] = etag }

@@ -7,24 +7,24 @@ import Foundation
 /// Transient failures (refused, reset, timed out, DNS, truncated body, 5xx/408/429) are
 /// retried per ``retry``; permanent ones (other statuses, too large, hash mismatch) are
 /// thrown at once. After the last attempt the error says how many attempts were made.
-public struct Downloader: Sendable {
-    public var transport: any Transport
-    public var retry: RetryPolicy
-    public var sleeper: any Sleeper
+package struct Downloader: Sendable {
+    package var transport: any Transport
+    package var retry: RetryPolicy
+    package var sleeper: any Sleeper
     /// Give up on a request when no byte arrives for this long (seconds).
-    public var idleTimeout: Double
+    package var idleTimeout: Double
     /// Give up on one request (connect, head and body) after this long (seconds); `nil`
     /// for no limit. A request cut by it is retried like any transient failure.
-    public var timeLimit: Double?
+    package var timeLimit: Double?
     /// Extra request headers sent with every request.
-    public var headers: [String: String]
+    package var headers: [String: String]
     /// Called before each retry with the attempt that failed (1-based), the delay and
     /// the error: for logging.
-    public var onRetry: (@Sendable (Int, Double, UpdaterError) -> Void)?
+    package var onRetry: (@Sendable (Int, Double, UpdaterError) -> Void)?
 
     /// - Parameter transport: the network seam; `ClientUpdaterHTTP` adds an initializer
     ///   without it that uses its `DefaultTransport`.
-    public init(
+    package init(
         transport: any Transport, retry: RetryPolicy = .standard,
         sleeper: any Sleeper = TaskSleeper(), idleTimeout: Double = 30, headers: [String: String] = [:]
     ) {
@@ -36,17 +36,17 @@ public struct Downloader: Sendable {
     }
 
     /// What ``download(_:to:expectedSize:expectedDigest:algorithm:progress:)`` produced.
-    public struct Result: Sendable, Equatable {
+    package struct Result: Sendable, Equatable {
         /// Bytes in the file.
-        public var size: Int64
+        package var size: Int64
         /// Lowercase hex digest of the whole file.
-        public var digest: String
+        package var digest: String
         /// The server's `ETag` for the last response, if any.
-        public var etag: String?
+        package var etag: String?
         /// Bytes that were already on disk (from an earlier run) and were kept.
-        public var resumedFrom: Int64
+        package var resumedFrom: Int64
         /// Requests made (0 when the file was already complete on disk).
-        public var requests: Int
+        package var requests: Int
     }
 
     /// Downloads `url` into the file at `path`, hashing while writing, and fsyncs it.
@@ -64,7 +64,7 @@ public struct Downloader: Sendable {
     /// - On `.tooLarge`, `.hashMismatch` or `.rejected` the file is removed, and on a full
     ///   disk (`ENOSPC`, thrown as `.noSpace`); on other failures (network, status) it is
     ///   kept so a later call resumes it.
-    public func download(
+    package func download(
         _ url: URL, to path: String, expectedSize: Int64? = nil, expectedDigest: String? = nil,
         algorithm: Digest.Algorithm = .sha256, progress: (@Sendable (Int64) -> Void)? = nil
     ) async throws -> Result {
@@ -79,7 +79,7 @@ public struct Downloader: Sendable {
     /// matched: the bytes that were checked are the bytes the caller reads, with no
     /// re-open by path in between. Opening (and re-hashing a resumed file), syncing and
     /// `verified` run on the ``BlockingExecutor``, never on the cooperative pool.
-    public func download<T: Sendable>(
+    package func download<T: Sendable>(
         _ url: URL, to path: String, expectedSize: Int64?, expectedDigest: String?,
         algorithm: Digest.Algorithm = .sha256, progress: (@Sendable (Int64) -> Void)? = nil,
         verified: @escaping @Sendable (Int32) throws -> T
@@ -207,7 +207,7 @@ public struct Downloader: Sendable {
     /// 429) is retried after ``retry``'s backoff (reported to ``onRetry``) until the
     /// attempts run out, then `exhausted` turns the last error and the number of attempts
     /// into what is thrown.
-    public func retrying<T>(
+    package func retrying<T>(
         _ operation: (Int) async throws -> T,
         exhausted: (UpdaterError, Int) -> any Error = Downloader.gaveUp
     ) async throws -> T {
@@ -226,7 +226,7 @@ public struct Downloader: Sendable {
     }
 
     /// The last transient error, saying how many attempts were made (when more than one).
-    public static func gaveUp(_ error: UpdaterError, after attempts: Int) -> any Error {
+    package static func gaveUp(_ error: UpdaterError, after attempts: Int) -> any Error {
         guard attempts > 1 else { return error }
         return UpdaterError(error.code, "\(error.message) (gave up after \(attempts) attempts)", underlying: error.underlying)
     }

@@ -7,16 +7,16 @@ import Foundation
 /// ``decode(_:)`` into its own `Codable` type and writes them back with ``init(_:)``
 /// (the whole section at once: a root has one channel, so it owns every other key).
 /// On disk the section's keys sit beside the core's, as they always have.
-public struct ChannelSection: Sendable, Equatable {
+package struct ChannelSection: Sendable, Equatable {
     /// The channel's keys and their JSON values.
-    public private(set) var values: [String: StoredJSON]
+    package private(set) var values: [String: StoredJSON]
 
     /// An empty section.
-    public init() { values = [:] }
+    package init() { values = [:] }
 
     /// The section that encodes `fields` (a channel's own `Encodable` type).
     /// - Throws: when `fields` does not encode to a JSON object.
-    public init<Fields: Encodable>(_ fields: Fields) throws {
+    package init<Fields: Encodable>(_ fields: Fields) throws {
         let data = try JSONEncoder().encode(fields)
         guard case .object(let object) = try JSONDecoder().decode(StoredJSON.self, from: data) else {
             throw UpdaterError(.invalidArgument, "a channel section must encode to a JSON object")
@@ -27,7 +27,7 @@ public struct ChannelSection: Sendable, Equatable {
     init(values: [String: StoredJSON]) { self.values = values }
 
     /// The section read as the channel's own type.
-    public func decode<Fields: Decodable>(_ type: Fields.Type = Fields.self) throws -> Fields {
+    package func decode<Fields: Decodable>(_ type: Fields.Type = Fields.self) throws -> Fields {
         try JSONDecoder().decode(Fields.self, from: try JSONEncoder().encode(StoredJSON.object(values)))
     }
 
@@ -57,7 +57,7 @@ public struct ChannelSection: Sendable, Equatable {
 
 /// A JSON value kept as read (numbers as `Double`: channel sections hold names, URLs,
 /// keys and small counts, never integers above 2^53).
-public indirect enum StoredJSON: Codable, Sendable, Equatable {
+package indirect enum StoredJSON: Codable, Sendable, Equatable {
     case null
     case bool(Bool)
     case number(Double)
@@ -65,7 +65,7 @@ public indirect enum StoredJSON: Codable, Sendable, Equatable {
     case array([StoredJSON])
     case object([String: StoredJSON])
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -82,7 +82,7 @@ public indirect enum StoredJSON: Codable, Sendable, Equatable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .null: try container.encodeNil()

@@ -2,7 +2,7 @@ import Foundation
 
 /// A channel's own keys of `config.json` (its feed URL, trusted keys, …), read and
 /// validated by the channel: the core keeps them as an opaque ``ChannelSection``.
-public protocol ChannelSettings: Codable, Sendable, Equatable {
+package protocol ChannelSettings: Codable, Sendable, Equatable {
     /// The first value that breaks one of the channel's rules, as `name: why`; nil when
     /// the settings are usable. `config` gives the core values the rules depend on
     /// (`allowInsecureHTTP`).
@@ -13,7 +13,7 @@ extension DeviceConfig {
     /// The channel's settings of this config, validated.
     /// - Throws: ``UpdaterError`` `.configInvalid` (exit 78) naming `layout.config` and
     ///   the broken rule, as for the core's own values.
-    public func settings<Settings: ChannelSettings>(_ type: Settings.Type, layout: RootLayout) throws -> Settings {
+    package func settings<Settings: ChannelSettings>(_ type: Settings.Type, layout: RootLayout) throws -> Settings {
         let settings: Settings
         do {
             settings = try channelSettings.decode(Settings.self)
@@ -26,7 +26,7 @@ extension DeviceConfig {
 
     /// A config of `channelKind` whose channel section is `settings`.
     /// - Throws: ``UpdaterError`` `.invalidArgument` when the settings break a rule.
-    public init<Settings: ChannelSettings>(
+    package init<Settings: ChannelSettings>(
         app: String, channelKind: ChannelKind, settings: Settings, shellVersion: Version, embeddedPath: String? = nil,
         startupTimeoutSeconds: Double = 10, keep: Int = 3, allowInsecureHTTP: Bool = false, limits: Limits = Limits(),
         proxy: String? = nil, caFile: String? = nil

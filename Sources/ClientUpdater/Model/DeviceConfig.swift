@@ -19,7 +19,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     public var channelKind: ChannelKind
     /// The channel's own settings (feed URL, trusted keys, …): every key of `config.json`
     /// that is not one of the core's, read and validated by the channel.
-    public var channelSettings: ChannelSection
+    package var channelSettings: ChannelSection
     /// The version of the native shell this root serves.
     public var shellVersion: Version
     /// Read-only client shipped inside the shell (never written).
@@ -55,7 +55,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         }
     }
 
-    public init(
+    package init(
         app: String, channelKind: ChannelKind, channelSettings: ChannelSection = ChannelSection(),
         shellVersion: Version, embeddedPath: String? = nil, startupTimeoutSeconds: Double = 10,
         keep: Int = 3, allowInsecureHTTP: Bool = false, limits: Limits = Limits(),
@@ -144,12 +144,12 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
 
     /// Writes `config.json` atomically.
     /// - Throws: ``UpdaterError`` `.invalidArgument` when a value is out of range (nothing is written).
-    public func save(_ layout: RootLayout) throws {
+    package func save(_ layout: RootLayout) throws {
         try AtomicFile.write(try encoded(), to: layout.config)
     }
 
     /// The bytes ``save(_:)`` writes, after ``problem()`` found nothing wrong.
-    public func encoded() throws -> Data {
+    package func encoded() throws -> Data {
         if let problem = problem() { throw UpdaterError(.invalidArgument, problem) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]

@@ -72,9 +72,9 @@ public struct DeviceState: Codable, Sendable, Equatable {
     public var lastCheck: CheckRecord?
     /// What the channel remembers (its manifest ETag, its monotonic floor, …): every key
     /// of `state.json` that is not one of the core's, read and written by the channel.
-    public var channelMemory = ChannelSection()
+    package var channelMemory = ChannelSection()
 
-    public init() {}
+    package init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case format, current, pending, lastKnownGood, blacklist, retry, trial, lastSeenEmbeddedVersion, lastCheck
@@ -113,12 +113,12 @@ public struct DeviceState: Codable, Sendable, Equatable {
 
     /// The channel's memory read as its own type; an empty memory when the section is
     /// absent or unreadable (the channel then starts over, as on a new root).
-    public func memory<Memory: Decodable>(_ type: Memory.Type) -> Memory? {
+    package func memory<Memory: Decodable>(_ type: Memory.Type) -> Memory? {
         try? channelMemory.decode(Memory.self)
     }
 
     /// Replaces the channel's memory.
-    public mutating func setMemory<Memory: Encodable>(_ memory: Memory) {
+    package mutating func setMemory<Memory: Encodable>(_ memory: Memory) {
         if let section = try? ChannelSection(memory) { channelMemory = section }
     }
 }

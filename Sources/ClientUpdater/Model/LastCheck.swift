@@ -2,11 +2,11 @@ import Foundation
 
 /// `<root>/last-check.json`: the outcome of the last update check, kept apart from
 /// `state.json` so a failed check leaves the device state byte-identical.
-public enum LastCheck {
+package enum LastCheck {
     static func path(_ layout: RootLayout) -> String { layout.root + "/last-check.json" }
 
     /// Records the outcome atomically.
-    public static func record(_ record: DeviceState.CheckRecord, _ layout: RootLayout) throws {
+    package static func record(_ record: DeviceState.CheckRecord, _ layout: RootLayout) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
@@ -14,7 +14,7 @@ public enum LastCheck {
     }
 
     /// The last recorded outcome, if any.
-    public static func read(_ layout: RootLayout) -> DeviceState.CheckRecord? {
+    package static func read(_ layout: RootLayout) -> DeviceState.CheckRecord? {
         guard let data = try? BoundedFile.read(path(layout), cap: BoundedFile.localStateCap, code: .corruptState) else { return nil }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601

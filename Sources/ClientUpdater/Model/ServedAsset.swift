@@ -3,21 +3,21 @@
 /// Channels describe their versions with these; the organizer lays them out under
 /// `serving/<id>/` and the server uses the metadata for headers. Nothing here is
 /// channel-specific.
-public struct ServedAsset: Sendable, Equatable, Hashable, Codable {
+package struct ServedAsset: Sendable, Equatable, Hashable, Codable {
     /// URL path without query, starting with `/` (e.g. `/app/main.js`, `/` for index.html).
-    public var urlPath: String
+    package var urlPath: String
     /// Absolute path of the file holding the bytes (inside the version or its parent).
-    public var sourceFile: String
+    package var sourceFile: String
     /// True when the asset may be cached forever once requested with its hash.
-    public var cacheable: Bool
+    package var cacheable: Bool
     /// The content hash the channel knows (SHA-1 for Meteor, none for archives).
-    public var hash: String?
+    package var hash: String?
     /// URL path of the source map, sent as `X-SourceMap`.
-    public var sourceMapURLPath: String?
+    package var sourceMapURLPath: String?
     /// The manifest's asset type (`js`, `css`, `asset`, …), when known.
-    public var type: String?
+    package var type: String?
 
-    public init(
+    package init(
         urlPath: String, sourceFile: String, cacheable: Bool, hash: String? = nil,
         sourceMapURLPath: String? = nil, type: String? = nil
     ) {

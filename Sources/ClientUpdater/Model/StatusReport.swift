@@ -46,7 +46,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var freeBytes: Int64?
     public var installed: [Entry]
 
-    public init(
+    package init(
         layout: RootLayout, config: DeviceConfig, state: DeviceState, installed: [InstalledVersion],
         embedded: InstalledVersion?, selected: InstalledVersion?, lastCheck: DeviceState.CheckRecord?,
         summary: ChannelSummary = ChannelSummary()

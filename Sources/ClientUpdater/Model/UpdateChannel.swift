@@ -6,7 +6,7 @@ import Foundation
 /// versions are laid out. Everything after that — selection policy, organizer,
 /// watchdog, retention, serving — is the shared pipeline's and never channel-specific.
 /// Every method is called with the root's lock held.
-public protocol UpdateChannel: Sendable {
+package protocol UpdateChannel: Sendable {
     /// Complete, verified versions in the store (never partial downloads).
     func installedVersions() throws -> [InstalledVersion]
 
@@ -53,21 +53,21 @@ public protocol UpdateChannel: Sendable {
 }
 
 extension UpdateChannel {
-    public func shellUpdated(state: inout DeviceState) throws { state.channelMemory = ChannelSection() }
-    public func recover(state: inout DeviceState, installed: [InstalledVersion]) {}
-    public func servingChanged(state: inout DeviceState) {}
-    public func summary(config: DeviceConfig, state: DeviceState) -> ChannelSummary { ChannelSummary() }
+    package func shellUpdated(state: inout DeviceState) throws { state.channelMemory = ChannelSection() }
+    package func recover(state: inout DeviceState, installed: [InstalledVersion]) {}
+    package func servingChanged(state: inout DeviceState) {}
+    package func summary(config: DeviceConfig, state: DeviceState) -> ChannelSummary { ChannelSummary() }
 }
 
 /// The channel's lines of `status` (and their `--json` keys).
-public struct ChannelSummary: Sendable, Equatable {
+package struct ChannelSummary: Sendable, Equatable {
     /// The release channel the root follows (`stable`).
-    public var channel: String?
+    package var channel: String?
     /// The highest version ever accepted: nothing older is installed again.
-    public var highestAccepted: String?
+    package var highestAccepted: String?
     /// The version of the signed trust root the device follows (0: its `--trust` keys).
-    public var trustRoot: Int?
-    public init(channel: String? = nil, highestAccepted: String? = nil, trustRoot: Int? = nil) {
+    package var trustRoot: Int?
+    package init(channel: String? = nil, highestAccepted: String? = nil, trustRoot: Int? = nil) {
         self.channel = channel
         self.highestAccepted = highestAccepted
         self.trustRoot = trustRoot
@@ -75,20 +75,20 @@ public struct ChannelSummary: Sendable, Equatable {
 }
 
 /// One complete version in the store (or the embedded seed).
-public struct InstalledVersion: Sendable, Equatable, Hashable {
+package struct InstalledVersion: Sendable, Equatable, Hashable {
     /// The channel's version string (`1.2.0`, or a Meteor version hash).
-    public var id: String
+    package var id: String
     /// The folder holding the version's files.
-    public var directory: String
+    package var directory: String
     /// Shell compatibility range, when the channel has one.
-    public var minShell: Version?
-    public var maxShell: Version?
+    package var minShell: Version?
+    package var maxShell: Version?
     /// When the version was installed (retention removes the oldest first).
-    public var installedAt: Date?
+    package var installedAt: Date?
     /// True for the embedded seed (never deleted).
-    public var isEmbedded: Bool
+    package var isEmbedded: Bool
 
-    public init(
+    package init(
         id: String, directory: String, minShell: Version? = nil, maxShell: Version? = nil,
         installedAt: Date? = nil, isEmbedded: Bool = false
     ) {
@@ -101,7 +101,7 @@ public struct InstalledVersion: Sendable, Equatable, Hashable {
     }
 
     /// True when a shell of `shell` may run this version.
-    public func isCompatible(withShell shell: Version) -> Bool {
+    package func isCompatible(withShell shell: Version) -> Bool {
         if let min = minShell, shell < min { return false }
         if let max = maxShell, max < shell { return false }
         return true
@@ -109,7 +109,7 @@ public struct InstalledVersion: Sendable, Equatable, Hashable {
 }
 
 /// What one update check did.
-public enum CheckOutcome: Sendable, Equatable {
+package enum CheckOutcome: Sendable, Equatable {
     /// A new version was verified and stored; stage it as pending.
     case installed(InstalledVersion)
     /// The feed offers nothing newer than what the device has.
@@ -123,7 +123,7 @@ public enum CheckOutcome: Sendable, Equatable {
     case skipped(String)
 
     /// A one-line summary for people.
-    public var message: String {
+    package var message: String {
         switch self {
         case .installed(let v): return "installed \(v.id)"
         case .upToDate(let m), .noCompatibleRelease(let m), .stale(let m), .skipped(let m): return m

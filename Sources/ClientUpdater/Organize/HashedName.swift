@@ -15,7 +15,7 @@
 /// `jquery-3.7.1.min.js`, `MyComponent.js`.
 package enum HashedName {
     /// Whether the last path component of `path` carries a content hash.
-    public static func looksHashed(_ path: String) -> Bool {
+    package static func looksHashed(_ path: String) -> Bool {
         guard let name = path.split(separator: "/").last else { return false }
         var stem = Substring(name)
         for _ in 0..<2 {  // `x.js.map`: drop `.map`, then `.js`
@@ -32,7 +32,7 @@ package enum HashedName {
 
     /// True when `path` holds a run of 40 hex digits (a SHA-1: Meteor's `?hash` URLs and
     /// source-map names).
-    public static func containsSHA1Hex(_ path: String) -> Bool {
+    package static func containsSHA1Hex(_ path: String) -> Bool {
         var run = 0
         for c in path.utf8 {
             if isHexDigit(c) {

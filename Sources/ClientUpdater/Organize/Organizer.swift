@@ -10,40 +10,40 @@ import Foundation
 /// metadata the server needs is written beside it as `serving/<id>.json`. Organizing a
 /// version that is already complete is a no-op, so a later switch is a pointer flip.
 package struct Organizer: Sendable {
-    public let layout: RootLayout
+    package let layout: RootLayout
     /// The shim injected into index.html.
-    public var shim: Shim
+    package var shim: Shim
 
-    public init(layout: RootLayout, shim: Shim = Shim()) {
+    package init(layout: RootLayout, shim: Shim = Shim()) {
         self.layout = layout
         self.shim = shim
     }
 
     /// What one ``organize(id:assets:)`` did (the benchmark reports these numbers).
-    public struct Report: Sendable, Equatable {
+    package struct Report: Sendable, Equatable {
         /// `serving/<id>`.
-        public var directory: String
+        package var directory: String
         /// `serving/<id>.json`.
-        public var manifestPath: String
+        package var manifestPath: String
         /// True when the version was already organized and nothing was written.
-        public var alreadyOrganized: Bool
-        public var linkedFiles: Int = 0
-        public var linkedBytes: Int64 = 0
+        package var alreadyOrganized: Bool
+        package var linkedFiles: Int = 0
+        package var linkedBytes: Int64 = 0
         /// Files copied: index.html, plus any file that could not be linked.
-        public var copiedFiles: Int = 0
-        public var copiedBytes: Int64 = 0
+        package var copiedFiles: Int = 0
+        package var copiedBytes: Int64 = 0
         /// URL paths skipped: a duplicate of an earlier asset, or a missing source map.
-        public var skipped: [String] = []
+        package var skipped: [String] = []
     }
 
     /// `serving/<id>` (nil when `id` is not a safe folder name).
-    public func servingDirectory(for id: String) -> String? { layout.servingDirectory(id) }
+    package func servingDirectory(for id: String) -> String? { layout.servingDirectory(id) }
 
     /// `serving/<id>.json` (nil when `id` is not a safe folder name).
-    public func manifestPath(for id: String) -> String? { layout.servingDirectory(id).map { $0 + ".json" } }
+    package func manifestPath(for id: String) -> String? { layout.servingDirectory(id).map { $0 + ".json" } }
 
     /// True when `serving/<id>/` and its metadata are complete.
-    public func isOrganized(id: String) -> Bool {
+    package func isOrganized(id: String) -> Bool {
         guard let dir = servingDirectory(for: id), let json = manifestPath(for: id) else { return false }
         return (try? ServingManifest.read(from: json)).map { $0.id == id } == true && Self.isDirectory(dir)
     }
@@ -54,7 +54,7 @@ package struct Organizer: Sendable {
     ///   `.notFound` for a missing source file, `.io` when the file system fails. On any
     ///   error nothing is left behind under `serving/`.
     @discardableResult
-    public func organize(id: String, assets: [ServedAsset]) throws -> Report {
+    package func organize(id: String, assets: [ServedAsset]) throws -> Report {
         guard let directory = servingDirectory(for: id), let manifestPath = manifestPath(for: id) else {
             throw UpdaterError(.invalidArgument, "cannot organize version \(id): not a safe folder name")
         }
@@ -128,7 +128,7 @@ package struct Organizer: Sendable {
     }
 
     /// Removes `serving/<id>/` and its metadata (retention). Missing ones are ignored.
-    public func remove(id: String) throws {
+    package func remove(id: String) throws {
         guard let directory = servingDirectory(for: id), let manifestPath = manifestPath(for: id) else {
             throw UpdaterError(.invalidArgument, "cannot remove serving folder of \(id): not a safe folder name")
         }

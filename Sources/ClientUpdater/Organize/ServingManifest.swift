@@ -4,28 +4,28 @@ import Foundation
 /// ``Organizer`` beside the web root as `serving/<id>.json` (never inside it, so it can
 /// never collide with a URL path).
 package struct ServingManifest: Codable, Sendable, Equatable {
-    public static let currentFormat = "clientctl-serving-v1"
+    package static let currentFormat = "clientctl-serving-v1"
 
     /// One served file.
-    public struct Entry: Codable, Sendable, Equatable {
+    package struct Entry: Codable, Sendable, Equatable {
         /// The decoded URL path clients request (`/app/main.js`, `/` for index.html).
-        public var urlPath: String
+        package var urlPath: String
         /// The file's path relative to the serving folder.
-        public var file: String
+        package var file: String
         /// Length in bytes.
-        public var size: Int64
+        package var size: Int64
         /// True when the asset may be cached forever once requested with its hash.
-        public var cacheable: Bool
+        package var cacheable: Bool
         /// The channel's content hash (SHA-1 for Meteor), when known.
-        public var hash: String?
+        package var hash: String?
         /// A content hash the organizer computed itself (SHA-256 hex; index.html).
-        public var sha256: String?
+        package var sha256: String?
         /// URL path of the source map, sent as `X-SourceMap`.
-        public var sourceMapURLPath: String?
+        package var sourceMapURLPath: String?
         /// The channel's asset type (`js`, `css`, `asset`, …).
-        public var type: String?
+        package var type: String?
 
-        public init(
+        package init(
             urlPath: String, file: String, size: Int64, cacheable: Bool, hash: String? = nil,
             sha256: String? = nil, sourceMapURLPath: String? = nil, type: String? = nil
         ) {
@@ -40,18 +40,18 @@ package struct ServingManifest: Codable, Sendable, Equatable {
         }
 
         /// The content hash used as the HTTP entity tag, when one is known.
-        public var contentHash: String? { hash ?? sha256 }
+        package var contentHash: String? { hash ?? sha256 }
     }
 
-    public var format: String
+    package var format: String
     /// The version id (folder name under `serving/`).
-    public var id: String
+    package var id: String
     /// Relative path of the page served for `/` and client-side routes (`index.html`).
-    public var index: String?
+    package var index: String?
     /// Every served file, in the order the channel listed them.
-    public var entries: [Entry]
+    package var entries: [Entry]
 
-    public init(id: String, index: String?, entries: [Entry]) {
+    package init(id: String, index: String?, entries: [Entry]) {
         self.format = Self.currentFormat
         self.id = id
         self.index = index
@@ -60,10 +60,10 @@ package struct ServingManifest: Codable, Sendable, Equatable {
 
     /// The cap on `serving/<id>.json`: room for the largest release a device accepts
     /// (100,000 entries with paths of up to 1 KiB), while a planted 1 GB file is refused.
-    public static let maxFileBytes = 256 << 20
+    package static let maxFileBytes = 256 << 20
 
     /// Reads and checks `serving/<id>.json` (at most ``maxFileBytes``).
-    public static func read(from path: String) throws -> ServingManifest {
+    package static func read(from path: String) throws -> ServingManifest {
         guard let data = try BoundedFile.read(path, cap: maxFileBytes, code: .corruptState) else {
             throw UpdaterError(.notFound, "serving manifest \(path) does not exist")
         }
@@ -80,7 +80,7 @@ package struct ServingManifest: Codable, Sendable, Equatable {
     }
 
     /// The encoded bytes (sorted keys, so the same organize gives the same file).
-    public func encoded() throws -> Data {
+    package func encoded() throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(self)

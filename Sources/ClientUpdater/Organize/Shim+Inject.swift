@@ -6,7 +6,7 @@ extension Shim {
     /// there is none). Already-shimmed documents are returned unchanged; everything
     /// outside the inserted bytes stays byte-identical.
     /// - Parameter version: the version the page belongs to (what the shim reports).
-    public func inject(into html: Data, version: String? = nil) -> Data {
+    package func inject(into html: Data, version: String? = nil) -> Data {
         HTMLHeadInjector.inject(Data(scriptElement(version: version).utf8), into: html, unlessContains: Data(Self.marker.utf8))
     }
 }

@@ -11,15 +11,15 @@ import Foundation
 /// only the running version survives a commit.
 package enum Retention {
     /// What retention will do.
-    public struct Plan: Sendable, Equatable {
+    package struct Plan: Sendable, Equatable {
         /// Installed versions that stay, protected ones first.
-        public var kept: [String]
+        package var kept: [String]
         /// Installed versions to delete.
-        public var remove: [InstalledVersion]
+        package var remove: [InstalledVersion]
         /// Folder names under `serving/` to delete (versions no longer kept, or gone).
-        public var removeServing: [String]
+        package var removeServing: [String]
 
-        public init(kept: [String], remove: [InstalledVersion], removeServing: [String]) {
+        package init(kept: [String], remove: [InstalledVersion], removeServing: [String]) {
             self.kept = kept
             self.remove = remove
             self.removeServing = removeServing
@@ -33,7 +33,7 @@ package enum Retention {
     ///   - keep: N, at least 1.
     ///   - servingEntries: names found under `serving/` (folders and their `.json` sidecars).
     ///   - embeddedID: the serving id of the embedded seed, whose folder always stays.
-    public static func plan(
+    package static func plan(
         installed: [InstalledVersion], state: DeviceState, keep: Int,
         servingEntries: [String] = [], embeddedID: String? = nil
     ) -> Plan {
@@ -63,7 +63,7 @@ package enum Retention {
     /// serving folder by moving it to a `.trash-*` name first, then deleting it.
     /// - Returns: the ids removed.
     @discardableResult
-    public static func apply(_ plan: Plan, channel: any UpdateChannel, layout: RootLayout) throws -> [String] {
+    package static func apply(_ plan: Plan, channel: any UpdateChannel, layout: RootLayout) throws -> [String] {
         for name in plan.removeServing {
             try Trash.discard(layout.serving + "/" + name)
         }
@@ -76,7 +76,7 @@ package enum Retention {
     }
 
     /// The names under `serving/` (empty when it does not exist yet).
-    public static func servingEntries(_ layout: RootLayout) -> [String] {
+    package static func servingEntries(_ layout: RootLayout) -> [String] {
         (try? FileManager.default.contentsOfDirectory(atPath: layout.serving)) ?? []
     }
 

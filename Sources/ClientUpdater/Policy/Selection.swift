@@ -1,9 +1,9 @@
 /// Pure selection and staging rules shared by both channels (docs/watchdog.md#selection).
-public enum Selection {
+package enum Selection {
     /// The archive channel's seed rule: of the installed versions that are compatible
     /// with the shell and not blacklisted, the highest by SemVer precedence; `nil` means
     /// the embedded seed. Versions whose id is not SemVer are ignored.
-    public static func highestCompatible(
+    package static func highestCompatible(
         _ installed: [InstalledVersion], shell: Version,
         blacklist: [String]
     ) -> InstalledVersion? {
@@ -15,7 +15,7 @@ public enum Selection {
 
     /// Stages `id` as the pending version: the switch happens on reload or next start.
     /// Staging the version that already runs clears `pending` instead.
-    public static func stage(_ id: String, in state: inout DeviceState) {
+    package static func stage(_ id: String, in state: inout DeviceState) {
         state.pending = (id == state.current) ? nil : id
     }
 }

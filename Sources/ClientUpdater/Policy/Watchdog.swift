@@ -16,7 +16,7 @@ import Foundation
 /// in, so a trial resolved by another process (`clientctl ack`) is never failed here.
 package struct Watchdog: Sendable, Equatable {
     /// What this process's watchdog is doing.
-    public enum Phase: Sendable, Equatable {
+    package enum Phase: Sendable, Equatable {
         /// No trial is being timed by this process.
         case idle
         /// `version` is on trial and fails at `deadline` (monotonic time).
@@ -24,16 +24,16 @@ package struct Watchdog: Sendable, Equatable {
     }
 
     /// The current phase.
-    public private(set) var phase: Phase = .idle
+    package private(set) var phase: Phase = .idle
     /// How long a version has to call `startupDidComplete`.
-    public let timeout: Duration
+    package let timeout: Duration
     /// Whether an embedded seed exists to revert to. Without one (and without a last
     /// known good version) a failed version keeps running, recorded on the retry list or
     /// the blacklist as usual: a device never ends up with nothing to serve.
-    public var hasSeed = true
+    package var hasSeed = true
 
     /// - Parameter timeout: the startup timeout (`DeviceConfig.startupTimeoutSeconds`).
-    public init(timeout: Duration) {
+    package init(timeout: Duration) {
         self.timeout = timeout
     }
 
@@ -42,7 +42,7 @@ package struct Watchdog: Sendable, Equatable {
     ///
     /// - Parameters:
     ///   - trial: who runs the trial and since when (wall clock), persisted for crash detection.
-    public mutating func activate(
+    package mutating func activate(
         _ version: String?, state: inout DeviceState, now: Duration,
         trial: TrialOwner
     ) -> [WatchdogAction] {
@@ -70,7 +70,7 @@ package struct Watchdog: Sendable, Equatable {
     ///   when it does not say). One that is not on trial is refused
     ///   (``WatchdogEvent/refused(acknowledged:onTrial:)``) and changes nothing: a page of
     ///   an older version never commits the version on trial.
-    public mutating func startupDidComplete(
+    package mutating func startupDidComplete(
         version: String? = nil, state: inout DeviceState, now: Duration,
         available: Set<String>
     ) -> [WatchdogAction] {
@@ -101,7 +101,7 @@ package struct Watchdog: Sendable, Equatable {
     }
 
     /// The timer armed by an ``WatchdogAction/armTimer(deadline:)`` fired.
-    public mutating func timerFired(state: inout DeviceState, now: Duration, available: Set<String>) -> [WatchdogAction] {
+    package mutating func timerFired(state: inout DeviceState, now: Duration, available: Set<String>) -> [WatchdogAction] {
         guard case .trial(let version, let deadline) = phase else { return [] }
         guard state.trial?.version == version, state.current == version else {
             phase = .idle  // resolved elsewhere (another process acknowledged or rolled back)
@@ -119,7 +119,7 @@ package struct Watchdog: Sendable, Equatable {
     ///   deadline, measured on the wall clock from `startedAt`, has passed; before that it
     ///   is adopted with the time that remains.
     /// - A trial of another live process is left alone.
-    public mutating func recover(
+    package mutating func recover(
         state: inout DeviceState, now: Duration, wallClock: Date,
         owner: TrialOwnerStatus, available: Set<String>
     ) -> [WatchdogAction] {
@@ -152,12 +152,12 @@ package struct Watchdog: Sendable, Equatable {
 
     /// The version `version` (the current one) cannot be organized for serving: it fails
     /// like a crashed trial (retry list, then blacklist) and the device reverts.
-    public mutating func cannotOrganize(_ version: String, state: inout DeviceState, available: Set<String>) -> [WatchdogAction] {
+    package mutating func cannotOrganize(_ version: String, state: inout DeviceState, available: Set<String>) -> [WatchdogAction] {
         fail(version, reason: .cannotOrganize, state: &state, available: available.subtracting([version]))
     }
 
     /// True when ``rollback(state:available:)`` has a version (or the seed) to go back to.
-    public func canRollBack(state: DeviceState, available: Set<String>) -> Bool {
+    package func canRollBack(state: DeviceState, available: Set<String>) -> Bool {
         guard let current = state.current else { return true }
         if hasSeed { return true }
         return state.lastKnownGood.map { $0 != current && available.contains($0) } ?? false
@@ -166,7 +166,7 @@ package struct Watchdog: Sendable, Equatable {
     /// A manual rollback (`clientctl rollback`): blacklists the current version at once
     /// and reverts to `lastKnownGood`, else the embedded seed. When the current version
     /// is the last known good one, that mark is dropped and the device reverts to the seed.
-    public mutating func rollback(state: inout DeviceState, available: Set<String>) -> [WatchdogAction] {
+    package mutating func rollback(state: inout DeviceState, available: Set<String>) -> [WatchdogAction] {
         guard let current = state.current else {
             return [.report(.nothingToRollBack)]
         }
@@ -181,7 +181,7 @@ package struct Watchdog: Sendable, Equatable {
     /// with a trial unless it is the last known good version, and open pages reload. With
     /// neither another version nor a seed the revoked version keeps running (never a blank
     /// screen) and nothing is done.
-    public mutating func leave(revoked version: String, for target: String?, state: inout DeviceState, now: Duration, trial: TrialOwner)
+    package mutating func leave(revoked version: String, for target: String?, state: inout DeviceState, now: Duration, trial: TrialOwner)
         -> [WatchdogAction]
     {
         guard state.current == version, target != nil || hasSeed else { return [] }
@@ -194,7 +194,7 @@ package struct Watchdog: Sendable, Equatable {
 
     /// Graceful shutdown in the middle of a trial: the trial is dropped without counting
     /// a failure (the version stays current and gets a fresh trial at the next start).
-    public mutating func shutdown(state: inout DeviceState) -> [WatchdogAction] {
+    package mutating func shutdown(state: inout DeviceState) -> [WatchdogAction] {
         guard case .trial(let version, _) = phase else { return [] }
         phase = .idle
         guard state.trial?.version == version else { return [.cancelTimer] }
@@ -206,7 +206,7 @@ package struct Watchdog: Sendable, Equatable {
     /// `addBlacklistedVersion`): first failure → retry list; second (already on the retry
     /// list or the blacklist) → off the retry list, onto the blacklist.
     /// - Returns: true when the version is now blacklisted.
-    public static func recordFailure(of version: String, in state: inout DeviceState) -> Bool {
+    package static func recordFailure(of version: String, in state: inout DeviceState) -> Bool {
         if state.retry.contains(version) || state.blacklist.contains(version) {
             state.retry.removeAll { $0 == version }
             if !state.blacklist.contains(version) { state.blacklist.append(version) }

@@ -20,7 +20,7 @@ package enum WatchdogAction: Sendable, Equatable {
 
 extension WatchdogAction {
     /// True for ``reload(to:)``: the one action a driver performs after the lock is released.
-    public var isReload: Bool {
+    package var isReload: Bool {
         if case .reload = self { return true }
         return false
     }

@@ -8,12 +8,12 @@ import Foundation
 /// bytes before anything is read.
 package enum BoundedFile {
     /// The cap on `config.json`, `state.json` and `last-check.json` (1 MiB).
-    public static let localStateCap = 1 << 20
+    package static let localStateCap = 1 << 20
 
     /// The file's bytes, or `nil` when it does not exist.
     /// - Throws: ``UpdaterError`` with `code` when the file is larger than `cap`, is not a
     ///   regular file, or cannot be read.
-    public static func read(_ path: String, cap: Int, code: UpdaterError.Code) throws -> Data? {
+    package static func read(_ path: String, cap: Int, code: UpdaterError.Code) throws -> Data? {
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
         guard fd >= 0 else {
             if errno == ENOENT { return nil }

@@ -6,7 +6,7 @@ import Foundation
 package enum DeviceIdentity {
     /// The id of the root, made (atomically) when it has none or an unreadable one.
     /// - Throws: ``UpdaterError`` `.io` when the file cannot be written.
-    public static func readOrCreate(_ layout: RootLayout) throws -> String {
+    package static func readOrCreate(_ layout: RootLayout) throws -> String {
         if let id = read(layout) { return id }
         var bytes = SystemRandomNumberGenerator()
         let id = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &bytes)) }.joined()
@@ -15,7 +15,7 @@ package enum DeviceIdentity {
     }
 
     /// The id of the root, or nil when it has none (or the file is not an id).
-    public static func read(_ layout: RootLayout) -> String? {
+    package static func read(_ layout: RootLayout) -> String? {
         guard let data = try? BoundedFile.read(layout.deviceId, cap: 256, code: .corruptState) else { return nil }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard text.utf8.count == 32, text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
@@ -27,5 +27,5 @@ package enum DeviceIdentity {
 
 extension RootLayout {
     /// `device-id`.
-    public var deviceId: String { root + "/device-id" }
+    package var deviceId: String { root + "/device-id" }
 }

@@ -10,11 +10,11 @@ import Foundation
 package enum DiskSpace {
     /// Bytes kept free beyond a download and its unpacking, for `state.json`, sidecars
     /// and the serving folder's `index.html` copy.
-    public static let reserve: Int64 = 1 << 20
+    package static let reserve: Int64 = 1 << 20
 
     /// Bytes available to this (unprivileged) process on the file system holding `path`;
     /// `nil` when `statvfs` fails.
-    public static func free(at path: String) -> Int64? {
+    package static func free(at path: String) -> Int64? {
         var info = statvfs()
         guard statvfs(path, &info) == 0 else { return nil }
         let (bytes, overflow) = Int64(info.f_bavail).multipliedReportingOverflow(by: Int64(info.f_frsize))
@@ -23,7 +23,7 @@ package enum DiskSpace {
 
     /// Bytes a download of `size` bytes needs before it starts, `downloaded` of them
     /// already on disk from an interrupted run.
-    public static func needed(forArchiveOf size: Int64, downloaded: Int64 = 0) -> Int64 {
+    package static func needed(forArchiveOf size: Int64, downloaded: Int64 = 0) -> Int64 {
         max(0, size - downloaded) + size + reserve
     }
 
@@ -31,7 +31,7 @@ package enum DiskSpace {
     /// system of `path`, naming `what`, its size and the free space.
     /// - Parameters:
     ///   - free: the free bytes (measured by ``free(at:)`` when `nil`).
-    public static func require(_ needed: Int64, for what: String, size: Int64, at path: String, free: Int64? = nil) throws {
+    package static func require(_ needed: Int64, for what: String, size: Int64, at path: String, free: Int64? = nil) throws {
         guard let available = free ?? Self.free(at: path), available < needed else { return }
         throw UpdaterError(
             .noSpace,
@@ -40,13 +40,13 @@ package enum DiskSpace {
     }
 
     /// `12.3 MB` (decimal megabytes, one decimal), as disk tools print sizes.
-    public static func megabytes(_ bytes: Int64) -> String {
+    package static func megabytes(_ bytes: Int64) -> String {
         String(format: "%.1f MB", Double(bytes) / 1_000_000)
     }
 
     /// True when `error` is the file system running out of space (`ENOSPC`, or a quota's
     /// `EDQUOT`), whatever layer wrapped it.
-    public static func isNoSpace(_ error: any Error) -> Bool {
+    package static func isNoSpace(_ error: any Error) -> Bool {
         if let updater = error as? UpdaterError {
             if updater.code == .noSpace { return true }
             if let box = updater.underlying as? POSIXErrorBox { return box.code == ENOSPC || box.code == EDQUOT }

@@ -4,10 +4,10 @@ import Foundation
 ///
 /// The lock is released when the object is released or the process dies (even by
 /// SIGKILL), so a crashed run never leaves a root locked.
-public final class FileLock: @unchecked Sendable {
+package final class FileLock: @unchecked Sendable {
     // @unchecked: `fd` is set once in init and closed once in deinit; flock itself is thread-safe.
     private let fd: Int32
-    public let path: String
+    package let path: String
 
     /// Takes the lock, waiting up to `wait` seconds (0 = fail at once) without holding a
     /// thread: each attempt (`open`, `flock(LOCK_NB)`) runs on the ``BlockingExecutor`` and
@@ -15,7 +15,7 @@ public final class FileLock: @unchecked Sendable {
     /// an actor or a task uses this; ``init(path:wait:)`` is for synchronous callers.
     /// - Throws: ``UpdaterError`` `.locked` when another process holds it past `wait`,
     ///   `.corruptState` when `lock` is a symlink or not a regular file.
-    public static func acquire(path: String, wait: Double) async throws -> FileLock {
+    package static func acquire(path: String, wait: Double) async throws -> FileLock {
         let fd = try await BlockingExecutor.run { try openChecked(path) }
         let deadline = ContinuousClock.now + .milliseconds(Int64(max(0, wait) * 1000))
         var delay = Duration.milliseconds(5)
@@ -37,7 +37,7 @@ public final class FileLock: @unchecked Sendable {
     /// ``acquire(path:wait:)``.
     /// - Throws: ``UpdaterError`` `.locked` when another process holds it past `wait`,
     ///   `.corruptState` when `lock` is a symlink or not a regular file.
-    public convenience init(path: String, wait: Double) throws {
+    package convenience init(path: String, wait: Double) throws {
         let fd = try Self.openChecked(path)
         let deadline = Date().addingTimeInterval(max(0, wait))
         var delay = 0.005

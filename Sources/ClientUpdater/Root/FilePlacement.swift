@@ -8,7 +8,7 @@ package enum FilePlacement {
     /// links). A copy is written beside `destination` and renamed into place, so a crash
     /// never leaves a partial file under the final name.
     /// - Returns: true when it was linked.
-    public static func linkOrCopy(_ source: String, to destination: String) throws -> Bool {
+    package static func linkOrCopy(_ source: String, to destination: String) throws -> Bool {
         if link(source, destination) == 0 { return true }
         let code = errno
         guard code == EXDEV || code == EMLINK || code == EPERM || code == EACCES || code == ENOTSUP else {
@@ -31,7 +31,7 @@ package enum FilePlacement {
 
     /// Copies a regular file's bytes to a new file (never loading it whole); returns the
     /// bytes copied.
-    public static func copy(_ source: String, to destination: String) throws -> Int64 {
+    package static func copy(_ source: String, to destination: String) throws -> Int64 {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw UpdaterError.io("cannot open", path: source, errno: errno) }
         defer { close(input) }

@@ -12,7 +12,7 @@ package enum RootInitializer {
     ///     first install that fails leaves the root exactly as `init` made it.
     /// - Throws: ``UpdaterError`` `.alreadyExists` when a config exists and `force` is off,
     ///   `.invalidArgument` for a value out of range (checked before anything is created).
-    public static func write(_ config: DeviceConfig, to layout: RootLayout, force: Bool, store: String? = nil) throws {
+    package static func write(_ config: DeviceConfig, to layout: RootLayout, force: Bool, store: String? = nil) throws {
         let bytes = try config.encoded()
         if FileManager.default.fileExists(atPath: layout.config) && !force {
             throw UpdaterError(.alreadyExists, "\(layout.config) exists already: this root is initialized (`force` overwrites its config)")

@@ -16,7 +16,7 @@ public struct RootLayout: Sendable, Equatable {
     public var lock: String { root + "/lock" }
     /// A channel's own store folder, `<root>/<name>` (each channel names its own:
     /// `clients/` for signed archives, `meteor/` for Meteor hot code push).
-    public func store(_ name: String) -> String { root + "/" + name }
+    package func store(_ name: String) -> String { root + "/" + name }
     /// Organizer output: `serving/`.
     public var serving: String { root + "/serving" }
 

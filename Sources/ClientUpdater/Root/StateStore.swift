@@ -7,7 +7,7 @@ import Foundation
 /// the state from the complete version folders.
 package enum StateStore {
     /// The result of reading `state.json`.
-    public enum LoadResult: Sendable {
+    package enum LoadResult: Sendable {
         /// No state file yet (a new root).
         case missing
         /// A valid state.
@@ -20,7 +20,7 @@ package enum StateStore {
     }
 
     /// Reads `state.json` without throwing on corruption.
-    public static func read(_ layout: RootLayout) -> LoadResult {
+    package static func read(_ layout: RootLayout) -> LoadResult {
         let data: Data
         do {
             guard let bytes = try BoundedFile.read(layout.state, cap: BoundedFile.localStateCap, code: .corruptState) else {
@@ -45,7 +45,7 @@ package enum StateStore {
 
     /// Reads `state.json`; a missing or corrupt file gives a fresh state (the caller
     /// re-derives `current` by selection from the installed folders).
-    public static func load(_ layout: RootLayout) -> DeviceState {
+    package static func load(_ layout: RootLayout) -> DeviceState {
         switch read(layout) {
         case .loaded(let s): return s
         case .missing, .corrupt, .refused: return DeviceState()
@@ -55,14 +55,14 @@ package enum StateStore {
     /// Writes `state.json` atomically (temp file, fsync, rename, fsync folder), unless it
     /// holds these bytes already: a start-up that changes nothing writes nothing, so it
     /// works on a full disk (docs/device-layout.md#a-full-disk).
-    public static func save(_ state: DeviceState, _ layout: RootLayout) throws {
+    package static func save(_ state: DeviceState, _ layout: RootLayout) throws {
         let bytes = try encode(state)
         if let held = try? BoundedFile.read(layout.state, cap: BoundedFile.localStateCap, code: .corruptState), held == bytes { return }
         try AtomicFile.write(bytes, to: layout.state)
     }
 
     /// The exact bytes `save` writes: pretty, sorted, ISO 8601 dates.
-    public static func encode(_ state: DeviceState) throws -> Data {
+    package static func encode(_ state: DeviceState) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601

@@ -6,10 +6,10 @@ import Foundation
 /// an interrupted run left behind.
 package enum Trash {
     /// The prefix of names being deleted.
-    public static let prefix = ".trash-"
+    package static let prefix = ".trash-"
 
     /// Moves `path` out of the way atomically, then deletes it. Does nothing if it is missing.
-    public static func discard(_ path: String) throws {
+    package static func discard(_ path: String) throws {
         var st = stat()
         guard lstat(path, &st) == 0 else { return }
         let parent = (path as NSString).deletingLastPathComponent
@@ -23,7 +23,7 @@ package enum Trash {
     /// Deletes every `.trash-*` entry left in `folder` by an interrupted deletion.
     /// - Returns: the names removed.
     @discardableResult
-    public static func finishInterrupted(in folder: String) throws -> [String] {
+    package static func finishInterrupted(in folder: String) throws -> [String] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         let leftovers = names.filter { $0.hasPrefix(prefix) }.sorted()
         for name in leftovers { try AtomicFile.removeTree(folder + "/" + name) }
@@ -33,7 +33,7 @@ package enum Trash {
     /// Finishes interrupted deletions in every folder of the root (`serving/` and each
     /// channel's store), whatever channels there are.
     @discardableResult
-    public static func finishInterrupted(_ layout: RootLayout) throws -> [String] {
+    package static func finishInterrupted(_ layout: RootLayout) throws -> [String] {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: layout.root)) ?? []).sorted()
         return try names.filter { !$0.hasPrefix(".") }.flatMap { name -> [String] in
             var st = stat()

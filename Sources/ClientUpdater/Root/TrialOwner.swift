@@ -3,18 +3,18 @@ import Foundation
 /// Who runs a watchdog trial, as persisted in ``DeviceState/Trial``.
 package struct TrialOwner: Sendable, Equatable {
     /// When the trial started (wall clock).
-    public var startedAt: Date
+    package var startedAt: Date
     /// The process timing the trial; `nil` for a trial started by `clientctl reload`,
     /// which is timed on the wall clock by whichever command runs next.
-    public var pid: Int32?
+    package var pid: Int32?
     /// The updater instance timing the trial.
-    public var session: String?
+    package var session: String?
     /// The kernel boot id.
-    public var boot: String?
+    package var boot: String?
     /// When `pid` started (clock ticks after boot), to tell a reused pid from the owner.
-    public var pidStart: UInt64?
+    package var pidStart: UInt64?
 
-    public init(startedAt: Date, pid: Int32?, session: String?, boot: String?, pidStart: UInt64? = nil) {
+    package init(startedAt: Date, pid: Int32?, session: String?, boot: String?, pidStart: UInt64? = nil) {
         self.startedAt = startedAt
         self.pid = pid
         self.session = session
@@ -23,31 +23,31 @@ package struct TrialOwner: Sendable, Equatable {
     }
 
     /// This process, as the updater instance `session`.
-    public static func thisProcess(session: String, at time: Date) -> TrialOwner {
+    package static func thisProcess(session: String, at time: Date) -> TrialOwner {
         TrialOwner(startedAt: time, pid: getpid(), session: session, boot: bootID(), pidStart: processStart(getpid()))
     }
 
     /// How long past its deadline a trial of another live process is still believed: its
     /// own timer fails it at the deadline, so a trial found much later has no live owner.
-    public static let staleGrace: Double = 60
+    package static let staleGrace: Double = 60
 
     /// ``status(of:session:)``, with the deadline honoured: a trial still recorded more than
     /// ``staleGrace`` seconds after its deadline (`startedAt + timeout`) is `.gone`, whoever
     /// holds its pid now.
-    public static func status(of trial: DeviceState.Trial, session: String, now: Date, timeout: Double) -> TrialOwnerStatus {
+    package static func status(of trial: DeviceState.Trial, session: String, now: Date, timeout: Double) -> TrialOwnerStatus {
         let found = status(of: trial, session: session)
         guard found == .otherProcess else { return found }
         return now.timeIntervalSince(trial.startedAt) > timeout + staleGrace ? .gone : found
     }
 
     /// No process: a trial timed on the wall clock (`clientctl reload`).
-    public static func detached(at time: Date) -> TrialOwner {
+    package static func detached(at time: Date) -> TrialOwner {
         TrialOwner(startedAt: time, pid: nil, session: nil, boot: bootID())
     }
 
     /// Looks at the system to tell whether `trial`'s process is still alive.
     /// - Parameter session: the caller's updater instance id.
-    public static func status(of trial: DeviceState.Trial, session: String) -> TrialOwnerStatus {
+    package static func status(of trial: DeviceState.Trial, session: String) -> TrialOwnerStatus {
         guard let pid = trial.pid else { return .none }
         if trial.session == session { return .thisProcess }
         if let boot = trial.boot, let now = bootID(), boot != now { return .gone }
@@ -59,7 +59,7 @@ package struct TrialOwner: Sendable, Equatable {
     }
 
     /// The start time of `pid` in clock ticks after boot (field 22 of `/proc/PID/stat`).
-    public static func processStart(_ pid: Int32) -> UInt64? {
+    package static func processStart(_ pid: Int32) -> UInt64? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
             let close = stat.lastIndex(of: ")")
         else { return nil }

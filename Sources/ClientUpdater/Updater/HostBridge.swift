@@ -33,9 +33,9 @@ public enum UpdaterEvent: Sendable, Equatable {
 /// Channels call ``report(version:completed:total:)`` (or read ``handler``) while
 /// downloading; the updater binds a handler for the duration of a check that yields each
 /// report to its event stream synchronously, so reports arrive in order.
-public enum DownloadProgress {
+package enum DownloadProgress {
     /// Receives `(version, completedBytes, totalBytes)`.
-    public typealias Handler = @Sendable (String, Int64, Int64?) -> Void
+    package typealias Handler = @Sendable (String, Int64, Int64?) -> Void
 
     /// The task-local holds a class, not the optional closure itself: a `@TaskLocal` of an
     /// optional function type crashes optimized builds in `swift_task_localValuePush`
@@ -47,7 +47,7 @@ public enum DownloadProgress {
     @TaskLocal static var box: Box?
 
     /// The handler bound for the current task, if any.
-    public static var handler: Handler? { box?.handler }
+    package static var handler: Handler? { box?.handler }
 
     /// Runs `operation` with `handler` receiving progress reports (the updater's binding,
     /// which feeds ``UpdaterEvent/downloadProgress(version:completed:total:)``; hosts read
@@ -60,7 +60,7 @@ public enum DownloadProgress {
     }
 
     /// Tells the current handler, if any, how far the download of `version` is.
-    public static func report(version: String, completed: Int64, total: Int64?) {
+    package static func report(version: String, completed: Int64, total: Int64?) {
         handler?(version, completed, total)
     }
 }

@@ -6,9 +6,9 @@
 /// ``UpdaterEvent/installNote(_:)``, in order with the download progress (`clientctl
 /// install` prints them on stderr, a host app may log them). Notes never change what a
 /// check does.
-public enum InstallNotes {
+package enum InstallNotes {
     /// Receives one note.
-    public typealias Handler = @Sendable (String) -> Void
+    package typealias Handler = @Sendable (String) -> Void
 
     /// A class in the task-local, not the closure itself (see ``DownloadProgress``).
     final class Box: Sendable {
@@ -27,7 +27,7 @@ public enum InstallNotes {
     }
 
     /// Hands `note` to the current handler, if any.
-    public static func report(_ note: String) {
+    package static func report(_ note: String) {
         box?.handler(note)
     }
 }

@@ -25,7 +25,7 @@ public struct InstallReport: Codable, Sendable, Equatable {
     public var pending: String?
     public var message: String
 
-    public init(outcome: CheckOutcome) {
+    package init(outcome: CheckOutcome) {
         message = outcome.message
         switch outcome {
         case .installed(let v):

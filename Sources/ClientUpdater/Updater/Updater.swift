@@ -11,7 +11,7 @@ import Logging
 public actor Updater {
     public nonisolated let layout: RootLayout
     public nonisolated let config: DeviceConfig
-    public nonisolated let channel: any UpdateChannel
+    package nonisolated let channel: any UpdateChannel
     let now: @Sendable () -> Date
     /// Where the updater logs what it does (events, below `warning`: failures reach the
     /// host as thrown errors and ``UpdaterEvent/error(message:)``).
@@ -25,7 +25,7 @@ public actor Updater {
     ///   - now: the wall clock (injected so tests can control time).
     ///   - logger: where the updater logs; swift-log's default handler unless the host
     ///     passes its own.
-    public init(
+    package init(
         layout: RootLayout, config: DeviceConfig, channel: any UpdateChannel,
         now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "clientctl.engine")
     ) {
