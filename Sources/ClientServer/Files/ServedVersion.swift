@@ -4,11 +4,11 @@ import Foundation
 /// An organized version loaded for serving: URL path → file, built once at activation
 /// so a request is a dictionary lookup. Immutable after loading; switching versions
 /// swaps the whole value.
-public final class ServedVersion: Sendable {
+package final class ServedVersion: Sendable {
     /// The version id (the serving folder's name).
-    public let id: String
+    package let id: String
     /// The serving folder.
-    public let directory: String
+    package let directory: String
     let files: [String: ServedFile]
     /// The page for `/` and client-side routes.
     let index: ServedFile?
@@ -30,7 +30,7 @@ public final class ServedVersion: Sendable {
 
     /// Loads `serving/<id>/` using the organizer's `serving/<id>.json`; a folder without
     /// one is served as a plain tree (every regular file by its path, not cacheable).
-    public static func load(directory: String, configuration: ServerConfiguration) throws -> ServedVersion {
+    package static func load(directory: String, configuration: ServerConfiguration) throws -> ServedVersion {
         let dir = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {

@@ -27,7 +27,7 @@ public final class ClientServer: Sendable {
     let core: ServingCore
     var pointer: CurrentVersion { core.pointer }
     /// Open event streams (the cap of ``ServerConfiguration/maxEventStreams``).
-    public let eventStreams: StreamGate
+    package let eventStreams: StreamGate
     /// Answers only requests naming this listener (DNS rebinding), see ``HostGuard``.
     let hostGuard: HostGuard
 
@@ -70,7 +70,7 @@ public final class ClientServer: Sendable {
     }
 
     /// Makes an already loaded version current (a pointer flip).
-    public func activate(_ version: ServedVersion) {
+    package func activate(_ version: ServedVersion) {
         pointer.version = version
         logger.info("serving version \(version.id) from \(version.directory)")
     }

@@ -2,17 +2,17 @@ import Foundation
 
 /// Counts open event streams and refuses new ones past a limit, so pages that open and
 /// drop streams cannot grow the server without bound.
-public final class StreamGate: @unchecked Sendable {
+package final class StreamGate: @unchecked Sendable {
     // `open` is guarded by `lock`.
     private let lock = NSLock()
     private var count = 0
     /// Most streams open at once.
-    public let limit: Int
+    package let limit: Int
 
-    public init(limit: Int) { self.limit = limit }
+    package init(limit: Int) { self.limit = limit }
 
     /// Streams open now.
-    public var openStreams: Int { lock.withLock { count } }
+    package var openStreams: Int { lock.withLock { count } }
 
     /// A ticket for one more stream, or nil at the limit.
     func open() -> Ticket? {
