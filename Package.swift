@@ -55,7 +55,7 @@ let package = Package(
             providers: [.apt(["libwebkit2gtk-4.1-dev"])]
         ),
         // The page side: the WebAppLocalServer shim and the /__clientctl/ control protocol (no HTTP server in it).
-        .target(name: "ClientShim"),
+        .target(name: "ClientShim", dependencies: ["ClientFoundation"]),
         // The foundation both sides build on: versions, digests, atomic files, the error
         // protocol and its one shape, platform calls. Depends on no other clientctl module.
         .target(name: "ClientFoundation", dependencies: ["COpenSSL"]),

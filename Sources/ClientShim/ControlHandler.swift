@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// What the shim's `serve` backend asks of the device agent: the control endpoints under
@@ -14,12 +15,12 @@ public protocol ControlHandler: Sendable {
     func switchToPendingVersion() async throws -> ControlStatus
     /// `POST /__clientctl/startup-complete` from a page that names the version it was
     /// served with (`nil` when it names none): a version other than the one on trial
-    /// throws ``UpdaterError`` `.conflict` and leaves the trial alone.
+    /// throws `UpdaterError` `.conflict` and leaves the trial alone.
     func startupDidComplete(version: String?) async throws -> ControlStatus
     /// `POST /__clientctl/check` from a page of `version`.
     func checkForUpdates(version: String?) async throws -> ControlStatus
     /// `POST /__clientctl/switch-to-pending` from a page of `version`: a page of another
-    /// version than the one served throws ``UpdaterError`` `.conflict`.
+    /// version than the one served throws `UpdaterError` `.conflict`.
     func switchToPendingVersion(version: String?) async throws -> ControlStatus
     /// `GET /__clientctl/status`.
     func status() async throws -> ControlStatus
@@ -62,9 +63,9 @@ public enum ControlEvent: Sendable, Equatable {
     case error(message: String)
     /// Download progress of a version: bytes so far and expected total when known.
     case downloadProgress(version: String, completed: Int64, total: Int64?)
-    /// The watchdog rolled the device back to `version` (`embedded` for the seed): open
-    /// pages still show the failed version and must reload now.
-    case reload(version: String)
+    /// The watchdog rolled the device back to `to`: open pages still show the failed
+    /// version and must reload now. Its payload names the version (`"embedded"` for the seed).
+    case reload(to: RunningVersion)
 
     /// The SSE event name.
     public var name: String {
@@ -80,7 +81,8 @@ public enum ControlEvent: Sendable, Equatable {
     public var jsonPayload: String {
         var object: [String: Any] = [:]
         switch self {
-        case .updateAvailable(let version), .reload(let version): object["version"] = version
+        case .updateAvailable(let version): object["version"] = version
+        case .reload(let target): object["version"] = target.description
         case .error(let message): object["message"] = message
         case .downloadProgress(let version, let completed, let total):
             object["version"] = version

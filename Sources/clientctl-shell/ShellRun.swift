@@ -135,7 +135,7 @@ final class ShellRun: @unchecked Sendable {
         defer { forward.cancel() }
         do {
             let report = try await updater.start(bridge: bridge)
-            log.emit("started", ["version": report.current, "ms": log.millisecondsSinceLaunch])
+            log.emit("started", ["version": report.current.description, "ms": log.millisecondsSinceLaunch])
             if report.shellUpdateReset { Self.printError("new embedded seed: downloaded versions dropped") }
         } catch {
             bridge.ready.open()  // waiting requests get 503; the shell is closing

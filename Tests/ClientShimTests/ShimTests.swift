@@ -51,7 +51,8 @@ import Testing
                 ["version": "2.0.0", "completed": "10", "total": "300"]
             ),
             (.downloadProgress(version: "2.0.0", completed: 10, total: nil), "downloadProgress", ["version": "2.0.0", "completed": "10"]),
-            (.reload(version: "1.0.0"), "reload", ["version": "1.0.0"]),
+            (.reload(to: .installed("1.0.0")), "reload", ["version": "1.0.0"]),
+            (.reload(to: .embedded), "reload", ["version": "embedded"]),
         ]
         for (event, name, fields) in events {
             #expect(event.name == name)

@@ -50,7 +50,7 @@ import Testing
         while rig.clock.sleeperCount == 0 { await Task.yield() }
         rig.clock.advance(by: .seconds(10))
         let failed = await waitForEvent(events, isFailure)
-        #expect(failed == .watchdog(.failed(version: "1.3.0", reason: .timedOut, blacklisted: false, revertedTo: "1.1.0")))
+        #expect(failed == .watchdog(.failed(version: "1.3.0", reason: .timedOut, blacklisted: false, revertedTo: .installed("1.1.0"))))
         await updater.shutdown()
     }
 
@@ -106,7 +106,7 @@ import Testing
         await agent.shutdown()
         #expect(!FileManager.default.fileExists(atPath: rig.layout.root + "/agent.json"))
         let report = try await other.rollback()
-        #expect(report.current == "1.1.0" && report.blacklist == ["1.3.0"], "once the agent is gone, one-shot commands write again")
+        #expect(report.current == .installed("1.1.0") && report.blacklist == ["1.3.0"], "once the agent is gone, one-shot commands write again")
     }
 
     // MARK: one update check

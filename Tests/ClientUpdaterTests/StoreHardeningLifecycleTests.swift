@@ -35,7 +35,7 @@ import Testing
         let first = watchdog.timerFired(state: &state, now: .seconds(10), available: ["1.0.0"])
         #expect(state.current == "1.0.0" && state.retry == ["1.0.0"] && state.trial == nil, "\(state)")
         #expect(!first.contains { $0.isReload })
-        #expect(first.contains(.report(.failed(version: "1.0.0", reason: .timedOut, blacklisted: false, revertedTo: "1.0.0"))))
+        #expect(first.contains(.report(.failed(version: "1.0.0", reason: .timedOut, blacklisted: false, revertedTo: .installed("1.0.0")))))
         // A manual rollback has nothing to go back to: refused before anything changes.
         #expect(!watchdog.canRollBack(state: state, available: ["1.0.0"]))
         watchdog.hasSeed = true

@@ -11,7 +11,7 @@ import Testing
         let rig = try LifecycleRig()
         let updater = rig.makeUpdater()
         let started = try await updater.start(bridge: rig.bridge, clock: WatchdogClock(rig.clock))
-        #expect(started.current == "embedded" && started.trial == nil)
+        #expect(started.current == .embedded && started.trial == nil)
         #expect(await rig.bridge.take() == ["base 0.9.0"])
         let page = try String(contentsOfFile: rig.layout.serving + "/0.9.0/index.html", encoding: .utf8)
         #expect(page.contains(Shim.marker), "the organized seed carries the shim")
@@ -30,7 +30,7 @@ import Testing
             } == .updateAvailable(version: "1.0.0"))
 
         let switched = try await updater.reload()
-        #expect(switched.current == "1.0.0" && switched.trial == "1.0.0" && switched.pending == nil)
+        #expect(switched.current == .installed("1.0.0") && switched.trial == "1.0.0" && switched.pending == nil)
         #expect(await rig.bridge.take() == ["base 1.0.0", "reload"])
         #expect(rig.state.trial?.pid == getpid())
 
@@ -57,7 +57,7 @@ import Testing
         #expect(rig.state.trial?.version == "1.2.0", "still on trial before the deadline")
         rig.clock.advance(by: .seconds(1))
         let first = await waitForEvent(events, isFailure)
-        #expect(first == .watchdog(.failed(version: "1.2.0", reason: .timedOut, blacklisted: false, revertedTo: "1.1.0")))
+        #expect(first == .watchdog(.failed(version: "1.2.0", reason: .timedOut, blacklisted: false, revertedTo: .installed("1.1.0"))))
         var state = rig.state
         #expect(state.current == "1.1.0" && state.retry == ["1.2.0"] && state.blacklist.isEmpty && state.trial == nil)
         #expect(await rig.bridge.take() == ["base 1.2.0", "reload", "base 1.1.0", "reload"])
@@ -69,7 +69,7 @@ import Testing
         while rig.clock.sleeperCount == 0 { await Task.yield() }
         rig.clock.advance(by: .seconds(10))
         let second = await waitForEvent(events, isFailure)
-        #expect(second == .watchdog(.failed(version: "1.2.0", reason: .timedOut, blacklisted: true, revertedTo: "1.1.0")))
+        #expect(second == .watchdog(.failed(version: "1.2.0", reason: .timedOut, blacklisted: true, revertedTo: .installed("1.1.0"))))
         state = rig.state
         #expect(state.current == "1.1.0" && state.retry.isEmpty && state.blacklist == ["1.2.0"] && state.lastKnownGood == "1.1.0")
         // Blacklisted: never offered again.
@@ -90,9 +90,10 @@ import Testing
         }
         let next = rig.makeUpdater()
         let report = try await next.start(bridge: rig.bridge, clock: WatchdogClock(ManualClock()))
-        #expect(report.current == "1.0.0")
+        #expect(report.current == .installed("1.0.0"))
         #expect(report.retry == ["1.1.0"] && report.trial == nil)
-        #expect(report.events == [WatchdogEvent.failed(version: "1.1.0", reason: .processDied, blacklisted: false, revertedTo: "1.0.0").message])
+        let died = WatchdogEvent.failed(version: "1.1.0", reason: .processDied, blacklisted: false, revertedTo: .installed("1.0.0"))
+        #expect(report.events == [died.message])
         await next.shutdown()
     }
 
@@ -105,7 +106,7 @@ import Testing
         #expect(rig.state.trial == nil && rig.state.retry.isEmpty && rig.state.current == "1.0.0")
         let next = rig.makeUpdater()
         let report = try await next.start(bridge: rig.bridge, clock: WatchdogClock(ManualClock()))
-        #expect(report.current == "1.0.0" && report.trial == "1.0.0", "a fresh trial at the next start")
+        #expect(report.current == .installed("1.0.0") && report.trial == "1.0.0", "a fresh trial at the next start")
         await next.shutdown()
     }
 
@@ -135,7 +136,7 @@ import Testing
         try rig.channel.replaceSeed("2.0.0")
         let next = rig.makeUpdater()
         let report = try await next.start(bridge: rig.bridge, clock: WatchdogClock(ManualClock()))
-        #expect(report.shellUpdateReset && report.current == "embedded" && report.lastKnownGood == nil)
+        #expect(report.shellUpdateReset && report.current == .embedded && report.lastKnownGood == nil)
         #expect(rig.clients().isEmpty && rig.channel.removed == ["1.0.0"])
         #expect(rig.serving() == ["2.0.0"])
         #expect(rig.state.lastSeenEmbeddedVersion == "2.0.0" && rig.state.memory(FakeChannel.Memory.self)?.highestAccepted == "1.0.0")
@@ -196,8 +197,9 @@ import Testing
         try await rig.makeUpdater().reload()
         rig.advanceWallClock(10)
         let late = try await rig.makeUpdater().startupDidComplete()
-        #expect(late.current == "1.0.0" && late.retry == ["1.1.0"])
-        #expect(late.events.first == WatchdogEvent.failed(version: "1.1.0", reason: .timedOut, blacklisted: false, revertedTo: "1.0.0").message)
+        #expect(late.current == .installed("1.0.0") && late.retry == ["1.1.0"])
+        let timedOut = WatchdogEvent.failed(version: "1.1.0", reason: .timedOut, blacklisted: false, revertedTo: .installed("1.0.0"))
+        #expect(late.events.first == timedOut.message)
     }
 
     @Test func rollbackBlacklistsAndGcKeepsProtectedVersions() async throws {
@@ -207,7 +209,7 @@ import Testing
         try await cli.startupDidComplete()
         try await rig.publishAndSwitch("1.1.0", on: cli)
         let rolled = try await cli.rollback()
-        #expect(rolled.current == "1.0.0" && rolled.blacklist == ["1.1.0"])
+        #expect(rolled.current == .installed("1.0.0") && rolled.blacklist == ["1.1.0"])
         #expect(rolled.servingDirectory == rig.layout.serving + "/1.0.0")
         let gc = try await cli.collectGarbage()
         #expect(gc.removed == ["1.1.0"] && rig.clients() == ["1.0.0"])
@@ -224,7 +226,7 @@ import Testing
         try await cli.rollback()
         let next = rig.makeUpdater()
         let report = try await next.start(bridge: rig.bridge, clock: WatchdogClock(ManualClock()))
-        #expect(report.current == "1.0.0" && report.trial == nil, "the seed rule finds nothing: last known good, not the seed")
+        #expect(report.current == .installed("1.0.0") && report.trial == nil, "the seed rule finds nothing: last known good, not the seed")
         await next.shutdown()
     }
 }

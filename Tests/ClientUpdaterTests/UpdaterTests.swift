@@ -28,8 +28,8 @@ import Testing
         #expect(state.pending == "1.0.0")
         #expect(state.current == nil)
         let status = try await updater.status()
-        #expect(status.current == "embedded")
-        #expect(status.selected == "1.0.0")
+        #expect(status.current == .embedded)
+        #expect(status.selected == .installed("1.0.0"))
         #expect(status.lastCheck?.result == "installed")
     }
 

@@ -61,7 +61,7 @@ import Testing
         var w = Watchdog(timeout: .seconds(10))
         var s = state(current: "1.0.0", lkg: "1.0.0")
         let before = s
-        #expect(w.startupDidComplete(state: &s, now: .seconds(1), available: available) == [.report(.noTrial(current: "1.0.0"))])
+        #expect(w.startupDidComplete(state: &s, now: .seconds(1), available: available) == [.report(.noTrial(current: .installed("1.0.0")))])
         #expect(s == before)
     }
 
@@ -73,7 +73,7 @@ import Testing
         var s = state(current: nil, lkg: "1.0.0")
         #expect(
             w.startupDidComplete(state: &s, now: .seconds(1), available: available)
-                == [.persist, .runRetention, .report(.noTrial(current: nil))])
+                == [.persist, .runRetention, .report(.noTrial(current: .embedded))])
         #expect(s.lastKnownGood == nil && s.current == nil)
     }
 
@@ -82,7 +82,7 @@ import Testing
         var s = state(current: "1.0.0", lkg: "1.0.0")
         _ = w.activate("1.1.0", state: &s, now: .zero, trial: owner)
         let actions = w.startupDidComplete(state: &s, now: .seconds(10), available: available)
-        #expect(actions.contains(.report(.failed(version: "1.1.0", reason: .timedOut, blacklisted: false, revertedTo: "1.0.0"))))
+        #expect(actions.contains(.report(.failed(version: "1.1.0", reason: .timedOut, blacklisted: false, revertedTo: .installed("1.0.0")))))
         #expect(s.lastKnownGood == "1.0.0" && s.current == "1.0.0")
     }
 
@@ -101,15 +101,15 @@ import Testing
         let first = w.timerFired(state: &s, now: .seconds(10), available: available)
         #expect(
             first == [
-                .cancelTimer, .persist, .reload(to: "1.1.0"),
-                .report(.failed(version: "1.2.0", reason: .timedOut, blacklisted: false, revertedTo: "1.1.0")),
+                .cancelTimer, .persist, .reload(to: .installed("1.1.0")),
+                .report(.failed(version: "1.2.0", reason: .timedOut, blacklisted: false, revertedTo: .installed("1.1.0"))),
             ])
         #expect(s.retry == ["1.2.0"] && s.blacklist.isEmpty && s.current == "1.1.0" && s.trial == nil)
         #expect(w.phase == .idle)
 
         _ = w.activate("1.2.0", state: &s, now: .seconds(20), trial: owner)
         let second = w.timerFired(state: &s, now: .seconds(30), available: available)
-        #expect(second.contains(.report(.failed(version: "1.2.0", reason: .timedOut, blacklisted: true, revertedTo: "1.1.0"))))
+        #expect(second.contains(.report(.failed(version: "1.2.0", reason: .timedOut, blacklisted: true, revertedTo: .installed("1.1.0")))))
         #expect(s.retry.isEmpty && s.blacklist == ["1.2.0"] && s.current == "1.1.0")
         #expect(s.lastKnownGood == "1.1.0")
     }
@@ -119,7 +119,7 @@ import Testing
         var s = state()
         _ = w.activate("1.0.0", state: &s, now: .zero, trial: owner)
         let actions = w.timerFired(state: &s, now: .seconds(1), available: available)
-        #expect(actions.contains(.reload(to: nil)))
+        #expect(actions.contains(.reload(to: .embedded)))
         #expect(s.current == nil && s.retry == ["1.0.0"])
     }
 
@@ -128,7 +128,7 @@ import Testing
         var s = state(current: "1.0.0", lkg: "1.0.0")
         _ = w.activate("1.1.0", state: &s, now: .zero, trial: owner)
         let actions = w.timerFired(state: &s, now: .seconds(2), available: ["1.1.0"])
-        #expect(actions.contains(.reload(to: nil)))
+        #expect(actions.contains(.reload(to: .embedded)))
         #expect(s.current == nil)
     }
 
@@ -168,8 +168,8 @@ import Testing
         let actions = w.recover(state: &s, now: .zero, wallClock: t0.addingTimeInterval(1), owner: .gone, available: available)
         #expect(
             actions == [
-                .persist, .reload(to: "1.0.0"),
-                .report(.failed(version: "1.1.0", reason: .processDied, blacklisted: false, revertedTo: "1.0.0")),
+                .persist, .reload(to: .installed("1.0.0")),
+                .report(.failed(version: "1.1.0", reason: .processDied, blacklisted: false, revertedTo: .installed("1.0.0"))),
             ])
         #expect(s.retry == ["1.1.0"] && s.current == "1.0.0" && s.trial == nil)
     }
@@ -204,7 +204,7 @@ import Testing
         var w = Watchdog(timeout: .seconds(10))
         var s = trialState(owner: .detached(at: t0))
         let actions = w.recover(state: &s, now: .zero, wallClock: t0.addingTimeInterval(10), owner: .none, available: available)
-        #expect(actions.contains(.report(.failed(version: "1.1.0", reason: .timedOut, blacklisted: false, revertedTo: "1.0.0"))))
+        #expect(actions.contains(.report(.failed(version: "1.1.0", reason: .timedOut, blacklisted: false, revertedTo: .installed("1.0.0")))))
     }
 
     @Test func aStaleTrialOfAVersionThatIsNotCurrentIsDropped() {
@@ -231,8 +231,8 @@ import Testing
         let actions = w.rollback(state: &s, available: available)
         #expect(
             actions == [
-                .cancelTimer, .persist, .reload(to: "1.0.0"),
-                .report(.failed(version: "1.1.0", reason: .rolledBack, blacklisted: true, revertedTo: "1.0.0")),
+                .cancelTimer, .persist, .reload(to: .installed("1.0.0")),
+                .report(.failed(version: "1.1.0", reason: .rolledBack, blacklisted: true, revertedTo: .installed("1.0.0"))),
             ])
         #expect(s.blacklist == ["1.1.0"] && s.retry.isEmpty && s.current == "1.0.0" && s.trial == nil)
     }
@@ -240,7 +240,7 @@ import Testing
     @Test func rollingBackTheLastKnownGoodGoesToTheSeed() {
         var w = Watchdog(timeout: .seconds(10))
         var s = state(current: "1.0.0", lkg: "1.0.0")
-        #expect(w.rollback(state: &s, available: available).contains(.reload(to: nil)))
+        #expect(w.rollback(state: &s, available: available).contains(.reload(to: .embedded)))
         #expect(s.lastKnownGood == nil && s.current == nil && s.blacklist == ["1.0.0"])
     }
 

@@ -224,7 +224,7 @@ import Testing
         #expect(h.state.current == "gen2" && h.state.blacklist == ["x"])
         try h.updateState { $0.lastSeenEmbeddedVersion = "an-older-shell" }
         let report = try await h.restart()
-        #expect(report.shellUpdateReset && report.current == "embedded")
+        #expect(report.shellUpdateReset && report.current == .embedded)
         #expect(!FileManager.default.fileExists(atPath: h.layout.meteor + "/gen2"))
         #expect(h.state.current == nil && h.state.lastKnownGood == nil && h.state.blacklist.isEmpty)
         #expect(h.state.meteor?.lastDownloadedVersion == nil && h.state.meteor?.appId == "generatedappid")

@@ -151,7 +151,7 @@ final class MeteorHarness: @unchecked Sendable {
     @discardableResult
     func selectedAfterRestart() async throws -> String? {
         let report = try await restart()
-        return report.current == "embedded" ? nil : report.current
+        return report.current.installedID
     }
 
     /// A fresh agent start over the same root, shut down again.

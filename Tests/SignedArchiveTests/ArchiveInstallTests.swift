@@ -22,9 +22,9 @@ import Testing
         #expect(second.result == .installed)
         #expect(second.version == "1.1.0")
         let status = try await f.updater().status()
-        #expect(status.selected == "1.1.0")
+        #expect(status.selected == .installed("1.1.0"))
         #expect(status.pending == "1.1.0")
-        #expect(status.current == "embedded")
+        #expect(status.current == .embedded)
         #expect(status.highestAccepted == "1.1.0")
         #expect(status.installed.map(\.version).sorted() == ["1.0.0", "1.1.0"])
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: f.layout.clients).filter { $0.hasPrefix(".") }

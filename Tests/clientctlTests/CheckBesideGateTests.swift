@@ -98,7 +98,7 @@ import Testing
         rig.held.release()
         let report = try await check.value
 
-        #expect(failed == .watchdog(.failed(version: "1.1.0", reason: .timedOut, blacklisted: false, revertedTo: "1.0.0")))
+        #expect(failed == .watchdog(.failed(version: "1.1.0", reason: .timedOut, blacklisted: false, revertedTo: .installed("1.0.0"))))
         #expect(stillDownloading, "rolled back while the archive of 2.0.0 was still held half way")
         #expect(afterRollback.current == "1.0.0" && afterRollback.trial == nil && afterRollback.retry == ["1.1.0"])
         #expect(report.result == .installed && report.pending == "2.0.0")
@@ -143,7 +143,7 @@ import Testing
         rig.held.release()
         let report = try await check.value
 
-        #expect(try switched?.get().current == "1.1.0", "the switch finished while the install ran")
+        #expect(try switched?.get().current == .installed("1.1.0"), "the switch finished while the install ran")
         #expect(stillDownloading)
         #expect(report.pending == "2.0.0")
         let state = rig.state

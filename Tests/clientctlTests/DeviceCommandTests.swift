@@ -33,7 +33,7 @@ import Testing
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         let s = try decoder.decode(StatusReport.self, from: status.stdout)
-        #expect(s.current == "embedded" && s.pending == "1.0.0" && s.selected == "1.0.0")
+        #expect(s.current == .embedded && s.pending == "1.0.0" && s.selected == .installed("1.0.0"))
         #expect(s.lastCheck?.result == "installed")
 
         let list = try await ClientctlBinary.run(["list", "--root", root])

@@ -86,7 +86,7 @@ import Testing
         Tmpfs.fill(disk.path + "/filler", leaving: 0)
         let updater = try f.updater()
         let started = try await updater.start(bridge: nil)
-        #expect(started.current == "1.0.0")
+        #expect(started.current == .installed("1.0.0"))
         #expect(started.pending == "1.1.0")
         #expect(started.trial == nil)
         #expect(try String(contentsOfFile: (started.servingDirectory ?? "") + "/index.html", encoding: .utf8).contains(">1.0.0<"))
@@ -95,7 +95,7 @@ import Testing
         unlink(disk.path + "/filler")
         let later = try f.updater()
         let next = try await later.start(bridge: nil)
-        #expect(next.current == "1.1.0")
+        #expect(next.current == .installed("1.1.0"))
         #expect(next.trial == "1.1.0")
         await later.shutdown()
     }

@@ -26,14 +26,15 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var channelKind: String
     public var channel: String?
     public var shellVersion: String
-    /// The version being served; `embedded` when the embedded seed runs.
-    public var current: String
+    /// The version being served (`"embedded"` in JSON when the embedded seed runs).
+    public var current: RunningVersion
     /// The embedded seed's version, when known.
     public var embeddedVersion: String?
     public var pending: String?
     public var lastKnownGood: String?
-    /// What the next fresh start would run by the seed rule (`embedded` when nothing installed qualifies).
-    public var selected: String
+    /// What the next fresh start would run by the seed rule (the embedded seed when
+    /// nothing installed qualifies).
+    public var selected: RunningVersion
     public var highestAccepted: String?
     /// The signed trust root in force (`root/N.json`); 0 for a root of `--trust` keys.
     public var trustRoot: Int?
@@ -57,11 +58,11 @@ public struct StatusReport: Codable, Sendable, Equatable {
         channelKind = config.channelKind.rawValue
         channel = summary.channel
         shellVersion = config.shellVersion.description
-        current = state.current ?? "embedded"
+        current = RunningVersion(state.current)
         embeddedVersion = embedded?.id
         pending = state.pending
         lastKnownGood = state.lastKnownGood
-        self.selected = selected.flatMap { $0.isEmbedded ? nil : $0.id } ?? "embedded"
+        self.selected = RunningVersion(selected.flatMap { $0.isEmbedded ? nil : $0.id })
         highestAccepted = summary.highestAccepted
         trustRoot = summary.trustRoot
         blacklist = state.blacklist

@@ -85,9 +85,9 @@ package struct Watchdog: Sendable, Equatable {
             // version now, and retention may drop the downloads it replaced.
             if state.current == nil, state.trial == nil, hasSeed {
                 state.lastKnownGood = nil
-                return timer + [.persist, .runRetention, .report(.noTrial(current: nil))]
+                return timer + [.persist, .runRetention, .report(.noTrial(current: .embedded))]
             }
-            return timer + [.report(.noTrial(current: state.current))]
+            return timer + [.report(.noTrial(current: RunningVersion(state.current)))]
         }
         if case .trial(let version, let deadline) = phase, version == trial.version, now >= deadline {
             return fail(trial.version, reason: .timedOut, state: &state, available: available)
@@ -187,8 +187,8 @@ package struct Watchdog: Sendable, Equatable {
         guard state.current == version, target != nil || hasSeed else { return [] }
         if state.lastKnownGood == version { state.lastKnownGood = nil }
         var actions = activate(target, state: &state, now: now, trial: trial)
-        actions.append(.reload(to: target))
-        actions.append(.report(.revoked(version: version, switchedTo: target)))
+        actions.append(.reload(to: RunningVersion(target)))
+        actions.append(.report(.revoked(version: version, switchedTo: RunningVersion(target))))
         return actions
     }
 
@@ -238,14 +238,14 @@ package struct Watchdog: Sendable, Equatable {
             state.current = version
             if state.pending == version { state.pending = nil }
             return (wasTiming ? [.cancelTimer] : []) + [
-                .persist, .report(.failed(version: version, reason: reason, blacklisted: blacklisted, revertedTo: version)),
+                .persist, .report(.failed(version: version, reason: reason, blacklisted: blacklisted, revertedTo: .installed(version))),
             ]
         }
         state.current = target
         if state.pending == target || state.pending == version { state.pending = nil }
         return (wasTiming ? [.cancelTimer] : []) + [
-            .persist, .reload(to: target),
-            .report(.failed(version: version, reason: reason, blacklisted: blacklisted, revertedTo: target)),
+            .persist, .reload(to: RunningVersion(target)),
+            .report(.failed(version: version, reason: reason, blacklisted: blacklisted, revertedTo: RunningVersion(target))),
         ]
     }
 }

@@ -12,8 +12,8 @@ package enum WatchdogAction: Sendable, Equatable {
     case cancelTimer
     /// A version was committed: run retention (docs/device-layout.md#retention).
     case runRetention
-    /// Serve `to` (`nil` = the embedded seed) and reload the web view.
-    case reload(to: String?)
+    /// Serve `to` and reload the web view.
+    case reload(to: RunningVersion)
     /// Tell the host and the log what happened.
     case report(WatchdogEvent)
 }
@@ -33,13 +33,13 @@ public enum WatchdogEvent: Sendable, Equatable {
     /// `version` completed start-up and is now `lastKnownGood`.
     case committed(version: String)
     /// `version` failed; it is now on the retry list or (`blacklisted`) the blacklist, and
-    /// the device reverted to `revertedTo` (`nil` = the embedded seed).
-    case failed(version: String, reason: FailureReason, blacklisted: Bool, revertedTo: String?)
-    /// The channel revoked `version` while it ran: the device switched to `switchedTo`
-    /// (`nil` = the embedded seed).
-    case revoked(version: String, switchedTo: String?)
+    /// the device reverted to `revertedTo` (the failed version itself when there was
+    /// nothing to revert to: it keeps running rather than a blank screen).
+    case failed(version: String, reason: FailureReason, blacklisted: Bool, revertedTo: RunningVersion)
+    /// The channel revoked `version` while it ran: the device switched to `switchedTo`.
+    case revoked(version: String, switchedTo: RunningVersion)
     /// `startupDidComplete` arrived while nothing was on trial.
-    case noTrial(current: String?)
+    case noTrial(current: RunningVersion)
     /// A rollback was asked for while the embedded seed runs.
     case nothingToRollBack
     /// An acknowledgement named `acknowledged` while `onTrial` is on trial (a page of an
@@ -53,12 +53,12 @@ public enum WatchdogEvent: Sendable, Equatable {
         case .committed(let v): return "\(v) completed startup: it is now the last known good version"
         case .failed(let v, let reason, let blacklisted, let target):
             let list = blacklisted ? "blacklisted" : "will be retried once"
-            if target == v {
+            if target == .installed(v) {
                 return "\(v) \(reason.message); \(list); it keeps running: no last known good version and no embedded seed to revert to"
             }
-            return "\(v) \(reason.message); \(list); reverted to \(target ?? "the embedded seed")"
-        case .revoked(let v, let target): return "\(v) was revoked by its channel; switched to \(target ?? "the embedded seed")"
-        case .noTrial(let current): return "nothing on trial (\(current ?? "the embedded seed") runs)"
+            return "\(v) \(reason.message); \(list); reverted to \(target.spoken)"
+        case .revoked(let v, let target): return "\(v) was revoked by its channel; switched to \(target.spoken)"
+        case .noTrial(let current): return "nothing on trial (\(current.spoken) runs)"
         case .nothingToRollBack: return "the embedded seed runs: nothing to roll back"
         case .refused(let acknowledged, let onTrial):
             return "startup complete of \(acknowledged) refused: \(onTrial) is on trial, not \(acknowledged)"

@@ -3,8 +3,8 @@ import Foundation
 /// What a lifecycle operation did: the `--json` shape of `reload`, `ack`, `rollback`
 /// and `gc`, and what ``Updater/start(bridge:clock:shim:lockWait:)`` returns.
 public struct LifecycleReport: Codable, Sendable, Equatable {
-    /// The version served now; `embedded` when the embedded seed runs.
-    public var current: String
+    /// The version served now (`"embedded"` in JSON when the embedded seed runs).
+    public var current: RunningVersion
     /// The organized folder to load (`serving/<id>`).
     public var servingDirectory: String?
     public var pending: String?
@@ -102,7 +102,7 @@ extension Updater {
     /// be served (nothing to revert to) fails with the root as it was.
     func performLocked(_ actions: [WatchdogAction], state: inout DeviceState, followup: inout Followup) throws {
         for action in actions {
-            if case .reload(let target) = action { followup.reloadTo = try organizeForServing(target) }
+            if case .reload(let target) = action { followup.reloadTo = try organizeForServing(target.installedID) }
         }
         if actions.contains(.persist) {
             channel.servingChanged(state: &state)
@@ -239,7 +239,7 @@ extension Updater {
             directory = id.flatMap { layout.servingDirectory($0) }
         }
         return LifecycleReport(
-            current: state.current ?? "embedded", servingDirectory: directory, pending: state.pending,
+            current: RunningVersion(state.current), servingDirectory: directory, pending: state.pending,
             lastKnownGood: state.lastKnownGood, trial: state.trial?.version, blacklist: state.blacklist,
             retry: state.retry, events: followup.events.map(\.message), removed: followup.removed,
             failed: followup.events.compactMap { event -> String? in

@@ -57,7 +57,7 @@ public struct UpdaterControl: ControlHandler {
                         continuation.yield(.downloadProgress(version: version, completed: completed, total: total))
                     case .watchdog(.failed(_, _, _, let revertedTo)), .watchdog(.revoked(_, let revertedTo)):
                         // A page left on the failed (or revoked) version reloads.
-                        continuation.yield(.reload(version: revertedTo ?? "embedded"))
+                        continuation.yield(.reload(to: revertedTo))
                     case .watchdog, .switched, .installNote: break
                     }
                 }

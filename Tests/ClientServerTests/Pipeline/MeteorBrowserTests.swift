@@ -58,7 +58,7 @@ import Testing
 
         let started = try await updater.start(bridge: ServerBridge(server), clock: WatchdogClock(clock))
         server.setControlHandler(UpdaterControl(updater))
-        #expect(started.current == "embedded")
+        #expect(started.current == .embedded)
         #expect(Self.pageVersion(try await Chromium.dumpDOM(url)) == "version1")
         let events = await updater.events()
 
@@ -82,7 +82,7 @@ import Testing
             try await clock.waitForSleeper()
             clock.advance(by: .seconds(2))
             let failure = await waitForWatchdogFailure(events)
-            #expect(failure == .failed(version: "version3", reason: .timedOut, blacklisted: round == 2, revertedTo: "version2"))
+            #expect(failure == .failed(version: "version3", reason: .timedOut, blacklisted: round == 2, revertedTo: .installed("version2")))
         }
         let state = StateStore.load(layout)
         #expect(state.current == "version2" && state.lastKnownGood == "version2")

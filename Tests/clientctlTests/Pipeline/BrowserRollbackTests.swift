@@ -19,7 +19,7 @@ import Testing
         #expect(Chromium.text(of: "version", in: dom) == "1.0.0")
         #expect(Chromium.text(of: "acked", in: dom) == "yes", "the page's startupDidComplete reached the server")
         var status = try await rig.waitForStatus { $0.lastKnownGood == "1.0.0" }
-        #expect(status.current == "1.0.0" && status.trial == nil)
+        #expect(status.current == .installed("1.0.0") && status.trial == nil)
 
         // v1.1.0 acknowledges: it becomes last known good.
         try await rig.publish("1.1.0", script: ReleaseRig.acknowledging)
@@ -29,12 +29,12 @@ import Testing
         dom = try await Chromium.dumpDOM(serve.baseURL)
         #expect(Chromium.text(of: "version", in: dom) == "1.1.0")
         status = try await rig.waitForStatus { $0.lastKnownGood == "1.1.0" }
-        #expect(status.current == "1.1.0" && status.trial == nil)
+        #expect(status.current == .installed("1.1.0") && status.trial == nil)
 
         // A short startup timeout from here on (`serve --startup-timeout`); SIGTERM first.
         #expect(serve.stop(SIGTERM) == 0, "SIGTERM shuts serve down cleanly: \(serve.stderr)")
         serve = try await ServeProcess(root: rig.root, arguments: ["--startup-timeout", "5"], scratch: rig.tmp.path)
-        await #expect(try rig.status().current == "1.1.0")
+        await #expect(try rig.status().current == .installed("1.1.0"))
 
         // v1.2.0 throws before acknowledging: rolled back after the timeout, retried once.
         try await rig.publish("1.2.0", script: ReleaseRig.broken)
@@ -44,7 +44,7 @@ import Testing
         #expect(Chromium.text(of: "version", in: dom) == "1.2.0")
         #expect(Chromium.text(of: "acked", in: dom) == "no")
         status = try await rig.waitForStatus { $0.trial == nil }
-        #expect(status.current == "1.1.0" && status.retry == ["1.2.0"] && status.blacklist.isEmpty)
+        #expect(status.current == .installed("1.1.0") && status.retry == ["1.2.0"] && status.blacklist.isEmpty)
 
         // The next check offers it again (the retry); it fails again: blacklisted.
         await #expect(try serve.control("check").status == 200)
@@ -53,7 +53,7 @@ import Testing
         dom = try await Chromium.dumpDOM(serve.baseURL)
         #expect(Chromium.text(of: "version", in: dom) == "1.2.0")
         status = try await rig.waitForStatus { $0.trial == nil }
-        #expect(status.current == "1.1.0" && status.lastKnownGood == "1.1.0")
+        #expect(status.current == .installed("1.1.0") && status.lastKnownGood == "1.1.0")
         #expect(status.blacklist == ["1.2.0"] && status.retry.isEmpty && status.pending == nil)
 
         // The page shows v1.1.0 again, and a check no longer offers v1.2.0.

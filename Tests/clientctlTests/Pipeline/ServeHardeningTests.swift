@@ -73,7 +73,7 @@ import Testing
         // The version's own page still loads and acknowledges: the trial was not failed.
         let own = try await Chromium.dumpDOM(serve.baseURL)
         #expect(Chromium.text(of: "acked", in: own) == "yes")
-        await #expect(try rig.waitForStatus { $0.lastKnownGood == "1.0.0" }.current == "1.0.0")
+        await #expect(try rig.waitForStatus { $0.lastKnownGood == "1.0.0" }.current == .installed("1.0.0"))
     }
 
     @Test func plantedFIFOsAndSymlinksAreRefusedFast() async throws {
