@@ -6,7 +6,7 @@ import MeteorHotCodePush
 import SignedArchive
 
 /// A device root opened for use: its layout, config, the channel its config names and the
-/// ``Updater`` that sequences them. The one entry point of every host: `clientctl`'s device
+/// `Updater` that sequences them. The one entry point of every host: `clientctl`'s device
 /// commands, `clientctl serve` and the native shell all open a root with ``open(root:options:)``.
 ///
 /// ```swift
@@ -18,7 +18,7 @@ public struct DeviceEngine: Sendable {
     /// What a host may inject; every field has the production default.
     public struct Options: Sendable {
         /// The transport for feeds, manifests and archives (seed 004's host-owned
-        /// transport); `nil`: ``DefaultTransport`` with the root's `proxy` and `caFile`.
+        /// transport); `nil`: `DefaultTransport` with the root's `proxy` and `caFile`.
         public var transport: (any Transport)?
         /// The wall clock (for expiries and trial records).
         public var now: @Sendable () -> Date
@@ -54,7 +54,7 @@ public struct DeviceEngine: Sendable {
 
     /// The device root a host was given: `explicit` (a `--root` flag) when set, else the
     /// `CLIENTCTL_ROOT` environment variable.
-    /// - Throws: ``UpdaterError`` `.invalidArgument` when neither names one.
+    /// - Throws: `UpdaterError` `.invalidArgument` when neither names one.
     public static func rootPath(_ explicit: String?) throws -> String {
         if let explicit, !explicit.isEmpty { return explicit }
         if let env = ProcessInfo.processInfo.environment["CLIENTCTL_ROOT"], !env.isEmpty { return env }
@@ -63,7 +63,7 @@ public struct DeviceEngine: Sendable {
 
     /// Opens the root at `root`: it must exist and hold a valid `config.json` (made by
     /// `clientctl init`); the channel is chosen from the config's `channelKind`.
-    /// - Throws: ``UpdaterError`` `.configInvalid` for a missing root, an invalid config or
+    /// - Throws: `UpdaterError` `.configInvalid` for a missing root, an invalid config or
     ///   an unknown channel kind.
     public static func open(root: String, options: Options = Options()) throws -> DeviceEngine {
         try open(RootLayout(root: root), options: options)

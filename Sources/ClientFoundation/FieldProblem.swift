@@ -1,8 +1,8 @@
 /// A field of a request (a root's setup, a release to publish) that failed validation.
 ///
 /// Libraries name fields as their requests and config do (`manifestURL`), never the
-/// flags of a command line; other fields a message mentions are quoted in backticks
-/// (`` `allowInsecureHTTP` ``). Errors carry it as their `underlying` cause, so a front
+/// flags of a command line; other fields a message mentions are quoted in backticks in
+/// its text. Errors carry it as their `underlying` cause, so a front
 /// end can say the same in its own words (the command line names its flags).
 public struct FieldProblem: Error, Sendable, Equatable {
     /// The field, as the request names it.

@@ -1,7 +1,7 @@
 import Foundation
 
-/// The one rule for the names of served files, shared by `publish` (``SourceTree``),
-/// extraction (`EntryRule`) and the ``Organizer``, so a release that publishes and
+/// The one rule for the names of served files, shared by `publish` (`SourceTree`),
+/// extraction (`EntryRule`) and the `Organizer`, so a release that publishes and
 /// installs can always be organized and served.
 ///
 /// The organizer maps a URL path to a file in `serving/<id>/` by percent-decoding it and

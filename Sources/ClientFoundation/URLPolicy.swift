@@ -13,6 +13,7 @@ public enum URLPolicy {
 
     /// Checks `url` against the policy.
     /// - Parameters:
+    ///   - url: the URL to check.
     ///   - manifestIsFile: the manifest was read from a `file:` URL.
     ///   - allowInsecureHTTP: the device's opt-in for `http:` to other hosts.
     public static func check(_ url: URL, manifestIsFile: Bool, allowInsecureHTTP: Bool) -> Status {

@@ -1,8 +1,8 @@
 import ClientUpdater
 import Foundation
 
-/// The production ``Transport``: `file:` URLs from the disk (``FileTransport``), `http:`
-/// and `https:` through ``HTTPTransport`` on the process-wide ``HTTPClientRegistry``.
+/// The production `Transport`: `file:` URLs from the disk (`FileTransport`), `http:`
+/// and `https:` through `HTTPTransport` on the process-wide `HTTPClientRegistry`.
 ///
 /// Every `DefaultTransport` with the same settings shares one connection pool, so
 /// making one per channel or per command costs nothing.

@@ -6,7 +6,8 @@ package enum ClientctlVersion {
     package static let string = "0.1.0"
 }
 
-/// How ``HTTPTransport`` connects: proxies, trust, timeouts, identity.
+/// How ``DefaultTransport`` connects over `http:` and `https:`: proxies, trust, timeouts,
+/// identity.
 public struct HTTPTransportSettings: Sendable {
     /// Which proxy each URL goes through.
     public var proxies: ProxySettings
@@ -54,7 +55,7 @@ public struct HTTPTransportSettings: Sendable {
 
     /// The settings of a device root: `config.json`'s `proxy` and `caFile` over the
     /// environment's proxies. A relative `caFile` is resolved against the root.
-    /// - Throws: ``UpdaterError`` `.configInvalid` for a proxy that cannot be parsed or a
+    /// - Throws: `UpdaterError` `.configInvalid` for a proxy that cannot be parsed or a
     ///   `caFile` that cannot be read or holds no PEM certificate.
     public init(
         config: DeviceConfig, root: String? = nil,

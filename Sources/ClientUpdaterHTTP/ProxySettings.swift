@@ -28,7 +28,7 @@ public struct ProxyEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// `scheme://[user:password@]host[:port]`; the port defaults to 1080 like curl's.
     /// `https://` proxies (TLS to the proxy itself) are not supported.
     ///
-    /// - Throws: ``UpdaterError`` `.configInvalid` naming `source` and the problem.
+    /// - Throws: `UpdaterError` `.configInvalid` naming `source` and the problem.
     public init(parsing text: String, source: String) throws {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let withScheme = trimmed.contains("://") ? trimmed : "http://" + trimmed
@@ -83,7 +83,7 @@ public struct ProxySettings: Sendable, Hashable {
 
     /// Reads the environment; `explicit` (e.g. `config.json`'s `proxy`) replaces the
     /// `*_proxy` variables but `NO_PROXY` still applies, as with `curl -x`.
-    /// - Throws: ``UpdaterError`` `.configInvalid` for a proxy value that cannot be parsed.
+    /// - Throws: `UpdaterError` `.configInvalid` for a proxy value that cannot be parsed.
     public init(environment: [String: String], explicit: String? = nil) throws {
         func value(_ names: String...) -> (String, String)? {
             for name in names { if let v = environment[name], !v.isEmpty { return (name, v) } }

@@ -1,6 +1,6 @@
 import ClientUpdater
 
-/// The ``HostBridge`` of `clientctl serve`: switching the base path is the server's
+/// The `HostBridge` of `clientctl serve`: switching the base path is the server's
 /// pointer flip. Pages reload themselves (the shim does after `switchToPendingVersion`),
 /// so `reload()` has nothing to do on the server side.
 public struct ServerBridge: HostBridge {

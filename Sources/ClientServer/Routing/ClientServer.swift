@@ -12,7 +12,7 @@ import ServiceLifecycle
 /// It serves the current `serving/<id>/` folder; ``activate(servingDirectory:)`` loads
 /// another version's index first and then flips one pointer, so a request is always
 /// answered from a single version. `/__clientctl/` requests go to the attached
-/// ``ControlHandler``.
+/// `ControlHandler`.
 ///
 /// ```swift
 /// let server = try ClientServer(configuration: .init(port: ServerConfiguration.derivedPort(forApp: app)))

@@ -22,7 +22,7 @@ public protocol Transport: Sendable {
     /// before the first body chunk (for every status, errors included). Throwing from
     /// `head` aborts the transfer without reading the body; `get` rethrows that error.
     ///
-    /// The ``Downloader`` uses this to judge a status or a `Content-Range` before writing
+    /// The updater's downloader uses this to judge a status or a `Content-Range` before writing
     /// a byte. Production transports implement it; the default implementation, meant for
     /// in-memory test doubles, collects the body of ``get(_:sink:)`` in memory first.
     func get(

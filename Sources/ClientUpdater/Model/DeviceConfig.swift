@@ -117,7 +117,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
 
     /// Reads and validates `config.json` of a root: at most 1 MiB, not writable by other
     /// users (refused, as sshd's StrictModes refuses such files), every value in range and
-    /// the URL rules of ``URLPolicy`` (checked at every load, not only at `init`).
+    /// the URL rules of `URLPolicy` (checked at every load, not only at `init`).
     /// - Throws: ``UpdaterError`` `.configInvalid` (exit 78) naming the file and the reason.
     public static func load(_ layout: RootLayout) throws -> DeviceConfig {
         guard let data = try BoundedFile.read(layout.config, cap: BoundedFile.localStateCap, code: .configInvalid) else {

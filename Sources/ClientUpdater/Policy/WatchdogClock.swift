@@ -1,6 +1,6 @@
-/// The monotonic clock a watchdog driver reads and sleeps on, as ``Duration`` since the
+/// The monotonic clock a watchdog driver reads and sleeps on, as `Duration` since the
 /// clock was made. Wraps any `Clock` (a `ContinuousClock` in production, a manual test
-/// clock in tests), so the ``Watchdog`` itself only ever sees durations.
+/// clock in tests), so the watchdog itself only ever sees durations.
 public struct WatchdogClock: Sendable {
     private let elapsed: @Sendable () -> Duration
     private let sleeper: @Sendable (Duration) async throws -> Void

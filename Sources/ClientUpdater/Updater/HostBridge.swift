@@ -11,9 +11,9 @@ public protocol HostBridge: Sendable {
     func reload() async throws
 }
 
-/// What the updater tells the host as it happens (``Updater/events()``).
+/// What the updater tells the host as it happens (``Updater/events(bufferingPolicy:)``).
 public enum UpdaterEvent: Sendable, Equatable {
-    /// A new version is pending: call ``Updater/reload()`` to switch (Cordova `onNewVersionReady`).
+    /// A new version is pending: call ``Updater/reload(from:lockWait:)`` to switch (Cordova `onNewVersionReady`).
     case updateAvailable(version: String)
     /// An update check or a switch failed (Cordova `onError`).
     case error(message: String)

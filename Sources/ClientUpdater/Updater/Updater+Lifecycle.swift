@@ -27,6 +27,7 @@ extension Updater {
     ///   - bridge: the host; `nil` to only prepare the root.
     ///   - clock: the watchdog's monotonic clock (a manual clock in tests).
     ///   - shim: the WebAppLocalServer shim injected into organized pages.
+    ///   - lockWait: seconds to wait for the root's lock (at most 5 for the agent lock).
     /// - Throws: ``UpdaterError`` `.locked` when another live process runs a trial on
     ///   this root, `.notFound` when there is nothing to serve.
     @discardableResult
@@ -92,8 +93,10 @@ extension Updater {
 
     /// Switches to the pending version (Cordova `switchToPendingVersion`): a pointer flip
     /// to its organized folder, a trial, then the bridge reloads.
-    /// - Parameter pageVersion: the version of the page asking (`nil`: not said); a page
-    ///   of another version than the one served is refused.
+    /// - Parameters:
+    ///   - pageVersion: the version of the page asking (`nil`: not said); a page of
+    ///     another version than the one served is refused.
+    ///   - lockWait: seconds to wait for the root's lock.
     /// - Throws: ``UpdaterError`` `.notFound` when no version is pending, `.conflict`
     ///   when `pageVersion` is not the version served.
     @discardableResult
@@ -138,8 +141,10 @@ extension Updater {
     /// The page finished starting (Cordova `startupDidComplete`): commits the trial of
     /// the current version and runs retention. The arrival time counts, not the time
     /// the gate lets it through.
-    /// - Parameter version: the version the page was served with (`clientctl ack
-    ///   --version`); `nil` acknowledges whatever is current.
+    /// - Parameters:
+    ///   - version: the version the page was served with (`clientctl ack --version`);
+    ///     `nil` acknowledges whatever is current.
+    ///   - lockWait: seconds to wait for the root's lock.
     /// - Throws: ``UpdaterError`` `.conflict` when `version` is not the version on trial
     ///   (the trial goes on, nothing is written).
     @discardableResult
@@ -219,7 +224,7 @@ extension Updater {
         hub.subscribe(bufferingPolicy: bufferingPolicy)
     }
 
-    /// True when a version is pending (``reload()`` would switch to it).
+    /// True when a version is pending (``reload(from:lockWait:)`` would switch to it).
     public var isUpdateAvailable: Bool { StateStore.load(layout).pending != nil }
 
     /// The version served now: `state.json`'s current, else the embedded seed's id.

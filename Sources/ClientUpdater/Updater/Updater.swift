@@ -38,7 +38,7 @@ public actor Updater {
 
     /// One full update check: lock → check the feed → download/verify/store → stage the
     /// new version as pending → persist state. The check of `clientctl install`: it holds
-    /// the root's `flock` for its whole run (and the check lock, ``CheckLock``); an agent's
+    /// the root's `flock` for its whole run (and the check lock, `CheckLock`); an agent's
     /// ``checkForUpdates(lockWait:)`` runs the same steps with the locks taken only to read
     /// and to write.
     ///

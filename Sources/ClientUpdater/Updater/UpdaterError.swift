@@ -2,7 +2,7 @@ import Foundation
 
 /// An error from the channel-agnostic core: store, state, lock, transport, selection.
 ///
-/// Modelled on swift-nio's `FileSystemError`: an extensible ``Code``, a human message,
+/// Modelled on swift-nio's `FileSystemError`: an extensible `Code`, a human message,
 /// and the underlying cause when there is one.
 public typealias UpdaterError = ModuleError<UpdaterErrorCode>
 
