@@ -38,7 +38,7 @@ enum ExtractionTarget: FuzzTarget {
         let fd = open(archive, O_RDONLY)
         guard fd >= 0 else { FuzzFinding.fail(name, "cannot open the input") }
         defer { close(fd) }
-        let outcome = Result { () throws(SignedArchiveError) in
+        let outcome = Result { () throws(SafeArchiveError) in
             try SafeExtractor(limits: limits).extract(fileDescriptor: fd, into: staging)
         }
         var level = sandbox

@@ -81,7 +81,8 @@ public struct PublishResult: Sendable {
 /// Writes the release folder (docs/formats.md#release-folder): `<out>/<channel>/manifest.json` (newest
 /// release), `index.json` (every release, newest first) and immutable archives.
 ///
-/// Refusals: a source folder that breaks ``SourceTree``'s rules; a version already in the
+/// Refusals: a source folder that breaks ``SourceTree``'s rules (a `SafeArchiveError`
+/// `.sourceRejected`, `.notFound` for a missing folder); a version already in the
 /// index with different archive bytes or different metadata (the same bytes and metadata
 /// are a no-op); a version not above the channel's newest; an archive file that exists with
 /// other bytes; a release folder of another app or channel. Writes the archive first, then
@@ -99,7 +100,9 @@ public enum Publisher {
     @discardableResult
     public static func publish(_ request: PublishRequest, signers: [any DocumentSigner]) async throws -> PublishResult {
         try validate(request)
-        let tree = try SourceTree.scan(request.source, includeHidden: request.includeHidden)
+        // Scanning, archiving, hashing and delta making run on the BlockingExecutor
+        // (docs/concurrency.md); signing, which may ask an external signer, does not.
+        let tree = try await BlockingExecutor.run { try SourceTree.scan(request.source, includeHidden: request.includeHidden) }
         var result = try await publish(request, tree: tree, signers: signers)
         result.skippedHidden = tree.skippedHidden
         return result
@@ -107,27 +110,52 @@ public enum Publisher {
 
     private static func publish(_ request: PublishRequest, tree: SourceTree, signers: [any DocumentSigner]) async throws -> PublishResult {
         let channelDir = request.outputDirectory + "/" + request.channel
-        do {
-            try FileManager.default.createDirectory(atPath: channelDir, withIntermediateDirectories: true)
-        } catch {
-            throw SignedArchiveError(.io, "cannot create \(channelDir): \(error.localizedDescription)")
+        let lock = try await BlockingExecutor.run { () throws -> DirectoryLock in
+            do {
+                try FileManager.default.createDirectory(atPath: channelDir, withIntermediateDirectories: true)
+            } catch {
+                throw SignedArchiveError(.io, "cannot create \(channelDir): \(error.localizedDescription)")
+            }
+            let lock = try DirectoryLock(channelDir)
+            removeStaleTemporaryFiles(in: channelDir)
+            return lock
         }
-        let lock = try DirectoryLock(channelDir)
         defer { lock.release() }
-        removeStaleTemporaryFiles(in: channelDir)
-        let missing = try ReleaseRoots.missingSignatures(in: try ReleaseRoots.newest(inChannelFolder: channelDir), signers: signers)
+        let temp = channelDir + "/.publish-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).\(request.format.fileExtension)"
+        let work = channelDir + "/.publish-\(getpid())-delta-\(UInt32.random(in: 0...UInt32.max))"
+        do {
+            let result = try await publishLocked(request, tree: tree, signers: signers, channelDir: channelDir, temp: temp, work: work)
+            await removeTemporaries(temp, work)
+            return result
+        } catch {
+            await removeTemporaries(temp, work)
+            throw error
+        }
+    }
 
+    /// The archive and the delta work folder of one publish go once it is done (under the lock).
+    private static func removeTemporaries(_ temp: String, _ work: String) async {
+        _ = try? await BlockingExecutor.run {
+            try? AtomicFile.removeTree(work)
+            unlink(temp)
+        }
+    }
+
+    private static func publishLocked(
+        _ request: PublishRequest, tree: SourceTree, signers: [any DocumentSigner], channelDir: String, temp: String, work: String
+    ) async throws -> PublishResult {
         let indexPath = channelDir + "/index.json"
         let manifestPath = channelDir + "/manifest.json"
-        var index = try loadIndex(indexPath, manifestPath: manifestPath, request: request)
         let archiveName = Manifest.archiveName(version: request.version, format: request.format)
         let archivePath = channelDir + "/" + archiveName
-
-        let temp = channelDir + "/.publish-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).\(request.format.fileExtension)"
-        try ArchiveWriter.write(tree, format: request.format, to: temp)
-        defer { unlink(temp) }
-        let sha256 = try Digest.hex(.sha256, ofFileAt: temp)
-        let size = try fileSize(temp)
+        let root = try await BlockingExecutor.run { try ReleaseRoots.newest(inChannelFolder: channelDir) }
+        let missing = try ReleaseRoots.missingSignatures(in: root, signers: signers)
+        let (loaded, sha256, size) = try await BlockingExecutor.run { () throws -> (ReleaseIndex, String, Int64) in
+            let index = try loadIndex(indexPath, manifestPath: manifestPath, request: request)
+            try ArchiveWriter.write(tree, format: request.format, to: temp)
+            return (index, try Digest.hex(.sha256, ofFileAt: temp), try fileSize(temp))
+        }
+        var index = loaded
 
         var draft = ManifestDraft(
             app: request.app, channel: request.channel, version: request.version,
@@ -141,30 +169,34 @@ public enum Publisher {
                 for: rollout, published: Date(timeIntervalSince1970: floor(request.now.timeIntervalSince1970)))
         }
         if let existing = try existingRelease(in: index, request: request, draft: draft, indexPath: indexPath) {
-            try installArchive(temp, at: archivePath, sha256: sha256)
-            try repairManifest(manifestPath, index: index)
+            try await BlockingExecutor.run { [index] in
+                try installArchive(temp, at: archivePath, sha256: sha256)
+                try repairManifest(manifestPath, index: index)
+            }
             return PublishResult(
                 manifest: existing, archivePath: archivePath, manifestPath: manifestPath,
                 indexPath: indexPath, unchanged: true)
         }
-        let work = channelDir + "/.publish-\(getpid())-delta-\(UInt32.random(in: 0...UInt32.max))"
-        defer { try? AtomicFile.removeTree(work) }
         var built: DeltaBuilder.Built?
         if request.deltaBases > 0 {
-            guard mkdir(work, 0o700) == 0 else { throw SignedArchiveError(.io, "cannot create \(work): \(String(cString: strerror(errno)))") }
-            built = try DeltaBuilder(channelDir: channelDir, work: work, bases: request.deltaBases)
-                .build(tree: tree, version: request.version, archiveSize: size, index: index)
+            built = try await BlockingExecutor.run { [index] in
+                guard mkdir(work, 0o700) == 0 else { throw SignedArchiveError(.io, "cannot create \(work): \(String(cString: strerror(errno)))") }
+                return try DeltaBuilder(channelDir: channelDir, work: work, bases: request.deltaBases)
+                    .build(tree: tree, version: request.version, archiveSize: size, index: index)
+            }
             draft.delta = built?.delta
         }
         let manifest = try await draft.signed(by: signers)
         // Immutable files first (objects, the file list, patches), then the archive.
-        if let built {
-            for folder in Set(built.files.map { ($0.name as NSString).deletingLastPathComponent }) {
-                try FileManager.default.createDirectory(atPath: channelDir + "/" + folder, withIntermediateDirectories: true)
+        try await BlockingExecutor.run { [built] in
+            if let built {
+                for folder in Set(built.files.map { ($0.name as NSString).deletingLastPathComponent }) {
+                    try FileManager.default.createDirectory(atPath: channelDir + "/" + folder, withIntermediateDirectories: true)
+                }
+                for file in built.files { try installArchive(file.temp, at: channelDir + "/" + file.name, sha256: file.sha256) }
             }
-            for file in built.files { try installArchive(file.temp, at: channelDir + "/" + file.name, sha256: file.sha256) }
+            try installArchive(temp, at: archivePath, sha256: sha256)
         }
-        try installArchive(temp, at: archivePath, sha256: sha256)
         let costs = built?.costs.map { (from: $0.from, patchBytes: $0.patchBytes, skipped: $0.skipped) } ?? []
         let pendingPath = channelDir + "/pending/v\(manifest.version).json"
         if missing > 0 {
@@ -192,13 +224,15 @@ public enum Publisher {
             result.missingSignatures = stillMissing
             return result
         }
-        unlink(pendingPath)  // a release that waited for signatures is published now
         index.insert(manifest)
-        do {
-            try AtomicFile.write(Data(index.jsonBytes()), to: indexPath)
-            try AtomicFile.write(Data(manifest.jsonBytes()), to: manifestPath)
-        } catch let error as any ClientctlError {
-            throw SignedArchiveError(.io, error.message)
+        try await BlockingExecutor.run { [index] in
+            unlink(pendingPath)  // a release that waited for signatures is published now
+            do {
+                try AtomicFile.write(Data(index.jsonBytes()), to: indexPath)
+                try AtomicFile.write(Data(manifest.jsonBytes()), to: manifestPath)
+            } catch let error as any ClientctlError {
+                throw SignedArchiveError(.io, error.message)
+            }
         }
         var result = PublishResult(
             manifest: manifest, archivePath: archivePath, manifestPath: manifestPath,

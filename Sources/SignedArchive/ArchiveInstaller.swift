@@ -213,9 +213,9 @@ struct ArchiveInstaller {
                 archiveURL, to: partial, expectedSize: manifest.size, expectedDigest: manifest.sha256, algorithm: .sha256,
                 progress: progressCallback(report, id: id, total: total),
                 verified: { fd in
-                    do {
+                    do throws(SafeArchiveError) {
                         _ = try extractor.extract(fileDescriptor: fd, into: tree)
-                    } catch let error as SignedArchiveError {
+                    } catch {
                         // The verified bytes are bad: nothing to resume, drop the download too.
                         unlink(partial)
                         var named = error

@@ -1,7 +1,10 @@
 import ClientFoundation
 
-/// An error from the signed-archive channel: JSON, manifests, keys, signatures, archives
-/// and publishing.
+/// An error from the signed-archive channel: JSON, manifests, keys, signatures, trust
+/// roots, installing a release and publishing or pushing one.
+///
+/// Refusals of an archive's entries, caps and of a folder to archive are SafeArchive's own
+/// `SafeArchiveError`; delta patches fail with DeltaPatch's `DeltaError`.
 ///
 /// Like `UpdaterError`: an extensible ``Code``, a one-line message that names what failed
 /// and why, and the underlying cause when there is one.
@@ -37,13 +40,17 @@ public struct SignedArchiveErrorCode: ClientctlErrorCode {
     public static let hashMismatch = Self(base: .hashMismatch)
     /// Archive length does not match the signed `size`.
     public static let sizeMismatch = Self(base: .sizeMismatch)
-    /// An archive entry refused by the entry rule (path, type, duplicate).
+    /// A release the device refuses as a whole: its manifest is for another app or
+    /// channel or below what the device accepted before (a rollback), or its archive is
+    /// not a .tar.gz, .zip or .tar.zst.
     public static let archiveRejected = Self(base: .archiveRejected)
-    /// An archive past a cap (bytes, entries, ratio).
+    /// Past a cap: a release archive over the device's byte cap, or an object store's
+    /// answer or listing over its size or count limit.
     public static let archiveLimit = Self(base: .archiveLimit)
-    /// libarchive failed to read or write an archive.
+    /// A release's archive could not be turned into what publishing needs (a delta patch
+    /// from an earlier release).
     public static let archiveFailed = Self(base: .archiveFailed)
-    /// A folder to publish that breaks a rule (no index.html, symlink, special file…).
+    /// A file of a release folder to push that is not a regular file.
     public static let sourceRejected = Self(base: .sourceRejected)
     /// A version already published with other bytes, or a release folder of another app.
     public static let conflict = Self(base: .conflict)

@@ -32,6 +32,14 @@ import Testing
         await #expect(throws: SignedArchiveError.self) { try await Publisher.publish(r, key: key) }
     }
 
+    /// A source folder refused by SafeArchive's rules: `.sourceRejected`, exit status 65.
+    func sourceRefusal(_ r: PublishRequest, sourceLocation: SourceLocation = #_sourceLocation) async -> SafeArchiveError? {
+        let error = await #expect(throws: SafeArchiveError.self, sourceLocation: sourceLocation) { try await Publisher.publish(r, key: key) }
+        #expect(error?.code == .sourceRejected, sourceLocation: sourceLocation)
+        #expect(error?.kind.exitStatus == 65, sourceLocation: sourceLocation)
+        return error
+    }
+
     @Test func writesTheReleaseFolderNewestFirst() async throws {
         let first = try await Publisher.publish(request("1.0.0"), key: key)
         #expect(!first.unchanged)
@@ -214,24 +222,23 @@ import Testing
 
     @Test func aFolderWithoutIndexHTMLIsRefused() async throws {
         try FileManager.default.removeItem(atPath: dir("src/index.html"))
-        let e = await publishError(request("1.0.0"))
-        #expect(e?.code == .sourceRejected)
+        let e = await sourceRefusal(request("1.0.0"))
         #expect(e?.message == "\(dir("src")) has no index.html at its top level (the archive root is the web root)")
         #expect(!FileManager.default.fileExists(atPath: dir("rel/stable/v1.0.0.tar.gz")))
     }
 
     @Test func symlinksAreRefused() async throws {
         try FileManager.default.createSymbolicLink(atPath: dir("src/assets/link.css"), withDestinationPath: "../style.css")
-        let e = await publishError(request("1.0.0"))
+        let e = await sourceRefusal(request("1.0.0"))
         #expect(e?.message == "\(dir("src/assets/link.css")): symbolic link (only regular files and folders are published)")
         try FileManager.default.removeItem(atPath: dir("src/assets/link.css"))
         try FileManager.default.createSymbolicLink(atPath: dir("src/outside"), withDestinationPath: "/etc")
-        #expect(await publishError(request("1.0.0"))?.message.hasPrefix(dir("src/outside")) == true)
+        #expect(await sourceRefusal(request("1.0.0"))?.message.hasPrefix(dir("src/outside")) == true)
     }
 
     @Test func specialFilesAreRefused() async throws {
         #expect(mkfifo(dir("src/assets/pipe"), 0o644) == 0)
-        let e = await publishError(request("1.0.0"))
+        let e = await sourceRefusal(request("1.0.0"))
         #expect(e?.message == "\(dir("src/assets/pipe")): special file (fifo): only regular files and folders are published")
     }
 
@@ -239,20 +246,20 @@ import Testing
     @Test func namesThatDifferOnlyInCaseAreRefused() async throws {
         try Data("a".utf8).write(to: URL(fileURLWithPath: dir("src/assets/Logo.svg")))
         try Data("b".utf8).write(to: URL(fileURLWithPath: dir("src/assets/logo.svg")))
-        let message = await publishError(request("1.0.0"))?.message
+        let message = await sourceRefusal(request("1.0.0"))?.message
         #expect(message == "\(dir("src/assets/logo.svg")): collides with \"assets/Logo.svg\" when case is ignored")
     }
 
     @Test func namesDevicesWouldRefuseAreRefused() async throws {
         let bad = dir("src") + "/bad\u{7}name.js"
         try Data("x".utf8).write(to: URL(fileURLWithPath: bad))
-        #expect(await publishError(request("1.0.0"))?.message == "\(bad): file name contains a control character or a backslash")
+        #expect(await sourceRefusal(request("1.0.0"))?.message == "\(bad): file name contains a control character or a backslash")
         try FileManager.default.removeItem(atPath: bad)
         // A name that is not UTF-8 (Latin-1 'é').
         let raw = (Array(dir("src").utf8) + Array("/caf".utf8) + [0xE9, 0]).map { CChar(bitPattern: $0) }
         let fd = open(raw, O_CREAT | O_WRONLY, 0o644)
         #expect(fd >= 0)
         close(fd)
-        #expect(await publishError(request("1.0.0"))?.message.hasSuffix("file name is not valid UTF-8") == true)
+        #expect(await sourceRefusal(request("1.0.0"))?.message.hasSuffix("file name is not valid UTF-8") == true)
     }
 }

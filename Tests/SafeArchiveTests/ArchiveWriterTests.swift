@@ -77,7 +77,7 @@ import Testing
     @Test func refusesToOverwrite() throws {
         let dir = try TemporaryDirectory("archive")
         try Data("x".utf8).write(to: URL(fileURLWithPath: dir("a.tar.gz")))
-        let e = #expect(throws: SignedArchiveError.self) {
+        let e = #expect(throws: SafeArchiveError.self) {
             try ArchiveWriter.write(try SourceTree.scan(TestPaths.sampleClient), format: .tarGzip, to: dir("a.tar.gz"))
         }
         #expect(e?.code == .alreadyExists)

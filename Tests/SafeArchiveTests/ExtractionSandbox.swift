@@ -55,26 +55,33 @@ struct ExtractionSandbox {
         return result
     }
 
-    /// Expects `bytes` to be refused with exactly `message`, the sandbox unchanged apart
-    /// from the archive file, and no staging folder left.
+    /// Expects `bytes` to be refused with exactly `message` and a refusal's code (`code`
+    /// when given), the sandbox unchanged apart from the archive file, and no staging
+    /// folder left.
     func expectRejected(
-        _ bytes: [UInt8], _ message: String, limits: ExtractionLimits = .default,
+        _ bytes: [UInt8], _ message: String, code: SafeArchiveError.Code? = nil, limits: ExtractionLimits = .default,
         sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         try Data(bytes).write(to: URL(fileURLWithPath: archive))
-        expectArchiveRejected(message, limits: limits, sourceLocation: sourceLocation)
+        expectArchiveRejected(message, code: code, limits: limits, sourceLocation: sourceLocation)
     }
 
-    /// ``expectRejected(_:_:limits:sourceLocation:)`` for the archive already at `archive.bin`.
+    /// ``expectRejected(_:_:code:limits:sourceLocation:)`` for the archive already at `archive.bin`.
     func expectArchiveRejected(
-        _ message: String, limits: ExtractionLimits = .default,
+        _ message: String, code: SafeArchiveError.Code? = nil, limits: ExtractionLimits = .default,
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
         let before = snapshot()
-        let error = #expect(throws: SignedArchiveError.self, sourceLocation: sourceLocation) {
+        let error = #expect(throws: SafeArchiveError.self, sourceLocation: sourceLocation) {
             try extractFile(archive, limits: limits)
         }
         #expect(error?.message == message, sourceLocation: sourceLocation)
+        if let code {
+            #expect(error?.code == code, sourceLocation: sourceLocation)
+        } else {
+            let refusals: [SafeArchiveError.Code] = [.archiveRejected, .archiveLimit, .archiveFailed]
+            #expect(error.map { refusals.contains($0.code) } == true, "\(String(describing: error?.code))", sourceLocation: sourceLocation)
+        }
         #expect(error?.kind == .dataError, sourceLocation: sourceLocation)
         #expect(snapshot() == before, sourceLocation: sourceLocation)
         #expect(!FileManager.default.fileExists(atPath: staging), sourceLocation: sourceLocation)

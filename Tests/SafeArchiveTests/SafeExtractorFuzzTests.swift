@@ -1,12 +1,13 @@
 import ClientUpdater
 import Foundation
+import SafeArchive
 import SignedArchive
 import SignedManifest
 import TestSupport
 import Testing
 
 /// Deterministic mutations of valid archives: every outcome is a report or a
-/// `SignedArchiveError` (never a crash), and a refusal leaves no staging folder and
+/// `SafeArchiveError` (never a crash), and a refusal leaves no staging folder and
 /// nothing written elsewhere.
 @Suite struct SafeExtractorFuzzTests {
     static let tarEntries: [HostileArchive.TarEntry] = [
@@ -29,7 +30,7 @@ import Testing
                 _ = try sandbox.extractFile(sandbox.archive)
                 outcomes.accepted += 1
                 try FileManager.default.removeItem(atPath: sandbox.staging)
-            } catch let error as SignedArchiveError {
+            } catch let error as SafeArchiveError {
                 outcomes.refused += 1
                 #expect(error.kind == .dataError, "\(error.message)")
                 #expect(!FileManager.default.fileExists(atPath: sandbox.staging))

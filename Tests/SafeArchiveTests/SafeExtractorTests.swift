@@ -123,8 +123,9 @@ import Testing
         try Data("keep".utf8).write(to: URL(fileURLWithPath: sandbox.staging + "/partial"))
         try Data(Build.tarGz([Build.index])).write(to: URL(fileURLWithPath: sandbox.archive))
         let before = sandbox.snapshot()
-        let error = #expect(throws: SignedArchiveError.self) { try sandbox.extractFile(sandbox.archive) }
+        let error = #expect(throws: SafeArchiveError.self) { try sandbox.extractFile(sandbox.archive) }
         #expect(error?.message == "cannot unpack archive: staging folder \(sandbox.staging) exists already")
+        #expect(error?.code == .alreadyExists)
         #expect(error?.kind == .cannotCreate)
         #expect(sandbox.snapshot() == before)
     }
@@ -196,10 +197,11 @@ import Testing
         try Data(Build.tarGz([Build.index, .file("big.txt", big)])).write(to: URL(fileURLWithPath: sandbox.archive))
         let fd = open(sandbox.archive, O_RDONLY)
         defer { close(fd) }
-        let error = #expect(throws: SignedArchiveError.self) {
+        let error = #expect(throws: SafeArchiveError.self) {
             try SafeExtractor().extract(fileDescriptor: fd, into: disk + "/.staging-x")
         }
         #expect(error?.message == #"cannot unpack archive entry "big.txt": cannot write file: No space left on device"#)
+        #expect(error?.code == .io)
         #expect(error?.kind == .cannotCreate)
         #expect(try FileManager.default.contentsOfDirectory(atPath: disk) == [])
     }

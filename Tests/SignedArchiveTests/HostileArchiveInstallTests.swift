@@ -1,5 +1,6 @@
 import ClientUpdater
 import Foundation
+import SafeArchive
 import SignedArchive
 import TestSupport
 import Testing
@@ -68,7 +69,7 @@ import Testing
     @Test func gzipBombBeyondTheCapIsStopped() async throws {
         let f = try DeviceFixture()
         f.config.limits.maxUnpackedBytes = 4 << 20
-        try RootInitializer.write(f.config, to: f.layout, force: true, store: f.layout.clients)
+        try await RootInitializer.write(f.config, to: f.layout, force: true, store: f.layout.clients)
         let zeros = E.file("zeros.bin", String(repeating: "\0", count: 8 << 20))
         try f.releases.publish("1.0.0", archive: Self.tgz([Self.index, zeros]))
         let before = try f.snapshot()
@@ -79,15 +80,16 @@ import Testing
     @Test func tooManyEntriesIsStopped() async throws {
         let f = try DeviceFixture()
         f.config.limits.maxEntries = 50
-        try RootInitializer.write(f.config, to: f.layout, force: true, store: f.layout.clients)
+        try await RootInitializer.write(f.config, to: f.layout, force: true, store: f.layout.clients)
         let many = (0..<60).map { E.file("f\($0).txt", "x") }
         try f.releases.publish("1.0.0", archive: Self.tgz([Self.index] + many))
         let before = try f.snapshot()
         do {
             _ = try await f.updater().install()
             Issue.record("expected the entry cap to stop the install")
-        } catch let error as any ClientctlError {
-            #expect(error.message.contains("release 1.0.0"))
+        } catch let error as SafeArchiveError {
+            #expect(error.code == .archiveLimit)
+            #expect(error.message.hasPrefix("release 1.0.0 (v1.0.0.tar.gz): archive entry "), "\(error.message)")
             #expect(error.message.contains("rejected: more than 50 entries"), "\(error.message)")
         }
         #expect(try f.snapshot() == before)

@@ -56,9 +56,10 @@ import Testing
             return
         }
         let result = try #require(outcome.get())
-        #expect(throws: SignedArchiveError.self) { try result.get() }
-        if case .failure(let error as SignedArchiveError) = result {
+        #expect(throws: SafeArchiveError.self) { try result.get() }
+        if case .failure(let error as SafeArchiveError) = result {
             #expect(error.message.contains("app.js is no longer a regular file"), "\(error.message)")
+            #expect(error.code == .sourceRejected)
             #expect(error.kind == .dataError)
         }
     }

@@ -15,7 +15,7 @@ public enum ArchiveCheck: Sendable, Equatable {
     public static func check(fileAt path: String, against manifest: Manifest) throws -> ArchiveCheck {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            throw SignedArchiveError(.notFound, "cannot open archive \(path): \(String(cString: strerror(errno)))")
+            throw SafeArchiveError(.notFound, "cannot open archive \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
         return try check(descriptor: fd, path: path, against: manifest)
@@ -24,7 +24,7 @@ public enum ArchiveCheck: Sendable, Equatable {
     /// Checks what is readable from `fd` (from its current offset) against the manifest.
     public static func check(descriptor fd: Int32, path: String, against manifest: Manifest) throws -> ArchiveCheck {
         var st = stat()
-        guard fstat(fd, &st) == 0 else { throw SignedArchiveError(.io, "cannot stat \(path): \(String(cString: strerror(errno)))") }
+        guard fstat(fd, &st) == 0 else { throw SafeArchiveError(.io, "cannot stat \(path): \(String(cString: strerror(errno)))") }
         let remaining = Int64(st.st_size) - Int64(lseek(fd, 0, SEEK_CUR))
         guard remaining == manifest.size else { return .sizeMismatch(expected: manifest.size, actual: remaining) }
         let actual = try Digest.hex(.sha256, ofDescriptor: fd, path: path)

@@ -1,8 +1,7 @@
 import ClientFoundation
-import SignedManifest
 
 /// Why ``SafeExtractor`` refused an archive, before it becomes the module's
-/// ``SignedArchiveError`` at the boundary (see ``signedArchiveError``).
+/// ``SafeArchiveError`` at the boundary (see ``safeArchiveError``).
 ///
 /// The ``message`` is one line that names the archive entry (when there is one) and the
 /// reason, e.g. `archive entry "../evil.txt" rejected: ".." path component`.
@@ -80,8 +79,8 @@ struct ExtractionError: Error {
     /// The module's error: `archiveRejected` for the entry rule, unsupported kinds, a
     /// missing index.html or an empty archive; `archiveLimit` for caps; `archiveFailed`
     /// for damaged archives; `alreadyExists`, `io` and `internalError` as named.
-    var signedArchiveError: SignedArchiveError {
-        let mapped: SignedArchiveError.Code
+    var safeArchiveError: SafeArchiveError {
+        let mapped: SafeArchiveError.Code
         switch code.base {
         case .entryRejected, .unsupported, .missingIndex, .empty: mapped = .archiveRejected
         case .limitExceeded: mapped = .archiveLimit
@@ -90,7 +89,7 @@ struct ExtractionError: Error {
         case .io: mapped = .io
         case .internalError: mapped = .internalError
         }
-        return SignedArchiveError(mapped, message, underlying: underlying)
+        return SafeArchiveError(mapped, message, underlying: underlying)
     }
 }
 

@@ -41,7 +41,7 @@ public struct ExtractionReport: Sendable, Equatable {
 /// - Names are decoded with a UTF-8 `LC_CTYPE` set for the calling thread only
 ///   (`uselocale`), so pax and zip UTF-8 names work whatever the process locale.
 ///
-/// On any failure the staging folder is removed and a ``SignedArchiveError`` is thrown
+/// On any failure the staging folder is removed and a ``SafeArchiveError`` is thrown
 /// whose one-line message names the entry and the reason:
 /// `archive entry "<name>" rejected: <reason>` or `archive rejected: <reason>` for a refused
 /// archive (codes `archiveRejected`, `archiveLimit`, `archiveFailed`; exit status 65), and
@@ -61,19 +61,19 @@ public struct SafeExtractor: Sendable {
     /// Extracts the archive open on `fileDescriptor` into `staging`, which must not exist
     /// (its parent must). On failure `staging` does not exist afterwards (unless it existed
     /// before, which is refused with `alreadyExists` and leaves it alone).
-    public func extract(fileDescriptor: Int32, into staging: String) throws(SignedArchiveError) -> ExtractionReport {
+    public func extract(fileDescriptor: Int32, into staging: String) throws(SafeArchiveError) -> ExtractionReport {
         try inUTF8Locale(fileDescriptor: fileDescriptor, into: staging, treeTar: false)
     }
 
     /// Extracts the uncompressed tar open on `fileDescriptor` (the tree tar a delta patch
     /// rebuilt, docs/delta-updates.md) into `staging` under the same entry rule and caps as
     /// an archive; any compression layer is refused.
-    public func extractTreeTar(fileDescriptor: Int32, into staging: String) throws(SignedArchiveError) -> ExtractionReport {
+    public func extractTreeTar(fileDescriptor: Int32, into staging: String) throws(SafeArchiveError) -> ExtractionReport {
         try inUTF8Locale(fileDescriptor: fileDescriptor, into: staging, treeTar: true)
     }
 
     /// Entry names are decoded as UTF-8 whatever the process locale (this thread only).
-    private func inUTF8Locale(fileDescriptor: Int32, into staging: String, treeTar: Bool) throws(SignedArchiveError) -> ExtractionReport {
+    private func inUTF8Locale(fileDescriptor: Int32, into staging: String, treeTar: Bool) throws(SafeArchiveError) -> ExtractionReport {
         let utf8 = clientctl_utf8_locale()
         let previous = utf8.flatMap { clientctl_use_locale($0) }
         defer {
@@ -85,7 +85,7 @@ public struct SafeExtractor: Sendable {
         do {
             return try extractOrExplain(fileDescriptor: fileDescriptor, into: staging, treeTar: treeTar)
         } catch {
-            throw error.signedArchiveError
+            throw error.safeArchiveError
         }
     }
 

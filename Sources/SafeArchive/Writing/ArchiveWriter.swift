@@ -17,7 +17,7 @@ public enum ArchiveWriter {
     public static let fixedModificationTime: Int = 946_684_800
 
     /// Writes `tree` in `format` to a new file at `path` (refuses to overwrite) and fsyncs it.
-    /// - Throws: ``SignedArchiveError``: `.alreadyExists`, `.io`, `.archiveFailed` (with
+    /// - Throws: ``SafeArchiveError``: `.alreadyExists`, `.io`, `.archiveFailed` (with
     ///   libarchive's message), `.sourceRejected` when a file changed while being read.
     public static func write(_ tree: SourceTree, format: ArchiveFormat, to path: String) throws {
         try writeNewFile(path, kind: .archive(format), tree: tree, sync: true)
@@ -43,8 +43,8 @@ public enum ArchiveWriter {
     private static func writeNewFile(_ path: String, kind: Kind, tree: SourceTree, sync: Bool) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard fd >= 0 else {
-            let code: SignedArchiveError.Code = errno == EEXIST ? .alreadyExists : .io
-            throw SignedArchiveError(code, "cannot create \(path): \(String(cString: strerror(errno)))")
+            let code: SafeArchiveError.Code = errno == EEXIST ? .alreadyExists : .io
+            throw SafeArchiveError(code, "cannot create \(path): \(String(cString: strerror(errno)))")
         }
         var ok = false
         defer {
@@ -52,7 +52,7 @@ public enum ArchiveWriter {
             if !ok { unlink(path) }
         }
         try write(tree, kind: kind, descriptor: fd, path: path)
-        if sync, fsync(fd) != 0 { throw SignedArchiveError(.io, "cannot fsync \(path): \(String(cString: strerror(errno)))") }
+        if sync, fsync(fd) != 0 { throw SafeArchiveError(.io, "cannot fsync \(path): \(String(cString: strerror(errno)))") }
         ok = true
     }
 
@@ -73,7 +73,7 @@ public enum ArchiveWriter {
             if let utf8Locale { freelocale(utf8Locale) }
         }
         if utf8Locale == nil, let name = tree.entries.first(where: { !$0.path.utf8.allSatisfy { $0 < 0x80 } }) {
-            throw SignedArchiveError(.sourceRejected, "\(tree.root)/\(name.path): non-ASCII names need the C.UTF-8 locale, which is not available")
+            throw SafeArchiveError(.sourceRejected, "\(tree.root)/\(name.path): non-ASCII names need the C.UTF-8 locale, which is not available")
         }
         let writer = try Handle(kind: kind, path: path)
         guard archive_write_open_fd(writer.pointer, fd) == ARCHIVE_OK else { throw writer.failure("cannot open \(path) for writing") }
@@ -93,7 +93,7 @@ public enum ArchiveWriter {
         let keepsExecutableBits: Bool
 
         init(kind: Kind, path: String) throws {
-            guard let a = archive_write_new() else { throw SignedArchiveError(.archiveFailed, "cannot allocate a libarchive writer") }
+            guard let a = archive_write_new() else { throw SafeArchiveError(.archiveFailed, "cannot allocate a libarchive writer") }
             pointer = a
             self.path = path
             let format: ArchiveFormat
@@ -130,13 +130,13 @@ public enum ArchiveWriter {
 
         deinit { archive_write_free(pointer) }
 
-        func failure(_ what: String) -> SignedArchiveError {
+        func failure(_ what: String) -> SafeArchiveError {
             let detail = archive_error_string(pointer).map { String(cString: $0) } ?? ""
-            return SignedArchiveError(.archiveFailed, detail.isEmpty ? what : "\(what): \(detail)")
+            return SafeArchiveError(.archiveFailed, detail.isEmpty ? what : "\(what): \(detail)")
         }
 
         func add(_ item: SourceTree.Entry, root: String, buffer: UnsafeMutableRawBufferPointer, executableBits: Bool) throws {
-            guard let entry = archive_entry_new() else { throw SignedArchiveError(.archiveFailed, "cannot allocate an archive entry") }
+            guard let entry = archive_entry_new() else { throw SafeArchiveError(.archiveFailed, "cannot allocate an archive entry") }
             defer { archive_entry_free(entry) }
             archive_entry_set_pathname_utf8(entry, item.archiveName)
             archive_entry_set_filetype(entry, item.isDirectory ? clientctl_ae_ifdir() : clientctl_ae_ifreg())
@@ -156,19 +156,19 @@ public enum ArchiveWriter {
             // (holding the channel lock); anything but a regular file is refused here.
             let fd = open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
             guard fd >= 0 else {
-                throw SignedArchiveError(.sourceRejected, "\(name): unreadable file: \(String(cString: strerror(errno)))")
+                throw SafeArchiveError(.sourceRejected, "\(name): unreadable file: \(String(cString: strerror(errno)))")
             }
             defer { close(fd) }
             var st = stat()
             guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
-                throw SignedArchiveError(.sourceRejected, "\(name) is no longer a regular file: only regular files are published; publish again")
+                throw SafeArchiveError(.sourceRejected, "\(name) is no longer a regular file: only regular files are published; publish again")
             }
             var total: Int64 = 0
             while true {
                 let n = read(fd, buffer.baseAddress, buffer.count)
                 if n < 0 {
                     if errno == EINTR { continue }
-                    throw SignedArchiveError(.sourceRejected, "\(name): read failed: \(String(cString: strerror(errno)))")
+                    throw SafeArchiveError(.sourceRejected, "\(name): read failed: \(String(cString: strerror(errno)))")
                 }
                 if n == 0 { break }
                 total += Int64(n)
@@ -176,7 +176,7 @@ public enum ArchiveWriter {
                 guard archive_write_data(pointer, buffer.baseAddress, n) == n else { throw failure("cannot write \(name) into \(path)") }
             }
             guard total == expected else {
-                throw SignedArchiveError(.sourceRejected, "\(name) changed while it was being archived (\(expected) bytes expected); publish again")
+                throw SafeArchiveError(.sourceRejected, "\(name) changed while it was being archived (\(expected) bytes expected); publish again")
             }
         }
     }

@@ -1,6 +1,5 @@
 import ClientFoundation
 import Foundation
-import SignedManifest
 
 /// A built client folder checked for publishing: only regular files and folders, names a
 /// device will accept, `index.html` at the top.
@@ -44,14 +43,14 @@ public struct SourceTree: Sendable {
     /// - Parameter includeHidden: keep files and folders whose name starts with `.`
     ///   (`.env`, `.git/`); by default they are skipped and listed in ``skippedHidden``,
     ///   so secrets next to a build never reach devices by accident.
-    /// - Throws: ``SignedArchiveError`` `.notFound` when `root` is not a readable folder,
+    /// - Throws: ``SafeArchiveError`` `.notFound` when `root` is not a readable folder,
     ///   `.sourceRejected` for a folder that breaks a rule.
     public static func scan(_ root: String, includeHidden: Bool = false) throws -> SourceTree {
         var st = stat()
         guard stat(root, &st) == 0 else {
-            throw SignedArchiveError(.notFound, "\(root): \(String(cString: strerror(errno)))")
+            throw SafeArchiveError(.notFound, "\(root): \(String(cString: strerror(errno)))")
         }
-        guard st.st_mode & S_IFMT == S_IFDIR else { throw SignedArchiveError(.notFound, "\(root) is not a folder") }
+        guard st.st_mode & S_IFMT == S_IFDIR else { throw SafeArchiveError(.notFound, "\(root) is not a folder") }
         var entries: [Entry] = []
         var hidden: [String]? = includeHidden ? nil : []
         try walk(root: root, relative: "", depth: 1, into: &entries, hidden: &hidden)
@@ -64,15 +63,15 @@ public struct SourceTree: Sendable {
             if let why = names.add(components, isDirectory: entry.isDirectory) { throw refuse(root + "/" + entry.path, why) }
         }
         guard entries.contains(where: { $0.path == "index.html" && !$0.isDirectory }) else {
-            throw SignedArchiveError(.sourceRejected, "\(root) has no index.html at its top level (the archive root is the web root)")
+            throw SafeArchiveError(.sourceRejected, "\(root) has no index.html at its top level (the archive root is the web root)")
         }
         var tree = SourceTree(root: root, entries: entries)
         tree.skippedHidden = (hidden ?? []).sorted()
         return tree
     }
 
-    private static func refuse(_ path: String, _ why: String) -> SignedArchiveError {
-        SignedArchiveError(.sourceRejected, "\(path): \(why)")
+    private static func refuse(_ path: String, _ why: String) -> SafeArchiveError {
+        SafeArchiveError(.sourceRejected, "\(path): \(why)")
     }
 
     /// - Parameter hidden: nil to keep hidden names, else where skipped ones are listed.
