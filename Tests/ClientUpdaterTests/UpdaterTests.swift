@@ -73,7 +73,7 @@ import Testing
     }
 
     @Test func secondProcessWaitsForTheLockThenReportsBusy() async throws {
-        let holder = try FileLock(path: layout.lock, wait: 0)
+        let holder = try await FileLock.acquire(path: layout.lock, wait: 0)
         await #expect(throws: UpdaterError.self) { try await updater.install(lockWait: 0.05) }
         withExtendedLifetime(holder) {}
     }

@@ -46,7 +46,7 @@ final class MeteorHarness: @unchecked Sendable {
             .init(
                 meteorURL: rootURL, embedded: embedded, compatPlatform: "ios", shellVersion: "1.0.0",
                 startupTimeout: 600, keep: 1, allowInsecureHTTP: false))
-        try RootInitializer.write(config, to: layout, force: false, store: layout.meteor)
+        try RootInitializer.writeUnlessLocked(config, to: layout, force: false, store: layout.meteor)
         try StateStore.save(state, layout)
         self.config = config
     }

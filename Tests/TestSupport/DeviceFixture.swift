@@ -28,7 +28,7 @@ public final class DeviceFixture: @unchecked Sendable {
             // Commands of one test may queue behind other tests' children on a loaded
             // machine: no trial times out between `reload` and `ack` unless a test says so.
             startupTimeoutSeconds: 120)
-        try RootInitializer.write(config, to: layout, force: false, store: layout.clients)
+        try RootInitializer.writeUnlessLocked(config, to: layout, force: false, store: layout.clients)
     }
 
     deinit { server.stop() }

@@ -18,7 +18,7 @@ import Testing
     @Test func aFailedFirstTrialWithoutSeedKeepsServing() async throws {
         let f = try DeviceFixture()
         f.config.startupTimeoutSeconds = 0.2
-        try RootInitializer.write(f.config, to: f.layout, force: true, store: f.layout.clients)
+        try await RootInitializer.write(f.config, to: f.layout, force: true, store: f.layout.clients)
         let root = f.layout.root
         try f.publish("1.0.0")
         await #expect(try run(["install"], root: root).status == 0)

@@ -86,7 +86,7 @@ do {
     try await publish("1.0.0", rollout: nil, at: t0.addingTimeInterval(-7200))
     for n in 0..<devices {
         let layout = RootLayout(root: deviceFolder + "/\(n)")
-        try RootInitializer.write(config, to: layout, force: false, store: layout.clients)
+        try await RootInitializer.write(config, to: layout, force: false, store: layout.clients)
     }
 } catch {
     fail("setup: \(error)")

@@ -21,11 +21,11 @@ enum AgentLock {
     static func infoPath(_ layout: RootLayout) -> String { layout.root + "/agent.json" }
 
     /// Taken by an agent at start-up for its whole run; a one-shot command holding it
-    /// briefly is waited for.
+    /// briefly is waited for, suspending the caller (``FileLock/acquire(path:wait:)``).
     /// - Throws: ``UpdaterError`` `.locked` when another agent runs on the root.
-    static func acquireForAgent(_ layout: RootLayout, wait: Double) throws -> FileLock {
-        let lock = try acquire(layout, wait: wait)
-        record(Holder(pid: getpid(), control: nil), layout)
+    static func acquireForAgent(_ layout: RootLayout, wait: Double) async throws -> FileLock {
+        let lock = try await acquire(layout, wait: wait)
+        try await BlockingExecutor.run { record(Holder(pid: getpid(), control: nil), layout) }
         return lock
     }
 
@@ -35,9 +35,9 @@ enum AgentLock {
     /// fails leaves the root exactly as it was; an agent starting meanwhile waits for the
     /// root's `lock`, which the command holds while it writes).
     /// - Throws: ``UpdaterError`` `.locked` naming the agent when one runs on the root.
-    static func acquireForCommand(_ layout: RootLayout) throws -> FileLock? {
-        guard FileManager.default.fileExists(atPath: path(layout)) else { return nil }
-        return try acquire(layout, wait: 0)
+    static func acquireForCommand(_ layout: RootLayout) async throws -> FileLock? {
+        guard try await BlockingExecutor.run({ FileManager.default.fileExists(atPath: path(layout)) }) else { return nil }
+        return try await acquire(layout, wait: 0)
     }
 
     static func record(_ holder: Holder, _ layout: RootLayout) {
@@ -57,9 +57,9 @@ enum AgentLock {
         return try? JSONDecoder().decode(Holder.self, from: data)
     }
 
-    private static func acquire(_ layout: RootLayout, wait: Double) throws -> FileLock {
+    private static func acquire(_ layout: RootLayout, wait: Double) async throws -> FileLock {
         do {
-            return try FileLock(path: path(layout), wait: wait)
+            return try await FileLock.acquire(path: path(layout), wait: wait)
         } catch let error as UpdaterError where error.code == .locked {
             let who =
                 holder(layout).map { h in

@@ -11,8 +11,8 @@ package final class FileLock: @unchecked Sendable {
 
     /// Takes the lock, waiting up to `wait` seconds (0 = fail at once) without holding a
     /// thread: each attempt (`open`, `flock(LOCK_NB)`) runs on the ``BlockingExecutor`` and
-    /// the wait between attempts is `Task.sleep` (5 ms doubling to 100 ms). Every caller in
-    /// an actor or a task uses this; ``init(path:wait:)`` is for synchronous callers.
+    /// the wait between attempts is `Task.sleep` (5 ms doubling to 100 ms), so a waiting
+    /// actor or task suspends and no thread sleeps. Every lock wait of clientctl is this one.
     /// - Throws: ``UpdaterError`` `.locked` when another process holds it past `wait`,
     ///   `.corruptState` when `lock` is a symlink or not a regular file.
     package static func acquire(path: String, wait: Double) async throws -> FileLock {
@@ -32,26 +32,27 @@ package final class FileLock: @unchecked Sendable {
         return FileLock(fd: fd, path: path)
     }
 
-    /// Takes the lock, blocking the calling thread up to `wait` seconds (0 = fail at once):
-    /// only for synchronous callers outside Swift concurrency's pool; tasks and actors use
-    /// ``acquire(path:wait:)``.
-    /// - Throws: ``UpdaterError`` `.locked` when another process holds it past `wait`,
-    ///   `.corruptState` when `lock` is a symlink or not a regular file.
-    package convenience init(path: String, wait: Double) throws {
-        let fd = try Self.openChecked(path)
-        let deadline = Date().addingTimeInterval(max(0, wait))
-        var delay = 0.005
+    /// The lock when it is free now, else nil: one `open` and one `flock(LOCK_NB)`, never a
+    /// wait. For synchronous callers that must not wait (a test fixture making a fresh
+    /// root); everything that may wait uses ``acquire(path:wait:)``.
+    /// - Throws: ``UpdaterError`` `.corruptState` when `lock` is a symlink or not a regular file.
+    package static func attempt(path: String) throws -> FileLock? {
+        let fd = try openChecked(path)
         do {
-            while try !Self.tryLock(fd, path: path) {
-                guard Date() < deadline else { throw Self.lockedError(path, wait: wait) }
-                usleep(UInt32(delay * 1_000_000))
-                delay = min(delay * 2, 0.1)
+            guard try tryLock(fd, path: path) else {
+                close(fd)
+                return nil
             }
         } catch {
             close(fd)
             throw error
         }
-        self.init(fd: fd, path: path)
+        return FileLock(fd: fd, path: path)
+    }
+
+    /// The error of a lock another process held past `wait` seconds.
+    static func lockedError(_ path: String, wait: Double) -> UpdaterError {
+        UpdaterError(.locked, "\(path) is locked by another clientctl process; waited \(wait) s (retry later, or wait longer)")
     }
 
     private init(fd: Int32, path: String) {
@@ -83,10 +84,6 @@ package final class FileLock: @unchecked Sendable {
         let err = errno
         guard err == EWOULDBLOCK || err == EINTR else { throw UpdaterError.io("cannot lock", path: path, errno: err) }
         return false
-    }
-
-    private static func lockedError(_ path: String, wait: Double) -> UpdaterError {
-        UpdaterError(.locked, "\(path) is locked by another clientctl process; waited \(wait) s (retry later, or wait longer)")
     }
 
     deinit {

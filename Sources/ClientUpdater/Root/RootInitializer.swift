@@ -3,7 +3,9 @@ import Foundation
 /// Creates a device root from a validated config (`clientctl init`).
 package enum RootInitializer {
     /// Creates `layout.root` if needed, writes `config.json` atomically and gives the root
-    /// its ``DeviceIdentity`` (kept when it has one).
+    /// its ``DeviceIdentity`` (kept when it has one). The wait for the root's lock (up to
+    /// `lockWait` seconds, while another process installs) suspends the caller, and the
+    /// writes run on the ``BlockingExecutor``.
     ///
     /// - Parameters:
     ///   - force: overwrite an existing config; installed versions and state are kept
@@ -11,9 +13,33 @@ package enum RootInitializer {
     ///   - store: the channel's store folder (``RootLayout/store(_:)``), created now so a
     ///     first install that fails leaves the root exactly as `init` made it.
     /// - Throws: ``UpdaterError`` `.alreadyExists` when a config exists and `force` is off,
-    ///   `.invalidArgument` for a value out of range (checked before anything is created).
-    package static func write(_ config: DeviceConfig, to layout: RootLayout, force: Bool, store: String? = nil) throws {
+    ///   `.invalidArgument` for a value out of range (checked before anything is created),
+    ///   `.locked` when another process holds the root's lock past `lockWait`.
+    package static func write(
+        _ config: DeviceConfig, to layout: RootLayout, force: Bool, store: String? = nil, lockWait: Double = 30
+    ) async throws {
         let bytes = try config.encoded()
+        try await BlockingExecutor.run { try prepare(layout, force: force) }
+        let lock = try await FileLock.acquire(path: layout.lock, wait: lockWait)
+        try await BlockingExecutor.run {
+            try withExtendedLifetime(lock) { try writeLocked(bytes, to: layout, store: store) }
+        }
+    }
+
+    /// ``write(_:to:force:store:lockWait:)`` for synchronous callers (test fixtures making a
+    /// fresh root): the same writes on the calling thread, and the root's lock taken only
+    /// if it is free now (never a wait).
+    /// - Throws: as ``write(_:to:force:store:lockWait:)``; `.locked` at once when another
+    ///   process holds the lock.
+    package static func writeUnlessLocked(_ config: DeviceConfig, to layout: RootLayout, force: Bool, store: String? = nil) throws {
+        let bytes = try config.encoded()
+        try prepare(layout, force: force)
+        guard let lock = try FileLock.attempt(path: layout.lock) else { throw FileLock.lockedError(layout.lock, wait: 0) }
+        try withExtendedLifetime(lock) { try writeLocked(bytes, to: layout, store: store) }
+    }
+
+    /// Refuses an initialized root (unless `force`) or a file in its place; creates the folder.
+    private static func prepare(_ layout: RootLayout, force: Bool) throws {
         if FileManager.default.fileExists(atPath: layout.config) && !force {
             throw UpdaterError(.alreadyExists, "\(layout.config) exists already: this root is initialized (`force` overwrites its config)")
         }
@@ -22,8 +48,10 @@ package enum RootInitializer {
             throw UpdaterError(.alreadyExists, "\(layout.root) exists and is not a folder")
         }
         try AtomicFile.makeDirectory(layout.root)
-        let lock = try FileLock(path: layout.lock, wait: 30)
-        defer { withExtendedLifetime(lock) {} }
+    }
+
+    /// The writes, with the root's lock held.
+    private static func writeLocked(_ bytes: Data, to layout: RootLayout, store: String?) throws {
         try AtomicFile.write(bytes, to: layout.config)
         _ = try DeviceIdentity.readOrCreate(layout)
         if let store { try AtomicFile.makeDirectory(store) }

@@ -34,14 +34,14 @@ extension Updater {
         let commit: CheckCommit
         do {
             let checkLock = try await CheckLock.acquire(layout, wait: lockWait)
-            let before = try await exclusively { try locked(wait: lockWait) { try prepareCheckLocked() } }
+            let before = try await exclusively { try await locked(wait: lockWait) { try prepareCheckLocked() } }
             let (outcome, after) = try await runChannelCheck(from: before, lockWait: lockWait)
             if case .installed(let version) = outcome, !version.isEmbedded {
                 // Laid out before the gate is taken; a failure is met again (and reported) below.
                 try? await organizeBesideTheGate(version, shim: lifecycle.shim)
             }
             commit = try await exclusively {
-                try locked(wait: lockWait) {
+                try await locked(wait: lockWait) {
                     try commitCheckLocked(before: before, after: after, outcome: outcome, organizePending: true)
                 }
             }

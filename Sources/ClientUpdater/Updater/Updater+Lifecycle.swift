@@ -37,7 +37,12 @@ extension Updater {
     ) async throws -> LifecycleReport {
         try await exclusively {
             // Held from here to shutdown; released at once if start-up fails.
-            let agentLock = try lifecycle.agentLock ?? AgentLock.acquireForAgent(layout, wait: min(lockWait, 5))
+            let agentLock: FileLock
+            if let held = lifecycle.agentLock {
+                agentLock = held
+            } else {
+                agentLock = try await AgentLock.acquireForAgent(layout, wait: min(lockWait, 5))
+            }
             lifecycle.attached = true
             lifecycle.bridge = bridge
             lifecycle.clock = clock
@@ -46,22 +51,22 @@ extension Updater {
             watchdog.hasSeed = (try channel.embeddedVersion()) != nil
             var followup = Followup()
             var reset = false
-            let plan = { (keepServing: Bool) throws -> (DeviceState, Served) in
+            let plan = { (keepServing: Bool) async throws -> (DeviceState, Served) in
                 watchdog = Watchdog(timeout: .seconds(self.config.startupTimeoutSeconds))
                 watchdog.hasSeed = (try self.channel.embeddedVersion()) != nil
                 followup = Followup()
-                return try self.locked(wait: lockWait) {
+                return try await self.locked(wait: lockWait) {
                     try self.startLocked(watchdog: &watchdog, followup: &followup, reset: &reset, clock: clock, keepServing: keepServing)
                 }
             }
             let (state, served): (DeviceState, Served)
             do {
-                (state, served) = try plan(false)
+                (state, served) = try await plan(false)
             } catch let error where DiskSpace.isNoSpace(error) {
                 // The disk is full and start-up had something to record (a pending version's
                 // trial): serve what runs instead, which records nothing; the pending
                 // version waits for a start with free space.
-                (state, served) = try plan(true)
+                (state, served) = try await plan(true)
                 emit(
                     .error(
                         message:
@@ -104,7 +109,7 @@ extension Updater {
         try await exclusively {
             var watchdog = currentWatchdog()
             var followup = Followup()
-            let (state, served) = try writerLocked(wait: lockWait) { () -> (DeviceState, Served) in
+            let (state, served) = try await writerLocked(wait: lockWait) { () -> (DeviceState, Served) in
                 var state = try loadState()
                 let embeddedID = try channel.embeddedVersion()?.id
                 if let pageVersion, let served = state.current ?? embeddedID, pageVersion != served {
@@ -191,7 +196,7 @@ extension Updater {
             lifecycle.timer?.cancel()
             lifecycle.timer = nil
             if var watchdog = lifecycle.watchdog {
-                try? locked(wait: 5) {
+                try? await locked(wait: 5) {
                     var state = try loadState()
                     if watchdog.shutdown(state: &state).contains(.persist) { try StateStore.save(state, layout) }
                 }

@@ -47,7 +47,7 @@ extension Updater {
         try await exclusively {
             var watchdog = currentWatchdog()
             var followup = Followup()
-            let state = try writerLocked(wait: lockWait) { () -> DeviceState in
+            let state = try await writerLocked(wait: lockWait) { () -> DeviceState in
                 var state = try loadState()
                 let available = Set(try storedVersions().map(\.id))
                 var actions = reconcile(&watchdog, &state, available: available)

@@ -54,25 +54,24 @@ extension Updater {
     }
 
     /// Runs `body` with the root's flock held (inside ``exclusively(_:)`` only: two
-    /// locks of one process on the same file would wait for each other).
-    func locked<T>(wait: Double = 30, _ body: () throws -> T) throws -> T {
-        let lock = try FileLock(path: layout.lock, wait: wait)
+    /// locks of one process on the same file would wait for each other). The wait for the
+    /// lock suspends the actor (``FileLock/acquire(path:wait:)``): no thread sleeps while
+    /// another process holds it.
+    func locked<T>(wait: Double = 30, _ body: () throws -> T) async throws -> T {
+        let lock = try await FileLock.acquire(path: layout.lock, wait: wait)
         return try withExtendedLifetime(lock) { try body() }
     }
 
     /// ``locked(wait:_:)`` for the watchdog's writers (switch, acknowledge, roll back,
     /// retention): a one-shot caller also takes ``AgentLock`` for the duration, so it is
     /// refused while an agent runs on the root; the agent itself already holds it.
-    func writerLocked<T>(wait: Double = 30, _ body: () throws -> T) throws -> T {
-        if lifecycle.agentLock != nil { return try locked(wait: wait, body) }
-        let agent = try AgentLock.acquireForCommand(layout)
-        return try withExtendedLifetime(agent) {
-            try locked(wait: wait) {
-                // An agent that started after the check has created its lock file by now.
-                let late = agent == nil ? try AgentLock.acquireForCommand(layout) : nil
-                return try withExtendedLifetime(late) { try body() }
-            }
-        }
+    func writerLocked<T>(wait: Double = 30, _ body: () throws -> T) async throws -> T {
+        if lifecycle.agentLock != nil { return try await locked(wait: wait, body) }
+        let agent = try await AgentLock.acquireForCommand(layout)
+        let lock = try await FileLock.acquire(path: layout.lock, wait: wait)
+        // An agent that started after the check has created its lock file by now.
+        let late = agent == nil ? try await AgentLock.acquireForCommand(layout) : nil
+        return try withExtendedLifetime((agent, lock, late)) { try body() }
     }
 
     nonisolated func emit(_ event: UpdaterEvent) {

@@ -97,7 +97,7 @@ struct InitCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             if let meteorURL {
-                try initMeteor(url: meteorURL)
+                try await initMeteor(url: meteorURL)
                 return
             }
             if compatPlatform != nil {
@@ -113,7 +113,7 @@ struct InitCommand: AsyncParsableCommand {
             let layout = try device.layout()
             let (made, pinned) = try ArchiveRootSetup.make(request)
             let config = try transportSettings(made)
-            try RootInitializer.write(config, to: layout, force: force, store: layout.clients)
+            try await RootInitializer.write(config, to: layout, force: force, store: layout.clients)
             if let pinned {
                 let settings = try config.settings(ArchiveSettings.self, layout: layout)
                 try TrustStore(layout: layout, settings: settings, app: config.app).save(pinned)
@@ -123,7 +123,7 @@ struct InitCommand: AsyncParsableCommand {
     }
 
     /// A Meteor root: config from the flags and the embedded bundle, plus the first state.
-    private func initMeteor(url: String) throws {
+    private func initMeteor(url: String) async throws {
         if app != nil || channel != nil || manifestURL != nil || !trust.isEmpty || trustRoot != nil {
             throw UpdaterError(
                 .invalidArgument,
@@ -136,7 +136,7 @@ struct InitCommand: AsyncParsableCommand {
                 meteorURL: url, embedded: embedded, compatPlatform: compatPlatform, shellVersion: shellVersion?.description,
                 startupTimeout: startupTimeout.value, keep: keep, allowInsecureHTTP: allowInsecureHTTP))
         config = try transportSettings(config)
-        try RootInitializer.write(config, to: layout, force: force, store: layout.meteor)
+        try await RootInitializer.write(config, to: layout, force: force, store: layout.meteor)
         if !FileManager.default.fileExists(atPath: layout.state) { try StateStore.save(state, layout) }
         printError("initialized \(layout.root) for \(config.app) (meteor, \(url), \(compatPlatform ?? "ios"))")
     }
