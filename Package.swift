@@ -57,8 +57,9 @@ let package = Package(
         // The page side: the WebAppLocalServer shim and the /__clientctl/ control protocol (no HTTP server in it).
         .target(name: "ClientShim", dependencies: ["ClientFoundation"]),
         // The foundation both sides build on: versions, digests, atomic files, the error
-        // protocol and its one shape, platform calls. Depends on no other clientctl module.
-        .target(name: "ClientFoundation", dependencies: ["COpenSSL"]),
+        // protocol and its one shape, platform calls, the one executor of blocking work
+        // (BlockingExecutor, on NIOPosix). Depends on no other clientctl module.
+        .target(name: "ClientFoundation", dependencies: ["COpenSSL", .product(name: "NIOPosix", package: "swift-nio")]),
         // Channel-agnostic core: versions, store, state, selection, watchdog, retention, seams.
         .target(
             name: "ClientUpdater",

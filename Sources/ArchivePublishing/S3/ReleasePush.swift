@@ -65,7 +65,8 @@ public struct ReleasePush: Sendable {
     /// Pushes one channel folder (`folder/channel`).
     public func push(folder: String, channel: String) async throws -> PushReport {
         let dir = folder + "/" + channel
-        var local = try localSide(dir)
+        // Reading the folder (whole archives, to hash and upload) runs on the BlockingExecutor (docs/concurrency.md).
+        var local = try await BlockingExecutor.run { try localSide(dir) }
         if let keep, let index = local.index {
             // Releases this push would prune are not offered to the store at all (they would
             // be refused as older than its newest once it has pruned them).
@@ -75,7 +76,7 @@ public struct ReleasePush: Sendable {
         // The version rules first, so a refused push uploads nothing (an archive left
         // behind would block a later release of that version with other bytes).
         _ = try ChannelMerge.merge(remote: try await readPointers(channel).side, local: local)
-        var immutable = try ImmutableFiles.list(channelFolder: dir, channel: channel)
+        var immutable = try await BlockingExecutor.run { try ImmutableFiles.list(channelFolder: dir, channel: channel) }
         if keep != nil {
             // What only the releases this push prunes need is not uploaded just to be deleted.
             let releases = (local.index?.releases ?? []) + (local.manifest.map { [$0] } ?? [])
@@ -149,8 +150,10 @@ public struct ReleasePush: Sendable {
 
     /// Writes `key` unless the store holds it; returns whether it wrote.
     func uploadImmutable(_ key: String, path: String) async throws -> Bool {
-        guard let body = FileManager.default.contents(atPath: path) else { throw SignedArchiveError(.notFound, "cannot read \(path)") }
-        let sha = Digest.hex(.sha256, of: body)
+        let (body, sha) = try await BlockingExecutor.run { () throws -> (Data, String) in
+            guard let body = FileManager.default.contents(atPath: path) else { throw SignedArchiveError(.notFound, "cannot read \(path)") }
+            return (body, Digest.hex(.sha256, of: body))
+        }
         let size = Int64(body.count)
         let head = try await client.head(key)
         if head.status == 200 { return try await sameBytes(key, sha: sha, size: size, head: head) }

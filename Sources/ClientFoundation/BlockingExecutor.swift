@@ -1,8 +1,9 @@
 import NIOPosix
 
-/// The one place blocking work runs: file-system calls, libarchive extraction, zstd
-/// patching and hashing go through ``run(_:)`` on a fixed set of threads of their own,
-/// never on Swift concurrency's cooperative pool (docs/concurrency.md).
+/// The one place blocking work runs, on the device and on the release side: file-system
+/// calls, libarchive reading and writing, zstd patching and hashing go through ``run(_:)``
+/// on a fixed set of threads of their own, never on Swift concurrency's cooperative pool
+/// (docs/concurrency.md).
 ///
 /// The cooperative pool has one thread per core: two on the devices this runs on. One
 /// blocking call holding a pool thread for seconds (unpacking 300 MB, hashing a tree)
@@ -53,7 +54,7 @@ package final class BlockingExecutor: Sendable {
         try await withCheckedThrowingContinuation { continuation in
             pool.submit { state in
                 guard case .active = state else {
-                    continuation.resume(throwing: UpdaterError(.internalError, "the blocking-work executor was shut down"))
+                    continuation.resume(throwing: FileSystemError(.io, "the blocking-work executor was shut down"))
                     return
                 }
                 continuation.resume(with: Result { try work() })

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import ClientUpdater
+@testable import ClientFoundation
 
 /// The one executor of blocking work (docs/concurrency.md): bounded, and the cooperative
 /// pool stays free while its threads block.
@@ -117,8 +117,8 @@ import Testing
 
     @Test func sharedExecutorReturnsResultsAndRethrows() async throws {
         #expect(try await BlockingExecutor.run { 6 * 7 } == 42)
-        await #expect(throws: UpdaterError.self) {
-            try await BlockingExecutor.run { throw UpdaterError(.io, "boom") }
+        await #expect(throws: FileSystemError.self) {
+            try await BlockingExecutor.run { throw FileSystemError(.io, "boom") }
         }
     }
 }
