@@ -24,7 +24,7 @@ public enum ChannelPrune {
     }
 
     /// `index` with its newest `keep` releases and the manifest's own release.
-    public static func trim(_ index: ReleaseIndex, keep: Int, manifestVersion: Version?) -> (ReleaseIndex, removed: [Version]) {
+    package static func trim(_ index: ReleaseIndex, keep: Int, manifestVersion: Version?) -> (ReleaseIndex, removed: [Version]) {
         let versioned = index.releases.map { ($0, $0["version"]?.stringValue.flatMap(Version.init)) }
         let newest = Set(versioned.compactMap(\.1).sorted(by: >).prefix(max(keep, 1)))
         var trimmed = index
@@ -43,7 +43,7 @@ public enum ChannelPrune {
     /// The channel-relative paths the releases name: archives, patches, file lists and the
     /// objects of each list (read with `readList`; a list that cannot be read keeps every
     /// object, since what it needs is unknown). Absolute URLs point elsewhere and are skipped.
-    public static func needed(
+    package static func needed(
         by releases: [JSONObject], readList: (String) async throws -> ReleaseFileList?
     ) async rethrows -> (paths: Set<String>, complete: Bool) {
         var paths = Set<String>()
@@ -65,7 +65,7 @@ public enum ChannelPrune {
 
     /// True for the files publish writes that a prune may delete: `v<version>.<format>`,
     /// `patches/<sha256>.zst`, `files/<sha256>.json` and `objects/<sha256>`.
-    public static func isPrunable(_ path: String, objects: Bool) -> Bool {
+    package static func isPrunable(_ path: String, objects: Bool) -> Bool {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         switch parts.count {
         case 1: return ImmutableFiles.isArchiveName(parts[0])

@@ -3,11 +3,11 @@ import Foundation
 import SignedManifest
 
 /// The trust roots a release folder publishes for a channel (`<out>/<channel>/root/N.json`).
-public enum ReleaseRoots {
+package enum ReleaseRoots {
     /// The newest root of the channel folder (`nil` when it publishes none): roots 1, 2, …
     /// read in order while they exist.
     /// - Throws: ``SignedArchiveError`` `.untrustedRoot` for a root file that does not parse.
-    public static func newest(inChannelFolder folder: String) throws -> TrustRoot? {
+    package static func newest(inChannelFolder folder: String) throws -> TrustRoot? {
         var newest: TrustRoot?
         var n = 1
         while let data = FileManager.default.contents(atPath: folder + "/root/\(n).json") {
@@ -21,7 +21,7 @@ public enum ReleaseRoots {
     /// `root` is met; always 0 without a root).
     /// - Throws: ``SignedArchiveError`` `.untrustedKey` naming a signer that is not a
     ///   release key of `root`.
-    public static func missingSignatures(in root: TrustRoot?, signers: [any DocumentSigner]) throws -> Int {
+    package static func missingSignatures(in root: TrustRoot?, signers: [any DocumentSigner]) throws -> Int {
         guard let root else { return 0 }
         let ids = Set(signers.map(\.publicKey.keyId))
         if let stranger = ids.sorted().first(where: { !root.release.keyIds.contains($0) }) {
@@ -35,7 +35,7 @@ public enum ReleaseRoots {
     /// manifest written now verifies on devices that follow the root.
     /// - Throws: ``SignedArchiveError`` `.untrustedKey` naming a signer that is not a
     ///   release key, `.thresholdNotMet` when too few are given.
-    public static func requireThreshold(of root: TrustRoot?, signers: [any DocumentSigner]) throws {
+    package static func requireThreshold(of root: TrustRoot?, signers: [any DocumentSigner]) throws {
         guard let root else { return }
         let ids = Set(signers.map(\.publicKey.keyId))
         guard try missingSignatures(in: root, signers: signers) == 0 else {

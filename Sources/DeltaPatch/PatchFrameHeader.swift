@@ -1,17 +1,17 @@
 /// The header of a zstd frame, read from its first bytes without libzstd (RFC 8878
 /// §3.1.1.1), so a patch's claims are checked before a decompression context or a window
 /// is allocated.
-public struct PatchFrameHeader: Sendable, Equatable {
+package struct PatchFrameHeader: Sendable, Equatable {
     /// The window the decoder must keep (bytes): the largest back-reference distance.
-    public var windowSize: UInt64
+    package var windowSize: UInt64
     /// The decompressed size the frame declares, when it declares one.
-    public var contentSize: UInt64?
+    package var contentSize: UInt64?
     /// A dictionary id (0 when none): publish never writes one.
-    public var dictionaryID: UInt32
+    package var dictionaryID: UInt32
     /// True when the frame ends with a 32-bit checksum of its content.
-    public var hasChecksum: Bool
+    package var hasChecksum: Bool
 
-    public init(windowSize: UInt64, contentSize: UInt64?, dictionaryID: UInt32, hasChecksum: Bool) {
+    package init(windowSize: UInt64, contentSize: UInt64?, dictionaryID: UInt32, hasChecksum: Bool) {
         self.windowSize = windowSize
         self.contentSize = contentSize
         self.dictionaryID = dictionaryID
@@ -19,11 +19,11 @@ public struct PatchFrameHeader: Sendable, Equatable {
     }
 
     /// The zstd frame magic number, little-endian `0xFD2FB528`.
-    public static let magic: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD]
+    package static let magic: [UInt8] = [0x28, 0xB5, 0x2F, 0xFD]
 
     /// Reads the header at the start of `bytes`; `nil` when it is not a complete zstd
     /// frame header (skippable frames and reserved bits included).
-    public static func parse(_ bytes: some Collection<UInt8>) -> PatchFrameHeader? {
+    package static func parse(_ bytes: some Collection<UInt8>) -> PatchFrameHeader? {
         let b = Array(bytes.prefix(18))
         guard b.count >= 6, Array(b[0..<4]) == magic else { return nil }
         let descriptor = b[4]

@@ -11,15 +11,15 @@ import Foundation
 /// result together; a device reads the frame header first and refuses a window or a
 /// declared size past the caps of ``windowCap(baseSize:resultSize:)`` before libzstd
 /// allocates anything (docs/delta-updates.md).
-public enum ZstdPatch {
+package enum ZstdPatch {
     /// The level publish compresses patches at (docs/delta-updates.md#measurements).
-    public static let level: Int32 = 19
+    package static let level: Int32 = 19
     /// The largest window any patch may ask for (1 GiB), whatever the sizes.
-    public static let maxWindowLog: Int32 = 30
+    package static let maxWindowLog: Int32 = 30
 
     /// The window log of a patch from a base of `baseSize` to a result of `resultSize`
     /// bytes: the smallest power of two that holds both (at least 2^10, at most 2^30).
-    public static func windowLog(baseSize: Int64, resultSize: Int64) -> Int32 {
+    package static func windowLog(baseSize: Int64, resultSize: Int64) -> Int32 {
         let total = UInt64(max(1, baseSize) + max(1, resultSize))
         var log: Int32 = 10
         while UInt64(1) << UInt64(log) < total, log < maxWindowLog { log += 1 }
@@ -27,7 +27,7 @@ public enum ZstdPatch {
     }
 
     /// The largest window a device accepts for these sizes: the window publish uses.
-    public static func windowCap(baseSize: Int64, resultSize: Int64) -> UInt64 {
+    package static func windowCap(baseSize: Int64, resultSize: Int64) -> UInt64 {
         UInt64(1) << UInt64(windowLog(baseSize: baseSize, resultSize: resultSize))
     }
 
@@ -48,11 +48,11 @@ public enum ZstdPatch {
     static let residentStep = 8 << 20
 
     /// What ``make(base:target:to:level:cap:)`` wrote.
-    public struct Made: Sendable, Equatable {
+    package struct Made: Sendable, Equatable {
         /// The patch's length in bytes.
-        public var size: Int64
+        package var size: Int64
         /// The patch's SHA-256 (lowercase hex).
-        public var sha256: String
+        package var sha256: String
     }
 
     /// Makes the patch that turns the file `base` into the file `target`, written to the
@@ -61,7 +61,7 @@ public enum ZstdPatch {
     /// the patch goes out through a 1 MiB buffer.
     /// - Parameter cap: the largest base or target accepted, in bytes.
     /// - Throws: ``DeltaError`` `.io`, `.outputTooLarge` (an input over `cap`), `.compressor`.
-    public static func make(base: String, target: String, to output: String, level: Int32 = level, cap: Int64) throws(DeltaError)
+    package static func make(base: String, target: String, to output: String, level: Int32 = level, cap: Int64) throws(DeltaError)
         -> Made
     {
         let baseFile = try MappedFile(base, cap: cap)
@@ -171,7 +171,7 @@ public enum ZstdPatch {
     /// most a few MiB, and every ``residentStep`` bytes of output the mapped pages are
     /// released from the process (they stay in the page cache).
     /// - Throws: ``DeltaError`` `.malformedPatch`, `.windowTooLarge`, `.outputTooLarge`, `.io`.
-    public static func apply(patch: String, base: String, to output: String, resultSize: Int64) throws(DeltaError) -> String {
+    package static func apply(patch: String, base: String, to output: String, resultSize: Int64) throws(DeltaError) -> String {
         let patchFile = try MappedFile(patch, cap: max(resultSize, 0) + (1 << 20) + resultSize / 8)
         guard let header = PatchFrameHeader.parse(patchFile.bytes) else {
             throw DeltaError(.malformedPatch, "\(patch) does not start with a zstd frame header")

@@ -10,23 +10,23 @@ import SignedManifest
 /// copies the one published last wins (a rollout edit or a revocation re-signs it later).
 /// A version new to the store must be above the store's newest; `manifest.json` is always
 /// the newest release's latest copy, so it never moves backwards.
-public struct ChannelMerge: Sendable, Equatable {
+package struct ChannelMerge: Sendable, Equatable {
     /// The merged `index.json`.
-    public var index: ReleaseIndex
+    package var index: ReleaseIndex
     /// The merged `manifest.json`.
-    public var manifest: Manifest
+    package var manifest: Manifest
     /// Versions the store did not hold before.
-    public var added: [Version]
+    package var added: [Version]
     /// Versions whose signed copy was replaced by one published later.
-    public var updated: [Version]
+    package var updated: [Version]
 
     /// One side of the merge: an index and its manifest, either possibly absent.
-    public struct Side: Sendable {
-        public var index: ReleaseIndex?
-        public var manifest: JSONObject?
+    package struct Side: Sendable {
+        package var index: ReleaseIndex?
+        package var manifest: JSONObject?
         /// Where it comes from, for messages (`s3://bucket/prefix/stable`, a folder).
-        public var name: String
-        public init(index: ReleaseIndex?, manifest: JSONObject?, name: String) {
+        package var name: String
+        package init(index: ReleaseIndex?, manifest: JSONObject?, name: String) {
             self.index = index
             self.manifest = manifest
             self.name = name
@@ -37,7 +37,7 @@ public struct ChannelMerge: Sendable, Equatable {
     /// - Throws: ``SignedArchiveError`` `.conflict` (other app or channel; a version held
     ///   with other contents; a malformed entry), `.notNewer` (a new version below the
     ///   store's newest), `.notFound` (the folder has no releases).
-    public static func merge(remote: Side, local: Side) throws -> ChannelMerge {
+    package static func merge(remote: Side, local: Side) throws -> ChannelMerge {
         guard let localIndex = local.index else { throw SignedArchiveError(.notFound, "\(local.name) has no index.json: publish a release first") }
         if let remoteIndex = remote.index, remoteIndex.app != localIndex.app || remoteIndex.channel != localIndex.channel {
             throw SignedArchiveError(

@@ -32,9 +32,9 @@ public struct PushReport: Sendable, Equatable {
 /// other bytes refused); then `index.json`, then `manifest.json`, each `PUT` with `If-Match`
 /// on the ETag read (or `If-None-Match: *` when absent). A `412` (or S3's `409` for a
 /// concurrent conditional write) means another push won: re-read both, re-merge with
-/// ``ChannelMerge`` (version rules checked again) and retry, a bounded number of rounds.
+/// `ChannelMerge` (version rules checked again) and retry, a bounded number of rounds.
 public struct ReleasePush: Sendable {
-    public let client: S3Client
+    package let client: S3Client
     /// `Cache-Control` of `manifest.json` and `index.json`: how long a CDN or device may
     /// reuse them without asking (a rollout edit or revocation reaches devices after this).
     public var pointerMaxAge = 60
@@ -50,7 +50,10 @@ public struct ReleasePush: Sendable {
     /// `Cache-Control` of archives and trust roots: never change, cache forever.
     public static let immutableCacheControl = "public, max-age=31536000, immutable"
 
-    public init(client: S3Client) { self.client = client }
+    /// Pushes to `location` (see ``S3Location/resolve(_:endpoint:region:environment:)``).
+    public init(location: S3Location) { self.init(client: S3Client(location: location)) }
+
+    package init(client: S3Client) { self.client = client }
 
     /// The channels of a release folder: its sub-folders holding an `index.json`.
     public static func channels(in folder: String) throws -> [String] {

@@ -14,40 +14,40 @@ import SignedManifest
 /// 64 KiB, an index 16 MiB, a listing page ``listPageLimit``), a body declared or streamed
 /// past it is refused as soon as the cap is passed, and the answers only shown in
 /// messages (errors, PUT and DELETE answers) are read up to ``messageLimit``.
-public struct S3Client: Sendable {
-    public let location: S3Location
+package struct S3Client: Sendable {
+    package let location: S3Location
     /// Attempts per request for transient failures (connection, `5xx`, `429`).
-    public var attempts = 4
+    package var attempts = 4
     /// Most pages a listing may take (``list(_:limit:)``): ListObjectsV2 returns up to 1,000
     /// keys a page, so 10,000 pages hold the 10 million objects a listing accepts.
-    public var maxListPages = 10_000
+    package var maxListPages = 10_000
     /// Largest body of one listing page: 1,000 keys of at most 1,024 bytes each, escaped.
-    public static let listPageLimit = 8 * 1024 * 1024
+    package static let listPageLimit = 8 * 1024 * 1024
     /// Largest body read of an answer that is only shown in a message (an error document,
     /// the answer to a PUT or DELETE): the rest is not read.
-    public static let messageLimit = 64 * 1024
+    package static let messageLimit = 64 * 1024
     /// Largest file list read back from the store (its signed size, at most this).
-    public static let fileListLimit = 256 * 1024 * 1024
+    package static let fileListLimit = 256 * 1024 * 1024
 
-    public init(location: S3Location) { self.location = location }
+    package init(location: S3Location) { self.location = location }
 
     /// An answer: status, ETag, body and the SHA-256 a push stored as `x-amz-meta-sha256`.
-    public struct Reply: Sendable {
-        public var status: Int
-        public var etag: String?
-        public var body: Data
-        public var sha256: String?
+    package struct Reply: Sendable {
+        package var status: Int
+        package var etag: String?
+        package var body: Data
+        package var sha256: String?
         /// The SHA-256 of the body, when it was hashed instead of kept (``digest(_:limit:)``).
-        public var bodySHA256: String?
+        package var bodySHA256: String?
         /// False when the body went past the cap and was not read further.
-        public var complete = true
+        package var complete = true
     }
 
     /// `GET` of `key`, whose body may hold at most `limit` bytes (`what` names the object
     /// in the refusal, e.g. "a manifest").
     /// - Throws: ``SignedArchiveError`` `.archiveLimit` when a successful answer declares or
     ///   sends more than `limit` bytes; reading stops at the cap.
-    public func get(_ key: String, limit: Int, what: String) async throws -> Reply {
+    package func get(_ key: String, limit: Int, what: String) async throws -> Reply {
         let reply = try await read(key, limit: limit)
         guard reply.complete || !(200..<300).contains(reply.status) else {
             throw SignedArchiveError(
@@ -63,26 +63,26 @@ public struct S3Client: Sendable {
     }
 
     /// `HEAD` of `key`.
-    public func head(_ key: String) async throws -> Reply {
+    package func head(_ key: String) async throws -> Reply {
         try await send(.HEAD, key: key, body: Data(), headers: [:], read: .keep(0))
     }
 
     /// `GET` of `key`, hashed as it arrives: ``Reply/bodySHA256`` is its SHA-256, or nil
     /// (with ``Reply/complete`` false) when it holds more than `limit` bytes.
-    public func digest(_ key: String, limit: Int64) async throws -> Reply {
+    package func digest(_ key: String, limit: Int64) async throws -> Reply {
         try await send(.GET, key: key, body: Data(), headers: [:], read: .hash(limit))
     }
 
     /// `PUT` of `body` as `key` with extra headers (`If-None-Match`, `If-Match`,
     /// `Cache-Control`, `Content-Type`); the body's SHA-256 is stored as `x-amz-meta-sha256`.
-    public func put(_ key: String, body: Data, headers: [String: String]) async throws -> Reply {
+    package func put(_ key: String, body: Data, headers: [String: String]) async throws -> Reply {
         var all = headers
         all["x-amz-meta-sha256"] = Digest.hex(.sha256, of: body)
         return try await send(.PUT, key: key, body: body, headers: all, read: .keep(Self.messageLimit))
     }
 
     /// `s3://bucket/prefix/key`, for messages.
-    public func name(_ key: String) -> String {
+    package func name(_ key: String) -> String {
         "s3://\(location.bucket)/" + (location.prefix.isEmpty ? key : location.prefix + "/" + key)
     }
 

@@ -6,11 +6,11 @@ import SignedManifest
 /// `ListObjectsV2` pages and `DeleteObject`.
 extension S3Client {
     /// One stored object.
-    public struct Listed: Sendable, Equatable {
+    package struct Listed: Sendable, Equatable {
         /// The key below the client's prefix.
-        public var key: String
-        public var size: Int64
-        public var lastModified: Date?
+        package var key: String
+        package var size: Int64
+        package var lastModified: Date?
     }
 
     /// Every object whose key (below the prefix) starts with `prefix`, page by page
@@ -22,7 +22,7 @@ extension S3Client {
     /// or a page over ``listPageLimit`` bytes is refused at once.
     /// - Throws: ``SignedArchiveError`` `.storageMisbehaved` for a listing that does not
     ///   end as S3's does, `.archiveLimit` past `limit` objects or a page over its cap.
-    public func list(_ prefix: String, limit: Int = 10_000_000) async throws -> [Listed] {
+    package func list(_ prefix: String, limit: Int = 10_000_000) async throws -> [Listed] {
         let full = location.prefix.isEmpty ? prefix : location.prefix + "/" + prefix
         let strip = location.prefix.isEmpty ? "" : location.prefix + "/"
         var found: [Listed] = []
@@ -74,7 +74,7 @@ extension S3Client {
     }
 
     /// `DELETE` of `key`; a key already gone is not an error.
-    public func delete(_ key: String) async throws {
+    package func delete(_ key: String) async throws {
         let reply = try await send(.DELETE, key: key, body: Data(), headers: [:], read: .keep(Self.messageLimit))
         guard (200..<300).contains(reply.status) || reply.status == 404 else {
             throw SignedArchiveError(.storageDenied, "DELETE \(name(key)): HTTP \(reply.status)")

@@ -6,6 +6,8 @@ import Foundation
 /// signed AWS API request"): canonical request → string to sign → signing key derived
 /// from the secret by HMAC-SHA256 over date, region, service and `aws4_request` →
 /// `Authorization` header. One file, no state; HMAC and SHA-256 from libcrypto.
+///
+/// Public only for ``Credentials``, what an `S3Location` carries; the signing is the push's.
 public struct SigV4: Sendable {
     /// An access key, its secret and (temporary credentials) the session token.
     public struct Credentials: Sendable, Equatable {
@@ -19,11 +21,11 @@ public struct SigV4: Sendable {
         }
     }
 
-    public var credentials: Credentials
-    public var region: String
-    public var service: String
+    package var credentials: Credentials
+    package var region: String
+    package var service: String
 
-    public init(credentials: Credentials, region: String, service: String = "s3") {
+    package init(credentials: Credentials, region: String, service: String = "s3") {
         self.credentials = credentials
         self.region = region
         self.service = service
@@ -33,7 +35,7 @@ public struct SigV4: Sendable {
     /// token when there is one, and `Authorization`. Every header of `headers` (which must
     /// include `host`) is signed. `payloadHash` is the hex SHA-256 of the body (S3 also
     /// wants it sent as `x-amz-content-sha256`, which the caller puts in `headers`).
-    public func authorization(
+    package func authorization(
         method: String, url: URL, headers: [String: String], payloadHash: String, date: Date
     ) -> [String: String] {
         let amzDate = Self.timestamp(date)

@@ -8,23 +8,23 @@ import ClientFoundation
 /// each component at most ``maxComponentBytes`` bytes, the whole name at most
 /// ``maxPathBytes`` bytes and at most ``maxDepth`` components, and servable under its own
 /// name (``ServedPathRule``: no `?`, no percent escape that decodes to something else).
-public struct EntryRule: Sendable, Equatable {
+package struct EntryRule: Sendable, Equatable {
     /// Most bytes in the whole name.
-    public var maxPathBytes: Int
+    package var maxPathBytes: Int
     /// Most bytes in one component.
-    public var maxComponentBytes: Int
+    package var maxComponentBytes: Int
     /// Most components.
-    public var maxDepth: Int
+    package var maxDepth: Int
 
     /// Creates a rule with the given bounds (defaults: 1024, 255, 32).
-    public init(maxPathBytes: Int = 1024, maxComponentBytes: Int = 255, maxDepth: Int = 32) {
+    package init(maxPathBytes: Int = 1024, maxComponentBytes: Int = 255, maxDepth: Int = 32) {
         self.maxPathBytes = maxPathBytes
         self.maxComponentBytes = maxComponentBytes
         self.maxDepth = maxDepth
     }
 
     /// The outcome of checking one name.
-    public enum Verdict: Sendable, Equatable {
+    package enum Verdict: Sendable, Equatable {
         /// The name is acceptable; these are its components (empty for the archive root, `./`).
         case accepted([String])
         /// The name is refused for this reason (e.g. `".." path component`).
@@ -32,7 +32,7 @@ public struct EntryRule: Sendable, Equatable {
     }
 
     /// Checks the raw name of an entry; `isDirectory` allows one trailing `/`.
-    public func check(_ name: some Collection<UInt8>, isDirectory: Bool) -> Verdict {
+    package func check(_ name: some Collection<UInt8>, isDirectory: Bool) -> Verdict {
         let bytes = Array(name)
         if bytes.isEmpty { return .rejected("empty name") }
         if bytes.contains(0) { return .rejected("NUL byte in name") }

@@ -45,7 +45,7 @@ public struct ExtractionLimits: Sendable, Equatable {
     public static let `default` = ExtractionLimits()
 
     /// The entry rule for names under these limits.
-    public var entryRule: EntryRule {
+    package var entryRule: EntryRule {
         EntryRule(maxPathBytes: maxPathBytes, maxComponentBytes: maxComponentBytes, maxDepth: maxDepth)
     }
 

@@ -7,22 +7,22 @@ import SignedManifest
 /// file/folder conflicts, names that collide when case is ignored or as Unicode), under
 /// the same caps (entries, folders included, and bytes), with a regular `index.html` at
 /// the root. A list that passes describes a tree extraction would also have accepted.
-public struct ListedTree: Sendable {
+package struct ListedTree: Sendable {
     /// One file to create: its path components under the staging folder.
-    public struct Item: Sendable {
-        public var components: [String]
-        public var file: ReleaseFileList.File
+    package struct Item: Sendable {
+        package var components: [String]
+        package var file: ReleaseFileList.File
     }
 
     /// The files in list order, with their checked components.
-    public var items: [Item]
+    package var items: [Item]
     /// Folders to create, parents before children.
-    public var folders: [[String]]
+    package var folders: [[String]]
 
     /// Checks `list` under `limits`.
-    /// - Throws: ``SignedArchiveError`` `.archiveRejected` naming the entry and the rule
+    /// - Throws: ``SafeArchiveError`` `.archiveRejected` naming the entry and the rule
     ///   (`file list entry "../x" rejected: ".." path component`), `.archiveLimit` for a cap.
-    public static func check(_ list: ReleaseFileList, limits: ExtractionLimits) throws -> ListedTree {
+    package static func check(_ list: ReleaseFileList, limits: ExtractionLimits) throws -> ListedTree {
         let rule = limits.entryRule
         var tree = EntryTree()
         var items: [Item] = []
@@ -44,23 +44,23 @@ public struct ListedTree: Sendable {
             }
             total += UInt64(file.size)
             guard total <= limits.maxTotalBytes else {
-                throw SignedArchiveError(
+                throw SafeArchiveError(
                     .archiveLimit, "file list entry \(quoted(file.path)) rejected: more than \(limits.maxTotalBytes) bytes in all")
             }
             guard items.count + 1 + folders.count <= limits.maxEntries else {
-                throw SignedArchiveError(
+                throw SafeArchiveError(
                     .archiveLimit, "file list entry \(quoted(file.path)) rejected: more than \(limits.maxEntries) entries")
             }
             items.append(Item(components: components, file: file))
         }
         guard tree.kind(of: "index.html") == .file else {
-            throw SignedArchiveError(.archiveRejected, "file list rejected: no index.html file at the root")
+            throw SafeArchiveError(.archiveRejected, "file list rejected: no index.html file at the root")
         }
         return ListedTree(items: items, folders: folders)
     }
 
-    private static func refuse(_ path: String, _ why: String) -> SignedArchiveError {
-        SignedArchiveError(.archiveRejected, "file list entry \(quoted(path)) rejected: \(why)")
+    private static func refuse(_ path: String, _ why: String) -> SafeArchiveError {
+        SafeArchiveError(.archiveRejected, "file list entry \(quoted(path)) rejected: \(why)")
     }
 
     private static func quoted(_ path: String) -> String {

@@ -26,7 +26,7 @@ public struct ExtractionReport: Sendable, Equatable {
 /// - libarchive is set up with only the tar and zip readers and the gzip and zstd
 ///   filters; one compression layer exactly (none for zip).
 /// - Each entry is decided from its header before anything is written: regular files and
-///   folders only, names per ``EntryRule``, no duplicates, no file/folder conflicts.
+///   folders only, names per the entry rule, no duplicates, no file/folder conflicts.
 ///   Files are written 0644 and folders 0755 with `openat`/`mkdirat` relative to the
 ///   staging folder (`O_CREAT | O_EXCL | O_NOFOLLOW`); owners, modes, xattrs and ACLs in
 ///   the archive are ignored. `archive_write_disk` is not used.

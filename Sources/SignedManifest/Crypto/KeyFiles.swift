@@ -2,9 +2,9 @@ import Foundation
 
 /// Key pair files as `clientctl keygen` writes them: `PREFIX.pem` (PKCS#8 private key,
 /// mode 0600) and `PREFIX.pub.pem` (SubjectPublicKeyInfo public key, mode 0644).
-public enum KeyFiles {
+package enum KeyFiles {
     /// The paths `generate(prefix:)` writes.
-    public static func paths(prefix: String) -> (privateKey: String, publicKey: String) {
+    package static func paths(prefix: String) -> (privateKey: String, publicKey: String) {
         (prefix + ".pem", prefix + ".pub.pem")
     }
 
@@ -12,7 +12,7 @@ public enum KeyFiles {
     /// - Returns: the new key's public half (its `keyId` identifies it in manifests).
     /// - Throws: ``SignedArchiveError`` `.alreadyExists` if either file exists, `.io`.
     @discardableResult
-    public static func generate(prefix: String) throws -> Ed25519.PublicKey {
+    package static func generate(prefix: String) throws -> Ed25519.PublicKey {
         let (privatePath, publicPath) = paths(prefix: prefix)
         for path in [privatePath, publicPath] where FileManager.default.fileExists(atPath: path) {
             throw SignedArchiveError(.alreadyExists, "\(path) exists already; keygen never overwrites a key (choose another `prefix`)")

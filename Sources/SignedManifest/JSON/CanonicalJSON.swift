@@ -11,9 +11,9 @@
 ///   from 1e21. Manifests of format `signed-client-v1` only carry strings and integers;
 ///   doubles are supported so that unknown fields added by later writers still canonicalize
 ///   the way other JCS implementations do.
-public enum CanonicalJSON {
+package enum CanonicalJSON {
     /// The canonical UTF-8 bytes of `value`.
-    public static func serialize(_ value: JSONValue) -> [UInt8] {
+    package static func serialize(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(512)
         write(value, into: &out)
@@ -21,7 +21,7 @@ public enum CanonicalJSON {
     }
 
     /// The canonical bytes of an object.
-    public static func serialize(_ object: JSONObject) -> [UInt8] {
+    package static func serialize(_ object: JSONObject) -> [UInt8] {
         serialize(.object(object))
     }
 
@@ -84,7 +84,7 @@ public enum CanonicalJSON {
     /// Swift's `description` already yields the shortest digits that round-trip (closest
     /// to the exact value when several qualify), as ECMAScript requires; only the layout
     /// differs, so the digits and exponent are re-laid out by ECMAScript's rules.
-    public static func formatNumber(_ value: Double) -> String {
+    package static func formatNumber(_ value: Double) -> String {
         precondition(value.isFinite, "JSON numbers are finite")
         if value == 0 { return "0" }
         let negative = value < 0

@@ -3,9 +3,9 @@
 /// Strings and numbers are written exactly as ``CanonicalJSON`` writes them, so a pretty
 /// document parses back to an equal value. What is signed is never these bytes but the
 /// canonical form of the parsed value.
-public enum JSONPrettyPrinter {
+package enum JSONPrettyPrinter {
     /// The UTF-8 text of `value`, ending with a newline.
-    public static func render(_ value: JSONValue) -> [UInt8] {
+    package static func render(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
         write(value, indent: 0, into: &out)
         out.append(0x0A)

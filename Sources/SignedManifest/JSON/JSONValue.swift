@@ -1,4 +1,4 @@
-/// A JSON value as parsed by ``StrictJSON``.
+/// A JSON value as parsed by `StrictJSON`.
 ///
 /// Numbers keep their kind: a number written without fraction or exponent within
 /// ±(2⁵³−1) (the I-JSON range RFC 8785 relies on) is an exact ``integer``; any other number
@@ -63,7 +63,7 @@ public enum JSONValue: Sendable, Equatable {
 
 /// A JSON object that keeps its members in the order they were read or inserted.
 ///
-/// Keys are unique: ``StrictJSON`` refuses duplicates, and ``subscript(_:)`` replaces.
+/// Keys are unique: `StrictJSON` refuses duplicates, and ``subscript(_:)`` replaces.
 /// Two objects are equal when they hold the same keys with equal values, in any order.
 public struct JSONObject: Sendable, Equatable, Sequence, ExpressibleByDictionaryLiteral {
     /// One `"key": value` member.

@@ -1,10 +1,10 @@
 import Foundation
 
 /// RFC 3339 timestamps in UTC, as manifests carry them (`2026-05-01T12:00:00Z`).
-public enum RFC3339 {
+package enum RFC3339 {
     /// Parses `YYYY-MM-DDTHH:MM:SS[.fraction]Z` strictly: UTC (`Z`) only, upper-case `T`
     /// and `Z`, real calendar dates, no leap second, at most 9 fraction digits.
-    public static func parse(_ text: String) -> Date? {
+    package static func parse(_ text: String) -> Date? {
         let b = Array(text.utf8)
         guard b.count >= 20, b.count <= 30, b.last == UInt8(ascii: "Z") else { return nil }
         func digits(_ from: Int, _ count: Int) -> Int? {
@@ -44,7 +44,7 @@ public enum RFC3339 {
     }
 
     /// Formats a date as `YYYY-MM-DDTHH:MM:SSZ` (whole seconds, rounded down).
-    public static func format(_ date: Date) -> String {
+    package static func format(_ date: Date) -> String {
         var seconds = time_t(floor(date.timeIntervalSince1970))
         var t = tm()
         gmtime_r(&seconds, &t)

@@ -15,37 +15,37 @@ import Foundation
 ///
 /// Every error is a ``SignedArchiveError`` with code `.malformedJSON` whose message says
 /// where (line, column, byte offset) and what, and whose `underlying` is a ``ParseError``.
-public enum StrictJSON {
+package enum StrictJSON {
     /// Caps applied while parsing.
-    public struct Limits: Sendable, Equatable {
+    package struct Limits: Sendable, Equatable {
         /// Largest accepted document, in bytes.
-        public var maxBytes: Int
+        package var maxBytes: Int
         /// Deepest accepted nesting of arrays and objects (the top-level container is 1).
-        public var maxDepth: Int
+        package var maxDepth: Int
 
-        public init(maxBytes: Int, maxDepth: Int = 32) {
+        package init(maxBytes: Int, maxDepth: Int = 32) {
             self.maxBytes = maxBytes
             self.maxDepth = maxDepth
         }
 
         /// For one manifest: 64 KiB (docs/formats.md#strict-json), depth 32.
-        public static let manifest = Limits(maxBytes: 64 * 1024, maxDepth: 32)
+        package static let manifest = Limits(maxBytes: 64 * 1024, maxDepth: 32)
         /// For `index.json`, which holds every release of a channel: 16 MiB, depth 32.
-        public static let index = Limits(maxBytes: 16 * 1024 * 1024, maxDepth: 32)
+        package static let index = Limits(maxBytes: 16 * 1024 * 1024, maxDepth: 32)
     }
 
     /// Where and why parsing stopped.
-    public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    package struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
         /// Byte offset of the problem (0-based).
-        public var offset: Int
+        package var offset: Int
         /// Line of the problem (1-based).
-        public var line: Int
+        package var line: Int
         /// Column of the problem in bytes (1-based).
-        public var column: Int
+        package var column: Int
         /// What is wrong, e.g. `duplicate key "app"`.
-        public var reason: String
+        package var reason: String
 
-        public var description: String { "line \(line), column \(column) (byte \(offset)): \(reason)" }
+        package var description: String { "line \(line), column \(column) (byte \(offset)): \(reason)" }
     }
 
     /// Parses one JSON document.
@@ -53,7 +53,7 @@ public enum StrictJSON {
     ///   - bytes: the whole document.
     ///   - limits: caps; ``Limits/manifest`` by default.
     ///   - source: names the document in error messages (a path or URL).
-    public static func parse<Bytes: Collection>(_ bytes: Bytes, limits: Limits = .manifest, source: String = "JSON") throws -> JSONValue
+    package static func parse<Bytes: Collection>(_ bytes: Bytes, limits: Limits = .manifest, source: String = "JSON") throws -> JSONValue
     where Bytes.Element == UInt8 {
         let count = bytes.count
         guard count <= limits.maxBytes else {
@@ -73,7 +73,7 @@ public enum StrictJSON {
     }
 
     /// Parses a document whose top level must be an object.
-    public static func parseObject<Bytes: Collection>(_ bytes: Bytes, limits: Limits = .manifest, source: String = "JSON") throws -> JSONObject
+    package static func parseObject<Bytes: Collection>(_ bytes: Bytes, limits: Limits = .manifest, source: String = "JSON") throws -> JSONObject
     where Bytes.Element == UInt8 {
         let value = try parse(bytes, limits: limits, source: source)
         guard case .object(let object) = value else {

@@ -18,7 +18,7 @@ public struct ManifestDraft: Sendable, Equatable {
     /// Versions devices must leave.
     public var revoked: [Version] = []
     /// The release's tree tar and patches from older releases (`nil`: none).
-    public var delta: ReleaseDelta?
+    package var delta: ReleaseDelta?
     /// Extra fields to sign along (must not use the names of the fields in docs/formats.md#manifest).
     public var extraFields: JSONObject
 

@@ -5,9 +5,9 @@ import Foundation
 ///
 /// Verification (``ManifestVerifier``) says whether a manifest is authentic and well
 /// formed; this says whether this device should take it (docs/formats.md#device-policy).
-public enum ManifestPolicy {
+package enum ManifestPolicy {
     /// The decision for one manifest.
-    public enum Decision: Sendable, Equatable {
+    package enum Decision: Sendable, Equatable {
         case accept
         /// Signed for another application.
         case wrongApp(expected: String, actual: String)
@@ -21,7 +21,7 @@ public enum ManifestPolicy {
         case expired(Date)
 
         /// One line for people, naming the version.
-        public func message(for manifest: Manifest) -> String {
+        package func message(for manifest: Manifest) -> String {
             let v = manifest.version
             switch self {
             case .accept: return "release \(v) is acceptable"
@@ -39,7 +39,7 @@ public enum ManifestPolicy {
     /// Applies the device rules in order: app, channel, expiry, floor, shell compatibility.
     /// - Parameter floor: the highest version ever accepted (``ArchiveMemory/highestAccepted``);
     ///   the floor itself is accepted (re-installing it is not a rollback).
-    public static func evaluate(
+    package static func evaluate(
         _ manifest: Manifest, app: String, channel: String, shellVersion: Version,
         floor: Version?, now: Date
     ) -> Decision {
@@ -55,7 +55,7 @@ public enum ManifestPolicy {
     /// the scheme rules of docs/formats.md#archive-url-rule: `https:` always; `http:` only to a loopback host or
     /// with `allowInsecureHTTP`; `file:` only when the manifest itself came from `file:`.
     /// - Returns: the absolute archive URL, or why it is refused.
-    public static func archiveURL(for manifest: Manifest, manifestURL: URL, allowInsecureHTTP: Bool) -> Result<URL, SignedArchiveError> {
+    package static func archiveURL(for manifest: Manifest, manifestURL: URL, allowInsecureHTTP: Bool) -> Result<URL, SignedArchiveError> {
         guard let resolved = URL(string: manifest.url, relativeTo: manifestURL)?.absoluteURL, resolved.scheme != nil else {
             return .failure(SignedArchiveError(.invalidManifest, "release \(manifest.version): url \"\(manifest.url)\" is not a valid URL"))
         }

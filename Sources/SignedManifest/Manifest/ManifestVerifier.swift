@@ -4,7 +4,7 @@ import Foundation
 /// The outcome of verifying a manifest: valid, or which check failed.
 ///
 /// A status, not a decision: whether a valid manifest is *acceptable* to a device (app,
-/// channel, floor, expiry, URL scheme) is ``ManifestPolicy``'s business.
+/// channel, floor, expiry, URL scheme) is `ManifestPolicy`'s business.
 public enum ManifestVerification: Sendable, Equatable {
     /// Signature and every field are valid.
     case valid(Manifest)

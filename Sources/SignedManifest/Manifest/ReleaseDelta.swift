@@ -11,19 +11,19 @@ import Foundation
 ///   "patches": [{"from": "1.2.0", "base": "…", "url": "patches/….zst", "sha256": "…", "size": 51234}]
 /// }
 /// ```
-public struct ReleaseDelta: Sendable, Equatable {
+package struct ReleaseDelta: Sendable, Equatable {
     /// One patch: applied to the tree tar of release `from` (whose SHA-256 is `base`) it
     /// gives this release's tree tar.
-    public struct Patch: Sendable, Equatable {
-        public var from: Version
+    package struct Patch: Sendable, Equatable {
+        package var from: Version
         /// SHA-256 of the base's canonical tree tar, which the device rebuilds and checks.
-        public var base: String
+        package var base: String
         /// Relative to the manifest's URL, or absolute.
-        public var url: String
-        public var sha256: String
-        public var size: Int64
+        package var url: String
+        package var sha256: String
+        package var size: Int64
 
-        public init(from: Version, base: String, url: String, sha256: String, size: Int64) {
+        package init(from: Version, base: String, url: String, sha256: String, size: Int64) {
             self.from = from
             self.base = base
             self.url = url
@@ -34,18 +34,18 @@ public struct ReleaseDelta: Sendable, Equatable {
 
     /// Where the release's file list is and how its files are fetched one by one
     /// (docs/delta-updates.md#the-file-list).
-    public struct Files: Sendable, Equatable {
+    package struct Files: Sendable, Equatable {
         /// The ``ReleaseFileList`` document, relative to the manifest's URL or absolute.
-        public var url: String
-        public var sha256: String
-        public var size: Int64
+        package var url: String
+        package var sha256: String
+        package var size: Int64
         /// How many files it lists.
-        public var count: Int
+        package var count: Int
         /// Prefix of the content-addressed objects: a file with SHA-256 `h` is at
         /// `objects + h`, relative to the manifest's URL or absolute; ends with `/`.
-        public var objects: String
+        package var objects: String
 
-        public init(url: String, sha256: String, size: Int64, count: Int, objects: String) {
+        package init(url: String, sha256: String, size: Int64, count: Int, objects: String) {
             self.url = url
             self.sha256 = sha256
             self.size = size
@@ -55,18 +55,18 @@ public struct ReleaseDelta: Sendable, Equatable {
     }
 
     /// Most patches one release lists.
-    public static let maxPatches = 32
+    package static let maxPatches = 32
 
     /// SHA-256 and length of this release's canonical tree tar (the archive's files as an
     /// uncompressed tar with normalized modes, docs/delta-updates.md#tree-tar).
-    public var treeSHA256: String
-    public var treeSize: Int64
+    package var treeSHA256: String
+    package var treeSize: Int64
     /// Newest base first.
-    public var patches: [Patch]
+    package var patches: [Patch]
     /// The file list, when the release has one.
-    public var files: Files?
+    package var files: Files?
 
-    public init(treeSHA256: String, treeSize: Int64, patches: [Patch], files: Files? = nil) {
+    package init(treeSHA256: String, treeSize: Int64, patches: [Patch], files: Files? = nil) {
         self.treeSHA256 = treeSHA256
         self.treeSize = treeSize
         self.patches = patches
@@ -74,7 +74,7 @@ public struct ReleaseDelta: Sendable, Equatable {
     }
 
     /// The field as JSON, as publish signs it.
-    public var json: JSONValue {
+    package var json: JSONValue {
         var members: [(String, JSONValue)] = [
             ("tree", .object(JSONObject([("sha256", .string(treeSHA256)), ("size", .integer(treeSize))])))
         ]
@@ -101,7 +101,7 @@ public struct ReleaseDelta: Sendable, Equatable {
     }
 
     /// Reads the field of a release of `version`, naming the first problem.
-    public static func parse(_ value: JSONValue, version: Version) -> Result<ReleaseDelta, ManifestRejection> {
+    package static func parse(_ value: JSONValue, version: Version) -> Result<ReleaseDelta, ManifestRejection> {
         do {
             guard case .object(let o) = value else {
                 throw ManifestRejection(.wrongType, field: "delta", "field 'delta' must be an object, got \(value.typeName)")
@@ -160,7 +160,7 @@ public struct ReleaseDelta: Sendable, Equatable {
 extension Manifest {
     /// The signed `delta` field: `nil` when the release has none, a failure when it is
     /// malformed (a device then installs from the full archive).
-    public var delta: Result<ReleaseDelta, ManifestRejection>? {
+    package var delta: Result<ReleaseDelta, ManifestRejection>? {
         object["delta"].map { ReleaseDelta.parse($0, version: version) }
     }
 }

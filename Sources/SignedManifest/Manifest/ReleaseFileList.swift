@@ -13,36 +13,36 @@ import Foundation
 ///
 /// This type reads the document's shape; whether its paths make a tree a device may
 /// create (the entry rule) is judged by `ListedTree` in SafeArchive.
-public struct ReleaseFileList: Sendable, Equatable {
-    public static let format = "signed-client-files-v1"
+package struct ReleaseFileList: Sendable, Equatable {
+    package static let format = "signed-client-files-v1"
     /// The only mode devices give files (folders are 0755 and not listed).
-    public static let fileMode = "0644"
+    package static let fileMode = "0644"
 
     /// One regular file of the release.
-    public struct File: Sendable, Equatable {
+    package struct File: Sendable, Equatable {
         /// Relative to the web root, `/`-separated.
-        public var path: String
-        public var size: Int64
-        public var sha256: String
+        package var path: String
+        package var size: Int64
+        package var sha256: String
 
-        public init(path: String, size: Int64, sha256: String) {
+        package init(path: String, size: Int64, sha256: String) {
             self.path = path
             self.size = size
             self.sha256 = sha256
         }
     }
 
-    public var files: [File]
+    package var files: [File]
 
-    public init(files: [File]) {
+    package init(files: [File]) {
         self.files = files.sorted { Array($0.path.utf8).lexicographicallyPrecedes(Array($1.path.utf8)) }
     }
 
     /// Sum of the files' sizes.
-    public var totalBytes: Int64 { files.reduce(0) { $0 + $1.size } }
+    package var totalBytes: Int64 { files.reduce(0) { $0 + $1.size } }
 
     /// The canonical bytes publish writes (and whose SHA-256 the manifest signs).
-    public var canonicalBytes: [UInt8] {
+    package var canonicalBytes: [UInt8] {
         let entries = files.map { f in
             JSONValue.object(
                 JSONObject([
@@ -55,7 +55,7 @@ public struct ReleaseFileList: Sendable, Equatable {
 
     /// Reads a file list of at most `maxFiles` entries, naming the first problem as
     /// `files[k].field`. Order is not checked here (the bytes are pinned by hash).
-    public static func parse(_ bytes: [UInt8], maxFiles: Int) -> Result<ReleaseFileList, ManifestRejection> {
+    package static func parse(_ bytes: [UInt8], maxFiles: Int) -> Result<ReleaseFileList, ManifestRejection> {
         do {
             let value = try StrictJSON.parse(bytes, limits: StrictJSON.Limits(maxBytes: max(bytes.count, 1), maxDepth: 4), source: "file list")
             guard case .object(let o) = value else {

@@ -4,15 +4,15 @@
 /// ASCII letters, digits, `.`, `_` and `-`, starting with a letter or digit (a channel name
 /// becomes a folder name in a release folder); app ids up to 255 bytes, channel names up
 /// to 64.
-public enum ReleaseIdentifier: String, Sendable, CaseIterable {
+package enum ReleaseIdentifier: String, Sendable, CaseIterable {
     case app
     case channel
 
     /// The longest allowed value, in bytes.
-    public var maxLength: Int { self == .app ? 255 : 64 }
+    package var maxLength: Int { self == .app ? 255 : 64 }
 
     /// Why `value` is not a valid identifier of this kind, or nil when it is.
-    public func problem(_ value: String) -> String? {
+    package func problem(_ value: String) -> String? {
         let ok =
             !value.isEmpty && value.utf8.count <= maxLength
             && value.utf8.allSatisfy { Self.isAlnum($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }

@@ -5,18 +5,18 @@ import ClientFoundation
 /// The index object itself is not signed; each entry is a complete signed manifest and is
 /// checked with ``ManifestVerifier`` exactly like `manifest.json` (``verify(with:)``).
 /// Reading an index only checks its shape; it trusts nothing in it.
-public struct ReleaseIndex: Sendable, Equatable {
+package struct ReleaseIndex: Sendable, Equatable {
     /// The value of `format`.
-    public static let format = "signed-client-index-v1"
+    package static let format = "signed-client-index-v1"
 
     /// Application id the folder is for (advisory: each entry carries its own, signed).
-    public var app: String
+    package var app: String
     /// Channel name (advisory, like ``app``).
-    public var channel: String
+    package var channel: String
     /// The entries as received, each a signed manifest object, newest first.
-    public var releases: [JSONObject]
+    package var releases: [JSONObject]
 
-    public init(app: String, channel: String, releases: [JSONObject] = []) {
+    package init(app: String, channel: String, releases: [JSONObject] = []) {
         self.app = app
         self.channel = channel
         self.releases = releases
@@ -24,7 +24,7 @@ public struct ReleaseIndex: Sendable, Equatable {
 
     /// Parses `index.json` strictly (16 MiB cap) and checks its shape.
     /// - Throws: ``SignedArchiveError`` `.malformedJSON` or `.invalidManifest`, naming `source`.
-    public static func parse<Bytes: Collection>(_ bytes: Bytes, source: String = "index.json") throws -> ReleaseIndex
+    package static func parse<Bytes: Collection>(_ bytes: Bytes, source: String = "index.json") throws -> ReleaseIndex
     where Bytes.Element == UInt8 {
         let o = try StrictJSON.parseObject(bytes, limits: .index, source: source)
         func bad(_ why: String) -> SignedArchiveError { SignedArchiveError(.invalidManifest, "\(source): \(why)") }
@@ -42,18 +42,18 @@ public struct ReleaseIndex: Sendable, Equatable {
     }
 
     /// Verifies every entry, in order, exactly as `manifest.json` is verified.
-    public func verify(with verifier: ManifestVerifier) -> [ManifestVerification] {
+    package func verify(with verifier: ManifestVerifier) -> [ManifestVerification] {
         releases.map { verifier.verify($0) }
     }
 
     /// The entries that verify, newest first by SemVer precedence (invalid ones dropped).
-    public func validReleases(with verifier: ManifestVerifier) -> [Manifest] {
+    package func validReleases(with verifier: ManifestVerifier) -> [Manifest] {
         verify(with: verifier).compactMap(\.manifest).sorted { $1.version < $0.version }
     }
 
     /// Adds a release and keeps the list newest first by version; an entry with the same
     /// version (SemVer equality) is replaced.
-    public mutating func insert(_ manifest: Manifest) {
+    package mutating func insert(_ manifest: Manifest) {
         releases.removeAll { entry in
             if case .string(let s)? = entry["version"], let v = Version(s) { return v == manifest.version }
             return false
@@ -71,7 +71,7 @@ public struct ReleaseIndex: Sendable, Equatable {
     }
 
     /// The index as a file: indented JSON with a newline at the end.
-    public func jsonBytes() -> [UInt8] {
+    package func jsonBytes() -> [UInt8] {
         var o = JSONObject()
         o["format"] = .string(Self.format)
         o["app"] = .string(app)

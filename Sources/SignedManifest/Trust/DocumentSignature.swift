@@ -77,10 +77,10 @@ public struct RoleKeys: Sendable, Equatable {
 /// Counting signatures toward a threshold, with the TUF specification's rules (§5.3.4:
 /// only keys of the role count, each key at most once however often it signed or is
 /// listed, and only signatures that verify).
-public enum Threshold {
+package enum Threshold {
     /// The distinct key ids of `role` with a signature in `signatures` that verifies over
     /// `message` with the key `keys` holds for that id, in the role's order.
-    public static func validSigners(
+    package static func validSigners(
         _ signatures: [DocumentSignature], message: [UInt8], role: RoleKeys, keys: [String: Ed25519.PublicKey]
     ) -> [String] {
         role.keyIds.filter { keyId in
@@ -90,7 +90,7 @@ public enum Threshold {
     }
 
     /// True when at least `role.threshold` distinct keys of `role` signed `message`.
-    public static func isMet(
+    package static func isMet(
         _ signatures: [DocumentSignature], message: [UInt8], role: RoleKeys, keys: [String: Ed25519.PublicKey]
     ) -> Bool {
         validSigners(signatures, message: message, role: role, keys: keys).count >= role.threshold

@@ -3,11 +3,11 @@ import Foundation
 
 /// The outcome of checking a trust root: trusted, or why not. A status, not a decision:
 /// what a device does with a refusal (keep what it has, report) is its own business.
-public enum RootVerification: Sendable, Equatable {
+package enum RootVerification: Sendable, Equatable {
     case trusted(TrustRoot)
     case refused(SignedArchiveError)
 
-    public static func == (a: RootVerification, b: RootVerification) -> Bool {
+    package static func == (a: RootVerification, b: RootVerification) -> Bool {
         switch (a, b) {
         case (.trusted(let x), .trusted(let y)): return x == y
         case (.refused(let x), .refused(let y)): return x.code == y.code && x.message == y.message
@@ -16,7 +16,7 @@ public enum RootVerification: Sendable, Equatable {
     }
 
     /// The root, or the refusal thrown.
-    public func get() throws -> TrustRoot {
+    package func get() throws -> TrustRoot {
         switch self {
         case .trusted(let root): return root
         case .refused(let error): throw error
@@ -32,13 +32,13 @@ public enum RootVerification: Sendable, Equatable {
 /// - a threshold of its own `root` keys signed it (§5.3.4, the new keys accept the role).
 /// Expiry is checked on the root reached at the end of the walk, not on each step
 /// (§5.3.10): an old expired root may still vouch for its successor.
-public enum RootChain {
+package enum RootChain {
     /// Most roots a device walks in one check (TUF implementations bound it too, against
     /// an endless chain); the rest waits for the next check.
-    public static let maxSteps = 32
+    package static let maxSteps = 32
 
     /// Checks `bytes` (`root/<N+1>.json`) as the successor of `trusted`.
-    public static func verifyNext<Bytes: Collection>(_ bytes: Bytes, after trusted: TrustRoot, source: String) -> RootVerification
+    package static func verifyNext<Bytes: Collection>(_ bytes: Bytes, after trusted: TrustRoot, source: String) -> RootVerification
     where Bytes.Element == UInt8 {
         let candidate: TrustRoot
         do {
@@ -73,7 +73,7 @@ public enum RootChain {
 
     /// Checks a root pinned at `init --trust-root`: for `app` and `channel`, signed by a
     /// threshold of its own root keys, not expired at `now`.
-    public static func verifyPinned<Bytes: Collection>(
+    package static func verifyPinned<Bytes: Collection>(
         _ bytes: Bytes, app: String, channel: String, now: Date, source: String
     ) -> RootVerification where Bytes.Element == UInt8 {
         let root: TrustRoot
@@ -98,7 +98,7 @@ public enum RootChain {
 
     /// The refusal for a root past its `expires` at `now` (TUF's freeze attack: an
     /// attacker replaying old metadata forever), nil when it is current.
-    public static func expiryProblem(_ root: TrustRoot, now: Date, source: String) -> SignedArchiveError? {
+    package static func expiryProblem(_ root: TrustRoot, now: Date, source: String) -> SignedArchiveError? {
         guard root.isExpired(at: now), let expires = root.expires else { return nil }
         return SignedArchiveError(
             .rootExpired,

@@ -7,7 +7,7 @@ import Foundation
 /// The same idea as TUF's root metadata (TUF specification §4.3), in our formats: strict
 /// JSON, RFC 8785 canonical bytes without `signatures` are what is signed, Ed25519 keys as
 /// PEM SubjectPublicKeyInfo under their key id. Parsing checks the shape only; whether a
-/// root is trusted is ``RootChain``'s decision.
+/// root is trusted is `RootChain`'s decision.
 public struct TrustRoot: Sendable, Equatable {
     /// The value of `format`.
     public static let format = "clientctl-root-v1"

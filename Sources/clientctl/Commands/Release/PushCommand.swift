@@ -86,7 +86,7 @@ struct PushCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let location = try S3Location.resolve(destination, endpoint: endpoint, region: region)
-            var push = ReleasePush(client: S3Client(location: location))
+            var push = ReleasePush(location: location)
             push.pointerMaxAge = maxAge
             push.keep = keep
             push.pruneGrace = TimeInterval(pruneGrace)
