@@ -35,9 +35,15 @@ public enum ChannelEditor {
     }
 
     /// Applies `change` and returns the new manifest.
-    /// - Parameter expires: the new `expires`; nil keeps the default rule above (and no
-    ///   `expires` once the rollout is complete).
-    /// - Throws: ``SignedArchiveError``: `.notFound` without a manifest, `.invalidArgument`
+    /// - Parameters:
+    ///   - change: what to change in the channel's newest release.
+    ///   - releases: the release folder (`<releases>/<channel>/manifest.json`).
+    ///   - channel: the channel to edit.
+    ///   - signers: who signs the changed manifest (a threshold of the trust root's release keys).
+    ///   - now: the time of the change.
+    ///   - expires: the new `expires`; nil keeps the default rule above (and no
+    ///     `expires` once the rollout is complete).
+    /// - Throws: `SignedArchiveError`: `.notFound` without a manifest, `.invalidArgument`
     ///   for a change that does not apply (pausing a release without a rollout, revoking
     ///   the release itself), the trust root's key rules.
     @discardableResult

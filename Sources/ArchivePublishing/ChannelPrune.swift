@@ -77,7 +77,7 @@ public enum ChannelPrune {
     }
 
     /// Prunes the channel folder `releases/channel` under its publishing lock.
-    /// - Throws: ``SignedArchiveError`` `.notFound` without an index, `.invalidArgument` for
+    /// - Throws: `SignedArchiveError` `.notFound` without an index, `.invalidArgument` for
     ///   `keep` < 1, `.busy` while another publish holds the lock, `.io`.
     public static func prune(releases: String, channel: String, keep: Int, dryRun: Bool = false) async throws -> Report {
         guard keep >= 1 else { throw SignedArchiveError(.invalidArgument, "--keep must be at least 1, not \(keep)") }

@@ -6,7 +6,7 @@ import SignedManifest
 /// signed manifest (its archive is already in place, immutable). Devices never see it: it
 /// is not in `manifest.json` or `index.json` until the trust root's release threshold is met.
 public enum PendingRelease {
-    /// What ``sign(_:signers:now:)`` did.
+    /// What ``sign(_:signers:)`` did.
     public struct Outcome: Sendable {
         public var manifest: Manifest
         /// True when the threshold was met and the release is now published.
@@ -34,7 +34,7 @@ public enum PendingRelease {
     /// release folder whose threshold is now met is published (under the channel lock:
     /// `index.json`, then `manifest.json`, then the pending file goes); any other manifest
     /// file is written back with the new signatures.
-    /// - Throws: ``SignedArchiveError``: a signer that is not a release key of the folder's
+    /// - Throws: `SignedArchiveError`: a signer that is not a release key of the folder's
     ///   root (`.untrustedKey`), a version not above the channel's newest (`.notNewer`), a
     ///   version already published (`.conflict`).
     public static func sign(_ path: String, signers: [any DocumentSigner]) async throws -> Outcome {

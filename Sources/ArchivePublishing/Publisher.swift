@@ -81,7 +81,7 @@ public struct PublishResult: Sendable {
 /// Writes the release folder (docs/formats.md#release-folder): `<out>/<channel>/manifest.json` (newest
 /// release), `index.json` (every release, newest first) and immutable archives.
 ///
-/// Refusals: a source folder that breaks ``SourceTree``'s rules (a `SafeArchiveError`
+/// Refusals: a source folder that breaks `SourceTree`'s rules (a `SafeArchiveError`
 /// `.sourceRejected`, `.notFound` for a missing folder); a version already in the
 /// index with different archive bytes or different metadata (the same bytes and metadata
 /// are a no-op); a version not above the channel's newest; an archive file that exists with

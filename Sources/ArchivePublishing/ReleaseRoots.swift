@@ -6,7 +6,7 @@ import SignedManifest
 package enum ReleaseRoots {
     /// The newest root of the channel folder (`nil` when it publishes none): roots 1, 2, …
     /// read in order while they exist.
-    /// - Throws: ``SignedArchiveError`` `.untrustedRoot` for a root file that does not parse.
+    /// - Throws: `SignedArchiveError` `.untrustedRoot` for a root file that does not parse.
     package static func newest(inChannelFolder folder: String) throws -> TrustRoot? {
         var newest: TrustRoot?
         var n = 1
@@ -19,7 +19,7 @@ package enum ReleaseRoots {
 
     /// How many more distinct release keys must sign after `signers` (0: the threshold of
     /// `root` is met; always 0 without a root).
-    /// - Throws: ``SignedArchiveError`` `.untrustedKey` naming a signer that is not a
+    /// - Throws: `SignedArchiveError` `.untrustedKey` naming a signer that is not a
     ///   release key of `root`.
     package static func missingSignatures(in root: TrustRoot?, signers: [any DocumentSigner]) throws -> Int {
         guard let root else { return 0 }
@@ -33,7 +33,7 @@ package enum ReleaseRoots {
 
     /// Checks that `signers` are release keys of `root` and meet its threshold, so that a
     /// manifest written now verifies on devices that follow the root.
-    /// - Throws: ``SignedArchiveError`` `.untrustedKey` naming a signer that is not a
+    /// - Throws: `SignedArchiveError` `.untrustedKey` naming a signer that is not a
     ///   release key, `.thresholdNotMet` when too few are given.
     package static func requireThreshold(of root: TrustRoot?, signers: [any DocumentSigner]) throws {
         guard let root else { return }

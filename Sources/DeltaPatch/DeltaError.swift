@@ -2,7 +2,7 @@ import ClientFoundation
 
 /// An error from making or applying a delta patch.
 ///
-/// Like the other modules' errors: an extensible ``Code``, a one-line message that names
+/// Like the other modules' errors: an extensible ``DeltaErrorCode``, a one-line message that names
 /// what failed and why, and the underlying cause when there is one.
 public typealias DeltaError = ModuleError<DeltaErrorCode>
 

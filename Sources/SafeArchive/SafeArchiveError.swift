@@ -4,7 +4,7 @@ import ClientFoundation
 /// the caps, a folder to archive that breaks a rule, or a local failure while reading,
 /// unpacking or writing.
 ///
-/// Like the other modules' errors: an extensible ``Code``, a one-line message that names
+/// Like the other modules' errors: an extensible ``SafeArchiveErrorCode``, a one-line message that names
 /// what failed and why (the entry or the path, and the rule), and the underlying cause
 /// when there is one.
 public typealias SafeArchiveError = ModuleError<SafeArchiveErrorCode>

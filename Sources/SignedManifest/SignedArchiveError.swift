@@ -6,7 +6,7 @@ import ClientFoundation
 /// Refusals of an archive's entries, caps and of a folder to archive are SafeArchive's own
 /// `SafeArchiveError`; delta patches fail with DeltaPatch's `DeltaError`.
 ///
-/// Like `UpdaterError`: an extensible ``Code``, a one-line message that names what failed
+/// Like `UpdaterError`: an extensible ``SignedArchiveErrorCode``, a one-line message that names what failed
 /// and why, and the underlying cause when there is one.
 public typealias SignedArchiveError = ModuleError<SignedArchiveErrorCode>
 

@@ -34,7 +34,7 @@ package struct ChannelMerge: Sendable, Equatable {
     }
 
     /// Merges the folder's releases (`local`) into the store's (`remote`).
-    /// - Throws: ``SignedArchiveError`` `.conflict` (other app or channel; a version held
+    /// - Throws: `SignedArchiveError` `.conflict` (other app or channel; a version held
     ///   with other contents; a malformed entry), `.notNewer` (a new version below the
     ///   store's newest), `.notFound` (the folder has no releases).
     package static func merge(remote: Side, local: Side) throws -> ChannelMerge {

@@ -49,7 +49,7 @@ extension ReleasePush {
     /// Reads back what was written: each pointer must hold the bytes written, unless another
     /// push replaced it since with pointers that still hold every release of this one (it
     /// merged them). Anything else means the store did not keep the write.
-    /// - Throws: ``SignedArchiveError`` `.storageWriteLost`.
+    /// - Throws: `SignedArchiveError` `.storageWriteLost`.
     func readBack(_ written: [(key: String, body: Data)], channel: String, merge: ChannelMerge) async throws {
         var lost: [String] = []
         for (key, body) in written {

@@ -45,7 +45,7 @@ package struct S3Client: Sendable {
 
     /// `GET` of `key`, whose body may hold at most `limit` bytes (`what` names the object
     /// in the refusal, e.g. "a manifest").
-    /// - Throws: ``SignedArchiveError`` `.archiveLimit` when a successful answer declares or
+    /// - Throws: `SignedArchiveError` `.archiveLimit` when a successful answer declares or
     ///   sends more than `limit` bytes; reading stops at the cap.
     package func get(_ key: String, limit: Int, what: String) async throws -> Reply {
         let reply = try await read(key, limit: limit)

@@ -20,7 +20,7 @@ extension S3Client {
     /// never the same token twice in one listing (AWS S3 API Reference, ListObjectsV2). A
     /// page truncated without a token, a token seen before, more than ``maxListPages`` pages
     /// or a page over ``listPageLimit`` bytes is refused at once.
-    /// - Throws: ``SignedArchiveError`` `.storageMisbehaved` for a listing that does not
+    /// - Throws: `SignedArchiveError` `.storageMisbehaved` for a listing that does not
     ///   end as S3's does, `.archiveLimit` past `limit` objects or a page over its cap.
     package func list(_ prefix: String, limit: Int = 10_000_000) async throws -> [Listed] {
         let full = location.prefix.isEmpty ? prefix : location.prefix + "/" + prefix

@@ -18,7 +18,7 @@ public struct S3Location: Sendable, Equatable {
     public var credentials: SigV4.Credentials
 
     /// Parses `s3://BUCKET/PREFIX` and resolves the rest from `environment`.
-    /// - Throws: ``SignedArchiveError`` `.invalidArgument` for a bad URL or no credentials.
+    /// - Throws: `SignedArchiveError` `.invalidArgument` for a bad URL or no credentials.
     public static func resolve(
         _ text: String, endpoint: String?, region: String?, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> S3Location {

@@ -40,9 +40,11 @@ public struct SourceTree: Sendable {
     public var skippedHidden: [String] = []
 
     /// Scans `root`, refusing the first problem found with its path named.
-    /// - Parameter includeHidden: keep files and folders whose name starts with `.`
-    ///   (`.env`, `.git/`); by default they are skipped and listed in ``skippedHidden``,
-    ///   so secrets next to a build never reach devices by accident.
+    /// - Parameters:
+    ///   - root: the build folder to scan.
+    ///   - includeHidden: keep files and folders whose name starts with `.`
+    ///     (`.env`, `.git/`); by default they are skipped and listed in ``skippedHidden``,
+    ///     so secrets next to a build never reach devices by accident.
     /// - Throws: ``SafeArchiveError`` `.notFound` when `root` is not a readable folder,
     ///   `.sourceRejected` for a folder that breaks a rule.
     public static func scan(_ root: String, includeHidden: Bool = false) throws -> SourceTree {

@@ -15,7 +15,7 @@ import Foundation
 /// ``outputCap`` bytes of each are kept (more on standard output is not a signature, and
 /// the group is ended at once); CMD and everything it started are killed (`SIGKILL` to
 /// the group) when it runs longer than ``timeout``. A command that fails or runs over is
-/// ``SignedArchiveError/Code/signerUnavailable`` (exit 69); output that is not a valid
+/// ``SignedArchiveErrorCode/signerUnavailable`` (exit 69); output that is not a valid
 /// signature of ``publicKey`` is `.invalidSignature` (exit 65).
 public struct CommandSigner: DocumentSigner, Sendable {
     /// The shell command.

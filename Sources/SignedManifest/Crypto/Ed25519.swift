@@ -43,7 +43,9 @@ public enum Ed25519 {
         }
 
         /// A key from PEM text (`-----BEGIN PUBLIC KEY-----`, SubjectPublicKeyInfo).
-        /// - Parameter source: names the key in error messages (a path).
+        /// - Parameters:
+        ///   - pem: the PEM text.
+        ///   - source: names the key in error messages (a path).
         public init(pem: String, source: String = "public key") throws {
             OpenSSLErrorQueue.clear()
             let bio = try MemoryBIO()

@@ -1,9 +1,9 @@
 /// A JSON value as parsed by `StrictJSON`.
 ///
 /// Numbers keep their kind: a number written without fraction or exponent within
-/// ±(2⁵³−1) (the I-JSON range RFC 8785 relies on) is an exact ``integer``; any other number
-/// is a ``double``. Schemas that require an integer (a manifest's `size`) accept only
-/// ``integer``.
+/// ±(2⁵³−1) (the I-JSON range RFC 8785 relies on) is an exact ``integer(_:)``; any other number
+/// is a ``double(_:)``. Schemas that require an integer (a manifest's `size`) accept only
+/// ``integer(_:)``.
 public enum JSONValue: Sendable, Equatable {
     /// `null`.
     case null

@@ -94,7 +94,7 @@ extension Manifest {
         return try assemble(o, signatures: signatures, keys: signers.map(\.publicKey))
     }
 
-    /// ``sign(_:by:)-(_,[any DocumentSigner])`` with key files, which sign without waiting.
+    /// ``sign(_:by:)-(_,[DocumentSigner])`` with key files, which sign without waiting.
     public static func sign(_ unsigned: JSONObject, by keys: [Ed25519.PrivateKey]) throws -> Manifest {
         guard let first = keys.first else { throw SignedArchiveError(.invalidArgument, "a manifest needs at least one signing key") }
         let (o, message) = prepare(unsigned, firstKeyId: first.publicKey.keyId)

@@ -115,7 +115,7 @@ public struct RootDraft: Sendable, Equatable {
         signatures.append(DocumentSignature(keyId: keyId, signature: try await signer.sign(CanonicalJSON.serialize(unsignedObject))))
     }
 
-    /// ``sign(with:)-(any DocumentSigner)`` with a key file, which signs without waiting.
+    /// ``sign(with:)-(DocumentSigner)`` with a key file, which signs without waiting.
     public mutating func sign(with key: Ed25519.PrivateKey) throws {
         let keyId = key.publicKey.keyId
         guard !signatures.contains(where: { $0.keyId == keyId }) else { return }
