@@ -33,6 +33,7 @@ import Testing
         #expect(switched.current == .installed("1.0.0") && switched.trial == "1.0.0" && switched.pending == nil)
         #expect(await rig.bridge.take() == ["base 1.0.0", "reload"])
         #expect(rig.state.trial?.pid == getpid())
+        try await rig.clock.waitForSleeper()  // the trial's timer is armed, so its cancel below is seen
 
         let acked = try await updater.startupDidComplete()
         #expect(acked.lastKnownGood == "1.0.0" && acked.trial == nil)
@@ -52,7 +53,7 @@ import Testing
         let events = await updater.events()
 
         try await updater.reload()
-        while rig.clock.sleeperCount == 0 { await Task.yield() }
+        try await rig.clock.waitForSleeper()
         rig.clock.advance(by: .seconds(9))
         #expect(rig.state.trial?.version == "1.2.0", "still on trial before the deadline")
         rig.clock.advance(by: .seconds(1))
@@ -66,7 +67,7 @@ import Testing
         let again = try await updater.checkForUpdates()
         #expect(again.pending == "1.2.0")
         try await updater.reload()
-        while rig.clock.sleeperCount == 0 { await Task.yield() }
+        try await rig.clock.waitForSleeper()
         rig.clock.advance(by: .seconds(10))
         let second = await waitForEvent(events, isFailure)
         #expect(second == .watchdog(.failed(version: "1.2.0", reason: .timedOut, blacklisted: true, revertedTo: .installed("1.1.0"))))

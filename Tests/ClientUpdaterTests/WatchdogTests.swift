@@ -299,13 +299,13 @@ import Testing
             try await clock.sleep(until: .seconds(5))
             return clock.now
         }
-        while manual.sleeperCount == 0 { await Task.yield() }
+        try await manual.waitForSleeper()
         manual.advance(by: .seconds(4))
         #expect(manual.sleeperCount == 1, "not due yet")
         manual.advance(by: .seconds(1))
         #expect(try await woke.value == .seconds(5))
         let cancelled = Task { try await clock.sleep(until: .seconds(60)) }
-        while manual.sleeperCount == 0 { await Task.yield() }
+        try await manual.waitForSleeper()
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await cancelled.value }
     }

@@ -16,10 +16,28 @@ public final class ManualClock: Clock, Sendable {
         var deadline: Instant
         var continuation: CheckedContinuation<Void, any Error>
     }
+    /// A test waiting in ``waitForSleepers(_:timeout:)`` for `count` sleepers.
+    private struct Waiter {
+        var count: Int
+        var continuation: CheckedContinuation<Void, any Error>
+        var timeout: Task<Void, Never>?
+    }
     private struct State {
         var now = Instant(offset: .zero)
         var sleepers: [UInt64: Sleeper] = [:]
+        var waiters: [UInt64: Waiter] = [:]
         var nextID: UInt64 = 0
+
+        mutating func takeID() -> UInt64 {
+            nextID += 1
+            return nextID
+        }
+
+        /// Removes and returns the waiters whose count of sleepers is reached.
+        mutating func satisfiedWaiters() -> [Waiter] {
+            let ids = waiters.filter { $0.value.count <= sleepers.count }.map(\.key)
+            return ids.compactMap { waiters.removeValue(forKey: $0) }
+        }
     }
     private let state = Mutex(State())
 
@@ -33,22 +51,60 @@ public final class ManualClock: Clock, Sendable {
     /// Returns once a task sleeps on this clock (a timer was armed); fails the test when
     /// none does within `timeout` seconds of real time, instead of spinning forever.
     public func waitForSleeper(timeout: Double = 30) async throws {
-        try await Poll.until("a timer armed on the manual clock", timeout: timeout) { sleeperCount > 0 }
+        try await waitForSleepers(1, timeout: timeout)
+    }
+
+    /// Returns once at least `count` tasks sleep on this clock. Suspends on a continuation
+    /// that the sleeper's arrival resumes (no polling, no spinning); throws ``HarnessError``
+    /// when they are not there within `timeout` seconds of real time (a bound for a hang,
+    /// not a measure), and `CancellationError` when the waiting task is cancelled.
+    public func waitForSleepers(_ count: Int, timeout: Double = 30) async throws {
+        let id = state.withLock { $0.takeID() }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
+                let ready = state.withLock { s -> Bool in
+                    if s.sleepers.count >= count || Task.isCancelled { return true }
+                    s.waiters[id] = Waiter(count: count, continuation: c)
+                    return false
+                }
+                if ready { return c.resume() }
+                let timer = Task { [self] in
+                    try? await Task.sleep(for: .milliseconds(Int(timeout * 1000)))
+                    guard !Task.isCancelled else { return }
+                    let (waiter, sleeping) = state.withLock { ($0.waiters.removeValue(forKey: id), $0.sleepers.count) }
+                    waiter?.continuation.resume(
+                        throwing: HarnessError(
+                            "timed out after \(timeout) s waiting for \(count) task(s) to sleep on the manual clock (\(sleeping) did)"))
+                }
+                let armed = state.withLock { s -> Bool in
+                    guard s.waiters[id] != nil else { return false }
+                    s.waiters[id]?.timeout = timer
+                    return true
+                }
+                if !armed { timer.cancel() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            waiter?.timeout?.cancel()
+            waiter?.continuation.resume(throwing: CancellationError())
+        }
+        try Task.checkCancellation()
     }
 
     public func sleep(until deadline: Instant, tolerance: Duration?) async throws {
-        let id = state.withLock { s -> UInt64 in
-            s.nextID += 1
-            return s.nextID
-        }
+        let id = state.withLock { $0.takeID() }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (c: CheckedContinuation<Void, any Error>) in
-                let resumeNow = state.withLock { s -> Bool in
-                    if deadline <= s.now || Task.isCancelled { return true }
+                let (resumeNow, satisfied) = state.withLock { s -> (Bool, [Waiter]) in
+                    if deadline <= s.now || Task.isCancelled { return (true, []) }
                     s.sleepers[id] = Sleeper(deadline: deadline, continuation: c)
-                    return false
+                    return (false, s.satisfiedWaiters())
                 }
                 if resumeNow { c.resume() }
+                for waiter in satisfied {
+                    waiter.timeout?.cancel()
+                    waiter.continuation.resume()
+                }
             }
         } onCancel: {
             let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }

@@ -24,8 +24,8 @@ import Testing
             held = HeldTransport(DefaultTransport(), holding: "/stable/v2.0.0.tar.gz")
             let downloader = Downloader(
                 transport: held, retry: RetryPolicy(maxAttempts: 1, initialDelay: 0, maxDelay: 0), idleTimeout: 30)
-            let channel = try ArchiveChannel(layout: d.layout, config: d.config, downloader: downloader)
-            updater = Updater(layout: d.layout, config: d.config, channel: channel)
+            let channel = try ArchiveChannel(layout: d.layout, config: d.config, downloader: downloader, logger: .quiet)
+            updater = Updater(layout: d.layout, config: d.config, channel: channel, logger: .quiet)
         }
 
         var state: DeviceState { StateStore.load(d.layout) }
@@ -87,7 +87,7 @@ import Testing
         let events = rig.updater.events(bufferingPolicy: .unbounded)
         let check = Task { try await rig.updater.checkForUpdates() }
         await rig.held.waitUntilHolding()
-        while rig.clock.sleeperCount == 0 { await Task.yield() }
+        try await rig.clock.waitForSleeper()
         rig.clock.advance(by: .seconds(5))
         let failed = await Self.event(in: events, within: 60) {
             if case .watchdog(.failed) = $0 { return true }
@@ -116,13 +116,14 @@ import Testing
         let first = Task { try await rig.updater.checkForUpdates() }
         await rig.held.waitUntilHolding()
         let second = Task { try await rig.updater.checkForUpdates() }
-        let joined = await Self.within(60) {
-            while await rig.updater.lifecycle.checkJoiners == 0 { try await Task.sleep(for: .milliseconds(5)) }
-        }
+        var notJoined: (any Error)?
+        do {
+            try await Poll.until("the second check to join the first", timeout: 60) { await rig.updater.lifecycle.checkJoiners > 0 }
+        } catch { notJoined = error }
         rig.held.release()
         let (a, b) = (try await first.value, try await second.value)
 
-        #expect(joined != nil, "the second check waits on the first instead of queueing")
+        #expect(notJoined == nil, "the second check waits on the first instead of queueing: \(String(describing: notJoined))")
         #expect(a == b && a.result == .installed && a.pending == "2.0.0")
         #expect(rig.held.requests(to: "/stable/manifest.json") - manifestsBefore == 1, "the feed is asked once")
         #expect(rig.held.requests(to: "/stable/v2.0.0.tar.gz") == 1, "the archive is downloaded once")
