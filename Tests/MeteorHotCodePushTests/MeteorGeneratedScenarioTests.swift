@@ -89,20 +89,48 @@ import Testing
                     "/assets/d00/asset-2.txt", "/assets/d00/asset-3.txt")))
     }
 
+    /// The point the test waits for is the channel's first retry: the moment the refused
+    /// attempt has failed and the next one has not begun. The held backoff lets the test
+    /// start the server exactly there, so the retry meets it.
     @Test func retriesAfterARealConnectionRefusedAndRecovers() async throws {
         let h = try Self.harness()
         let http = try #require(h.http)
         http.stop()
         h.server.serve("gen2")
-        h.retry = RetryPolicy(maxAttempts: 30, initialDelay: 0.1, maxDelay: 0.1, jitter: 0)
-        let channel = h.channel
+        let transport = FailureRecordingTransport()
+        let backoff = try await HeldRetrySleeper()
+        let channel = MeteorChannel(
+            layout: h.layout, rootURL: http.baseURL, platform: .ios, embeddedPath: h.embeddedPath, transport: transport,
+            options: .init(retry: RetryPolicy(maxAttempts: 3, initialDelay: 0.1, maxDelay: 0.1, jitter: 0), sleeper: backoff, logger: .quiet))
         let attempt = Task { () -> CheckOutcome in
+            defer { backoff.checkEnded() }
             var state = h.state
             return try await channel.check(state: &state)
         }
-        try await Task.sleep(nanoseconds: 400_000_000)
+        let retried = await withTaskGroup(of: String?.self) { group in
+            group.addTask {
+                for await _ in backoff.retries { return nil }
+                return "the check ended without retrying"
+            }
+            group.addTask {
+                try? await Task.sleep(for: .seconds(60))  // bounds a hang; measures nothing
+                return "no retry within 60 s"
+            }
+            let first = await group.next() ?? "no result"
+            group.cancelAll()
+            return first
+        }
+        guard retried == nil else {
+            backoff.release()
+            attempt.cancel()
+            let result = await attempt.result
+            Issue.record("\(retried ?? ""): \(result); failed requests: \(transport.failures)")
+            return
+        }
+        #expect(transport.failures == ["connection refused"], "the one attempt so far was refused")
         #expect(h.server.requestedPaths.isEmpty, "nothing listens yet")
         try http.start()
+        backoff.release()
         let outcome = try await attempt.value
         guard case .installed(let v) = outcome else {
             Issue.record("expected installed, got \(outcome)")
@@ -110,6 +138,7 @@ import Testing
         }
         #expect(v.id == "gen2")
         #expect(h.server.requestedPathSet == Self.gen2Requests)
+        #expect(transport.failures == ["connection refused"], "every later attempt reached the server")
     }
 
     @Test func retriesAfterConnectionRefusedAndRecovers() async throws {
@@ -141,7 +170,7 @@ import Testing
         var state = h.state
         let channel = MeteorChannel(
             layout: h.layout, rootURL: try #require(URL(string: "http://127.0.0.1:3000/")), platform: .ios,
-            embeddedPath: h.embeddedPath, transport: refusing, options: .init(retry: h.retry))
+            embeddedPath: h.embeddedPath, transport: refusing, options: .init(retry: h.retry, logger: .quiet))
         await #expect {
             try await channel.check(state: &state)
         } throws: { error in

@@ -87,11 +87,11 @@ final class MeteorHarness: @unchecked Sendable {
 
     /// The production channel over the harness's transport and options.
     var channel: MeteorChannel {
-        let options = MeteorChannel.Options(maxConnections: maxConnections, retry: retry)
-        if let http {
+        let options = MeteorChannel.Options(maxConnections: maxConnections, retry: retry, logger: .quiet)
+        if let http {  // direct: the loopback server is never reached through the environment's proxy
             return MeteorChannel(
                 layout: layout, rootURL: http.baseURL, platform: .ios, embeddedPath: embeddedPath,
-                transport: DefaultTransport(), options: options)
+                transport: DefaultTransport(settings: HTTPTransportSettings()), options: options)
         }
         return MeteorChannel(
             layout: layout, rootURL: URL(string: "http://127.0.0.1:3000/") ?? URL(fileURLWithPath: "/"), platform: .ios,
@@ -105,7 +105,7 @@ final class MeteorHarness: @unchecked Sendable {
     func updater() -> Updater {
         var config = self.config
         config.keep = keep
-        return Updater(layout: layout, config: config, channel: RecordingChannel(inner: channel, outcomes: outcomes))
+        return Updater(layout: layout, config: config, channel: RecordingChannel(inner: channel, outcomes: outcomes), logger: .quiet)
     }
 
     /// One check (`clientctl install`): an installed version is staged as pending.

@@ -33,13 +33,14 @@ public final class DeviceFixture: @unchecked Sendable {
 
     deinit { server.stop() }
 
-    /// An updater over the production transport, with retries that do not sleep.
+    /// An updater over the production transport (direct: the loopback server is never
+    /// reached through the environment's proxy), with retries that do not sleep.
     public func updater(now: @escaping @Sendable () -> Date = { Date() }) throws -> Updater {
         let downloader = Downloader(
-            transport: DefaultTransport(), retry: RetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0),
+            transport: DefaultTransport(settings: HTTPTransportSettings()), retry: RetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0),
             idleTimeout: 5)
-        let channel = try ArchiveChannel(layout: layout, config: config, downloader: downloader, now: now)
-        return Updater(layout: layout, config: config, channel: channel, now: now)
+        let channel = try ArchiveChannel(layout: layout, config: config, downloader: downloader, now: now, logger: .quiet)
+        return Updater(layout: layout, config: config, channel: channel, now: now, logger: .quiet)
     }
 
     /// Publishes a small client as `version` and returns its manifest object.
