@@ -1,6 +1,7 @@
 import ClientServer
 import ClientUpdater
 import Foundation
+import TestSupport
 import Testing
 
 /// Issue 10 point 5: an event stream ends the moment its client leaves (not at the next
@@ -48,8 +49,9 @@ import Testing
         }
     }
 
-    /// Polls (up to 30 s, for a loaded machine) for a condition the server reaches on its own.
+    /// Polls (up to 30 s, for a loaded machine) for a condition the server reaches on its
+    /// own; throws naming the open streams when it is not reached.
     static func waitUntil(_ done: @Sendable () -> Bool) async throws {
-        for _ in 0..<1500 where !done() { try await Task.sleep(nanoseconds: 20_000_000) }
+        try await Poll.until("the server's count of open event streams") { done() }
     }
 }

@@ -111,9 +111,7 @@ func nodePath() throws -> String {
         let results = try await ServerHarness.withServer(server) { port in
             async let rolledBack: Void = {
                 // Once the page has polled twice, the watchdog rolls back to 1.1.0.
-                for _ in 0..<400 where handler.calls.filter({ $0 == "status" }).count < 2 {
-                    try? await Task.sleep(for: .milliseconds(10))
-                }
+                try await Poll.until("the page to poll the status twice") { handler.calls.filter({ $0 == "status" }).count >= 2 }
                 handler.setStatus(ControlStatus(current: "1.1.0", lastKnownGood: "1.1.0", inTrial: false))
             }()
             let output = try await Self.runNode(
@@ -128,7 +126,7 @@ func nodePath() throws -> String {
                 // The page throws before touching WebAppLocalServer: it registers nothing.
                 setTimeout(() => { out.timeout = "yes"; console.log(JSON.stringify(out)); process.exit(0); }, 30000);
                 """)
-            await rolledBack
+            try await rolledBack
             return output
         }
         #expect(results["reloaded"] == "yes", "a page on trial notices the rollback without registering anything")

@@ -278,7 +278,13 @@ final class FullBacklogListener: @unchecked Sendable {
             }
             fds.append(client)
         }
-        usleep(50_000)
+        // The queue is full once the first connection has completed (it sits there, never
+        // accepted): wait for that event, bounded, instead of a fixed pause.
+        var first = pollfd(fd: fds[1], events: Int16(POLLOUT), revents: 0)
+        guard poll(&first, 1, 10_000) == 1, first.revents & Int16(POLLOUT) != 0 else {
+            close()
+            throw UpdaterError(.io, "the first connection to the backlog-0 listener did not complete within 10 s")
+        }
     }
 
     func close() {

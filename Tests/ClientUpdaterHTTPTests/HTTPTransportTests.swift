@@ -33,7 +33,7 @@ extension HTTPSuites {
             #expect(request[header: "x-test"] == "yes")
             #expect(request[header: "accept-encoding"] == "identity")
             #expect(request[header: "user-agent"] == "clientctl/\(ClientctlVersion.string)")
-            #expect(await server.settledLog().first?.bodyBytesSent == 300_000)
+            #expect(try await server.settledLog().first?.bodyBytesSent == 300_000)
         }
 
         @Test func conditionalGetAndRange() async throws {
@@ -191,7 +191,8 @@ extension HTTPSuites {
             let server = try serve(faults)
             defer { server.stop() }
             let task = Task { try await HTTPTransport().fetchAll(server.url("/app.tgz"), idleTimeout: 30) }
-            try await Task.sleep(nanoseconds: 100_000_000)
+            // Stalled: the server sent its 10 bytes and now sends nothing.
+            try await Poll.until("the server to stall after 10 bytes") { server.log.first.map { $0.finished && $0.bodyBytesSent == 10 } ?? false }
             task.cancel()
             await #expect(throws: CancellationError.self) { try await task.value }
         }

@@ -73,7 +73,7 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
         faults.add(.reset(afterBytes: 200_000), path: "/app.tgz", requests: 1...1)
         let result = try await downloader.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
         #expect(result.digest == sha256 && result.requests == 2)
-        let log = await server.settledLog()
+        let log = try await server.settledLog()
         try #require(log.count == 2)
         #expect(log[0].request[header: "range"] == nil)
         let resumeAt = try #require(rangeStart(log[1].request), "second request carries Range: bytes=N-")
@@ -89,7 +89,7 @@ final class RecordingSleeper: Sleeper, @unchecked Sendable {
         let result = try await downloader.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
         #expect(result.resumedFrom == 250_000 && result.requests == 1 && result.digest == sha256)
         #expect(server.requests.first?[header: "range"] == "bytes=250000-")
-        #expect(await server.settledLog().first?.bodyBytesSent == 350_000)
+        #expect(try await server.settledLog().first?.bodyBytesSent == 350_000)
     }
 
     @Test func completeFileOnDiskNeedsNoRequest() async throws {

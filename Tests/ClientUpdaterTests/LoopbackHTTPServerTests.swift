@@ -135,7 +135,7 @@ import Testing
         }
         try #require(rc == 0)
         _ = "GET /ok HTTP/1.1\r\n".withCString { send(client, $0, strlen($0), 0) }
-        for _ in 0..<100 where server.connectionsAccepted < 3 { try await Task.sleep(nanoseconds: 10_000_000) }
+        try await Poll.until("the server to accept the half-open connection") { server.connectionsAccepted >= 3 }
         let before = try liveSockets(port: port)
         #expect(before >= 2, "listening + the half-open request")
         let started = Date()

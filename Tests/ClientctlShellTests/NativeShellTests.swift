@@ -179,10 +179,7 @@ struct NativeShellTests {
 
         let shell = Task { try await ShellHarness.run(root: rig.root, exitAfter: 12) }
         // The shell holds the agent lock once agent.json names it.
-        let deadline = Date().addingTimeInterval(10)
-        while !FileManager.default.fileExists(atPath: rig.root + "/agent.json"), Date() < deadline {
-            try await Task.sleep(nanoseconds: 50_000_000)
-        }
+        try await Poll.until("the shell to write agent.json") { FileManager.default.fileExists(atPath: rig.root + "/agent.json") }
         let second = try await ClientctlBinary.run(["serve", "--root", rig.root, "--port", "0"])
         #expect(second.status == 75, "serve refuses while the shell runs: \(second.errorOutput)")
         let first = try await shell.value

@@ -124,9 +124,8 @@ import Testing
         try process.run()
         let downloading = d.root + "/meteor/Downloading/"
         let finished = ["app/app.js", "app/app.js.map", "app/assets/d00/asset-0.txt", "index.html"]
-        let deadline = Date().addingTimeInterval(20)
-        while Date() < deadline, !finished.allSatisfy({ FileManager.default.fileExists(atPath: downloading + $0) }) {
-            try await Task.sleep(nanoseconds: 20_000_000)
+        try await Poll.until("the fast assets to land in meteor/Downloading") {
+            finished.allSatisfy { FileManager.default.fileExists(atPath: downloading + $0) } || !process.isRunning
         }
         #expect(process.isRunning, "the install must still be downloading the slow asset")
         #expect(finished.allSatisfy { FileManager.default.fileExists(atPath: downloading + $0) })

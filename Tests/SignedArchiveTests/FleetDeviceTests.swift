@@ -24,9 +24,9 @@ import Testing
         #expect(waiting.result == .skipped)
         #expect(waiting.message.hasSuffix("this device (place \(place) of 10000) waits"), "\(waiting.message)")
         #expect(try await d.updater().status().installed.isEmpty)
-        var channel = try ArchiveChannel(layout: d.layout, config: d.config)
+        var channel = try ArchiveChannel(layout: d.layout, config: d.config, logger: .quiet)
         channel.ignoreRollout = true
-        #expect(try await Updater(layout: d.layout, config: d.config, channel: channel).install().version == "1.0.0")
+        #expect(try await Updater(layout: d.layout, config: d.config, channel: channel, logger: .quiet).install().version == "1.0.0")
 
         // A schedule: nobody in the first hour, everybody after it.
         let start = Date()
@@ -50,14 +50,14 @@ import Testing
         try d.publish("1.0.0", edit: Self.rollout(#"{"start": "\#(RFC3339.format(start))", "steps": [[0, 0], [3600, 100]]}"#))
         #expect(try await d.updater(now: { start.addingTimeInterval(60) }).install().result == .skipped)
         #expect(FileManager.default.fileExists(atPath: d.layout.deferredManifest))
-        let before = await d.server.settledLog().count
+        let before = try await d.server.settledLog().count
         #expect(try await d.updater(now: { start.addingTimeInterval(120) }).install().result == .skipped)
-        var log = await d.server.settledLog().dropFirst(before)
+        var log = try await d.server.settledLog().dropFirst(before)
         #expect(log.map(\.request.path) == ["/stable/manifest.json"] && log.first?.status == 304 && log.first?.bodyBytesSent == 0, "\(log)")
 
         let installed = try await d.updater(now: { start.addingTimeInterval(3700) }).install()
         #expect(installed.version == "1.0.0")
-        log = await d.server.settledLog().dropFirst(before + 1)
+        log = try await d.server.settledLog().dropFirst(before + 1)
         #expect(log.map(\.request.path) == ["/stable/manifest.json", "/stable/v1.0.0.tar.gz"] && log.first?.status == 304, "\(log)")
         #expect(!FileManager.default.fileExists(atPath: d.layout.deferredManifest), "kept only while waiting")
         #expect(try await d.updater().install().message == "up to date (manifest not modified since the last check)")

@@ -72,10 +72,11 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 
     /// Every request received so far, in arrival order, with what was sent back.
     public var log: [LoopbackExchange] { lock.withLock { exchanges } }
-    /// The log once every exchange in it has finished (waiting up to 5 s): the server
-    /// thread records its byte count after its last write, which the client may see first.
-    public func settledLog() async -> [LoopbackExchange] {
-        for _ in 0..<250 where !log.allSatisfy(\.finished) { try? await Task.sleep(nanoseconds: 20_000_000) }
+    /// The log once every exchange in it has finished: the server thread records its byte
+    /// count after its last write, which the client may see first.
+    /// - Throws: ``HarnessError`` when an exchange is still unfinished after 30 s.
+    public func settledLog() async throws -> [LoopbackExchange] {
+        try await Poll.until("every exchange of the loopback server to finish") { log.allSatisfy(\.finished) }
         return log
     }
     /// Every request received so far, in arrival order.

@@ -73,7 +73,7 @@ import Testing
         }
 
         /// Paths requested since `mark` (a count of earlier requests).
-        func paths(since mark: Int) async -> [String] { await d.server.settledLog().dropFirst(mark).map(\.request.path) }
+        func paths(since mark: Int) async throws -> [String] { try await d.server.settledLog().dropFirst(mark).map(\.request.path) }
 
         func delta() throws -> ReleaseDelta {
             let data = try Data(contentsOf: URL(fileURLWithPath: channelDir + "/manifest.json"))
@@ -104,11 +104,11 @@ import Testing
         // Five 2–4 kB files changed out of 300: the patch is a few per cent of the archive.
         #expect(patch.size * 10 < published.manifest.size, "patch \(patch.size) B, archive \(published.manifest.size) B")
 
-        let mark = await f.d.server.settledLog().count
+        let mark = try await f.d.server.settledLog().count
         let (report, notes) = try await f.install()
         #expect(report.version == "1.1.0")
         #expect(notes == ["release 1.1.0: patch from 1.0.0: \(patch.size) bytes instead of the \(published.manifest.size)-byte archive"])
-        let paths = await f.paths(since: mark)
+        let paths = try await f.paths(since: mark)
         #expect(paths.contains("/stable/patches/\(patch.sha256).zst") && !paths.contains("/stable/v1.1.0.tar.gz"), "\(paths)")
         try f.expectInstalledTree("1.1.0")
         #expect(try TreeSnapshot(f.d.layout.clientDirectory(Version(1, 0, 0))) == (try TreeSnapshot(f.d.tmp("src-1.0.0"))), "the base is only read")
@@ -131,14 +131,14 @@ import Testing
             delta["tree"] = .object(tree)
             object["delta"] = .object(delta)
         }
-        let mark = await f.d.server.settledLog().count
+        let mark = try await f.d.server.settledLog().count
         let (report, notes) = try await f.install()
         #expect(report.version == "1.1.0")
         #expect(
             notes == [
                 "release 1.1.0: patch from 1.0.0 refused: the patched tree hashes to sha256 \(signedTree), not the signed \(claimed); using the full archive"
             ])
-        #expect(await f.paths(since: mark).contains("/stable/v1.1.0.tar.gz"))
+        #expect(try await f.paths(since: mark).contains("/stable/v1.1.0.tar.gz"))
         try f.expectInstalledTree("1.1.0")
     }
 
@@ -258,18 +258,18 @@ import Testing
         let copy = f.d.tmp("device-copy")
         try FileManager.default.copyItem(atPath: f.d.layout.root, toPath: copy)
 
-        let mark = await f.d.server.settledLog().count
+        let mark = try await f.d.server.settledLog().count
         let plain = try await ClientctlBinary.run(["install", "--root", f.d.layout.root])
         #expect(plain.status == 0, "\(plain.errorOutput)")
         let archiveSize = published.manifest.size
         #expect(plain.errorOutput == "clientctl: release 1.1.0: patch from 1.0.0: \(patch.size) bytes instead of the \(archiveSize)-byte archive\n")
-        let viaPatch = await f.paths(since: mark)
+        let viaPatch = try await f.paths(since: mark)
         #expect(viaPatch.contains("/stable/patches/\(patch.sha256).zst") && !viaPatch.contains("/stable/v1.1.0.tar.gz"), "\(viaPatch)")
 
-        let second = await f.d.server.settledLog().count
+        let second = try await f.d.server.settledLog().count
         let full = try await ClientctlBinary.run(["install", "--root", copy, "--no-delta"])
         #expect(full.status == 0 && full.errorOutput.isEmpty, "\(full.errorOutput)")
-        let viaArchive = await f.paths(since: second)
+        let viaArchive = try await f.paths(since: second)
         #expect(viaArchive.contains("/stable/v1.1.0.tar.gz") && !viaArchive.contains { $0.contains("/patches/") }, "\(viaArchive)")
         let installed = try TreeSnapshot(copy + "/clients/v1.1.0")
         #expect(installed == (try TreeSnapshot(f.d.layout.clientDirectory(Version(1, 1, 0)))))
@@ -296,11 +296,11 @@ import Testing
         let patchWasComplete = DeltaInstall.isComplete(partial, patch)
         #expect(patchWasComplete == (point != "delta.base-rebuilt"), "\(point): patch on disk complete: \(patchWasComplete)")
 
-        let mark = await f.d.server.settledLog().count
+        let mark = try await f.d.server.settledLog().count
         let rerun = try await ClientctlBinary.run(["install", "--root", f.d.layout.root])
         #expect(rerun.status == 0, "\(point): rerun failed: \(rerun.errorOutput)")
         #expect(rerun.errorOutput.hasPrefix("clientctl: release 1.1.0: patch from 1.0.0: "), "\(point): \(rerun.errorOutput)")
-        let paths = await f.paths(since: mark)
+        let paths = try await f.paths(since: mark)
         #expect(!paths.contains("/stable/v1.1.0.tar.gz"), "\(point): the archive was fetched: \(paths)")
         #expect(paths.contains("/stable/patches/\(patch.sha256).zst") == !patchWasComplete, "\(point): \(paths)")
         try f.expectInstalledTree("1.1.0")

@@ -64,7 +64,7 @@ import Testing
         let f = try await Self.behindThePatches()
         let (files, _) = try Self.list(f)
         let archiveSize = try #require(try FileManager.default.attributesOfItem(atPath: f.channelDir + "/v1.2.0.tar.gz")[.size] as? Int)
-        let mark = await f.d.server.settledLog().count
+        let mark = try await f.d.server.settledLog().count
         let (report, notes) = try await f.install()
         #expect(report.version == "1.2.0")
         // index.html and assets/f7.js are new; the other 299 files come from 1.0.0.
@@ -74,7 +74,7 @@ import Testing
             notes == [
                 "release 1.2.0: 299 of 301 files from installed versions, 2 downloaded: \(cost) bytes with the file list instead of the \(archiveSize)-byte archive"
             ])
-        let paths = await f.paths(since: mark)
+        let paths = try await f.paths(since: mark)
         #expect(paths.filter { $0.contains("/objects/") }.count == 2 && paths.contains("/stable/\(files.url)"), "\(paths)")
         #expect(!paths.contains { $0.hasSuffix(".tar.gz") || $0.contains("/patches/") }, "\(paths)")
         try f.expectInstalledTree("1.2.0")
@@ -110,11 +110,11 @@ import Testing
         default: edited.removeAll { if case .object(let o) = $0 { return o["path"] == .string("index.html") } else { return false } }
         }
         try Self.publishList(f, edited)
-        let mark = await f.d.server.settledLog().count
+        let mark = try await f.d.server.settledLog().count
         let (report, notes) = try await f.install()
         #expect(report.version == "1.2.0")
         #expect(notes == ["release 1.2.0: file list refused: \(reason); using the full archive"])
-        let paths = await f.paths(since: mark)
+        let paths = try await f.paths(since: mark)
         #expect(paths.contains("/stable/v1.2.0.tar.gz") && !paths.contains { $0.contains("/objects/") }, "\(paths)")
         try f.expectInstalledTree("1.2.0")
     }
@@ -179,10 +179,10 @@ import Testing
         #expect(crashed.status == 128 + SIGKILL, "\(point): \(crashed.status) \(crashed.errorOutput)")
         #expect(!FileManager.default.fileExists(atPath: f.d.layout.clientDirectory(Version(1, 2, 0))))
         #expect(try TreeSnapshot(f.d.layout.clientDirectory(Version(1, 0, 0))) == (try TreeSnapshot(f.d.tmp("src-1.0.0"))))
-        let mark = await f.d.server.settledLog().count
+        let mark = try await f.d.server.settledLog().count
         let rerun = try await ClientctlBinary.run(["install", "--root", f.d.layout.root])
         #expect(rerun.status == 0 && rerun.errorOutput.contains("299 of 301 files from installed versions"), "\(point): \(rerun.errorOutput)")
-        let paths = await f.paths(since: mark)
+        let paths = try await f.paths(since: mark)
         #expect(!paths.contains { $0.contains("/objects/") || $0.contains("/files/") || $0.hasSuffix(".tar.gz") }, "\(point): \(paths)")
         try f.expectInstalledTree("1.2.0")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: f.d.layout.clients).filter { $0.hasPrefix(".") }
