@@ -154,7 +154,7 @@ struct LifecycleRig {
 
     func makeUpdater() -> Updater {
         let wall = self.wall
-        return Updater(layout: layout, config: config, channel: channel, now: { wall.now })
+        return Updater(layout: layout, config: config, channel: channel, now: { wall.now }, logger: .quiet)
     }
 
     func advanceWallClock(_ seconds: Double) { wall.advance(seconds) }

@@ -15,7 +15,7 @@ import Testing
         let shell = try #require(Version("2.0.0"))
         channel = FakeChannel(storeDirectory: tmp("clients"), shell: shell)
         let config = DeviceConfig(app: "com.example.notes", channelKind: .init(rawValue: "fake"), shellVersion: shell)
-        updater = Updater(layout: layout, config: config, channel: channel)
+        updater = Updater(layout: layout, config: config, channel: channel, logger: .quiet)
     }
 
     @Test func installStagesTheNewVersionAsPending() async throws {

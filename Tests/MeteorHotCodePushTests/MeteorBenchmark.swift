@@ -34,7 +34,7 @@ import Testing
         try AtomicFile.makeDirectory(layout.root)
         let channel = MeteorChannel(
             layout: layout, rootURL: server.baseURL, platform: .ios, embeddedPath: embedded,
-            transport: DefaultTransport())
+            transport: DefaultTransport(), options: .init(logger: .quiet))
         var state = DeviceState()
         let start = Date()
         let outcome = try await channel.check(state: &state)

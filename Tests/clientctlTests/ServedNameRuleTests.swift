@@ -41,7 +41,7 @@ import Testing
                 channel: "stable", manifestURL: "file:///releases/stable/manifest.json",
                 trustedKeys: [try ReleaseFolder.testPublicKeyPEM()]),
             shellVersion: Version(1, 0, 0))
-        let channel = try ArchiveChannel(layout: layout, config: config)
+        let channel = try ArchiveChannel(layout: layout, config: config, logger: .quiet)
         let tree = try Self.client(tmp, with: name)
         let organized = Result {
             let assets = try channel.servedAssets(for: InstalledVersion(id: "1.1.0", directory: tree))

@@ -41,14 +41,14 @@ import Testing
         let channel = MeteorChannel(
             layout: layout, rootURL: rootURL, platform: .ios,
             embeddedPath: fixtures + "/bundled_www/application",
-            transport: MeteorMockTransport(server: mock))
+            transport: MeteorMockTransport(server: mock), options: .init(logger: .quiet))
         let config = try DeviceConfig(
             app: "com.example.meteor", channelKind: .meteor,
             settings: MeteorSettings(meteorRootURL: rootURL.absoluteString, compatPlatform: "ios"), shellVersion: Version(1, 0, 0),
             embeddedPath: fixtures + "/bundled_www/application", startupTimeoutSeconds: 2)
-        let updater = Updater(layout: layout, config: config, channel: channel)
+        let updater = Updater(layout: layout, config: config, channel: channel, logger: .quiet)
         let clock = ManualClock()
-        let server = try ClientServer(configuration: ServerConfiguration(port: 0, wwwDirectory: fixtures + "/bundled_www"))
+        let server = try ClientServer(configuration: ServerConfiguration(port: 0, wwwDirectory: fixtures + "/bundled_www"), logger: .quiet)
         let (ports, portContinuation) = AsyncStream<Int>.makeStream()
         let running = Task { try await server.run { port in portContinuation.yield(port) } }
         defer { running.cancel() }

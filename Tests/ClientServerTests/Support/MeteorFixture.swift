@@ -10,7 +10,7 @@ enum MeteorFixture {
         guard let rootURL = URL(string: "http://localhost:3000/") else { throw CocoaError(.fileReadInvalidFileName) }
         let channel = MeteorChannel(
             layout: layout, rootURL: rootURL, platform: .ios,
-            embeddedPath: www + "/application", transport: NoNetwork())
+            embeddedPath: www + "/application", transport: NoNetwork(), options: .init(logger: .quiet))
         guard let embedded = try channel.embeddedVersion() else { throw CocoaError(.fileReadNoSuchFile) }
         return (embedded.id, try channel.servedAssets(for: embedded))
     }
