@@ -14,7 +14,6 @@ let package = Package(
         .library(name: "ClientUpdaterHTTP", targets: ["ClientUpdaterHTTP"]),
         .library(name: "SignedManifest", targets: ["SignedManifest"]),
         .library(name: "SafeArchive", targets: ["SafeArchive"]),
-        .library(name: "SignedArchive", targets: ["SignedArchive"]),
         .library(name: "ArchivePublishing", targets: ["ArchivePublishing"]),
         .library(name: "MeteorHotCodePush", targets: ["MeteorHotCodePush"]),
         .library(name: "ClientServer", targets: ["ClientServer"]),
