@@ -137,6 +137,11 @@ final class ShellRun: @unchecked Sendable {
             let report = try await updater.start(bridge: bridge)
             log.emit("started", ["version": report.current.description, "ms": log.millisecondsSinceLaunch])
             if report.shellUpdateReset { Self.printError("new embedded seed: downloaded versions dropped") }
+        } catch is CancellationError {
+            // The window closed (or --exit-after ran out) while the engine was starting,
+            // e.g. waiting for a one-shot command's agent lock: a normal exit.
+            bridge.ready.open()
+            return
         } catch {
             bridge.ready.open()  // waiting requests get 503; the shell is closing
             let code = Self.fail(error)

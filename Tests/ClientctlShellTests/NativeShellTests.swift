@@ -171,7 +171,9 @@ struct NativeShellTests {
         try await rig.run(["install", "--root", rig.root])
 
         let serve = try await ServeProcess(root: rig.root, scratch: rig.tmp.path)
-        let refused = try await ShellHarness.run(root: rig.root, exitAfter: 5)
+        // The shell waits up to 5 s for the agent lock (a one-shot command holds it
+        // briefly), then refuses; --exit-after only bounds the test if it never does.
+        let refused = try await ShellHarness.run(root: rig.root, exitAfter: 30)
         #expect(refused.status == 75, "\(refused.summary)")
         #expect(refused.stderr.contains("clientctl-shell:") && refused.stderr.contains(rig.root), "\(refused.summary)")
         #expect(serve.stop() == 0)
