@@ -12,7 +12,7 @@ import SignedArchive
 /// ```swift
 /// let engine = try DeviceEngine.open(root: "/var/lib/notes")
 /// try await engine.updater.start(bridge: myWebView)
-/// for await event in await engine.updater.events() { … }
+/// for await event in engine.updater.events() { … }
 /// ```
 public struct DeviceEngine: Sendable {
     /// What a host may inject; every field has the production default.

@@ -88,7 +88,7 @@ struct FileListInstall {
         let downloaded = try await download(plan.missing, into: objects)
         CrashPoint.hit("files.objects-downloaded")
         let root = staging + "/tree"
-        try await BlockingExecutor.run { try Self.link(plan, objects: try downloaded, into: root) }
+        try await BlockingExecutor.run { try Self.link(plan, objects: downloaded, into: root) }
         return root
     }
 

@@ -116,7 +116,7 @@ final class ShellRun: @unchecked Sendable {
     /// Start-up, events to stdout and the page, periodic checks (a task on Swift's pool).
     private func runEngine(_ engine: DeviceEngine, bridge: ShellBridge, view: ShellView) async {
         let updater = engine.updater
-        let events = await updater.events()
+        let events = updater.events()
         let forward = Task { [log] in
             for await event in events {
                 log.emit(event)

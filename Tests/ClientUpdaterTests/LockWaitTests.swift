@@ -44,7 +44,7 @@ import Testing
         let layout = RootLayout(root: tmp.path)
         let shell = try #require(Version("2.0.0"))
         let config = DeviceConfig(app: "com.example.notes", channelKind: .init(rawValue: "fake"), shellVersion: shell)
-        FileManager.default.createFile(atPath: layout.lock, contents: nil)
+        _ = FileManager.default.createFile(atPath: layout.lock, contents: nil)
         let lockPath = URL(fileURLWithPath: layout.lock).resolvingSymlinksInPath().path
 
         let holder = try ForeignHolder(layout.lock)

@@ -45,7 +45,8 @@ final class ConnectionTimeoutHandler: ChannelDuplexHandler, RemovableChannelHand
             let written = promise ?? context.eventLoop.makePromise()
             context.write(data, promise: written)
             // Idle from the moment the last byte left, unless the next request already came.
-            written.futureResult.whenComplete { [weak self] _ in
+            // On the channel's event loop, like every call of this handler.
+            written.futureResult.assumeIsolated().whenComplete { [weak self] _ in
                 guard let self else { return }
                 self.inFlight = max(0, self.inFlight - 1)
                 if self.inFlight == 0, context.channel.isActive { self.arm(context, self.idleTimeout) }
@@ -76,7 +77,7 @@ final class ConnectionTimeoutHandler: ChannelDuplexHandler, RemovableChannelHand
 
     private func arm(_ context: ChannelHandlerContext, _ after: TimeAmount) {
         disarm()
-        timer = context.eventLoop.scheduleTask(in: after) { context.close(promise: nil) }
+        timer = context.eventLoop.assumeIsolated().scheduleTask(in: after) { context.close(promise: nil) }
     }
 
     private func disarm() {

@@ -8,7 +8,7 @@ import Foundation
 /// ```swift
 /// let updater = Updater(layout: layout, config: config, channel: channel)
 /// try await updater.start(bridge: myWebView)          // selects, organizes, calls the bridge
-/// for await event in await updater.events() { … }     // updateAvailable, error, progress
+/// for await event in updater.events() { … }     // updateAvailable, error, progress
 /// try await updater.startupDidComplete()              // from the page, once it runs
 /// ```
 ///

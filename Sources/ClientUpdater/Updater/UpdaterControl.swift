@@ -46,7 +46,7 @@ public struct UpdaterControl: ControlHandler {
     }
 
     public func events() async -> AsyncStream<ControlEvent> {
-        let source = await updater.events()
+        let source = updater.events()
         return AsyncStream { continuation in
             let task = Task {
                 for await event in source {

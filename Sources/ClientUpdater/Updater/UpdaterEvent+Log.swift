@@ -23,7 +23,6 @@ extension UpdaterEvent {
         case .installNote(let note): return "\(note)"
         case .watchdog(let event): return "watchdog: \(event.message)"
         case .switched(let version): return "now serving \(version)"
-        default: return "\(String(describing: self))"
         }
     }
 }

@@ -60,7 +60,7 @@ import Testing
         server.setControlHandler(UpdaterControl(updater))
         #expect(started.current == .embedded)
         #expect(Self.pageVersion(try await Chromium.dumpDOM(url)) == "version1")
-        let events = await updater.events()
+        let events = updater.events()
 
         // version2: downloaded, staged, switched, acknowledged through the shim endpoint.
         mock.serve("version2")

@@ -86,7 +86,7 @@ struct ServeCommand: AsyncParsableCommand {
                     port: port ?? ServerConfiguration.derivedPort(forApp: context.config.app),
                     contentSecurityPolicy: csp, wwwDirectory: context.engine.wwwDirectory,
                     headerTimeoutSeconds: headerTimeout.value, idleTimeoutSeconds: idleTimeout.value))
-            let events = await updater.events()
+            let events = updater.events()
             let log = Task { await Self.logEvents(events) }
             defer { log.cancel() }
             // Start-up's watchdog events reach stderr through the subscription above.
