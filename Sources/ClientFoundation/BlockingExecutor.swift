@@ -62,6 +62,12 @@ package final class BlockingExecutor: Sendable {
         }
     }
 
+    /// Runs `work` on one of the executor's threads once one is free, without waiting for it
+    /// (the ``BlockingSerialExecutor`` drains an actor's jobs this way).
+    package func submit(_ work: @escaping @Sendable () -> Void) {
+        pool.submit { _ in work() }
+    }
+
     /// Stops an executor made with ``init(threads:)``: running work finishes, queued work
     /// that has not started fails.
     package func shutdown() async throws {

@@ -36,7 +36,19 @@ package final class FakeChannel: UpdateChannel, @unchecked Sendable {
     /// Ids passed to `remove`, in order.
     package var removed: [String] { lock.withLock { _removed } }
 
-    package func installedVersions() throws -> [InstalledVersion] { lock.withLock { _installed } }
+    /// Called (synchronously, on the caller's thread) each time the updater lists the
+    /// installed versions, which it does inside its locked sections: a test makes it
+    /// block there like a slow disk.
+    package var onListing: (@Sendable () -> Void)? {
+        get { lock.withLock { _onListing } }
+        set { lock.withLock { _onListing = newValue } }
+    }
+    private var _onListing: (@Sendable () -> Void)?
+
+    package func installedVersions() throws -> [InstalledVersion] {
+        onListing?()
+        return lock.withLock { _installed }
+    }
     package func embeddedVersion() throws -> InstalledVersion? { nil }
 
     package func check(state: inout DeviceState) async throws -> CheckOutcome {

@@ -33,7 +33,7 @@ import Testing
         /// 1.0.0 runs and is acknowledged (the last known good version).
         func startOnGoodVersion() async throws {
             try d.publish("1.0.0")
-            try await updater.install()
+            _ = try await updater.install()
             try await updater.start(bridge: nil, clock: WatchdogClock(clock))
             try await updater.startupDidComplete()
         }

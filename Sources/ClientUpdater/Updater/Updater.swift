@@ -18,6 +18,13 @@ public actor Updater {
     public nonisolated let logger: Logger
     /// Agent state (watchdog, bridge, timer, running check): see Updater+Lifecycle.swift.
     var lifecycle = UpdaterLifecycle()
+    /// Where the actor's own code runs: its locked sections write `state.json`, organize
+    /// a version at a switch and delete versions by retention synchronously, so they run
+    /// on the blocking-work executor's threads, never on the cooperative pool
+    /// (docs/concurrency.md).
+    private nonisolated let serialExecutor = BlockingSerialExecutor()
+    /// The actor's executor: ``BlockingSerialExecutor`` on the shared `BlockingExecutor`.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { serialExecutor.asUnownedSerialExecutor() }
     /// The subscribers of ``events(bufferingPolicy:)``, fed from any context in order.
     let hub = UpdaterEventHub()
 
