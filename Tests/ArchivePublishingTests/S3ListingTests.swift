@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func aCycleOfTokensIsRefusedAtTheFirstRepeat() async throws {
-        let pages = PageCount()
+        let pages = RequestCounter()
         let store = try ScriptedS3 { request in
             guard ScriptedS3.key(of: request) == nil else { return nil }
             let next = request.queryItems["continuation-token"] == "a" ? "b" : "a"  // a, b, a, b, …
@@ -55,18 +55,5 @@ import Testing
         #expect(error?.code == .storageMisbehaved)
         #expect(error?.message.contains("page 3 repeats continuation token 'a' of an earlier page") == true, "\(error?.message ?? "")")
         #expect(listings(store) == 3)
-    }
-}
-
-/// Pages a stand-in answered.
-private final class PageCount: @unchecked Sendable {
-    // @unchecked Sendable: `count` is guarded by `lock`.
-    private let lock = NSLock()
-    private var count = 0
-    func next() -> Int {
-        lock.withLock {
-            count += 1
-            return count
-        }
     }
 }

@@ -93,13 +93,7 @@ import Testing
     /// selected, staged or installed again; the next check installs what the feed offers.
     @Test func aRevokedVersionIsLeftAndNeverSelectedAgain() async throws {
         let d = try DeviceFixture()
-        for version in ["1.0.0", "1.1.0"] {
-            try d.publish(version)
-            _ = try await d.updater().install()
-            let updater = try d.updater()
-            try await updater.reload()
-            try await updater.startupDidComplete()
-        }
+        try await d.installAndCommit(["1.0.0", "1.1.0"])
         try d.publish("1.2.0") { $0["revoked"] = .array([.string("1.1.0")]) }
         let first = try await d.updater().install()
         // The newest good version is staged for the next reload or start.

@@ -55,6 +55,18 @@ public final class DeviceFixture: @unchecked Sendable {
             maxShell: maxShell, makeCurrent: makeCurrent, edit: edit)
     }
 
+    /// Publishes, installs, switches to and acknowledges each of `versions` in turn: the
+    /// device ends on the last, committed, with the earlier ones installed.
+    public func installAndCommit(_ versions: [String]) async throws {
+        for version in versions {
+            try publish(version)
+            _ = try await updater().install()
+            let updater = try updater()
+            try await updater.reload()
+            try await updater.startupDidComplete()
+        }
+    }
+
     /// The root as it is now (for "left exactly as it was" assertions).
     public func snapshot() throws -> TreeSnapshot { try TreeSnapshot(layout.root) }
 

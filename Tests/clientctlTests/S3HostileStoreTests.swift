@@ -127,18 +127,3 @@ import Testing
         #expect(store.keys.isEmpty, "nothing was uploaded: \(store.keys)")
     }
 }
-
-/// A thread-safe counter for a stand-in's script.
-final class RequestCounter: @unchecked Sendable {
-    // @unchecked Sendable: `count` is guarded by `lock`.
-    private let lock = NSLock()
-    private var count = 0
-    /// Counts one more and returns the new count.
-    func next() -> Int {
-        lock.withLock {
-            count += 1
-            return count
-        }
-    }
-    var value: Int { lock.withLock { count } }
-}

@@ -10,13 +10,7 @@ import Testing
 @Suite struct RevocationServeTests {
     @Test func aRunningRevokedVersionIsLeftAtTheNextCheckAndOpenPagesReload() async throws {
         let d = try DeviceFixture()
-        for version in ["1.0.0", "1.1.0"] {
-            try d.publish(version)
-            _ = try await d.updater().install()
-            let updater = try d.updater()
-            try await updater.reload()
-            try await updater.startupDidComplete()
-        }
+        try await d.installAndCommit(["1.0.0", "1.1.0"])
         let serve = try await ServeProcess(root: d.layout.root, scratch: d.tmp.path)
         defer { serve.stop() }
         #expect(try await serve.get("/").body.contains("<p id=\"version\">1.1.0</p>"))
