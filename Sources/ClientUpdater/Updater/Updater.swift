@@ -23,7 +23,8 @@ public actor Updater {
     /// on the blocking-work executor's threads, never on the cooperative pool
     /// (docs/concurrency.md).
     private nonisolated let serialExecutor = BlockingSerialExecutor()
-    /// The actor's executor: ``BlockingSerialExecutor`` on the shared `BlockingExecutor`.
+    /// The actor's executor: a `BlockingSerialExecutor` on the shared `BlockingExecutor`
+    /// (docs/concurrency.md).
     public nonisolated var unownedExecutor: UnownedSerialExecutor { serialExecutor.asUnownedSerialExecutor() }
     /// The subscribers of ``events(bufferingPolicy:)``, fed from any context in order.
     let hub = UpdaterEventHub()
