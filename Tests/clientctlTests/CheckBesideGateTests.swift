@@ -44,19 +44,12 @@ import Testing
     static func event(
         in events: AsyncStream<UpdaterEvent>, within seconds: Double, _ match: @escaping @Sendable (UpdaterEvent) -> Bool
     ) async -> UpdaterEvent? {
-        await withTaskGroup(of: UpdaterEvent?.self) { group in
-            group.addTask {
-                for await event in events where match(event) { return event }
-                return nil
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(seconds))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
+        let found = await within(seconds) { () async -> UpdaterEvent? in
+            for await event in events where match(event) { return event }
+            return nil
         }
+        guard case .success(let event)? = found else { return nil }
+        return event
     }
 
     /// `body`'s result, or nil when it did not finish within `seconds`.
