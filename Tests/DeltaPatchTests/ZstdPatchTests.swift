@@ -110,6 +110,36 @@ import Testing
         #expect(other != Digest.hex(.sha256, of: target))
     }
 
+    /// A file a release empties: the patch to 0 bytes, made by publish and written by hand
+    /// (the fuzzer's find: descriptor 0xA1 = 4-byte content size 0, single segment, a 1-byte
+    /// dictionary id 0; then a raw last block of 0 bytes, RFC 8878 §3.1.1.2), applies to an
+    /// empty file with the empty SHA-256, and the zstd command reads the same bytes.
+    @Test func aPatchToAnEmptyFileGivesAnEmptyFile() async throws {
+        let dir = try TemporaryDirectory("zstd-empty")
+        try write(SyntheticCode.content(seed: 9, count: 8_192), dir("base"))
+        try write(Data(), dir("empty"))
+        let emptySHA = Digest.hex(.sha256, of: Data())
+        _ = try ZstdPatch.make(base: dir("base"), target: dir("empty"), to: dir("made"), cap: 1 << 30)
+        try write(Data(PatchFrameHeader.magic + [0xA1, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00]), dir("by-hand"))
+        for patch in ["made", "by-hand"] {
+            unlink(dir("out"))
+            #expect(try ZstdPatch.apply(patch: dir(patch), base: dir("base"), to: dir("out"), resultSize: 0) == emptySHA)
+            #expect(try FileManager.default.attributesOfItem(atPath: dir("out"))[.size] as? Int == 0, "\(patch)")
+            #expect(refusesASize(patch, dir) == .malformedPatch, "\(patch) declares 0 bytes, not a signed 1")
+        }
+        let zstd = try await Subprocess.run("zstd", ["-q", "-d", "--patch-from=\(dir("base"))", dir("by-hand"), "-o", dir("by-zstd")])
+        #expect(zstd.status == 0, "\(zstd.errorOutput)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: dir("by-zstd"))).isEmpty)
+    }
+
+    func refusesASize(_ patch: String, _ dir: TemporaryDirectory) -> DeltaError.Code? {
+        unlink(dir("out"))
+        let error = #expect(throws: DeltaError.self) {
+            try ZstdPatch.apply(patch: dir(patch), base: dir("base"), to: dir("out"), resultSize: 1)
+        }
+        return error?.code
+    }
+
     /// Header fields as RFC 8878 §3.1.1.1 lays them out.
     @Test(arguments: [
         // single segment, 1-byte size: the window is the content size
