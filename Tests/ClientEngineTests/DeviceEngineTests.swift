@@ -45,4 +45,22 @@ import Testing
         let onDisk = try DeviceConfig.load(device.layout)
         #expect(onDisk.startupTimeoutSeconds == 120, "the override is the host's, never written to the root")
     }
+
+    /// The host's logger gets the engine's lines, at their levels: the channel's (what it
+    /// downloads and installs) and the updater's own (its events, progress at `trace`).
+    @Test func theInjectedLoggerHearsTheChannelAndTheUpdater() async throws {
+        let device = try DeviceFixture()
+        try device.publish("1.0.0")
+        let lines = RecordingLogHandler.Lines()
+        var logger = Logger(label: "host.app") { _ in RecordingLogHandler(lines: lines) }
+        logger.logLevel = .trace
+        let engine = try DeviceEngine.open(device.layout, options: .init(logger: logger))
+
+        let report = try await engine.updater.install()
+        #expect(report.result == .installed, "\(report.message)")
+        let heard = lines.all
+        #expect(heard.contains { $0.level == .info && $0.message.hasPrefix("downloading release 1.0.0: ") }, "\(heard)")
+        #expect(heard.contains { $0.level == .info && $0.message == "installed release 1.0.0" }, "\(heard)")
+        #expect(heard.contains { $0.level == .trace && $0.message.hasPrefix("downloading 1.0.0: ") }, "\(heard)")
+    }
 }

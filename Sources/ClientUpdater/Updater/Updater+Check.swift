@@ -75,16 +75,16 @@ extension Updater {
     /// (shown by `status`) and rethrown.
     nonisolated func runChannelCheck(from before: DeviceState, lockWait: Double) async throws -> (CheckOutcome, DeviceState) {
         var state = before
-        let hub = self.hub
         do {
-            // A handler bound around the updater (a package test's) still hears, after the stream.
+            // Through `emit`, like every event: the stream and the host's logger hear it. A
+            // handler bound around the updater (a package test's) still hears, after them.
             let (outerNote, outerProgress) = (InstallNotes.box?.handler, DownloadProgress.handler)
-            let note: InstallNotes.Handler = {
-                hub.emit(.installNote($0))
+            let note: InstallNotes.Handler = { [self] in
+                emit(.installNote($0))
                 outerNote?($0)
             }
-            let progress: DownloadProgress.Handler = {
-                hub.emit(.downloadProgress(version: $0, completed: $1, total: $2))
+            let progress: DownloadProgress.Handler = { [self] in
+                emit(.downloadProgress(version: $0, completed: $1, total: $2))
                 outerProgress?($0, $1, $2)
             }
             let outcome = try await InstallNotes.withHandler(note) {
