@@ -198,31 +198,25 @@ public enum Publisher {
             try installArchive(temp, at: archivePath, sha256: sha256)
         }
         let costs = built?.costs.map { (from: $0.from, patchBytes: $0.patchBytes, skipped: $0.skipped) } ?? []
+        func result(_ manifest: Manifest, pendingPath: String? = nil, missing: Int = 0) -> PublishResult {
+            var result = PublishResult(
+                manifest: manifest, archivePath: archivePath, manifestPath: manifestPath, indexPath: indexPath, unchanged: false)
+            result.deltaCosts = costs
+            result.pendingPath = pendingPath
+            result.missingSignatures = missing
+            return result
+        }
         let pendingPath = channelDir + "/pending/v\(manifest.version).json"
         if missing > 0 {
-            var pending = pendingPath
-            var stillMissing = missing
             if let data = FileManager.default.contents(atPath: pendingPath),
                 let waiting = try? StrictJSON.parseObject(data, limits: .manifest), waiting["sha256"] == manifest.object["sha256"]
             {
                 // The same release is waiting: these keys countersign it (its bytes stay).
                 let outcome = try await PendingRelease.sign(pendingPath, signers: signers, lockHeld: true)
-                pending = outcome.path
-                stillMissing = outcome.missing
-                var result = PublishResult(
-                    manifest: outcome.manifest, archivePath: archivePath, manifestPath: manifestPath, indexPath: indexPath, unchanged: false)
-                result.deltaCosts = costs
-                result.pendingPath = outcome.published ? nil : pending
-                result.missingSignatures = stillMissing
-                return result
+                return result(outcome.manifest, pendingPath: outcome.published ? nil : outcome.path, missing: outcome.missing)
             }
             try PendingRelease.write(manifest, channelFolder: channelDir)
-            var result = PublishResult(
-                manifest: manifest, archivePath: archivePath, manifestPath: manifestPath, indexPath: indexPath, unchanged: false)
-            result.deltaCosts = costs
-            result.pendingPath = pending
-            result.missingSignatures = stillMissing
-            return result
+            return result(manifest, pendingPath: pendingPath, missing: missing)
         }
         index.insert(manifest)
         try await BlockingExecutor.run { [index] in
@@ -234,11 +228,7 @@ public enum Publisher {
                 throw SignedArchiveError(.io, error.message)
             }
         }
-        var result = PublishResult(
-            manifest: manifest, archivePath: archivePath, manifestPath: manifestPath,
-            indexPath: indexPath, unchanged: false)
-        result.deltaCosts = costs
-        return result
+        return result(manifest)
     }
 
     /// A publish killed before it finished leaves `.publish-*` files and delta work
