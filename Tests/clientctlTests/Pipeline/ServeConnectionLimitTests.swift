@@ -146,8 +146,9 @@ import Testing
 
     /// serve accepts at most half its descriptor limit at once (at most 512:
     /// `ServerConfiguration.defaultMaxConnections`) and leaves the rest of a flood in the
-    /// kernel's backlog: it reaches that cap, holds no more, and idles there. The header
-    /// timeout is long, so that no slot is freed while a slow machine is still flooding.
+    /// kernel's backlog: it reaches that cap, holds no more than the accepts of the one read
+    /// already under way, and idles there. The header timeout is long, so that no slot is
+    /// freed while a slow machine is still flooding.
     @Test func aFloodFillsServesConnectionCapAndNoMore() async throws {
         let serveLimit = try Self.floodableServeLimit()
         let cap = min(serveLimit / 2, 512)
@@ -166,8 +167,11 @@ import Testing
             try await Task.sleep(nanoseconds: 100_000_000)
         }
         let spent = try #require(Self.cpuSeconds(serve.pid)) - before
-        // The cap, or one more: the accept already under way when it was reached.
-        #expect((cap...cap + 1).contains(peak), "serve held \(peak) connections; its cap is \(cap)")
+        // The cap, or up to three more: the gate (Hummingbird's AvailableConnectionsChannelHandler)
+        // withholds the listener's next read, but the read already under way runs NIO's
+        // accept loop to the end, up to `maxMessagesPerRead` (4 by default, NIOPosix
+        // BaseSocketChannel.swift; ServerSocketChannel.readFromSocket) connections at once.
+        #expect((cap...cap + 3).contains(peak), "serve held \(peak) connections; its cap is \(cap)")
         #expect(spent < 1.5, "serve idles at its cap (\(spent) s of CPU in 3 s)")
         // Once the flood goes, a request gets through.
         for fd in held { close(fd) }
