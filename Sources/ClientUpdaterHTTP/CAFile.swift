@@ -24,7 +24,7 @@ package enum CAFile {
         let data: Data
         do {
             // Capped again while reading: a file that grows after the check stops at the cap.
-            guard let bytes = try BoundedFile.read(path, cap: cap, code: .io) else {
+            guard let bytes = try BoundedFile.read(path, cap: cap, code: UpdaterError.Code.io) else {
                 throw UpdaterError(.notFound, "caFile \(path) cannot be read: no such file")
             }
             data = bytes

@@ -37,7 +37,9 @@ package final class AssetBundle: Sendable {
         limits: AssetManifest.Limits = AssetManifest.Limits()
     ) throws -> AssetBundle {
         let path = directory + "/program.json"
-        guard let data = FileManager.default.contents(atPath: path) else {
+        // At most the manifest cap, checked before reading (a FIFO or a huge file in a
+        // bundle is refused, not read).
+        guard let data = try BoundedFile.read(path, cap: limits.maxBytes, code: MeteorError.Code.invalidManifest, tooLarge: .tooLarge) else {
             throw MeteorError(.invalidManifest, "cannot read \(path)")
         }
         let manifest: AssetManifest

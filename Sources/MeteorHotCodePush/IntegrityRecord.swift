@@ -52,8 +52,8 @@ final class IntegrityRecord: @unchecked Sendable {
     static func read(folder: String, maxBytes: Int = 64 << 20) -> [String: String] {
         let path = folder + "/" + fileName
         var st = stat()
-        guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG, st.st_size <= maxBytes,
-            let data = FileManager.default.contents(atPath: path)
+        guard lstat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG,
+            let data = try? BoundedFile.read(path, cap: maxBytes, code: MeteorError.Code.io)
         else { return [:] }
         var result: [String: String] = [:]
         for line in data.split(separator: 0x0A) {

@@ -1,3 +1,4 @@
+import ClientUpdater
 import Foundation
 
 /// The `__meteor_runtime_config__` a Meteor server embeds in index.html, reduced to the
@@ -51,7 +52,13 @@ package struct RuntimeConfig: Sendable, Equatable {
 
     /// Reads and extracts the runtime config of an index.html file.
     package static func load(indexFile path: String) throws -> RuntimeConfig {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        let read: Data?
+        do {
+            read = try BoundedFile.read(path, cap: Organizer.maxPageBytes, code: MeteorError.Code.runtimeConfig)
+        } catch {
+            throw MeteorError(.runtimeConfig, "Couldn't load runtime config from index file: \(error.message)", underlying: error)
+        }
+        guard let data = read else {
             throw MeteorError(.runtimeConfig, "Couldn't load runtime config from index file: cannot read \(path)")
         }
         return try extract(fromIndexHTML: String(decoding: data, as: UTF8.self))

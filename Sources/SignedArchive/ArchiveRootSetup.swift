@@ -70,7 +70,13 @@ package enum ArchiveRootSetup {
             guard r.trustFiles.isEmpty else {
                 throw UpdaterError.field("trustRootFile", "is given with `trustFiles`: trust comes from the root or from keys, not both")
             }
-            guard let data = FileManager.default.contents(atPath: file) else {
+            let read: Data?
+            do {
+                read = try BoundedFile.read(file, cap: TrustRoot.maxBytes, code: UpdaterError.Code.invalidArgument)
+            } catch {
+                throw UpdaterError.field("trustRootFile", error.message)
+            }
+            guard let data = read else {
                 throw UpdaterError.field(.notFound, "trustRootFile", "\(file): no such file or not readable")
             }
             pinned = try RootChain.verifyPinned(data, app: app, channel: channel, now: now, source: file).get()

@@ -52,7 +52,7 @@ package struct ArchiveStore: Sendable {
     /// again for each would parse every key and root once per version).
     func verifiedSidecar(_ version: Version, with verifier: ManifestVerifier) -> Manifest? {
         let path = layout.clientSidecar(version)
-        guard let data = try? BoundedFile.read(path, cap: Self.sidecarCap, code: .corruptState),
+        guard let data = try? BoundedFile.read(path, cap: Self.sidecarCap, code: UpdaterError.Code.corruptState),
             let manifest = verifier.verify(bytes: data, source: path).manifest,
             manifest.version == version
         else { return nil }

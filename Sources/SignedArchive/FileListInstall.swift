@@ -55,7 +55,10 @@ struct FileListInstall {
                 try resolve(files.url, what: "file list"), to: path, expectedSize: files.size, expectedDigest: files.sha256,
                 algorithm: .sha256)
         }
-        let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: path)))
+        guard let read = try BoundedFile.read(path, cap: Int(files.size), code: UpdaterError.Code.io) else {
+            throw UpdaterError(.notFound, "file list \(path) is gone")
+        }
+        let bytes = [UInt8](read)
         let list: ReleaseFileList
         switch ReleaseFileList.parse(bytes, maxFiles: limits.maxEntries) {
         case .success(let parsed): list = parsed

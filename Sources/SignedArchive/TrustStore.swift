@@ -25,7 +25,7 @@ package struct TrustStore: Sendable {
             return n
         }
         return versions.sorted().compactMap { n in
-            guard let data = try? BoundedFile.read(layout.trustRoot(n), cap: TrustRoot.maxBytes, code: .corruptState),
+            guard let data = try? BoundedFile.read(layout.trustRoot(n), cap: TrustRoot.maxBytes, code: UpdaterError.Code.corruptState),
                 let root = try? TrustRoot.parse(data, source: layout.trustRoot(n)),
                 root.version == n, root.selfSigners.count >= root.root.threshold
             else { return nil }

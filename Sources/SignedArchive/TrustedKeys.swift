@@ -9,10 +9,16 @@ package enum TrustedKeys {
     /// - Throws: ``UpdaterError`` naming the file: missing, unreadable, or not an Ed25519
     ///   SubjectPublicKeyInfo key.
     package static func readPublicKeyPEM(_ path: String) throws -> String {
-        guard let data = FileManager.default.contents(atPath: path) else {
+        let read: Data?
+        do {
+            read = try BoundedFile.read(path, cap: 16 * 1024, code: UpdaterError.Code.invalidArgument)
+        } catch {
+            throw UpdaterError.field("trustFiles", error.message)
+        }
+        guard let data = read else {
             throw UpdaterError.field(.notFound, "trustFiles", "\(path): no such file or not readable")
         }
-        guard data.count <= 16 * 1024, let text = String(data: data, encoding: .utf8) else {
+        guard let text = String(data: data, encoding: .utf8) else {
             throw UpdaterError.field("trustFiles", "\(path): not a PEM text file")
         }
         do {

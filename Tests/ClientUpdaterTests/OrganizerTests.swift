@@ -122,6 +122,25 @@ private struct Tree {
         #expect(left.isEmpty, "left behind: \(left)")
     }
 
+    /// The page is read whole and copied with the shim: one over ``Organizer/maxPageBytes``
+    /// (a sparse file, so the test writes nothing) is refused before it is read, and a FIFO
+    /// in its place is refused (by the plan, before any read) instead of waited on. Nothing
+    /// is left under `serving/`.
+    @Test(.timeLimit(.minutes(1))) func aHugeOrSpecialPageIsRefusedUnread() throws {
+        let tree = try Tree(files: ["index.html": Self.page, "app.js": "x"])
+        let page = tree.versionDir + "/index.html"
+        #expect(truncate(page, off_t(Organizer.maxPageBytes + 1)) == 0)
+        let huge = #expect(throws: UpdaterError.self) { try Organizer(layout: tree.layout).organize(id: "1.0.0", assets: tree.assets) }
+        #expect(huge?.code == .tooLarge)
+        #expect(huge?.message == "\(page) is \(Organizer.maxPageBytes + 1) bytes, over the 64 MiB cap for this file: refusing to read it")
+        unlink(page)
+        #expect(mkfifo(page, 0o644) == 0)
+        let fifo = #expect(throws: UpdaterError.self) { try Organizer(layout: tree.layout).organize(id: "1.0.0", assets: tree.assets) }
+        #expect(fifo?.message == "cannot organize version 1.0.0: \(page) for / is missing or not a file")
+        let left = try directoryEntries(tree.layout.serving)
+        #expect(left.isEmpty, "left behind: \(left)")
+    }
+
     @Test func missingSourceMapsAndDuplicatesAreSkipped() throws {
         let tree = try Tree(files: ["index.html": Self.page, "app.js": "x"])
         var assets = tree.assets

@@ -36,6 +36,29 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: root), "\(flags): init created \(root)")
     }
 
+    /// A key or trust root given to init is a local file like any other: a FIFO in its place
+    /// (which `FileManager` waited on for ever) or a file past its cap ends at once with 64,
+    /// naming the flag and the file, and creates nothing.
+    @Test(arguments: ["--trust", "--trust-root"], ["fifo", "huge"])
+    func initRefusesATrustFileThatIsAFIFOOrHuge(_ flag: String, _ kind: String) async throws {
+        let rig = try await ReleaseRig(label: "bounds-trust")
+        let file = rig.tmp("planted")
+        if kind == "fifo" {
+            #expect(mkfifo(file, 0o644) == 0)
+        } else {
+            #expect(FileManager.default.createFile(atPath: file, contents: nil) && truncate(file, 1 << 30) == 0)
+        }
+        let root = rig.tmp("fresh-root")
+        var arguments = initArguments(root, rig, [])
+        let at = try #require(arguments.firstIndex(of: "--trust"))
+        arguments[at...at + 1] = [flag, file]  // the planted file instead of the rig's key
+        let result = try await run(arguments)
+        #expect(result.status == 64, "\(flag) \(kind): \(result.errorOutput)")
+        let expected = kind == "fifo" ? "\(file) is not a regular file" : "\(file) is 1073741824 bytes, over the "
+        #expect(result.errorOutput.contains(flag + " " + expected), "\(result.errorOutput)")
+        #expect(!FileManager.default.fileExists(atPath: root), "init created \(root)")
+    }
+
     @Test(arguments: [
         ["--startup-timeout", "1e20"], ["--startup-timeout", "inf"], ["--check-interval", "1e300"],
         ["--check-interval", "0.5"], ["--check-interval", "-3"], ["--check-interval", "nan"],

@@ -120,7 +120,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     /// the URL rules of `URLPolicy` (checked at every load, not only at `init`).
     /// - Throws: ``UpdaterError`` `.configInvalid` (exit 78) naming the file and the reason.
     public static func load(_ layout: RootLayout) throws -> DeviceConfig {
-        guard let data = try BoundedFile.read(layout.config, cap: BoundedFile.localStateCap, code: .configInvalid) else {
+        guard let data = try BoundedFile.read(layout.config, cap: BoundedFile.localStateCap, code: UpdaterError.Code.configInvalid) else {
             throw UpdaterError(.configInvalid, "\(layout.config) not found: initialize the root first (`init`)")
         }
         var st = stat()

@@ -15,7 +15,7 @@ package enum LastCheck {
 
     /// The last recorded outcome, if any.
     package static func read(_ layout: RootLayout) -> DeviceState.CheckRecord? {
-        guard let data = try? BoundedFile.read(path(layout), cap: BoundedFile.localStateCap, code: .corruptState) else { return nil }
+        guard let data = try? BoundedFile.read(path(layout), cap: BoundedFile.localStateCap, code: UpdaterError.Code.corruptState) else { return nil }
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .iso8601
         return try? decoder.decode(DeviceState.CheckRecord.self, from: data)

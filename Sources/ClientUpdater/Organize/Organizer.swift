@@ -14,6 +14,11 @@ package struct Organizer: Sendable {
     /// The shim injected into index.html.
     package var shim: Shim
 
+    /// The largest index.html organized (64 MiB): the page is read whole and copied with
+    /// the shim, so a bigger one is refused before it is read. Meteor's runtime-config
+    /// check reads pages under the same cap.
+    package static let maxPageBytes = 64 << 20
+
     package init(layout: RootLayout, shim: Shim = Shim()) {
         self.layout = layout
         self.shim = shim
@@ -51,7 +56,8 @@ package struct Organizer: Sendable {
     /// Organizes `assets` as version `id`. Idempotent: a complete serving folder whose
     /// metadata lists the same URL paths is left as it is.
     /// - Throws: ``UpdaterError`` `.invalidArgument` for an unsafe id or URL path,
-    ///   `.notFound` for a missing source file, `.io` when the file system fails. On any
+    ///   `.notFound` for a missing source file, `.tooLarge` for an index.html over
+    ///   ``maxPageBytes``, `.io` when the file system fails. On any
     ///   error nothing is left behind under `serving/`.
     @discardableResult
     package func organize(id: String, assets: [ServedAsset]) throws -> Report {
@@ -85,7 +91,7 @@ package struct Organizer: Sendable {
                 cacheable: item.asset.cacheable, hash: item.asset.hash,
                 sourceMapURLPath: item.asset.sourceMapURLPath, type: item.asset.type)
             if item.isIndex {
-                let page = try OrganizerFiles.read(item.asset.sourceFile)
+                let page = try OrganizerFiles.readPage(item.asset.sourceFile)
                 let shimmed = shim.inject(into: page, version: id)
                 try OrganizerFiles.write(shimmed, to: destination)
                 entry.size = Int64(shimmed.count)

@@ -23,8 +23,9 @@ enum OrganizerFiles {
         }
     }
 
-    static func read(_ path: String) throws -> Data {
-        guard let data = FileManager.default.contents(atPath: path) else {
+    /// An index page's bytes, at most ``Organizer/maxPageBytes``.
+    static func readPage(_ path: String) throws -> Data {
+        guard let data = try BoundedFile.read(path, cap: Organizer.maxPageBytes, code: UpdaterError.Code.notFound, tooLarge: .tooLarge) else {
             throw UpdaterError(.notFound, "cannot read \(path)")
         }
         return data

@@ -64,7 +64,7 @@ package struct ServingManifest: Codable, Sendable, Equatable {
 
     /// Reads and checks `serving/<id>.json` (at most ``maxFileBytes``).
     package static func read(from path: String) throws -> ServingManifest {
-        guard let data = try BoundedFile.read(path, cap: maxFileBytes, code: .corruptState) else {
+        guard let data = try BoundedFile.read(path, cap: maxFileBytes, code: UpdaterError.Code.corruptState) else {
             throw UpdaterError(.notFound, "serving manifest \(path) does not exist")
         }
         let manifest: ServingManifest

@@ -53,7 +53,7 @@ enum AgentLock {
     }
 
     static func holder(_ layout: RootLayout) -> Holder? {
-        guard let data = FileManager.default.contents(atPath: infoPath(layout)) else { return nil }
+        guard let data = try? BoundedFile.read(infoPath(layout), cap: 64 * 1024, code: UpdaterError.Code.corruptState) else { return nil }
         return try? JSONDecoder().decode(Holder.self, from: data)
     }
 

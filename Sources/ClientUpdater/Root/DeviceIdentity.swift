@@ -16,7 +16,7 @@ package enum DeviceIdentity {
 
     /// The id of the root, or nil when it has none (or the file is not an id).
     package static func read(_ layout: RootLayout) -> String? {
-        guard let data = try? BoundedFile.read(layout.deviceId, cap: 256, code: .corruptState) else { return nil }
+        guard let data = try? BoundedFile.read(layout.deviceId, cap: 256, code: UpdaterError.Code.corruptState) else { return nil }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard text.utf8.count == 32, text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
             return nil

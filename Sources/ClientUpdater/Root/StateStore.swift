@@ -23,14 +23,12 @@ package enum StateStore {
     package static func read(_ layout: RootLayout) -> LoadResult {
         let data: Data
         do {
-            guard let bytes = try BoundedFile.read(layout.state, cap: BoundedFile.localStateCap, code: .corruptState) else {
+            guard let bytes = try BoundedFile.read(layout.state, cap: BoundedFile.localStateCap, code: UpdaterError.Code.corruptState) else {
                 return .missing
             }
             data = bytes
-        } catch let error as UpdaterError {
-            return .refused(error)
         } catch {
-            return .refused(UpdaterError(.corruptState, "cannot read \(layout.state): \(error)"))
+            return .refused(error)
         }
         do {
             let decoder = JSONDecoder()
@@ -57,7 +55,9 @@ package enum StateStore {
     /// works on a full disk (docs/device-layout.md#a-full-disk).
     package static func save(_ state: DeviceState, _ layout: RootLayout) throws {
         let bytes = try encode(state)
-        if let held = try? BoundedFile.read(layout.state, cap: BoundedFile.localStateCap, code: .corruptState), held == bytes { return }
+        if let held = try? BoundedFile.read(layout.state, cap: BoundedFile.localStateCap, code: UpdaterError.Code.corruptState), held == bytes {
+            return
+        }
         try AtomicFile.write(bytes, to: layout.state)
     }
 

@@ -209,10 +209,9 @@ public enum Ed25519 {
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir), !isDir.boolValue else {
             throw SignedArchiveError(.notFound, "key file \(path) does not exist")
         }
-        guard let data = FileManager.default.contents(atPath: path) else {
+        guard let data = try BoundedFile.read(path, cap: 64 * 1024, code: SignedArchiveError.Code.notFound, tooLarge: .invalidKey) else {
             throw SignedArchiveError(.notFound, "cannot read key file \(path)")
         }
-        guard data.count <= 64 * 1024 else { throw SignedArchiveError(.invalidKey, "\(path) is too large to be a key file") }
         return String(decoding: data, as: UTF8.self)
     }
 }
