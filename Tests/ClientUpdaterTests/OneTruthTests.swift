@@ -46,7 +46,7 @@ import Testing
         #expect(rig.state.current == "1.3.0" && rig.state.trial?.version == "1.3.0")
 
         // The trial still runs: the deadline fails it, the old page's word did not count.
-        let events = await updater.events()
+        let events = updater.events()
         try await rig.clock.waitForSleeper()
         rig.clock.advance(by: .seconds(10))
         let failed = await waitForEvent(events, isFailure)
@@ -120,7 +120,7 @@ import Testing
         try await rig.publishAndSwitch("1.1.0", on: agent)
         try await agent.startupDidComplete()
         try await rig.publishAndSwitch("1.2.0", on: agent)
-        let events = await agent.events()
+        let events = agent.events()
         try await rig.clock.waitForSleeper()
         rig.clock.advance(by: .seconds(10))
         _ = await waitForEvent(events, isFailure)

@@ -17,7 +17,7 @@ import Testing
         #expect(page.contains(Shim.marker), "the organized seed carries the shim")
         #expect(await updater.currentVersion == "0.9.0")
 
-        let events = await updater.events()
+        let events = updater.events()
         rig.channel.publish("1.0.0")
         let check = try await updater.checkForUpdates()
         #expect(check.result == .installed && check.pending == "1.0.0")
@@ -50,7 +50,7 @@ import Testing
         rig.channel.publish("1.2.0")
         try await updater.checkForUpdates()
         _ = await rig.bridge.take()
-        let events = await updater.events()
+        let events = updater.events()
 
         try await updater.reload()
         try await rig.clock.waitForSleeper()

@@ -17,9 +17,10 @@ import Testing
 
         // The open page of 1.1.0 listens for events, as the shim does: curl streams them to a
         // file, read until the stream is open (": connected"), then until the reload. The
-        // stream ends when serve stops (its graceful shutdown closes event streams).
+        // stream ends when serve stops (its graceful shutdown closes event streams), which
+        // the deferred stop does however the test ends, so the task is not awaited.
         let received = d.tmp("events.txt")
-        let stream = Task {
+        _ = Task {
             try await Subprocess.run("curl", ["-sN", "--max-time", "120", "-o", received, serve.baseURL + "__clientctl/events"], gate: nil)
         }
         let events = { String(decoding: FileManager.default.contents(atPath: received) ?? Data(), as: UTF8.self) }
