@@ -9,22 +9,23 @@ import Testing
 /// they are read, and a FIFO in their place is refused instead of waited on (before, both
 /// were read whole with `FileManager`, which blocks on a FIFO with no writer).
 @Suite(.timeLimit(.minutes(1))) struct BundleFileCapTests {
-    @Test func aProgramJSONPastTheManifestCapIsRefusedUnread() throws {
-        let dir = try TemporaryDirectory("bundle-cap")
-        let limits = AssetManifest.Limits()
-        #expect(FileManager.default.createFile(atPath: dir("program.json"), contents: nil))
-        #expect(truncate(dir("program.json"), off_t(limits.maxBytes + 1)) == 0)
+    @Test(arguments: ["huge", "fifo"]) func aProgramJSONPastItsCapOrAFIFOIsRefusedUnread(_ kind: String) throws {
+        let dir = try TemporaryDirectory("bundle-\(kind)")
+        let program = dir("program.json")
+        let cap = AssetManifest.Limits().maxBytes
+        if kind == "fifo" {
+            #expect(mkfifo(program, 0o644) == 0)
+        } else {
+            #expect(FileManager.default.createFile(atPath: program, contents: nil) && truncate(program, off_t(cap + 1)) == 0)
+        }
         let error = #expect(throws: MeteorError.self) { try AssetBundle.load(directory: dir.path, platform: .ios, parent: nil) }
-        #expect(error?.code == .tooLarge)
-        #expect(error?.message == "\(dir("program.json")) is \(limits.maxBytes + 1) bytes, over the 8 MiB cap for this file: refusing to read it")
-    }
-
-    @Test func aFIFOInPlaceOfProgramJSONIsRefused() throws {
-        let dir = try TemporaryDirectory("bundle-fifo")
-        #expect(mkfifo(dir("program.json"), 0o644) == 0)
-        let error = #expect(throws: MeteorError.self) { try AssetBundle.load(directory: dir.path, platform: .ios, parent: nil) }
-        #expect(error?.code == .invalidManifest)
-        #expect(error?.message == "\(dir("program.json")) is not a regular file")
+        if kind == "fifo" {
+            #expect(error?.code == .invalidManifest)
+            #expect(error?.message == "\(program) is not a regular file")
+        } else {
+            #expect(error?.code == .tooLarge)
+            #expect(error?.message == "\(program) is \(cap + 1) bytes, over the 8 MiB cap for this file: refusing to read it")
+        }
     }
 
     @Test func anIndexPageThatIsAFIFOOrHugeHasNoRuntimeConfig() throws {
