@@ -233,8 +233,11 @@ extension Updater {
     public var isUpdateAvailable: Bool { StateStore.load(layout).pending != nil }
 
     /// The version served now: `state.json`'s current, else the embedded seed's id.
-    public var currentVersion: String? {
-        StateStore.load(layout).current ?? (try? channel.embeddedVersion())?.id
+    public var currentVersion: String? { currentVersion(in: StateStore.load(layout)) }
+
+    /// The version `state` serves: its current, else the embedded seed's id.
+    package nonisolated func currentVersion(in state: DeviceState) -> String? {
+        state.current ?? (try? channel.embeddedVersion())?.id
     }
 
     /// The folder handed to the bridge last.

@@ -41,7 +41,7 @@ public struct UpdaterControl: ControlHandler {
     public func status() async throws -> ControlStatus {
         let state = StateStore.load(updater.layout)
         return ControlStatus(
-            current: await updater.currentVersion, pending: state.pending,
+            current: updater.currentVersion(in: state), pending: state.pending,
             lastKnownGood: state.lastKnownGood, inTrial: state.trial != nil && state.trial?.version == state.current)
     }
 
