@@ -38,6 +38,44 @@ package enum RootInitializer {
         try withExtendedLifetime(lock) { try writeLocked(bytes, to: layout, store: store) }
     }
 
+    /// Creates the root from `config` only if it holds no config yet, deciding with the
+    /// root's lock held: of two first starts at once, one writes and the other finds the
+    /// root made (a packaged app's first run, ``DeviceTemplate``).
+    /// - Returns: true when this call wrote the config.
+    /// - Throws: as ``write(_:to:force:store:lockWait:)``.
+    package static func createIfAbsent(
+        _ config: DeviceConfig, to layout: RootLayout, store: String? = nil, lockWait: Double = 30
+    ) async throws -> Bool {
+        let bytes = try config.encoded()
+        try await BlockingExecutor.run { try prepare(layout, force: true) }
+        let lock = try await FileLock.acquire(path: layout.lock, wait: lockWait)
+        return try await BlockingExecutor.run {
+            try withExtendedLifetime(lock) {
+                if FileManager.default.fileExists(atPath: layout.config) { return false }
+                try writeLocked(bytes, to: layout, store: store)
+                return true
+            }
+        }
+    }
+
+    /// Rewrites an existing root's config with the root's lock held: `change` gets the
+    /// config as it is on disk and returns whether it changed it (then it is saved
+    /// atomically, after the same validation as `init`).
+    /// - Throws: ``UpdaterError`` `.configInvalid` for a missing or invalid config,
+    ///   `.locked` past `lockWait`, or what `change` throws (nothing is written then).
+    package static func update(
+        _ layout: RootLayout, lockWait: Double = 30, _ change: @escaping @Sendable (inout DeviceConfig) throws -> Bool
+    ) async throws -> DeviceConfig {
+        let lock = try await FileLock.acquire(path: layout.lock, wait: lockWait)
+        return try await BlockingExecutor.run {
+            try withExtendedLifetime(lock) {
+                var config = try DeviceConfig.load(layout)
+                if try change(&config) { try config.save(layout) }
+                return config
+            }
+        }
+    }
+
     /// Refuses an initialized root (unless `force`) or a file in its place; creates the folder.
     private static func prepare(_ layout: RootLayout, force: Bool) throws {
         if FileManager.default.fileExists(atPath: layout.config) && !force {

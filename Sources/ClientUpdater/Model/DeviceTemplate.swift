@@ -1,0 +1,110 @@
+import Foundation
+
+/// `device-template.json`: how a packaged app makes and keeps its device roots.
+///
+/// `clientctl package` writes it under `/usr/share/PKG/` beside the seed and the trusted
+/// keys; the app's launcher (`clientctl-shell --template`) and `clientctl serve --template`
+/// read it at every start: the first start creates the root from it (as `init` would), and
+/// every start applies its shell version and seed, so a package upgrade is the root's shell
+/// update (docs/packaging.md).
+///
+/// Paths in it (`seed`, `trust`, `trustRoot`) are relative to the folder that holds it, so
+/// the package can be unpacked anywhere and tested before it is installed.
+public struct DeviceTemplate: Codable, Sendable, Equatable {
+    /// The file name inside a template folder.
+    public static let fileName = "device-template.json"
+    /// The only format this version reads.
+    public static let currentFormat = "clientctl-device-template-v1"
+    /// Largest template file read (it holds names and paths, not keys).
+    public static let maxBytes = 64 * 1024
+
+    public var format: String
+    /// Application id (`com.example.notes`): also the name of the per-user root folder.
+    public var app: String
+    /// The app's display name (window title, desktop entry).
+    public var name: String
+    /// Release channel the root follows.
+    public var channel: String
+    /// The channel's `manifest.json` URL.
+    public var manifestURL: String
+    /// Trusted public keys (PEM files), relative to the template folder.
+    public var trust: [String]
+    /// A signed trust root to pin instead of `trust`, relative to the template folder.
+    public var trustRoot: String?
+    /// The version of the shell this package carries: the package's version.
+    public var shellVersion: String
+    /// The client shipped inside the package (the embedded seed), relative to the template folder.
+    public var seed: String
+    public var startupTimeoutSeconds: Double
+    public var keep: Int
+    /// Seconds between update checks of the shell and `serve`; 0: only when the page asks.
+    public var checkIntervalSeconds: Int
+
+    public init(
+        app: String, name: String, channel: String, manifestURL: String, trust: [String], trustRoot: String?,
+        shellVersion: String, seed: String = "www", startupTimeoutSeconds: Double = 10, keep: Int = 3,
+        checkIntervalSeconds: Int = 3600
+    ) {
+        self.format = Self.currentFormat
+        self.app = app
+        self.name = name
+        self.channel = channel
+        self.manifestURL = manifestURL
+        self.trust = trust
+        self.trustRoot = trustRoot
+        self.shellVersion = shellVersion
+        self.seed = seed
+        self.startupTimeoutSeconds = startupTimeoutSeconds
+        self.keep = keep
+        self.checkIntervalSeconds = checkIntervalSeconds
+    }
+
+    /// The template's bytes: sorted keys, one trailing newline (reproducible).
+    public func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(self) + Data("\n".utf8)
+    }
+
+    /// Reads `folder/device-template.json`, checking its format and that its paths stay
+    /// inside `folder`.
+    /// - Throws: ``UpdaterError`` `.notFound` when the file is missing, `.configInvalid`
+    ///   for anything else wrong with it (naming the file and why).
+    public static func load(folder: String) throws -> DeviceTemplate {
+        let path = folder + "/" + fileName
+        guard let data = try BoundedFile.read(path, cap: maxBytes, code: UpdaterError.Code.configInvalid) else {
+            throw UpdaterError(.notFound, "\(path) not found: --template names the folder a package installed (/usr/share/PKG)")
+        }
+        let template: DeviceTemplate
+        do {
+            template = try JSONDecoder().decode(DeviceTemplate.self, from: data)
+        } catch {
+            throw UpdaterError(.configInvalid, "\(path) is not a valid device template: \(error)")
+        }
+        guard template.format == currentFormat else {
+            throw UpdaterError(.configInvalid, "\(path) has format '\(template.format)', expected '\(currentFormat)'")
+        }
+        for relative in [template.seed] + template.trust + [template.trustRoot].compactMap({ $0 }) where !Self.isInside(relative) {
+            throw UpdaterError(.configInvalid, "\(path): '\(relative)' is not a path inside the template folder")
+        }
+        guard (0...604_800).contains(template.checkIntervalSeconds) else {
+            throw UpdaterError(.configInvalid, "\(path): checkIntervalSeconds \(template.checkIntervalSeconds) is out of range 0…604800")
+        }
+        return template
+    }
+
+    /// A relative path without `..`, empty or absolute components.
+    static func isInside(_ relative: String) -> Bool {
+        let parts = relative.split(separator: "/", omittingEmptySubsequences: false)
+        return !relative.isEmpty && !relative.hasPrefix("/") && !parts.contains { $0.isEmpty || $0 == "." || $0 == ".." }
+    }
+
+    /// The per-user root of this app: `$XDG_DATA_HOME/APP`, else `$HOME/.local/share/APP`
+    /// (the XDG Base Directory default), like a browser's profile.
+    /// - Throws: ``UpdaterError`` `.invalidArgument` when neither variable names an absolute folder.
+    public func userRoot(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
+        if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/" + app }
+        if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/share/" + app }
+        throw UpdaterError(.invalidArgument, "no device root: HOME and XDG_DATA_HOME are unset; pass --root DIR")
+    }
+}
