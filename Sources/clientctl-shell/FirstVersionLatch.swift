@@ -31,3 +31,28 @@ final class FirstVersionLatch: @unchecked Sendable {
         for continuation in released { continuation.resume() }
     }
 }
+
+extension FirstVersionLatch {
+    /// Returns once the latch is open or `limit` has passed, whichever comes first.
+    func wait(atMost limit: Duration) async {
+        let resumed = NSLock()
+        nonisolated(unsafe) var done = false
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeOnce: @Sendable () -> Void = {
+                let first = resumed.withLock { () -> Bool in
+                    defer { done = true }
+                    return !done
+                }
+                if first { continuation.resume() }
+            }
+            Task {
+                await self.wait()
+                resumeOnce()
+            }
+            Task {
+                try? await Task.sleep(for: limit)
+                resumeOnce()
+            }
+        }
+    }
+}

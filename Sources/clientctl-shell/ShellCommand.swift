@@ -28,13 +28,23 @@ struct ShellCommand: ParsableCommand {
             Examples:
               clientctl-shell --root /var/lib/notes
               clientctl-shell --root /var/lib/notes --kiosk
+              clientctl-shell --template /usr/share/notes   # what /usr/bin/notes runs
               clientctl-shell --root /var/lib/notes --events --snapshot shot.png \\
                   --exit-after 10
             """
     )
 
-    @Option(help: ArgumentHelp("Device root folder (default: $CLIENTCTL_ROOT).", valueName: "DIR"))
+    @Option(
+        help: ArgumentHelp(
+            "Device root folder (default: $CLIENTCTL_ROOT; with --template, $XDG_DATA_HOME/APP or ~/.local/share/APP).",
+            valueName: "DIR"))
     var root: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "A packaged app's template folder (/usr/share/PKG): creates the root at first start, applies its shell version and seed at every start.",
+            valueName: "DIR"))
+    var template: String?
 
     @Flag(help: "Fill the screen.")
     var fullscreen = false
@@ -62,8 +72,10 @@ struct ShellCommand: ParsableCommand {
 
     @Option(
         name: .customLong("check-interval"),
-        help: ArgumentHelp("Seconds between update checks; 0 checks only when the page asks.", valueName: "SECONDS"))
-    var checkInterval: Int = 3600
+        help: ArgumentHelp(
+            "Seconds between update checks, the first once the client is on screen; 0 checks only when the page asks (default: the template's, else 3600).",
+            valueName: "SECONDS"))
+    var checkInterval: Int?
 
     @Option(
         name: .customLong("startup-timeout"),
@@ -78,7 +90,7 @@ struct ShellCommand: ParsableCommand {
             throw ValidationError("--width and --height must be between 100 and 16384 pixels")
         }
         if let exitAfter, !(exitAfter > 0 && exitAfter <= 86400 * 365) { throw ValidationError("--exit-after must be a positive number of seconds") }
-        if !(checkInterval == 0 || (1...604_800).contains(checkInterval)) {
+        if let checkInterval, !(checkInterval == 0 || (1...604_800).contains(checkInterval)) {
             throw ValidationError("--check-interval must be 0 (off) or 1 to 604800 seconds")
         }
         if let startupTimeout, !(1...3600).contains(startupTimeout) {

@@ -18,6 +18,10 @@ final class ShellRun: @unchecked Sendable {
     private var snapshotBusy = false
     private var snapshotAgain = false
     private var firstPaintSeen = false
+    /// Opened at the first paint: the launch check waits for the client to be on screen.
+    private let onScreen = FirstVersionLatch()
+    /// Longest the launch check waits for a first paint that does not come.
+    static let firstCheckWait: Duration = .seconds(30)
 
     init(options: ShellCommand) {
         self.options = options
@@ -28,14 +32,16 @@ final class ShellRun: @unchecked Sendable {
     func run() -> Int32 {
         let engine: DeviceEngine
         let core: ServingCore
+        var template: DeviceTemplate?
         do {
             // The engine's log on stderr at `warning` (it logs below: nothing is added to the
             // shell's output) unless CLIENTCTL_LOG_LEVEL names a level (docs/concurrency.md#logging).
             var logger = Logger(label: "clientctl.engine", factory: { StreamLogHandler.standardError(label: $0) })
             let level = ProcessInfo.processInfo.environment["CLIENTCTL_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0.lowercased()) }
             logger.logLevel = level ?? .warning
-            engine = try DeviceEngine.open(
-                root: try DeviceEngine.rootPath(options.root), options: .init(startupTimeoutSeconds: options.startupTimeout, logger: logger))
+            let root = try ShellRoot.prepare(options)
+            template = root.template
+            engine = try DeviceEngine.open(root: root.path, options: .init(startupTimeoutSeconds: options.startupTimeout, logger: logger))
             core = try ServingCore(
                 wwwDirectory: engine.wwwDirectory, contentSecurityPolicy: options.csp, logger: Logger(label: "clientctl.shell"))
         } catch {
@@ -49,7 +55,7 @@ final class ShellRun: @unchecked Sendable {
         let view = ShellView(
             origin: "\(AppScheme.name)://\(engine.config.app)",
             settings: .init(
-                title: engine.config.app, width: options.width, height: options.height, fullscreen: options.fullscreen,
+                title: template?.name ?? engine.config.app, width: options.width, height: options.height, fullscreen: options.fullscreen,
                 kiosk: options.kiosk, inspect: options.inspect))
         let scheme = AppScheme(appID: engine.config.app, core: core) { version in view.documentServed(version: version) }
         // The view's storage and cache live in the root, like everything the device writes.
@@ -60,7 +66,8 @@ final class ShellRun: @unchecked Sendable {
         connect(view, engine: engine)
         let configuration = ServerConfiguration(port: 0, contentSecurityPolicy: options.csp, wwwDirectory: engine.wwwDirectory)
         let bridge = ShellBridge(core: core, configuration: configuration, view: view, ready: scheme.ready)
-        let engineTask = Task { await self.runEngine(engine, bridge: bridge, view: view) }
+        let interval = options.checkInterval ?? template?.checkIntervalSeconds ?? 3600
+        let engineTask = Task { await self.runEngine(engine, bridge: bridge, view: view, checkInterval: interval) }
         // Loading starts now, beside the engine's start-up: its requests wait for the first version.
         view.loadApp()
         if let seconds = options.exitAfter { GMain.after(seconds: seconds) { gtk_main_quit() } }
@@ -86,7 +93,10 @@ final class ShellRun: @unchecked Sendable {
                     defer { firstPaintSeen = true }
                     return !firstPaintSeen
                 }
-                if first { log.emit("firstPaint", ["ms": log.millisecondsSinceLaunch]) }
+                if first {
+                    log.emit("firstPaint", ["ms": log.millisecondsSinceLaunch])
+                    onScreen.open()
+                }
             },
             onAcknowledged: { [self] _ in GMain.after(seconds: 0.2) { self.takeSnapshot(view) } })
         // The page's messages are answered in the order it sent them (a switch, then an
@@ -114,7 +124,7 @@ final class ShellRun: @unchecked Sendable {
     }
 
     /// Start-up, events to stdout and the page, periodic checks (a task on Swift's pool).
-    private func runEngine(_ engine: DeviceEngine, bridge: ShellBridge, view: ShellView) async {
+    private func runEngine(_ engine: DeviceEngine, bridge: ShellBridge, view: ShellView, checkInterval: Int) async {
         let updater = engine.updater
         let events = updater.events()
         let forward = Task { [log] in
@@ -150,13 +160,16 @@ final class ShellRun: @unchecked Sendable {
             GMain.async { gtk_main_quit() }
             return
         }
-        guard options.checkInterval > 0 else {
+        guard checkInterval > 0 else {
             while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
             return
         }
+        // The first check once the current version is on screen (its first paint, or at
+        // most `firstCheckWait` later if it never paints), then one every interval.
+        await onScreen.wait(atMost: Self.firstCheckWait)
         while !Task.isCancelled {
-            do { try await Task.sleep(for: .seconds(options.checkInterval)) } catch { return }
             _ = try? await updater.checkForUpdates()  // failures arrive as `error` events
+            do { try await Task.sleep(for: .seconds(checkInterval)) } catch { return }
         }
     }
 

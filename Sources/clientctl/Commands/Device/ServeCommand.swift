@@ -32,18 +32,26 @@ struct ServeCommand: AsyncParsableCommand {
                   --check-interval 600
               clientctl serve --root /var/lib/notes --csp "default-src 'self'" \\
                   --startup-timeout 20
+              clientctl serve --template /usr/share/notes --root /var/lib/notes
             """
     )
 
     @OptionGroup var device: DeviceOptions
+
+    @Option(
+        help: ArgumentHelp(
+            "A packaged app's template folder (/usr/share/PKG): creates the root at first start, applies its shell version and seed at every start.",
+            valueName: "DIR"))
+    var template: String?
 
     @Option(help: ArgumentHelp("TCP port on 127.0.0.1 (default: derived from the app id; 0 = any free port).", valueName: "PORT"))
     var port: Int?
 
     @Option(
         name: .customLong("check-interval"),
-        help: ArgumentHelp("Seconds between update checks (1–604800); 0 disables periodic checks.", valueName: "SECONDS"))
-    var checkInterval = Seconds(3600)
+        help: ArgumentHelp(
+            "Seconds between update checks (1–604800); 0 disables periodic checks (default: the template's, else 3600).", valueName: "SECONDS"))
+    var checkInterval: Seconds?
 
     @Option(help: ArgumentHelp("Content-Security-Policy header sent with every file.", valueName: "POLICY"))
     var csp: String?
@@ -69,7 +77,7 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("\(flag) must be between 0.1 and 3600 seconds")
         }
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
-        if checkInterval.value != 0 {
+        if let checkInterval, checkInterval.value != 0 {
             try checkInterval.require(
                 in: DeviceConfig.checkIntervalRange, flag: "--check-interval",
                 rule: "0 (off), or 1 to 604800 seconds")
@@ -79,6 +87,13 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
+            var device = self.device
+            var interval = checkInterval?.value ?? 3600
+            if let template {
+                let prepared = try await TemplateSetup.prepare(template, root: device.root)
+                device.root = prepared.root
+                interval = checkInterval?.value ?? prepared.checkInterval ?? interval
+            }
             let context = try DeviceContext.open(device, startupTimeout: startupTimeout?.value)
             let updater = context.updater
             let server = try ClientServer(
@@ -93,7 +108,7 @@ struct ServeCommand: AsyncParsableCommand {
             let started = try await updater.start(bridge: ServerBridge(server))
             if started.shellUpdateReset { printError("clientctl serve: new embedded seed: downloaded versions dropped") }
             server.setControlHandler(UpdaterControl(updater))
-            let checks = Task { await Self.checkPeriodically(updater, every: checkInterval.value) }
+            let checks = Task { await Self.checkPeriodically(updater, every: interval) }
             defer { checks.cancel() }
             do {
                 try await server.runService { port in
