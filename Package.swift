@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "MeteorHotCodePush", targets: ["MeteorHotCodePush"]),
         .library(name: "ClientServer", targets: ["ClientServer"]),
         .library(name: "DeltaPatch", targets: ["DeltaPatch"]),
+        .library(name: "AppPackaging", targets: ["AppPackaging"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -131,11 +132,16 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Release side: a client build → a Debian package of a self-updating native app.
+        .target(
+            name: "AppPackaging",
+            dependencies: ["ClientFoundation", "ClientUpdater", "ClientEngine", "SafeArchive"]
+        ),
         // The one entry point of every host: opens a root, choosing its channel from the config.
         .target(
             name: "ClientEngine",
             dependencies: [
-                "ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "MeteorHotCodePush",
+                "ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "SignedManifest", "MeteorHotCodePush",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -152,7 +158,7 @@ let package = Package(
             name: "clientctl",
             dependencies: [
                 "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing",
-                "MeteorHotCodePush", "ClientServer",
+                "MeteorHotCodePush", "ClientServer", "AppPackaging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,7 +1,7 @@
 internal import COpenSSL
 import Foundation
 
-/// A streaming message digest computed by OpenSSL's EVP API (SHA-256 or SHA-1).
+/// A streaming message digest computed by OpenSSL's EVP API (SHA-256, SHA-1 or MD5).
 ///
 /// Not `Sendable`: one digest belongs to one task. The OpenSSL context is freed in
 /// `deinit`, so no handle outlives its owner.
@@ -12,6 +12,8 @@ public final class Digest {
         case sha256
         /// SHA-1, for Meteor asset hashes.
         case sha1
+        /// MD5, for a Debian package's `DEBIAN/md5sums` (an integrity list dpkg reads, not security).
+        case md5
     }
 
     private let context: OpaquePointer
@@ -22,7 +24,12 @@ public final class Digest {
         // EVP_MD_CTX_new only fails when memory is exhausted; trap then, as Swift does.
         guard let ctx = EVP_MD_CTX_new() else { preconditionFailure("EVP_MD_CTX_new failed: out of memory") }
         context = ctx
-        let md = algorithm == .sha256 ? EVP_sha256() : EVP_sha1()
+        let md: OpaquePointer?
+        switch algorithm {
+        case .sha256: md = EVP_sha256()
+        case .sha1: md = EVP_sha1()
+        case .md5: md = EVP_md5()
+        }
         let ok = EVP_DigestInit_ex(ctx, md, nil)
         precondition(ok == 1, "EVP_DigestInit_ex failed")
     }

@@ -15,6 +15,7 @@ enum CommandRegistry {
         ManifestCommand.self,
         RolloutCommand.self,
         RevokeCommand.self,
+        PackageCommand.self,
     ]
 
     /// Commands of the device: its root, installs, the watchdog and the local server.

@@ -1,0 +1,233 @@
+import Foundation
+
+/// The text files a package carries besides the app: launcher, desktop entry, systemd
+/// units, copyright, changelog, man page and control file. Pure functions of the request,
+/// so the same inputs give the same bytes.
+struct PackageTexts: Sendable {
+    let request: PackageRequest
+    let debianVersion: String
+
+    var pkg: String { request.package }
+    var share: String { "/usr/share/\(pkg)" }
+    var lib: String { "/usr/lib/\(pkg)" }
+    var synopsis: String { request.description ?? "\(request.name), a self-updating web app" }
+
+    /// `/usr/bin/PKG`: the shell with the package's template; the user's flags follow.
+    var launcher: String {
+        """
+        #!/bin/sh
+        # \(request.name) (\(request.app)): starts the native shell on the user's root,
+        # made and kept from the package's template (clientctl package).
+        exec \(lib)/clientctl-shell --template \(share) "$@"
+
+        """
+    }
+
+    /// `/usr/share/applications/PKG.desktop` (Desktop Entry Specification 1.5).
+    func desktopEntry(iconName: String) -> String {
+        """
+        [Desktop Entry]
+        Type=Application
+        Version=1.5
+        Name=\(request.name)
+        Comment=\(synopsis)
+        Exec=\(pkg)
+        Icon=\(iconName)
+        Terminal=false
+        Categories=\(request.category);
+        StartupNotify=true
+
+        """
+    }
+
+    /// `/usr/lib/systemd/user/PKG.service`: the app in a kiosk session, supervised through
+    /// the notify protocol (READY at first paint, WATCHDOG from GTK's main loop).
+    var userUnit: String {
+        """
+        [Unit]
+        Description=\(request.name) (kiosk session)
+        Documentation=man:\(pkg)(1)
+        PartOf=graphical-session.target
+        After=graphical-session.target
+
+        [Service]
+        Type=notify
+        NotifyAccess=main
+        ExecStart=/usr/bin/\(pkg) --kiosk
+        Restart=on-failure
+        RestartSec=2
+        TimeoutStartSec=90
+        WatchdogSec=30
+
+        [Install]
+        WantedBy=graphical-session.target
+
+        """
+    }
+
+    /// `/lib/systemd/system/PKG-serve.service`: `clientctl serve` for a headless device,
+    /// unprivileged (a dynamic user), its root in `StateDirectory=`, hardened
+    /// (docs/packaging.md lists what each setting takes away).
+    var systemUnit: String {
+        """
+        [Unit]
+        Description=\(request.name) device agent (clientctl serve on 127.0.0.1)
+        Documentation=man:\(pkg)(1)
+        Wants=network-online.target
+        After=network-online.target
+
+        [Service]
+        Type=notify
+        NotifyAccess=main
+        ExecStart=\(lib)/clientctl serve --template \(share) --root /var/lib/\(pkg)
+        Restart=on-failure
+        RestartSec=2
+        WatchdogSec=30
+        DynamicUser=yes
+        StateDirectory=\(pkg)
+        StateDirectoryMode=0750
+        UMask=0027
+        CapabilityBoundingSet=
+        AmbientCapabilities=
+        NoNewPrivileges=yes
+        PrivateTmp=yes
+        PrivateDevices=yes
+        PrivateUsers=yes
+        DevicePolicy=closed
+        ProtectSystem=strict
+        ProtectHome=yes
+        ProtectProc=invisible
+        ProcSubset=pid
+        ProtectKernelTunables=yes
+        ProtectKernelModules=yes
+        ProtectKernelLogs=yes
+        ProtectControlGroups=yes
+        ProtectClock=yes
+        ProtectHostname=yes
+        RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX
+        RestrictNamespaces=yes
+        RestrictRealtime=yes
+        RestrictSUIDSGID=yes
+        LockPersonality=yes
+        MemoryDenyWriteExecute=yes
+        RemoveIPC=yes
+        KeyringMode=private
+        SystemCallArchitectures=native
+        SystemCallFilter=@system-service
+        SystemCallFilter=~@privileged
+        SystemCallErrorNumber=EPERM
+
+        [Install]
+        WantedBy=multi-user.target
+
+        """
+    }
+
+    /// `/usr/share/doc/PKG/copyright` (machine-readable format 1.0).
+    func copyright(vendorText: String?) -> String {
+        let vendor =
+            vendorText.map { text in
+                text.split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? " ." : " " + $0 }.joined(separator: "\n")
+            } ?? " The web client and its assets are distributed by \(request.maintainer)\n under the vendor's own terms."
+        return """
+            Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+            Upstream-Name: \(request.name)
+            Upstream-Contact: \(request.maintainer)
+
+            Files: *
+            Copyright: \(request.maintainer)
+            License: vendor
+            \(vendor)
+
+            Files: usr/lib/\(pkg)/*
+            Copyright: the clientctl authors; the Swift runtime: Apple Inc. and the Swift project authors
+            License: Apache-2.0
+             On Debian systems the full text of the Apache License 2.0 is in
+             /usr/share/common-licenses/Apache-2.0.
+
+            """
+    }
+
+    /// The Debian changelog of this one version (native package: `changelog.gz`).
+    func changelog(date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss '+0000'"
+        return """
+            \(pkg) (\(debianVersion)) unstable; urgency=medium
+
+              * \(request.name) \(request.version): client build packaged by clientctl,
+                following channel \(request.channel).
+
+             -- \(request.maintainer)  \(formatter.string(from: date))
+
+            """
+    }
+
+    /// `PKG(1)`, in man(7) macros.
+    var manPage: String {
+        func roff(_ s: String) -> String { s.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-") }
+        return """
+            .TH \(roff(pkg.uppercased())) 1 "" "\(roff(pkg)) \(roff(debianVersion))" "User Commands"
+            .SH NAME
+            \(roff(pkg)) \\- \(roff(synopsis))
+            .SH SYNOPSIS
+            .B \(roff(pkg))
+            [\\fB\\-\\-kiosk\\fR] [\\fB\\-\\-fullscreen\\fR] [\\fB\\-\\-root\\fR \\fIDIR\\fR] [\\fB\\-\\-events\\fR]
+            .SH DESCRIPTION
+            .B \(roff(pkg))
+            runs \(roff(request.name)) (\(roff(request.app))) in a native window.
+            Its web layer updates itself from signed releases of the
+            .I \(roff(request.channel))
+            channel: a new version runs on trial and is rolled back unless it starts.
+            The first start creates the user's root from the package's template; every start
+            applies the shell version of the installed package.
+            .SH OPTIONS
+            Every option of
+            .BR clientctl\\-shell ;
+            see
+            .B \(roff(lib))/clientctl\\-shell \\-\\-help.
+            .TP
+            .BI \\-\\-root " DIR"
+            Use DIR as the device root instead of the user's.
+            .TP
+            .B \\-\\-kiosk
+            Full screen, no context menu, no navigation away from the app.
+            .SH FILES
+            .TP
+            .I $XDG_DATA_HOME/\(roff(request.app))
+            The user's root (default
+            .IR ~/.local/share/\(roff(request.app)) ):
+            installed versions, state and web storage. Purging the package leaves it.
+            .TP
+            .I \(roff(share))
+            The template and the client shipped with the package.
+            .TP
+            .I /lib/systemd/system/\(roff(pkg))\\-serve.service
+            The headless agent: the client served on 127.0.0.1, its root in
+            .IR /var/lib/\(roff(pkg)) .
+            .SH EXIT STATUS
+            0 on success; otherwise a
+            .BR sysexits (3)
+            status, with one line on standard error naming what failed and why.
+
+            """
+    }
+
+    /// `DEBIAN/control`.
+    func control(architecture: String, depends: String, installedSize: Int64) -> String {
+        var lines = [
+            "Package: \(pkg)", "Version: \(debianVersion)", "Architecture: \(architecture)", "Maintainer: \(request.maintainer)",
+            "Installed-Size: \(installedSize)",
+        ]
+        if !depends.isEmpty { lines.append("Depends: \(depends)") }
+        lines += [
+            "Section: \(request.section)", "Priority: optional", "Description: \(synopsis)",
+            " \(request.name) (\(request.app)) in a native window (GTK, WebKitGTK) whose web",
+            " layer updates itself from signed releases of the \(request.channel) channel,",
+            " each on trial until it starts, with a systemd unit for headless devices.",
+        ]
+        return lines.joined(separator: "\n") + "\n"
+    }
+}
