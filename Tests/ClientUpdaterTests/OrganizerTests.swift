@@ -55,6 +55,30 @@ private struct Tree {
         #expect(served.components(separatedBy: Shim.marker).count == 2)
     }
 
+    /// A folder's index.html (`/about/`, a mkdocs page) is a page the web view shows: it is
+    /// copied with the shim like the root's, and the root stays the page of client routes.
+    @Test func aFolderIndexGetsTheShimLikeTheRootPage() throws {
+        let tree = try Tree(files: ["index.html": Self.page, "about/index.html": Self.page, "about/app.js": "x", "lab/index.htm": "<p>"])
+        var assets = tree.assets
+        for i in assets.indices where assets[i].urlPath == "/about/index.html" {
+            assets[i].cacheable = true  // the channel's hash is of the page without the shim
+            assets[i].hash = "3f6275657e6db3a21acb37d0f6c207cf83871e90"
+        }
+        let report = try Organizer(layout: tree.layout).organize(id: "1.0.0", assets: assets)
+        let serving = tree.layout.serving + "/1.0.0"
+        #expect(report.copiedFiles == 2 && report.linkedFiles == 2)
+        let script = Shim().scriptElement(version: "1.0.0")
+        let shimmed = Self.page.replacingOccurrences(of: "data-x='a>b'>", with: "data-x='a>b'>" + script)
+        #expect(try tree.bytes(serving + "/about/index.html") == Data(shimmed.utf8))
+        #expect(try tree.bytes(tree.versionDir + "/about/index.html") == Data(Self.page.utf8), "the original is untouched")
+        #expect(tree.inode(serving + "/lab/index.htm") == tree.inode(tree.versionDir + "/lab/index.htm"), "only index.html is a page")
+        let manifest = try ServingManifest.read(from: serving + ".json")
+        #expect(manifest.index == "index.html")
+        let about = try #require(manifest.entries.first { $0.file == "about/index.html" })
+        #expect(about.urlPath == "/about/index.html" && !about.cacheable && about.hash == nil)
+        #expect(about.sha256 == Digest.hex(.sha256, of: Data(shimmed.utf8)) && about.size == Int64(shimmed.utf8.count))
+    }
+
     @Test func metadataLivesBesideTheWebRoot() throws {
         let tree = try Tree(files: ["index.html": Self.page, "app.js": "x"])
         var assets = tree.assets

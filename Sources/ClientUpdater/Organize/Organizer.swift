@@ -4,19 +4,20 @@ import Foundation
 /// Lays a version out under `<root>/serving/<id>/` by URL path (docs/serving.md#organizer).
 ///
 /// Files are hard links to the channel's pristine, verified files; a file is copied only
-/// where a link is impossible (another file system, link limit). index.html is the only
-/// file always copied, because the shim is injected into it; the original is never
+/// where a link is impossible (another file system, link limit). Pages — the root's
+/// index.html and every folder's (`about/index.html`, served for `/about/`) — are the only
+/// files always copied, because the shim is injected into them; the original is never
 /// modified. The folder is built in `serving/.staging-*` and renamed into place, and the
 /// metadata the server needs is written beside it as `serving/<id>.json`. Organizing a
 /// version that is already complete is a no-op, so a later switch is a pointer flip.
 package struct Organizer: Sendable {
     package let layout: RootLayout
-    /// The shim injected into index.html.
+    /// The shim injected into every index.html.
     package var shim: Shim
 
-    /// The largest index.html organized (64 MiB): the page is read whole and copied with
-    /// the shim, so a bigger one is refused before it is read. Meteor's runtime-config
-    /// check reads pages under the same cap.
+    /// The largest index.html organized (64 MiB, a folder's as the root's): the page is
+    /// read whole and copied with the shim, so a bigger one is refused before it is read.
+    /// Meteor's runtime-config check reads pages under the same cap.
     package static let maxPageBytes = 64 << 20
 
     package init(layout: RootLayout, shim: Shim = Shim()) {
@@ -34,7 +35,7 @@ package struct Organizer: Sendable {
         package var alreadyOrganized: Bool
         package var linkedFiles: Int = 0
         package var linkedBytes: Int64 = 0
-        /// Files copied: index.html, plus any file that could not be linked.
+        /// Files copied: every index.html, plus any file that could not be linked.
         package var copiedFiles: Int = 0
         package var copiedBytes: Int64 = 0
         /// URL paths skipped: a duplicate of an earlier asset, or a missing source map.
@@ -56,7 +57,7 @@ package struct Organizer: Sendable {
     /// Organizes `assets` as version `id`. Idempotent: a complete serving folder whose
     /// metadata lists the same URL paths is left as it is.
     /// - Throws: ``UpdaterError`` `.invalidArgument` for an unsafe id or URL path,
-    ///   `.notFound` for a missing source file, `.tooLarge` for an index.html over
+    ///   `.notFound` for a missing source file, `.tooLarge` for an index.html (any folder's) over
     ///   ``maxPageBytes``, `.io` when the file system fails. On any
     ///   error nothing is left behind under `serving/`.
     @discardableResult
@@ -90,7 +91,7 @@ package struct Organizer: Sendable {
                 urlPath: item.asset.urlPath, file: item.file, size: 0,
                 cacheable: item.asset.cacheable, hash: item.asset.hash,
                 sourceMapURLPath: item.asset.sourceMapURLPath, type: item.asset.type)
-            if item.isIndex {
+            if item.isPage {
                 let page = try OrganizerFiles.readPage(item.asset.sourceFile)
                 let shimmed = shim.inject(into: page, version: id)
                 try OrganizerFiles.write(shimmed, to: destination)
@@ -100,7 +101,7 @@ package struct Organizer: Sendable {
                 entry.sha256 = Digest.hex(.sha256, of: shimmed)
                 report.copiedFiles += 1
                 report.copiedBytes += entry.size
-                index = item.file
+                if item.isIndex { index = item.file }
             } else {
                 let linked = try FilePlacement.linkOrCopy(item.asset.sourceFile, to: destination)
                 let size = item.size
@@ -146,7 +147,10 @@ package struct Organizer: Sendable {
     struct PlannedFile {
         var asset: ServedAsset
         var file: String
+        /// The root's index.html: the page for `/` and client-side routes.
         var isIndex: Bool
+        /// An index.html, the root's or a folder's: a page the web view shows, so it gets the shim.
+        var isPage: Bool
         var size: Int64
     }
 
@@ -173,7 +177,8 @@ package struct Organizer: Sendable {
                 throw UpdaterError(.notFound, "cannot organize version \(id): \(asset.sourceFile) for \(asset.urlPath) is missing or not a file")
             }
             seen[file] = result.count
-            result.append(PlannedFile(asset: asset, file: file, isIndex: file == "index.html", size: Int64(st.st_size)))
+            let isPage = file == "index.html" || file.hasSuffix("/index.html")
+            result.append(PlannedFile(asset: asset, file: file, isIndex: file == "index.html", isPage: isPage, size: Int64(st.st_size)))
         }
         try OrganizerFiles.checkNoFileIsAFolder(result.map(\.file), version: id)
         return result
