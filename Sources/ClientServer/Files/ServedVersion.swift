@@ -12,6 +12,9 @@ package final class ServedVersion: Sendable {
     let files: [String: ServedFile]
     /// The page for `/` and client-side routes.
     let index: ServedFile?
+    /// Every folder below the root that has an index.html: its URL path ending in `/`
+    /// (`/about/`) → that file (docs/serving.md#folder-indexes).
+    let folderIndexes: [String: ServedFile]
     let budget: MemoryBudget
 
     /// The file at `path`, matched byte for byte.
@@ -20,12 +23,32 @@ package final class ServedVersion: Sendable {
         return file
     }
 
+    /// The index.html of the folder `path` names with its trailing slash (`/about/`),
+    /// matched byte for byte; nil for the root and for folders without one.
+    func folderIndex(at path: String) -> ServedFile? {
+        guard let file = folderIndexes[path], file.answers(path + "index.html") || file.answers(path) else { return nil }
+        return file
+    }
+
     init(id: String, directory: String, files: [String: ServedFile], index: ServedFile?, budget: MemoryBudget) {
         self.id = id
         self.directory = directory
         self.files = files
         self.index = index
+        self.folderIndexes = Self.folderIndexes(of: files)
         self.budget = budget
+    }
+
+    /// `/about/` → the file of `/about/index.html` (or of `/about/`, a channel may list a
+    /// page so), for every folder but the root, whose page is ``index``.
+    static func folderIndexes(of files: [String: ServedFile]) -> [String: ServedFile] {
+        var folders: [String: ServedFile] = [:]
+        for (path, file) in files {
+            let folder = path.hasSuffix("/") ? path : path.hasSuffix("/index.html") ? String(path.dropLast("index.html".count)) : nil
+            guard let folder, folder != "/" else { continue }
+            folders[folder] = file
+        }
+        return folders
     }
 
     /// Loads `serving/<id>/` using the organizer's `serving/<id>.json`; a folder without

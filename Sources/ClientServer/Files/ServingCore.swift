@@ -4,8 +4,9 @@ import Logging
 
 /// The serving rules of a client, independent of how requests arrive: `serve`'s loopback
 /// HTTP server and the native shell's `app://` scheme both call ``answer(_:)``, so both
-/// apply exactly the same rules (docs/serving.md): the current version's files, then the
-/// `www` files of a Meteor shell, then index.html for client-side routes; conditional
+/// apply exactly the same rules (docs/serving.md): the current version's files, then its
+/// folders' index.html (`/about/`, with `/about` redirected there), then the `www` files
+/// of a Meteor shell, then index.html for client-side routes; conditional
 /// requests, byte ranges, MIME types, CSP, hashed-name caching, source maps.
 package final class ServingCore: Sendable {
     let pointer: CurrentVersion
@@ -58,6 +59,18 @@ package final class ServingCore: Sendable {
             return try await files.answer(
                 file, version: version, request: request,
                 allowImmutable: hasQuery || HashedName.containsSHA1Hex(path))
+        }
+        // Folder indexes, as nginx's index module: `/about/` is answered exactly as
+        // `/about/index.html` would be, and `/about` is sent to `/about/` (a 301) so the
+        // page's relative links resolve inside its folder. A folder without index.html is
+        // no folder index: it goes on to the rules below (client routes).
+        if let page = version.folderIndex(at: path) {
+            return try await files.answer(
+                page, version: version, request: request,
+                allowImmutable: hasQuery || HashedName.containsSHA1Hex(page.servedPath))
+        }
+        if !path.hasSuffix("/"), version.folderIndex(at: path + "/") != nil, let redirect = FolderRedirect(folder: path, query: request.query) {
+            return redirect.answer(isHead: request.isHead, version: version.id)
         }
         let underApplication = path == "/application" || path.hasPrefix("/application/")
         if !underApplication, let file = www[path], file.answers(path) {
