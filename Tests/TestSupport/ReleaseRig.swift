@@ -45,13 +45,17 @@ public struct ReleaseRig: Sendable {
         throw new Error('broken build'); WebAppLocalServer.startupDidComplete();
         """
 
-    /// Builds a client folder (plus `extra` files, by relative path) and publishes it as `version`.
+    /// Builds a client folder (plus `extra` files, by relative path, folders made as needed) and publishes it as `version`.
     public func publish(_ version: String, script: String, extra: [String: Data] = [:]) async throws {
         let dir = tmp("build-\(version)")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try Self.page(version: version, script: script).write(to: URL(fileURLWithPath: dir + "/index.html"))
         try Data("body { color: #123; }\n".utf8).write(to: URL(fileURLWithPath: dir + "/style.css"))
-        for (path, bytes) in extra { try bytes.write(to: URL(fileURLWithPath: dir + "/" + path)) }
+        for (path, bytes) in extra {
+            let file = dir + "/" + path
+            try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            try bytes.write(to: URL(fileURLWithPath: file))
+        }
         try await run([
             "publish", dir, "--app", app, "--channel", "stable", "--version", version,
             "--min-shell", "1.0.0", "--key", key + ".pem", "--out", releases,
