@@ -1,0 +1,93 @@
+import Foundation
+
+/// What a host (`clientctl serve`, the native shell) tells systemd about the version it
+/// serves, through a ``SystemdNotifier``: `READY=1` with a `STATUS=` line once the host is
+/// ready, then a new `STATUS=` whenever the served version or its trial state changes, and
+/// `STOPPING=1` at the end (docs/serving.md#systemd, docs/native-shell.md#systemd).
+///
+/// It follows the updater's events in order: a switch names the served version, and the
+/// watchdog event the updater reports right after it (a trial started, or the failure or
+/// revocation that caused the switch) its state, so no status is sent between the two;
+/// the start-up report fills in what no event has told yet. Without `NOTIFY_SOCKET` it
+/// sends nothing.
+package final class SupervisorStatus: @unchecked Sendable {
+    // @unchecked Sendable: `notifier` is immutable (and Sendable); the rest is guarded by
+    // `lock`, and datagrams are sent under it, so systemd gets them in the order decided.
+    package typealias Describe = @Sendable (_ version: String, _ state: String) -> String
+
+    /// The notifier, `nil` outside systemd.
+    package let notifier: SystemdNotifier?
+    private let lock = NSLock()
+    private var version: String?
+    /// `nil` between a switch and the watchdog event that names the new version's state.
+    private var onTrial: Bool?
+    private var describe: Describe?
+    private var readySent = false
+    private var lastStatus: String?
+
+    package init(notifier: SystemdNotifier? = SystemdNotifier()) {
+        self.notifier = notifier
+    }
+
+    /// How often the host sends ``watchdog()``: `nil` when systemd runs no watchdog for it.
+    package var watchdogInterval: Duration? { notifier?.watchdogInterval }
+
+    /// The state start-up ended in, unless events told it already (they are as new or newer).
+    package func started(_ report: LifecycleReport) {
+        let served = report.servingDirectory.map { URL(fileURLWithPath: $0).lastPathComponent } ?? report.current.description
+        update {
+            if version == nil { version = served }
+            if version == served && onTrial == nil { onTrial = report.trial != nil }
+        }
+    }
+
+    /// Follows one event of the updater.
+    package func apply(_ event: UpdaterEvent) {
+        update {
+            switch event {
+            case .switched(let served) where served != version:
+                version = served
+                onTrial = nil  // the watchdog event that follows tells
+            case .watchdog(.trialStarted(let trial)):
+                version = trial
+                onTrial = true
+            case .watchdog(.committed(let committed)) where committed == version:
+                onTrial = false
+            case .watchdog(.failed), .watchdog(.revoked):
+                onTrial = false  // the switch to the version reverted to came first
+            default: break
+            }
+        }
+    }
+
+    /// The host is ready: `READY=1` with the status `describe` writes from the served
+    /// version and `trial` or `committed`, now or as soon as both are known; after it,
+    /// `STATUS=` on every change. Again is a no-op.
+    package func ready(_ describe: @escaping Describe) {
+        update {
+            if self.describe == nil { self.describe = describe }
+        }
+    }
+
+    /// `WATCHDOG=1`.
+    package func watchdog() { notifier?.watchdog() }
+
+    /// `STOPPING=1`.
+    package func stopping() { notifier?.stopping() }
+
+    /// Changes the state under the lock, then sends what the change calls for.
+    private func update(_ change: () -> Void) {
+        lock.withLock {
+            change()
+            guard let notifier, let describe, let version, let onTrial else { return }
+            let status = describe(version, onTrial ? "trial" : "committed")
+            if !readySent {
+                readySent = true
+                notifier.ready(status: status)
+            } else if status != lastStatus {
+                notifier.status(status)
+            }
+            lastStatus = status
+        }
+    }
+}
