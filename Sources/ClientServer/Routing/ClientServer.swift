@@ -88,7 +88,9 @@ public final class ClientServer: Sendable {
     /// tests that drive the router without a socket (HummingbirdTesting's `.router`).
     package func application() -> some ApplicationProtocol { makeApplication(onRunning: { _ in }) }
 
-    func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
+    func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void, heartbeat: LoopHeartbeat? = nil) -> some ApplicationProtocol {
+        // Hummingbird's default group, named here so the heartbeat watches the loops that serve.
+        let group = EventLoopGroupProvider.singleton.eventLoopGroup
         let headerTimeout = TimeAmount.nanoseconds(Int64(configuration.headerTimeoutSeconds * 1e9))
         let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeoutSeconds * 1e9))
         let router = ClientRouter.make(
@@ -110,7 +112,9 @@ public final class ClientServer: Sendable {
                 let port = channel.localAddress?.port ?? 0
                 hostGuard.bind(port: port)
                 await onRunning(port)
+                heartbeat?.start(on: channel, group: group)
             },
+            eventLoopGroupProvider: .shared(group),
             logger: logger)
     }
 
@@ -126,8 +130,14 @@ public final class ClientServer: Sendable {
 
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully (open event streams end).
     public func runService(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        try await runService(heartbeat: nil, onRunning: onRunning)
+    }
+
+    /// ``runService(onRunning:)`` with `heartbeat` beating on the server's event loop from
+    /// the moment it listens until it stops (`clientctl serve`'s systemd watchdog).
+    package func runService(heartbeat: LoopHeartbeat?, onRunning: @escaping @Sendable (Int) async -> Void) async throws {
         do {
-            try await makeApplication(onRunning: onRunning).runService()
+            try await makeApplication(onRunning: onRunning, heartbeat: heartbeat).runService()
         } catch {
             throw ServerError(.cannotListen, "cannot serve on \(configuration.host):\(configuration.port): \(error)")
         }
