@@ -13,8 +13,11 @@ public final class ServeProcess: @unchecked Sendable {
     public var pid: Int32 { process.processIdentifier }
 
     /// Starts `clientctl serve --root ROOT --port 0 …` and waits until it listens; with
-    /// `ulimit`, under that open-file limit (`bash -c 'ulimit -n N; exec clientctl …'`).
-    public init(root: String, arguments: [String] = [], scratch: String, ulimit: Int? = nil) async throws {
+    /// `ulimit`, under that open-file limit (`bash -c 'ulimit -n N; exec clientctl …'`);
+    /// `environment` is added to this process's.
+    public init(
+        root: String, arguments: [String] = [], scratch: String, ulimit: Int? = nil, environment: [String: String] = [:]
+    ) async throws {
         stderrPath = scratch + "/serve-\(UUID().uuidString).stderr"
         _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         let serveArguments = ["serve", "--root", root, "--port", "0", "--check-interval", "0"] + arguments
@@ -28,6 +31,7 @@ public final class ServeProcess: @unchecked Sendable {
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
         process.standardOutput = FileHandle.nullDevice
         process.standardInput = FileHandle.nullDevice
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         try process.run()
         let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {

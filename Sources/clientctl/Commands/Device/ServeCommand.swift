@@ -26,6 +26,10 @@ struct ServeCommand: AsyncParsableCommand {
             SIGINT shut it down cleanly. The port defaults to one derived from the app id \
             (12000–13000), so the page's origin and storage survive restarts.
 
+            Under systemd (Type=notify, NOTIFY_SOCKET set) it reports READY=1 and a \
+            STATUS= line naming the served version once listening, WATCHDOG=1 from its \
+            event loops under WatchdogSec=, and STOPPING=1 at shutdown (docs/serving.md).
+
             Examples:
               clientctl serve --root /var/lib/notes
               clientctl serve --root /var/lib/notes --port 12345 \\
@@ -102,32 +106,39 @@ struct ServeCommand: AsyncParsableCommand {
                     contentSecurityPolicy: csp, wwwDirectory: context.engine.wwwDirectory,
                     headerTimeoutSeconds: headerTimeout.value, idleTimeoutSeconds: idleTimeout.value))
             let events = updater.events()
-            let log = Task { await Self.logEvents(events) }
+            let systemd = SupervisorStatus()
+            let log = Task { await Self.logEvents(events, systemd: systemd) }
             defer { log.cancel() }
             // Start-up's watchdog events reach stderr through the subscription above.
             let started = try await updater.start(bridge: ServerBridge(server))
             if started.shellUpdateReset { printError("clientctl serve: new embedded seed: downloaded versions dropped") }
+            systemd.started(started)
             server.setControlHandler(UpdaterControl(updater))
             let checks = Task { await Self.checkPeriodically(updater, every: interval) }
             defer { checks.cancel() }
             do {
-                try await server.runService { port in
+                // WATCHDOG=1 from the event loops that serve (docs/serving.md#systemd).
+                let heartbeat = systemd.watchdogInterval.map { LoopHeartbeat(interval: $0) { systemd.watchdog() } }
+                try await server.runService(heartbeat: heartbeat) { port in
                     await updater.recordControlAddress("http://127.0.0.1:\(port)/__clientctl/")
                     printError("serving http://127.0.0.1:\(port)/")
+                    systemd.ready { version, state in "serving \(version) (\(state)) on http://127.0.0.1:\(port)/" }
                 }
             } catch {
                 await updater.shutdown()
                 throw error
             }
+            systemd.stopping()
             checks.cancel()
             await updater.shutdown()
             printError("clientctl serve: stopped")
         }
     }
 
-    /// What happens while serving, one line each on stderr.
-    static func logEvents(_ events: AsyncStream<UpdaterEvent>) async {
+    /// What happens while serving, one line each on stderr; systemd's STATUS follows it.
+    static func logEvents(_ events: AsyncStream<UpdaterEvent>, systemd: SupervisorStatus) async {
         for await event in events {
+            systemd.apply(event)
             switch event {
             case .watchdog(.trialStarted), .watchdog(.committed), .watchdog(.failed), .watchdog(.revoked):
                 if case .watchdog(let e) = event { printError("clientctl serve: " + e.message) }
