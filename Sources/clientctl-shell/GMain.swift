@@ -38,6 +38,23 @@ enum GMain {
                 return gboolean(0)
             }, box, nil)
     }
+
+    /// Calls `body` on the GTK main thread every `seconds`, for as long as the main loop
+    /// runs: a main loop that hangs stops the calls.
+    static func every(seconds: Double, _ body: @escaping @Sendable () -> Void) {
+        let box = Unmanaged.passRetained(Work(body)).toOpaque()
+        g_timeout_add_full(
+            G_PRIORITY_DEFAULT, guint(max(1, seconds * 1000)),
+            { data in
+                guard let data else { return gboolean(0) }
+                Unmanaged<Work>.fromOpaque(data).takeUnretainedValue().body()
+                return gboolean(1)  // G_SOURCE_CONTINUE: run again
+            }, box,
+            { data in
+                guard let data else { return }
+                Unmanaged<Work>.fromOpaque(data).release()  // the source is gone
+            })
+    }
 }
 
 /// A GObject pointer handed from the GTK main thread to a task and back. GObject's

@@ -9,7 +9,7 @@ import Logging
 /// One run of the shell: opens the root, builds the window, starts the engine, runs GTK's
 /// main loop until the window closes (or `--exit-after`), then shuts the engine down.
 final class ShellRun: @unchecked Sendable {
-    // `options`, `log` are immutable; `status` and `firstPaintSeen` are guarded by `lock`;
+    // `options`, `log`, `systemd` are immutable; `status` and `firstPaintSeen` are guarded by `lock`;
     // the snapshot flags are touched on the GTK main thread only.
     let options: ShellCommand
     let log: EventLog
@@ -18,6 +18,8 @@ final class ShellRun: @unchecked Sendable {
     private var snapshotBusy = false
     private var snapshotAgain = false
     private var firstPaintSeen = false
+    /// What systemd hears (docs/native-shell.md#systemd); nothing outside systemd.
+    private let systemd = SupervisorStatus()
     /// Opened at the first paint: the launch check waits for the client to be on screen.
     private let onScreen = FirstVersionLatch()
     /// Longest the launch check waits for a first paint that does not come.
@@ -71,7 +73,10 @@ final class ShellRun: @unchecked Sendable {
         // Loading starts now, beside the engine's start-up: its requests wait for the first version.
         view.loadApp()
         if let seconds = options.exitAfter { GMain.after(seconds: seconds) { gtk_main_quit() } }
+        // WATCHDOG=1 from GTK's main loop: a hung loop stops it and systemd restarts the shell.
+        if let interval = systemd.watchdogInterval { GMain.every(seconds: interval / .seconds(1)) { [systemd] in systemd.watchdog() } }
         gtk_main()
+        systemd.stopping()
         engineTask.cancel()
         let stopped = DispatchSemaphore(value: 0)
         Task {
@@ -95,6 +100,7 @@ final class ShellRun: @unchecked Sendable {
                 }
                 if first {
                     log.emit("firstPaint", ["ms": log.millisecondsSinceLaunch])
+                    systemd.ready { version, state in "showing \(version) (\(state))" }
                     onScreen.open()
                 }
             },
@@ -130,6 +136,7 @@ final class ShellRun: @unchecked Sendable {
         let forward = Task { [log] in
             for await event in events {
                 log.emit(event)
+                self.systemd.apply(event)
                 switch event {
                 case .updateAvailable(let version):
                     GMain.async { view.deliver(event: "updateAvailable", json: "{\"version\":\(PageBridge.jsString(version))}") }
@@ -146,6 +153,7 @@ final class ShellRun: @unchecked Sendable {
         do {
             let report = try await updater.start(bridge: bridge)
             log.emit("started", ["version": report.current.description, "ms": log.millisecondsSinceLaunch])
+            systemd.started(report)
             if report.shellUpdateReset { Self.printError("new embedded seed: downloaded versions dropped") }
         } catch is CancellationError {
             // The window closed (or --exit-after ran out) while the engine was starting,

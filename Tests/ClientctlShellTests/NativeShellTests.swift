@@ -37,6 +37,29 @@ struct NativeShellTests {
         #expect(FileManager.default.fileExists(atPath: rig.root + "/shell/data"), "the view's storage lives in the root")
     }
 
+    /// Under systemd (docs/native-shell.md#systemd): READY=1 once the version is on screen,
+    /// STATUS naming it and its trial state, WATCHDOG=1 from GTK's main loop every 200 ms
+    /// (WATCHDOG_USEC=400000), STOPPING=1 when the main loop ends.
+    @Test func systemdHearsReadyStatusWatchdogAndStopping() async throws {
+        let rig = try await ReleaseRig(startupTimeout: 10, label: "shell-notify")
+        try await rig.publish("1.0.0", script: ShellHarness.paint(Self.green, then: ReleaseRig.acknowledging))
+        try await rig.run(["install", "--root", rig.root])
+        let listener = try NotifyListener(path: rig.tmp("notify.sock"))
+        let run = try await ShellHarness.run(
+            root: rig.root, exitAfter: 6, environment: ["NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "400000"])
+        #expect(run.status == 0, "\(run.summary)")
+        #expect(run.events.contains { $0.event == "firstPaint" }, "\(run.summary)")
+        let messages = try await listener.wait(for: "STOPPING=1") { $0.contains { $0["STOPPING"] == "1" } }
+        let ready = messages.filter { $0["READY"] == "1" }
+        #expect(ready.count == 1, "\(listener.datagrams)")
+        // The page acknowledges as it loads: its first paint may come before or after the commit.
+        let readyStatus = ready.first?["STATUS"] ?? ""
+        #expect(["showing 1.0.0 (trial)", "showing 1.0.0 (committed)"].contains(readyStatus), "\(listener.datagrams)")
+        #expect(messages.last { $0["STATUS"] != nil }?["STATUS"] == "showing 1.0.0 (committed)", "\(listener.datagrams)")
+        #expect(messages.filter { $0["WATCHDOG"] == "1" }.count >= 3, "\(listener.datagrams)")
+        #expect(messages.last?["STOPPING"] == "1", "STOPPING=1 is the last word: \(listener.datagrams)")
+    }
+
     /// The page checks serve's rules through the app scheme with `fetch` (client-side route
     /// fallback, MIME types, CSP, hashed-name caching, entity tags, byte ranges, 404) and
     /// paints green when every check held; a failed check is named in a refused message.

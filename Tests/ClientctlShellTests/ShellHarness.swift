@@ -34,12 +34,15 @@ enum ShellHarness {
         var lastSnapshot: Event? { events.last { $0.event == "snapshot" } }
     }
 
-    /// Runs the shell on `root` until `exitAfter` seconds have passed.
-    static func run(root: String, exitAfter: Double, arguments: [String] = []) async throws -> Run {
+    /// Runs the shell on `root` until `exitAfter` seconds have passed, with `environment`
+    /// set for the shell alone (through `env`: the X server must not see it, Xvfb answers
+    /// a `NOTIFY_SOCKET` with a `READY=1` of its own).
+    static func run(root: String, exitAfter: Double, arguments: [String] = [], environment: [String: String] = [:]) async throws -> Run {
+        let variables = environment.isEmpty ? [] : ["/usr/bin/env"] + environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
         let result = try await Subprocess.run(
             "xvfb-run",
-            ["-a", "-s", "-screen 0 1280x1024x24", ClientctlBinary.shellPath, "--root", root, "--events", "--exit-after", String(exitAfter)]
-                + arguments,
+            ["-a", "-s", "-screen 0 1280x1024x24"] + variables
+                + [ClientctlBinary.shellPath, "--root", root, "--events", "--exit-after", String(exitAfter)] + arguments,
             gate: nil)
         let decoder = JSONDecoder()
         let events = result.output.split(separator: "\n").compactMap { try? decoder.decode(Event.self, from: Data($0.utf8)) }
