@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .executable(name: "clientctl", targets: ["clientctl"]),
         .executable(name: "clientctl-shell", targets: ["clientctl-shell"]),
+        .executable(name: "clientctl-device", targets: ["clientctl-device"]),
         .library(name: "ClientEngine", targets: ["ClientEngine"]),
         .library(name: "ClientShim", targets: ["ClientShim"]),
         .library(name: "ClientFoundation", targets: ["ClientFoundation"]),
@@ -147,22 +148,34 @@ let package = Package(
         ),
         // The native Linux shell: one GTK window, one WebKitGTK view, the client served through
         // the app: URI scheme by the serving core, the page bridged to the engine in-process.
-        .executableTarget(
-            name: "clientctl-shell",
+        // The shell's code is a library (Sources/clientctl-shell), so one program can hold it
+        // beside the command line's (clientctl-device); each executable is a one-line main.
+        .target(
+            name: "ClientctlShellApp",
             dependencies: [
                 "ClientEngine", "ClientUpdater", "ClientShim", "ClientServer", "CWebKitGTK",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ]
+            ],
+            path: "Sources/clientctl-shell"
         ),
-        .executableTarget(
-            name: "clientctl",
+        .executableTarget(name: "clientctl-shell", dependencies: ["ClientctlShellApp"], path: "Sources/clientctl-shell-main"),
+        // Every command of `clientctl` (Sources/clientctl), likewise a library.
+        .target(
+            name: "ClientctlCommands",
             dependencies: [
                 "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing",
                 "MeteorHotCodePush", "ClientServer", "AppPackaging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            path: "Sources/clientctl"
         ),
+        .executableTarget(name: "clientctl", dependencies: ["ClientctlCommands"], path: "Sources/clientctl-main"),
+        // What a packaged app ships (Scripts/build-release, `clientctl package`): one program
+        // that is `clientctl-shell` when called by that name and `clientctl` otherwise, so the
+        // Swift runtime, Foundation and its ICU data are in the .deb once, not twice.
+        .executableTarget(
+            name: "clientctl-device", dependencies: ["ClientctlCommands", "ClientctlShellApp"], path: "Sources/clientctl-device"),
         // Examples/MinimalHost: a host on public API only (Scripts/docs checks that it
         // type-checks outside the package and runs it on a fresh root; not shipped).
         .executableTarget(

@@ -28,6 +28,10 @@ public enum DebPackager {
         _ request: PackageRequest, binaries: ShippedBinaries? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> PackageResult {
+        var request = request
+        // Tools run in folders of their own: every path they are given is absolute.
+        request.out = request.out.absoluteStandardizedPath
+        request.buildDirectory = request.buildDirectory.absoluteStandardizedPath
         let debianVersion = try checkFields(request)
         let epoch = try sourceDateEpoch(environment)
         let icon = try AppIcon.load(request.icon)
@@ -99,8 +103,8 @@ public enum DebPackager {
         _ = try TemplateRoot.validate(template: staging.path(share))
 
         // Programs, desktop integration, units, documentation.
-        try staging.copy(shipped.clientctl, to: "usr/lib/\(request.package)/clientctl", mode: 0o755)
-        try staging.copy(shipped.shell, to: "usr/lib/\(request.package)/clientctl-shell", mode: 0o755)
+        try staging.copy(shipped.device, to: "usr/lib/\(request.package)/clientctl", mode: 0o755)
+        try staging.link("usr/lib/\(request.package)/clientctl-shell", to: "clientctl")
         try staging.write(texts.launcher, to: "usr/bin/\(request.package)", mode: 0o755)
         try staging.write(texts.desktopEntry(iconName: request.package), to: "usr/share/applications/\(request.package).desktop")
         try staging.write(icon.bytes, to: "usr/share/icons/hicolor/\(icon.folder)/apps/\(request.package).\(icon.fileExtension)")
@@ -112,9 +116,7 @@ public enum DebPackager {
             scratch: scratch)
         try staging.writeGzip(texts.manPage, to: "usr/share/man/man1/\(request.package).1", scratch: scratch)
 
-        let depends = try shlibDepends(
-            [staging.path("usr/lib/\(request.package)/clientctl"), staging.path("usr/lib/\(request.package)/clientctl-shell")],
-            scratch: scratch)
+        let depends = try shlibDepends([staging.path("usr/lib/\(request.package)/clientctl")], scratch: scratch)
         let installedSize = staging.installedSizeKiB()
         try staging.write(try staging.md5sums(), to: "DEBIAN/md5sums")
         try staging.write(texts.control(architecture: architecture, depends: depends, installedSize: installedSize), to: "DEBIAN/control")

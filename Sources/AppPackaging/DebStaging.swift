@@ -45,6 +45,14 @@ struct DebStaging {
         chmod(path(relative), mode)
     }
 
+    /// A symbolic link at `relative` pointing to `target` (relative to its folder).
+    func link(_ relative: String, to target: String) throws {
+        try makeFolder((relative as NSString).deletingLastPathComponent)
+        guard symlink(target, path(relative)) == 0 else {
+            throw PackageError(.io, "cannot link \(path(relative)): \(String(cString: strerror(errno)))")
+        }
+    }
+
     /// `gzip -9n`: no name, no time, so the bytes depend on the text alone.
     func writeGzip(_ text: String, to relative: String, scratch: String) throws {
         try write(text, to: relative)
@@ -52,27 +60,28 @@ struct DebStaging {
     }
 
     /// Every path below the root, relative, sorted by bytes, without `DEBIAN/`.
-    func contents() -> [(relative: String, isDirectory: Bool, size: Int64)] {
-        var found: [(String, Bool, Int64)] = []
+    func contents() -> [(relative: String, isDirectory: Bool, isFile: Bool, size: Int64)] {
+        var found: [(String, Bool, Bool, Int64)] = []
         let enumerator = FileManager.default.enumerator(atPath: root)
         while let relative = enumerator?.nextObject() as? String {
             if relative == "DEBIAN" || relative.hasPrefix("DEBIAN/") { continue }
             var st = stat()
             guard lstat(path(relative), &st) == 0 else { continue }
-            found.append((relative, st.st_mode & S_IFMT == S_IFDIR, Int64(st.st_size)))
+            found.append((relative, st.st_mode & S_IFMT == S_IFDIR, st.st_mode & S_IFMT == S_IFREG, Int64(st.st_size)))
         }
         return found.sorted { Array($0.0.utf8).lexicographicallyPrecedes(Array($1.0.utf8)) }
     }
 
-    /// Installed-Size as dpkg-gencontrol computes it: each file's size in 1 KiB units,
-    /// rounded up, and 1 KiB for every other object (deb-substvars(5)).
+    /// Installed-Size as dpkg-gencontrol computes it: each file's and link's size in 1 KiB
+    /// units, rounded up, and 1 KiB for every other object (deb-substvars(5)).
     func installedSizeKiB() -> Int64 {
         contents().reduce(0) { sum, entry in sum + (entry.isDirectory ? 1 : max(1, (entry.size + 1023) / 1024)) }
     }
 
-    /// `DEBIAN/md5sums`: one line per regular file, as dpkg checks them (`dpkg --verify`).
+    /// `DEBIAN/md5sums`: one line per regular file (no folders, no links), as dpkg checks
+    /// them (`dpkg --verify`).
     func md5sums() throws -> String {
-        try contents().filter { !$0.isDirectory }.map { entry in
+        try contents().filter(\.isFile).map { entry in
             let digest: String
             do {
                 digest = try Digest.hex(.md5, ofFileAt: path(entry.relative))

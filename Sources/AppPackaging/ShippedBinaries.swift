@@ -1,11 +1,14 @@
 import Foundation
 
-/// The two programs a package ships: the `clientctl` that is running and the
-/// `clientctl-shell` beside it, both self-contained (the Swift runtime linked in, only
-/// Debian's shared libraries needed), as `Scripts/build-release` makes them.
+/// The program a package ships: `clientctl-device` beside the `clientctl` that is running,
+/// `clientctl` and `clientctl-shell` in one file (by the name it is called), self-contained
+/// (the Swift runtime linked in, only Debian's shared libraries needed), as
+/// `Scripts/build-release` makes it.
 public struct ShippedBinaries: Sendable, Equatable {
-    public let clientctl: String
-    public let shell: String
+    /// The multi-call program.
+    public let device: String
+
+    public init(device: String) { self.device = device }
 
     /// Shared libraries of the Swift toolchain: a binary that needs one runs only where the
     /// toolchain is installed.
@@ -20,19 +23,18 @@ public struct ShippedBinaries: Sendable, Equatable {
     public static func beside(_ executable: String? = nil, scratch: String) throws -> ShippedBinaries {
         let own = executable ?? (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let folder = (own as NSString).deletingLastPathComponent
-        let binaries = ShippedBinaries(clientctl: folder + "/clientctl", shell: folder + "/clientctl-shell")
-        for path in [binaries.clientctl, binaries.shell] where access(path, X_OK) != 0 {
+        let binaries = ShippedBinaries(device: folder + "/clientctl-device")
+        guard access(binaries.device, X_OK) == 0 else {
             throw PackageError(
-                .notFound, "\(path) not found: package ships the clientctl-shell beside this clientctl; build both with Scripts/build-release")
+                .notFound,
+                "\(binaries.device) not found: package ships the clientctl-device beside this clientctl; build both with Scripts/build-release")
         }
-        for path in [binaries.clientctl, binaries.shell] {
-            let needed = try neededLibraries(path, scratch: scratch)
-            if let bad = needed.first(where: { name in toolchainLibraries.contains { name.hasPrefix($0) } }) {
-                throw PackageError(
-                    .notSelfContained,
-                    "\(path) needs \(bad) from the Swift toolchain, which devices do not have: package self-contained binaries built by Scripts/build-release (--static-swift-stdlib) and run its clientctl"
-                )
-            }
+        let needed = try neededLibraries(binaries.device, scratch: scratch)
+        if let bad = needed.first(where: { name in toolchainLibraries.contains { name.hasPrefix($0) } }) {
+            throw PackageError(
+                .notSelfContained,
+                "\(binaries.device) needs \(bad) from the Swift toolchain, which devices do not have: package self-contained binaries built by Scripts/build-release (--static-swift-stdlib) and run its clientctl"
+            )
         }
         return binaries
     }

@@ -12,7 +12,6 @@ import Foundation
 ///
 /// A synchronous command on purpose: GTK owns the main thread (`gtk_main`); the engine
 /// runs in tasks on Swift's pool and reaches GTK through ``GMain``.
-@main
 struct ShellCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "clientctl-shell",

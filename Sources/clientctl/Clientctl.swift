@@ -4,7 +4,6 @@ import ClientUpdaterHTTP
 import Foundation
 
 /// The `clientctl` command: ships signed web-client bundles to devices.
-@main
 struct Clientctl: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "clientctl",

@@ -1,0 +1,3 @@
+import ClientctlCommands
+
+await ClientctlMain.run()

@@ -1,0 +1,3 @@
+import ClientctlShellApp
+
+ShellMain.run()
