@@ -19,7 +19,6 @@ let package = Package(
         .library(name: "MeteorHotCodePush", targets: ["MeteorHotCodePush"]),
         .library(name: "ClientServer", targets: ["ClientServer"]),
         .library(name: "DeltaPatch", targets: ["DeltaPatch"]),
-        .library(name: "AppPackaging", targets: ["AppPackaging"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

@@ -3,22 +3,22 @@ import Foundation
 
 /// The app's icon, placed where the freedesktop icon theme spec looks for it: a square
 /// PNG of a standard size under `hicolor/NxN/apps/`, or an SVG under `hicolor/scalable/apps/`.
-public struct AppIcon: Sendable, Equatable {
+package struct AppIcon: Sendable, Equatable {
     /// Largest icon file accepted.
-    public static let maxBytes = 4 << 20
+    package static let maxBytes = 4 << 20
     /// The hicolor sizes a PNG icon may have.
-    public static let sizes = [16, 22, 24, 32, 48, 64, 128, 256, 512]
+    package static let sizes = [16, 22, 24, 32, 48, 64, 128, 256, 512]
 
-    public let bytes: Data
+    package let bytes: Data
     /// `48x48`, …, or `scalable`.
-    public let folder: String
+    package let folder: String
     /// `png` or `svg`.
-    public let fileExtension: String
+    package let fileExtension: String
 
     /// Reads and checks the icon at `path`.
     /// - Throws: ``PackageError`` `.notFound` when it cannot be read, `.rejected` when it is
     ///   not a square PNG of a hicolor size or an SVG document.
-    public static func load(_ path: String) throws -> AppIcon {
+    package static func load(_ path: String) throws -> AppIcon {
         guard let data = try BoundedFile.read(path, cap: maxBytes, code: PackageErrorCode.rejected) else {
             throw PackageError(.notFound, "--icon \(path): no such file")
         }

@@ -13,10 +13,10 @@ import SafeArchive
 /// inside `out`, built by `dpkg-deb` with the dates clamped to `SOURCE_DATE_EPOCH` and root
 /// as owner, so the same inputs give the same bytes, and renamed into place; an existing
 /// .deb is never overwritten with other bytes.
-public enum DebPackager {
+package enum DebPackager {
     /// The time every file and the changelog carry when `SOURCE_DATE_EPOCH` is unset
     /// (2000-01-01, as publish's archives).
-    public static let defaultEpoch: Int64 = 946_684_800
+    package static let defaultEpoch: Int64 = 946_684_800
 
     /// Builds the package.
     /// - Parameters:
@@ -24,7 +24,7 @@ public enum DebPackager {
     ///   - environment: where `SOURCE_DATE_EPOCH` is read.
     /// - Throws: ``PackageError``, or the seed's `SafeArchiveError` and the template's
     ///   `UpdaterError` (each naming what and why); nothing is left in `out` then.
-    public static func build(
+    package static func build(
         _ request: PackageRequest, binaries: ShippedBinaries? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> PackageResult {

@@ -2,10 +2,10 @@ import ClientFoundation
 import Foundation
 
 /// The control fields of a package, checked as Debian checks them (Debian Policy §5.6).
-public enum DebianFields {
+package enum DebianFields {
     /// A binary package name: lower-case letters, digits, `+`, `-`, `.`; at least two
     /// characters, starting with a letter or digit (Policy §5.6.1).
-    public static func checkPackageName(_ name: String) throws {
+    package static func checkPackageName(_ name: String) throws {
         let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789+-.")
         guard name.count >= 2, let first = name.first, first.isASCII, first.isLetter || first.isNumber,
             name.allSatisfy({ allowed.contains($0) })
@@ -21,7 +21,7 @@ public enum DebianFields {
     /// before the release as SemVer's pre-release does (`1.0.0~beta.1` < `1.0.0`); build
     /// metadata keeps its `+`. The result is a native version (no Debian revision), so a
     /// `-` inside a pre-release identifier cannot be carried and is refused.
-    public static func debianVersion(of version: Version) throws -> String {
+    package static func debianVersion(of version: Version) throws -> String {
         let text = version.description
         let core: Substring
         var rest = ""
@@ -43,7 +43,7 @@ public enum DebianFields {
     }
 
     /// `Name <email>`, as the Maintainer field takes it (Policy §5.6.2).
-    public static func checkMaintainer(_ text: String) throws {
+    package static func checkMaintainer(_ text: String) throws {
         let refusal = PackageError(.invalidArgument, "--maintainer '\(text)' is not 'Full Name <email@example.com>'")
         guard text.hasSuffix(">"), let open = text.lastIndex(of: "<"), !text.contains("\n") else { throw refusal }
         let name = text[..<open].trimmingCharacters(in: .whitespaces)
@@ -55,7 +55,7 @@ public enum DebianFields {
     }
 
     /// A one-line text for a field (a synopsis, a display name): printable, no newline.
-    public static func checkLine(_ text: String, flag: String, max: Int = 80) throws {
+    package static func checkLine(_ text: String, flag: String, max: Int = 80) throws {
         guard !text.isEmpty, text.count <= max, !text.contains(where: { $0.isNewline || ($0.asciiValue.map { $0 < 0x20 } ?? false) }) else {
             throw PackageError(.invalidArgument, "\(flag) must be one line of 1 to \(max) printable characters")
         }

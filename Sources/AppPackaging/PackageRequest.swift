@@ -2,38 +2,38 @@ import ClientFoundation
 import Foundation
 
 /// What `clientctl package` was asked to build.
-public struct PackageRequest: Sendable {
+package struct PackageRequest: Sendable {
     /// The client build shipped inside the app (the embedded seed).
-    public var buildDirectory: String
-    public var app: String
+    package var buildDirectory: String
+    package var app: String
     /// Display name (window title, desktop entry).
-    public var name: String
+    package var name: String
     /// Debian package name; also the command, `/usr/bin/PKG`.
-    public var package: String
+    package var package: String
     /// The package's version, which is the shell version of the roots it makes.
-    public var version: Version
-    public var channel: String
-    public var manifestURL: String
-    public var trust: [String]
-    public var trustRoot: String?
-    public var icon: String
+    package var version: Version
+    package var channel: String
+    package var manifestURL: String
+    package var trust: [String]
+    package var trustRoot: String?
+    package var icon: String
     /// `Name <email>`.
-    public var maintainer: String
+    package var maintainer: String
     /// Folder the .deb is written to (created when missing).
-    public var out: String
+    package var out: String
     /// The one-line synopsis (default: "NAME, a self-updating web app").
-    public var description: String?
+    package var description: String?
     /// The desktop entry's main category (freedesktop menu spec).
-    public var category: String
+    package var category: String
     /// The Debian section.
-    public var section: String
+    package var section: String
     /// The vendor's copyright text for the client (default: a line naming the maintainer).
-    public var copyrightFile: String?
-    public var startupTimeoutSeconds: Double
-    public var keep: Int
-    public var checkIntervalSeconds: Int
+    package var copyrightFile: String?
+    package var startupTimeoutSeconds: Double
+    package var keep: Int
+    package var checkIntervalSeconds: Int
 
-    public init(
+    package init(
         buildDirectory: String, app: String, name: String, package: String, version: Version, channel: String, manifestURL: String,
         trust: [String], trustRoot: String?, icon: String, maintainer: String, out: String, description: String? = nil,
         category: String = "Utility", section: String = "web", copyrightFile: String? = nil, startupTimeoutSeconds: Double = 10,
@@ -61,24 +61,24 @@ public struct PackageRequest: Sendable {
     }
 
     /// The main categories of the freedesktop menu specification.
-    public static let categories = [
+    package static let categories = [
         "AudioVideo", "Audio", "Video", "Development", "Education", "Game", "Graphics", "Network", "Office", "Science", "Settings",
         "System", "Utility",
     ]
 }
 
 /// What `clientctl package` wrote.
-public struct PackageResult: Sendable {
+package struct PackageResult: Sendable {
     /// The .deb: `OUT/PKG_VERSION_ARCH.deb`.
-    public var path: String
-    public var bytes: Int64
-    public var sha256: String
+    package var path: String
+    package var bytes: Int64
+    package var sha256: String
     /// The Debian version (`1.4.0~beta.1`).
-    public var debianVersion: String
-    public var architecture: String
+    package var debianVersion: String
+    package var architecture: String
     /// The Depends field, as dpkg-shlibdeps computed it.
-    public var depends: String
-    public var installedSizeKiB: Int64
+    package var depends: String
+    package var installedSizeKiB: Int64
     /// The same .deb was there already, byte for byte: nothing was written.
-    public var unchanged: Bool
+    package var unchanged: Bool
 }

@@ -4,11 +4,11 @@ import Foundation
 /// `clientctl` and `clientctl-shell` in one file (by the name it is called), self-contained
 /// (the Swift runtime linked in, only Debian's shared libraries needed), as
 /// `Scripts/build-release` makes it.
-public struct ShippedBinaries: Sendable, Equatable {
+package struct ShippedBinaries: Sendable, Equatable {
     /// The multi-call program.
-    public let device: String
+    package let device: String
 
-    public init(device: String) { self.device = device }
+    package init(device: String) { self.device = device }
 
     /// Shared libraries of the Swift toolchain: a binary that needs one runs only where the
     /// toolchain is installed.
@@ -20,7 +20,7 @@ public struct ShippedBinaries: Sendable, Equatable {
     /// - Throws: ``PackageError`` `.notFound` when one is missing, `.notSelfContained` when
     ///   one needs a library of the Swift toolchain (naming it and `Scripts/build-release`),
     ///   `.toolFailed` when `objdump` cannot read them.
-    public static func beside(_ executable: String? = nil, scratch: String) throws -> ShippedBinaries {
+    package static func beside(_ executable: String? = nil, scratch: String) throws -> ShippedBinaries {
         let own = executable ?? (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let folder = (own as NSString).deletingLastPathComponent
         let binaries = ShippedBinaries(device: folder + "/clientctl-device")

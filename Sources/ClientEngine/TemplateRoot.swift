@@ -3,7 +3,7 @@ import Foundation
 import SignedArchive
 import SignedManifest
 
-/// A packaged app's device root, made and kept from its ``DeviceTemplate``.
+/// A packaged app's device root, made and kept from its `DeviceTemplate`.
 ///
 /// At every start of the app (`clientctl-shell --template`, `clientctl serve --template`):
 /// - **first start**: the root is created from the template with `init`'s validation,
@@ -32,9 +32,9 @@ public enum TemplateRoot {
     }
 
     /// The root a packaged app opens: `explicit` (a `--root` flag) when given, else the
-    /// user's root of the template's app (``DeviceTemplate/userRoot(environment:)``).
+    /// user's root of the template's app (`DeviceTemplate.userRoot(environment:)`).
     /// `CLIENTCTL_ROOT` is not consulted: a packaged app never follows another root by accident.
-    /// - Throws: ``UpdaterError`` when the template cannot be read and no root is given.
+    /// - Throws: `UpdaterError` when the template cannot be read and no root is given.
     public static func rootPath(explicit: String?, template folder: String) throws -> String {
         if let explicit, !explicit.isEmpty { return explicit }
         return try DeviceTemplate.load(folder: folder).userRoot()
@@ -42,7 +42,7 @@ public enum TemplateRoot {
 
     /// Makes or updates the root at `root` from the template folder `template`.
     /// - Returns: what changed, and the loaded template (its name and check interval).
-    /// - Throws: ``UpdaterError`` `.configInvalid` when the template is broken and there is
+    /// - Throws: `UpdaterError` `.configInvalid` when the template is broken and there is
     ///   no root yet, or the root belongs to another app or channel kind; `.locked` when
     ///   another process holds the root's lock for 30 s; any `init` refusal of its fields.
     public static func prepare(template folder: String, root: String, now: Date = Date()) async throws -> (
@@ -86,7 +86,7 @@ public enum TemplateRoot {
     /// Checks a template folder as its first start would (the template's format, then every
     /// field with `init`'s rules), creating nothing: what `clientctl package` runs on the
     /// template it is about to ship.
-    /// - Throws: ``UpdaterError`` naming the field and why, or the trust root's refusal.
+    /// - Throws: `UpdaterError` naming the field and why, or the trust root's refusal.
     package static func validate(template folder: String, now: Date = Date()) throws -> DeviceTemplate {
         let template = try DeviceTemplate.load(folder: folder)
         _ = try ArchiveRootSetup.make(request(template, folder: folder), now: now)
