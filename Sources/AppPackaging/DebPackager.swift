@@ -111,6 +111,7 @@ package enum DebPackager {
         try staging.write(texts.userUnit, to: "usr/lib/systemd/user/\(request.package).service")
         try staging.write(texts.systemUnit, to: "lib/systemd/system/\(request.package)-serve.service")
         try staging.write(texts.copyright(vendorText: vendorCopyright), to: "usr/share/doc/\(request.package)/copyright")
+        try staging.write(texts.lintianOverrides, to: "usr/share/lintian/overrides/\(request.package)")
         try staging.writeGzip(
             texts.changelog(date: Date(timeIntervalSince1970: TimeInterval(epoch))), to: "usr/share/doc/\(request.package)/changelog",
             scratch: scratch)
@@ -124,7 +125,7 @@ package enum DebPackager {
         let name = "\(request.package)_\(debianVersion)_\(architecture).deb"
         let built = scratch + "/" + name
         _ = try ToolRun(
-            tool: "dpkg-deb", arguments: ["--root-owner-group", "-Zxz", "-z9", "-Sextreme", "--build", staging.root, built],
+            tool: "dpkg-deb", arguments: ["--root-owner-group", "-Zxz", "-z6", "--build", staging.root, built],
             environment: ["SOURCE_DATE_EPOCH": String(epoch)]
         ).run(scratch: scratch)
         let target = request.out + "/" + name
@@ -150,7 +151,13 @@ package enum DebPackager {
         let version = try DebianFields.debianVersion(of: r.version)
         try DebianFields.checkMaintainer(r.maintainer)
         try DebianFields.checkLine(r.name, flag: "--name")
-        if let description = r.description { try DebianFields.checkLine(description, flag: "--description") }
+        if let description = r.description {
+            try DebianFields.checkLine(description, flag: "--description")
+            guard !description.lowercased().hasPrefix(r.package) else {
+                throw PackageError(
+                    .invalidArgument, "--description must not start with the package name \(r.package) (Debian Policy §3.4.1: it is shown beside it)")
+            }
+        }
         guard PackageRequest.categories.contains(r.category) else {
             throw PackageError(
                 .invalidArgument, "--category \(r.category) is not a main category: \(PackageRequest.categories.joined(separator: ", "))")

@@ -10,7 +10,9 @@ struct PackageTexts: Sendable {
     var pkg: String { request.package }
     var share: String { "/usr/share/\(pkg)" }
     var lib: String { "/usr/lib/\(pkg)" }
-    var synopsis: String { request.description ?? "\(request.name), a self-updating web app" }
+    /// The one-line description; the default names the app without starting with the
+    /// package's name (lintian's description-starts-with-package-name).
+    var synopsis: String { request.description ?? "self-updating web app: \(request.name)" }
 
     /// `/usr/bin/PKG`: the shell with the package's template; the user's flags follow.
     var launcher: String {
@@ -140,10 +142,14 @@ struct PackageTexts: Sendable {
             \(vendor)
 
             Files: usr/lib/\(pkg)/*
-            Copyright: the clientctl authors; the Swift runtime: Apple Inc. and the Swift project authors
+            Copyright: 2026 the clientctl authors
+                       2014-2026 Apple Inc. and the Swift project authors
             License: Apache-2.0
-             On Debian systems the full text of the Apache License 2.0 is in
-             /usr/share/common-licenses/Apache-2.0.
+             The Swift runtime, Foundation and the Swift packages statically linked into
+             this program are under the Apache License 2.0 (with the Runtime Library
+             Exception where it applies); on Debian systems its full text is in
+             /usr/share/common-licenses/Apache-2.0. The program also carries zlib, which
+             swift-nio-extras compiles in, under the zlib license.
 
             """
     }
@@ -163,6 +169,18 @@ struct PackageTexts: Sendable {
              -- \(request.maintainer)  \(formatter.string(from: date))
 
             """
+    }
+
+    /// `/usr/share/lintian/overrides/PKG`: the one lintian error a self-contained program
+    /// cannot avoid, and why (docs/packaging.md#lintian).
+    var lintianOverrides: String {
+        """
+        # AsyncHTTPClient decompresses responses with swift-nio-extras' NIOHTTPCompression,
+        # which compiles in its own zlib; a self-contained (--static-swift-stdlib) program
+        # carries it. Debian's zlib1g cannot replace it without rebuilding that package.
+        embedded-library zlib [usr/lib/\(pkg)/clientctl]
+
+        """
     }
 
     /// `PKG(1)`, in man(7) macros.
