@@ -37,6 +37,10 @@ package enum DebPackager {
         let icon = try AppIcon.load(request.icon)
         let vendorCopyright = try request.copyrightFile.map(readCopyright)
         let seed = try SourceTree.scan(request.buildDirectory)
+        // The template as a device's first start will check it, on the files the user named.
+        try TemplateRoot.validate(
+            template(request), trustFiles: try request.trust.map { try existing($0, flag: "--trust") },
+            trustRoot: try request.trustRoot.map { try existing($0, flag: "--trust-root") }, seed: request.buildDirectory)
         let shipped =
             try binaries ?? withScratch(NSTemporaryDirectory() + "clientctl-package-\(getpid())") { try ShippedBinaries.beside(scratch: $0) }
         let madeOut = !FileManager.default.fileExists(atPath: request.out)
@@ -95,10 +99,8 @@ package enum DebPackager {
             trustNames.append(name)
         }
         if let root = request.trustRoot { try staging.copy(try existing(root, flag: "--trust-root"), to: "\(share)/trust/root.json", mode: 0o644) }
-        let template = DeviceTemplate(
-            app: request.app, name: request.name, channel: request.channel, manifestURL: request.manifestURL, trust: trustNames,
-            trustRoot: request.trustRoot == nil ? nil : "trust/root.json", shellVersion: request.version.description,
-            startupTimeoutSeconds: request.startupTimeoutSeconds, keep: request.keep, checkIntervalSeconds: request.checkIntervalSeconds)
+        let template = Self.template(request)
+        guard template.trust == trustNames else { throw PackageError(.io, "the staged keys are not the template's") }
         try staging.write(try template.encoded(), to: "\(share)/\(DeviceTemplate.fileName)")
         _ = try TemplateRoot.validate(template: staging.path(share))
 
@@ -143,6 +145,16 @@ package enum DebPackager {
         return PackageResult(
             path: target, bytes: size, sha256: sha, debianVersion: debianVersion, architecture: architecture, depends: depends,
             installedSizeKiB: installedSize, unchanged: unchanged)
+    }
+
+    /// The device template the package carries: its keys are `trust/key-N.pub.pem`, its
+    /// pinned root `trust/root.json`, its seed `www`.
+    static func template(_ request: PackageRequest) -> DeviceTemplate {
+        DeviceTemplate(
+            app: request.app, name: request.name, channel: request.channel, manifestURL: request.manifestURL,
+            trust: request.trust.indices.map { "trust/key-\($0 + 1).pub.pem" },
+            trustRoot: request.trustRoot == nil ? nil : "trust/root.json", shellVersion: request.version.description,
+            startupTimeoutSeconds: request.startupTimeoutSeconds, keep: request.keep, checkIntervalSeconds: request.checkIntervalSeconds)
     }
 
     /// The control fields and names, checked before anything is read or written.

@@ -240,12 +240,26 @@ struct PackageTexts: Sendable {
             "Installed-Size: \(installedSize)",
         ]
         if !depends.isEmpty { lines.append("Depends: \(depends)") }
-        lines += [
-            "Section: \(request.section)", "Priority: optional", "Description: \(synopsis)",
-            " \(request.name) (\(request.app)) in a native window (GTK, WebKitGTK) whose web",
-            " layer updates itself from signed releases of the \(request.channel) channel,",
-            " each on trial until it starts, with a systemd unit for headless devices.",
-        ]
+        lines += ["Section: \(request.section)", "Priority: optional", "Description: \(synopsis)"]
+        let extended =
+            "\(request.name) (\(request.app)) in a native window (GTK, WebKitGTK) whose web layer updates itself from signed releases of the \(request.channel) channel, each on trial until it starts, with a systemd unit for headless devices."
+        lines += Self.wrap(extended, width: 79).map { " " + $0 }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `text` in lines of at most `width` characters, broken between words (a word longer
+    /// than `width` gets a line of its own).
+    static func wrap(_ text: String, width: Int) -> [String] {
+        var lines: [String] = []
+        var line = ""
+        for word in text.split(separator: " ") {
+            if !line.isEmpty, line.count + 1 + word.count > width {
+                lines.append(line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
     }
 }

@@ -93,6 +93,20 @@ public enum TemplateRoot {
         return template
     }
 
+    /// Checks the template's fields with `init`'s rules, its files named by the paths a
+    /// caller has (`clientctl package` before it copies them), so a refusal names the
+    /// file the user gave.
+    /// - Throws: `UpdaterError` naming the field and why, or the trust root's refusal.
+    package static func validate(
+        _ template: DeviceTemplate, trustFiles: [String], trustRoot: String?, seed: String, now: Date = Date()
+    ) throws {
+        var request = request(template, folder: "/")
+        request.trustFiles = trustFiles
+        request.trustRootFile = trustRoot
+        request.embedded = seed
+        _ = try ArchiveRootSetup.make(request, now: now)
+    }
+
     /// `init`'s request for the template, its paths made absolute.
     static func request(_ t: DeviceTemplate, folder: String) -> ArchiveRootSetup.Request {
         ArchiveRootSetup.Request(
