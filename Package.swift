@@ -235,7 +235,9 @@ let package = Package(
             ]),
         .testTarget(
             name: "ClientEngineTests",
-            dependencies: ["ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(
             name: "clientctlTests",
             dependencies: [

@@ -1,6 +1,7 @@
 import ClientEngine
 import ClientUpdater
 import Foundation
+import SignedManifest
 import TestSupport
 import Testing
 
@@ -8,21 +9,11 @@ import Testing
 /// start creates the root as `init` would, every start applies the package's shell version
 /// and seed, and a broken template never touches a root that exists.
 @Suite struct TemplateRootTests {
-    /// A template folder as `clientctl package` lays it out: the template, the seed, a key.
     static func makeTemplate(
         at folder: String, shell: String = "1.0.0", manifestURL: String = "http://127.0.0.1:9/stable/manifest.json",
         app: String = "com.example.notes", edit: (inout [String: Any]) -> Void = { _ in }
     ) throws {
-        try FileManager.default.createDirectory(atPath: folder + "/www", withIntermediateDirectories: true)
-        try FileManager.default.createDirectory(atPath: folder + "/trust", withIntermediateDirectories: true)
-        try Data("<!doctype html><p>seed \(shell)</p>\n".utf8).write(to: URL(fileURLWithPath: folder + "/www/index.html"))
-        try ReleaseFolder.testPublicKeyPEM().write(toFile: folder + "/trust/key-1.pub.pem", atomically: true, encoding: .utf8)
-        let template = DeviceTemplate(
-            app: app, name: "Notes", channel: "stable", manifestURL: manifestURL, trust: ["trust/key-1.pub.pem"], trustRoot: nil,
-            shellVersion: shell, checkIntervalSeconds: 600)
-        var object = try #require(try JSONSerialization.jsonObject(with: template.encoded()) as? [String: Any])
-        edit(&object)
-        try JSONSerialization.data(withJSONObject: object).write(to: URL(fileURLWithPath: folder + "/" + DeviceTemplate.fileName))
+        try TemplateFolder.make(at: folder, shell: shell, manifestURL: manifestURL, app: app, edit: edit)
     }
 
     @Test func theFirstStartCreatesTheRootAsInitWouldAndTheNextChangesNothing() async throws {
@@ -112,6 +103,47 @@ import Testing
         case "escape": try makeTemplate(at: folder) { $0["seed"] = "../../etc" }
         default: try makeTemplate(at: folder) { $0["format"] = "clientctl-device-template-v0" }
         }
+    }
+
+    /// A template's signed root is taken only as the verified successor of the root the
+    /// device trusts; an older one never replaces the newer root the device holds.
+    @Test func aTemplatesTrustRootIsAdoptedOnlyAsTheNextVerifiedRoot() async throws {
+        let tmp = try TemporaryDirectory("template-trust")
+        let layout = RootLayout(root: tmp("root"))
+        try Self.makeTemplate(at: tmp("share"))
+        #expect(try await TemplateRoot.prepare(template: tmp("share"), root: layout.root).outcome == .created)
+        let rootKeys = try (0..<2).map { _ in try Ed25519.PrivateKey.generate() }
+        var draft = RootDraft(
+            app: "com.example.notes", channel: "stable", expires: Date().addingTimeInterval(365 * 86_400),
+            rootKeys: rootKeys.map(\.publicKey), rootThreshold: 2, releaseKeys: [try ReleaseFolder.testKey().publicKey],
+            releaseThreshold: 1)
+        // Root 1: vouched for by the key the device trusts, accepted by its own root keys.
+        for key in [try ReleaseFolder.testKey()] + rootKeys { try await draft.sign(with: key) }
+        let root1 = try draft.root()
+        func offer(_ root: TrustRoot) async throws -> TemplateRoot.Outcome {
+            try Data(root.jsonBytes()).write(to: URL(fileURLWithPath: tmp("share/trust/root.json")))
+            try Self.makeTemplate(at: tmp("share")) {
+                $0["trust"] = [String]()
+                $0["trustRoot"] = "trust/root.json"
+            }
+            return try await TemplateRoot.prepare(template: tmp("share"), root: layout.root).outcome
+        }
+        #expect(try await offer(root1) == .unchanged)
+        #expect(FileManager.default.fileExists(atPath: layout.trustRoot(1)), "root 1 follows the device's key")
+
+        var next = RootDraft.successor(of: root1, expires: Date().addingTimeInterval(365 * 86_400))
+        for key in rootKeys { try await next.sign(with: key) }
+        _ = try await offer(try next.root())
+        #expect(FileManager.default.fileExists(atPath: layout.trustRoot(2)))
+        let held = try TreeSnapshot(layout.trust)
+        _ = try await offer(root1)
+        #expect(try TreeSnapshot(layout.trust) == held, "an older template root changes nothing")
+        // A root the device's keys never vouched for is not taken either.
+        let strangers = try (0..<2).map { _ in try Ed25519.PrivateKey.generate() }
+        var forged = RootDraft.successor(of: try next.root(), expires: Date().addingTimeInterval(365 * 86_400))
+        for key in strangers { try await forged.sign(with: key) }
+        _ = try await offer(try forged.root())
+        #expect(try TreeSnapshot(layout.trust) == held && !FileManager.default.fileExists(atPath: layout.trustRoot(3)))
     }
 
     @Test func aRootOfAnotherAppIsRefusedAndKept() async throws {
