@@ -152,7 +152,7 @@ let package = Package(
         .target(
             name: "ClientctlShellApp",
             dependencies: [
-                "ClientEngine", "ClientUpdater", "ClientShim", "ClientServer", "CWebKitGTK",
+                "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientShim", "ClientServer", "CWebKitGTK",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/clientctl-shell"
@@ -162,7 +162,8 @@ let package = Package(
         .target(
             name: "ClientctlCommands",
             dependencies: [
-                "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing",
+                "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "SignedArchive",
+                "ArchivePublishing",
                 "MeteorHotCodePush", "ClientServer", "AppPackaging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -236,7 +237,8 @@ let package = Package(
         .testTarget(
             name: "ClientEngineTests",
             dependencies: [
-                "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "TestSupport", .product(name: "Logging", package: "swift-log"),
+                "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "TestSupport",
+                .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
             name: "clientctlTests",

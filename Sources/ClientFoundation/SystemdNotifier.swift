@@ -161,6 +161,6 @@ public final class SystemdNotifier: @unchecked Sendable {
     #endif
 
     private static func report(_ message: String) {
-        FileHandle.standardError.write(Data("systemd notify: \(message)\n".utf8))
+        Console.err("systemd notify: \(message)\n")
     }
 }

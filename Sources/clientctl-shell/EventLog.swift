@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 import Foundation
 
@@ -24,7 +25,7 @@ final class EventLog: @unchecked Sendable {
         object["event"] = event
         if object["ms"] == nil { object["ms"] = millisecondsSinceLaunch }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-        lock.withLock { FileHandle.standardOutput.write(data + Data("\n".utf8)) }
+        lock.withLock { Console.out(data + Data("\n".utf8)) }
     }
 
     /// The line for an engine event.

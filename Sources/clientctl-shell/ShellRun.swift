@@ -1,5 +1,6 @@
 internal import CWebKitGTK
 import ClientEngine
+import ClientFoundation
 import ClientServer
 import ClientShim
 import ClientUpdater
@@ -212,7 +213,7 @@ final class ShellRun: @unchecked Sendable {
     }
 
     static func printError(_ message: String) {
-        FileHandle.standardError.write(Data("clientctl-shell: \(message)\n".utf8))
+        Console.err("clientctl-shell: \(message)\n")
     }
 
     /// Prints the one-line message and returns the `sysexits(3)` status of `error`.
