@@ -59,12 +59,7 @@ struct InitCommand: AsyncParsableCommand {
     var compatPlatform: String?
     @Option(help: ArgumentHelp("Read-only client shipped inside the shell (must hold index.html).", valueName: "DIR"))
     var embedded: String?
-    @Option(
-        name: .customLong("startup-timeout"),
-        help: ArgumentHelp("Seconds a new version has to report start-up before it is rolled back.", valueName: "SECONDS"))
-    var startupTimeout = Seconds(10)
-    @Option(help: ArgumentHelp("How many installed versions retention keeps (1–1000).", valueName: "N"))
-    var keep: Int = 3
+    @OptionGroup var settings: RootSettingsOptions
     @Flag(name: .customLong("allow-insecure-http"), help: "Allow http: URLs to hosts other than loopback (not recommended).")
     var allowInsecureHTTP = false
     @Option(name: .customLong("max-unpacked-bytes"), help: ArgumentHelp("Cap on bytes unpacked from one archive.", valueName: "BYTES"))
@@ -84,8 +79,6 @@ struct InitCommand: AsyncParsableCommand {
     var force = false
 
     func validate() throws {
-        try startupTimeout.requireStartupTimeout()
-        guard DeviceConfig.keepRange.contains(keep) else { throw ValidationError("--keep \(keep) is out of range: 1…1000") }
         guard DeviceConfig.byteLimitRange.contains(maxUnpackedBytes) else {
             throw ValidationError("--max-unpacked-bytes \(maxUnpackedBytes) is out of range: 1…\(DeviceConfig.byteLimitRange.upperBound)")
         }
@@ -108,7 +101,7 @@ struct InitCommand: AsyncParsableCommand {
             }
             let request = ArchiveRootSetup.Request(
                 app: app, channel: channel, manifestURL: manifestURL, trustFiles: trust, shellVersion: shellVersion.description,
-                embedded: embedded, startupTimeout: startupTimeout.value, keep: keep, allowInsecureHTTP: allowInsecureHTTP,
+                embedded: embedded, startupTimeout: settings.startupTimeout.value, keep: settings.keep, allowInsecureHTTP: allowInsecureHTTP,
                 limits: .init(maxUnpackedBytes: maxUnpackedBytes, maxEntries: maxEntries), trustRootFile: trustRoot)
             let layout = try device.layout()
             let (made, pinned) = try ArchiveRootSetup.make(request)
@@ -134,7 +127,7 @@ struct InitCommand: AsyncParsableCommand {
         var (config, state) = try MeteorRootSetup.make(
             .init(
                 meteorURL: url, embedded: embedded, compatPlatform: compatPlatform, shellVersion: shellVersion?.description,
-                startupTimeout: startupTimeout.value, keep: keep, allowInsecureHTTP: allowInsecureHTTP))
+                startupTimeout: settings.startupTimeout.value, keep: settings.keep, allowInsecureHTTP: allowInsecureHTTP))
         config = try transportSettings(config)
         try await RootInitializer.write(config, to: layout, force: force, store: layout.meteor)
         if !FileManager.default.fileExists(atPath: layout.state) { try StateStore.save(state, layout) }

@@ -72,12 +72,7 @@ struct PackageCommand: AsyncParsableCommand {
     var section = "web"
     @Option(help: ArgumentHelp("The vendor's copyright text for the client.", valueName: "FILE"))
     var copyright: String?
-    @Option(
-        name: .customLong("startup-timeout"),
-        help: ArgumentHelp("Seconds a new version has to report start-up before it is rolled back.", valueName: "SECONDS"))
-    var startupTimeout = Seconds(10)
-    @Option(help: ArgumentHelp("How many installed versions retention keeps (1–1000).", valueName: "N"))
-    var keep: Int = 3
+    @OptionGroup var settings: RootSettingsOptions
     @Option(
         name: .customLong("check-interval"),
         help: ArgumentHelp("Seconds between update checks; 0 checks only when the page asks.", valueName: "SECONDS"))
@@ -85,8 +80,6 @@ struct PackageCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        try startupTimeout.requireStartupTimeout()
-        guard DeviceConfig.keepRange.contains(keep) else { throw ValidationError("--keep \(keep) is out of range: 1…1000") }
         guard checkInterval == 0 || (1...604_800).contains(checkInterval) else {
             throw ValidationError("--check-interval must be 0 (off) or 1 to 604800 seconds")
         }
@@ -101,7 +94,7 @@ struct PackageCommand: AsyncParsableCommand {
                 buildDirectory: buildDirectory, app: app, name: name, package: package, version: version, channel: channel,
                 manifestURL: manifestURL, trust: trust, trustRoot: trustRoot, icon: icon, maintainer: maintainer, out: out,
                 description: description, category: category, section: section, copyrightFile: copyright,
-                startupTimeoutSeconds: startupTimeout.value, keep: keep, checkIntervalSeconds: checkInterval)
+                startupTimeoutSeconds: settings.startupTimeout.value, keep: settings.keep, checkIntervalSeconds: checkInterval)
             let result = try DebPackager.build(request)
             if output.json {
                 let o: JSONObject = [
