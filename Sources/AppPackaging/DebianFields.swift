@@ -31,14 +31,15 @@ package enum DebianFields {
         } else {
             core = Substring(text)
         }
-        guard let dash = core.firstIndex(of: "-") else { return String(core) + rest }
-        let pre = core[core.index(after: dash)...]
-        guard !pre.contains("-"), !rest.dropFirst().contains("-") else {
+        let dash = core.firstIndex(of: "-")
+        let pre = dash.map { core[core.index(after: $0)...] } ?? ""
+        guard !pre.contains("-"), !rest.contains("-") else {
             throw PackageError(
                 .invalidArgument,
                 "--version \(text): a '-' inside the pre-release or build identifiers cannot be carried by a native Debian version (Policy §5.6.12); use '.' instead"
             )
         }
+        guard let dash else { return String(core) + rest }
         return core[..<dash] + "~" + pre + rest
     }
 

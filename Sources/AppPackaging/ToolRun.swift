@@ -3,26 +3,34 @@ import Foundation
 /// One run of a Debian tool (`dpkg-deb`, `dpkg-shlibdeps`, `objdump`): its output kept in
 /// files (no pipe can fill and stall it), at most ``outputCap`` bytes of each read back,
 /// and the process killed when it runs over its time limit.
-struct ToolRun: Sendable {
+package struct ToolRun: Sendable {
     /// Bytes of standard output and standard error read back.
-    static let outputCap = 1 << 20
+    package static let outputCap = 1 << 20
 
-    let tool: String
-    let arguments: [String]
-    var environment: [String: String] = [:]
-    var directory: String?
-    var timeout: Double = 600
+    package let tool: String
+    package let arguments: [String]
+    package var environment: [String: String] = [:]
+    package var directory: String?
+    package var timeout: Double = 600
+
+    package init(tool: String, arguments: [String], environment: [String: String] = [:], directory: String? = nil, timeout: Double = 600) {
+        self.tool = tool
+        self.arguments = arguments
+        self.environment = environment
+        self.directory = directory
+        self.timeout = timeout
+    }
 
     /// What the tool printed, when it exited 0.
-    struct Output: Sendable {
-        var standardOutput: String
-        var standardError: String
+    package struct Output: Sendable {
+        package var standardOutput: String
+        package var standardError: String
     }
 
     /// Runs the tool found on `PATH`.
     /// - Throws: ``PackageError`` `.toolFailed` when it is missing, exits non-zero (its
     ///   last line of standard error named), is killed, or runs over `timeout`.
-    func run(scratch: String) throws -> Output {
+    package func run(scratch: String) throws -> Output {
         guard let path = Self.find(tool) else {
             throw PackageError(.toolFailed, "\(tool) not found on PATH: install \(Self.debianPackage(of: tool))")
         }
@@ -56,8 +64,9 @@ struct ToolRun: Sendable {
             throw PackageError(.toolFailed, "cannot run \(path): \(error.localizedDescription)")
         }
         if done.wait(timeout: .now() + timeout) == .timedOut {
-            process.terminate()
-            if done.wait(timeout: .now() + 5) == .timedOut { kill(process.processIdentifier, SIGKILL) }
+            // Killed outright: what it left is in the scratch folder, which goes anyway.
+            kill(process.processIdentifier, SIGKILL)
+            _ = done.wait(timeout: .now() + 10)
             throw PackageError(.toolFailed, "\(tool) ran over \(Int(timeout)) s and was stopped")
         }
         try? out.close()
