@@ -78,6 +78,30 @@ import Testing
         await updater.shutdown()
     }
 
+    /// The host's page died before it acknowledged (issue 28): the trial fails at once,
+    /// with the clock never advanced, and the bridge is pointed back at the good version;
+    /// the committed version's page dying changes nothing.
+    @Test func aPageThatDiesOnTrialRollsBackAtOnce() async throws {
+        let rig = try LifecycleRig(timeout: 10)
+        let updater = rig.makeUpdater()
+        try await updater.start(bridge: rig.bridge, clock: WatchdogClock(rig.clock))
+        try await rig.publishAndSwitch("1.0.0", on: updater)
+        try await updater.startupDidComplete()
+        let kept = try await updater.pageCrashed(version: "1.0.0")
+        #expect(kept.failed == nil && kept.current == .installed("1.0.0") && kept.lastKnownGood == "1.0.0")
+        try await rig.publishAndSwitch("1.1.0", on: updater)
+        try await rig.clock.waitForSleeper()  // the trial's timer is armed, so its cancel below is seen
+        _ = await rig.bridge.take()
+
+        let report = try await updater.pageCrashed(version: "1.1.0")
+        #expect(report.failed == "1.1.0" && report.current == .installed("1.0.0") && report.retry == ["1.1.0"])
+        let died = WatchdogEvent.failed(version: "1.1.0", reason: .pageCrashed, blacklisted: false, revertedTo: .installed("1.0.0"))
+        #expect(report.events == [died.message])
+        #expect(await rig.bridge.take() == ["base 1.0.0", "reload"])
+        #expect(rig.state.trial == nil && rig.clock.sleeperCount == 0, "the trial's timer was cancelled")
+        await updater.shutdown()
+    }
+
     @Test func aTrialLeftByADeadUpdaterFailsAtTheNextStart() async throws {
         let rig = try LifecycleRig()
         do {

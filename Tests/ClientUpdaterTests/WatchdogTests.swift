@@ -154,6 +154,65 @@ import Testing
         #expect(s.pending == "1.2.0")
     }
 
+    // MARK: a page that died (issue 28)
+
+    /// The trial's page died before it acknowledged: the trial fails at once, by the
+    /// timeout's rule (retry list, then blacklist), long before its deadline.
+    @Test func aPageThatDiesBeforeAcknowledgingFailsItsTrialAtOnce() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = state(current: "1.0.0", lkg: "1.0.0")
+        _ = w.activate("1.1.0", state: &s, now: .zero, trial: owner)
+        let actions = w.pageCrashed(version: "1.1.0", state: &s, now: .seconds(1), available: available)
+        #expect(
+            actions == [
+                .cancelTimer, .persist, .reload(to: .installed("1.0.0")),
+                .report(.failed(version: "1.1.0", reason: .pageCrashed, blacklisted: false, revertedTo: .installed("1.0.0"))),
+            ])
+        #expect(s.current == "1.0.0" && s.retry == ["1.1.0"] && s.trial == nil && w.phase == .idle)
+        #expect(w.timerFired(state: &s, now: .seconds(10), available: available).isEmpty, "the old deadline fails nothing more")
+
+        _ = w.activate("1.1.0", state: &s, now: .seconds(20), trial: owner)
+        let second = w.pageCrashed(version: "1.1.0", state: &s, now: .seconds(21), available: available)
+        #expect(second.contains(.report(.failed(version: "1.1.0", reason: .pageCrashed, blacklisted: true, revertedTo: .installed("1.0.0")))))
+        #expect(s.blacklist == ["1.1.0"] && s.retry.isEmpty && s.current == "1.0.0")
+    }
+
+    /// A committed version's page, an old page of another version, or a trial resolved by
+    /// another process: nothing changes (the host reloads the page itself).
+    @Test func aPageThatDiesOutsideItsTrialChangesNothing() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = state(current: "1.0.0", lkg: "1.0.0")
+        var before = s
+        #expect(w.pageCrashed(version: "1.0.0", state: &s, now: .seconds(1), available: available).isEmpty)
+        #expect(s == before)
+
+        _ = w.activate("1.1.0", state: &s, now: .seconds(2), trial: owner)
+        before = s
+        #expect(w.pageCrashed(version: "1.0.0", state: &s, now: .seconds(3), available: available).isEmpty, "the old page of 1.0.0")
+        #expect(s == before && w.phase == .trial(version: "1.1.0", deadline: .seconds(12)))
+
+        _ = w.startupDidComplete(state: &s, now: .seconds(4), available: available)
+        before = s
+        #expect(w.pageCrashed(version: "1.1.0", state: &s, now: .seconds(5), available: available).isEmpty, "committed already")
+        #expect(s == before && s.lastKnownGood == "1.1.0")
+
+        _ = w.activate("1.2.0", state: &s, now: .seconds(6), trial: owner)
+        s.trial = nil  // `clientctl ack` in another process committed it
+        s.lastKnownGood = "1.2.0"
+        before = s
+        #expect(w.pageCrashed(version: "1.2.0", state: &s, now: .seconds(7), available: available).isEmpty)
+        #expect(s == before && w.phase == .idle)
+    }
+
+    /// At or after the deadline the trial had timed out already: the failure says so.
+    @Test func aPageThatDiesAtItsDeadlineTimedOut() {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = state(current: "1.0.0", lkg: "1.0.0")
+        _ = w.activate("1.1.0", state: &s, now: .zero, trial: owner)
+        let actions = w.pageCrashed(version: "1.1.0", state: &s, now: .seconds(10), available: available)
+        #expect(actions.contains(.report(.failed(version: "1.1.0", reason: .timedOut, blacklisted: false, revertedTo: .installed("1.0.0")))))
+    }
+
     // MARK: start-up recovery
 
     func trialState(owner: TrialOwner) -> DeviceState {

@@ -4,8 +4,9 @@ import Foundation
 ///
 /// Activating a version that is not `lastKnownGood` starts a *trial*, persisted in
 /// ``DeviceState/trial``. ``startupDidComplete(state:now:)`` commits it;
-/// the timer firing at the deadline, or ``recover(state:now:wallClock:owner:available:)``
-/// finding a trial whose process died, fails it: the first failure puts the version on
+/// the timer firing at the deadline, ``pageCrashed(version:state:now:available:)``, or
+/// ``recover(state:now:wallClock:owner:available:)`` finding a trial whose process died,
+/// fails it: the first failure puts the version on
 /// the retry list, a second blacklists it, and the device reverts to `lastKnownGood`,
 /// else the embedded seed.
 ///
@@ -109,6 +110,23 @@ package struct Watchdog: Sendable, Equatable {
         }
         guard now >= deadline else { return [.armTimer(deadline: deadline)] }
         return fail(version, reason: .timedOut, state: &state, available: available)
+    }
+
+    /// The host's page of `version` died before it reported startup complete (its web
+    /// process crashed, ran out of memory or was killed): the trial of `version` fails now
+    /// (``FailureReason/pageCrashed``) instead of at its deadline, by the same rule as a
+    /// timeout (retry list, then blacklist; revert and reload). At or after the deadline it
+    /// is a timeout, as a late acknowledgement is. A page of a version that is not on trial
+    /// here (committed already, the seed, an old page) changes nothing: the host reloads it.
+    package mutating func pageCrashed(version: String, state: inout DeviceState, now: Duration, available: Set<String>)
+        -> [WatchdogAction]
+    {
+        guard case .trial(let onTrial, let deadline) = phase, onTrial == version else { return [] }
+        guard state.trial?.version == version, state.current == version else {
+            phase = .idle  // resolved elsewhere (another process acknowledged or rolled back)
+            return []
+        }
+        return fail(version, reason: now >= deadline ? .timedOut : .pageCrashed, state: &state, available: available)
     }
 
     /// Start-up (or any command run on the root): decides what to do with a trial found

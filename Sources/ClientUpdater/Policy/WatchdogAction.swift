@@ -76,6 +76,9 @@ public enum FailureReason: String, Sendable, Equatable, Codable {
     case rolledBack = "rolled-back"
     /// The organizer cannot lay the version out for serving (a file name it refuses).
     case cannotOrganize = "cannot-organize"
+    /// The host's page died before it reported startup complete (the web view's process
+    /// crashed, ran out of memory or was killed).
+    case pageCrashed = "page-crashed"
 
     var message: String {
         switch self {
@@ -83,6 +86,7 @@ public enum FailureReason: String, Sendable, Equatable, Codable {
         case .processDied: return "was on trial when its process died"
         case .rolledBack: return "was rolled back by hand"
         case .cannotOrganize: return "cannot be organized for serving"
+        case .pageCrashed: return "stopped before it reported startup complete: its page's process died"
         }
     }
 }

@@ -164,6 +164,22 @@ extension Updater {
         }
     }
 
+    /// The host's page of `version` died before it reported startup complete (the web
+    /// view's process crashed, ran out of memory or was killed): when `version` is on
+    /// trial, the trial fails now, as a silent one does at its timeout, and the bridge
+    /// reloads onto the version reverted to. Any other version (committed, the seed, an old
+    /// page) is left alone: the report's `failed` is `nil` and the host reloads its page.
+    /// - Parameters:
+    ///   - version: the version the page that died was served with.
+    ///   - lockWait: seconds to wait for the root's lock.
+    @discardableResult
+    public func pageCrashed(version: String, lockWait: Double = 30) async throws -> LifecycleReport {
+        let arrival = lifecycle.clock.now
+        return try await transition(lockWait: lockWait) { watchdog, state, available in
+            watchdog.pageCrashed(version: version, state: &state, now: arrival, available: available)
+        }
+    }
+
     /// Rolls back to the last known good version (else the embedded seed), blacklisting
     /// the current one.
     /// - Throws: ``UpdaterError`` `.notFound` when there is neither (the root is left as it was).
