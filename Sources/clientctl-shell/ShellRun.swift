@@ -77,6 +77,7 @@ final class ShellRun: @unchecked Sendable {
         // WATCHDOG=1 from GTK's main loop: a hung loop stops it and systemd restarts the shell.
         if let interval = systemd.watchdogInterval { GMain.every(seconds: interval / .seconds(1)) { [systemd] in systemd.watchdog() } }
         gtk_main()
+        view.bridgeGuard.flush()  // refusals not reported yet
         systemd.stopping()
         engineTask.cancel()
         let stopped = DispatchSemaphore(value: 0)
@@ -127,6 +128,8 @@ final class ShellRun: @unchecked Sendable {
             }
         }
         view.onRefusedNavigation = { [log] uri in log.emit("navigationRefused", ["uri": uri]) }
+        // A page that floods the bridge or posts from a frame (docs/native-shell.md#the-bridge).
+        view.bridgeGuard.onReport = { [log] counts in log.emit("bridgeRefused", BridgeGuard.fields(counts)) }
         view.onClose = { gtk_main_quit() }
     }
 

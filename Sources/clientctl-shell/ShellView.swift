@@ -4,7 +4,8 @@ import Foundation
 /// The window and its web view, confined to the GTK main thread (every method runs there;
 /// the engine's tasks reach it through ``GMain``). Navigation stays inside the app's
 /// origin, the context menu is off in kiosk mode, `file:` access is never granted and the
-/// inspector exists only with `--inspect` (docs/native-shell.md#kiosk-and-safety).
+/// inspector exists only with `--inspect` (docs/native-shell.md#kiosk-and-safety). Only the
+/// app's top-level page may use the bridge (``BridgeGuard``).
 final class ShellView: @unchecked Sendable {
     // Confined to the GTK main thread: created there, and every method is called there.
     struct Settings: Sendable {
@@ -24,6 +25,8 @@ final class ShellView: @unchecked Sendable {
     private(set) var pageVersion: String?
     /// The version of the last page served (becomes ``pageVersion`` when its load commits).
     private var servedDocument: String?
+    /// Who may post to the bridge, and how much.
+    let bridgeGuard = BridgeGuard()
     /// Called once the window is closed (main thread).
     var onClose: () -> Void = {}
     /// Called with each `(action, body)` posted by the page and a reply function.
@@ -44,10 +47,14 @@ final class ShellView: @unchecked Sendable {
         _ = clientctl_signal_connect(
             manager, "script-message-with-reply-received::\(PageBridge.handlerName)",
             unsafeBitCast(Self.messageCallback, to: GCallback.self), me)
-        let script = webkit_user_script_new(
-            PageBridge.firstPaintScript, WEBKIT_USER_CONTENT_INJECT_TOP_FRAME, WEBKIT_USER_SCRIPT_INJECT_AT_DOCUMENT_END, nil, nil)
-        webkit_user_content_manager_add_script(manager, script)
-        webkit_user_script_unref(script)
+        for (source, time) in [
+            (bridgeGuard.topFrameScript, WEBKIT_USER_SCRIPT_INJECT_AT_DOCUMENT_START),
+            (PageBridge.firstPaintScript, WEBKIT_USER_SCRIPT_INJECT_AT_DOCUMENT_END),
+        ] {
+            let script = webkit_user_script_new(source, WEBKIT_USER_CONTENT_INJECT_TOP_FRAME, time, nil, nil)
+            webkit_user_content_manager_add_script(manager, script)
+            webkit_user_script_unref(script)
+        }
 
         let widget = clientctl_web_view_new(context, manager)
         guard let widget, let webView = clientctl_webkit_web_view(widget) else { return }
@@ -115,11 +122,6 @@ final class ShellView: @unchecked Sendable {
         webkit_script_message_reply_ref(reply)
         let context = jsc_value_get_context(value)
         g_object_ref(context)
-        var json = "{}"
-        if let raw = jsc_value_to_json(value, 0) {
-            json = String(cString: raw)
-            g_free(raw)
-        }
         let answer = MainThreadObject(pointer: (reply, context))
         let finish: (Result<String, BridgeRefusal>) -> Void = { result in
             let (reply, context) = answer.pointer
@@ -131,10 +133,20 @@ final class ShellView: @unchecked Sendable {
             g_object_unref(context)
         }
         guard showsApp else {
+            bridgeGuard.count(.notApp)
             finish(.failure(BridgeRefusal("messages are accepted only from pages of \(origin)/")))
             return
         }
-        onMessage(BridgeMessage(json: json, pageVersion: pageVersion), finish)
+        switch bridgeGuard.read(value) {
+        case .failure(let refusal):
+            finish(.failure(BridgeRefusal(refusal.message)))
+        case .success(let json):
+            bridgeGuard.accepted()
+            onMessage(BridgeMessage(json: json, pageVersion: pageVersion)) { [bridgeGuard] result in
+                bridgeGuard.answered()
+                finish(result)
+            }
+        }
     }
 
     private static let policyCallback:
