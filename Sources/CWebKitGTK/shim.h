@@ -19,6 +19,9 @@ static inline WebKitWebView *clientctl_webkit_web_view(GtkWidget *w) { return WE
 static inline WebKitNavigationPolicyDecision *clientctl_navigation_decision(WebKitPolicyDecision *d) {
     return WEBKIT_NAVIGATION_POLICY_DECISION(d);
 }
+static inline WebKitResponsePolicyDecision *clientctl_response_decision(WebKitPolicyDecision *d) {
+    return WEBKIT_RESPONSE_POLICY_DECISION(d);
+}
 
 // g_object_new with properties is variadic, which Swift cannot call: a web context whose
 // storage and cache live in the given folders, and a view with a context and a content manager.

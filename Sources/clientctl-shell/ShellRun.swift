@@ -127,7 +127,7 @@ final class ShellRun: @unchecked Sendable {
                 }
             }
         }
-        view.onRefusedNavigation = { [log] uri in log.emit("navigationRefused", ["uri": uri]) }
+        view.onRefusedNavigation = { [log] uri, reason in log.emit("navigationRefused", ["uri": uri, "reason": reason]) }
         // A page that floods the bridge or posts from a frame (docs/native-shell.md#the-bridge).
         view.bridgeGuard.onReport = { [log] counts in log.emit("bridgeRefused", BridgeGuard.fields(counts)) }
         view.onClose = { gtk_main_quit() }

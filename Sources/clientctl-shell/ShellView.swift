@@ -3,9 +3,10 @@ import Foundation
 
 /// The window and its web view, confined to the GTK main thread (every method runs there;
 /// the engine's tasks reach it through ``GMain``). Navigation stays inside the app's
-/// origin, the context menu is off in kiosk mode, `file:` access is never granted and the
-/// inspector exists only with `--inspect` (docs/native-shell.md#kiosk-and-safety). Only the
-/// app's top-level page may use the bridge (``BridgeGuard``).
+/// origin, no second window opens and nothing is downloaded, the context menu is off in
+/// kiosk mode, `file:` access is never granted and the inspector exists only with
+/// `--inspect` (docs/native-shell.md#kiosk-and-safety). Only the app's top-level page
+/// may use the bridge (``BridgeGuard``).
 final class ShellView: @unchecked Sendable {
     // Confined to the GTK main thread: created there, and every method is called there.
     struct Settings: Sendable {
@@ -31,8 +32,9 @@ final class ShellView: @unchecked Sendable {
     var onClose: () -> Void = {}
     /// Called with each `(action, body)` posted by the page and a reply function.
     var onMessage: (_ message: BridgeMessage, _ reply: @escaping (Result<String, BridgeRefusal>) -> Void) -> Void = { _, _ in }
-    /// Called when a navigation away from the app is refused (the URI).
-    var onRefusedNavigation: (String) -> Void = { _ in }
+    /// Called when a navigation, a new window or a download is refused (the URI and why:
+    /// `outside-app`, `new-window`, `download`).
+    var onRefusedNavigation: (_ uri: String, _ reason: String) -> Void = { _, _ in }
 
     init(origin: String, settings: Settings) {
         self.origin = origin
@@ -55,6 +57,7 @@ final class ShellView: @unchecked Sendable {
             webkit_user_content_manager_add_script(manager, script)
             webkit_user_script_unref(script)
         }
+        _ = clientctl_signal_connect(context, "download-started", unsafeBitCast(Self.downloadCallback, to: GCallback.self), me)
 
         let widget = clientctl_web_view_new(context, manager)
         guard let widget, let webView = clientctl_webkit_web_view(widget) else { return }
@@ -63,7 +66,9 @@ final class ShellView: @unchecked Sendable {
         webkit_settings_set_enable_developer_extras(prefs, settings.inspect ? 1 : 0)
         webkit_settings_set_allow_file_access_from_file_urls(prefs, 0)
         webkit_settings_set_allow_universal_access_from_file_urls(prefs, 0)
-        webkit_settings_set_javascript_can_open_windows_automatically(prefs, 0)
+        // Every window.open reaches the "create" signal below, which refuses and reports it
+        // (with this off, WebKit's popup blocker would drop those without a gesture unseen).
+        webkit_settings_set_javascript_can_open_windows_automatically(prefs, 1)
         _ = clientctl_signal_connect(webView, "decide-policy", unsafeBitCast(Self.policyCallback, to: GCallback.self), me)
         _ = clientctl_signal_connect(webView, "load-changed", unsafeBitCast(Self.loadCallback, to: GCallback.self), me)
         _ = clientctl_signal_connect(webView, "context-menu", unsafeBitCast(Self.contextMenuCallback, to: GCallback.self), me)
@@ -157,11 +162,14 @@ final class ShellView: @unchecked Sendable {
                 return me.decide(decision, type: type) ? 1 : 0
             }
 
-    /// Navigation inside the app's origin (and `about:blank`) is allowed; anything else is
-    /// refused, and outside kiosk mode web links open in the desktop's browser.
+    /// Navigation inside the app's origin (and `about:blank`) is allowed, and frames may
+    /// hold `about:srcdoc`, `data:` and `blob:` documents (never the top frame: see
+    /// ``decideResponse(_:)``); anything else is refused, and outside kiosk mode web links
+    /// the user clicked open in the desktop's browser.
     private func decide(_ decision: UnsafeMutablePointer<WebKitPolicyDecision>, type: WebKitPolicyDecisionType) -> Bool {
+        if type == WEBKIT_POLICY_DECISION_TYPE_RESPONSE { return decideResponse(decision) }
         guard type == WEBKIT_POLICY_DECISION_TYPE_NAVIGATION_ACTION || type == WEBKIT_POLICY_DECISION_TYPE_NEW_WINDOW_ACTION else {
-            return false  // responses: WebKit's default
+            return false
         }
         guard let navigation = clientctl_navigation_decision(decision),
             let action = webkit_navigation_policy_decision_get_navigation_action(navigation),
@@ -171,12 +179,13 @@ final class ShellView: @unchecked Sendable {
             return true
         }
         let uri = String(cString: raw)
-        if type == WEBKIT_POLICY_DECISION_TYPE_NAVIGATION_ACTION, Self.isInside(uri, origin: origin) || uri == "about:blank" {
+        let frameDocument = uri == "about:srcdoc" || uri.hasPrefix("data:") || uri.hasPrefix("blob:")
+        if type == WEBKIT_POLICY_DECISION_TYPE_NAVIGATION_ACTION, Self.isInside(uri, origin: origin) || uri == "about:blank" || frameDocument {
             webkit_policy_decision_use(decision)
             return true
         }
         webkit_policy_decision_ignore(decision)
-        onRefusedNavigation(uri)
+        onRefusedNavigation(uri, type == WEBKIT_POLICY_DECISION_TYPE_NEW_WINDOW_ACTION ? "new-window" : "outside-app")
         let external = uri.hasPrefix("https://") || uri.hasPrefix("http://") || uri.hasPrefix("mailto:")
         if !settings.kiosk, external, webkit_navigation_action_is_user_gesture(action) != 0 {
             g_app_info_launch_default_for_uri(uri, nil, nil)
@@ -197,8 +206,15 @@ final class ShellView: @unchecked Sendable {
         return Unmanaged<ShellView>.fromOpaque(data).takeUnretainedValue().settings.kiosk ? 1 : 0
     }
 
-    /// No second window: `window.open` and `target=_blank` are decided by the policy above.
-    private static let createCallback: @convention(c) (gpointer?, gpointer?, gpointer?) -> gpointer? = { _, _, _ in nil }
+    /// No second window: `window.open` is refused here (`target=_blank` already by the policy above).
+    private static let createCallback: @convention(c) (UnsafeMutablePointer<WebKitWebView>?, OpaquePointer?, gpointer?) -> gpointer? = {
+        _, action, data in
+        guard let data else { return nil }
+        let me = Unmanaged<ShellView>.fromOpaque(data).takeUnretainedValue()
+        let uri = action.flatMap { webkit_navigation_action_get_request($0) }.flatMap { webkit_uri_request_get_uri($0) }
+        me.onRefusedNavigation(uri.map { String(cString: $0) } ?? "", "new-window")
+        return nil
+    }
 
     private static let destroyCallback: @convention(c) (gpointer?, gpointer?) -> Void = { _, data in
         guard let data else { return }
