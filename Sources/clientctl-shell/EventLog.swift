@@ -47,8 +47,8 @@ final class EventLog: @unchecked Sendable {
         switch event {
         case .trialStarted(let v): return ["kind": "trialStarted", "version": v]
         case .committed(let v): return ["kind": "committed", "version": v]
-        case .failed(let v, _, let blacklisted, let to):
-            return ["kind": "failed", "version": v, "blacklisted": blacklisted, "revertedTo": to.description]
+        case .failed(let v, let reason, let blacklisted, let to):
+            return ["kind": "failed", "version": v, "reason": reason.rawValue, "blacklisted": blacklisted, "revertedTo": to.description]
         case .revoked(let v, let to): return ["kind": "revoked", "version": v, "revertedTo": to.description]
         case .refused(let acknowledged, let onTrial): return ["kind": "refused", "version": acknowledged, "onTrial": onTrial]
         case .noTrial, .nothingToRollBack: return nil

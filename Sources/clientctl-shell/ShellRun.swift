@@ -128,7 +128,9 @@ final class ShellRun: @unchecked Sendable {
             }
         }
         view.onRefusedNavigation = { [log] uri, reason in log.emit("navigationRefused", ["uri": uri, "reason": reason]) }
-        // A page that floods the bridge or posts from a frame (docs/native-shell.md#the-bridge).
+        // A page that dies, hangs or floods the bridge (docs/native-shell.md#a-page-that-dies).
+        let recovery = PageRecovery(updater: engine.updater, view: view, log: log)
+        view.onWebProcessTerminated = { reason, version, byShell in recovery.terminated(reason: reason, version: version, byShell: byShell) }
         view.bridgeGuard.onReport = { [log] counts in log.emit("bridgeRefused", BridgeGuard.fields(counts)) }
         view.onClose = { gtk_main_quit() }
     }

@@ -1,8 +1,9 @@
 internal import CWebKitGTK
 import Foundation
 
-/// What a page cannot make the shell do: downloads, and documents the top frame must not
-/// show (docs/native-shell.md#kiosk-and-safety). Main thread only.
+/// The view's web process and what a page cannot make the shell do: a process that died
+/// or hangs (docs/native-shell.md#a-page-that-dies), downloads, and documents the top
+/// frame must not show (docs/native-shell.md#kiosk-and-safety). Main thread only.
 extension ShellView {
     /// Responses: a document the view cannot show (it would be downloaded) or one sent as
     /// an attachment is refused, and so is a top-level document outside the app (a
@@ -34,6 +35,59 @@ extension ShellView {
             let value = soup_message_headers_get_one(headers, "Content-Disposition")
         else { return false }
         return String(cString: value).lowercased().hasPrefix("attachment")
+    }
+
+    /// Shows `message` in the window instead of a blank view (a page that keeps dying).
+    func showProblem(_ message: String) {
+        guard let view else { return }
+        let text = message.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+        let html = """
+            <!doctype html><html><head><meta charset="utf-8"><title>stopped</title></head>
+            <body style="font: 20px sans-serif; margin: 3em; color: #222; background: #eee"><p>\(text)</p></body></html>
+            """
+        webkit_web_view_load_alternate_html(view, html, "about:blank", nil)
+    }
+
+    /// Ends the web process that does not answer, so that the next load gets a new one.
+    func endUnresponsiveProcess() {
+        guard let view else { return }
+        endingUnresponsive = true
+        webkit_web_view_terminate_web_process(view)
+    }
+
+    /// The web process ended: the page is gone.
+    func webProcessTerminated(_ reason: WebKitWebProcessTerminationReason) {
+        let version = loadInFlight ? (servedDocument ?? pageVersion) : pageVersion
+        pageVersion = nil
+        loadInFlight = false
+        let byShell = endingUnresponsive && reason == WEBKIT_WEB_PROCESS_TERMINATED_BY_API
+        if byShell { endingUnresponsive = false }
+        let name =
+            switch reason {
+            case WEBKIT_WEB_PROCESS_CRASHED: "crashed"
+            case WEBKIT_WEB_PROCESS_EXCEEDED_MEMORY_LIMIT: "exceeded-memory"
+            default: "terminated-by-api"
+            }
+        onWebProcessTerminated(name, version, byShell)
+    }
+
+    /// The web process stopped answering while the shell waits for the app's page to
+    /// load (a rollback onto a page whose script never returns): end it and load again.
+    func responsivenessChanged() {
+        guard let view, webkit_web_view_get_is_web_process_responsive(view) == 0, appLoadPending else { return }
+        endUnresponsiveProcess()
+        webkit_web_view_load_uri(view, origin + "/")
+    }
+
+    static let terminatedCallback: @convention(c) (UnsafeMutablePointer<WebKitWebView>?, WebKitWebProcessTerminationReason, gpointer?) -> Void = {
+        _, reason, data in
+        guard let data else { return }
+        Unmanaged<ShellView>.fromOpaque(data).takeUnretainedValue().webProcessTerminated(reason)
+    }
+
+    static let responsiveCallback: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, _, data in
+        guard let data else { return }
+        Unmanaged<ShellView>.fromOpaque(data).takeUnretainedValue().responsivenessChanged()
     }
 
     /// Every download is cancelled before it has a destination: nothing is written.

@@ -6,7 +6,8 @@ import Foundation
 /// origin, no second window opens and nothing is downloaded, the context menu is off in
 /// kiosk mode, `file:` access is never granted and the inspector exists only with
 /// `--inspect` (docs/native-shell.md#kiosk-and-safety). Only the app's top-level page
-/// may use the bridge (``BridgeGuard``).
+/// may use the bridge (``BridgeGuard``), and a web process that dies or hangs is reported
+/// (docs/native-shell.md#a-page-that-dies).
 final class ShellView: @unchecked Sendable {
     // Confined to the GTK main thread: created there, and every method is called there.
     struct Settings: Sendable {
@@ -23,11 +24,17 @@ final class ShellView: @unchecked Sendable {
     private(set) var window: UnsafeMutablePointer<GtkWidget>?
     private(set) var view: UnsafeMutablePointer<WebKitWebView>?
     /// The version of the document the view shows (set when a page load commits).
-    private(set) var pageVersion: String?
+    var pageVersion: String?
     /// The version of the last page served (becomes ``pageVersion`` when its load commits).
-    private var servedDocument: String?
+    var servedDocument: String?
     /// Who may post to the bridge, and how much.
     let bridgeGuard = BridgeGuard()
+    /// A load has started and not finished.
+    var loadInFlight = false
+    /// ``loadApp()`` asked for the app's page and no load has committed since.
+    var appLoadPending = false
+    /// The shell is ending an unresponsive web process itself (ShellView+Process.swift).
+    var endingUnresponsive = false
     /// Called once the window is closed (main thread).
     var onClose: () -> Void = {}
     /// Called with each `(action, body)` posted by the page and a reply function.
@@ -35,6 +42,9 @@ final class ShellView: @unchecked Sendable {
     /// Called when a navigation, a new window or a download is refused (the URI and why:
     /// `outside-app`, `new-window`, `download`).
     var onRefusedNavigation: (_ uri: String, _ reason: String) -> Void = { _, _ in }
+    /// Called when the web process ended: WebKit's reason, the version of the page it
+    /// showed (or was loading), and whether the shell ended it (unresponsive) to load a page.
+    var onWebProcessTerminated: (_ reason: String, _ version: String?, _ byShell: Bool) -> Void = { _, _, _ in }
 
     init(origin: String, settings: Settings) {
         self.origin = origin
@@ -73,6 +83,10 @@ final class ShellView: @unchecked Sendable {
         _ = clientctl_signal_connect(webView, "load-changed", unsafeBitCast(Self.loadCallback, to: GCallback.self), me)
         _ = clientctl_signal_connect(webView, "context-menu", unsafeBitCast(Self.contextMenuCallback, to: GCallback.self), me)
         _ = clientctl_signal_connect(webView, "create", unsafeBitCast(Self.createCallback, to: GCallback.self), me)
+        _ = clientctl_signal_connect(
+            webView, "web-process-terminated", unsafeBitCast(Self.terminatedCallback, to: GCallback.self), me)
+        _ = clientctl_signal_connect(
+            webView, "notify::is-web-process-responsive", unsafeBitCast(Self.responsiveCallback, to: GCallback.self), me)
 
         let win = gtk_window_new(GTK_WINDOW_TOPLEVEL)
         window = win
@@ -84,9 +98,13 @@ final class ShellView: @unchecked Sendable {
         gtk_widget_show_all(win)
     }
 
-    /// Loads the app's start page (after start-up, and after every switch or rollback).
+    /// Loads the app's start page (after start-up, after every switch or rollback, and
+    /// after the web process died). A web process that does not answer (a page's script
+    /// that never returns) is ended first, so the load gets a new one.
     func loadApp() {
         guard let view else { return }
+        appLoadPending = true
+        if webkit_web_view_get_is_web_process_responsive(view) == 0 { endUnresponsiveProcess() }
         webkit_web_view_load_uri(view, origin + "/")
     }
 
@@ -195,9 +213,16 @@ final class ShellView: @unchecked Sendable {
 
     private static let loadCallback: @convention(c) (UnsafeMutablePointer<WebKitWebView>?, WebKitLoadEvent, gpointer?) -> Void = {
         _, event, data in
-        guard let data, event == WEBKIT_LOAD_COMMITTED else { return }
+        guard let data else { return }
         let me = Unmanaged<ShellView>.fromOpaque(data).takeUnretainedValue()
-        me.pageVersion = me.showsApp ? me.servedDocument : nil
+        switch event {
+        case WEBKIT_LOAD_STARTED: me.loadInFlight = true
+        case WEBKIT_LOAD_FINISHED: me.loadInFlight = false
+        case WEBKIT_LOAD_COMMITTED:
+            me.appLoadPending = false
+            me.pageVersion = me.showsApp ? me.servedDocument : nil
+        default: break
+        }
     }
 
     private static let contextMenuCallback: @convention(c) (gpointer?, gpointer?, gpointer?, gpointer?, gpointer?) -> gboolean = {
