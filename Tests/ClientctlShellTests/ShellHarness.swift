@@ -17,8 +17,22 @@ enum ShellHarness {
         var action: String?
         var path: String?
         var uri: String?
+        /// `webProcessTerminated`, `navigationRefused`, a failed `watchdog`: why.
+        var reason: String?
+        /// `webProcessTerminated`: deaths in a row, the reload's delay, or the trial it failed.
+        var deaths: Int?
+        var reloadInMs: Int?
+        var trialFailed: Bool?
+        /// `bridgeRefused`: counts since start, by reason.
+        var notTopFrame: Int?
+        var notApp: Int?
+        var tooLarge: Int?
+        var malformed: Int?
+        var queueFull: Int?
+        var total: Int?
         var description: String {
-            [event, kind, version, revertedTo.map { "→ \($0)" }, action, message, uri].compactMap { $0 }.joined(separator: " ")
+            [event, kind, version, revertedTo.map { "→ \($0)" }, reason, action, message, uri, total.map { "total \($0)" }].compactMap { $0 }
+                .joined(separator: " ")
         }
     }
 

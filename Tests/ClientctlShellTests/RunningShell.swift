@@ -1,0 +1,97 @@
+import Foundation
+import TestSupport
+
+/// `clientctl-shell` under `xvfb-run` as ``ShellHarness/run(root:exitAfter:arguments:environment:)``
+/// starts it, but left running: the test reads its `--events` lines as they come (stdout
+/// goes to a file), finds its processes in `/proc` (the WebKit web process is a child of
+/// the shell) and acts on them, then waits for the end.
+final class RunningShell: @unchecked Sendable {
+    // @unchecked: used from one test task at a time.
+    let process = Process()
+    let stdoutPath: String
+    let stderrPath: String
+
+    init(root: String, exitAfter: Double, arguments: [String] = [], environment: [String: String] = [:], scratch: String) throws {
+        let name = scratch + "/shell-\(UUID().uuidString)"
+        stdoutPath = name + ".stdout"
+        stderrPath = name + ".stderr"
+        _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        let variables = environment.isEmpty ? [] : ["/usr/bin/env"] + environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments =
+            ["xvfb-run", "-a", "-s", "-screen 0 1280x1024x24"] + variables
+            + [ClientctlBinary.shellPath, "--root", root, "--events", "--exit-after", String(exitAfter)] + arguments
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    deinit {
+        guard process.isRunning else { return }
+        if let shell = shellPID { kill(shell, SIGTERM) }
+        process.terminate()
+        process.waitUntilExit()
+    }
+
+    /// The complete event lines printed so far.
+    var events: [ShellHarness.Event] {
+        let text = (try? String(contentsOfFile: stdoutPath, encoding: .utf8)) ?? ""
+        let decoder = JSONDecoder()
+        return text.split(separator: "\n").compactMap { try? decoder.decode(ShellHarness.Event.self, from: Data($0.utf8)) }
+    }
+
+    /// Waits until the events printed so far satisfy `condition`; returns them.
+    @discardableResult
+    func waitFor(_ what: String, timeout: Double = 30, _ condition: @escaping ([ShellHarness.Event]) -> Bool) async throws -> [ShellHarness.Event] {
+        do {
+            try await Poll.until(what, timeout: timeout, every: .milliseconds(50)) { condition(self.events) }
+        } catch {
+            throw HarnessError("\(error); events: \(events.map(\.description)); stderr: \(stderrText)")
+        }
+        return events
+    }
+
+    /// The shell's pid: the child of `xvfb-run` that runs the shell (`env` execs it).
+    var shellPID: Int32? {
+        Self.children(of: process.processIdentifier).first { $0.name == "clientctl-shell" }?.pid
+    }
+
+    /// The shell's WebKit web processes (WebKit runs them as its children).
+    var webProcesses: [Int32] {
+        guard let shell = shellPID else { return [] }
+        return Self.children(of: shell).filter { $0.name == "WebKitWebProces" }.map(\.pid)  // comm holds 15 characters
+    }
+
+    /// `VmHWM` of the shell (its peak resident memory), in KiB.
+    var shellPeakKiB: Int? {
+        guard let shell = shellPID, let status = try? String(contentsOfFile: "/proc/\(shell)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") })
+        else { return nil }
+        return Int(line.dropFirst("VmHWM:".count).trimmingCharacters(in: .whitespaces).split(separator: " ").first ?? "")
+    }
+
+    /// Waits for the run to end and returns it as ``ShellHarness/run(root:exitAfter:arguments:environment:)`` does.
+    func finish(timeout: Double = 60) async throws -> ShellHarness.Run {
+        try await Poll.until("the shell to exit", timeout: timeout, every: .milliseconds(50)) { !process.isRunning }
+        let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
+        return ShellHarness.Run(status: status, events: events, stderr: stderrText)
+    }
+
+    /// What the shell printed on stderr so far.
+    var stderrText: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+
+    /// Live processes whose parent is `parent`: pid and name (`/proc/PID/stat`'s comm).
+    static func children(of parent: Int32) -> [(pid: Int32, name: String)] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry -> (pid: Int32, name: String)? in
+            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+            else { return nil }
+            let rest = stat[stat.index(after: close)...].split(separator: " ")
+            guard rest.count > 1, rest[0] != "Z", Int32(rest[1]) == parent else { return nil }
+            return (pid, String(stat[stat.index(after: open)..<close]))
+        }
+    }
+}
