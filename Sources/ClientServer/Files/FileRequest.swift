@@ -41,6 +41,9 @@ package struct FileAnswer: Sendable {
     package var body: Body
     /// The version that answered (nil when none is served).
     package var version: String?
+    /// The answer is an HTML file's, whole or not modified (`200` or `304`): a page, whose
+    /// version a host records as its document's.
+    package var isPage = false
 
     package init(status: Int, headers: [(name: String, value: String)], body: Body = .none, version: String? = nil) {
         self.status = status

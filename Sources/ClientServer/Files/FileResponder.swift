@@ -15,7 +15,9 @@ struct FileResponder: Sendable {
     ///     path a hash); only honoured for cacheable files.
     func answer(_ file: ServedFile, version: ServedVersion, request: FileRequest, allowImmutable: Bool) async throws -> FileAnswer {
         do {
-            return try await answerOrRefuse(file, version: version, request: request, allowImmutable: allowImmutable)
+            var answer = try await answerOrRefuse(file, version: version, request: request, allowImmutable: allowImmutable)
+            answer.isPage = (answer.status == 200 || answer.status == 304) && file.contentType.hasPrefix("text/html")
+            return answer
         } catch let refusal as SafeFileReader.Refusal {
             // A symlink, FIFO or swapped file planted in serving/: never followed, never waited on.
             logger.warning("\(refusal)")

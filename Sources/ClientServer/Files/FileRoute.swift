@@ -7,12 +7,17 @@ import NIOCore
 /// (a file body streamed in chunks read off the cooperative pool).
 struct FileRoute: Sendable {
     let core: ServingCore
+    /// Called with the version of every page answered, before its response is sent (the
+    /// native shell's loopback origin records the document's version; `serve` has none).
+    var onPage: (@Sendable (String) async -> Void)? = nil
 
     func respond(to request: Request, context: ServeRequestContext) async throws -> Response {
         let fileRequest = FileRequest(
             path: request.uri.path, query: request.uri.query, isHead: request.method == .head,
             ifNoneMatch: request.headers[.ifNoneMatch], range: request.headers[.range], ifRange: request.headers[.ifRange])
-        return try await Self.response(for: core.answer(fileRequest))
+        let answer = try await core.answer(fileRequest)
+        if let onPage, answer.isPage, let version = answer.version { await onPage(version) }
+        return try await Self.response(for: answer)
     }
 
     static func response(for answer: FileAnswer) async throws -> Response {

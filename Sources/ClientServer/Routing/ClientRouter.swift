@@ -5,13 +5,15 @@ import Hummingbird
 /// The router of `serve`: middleware for what every request must pass, then one route per
 /// control endpoint and one catch-all file route.
 ///
-/// Order: ``HostCheckMiddleware`` (DNS rebinding) → ``ControlGateMiddleware`` (endpoint
+/// Order: ``UpgradeCloseMiddleware`` (no connection outlives a request to upgrade) →
+/// ``HostCheckMiddleware`` (DNS rebinding) → ``ControlGateMiddleware`` (endpoint
 /// table, method, shim header, attached agent) → ``FileMethodMiddleware`` (files are GET
 /// and HEAD only) → the routes. The middleware also sees requests no route matches, so a
 /// wrong method always gets 405 with `Allow`, never the router's 404.
 enum ClientRouter {
     static func make(pointer: CurrentVersion, files: FileRoute, control: ControlResponder, hostGuard: HostGuard) -> Router<ServeRequestContext> {
         let router = Router(context: ServeRequestContext.self)
+        router.add(middleware: UpgradeCloseMiddleware())
         router.add(middleware: HostCheckMiddleware(hostGuard: hostGuard))
         router.add(middleware: ControlGateMiddleware(pointer: pointer))
         router.add(middleware: FileMethodMiddleware())
