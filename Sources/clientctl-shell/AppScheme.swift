@@ -5,8 +5,9 @@ import Foundation
 /// The `app://<appId>/` URI scheme: the client served to the web view without a port,
 /// by the same serving core as `clientctl serve` (docs/native-shell.md#the-app-scheme).
 ///
-/// Registered as secure (a secure context, like https: service-worker and crypto APIs
-/// see it so) and CORS-enabled (`fetch` and module scripts work). Requests for another
+/// Registered as secure (a secure context, like https: crypto and storage APIs see it
+/// so; service workers and `ws:` URLs derived from the origin need `--origin loopback`)
+/// and CORS-enabled (`fetch` and module scripts work). Requests for another
 /// host than the app id get 404; the serving core answers the rest off the main thread
 /// and the response is finished back on it.
 final class AppScheme: @unchecked Sendable {
@@ -15,16 +16,17 @@ final class AppScheme: @unchecked Sendable {
     let appID: String
     let core: ServingCore
     /// Requests wait here until the engine has chosen the first version.
-    let ready = FirstVersionLatch()
+    let ready: FirstVersionLatch
     /// Called on the main thread with the version of every index.html served (the page's version).
     let onDocument: @Sendable (String) -> Void
     /// Bytes of one bounded byte range read into memory at most; a longer bounded range is
     /// shortened to this (a 206 names the bytes it carries).
     static let rangeLimit: Int64 = 16 << 20
 
-    init(appID: String, core: ServingCore, onDocument: @escaping @Sendable (String) -> Void) {
+    init(appID: String, core: ServingCore, ready: FirstVersionLatch, onDocument: @escaping @Sendable (String) -> Void) {
         self.appID = appID
         self.core = core
+        self.ready = ready
         self.onDocument = onDocument
     }
 

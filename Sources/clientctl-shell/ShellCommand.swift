@@ -24,9 +24,16 @@ struct ShellCommand: ParsableCommand {
             shell holds the root's agent lock: it and `clientctl serve` never run on one
             root together (exit 75).
 
+            --origin loopback serves the page from http://127.0.0.1:PORT/ instead,
+            for apps that need an http origin (service workers, ws: URLs derived
+            from location): only this shell's view is answered (a per-launch
+            secret; 403 for anyone else, 421 for another Host), and the bridge is
+            still the message handler.
+
             Examples:
               clientctl-shell --root /var/lib/notes
               clientctl-shell --root /var/lib/notes --kiosk
+              clientctl-shell --root /var/lib/lab --origin loopback
               clientctl-shell --template /usr/share/notes   # what /usr/bin/notes runs
               clientctl-shell --root /var/lib/notes --events --snapshot shot.png \\
                   --exit-after 10
@@ -84,6 +91,17 @@ struct ShellCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Content-Security-Policy sent with every file.", valueName: "POLICY"))
     var csp: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Where the page lives: app (app://APPID/, no port) or loopback (http://127.0.0.1:PORT/, for service workers and ws: URLs).",
+            valueName: "app|loopback"))
+    var origin: ShellOrigin = .app
+
+    @Option(
+        help: ArgumentHelp(
+            "With --origin loopback: the port on 127.0.0.1 (default: serve's port for the app id; 0 = any free port).", valueName: "PORT"))
+    var port: Int?
+
     func validate() throws {
         guard (100...16384).contains(width), (100...16384).contains(height) else {
             throw ValidationError("--width and --height must be between 100 and 16384 pixels")
@@ -96,6 +114,10 @@ struct ShellCommand: ParsableCommand {
             throw ValidationError("--startup-timeout must be between 1 and 3600 seconds")
         }
         if let csp, csp.contains("\n") || csp.contains("\r") { throw ValidationError("--csp must be one line") }
+        if let port {
+            guard origin == .loopback else { throw ValidationError("--port needs --origin loopback") }
+            guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
+        }
     }
 
     func run() throws {

@@ -55,20 +55,35 @@ final class ShellRun: @unchecked Sendable {
             Self.printError("cannot open a display (DISPLAY=\(display)): run it in a desktop session or under xvfb-run")
             return 69
         }
+        // Requests wait for the engine's first version, whichever origin serves them.
+        let ready = FirstVersionLatch()
+        let loopback: LoopbackOrigin?
+        do {
+            // --origin loopback: the port is bound before the view, whose origin names it.
+            loopback =
+                options.origin == .loopback
+                ? try LoopbackOrigin.start(core: core, app: engine.config.app, port: options.port, ready: ready) : nil
+        } catch {
+            return Self.fail(error)
+        }
         let view = ShellView(
-            origin: "\(AppScheme.name)://\(engine.config.app)",
+            origin: loopback?.origin ?? "\(AppScheme.name)://\(engine.config.app)",
             settings: .init(
                 title: template?.name ?? engine.config.app, width: options.width, height: options.height, fullscreen: options.fullscreen,
                 kiosk: options.kiosk, inspect: options.inspect))
-        let scheme = AppScheme(appID: engine.config.app, core: core) { version in view.documentServed(version: version) }
         // The view's storage and cache live in the root, like everything the device writes.
         let data = engine.layout.root + "/shell"
         guard let context = clientctl_web_context_new(data + "/data", data + "/cache") else { return 70 }
-        scheme.register(on: context)
+        if let loopback {
+            loopback.attach(view)
+            log.emit("listening", ["uri": loopback.origin + "/"])
+        } else {
+            AppScheme(appID: engine.config.app, core: core, ready: ready) { version in view.documentServed(version: version) }.register(on: context)
+        }
         view.build(context: context)
         connect(view, engine: engine)
         let configuration = ServerConfiguration(port: 0, contentSecurityPolicy: options.csp, wwwDirectory: engine.wwwDirectory)
-        let bridge = ShellBridge(core: core, configuration: configuration, view: view, ready: scheme.ready)
+        let bridge = ShellBridge(core: core, configuration: configuration, view: view, ready: ready)
         let interval = options.checkInterval ?? template?.checkIntervalSeconds ?? 3600
         let engineTask = Task { await self.runEngine(engine, bridge: bridge, view: view, checkInterval: interval) }
         // Loading starts now, beside the engine's start-up: its requests wait for the first version.
@@ -83,6 +98,7 @@ final class ShellRun: @unchecked Sendable {
         let stopped = DispatchSemaphore(value: 0)
         Task {
             await engineTask.value  // a start-up still waiting for the root's lock finishes (or fails) first
+            await loopback?.stop()
             await engine.updater.shutdown()
             stopped.signal()
         }

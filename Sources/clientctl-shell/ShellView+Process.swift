@@ -76,7 +76,7 @@ extension ShellView {
     func responsivenessChanged() {
         guard let view, webkit_web_view_get_is_web_process_responsive(view) == 0, appLoadPending else { return }
         endUnresponsiveProcess()
-        webkit_web_view_load_uri(view, origin + "/")
+        webkit_web_view_load_uri(view, startURI())
     }
 
     static let terminatedCallback: @convention(c) (UnsafeMutablePointer<WebKitWebView>?, WebKitWebProcessTerminationReason, gpointer?) -> Void = {

@@ -21,6 +21,9 @@ final class ShellView: @unchecked Sendable {
 
     let origin: String
     let settings: Settings
+    /// What ``loadApp()`` loads: the app's start page (with `--origin loopback`, a new
+    /// launch URL every time: ``LoopbackOrigin/startURI()``).
+    lazy var startURI: () -> String = { [origin] in origin + "/" }
     private(set) var window: UnsafeMutablePointer<GtkWidget>?
     private(set) var view: UnsafeMutablePointer<WebKitWebView>?
     /// The version of the document the view shows (set when a page load commits).
@@ -105,7 +108,7 @@ final class ShellView: @unchecked Sendable {
         guard let view else { return }
         appLoadPending = true
         if webkit_web_view_get_is_web_process_responsive(view) == 0 { endUnresponsiveProcess() }
-        webkit_web_view_load_uri(view, origin + "/")
+        webkit_web_view_load_uri(view, startURI())
     }
 
     /// The serving core served a page of `version` (main thread).
