@@ -82,6 +82,9 @@ final class BridgeGuard: @unchecked Sendable {
             if (typeof json === "string" && json.length > \(Self.maxMessageBytes)) return post.call(h, { key: key, tooLarge: json.length });
             return post.call(h, { key: key, json: typeof json === "string" ? json : null });
           } });
+          // Held by the window: a handler's wrapper nothing references is garbage collected,
+          // and the next `messageHandlers.\(PageBridge.handlerName)` is a new one without the key.
+          Object.defineProperty(window, Symbol("\(PageBridge.handlerName)"), { value: h });
         })();
         """
     }
