@@ -65,7 +65,8 @@ struct RealApp: Sendable {
     ]
 
     /// JupyterLite's root (`/jupyterlite/`, a folder index) sends itself to
-    /// `lab/index.html`; JupyterLab starts there, restores its layout and opens its launcher.
+    /// `lab/index.html`; JupyterLab starts there, restores its layout and opens its launcher
+    /// (on `app://`, without the service worker it registers under `serve`).
     static let jupyterLiteSteps = [
         """
         function (w, d) {
@@ -88,6 +89,11 @@ struct RealApp: Sendable {
               expect(app.name === 'JupyterLite', 'the app named JupyterLite: ' + app.name);
               var main = Array.from(app.shell.widgets('main')).map(function (widget) { return widget.title.label; });
               expect(main.join() === 'Launcher', 'the launcher alone in the main area: ' + main.join());
+              return w.navigator.serviceWorker.getRegistrations();
+            })
+            .then(function (registrations) {
+              // app:// has no service workers: JupyterLite runs without its own.
+              if (w.location.protocol === 'app:') expect(registrations.length === 0, 'no service worker on app://');
               done();
             });
         }

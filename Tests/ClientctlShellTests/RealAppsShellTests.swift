@@ -62,6 +62,49 @@ extension NativeShellTests {
             try await Self.expectPixel(shot, x: 600, y: 500, "#ffffff")
         }
 
+        /// Storage belongs to the origin, `app://<appId>`, not to a version: what 1.0.0 put
+        /// in local storage and IndexedDB, 1.1.0 reads (docs/native-shell.md#running-a-web-app-well-in-the-shell).
+        @Test func aNewVersionReadsWhatTheOldOneStored() async throws {
+            let rig = try await ReleaseRig(startupTimeout: 10, label: "shell-storage-versions")
+            let store = """
+                localStorage.setItem('written-by', '1.0.0');
+                var open = indexedDB.open('notes', 1);
+                open.onupgradeneeded = function () { open.result.createObjectStore('notes'); };
+                open.onsuccess = function () {
+                  var tx = open.result.transaction('notes', 'readwrite');
+                  tx.objectStore('notes').put('a note of 1.0.0', 'first');
+                  tx.oncomplete = function () { WebAppLocalServer.startupDidComplete(); };
+                };
+                """
+            try await rig.publish("1.0.0", script: ShellHarness.paint(blue, then: store))
+            try await rig.run(["install", "--root", rig.root])
+            let first = try await ShellHarness.run(root: rig.root, exitAfter: 4, arguments: ["--check-interval", "0"])
+            #expect(first.watchdog("committed", "1.0.0") != nil, "\(first.summary)")
+
+            let read = """
+                function fail(what) { window.webkit.messageHandlers.clientctl.postMessage({ action: 'failed:' + what }).catch(function () {}); }
+                var open = indexedDB.open('notes', 1);
+                open.onerror = function () { fail('indexedDB ' + open.error); };
+                open.onsuccess = function () {
+                  var get = open.result.transaction('notes').objectStore('notes').get('first');
+                  get.onsuccess = function () {
+                    var state = [location.origin, localStorage.getItem('written-by'), get.result].join(' | ');
+                    if (state !== 'app://\(rig.app) | 1.0.0 | a note of 1.0.0') return fail(state);
+                    document.documentElement.style.background = document.body.style.background = '\(green)';
+                    WebAppLocalServer.startupDidComplete();
+                  };
+                };
+                """
+            try await rig.publish("1.1.0", script: read)
+            try await rig.run(["install", "--root", rig.root])
+            let shot = rig.tmp("shot.png")
+            let second = try await ShellHarness.run(root: rig.root, exitAfter: 4, arguments: ["--snapshot", shot, "--check-interval", "0"])
+            let failed = second.events.first { $0.action?.hasPrefix("failed:") == true }
+            #expect(failed == nil, "\(failed?.action ?? "")")
+            #expect(second.watchdog("committed", "1.1.0") != nil, "\(second.summary)")
+            try await NativeShellTests.expectColour(shot, green)
+        }
+
         /// What JupyterLite's start-up did to the bridge, in a page of our own: allocations
         /// enough for a garbage collection before the page's first message. The wrapper of
         /// `window.webkit.messageHandlers.clientctl` that the top frame's script keyed is
