@@ -233,6 +233,7 @@ let package = Package(
                 "ClientServer", "ClientShim", .product(name: "HummingbirdTesting", package: "hummingbird"), "ClientUpdater", "SignedManifest",
                 "SignedArchive", "ArchivePublishing", "MeteorHotCodePush", "TestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]),
         .testTarget(
             name: "ClientEngineTests",
