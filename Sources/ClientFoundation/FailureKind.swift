@@ -37,7 +37,8 @@ extension ClientctlError {
 
 extension FailureKind {
     /// The BSD `sysexits(3)` status of a process that failed this way: the one table of
-    /// `clientctl` and `clientctl-shell` (README "Exit codes").
+    /// `clientctl` and `clientctl-shell` (docs/reference/exit-codes.md, checked against this by
+    /// Scripts/doc-examples).
     package var exitStatus: Int32 {
         switch self {
         case .usage: return 64  // EX_USAGE

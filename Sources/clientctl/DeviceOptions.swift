@@ -17,7 +17,7 @@ struct DeviceOptions: ParsableArguments {
 
 /// `--json`, for commands that report state.
 struct OutputOptions: ParsableArguments {
-    @Flag(name: .long, help: "Print machine-readable JSON on stdout (shapes documented in the README).")
+    @Flag(name: .long, help: "Print machine-readable JSON on stdout (shapes: docs/reference/json-output.md).")
     var json = false
 }
 

@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Every HTTP status a feed can answer, against the README's exit-code table: a status
+/// Every HTTP status a feed can answer, against docs/reference/exit-codes.md: a status
 /// retried in vain (5xx, 408, 429) is an unavailable server (69), like a network failure;
 /// any other non-success status for a file the feed names is a refusal (65); a 304 on
 /// the manifest is "up to date" (0); `index.json` is optional, so its 404/410 means

@@ -3,9 +3,9 @@ import SignedManifest
 import TestSupport
 import Testing
 
-/// Every example of every `--help` page that signs, and the README's key ceremony, run
-/// exactly as written: the examples are read from the built binary's help and from
-/// README.md (never copied here, so they cannot drift) and run with `/bin/sh -c` in a
+/// Every example of every `--help` page that signs, and the releasing guide's key ceremony,
+/// run exactly as written: the examples are read from the built binary's help and from
+/// docs/guides/releasing.md (never copied here, so they cannot drift) and run with `/bin/sh -c` in a
 /// temporary folder holding the files they name (keys made by openssl, `build/`, release
 /// folders made by clientctl itself). Nothing in them is substituted.
 @Suite struct SigningExamplesTests {
@@ -63,18 +63,18 @@ import Testing
         }
     }
 
-    /// The README's key ceremony, every `sh` block of the section in order, in one folder
-    /// that holds only `build/`: keys, roots, releases, a pending release signed through
-    /// `--sign-command` with openssl, and the rotation of a stolen release key.
-    @Test func theReadmeKeyCeremonyRunsAsWritten() async throws {
-        let readme = try String(contentsOfFile: ClientctlBinary.packagePath("README.md"), encoding: .utf8)
-        let blocks = Self.shellBlocks(inSection: "### Key ceremony", of: readme)
+    /// The releasing guide's key ceremony, every `sh` block of the section in order, in one
+    /// folder that holds only `build/`: keys, roots, releases, a pending release signed
+    /// through `--sign-command` with openssl, and the rotation of a stolen release key.
+    @Test func theKeyCeremonyOfTheReleasingGuideRunsAsWritten() async throws {
+        let guide = try String(contentsOfFile: ClientctlBinary.packagePath("docs/guides/releasing.md"), encoding: .utf8)
+        let blocks = Self.shellBlocks(inSection: "## Key ceremony", of: guide)
         #expect(blocks.count >= 5, "the ceremony's steps are sh blocks")
         let folder = try await Self.make(.empty)
         try FileManager.default.copyItem(atPath: ClientctlBinary.packagePath("Fixtures/sample-client"), toPath: folder.path + "/build")
         for block in blocks {
             let r = try await Self.shell("set -e\n" + block, in: folder)
-            #expect(r.status == 0, "README key ceremony: `\(block)` exited \(r.status): \(r.errorOutput)")
+            #expect(r.status == 0, "key ceremony (docs/guides/releasing.md): `\(block)` exited \(r.status): \(r.errorOutput)")
             if r.status != 0 { return }
         }
         let roots = try await Self.shell("clientctl root verify releases/stable", in: folder)

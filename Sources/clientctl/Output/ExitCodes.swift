@@ -1,7 +1,7 @@
 import ClientUpdater
 
 /// The one place where failures become process exit statuses, following BSD
-/// `sysexits(3)` (README "Exit codes"), so scripts can tell a bad release (65) from a
+/// `sysexits(3)` (docs/reference/exit-codes.md), so scripts can tell a bad release (65) from a
 /// network outage (69) from a busy device (75). The table itself is
 /// `FailureKind.exitStatus`, shared with `clientctl-shell`.
 extension FailureKind {

@@ -2,7 +2,7 @@ import ClientUpdater
 import Foundation
 import SignedManifest
 
-/// Reading input files for the release-side commands, with the exit codes of the README.
+/// Reading input files for the release-side commands, with the exit codes of docs/reference/exit-codes.md.
 enum ReleaseFiles {
     /// Reads `path` (or stdin for `-`), refusing more than `limit` bytes.
     static func read(_ path: String, limit: Int) throws -> Data {
