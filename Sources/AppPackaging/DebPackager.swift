@@ -154,7 +154,8 @@ package enum DebPackager {
             app: request.app, name: request.name, channel: request.channel, manifestURL: request.manifestURL,
             trust: request.trust.indices.map { "trust/key-\($0 + 1).pub.pem" },
             trustRoot: request.trustRoot == nil ? nil : "trust/root.json", shellVersion: request.version.description,
-            startupTimeoutSeconds: request.startupTimeoutSeconds, keep: request.keep, checkIntervalSeconds: request.checkIntervalSeconds)
+            startupTimeoutSeconds: request.startupTimeoutSeconds, keep: request.keep, checkIntervalSeconds: request.checkIntervalSeconds,
+            origin: request.origin == "app" ? nil : request.origin)
     }
 
     /// The control fields and names, checked before anything is read or written.

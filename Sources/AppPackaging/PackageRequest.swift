@@ -32,12 +32,15 @@ package struct PackageRequest: Sendable {
     package var startupTimeoutSeconds: Double
     package var keep: Int
     package var checkIntervalSeconds: Int
+    /// Where the installed app's shell serves its page: `app` or `loopback`
+    /// (``ClientUpdater/DeviceTemplate/origin``).
+    package var origin: String
 
     package init(
         buildDirectory: String, app: String, name: String, package: String, version: Version, channel: String, manifestURL: String,
         trust: [String], trustRoot: String?, icon: String, maintainer: String, out: String, description: String? = nil,
         category: String = "Utility", section: String = "web", copyrightFile: String? = nil, startupTimeoutSeconds: Double = 10,
-        keep: Int = 3, checkIntervalSeconds: Int = 3600
+        keep: Int = 3, checkIntervalSeconds: Int = 3600, origin: String = "app"
     ) {
         self.buildDirectory = buildDirectory
         self.app = app
@@ -58,6 +61,7 @@ package struct PackageRequest: Sendable {
         self.startupTimeoutSeconds = startupTimeoutSeconds
         self.keep = keep
         self.checkIntervalSeconds = checkIntervalSeconds
+        self.origin = origin
     }
 
     /// The main categories of the freedesktop menu specification.

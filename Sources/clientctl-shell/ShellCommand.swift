@@ -93,9 +93,9 @@ struct ShellCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Where the page lives: app (app://APPID/, no port) or loopback (http://127.0.0.1:PORT/, for service workers and ws: URLs).",
+            "Where the page lives: app (app://APPID/, no port) or loopback (http://127.0.0.1:PORT/, for service workers and ws: URLs); default: the template's, else app.",
             valueName: "app|loopback"))
-    var origin: ShellOrigin = .app
+    var origin: ShellOrigin?
 
     @Option(
         help: ArgumentHelp(
@@ -115,7 +115,8 @@ struct ShellCommand: ParsableCommand {
         }
         if let csp, csp.contains("\n") || csp.contains("\r") { throw ValidationError("--csp must be one line") }
         if let port {
-            guard origin == .loopback else { throw ValidationError("--port needs --origin loopback") }
+            // With --template and no --origin, the template's origin decides (ShellRun).
+            guard origin == .loopback || (origin == nil && template != nil) else { throw ValidationError("--port needs --origin loopback") }
             guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535") }
         }
     }

@@ -36,6 +36,7 @@ final class ShellRun: @unchecked Sendable {
         let engine: DeviceEngine
         let core: ServingCore
         var template: DeviceTemplate?
+        let origin: ShellOrigin
         do {
             // The engine's log on stderr at `warning` (it logs below: nothing is added to the
             // shell's output) unless CLIENTCTL_LOG_LEVEL names a level (docs/concurrency.md#logging).
@@ -44,6 +45,7 @@ final class ShellRun: @unchecked Sendable {
             logger.logLevel = level ?? .warning
             let root = try ShellRoot.prepare(options)
             template = root.template
+            origin = try ShellOrigin.chosen(flag: options.origin, template: template, port: options.port)
             engine = try DeviceEngine.open(root: root.path, options: .init(startupTimeoutSeconds: options.startupTimeout, logger: logger))
             core = try ServingCore(
                 wwwDirectory: engine.wwwDirectory, contentSecurityPolicy: options.csp, logger: Logger(label: "clientctl.shell"))
@@ -61,8 +63,7 @@ final class ShellRun: @unchecked Sendable {
         do {
             // --origin loopback: the port is bound before the view, whose origin names it.
             loopback =
-                options.origin == .loopback
-                ? try LoopbackOrigin.start(core: core, app: engine.config.app, port: options.port, ready: ready) : nil
+                origin == .loopback ? try LoopbackOrigin.start(core: core, app: engine.config.app, port: options.port, ready: ready) : nil
         } catch {
             return Self.fail(error)
         }

@@ -76,6 +76,7 @@ import Testing
         ("insecure", "http: to a host that is not loopback"),
         ("escape", "a seed path out of the template folder"),
         ("format", "another format"),
+        ("origin", "an origin the shell does not know"),
     ])
     func aBrokenTemplateNeverTouchesAnExistingRoot(breakage: String, _ what: String) async throws {
         let tmp = try TemporaryDirectory("template-broken")
@@ -101,6 +102,7 @@ import Testing
         case "not json": try Data("{\"format\":".utf8).write(to: URL(fileURLWithPath: folder + "/" + DeviceTemplate.fileName))
         case "insecure": try makeTemplate(at: folder, manifestURL: "http://updates.example.com/stable/manifest.json")
         case "escape": try makeTemplate(at: folder) { $0["seed"] = "../../etc" }
+        case "origin": try makeTemplate(at: folder) { $0["origin"] = "https" }
         default: try makeTemplate(at: folder) { $0["format"] = "clientctl-device-template-v0" }
         }
     }

@@ -122,4 +122,27 @@ extension NativeShellTests {
         let mixed = try await ShellHarness.run(root: rig.root, exitAfter: 5, arguments: ["--port", "12345"])
         #expect(mixed.status == 64 && mixed.stderr.contains("--port needs --origin loopback"), "\(mixed.summary)")
     }
+
+    /// A packaged app chooses its origin once, in its template (`clientctl package --origin
+    /// loopback`): the shell serves the page over http without the flag, `--origin app`
+    /// still wins, and `--port` with a template whose origin is app is refused (64).
+    @Test func aPackagedAppsTemplateChoosesItsOrigin() async throws {
+        let tmp = try TemporaryDirectory("shell-template-origin")
+        try TemplateFolder.make(at: tmp("loopback")) { $0["origin"] = "loopback" }
+        let fromTemplate = try await ShellHarness.run(
+            root: tmp("root-1"), exitAfter: 4, arguments: ["--template", tmp("loopback"), "--port", "0"])
+        #expect(fromTemplate.status == 0, "\(fromTemplate.summary)")
+        let uri = fromTemplate.events.first { $0.event == "listening" }?.uri ?? ""
+        #expect(uri.hasPrefix("http://127.0.0.1:"), "the template's origin: \(fromTemplate.summary)")
+        #expect(fromTemplate.events.contains { $0.event == "firstPaint" }, "\(fromTemplate.summary)")
+
+        let flagWins = try await ShellHarness.run(root: tmp("root-2"), exitAfter: 4, arguments: ["--template", tmp("loopback"), "--origin", "app"])
+        #expect(flagWins.status == 0 && flagWins.events.contains { $0.event == "firstPaint" }, "\(flagWins.summary)")
+        #expect(!flagWins.events.contains { $0.event == "listening" }, "--origin app wins: \(flagWins.summary)")
+
+        try TemplateFolder.make(at: tmp("app"))
+        let portWithoutLoopback = try await ShellHarness.run(root: tmp("root-3"), exitAfter: 4, arguments: ["--template", tmp("app"), "--port", "0"])
+        #expect(portWithoutLoopback.status == 64, "\(portWithoutLoopback.summary)")
+        #expect(portWithoutLoopback.stderr.contains("--port needs --origin loopback"), "\(portWithoutLoopback.summary)")
+    }
 }

@@ -1,3 +1,4 @@
+import ClientUpdater
 import Foundation
 import TestSupport
 import Testing
@@ -110,6 +111,26 @@ import Testing
         let line = security.output.split(separator: "\n").first { $0.contains("Overall exposure level") } ?? ""
         let exposure = line.split(separator: ":").last.flatMap { Double($0.split(separator: " ").first ?? "") }
         #expect(exposure.map { $0 <= 2.0 } == true, "exposure: \(line) \(security.errorOutput)")
+    }
+
+    /// `--origin loopback` goes into the package's template, where the installed app's shell
+    /// reads it (LoopbackOriginShellTests); the default leaves the template as before; an
+    /// origin the shell does not know is refused before anything is written.
+    @Test func theOriginAPackageChoosesIsInItsTemplate() async throws {
+        let inputs = try PackageInputs("package-origin")
+        let pkg = PackageInputs.package
+        for (out, extra, expected) in [("loopback", ["--origin", "loopback"], "loopback"), ("default", [], nil)] as [(String, [String], String?)] {
+            let built = try await ReleaseBinaries.run(inputs.arguments(out: inputs.tmp(out), extra: extra))
+            #expect(built.status == 0, "\(built.errorOutput)")
+            let tree = inputs.tmp(out + "-tree")
+            let extract = try await Subprocess.run("dpkg-deb", ["-x", inputs.tmp(out + "/" + PackageInputs.debName("1.0.0")), tree])
+            #expect(extract.status == 0, "\(extract.errorOutput)")
+            let template = try DeviceTemplate.load(folder: tree + "/usr/share/\(pkg)")
+            #expect(template.origin == expected, "\(out): \(String(describing: template.origin))")
+        }
+        let refused = try await ReleaseBinaries.run(inputs.arguments(out: inputs.tmp("refused"), extra: ["--origin", "https"]))
+        #expect(refused.status == 64 && refused.errorOutput.contains("--origin must be one of app, loopback"), "\(refused.errorOutput)")
+        #expect(!FileManager.default.fileExists(atPath: inputs.tmp("refused")), "nothing written")
     }
 
     /// Bad input gets one line naming what and why, a distinct exit code, and nothing is written.

@@ -39,11 +39,18 @@ public struct DeviceTemplate: Codable, Sendable, Equatable {
     public var keep: Int
     /// Seconds between update checks of the shell and `serve`; 0: only when the page asks.
     public var checkIntervalSeconds: Int
+    /// Where the shell serves the page: `"app"` (`app://APPID/`, also when absent) or
+    /// `"loopback"` (`http://127.0.0.1:PORT/`, for apps that need an http origin). The
+    /// shell's `--origin` wins; `serve` always answers over http.
+    public var origin: String?
+
+    /// The values ``origin`` may take.
+    public static let origins = ["app", "loopback"]
 
     public init(
         app: String, name: String, channel: String, manifestURL: String, trust: [String], trustRoot: String?,
         shellVersion: String, seed: String = "www", startupTimeoutSeconds: Double = 10, keep: Int = 3,
-        checkIntervalSeconds: Int = 3600
+        checkIntervalSeconds: Int = 3600, origin: String? = nil
     ) {
         self.format = Self.currentFormat
         self.app = app
@@ -57,6 +64,7 @@ public struct DeviceTemplate: Codable, Sendable, Equatable {
         self.startupTimeoutSeconds = startupTimeoutSeconds
         self.keep = keep
         self.checkIntervalSeconds = checkIntervalSeconds
+        self.origin = origin
     }
 
     /// The template's bytes: sorted keys, one trailing newline (reproducible).
@@ -89,6 +97,9 @@ public struct DeviceTemplate: Codable, Sendable, Equatable {
         }
         guard (0...604_800).contains(template.checkIntervalSeconds) else {
             throw UpdaterError(.configInvalid, "\(path): checkIntervalSeconds \(template.checkIntervalSeconds) is out of range 0…604800")
+        }
+        if let origin = template.origin, !origins.contains(origin) {
+            throw UpdaterError(.configInvalid, "\(path): origin '\(origin)' is not one of \(origins.joined(separator: ", "))")
         }
         return template
     }

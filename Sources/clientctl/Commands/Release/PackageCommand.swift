@@ -23,7 +23,9 @@ struct PackageCommand: AsyncParsableCommand {
             first start creates ~/.local/share/APP from the template, and an upgrade \
             drops downloaded versions built for the old shell. The same inputs give the \
             same bytes (dates clamped to SOURCE_DATE_EPOCH, default 2000-01-01); an \
-            existing .deb is never overwritten with other bytes (exit 73).
+            existing .deb is never overwritten with other bytes (exit 73). With --origin \
+            loopback the installed app serves its page from http://127.0.0.1:PORT/ \
+            (clientctl-shell --origin loopback) for apps that need an http origin.
 
             Examples:
               clientctl package build/ --app com.example.notes --name Notes \\
@@ -77,11 +79,19 @@ struct PackageCommand: AsyncParsableCommand {
         name: .customLong("check-interval"),
         help: ArgumentHelp("Seconds between update checks; 0 checks only when the page asks.", valueName: "SECONDS"))
     var checkInterval: Int = 3600
+    @Option(
+        help: ArgumentHelp(
+            "Where the app's page lives: app (app://ID/) or loopback (http://127.0.0.1:PORT/, for service workers and ws: URLs).",
+            valueName: "app|loopback"))
+    var origin = "app"
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         guard checkInterval == 0 || (1...604_800).contains(checkInterval) else {
             throw ValidationError("--check-interval must be 0 (off) or 1 to 604800 seconds")
+        }
+        guard DeviceTemplate.origins.contains(origin) else {
+            throw ValidationError("--origin must be one of \(DeviceTemplate.origins.joined(separator: ", "))")
         }
         guard trust.isEmpty != (trustRoot == nil) else {
             throw ValidationError("give --trust keys or one --trust-root: a device trusts only what its package names")
@@ -94,7 +104,8 @@ struct PackageCommand: AsyncParsableCommand {
                 buildDirectory: buildDirectory, app: app, name: name, package: package, version: version, channel: channel,
                 manifestURL: manifestURL, trust: trust, trustRoot: trustRoot, icon: icon, maintainer: maintainer, out: out,
                 description: description, category: category, section: section, copyrightFile: copyright,
-                startupTimeoutSeconds: settings.startupTimeout.value, keep: settings.keep, checkIntervalSeconds: checkInterval)
+                startupTimeoutSeconds: settings.startupTimeout.value, keep: settings.keep, checkIntervalSeconds: checkInterval,
+                origin: origin)
             let result = try DebPackager.build(request)
             if output.json {
                 let o: JSONObject = [
