@@ -2,42 +2,9 @@
 each process tree (see the header of Scripts/bench/shell)."""
 import os, re, select, shutil, signal, statistics, subprocess, sys, time
 
+from bench_processes import memory, sample, settle, start_chromium, stop, tree
+
 BIN, WORK, ROUNDS = sys.argv[1], sys.argv[2], int(sys.argv[3])
-
-
-def tree(pid):
-    """pid and all its descendants."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-                children.setdefault(ppid, []).append(int(entry))
-            except (OSError, ValueError, IndexError):
-                pass
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        out.append(p)
-        todo.extend(children.get(p, []))
-    return out
-
-
-def memory(pids):
-    """(PSS, RSS) in KiB summed over pids."""
-    pss = rss = 0
-    for p in pids:
-        try:
-            with open(f"/proc/{p}/smaps_rollup") as f:
-                for line in f:
-                    if line.startswith("Pss:"):
-                        pss += int(line.split()[1])
-                    elif line.startswith("Rss:"):
-                        rss += int(line.split()[1])
-        except OSError:
-            pass
-    return pss, rss
 
 
 def wait_for(stream, pattern, roots, deadline, peak):
@@ -56,36 +23,6 @@ def wait_for(stream, pattern, roots, deadline, peak):
                 if re.search(pattern, line.decode(errors="replace")):
                     return line.decode(errors="replace"), buf
     raise RuntimeError("timed out waiting for " + pattern + ": " + buf.decode(errors="replace")[-500:])
-
-
-def sample(roots, peak):
-    pids = []
-    for r in roots:
-        pids += tree(r)
-    pss, rss = memory(pids)
-    peak[0] = max(peak[0], pss)
-    peak[1] = max(peak[1], rss)
-
-
-def settle(roots, peak, seconds=2.0):
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        sample(roots, peak)
-        time.sleep(0.02)
-
-
-def stop(procs):
-    for p in procs:
-        try:
-            os.killpg(p.pid, signal.SIGTERM)
-        except OSError:
-            pass
-    for p in procs:
-        try:
-            p.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
-            p.wait()
 
 
 def fresh_root(i, mode):
@@ -119,10 +56,7 @@ def run_chromium(i):
     try:
         line, _ = wait_for(serve.stderr, r"serving http://127\.0\.0\.1:\d+/", [serve.pid], t0 + 60, peak)
         url = re.search(r"http://127\.0\.0\.1:\d+/", line).group(0)
-        chromium = subprocess.Popen(
-            ["chromium", f"--app={url}", f"--user-data-dir={root}/chromium", "--no-sandbox", "--no-first-run",
-             "--disable-gpu", "--no-default-browser-check", "--disable-sync", "--window-size=1024,768"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        chromium = start_chromium(url, f"{root}/chromium")
         procs.append(chromium)
         wait_for(serve.stderr, r"completed startup", [serve.pid, chromium.pid], t0 + 60, peak)
         t = time.monotonic() - t0
