@@ -25,10 +25,11 @@ final class PageRecovery: @unchecked Sendable {
 
     /// The view's web process ended (main thread): `reason` as WebKit gives it, `version`
     /// the version of the page it showed (or was loading), `byShell` when the shell ended
-    /// an unresponsive process itself to load another page (the view reloads at once).
+    /// the process itself to load another page in a new one (`unresponsive`,
+    /// `fresh-process`: the view loads at once).
     func terminated(reason: String, version: String?, byShell: Bool) {
         guard !byShell else {
-            log.emit("webProcessTerminated", Self.fields(reason: "unresponsive", version: version))
+            log.emit("webProcessTerminated", Self.fields(reason: reason, version: version))
             return
         }
         Task { [self] in

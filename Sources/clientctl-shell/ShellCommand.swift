@@ -102,6 +102,13 @@ struct ShellCommand: ParsableCommand {
             "With --origin loopback: the port on 127.0.0.1 (default: serve's port for the app id; 0 = any free port).", valueName: "PORT"))
     var port: Int?
 
+    @Option(
+        name: .customLong("fresh-process-after"),
+        help: ArgumentHelp(
+            "Load the app in a new web process after this many loads of its page (switches, rollbacks, reloads); 0: never.",
+            valueName: "LOADS"))
+    var freshProcessAfter = 50
+
     func validate() throws {
         guard (100...16384).contains(width), (100...16384).contains(height) else {
             throw ValidationError("--width and --height must be between 100 and 16384 pixels")
@@ -113,6 +120,7 @@ struct ShellCommand: ParsableCommand {
         if let startupTimeout, !(1...3600).contains(startupTimeout) {
             throw ValidationError("--startup-timeout must be between 1 and 3600 seconds")
         }
+        guard (0...1_000_000).contains(freshProcessAfter) else { throw ValidationError("--fresh-process-after must be between 0 and 1000000") }
         if let csp, csp.contains("\n") || csp.contains("\r") { throw ValidationError("--csp must be one line") }
         if let port {
             // With --template and no --origin, the template's origin decides (ShellRun).

@@ -81,6 +81,7 @@ final class ShellRun: @unchecked Sendable {
         } else {
             AppScheme(appID: engine.config.app, core: core, ready: ready) { version in view.documentServed(version: version) }.register(on: context)
         }
+        view.freshProcessAfter = options.freshProcessAfter
         view.build(context: context)
         connect(view, engine: engine)
         let configuration = ServerConfiguration(port: 0, contentSecurityPolicy: options.csp, wwwDirectory: engine.wwwDirectory)

@@ -48,10 +48,11 @@ extension ShellView {
         webkit_web_view_load_alternate_html(view, html, "about:blank", nil)
     }
 
-    /// Ends the web process that does not answer, so that the next load gets a new one.
-    func endUnresponsiveProcess() {
+    /// Ends the web process (one that does not answer, or one that loaded the app often
+    /// enough), so that the next load gets a new one.
+    func endProcess(because reason: String) {
         guard let view else { return }
-        endingUnresponsive = true
+        endingByShell = reason
         webkit_web_view_terminate_web_process(view)
     }
 
@@ -60,14 +61,15 @@ extension ShellView {
         let version = loadInFlight ? (servedDocument ?? pageVersion) : pageVersion
         pageVersion = nil
         loadInFlight = false
-        let byShell = endingUnresponsive && reason == WEBKIT_WEB_PROCESS_TERMINATED_BY_API
-        if byShell { endingUnresponsive = false }
+        appLoadsInProcess = 0
+        let byShell = endingByShell != nil && reason == WEBKIT_WEB_PROCESS_TERMINATED_BY_API
         let name =
             switch reason {
             case WEBKIT_WEB_PROCESS_CRASHED: "crashed"
             case WEBKIT_WEB_PROCESS_EXCEEDED_MEMORY_LIMIT: "exceeded-memory"
-            default: "terminated-by-api"
+            default: endingByShell ?? "terminated-by-api"
             }
+        endingByShell = nil
         onWebProcessTerminated(name, version, byShell)
     }
 
@@ -75,7 +77,7 @@ extension ShellView {
     /// load (a rollback onto a page whose script never returns): end it and load again.
     func responsivenessChanged() {
         guard let view, webkit_web_view_get_is_web_process_responsive(view) == 0, appLoadPending else { return }
-        endUnresponsiveProcess()
+        endProcess(because: "unresponsive")
         webkit_web_view_load_uri(view, startURI())
     }
 

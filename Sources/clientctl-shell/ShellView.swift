@@ -36,8 +36,16 @@ final class ShellView: @unchecked Sendable {
     var loadInFlight = false
     /// ``loadApp()`` asked for the app's page and no load has committed since.
     var appLoadPending = false
-    /// The shell is ending an unresponsive web process itself (ShellView+Process.swift).
-    var endingUnresponsive = false
+    /// Why the shell is ending the web process itself, `nil` when it is not: `unresponsive`
+    /// or `fresh-process` (ShellView+Process.swift).
+    var endingByShell: String?
+    /// Loads of the app's page (``loadApp()``) in the current web process.
+    var appLoadsInProcess = 0
+    /// After this many loads of the app's page (start, switches, rollbacks, recoveries) in
+    /// one web process, the next load gets a new one: WebKit's web process grows with every
+    /// reload of a page over a kiosk's months of updates, and a new process starts from
+    /// nothing (BENCHMARKS.md, "Real apps in the shell"). 0: never.
+    var freshProcessAfter = 50
     /// Called once the window is closed (main thread).
     var onClose: () -> Void = {}
     /// Called with each `(action, body)` posted by the page and a reply function.
@@ -45,8 +53,9 @@ final class ShellView: @unchecked Sendable {
     /// Called when a navigation, a new window or a download is refused (the URI and why:
     /// `outside-app`, `new-window`, `download`).
     var onRefusedNavigation: (_ uri: String, _ reason: String) -> Void = { _, _ in }
-    /// Called when the web process ended: WebKit's reason, the version of the page it
-    /// showed (or was loading), and whether the shell ended it (unresponsive) to load a page.
+    /// Called when the web process ended: the reason (WebKit's, or the shell's own when it
+    /// ended the process to load a page: `unresponsive`, `fresh-process`), the version of the
+    /// page it showed (or was loading), and whether the shell ended it.
     var onWebProcessTerminated: (_ reason: String, _ version: String?, _ byShell: Bool) -> Void = { _, _, _ in }
 
     init(origin: String, settings: Settings) {
@@ -107,7 +116,12 @@ final class ShellView: @unchecked Sendable {
     func loadApp() {
         guard let view else { return }
         appLoadPending = true
-        if webkit_web_view_get_is_web_process_responsive(view) == 0 { endUnresponsiveProcess() }
+        if webkit_web_view_get_is_web_process_responsive(view) == 0 {
+            endProcess(because: "unresponsive")
+        } else if freshProcessAfter > 0, appLoadsInProcess >= freshProcessAfter {
+            endProcess(because: "fresh-process")
+        }
+        appLoadsInProcess += 1
         webkit_web_view_load_uri(view, startURI())
     }
 

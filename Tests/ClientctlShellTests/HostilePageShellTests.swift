@@ -18,6 +18,44 @@ extension NativeShellTests {
         return rig
     }
 
+    /// After `--fresh-process-after` loads of the app's page, the next load gets a new web
+    /// process: the switch to 1.1.0 ends 1.0.0's process (reported as `fresh-process`, not
+    /// as a death: no trial fails, nothing is reloaded) and 1.1.0 loads, acknowledges and
+    /// paints in another one, and reads what 1.0.0 stored. A kiosk's web process so never
+    /// grows over months of switches.
+    @Test func aSwitchLoadsInAFreshWebProcessAfterItsLoads() async throws {
+        let rig = try await ReleaseRig(startupTimeout: 10, label: "shell-fresh-process")
+        let checking = """
+            localStorage.setItem('kept', 'yes');
+            WebAppLocalServer.startupDidComplete(function () { setTimeout(function () { WebAppLocalServer.checkForUpdates(); }, 1500); });
+            WebAppLocalServer.onNewVersionReady(function () { WebAppLocalServer.switchToPendingVersion(); });
+            """
+        try await rig.publish("1.0.0", script: ShellHarness.paint(Self.green, then: checking))
+        try await rig.run(["install", "--root", rig.root])
+        let reading = """
+            var colour = localStorage.getItem('kept') === 'yes' ? '\(Self.blue)' : '\(Self.red)';
+            document.documentElement.style.background = colour; document.body.style.background = colour;
+            WebAppLocalServer.startupDidComplete();
+            """
+        try await rig.publish("1.1.0", script: reading)
+        let shot = rig.tmp("shot.png")
+        let shell = try RunningShell(
+            root: rig.root, exitAfter: 15, arguments: ["--snapshot", shot, "--check-interval", "0", "--fresh-process-after", "1"],
+            scratch: rig.tmp.path)
+        _ = try await shell.waitFor("1.0.0 committed") { $0.contains { $0.kind == "committed" && $0.version == "1.0.0" } }
+        let before = shell.webProcesses
+        _ = try await shell.waitFor("1.1.0 committed") { $0.contains { $0.kind == "committed" && $0.version == "1.1.0" } }
+        let after = shell.webProcesses
+        let run = try await shell.finish()
+        #expect(run.status == 0, "\(run.summary)")
+        #expect(before.count == 1 && after.count == 1 && before != after, "a new web process for 1.1.0: \(before) → \(after)")
+        let ended = run.events.filter { $0.event == "webProcessTerminated" }
+        #expect(ended.count == 1 && ended.first?.reason == "fresh-process" && ended.first?.version == "1.0.0", "\(run.summary)")
+        #expect(!run.events.contains { $0.event == "error" } && run.watchdog("failed", "1.1.0") == nil, "\(run.summary)")
+        #expect(run.lastSnapshot?.version == "1.1.0", "\(run.summary)")
+        try await Self.expectColour(shot, Self.blue)
+    }
+
     /// Sends SIGKILL to the shell's web process (it must have one).
     static func killWebProcess(of shell: RunningShell) throws {
         let processes = shell.webProcesses
