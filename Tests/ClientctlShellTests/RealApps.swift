@@ -24,7 +24,8 @@ struct RealApp: Sendable {
     /// `Scripts/real-apps` runs once per test process (a first build needs PyPI; a cached
     /// one takes a fraction of a second).
     private static let built = Task { () throws -> [RealApp] in
-        let result = try await Subprocess.run("bash", [ClientctlBinary.packagePath("Scripts/real-apps")], gate: nil)
+        let result = try await Subprocess.run(
+            "bash", [ClientctlBinary.packagePath("Scripts/real-apps")], gate: nil, timeout: .seconds(1200))
         guard result.status == 0 else {
             throw HarnessError("Scripts/real-apps exited \(result.status): \(result.errorOutput.suffix(2000))")
         }

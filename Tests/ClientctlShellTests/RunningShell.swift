@@ -28,10 +28,11 @@ final class RunningShell: @unchecked Sendable {
         try process.run()
     }
 
+    /// A test that failed before ``finish(timeout:)`` leaves no window, Xvfb or web process
+    /// behind: the whole tree is killed (a shell stuck in a flood may not answer SIGTERM).
     deinit {
         guard process.isRunning else { return }
-        if let shell = shellPID { kill(shell, SIGTERM) }
-        process.terminate()
+        ProcessTree.kill(process.processIdentifier)
         process.waitUntilExit()
     }
 

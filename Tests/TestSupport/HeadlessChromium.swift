@@ -21,7 +21,7 @@ public enum Chromium {
             [
                 "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + profile,
                 "--virtual-time-budget=3000",
-            ] + extraArguments + ["--dump-dom", url], gate: gate)
+            ] + extraArguments + ["--dump-dom", url], gate: gate, timeout: .seconds(180))
         guard result.status == 0 else { throw ChromiumError("chromium exited \(result.status): \(result.errorOutput.suffix(500))") }
         return result.output
     }

@@ -65,6 +65,11 @@ public final class ServeProcess: @unchecked Sendable {
     @discardableResult
     public func stop(_ signal: Int32 = SIGTERM) -> Int32 {
         kill(process.processIdentifier, signal)
+        // Bounded: a serve that has not ended 30 s after the signal is killed (and its status
+        // says so), so a stuck shutdown fails its test instead of blocking a test thread.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         process.waitUntilExit()
         return process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
     }

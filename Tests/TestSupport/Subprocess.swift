@@ -31,26 +31,85 @@ public enum Subprocess {
     ///   - gate: where the child waits for a place (``gate`` by default); `nil` for a light,
     ///     short client (`curl`) inside a timed window of a test, such as a trial's
     ///     startup timeout, which must not queue behind slow children.
+    ///   - timeout: how long the child may run (10 minutes by default, far above any
+    ///     command a test runs); past it the child and every process it started are killed
+    ///     and ``TimedOut`` names the command, so a hung child fails its test instead of
+    ///     holding the whole suite until CI's limit.
     @discardableResult
     public static func run(
         _ executable: String, _ arguments: [String], input: Data? = nil,
         environment: [String: String] = [:], directory: String? = nil,
-        gate: AsyncGate? = Subprocess.gate
+        gate: AsyncGate? = Subprocess.gate, timeout: Duration = .seconds(600)
     ) async throws -> Result {
         try await gate?.enter()
         defer { gate?.leave() }
         let child = try Child(executable, arguments, input: input, environment: environment, directory: directory)
         defer { child.cleanUp() }
+        let deadline = Deadline()
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
             child.process.terminationHandler = { _ in done.resume() }
             do {
                 try child.process.run()
+                deadline.arm(pid: child.process.processIdentifier, after: timeout)
             } catch {
                 child.process.terminationHandler = nil
                 done.resume(throwing: error)
             }
         }
-        return child.result()
+        let result = child.result()
+        if let killed = deadline.disarm() {
+            throw TimedOut(command: ([executable] + arguments).joined(separator: " "), timeout: timeout, killed: killed, stderr: result.errorOutput)
+        }
+        return result
+    }
+
+    /// A child of ``run(_:_:input:environment:directory:gate:timeout:)-async`` ran past its
+    /// timeout and was killed with the processes it started.
+    public struct TimedOut: Error, CustomStringConvertible {
+        public let command: String
+        public let timeout: Duration
+        /// How many processes were killed (the child and its descendants).
+        public let killed: Int
+        /// The end of what the child wrote on stderr.
+        public let stderr: String
+
+        public var description: String {
+            "`\(command.prefix(300))` ran longer than \(timeout) and was killed with \(killed - 1) processes it started; "
+                + "its stderr ended: \(stderr.suffix(1000))"
+        }
+    }
+
+    /// Kills a child and its descendants when its time is up, unless disarmed first.
+    private final class Deadline: @unchecked Sendable {
+        // @unchecked Sendable: its state is guarded by `lock`.
+        private let lock = NSLock()
+        private var timer: Task<Void, Never>?
+        private var killed: Int?
+        private var disarmed = false
+
+        /// Called right after the child started, possibly after it ended (then it does nothing).
+        func arm(pid: Int32, after timeout: Duration) {
+            lock.withLock {
+                guard !disarmed else { return }
+                timer = Task {
+                    do { try await Task.sleep(for: timeout) } catch { return }
+                    self.lock.withLock {
+                        // Disarmed means the child was reaped and its pid may be reused.
+                        guard !self.disarmed else { return }
+                        self.killed = ProcessTree.kill(pid)
+                    }
+                }
+            }
+        }
+
+        /// Stops the timer; the number of processes it killed, if it fired.
+        func disarm() -> Int? {
+            lock.withLock {
+                disarmed = true
+                timer?.cancel()
+                return killed
+            }
+        }
     }
 
     /// The same, blocking the calling thread: only for quick tools (`bsdtar`, `openssl`)
