@@ -16,7 +16,8 @@ import Testing
         let serve = try await ServeProcess(root: rig.root, scratch: rig.tmp.path)
         defer { serve.stop() }
 
-        let dom = try await Chromium.dumpDOM(serve.baseURL)
+        // Virtual time runs while the search worker builds its index; its wait allows 20 s.
+        let dom = try await Chromium.dumpDOM(serve.baseURL, extraArguments: ["--virtual-time-budget=30000"])
         #expect(Chromium.text(of: "verdict", in: dom) == "ok: load 2 at /handbook/about/ titled \"About - Kiosk Handbook\"", "\(dom.suffix(2000))")
         let status = try await rig.waitForStatus { $0.lastKnownGood == "1.0.0" }
         #expect(status.trial == nil)
