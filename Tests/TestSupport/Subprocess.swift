@@ -79,26 +79,31 @@ public enum Subprocess {
         }
     }
 
-    /// Kills a child and its descendants when its time is up, unless disarmed first.
+    /// Kills a child and its descendants when its time is up, unless disarmed first. The
+    /// timer is Dispatch's, not a task's: under the whole suite the cooperative pool's two
+    /// threads can be busy for tens of seconds, and a deadline must not wait for them.
     private final class Deadline: @unchecked Sendable {
         // @unchecked Sendable: its state is guarded by `lock`.
         private let lock = NSLock()
-        private var timer: Task<Void, Never>?
+        private var timer: DispatchWorkItem?
         private var killed: Int?
         private var disarmed = false
 
         /// Called right after the child started, possibly after it ended (then it does nothing).
         func arm(pid: Int32, after timeout: Duration) {
+            let item = DispatchWorkItem { [self] in
+                lock.withLock {
+                    // Disarmed means the child was reaped and its pid may be reused.
+                    guard !disarmed else { return }
+                    killed = ProcessTree.kill(pid)
+                }
+            }
             lock.withLock {
                 guard !disarmed else { return }
-                timer = Task {
-                    do { try await Task.sleep(for: timeout) } catch { return }
-                    self.lock.withLock {
-                        // Disarmed means the child was reaped and its pid may be reused.
-                        guard !self.disarmed else { return }
-                        self.killed = ProcessTree.kill(pid)
-                    }
-                }
+                timer = item
+                let (seconds, attoseconds) = timeout.components
+                let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds), execute: item)
             }
         }
 
