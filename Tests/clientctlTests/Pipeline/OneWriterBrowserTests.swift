@@ -36,7 +36,9 @@ import Testing
 
     @Test
     func serveIsTheOnlyWriterAndStateNamesWhatItServes() async throws {
-        let rig = try await ReleaseRig(startupTimeout: 30, label: "one-writer")
+        // No trial here may time out: 1.1.0 stays on trial through a publish, an install and
+        // five refused commands, which took over 30 s beside the whole suite on 2 cores.
+        let rig = try await ReleaseRig(startupTimeout: 300, label: "one-writer")
         try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)
         try await rig.run(["install", "--root", rig.root])
         let serve = try await ServeProcess(root: rig.root, scratch: rig.tmp.path)
@@ -150,7 +152,7 @@ import Testing
     /// local origin posts to serve. Neither reaches the watchdog; the real page does.
     @Test
     func aRebindingSiteOrAnotherOriginCannotAcknowledge() async throws {
-        let rig = try await ReleaseRig(startupTimeout: 30, label: "rebinding")
+        let rig = try await ReleaseRig(startupTimeout: 300, label: "rebinding")
         try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)
         try await rig.run(["install", "--root", rig.root])
         let serve = try await ServeProcess(root: rig.root, scratch: rig.tmp.path)
