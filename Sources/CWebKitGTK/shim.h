@@ -5,6 +5,7 @@
 #include <gtk/gtk.h>
 #include <webkit2/webkit2.h>
 #include <gio/gunixinputstream.h>
+#include <glib-unix.h>
 #include <cairo.h>
 
 // Swift imports neither GObject's cast macros nor g_signal_connect (a macro): these are the

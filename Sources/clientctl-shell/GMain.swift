@@ -39,6 +39,24 @@ enum GMain {
             }, box, nil)
     }
 
+    /// Calls `body` on the GTK main thread each time the process gets `signal` (one that
+    /// GLib's `g_unix_signal_add` takes: SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2,
+    /// SIGWINCH), in place of its default action; the handler only wakes the main loop.
+    static func onSignal(_ signal: Int32, _ body: @escaping @Sendable () -> Void) {
+        let box = Unmanaged.passRetained(Work(body)).toOpaque()
+        g_unix_signal_add_full(
+            G_PRIORITY_HIGH, signal,
+            { data in
+                guard let data else { return gboolean(0) }
+                Unmanaged<Work>.fromOpaque(data).takeUnretainedValue().body()
+                return gboolean(1)  // G_SOURCE_CONTINUE: every time the signal comes
+            }, box,
+            { data in
+                guard let data else { return }
+                Unmanaged<Work>.fromOpaque(data).release()
+            })
+    }
+
     /// Calls `body` on the GTK main thread every `seconds`, for as long as the main loop
     /// runs: a main loop that hangs stops the calls.
     static func every(seconds: Double, _ body: @escaping @Sendable () -> Void) {

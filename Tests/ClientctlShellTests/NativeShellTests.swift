@@ -39,16 +39,24 @@ struct NativeShellTests {
 
     /// Under systemd (docs/native-shell.md#systemd): READY=1 once the version is on screen,
     /// STATUS naming it and its trial state, WATCHDOG=1 from GTK's main loop every 200 ms
-    /// (WATCHDOG_USEC=400000), STOPPING=1 when the main loop ends.
-    @Test func systemdHearsReadyStatusWatchdogAndStopping() async throws {
-        let rig = try await ReleaseRig(startupTimeout: 10, label: "shell-notify")
+    /// (WATCHDOG_USEC=400000); `systemctl stop`'s SIGTERM, or Ctrl-C's SIGINT, ends the run
+    /// in order: STOPPING=1, the engine shut down (a stopped event), exit status 0.
+    @Test(arguments: [SIGTERM, SIGINT])
+    func systemdHearsReadyStatusWatchdogAndStopping(signal: Int32) async throws {
+        let rig = try await ReleaseRig(startupTimeout: 10, label: "shell-notify-\(signal)")
         try await rig.publish("1.0.0", script: ShellHarness.paint(Self.green, then: ReleaseRig.acknowledging))
         try await rig.run(["install", "--root", rig.root])
         let listener = try NotifyListener(path: rig.tmp("notify.sock"))
-        let run = try await ShellHarness.run(
-            root: rig.root, exitAfter: 6, environment: ["NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "400000"])
-        #expect(run.status == 0, "\(run.summary)")
-        #expect(run.events.contains { $0.event == "firstPaint" }, "\(run.summary)")
+        let shell = try RunningShell(
+            root: rig.root, exitAfter: 120, environment: ["NOTIFY_SOCKET": listener.address, "WATCHDOG_USEC": "400000"],
+            scratch: rig.tmp.path)
+        try await shell.waitFor("the commit and the first paint") { events in
+            events.contains { $0.kind == "committed" } && events.contains { $0.event == "firstPaint" }
+        }
+        _ = try await listener.wait(for: "three WATCHDOG=1") { $0.filter { $0["WATCHDOG"] == "1" }.count >= 3 }
+        let run = try await shell.terminate(signal: signal)
+        #expect(run.status == 0, "signal \(signal) ends the shell in order: \(run.summary)")
+        #expect(run.events.last?.event == "stopped", "\(run.summary)")
         let messages = try await listener.wait(for: "STOPPING=1") { $0.contains { $0["STOPPING"] == "1" } }
         let ready = messages.filter { $0["READY"] == "1" }
         #expect(ready.count == 1, "\(listener.datagrams)")
