@@ -103,11 +103,14 @@ extension NativeShellTests {
         try await rig.publish("1.0.0", script: counting)
         try await rig.run(["install", "--root", rig.root])
         let shot = rig.tmp("shot.png")
-        let shell = try RunningShell(root: rig.root, exitAfter: 8, arguments: ["--snapshot", shot], scratch: rig.tmp.path)
+        let shell = try RunningShell(root: rig.root, exitAfter: 120, arguments: ["--snapshot", shot], scratch: rig.tmp.path)
         try await shell.waitFor("the commit's snapshot") { $0.contains { $0.event == "snapshot" } }
         try await Self.expectColour(shot, Self.blue)
         try Self.killWebProcess(of: shell)
-        let run = try await shell.finish()
+        let run = try await shell.stop(when: "the death and a snapshot after it") { events in
+            guard let death = events.firstIndex(where: { $0.event == "webProcessTerminated" }) else { return false }
+            return events[death...].contains { $0.event == "snapshot" }
+        }
         #expect(run.watchdog("committed", "1.0.0") != nil, "\(run.summary)")
         let death = try #require(run.events.first { $0.event == "webProcessTerminated" }, "\(run.summary)")
         #expect(death.reason == "crashed" && death.version == "1.0.0" && death.deaths == 1 && death.reloadInMs == 1000, "\(run.summary)")

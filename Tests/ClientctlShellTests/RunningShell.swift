@@ -56,13 +56,13 @@ final class RunningShell: @unchecked Sendable {
 
     /// The shell's pid: the child of `xvfb-run` that runs the shell (`env` execs it).
     var shellPID: Int32? {
-        Self.children(of: process.processIdentifier).first { $0.name == "clientctl-shell" }?.pid
+        ProcessTree.children(of: process.processIdentifier).first { $0.name == "clientctl-shell" }?.pid
     }
 
     /// The shell's WebKit web processes (WebKit runs them as its children).
     var webProcesses: [Int32] {
         guard let shell = shellPID else { return [] }
-        return Self.children(of: shell).filter { $0.name == "WebKitWebProces" }.map(\.pid)  // comm holds 15 characters
+        return ProcessTree.children(of: shell).filter { $0.name == "WebKitWebProces" }.map(\.pid)  // comm holds 15 characters
     }
 
     /// `VmHWM` of the shell (its peak resident memory), in KiB.
@@ -80,19 +80,23 @@ final class RunningShell: @unchecked Sendable {
         return ShellHarness.Run(status: status, events: events, stderr: stderrText)
     }
 
+    /// Ends the run as `systemctl stop` does (SIGTERM to the shell) once the events satisfy
+    /// `condition`, and returns it: a test gives the shell a long `--exit-after` and stops it
+    /// when what it checks has happened, however slow the machine.
+    func stop(
+        when what: String, timeout: Double = 60, _ condition: @escaping ([ShellHarness.Event]) -> Bool
+    ) async throws -> ShellHarness.Run {
+        try await waitFor(what, timeout: timeout, condition)
+        return try await terminate()
+    }
+
+    /// Sends `signal` to the shell (SIGTERM, as `systemctl stop` does) and waits for the end
+    /// of the run.
+    func terminate(signal: Int32 = SIGTERM) async throws -> ShellHarness.Run {
+        if let shell = shellPID { kill(shell, signal) }
+        return try await finish()
+    }
+
     /// What the shell printed on stderr so far.
     var stderrText: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
-
-    /// Live processes whose parent is `parent`: pid and name (`/proc/PID/stat`'s comm).
-    static func children(of parent: Int32) -> [(pid: Int32, name: String)] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.compactMap { entry -> (pid: Int32, name: String)? in
-            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
-            else { return nil }
-            let rest = stat[stat.index(after: close)...].split(separator: " ")
-            guard rest.count > 1, rest[0] != "Z", Int32(rest[1]) == parent else { return nil }
-            return (pid, String(stat[stat.index(after: open)..<close]))
-        }
-    }
 }

@@ -1,25 +1,42 @@
 import Foundation
 
-/// Processes as `/proc` lists them, for tests that must end a child together with what it
-/// started (`xvfb-run` starts Xvfb and the shell, the shell starts WebKit's processes).
+/// Processes as `/proc` lists them, for tests that find a child by name (the shell under
+/// `xvfb-run`, WebKit's web process under the shell) or must end a child together with
+/// what it started.
 public enum ProcessTree {
-    /// The live descendants of `pid` (children, their children, …), read from
-    /// `/proc/PID/stat`'s parent field.
-    public static func descendants(of pid: Int32) -> [Int32] {
-        var parents: [Int32: [Int32]] = [:]
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let child = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
-                let close = stat.lastIndex(of: ")")
-            else { continue }
-            let fields = stat[stat.index(after: close)...].split(separator: " ")
-            guard fields.count > 1, fields[0] != "Z", let parent = Int32(fields[1]) else { continue }
-            parents[parent, default: []].append(child)
+    /// A live process: `/proc/PID/stat`'s pid, parent and name (`comm`, at most 15 characters).
+    public struct Entry: Sendable {
+        public let pid: Int32
+        public let parent: Int32
+        public let name: String
+    }
+
+    /// Every live process (zombies left out).
+    public static func all() -> [Entry] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { entry in
+            guard let pid = Int32(entry), let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+                let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
+            else { return nil }
+            let rest = stat[stat.index(after: close)...].split(separator: " ")
+            guard rest.count > 1, rest[0] != "Z", let parent = Int32(rest[1]) else { return nil }
+            return Entry(pid: pid, parent: parent, name: String(stat[stat.index(after: open)..<close]))
         }
+    }
+
+    /// The live children of `pid`.
+    public static func children(of pid: Int32) -> [Entry] {
+        all().filter { $0.parent == pid }
+    }
+
+    /// The live descendants of `pid` (children, their children, …).
+    public static func descendants(of pid: Int32) -> [Int32] {
+        let byParent = Dictionary(grouping: all(), by: \.parent)
         var found: [Int32] = []
-        var queue = parents[pid] ?? []
+        var queue = byParent[pid] ?? []
         while let next = queue.popLast() {
-            found.append(next)
-            queue += parents[next] ?? []
+            found.append(next.pid)
+            queue += byParent[next.pid] ?? []
         }
         return found
     }
