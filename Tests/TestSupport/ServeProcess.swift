@@ -33,13 +33,15 @@ public final class ServeProcess: @unchecked Sendable {
         process.standardInput = FileHandle.nullDevice
         if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
         try process.run()
+        // Looks once more after the deadline: a test task that waited past it on a busy pool
+        // must still see a line serve printed meanwhile (a CI run refused a listening serve).
         let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
+        while true {
             if let found = Self.port(in: stderr) {
                 port = found
                 return
             }
-            guard process.isRunning else { break }
+            guard process.isRunning, Date() < deadline else { break }
             try await Task.sleep(nanoseconds: 20_000_000)
         }
         if process.isRunning { process.terminate() }
