@@ -47,7 +47,11 @@ public enum Subprocess {
         defer { child.cleanUp() }
         let deadline = Deadline()
         try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-            child.process.terminationHandler = { _ in done.resume() }
+            // Disarmed as soon as Foundation reports the child reaped: its pid may be reused after.
+            child.process.terminationHandler = { _ in
+                deadline.disarm()
+                done.resume()
+            }
             do {
                 try child.process.run()
                 deadline.arm(pid: child.process.processIdentifier, after: timeout)
@@ -57,7 +61,7 @@ public enum Subprocess {
             }
         }
         let result = child.result()
-        if let killed = deadline.disarm() {
+        if let killed = deadline.killed {
             throw TimedOut(command: ([executable] + arguments).joined(separator: " "), timeout: timeout, killed: killed, stderr: result.errorOutput)
         }
         return result
@@ -86,8 +90,11 @@ public enum Subprocess {
         // @unchecked Sendable: its state is guarded by `lock`.
         private let lock = NSLock()
         private var timer: DispatchWorkItem?
-        private var killed: Int?
+        private var killedCount: Int?
         private var disarmed = false
+
+        /// How many processes the timer killed, if it fired.
+        var killed: Int? { lock.withLock { killedCount } }
 
         /// Called right after the child started, possibly after it ended (then it does nothing).
         func arm(pid: Int32, after timeout: Duration) {
@@ -95,7 +102,7 @@ public enum Subprocess {
                 lock.withLock {
                     // Disarmed means the child was reaped and its pid may be reused.
                     guard !disarmed else { return }
-                    killed = ProcessTree.kill(pid)
+                    killedCount = ProcessTree.kill(pid)
                 }
             }
             lock.withLock {
@@ -107,12 +114,11 @@ public enum Subprocess {
             }
         }
 
-        /// Stops the timer; the number of processes it killed, if it fired.
-        func disarm() -> Int? {
+        /// Stops the timer (the child has ended).
+        func disarm() {
             lock.withLock {
                 disarmed = true
                 timer?.cancel()
-                return killed
             }
         }
     }
