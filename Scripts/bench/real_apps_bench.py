@@ -6,6 +6,7 @@ import json, os, re, select, shutil, signal, statistics, subprocess, sys, time
 from bench_processes import memory, sample, settle, start_chromium, stop, tree
 
 BIN, WORK, ROUNDS, SWITCHES = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+SAMPLE_EVERY = int(os.environ.get("SAMPLE_EVERY", "100"))
 APPS = {}
 for line in sys.stdin.read().splitlines():
     name, version, folder = line.split(" ", 2)
@@ -196,7 +197,7 @@ def switches():
     try:
         lines.wait(r'"kind":"committed".*"version":"1\.0\.0"', t0 + 120)
         for n in range(SWITCHES + 1):
-            if n % 100 == 0 or n == SWITCHES:
+            if n % SAMPLE_EVERY == 0 or n == SWITCHES:
                 time.sleep(1)
                 pss, rss = memory(tree(shell.pid))
                 samples.append((n, own_rss(shell.pid), rss, pss, len(tree(shell.pid)) - 1))
@@ -212,7 +213,8 @@ def switches():
             waits.append(time.monotonic() - start)
     finally:
         stop([shell])
-    errors = [s for s in lines.seen if '"event":"error"' in s or "webProcessTerminated" in s or "bridgeRefused" in s]
+    fresh = [s for s in lines.seen if '"reason":"fresh-process"' in s]
+    errors = [s for s in lines.seen if ('"event":"error"' in s or "webProcessTerminated" in s or "bridgeRefused" in s) and s not in fresh]
     print()
     print("| switches | shell RSS | tree RSS | tree PSS | child processes |")
     print("|---|---|---|---|---|")
@@ -226,7 +228,7 @@ def switches():
     if waits:
         ms = sorted(w * 1000 for w in waits)
         print(f"published → committed, per switch: median {statistics.median(ms):.0f} ms, p90 {ms[int(len(ms) * 0.9)]:.0f} ms, "
-              f"max {ms[-1]:.0f} ms; {len(errors)} error, refusal or web-process events")
+              f"max {ms[-1]:.0f} ms; {len(fresh)} fresh web processes; {len(errors)} error, refusal or web-process death events")
     for e in errors[:5]:
         print("  " + e)
 
