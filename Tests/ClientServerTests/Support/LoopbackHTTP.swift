@@ -121,8 +121,19 @@ final class EventStreamConnection: @unchecked Sendable {
     private var received = Data()
 
     init(port: Int, path: String = "/__clientctl/events") async throws {
-        fd = try await LoopbackHTTP.offload { try LoopbackHTTP.connect(port: port) }
-        try LoopbackHTTP.send(fd, LoopbackHTTP.head("GET", path, port: port, headers: ["Accept": "text/event-stream"]))
+        // Connect and send the head in one step: the server closes a connection whose head
+        // has not come within its header timeout (10 s), and a task resumed between the two on
+        // a busy cooperative pool (the full suite on 2 cores) once came back after it.
+        fd = try await LoopbackHTTP.offload {
+            let fd = try LoopbackHTTP.connect(port: port)
+            do {
+                try LoopbackHTTP.send(fd, LoopbackHTTP.head("GET", path, port: port, headers: ["Accept": "text/event-stream"]))
+            } catch {
+                close(fd)
+                throw error
+            }
+            return fd
+        }
     }
 
     deinit { close(fd) }
