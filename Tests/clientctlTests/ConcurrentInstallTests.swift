@@ -15,7 +15,7 @@ import Testing
         try f.publish("1.0.0")
         // Slow the archive a little so the others really queue on the lock.
         f.faults.add(.drip(bytes: 256, every: 0.01), path: "/stable/v1.0.0.tar.gz")
-        let results = try Self.runTogether(Self.processes, root: f.layout.root, extra: ["--wait", "60"])
+        let results = try await Self.runTogether(Self.processes, root: f.layout.root, extra: ["--wait", "60"])
         for (n, r) in results.enumerated() {
             #expect(r.status == 0, "process \(n) exited \(r.status): \(r.errorOutput)")
         }
@@ -35,7 +35,7 @@ import Testing
             FileManager.default.attributesOfItem(atPath: f.releases.channelDirectory + "/v1.0.0.tar.gz")[.size] as? NSNumber)
         let chunk = max(1, archiveSize.intValue / 30)
         f.faults.add(.drip(bytes: chunk, every: 0.1), path: "/stable/v1.0.0.tar.gz")
-        let results = try Self.runTogether(Self.processes, root: f.layout.root, extra: ["--wait", "0.3"])
+        let results = try await Self.runTogether(Self.processes, root: f.layout.root, extra: ["--wait", "0.3"])
         let installed = results.filter { $0.status == 0 && Self.result($0) == "installed" }
         let locked = results.filter { $0.status == 75 }
         #expect(installed.count == 1, "statuses: \(results.map(\.status))")
@@ -54,8 +54,14 @@ import Testing
         try await Self.expectValidRoot(f, version: "1.0.0")
     }
 
-    /// Starts `count` `clientctl install --json` processes back to back, then waits for all.
-    static func runTogether(_ count: Int, root: String, extra: [String]) throws -> [Finished] {
+    /// Starts `count` `clientctl install --json` processes back to back, then waits for all,
+    /// on a thread of its own: the waits last seconds and must not block the pool that the
+    /// tests beside this one run on.
+    static func runTogether(_ count: Int, root: String, extra: [String]) async throws -> [Finished] {
+        try await offload { try runTogetherBlocking(count, root: root, extra: extra) }
+    }
+
+    private static func runTogetherBlocking(_ count: Int, root: String, extra: [String]) throws -> [Finished] {
         let scratch = try TemporaryDirectory("concurrent")
         var running: [(Process, String)] = []
         for n in 0..<count {

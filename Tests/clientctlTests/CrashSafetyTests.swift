@@ -57,13 +57,17 @@ import Testing
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        // Wait until bytes are landing on disk, then a random moment more.
-        let started = Date()
-        while (device.partialDownloadSize() ?? 0) == 0 && Date().timeIntervalSince(started) < 20 {
-            usleep(10_000)
+        // Wait until bytes are landing on disk, then a random moment more, and kill: on a
+        // thread of its own, so the moment is not a busy pool's and the pool is not blocked.
+        let pid = process.processIdentifier
+        try await offload {
+            let started = Date()
+            while (device.partialDownloadSize() ?? 0) == 0 && Date().timeIntervalSince(started) < 20 {
+                usleep(10_000)
+            }
+            usleep(UInt32.random(in: 50_000...900_000))
+            kill(pid, SIGKILL)
         }
-        usleep(UInt32.random(in: 50_000...900_000))
-        kill(process.processIdentifier, SIGKILL)
         process.waitUntilExit()
         #expect(
             process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL,
