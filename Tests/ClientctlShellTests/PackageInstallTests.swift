@@ -5,7 +5,7 @@ import Testing
 /// Issue 27, tested as a device owner would: `apt-get install ./PKG.deb`, the app run by an
 /// unprivileged user in a real window (Xvfb), an update from a loopback channel, a package
 /// upgrade that is the root's shell update, and a purge. The package and the user are
-/// removed again whatever happens.
+/// removed again whatever happens, and what a killed run left is removed at the next.
 @Suite(.serialized) struct PackageInstallTests {
     @Test func aDeviceOwnerInstallsRunsUpdatesUpgradesAndPurgesTheApp() async throws {
         try #require(getuid() == 0, "installing a package and adding a user need root (CI runs as root)")
@@ -21,6 +21,7 @@ import Testing
 
         let first = try await ReleaseBinaries.run(inputs.arguments(version: "1.0.0", manifestURL: manifestURL))
         try #require(first.status == 0, "\(first.errorOutput)")
+        await Self.removeLeftovers()
         try await Self.withCleanup(user: user) {
             try await Self.apt(["install", "-y", "./" + PackageInputs.debName("1.0.0")], in: inputs.tmp("dist"))
             #expect(FileManager.default.isExecutableFile(atPath: "/usr/bin/" + pkg))
@@ -29,7 +30,7 @@ import Testing
                 let verify = try await Subprocess.run("systemd-analyze", ["verify", "--man=no", unit])
                 #expect(verify.status == 0 && verify.errorOutput.isEmpty, "\(unit): \(verify.errorOutput)")
             }
-            try await Self.must("useradd", ["--create-home", "--shell", "/bin/sh", user])
+            try await Self.must("useradd", ["--create-home", "--shell", "/bin/sh", "--comment", Self.userMark + String(getpid()), user])
             try await Self.publish(inputs, "1.1.0", minShell: "1.0.0")
 
             // First start: the root is made from the template, the seed shows, and the launch
@@ -112,11 +113,36 @@ import Testing
         return entry.pointee.pw_uid
     }
 
+    /// The comment of the users this test adds, followed by the test process's pid.
+    static let userMark = "clientctl package test, pid "
+
+    /// Removes what a run killed before its cleanup left (SIGKILL, Scripts/test's time
+    /// limit): the package, and the users this test added whose test process is gone.
+    static func removeLeftovers() async {
+        let passwd = (try? String(contentsOfFile: "/etc/passwd", encoding: .utf8)) ?? ""
+        for line in passwd.split(separator: "\n") {
+            let fields = line.split(separator: ":", omittingEmptySubsequences: false)
+            guard fields.count > 4, fields[4].hasPrefix(userMark),
+                let pid = Int32(fields[4].dropFirst(userMark.count)),
+                kill(pid, 0) != 0, errno == ESRCH
+            else { continue }
+            _ = try? await Subprocess.run("pkill", ["-KILL", "-u", String(fields[0])])
+            _ = try? await Subprocess.run("userdel", ["--remove", String(fields[0])])
+        }
+        if (try? await Subprocess.run("dpkg-query", ["-W", PackageInputs.package]))?.status == 0 { await purge() }
+    }
+
+    /// `apt-get purge` of the package, whatever state it is in.
+    static func purge() async {
+        _ = try? await Subprocess.run(
+            "apt-get", ["-q", "purge", "-y", PackageInputs.package], environment: ["DEBIAN_FRONTEND": "noninteractive"])
+    }
+
     /// Runs `body`, then purges the package and removes the user whatever happened.
     static func withCleanup(user: String, _ body: () async throws -> Void) async throws {
         var failure: (any Error)?
         do { try await body() } catch { failure = error }
-        _ = try? await Subprocess.run("apt-get", ["-q", "purge", "-y", PackageInputs.package], environment: ["DEBIAN_FRONTEND": "noninteractive"])
+        await purge()
         _ = try? await Subprocess.run("userdel", ["--remove", user])
         if let failure { throw failure }
     }
