@@ -23,6 +23,9 @@ final class ShellRun: @unchecked Sendable {
     private let systemd = SupervisorStatus()
     /// Opened at the first paint: the launch check waits for the client to be on screen.
     private let onScreen = FirstVersionLatch()
+    /// A page that has no trial and does not start (docs/native-shell.md#a-page-that-does-not-start):
+    /// set in `connect` on the main thread before the engine's task starts, read after.
+    private var pageStart: PageStartWatch?
     /// Longest the launch check waits for a first paint that does not come.
     static let firstCheckWait: Duration = .seconds(30)
 
@@ -127,7 +130,10 @@ final class ShellRun: @unchecked Sendable {
                     onScreen.open()
                 }
             },
-            onAcknowledged: { [self] _ in GMain.after(seconds: 0.2) { self.takeSnapshot(view) } })
+            onAcknowledged: { [self] version in
+                pageStart?.acknowledged(version)
+                GMain.after(seconds: 0.2) { self.takeSnapshot(view) }
+            })
         // The page's messages are answered in the order it sent them (a switch, then an
         // acknowledgement from the same old page, is refused deterministically); a check
         // runs beside the queue, so a long download never delays an acknowledgement.
@@ -151,6 +157,7 @@ final class ShellRun: @unchecked Sendable {
         view.onRefusedNavigation = { [log] uri, reason in log.emit("navigationRefused", ["uri": uri, "reason": reason]) }
         // A page that dies, hangs or floods the bridge (docs/native-shell.md#a-page-that-dies).
         let recovery = PageRecovery(updater: engine.updater, view: view, log: log)
+        pageStart = PageStartWatch(updater: engine.updater, view: view, log: log, timeout: engine.config.startupTimeoutSeconds)
         view.onWebProcessTerminated = { reason, version, byShell in recovery.terminated(reason: reason, version: version, byShell: byShell) }
         view.bridgeGuard.onReport = { [log] counts in log.emit("bridgeRefused", BridgeGuard.fields(counts)) }
         view.onClose = { gtk_main_quit() }
@@ -164,6 +171,7 @@ final class ShellRun: @unchecked Sendable {
             for await event in events {
                 log.emit(event)
                 self.systemd.apply(event)
+                self.pageStart?.engineEvent(event)
                 switch event {
                 case .updateAvailable(let version):
                     GMain.async { view.deliver(event: "updateAvailable", json: "{\"version\":\(PageBridge.jsString(version))}") }
@@ -181,6 +189,7 @@ final class ShellRun: @unchecked Sendable {
             let report = try await updater.start(bridge: bridge)
             log.emit("started", ["version": report.current.description, "ms": log.millisecondsSinceLaunch])
             systemd.started(report)
+            pageStart?.started(report)
             if report.shellUpdateReset { Self.printError("new embedded seed: downloaded versions dropped") }
         } catch is CancellationError {
             // The window closed (or --exit-after ran out) while the engine was starting,

@@ -23,6 +23,14 @@ enum ShellHarness {
         var deaths: Int?
         var reloadInMs: Int?
         var trialFailed: Bool?
+        /// `pageNotStarting`: the step of the rule (1–3), what it does (`reload`,
+        /// `clear-storage`, `seed`), why the page was watched (`rollback`, `start`) and how
+        /// long it waited; `pageStarted`: the steps it took.
+        var step: Int?
+        var remedy: String?
+        var after: String?
+        var waitedMs: Int?
+        var steps: Int?
         /// `bridgeRefused`: counts since start, by reason.
         var notTopFrame: Int?
         var notApp: Int?

@@ -1,0 +1,1 @@
+../../Sources/clientctl-shell/RollbackWatch.swift
