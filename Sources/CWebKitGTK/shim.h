@@ -37,4 +37,24 @@ static inline GtkWidget *clientctl_web_view_new(WebKitWebContext *context, WebKi
     return GTK_WIDGET(g_object_new(WEBKIT_TYPE_WEB_VIEW, "web-context", context, "user-content-manager", manager, NULL));
 }
 
+// Dialogs a page can raise (PageDialogs.swift): GTK's dialog constructors are
+// variadic, and the recent-files setting is a property set through variadic g_object_set.
+static inline GtkWidget *clientctl_message_dialog_new(GtkWindow *parent, GtkMessageType type, GtkButtonsType buttons, const char *text) {
+    return gtk_message_dialog_new(parent, (GtkDialogFlags)(GTK_DIALOG_MODAL | GTK_DIALOG_DESTROY_WITH_PARENT), type, buttons, "%s", text);
+}
+static inline GtkWidget *clientctl_file_chooser_dialog_new(GtkWindow *parent, const char *title) {
+    return gtk_file_chooser_dialog_new(title, parent, GTK_FILE_CHOOSER_ACTION_OPEN, "_Cancel", GTK_RESPONSE_CANCEL, "_Open",
+        GTK_RESPONSE_ACCEPT, NULL);
+}
+static inline GtkDialog *clientctl_gtk_dialog(GtkWidget *w) { return GTK_DIALOG(w); }
+static inline GtkFileChooser *clientctl_gtk_file_chooser(GtkWidget *w) { return GTK_FILE_CHOOSER(w); }
+static inline GtkBox *clientctl_gtk_box(GtkWidget *w) { return GTK_BOX(w); }
+static inline GtkEntry *clientctl_gtk_entry(GtkWidget *w) { return GTK_ENTRY(w); }
+static inline GtkBox *clientctl_message_dialog_area(GtkWidget *w) { return GTK_BOX(gtk_message_dialog_get_message_area(GTK_MESSAGE_DIALOG(w))); }
+static inline void clientctl_disable_recent_files(void) {
+    GtkSettings *settings = gtk_settings_get_default();
+    if (settings) g_object_set(settings, "gtk-recent-files-enabled", FALSE, NULL);
+}
+static inline const char *clientctl_type_name(gpointer instance) { return G_OBJECT_TYPE_NAME(instance); }
+
 #endif

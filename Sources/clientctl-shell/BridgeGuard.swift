@@ -31,6 +31,10 @@ final class BridgeGuard: @unchecked Sendable {
         case malformed
         /// ``BridgeGuard/maxWaiting`` messages are waiting already.
         case queueFull
+        /// Read, and refused by the bridge or the engine (an unknown action, another
+        /// version named, a conflict): the page's promise rejects with the engine's reason,
+        /// and at most one `error` line a second says so.
+        case callRefused
 
         /// What the page's promise rejects with.
         var message: String {
@@ -40,6 +44,7 @@ final class BridgeGuard: @unchecked Sendable {
             case .tooLarge: return "a message is at most \(BridgeGuard.maxMessageBytes) characters as JSON"
             case .malformed: return "a message is an object of at most \(BridgeGuard.maxFields) strings, numbers or booleans"
             case .queueFull: return "\(BridgeGuard.maxWaiting) messages are waiting for their answers: this one is refused"
+            case .callRefused: return "the call was refused"
             }
         }
     }
@@ -84,6 +89,22 @@ final class BridgeGuard: @unchecked Sendable {
           } });
           // Held by the window: a handler's wrapper nothing references is garbage collected,
           // and the next `messageHandlers.\(PageBridge.handlerName)` is a new one without the key.
+          Object.defineProperty(window, Symbol("\(PageBridge.handlerName)"), { value: h });
+        })();
+        """
+    }
+
+    /// Injected into every frame at document start: in a frame that is not the top one,
+    /// `postMessage` sends only `{frame: true}`, so what a frame posts (a 100 MB string)
+    /// never leaves its web process; the checker refuses it as `notTopFrame`.
+    static var frameScript: String {
+        """
+        (function () {
+          if (window === window.top) return;
+          var h = window.webkit && window.webkit.messageHandlers && window.webkit.messageHandlers.\(PageBridge.handlerName);
+          if (!h) return;
+          var post = h.postMessage;
+          Object.defineProperty(h, "postMessage", { value: function () { return post.call(h, { frame: true }); } });
           Object.defineProperty(window, Symbol("\(PageBridge.handlerName)"), { value: h });
         })();
         """

@@ -55,6 +55,7 @@ final class ShellRun: @unchecked Sendable {
         } catch {
             return Self.fail(error)
         }
+        ShellEnvironment.keepUnderRoot(engine.layout.root)
         guard gtk_init_check(nil, nil) != 0 else {
             let display = ProcessInfo.processInfo.environment["DISPLAY"] ?? "unset"
             Self.printError("cannot open a display (DISPLAY=\(display)): run it in a desktop session or under xvfb-run")
@@ -100,7 +101,9 @@ final class ShellRun: @unchecked Sendable {
         // WATCHDOG=1 from GTK's main loop: a hung loop stops it and systemd restarts the shell.
         if let interval = systemd.watchdogInterval { GMain.every(seconds: interval / .seconds(1)) { [systemd] in systemd.watchdog() } }
         gtk_main()
+        view.dialogs.dismiss(because: "stopping")
         view.bridgeGuard.flush()  // refusals not reported yet
+        view.dialogs.flush()
         systemd.stopping()
         engineTask.cancel()
         let stopped = DispatchSemaphore(value: 0)
@@ -139,11 +142,15 @@ final class ShellRun: @unchecked Sendable {
         // runs beside the queue, so a long download never delays an acknowledgement.
         let (messages, queue) = AsyncStream.makeStream(of: QueuedMessage.self)
         view.onMessage = { message, reply in queue.yield(QueuedMessage(message: message, reply: MainThreadObject(pointer: reply))) }
+        // A page that keeps making refused calls gets a few `error` lines, then one a
+        // second; every refusal is counted in `bridgeRefused` (`callRefused`).
+        let errorLines = LineThrottle()
         Task { [log] in
             for await item in messages {
                 let answer = { @Sendable (result: Result<String, BridgeRefusal>) in
                     if case .failure(let refusal) = result {
-                        log.emit("error", ["action": item.message.action ?? "", "message": refusal.message])
+                        if errorLines.admit() { log.emit("error", ["action": item.message.action ?? "", "message": refusal.message]) }
+                        GMain.async { view.bridgeGuard.count(.callRefused) }
                     }
                     GMain.async { item.reply.pointer(result) }
                 }
@@ -160,6 +167,9 @@ final class ShellRun: @unchecked Sendable {
         pageStart = PageStartWatch(updater: engine.updater, view: view, log: log, timeout: engine.config.startupTimeoutSeconds)
         view.onWebProcessTerminated = { reason, version, byShell in recovery.terminated(reason: reason, version: version, byShell: byShell) }
         view.bridgeGuard.onReport = { [log] counts in log.emit("bridgeRefused", BridgeGuard.fields(counts)) }
+        view.dialogs.onReport = { [log] counts in log.emit("dialogRefused", PageDialogs.fields(counts)) }
+        view.dialogs.onOpened = { [log] kind in log.emit("dialogOpened", ["kind": kind.rawValue]) }
+        view.dialogs.onClosed = { [log] kind, reason in log.emit("dialogClosed", ["kind": kind.rawValue, "reason": reason]) }
         view.onClose = { gtk_main_quit() }
     }
 

@@ -63,6 +63,7 @@ extension ShellView {
         loadInFlight = false
         appLoadsInProcess = 0
         let byShell = endingByShell != nil && reason == WEBKIT_WEB_PROCESS_TERMINATED_BY_API
+        dialogs.dismiss(because: "page-gone")
         let name =
             switch reason {
             case WEBKIT_WEB_PROCESS_CRASHED: "crashed"

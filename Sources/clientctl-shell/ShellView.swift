@@ -32,6 +32,8 @@ final class ShellView: @unchecked Sendable {
     var servedDocument: String?
     /// Who may post to the bridge, and how much.
     let bridgeGuard = BridgeGuard()
+    /// The dialogs a page can raise (print, alerts, choosers, permissions): PageDialogs.swift.
+    let dialogs: PageDialogs
     /// A load has started and not finished.
     var loadInFlight = false
     /// ``loadApp()`` asked for the app's page and no load has committed since.
@@ -61,6 +63,7 @@ final class ShellView: @unchecked Sendable {
     init(origin: String, settings: Settings) {
         self.origin = origin
         self.settings = settings
+        self.dialogs = PageDialogs(kiosk: settings.kiosk)
     }
 
     /// Builds the window and the view; `context` has the app scheme registered.
@@ -79,6 +82,10 @@ final class ShellView: @unchecked Sendable {
             webkit_user_content_manager_add_script(manager, script)
             webkit_user_script_unref(script)
         }
+        let frames = webkit_user_script_new(
+            BridgeGuard.frameScript, WEBKIT_USER_CONTENT_INJECT_ALL_FRAMES, WEBKIT_USER_SCRIPT_INJECT_AT_DOCUMENT_START, nil, nil)
+        webkit_user_content_manager_add_script(manager, frames)
+        webkit_user_script_unref(frames)
         _ = clientctl_signal_connect(context, "download-started", unsafeBitCast(Self.downloadCallback, to: GCallback.self), me)
 
         let widget = clientctl_web_view_new(context, manager)
@@ -99,6 +106,8 @@ final class ShellView: @unchecked Sendable {
             webView, "web-process-terminated", unsafeBitCast(Self.terminatedCallback, to: GCallback.self), me)
         _ = clientctl_signal_connect(
             webView, "notify::is-web-process-responsive", unsafeBitCast(Self.responsiveCallback, to: GCallback.self), me)
+        dialogs.parent = { [unowned self] in window }
+        dialogs.connect(to: webView)
 
         let win = gtk_window_new(GTK_WINDOW_TOPLEVEL)
         window = win
@@ -115,6 +124,7 @@ final class ShellView: @unchecked Sendable {
     /// that never returns) is ended first, so the load gets a new one.
     func loadApp() {
         guard let view else { return }
+        dialogs.dismiss(because: "page-replaced")  // a dialog never outlives its page
         appLoadPending = true
         if webkit_web_view_get_is_web_process_responsive(view) == 0 {
             endProcess(because: "unresponsive")
@@ -223,7 +233,7 @@ final class ShellView: @unchecked Sendable {
         onRefusedNavigation(uri, type == WEBKIT_POLICY_DECISION_TYPE_NEW_WINDOW_ACTION ? "new-window" : "outside-app")
         let external = uri.hasPrefix("https://") || uri.hasPrefix("http://") || uri.hasPrefix("mailto:")
         if !settings.kiosk, external, webkit_navigation_action_is_user_gesture(action) != 0 {
-            g_app_info_launch_default_for_uri(uri, nil, nil)
+            ShellEnvironment.openExternally(uri)
         }
         return true
     }
@@ -236,6 +246,7 @@ final class ShellView: @unchecked Sendable {
         case WEBKIT_LOAD_STARTED: me.loadInFlight = true
         case WEBKIT_LOAD_FINISHED: me.loadInFlight = false
         case WEBKIT_LOAD_COMMITTED:
+            me.dialogs.dismiss(because: "page-replaced")
             me.appLoadPending = false
             me.pageVersion = me.showsApp ? me.servedDocument : nil
         default: break

@@ -37,6 +37,14 @@ enum ShellHarness {
         var tooLarge: Int?
         var malformed: Int?
         var queueFull: Int?
+        /// `bridgeRefused`: calls read and refused (an unknown action…).
+        var callRefused: Int?
+        /// `dialogRefused`: counts since start, by kind (`kind` and `reason` for
+        /// `dialogOpened` and `dialogClosed`).
+        var print: Int?
+        var alert: Int?
+        var confirm: Int?
+        var prompt: Int?
         var total: Int?
         var description: String {
             [event, kind, version, revertedTo.map { "→ \($0)" }, reason, action, message, uri, total.map { "total \($0)" }].compactMap { $0 }
