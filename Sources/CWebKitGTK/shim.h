@@ -37,6 +37,21 @@ static inline GtkWidget *clientctl_web_view_new(WebKitWebContext *context, WebKi
     return GTK_WIDGET(g_object_new(WEBKIT_TYPE_WEB_VIEW, "web-context", context, "user-content-manager", manager, NULL));
 }
 
+// The app scheme's response pump (ResponsePump.swift): splice(2) and F_SETPIPE_SZ are GNU
+// extensions the Glibc module does not import; called here through syscall(2) and fcntl(2).
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+/// Moves up to `count` bytes of `file` at `*offset` into the pipe `pipe_fd` inside the kernel
+/// (SPLICE_F_MOVE | SPLICE_F_NONBLOCK: never waits on a full pipe), advancing `*offset`.
+static inline long clientctl_splice_to_pipe(int file, long long *offset, int pipe_fd, unsigned long count) {
+    return syscall(SYS_splice, file, offset, pipe_fd, (long long *)NULL, (size_t)count, 1u | 2u);
+}
+/// pipe2(2): a pipe whose ends get `flags` (O_CLOEXEC, O_NONBLOCK) at once.
+static inline int clientctl_pipe2(int *ends, int flags) { return (int)syscall(SYS_pipe2, ends, flags); }
+/// Sets a pipe's capacity (F_SETPIPE_SZ); returns the capacity granted or -1.
+static inline int clientctl_set_pipe_size(int pipe_fd, int bytes) { return fcntl(pipe_fd, 1031, bytes); }
+
 // Dialogs a page can raise (PageDialogs.swift): GTK's dialog constructors are
 // variadic, and the recent-files setting is a property set through variadic g_object_set.
 static inline GtkWidget *clientctl_message_dialog_new(GtkWindow *parent, GtkMessageType type, GtkButtonsType buttons, const char *text) {

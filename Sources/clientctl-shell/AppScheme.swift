@@ -19,9 +19,10 @@ final class AppScheme: @unchecked Sendable {
     let ready: FirstVersionLatch
     /// Called on the main thread with the version of every index.html served (the page's version).
     let onDocument: @Sendable (String) -> Void
-    /// Bytes of one bounded byte range read into memory at most; a longer bounded range is
-    /// shortened to this (a 206 names the bytes it carries).
-    static let rangeLimit: Int64 = 16 << 20
+
+    /// The web view the last request came from (main thread only): ``ResponsePump`` paces
+    /// bodies by round trips to its web process.
+    private var view: UnsafeMutablePointer<WebKitWebView>?
 
     init(appID: String, core: ServingCore, ready: FirstVersionLatch, onDocument: @escaping @Sendable (String) -> Void) {
         self.appID = appID
@@ -45,6 +46,33 @@ final class AppScheme: @unchecked Sendable {
                 guard let request, let data else { return }
                 Unmanaged<AppScheme>.fromOpaque(data).takeUnretainedValue().handle(request)
             }, me, nil)
+        ResponsePump.shared.pace { [self] drained in GMain.async { [self] in checkDrain(drained) } }
+    }
+
+    /// On the main thread: evaluates an empty script in a world of its own in the view's page.
+    /// The web process handles its messages in order, so the answer comes once it has taken
+    /// in every body chunk WebKit sent it before (or at once when there is no page to ask).
+    private func checkDrain(_ drained: @escaping @Sendable () -> Void) {
+        guard let view else { return drained() }
+        final class Box {
+            let drained: @Sendable () -> Void
+            init(_ drained: @escaping @Sendable () -> Void) { self.drained = drained }
+        }
+        let box = Unmanaged.passRetained(Box(drained)).toOpaque()
+        webkit_web_view_evaluate_javascript(
+            view, "0", -1, "clientctl-pump", nil, nil,
+            { source, result, data in
+                guard let data else { return }
+                let box = Unmanaged<Box>.fromOpaque(data).takeRetainedValue()
+                var error: UnsafeMutablePointer<GError>?
+                if let source, let result,
+                    let value = webkit_web_view_evaluate_javascript_finish(OpaquePointer(source).map { UnsafeMutablePointer($0) }, result, &error)
+                {
+                    g_object_unref(value)
+                }
+                if let error { g_error_free(error) }
+                box.drained()
+            }, box)
     }
 
     /// On the main thread: read what is asked, answer it from a task, finish on main.
@@ -77,7 +105,7 @@ final class AppScheme: @unchecked Sendable {
             await ready.wait()
             let prepared: PreparedAnswer
             do {
-                prepared = try await PreparedAnswer.make(try await core.answer(fileRequest))
+                prepared = try await PreparedAnswer.make(try await core.answer(fileRequest), slots: core.shellStreams)
             } catch {
                 prepared = PreparedAnswer.failure("\(error)")
             }
@@ -91,15 +119,22 @@ final class AppScheme: @unchecked Sendable {
     /// Hands `answer` to WebKit (main thread).
     private func finish(_ request: UnsafeMutablePointer<WebKitURISchemeRequest>, _ answer: PreparedAnswer) {
         if answer.isDocument, let version = answer.version { onDocument(version) }
+        if let from = webkit_uri_scheme_request_get_web_view(request), from != view {
+            g_object_ref(from)
+            if let view { g_object_unref(view) }
+            view = from
+        }
         let stream: UnsafeMutablePointer<GInputStream>?
         switch answer.source {
-        case .bytes(let data):
-            stream = data.withUnsafeBytes { raw in
-                let bytes = g_bytes_new(raw.baseAddress, gsize(raw.count))
-                defer { g_bytes_unref(bytes) }
-                return g_memory_input_stream_new_from_bytes(bytes)
-            }
+        case .bytes(let held):
+            // The bytes stay where they are (a cached file's shared buffer): GBytes holds
+            // their storage until WebKit is done with them.
+            let (address, count, owner) = held.retain()
+            let bytes = g_bytes_new_with_free_func(address, gsize(count), { owner in owner.map(HeldBytes.release) }, owner)
+            stream = g_memory_input_stream_new_from_bytes(bytes)
+            g_bytes_unref(bytes)
         case .descriptor(let fd):
+            // The read end of the body's pipe, filled by ResponsePump as WebKit reads it.
             stream = g_unix_input_stream_new(fd, gboolean(1))  // closes fd when done
         }
         let response = webkit_uri_scheme_response_new(stream, gint64(answer.length))

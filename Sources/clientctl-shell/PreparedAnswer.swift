@@ -1,12 +1,13 @@
 import ClientServer
 import Foundation
 
-/// A ``FileAnswer`` made ready for WebKit off the main thread: bytes in memory, or an open
-/// descriptor positioned at the first byte when the body runs to the end of the file (a
-/// whole file, or a media range `bytes=N-`), so large files stream without being read whole.
+/// A ``FileAnswer`` made ready for WebKit off the main thread: bytes already in memory
+/// (handed over without a copy), or the read end of a pipe that ``ResponsePump`` fills from
+/// the file as WebKit reads it (docs/native-shell.md#ranges-and-memory): no file body, whole
+/// or ranged, is ever read into the shell's memory.
 struct PreparedAnswer: Sendable {
     enum Source: Sendable {
-        case bytes(Data)
+        case bytes(HeldBytes)
         /// Owned: WebKit's stream closes it.
         case descriptor(Int32)
     }
@@ -21,35 +22,34 @@ struct PreparedAnswer: Sendable {
     /// The answer is a page (text/html): the view's document version when loaded as one.
     var isDocument: Bool
 
-    static func make(_ answer: FileAnswer) async throws -> PreparedAnswer {
-        var headers = answer.headers
+    /// Prepares `answer`; a file body first waits for one of `slots` (given back when the
+    /// pump ends it), so at most `slots.limit` files stream at once and the rest wait their
+    /// turn in order.
+    static func make(_ answer: FileAnswer, slots: StreamSlots) async throws -> PreparedAnswer {
         let contentType = answer.header("Content-Type")
         let isDocument = contentType?.hasPrefix("text/html") == true && answer.status == 200
         var prepared = PreparedAnswer(
-            status: answer.status, headers: headers, contentType: contentType, source: .bytes(Data()), length: 0,
+            status: answer.status, headers: answer.headers, contentType: contentType, source: .bytes(HeldBytes("")), length: 0,
             version: answer.version, isDocument: isDocument)
         switch answer.body {
         case .none:
             break
-        case .bytes(let buffer):
-            prepared.source = .bytes(Data(buffer.readableBytesView))
-            prepared.length = Int64(buffer.readableBytes)
+        case .bytes:
+            if let held = answer.body.heldBytes {
+                prepared.source = .bytes(held)
+                prepared.length = Int64(held.count)
+            }
         case .file(let path, let size, let range):
-            if range.upperBound == size - 1 {
-                prepared.source = .descriptor(try await FileAnswer.openFile(path: path, size: size, at: range.lowerBound))
-                prepared.length = range.upperBound - range.lowerBound + 1
-            } else {
-                // A bounded range: read into memory, at most `rangeLimit` bytes of it.
-                let upper = min(range.upperBound, range.lowerBound + AppScheme.rangeLimit - 1)
-                let bytes = try await FileAnswer.readFile(path: path, size: size, range: range.lowerBound...upper)
-                prepared.source = .bytes(Data(bytes.readableBytesView))
-                prepared.length = Int64(bytes.readableBytes)
-                if upper != range.upperBound {
-                    headers.removeAll { $0.name == "Content-Range" || $0.name == "Content-Length" }
-                    headers.append(("Content-Range", "bytes \(range.lowerBound)-\(upper)/\(size)"))
-                    headers.append(("Content-Length", String(prepared.length)))
-                    prepared.headers = headers
-                }
+            await slots.acquire()
+            do {
+                let file = try await FileAnswer.openFile(path: path, size: size, at: range.lowerBound)
+                let length = range.upperBound - range.lowerBound + 1
+                prepared.source = .descriptor(
+                    try ResponsePump.shared.stream(file: file, from: range.lowerBound, length: length) { slots.release() })
+                prepared.length = length
+            } catch {
+                slots.release()
+                throw error
             }
         }
         return prepared
@@ -64,9 +64,9 @@ struct PreparedAnswer: Sendable {
     static let methodNotAllowed = plain(405, "only GET and HEAD are served\n")
 
     static func plain(_ status: Int, _ text: String) -> PreparedAnswer {
-        let data = Data(text.utf8)
+        let bytes = HeldBytes(text)
         return PreparedAnswer(
             status: status, headers: [("Cache-Control", "no-cache")], contentType: "text/plain; charset=utf-8",
-            source: .bytes(data), length: Int64(data.count), version: nil, isDocument: false)
+            source: .bytes(bytes), length: Int64(bytes.count), version: nil, isDocument: false)
     }
 }

@@ -10,6 +10,10 @@ struct FileRoute: Sendable {
     /// Called with the version of every page answered, before its response is sent (the
     /// native shell's loopback origin records the document's version; `serve` has none).
     var onPage: (@Sendable (String) async -> Void)? = nil
+    /// When set, a file body waits for one of these slots before its file is opened, and
+    /// gives it back when sent or dropped (the native shell's loopback origin: a bound on
+    /// the files open and the bytes in flight, whatever the page asks for at once).
+    var slots: StreamSlots? = nil
 
     func respond(to request: Request, context: ServeRequestContext) async throws -> Response {
         let fileRequest = FileRequest(
@@ -17,10 +21,10 @@ struct FileRoute: Sendable {
             ifNoneMatch: request.headers[.ifNoneMatch], range: request.headers[.range], ifRange: request.headers[.ifRange])
         let answer = try await core.answer(fileRequest)
         if let onPage, answer.isPage, let version = answer.version { await onPage(version) }
-        return try await Self.response(for: answer)
+        return try await Self.response(for: answer, slots: slots)
     }
 
-    static func response(for answer: FileAnswer) async throws -> Response {
+    static func response(for answer: FileAnswer, slots: StreamSlots? = nil) async throws -> Response {
         var headers = HTTPFields()
         headers.reserveCapacity(answer.headers.count)
         for (name, value) in answer.headers {
@@ -36,7 +40,18 @@ struct FileRoute: Sendable {
         case .bytes(let buffer):
             return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: buffer))
         case .file(let path, let size, let bytes):
-            let stream = try await SafeFileReader.body(path, expectedSize: size, range: bytes)
+            // The slot is given back when the stream closes its file: once the body is
+            // sent, failed or dropped unwritten (its connection gone).
+            await slots?.acquire()
+            var release: (@Sendable () -> Void)?
+            if let slots { release = { slots.release() } }
+            let stream: ResponseBodyStream
+            do {
+                stream = try await SafeFileReader.body(path, expectedSize: size, range: bytes, onClose: release)
+            } catch {
+                release?()
+                throw error
+            }
             let length = Int(bytes.upperBound - bytes.lowerBound + 1)
             let body = ResponseBody(contentLength: length) { writer in
                 var offset = bytes.lowerBound

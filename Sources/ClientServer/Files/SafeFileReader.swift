@@ -96,9 +96,12 @@ enum SafeFileReader {
     }
 
     /// A response body streaming `range` of the file in 256 KiB chunks, each read off the pool.
-    static func body(_ path: String, expectedSize: Int64, range: ClosedRange<Int64>) async throws -> ResponseBodyStream {
+    /// `onClose` runs once the stream has closed its file.
+    static func body(
+        _ path: String, expectedSize: Int64, range: ClosedRange<Int64>, onClose: (@Sendable () -> Void)? = nil
+    ) async throws -> ResponseBodyStream {
         let fd = try await offPool { try open(path, expectedSize: expectedSize) }
-        return ResponseBodyStream(fd: fd, path: path, range: range)
+        return ResponseBodyStream(fd: fd, path: path, range: range, onClose: onClose)
     }
 }
 
@@ -107,14 +110,19 @@ final class ResponseBodyStream: Sendable {
     let fd: Int32
     let path: String
     let range: ClosedRange<Int64>
+    let onClose: (@Sendable () -> Void)?
 
-    init(fd: Int32, path: String, range: ClosedRange<Int64>) {
+    init(fd: Int32, path: String, range: ClosedRange<Int64>, onClose: (@Sendable () -> Void)? = nil) {
         self.fd = fd
         self.path = path
         self.range = range
+        self.onClose = onClose
     }
 
-    deinit { close(fd) }
+    deinit {
+        close(fd)
+        onClose?()
+    }
 
     /// The next chunk at `offset`, or nil at the end of the range.
     func chunk(at offset: Int64) async throws -> ByteBuffer? {

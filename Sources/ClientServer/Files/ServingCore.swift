@@ -12,6 +12,12 @@ package final class ServingCore: Sendable {
     let pointer: CurrentVersion
     let www: [String: ServedFile]
     let files: FileResponder
+    /// File bodies streaming at once in the native shell, on either origin (the `app://`
+    /// scheme's pipes, the loopback origin's responses); the rest wait their turn
+    /// (docs/native-shell.md#ranges-and-memory). `serve` does not use it.
+    package let shellStreams = StreamSlots(limit: ServingCore.shellStreamLimit)
+    /// Most file bodies the native shell streams at once.
+    package static let shellStreamLimit = 32
 
     /// - Parameters:
     ///   - wwwDirectory: a Meteor shell's `www` folder (its `application/` is never served).

@@ -49,7 +49,7 @@ package final class ShellOriginServer: Sendable {
         router.add(middleware: HostCheckMiddleware(hostGuard: hostGuard))
         router.add(middleware: LaunchSecretMiddleware(secret: secret))
         router.add(middleware: FileMethodMiddleware())
-        let files = FileRoute(core: core, onPage: onPage)
+        let files = FileRoute(core: core, onPage: onPage, slots: core.shellStreams)
         let waitForVersion = waitForVersion
         for path in ["/", "/**"] {
             for method in [HTTPRequest.Method.get, .head] {
