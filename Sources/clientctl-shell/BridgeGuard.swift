@@ -58,14 +58,10 @@ final class BridgeGuard: @unchecked Sendable {
 
     /// Drawn for this run; never leaves the top frame's wrapper and the checker.
     let key: String
-    /// Refusals so far, by reason.
-    private(set) var refused: [Refusal: Int] = [:]
+    /// Refusals so far, by reason, reported at most once a second.
+    let refusals = CoalescedCounts<Refusal>()
     /// Messages accepted and not answered yet.
     private(set) var waiting = 0
-    /// Called with the counts since start when they changed (at most once a second).
-    var onReport: ([Refusal: Int]) -> Void = { _ in }
-    private var reportScheduled = false
-    private var reported: [Refusal: Int] = [:]
     /// The checker compiled in the context messages arrive in (held: WebKit's shared one).
     private var checker: (context: UnsafeMutablePointer<JSCContext>, function: UnsafeMutablePointer<JSCValue>)?
 
@@ -158,29 +154,8 @@ final class BridgeGuard: @unchecked Sendable {
     /// Counts a refusal and schedules a report.
     @discardableResult
     func count(_ refusal: Refusal) -> Refusal {
-        refused[refusal, default: 0] += 1
-        if !reportScheduled {
-            reportScheduled = true
-            GMain.after(seconds: 1) { [self] in
-                reportScheduled = false
-                flush()
-            }
-        }
+        refusals.count(refusal)
         return refusal
-    }
-
-    /// Reports the counts now if they changed since the last report (also at exit).
-    func flush() {
-        guard refused != reported else { return }
-        reported = refused
-        onReport(refused)
-    }
-
-    /// The fields of a `bridgeRefused` event: every reason's count since start, and the total.
-    static func fields(_ counts: [Refusal: Int]) -> [String: Any] {
-        var fields: [String: Any] = ["total": counts.values.reduce(0, +)]
-        for refusal in Refusal.allCases { fields[refusal.rawValue] = counts[refusal, default: 0] }
-        return fields
     }
 
     /// The checker for `context`, compiled once per context (the context is held while

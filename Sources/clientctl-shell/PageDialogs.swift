@@ -20,7 +20,7 @@ import Foundation
 ///   reload), its web process ends, or the shell stops;
 /// - `beforeunload` never holds a load: the page is always left.
 ///
-/// Refusals are counted by kind and reported (``onReport``) at most once a second.
+/// Refusals are counted by kind and reported (``refusals``) at most once a second.
 final class PageDialogs: @unchecked Sendable {
     // Confined to the GTK main thread: every method and signal handler runs there; the
     // GTK and WebKit pointers it holds are never handed to another thread.
@@ -38,17 +38,13 @@ final class PageDialogs: @unchecked Sendable {
     let kiosk: Bool
     /// The window dialogs are modal for (nil once it is closed).
     var parent: () -> UnsafeMutablePointer<GtkWidget>? = { nil }
-    /// Called with the refusal counts since start when they changed (at most once a second).
-    var onReport: ([Kind: Int]) -> Void = { _ in }
     /// Called when a dialog opened (outside kiosk mode).
     var onOpened: (Kind) -> Void = { _ in }
     /// Called when the open dialog closed: `answered` by the user, or `page-replaced`,
     /// `page-gone`, `stopping`.
     var onClosed: (Kind, String) -> Void = { _, _ in }
-    /// Refusals so far, by kind.
-    private(set) var refused: [Kind: Int] = [:]
-    private var reported: [Kind: Int] = [:]
-    private var reportScheduled = false
+    /// Refusals so far, by kind, reported at most once a second.
+    let refusals = CoalescedCounts<Kind>()
     /// The one dialog open now.
     private var open: OpenDialog?
 
@@ -89,29 +85,7 @@ final class PageDialogs: @unchecked Sendable {
     }
 
     /// Counts a refusal and schedules a report.
-    func count(_ kind: Kind) {
-        refused[kind, default: 0] += 1
-        guard !reportScheduled else { return }
-        reportScheduled = true
-        GMain.after(seconds: 1) { [self] in
-            reportScheduled = false
-            flush()
-        }
-    }
-
-    /// Reports the counts now if they changed since the last report (also at exit).
-    func flush() {
-        guard refused != reported else { return }
-        reported = refused
-        onReport(refused)
-    }
-
-    /// The fields of a `dialogRefused` event: every kind's count since start, and the total.
-    static func fields(_ counts: [Kind: Int]) -> [String: Any] {
-        var fields: [String: Any] = ["total": counts.values.reduce(0, +)]
-        for kind in Kind.allCases { fields[kind.rawValue] = counts[kind, default: 0] }
-        return fields
-    }
+    func count(_ kind: Kind) { refusals.count(kind) }
 
     // MARK: - Script dialogs
 

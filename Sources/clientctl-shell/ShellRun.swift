@@ -102,8 +102,8 @@ final class ShellRun: @unchecked Sendable {
         if let interval = systemd.watchdogInterval { GMain.every(seconds: interval / .seconds(1)) { [systemd] in systemd.watchdog() } }
         gtk_main()
         view.dialogs.dismiss(because: "stopping")
-        view.bridgeGuard.flush()  // refusals not reported yet
-        view.dialogs.flush()
+        view.bridgeGuard.refusals.flush()  // refusals not reported yet
+        view.dialogs.refusals.flush()
         systemd.stopping()
         engineTask.cancel()
         let stopped = DispatchSemaphore(value: 0)
@@ -166,8 +166,8 @@ final class ShellRun: @unchecked Sendable {
         let recovery = PageRecovery(updater: engine.updater, view: view, log: log)
         pageStart = PageStartWatch(updater: engine.updater, view: view, log: log, timeout: engine.config.startupTimeoutSeconds)
         view.onWebProcessTerminated = { reason, version, byShell in recovery.terminated(reason: reason, version: version, byShell: byShell) }
-        view.bridgeGuard.onReport = { [log] counts in log.emit("bridgeRefused", BridgeGuard.fields(counts)) }
-        view.dialogs.onReport = { [log] counts in log.emit("dialogRefused", PageDialogs.fields(counts)) }
+        view.bridgeGuard.refusals.onReport = { [log] counts in log.emit("bridgeRefused", CoalescedCounts.fields(counts)) }
+        view.dialogs.refusals.onReport = { [log] counts in log.emit("dialogRefused", CoalescedCounts.fields(counts)) }
         view.dialogs.onOpened = { [log] kind in log.emit("dialogOpened", ["kind": kind.rawValue]) }
         view.dialogs.onClosed = { [log] kind, reason in log.emit("dialogClosed", ["kind": kind.rawValue, "reason": reason]) }
         view.onClose = { gtk_main_quit() }
