@@ -28,12 +28,14 @@ final class PageStartWatch: @unchecked Sendable {
         WEBKIT_WEBSITE_DATA_WEBSQL_DATABASES, WEBKIT_WEBSITE_DATA_MEMORY_CACHE, WEBKIT_WEBSITE_DATA_DISK_CACHE,
     ]
 
-    /// `timeout`: the engine's startup timeout, in seconds.
+    /// `timeout`: the engine's startup timeout, in seconds. Made on the main thread once
+    /// the view is built: the top page's uncaught errors are listened for from here on.
     init(updater: Updater, view: ShellView, log: EventLog, timeout: Double) {
         self.updater = updater
         self.view = view
         self.log = log
         self.rule = RollbackWatch(timeout: timeout)
+        PageErrors(view: view) { [self] message, version in rule.pageError(message, version: version) }.install()
     }
 
     /// Monotonic seconds since this watch was made.
@@ -78,11 +80,6 @@ final class PageStartWatch: @unchecked Sendable {
             generation += 1
             if steps > 0, let version { log.emit("pageStarted", ["version": version, "steps": steps]) }
         }
-    }
-
-    /// The page of `version` threw before its acknowledgement (main thread or not).
-    func pageError(_ message: String, version: String?) {
-        GMain.async { [self] in rule.pageError(message, version: version) }
     }
 
     private func arm(_ version: String, cause: RollbackWatch.Cause) {
