@@ -88,6 +88,9 @@ final class ShellRun: @unchecked Sendable {
         view.freshProcessAfter = options.freshProcessAfter
         view.build(context: context)
         connect(view, engine: engine)
+        // WebKit's network process ending (docs/native-shell.md#a-page-that-dies): reported;
+        // under --origin loopback the page is loaded again with a fresh launch URL.
+        view.watchNetworkProcess(reloads: loopback != nil) { [log] fields in log.emit("networkProcessTerminated", fields) }
         let configuration = ServerConfiguration(port: 0, contentSecurityPolicy: options.csp, wwwDirectory: engine.wwwDirectory)
         let bridge = ShellBridge(core: core, configuration: configuration, view: view, ready: ready)
         let interval = options.checkInterval ?? template?.checkIntervalSeconds ?? 3600
@@ -162,6 +165,7 @@ final class ShellRun: @unchecked Sendable {
             }
         }
         view.onRefusedNavigation = { [log] uri, reason in log.emit("navigationRefused", ["uri": uri, "reason": reason]) }
+        view.loadFailures.onFailed = { [log] fields in log.emit("loadFailed", fields) }
         // A page that dies, hangs or floods the bridge (docs/native-shell.md#a-page-that-dies).
         let recovery = PageRecovery(updater: engine.updater, view: view, log: log)
         pageStart = PageStartWatch(updater: engine.updater, view: view, log: log, timeout: engine.config.startupTimeoutSeconds)

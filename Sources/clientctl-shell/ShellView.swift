@@ -32,6 +32,8 @@ final class ShellView: @unchecked Sendable {
     var servedDocument: String?
     /// Who may post to the bridge, and how much.
     let bridgeGuard = BridgeGuard()
+    /// Main-frame loads of the app that failed (ShellView+LoadFailure.swift).
+    let loadFailures = LoadFailures()
     /// The dialogs a page can raise (print, alerts, choosers, permissions): PageDialogs.swift.
     let dialogs: PageDialogs
     /// A load has started and not finished.
@@ -100,6 +102,7 @@ final class ShellView: @unchecked Sendable {
         webkit_settings_set_javascript_can_open_windows_automatically(prefs, 1)
         _ = clientctl_signal_connect(webView, "decide-policy", unsafeBitCast(Self.policyCallback, to: GCallback.self), me)
         _ = clientctl_signal_connect(webView, "load-changed", unsafeBitCast(Self.loadCallback, to: GCallback.self), me)
+        _ = clientctl_signal_connect(webView, "load-failed", unsafeBitCast(Self.loadFailedCallback, to: GCallback.self), me)
         _ = clientctl_signal_connect(webView, "context-menu", unsafeBitCast(Self.contextMenuCallback, to: GCallback.self), me)
         _ = clientctl_signal_connect(webView, "create", unsafeBitCast(Self.createCallback, to: GCallback.self), me)
         _ = clientctl_signal_connect(
@@ -187,6 +190,10 @@ final class ShellView: @unchecked Sendable {
             finish(.failure(BridgeRefusal("messages are accepted only from pages of \(origin)/")))
             return
         }
+        guard !loadFailures.documentFailed else {  // an error page is never the app's
+            finish(.failure(BridgeRefusal("this page's load failed: it is loaded again")))
+            return
+        }
         switch bridgeGuard.read(value) {
         case .failure(let refusal):
             finish(.failure(BridgeRefusal(refusal.message)))
@@ -249,6 +256,7 @@ final class ShellView: @unchecked Sendable {
             me.dialogs.dismiss(because: "page-replaced")
             me.appLoadPending = false
             me.pageVersion = me.showsApp ? me.servedDocument : nil
+            me.loadFailures.committed(showsApp: me.showsApp)
         default: break
         }
     }

@@ -23,6 +23,11 @@ enum ShellHarness {
         var deaths: Int?
         var reloadInMs: Int?
         var trialFailed: Bool?
+        /// `networkProcessTerminated`: the process that ended and whether the page was reloaded.
+        var pid: Int?
+        var reloaded: Bool?
+        /// `loadFailed`: failures in a row (the reload's delay is `reloadInMs`).
+        var failures: Int?
         /// `pageNotStarting`: the step of the rule (1–3), what it does (`reload`,
         /// `clear-storage`, `seed`), why the page was watched (`rollback`, `start`) and how
         /// long it waited; `pageStarted`: the steps it took.

@@ -50,6 +50,13 @@ package final class LaunchSecret: @unchecked Sendable {
         }
     }
 
+    /// True when `token` was minted, is unused and has not expired, without spending it
+    /// (``ConnectionAdmission`` trusts the connection that carries it).
+    func isWaiting(_ token: String) -> Bool {
+        let now = ContinuousClock.now
+        return lock.withLock { tokens.contains { $0.expires > now && Self.same($0.value, token) } }
+    }
+
     /// True when one of the `Cookie` header values holds this run's cookie.
     func admits(cookieHeaders: [String]) -> Bool {
         for header in cookieHeaders {

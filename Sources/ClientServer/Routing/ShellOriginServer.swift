@@ -68,15 +68,17 @@ package final class ShellOriginServer: Sendable {
     package func run(onRunning: @escaping @Sendable (Int) async -> Void) async throws {
         let headerTimeout = TimeAmount.nanoseconds(Int64(configuration.headerTimeoutSeconds * 1e9))
         let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeoutSeconds * 1e9))
+        // The view's connections ahead of a local flood: untrusted ones make room.
+        let admission = ConnectionAdmission(limit: configuration.maxConnections, secret: secret)
         let application = Application(
             router: router(),
             server: .http1(
                 configuration: .init(additionalChannelHandlers: [
-                    ConnectionTimeoutHandler(headerTimeout: headerTimeout, idleTimeout: idleTimeout)
+                    admission.handler(), ConnectionTimeoutHandler(headerTimeout: headerTimeout, idleTimeout: idleTimeout),
                 ])),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: nil,
-                availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections, logger: logger)),
+                availableConnectionsDelegate: ConnectionAdmission.AcceptDelegate(admission: admission)),
             onServerRunning: { [hostGuard] channel in
                 let port = channel.localAddress?.port ?? 0
                 hostGuard.bind(port: port)
