@@ -9,31 +9,41 @@ import Foundation
 /// `app://` the scheme is answered by the shell itself and the page keeps working: the end
 /// is reported only.
 ///
-/// Checked once a second on the GTK main thread: the known process's `/proc/PID/stat`
+/// Checked once a second on a queue of its own, never on the GTK main thread (reading
+/// `/proc` must not be able to hold the window): the known process's `/proc/PID/stat`
 /// (gone, a zombie, or no longer the shell's child means it ended), and while none is
-/// known, the shell's children in `/proc`.
+/// known, the shell's children in `/proc`. The end is handed to the main thread.
 final class NetworkProcessWatch: @unchecked Sendable {
-    // Confined to the GTK main thread: created there, `known` read and written there only.
+    // `known` and `timer` are read and written on `queue` only.
     /// `comm` of WebKit's network process.
     static let processName = "WebKitNetworkPr"
+    private let queue = DispatchQueue(label: "clientctl.shell.network-process")
     private var known: Int32?
-    /// Called on the main thread with the pid of a network process that ended.
-    let onEnded: (Int32) -> Void
+    private var timer: (any DispatchSourceTimer)?
+    /// Called on the GTK main thread with the pid of a network process that ended.
+    let onEnded: @Sendable (Int32) -> Void
 
-    init(onEnded: @escaping (Int32) -> Void) { self.onEnded = onEnded }
+    init(onEnded: @escaping @Sendable (Int32) -> Void) { self.onEnded = onEnded }
 
-    /// Checks every `seconds` for as long as GTK's main loop runs.
+    /// Checks every `seconds` until the process exits.
     func start(every seconds: Double = 1) {
-        GMain.every(seconds: seconds) { [self] in check() }
+        queue.async { [self] in
+            let source = DispatchSource.makeTimerSource(queue: queue)
+            source.schedule(deadline: .now() + seconds, repeating: seconds)
+            source.setEventHandler { [self] in check() }
+            source.resume()
+            timer = source
+        }
     }
 
-    /// One check (main thread).
-    func check() {
+    /// One check (on `queue`).
+    private func check() {
         let shell = getpid()
         if let pid = known {
             if Self.isLiveChild(pid, of: shell) { return }
             known = nil
-            onEnded(pid)
+            let ended = onEnded
+            GMain.async { ended(pid) }
         }
         known = Self.children(of: shell).first { $0.name == Self.processName }?.pid
     }
@@ -68,8 +78,8 @@ extension ShellView {
     /// the event's fields (its pid, the version of the page shown, whether the page is
     /// reloaded) and, when `reloads` (`--origin loopback`), the view loads a fresh launch
     /// URL, whose token the new network process exchanges for the run's cookie.
-    func watchNetworkProcess(reloads: Bool, report: @escaping ([String: Any]) -> Void) {
-        let watch = NetworkProcessWatch { [self] pid in
+    func watchNetworkProcess(reloads: Bool, report: @escaping @Sendable ([String: Any]) -> Void) {
+        let watch = NetworkProcessWatch { [self] pid in  // on the GTK main thread
             var fields: [String: Any] = ["pid": Int(pid), "reloaded": reloads]
             if let version = pageVersion ?? servedDocument { fields["version"] = version }
             report(fields)
