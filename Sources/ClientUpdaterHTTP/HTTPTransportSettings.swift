@@ -1,11 +1,6 @@
 import ClientUpdater
 import Foundation
 
-/// The version string of clientctl, sent in `User-Agent` and printed by `--version`.
-package enum ClientctlVersion {
-    package static let string = "0.1.0"
-}
-
 /// How ``DefaultTransport`` connects over `http:` and `https:`: proxies, trust, timeouts,
 /// identity.
 public struct HTTPTransportSettings: Sendable {

@@ -1,3 +1,4 @@
+import ClientEngine
 import ClientServer
 import Foundation
 import Logging
@@ -56,8 +57,7 @@ final class LoopbackOrigin: Sendable {
         // The listener's own log (its start, connections cut at exit) only when
         // CLIENTCTL_LOG_LEVEL asks for it; the serving core logs refused files itself.
         var logger = Logger(label: "clientctl.shell.loopback")
-        let level = ProcessInfo.processInfo.environment["CLIENTCTL_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0.lowercased()) }
-        logger.logLevel = level ?? .critical
+        logger.logLevel = EngineLogging.level() ?? .critical
         let server = ShellOriginServer(
             core: core, configuration: ServerConfiguration(port: port), waitForVersion: { await ready.wait() },
             onPage: { version in await pages.forward(version) }, logger: logger)

@@ -41,11 +41,8 @@ final class ShellRun: @unchecked Sendable {
         var template: DeviceTemplate?
         let origin: ShellOrigin
         do {
-            // The engine's log on stderr at `warning` (it logs below: nothing is added to the
-            // shell's output) unless CLIENTCTL_LOG_LEVEL names a level (docs/concurrency.md#logging).
-            var logger = Logger(label: "clientctl.engine", factory: { StreamLogHandler.standardError(label: $0) })
-            let level = ProcessInfo.processInfo.environment["CLIENTCTL_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0.lowercased()) }
-            logger.logLevel = level ?? .warning
+            // The engine's log on stderr unless CLIENTCTL_LOG_LEVEL names a level (docs/concurrency.md#logging).
+            let logger = EngineLogging.engineLogger()
             let root = try ShellRoot.prepare(options)
             template = root.template
             origin = try ShellOrigin.chosen(flag: options.origin, template: template, port: options.port)

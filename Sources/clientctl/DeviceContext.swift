@@ -27,12 +27,6 @@ struct DeviceContext {
         return DeviceContext(engine: engine)
     }
 
-    /// The engine's log on stderr, apart from the command's own lines: at `warning` (which
-    /// the engine never reaches: nothing is added to a command's output) unless
-    /// `CLIENTCTL_LOG_LEVEL` names another level (`trace`, `debug`, `info`, `notice`, ...).
-    static func engineLogger(environment: [String: String] = ProcessInfo.processInfo.environment) -> Logger {
-        var logger = Logger(label: "clientctl.engine", factory: { StreamLogHandler.standardError(label: $0) })
-        logger.logLevel = environment["CLIENTCTL_LOG_LEVEL"].flatMap { Logger.Level(rawValue: $0.lowercased()) } ?? .warning
-        return logger
-    }
+    /// The engine's log on stderr (``EngineLogging/engineLogger(environment:)``).
+    static func engineLogger() -> Logger { EngineLogging.engineLogger() }
 }
