@@ -102,7 +102,7 @@ let package = Package(
         .target(
             name: "SignedArchive",
             dependencies: [
-                "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "DeltaPatch",
+                "ClientUpdater", "SignedManifest", "SafeArchive", "DeltaPatch",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -120,7 +120,7 @@ let package = Package(
         // Channel 2: Meteor hot code push (SignedManifest for its strict JSON reader).
         .target(
             name: "MeteorHotCodePush",
-            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["ClientUpdater", "SignedManifest", .product(name: "Logging", package: "swift-log")]
         ),
         // The loopback HTTP server behind `clientctl serve`.
         .target(

@@ -24,10 +24,18 @@ public struct DeviceEngine: Sendable {
         public var now: @Sendable () -> Date
         /// Overrides the config's startup timeout (seconds), e.g. `serve --startup-timeout`.
         public var startupTimeoutSeconds: Double?
+        /// The archive channel's own options, given to it at `init`.
+        package var archive: ArchiveChannel.Options
         /// Archive roots: take the newest release whatever its staged rollout says.
-        public var ignoreRollout: Bool
+        public var ignoreRollout: Bool {
+            get { archive.ignoreRollout }
+            set { archive.ignoreRollout = newValue }
+        }
         /// Archive roots: false to always download the full archive.
-        public var useDelta: Bool
+        public var useDelta: Bool {
+            get { archive.useDelta }
+            set { archive.useDelta = newValue }
+        }
         /// Where the updater and the channel log (swift-log); by default the label
         /// `clientctl.engine` on whatever handler the host bootstrapped. The engine logs
         /// below `warning`: failures reach the host as errors and events.
@@ -41,8 +49,7 @@ public struct DeviceEngine: Sendable {
             self.transport = transport
             self.now = now
             self.startupTimeoutSeconds = startupTimeoutSeconds
-            self.ignoreRollout = ignoreRollout
-            self.useDelta = useDelta
+            self.archive = ArchiveChannel.Options(ignoreRollout: ignoreRollout, useDelta: useDelta)
             self.logger = logger
         }
     }
@@ -91,21 +98,25 @@ public struct DeviceEngine: Sendable {
         return url.lastPathComponent == "application" ? url.deletingLastPathComponent().path : nil
     }
 
-    /// The channel a root's config names.
+    /// The channel a root's config names, given the transport the engine chose (the host's,
+    /// else ``DefaultTransport`` with the root's `proxy` and `caFile`) and its own options:
+    /// the engine is the one place where a root's parts are chosen.
     static func makeChannel(config: DeviceConfig, layout: RootLayout, options: Options) throws -> any UpdateChannel {
         switch config.channelKind {
         case .signedArchive:
-            let downloader = options.transport.map { Downloader(transport: $0) }
-            var channel = try ArchiveChannel(
-                layout: layout, config: config, downloader: downloader, now: options.now, logger: options.logger)
-            channel.ignoreRollout = options.ignoreRollout
-            channel.useDelta = options.useDelta
-            return channel
+            return try ArchiveChannel(
+                layout: layout, config: config, downloader: Downloader(transport: transport(config, layout, options)),
+                options: options.archive, now: options.now, logger: options.logger)
         case .meteor:
-            let transport = options.transport ?? DefaultTransport(config: config, root: layout.root)
-            return try MeteorChannel(layout: layout, config: config, transport: transport, options: .init(logger: options.logger))
+            return try MeteorChannel(
+                layout: layout, config: config, transport: transport(config, layout, options), options: .init(logger: options.logger))
         default:
             throw UpdaterError(.configInvalid, "\(layout.config): channelKind '\(config.channelKind.rawValue)' is not signed-archive or meteor")
         }
+    }
+
+    /// The transport a root's channel fetches through: the host's, else the production one.
+    static func transport(_ config: DeviceConfig, _ layout: RootLayout, _ options: Options) -> any Transport {
+        options.transport ?? DefaultTransport(config: config, root: layout.root)
     }
 }

@@ -1,5 +1,4 @@
 import ClientUpdater
-import ClientUpdaterHTTP
 import Foundation
 import Logging
 
@@ -11,12 +10,6 @@ import Logging
 /// only fetches, verifies, stores and describes versions. Every method expects the
 /// root's lock to be held by the caller.
 package struct MeteorChannel: UpdateChannel {
-    /// A channel for a root whose `config.json` says `channelKind == .meteor`, with the
-    /// production transport (``DefaultTransport`` with the root's `proxy` and `caFile`).
-    package static func forRoot(_ layout: RootLayout, config: DeviceConfig) throws -> MeteorChannel {
-        try MeteorChannel(layout: layout, config: config, transport: DefaultTransport(config: config, root: layout.root))
-    }
-
     /// Tunables; the defaults suit devices.
     package struct Options: Sendable {
         /// Parallel asset downloads (the plugin's 6 connections per host).
@@ -54,7 +47,7 @@ package struct MeteorChannel: UpdateChannel {
     package let platform: CompatPlatform
     /// The embedded (initial) bundle folder: `program.json`, `index.html`, assets by `path`.
     package let embeddedPath: String
-    /// The network seam (``DefaultTransport`` in production).
+    /// The network seam, chosen by the engine (the composition root).
     package let transport: any Transport
     package let options: Options
 

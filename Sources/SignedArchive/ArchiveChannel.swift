@@ -1,5 +1,4 @@
 import ClientUpdater
-import ClientUpdaterHTTP
 import Foundation
 import Logging
 import SignedManifest
@@ -10,6 +9,19 @@ import SignedManifest
 /// unpacks the archive into `clients/vX.Y.Z` (through ``ArchiveInstaller``); selection is
 /// the seed rule (highest compatible, not blacklisted).
 package struct ArchiveChannel: UpdateChannel {
+    /// The archive channel's own choices (the engine takes them from `DeviceEngine.Options`).
+    package struct Options: Sendable, Equatable {
+        /// `install --ignore-rollout`: take the newest release whatever its staged rollout says.
+        package var ignoreRollout: Bool
+        /// `install --no-delta`: false to download the full archive even when a patch applies.
+        package var useDelta: Bool
+
+        package init(ignoreRollout: Bool = false, useDelta: Bool = true) {
+            self.ignoreRollout = ignoreRollout
+            self.useDelta = useDelta
+        }
+    }
+
     package let layout: RootLayout
     package let config: DeviceConfig
     /// The channel's section of `config.json`.
@@ -21,20 +33,19 @@ package struct ArchiveChannel: UpdateChannel {
     let now: @Sendable () -> Date
     /// Where the channel logs its steps (download, delta or full archive, promotion).
     package let logger: Logger
-    /// `install --ignore-rollout`: take the newest release whatever its staged rollout says.
-    package var ignoreRollout = false
-    /// `install --no-delta`: download the full archive even when a patch applies.
-    package var useDelta = true
+    /// Rollout and delta choices, fixed at `init`.
+    package let options: Options
 
     /// - Throws: ``UpdaterError`` `.configInvalid` when the channel's settings break a rule
     ///   or a trusted key cannot be read.
     /// - Parameters:
-    ///   - downloader: the transport and retry policy used for manifests and archives; by
-    ///     default a ``DefaultTransport`` with the root's `proxy` and `caFile`.
+    ///   - downloader: the transport and retry policy used for manifests and archives,
+    ///     chosen by the engine (the composition root).
+    ///   - options: rollout and delta choices.
     ///   - now: the wall clock, for `expires`.
     ///   - logger: where the channel logs its steps.
     package init(
-        layout: RootLayout, config: DeviceConfig, downloader: Downloader? = nil,
+        layout: RootLayout, config: DeviceConfig, downloader: Downloader, options: Options = Options(),
         now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "clientctl.engine")
     ) throws {
         guard config.channelKind == .signedArchive else {
@@ -43,7 +54,8 @@ package struct ArchiveChannel: UpdateChannel {
         self.layout = layout
         self.config = config
         self.settings = try config.settings(ArchiveSettings.self, layout: layout)
-        self.downloader = downloader ?? Downloader(transport: DefaultTransport(config: config, root: layout.root))
+        self.downloader = downloader
+        self.options = options
         self.now = now
         self.logger = logger
         self.trust = TrustStore(layout: layout, settings: settings, app: config.app)

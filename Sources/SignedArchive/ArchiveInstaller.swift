@@ -108,7 +108,7 @@ struct ArchiveInstaller {
             }
             return .upToDate("up to date: \(candidate.version) is installed")
         }
-        if !channel.ignoreRollout,
+        if !channel.options.ignoreRollout,
             let refusal = FeedRules.rolloutRefusal(candidate, deviceId: try DeviceIdentity.readOrCreate(layout), now: channel.now())
         {
             state.archive.manifestETag = etag
@@ -178,7 +178,7 @@ struct ArchiveInstaller {
         // A patch against a version this device holds first; anything wrong with that path
         // (no base, a bad patch) falls back to the full archive below.
         let delta = DeltaInstall(channel: channel, manifest: manifest, manifestURL: manifestURL, downloader: downloader, extractor: extractor)
-        switch channel.useDelta ? await delta.run(keeping: partial) : .fullArchive(note: nil) {
+        switch channel.options.useDelta ? await delta.run(keeping: partial) : .fullArchive(note: nil) {
         case .unpacked(let unpacked):
             InstallNotes.report(unpacked.note)
             channel.logger.debug("release \(version): \(unpacked.note)")

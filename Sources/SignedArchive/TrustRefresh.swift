@@ -1,5 +1,4 @@
 import ClientUpdater
-import ClientUpdaterHTTP
 import Foundation
 import SignedManifest
 

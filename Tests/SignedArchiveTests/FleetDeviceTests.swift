@@ -1,4 +1,5 @@
 import ClientUpdater
+import ClientUpdaterHTTP
 import Foundation
 import SignedArchive
 import SignedManifest
@@ -24,8 +25,9 @@ import Testing
         #expect(waiting.result == .skipped)
         #expect(waiting.message.hasSuffix("this device (place \(place) of 10000) waits"), "\(waiting.message)")
         #expect(try await d.updater().status().installed.isEmpty)
-        var channel = try ArchiveChannel(layout: d.layout, config: d.config, logger: .quiet)
-        channel.ignoreRollout = true
+        let channel = try ArchiveChannel(
+            layout: d.layout, config: d.config, downloader: Downloader(transport: DefaultTransport(config: d.config, root: d.layout.root)),
+            options: .init(ignoreRollout: true), logger: .quiet)
         #expect(try await Updater(layout: d.layout, config: d.config, channel: channel, logger: .quiet).install().version == "1.0.0")
 
         // A schedule: nobody in the first hour, everybody after it.

@@ -1,5 +1,6 @@
 import ArchivePublishing
 import ClientUpdater
+import ClientUpdaterHTTP
 import Foundation
 import SafeArchive
 import SignedArchive
@@ -41,7 +42,8 @@ import Testing
                 channel: "stable", manifestURL: "file:///releases/stable/manifest.json",
                 trustedKeys: [try ReleaseFolder.testPublicKeyPEM()]),
             shellVersion: Version(1, 0, 0))
-        let channel = try ArchiveChannel(layout: layout, config: config, logger: .quiet)
+        let channel = try ArchiveChannel(
+            layout: layout, config: config, downloader: Downloader(transport: DefaultTransport(config: config, root: layout.root)), logger: .quiet)
         let tree = try Self.client(tmp, with: name)
         let organized = Result {
             let assets = try channel.servedAssets(for: InstalledVersion(id: "1.1.0", directory: tree))
