@@ -60,8 +60,7 @@ public enum TemplateRoot {
             }
             return (.templateRefused("template \(folder): \(error.message)"), nil)
         }
-        if try await RootInitializer.createIfAbsent(made.config, to: layout, store: layout.clients) {
-            if let pinned = made.root { try trustStore(made.config, layout).save(pinned) }
+        if try await DeviceEngine.create(.init(config: made.config, trustRoot: made.root), at: layout, existing: .keep) {
             return (.created, template)
         }
         let wanted = made.config

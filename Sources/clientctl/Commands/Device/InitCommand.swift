@@ -1,4 +1,5 @@
 import ArgumentParser
+import ClientEngine
 import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation
@@ -106,11 +107,7 @@ struct InitCommand: AsyncParsableCommand {
             let layout = try device.layout()
             let (made, pinned) = try ArchiveRootSetup.make(request)
             let config = try transportSettings(made)
-            try await RootInitializer.write(config, to: layout, force: force, store: layout.clients)
-            if let pinned {
-                let settings = try config.settings(ArchiveSettings.self, layout: layout)
-                try TrustStore(layout: layout, settings: settings, app: config.app).save(pinned)
-            }
+            try await DeviceEngine.create(.init(config: config, trustRoot: pinned), at: layout, existing: force ? .overwrite : .refuse)
             printError("initialized \(layout.root) for \(config.app) (\(config.channelKind.rawValue), channel \(request.channel ?? "-"))")
         }
     }
@@ -129,8 +126,7 @@ struct InitCommand: AsyncParsableCommand {
                 meteorURL: url, embedded: embedded, compatPlatform: compatPlatform, shellVersion: shellVersion?.description,
                 startupTimeout: settings.startupTimeout.value, keep: settings.keep, allowInsecureHTTP: allowInsecureHTTP))
         config = try transportSettings(config)
-        try await RootInitializer.write(config, to: layout, force: force, store: layout.meteor)
-        if !FileManager.default.fileExists(atPath: layout.state) { try StateStore.save(state, layout) }
+        try await DeviceEngine.create(.init(config: config, state: state), at: layout, existing: force ? .overwrite : .refuse)
         printError("initialized \(layout.root) for \(config.app) (meteor, \(url), \(compatPlatform ?? "ios"))")
     }
 
