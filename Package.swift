@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "ClientFoundation", targets: ["ClientFoundation"]),
         .library(name: "ClientUpdater", targets: ["ClientUpdater"]),
         .library(name: "ClientUpdaterHTTP", targets: ["ClientUpdaterHTTP"]),
+        .library(name: "StrictJSON", targets: ["StrictJSON"]),
         .library(name: "SignedManifest", targets: ["SignedManifest"]),
         .library(name: "SafeArchive", targets: ["SafeArchive"]),
         .library(name: "ArchivePublishing", targets: ["ArchivePublishing"]),
@@ -82,15 +83,21 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
-        // Signed manifests: strict and canonical JSON, Ed25519 through OpenSSL, the manifest and index rules.
+        // The strict JSON reader for untrusted documents, RFC 8785 canonical JSON, pretty
+        // printing and RFC 3339 timestamps; throws its own StrictJSONError.
+        .target(name: "StrictJSON", dependencies: ["ClientFoundation"]),
+        // Signed manifests: Ed25519 through OpenSSL, the manifest, index, trust-root and rollout rules.
         .target(
             name: "SignedManifest",
-            dependencies: ["ClientFoundation", "COpenSSL", .product(name: "Subprocess", package: "swift-subprocess")]
+            dependencies: [
+                "ClientFoundation", "StrictJSON", "SafeArchive", "COpenSSL", .product(name: "Subprocess", package: "swift-subprocess"),
+            ]
         ),
-        // Every use of libarchive: safe extraction (entry rules, caps) and reproducible archive writing.
+        // Every use of libarchive: the archive formats, safe extraction (entry rules, caps) and
+        // reproducible archive writing.
         .target(
             name: "SafeArchive",
-            dependencies: ["ClientFoundation", "SignedManifest", "CArchive"]
+            dependencies: ["ClientFoundation", "CArchive"]
         ),
         // Delta updates: zstd patches against a referenced base (long window, caps checked
         // from the frame header before anything is allocated).
@@ -102,7 +109,7 @@ let package = Package(
         .target(
             name: "SignedArchive",
             dependencies: [
-                "ClientUpdater", "SignedManifest", "SafeArchive", "DeltaPatch",
+                "ClientUpdater", "StrictJSON", "SignedManifest", "SafeArchive", "DeltaPatch",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -111,16 +118,16 @@ let package = Package(
         .target(
             name: "ArchivePublishing",
             dependencies: [
-                "ClientFoundation", "SignedManifest", "SafeArchive", "DeltaPatch", "COpenSSL",
+                "ClientFoundation", "StrictJSON", "SignedManifest", "SafeArchive", "DeltaPatch", "COpenSSL",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        // Channel 2: Meteor hot code push (SignedManifest for its strict JSON reader).
+        // Channel 2: Meteor hot code push (StrictJSON for its strict JSON reader).
         .target(
             name: "MeteorHotCodePush",
-            dependencies: ["ClientUpdater", "SignedManifest", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["ClientUpdater", "StrictJSON", .product(name: "Logging", package: "swift-log")]
         ),
         // The loopback HTTP server behind `clientctl serve`.
         .target(
@@ -162,8 +169,8 @@ let package = Package(
         .target(
             name: "ClientctlCommands",
             dependencies: [
-                "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "SignedArchive",
-                "ArchivePublishing",
+                "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive",
+                "SignedArchive", "ArchivePublishing",
                 "MeteorHotCodePush", "ClientServer", "AppPackaging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -198,13 +205,13 @@ let package = Package(
         // Scripts/bench/fleet: 1,000 library Updaters on a simulated clock (not shipped).
         .executableTarget(
             name: "fleet-bench",
-            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SignedArchive", "ArchivePublishing"],
+            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SignedArchive", "ArchivePublishing"],
             path: "Scripts/bench/FleetBench"
         ),
         .target(
             name: "TestSupport",
             dependencies: [
-                "ClientShim", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "SignedArchive",
+                "ClientShim", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive",
                 "ArchivePublishing", "COpenSSL", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TestSupport"
@@ -215,15 +222,16 @@ let package = Package(
         .testTarget(name: "ClientShimTests", dependencies: ["ClientShim", "TestSupport"]),
         .testTarget(name: "ClientUpdaterTests", dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
         .testTarget(name: "ClientUpdaterHTTPTests", dependencies: ["ClientUpdaterHTTP", "ClientUpdater", "TestSupport"]),
-        .testTarget(name: "SignedManifestTests", dependencies: ["SignedManifest", "ClientUpdater", "TestSupport"]),
+        .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
+        .testTarget(name: "SignedManifestTests", dependencies: ["SignedManifest", "StrictJSON", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "SafeArchiveTests", dependencies: ["SafeArchive", "ClientFoundation", "SignedManifest", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "DeltaPatchTests", dependencies: ["DeltaPatch", "ClientUpdater", "TestSupport"]),
         .testTarget(
             name: "SignedArchiveTests",
-            dependencies: ["SignedArchive", "SignedManifest", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
+            dependencies: ["SignedArchive", "SignedManifest", "StrictJSON", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
         .testTarget(
             name: "ArchivePublishingTests",
-            dependencies: ["ArchivePublishing", "SignedManifest", "SafeArchive", "DeltaPatch", "ClientUpdater", "TestSupport"]),
+            dependencies: ["ArchivePublishing", "SignedManifest", "StrictJSON", "SafeArchive", "DeltaPatch", "ClientUpdater", "TestSupport"]),
         .testTarget(
             name: "MeteorHotCodePushTests",
             dependencies: ["MeteorHotCodePush", "SignedManifest", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
@@ -244,7 +252,8 @@ let package = Package(
         .testTarget(
             name: "clientctlTests",
             dependencies: [
-                "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "TestSupport",
+                "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing",
+                "TestSupport",
             ]),
         .testTarget(name: "ClientctlShellTests", dependencies: ["TestSupport"]),
         .testTarget(name: "AppPackagingTests", dependencies: ["AppPackaging", "ClientFoundation", "TestSupport"]),
@@ -259,7 +268,8 @@ if Context.environment["CLIENTCTL_FUZZ"] == "1" {
         .executableTarget(
             name: "clientctl-fuzz",
             dependencies: [
-                "ClientShim", "ClientUpdater", "SignedManifest", "SafeArchive", "SignedArchive", "MeteorHotCodePush", "ClientServer", "DeltaPatch",
+                "ClientShim", "ClientUpdater", "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive", "MeteorHotCodePush", "ClientServer",
+                "DeltaPatch",
             ],
             path: "Fuzz/Targets"
         )

@@ -1,3 +1,4 @@
+import StrictJSON
 @testable import SignedManifest
 
 /// RFC 8785 canonical JSON: printing is idempotent (canonical bytes re-parsed and printed

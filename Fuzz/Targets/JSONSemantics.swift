@@ -1,3 +1,4 @@
+import StrictJSON
 @testable import SignedManifest
 
 /// Value equality for round-trip properties, stricter than `JSONValue ==` where that is

@@ -1,4 +1,5 @@
 import ClientUpdater
+import StrictJSON
 
 @testable import SignedManifest
 

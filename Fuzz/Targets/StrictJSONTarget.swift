@@ -1,3 +1,4 @@
+import StrictJSON
 @testable import SignedManifest
 
 /// Strict JSON (duplicate keys, depth, trailing data, caps): whatever it accepts must

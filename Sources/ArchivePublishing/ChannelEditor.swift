@@ -1,6 +1,7 @@
 import ClientFoundation
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// A change to the release a channel offers now (`manifest.json`), made by re-signing it.
 public enum ManifestChange: Sendable, Equatable {

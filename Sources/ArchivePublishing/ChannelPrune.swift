@@ -1,6 +1,7 @@
 import ClientFoundation
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// What `clientctl prune` keeps and deletes in one channel (docs/delta-updates.md#pruning):
 /// the newest `keep` releases stay in `index.json` (and the release `manifest.json` offers,

@@ -3,6 +3,7 @@ import DeltaPatch
 import Foundation
 import SafeArchive
 import SignedManifest
+import StrictJSON
 
 /// Makes the `delta` of a new release (docs/delta-updates.md#publishing): the release's
 /// tree tar, and a zstd patch to it from the tree tar of each of the newest ``bases``

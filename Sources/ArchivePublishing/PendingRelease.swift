@@ -1,6 +1,7 @@
 import ClientFoundation
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// A release waiting for signatures: `<out>/<channel>/pending/v<version>.json`, the partly
 /// signed manifest (its archive is already in place, immutable). Devices never see it: it

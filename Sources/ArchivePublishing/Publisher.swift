@@ -2,6 +2,7 @@ import ClientFoundation
 import Foundation
 import SafeArchive
 import SignedManifest
+import StrictJSON
 
 /// What to publish: the inputs of `clientctl publish`.
 public struct PublishRequest: Sendable {

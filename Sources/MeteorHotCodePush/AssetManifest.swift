@@ -1,6 +1,6 @@
 import ClientUpdater
 import Foundation
-import SignedManifest
+import StrictJSON
 
 /// Which entry of `cordovaCompatibilityVersions` a device compares (the shell's platform).
 package enum CompatPlatform: String, Sendable, Codable, CaseIterable {
@@ -103,7 +103,7 @@ package struct AssetManifest: Sendable, Equatable {
         let root: JSONObject
         do {
             root = try StrictJSON.parseObject(data, limits: .init(maxBytes: limits.maxBytes, maxDepth: 32), source: "asset manifest")
-        } catch let error as SignedArchiveError {
+        } catch let error as StrictJSONError {
             throw MeteorError(.invalidManifest, "Error parsing asset manifest: \(error.message)", underlying: error)
         }
         if let format = root["format"] {

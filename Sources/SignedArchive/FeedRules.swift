@@ -1,6 +1,7 @@
 import ClientUpdater
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// What a device does with the fleet fields of a verified manifest of its own app and
 /// channel: replay protection, revocation and the staged-rollout gate. Pure functions.

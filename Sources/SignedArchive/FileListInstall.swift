@@ -26,7 +26,7 @@ struct FileListInstall {
     /// What building the tree needs: the checked list, where each file comes from, and
     /// what must be downloaded.
     struct Plan {
-        var tree: ListedTree
+        var tree: ListedTree<ReleaseFileList.File>
         /// Item index → an installed file with the item's size and SHA-256, as it was when hashed.
         var local: [Int: HashedFile]
         /// Distinct objects to download (by SHA-256), with their sizes.

@@ -4,6 +4,7 @@ import DeltaPatch
 import Foundation
 import SafeArchive
 import SignedManifest
+import StrictJSON
 import TestSupport
 import Testing
 

@@ -3,6 +3,7 @@ import ClientUpdaterHTTP
 import Foundation
 import SignedArchive
 import SignedManifest
+import StrictJSON
 import TestSupport
 import Testing
 

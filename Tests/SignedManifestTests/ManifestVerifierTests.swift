@@ -2,6 +2,7 @@ import ClientUpdater
 import Foundation
 import SafeArchive
 import SignedManifest
+import StrictJSON
 import TestSupport
 import Testing
 

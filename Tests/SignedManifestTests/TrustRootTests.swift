@@ -1,6 +1,7 @@
 import ClientUpdater
 import Foundation
 import SignedManifest
+import StrictJSON
 import TestSupport
 import Testing
 

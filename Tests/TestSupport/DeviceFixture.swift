@@ -3,6 +3,7 @@ import ClientUpdaterHTTP
 import Foundation
 import SignedArchive
 import SignedManifest
+import StrictJSON
 
 /// A device root, a release folder and a loopback server hosting it, for archive-channel tests.
 public final class DeviceFixture: @unchecked Sendable {

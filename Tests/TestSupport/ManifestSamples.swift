@@ -1,6 +1,7 @@
 import ClientUpdater
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// Manifests for tests: a valid draft, and signing of arbitrary (even invalid) objects.
 public enum ManifestSamples {

@@ -1,6 +1,7 @@
 import ClientUpdater
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// A release folder for device tests, built in code so tests can also make releases that
 /// `clientctl publish` would refuse to write: tampered fields, wrong apps, hostile archives.

@@ -2,6 +2,7 @@ import ArchivePublishing
 import ClientUpdater
 import Foundation
 import SignedManifest
+import StrictJSON
 import TestSupport
 import Testing
 

@@ -1,4 +1,5 @@
 import Foundation
+import StrictJSON
 import TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation
 import SignedManifest
+import StrictJSON
 import TestSupport
 import Testing
 

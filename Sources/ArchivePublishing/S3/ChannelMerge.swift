@@ -1,6 +1,7 @@
 import ClientFoundation
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// The pointers of a channel after a push: what the store holds merged with what the
 /// release folder holds, under the same version rules as `publish` (docs/formats.md#push).

@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import SafeArchive
 import SignedManifest
 
 /// The objects of a channel folder that never change once published: trust roots

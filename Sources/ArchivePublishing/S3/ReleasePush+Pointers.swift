@@ -1,6 +1,7 @@
 import ClientFoundation
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// The pointer step of a push: `index.json`, then `manifest.json`, each written only if
 /// unchanged since read, every write's answer checked, and both read back before the push

@@ -1,6 +1,7 @@
 import ClientFoundation
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// What a push did for one channel.
 public struct PushReport: Sendable, Equatable {

@@ -1,6 +1,7 @@
 import Foundation
 import NIOHTTP1
 import SignedManifest
+import StrictJSON
 
 /// Listing and deleting objects, for `push --keep` (docs/delta-updates.md#pruning):
 /// `ListObjectsV2` pages and `DeleteObject`.

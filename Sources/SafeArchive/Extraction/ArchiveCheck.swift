@@ -1,8 +1,8 @@
 import ClientFoundation
 import Foundation
-import SignedManifest
 
-/// The outcome of checking archive bytes against a manifest's `size` and `sha256`.
+/// The outcome of checking archive bytes against an expected `size` and `sha256` (a
+/// manifest's: SignedManifest adds `check(fileAt:against:)` for a `Manifest`).
 public enum ArchiveCheck: Sendable, Equatable {
     /// Length and SHA-256 match.
     case matches
@@ -11,24 +11,25 @@ public enum ArchiveCheck: Sendable, Equatable {
     /// The archive's SHA-256 is `actual`, the manifest says `expected`.
     case hashMismatch(expected: String, actual: String)
 
-    /// Checks the file at `path` (size first, then the hash, read in chunks).
-    public static func check(fileAt path: String, against manifest: Manifest) throws -> ArchiveCheck {
+    /// Checks the file at `path` against `size` bytes and the lower-case hex SHA-256
+    /// `sha256` (size first, then the hash, read in chunks).
+    public static func check(fileAt path: String, size: Int64, sha256: String) throws -> ArchiveCheck {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             throw SafeArchiveError(.notFound, "cannot open archive \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
-        return try check(descriptor: fd, path: path, against: manifest)
+        return try check(descriptor: fd, path: path, size: size, sha256: sha256)
     }
 
-    /// Checks what is readable from `fd` (from its current offset) against the manifest.
-    public static func check(descriptor fd: Int32, path: String, against manifest: Manifest) throws -> ArchiveCheck {
+    /// Checks what is readable from `fd` (from its current offset) against `size` and `sha256`.
+    public static func check(descriptor fd: Int32, path: String, size: Int64, sha256: String) throws -> ArchiveCheck {
         var st = stat()
         guard fstat(fd, &st) == 0 else { throw SafeArchiveError(.io, "cannot stat \(path): \(String(cString: strerror(errno)))") }
         let remaining = Int64(st.st_size) - Int64(lseek(fd, 0, SEEK_CUR))
-        guard remaining == manifest.size else { return .sizeMismatch(expected: manifest.size, actual: remaining) }
+        guard remaining == size else { return .sizeMismatch(expected: size, actual: remaining) }
         let actual = try Digest.hex(.sha256, ofDescriptor: fd, path: path)
-        guard actual == manifest.sha256 else { return .hashMismatch(expected: manifest.sha256, actual: actual) }
+        guard actual == sha256 else { return .hashMismatch(expected: sha256, actual: actual) }
         return .matches
     }
 

@@ -1,7 +1,6 @@
 internal import CArchive
 import ClientFoundation
 import Foundation
-import SignedManifest
 
 /// One extraction in progress: the libarchive readers, the entry bookkeeping and counters.
 struct ExtractionRun {

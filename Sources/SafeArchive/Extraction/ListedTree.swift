@@ -1,5 +1,12 @@
 import ClientFoundation
-import SignedManifest
+
+/// A file of a signed file list, as ``ListedTree`` judges it: its path and size.
+package protocol ListedFile: Sendable {
+    /// The path under the release folder (`assets/app.js`).
+    var path: String { get }
+    /// The size in bytes.
+    var size: Int64 { get }
+}
 
 /// The entry rule applied to a signed file list before a device builds a tree from it
 /// (docs/delta-updates.md#the-file-list): every path is judged by the same ``EntryRule``
@@ -7,11 +14,14 @@ import SignedManifest
 /// file/folder conflicts, names that collide when case is ignored or as Unicode), under
 /// the same caps (entries, folders included, and bytes), with a regular `index.html` at
 /// the root. A list that passes describes a tree extraction would also have accepted.
-package struct ListedTree: Sendable {
+///
+/// Generic over the list's file type (SignedManifest's `ReleaseFileList.File`), so that
+/// the archive rules need nothing of manifests.
+package struct ListedTree<File: ListedFile>: Sendable {
     /// One file to create: its path components under the staging folder.
     package struct Item: Sendable {
         package var components: [String]
-        package var file: ReleaseFileList.File
+        package var file: File
     }
 
     /// The files in list order, with their checked components.
@@ -19,17 +29,17 @@ package struct ListedTree: Sendable {
     /// Folders to create, parents before children.
     package var folders: [[String]]
 
-    /// Checks `list` under `limits`.
+    /// Checks the files of a list, in list order, under `limits`.
     /// - Throws: ``SafeArchiveError`` `.archiveRejected` naming the entry and the rule
     ///   (`file list entry "../x" rejected: ".." path component`), `.archiveLimit` for a cap.
-    package static func check(_ list: ReleaseFileList, limits: ExtractionLimits) throws -> ListedTree {
+    package static func check(files: [File], limits: ExtractionLimits) throws -> ListedTree {
         let rule = limits.entryRule
         var tree = EntryTree()
         var items: [Item] = []
         var folders: [[String]] = []
         var seenFolders = Set<String>()
         var total: UInt64 = 0
-        for file in list.files {
+        for file in files {
             let components: [String]
             switch rule.check(Array(file.path.utf8), isDirectory: false) {
             case .accepted(let c): components = c

@@ -1,6 +1,5 @@
 internal import CArchive
 import Foundation
-import SignedManifest
 
 /// What a successful extraction produced.
 public struct ExtractionReport: Sendable, Equatable {

@@ -1,6 +1,5 @@
 internal import CArchive
 import Foundation
-import SignedManifest
 
 /// Writes a ``SourceTree`` as a reproducible archive through libarchive.
 ///

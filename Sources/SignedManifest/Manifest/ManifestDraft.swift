@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import StrictJSON
 
 /// A manifest before signing: what `publish` fills in.
 public struct ManifestDraft: Sendable, Equatable {

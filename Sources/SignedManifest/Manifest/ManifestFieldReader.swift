@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import StrictJSON
 
 /// Reads typed manifest fields out of a JSON object, throwing a ``ManifestRejection`` that
 /// names the field for anything missing, mistyped or malformed.

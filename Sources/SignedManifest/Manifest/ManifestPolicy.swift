@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import StrictJSON
 
 /// Whether a *verified* manifest is acceptable to one device: pure functions, no I/O.
 ///

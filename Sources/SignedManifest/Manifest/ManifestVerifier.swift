@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import StrictJSON
 
 /// The outcome of verifying a manifest: valid, or which check failed.
 ///
@@ -67,7 +68,7 @@ public struct ManifestVerifier: Sendable {
     where Bytes.Element == UInt8 {
         do {
             return verify(try StrictJSON.parseObject(bytes, limits: .manifest, source: source))
-        } catch let error as SignedArchiveError {
+        } catch let error as StrictJSONError {
             return .invalid(ManifestRejection(.malformedJSON, field: nil, error.message))
         } catch {
             return .invalid(ManifestRejection(.malformedJSON, field: nil, "\(source): \(error)"))

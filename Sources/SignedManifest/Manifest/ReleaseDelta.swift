@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import StrictJSON
 
 /// The signed `delta` field of a manifest (docs/delta-updates.md#the-delta-field): the
 /// release's canonical tree tar and patches to it from older releases.

@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import StrictJSON
 
 /// The signed description of a release's files (docs/delta-updates.md#the-file-list): one
 /// entry per regular file of the tree a device unpacks, sorted by path (UTF-8 byte order),

@@ -1,4 +1,5 @@
 import ClientFoundation
+import StrictJSON
 
 /// `index.json` of a release folder (docs/formats.md#release-index): every release of a channel, newest first.
 ///
@@ -26,7 +27,12 @@ package struct ReleaseIndex: Sendable, Equatable {
     /// - Throws: ``SignedArchiveError`` `.malformedJSON` or `.invalidManifest`, naming `source`.
     package static func parse<Bytes: Collection>(_ bytes: Bytes, source: String = "index.json") throws -> ReleaseIndex
     where Bytes.Element == UInt8 {
-        let o = try StrictJSON.parseObject(bytes, limits: .index, source: source)
+        let o: JSONObject
+        do {
+            o = try StrictJSON.parseObject(bytes, limits: .index, source: source)
+        } catch let error as StrictJSONError {
+            throw SignedArchiveError(.malformedJSON, error.message, underlying: error.underlying)
+        }
         func bad(_ why: String) -> SignedArchiveError { SignedArchiveError(.invalidManifest, "\(source): \(why)") }
         guard case .string(let format)? = o["format"] else { throw bad("field 'format' must be a string") }
         guard format == Self.format else { throw bad("format is \"\(format)\", expected \"\(Self.format)\"") }

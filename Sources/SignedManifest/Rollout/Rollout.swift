@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import StrictJSON
 
 /// A staged rollout, signed in the manifest (`rollout`): which share of devices takes the
 /// release now, with no server logic — each device decides from its own id.

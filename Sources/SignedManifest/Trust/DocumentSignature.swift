@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import StrictJSON
 
 /// One signature of a signed document (a manifest or a trust root): the signer's key id
 /// and the 64 Ed25519 bytes over the document's canonical bytes.

@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import StrictJSON
 
 /// The outcome of checking a trust root: trusted, or why not. A status, not a decision:
 /// what a device does with a refusal (keep what it has, report) is its own business.

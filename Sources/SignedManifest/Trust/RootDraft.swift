@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import StrictJSON
 
 /// A trust root being built or changed offline (`clientctl root …`). Any change of
 /// content drops the signatures: they covered other bytes.

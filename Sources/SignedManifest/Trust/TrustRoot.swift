@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import StrictJSON
 
 /// A signed trust root, `root/N.json` beside a channel's `manifest.json`: the keys, and
 /// for each role (`root`, `release`) the keys that may sign for it and how many must.
@@ -91,7 +92,7 @@ public struct TrustRoot: Sendable, Equatable {
         let o: JSONObject
         do {
             o = try StrictJSON.parseObject(bytes, limits: .init(maxBytes: maxBytes, maxDepth: 8), source: source)
-        } catch let error as SignedArchiveError {
+        } catch let error as StrictJSONError {
             throw SignedArchiveError(.untrustedRoot, error.message, underlying: error)
         }
         do {

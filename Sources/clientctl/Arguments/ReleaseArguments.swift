@@ -2,6 +2,7 @@ import ArchivePublishing
 import ArgumentParser
 import ClientUpdater
 import Foundation
+import SafeArchive
 import SignedManifest
 
 /// A SemVer 2.0 version on the command line (`1.4.0`, no `v`): refused while parsing (exit 64).

@@ -4,6 +4,7 @@ import ClientFoundation
 import ClientUpdater
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// What every command that re-signs a channel's current release takes.
 struct ChannelEditOptions: ParsableArguments {

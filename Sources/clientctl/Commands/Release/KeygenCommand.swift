@@ -2,6 +2,7 @@ import ArgumentParser
 import ClientFoundation
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// `clientctl keygen --out PREFIX`: a new Ed25519 signing key pair.
 struct KeygenCommand: AsyncParsableCommand {

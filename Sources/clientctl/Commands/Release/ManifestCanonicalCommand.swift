@@ -2,6 +2,7 @@ import ArgumentParser
 import ClientFoundation
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// `clientctl manifest canonical MANIFEST`: the exact bytes a manifest's signature covers.
 struct ManifestCanonicalCommand: AsyncParsableCommand {

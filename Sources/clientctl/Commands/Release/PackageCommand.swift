@@ -4,6 +4,7 @@ import ClientFoundation
 import ClientUpdater
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// `clientctl package BUILD_DIR …`: a client build becomes a Debian package of a native app.
 struct PackageCommand: AsyncParsableCommand {

@@ -4,6 +4,7 @@ import ClientFoundation
 import ClientUpdater
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// `clientctl prune CHANNEL --out RELEASES --keep N`: drop old releases from a channel folder.
 struct PruneCommand: AsyncParsableCommand {

@@ -3,7 +3,9 @@ import ArgumentParser
 import ClientFoundation
 import ClientUpdater
 import Foundation
+import SafeArchive
 import SignedManifest
+import StrictJSON
 
 /// `clientctl publish DIR …`: pack, hash, sign and write a release folder.
 struct PublishCommand: AsyncParsableCommand {

@@ -4,6 +4,7 @@ import ClientFoundation
 import ClientUpdater
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// `clientctl push RELEASES s3://BUCKET/PREFIX`: upload a release folder to S3-compatible storage.
 struct PushCommand: AsyncParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// `clientctl rollout set CHANNEL (--percent P | --steps …)`.
 struct RolloutSetCommand: AsyncParsableCommand {

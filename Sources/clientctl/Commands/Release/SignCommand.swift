@@ -3,6 +3,7 @@ import ArgumentParser
 import ClientFoundation
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// `clientctl sign MANIFEST --key K`: adds signatures to a manifest.
 struct SignCommand: AsyncParsableCommand {

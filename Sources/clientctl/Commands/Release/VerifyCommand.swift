@@ -4,6 +4,7 @@ import ClientUpdater
 import Foundation
 import SafeArchive
 import SignedManifest
+import StrictJSON
 
 /// `clientctl verify MANIFEST --trust PUB.pem … [--archive FILE]`.
 struct VerifyCommand: AsyncParsableCommand {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// `clientctl root init FILE …`.
 struct RootInitCommand: AsyncParsableCommand {

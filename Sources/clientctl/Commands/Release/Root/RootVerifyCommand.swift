@@ -2,6 +2,7 @@ import ArchivePublishing
 import ArgumentParser
 import Foundation
 import SignedManifest
+import StrictJSON
 
 /// `clientctl root verify CHANNEL-FOLDER`: walks root/1.json, root/2.json, … as a device would.
 struct RootVerifyCommand: AsyncParsableCommand {

@@ -1,6 +1,5 @@
 import Foundation
-import SignedManifest
-import TestSupport
+import StrictJSON
 import Testing
 
 /// Generated documents: canonical and pretty output always parse back to the same value,
@@ -65,7 +64,7 @@ import Testing
             }
             do {
                 _ = try StrictJSON.parse(bytes)
-            } catch let error as SignedArchiveError {
+            } catch let error as StrictJSONError {
                 let position = try #require(error.underlying as? StrictJSON.ParseError)
                 #expect(position.offset <= bytes.count)
             }

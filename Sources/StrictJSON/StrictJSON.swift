@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// A strict RFC 8259 JSON parser for untrusted input (manifests fetched by devices).
@@ -13,7 +14,7 @@ import Foundation
 /// ``JSONValue/integer(_:)``; every other number becomes ``JSONValue/double(_:)``, which is
 /// how RFC 8785 (whose numbers are IEEE doubles) reads them.
 ///
-/// Every error is a ``SignedArchiveError`` with code `.malformedJSON` whose message says
+/// Every error is a ``StrictJSONError`` with code `.malformedJSON` whose message says
 /// where (line, column, byte offset) and what, and whose `underlying` is a ``ParseError``.
 package enum StrictJSON {
     /// Caps applied while parsing.
@@ -60,7 +61,7 @@ package enum StrictJSON {
             let err = ParseError(
                 offset: limits.maxBytes, line: 1, column: 1,
                 reason: "document is \(count) bytes, more than the \(limits.maxBytes)-byte limit")
-            throw SignedArchiveError(.malformedJSON, "\(source): \(err.reason)", underlying: err)
+            throw StrictJSONError(.malformedJSON, "\(source): \(err.reason)", underlying: err)
         }
         let array = Array(bytes)
         var parser = Parser(bytes: array, maxDepth: limits.maxDepth)
@@ -68,7 +69,7 @@ package enum StrictJSON {
             return try parser.document()
         } catch let failure as Failure {
             let err = position(of: failure, in: array)
-            throw SignedArchiveError(.malformedJSON, "\(source): invalid JSON at \(err)", underlying: err)
+            throw StrictJSONError(.malformedJSON, "\(source): invalid JSON at \(err)", underlying: err)
         }
     }
 
@@ -78,7 +79,7 @@ package enum StrictJSON {
         let value = try parse(bytes, limits: limits, source: source)
         guard case .object(let object) = value else {
             let err = ParseError(offset: 0, line: 1, column: 1, reason: "top level is \(value.typeName), expected an object")
-            throw SignedArchiveError(.malformedJSON, "\(source): \(err.reason)", underlying: err)
+            throw StrictJSONError(.malformedJSON, "\(source): \(err.reason)", underlying: err)
         }
         return object
     }

@@ -1,6 +1,5 @@
 import Foundation
-import SignedManifest
-import TestSupport
+import StrictJSON
 import Testing
 
 @Suite struct CanonicalJSONTests {

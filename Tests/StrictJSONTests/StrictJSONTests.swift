@@ -1,6 +1,5 @@
 import Foundation
-import SignedManifest
-import TestSupport
+import StrictJSON
 import Testing
 
 @Suite struct StrictJSONTests {
@@ -12,7 +11,7 @@ import Testing
         do {
             _ = try StrictJSON.parse(bytes, limits: limits, source: "test.json")
             return nil
-        } catch let error as SignedArchiveError {
+        } catch let error as StrictJSONError {
             #expect(error.code == .malformedJSON)
             #expect(error.message.hasPrefix("test.json: "))
             #expect(error.kind == .dataError)
@@ -122,6 +121,6 @@ import Testing
     }
 
     @Test func parseObjectRequiresAnObject() {
-        #expect(throws: SignedArchiveError.self) { try StrictJSON.parseObject(Array("[]".utf8)) }
+        #expect(throws: StrictJSONError.self) { try StrictJSON.parseObject(Array("[]".utf8)) }
     }
 }
