@@ -2,6 +2,7 @@ import ClientUpdater
 import Foundation
 import SafeArchive
 import SignedManifest
+import StrictJSON
 
 /// One update check of the signed-archive channel, step by step (docs/formats.md#device-policy, docs/device-layout.md#crash-safety-protocol):
 /// manifest → verify → policy → (index.json fallback) → download → unpack → promote.
