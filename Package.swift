@@ -129,14 +129,30 @@ let package = Package(
             name: "MeteorHotCodePush",
             dependencies: ["ClientUpdater", "StrictJSON", .product(name: "Logging", package: "swift-log")]
         ),
-        // The loopback HTTP server behind `clientctl serve`.
+        // The serving rules of a client, whatever the front end (`serve`'s HTTP server, the
+        // shell's app: scheme and loopback origin): versions, files, ranges, caching. No HTTP server.
+        .target(
+            name: "ServingCore",
+            dependencies: ["ClientUpdater", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]
+        ),
+        // The loopback HTTP server behind `clientctl serve` (Hummingbird over the serving core).
         .target(
             name: "ClientServer",
             dependencies: [
-                "ClientShim", "ClientUpdater",
+                "ClientShim", "ClientUpdater", "ServingCore",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
+        // The native shell's loopback http origin: the serving core over ClientServer's
+        // listener rules, behind the run's launch secret.
+        .target(
+            name: "ShellLoopback",
+            dependencies: [
+                "ClientServer", "ServingCore", "ClientShim",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Release side: a client build → a Debian package of a self-updating native app.
@@ -159,7 +175,7 @@ let package = Package(
         .target(
             name: "ClientctlShellApp",
             dependencies: [
-                "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientShim", "ClientServer", "CWebKitGTK",
+                "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientShim", "ClientServer", "ServingCore", "ShellLoopback", "CWebKitGTK",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/clientctl-shell"
@@ -238,8 +254,8 @@ let package = Package(
         .testTarget(
             name: "ClientServerTests",
             dependencies: [
-                "ClientServer", "ClientShim", .product(name: "HummingbirdTesting", package: "hummingbird"), "ClientUpdater", "SignedManifest",
-                "SignedArchive", "ArchivePublishing", "MeteorHotCodePush", "TestSupport",
+                "ClientServer", "ServingCore", "ShellLoopback", "ClientShim", .product(name: "HummingbirdTesting", package: "hummingbird"),
+                "ClientUpdater", "SignedManifest", "SignedArchive", "ArchivePublishing", "MeteorHotCodePush", "TestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]),
@@ -268,7 +284,7 @@ if Context.environment["CLIENTCTL_FUZZ"] == "1" {
         .executableTarget(
             name: "clientctl-fuzz",
             dependencies: [
-                "ClientShim", "ClientUpdater", "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive", "MeteorHotCodePush", "ClientServer",
+                "ClientShim", "ClientUpdater", "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive", "MeteorHotCodePush", "ServingCore",
                 "DeltaPatch",
             ],
             path: "Fuzz/Targets"

@@ -1,4 +1,4 @@
-@testable import ClientServer
+@testable import ServingCore
 
 /// `Range: bytes=…` as `serve` reads it. Input: 8 bytes of file size, then the header value.
 /// A satisfiable range must lie inside the file, and a range header is never answered with

@@ -1,4 +1,4 @@
-@testable import ClientServer
+@testable import ServingCore
 
 /// The rest of what `serve` reads from a request head: the path (percent-decoding, dot
 /// segments) and the conditional headers. Input: a selector byte, then the text.

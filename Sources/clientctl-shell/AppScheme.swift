@@ -1,6 +1,6 @@
 internal import CWebKitGTK
-import ClientServer
 import Foundation
+import ServingCore
 
 /// The `app://<appId>/` URI scheme: the client served to the web view without a port,
 /// by the same serving core as `clientctl serve` (docs/native-shell.md#the-app-scheme).

@@ -2,6 +2,8 @@ import ClientEngine
 import ClientServer
 import Foundation
 import Logging
+import ServingCore
+import ShellLoopback
 
 /// `--origin loopback`: the client served to the view over HTTP on 127.0.0.1 by the
 /// shell's own serving core, for that view alone (docs/native-shell.md#origins-app-or-loopback-http).

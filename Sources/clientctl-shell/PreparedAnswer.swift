@@ -1,5 +1,5 @@
-import ClientServer
 import Foundation
+import ServingCore
 
 /// A ``FileAnswer`` made ready for WebKit off the main thread: bytes already in memory
 /// (handed over without a copy), or the read end of a pipe that ``ResponsePump`` fills from

@@ -1,5 +1,6 @@
 import ClientServer
 import ClientUpdater
+import ServingCore
 
 /// The engine's ``HostBridge`` in the shell: a new base path loads that version into the
 /// serving core behind the `app:` scheme (one pointer flip); a reload loads the app's start

@@ -2,6 +2,7 @@ internal import CWebKitGTK
 import ClientEngine
 import ClientFoundation
 import ClientServer
+import ServingCore
 import ClientShim
 import ClientUpdater
 import Foundation

@@ -1,6 +1,6 @@
 import Testing
 
-@testable import ClientServer
+@testable import ServingCore
 
 /// The request-path rule of `serve`: what a path decodes to, and what can name no file.
 @Suite struct PathRulesTests {

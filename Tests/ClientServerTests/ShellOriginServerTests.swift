@@ -3,6 +3,8 @@ import ClientShim
 import ClientUpdater
 import Foundation
 import Logging
+import ServingCore
+import ShellLoopback
 import Synchronization
 import TestSupport
 import Testing

@@ -1,6 +1,7 @@
 import ClientServer
 import ClientUpdater
 import Foundation
+import ServingCore
 import TestSupport
 import Testing
 

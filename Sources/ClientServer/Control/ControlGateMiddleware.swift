@@ -7,7 +7,7 @@ import Hummingbird
 /// POSTs (403), and an attached update agent (503). Answers are JSON `{"error": …}`.
 struct ControlGateMiddleware: RouterMiddleware {
     typealias Context = ServeRequestContext
-    let pointer: CurrentVersion
+    let control: ControlSlot
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let path = request.uri.path
@@ -23,7 +23,7 @@ struct ControlGateMiddleware: RouterMiddleware {
         if endpoint.httpMethod == .post, request.headers[ControlEndpoint.shimHeader] != "1" {
             throw Refusal(ControlResponder.json(.forbidden, ["error": "\(path) needs the X-Clientctl-Shim: 1 header"]))
         }
-        guard pointer.handler != nil else {
+        guard control.handler != nil else {
             throw Refusal(ControlResponder.json(.serviceUnavailable, ["error": "no update agent is attached to this server"]))
         }
         return try await next(request, context)

@@ -3,10 +3,12 @@ import Hummingbird
 
 /// Files are read-only: outside `/__clientctl/` any method but GET and HEAD gets 405 with
 /// `Allow: GET, HEAD` (whatever the path, also for methods no route names).
-struct FileMethodMiddleware: RouterMiddleware {
-    typealias Context = ServeRequestContext
+package struct FileMethodMiddleware: RouterMiddleware {
+    package typealias Context = ServeRequestContext
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package init() {}
+
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard request.uri.path.hasPrefix(ControlEndpoint.prefix) || request.method == .get || request.method == .head else {
             var response = FileRoute.plain(.methodNotAllowed, "only GET and HEAD are served\n")
             response.headers[.allow] = "GET, HEAD"

@@ -1,11 +1,12 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import ServingCore
 
 /// The HTTP front end of the serving core: every GET and HEAD outside `/__clientctl/`
 /// becomes a ``FileRequest``, and the core's ``FileAnswer`` becomes a Hummingbird response
 /// (a file body streamed in chunks read off the cooperative pool).
-struct FileRoute: Sendable {
+package struct FileRoute: Sendable {
     let core: ServingCore
     /// Called with the version of every page answered, before its response is sent (the
     /// native shell's loopback origin records the document's version; `serve` has none).
@@ -15,7 +16,13 @@ struct FileRoute: Sendable {
     /// the files open and the bytes in flight, whatever the page asks for at once).
     var slots: StreamSlots? = nil
 
-    func respond(to request: Request, context: ServeRequestContext) async throws -> Response {
+    package init(core: ServingCore, onPage: (@Sendable (String) async -> Void)? = nil, slots: StreamSlots? = nil) {
+        self.core = core
+        self.onPage = onPage
+        self.slots = slots
+    }
+
+    package func respond(to request: Request, context: ServeRequestContext) async throws -> Response {
         let fileRequest = FileRequest(
             path: request.uri.path, query: request.uri.query, isHead: request.method == .head,
             ifNoneMatch: request.headers[.ifNoneMatch], range: request.headers[.range], ifRange: request.headers[.ifRange])
@@ -69,7 +76,7 @@ struct FileRoute: Sendable {
         plain(.notFound, "not found\n")
     }
 
-    static func plain(_ status: HTTPResponse.Status, _ text: String) -> Response {
+    package static func plain(_ status: HTTPResponse.Status, _ text: String) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; charset=utf-8"
         headers[.cacheControl] = "no-cache"

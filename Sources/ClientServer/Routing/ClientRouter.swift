@@ -1,6 +1,7 @@
 import ClientShim
 import ClientUpdater
 import Hummingbird
+import ServingCore
 
 /// The router of `serve`: middleware for what every request must pass, then one route per
 /// control endpoint and one catch-all file route.
@@ -11,17 +12,17 @@ import Hummingbird
 /// and HEAD only) → the routes. The middleware also sees requests no route matches, so a
 /// wrong method always gets 405 with `Allow`, never the router's 404.
 enum ClientRouter {
-    static func make(pointer: CurrentVersion, files: FileRoute, control: ControlResponder, hostGuard: HostGuard) -> Router<ServeRequestContext> {
+    static func make(slot: ControlSlot, files: FileRoute, control: ControlResponder, hostGuard: HostGuard) -> Router<ServeRequestContext> {
         let router = Router(context: ServeRequestContext.self)
         router.add(middleware: UpgradeCloseMiddleware())
         router.add(middleware: HostCheckMiddleware(hostGuard: hostGuard))
-        router.add(middleware: ControlGateMiddleware(pointer: pointer))
+        router.add(middleware: ControlGateMiddleware(control: slot))
         router.add(middleware: FileMethodMiddleware())
         for endpoint in ControlEndpoint.allCases {
             let methods: [HTTPRequest.Method] = endpoint.httpMethod == .get ? [.get, .head] : [endpoint.httpMethod]
             for method in methods {
                 router.on(RouterPath(endpoint.path), method: method) { request, context in
-                    await control.respond(endpoint, request: request, handler: pointer.handler, connectionClosed: context.connectionClosed)
+                    await control.respond(endpoint, request: request, handler: slot.handler, connectionClosed: context.connectionClosed)
                 }
             }
         }

@@ -6,6 +6,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
+import ServingCore
 
 /// The loopback HTTP server behind `clientctl serve` (docs/serving.md).
 ///
@@ -26,6 +27,8 @@ public final class ClientServer: Sendable {
     /// The serving rules, shared with every other front end (the native shell's scheme).
     let core: ServingCore
     var pointer: CurrentVersion { core.pointer }
+    /// What answers the `/__clientctl/` endpoints.
+    let control: ControlSlot
     /// Open event streams (the cap of ``ServerConfiguration/maxEventStreams``).
     package let eventStreams: StreamGate
     /// Answers only requests naming this listener (DNS rebinding), see ``HostGuard``.
@@ -54,9 +57,14 @@ public final class ClientServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.hostGuard = HostGuard(port: configuration.port)
-        core = try ServingCore(
-            wwwDirectory: configuration.wwwDirectory, contentSecurityPolicy: configuration.contentSecurityPolicy, logger: logger)
-        core.pointer.handler = control
+        do {
+            core = try ServingCore(
+                wwwDirectory: configuration.wwwDirectory, contentSecurityPolicy: configuration.contentSecurityPolicy, logger: logger)
+        } catch let error as ServingError {
+            throw ServerError(error)
+        }
+        self.control = ControlSlot()
+        self.control.handler = control
         eventStreams = StreamGate(limit: configuration.maxEventStreams)
     }
 
@@ -82,7 +90,7 @@ public final class ClientServer: Sendable {
     public var currentVersionID: String? { pointer.version?.id }
 
     /// Attaches (or detaches) what answers the `/__clientctl/` endpoints.
-    public func setControlHandler(_ handler: (any ControlHandler)?) { pointer.handler = handler }
+    public func setControlHandler(_ handler: (any ControlHandler)?) { control.handler = handler }
 
     /// The application as `serve` runs it (its router, timeouts and connection cap), for
     /// tests that drive the router without a socket (HummingbirdTesting's `.router`).
@@ -91,30 +99,18 @@ public final class ClientServer: Sendable {
     func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void, heartbeat: LoopHeartbeat? = nil) -> some ApplicationProtocol {
         // Hummingbird's default group, named here so the heartbeat watches the loops that serve.
         let group = EventLoopGroupProvider.singleton.eventLoopGroup
-        let headerTimeout = TimeAmount.nanoseconds(Int64(configuration.headerTimeoutSeconds * 1e9))
-        let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeoutSeconds * 1e9))
         let router = ClientRouter.make(
-            pointer: pointer,
+            slot: control,
             files: FileRoute(core: core),
             control: ControlResponder(heartbeatSeconds: configuration.eventHeartbeatSeconds, logger: logger, streams: eventStreams),
             hostGuard: hostGuard)
-        return Application(
-            router: router,
-            server: .http1(
-                configuration: .init(additionalChannelHandlers: [
-                    ConnectionTimeoutHandler(
-                        headerTimeout: headerTimeout, idleTimeout: idleTimeout)
-                ])),
-            configuration: ApplicationConfiguration(
-                address: .hostname(configuration.host, port: configuration.port), serverName: nil,
-                availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections, logger: logger)),
-            onServerRunning: { [hostGuard] channel in
-                let port = channel.localAddress?.port ?? 0
-                hostGuard.bind(port: port)
-                await onRunning(port)
+        return LoopbackApplication.make(
+            router: router, configuration: configuration, hostGuard: hostGuard,
+            connections: MaximumAvailableConnections(configuration.maxConnections, logger: logger), group: group,
+            onRunning: { channel in
+                await onRunning(channel.localAddress?.port ?? 0)
                 heartbeat?.start(on: channel, group: group)
             },
-            eventLoopGroupProvider: .shared(group),
             logger: logger)
     }
 

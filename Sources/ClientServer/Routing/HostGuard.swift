@@ -11,16 +11,16 @@ import Hummingbird
 /// Misdirected Request`. A POST whose `Origin` is another origin (another port, another
 /// name, `null`) is refused with `403`. Requests without `Origin` (curl, the command
 /// line) are judged by `Host` alone. Both answers are JSON `{"error": …}`.
-final class HostGuard: @unchecked Sendable {
+package final class HostGuard: @unchecked Sendable {
     // `boundPort` is guarded by `lock`; it is written once the listener is bound.
     private let lock = NSLock()
     private var boundPort: Int
 
     /// - Parameter port: the configured port; 0 until ``bind(port:)`` tells the real one.
-    init(port: Int) { boundPort = port }
+    package init(port: Int) { boundPort = port }
 
     /// Records the port the listener was bound to (port 0 lets the system choose).
-    func bind(port: Int) { lock.withLock { boundPort = port } }
+    package func bind(port: Int) { lock.withLock { boundPort = port } }
 
     /// The refusal for `request`, or `nil` when it may be answered.
     func refusal(for request: Request) -> Response? {

@@ -6,12 +6,12 @@ import Hummingbird
 /// An `HTTPResponseError` like Hummingbird's `HTTPError`, but answering with the exact
 /// bodies `serve` has always sent (`{"error": …}` JSON for `/__clientctl/`, one line of
 /// text for files), which the shim and scripts read.
-struct Refusal: Error, HTTPResponseError {
+package struct Refusal: Error, HTTPResponseError {
     let prepared: Response
 
-    init(_ response: Response) { prepared = response }
+    package init(_ response: Response) { prepared = response }
 
-    var status: HTTPResponse.Status { prepared.status }
+    package var status: HTTPResponse.Status { prepared.status }
 
-    func response(from request: Request, context: some RequestContext) throws -> Response { prepared }
+    package func response(from request: Request, context: some RequestContext) throws -> Response { prepared }
 }

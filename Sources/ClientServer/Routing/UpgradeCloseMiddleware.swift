@@ -9,8 +9,10 @@ import Hummingbird
 /// timeout; and WebKitGTK's network stack (libsoup) puts the connection of a refused
 /// WebSocket handshake back in its pool: a page's `new WebSocket(…)` stalled its next
 /// requests (a service worker's registration never fetched its script).
-struct UpgradeCloseMiddleware<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+package struct UpgradeCloseMiddleware<Context: RequestContext>: RouterMiddleware {
+    package init() {}
+
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard request.headers[.upgrade] != nil else { return try await next(request, context) }
         var response: Response
         do {

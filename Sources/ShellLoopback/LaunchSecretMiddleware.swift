@@ -1,3 +1,4 @@
+import ClientServer
 import ClientShim
 import Hummingbird
 

@@ -1,8 +1,12 @@
+import ClientServer
 import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import ServingCore
+
+import struct ClientServer.ServerConfiguration
 
 /// The native shell's loopback http origin (`clientctl-shell --origin loopback`,
 /// docs/native-shell.md#origins-app-or-loopback-http): the shell's own ``ServingCore``
@@ -66,25 +70,12 @@ package final class ShellOriginServer: Sendable {
     /// - Parameter onRunning: called with the bound port once the server listens.
     /// - Throws: ``ServerError`` `.cannotListen` when the port cannot be bound.
     package func run(onRunning: @escaping @Sendable (Int) async -> Void) async throws {
-        let headerTimeout = TimeAmount.nanoseconds(Int64(configuration.headerTimeoutSeconds * 1e9))
-        let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeoutSeconds * 1e9))
         // The view's connections ahead of a local flood: untrusted ones make room.
         let admission = ConnectionAdmission(limit: configuration.maxConnections, secret: secret)
-        let application = Application(
-            router: router(),
-            server: .http1(
-                configuration: .init(additionalChannelHandlers: [
-                    admission.handler(), ConnectionTimeoutHandler(headerTimeout: headerTimeout, idleTimeout: idleTimeout),
-                ])),
-            configuration: ApplicationConfiguration(
-                address: .hostname(configuration.host, port: configuration.port), serverName: nil,
-                availableConnectionsDelegate: ConnectionAdmission.AcceptDelegate(admission: admission)),
-            onServerRunning: { [hostGuard] channel in
-                let port = channel.localAddress?.port ?? 0
-                hostGuard.bind(port: port)
-                await onRunning(port)
-            },
-            logger: logger)
+        let application = LoopbackApplication.make(
+            router: router(), configuration: configuration, hostGuard: hostGuard,
+            connectionHandlers: { [admission.handler()] }, connections: ConnectionAdmission.AcceptDelegate(admission: admission),
+            onRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) }, logger: logger)
         do {
             try await application.run()
         } catch {

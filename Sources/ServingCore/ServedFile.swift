@@ -1,6 +1,6 @@
 import ClientUpdater
 import Foundation
-import Hummingbird
+import NIOCore
 
 /// One file the server can answer with: its headers are computed once, its bytes are
 /// kept in memory after the first read when small (served versions never change).

@@ -6,7 +6,7 @@ import NIOCore
 /// symlink (`O_NOFOLLOW`), never blocking on a FIFO or device (`O_NONBLOCK`, then only a
 /// regular file is accepted), and always on the shared ``BlockingExecutor``, never on Swift's
 /// cooperative pool, so a slow disk cannot stall the control endpoints.
-enum SafeFileReader {
+package enum SafeFileReader {
     /// A file that is not (or no longer) the regular file the version listed.
     struct Refusal: Error, CustomStringConvertible {
         let path: String
@@ -97,7 +97,7 @@ enum SafeFileReader {
 
     /// A response body streaming `range` of the file in 256 KiB chunks, each read off the pool.
     /// `onClose` runs once the stream has closed its file.
-    static func body(
+    package static func body(
         _ path: String, expectedSize: Int64, range: ClosedRange<Int64>, onClose: (@Sendable () -> Void)? = nil
     ) async throws -> ResponseBodyStream {
         let fd = try await offPool { try open(path, expectedSize: expectedSize) }
@@ -106,7 +106,7 @@ enum SafeFileReader {
 }
 
 /// An open, checked file descriptor and the bytes of it to send; closes itself when done.
-final class ResponseBodyStream: Sendable {
+package final class ResponseBodyStream: Sendable {
     let fd: Int32
     let path: String
     let range: ClosedRange<Int64>
@@ -125,7 +125,7 @@ final class ResponseBodyStream: Sendable {
     }
 
     /// The next chunk at `offset`, or nil at the end of the range.
-    func chunk(at offset: Int64) async throws -> ByteBuffer? {
+    package func chunk(at offset: Int64) async throws -> ByteBuffer? {
         guard offset <= range.upperBound else { return nil }
         let count = Int(min(256 << 10, range.upperBound - offset + 1))
         let buffer = try await SafeFileReader.offPool { [self] in try SafeFileReader.read(fd, path: path, offset: offset, count: count) }

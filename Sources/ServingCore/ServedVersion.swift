@@ -53,13 +53,17 @@ package final class ServedVersion: Sendable {
 
     /// Loads `serving/<id>/` using the organizer's `serving/<id>.json`; a folder without
     /// one is served as a plain tree (every regular file by its path, not cacheable).
-    package static func load(directory: String, configuration: ServerConfiguration) throws -> ServedVersion {
+    /// - Parameters:
+    ///   - memoryCacheFileLimit: files up to this size are kept in memory once read.
+    ///   - memoryCacheTotalLimit: total bytes the version keeps in memory.
+    /// - Throws: ``ServingError`` `.noServingFolder`.
+    package static func load(directory: String, memoryCacheFileLimit: Int, memoryCacheTotalLimit: Int) throws -> ServedVersion {
         let dir = directory.hasSuffix("/") ? String(directory.dropLast()) : directory
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: dir, isDirectory: &isDir), isDir.boolValue else {
-            throw ServerError(.noServingFolder, "serving folder \(dir) does not exist")
+            throw ServingError(.noServingFolder, "serving folder \(dir) does not exist")
         }
-        let budget = MemoryBudget(fileLimit: configuration.memoryCacheFileLimit, totalLimit: configuration.memoryCacheTotalLimit)
+        let budget = MemoryBudget(fileLimit: memoryCacheFileLimit, totalLimit: memoryCacheTotalLimit)
         let id = (dir as NSString).lastPathComponent
         let manifestPath = dir + ".json"
         guard FileManager.default.fileExists(atPath: manifestPath) else {
@@ -70,7 +74,7 @@ package final class ServedVersion: Sendable {
         do {
             manifest = try ServingManifest.read(from: manifestPath)
         } catch {
-            throw ServerError(.noServingFolder, "cannot serve \(dir): \(error)")
+            throw ServingError(.noServingFolder, "cannot serve \(dir): \(error)")
         }
         var files: [String: ServedFile] = [:]
         files.reserveCapacity(manifest.entries.count)
@@ -91,7 +95,7 @@ package final class ServedVersion: Sendable {
 enum TreeScanner {
     static func scan(_ root: String, skipTopLevel: Set<String>) throws -> [String: ServedFile] {
         guard let walker = FileManager.default.enumerator(atPath: root) else {
-            throw ServerError(.noServingFolder, "cannot list \(root)")
+            throw ServingError(.noServingFolder, "cannot list \(root)")
         }
         var files: [String: ServedFile] = [:]
         while let relative = walker.nextObject() as? String {

@@ -9,7 +9,7 @@ import Logging
 /// of a Meteor shell, then index.html for client-side routes; conditional
 /// requests, byte ranges, MIME types, CSP, hashed-name caching, source maps.
 package final class ServingCore: Sendable {
-    let pointer: CurrentVersion
+    package let pointer: CurrentVersion
     let www: [String: ServedFile]
     let files: FileResponder
     /// File bodies streaming at once in the native shell, on either origin (the `app://`
@@ -28,7 +28,7 @@ package final class ServingCore: Sendable {
             do {
                 www = try TreeScanner.scan(wwwDirectory, skipTopLevel: ["application"])
             } catch {
-                throw ServerError(.invalidConfiguration, "cannot serve www folder \(wwwDirectory): \(error)")
+                throw ServingError(.invalidConfiguration, "cannot serve www folder \(wwwDirectory): \(error)")
             }
         } else {
             www = [:]
