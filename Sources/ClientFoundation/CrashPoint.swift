@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Named points where crash tests can make the process die by a real `SIGKILL`.
 ///
@@ -34,12 +35,10 @@ package enum CrashPoint {
             }
         }
 
-        private final class HitCounter: @unchecked Sendable {
-            // @unchecked: `value` is only touched under `lock`.
-            private let lock = NSLock()
-            private var value = 0
+        private final class HitCounter: Sendable {
+            private let value = Mutex(0)
             func increment() -> Int {
-                lock.withLock {
+                value.withLock { value in
                     value += 1
                     return value
                 }

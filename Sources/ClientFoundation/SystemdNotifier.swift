@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Speaks systemd's notification protocol (sd_notify(3)) without libsystemd: one datagram
 /// of newline-separated `KEY=VALUE` lines to the `AF_UNIX` datagram socket named by
@@ -20,10 +21,9 @@ import Foundation
 /// if let interval = notifier?.watchdogInterval { /* call notifier?.watchdog() every interval */ }
 /// notifier?.stopping()
 /// ```
-public final class SystemdNotifier: @unchecked Sendable {
-    // @unchecked Sendable: `descriptor`, `address` and `addressLength` are immutable after
-    // init (sendto(2) on one descriptor from several threads is safe); `failureReported` is
-    // guarded by `lock`.
+public final class SystemdNotifier: Sendable {
+    // `descriptor`, `address` and `addressLength` are immutable after init (sendto(2) on one
+    // descriptor from several threads is safe); `failureReported` is in a `Mutex`.
     /// The socket systemd listens on, as `NOTIFY_SOCKET` names it (`@` for the abstract namespace).
     public let socketPath: String
     /// How often to send ``watchdog()``: half of `WATCHDOG_USEC`, as sd_watchdog_enabled(3)
@@ -32,8 +32,7 @@ public final class SystemdNotifier: @unchecked Sendable {
     private let descriptor: Int32
     private let address: sockaddr_un
     private let addressLength: socklen_t
-    private let lock = NSLock()
-    private var failureReported = false
+    private let failureReported = Mutex(false)
 
     /// The notifier `environment` asks for; `nil` when `NOTIFY_SOCKET` is unset or empty,
     /// is neither an absolute path nor an `@` name (such as systemd's `vsock:` addresses),
@@ -94,9 +93,9 @@ public final class SystemdNotifier: @unchecked Sendable {
                 }
             }
             guard sent != 0 else { return true }
-            let first = lock.withLock { () -> Bool in
-                defer { failureReported = true }
-                return !failureReported
+            let first = failureReported.withLock { reported -> Bool in
+                defer { reported = true }
+                return !reported
             }
             if first {
                 Self.report("cannot notify \(socketPath): \(String(cString: strerror(sent))) (later failures are not reported)")

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import ClientFoundation
@@ -7,29 +8,30 @@ import Testing
 /// pool stays free while its threads block.
 @Suite struct BlockingExecutorTests {
     /// Counts jobs inside the executor at once, and the most there ever were.
-    final class Occupancy: @unchecked Sendable {
-        // @unchecked: every field is read and written under `lock`.
-        private let lock = NSLock()
-        private var inside = 0
-        private var entered = 0
-        private(set) var most = 0
+    final class Occupancy: Sendable {
+        private struct State {
+            var inside = 0
+            var entered = 0
+            var most = 0
+        }
+        private let state = Mutex(State())
 
         /// Returns how many jobs were inside before this one.
         @discardableResult
         func enter() -> Int {
-            lock.withLock {
+            state.withLock { state in
                 defer {
-                    inside += 1
-                    entered += 1
-                    most = max(most, inside)
+                    state.inside += 1
+                    state.entered += 1
+                    state.most = max(state.most, state.inside)
                 }
-                return inside
+                return state.inside
             }
         }
 
-        func leave() { lock.withLock { inside -= 1 } }
+        func leave() { state.withLock { $0.inside -= 1 } }
 
-        var current: (inside: Int, entered: Int, most: Int) { lock.withLock { (inside, entered, most) } }
+        var current: (inside: Int, entered: Int, most: Int) { state.withLock { ($0.inside, $0.entered, $0.most) } }
     }
 
     /// Polls (yielding, never sleeping as synchronization) until `condition` holds.

@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -75,11 +76,10 @@ import Testing
     /// `work`'s result, run on a thread of its own; a failure when it has not returned within
     /// `seconds` (a bound for a hang, not a measure: the blocked thread is left behind).
     static func within<T: Sendable>(_ seconds: Double, _ work: @escaping @Sendable () -> T) async throws -> T {
-        let once = NSLock()
-        nonisolated(unsafe) var resumed = false
+        let resumed = Mutex(false)
         return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
             let finish: @Sendable (Result<T, any Error>) -> Void = { result in
-                let first = once.withLock { () -> Bool in
+                let first = resumed.withLock { resumed -> Bool in
                     defer { resumed = true }
                     return !resumed
                 }
