@@ -1,19 +1,18 @@
 import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
 /// Records retry delays instead of sleeping; optionally acts on each sleep.
-final class RecordingSleeper: Sleeper, @unchecked Sendable {
-    // @unchecked Sendable: `delays` is only touched under `lock`.
-    private let lock = NSLock()
-    private var recorded: [Double] = []
+final class RecordingSleeper: Sleeper, Sendable {
+    private let recorded = Mutex<[Double]>([])
     private let action: (@Sendable (Int) throws -> Void)?
     init(action: (@Sendable (Int) throws -> Void)? = nil) { self.action = action }
-    var delays: [Double] { lock.withLock { recorded } }
+    var delays: [Double] { recorded.withLock { $0 } }
     func sleep(seconds: Double) async throws {
-        let n = lock.withLock { () -> Int in
+        let n = recorded.withLock { recorded -> Int in
             recorded.append(seconds)
             return recorded.count
         }

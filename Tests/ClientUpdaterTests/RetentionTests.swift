@@ -1,14 +1,16 @@
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
 @testable import ClientUpdater
 
 /// A store of plain folders under `clients/`, removed through the channel seam.
-final class FolderChannel: UpdateChannel, @unchecked Sendable {
-    // @unchecked: tests use it from one task at a time.
+final class FolderChannel: UpdateChannel, Sendable {
     let layout: RootLayout
-    var removed: [String] = []
+    private let removals = Mutex<[String]>([])
+    /// The versions removed so far, in order.
+    var removed: [String] { removals.withLock { $0 } }
     init(layout: RootLayout) { self.layout = layout }
     func installedVersions() throws -> [InstalledVersion] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.store("clients"))) ?? []
@@ -19,10 +21,10 @@ final class FolderChannel: UpdateChannel, @unchecked Sendable {
         }
     }
     func embeddedVersion() throws -> InstalledVersion? { nil }
-    func check(state: inout DeviceState) async throws -> CheckOutcome { .upToDate("") }
+    func check(state: inout DeviceState, reporter: CheckReporter) async throws -> CheckOutcome { .upToDate("") }
     func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion? { nil }
     func remove(_ version: InstalledVersion) throws {
-        removed.append(version.id)
+        removals.withLock { $0.append(version.id) }
         try Trash.discard(version.directory)
     }
     func servedAssets(for version: InstalledVersion) throws -> [ServedAsset] { [] }
@@ -125,8 +127,7 @@ final class FolderChannel: UpdateChannel, @unchecked Sendable {
 }
 
 /// A temp folder removed when released (local to these suites).
-final class ScratchFolder: @unchecked Sendable {
-    // @unchecked: immutable after init.
+final class ScratchFolder: Sendable {
     let path: String
     init() throws {
         path = NSTemporaryDirectory() + "/clientctl-retention-" + UUID().uuidString

@@ -4,8 +4,10 @@ import Foundation
 /// (the bytes already there are re-hashed, never re-downloaded). Tracks its size and a
 /// running digest of exactly the bytes on disk.
 final class DownloadFile: @unchecked Sendable {
-    // @unchecked Sendable: a transport calls head and sink serially, and the downloader
-    // touches the file only between transfers; never two threads at once.
+    // @unchecked Sendable: it holds an OpenSSL digest context (`Digest`, not Sendable) that
+    // a transport's sink updates with its own unsafe buffers; a transport calls head and sink
+    // serially, and the downloader touches the file only between transfers: never two
+    // threads at once.
     let path: String
     let algorithm: Digest.Algorithm
     private let fd: Int32

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension Downloader {
     /// What ``fetchSmall(_:cap:ifNoneMatch:)`` got.
@@ -56,16 +57,21 @@ extension Downloader {
 }
 
 /// A capped in-memory body.
-final class SmallBody: @unchecked Sendable {
-    // @unchecked Sendable: a transport calls the sink serially; `data` is read after `get`.
-    private(set) var data = Data()
+final class SmallBody: Sendable {
+    // A transport calls the sink serially; `data` is read after `get`.
+    private let storage = Mutex(Data())
     let cap: Int
     init(cap: Int) { self.cap = cap }
 
+    /// The bytes appended so far.
+    var data: Data { storage.withLock { $0 } }
+
     /// Appends a chunk; false (and nothing kept) when it would exceed the cap.
     func append(_ chunk: UnsafeRawBufferPointer) -> Bool {
-        guard data.count + chunk.count <= cap else { return false }
-        data.append(contentsOf: chunk)
-        return true
+        storage.withLock { data in
+            guard data.count + chunk.count <= cap else { return false }
+            data.append(contentsOf: chunk)
+            return true
+        }
     }
 }

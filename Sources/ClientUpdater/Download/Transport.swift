@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The network seam: the host owns the connection, the core owns the logic.
 ///
@@ -59,10 +60,12 @@ extension HeadFirstTransport {
 }
 
 /// The body collected by the default ``Transport/get(_:head:sink:)``.
-final class TransportBodyBuffer: @unchecked Sendable {
-    // @unchecked Sendable: a transport calls its sink serially; `data` is read after `get`.
-    private(set) var data = Data()
-    func append(_ chunk: UnsafeRawBufferPointer) { data.append(contentsOf: chunk) }
+final class TransportBodyBuffer: Sendable {
+    // A transport calls its sink serially; `data` is read after `get`.
+    private let storage = Mutex(Data())
+    /// The bytes appended so far.
+    var data: Data { storage.withLock { $0 } }
+    func append(_ chunk: UnsafeRawBufferPointer) { storage.withLock { $0.append(contentsOf: chunk) } }
 }
 
 /// A GET request for a ``Transport``.

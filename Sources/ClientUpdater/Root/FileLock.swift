@@ -4,8 +4,8 @@ import Foundation
 ///
 /// The lock is released when the object is released or the process dies (even by
 /// SIGKILL), so a crashed run never leaves a root locked.
-package final class FileLock: @unchecked Sendable {
-    // @unchecked: `fd` is set once in init and closed once in deinit; flock itself is thread-safe.
+package final class FileLock: Sendable {
+    // `fd` is set once in init and closed once in deinit; flock itself is thread-safe.
     private let fd: Int32
     package let path: String
 

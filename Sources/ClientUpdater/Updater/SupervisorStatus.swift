@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// What a host (`clientctl serve`, the native shell) tells systemd about the version it
 /// serves, through a ``SystemdNotifier``: `READY=1` with a `STATUS=` line once the host is
@@ -10,20 +11,22 @@ import Foundation
 /// revocation that caused the switch) its state, so no status is sent between the two;
 /// the start-up report fills in what no event has told yet. Without `NOTIFY_SOCKET` it
 /// sends nothing.
-package final class SupervisorStatus: @unchecked Sendable {
-    // @unchecked Sendable: `notifier` is immutable (and Sendable); the rest is guarded by
-    // `lock`, and datagrams are sent under it, so systemd gets them in the order decided.
+package final class SupervisorStatus: Sendable {
+    // `notifier` is immutable (and Sendable); the rest is in `state`, and datagrams are sent
+    // under its lock, so systemd gets them in the order decided.
     package typealias Describe = @Sendable (_ version: String, _ state: String) -> String
 
     /// The notifier, `nil` outside systemd.
     package let notifier: SystemdNotifier?
-    private let lock = NSLock()
-    private var version: String?
-    /// `nil` between a switch and the watchdog event that names the new version's state.
-    private var onTrial: Bool?
-    private var describe: Describe?
-    private var readySent = false
-    private var lastStatus: String?
+    private struct State {
+        var version: String?
+        /// `nil` between a switch and the watchdog event that names the new version's state.
+        var onTrial: Bool?
+        var describe: Describe?
+        var readySent = false
+        var lastStatus: String?
+    }
+    private let state = Mutex(State())
 
     package init(notifier: SystemdNotifier? = SystemdNotifier()) {
         self.notifier = notifier
@@ -35,26 +38,26 @@ package final class SupervisorStatus: @unchecked Sendable {
     /// The state start-up ended in, unless events told it already (they are as new or newer).
     package func started(_ report: LifecycleReport) {
         let served = report.servingDirectory.map { URL(fileURLWithPath: $0).lastPathComponent } ?? report.current.description
-        update {
-            if version == nil { version = served }
-            if version == served && onTrial == nil { onTrial = report.trial != nil }
+        update { state in
+            if state.version == nil { state.version = served }
+            if state.version == served && state.onTrial == nil { state.onTrial = report.trial != nil }
         }
     }
 
     /// Follows one event of the updater.
     package func apply(_ event: UpdaterEvent) {
-        update {
+        update { state in
             switch event {
-            case .switched(let served) where served != version:
-                version = served
-                onTrial = nil  // the watchdog event that follows tells
+            case .switched(let served) where served != state.version:
+                state.version = served
+                state.onTrial = nil  // the watchdog event that follows tells
             case .watchdog(.trialStarted(let trial)):
-                version = trial
-                onTrial = true
-            case .watchdog(.committed(let committed)) where committed == version:
-                onTrial = false
+                state.version = trial
+                state.onTrial = true
+            case .watchdog(.committed(let committed)) where committed == state.version:
+                state.onTrial = false
             case .watchdog(.failed), .watchdog(.revoked):
-                onTrial = false  // the switch to the version reverted to came first
+                state.onTrial = false  // the switch to the version reverted to came first
             default: break
             }
         }
@@ -64,8 +67,8 @@ package final class SupervisorStatus: @unchecked Sendable {
     /// version and `trial` or `committed`, now or as soon as both are known; after it,
     /// `STATUS=` on every change. Again is a no-op.
     package func ready(_ describe: @escaping Describe) {
-        update {
-            if self.describe == nil { self.describe = describe }
+        update { state in
+            if state.describe == nil { state.describe = describe }
         }
     }
 
@@ -76,18 +79,18 @@ package final class SupervisorStatus: @unchecked Sendable {
     package func stopping() { notifier?.stopping() }
 
     /// Changes the state under the lock, then sends what the change calls for.
-    private func update(_ change: () -> Void) {
-        lock.withLock {
-            change()
-            guard let notifier, let describe, let version, let onTrial else { return }
+    private func update(_ change: (inout State) -> Void) {
+        state.withLock { state in
+            change(&state)
+            guard let notifier, let describe = state.describe, let version = state.version, let onTrial = state.onTrial else { return }
             let status = describe(version, onTrial ? "trial" : "committed")
-            if !readySent {
-                readySent = true
+            if !state.readySent {
+                state.readySent = true
                 notifier.ready(status: status)
-            } else if status != lastStatus {
+            } else if status != state.lastStatus {
                 notifier.status(status)
             }
-            lastStatus = status
+            state.lastStatus = status
         }
     }
 }
