@@ -1,5 +1,6 @@
 import ClientUpdater
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -209,12 +210,10 @@ func nioThreads() -> Int {
 }
 
 /// A monotonic clock in nanoseconds moved by hand.
-final class ManualNanos: @unchecked Sendable {
-    // @unchecked Sendable: `value` is only touched under `lock`.
-    private let lock = NSLock()
-    private var value: UInt64 = 1_000_000_000
-    var now: UInt64 { lock.withLock { value } }
-    func advance(seconds: Double) { lock.withLock { value += UInt64(seconds * 1e9) } }
+final class ManualNanos: Sendable {
+    private let value = Mutex<UInt64>(1_000_000_000)
+    var now: UInt64 { value.withLock { $0 } }
+    func advance(seconds: Double) { value.withLock { $0 += UInt64(seconds * 1e9) } }
 }
 
 /// Watches how far the server gets ahead of a sink that stops reading.

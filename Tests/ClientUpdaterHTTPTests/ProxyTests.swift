@@ -1,6 +1,7 @@
 import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -185,10 +186,8 @@ extension HTTPSuites {
 }
 
 /// Counts calls from any thread.
-private final class Counter: @unchecked Sendable {
-    // @unchecked Sendable: `count` is only touched under `lock`.
-    private let lock = NSLock()
-    private var count = 0
-    func increment() { lock.withLock { count += 1 } }
-    var value: Int { lock.withLock { count } }
+private final class Counter: Sendable {
+    private let count = Mutex(0)
+    func increment() { count.withLock { $0 += 1 } }
+    var value: Int { count.withLock { $0 } }
 }

@@ -171,8 +171,8 @@ extension HTTPSuites {
 
 /// A loopback port that answers whatever a connection sends first with a plain-text HTTP
 /// `400`: an http: server where a client expects TLS.
-final class PlainTextPort: @unchecked Sendable {
-    // @unchecked Sendable: `fd` and `port` are immutable after init; the accept thread owns the rest.
+final class PlainTextPort: Sendable {
+    // `fd` and `port` are immutable after init; the accept thread owns the rest.
     let port: UInt16
     private let fd: Int32
 
