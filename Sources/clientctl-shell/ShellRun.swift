@@ -2,11 +2,11 @@ internal import CWebKitGTK
 import ClientEngine
 import ClientFoundation
 import ClientServer
-import ServingCore
 import ClientShim
 import ClientUpdater
 import Foundation
 import Logging
+import ServingCore
 
 /// One run of the shell: opens the root, builds the window, starts the engine, runs GTK's
 /// main loop until the window closes (or `--exit-after`), then shuts the engine down.
@@ -86,13 +86,14 @@ final class ShellRun: @unchecked Sendable {
         view.freshProcessAfter = options.freshProcessAfter
         view.build(context: context)
         connect(view, engine: engine)
+        let agent = DeviceAgent(engine, supervisor: systemd, sinks: [{ [self] event in self.forward(event, to: view) }])
         // WebKit's network process ending (docs/native-shell.md#a-page-that-dies): reported;
         // under --origin loopback the page is loaded again with a fresh launch URL.
         view.watchNetworkProcess(reloads: loopback != nil) { [log] fields in log.emit("networkProcessTerminated", fields) }
         let configuration = ServerConfiguration(port: 0, contentSecurityPolicy: options.csp, wwwDirectory: engine.wwwDirectory)
         let bridge = ShellBridge(core: core, configuration: configuration, view: view, ready: ready)
         let interval = options.checkInterval ?? template?.checkIntervalSeconds ?? 3600
-        let engineTask = Task { await self.runEngine(engine, bridge: bridge, view: view, checkInterval: interval) }
+        let engineTask = Task { await self.runEngine(agent, bridge: bridge, checkInterval: interval) }
         // Loading starts now, beside the engine's start-up: its requests wait for the first version.
         view.loadApp()
         if let seconds = options.exitAfter { GMain.after(seconds: seconds) { gtk_main_quit() } }
@@ -105,13 +106,13 @@ final class ShellRun: @unchecked Sendable {
         view.dialogs.dismiss(because: "stopping")
         view.bridgeGuard.refusals.flush()  // refusals not reported yet
         view.dialogs.refusals.flush()
-        systemd.stopping()
+        agent.stopping()
         engineTask.cancel()
         let stopped = DispatchSemaphore(value: 0)
         Task {
             await engineTask.value  // a start-up still waiting for the root's lock finishes (or fails) first
             await loopback?.stop()
-            await engine.updater.shutdown()
+            await agent.shutdown()
             stopped.signal()
         }
         stopped.wait()
@@ -175,32 +176,27 @@ final class ShellRun: @unchecked Sendable {
         view.onClose = { gtk_main_quit() }
     }
 
-    /// Start-up, events to stdout and the page, periodic checks (a task on Swift's pool).
-    private func runEngine(_ engine: DeviceEngine, bridge: ShellBridge, view: ShellView, checkInterval: Int) async {
-        let updater = engine.updater
-        let events = updater.events()
-        let forward = Task { [log] in
-            for await event in events {
-                log.emit(event)
-                self.systemd.apply(event)
-                self.pageStart?.engineEvent(event)
-                switch event {
-                case .updateAvailable(let version):
-                    GMain.async { view.deliver(event: "updateAvailable", json: "{\"version\":\(PageBridge.jsString(version))}") }
-                case .error(let message):
-                    GMain.async { view.deliver(event: "error", json: "{\"message\":\(PageBridge.jsString(message))}") }
-                case .watchdog(.failed), .watchdog(.revoked):
-                    // The good version reloads; if its page never acknowledges, snapshot anyway.
-                    GMain.after(seconds: 2) { self.takeSnapshot(view) }
-                default: break
-                }
-            }
+    /// An engine event to stdout and the page (the agent's sink; systemd has followed it).
+    private func forward(_ event: UpdaterEvent, to view: ShellView) {
+        log.emit(event)
+        pageStart?.engineEvent(event)
+        switch event {
+        case .updateAvailable(let version):
+            GMain.async { view.deliver(event: "updateAvailable", json: "{\"version\":\(PageBridge.jsString(version))}") }
+        case .error(let message):
+            GMain.async { view.deliver(event: "error", json: "{\"message\":\(PageBridge.jsString(message))}") }
+        case .watchdog(.failed), .watchdog(.revoked):
+            // The good version reloads; if its page never acknowledges, snapshot anyway.
+            GMain.after(seconds: 2) { self.takeSnapshot(view) }
+        default: break
         }
-        defer { forward.cancel() }
+    }
+
+    /// Start-up, then periodic checks (a task on Swift's pool).
+    private func runEngine(_ agent: DeviceAgent, bridge: ShellBridge, checkInterval: Int) async {
         do {
-            let report = try await updater.start(bridge: bridge)
+            let report = try await agent.start(bridge: bridge)
             log.emit("started", ["version": report.current.description, "ms": log.millisecondsSinceLaunch])
-            systemd.started(report)
             pageStart?.started(report)
             if report.shellUpdateReset { Self.printError("new embedded seed: downloaded versions dropped") }
         } catch is CancellationError {
@@ -216,17 +212,10 @@ final class ShellRun: @unchecked Sendable {
             GMain.async { gtk_main_quit() }
             return
         }
-        guard checkInterval > 0 else {
-            while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
-            return
-        }
         // The first check once the current version is on screen (its first paint, or at
-        // most `firstCheckWait` later if it never paints), then one every interval.
-        await onScreen.wait(atMost: Self.firstCheckWait)
-        while !Task.isCancelled {
-            _ = try? await updater.checkForUpdates()  // failures arrive as `error` events
-            do { try await Task.sleep(for: .seconds(checkInterval)) } catch { return }
-        }
+        // most `firstCheckWait` later if it never paints), then one every interval;
+        // failures arrive as `error` events.
+        agent.checkPeriodically(every: Double(checkInterval)) { [onScreen] in await onScreen.wait(atMost: Self.firstCheckWait) }
     }
 
     /// `--snapshot`: a PNG of the view after every acknowledged start-up and every ended

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ClientEngine
 import ClientServer
 import ClientUpdater
 import Foundation
@@ -105,19 +106,15 @@ struct ServeCommand: AsyncParsableCommand {
                     port: port ?? ServerConfiguration.derivedPort(forApp: context.config.app),
                     contentSecurityPolicy: csp, wwwDirectory: context.engine.wwwDirectory,
                     headerTimeoutSeconds: headerTimeout.value, idleTimeoutSeconds: idleTimeout.value))
-            let events = updater.events()
-            let systemd = SupervisorStatus()
-            let log = Task { await Self.logEvents(events, systemd: systemd) }
-            defer { log.cancel() }
-            // Start-up's watchdog events reach stderr through the subscription above.
-            let started = try await updater.start(bridge: ServerBridge(server))
+            // Start-up's watchdog events reach stderr too; systemd's STATUS follows them.
+            let agent = DeviceAgent(context.engine, sinks: [Self.logEvent])
+            let started = try await agent.start(bridge: ServerBridge(server))
             if started.shellUpdateReset { printError("clientctl serve: new embedded seed: downloaded versions dropped") }
-            systemd.started(started)
             server.setControlHandler(UpdaterControl(updater))
-            let checks = Task { await Self.checkPeriodically(updater, every: interval) }
-            defer { checks.cancel() }
+            agent.checkPeriodically(every: interval, onFailure: { printError("clientctl serve: update check failed: \($0)") })
             do {
                 // WATCHDOG=1 from the event loops that serve (docs/serving.md#systemd).
+                let systemd = agent.supervisor
                 let heartbeat = systemd.watchdogInterval.map { LoopHeartbeat(interval: $0) { systemd.watchdog() } }
                 try await server.runService(heartbeat: heartbeat) { port in
                     await updater.recordControlAddress("http://127.0.0.1:\(port)/__clientctl/")
@@ -125,41 +122,25 @@ struct ServeCommand: AsyncParsableCommand {
                     systemd.ready { version, state in "serving \(version) (\(state)) on http://127.0.0.1:\(port)/" }
                 }
             } catch {
-                await updater.shutdown()
+                await agent.shutdown()
                 throw error
             }
-            systemd.stopping()
-            checks.cancel()
-            await updater.shutdown()
+            agent.stopping()
+            await agent.shutdown()
             printError("clientctl serve: stopped")
         }
     }
 
-    /// What happens while serving, one line each on stderr; systemd's STATUS follows it.
-    static func logEvents(_ events: AsyncStream<UpdaterEvent>, systemd: SupervisorStatus) async {
-        for await event in events {
-            systemd.apply(event)
-            switch event {
-            case .watchdog(.trialStarted), .watchdog(.committed), .watchdog(.failed), .watchdog(.revoked):
-                if case .watchdog(let e) = event { printError("clientctl serve: " + e.message) }
-            case .updateAvailable(let version):
-                printError("clientctl serve: \(version) is ready; it is served after switch-to-pending or the next start")
-            case .error(let message): printError("clientctl serve: error: " + message)
-            case .switched(let version): printError("clientctl serve: now serving \(version)")
-            case .downloadProgress, .installNote, .watchdog: break
-            }
-        }
-    }
-
-    static func checkPeriodically(_ updater: Updater, every seconds: Double) async {
-        guard seconds > 0 else { return }
-        while !Task.isCancelled {
-            do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
-            do {
-                try await updater.checkForUpdates()
-            } catch {
-                printError("clientctl serve: update check failed: \(error)")
-            }
+    /// What happens while serving, one line each on stderr.
+    @Sendable static func logEvent(_ event: UpdaterEvent) {
+        switch event {
+        case .watchdog(.trialStarted), .watchdog(.committed), .watchdog(.failed), .watchdog(.revoked):
+            if case .watchdog(let e) = event { printError("clientctl serve: " + e.message) }
+        case .updateAvailable(let version):
+            printError("clientctl serve: \(version) is ready; it is served after switch-to-pending or the next start")
+        case .error(let message): printError("clientctl serve: error: " + message)
+        case .switched(let version): printError("clientctl serve: now serving \(version)")
+        case .downloadProgress, .installNote, .watchdog: break
         }
     }
 }

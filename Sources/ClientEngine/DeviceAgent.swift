@@ -1,0 +1,118 @@
+import ClientUpdater
+import Synchronization
+
+/// The one host loop of a device root (`clientctl serve`, the native shell, an embedding
+/// host): starts the engine, hands every event to any number of sinks, keeps the
+/// supervisor (systemd) told, checks for updates periodically and shuts down in order.
+///
+/// A host adapts it in a few lines: its sinks (stderr lines, the page, a report sender),
+/// when it is ready (``SupervisorStatus/ready(_:)`` on ``supervisor``), when the first
+/// periodic check may run, and its own watchdog heartbeat (``SupervisorStatus/watchdog()``).
+///
+/// ```swift
+/// let agent = DeviceAgent(engine, sinks: [{ event in print(event) }])
+/// let report = try await agent.start(bridge: myBridge)
+/// agent.checkPeriodically(every: 3600)
+/// … // serve until asked to stop
+/// agent.stopping()
+/// await agent.shutdown()
+/// ```
+package final class DeviceAgent: Sendable {
+    /// Receives every event of the updater, in order, on the agent's forwarding task;
+    /// it must not block (hand slow work to a queue or task of its own).
+    package typealias Sink = @Sendable (UpdaterEvent) -> Void
+
+    package let updater: Updater
+    /// What systemd hears; it follows every event before the sinks get it.
+    package let supervisor: SupervisorStatus
+    private let sinks: [Sink]
+    private struct Tasks {
+        var forward: Task<Void, Never>?
+        var checks: Task<Void, Never>?
+        var stopped = false
+    }
+    private let tasks = Mutex(Tasks())
+
+    /// - Parameters:
+    ///   - supervisor: by default the one `NOTIFY_SOCKET` names (nothing outside systemd).
+    ///   - sinks: called in this order for each event.
+    package init(_ engine: DeviceEngine, supervisor: SupervisorStatus = SupervisorStatus(), sinks: [Sink]) {
+        self.updater = engine.updater
+        self.supervisor = supervisor
+        self.sinks = sinks
+    }
+
+    /// Subscribes the sinks (so start-up's own events reach them), then starts the updater
+    /// (``Updater/start(bridge:clock:shim:lockWait:)``); the supervisor learns the state
+    /// start-up ended in. When start-up fails the sinks are unsubscribed.
+    /// - Throws: what start-up throws (`CancellationError` when the host's task is cancelled).
+    package func start(bridge: any HostBridge) async throws -> LifecycleReport {
+        let events = updater.events()
+        let forward = Task { [supervisor, sinks] in
+            for await event in events {
+                supervisor.apply(event)
+                for sink in sinks { sink(event) }
+            }
+        }
+        tasks.withLock { $0.forward = forward }
+        do {
+            let report = try await updater.start(bridge: bridge)
+            supervisor.started(report)
+            return report
+        } catch {
+            forward.cancel()
+            throw error
+        }
+    }
+
+    /// Checks for updates every `seconds` (0: never) until ``stopping()``: the first once
+    /// `first` returns (the shell: when the client is on screen), else after one interval.
+    /// - Parameter onFailure: a failed check (its `error` event has reached the sinks).
+    package func checkPeriodically(
+        every seconds: Double, first: (@Sendable () async -> Void)? = nil, onFailure: @escaping @Sendable (any Error) -> Void = { _ in }
+    ) {
+        guard seconds > 0 else { return }
+        let updater = self.updater
+        let checks = Task {
+            if let first {
+                await first()
+            } else {
+                do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
+            }
+            while !Task.isCancelled {
+                do {
+                    try await updater.checkForUpdates()
+                } catch {
+                    onFailure(error)
+                }
+                do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
+            }
+        }
+        let stopped = tasks.withLock { tasks in
+            tasks.checks?.cancel()
+            tasks.checks = checks
+            return tasks.stopped
+        }
+        if stopped { checks.cancel() }
+    }
+
+    /// The host is stopping: `STOPPING=1` to systemd (once) and no more periodic checks.
+    package func stopping() {
+        let first = tasks.withLock { tasks in
+            defer { tasks.stopped = true }
+            tasks.checks?.cancel()
+            return !tasks.stopped
+        }
+        if first { supervisor.stopping() }
+    }
+
+    /// Ends periodic checks, shuts the updater down (``Updater/shutdown()``: a trial in
+    /// progress is recorded, the agent's lock released) and waits until the sinks have had
+    /// every event. `STOPPING=1` is the host's to send first (``stopping()``).
+    package func shutdown() async {
+        let (checks, forward) = tasks.withLock { tasks in (tasks.checks, tasks.forward) }
+        checks?.cancel()
+        await updater.shutdown()
+        await forward?.value  // the updater's streams end at shutdown
+    }
+}
