@@ -18,7 +18,7 @@ extension MeteorChannel {
     /// it as pending. A version equal to the embedded one is returned as the embedded
     /// ``InstalledVersion`` (nothing is downloaded). On failure `meteor/Downloading` is
     /// kept so the next attempt can reuse what was verified.
-    package func check(state: inout DeviceState) async throws -> CheckOutcome {
+    package func check(state: inout DeviceState, reporter: CheckReporter) async throws -> CheckOutcome {
         try refreshMemory(state: &state)
         let embedded = try embeddedBundle()
         let downloader = Downloader(transport: transport, retry: options.retry, sleeper: options.sleeper)
@@ -43,7 +43,8 @@ extension MeteorChannel {
             state.meteor?.lastDownloadedVersion = version
             return .installed(installedVersion(existing))
         }
-        let bundle = try await download(manifest, manifestData: manifestData, embedded: embedded, state: state, fetcher: fetcher)
+        let bundle = try await download(
+            manifest, manifestData: manifestData, embedded: embedded, state: state, fetcher: fetcher, reporter: reporter)
         state.meteor?.lastDownloadedVersion = version
         return .installed(installedVersion(bundle))
     }
@@ -54,7 +55,7 @@ extension MeteorChannel {
     /// ``BlockingExecutor`` (docs/concurrency.md).
     func download(
         _ manifest: AssetManifest, manifestData: Data, embedded: AssetBundle, state: DeviceState,
-        fetcher: AssetFetcher
+        fetcher: AssetFetcher, reporter: CheckReporter
     ) async throws -> AssetBundle {
         guard let finalDir = layout.meteorDirectory(manifest.version) else {
             throw MeteorError(.unsafePath, "version \(manifest.version) cannot be used as a folder name")
@@ -66,7 +67,7 @@ extension MeteorChannel {
         options.logger.info(
             "downloading version \(manifest.version): \(toFetch.count) assets to fetch, \(bundle.ownAssets.count - toFetch.count) already on the device"
         )
-        try await fetchAll(toFetch, into: bundle, state: state, fetcher: fetcher, record: record)
+        try await fetchAll(toFetch, into: bundle, state: state, fetcher: fetcher, record: record, reporter: reporter)
         let stored = try await BlockingExecutor.run {
             try finishDownloading(bundle, record: record, version: manifest.version, into: finalDir, embedded: embedded)
         }
@@ -175,7 +176,7 @@ extension MeteorChannel {
     /// fetched), then the other assets with at most `maxConnections` in flight.
     private func fetchAll(
         _ assets: [AssetManifest.Asset], into bundle: AssetBundle, state: DeviceState,
-        fetcher: AssetFetcher, record: IntegrityRecord
+        fetcher: AssetFetcher, record: IntegrityRecord, reporter: CheckReporter
     ) async throws {
         let (index, rest) = (assets.filter(\.isIndexPage), assets.filter { !$0.isIndexPage })
         for asset in index {
@@ -203,7 +204,7 @@ extension MeteorChannel {
             }
             while let bytes = try await group.next() {
                 completed += bytes
-                DownloadProgress.report(version: bundle.version, completed: completed, total: total > 0 ? total : nil)
+                reporter.progress(version: bundle.version, completed: completed, total: total > 0 ? total : nil)
                 guard let asset = iterator.next() else { continue }
                 group.addTask {
                     try await fetchOne(asset, into: bundle, fetcher: fetcher, record: record)

@@ -80,8 +80,8 @@ package struct ArchiveChannel: UpdateChannel {
         return InstalledVersion(id: "embedded-\(config.shellVersion)", directory: path, isEmbedded: true)
     }
 
-    package func check(state: inout DeviceState) async throws -> CheckOutcome {
-        let installer = ArchiveInstaller(channel: self)
+    package func check(state: inout DeviceState, reporter: CheckReporter) async throws -> CheckOutcome {
+        let installer = ArchiveInstaller(channel: self, reporter: reporter)
         return try await installer.run(state: &state)
     }
 

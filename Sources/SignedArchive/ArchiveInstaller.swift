@@ -11,6 +11,8 @@ import StrictJSON
 /// success path (the caller persists it only then).
 struct ArchiveInstaller {
     let channel: ArchiveChannel
+    /// Where install notes and download progress go.
+    let reporter: CheckReporter
     var layout: RootLayout { channel.layout }
     var config: DeviceConfig { channel.config }
 
@@ -178,10 +180,11 @@ struct ArchiveInstaller {
         let extractor = SafeExtractor(limits: limits)
         // A patch against a version this device holds first; anything wrong with that path
         // (no base, a bad patch) falls back to the full archive below.
-        let delta = DeltaInstall(channel: channel, manifest: manifest, manifestURL: manifestURL, downloader: downloader, extractor: extractor)
+        let delta = DeltaInstall(
+            channel: channel, manifest: manifest, manifestURL: manifestURL, downloader: downloader, extractor: extractor, reporter: reporter)
         switch channel.options.useDelta ? await delta.run(keeping: partial) : .fullArchive(note: nil) {
         case .unpacked(let unpacked):
-            InstallNotes.report(unpacked.note)
+            reporter.note(unpacked.note)
             channel.logger.debug("release \(version): \(unpacked.note)")
             let (tree, staging, leftovers) = (unpacked.tree, unpacked.staging, unpacked.leftovers)
             try await BlockingExecutor.run {
@@ -198,7 +201,7 @@ struct ArchiveInstaller {
             channel.logger.info("installed release \(version) from a patch")
             return try listed(version)
         case .fullArchive(let note):
-            if let note { InstallNotes.report(note) }
+            if let note { reporter.note(note) }
         }
         channel.logger.info("downloading release \(version): \(archiveURL.absoluteString) (\(manifest.size) bytes)")
         try await BlockingExecutor.run { store.cleanLeftovers(keeping: [partial]) }
@@ -206,8 +209,7 @@ struct ArchiveInstaller {
         let staging = try channel.store.makeStagingDirectory(label: "v\(version)")
         do {
             let tree = staging + "/tree"
-            // Task-local values don't reach the transport's delegate thread: capture here.
-            let report = DownloadProgress.handler
+            let report = reporter.progressHandler
             let id = version.description
             let total = manifest.size
             _ = try await downloader.download(
@@ -263,8 +265,8 @@ struct ArchiveInstaller {
     }
 }
 
-/// Adapts a ``DownloadProgress`` handler to the downloader's byte counter.
-private func progressCallback(_ handler: DownloadProgress.Handler?, id: String, total: Int64) -> (@Sendable (Int64) -> Void)? {
+/// Adapts a ``CheckReporter``'s progress to the downloader's byte counter.
+private func progressCallback(_ handler: CheckReporter.Progress?, id: String, total: Int64) -> (@Sendable (Int64) -> Void)? {
     guard let handler else { return nil }
     return { completed in handler(id, completed, total) }
 }

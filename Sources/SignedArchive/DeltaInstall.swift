@@ -19,6 +19,8 @@ struct DeltaInstall {
     let manifestURL: URL
     let downloader: Downloader
     let extractor: SafeExtractor
+    /// Where the install notes go.
+    let reporter: CheckReporter
 
     /// An unpacked tree ready to promote, with the note that says how it came.
     struct Unpacked {
@@ -94,7 +96,7 @@ struct DeltaInstall {
                 note: "release \(manifest.version): no patch from a version this device holds (patches from \(offered); installed: \(have)); "
                     + "using the full archive")
         }
-        if let listNote { InstallNotes.report(listNote + "; trying the patch") }
+        if let listNote { reporter.note(listNote + "; trying the patch") }
         let staging: String
         do {
             staging = try channel.store.makeStagingDirectory(label: "v\(manifest.version)-delta")

@@ -58,7 +58,7 @@ final class SeededChannel: UpdateChannel, Sendable {
     /// Keeps its memory across a shell update, as the archive channel keeps its floor.
     func shellUpdated(state: inout DeviceState) throws {}
 
-    func check(state deviceState: inout DeviceState) async throws -> CheckOutcome {
+    func check(state deviceState: inout DeviceState, reporter: CheckReporter) async throws -> CheckOutcome {
         let next: (String, Double)? = state.withLock { s in
             guard !s.queue.isEmpty else { return nil }
             s.clock += 1

@@ -101,28 +101,30 @@ final class MeteorHarness: @unchecked Sendable {
     /// The outcome of the channel's last check, as the updater got it.
     private let outcomes = RecordingChannel.Outcomes()
 
-    /// A fresh updater over the root, as each `clientctl` command makes one.
-    func updater() -> Updater {
+    /// A fresh updater over the root, as each `clientctl` command makes one; `progress`
+    /// hears the download progress its checks report, beside the updater.
+    func updater(progress: CheckReporter.Progress? = nil) -> Updater {
         var config = self.config
         config.keep = keep
-        return Updater(layout: layout, config: config, channel: RecordingChannel(inner: channel, outcomes: outcomes), logger: .quiet)
+        return Updater(
+            layout: layout, config: config, channel: RecordingChannel(inner: channel, outcomes: outcomes, progress: progress), logger: .quiet)
     }
 
     /// One check (`clientctl install`): an installed version is staged as pending.
     @discardableResult
-    func check() async throws -> CheckOutcome {
+    func check(progress: CheckReporter.Progress? = nil) async throws -> CheckOutcome {
         outcomes.last = nil
-        _ = try await updater().install(lockWait: 5)
+        _ = try await updater(progress: progress).install(lockWait: 5)
         guard let outcome = outcomes.last else { throw HarnessError("the updater did not run a check") }
         return outcome
     }
 
     /// Serves `name`, forgets earlier requests, checks.
     @discardableResult
-    func check(serving name: String) async throws -> CheckOutcome {
+    func check(serving name: String, progress: CheckReporter.Progress? = nil) async throws -> CheckOutcome {
         server.serve(name)
         server.clearRequests()
-        return try await check()
+        return try await check(progress: progress)
     }
 
     /// Downloads `name` and switches to it (check + reload + startup complete).
@@ -203,11 +205,20 @@ struct RecordingChannel: UpdateChannel {
 
     let inner: MeteorChannel
     let outcomes: Outcomes
+    /// Hears the download progress the channel reports, after the updater.
+    var progress: CheckReporter.Progress?
 
     func installedVersions() throws -> [InstalledVersion] { try inner.installedVersions() }
     func embeddedVersion() throws -> InstalledVersion? { try inner.embeddedVersion() }
-    func check(state: inout DeviceState) async throws -> CheckOutcome {
-        let outcome = try await inner.check(state: &state)
+    func check(state: inout DeviceState, reporter: CheckReporter) async throws -> CheckOutcome {
+        let progress = self.progress
+        let both = CheckReporter(
+            note: { reporter.note($0) },
+            progress: {
+                reporter.progress(version: $0, completed: $1, total: $2)
+                progress?($0, $1, $2)
+            })
+        let outcome = try await inner.check(state: &state, reporter: both)
         outcomes.last = outcome
         return outcome
     }

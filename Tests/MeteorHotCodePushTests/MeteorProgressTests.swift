@@ -19,9 +19,7 @@ import Testing
     func updateReportsGrowingProgressUpToTheTotal(source: ScenarioSource) async throws {
         let h = try source.make().harness
         let recorder = Recorder()
-        let outcome = try await DownloadProgress.withHandler(
-            { recorder.add(($0, $1, $2)) },
-            operation: { try await h.check(serving: "version2") })
+        let outcome = try await h.check(serving: "version2", progress: { recorder.add(($0, $1, $2)) })
         guard case .installed = outcome else {
             Issue.record("expected installed, got \(outcome)")
             return

@@ -51,7 +51,7 @@ package final class FakeChannel: UpdateChannel, @unchecked Sendable {
     }
     package func embeddedVersion() throws -> InstalledVersion? { nil }
 
-    package func check(state: inout DeviceState) async throws -> CheckOutcome {
+    package func check(state: inout DeviceState, reporter: CheckReporter) async throws -> CheckOutcome {
         let next: Result<CheckOutcome, UpdaterError>? = lock.withLock { _script.isEmpty ? nil : _script.removeFirst() }
         guard let next else { return .upToDate("no scripted outcome") }
         let outcome = try next.get()

@@ -16,8 +16,9 @@ package protocol UpdateChannel: Sendable {
     /// Checks the feed once and, when a newer acceptable version exists, downloads,
     /// verifies and stores it. It does not switch versions: the caller stages the
     /// returned version as pending. State changes (ETag, floor, Meteor memory) are made
-    /// on `state`; the caller persists them.
-    func check(state: inout DeviceState) async throws -> CheckOutcome
+    /// on `state`; the caller persists them. Install notes and download progress go to
+    /// `reporter` as they happen.
+    func check(state: inout DeviceState, reporter: CheckReporter) async throws -> CheckOutcome
 
     /// The seed rule: which installed version a fresh start should run; the embedded
     /// seed when the rule names it, `nil` when the rule finds nothing (the updater then
@@ -128,5 +129,12 @@ package enum CheckOutcome: Sendable, Equatable {
         case .installed(let v): return "installed \(v.id)"
         case .upToDate(let m), .noCompatibleRelease(let m), .stale(let m), .skipped(let m): return m
         }
+    }
+}
+
+extension UpdateChannel {
+    /// ``check(state:reporter:)`` reporting nothing (a channel's check on its own).
+    package func check(state: inout DeviceState) async throws -> CheckOutcome {
+        try await check(state: &state, reporter: .silent)
     }
 }

@@ -76,22 +76,11 @@ extension Updater {
     nonisolated func runChannelCheck(from before: DeviceState, lockWait: Double) async throws -> (CheckOutcome, DeviceState) {
         var state = before
         do {
-            // Through `emit`, like every event: the stream and the host's logger hear it. A
-            // handler bound around the updater (a package test's) still hears, after them.
-            let (outerNote, outerProgress) = (InstallNotes.box?.handler, DownloadProgress.handler)
-            let note: InstallNotes.Handler = { [self] in
-                emit(.installNote($0))
-                outerNote?($0)
-            }
-            let progress: DownloadProgress.Handler = { [self] in
-                emit(.downloadProgress(version: $0, completed: $1, total: $2))
-                outerProgress?($0, $1, $2)
-            }
-            let outcome = try await InstallNotes.withHandler(note) {
-                try await DownloadProgress.withHandler(progress) {
-                    try await channel.check(state: &state)
-                }
-            }
+            // Through `emit`, like every event: the stream and the host's logger hear it.
+            let reporter = CheckReporter(
+                note: { [self] in emit(.installNote($0)) },
+                progress: { [self] in emit(.downloadProgress(version: $0, completed: $1, total: $2)) })
+            let outcome = try await channel.check(state: &state, reporter: reporter)
             return (outcome, state)
         } catch {
             let status = (error as? any ClientctlError)?.kind

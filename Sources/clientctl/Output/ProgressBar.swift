@@ -10,8 +10,8 @@ final class ProgressBar: @unchecked Sendable {
     private var lastDraw = Date.distantPast
     private var drawn = false
 
-    /// A handler for ``DownloadProgress``, or `nil` when stderr is not a terminal.
-    static func handlerIfTerminal() -> (ProgressBar, DownloadProgress.Handler)? {
+    /// A receiver of download progress (``CheckReporter``'s), or `nil` when stderr is not a terminal.
+    static func handlerIfTerminal() -> (ProgressBar, CheckReporter.Progress)? {
         guard isatty(STDERR_FILENO) == 1 else { return nil }
         let bar = ProgressBar()
         return (bar, { version, completed, total in bar.update(version: version, completed: completed, total: total) })
