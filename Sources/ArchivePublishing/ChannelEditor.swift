@@ -44,7 +44,7 @@ public enum ChannelEditor {
     ///   - now: the time of the change.
     ///   - expires: the new `expires`; nil keeps the default rule above (and no
     ///     `expires` once the rollout is complete).
-    /// - Throws: `SignedArchiveError`: `.notFound` without a manifest, `.invalidArgument`
+    /// - Throws: `ArchivePublishingError`: `.notFound` without a manifest, `.invalidArgument`
     ///   for a change that does not apply (pausing a release without a rollout, revoking
     ///   the release itself), the trust root's key rules.
     @discardableResult
@@ -56,13 +56,13 @@ public enum ChannelEditor {
         let manifestPath = folder + "/manifest.json"
         let indexPath = folder + "/index.json"
         guard FileManager.default.fileExists(atPath: manifestPath) else {
-            throw SignedArchiveError(.notFound, "\(manifestPath) does not exist: publish a release on channel \(channel) first")
+            throw ArchivePublishingError(.notFound, "\(manifestPath) does not exist: publish a release on channel \(channel) first")
         }
         let lock = try DirectoryLock(folder)
         defer { lock.release() }
         try ReleaseRoots.requireThreshold(of: try ReleaseRoots.newest(inChannelFolder: folder), signers: signers)
         guard let data = FileManager.default.contents(atPath: manifestPath) else {
-            throw SignedArchiveError(.io, "cannot read \(manifestPath)")
+            throw ArchivePublishingError(.io, "cannot read \(manifestPath)")
         }
         let object = try StrictJSON.parseObject(data, limits: .manifest, source: manifestPath)
         let current = try Manifest.validate(object).mapError { $0.error(context: manifestPath) }.get()
@@ -85,7 +85,7 @@ public enum ChannelEditor {
             try AtomicFile.write(Data(index.jsonBytes()), to: indexPath)
             try AtomicFile.write(Data(manifest.jsonBytes()), to: manifestPath)
         } catch let error as any ClientctlError {
-            throw SignedArchiveError(.io, error.message)
+            throw ArchivePublishingError(.io, error.message)
         }
         return manifest
     }
@@ -93,7 +93,7 @@ public enum ChannelEditor {
     static func edit(_ o: inout JSONObject, current: Manifest, change: ManifestChange) throws {
         func withPause(_ paused: Bool) throws {
             guard var rollout = current.rollout else {
-                throw SignedArchiveError(.invalidArgument, "release \(current.version) has no staged rollout to \(paused ? "pause" : "resume")")
+                throw ArchivePublishingError(.invalidArgument, "release \(current.version) has no staged rollout to \(paused ? "pause" : "resume")")
             }
             rollout.paused = paused
             o["rollout"] = rollout.jsonValue
@@ -105,7 +105,7 @@ public enum ChannelEditor {
         case .complete: o.removeValue(forKey: "rollout")
         case .revoke(let versions):
             if versions.contains(current.version) {
-                throw SignedArchiveError(
+                throw ArchivePublishingError(
                     .invalidArgument, "\(current.version) is the release the channel offers: publish a newer one that revokes it")
             }
             let all = (current.revoked + versions).map(\.description)

@@ -78,14 +78,14 @@ public enum ChannelPrune {
     }
 
     /// Prunes the channel folder `releases/channel` under its publishing lock.
-    /// - Throws: `SignedArchiveError` `.notFound` without an index, `.invalidArgument` for
+    /// - Throws: `ArchivePublishingError` `.notFound` without an index, `.invalidArgument` for
     ///   `keep` < 1, `.busy` while another publish holds the lock, `.io`.
     public static func prune(releases: String, channel: String, keep: Int, dryRun: Bool = false) async throws -> Report {
-        guard keep >= 1 else { throw SignedArchiveError(.invalidArgument, "--keep must be at least 1, not \(keep)") }
+        guard keep >= 1 else { throw ArchivePublishingError(.invalidArgument, "--keep must be at least 1, not \(keep)") }
         let folder = releases + "/" + channel
         let indexPath = folder + "/index.json"
         guard let data = FileManager.default.contents(atPath: indexPath) else {
-            throw SignedArchiveError(.notFound, "\(indexPath) does not exist: not a published channel")
+            throw ArchivePublishingError(.notFound, "\(indexPath) does not exist: not a published channel")
         }
         let lock = try DirectoryLock(folder)
         defer { lock.release() }
@@ -107,7 +107,7 @@ public enum ChannelPrune {
             do {
                 try AtomicFile.write(Data(trimmed.jsonBytes()), to: indexPath)
             } catch let error as any ClientctlError {
-                throw SignedArchiveError(.io, error.message)
+                throw ArchivePublishingError(.io, error.message)
             }
         }
         for path in try existing(in: folder) where isPrunable(path, objects: complete) {
@@ -118,7 +118,7 @@ public enum ChannelPrune {
             var st = stat()
             guard lstat(folder + "/" + path, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
             if !dryRun, unlink(folder + "/" + path) != 0 {
-                throw SignedArchiveError(.io, "cannot delete \(folder)/\(path): \(String(cString: strerror(errno)))")
+                throw ArchivePublishingError(.io, "cannot delete \(folder)/\(path): \(String(cString: strerror(errno)))")
             }
             report.deleted.append(path)
             report.deletedBytes += Int64(st.st_size)

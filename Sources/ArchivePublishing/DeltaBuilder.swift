@@ -87,7 +87,7 @@ struct DeltaBuilder {
             do {
                 made = try ZstdPatch.make(base: baseTar, target: target, to: temp, cap: 1 << 34)
             } catch {
-                throw SignedArchiveError(.archiveFailed, "cannot make the patch from \(old): \(error.message)")
+                throw ArchivePublishingError(.archiveFailed, "cannot make the patch from \(old): \(error.message)")
             }
             unlink(baseTar)
             guard made.size < archiveSize else {
@@ -118,7 +118,7 @@ struct DeltaBuilder {
             do {
                 data = try Data(contentsOf: URL(fileURLWithPath: tree.root + "/" + entry.path))
             } catch {
-                throw SignedArchiveError(.io, "cannot read \(tree.root)/\(entry.path): \(error.localizedDescription)")
+                throw ArchivePublishingError(.io, "cannot read \(tree.root)/\(entry.path): \(error.localizedDescription)")
             }
             let sha = Digest.hex(.sha256, of: data)
             listed.append(ReleaseFileList.File(path: entry.path, size: Int64(data.count), sha256: sha))
@@ -129,7 +129,8 @@ struct DeltaBuilder {
             if FileManager.default.fileExists(atPath: published) {
                 let existing = try Digest.hex(.sha256, ofFileAt: published)
                 guard existing == sha else {
-                    throw SignedArchiveError(.conflict, "\(published) exists with other bytes (sha256 \(existing)); objects are never overwritten")
+                    throw ArchivePublishingError(
+                        .conflict, "\(published) exists with other bytes (sha256 \(existing)); objects are never overwritten")
                 }
                 continue
             }
@@ -175,7 +176,7 @@ struct DeltaBuilder {
     private func unpack(_ version: Version, archive: String) throws -> String {
         let unpacked = work + "/base-\(version)"
         let fd = open(archive, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw SignedArchiveError(.io, "cannot open \(archive): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw ArchivePublishingError(.io, "cannot open \(archive): \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var limits = ExtractionLimits.default
         limits.maxTotalBytes = 1 << 34

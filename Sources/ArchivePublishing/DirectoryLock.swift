@@ -7,10 +7,10 @@ struct DirectoryLock {
 
     init(_ path: String) throws {
         fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw SignedArchiveError(.io, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw ArchivePublishingError(.io, "cannot open \(path): \(String(cString: strerror(errno)))") }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             close(fd)
-            throw SignedArchiveError(.busy, "\(path) is being published by another clientctl process; retry later")
+            throw ArchivePublishingError(.busy, "\(path) is being published by another clientctl process; retry later")
         }
     }
 

@@ -26,7 +26,7 @@ public enum PendingRelease {
             try AtomicFile.makeDirectory(channelFolder + "/pending")
             try AtomicFile.write(Data(manifest.jsonBytes()), to: path)
         } catch let error as any ClientctlError {
-            throw SignedArchiveError(.io, error.message)
+            throw ArchivePublishingError(.io, error.message)
         }
         return path
     }
@@ -35,7 +35,7 @@ public enum PendingRelease {
     /// release folder whose threshold is now met is published (under the channel lock:
     /// `index.json`, then `manifest.json`, then the pending file goes); any other manifest
     /// file is written back with the new signatures.
-    /// - Throws: `SignedArchiveError`: a signer that is not a release key of the folder's
+    /// - Throws: `ArchivePublishingError`: a signer that is not a release key of the folder's
     ///   root (`.untrustedKey`), a version not above the channel's newest (`.notNewer`), a
     ///   version already published (`.conflict`).
     public static func sign(_ path: String, signers: [any DocumentSigner]) async throws -> Outcome {
@@ -51,7 +51,7 @@ public enum PendingRelease {
         let lock = isPending && !lockHeld ? try DirectoryLock(channelFolder) : nil
         defer { lock?.release() }
         guard let data = FileManager.default.contents(atPath: absolute) else {
-            throw SignedArchiveError(.notFound, "\(path) does not exist")
+            throw ArchivePublishingError(.notFound, "\(path) does not exist")
         }
         let object = try StrictJSON.parseObject(data, limits: .manifest, source: path)
         var manifest = try Manifest.validate(object).mapError { $0.error(context: path) }.get()
@@ -76,7 +76,7 @@ public enum PendingRelease {
         do {
             try AtomicFile.write(Data(manifest.jsonBytes()), to: path)
         } catch let error as any ClientctlError {
-            throw SignedArchiveError(.io, error.message)
+            throw ArchivePublishingError(.io, error.message)
         }
     }
 
@@ -87,10 +87,10 @@ public enum PendingRelease {
         if let data = FileManager.default.contents(atPath: indexPath) { index = try ReleaseIndex.parse(data, source: indexPath) }
         let versions = index.releases.compactMap { $0["version"]?.stringValue.flatMap(Version.init) }
         if versions.contains(manifest.version) {
-            throw SignedArchiveError(.conflict, "version \(manifest.version) is already published on channel \(manifest.channel)")
+            throw ArchivePublishingError(.conflict, "version \(manifest.version) is already published on channel \(manifest.channel)")
         }
         if let newest = versions.max(), !(newest < manifest.version) {
-            throw SignedArchiveError(
+            throw ArchivePublishingError(
                 .notNewer, "version \(manifest.version) is not above \(newest), the newest release of channel \(manifest.channel)")
         }
         index.insert(manifest)
@@ -98,7 +98,7 @@ public enum PendingRelease {
             try AtomicFile.write(Data(index.jsonBytes()), to: indexPath)
             try AtomicFile.write(Data(manifest.jsonBytes()), to: channelFolder + "/manifest.json")
         } catch let error as any ClientctlError {
-            throw SignedArchiveError(.io, error.message)
+            throw ArchivePublishingError(.io, error.message)
         }
     }
 }

@@ -115,7 +115,7 @@ public enum Publisher {
             do {
                 try FileManager.default.createDirectory(atPath: channelDir, withIntermediateDirectories: true)
             } catch {
-                throw SignedArchiveError(.io, "cannot create \(channelDir): \(error.localizedDescription)")
+                throw ArchivePublishingError(.io, "cannot create \(channelDir): \(error.localizedDescription)")
             }
             let lock = try DirectoryLock(channelDir)
             removeStaleTemporaryFiles(in: channelDir)
@@ -181,7 +181,7 @@ public enum Publisher {
         var built: DeltaBuilder.Built?
         if request.deltaBases > 0 {
             built = try await BlockingExecutor.run { [index] in
-                guard mkdir(work, 0o700) == 0 else { throw SignedArchiveError(.io, "cannot create \(work): \(String(cString: strerror(errno)))") }
+                guard mkdir(work, 0o700) == 0 else { throw ArchivePublishingError(.io, "cannot create \(work): \(String(cString: strerror(errno)))") }
                 return try DeltaBuilder(channelDir: channelDir, work: work, bases: request.deltaBases)
                     .build(tree: tree, version: request.version, archiveSize: size, index: index)
             }
@@ -226,7 +226,7 @@ public enum Publisher {
                 try AtomicFile.write(Data(index.jsonBytes()), to: indexPath)
                 try AtomicFile.write(Data(manifest.jsonBytes()), to: manifestPath)
             } catch let error as any ClientctlError {
-                throw SignedArchiveError(.io, error.message)
+                throw ArchivePublishingError(.io, error.message)
             }
         }
         return result(manifest)
@@ -254,7 +254,7 @@ public enum Publisher {
         do {
             try AtomicFile.write(Data(JSONPrettyPrinter.render(.object(newest))), to: manifestPath)
         } catch let error as any ClientctlError {
-            throw SignedArchiveError(.io, error.message)
+            throw ArchivePublishingError(.io, error.message)
         }
     }
 
@@ -270,23 +270,23 @@ public enum Publisher {
         // Field rules are the verifier's: app and channel are checked the way devices check them.
         for (kind, value) in [(ReleaseIdentifier.app, r.app), (.channel, r.channel)] {
             if let problem = kind.problem(value) {
-                throw SignedArchiveError.field(kind.rawValue, "is \"\(value.prefix(80))\": \(problem)")
+                throw ArchivePublishingError.field(kind.rawValue, "is \"\(value.prefix(80))\": \(problem)")
             }
         }
         if let max = r.maxShellVersion, max < r.minShellVersion {
-            throw SignedArchiveError.field("maxShellVersion", "\(max) is below `minShellVersion` \(r.minShellVersion)")
+            throw ArchivePublishingError.field("maxShellVersion", "\(max) is below `minShellVersion` \(r.minShellVersion)")
         }
         if r.revoked.contains(r.version) {
-            throw SignedArchiveError.field("revoked", "names \(r.version), the release being published")
+            throw ArchivePublishingError.field("revoked", "names \(r.version), the release being published")
         }
         if let expires = r.expires, expires <= r.now {
-            throw SignedArchiveError.field("expires", "\(RFC3339.format(expires)) is not in the future")
+            throw ArchivePublishingError.field("expires", "\(RFC3339.format(expires)) is not in the future")
         }
         if let base = r.baseURL {
             guard let url = URL(string: base), let scheme = url.scheme?.lowercased(), ["https", "http", "file"].contains(scheme),
                 url.host != nil || scheme == "file", !base.contains(" ")
             else {
-                throw SignedArchiveError.field("baseURL", "\(base) is not an absolute https:, http: or file: URL")
+                throw ArchivePublishingError.field("baseURL", "\(base) is not an absolute https:, http: or file: URL")
             }
         }
     }
@@ -300,13 +300,14 @@ public enum Publisher {
     static func loadIndex(_ indexPath: String, manifestPath: String, request r: PublishRequest) throws -> ReleaseIndex {
         guard let data = FileManager.default.contents(atPath: indexPath) else {
             if FileManager.default.fileExists(atPath: manifestPath) {
-                throw SignedArchiveError(.conflict, "\(manifestPath) exists without index.json: not a release folder written by clientctl publish")
+                throw ArchivePublishingError(
+                    .conflict, "\(manifestPath) exists without index.json: not a release folder written by clientctl publish")
             }
             return ReleaseIndex(app: r.app, channel: r.channel)
         }
         let index = try ReleaseIndex.parse(data, source: indexPath)
         guard index.app == r.app, index.channel == r.channel else {
-            throw SignedArchiveError(.conflict, "\(indexPath) is for app \(index.app), channel \(index.channel); not \(r.app), \(r.channel)")
+            throw ArchivePublishingError(.conflict, "\(indexPath) is for app \(index.app), channel \(index.channel); not \(r.app), \(r.channel)")
         }
         return index
     }
@@ -320,29 +321,30 @@ public enum Publisher {
         var newest: Version?
         for (k, entry) in index.releases.enumerated() {
             guard case .string(let text)? = entry["version"], let v = Version(text) else {
-                throw SignedArchiveError(.invalidManifest, "\(indexPath): releases[\(k)] has no valid version")
+                throw ArchivePublishingError(.invalidManifest, "\(indexPath): releases[\(k)] has no valid version")
             }
             if newest.map({ $0 < v }) ?? true { newest = v }
             guard v == r.version else { continue }
             let sha = entry["sha256"]?.stringValue ?? ""
             guard sha == draft.sha256 else {
-                throw SignedArchiveError(
+                throw ArchivePublishingError(
                     .conflict,
                     "version \(text) is already published with other contents (sha256 \(sha), this folder gives \(draft.sha256)); publish a new version"
                 )
             }
             let wanted = draft.unsignedObject(keyId: "")
             for field in ["url", "size", "minShellVersion", "maxShellVersion"] where entry[field] != wanted[field] {
-                throw SignedArchiveError(.conflict, "version \(text) is already published with another \(field); publish a new version to change it")
+                throw ArchivePublishingError(
+                    .conflict, "version \(text) is already published with another \(field); publish a new version to change it")
             }
             do {
                 return try Manifest.validate(entry).get()
             } catch {
-                throw SignedArchiveError(.invalidManifest, "\(indexPath): releases[\(k)] is not a valid manifest: \(error)")
+                throw ArchivePublishingError(.invalidManifest, "\(indexPath): releases[\(k)] is not a valid manifest: \(error)")
             }
         }
         if let newest, !(newest < r.version) {
-            throw SignedArchiveError(.notNewer, "version \(r.version) is not above \(newest), the newest release of channel \(r.channel)")
+            throw ArchivePublishingError(.notNewer, "version \(r.version) is not above \(newest), the newest release of channel \(r.channel)")
         }
         return nil
     }
@@ -353,23 +355,23 @@ public enum Publisher {
         if FileManager.default.fileExists(atPath: path) {
             let existing = try Digest.hex(.sha256, ofFileAt: path)
             guard existing == sha256 else {
-                throw SignedArchiveError(.conflict, "\(path) exists with other bytes (sha256 \(existing)); archives are never overwritten")
+                throw ArchivePublishingError(.conflict, "\(path) exists with other bytes (sha256 \(existing)); archives are never overwritten")
             }
             return
         }
         guard link(temp, path) == 0 else {
-            throw SignedArchiveError(.io, "cannot create \(path): \(String(cString: strerror(errno)))")
+            throw ArchivePublishingError(.io, "cannot create \(path): \(String(cString: strerror(errno)))")
         }
         do {
             try AtomicFile.syncDirectory((path as NSString).deletingLastPathComponent)
         } catch let error as any ClientctlError {
-            throw SignedArchiveError(.io, error.message)
+            throw ArchivePublishingError(.io, error.message)
         }
     }
 
     static func fileSize(_ path: String) throws -> Int64 {
         var st = stat()
-        guard stat(path, &st) == 0 else { throw SignedArchiveError(.io, "cannot stat \(path): \(String(cString: strerror(errno)))") }
+        guard stat(path, &st) == 0 else { throw ArchivePublishingError(.io, "cannot stat \(path): \(String(cString: strerror(errno)))") }
         return Int64(st.st_size)
     }
 }

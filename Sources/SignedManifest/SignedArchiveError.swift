@@ -1,10 +1,13 @@
 import ClientFoundation
 
-/// An error from the signed-archive channel: JSON, manifests, keys, signatures, trust
-/// roots, installing a release and publishing or pushing one.
+/// An error from the signed-archive channel's rules: manifests, keys, signatures, trust
+/// roots and a release the device refuses.
 ///
-/// Refusals of an archive's entries, caps and of a folder to archive are SafeArchive's own
-/// `SafeArchiveError`; delta patches fail with DeltaPatch's `DeltaError`.
+/// Strict JSON fails with StrictJSON's `StrictJSONError` (SignedManifest's readers wrap it
+/// as `.malformedJSON`); refusals of an archive's entries, caps and of a folder to archive
+/// are SafeArchive's own `SafeArchiveError`; delta patches fail with DeltaPatch's
+/// `DeltaError`; publishing and pushing a release with ArchivePublishing's
+/// `ArchivePublishingError`.
 ///
 /// Like `UpdaterError`: an extensible ``SignedArchiveErrorCode``, a one-line message that names what failed
 /// and why, and the underlying cause when there is one.
@@ -14,11 +17,9 @@ public typealias SignedArchiveError = ModuleError<SignedArchiveErrorCode>
 public struct SignedArchiveErrorCode: ClientctlErrorCode {
     fileprivate enum Base: Hashable, Sendable {
         case malformedJSON, invalidManifest, invalidSignature, untrustedKey, invalidKey, crypto
-        case hashMismatch, sizeMismatch, archiveRejected, archiveLimit, archiveFailed
-        case sourceRejected, conflict, notNewer, alreadyExists, notFound, io, invalidArgument, busy
+        case hashMismatch, sizeMismatch, archiveRejected, archiveLimit
+        case alreadyExists, notFound, io, invalidArgument
         case internalError, untrustedRoot, rootExpired, thresholdNotMet
-        case storageUnavailable, storageDenied, contended
-        case storageWriteLost, storageMisbehaved
         case signerUnavailable
     }
     fileprivate let base: Base
@@ -44,18 +45,8 @@ public struct SignedArchiveErrorCode: ClientctlErrorCode {
     /// channel or below what the device accepted before (a rollback), or its archive is
     /// not a .tar.gz, .zip or .tar.zst.
     public static let archiveRejected = Self(base: .archiveRejected)
-    /// Past a cap: a release archive over the device's byte cap, or an object store's
-    /// answer or listing over its size or count limit.
+    /// Past a cap: a release archive over the device's byte cap.
     public static let archiveLimit = Self(base: .archiveLimit)
-    /// A release's archive could not be turned into what publishing needs (a delta patch
-    /// from an earlier release).
-    public static let archiveFailed = Self(base: .archiveFailed)
-    /// A file of a release folder to push that is not a regular file.
-    public static let sourceRejected = Self(base: .sourceRejected)
-    /// A version already published with other bytes, or a release folder of another app.
-    public static let conflict = Self(base: .conflict)
-    /// A version that is not above the newest release of the channel.
-    public static let notNewer = Self(base: .notNewer)
     /// An output that must not be overwritten exists already.
     public static let alreadyExists = Self(base: .alreadyExists)
     /// An input file or folder that does not exist or cannot be read.
@@ -64,8 +55,6 @@ public struct SignedArchiveErrorCode: ClientctlErrorCode {
     public static let io = Self(base: .io)
     /// A caller passed a value that cannot be used.
     public static let invalidArgument = Self(base: .invalidArgument)
-    /// Another process is working on the same folder; retry later.
-    public static let busy = Self(base: .busy)
     /// An unexpected failure: a bug.
     public static let internalError = Self(base: .internalError)
     /// A trust root (`root/N.json`) was refused: malformed, rolled back, skipped, for
@@ -76,37 +65,23 @@ public struct SignedArchiveErrorCode: ClientctlErrorCode {
     public static let rootExpired = Self(base: .rootExpired)
     /// Fewer distinct release keys signed than the root's threshold asks.
     public static let thresholdNotMet = Self(base: .thresholdNotMet)
-    /// An object store (a push's S3 endpoint) could not be reached or kept failing.
-    public static let storageUnavailable = Self(base: .storageUnavailable)
-    /// An object store refused the request (credentials, permissions, bucket).
-    public static let storageDenied = Self(base: .storageDenied)
-    /// Other writers kept changing the channel's pointers during every retry.
-    public static let contended = Self(base: .contended)
-    /// An object store did not keep a write: it answered a `PUT` with a status no stored
-    /// write has (`404`, `304`), or read it back with other bytes.
-    public static let storageWriteLost = Self(base: .storageWriteLost)
-    /// An object store answered what S3 never answers: a listing that repeats a
-    /// continuation token, is truncated without one, or does not end within its page cap.
-    public static let storageMisbehaved = Self(base: .storageMisbehaved)
     /// A `--sign-command` could not be started, failed, was killed, or ran over its time
     /// limit: the signing service (HSM, KMS, token) is unavailable.
     public static let signerUnavailable = Self(base: .signerUnavailable)
 
     /// The sysexits status: 65 for bad or rejected data, 66 missing input, 73 cannot create,
-    /// 64 usage, 69 a store or sign command unavailable, 70 internal.
+    /// 64 usage, 69 a sign command unavailable, 70 internal.
     public func kind(underlying: (any Error & Sendable)?) -> FailureKind {
         switch base {
         case .malformedJSON, .invalidManifest, .invalidSignature, .untrustedKey, .invalidKey,
-            .hashMismatch, .sizeMismatch, .archiveRejected, .archiveLimit, .archiveFailed,
-            .sourceRejected, .conflict, .notNewer, .untrustedRoot, .rootExpired, .thresholdNotMet, .storageMisbehaved:
+            .hashMismatch, .sizeMismatch, .archiveRejected, .archiveLimit,
+            .untrustedRoot, .rootExpired, .thresholdNotMet:
             return .dataError
         case .crypto, .internalError: return .software
-        case .alreadyExists, .io, .storageWriteLost: return .cannotCreate
+        case .alreadyExists, .io: return .cannotCreate
         case .notFound: return .noInput
         case .invalidArgument: return .usage
-        case .busy, .contended: return .tempFail
-        case .storageUnavailable, .signerUnavailable: return .unavailable
-        case .storageDenied: return .config
+        case .signerUnavailable: return .unavailable
         }
     }
 }

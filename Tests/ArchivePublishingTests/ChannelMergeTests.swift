@@ -64,27 +64,27 @@ import Testing
         #expect {
             try ChannelMerge.merge(remote: store, local: side([try release("1.0.0", sha: String(repeating: "cd", count: 32))], name: "rel"))
         } throws: {
-            ($0 as? SignedArchiveError)?.message.hasPrefix("version 1.0.0 is already in s3://b/p/stable with another sha256 (abab") == true
+            ($0 as? ArchivePublishingError)?.message.hasPrefix("version 1.0.0 is already in s3://b/p/stable with another sha256 (abab") == true
         }
         #expect {
             try ChannelMerge.merge(remote: store, local: side([try release("1.0.0", size: 1)], name: "rel"))
-        } throws: { ($0 as? SignedArchiveError)?.message.contains("with another size (12345 there, 1 in rel)") == true }
+        } throws: { ($0 as? ArchivePublishingError)?.message.contains("with another size (12345 there, 1 in rel)") == true }
         #expect {
             try ChannelMerge.merge(remote: store, local: side([try release("1.1.0")], name: "rel"))
         } throws: {
-            let e = $0 as? SignedArchiveError
+            let e = $0 as? ArchivePublishingError
             return e?.code == .notNewer
                 && e?.message == "version 1.1.0 is not above 1.2.0, the newest release of s3://b/p/stable; publish a higher version"
         }
         #expect {
             try ChannelMerge.merge(
                 remote: side([try release("1.0.0")], name: "s3", app: "com.example.other"), local: side([try release("1.3.0")], name: "rel"))
-        } throws: { ($0 as? SignedArchiveError)?.code == .conflict }
+        } throws: { ($0 as? ArchivePublishingError)?.code == .conflict }
         var broken = store
         broken.index?.releases.append(["version": .string("9.9.9")])
         #expect {
             try ChannelMerge.merge(remote: broken, local: side([try release("1.3.0")], name: "rel"))
-        } throws: { ($0 as? SignedArchiveError)?.message.hasPrefix("s3://b/p/stable/index.json releases[2] is not a valid manifest") == true }
-        #expect(throws: SignedArchiveError.self) { try ChannelMerge.merge(remote: store, local: side([], name: "rel")) }
+        } throws: { ($0 as? ArchivePublishingError)?.message.hasPrefix("s3://b/p/stable/index.json releases[2] is not a valid manifest") == true }
+        #expect(throws: ArchivePublishingError.self) { try ChannelMerge.merge(remote: store, local: side([], name: "rel")) }
     }
 }

@@ -29,8 +29,8 @@ import Testing
             outputDirectory: out ?? dir("rel"), format: format, now: now ?? self.now)
     }
 
-    func publishError(_ r: PublishRequest) async -> SignedArchiveError? {
-        await #expect(throws: SignedArchiveError.self) { try await Publisher.publish(r, key: key) }
+    func publishError(_ r: PublishRequest) async -> ArchivePublishingError? {
+        await #expect(throws: ArchivePublishingError.self) { try await Publisher.publish(r, key: key) }
     }
 
     /// A source folder refused by SafeArchive's rules: `.sourceRejected`, exit status 65.

@@ -26,7 +26,7 @@ import Testing
             return ScriptedS3.listPage([("notes/stable/v1.0.\(n).tar.gz", 1)], truncated: n < 50, next: "token-\(n + 1)")
         }
         defer { store.stop() }
-        let error = await #expect(throws: SignedArchiveError.self) { try await client(store, pages: 5).list("stable/") }
+        let error = await #expect(throws: ArchivePublishingError.self) { try await client(store, pages: 5).list("stable/") }
         #expect(error?.code == .storageMisbehaved)
         #expect(error?.message == "listing s3://scripted/notes/stable/ did not end within 5 pages (the cap), 5 objects so far")
         #expect(listings(store) == 5)
@@ -38,7 +38,7 @@ import Testing
             ScriptedS3.key(of: request) == nil ? ScriptedS3.listPage([("notes/stable/v1.0.0.tar.gz", 1)], truncated: true, next: nil) : nil
         }
         defer { store.stop() }
-        let error = await #expect(throws: SignedArchiveError.self) { try await client(store, pages: 100).list("stable/") }
+        let error = await #expect(throws: ArchivePublishingError.self) { try await client(store, pages: 100).list("stable/") }
         #expect(error?.message == "listing s3://scripted/notes/stable/: page 1 is truncated but names no NextContinuationToken")
         #expect(listings(store) == 1)
     }
@@ -51,7 +51,7 @@ import Testing
             return ScriptedS3.listPage([], truncated: pages.next() < 50, next: next)
         }
         defer { store.stop() }
-        let error = await #expect(throws: SignedArchiveError.self) { try await client(store, pages: 100).list("stable/") }
+        let error = await #expect(throws: ArchivePublishingError.self) { try await client(store, pages: 100).list("stable/") }
         #expect(error?.code == .storageMisbehaved)
         #expect(error?.message.contains("page 3 repeats continuation token 'a' of an earlier page") == true, "\(error?.message ?? "")")
         #expect(listings(store) == 3)

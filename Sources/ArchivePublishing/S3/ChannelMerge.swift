@@ -35,13 +35,15 @@ package struct ChannelMerge: Sendable, Equatable {
     }
 
     /// Merges the folder's releases (`local`) into the store's (`remote`).
-    /// - Throws: `SignedArchiveError` `.conflict` (other app or channel; a version held
+    /// - Throws: `ArchivePublishingError` `.conflict` (other app or channel; a version held
     ///   with other contents; a malformed entry), `.notNewer` (a new version below the
     ///   store's newest), `.notFound` (the folder has no releases).
     package static func merge(remote: Side, local: Side) throws -> ChannelMerge {
-        guard let localIndex = local.index else { throw SignedArchiveError(.notFound, "\(local.name) has no index.json: publish a release first") }
+        guard let localIndex = local.index else {
+            throw ArchivePublishingError(.notFound, "\(local.name) has no index.json: publish a release first")
+        }
         if let remoteIndex = remote.index, remoteIndex.app != localIndex.app || remoteIndex.channel != localIndex.channel {
-            throw SignedArchiveError(
+            throw ArchivePublishingError(
                 .conflict,
                 "\(remote.name)/index.json is for app \(remoteIndex.app), channel \(remoteIndex.channel); \(local.name) is \(localIndex.app), \(localIndex.channel)"
             )
@@ -55,7 +57,7 @@ package struct ChannelMerge: Sendable, Equatable {
         for (version, copy) in offered.sorted(by: { $0.key < $1.key }) {
             guard let existing = held[version] else {
                 if let storeNewest, version < storeNewest {
-                    throw SignedArchiveError(
+                    throw ArchivePublishingError(
                         .notNewer,
                         "version \(version) is not above \(storeNewest), the newest release of \(remote.name); publish a higher version")
                 }
@@ -64,7 +66,7 @@ package struct ChannelMerge: Sendable, Equatable {
                 continue
             }
             for field in ["sha256", "url", "size", "minShellVersion", "maxShellVersion"] where existing.object[field] != copy.object[field] {
-                throw SignedArchiveError(
+                throw ArchivePublishingError(
                     .conflict,
                     "version \(version) is already in \(remote.name) with another \(field) (\(describe(existing.object[field])) there, \(describe(copy.object[field])) in \(local.name)); publish a new version"
                 )
@@ -75,7 +77,7 @@ package struct ChannelMerge: Sendable, Equatable {
             }
         }
         guard let newest = merged.keys.max(), let manifest = merged[newest] else {
-            throw SignedArchiveError(.notFound, "\(local.name) has no releases to push")
+            throw ArchivePublishingError(.notFound, "\(local.name) has no releases to push")
         }
         var index = ReleaseIndex(app: localIndex.app, channel: localIndex.channel)
         for version in merged.keys.sorted(by: >) { if let m = merged[version] { index.releases.append(m.object) } }
@@ -93,10 +95,10 @@ package struct ChannelMerge: Sendable, Equatable {
             let manifest: Manifest
             switch Manifest.validate(object) {
             case .success(let m): manifest = m
-            case .failure(let rejection): throw SignedArchiveError(.conflict, "\(location) is not a valid manifest: \(rejection)")
+            case .failure(let rejection): throw ArchivePublishingError(.conflict, "\(location) is not a valid manifest: \(rejection)")
             }
             if let index = side.index, manifest.app != index.app || manifest.channel != index.channel {
-                throw SignedArchiveError(
+                throw ArchivePublishingError(
                     .conflict, "\(location) is for app \(manifest.app), channel \(manifest.channel), not \(index.app), \(index.channel)")
             }
             if let other = byVersion[manifest.version], other.published >= manifest.published { continue }

@@ -55,7 +55,7 @@ enum ImmutableFiles {
     static func regular(_ path: String) throws -> String {
         var info = stat()
         guard lstat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
-            throw SignedArchiveError(.sourceRejected, "\(path) is not a regular file: only files publish wrote are pushed")
+            throw ArchivePublishingError(.sourceRejected, "\(path) is not a regular file: only files publish wrote are pushed")
         }
         return path
     }

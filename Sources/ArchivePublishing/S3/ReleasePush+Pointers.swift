@@ -42,7 +42,7 @@ extension ReleasePush {
             report.wroteManifest = written.contains { $0.key == manifestKey }
             return
         }
-        throw SignedArchiveError(
+        throw ArchivePublishingError(
             .contended,
             "\(client.name(channel)): other pushes changed index.json or manifest.json in each of \(pointerRounds) rounds; run the push again")
     }
@@ -50,7 +50,7 @@ extension ReleasePush {
     /// Reads back what was written: each pointer must hold the bytes written, unless another
     /// push replaced it since with pointers that still hold every release of this one (it
     /// merged them). Anything else means the store did not keep the write.
-    /// - Throws: `SignedArchiveError` `.storageWriteLost`.
+    /// - Throws: `ArchivePublishingError` `.storageWriteLost`.
     func readBack(_ written: [(key: String, body: Data)], channel: String, merge: ChannelMerge) async throws {
         var lost: [String] = []
         for (key, body) in written {
@@ -62,7 +62,7 @@ extension ReleasePush {
         }
         guard !lost.isEmpty else { return }
         if try await heldByLaterPush(channel: channel, merge: merge) { return }
-        throw SignedArchiveError(
+        throw ArchivePublishingError(
             .storageWriteLost,
             "\(client.name(channel)) did not keep this push's write: read back, \(lost.joined(separator: "; ")); devices may not see "
                 + "\(merge.manifest.version); check that --endpoint is the store itself, then push again")
@@ -95,9 +95,9 @@ extension ReleasePush {
     }
 
     /// The refusal of a write the store answered with a status no kept write has.
-    func notWritten(_ key: String, _ reply: S3Client.Reply, _ consequence: String) -> SignedArchiveError {
+    func notWritten(_ key: String, _ reply: S3Client.Reply, _ consequence: String) -> ArchivePublishingError {
         let detail = S3Client.errorText(reply.body).map { " (\($0))" } ?? ""
-        return SignedArchiveError(
+        return ArchivePublishingError(
             .storageWriteLost, "PUT \(client.name(key)): HTTP \(reply.status)\(detail), not a stored write; \(consequence)")
     }
 

@@ -59,10 +59,10 @@ public struct ReleasePush: Sendable {
     /// The channels of a release folder: its sub-folders holding an `index.json`.
     public static func channels(in folder: String) throws -> [String] {
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder) else {
-            throw SignedArchiveError(.notFound, "\(folder) is not a readable release folder")
+            throw ArchivePublishingError(.notFound, "\(folder) is not a readable release folder")
         }
         let found = names.filter { !$0.hasPrefix(".") && FileManager.default.fileExists(atPath: "\(folder)/\($0)/index.json") }.sorted()
-        guard !found.isEmpty else { throw SignedArchiveError(.notFound, "\(folder) holds no channel (no CHANNEL/index.json): publish first") }
+        guard !found.isEmpty else { throw ArchivePublishingError(.notFound, "\(folder) holds no channel (no CHANNEL/index.json): publish first") }
         return found
     }
 
@@ -118,8 +118,8 @@ public struct ReleasePush: Sendable {
         let objects: [S3Client.Listed]
         do {
             objects = try await client.list(channel + "/")
-        } catch let error as SignedArchiveError {
-            throw SignedArchiveError(
+        } catch let error as ArchivePublishingError {
+            throw ArchivePublishingError(
                 error.code, error.message + "; the release was pushed, nothing was pruned", underlying: error.underlying)
         }
         for object in objects {
@@ -155,7 +155,7 @@ public struct ReleasePush: Sendable {
     /// Writes `key` unless the store holds it; returns whether it wrote.
     func uploadImmutable(_ key: String, path: String) async throws -> Bool {
         let (body, sha) = try await BlockingExecutor.run { () throws -> (Data, String) in
-            guard let body = FileManager.default.contents(atPath: path) else { throw SignedArchiveError(.notFound, "cannot read \(path)") }
+            guard let body = FileManager.default.contents(atPath: path) else { throw ArchivePublishingError(.notFound, "cannot read \(path)") }
             return (body, Digest.hex(.sha256, of: body))
         }
         let size = Int64(body.count)
@@ -177,9 +177,9 @@ public struct ReleasePush: Sendable {
             let get = try await client.digest(key, limit: size)
             if get.status == 200 { stored = get.bodySHA256 ?? "of more than \(size) bytes" }
         }
-        guard let stored else { throw SignedArchiveError(.storageUnavailable, "\(client.name(key)) exists but cannot be read back") }
+        guard let stored else { throw ArchivePublishingError(.storageUnavailable, "\(client.name(key)) exists but cannot be read back") }
         guard stored == sha else {
-            throw SignedArchiveError(
+            throw ArchivePublishingError(
                 .conflict,
                 "\(client.name(key)) exists with other bytes (sha256 \(stored), this folder has \(sha)): published objects are never replaced; publish a new version"
             )
@@ -196,7 +196,8 @@ public struct ReleasePush: Sendable {
             else { continue }
             let key = channel + "/" + url
             if try await client.head(key).status != 200 {
-                throw SignedArchiveError(.notFound, "release \(version) names \(url), which is neither in the folder nor in \(client.name(channel))")
+                throw ArchivePublishingError(
+                    .notFound, "release \(version) names \(url), which is neither in the folder nor in \(client.name(channel))")
             }
         }
     }

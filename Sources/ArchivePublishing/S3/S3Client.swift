@@ -45,12 +45,12 @@ package struct S3Client: Sendable {
 
     /// `GET` of `key`, whose body may hold at most `limit` bytes (`what` names the object
     /// in the refusal, e.g. "a manifest").
-    /// - Throws: `SignedArchiveError` `.archiveLimit` when a successful answer declares or
+    /// - Throws: `ArchivePublishingError` `.archiveLimit` when a successful answer declares or
     ///   sends more than `limit` bytes; reading stops at the cap.
     package func get(_ key: String, limit: Int, what: String) async throws -> Reply {
         let reply = try await read(key, limit: limit)
         guard reply.complete || !(200..<300).contains(reply.status) else {
-            throw SignedArchiveError(
+            throw ArchivePublishingError(
                 .archiveLimit, "\(name(key)) is over \(limit) bytes, the most \(what) may hold: refused, reading stopped at the limit")
         }
         return reply
@@ -88,7 +88,7 @@ package struct S3Client: Sendable {
 
     func send(_ method: HTTPMethod, key: String, body: Data, headers: [String: String], read: BodyRead) async throws -> Reply {
         guard let url = location.url(for: key), let host = url.host else {
-            throw SignedArchiveError(.invalidArgument, "cannot make a URL for \(name(key))")
+            throw ArchivePublishingError(.invalidArgument, "cannot make a URL for \(name(key))")
         }
         var delay: UInt64 = 200_000_000
         for attempt in 1...max(1, attempts) {
@@ -102,20 +102,20 @@ package struct S3Client: Sendable {
                 }
                 try check(reply, method: method, key: key)
                 return reply
-            } catch let error as SignedArchiveError {
+            } catch let error as ArchivePublishingError {
                 throw error
             } catch {
                 if last || Task.isCancelled {
                     let text = "\(error)"
                     let why = text.contains("Connection refused") ? "connection refused" : text
-                    throw SignedArchiveError(
+                    throw ArchivePublishingError(
                         .storageUnavailable, "\(method.rawValue) \(url.absoluteString): \(why) (after \(attempts) attempts)", underlying: error)
                 }
                 try await Task.sleep(nanoseconds: delay)
                 delay *= 2
             }
         }
-        throw SignedArchiveError(.internalError, "\(method.rawValue) \(url.absoluteString): no attempt was made")
+        throw ArchivePublishingError(.internalError, "\(method.rawValue) \(url.absoluteString): no attempt was made")
     }
 
     /// Answers no caller can act on become errors: refusals (`400`, `401`, `403`, `405`)
@@ -124,18 +124,18 @@ package struct S3Client: Sendable {
         let what = "\(method.rawValue) \(name(key))"
         switch reply.status {
         case 404 where Self.errorText(reply.body)?.hasPrefix("NoSuchBucket") == true:
-            throw SignedArchiveError(
+            throw ArchivePublishingError(
                 .storageDenied, "\(what): bucket \(location.bucket) does not exist (HTTP 404 NoSuchBucket); check the URL and --endpoint")
         case 200..<300, 304, 404, 409, 412: return
         case 401, 403:
-            throw SignedArchiveError(
+            throw ArchivePublishingError(
                 .storageDenied,
                 "\(what): access denied (\(Self.errorText(reply.body) ?? "HTTP \(reply.status)")); check the credentials and the bucket policy")
         case 500...:
-            throw SignedArchiveError(
+            throw ArchivePublishingError(
                 .storageUnavailable, "\(what): HTTP \(reply.status) after \(attempts) attempts (\(Self.errorText(reply.body) ?? "no detail"))")
         default:
-            throw SignedArchiveError(.storageDenied, "\(what): HTTP \(reply.status) (\(Self.errorText(reply.body) ?? "no detail"))")
+            throw ArchivePublishingError(.storageDenied, "\(what): HTTP \(reply.status) (\(Self.errorText(reply.body) ?? "no detail"))")
         }
     }
 

@@ -21,7 +21,7 @@ extension S3Client {
     /// never the same token twice in one listing (AWS S3 API Reference, ListObjectsV2). A
     /// page truncated without a token, a token seen before, more than ``maxListPages`` pages
     /// or a page over ``listPageLimit`` bytes is refused at once.
-    /// - Throws: `SignedArchiveError` `.storageMisbehaved` for a listing that does not
+    /// - Throws: `ArchivePublishingError` `.storageMisbehaved` for a listing that does not
     ///   end as S3's does, `.archiveLimit` past `limit` objects or a page over its cap.
     package func list(_ prefix: String, limit: Int = 10_000_000) async throws -> [Listed] {
         let full = location.prefix.isEmpty ? prefix : location.prefix + "/" + prefix
@@ -33,21 +33,21 @@ extension S3Client {
         repeat {
             pages += 1
             guard pages <= maxListPages else {
-                throw SignedArchiveError(
+                throw ArchivePublishingError(
                     .storageMisbehaved, "listing \(name(prefix)) did not end within \(maxListPages) pages (the cap), \(found.count) objects so far")
             }
             var query = [("list-type", "2"), ("prefix", full)]
             if let token { query.append(("continuation-token", token)) }
             guard let url = location.bucketURL(query: query), let host = url.host else {
-                throw SignedArchiveError(.invalidArgument, "cannot make a listing URL for \(name(prefix))")
+                throw ArchivePublishingError(.invalidArgument, "cannot make a listing URL for \(name(prefix))")
             }
             let reply = try await once(.GET, url: url, host: host, body: Data(), headers: [:], read: .keep(Self.listPageLimit))
             try check(reply, method: .GET, key: prefix)
             guard reply.status == 200 else {
-                throw SignedArchiveError(.storageDenied, "listing \(name(prefix)): HTTP \(reply.status)")
+                throw ArchivePublishingError(.storageDenied, "listing \(name(prefix)): HTTP \(reply.status)")
             }
             guard reply.complete else {
-                throw SignedArchiveError(
+                throw ArchivePublishingError(
                     .archiveLimit,
                     "listing \(name(prefix)): page \(pages) is over \(Self.listPageLimit) bytes (the cap of one page), reading stopped there")
             }
@@ -55,15 +55,15 @@ extension S3Client {
             for item in page.items where item.key.hasPrefix(strip) {
                 found.append(Listed(key: String(item.key.dropFirst(strip.count)), size: item.size, lastModified: item.lastModified))
             }
-            guard found.count <= limit else { throw SignedArchiveError(.archiveLimit, "\(name(prefix)) holds more than \(limit) objects") }
+            guard found.count <= limit else { throw ArchivePublishingError(.archiveLimit, "\(name(prefix)) holds more than \(limit) objects") }
             token = nil
             if page.truncated {
                 guard let next = page.nextToken, !next.isEmpty else {
-                    throw SignedArchiveError(
+                    throw ArchivePublishingError(
                         .storageMisbehaved, "listing \(name(prefix)): page \(pages) is truncated but names no NextContinuationToken")
                 }
                 guard seen.insert(next).inserted else {
-                    throw SignedArchiveError(
+                    throw ArchivePublishingError(
                         .storageMisbehaved,
                         "listing \(name(prefix)): page \(pages) repeats continuation token '\(next.prefix(40))' of an earlier page: the listing would never end"
                     )
@@ -78,7 +78,7 @@ extension S3Client {
     package func delete(_ key: String) async throws {
         let reply = try await send(.DELETE, key: key, body: Data(), headers: [:], read: .keep(Self.messageLimit))
         guard (200..<300).contains(reply.status) || reply.status == 404 else {
-            throw SignedArchiveError(.storageDenied, "DELETE \(name(key)): HTTP \(reply.status)")
+            throw ArchivePublishingError(.storageDenied, "DELETE \(name(key)): HTTP \(reply.status)")
         }
     }
 }

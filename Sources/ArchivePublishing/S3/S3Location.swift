@@ -18,11 +18,11 @@ public struct S3Location: Sendable, Equatable {
     public var credentials: SigV4.Credentials
 
     /// Parses `s3://BUCKET/PREFIX` and resolves the rest from `environment`.
-    /// - Throws: `SignedArchiveError` `.invalidArgument` for a bad URL or no credentials.
+    /// - Throws: `ArchivePublishingError` `.invalidArgument` for a bad URL or no credentials.
     public static func resolve(
         _ text: String, endpoint: String?, region: String?, environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> S3Location {
-        guard text.hasPrefix("s3://") else { throw SignedArchiveError(.invalidArgument, "\(text) is not an s3://BUCKET/PREFIX URL") }
+        guard text.hasPrefix("s3://") else { throw ArchivePublishingError(.invalidArgument, "\(text) is not an s3://BUCKET/PREFIX URL") }
         let rest = text.dropFirst(5)
         let bucket = String(rest.prefix { $0 != "/" })
         // S3's bucket naming rules: 3–63 of a–z, 0–9, '.', '-', starting and ending with a letter or digit.
@@ -30,14 +30,14 @@ public struct S3Location: Sendable, Equatable {
         guard (3...63).contains(bucket.utf8.count), bucket.utf8.allSatisfy({ edge($0) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }),
             let first = bucket.utf8.first, let last = bucket.utf8.last, edge(first), edge(last)
         else {
-            throw SignedArchiveError(.invalidArgument, "\(text): '\(bucket)' is not a bucket name (3–63 of a-z, 0-9, '.', '-')")
+            throw ArchivePublishingError(.invalidArgument, "\(text): '\(bucket)' is not a bucket name (3–63 of a-z, 0-9, '.', '-')")
         }
         let prefix = rest.dropFirst(bucket.count).split(separator: "/").joined(separator: "/")
         let endpointText = endpoint ?? environment["AWS_ENDPOINT_URL_S3"] ?? environment["AWS_ENDPOINT_URL"]
         var endpointURL: URL?
         if let endpointText {
             guard let url = URL(string: endpointText), ["http", "https"].contains(url.scheme ?? ""), url.host != nil else {
-                throw SignedArchiveError(.invalidArgument, "endpoint \(endpointText) is not an http(s) URL")
+                throw ArchivePublishingError(.invalidArgument, "endpoint \(endpointText) is not an http(s) URL")
             }
             endpointURL = url
         }
@@ -56,7 +56,7 @@ public struct S3Location: Sendable, Equatable {
         if let text = try? String(contentsOfFile: file, encoding: .utf8), let found = profileCredentials(text, profile: profile) {
             return found
         }
-        throw SignedArchiveError(
+        throw ArchivePublishingError(
             .invalidArgument,
             "no AWS credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or a profile '\(profile)' in \(file)")
     }
