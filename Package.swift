@@ -155,10 +155,11 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Release side: a client build → a Debian package of a self-updating native app.
+        // Release side: a client build → a Debian package of a self-updating native app (its
+        // template checked with init's rules from SignedArchive; no engine).
         .target(
             name: "AppPackaging",
-            dependencies: ["ClientFoundation", "ClientUpdater", "ClientEngine", "SafeArchive"]
+            dependencies: ["ClientFoundation", "ClientUpdater", "SignedArchive", "SafeArchive"]
         ),
         // The one entry point of every host: opens a root, choosing its channel from the config.
         .target(

@@ -1,8 +1,8 @@
-import ClientEngine
 import ClientFoundation
 import ClientUpdater
 import Foundation
 import SafeArchive
+import SignedArchive
 
 /// `clientctl package`: a client build becomes a Debian package of a native app whose web
 /// layer then updates itself (docs/packaging.md).
@@ -38,7 +38,7 @@ package enum DebPackager {
         let vendorCopyright = try request.copyrightFile.map(readCopyright)
         let seed = try SourceTree.scan(request.buildDirectory)
         // The template as a device's first start will check it, on the files the user named.
-        try TemplateRoot.validate(
+        try ArchiveRootSetup.validate(
             template(request), trustFiles: try request.trust.map { try existing($0, flag: "--trust") },
             trustRoot: try request.trustRoot.map { try existing($0, flag: "--trust-root") }, seed: request.buildDirectory)
         let shipped =
@@ -102,7 +102,7 @@ package enum DebPackager {
         let template = Self.template(request)
         guard template.trust == trustNames else { throw PackageError(.io, "the staged keys are not the template's") }
         try staging.write(try template.encoded(), to: "\(share)/\(DeviceTemplate.fileName)")
-        _ = try TemplateRoot.validate(template: staging.path(share))
+        _ = try ArchiveRootSetup.validate(template: staging.path(share))
 
         // Programs, desktop integration, units, documentation.
         try staging.copy(shipped.device, to: "usr/lib/\(request.package)/clientctl", mode: 0o755)

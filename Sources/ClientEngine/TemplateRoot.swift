@@ -82,36 +82,9 @@ public enum TemplateRoot {
         return (.shellUpdated(from: before.shellVersion.description, to: after.shellVersion.description), template)
     }
 
-    /// Checks a template folder as its first start would (the template's format, then every
-    /// field with `init`'s rules), creating nothing: what `clientctl package` runs on the
-    /// template it is about to ship.
-    /// - Throws: `UpdaterError` naming the field and why, or the trust root's refusal.
-    package static func validate(template folder: String, now: Date = Date()) throws -> DeviceTemplate {
-        let template = try DeviceTemplate.load(folder: folder)
-        _ = try ArchiveRootSetup.make(request(template, folder: folder), now: now)
-        return template
-    }
-
-    /// Checks the template's fields with `init`'s rules, its files named by the paths a
-    /// caller has (`clientctl package` before it copies them), so a refusal names the
-    /// file the user gave.
-    /// - Throws: `UpdaterError` naming the field and why, or the trust root's refusal.
-    package static func validate(
-        _ template: DeviceTemplate, trustFiles: [String], trustRoot: String?, seed: String, now: Date = Date()
-    ) throws {
-        var request = request(template, folder: "/")
-        request.trustFiles = trustFiles
-        request.trustRootFile = trustRoot
-        request.embedded = seed
-        _ = try ArchiveRootSetup.make(request, now: now)
-    }
-
     /// `init`'s request for the template, its paths made absolute.
     static func request(_ t: DeviceTemplate, folder: String) -> ArchiveRootSetup.Request {
-        ArchiveRootSetup.Request(
-            app: t.app, channel: t.channel, manifestURL: t.manifestURL, trustFiles: t.trust.map { folder + "/" + $0 },
-            shellVersion: t.shellVersion, embedded: folder + "/" + t.seed, startupTimeout: t.startupTimeoutSeconds, keep: t.keep,
-            allowInsecureHTTP: false, limits: .init(), trustRootFile: t.trustRoot.map { folder + "/" + $0 })
+        ArchiveRootSetup.Request(template: t, folder: folder)
     }
 
     static func trustStore(_ config: DeviceConfig, _ layout: RootLayout) throws -> TrustStore {
