@@ -1,6 +1,5 @@
 import ArgumentParser
 import ClientUpdater
-import ClientUpdaterHTTP
 import Foundation
 
 /// The `clientctl` command: ships signed web-client bundles to devices.
