@@ -11,7 +11,8 @@ import Synchronization
 /// flood. What only the view has is the run's ``LaunchSecret``: a connection becomes
 /// *trusted* once a request head on it carries the run's cookie or a launch token the shell
 /// minted and has not yet seen spent. Until then it is *untrusted*, and
-/// - it has ``untrustedTimeout`` (a couple of seconds) to become trusted, or it is closed;
+/// - it has ``untrustedTimeout`` (the listener's header timeout) to send its first request
+///   head, or it is closed (a head without the secret is answered `403` as usual);
 /// - when the listener holds ``limit`` connections, each new one evicts the oldest
 ///   untrusted connection instead of waiting in the kernel's backlog: accept pauses only
 ///   when every open connection is trusted (the view opens a handful).
@@ -20,7 +21,7 @@ import Synchronization
 package final class ConnectionAdmission: Sendable {
     /// Most connections held open at once (the listener's cap).
     package let limit: Int
-    /// How long a connection may stay untrusted before it is closed.
+    /// How long a new connection may wait before its first request head.
     package let untrustedTimeout: TimeAmount
     let secret: LaunchSecret
     private let state = Mutex(State())
@@ -40,7 +41,7 @@ package final class ConnectionAdmission: Sendable {
         var evicted = 0
     }
 
-    package init(limit: Int, untrustedTimeout: TimeAmount = .seconds(2), secret: LaunchSecret) {
+    package init(limit: Int, untrustedTimeout: TimeAmount = .seconds(10), secret: LaunchSecret) {
         self.limit = max(1, limit)
         self.untrustedTimeout = untrustedTimeout
         self.secret = secret
@@ -110,7 +111,7 @@ package final class ConnectionAdmission: Sendable {
 }
 
 /// One connection's side of ``ConnectionAdmission``: registers it, trusts it at the first
-/// head that carries the run's secret, closes it if none does within the untrusted timeout,
+/// head that carries the run's secret, closes it if no head comes within the untrusted timeout,
 /// and forgets it when it closes. Runs on the connection's event loop.
 final class AdmissionHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
@@ -133,11 +134,14 @@ final class AdmissionHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if !trusted, case .head(let head) = unwrapInboundIn(data), admission.isTrusted(head), let id {
-            trusted = true
-            admission.trust(id)
+        if case .head(let head) = unwrapInboundIn(data) {
+            // A head came: the request is answered (`403` without the secret), never cut.
             timer?.cancel()
             timer = nil
+            if !trusted, admission.isTrusted(head), let id {
+                trusted = true
+                admission.trust(id)
+            }
         }
         context.fireChannelRead(data)
     }

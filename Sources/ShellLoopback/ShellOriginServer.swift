@@ -71,7 +71,8 @@ package final class ShellOriginServer: Sendable {
     /// - Throws: ``ServerError`` `.cannotListen` when the port cannot be bound.
     package func run(onRunning: @escaping @Sendable (Int) async -> Void) async throws {
         // The view's connections ahead of a local flood: untrusted ones make room.
-        let admission = ConnectionAdmission(limit: configuration.maxConnections, secret: secret)
+        let admission = ConnectionAdmission(
+            limit: configuration.maxConnections, untrustedTimeout: .nanoseconds(Int64(configuration.headerTimeoutSeconds * 1e9)), secret: secret)
         let application = LoopbackApplication.make(
             router: router(), configuration: configuration, hostGuard: hostGuard,
             connectionHandlers: { [admission.handler()] }, connections: ConnectionAdmission.AcceptDelegate(admission: admission),
