@@ -42,7 +42,10 @@ final class FileSink: @unchecked Sendable {
 
     func sync() throws {
         try lock.withLock {
-            guard fsync(fd) == 0 else { throw UpdaterError.io("cannot fsync", path: path, errno: errno) }
+            guard fsync(fd) == 0 else {
+                let code = errno
+                throw MeteorError(.io, "cannot fsync \(path): \(String(cString: strerror(code)))", underlying: POSIXErrorBox(code: code))
+            }
         }
     }
 

@@ -69,12 +69,13 @@ package struct MeteorChannel: UpdateChannel {
     }
 
     /// A channel for a root whose `config.json` says `channelKind == .meteor`.
-    /// - Throws: ``UpdaterError`` `.configInvalid` when the channel's settings break a rule.
+    /// - Throws: ``MeteorError`` `.configInvalid` for a root of another kind or without its
+    ///   Meteor fields; `UpdaterError` `.configInvalid` when the channel's settings break a rule.
     package init(layout: RootLayout, config: DeviceConfig, transport: any Transport, options: Options = Options()) throws {
-        guard config.channelKind == .meteor else { throw UpdaterError(.configInvalid, "\(layout.config) is not a Meteor root") }
+        guard config.channelKind == .meteor else { throw MeteorError(.configInvalid, "\(layout.config) is not a Meteor root") }
         let settings = try config.settings(MeteorSettings.self, layout: layout)
         guard let url = URL(string: settings.meteorRootURL), let platform = settings.platform, let embedded = config.embeddedPath else {
-            throw UpdaterError(.configInvalid, "\(layout.config) is not a Meteor root (needs meteorRootURL and embeddedPath)")
+            throw MeteorError(.configInvalid, "\(layout.config) is not a Meteor root (needs meteorRootURL and embeddedPath)")
         }
         self.init(layout: layout, rootURL: url, platform: platform, embeddedPath: embedded, transport: transport, options: options)
     }

@@ -12,7 +12,7 @@ public typealias MeteorError = ModuleError<MeteorErrorCode>
 public struct MeteorErrorCode: ClientctlErrorCode {
     fileprivate enum Base: Hashable, Sendable {
         case invalidManifest, unsafePath, tooLarge, httpStatus, hashMismatch
-        case runtimeConfig, network, io, embeddedInvalid, invalidArgument, versionMismatch
+        case runtimeConfig, network, io, embeddedInvalid, invalidArgument, versionMismatch, configInvalid
     }
     fileprivate let base: Base
     public var description: String { "\(base)" }
@@ -40,6 +40,9 @@ public struct MeteorErrorCode: ClientctlErrorCode {
     public static let embeddedInvalid = Self(base: .embeddedInvalid)
     /// A caller passed a value that cannot be used.
     public static let invalidArgument = Self(base: .invalidArgument)
+    /// The root's `config.json` is not a Meteor root's (another channel kind, or no
+    /// `meteorRootURL` or `embeddedPath`).
+    public static let configInvalid = Self(base: .configInvalid)
 
     /// The kind of failure of an error with this code.
     public func kind(underlying: (any Error & Sendable)?) -> FailureKind {
@@ -48,7 +51,7 @@ public struct MeteorErrorCode: ClientctlErrorCode {
         case .network: return .unavailable
         case .versionMismatch: return .tempFail
         case .io: return .cannotCreate
-        case .embeddedInvalid: return .config
+        case .embeddedInvalid, .configInvalid: return .config
         case .invalidArgument: return .usage
         }
     }
