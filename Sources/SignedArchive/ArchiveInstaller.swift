@@ -59,80 +59,61 @@ struct ArchiveInstaller {
         }
         let manifest = try verifier.verify(bytes: body, source: manifestURL.absoluteString)
             .get(context: "manifest \(manifestURL.absoluteString)")
-        // An expired manifest is reported as such by the policy below; a fresh one of this
-        // device's app and channel first passes the fleet rules (replay, revocation).
-        let fresh = manifest.expires.map { $0 > channel.now() } ?? true
-        if fresh, manifest.app == config.app, manifest.channel == channel.settings.channel {
-            if let replay = FeedRules.replayProblem(manifest, memory: state.archive) { return .stale(replay) }
-            FeedRules.recordPublished(manifest, in: &state.archive)
-            let held = Set([state.current, state.pending].compactMap { $0 } + (try channel.store.installedVersions()).map(\.id))
-            let revoked = FeedRules.applyRevocations(manifest.revoked, to: &state).filter(held.contains)
-            if !revoked.isEmpty {
-                // Leave first (the updater switches away from a running revoked version);
-                // the next check installs what the feed offers.
-                return .skipped(
-                    "release \(manifest.version) revokes \(revoked.joined(separator: ", ")): this device leaves it and never selects it again")
-            }
-        }
-        let floor = state.archive.highestAccepted.flatMap(Version.init)
+        // The decision is pure (ArchiveDecision); this step reads what it needs and carries it out.
+        let policy = ArchiveDecision.Policy(
+            app: config.app, channel: channel.settings.channel, shellVersion: config.shellVersion, now: channel.now(),
+            ignoreRollout: channel.options.ignoreRollout)
         let candidate: Manifest
-        switch ManifestPolicy.evaluate(
-            manifest, app: config.app, channel: channel.settings.channel, shellVersion: config.shellVersion,
-            floor: floor, now: channel.now())
+        let running = [state.current, state.pending].compactMap { $0 }
+        switch try ArchiveDecision.screen(
+            manifest, state: &state, held: Set(running + (try channel.store.installedVersions()).map(\.id)), policy: policy)
         {
-        case .accept:
-            candidate = manifest
-        case .expired(let date):
-            return .stale("the feed is stale: release \(manifest.version) expired at \(RFC3339.format(date)); keeping what this device has")
-        case .incompatibleShell:
+        case .stale(let reason):
+            return .stale(reason)
+        case .revoked(let reason):
+            return .skipped(reason)
+        case .candidate(let release):
+            candidate = release
+        case .incompatibleShell(let floor):
             guard
-                let fallback = try await newestCompatibleFromIndex(manifestURL: manifestURL, floor: floor, downloader: downloader, verifier: verifier)
+                let fallback = try await newestCompatibleFromIndex(
+                    manifestURL: manifestURL, floor: floor, downloader: downloader, verifier: verifier, policy: policy)
             else {
                 state.archive.manifestETag = etag
-                return .noCompatibleRelease(
-                    ManifestPolicy.Decision.incompatibleShell(shell: config.shellVersion).message(for: manifest)
-                        + "; index.json has no newer compatible release")
+                return .noCompatibleRelease(ArchiveDecision.noCompatibleRelease(manifest, policy: policy))
             }
             candidate = fallback
-        case let decision:
-            throw SignedArchiveError(.archiveRejected, "rejected: " + decision.message(for: manifest))
+        case .rejected(let reason):
+            throw SignedArchiveError(.archiveRejected, reason)
         }
-        if state.blacklist.contains(candidate.version.description) {
+        let decision = try ArchiveDecision.decide(
+            candidate, state: state, isUnpacked: FileManager.default.fileExists(atPath: layout.clientDirectory(candidate.version)),
+            policy: policy, deviceId: try DeviceIdentity.readOrCreate(layout))
+        switch decision {
+        case .skip(let reason, let waitsForRollout):
             state.archive.manifestETag = etag
-            return .skipped("release \(candidate.version) is blacklisted on this device (it failed start-up twice)")
-        }
-        if FileManager.default.fileExists(atPath: layout.clientDirectory(candidate.version)) {
+            if waitsForRollout { deferred.keep([UInt8](body)) }  // the next check, even a 304, reads the schedule again
+            return .skipped(reason)
+        case .upToDate(let version, let recorded):
             state.archive.manifestETag = etag
             channel.store.cleanLeftovers()  // the partial download of a run that died after promoting
-            let recorded = state.archive.highestAccepted.flatMap(Version.init).map { candidate.version <= $0 } ?? false
-            raiseFloor(&state, to: candidate.version)
-            if !recorded, let promoted = try channel.store.installedVersions().first(where: { $0.id == candidate.version.description }) {
+            ArchiveDecision.raiseFloor(&state, to: version)
+            if !recorded, let promoted = try channel.store.installedVersions().first(where: { $0.id == version.description }) {
                 return .installed(promoted)  // promoted by a run that died before recording it in state.json
             }
-            return .upToDate("up to date: \(candidate.version) is installed")
-        }
-        if !channel.options.ignoreRollout,
-            let refusal = FeedRules.rolloutRefusal(candidate, deviceId: try DeviceIdentity.readOrCreate(layout), now: channel.now())
-        {
+            return .upToDate("up to date: \(version) is installed")
+        case .install(let release):
+            let installed = try await install(release, manifestURL: manifestURL, downloader: downloader)
             state.archive.manifestETag = etag
-            deferred.keep([UInt8](body))  // the next check, even a 304, reads the schedule again
-            return .skipped(refusal)
+            ArchiveDecision.raiseFloor(&state, to: release.version)
+            return .installed(installed)
         }
-        let installed = try await install(candidate, manifestURL: manifestURL, downloader: downloader)
-        state.archive.manifestETag = etag
-        raiseFloor(&state, to: candidate.version)
-        return .installed(installed)
-    }
-
-    private func raiseFloor(_ state: inout DeviceState, to version: Version) {
-        if let floor = state.archive.highestAccepted.flatMap(Version.init), version <= floor { return }
-        state.archive.highestAccepted = version.description
     }
 
     /// The newest release of `index.json` that verifies, passes the policy and is above
     /// what this device has; `nil` when there is none.
     private func newestCompatibleFromIndex(
-        manifestURL: URL, floor: Version?, downloader: Downloader, verifier: ManifestVerifier
+        manifestURL: URL, floor: Version?, downloader: Downloader, verifier: ManifestVerifier, policy: ArchiveDecision.Policy
     ) async throws -> Manifest? {
         guard let indexURL = URL(string: "index.json", relativeTo: manifestURL)?.absoluteURL else { return nil }
         let fetched: Downloader.SmallFetch
@@ -143,13 +124,10 @@ struct ArchiveInstaller {
         }
         guard case .fetched(let body, _) = fetched else { return nil }
         let index = try ReleaseIndex.parse(body, source: indexURL.absoluteString)
-        let now = channel.now()
+        var policy = policy
+        policy.now = channel.now()
         return index.validReleases(with: verifier)
-            .filter {
-                ManifestPolicy.evaluate(
-                    $0, app: config.app, channel: channel.settings.channel, shellVersion: config.shellVersion,
-                    floor: floor, now: now) == .accept
-            }
+            .filter { ArchiveDecision.acceptsFallback($0, floor: floor, policy: policy) }
             .max { $0.version < $1.version }
     }
 

@@ -1,0 +1,140 @@
+import ClientUpdater
+import Foundation
+import SignedManifest
+import StrictJSON
+
+/// What one check of the signed-archive channel does with a verified manifest, decided
+/// without I/O, as the watchdog decides a start-up: the inputs are values (the manifest,
+/// the device's state and memory, its policy, what it holds), the output says up to date,
+/// skip and why, or install this. ``ArchiveInstaller`` reads the feed, carries the
+/// decision out and writes nothing else (docs/formats.md#device-policy).
+///
+/// A check decides in two stages, because the second may need `index.json`:
+/// ``screen(_:state:held:policy:)`` judges the feed's manifest (fleet rules, device
+/// policy), and ``decide(_:state:isUnpacked:policy:deviceId:)`` judges the release chosen.
+package enum ArchiveDecision {
+    /// The device's side of the rules, fixed for one check.
+    package struct Policy: Sendable, Equatable {
+        package var app: String
+        package var channel: String
+        package var shellVersion: Version
+        /// The wall clock at the check (for `expires` and the rollout's steps).
+        package var now: Date
+        /// `install --ignore-rollout`.
+        package var ignoreRollout: Bool
+
+        package init(app: String, channel: String, shellVersion: Version, now: Date, ignoreRollout: Bool = false) {
+            self.app = app
+            self.channel = channel
+            self.shellVersion = shellVersion
+            self.now = now
+            self.ignoreRollout = ignoreRollout
+        }
+    }
+
+    /// The verdict on the feed's manifest.
+    package enum Verdict: Sendable, Equatable {
+        /// The feed decides nothing (a replay, an expired manifest): keep what the device has.
+        case stale(String)
+        /// The manifest revokes a version this device holds: leave it first, install nothing.
+        case revoked(String)
+        /// The manifest's release is the candidate.
+        case candidate(Manifest)
+        /// The release does not run on this shell: look in `index.json` for one that does,
+        /// above `floor`.
+        case incompatibleShell(floor: Version?)
+        /// The manifest breaks the device policy (another app or channel, below the floor).
+        case rejected(String)
+    }
+
+    /// What to do with the candidate release.
+    package enum Decision: Sendable, Equatable {
+        /// The release is already in `clients/`; `recorded` is false when no state recorded
+        /// its promotion (a run that died after promoting it), so the check reports it installed.
+        case upToDate(Version, recorded: Bool)
+        /// Not now, and why; `waitsForRollout` when the staged rollout holds this device back
+        /// (the manifest is kept so the next check decides again, even on a 304).
+        case skip(String, waitsForRollout: Bool)
+        /// Download, verify, unpack and promote this release.
+        case install(Manifest)
+    }
+
+    /// Judges a verified manifest: for a fresh one of this device's app and channel, the
+    /// fleet rules first (replay, then revocations, which `state` records), then the device
+    /// policy (app, channel, floor, shell, expiry).
+    /// - Parameters:
+    ///   - state: the device's state; its memory of published times and its blacklist are updated.
+    ///   - held: every version this device has (current, pending, installed), read only
+    ///     when the manifest revokes some.
+    package static func screen(
+        _ manifest: Manifest, state: inout DeviceState, held: @autoclosure () throws -> Set<String>, policy: Policy
+    ) rethrows -> Verdict {
+        // An expired manifest is reported as such by the policy below; a fresh one of this
+        // device's app and channel first passes the fleet rules (replay, revocation).
+        let fresh = manifest.expires.map { $0 > policy.now } ?? true
+        if fresh, manifest.app == policy.app, manifest.channel == policy.channel {
+            if let replay = FeedRules.replayProblem(manifest, memory: state.archive) { return .stale(replay) }
+            FeedRules.recordPublished(manifest, in: &state.archive)
+            let held = try held()
+            let revoked = FeedRules.applyRevocations(manifest.revoked, to: &state).filter(held.contains)
+            if !revoked.isEmpty {
+                // Leave first (the updater switches away from a running revoked version);
+                // the next check installs what the feed offers.
+                return .revoked(
+                    "release \(manifest.version) revokes \(revoked.joined(separator: ", ")): this device leaves it and never selects it again")
+            }
+        }
+        let floor = state.archive.highestAccepted.flatMap(Version.init)
+        switch ManifestPolicy.evaluate(
+            manifest, app: policy.app, channel: policy.channel, shellVersion: policy.shellVersion, floor: floor, now: policy.now)
+        {
+        case .accept:
+            return .candidate(manifest)
+        case .expired(let date):
+            return .stale("the feed is stale: release \(manifest.version) expired at \(RFC3339.format(date)); keeping what this device has")
+        case .incompatibleShell:
+            return .incompatibleShell(floor: floor)
+        case let decision:
+            return .rejected("rejected: " + decision.message(for: manifest))
+        }
+    }
+
+    /// Whether a release of `index.json` may stand in for an incompatible manifest.
+    package static func acceptsFallback(_ release: Manifest, floor: Version?, policy: Policy) -> Bool {
+        ManifestPolicy.evaluate(
+            release, app: policy.app, channel: policy.channel, shellVersion: policy.shellVersion, floor: floor, now: policy.now) == .accept
+    }
+
+    /// Why no release runs on this shell (the manifest's and `index.json`'s).
+    package static func noCompatibleRelease(_ manifest: Manifest, policy: Policy) -> String {
+        ManifestPolicy.Decision.incompatibleShell(shell: policy.shellVersion).message(for: manifest)
+            + "; index.json has no newer compatible release"
+    }
+
+    /// Judges the candidate release: blacklisted (it failed start-up twice here), already
+    /// unpacked, held back by its staged rollout, or to install.
+    /// - Parameters:
+    ///   - isUnpacked: `clients/v<version>` exists.
+    ///   - deviceId: this device's id, read only when the rollout decides.
+    package static func decide(
+        _ candidate: Manifest, state: DeviceState, isUnpacked: Bool, policy: Policy, deviceId: @autoclosure () throws -> String
+    ) rethrows -> Decision {
+        if state.blacklist.contains(candidate.version.description) {
+            return .skip("release \(candidate.version) is blacklisted on this device (it failed start-up twice)", waitsForRollout: false)
+        }
+        if isUnpacked {
+            let recorded = state.archive.highestAccepted.flatMap(Version.init).map { candidate.version <= $0 } ?? false
+            return .upToDate(candidate.version, recorded: recorded)
+        }
+        if !policy.ignoreRollout, let refusal = FeedRules.rolloutRefusal(candidate, deviceId: try deviceId(), now: policy.now) {
+            return .skip(refusal, waitsForRollout: true)
+        }
+        return .install(candidate)
+    }
+
+    /// `state`'s floor raised to `version` (never lowered).
+    package static func raiseFloor(_ state: inout DeviceState, to version: Version) {
+        if let floor = state.archive.highestAccepted.flatMap(Version.init), version <= floor { return }
+        state.archive.highestAccepted = version.description
+    }
+}
