@@ -1,8 +1,10 @@
+import ClientFoundation
 import Foundation
 
-/// One run of a Debian tool (`dpkg-deb`, `dpkg-shlibdeps`, `objdump`): its output kept in
-/// files (no pipe can fill and stall it), at most ``outputCap`` bytes of each read back,
-/// and the process killed when it runs over its time limit.
+/// One run of a Debian tool (`dpkg-deb`, `dpkg-shlibdeps`, `objdump`) through
+/// ``ChildProcess``: its output kept in files (no pipe can fill and stall it), at most
+/// ``outputCap`` bytes of each read back, and its process group killed when it runs over
+/// its time limit. `scratch` is no longer written to (the files are unlinked ones).
 package struct ToolRun: Sendable {
     /// Bytes of standard output and standard error read back.
     package static let outputCap = 1 << 20
@@ -34,57 +36,33 @@ package struct ToolRun: Sendable {
         guard let path = Self.find(tool) else {
             throw PackageError(.toolFailed, "\(tool) not found on PATH: install \(Self.debianPackage(of: tool))")
         }
-        let outPath = scratch + "/.\(tool).out"
-        let errPath = scratch + "/.\(tool).err"
-        FileManager.default.createFile(atPath: outPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
-        defer {
-            unlink(outPath)
-            unlink(errPath)
-        }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        env["LC_ALL"] = "C.UTF-8"
+        var env = ["LC_ALL": "C.UTF-8"]
         for (key, value) in environment { env[key] = value }
-        process.environment = env
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        process.standardInput = FileHandle.nullDevice
-        guard let out = FileHandle(forWritingAtPath: outPath), let err = FileHandle(forWritingAtPath: errPath) else {
-            throw PackageError(.io, "cannot create \(outPath)")
-        }
-        process.standardOutput = out
-        process.standardError = err
-        let done = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in done.signal() }
+        // ChildProcess: posix_spawn (not Foundation's Process, whose run() overran readdir's
+        // buffer past about 1,365 open descriptors), output in unlinked files read back up
+        // to the cap, the tool's whole process group killed at the deadline.
+        let child = ChildProcess(
+            path, arguments, environment: env, directory: directory, input: .none,
+            standardOutput: .memory(cap: Self.outputCap), standardError: .memory(cap: Self.outputCap),
+            timeout: .milliseconds(Int64(max(0, timeout) * 1000)))
+        let ran: ChildProcess.Result
         do {
-            try process.run()
+            ran = try child.runBlocking()
         } catch {
-            throw PackageError(.toolFailed, "cannot run \(path): \(error.localizedDescription)")
+            throw PackageError(.toolFailed, "cannot run \(path): \(error)")
         }
-        if done.wait(timeout: .now() + timeout) == .timedOut {
+        if ran.timedOut {
             // Killed outright: what it left is in the scratch folder, which goes anyway.
-            kill(process.processIdentifier, SIGKILL)
-            _ = done.wait(timeout: .now() + 10)
             throw PackageError(.toolFailed, "\(tool) ran over \(Int(timeout)) s and was stopped")
         }
-        try? out.close()
-        try? err.close()
-        let output = Output(standardOutput: Self.read(outPath), standardError: Self.read(errPath))
-        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
+        let output = Output(
+            standardOutput: String(decoding: ran.standardOutput, as: UTF8.self),
+            standardError: String(decoding: ran.standardError, as: UTF8.self))
+        guard ran.termination == .exited(0) else {
             let last = output.standardError.split(separator: "\n").last.map(String.init) ?? "no message"
-            let how = process.terminationReason == .exit ? "exit status \(process.terminationStatus)" : "signal \(process.terminationStatus)"
-            throw PackageError(.toolFailed, "\(tool) failed (\(how)): \(last)")
+            throw PackageError(.toolFailed, "\(tool) failed (\(ran.termination)): \(last)")
         }
         return output
-    }
-
-    static func read(_ path: String) -> String {
-        guard let handle = FileHandle(forReadingAtPath: path) else { return "" }
-        defer { try? handle.close() }
-        let data = (try? handle.read(upToCount: outputCap)) ?? nil
-        return String(decoding: data ?? Data(), as: UTF8.self)
     }
 
     /// The executable named `tool` on `PATH` (or the standard Debian folders).

@@ -1,7 +1,11 @@
+import ClientFoundation
 import Foundation
 
 /// Runs a command to completion and captures its output, for tests that drive real tools
-/// (`openssl`, `bsdtar`, the built `clientctl`).
+/// (`openssl`, `bsdtar`, the built `clientctl`): a thin layer over ClientFoundation's
+/// ``ChildProcess``, the one runner of the product and the tests (posix_spawn, not
+/// Foundation's `Process`, whose `run()` overran readdir's buffer past about 1,365 open
+/// descriptors).
 ///
 /// Output goes through temporary files rather than pipes, so a chatty child can never
 /// block on a full pipe buffer.
@@ -16,6 +20,12 @@ public enum Subprocess {
         public var output: String { String(decoding: stdout, as: UTF8.self) }
         /// `stderr` as UTF-8 text.
         public var errorOutput: String { String(decoding: stderr, as: UTF8.self) }
+
+        init(_ ran: ChildProcess.Result) {
+            status = ran.termination.shellStatus
+            stdout = ran.standardOutput
+            stderr = ran.standardError
+        }
     }
 
     /// Runs `executable` (a path, or a name looked up in `PATH`) with `arguments`.
@@ -43,25 +53,15 @@ public enum Subprocess {
     ) async throws -> Result {
         try await gate?.enter()
         defer { gate?.leave() }
-        let child = try Child(executable, arguments, input: input, environment: environment, directory: directory)
-        defer { child.cleanUp() }
-        let deadline = Deadline()
-        try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, any Error>) in
-            // Disarmed as soon as Foundation reports the child reaped: its pid may be reused after.
-            child.process.terminationHandler = { _ in
-                deadline.disarm()
-                done.resume()
-            }
-            do {
-                try child.process.run()
-                deadline.arm(pid: child.process.processIdentifier, after: timeout)
-            } catch {
-                child.process.terminationHandler = nil
-                done.resume(throwing: error)
-            }
-        }
-        let result = child.result()
-        if let killed = deadline.killed {
+        var child = Self.child(executable, arguments, input: input, environment: environment, directory: directory)
+        // ChildProcess's deadline is a Dispatch timer, disarmed before the child is reaped
+        // (so a reused pid is never killed); at it, every descendant is killed (even one
+        // that left the child's process group), then the group.
+        child.timeout = timeout
+        child.onTimeout = { pid in ProcessTree.kill(pid) }
+        let ran = try await child.run()
+        let result = Result(ran)
+        if let killed = ran.killedAtDeadline {
             throw TimedOut(command: ([executable] + arguments).joined(separator: " "), timeout: timeout, killed: killed, stderr: result.errorOutput)
         }
         return result
@@ -83,46 +83,6 @@ public enum Subprocess {
         }
     }
 
-    /// Kills a child and its descendants when its time is up, unless disarmed first. The
-    /// timer is Dispatch's, not a task's: under the whole suite the cooperative pool's two
-    /// threads can be busy for tens of seconds, and a deadline must not wait for them.
-    private final class Deadline: @unchecked Sendable {
-        // @unchecked Sendable: its state is guarded by `lock`.
-        private let lock = NSLock()
-        private var timer: DispatchWorkItem?
-        private var killedCount: Int?
-        private var disarmed = false
-
-        /// How many processes the timer killed, if it fired.
-        var killed: Int? { lock.withLock { killedCount } }
-
-        /// Called right after the child started, possibly after it ended (then it does nothing).
-        func arm(pid: Int32, after timeout: Duration) {
-            let item = DispatchWorkItem { [self] in
-                lock.withLock {
-                    // Disarmed means the child was reaped and its pid may be reused.
-                    guard !disarmed else { return }
-                    killedCount = ProcessTree.kill(pid)
-                }
-            }
-            lock.withLock {
-                guard !disarmed else { return }
-                timer = item
-                let (seconds, attoseconds) = timeout.components
-                let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds), execute: item)
-            }
-        }
-
-        /// Stops the timer (the child has ended).
-        func disarm() {
-            lock.withLock {
-                disarmed = true
-                timer?.cancel()
-            }
-        }
-    }
-
     /// The same, blocking the calling thread: only for quick tools (`bsdtar`, `openssl`)
     /// called from synchronous helpers, which finish in milliseconds.
     @discardableResult
@@ -130,11 +90,7 @@ public enum Subprocess {
         _ executable: String, _ arguments: [String], input: Data? = nil,
         environment: [String: String] = [:], directory: String? = nil
     ) throws -> Result {
-        let child = try Child(executable, arguments, input: input, environment: environment, directory: directory)
-        defer { child.cleanUp() }
-        try child.process.run()
-        child.process.waitUntilExit()
-        return child.result()
+        Result(try child(executable, arguments, input: input, environment: environment, directory: directory).runBlocking())
     }
 
     /// At most this many children started by ``run(_:_:input:environment:directory:)-async``
@@ -143,51 +99,16 @@ public enum Subprocess {
     /// processes together and starve everything of CPU.
     public static let gate = AsyncGate(limit: ProcessInfo.processInfo.activeProcessorCount + 1)
 
-    /// A configured child process whose output goes to files in a scratch folder.
-    private final class Child: @unchecked Sendable {
-        // @unchecked Sendable: handed to the termination handler only to resume a continuation.
-        let process = Process()
-        let scratch = NSTemporaryDirectory() + "/subprocess-\(getpid())-\(UUID().uuidString)"
-        let handles: [FileHandle]
-
-        init(_ executable: String, _ arguments: [String], input: Data?, environment: [String: String], directory: String?) throws {
-            try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
-            _ = FileManager.default.createFile(atPath: scratch + "/stdout", contents: nil)
-            _ = FileManager.default.createFile(atPath: scratch + "/stderr", contents: nil)
-            _ = FileManager.default.createFile(atPath: scratch + "/stdin", contents: input ?? Data())
-            if executable.contains("/") {
-                process.executableURL = URL(fileURLWithPath: executable)
-                process.arguments = arguments
-            } else {
-                process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-                process.arguments = [executable] + arguments
-            }
-            if !environment.isEmpty {
-                process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            }
-            if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-            let stdout = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch + "/stdout"))
-            let stderr = try FileHandle(forWritingTo: URL(fileURLWithPath: scratch + "/stderr"))
-            let stdin = try FileHandle(forReadingFrom: URL(fileURLWithPath: scratch + "/stdin"))
-            process.standardOutput = stdout
-            process.standardError = stderr
-            process.standardInput = stdin
-            handles = [stdout, stderr, stdin]
-        }
-
-        func result() -> Result {
-            for handle in handles { try? handle.close() }
-            let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
-            return Result(
-                status: status,
-                stdout: FileManager.default.contents(atPath: scratch + "/stdout") ?? Data(),
-                stderr: FileManager.default.contents(atPath: scratch + "/stderr") ?? Data())
-        }
-
-        func cleanUp() {
-            for handle in handles { try? handle.close() }
-            try? FileManager.default.removeItem(atPath: scratch)
-        }
+    /// The child to run: a name is looked up by `/usr/bin/env` in the child's environment
+    /// (as before, so a `PATH` in `environment` counts); stdin is `input` (empty when
+    /// `nil`); stdout and stderr are kept whole (in unlinked files while it runs).
+    private static func child(
+        _ executable: String, _ arguments: [String], input: Data?, environment: [String: String], directory: String?
+    ) -> ChildProcess {
+        let (path, all) = executable.contains("/") ? (executable, arguments) : ("/usr/bin/env", [executable] + arguments)
+        return ChildProcess(
+            path, all, environment: environment, directory: directory, input: .data(input ?? Data()),
+            standardOutput: .memory(cap: .max), standardError: .memory(cap: .max))
     }
 
     /// True when `name` is an executable found in `PATH`.
