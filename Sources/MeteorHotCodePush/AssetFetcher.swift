@@ -1,5 +1,6 @@
 import ClientUpdater
 import Foundation
+import Synchronization
 
 /// Downloads Meteor manifests and assets through the shared ``Downloader`` settings
 /// (transport, retry policy, sleeper).
@@ -144,12 +145,11 @@ struct AssetFetcher: Sendable {
     }
 
     /// Set from the response-head callback when the ETag names the manifest hash.
-    private final class ETagVerdict: @unchecked Sendable {
-        // @unchecked: written once by the head callback, read after `get` returned; guarded by `lock`.
-        private let lock = NSLock()
-        private var value = false
-        func set() { lock.withLock { value = true } }
-        var isSet: Bool { lock.withLock { value } }
+    private final class ETagVerdict: Sendable {
+        // Written once by the head callback, read after `get` returned.
+        private let value = Mutex(false)
+        func set() { value.withLock { $0 = true } }
+        var isSet: Bool { value.withLock { $0 } }
     }
 
     /// The 40-hex value of a quoted ETag (`"<hash>"`, also inside `W/"…"`), as the plugin reads it.

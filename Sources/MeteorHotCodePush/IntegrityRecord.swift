@@ -1,5 +1,6 @@
 import ClientUpdater
 import Foundation
+import Synchronization
 
 /// Our own record of what a download folder holds: the SHA-256 of the bytes actually
 /// stored for each file, appended when the file lands in `meteor/Downloading/`.
@@ -10,19 +11,20 @@ import Foundation
 /// value recorded when it was stored. The file is `.clientctl-integrity` inside the
 /// download folder, one line per file: `<sha256 hex> <file path>`; it is removed before
 /// the folder becomes `meteor/<version>`.
-final class IntegrityRecord: @unchecked Sendable {
-    // @unchecked: the descriptor is only used under `lock`; assets finish concurrently.
+final class IntegrityRecord: Sendable {
+    // The descriptor is only used under its Mutex; assets finish concurrently.
     /// The record's file name inside a download folder.
     static let fileName = ".clientctl-integrity"
 
-    private let lock = NSLock()
     private let path: String
-    private var fd: Int32
+    /// The record's descriptor, -1 once closed.
+    private let fd: Mutex<Int32>
 
     /// Opens (creating) the record of `folder` for appending.
     init(folder: String) throws {
         path = folder + "/" + Self.fileName
-        fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0o644)
+        self.fd = Mutex(fd)
         guard fd >= 0 else { throw MeteorError(.io, "cannot open \(path): \(String(cString: strerror(errno)))") }
     }
 
@@ -31,7 +33,7 @@ final class IntegrityRecord: @unchecked Sendable {
     /// Appends that `filePath` (relative to the folder) holds bytes with this SHA-256.
     func append(filePath: String, sha256: String) throws {
         let line = Data("\(sha256) \(filePath)\n".utf8)
-        try lock.withLock {
+        try fd.withLock { fd in
             guard fd >= 0 else { return }
             try AtomicFile.writeAll(fd: fd, data: line, path: path)
         }
@@ -39,7 +41,7 @@ final class IntegrityRecord: @unchecked Sendable {
 
     /// fsyncs and closes the record.
     func close() {
-        lock.withLock {
+        fd.withLock { fd in
             guard fd >= 0 else { return }
             fsync(fd)
             Foundation.close(fd)
