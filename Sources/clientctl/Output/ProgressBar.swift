@@ -1,14 +1,17 @@
 import ClientFoundation
 import ClientUpdater
 import Foundation
+import Synchronization
 
 /// A download progress bar on stderr, drawn only when stderr is a terminal (nothing
 /// animated when output is piped or logged).
-final class ProgressBar: @unchecked Sendable {
-    // @unchecked: `lastDraw` and `drawn` are only touched under `lock`.
-    private let lock = NSLock()
-    private var lastDraw = Date.distantPast
-    private var drawn = false
+final class ProgressBar: Sendable {
+    private struct State {
+        var lastDraw = Date.distantPast
+        var drawn = false
+    }
+    /// Lines are drawn under its lock, so two updates never interleave on the terminal.
+    private let state = Mutex(State())
 
     /// A receiver of download progress (``CheckReporter``'s), or `nil` when stderr is not a terminal.
     static func handlerIfTerminal() -> (ProgressBar, CheckReporter.Progress)? {
@@ -18,21 +21,21 @@ final class ProgressBar: @unchecked Sendable {
     }
 
     func update(version: String, completed: Int64, total: Int64?) {
-        lock.withLock {
+        state.withLock { state in
             let now = Date()
             let done = total.map { completed >= $0 } ?? false
-            guard done || now.timeIntervalSince(lastDraw) >= 0.1 else { return }
-            lastDraw = now
-            drawn = true
+            guard done || now.timeIntervalSince(state.lastDraw) >= 0.1 else { return }
+            state.lastDraw = now
+            state.drawn = true
             Console.err("\r\u{1B}[K" + Self.line(version: version, completed: completed, total: total))
         }
     }
 
     /// Ends the bar's line so later messages start on a fresh line.
     func finish() {
-        lock.withLock {
-            if drawn { Console.err("\n") }
-            drawn = false
+        state.withLock { state in
+            if state.drawn { Console.err("\n") }
+            state.drawn = false
         }
     }
 
