@@ -1,14 +1,15 @@
 import ClientFoundation
 import ClientUpdater
 import Foundation
+import Synchronization
 
 /// `--events`: one JSON object per line on stdout for every engine event, so a test or a
 /// supervisor can follow the shell (docs/native-shell.md#events). Without `--events` it
 /// prints nothing. Lines are written whole under a lock, from any thread.
-final class EventLog: @unchecked Sendable {
-    // `enabled` is immutable; writes are serialized by `lock`.
+final class EventLog: Sendable {
+    // `enabled` is immutable; writes are serialized by `writing`'s lock.
     private let enabled: Bool
-    private let lock = NSLock()
+    private let writing = Mutex(())
     private let launched = ContinuousClock.now
 
     init(enabled: Bool) { self.enabled = enabled }
@@ -25,7 +26,7 @@ final class EventLog: @unchecked Sendable {
         object["event"] = event
         if object["ms"] == nil { object["ms"] = millisecondsSinceLaunch }
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
-        lock.withLock { Console.out(data + Data("\n".utf8)) }
+        writing.withLock { _ in Console.out(data + Data("\n".utf8)) }
     }
 
     /// The line for an engine event.

@@ -1,20 +1,22 @@
 import Foundation
+import Synchronization
 
 /// Opens once the engine has chosen the first version to serve. The view starts loading
 /// the app at once, in parallel with the engine's start-up (its web and network processes
 /// start meanwhile); scheme requests that arrive before the version is known wait here.
-final class FirstVersionLatch: @unchecked Sendable {
-    // `isOpen` and `waiting` are guarded by `lock`.
-    private let lock = NSLock()
-    private var isOpen = false
-    private var waiting: [CheckedContinuation<Void, Never>] = []
+final class FirstVersionLatch: Sendable {
+    private struct State {
+        var isOpen = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+    private let state = Mutex(State())
 
     /// Returns once the latch is open.
     func wait() async {
         await withCheckedContinuation { continuation in
-            let resumeNow = lock.withLock { () -> Bool in
-                if isOpen { return true }
-                waiting.append(continuation)
+            let resumeNow = state.withLock { state -> Bool in
+                if state.isOpen { return true }
+                state.waiting.append(continuation)
                 return false
             }
             if resumeNow { continuation.resume() }
@@ -23,10 +25,10 @@ final class FirstVersionLatch: @unchecked Sendable {
 
     /// Opens the latch (again is a no-op) and lets every waiting request go on.
     func open() {
-        let released = lock.withLock { () -> [CheckedContinuation<Void, Never>] in
-            isOpen = true
-            defer { waiting = [] }
-            return waiting
+        let released = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.isOpen = true
+            defer { state.waiting = [] }
+            return state.waiting
         }
         for continuation in released { continuation.resume() }
     }
@@ -35,11 +37,10 @@ final class FirstVersionLatch: @unchecked Sendable {
 extension FirstVersionLatch {
     /// Returns once the latch is open or `limit` has passed, whichever comes first.
     func wait(atMost limit: Duration) async {
-        let resumed = NSLock()
-        nonisolated(unsafe) var done = false
+        let resumed = Mutex(false)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumeOnce: @Sendable () -> Void = {
-                let first = resumed.withLock { () -> Bool in
+                let first = resumed.withLock { done -> Bool in
                     defer { done = true }
                     return !done
                 }
