@@ -272,10 +272,15 @@ extension ChildProcess {
             return found == 0 && info._sifields._sigchld.si_pid == pid
         }
 
+        /// The deadlines' own queue: a queue of one's own gets a thread when it needs one,
+        /// whereas the global queue's few threads can all be held by blocking work of others
+        /// (a 1 s deadline once fired 6 s late beside the whole suite).
+        private static let deadlines = DispatchQueue(label: "ChildProcess.deadline")
+
         func arm(after timeout: Duration, onTimeout: (@Sendable (Int32) -> Int)?) {
             let (seconds, attoseconds) = timeout.components
             let nanoseconds = Int(clamping: seconds) &* 1_000_000_000 &+ Int(attoseconds / 1_000_000_000)
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(max(0, nanoseconds))) { [weak self] in
+            Self.deadlines.asyncAfter(deadline: .now() + .nanoseconds(max(0, nanoseconds))) { [weak self] in
                 guard let self else { return }  // dropped: its deinit killed the group
                 state.withLock { state in
                     // Ended means the child may be reaped any moment and its pid reused: the

@@ -57,16 +57,15 @@ import Testing
     @Test func killsTheChildAndItsGrandchildPastTheDeadline() async throws {
         let marker = NSTemporaryDirectory() + "/child-process-\(UUID().uuidString)"
         defer { unlink(marker) }
-        // The grandchild would write its pid's file after 6 s; the deadline is 1 s.
-        let started = ContinuousClock.now
+        // The grandchild would write the marker after 6 s; the deadline is 1 s. No bound on
+        // the time this task takes to resume: beside the whole suite the cooperative pool
+        // can be busy for seconds (the kill itself is a Dispatch timer's).
         let result = try await ChildProcess(
             "/bin/sh", ["-c", "(sleep 6; touch \(marker)) & echo started; wait"], timeout: .seconds(1)
         ).run()
-        let elapsed = ContinuousClock.now - started
         #expect(result.timedOut)
         #expect(result.termination == .signaled(SIGKILL))
         #expect(String(decoding: result.standardOutput, as: UTF8.self) == "started\n")
-        #expect(elapsed < .seconds(5))
         try await Task.sleep(for: .seconds(6))
         #expect(!FileManager.default.fileExists(atPath: marker), "the grandchild was killed with the child")
     }
