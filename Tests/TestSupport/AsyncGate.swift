@@ -1,13 +1,15 @@
 import Foundation
+import Synchronization
 
 /// A counting semaphore for tasks: ``enter()`` suspends (never blocks a thread) while
 /// `limit` holders are inside; ``leave()`` lets the longest waiter in.
-public final class AsyncGate: @unchecked Sendable {
-    // @unchecked Sendable: `inside` and `waiters` are only touched under `lock`.
-    private let lock = NSLock()
+public final class AsyncGate: Sendable {
+    private struct State {
+        var inside = 0
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
     private let limit: Int
-    private var inside = 0
-    private var waiters: [CheckedContinuation<Void, Never>] = []
+    private let state = Mutex(State())
 
     public init(limit: Int) { self.limit = max(1, limit) }
 
@@ -15,12 +17,12 @@ public final class AsyncGate: @unchecked Sendable {
     public func enter() async throws {
         try Task.checkCancellation()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let admitted = lock.withLock { () -> Bool in
-                if inside < limit {
-                    inside += 1
+            let admitted = state.withLock { state -> Bool in
+                if state.inside < limit {
+                    state.inside += 1
                     return true
                 }
-                waiters.append(continuation)
+                state.waiters.append(continuation)
                 return false
             }
             if admitted { continuation.resume() }
@@ -29,12 +31,12 @@ public final class AsyncGate: @unchecked Sendable {
 
     /// Gives the place back (to the longest waiter, if any).
     public func leave() {
-        let next = lock.withLock { () -> CheckedContinuation<Void, Never>? in
-            if waiters.isEmpty {
-                inside -= 1
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.waiters.isEmpty {
+                state.inside -= 1
                 return nil
             }
-            return waiters.removeFirst()  // the place passes on; `inside` stays
+            return state.waiters.removeFirst()  // the place passes on; `inside` stays
         }
         next?.resume()
     }

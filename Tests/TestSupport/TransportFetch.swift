@@ -1,14 +1,13 @@
 import ClientUpdater
 import Foundation
+import Synchronization
 
 /// Collects a transport body in memory (tests only).
-public final class BodyCollector: @unchecked Sendable {
-    // @unchecked Sendable: `storage` is only touched under `lock`.
-    private let lock = NSLock()
-    private var storage = Data()
+public final class BodyCollector: Sendable {
+    private let storage = Mutex(Data())
     public init() {}
-    public var data: Data { lock.withLock { storage } }
-    public func append(_ chunk: UnsafeRawBufferPointer) { lock.withLock { storage.append(contentsOf: chunk) } }
+    public var data: Data { storage.withLock { $0 } }
+    public func append(_ chunk: UnsafeRawBufferPointer) { storage.withLock { $0.append(contentsOf: chunk) } }
 }
 
 extension Transport {
