@@ -171,17 +171,16 @@ let package = Package(
         ),
         // The native Linux shell: one GTK window, one WebKitGTK view, the client served through
         // the app: URI scheme by the serving core, the page bridged to the engine in-process.
-        // The shell's code is a library (Sources/clientctl-shell), so one program can hold it
+        // The shell's code is a library (Sources/ClientctlShellApp), so one program can hold it
         // beside the command line's (clientctl-device); each executable is a one-line main.
         .target(
             name: "ClientctlShellApp",
             dependencies: [
                 "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientShim", "ClientServer", "ServingCore", "ShellLoopback", "CWebKitGTK",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            ],
-            path: "Sources/clientctl-shell"
+            ]
         ),
-        .executableTarget(name: "clientctl-shell", dependencies: ["ClientctlShellApp"], path: "Sources/clientctl-shell-main"),
+        .executableTarget(name: "clientctl-shell", dependencies: ["ClientctlShellApp"]),
         // Every command of `clientctl` (Sources/clientctl), likewise a library.
         .target(
             name: "ClientctlCommands",
@@ -191,15 +190,14 @@ let package = Package(
                 "MeteorHotCodePush", "ClientServer", "AppPackaging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Sources/clientctl"
+            ]
         ),
-        .executableTarget(name: "clientctl", dependencies: ["ClientctlCommands"], path: "Sources/clientctl-main"),
+        .executableTarget(name: "clientctl", dependencies: ["ClientctlCommands"]),
         // What a packaged app ships (Scripts/build-release, `clientctl package`): one program
         // that is `clientctl-shell` when called by that name and `clientctl` otherwise, so the
         // Swift runtime, Foundation and its ICU data are in the .deb once, not twice.
         .executableTarget(
-            name: "clientctl-device", dependencies: ["ClientctlCommands", "ClientctlShellApp"], path: "Sources/clientctl-device"),
+            name: "clientctl-device", dependencies: ["ClientctlCommands", "ClientctlShellApp"]),
         // Examples/MinimalHost: a host on public API only (Scripts/docs checks that it
         // type-checks outside the package and runs it on a fresh root; not shipped).
         .executableTarget(
@@ -211,19 +209,19 @@ let package = Package(
         .executableTarget(
             name: "serve-bench",
             dependencies: ["ClientUpdater", "ClientServer"],
-            path: "Scripts/bench/ServeBench"
+            path: "Benchmarks/serve-bench"
         ),
         // Client of Scripts/bench/transport (not shipped).
         .executableTarget(
             name: "transport-bench",
             dependencies: ["ClientUpdater", "ClientUpdaterHTTP"],
-            path: "Scripts/bench/TransportBench"
+            path: "Benchmarks/transport-bench"
         ),
         // Scripts/bench/fleet: 1,000 library Updaters on a simulated clock (not shipped).
         .executableTarget(
             name: "fleet-bench",
             dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SignedArchive", "ArchivePublishing"],
-            path: "Scripts/bench/FleetBench"
+            path: "Benchmarks/fleet-bench"
         ),
         .target(
             name: "TestSupport",

@@ -1,1 +1,1 @@
-../../Sources/clientctl-shell/RollbackWatch.swift
+../../Sources/ClientctlShellApp/RollbackWatch.swift

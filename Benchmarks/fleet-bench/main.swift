@@ -47,8 +47,8 @@ while !args.isEmpty {
     }
 }
 
-let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().path
+// Benchmarks/fleet-bench/main.swift → the package root.
+let package = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 let keyPEM = (try? String(contentsOfFile: package + "/Keys/test-signing.pem", encoding: .utf8)) ?? ""
 let publicPEM = (try? String(contentsOfFile: package + "/Keys/test-signing.pub.pem", encoding: .utf8)) ?? ""
 guard let key = try? Ed25519.PrivateKey(pem: keyPEM) else { fail("cannot read Keys/test-signing.pem") }

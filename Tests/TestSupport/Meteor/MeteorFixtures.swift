@@ -9,10 +9,7 @@ public enum MeteorFixtures {
     public static let referenceVariable = "CLIENTCTL_METEOR_REFERENCE"
 
     /// The package root, derived from this file's location.
-    public static var packageRoot: String {
-        let file = URL(fileURLWithPath: #filePath)
-        return file.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
-    }
+    public static var packageRoot: String { ClientctlBinary.packageRoot }
 
     /// True when `CLIENTCTL_METEOR_REFERENCE` is set: the reference cases are then part of
     /// the run, and required (a wrong path fails them, it never skips them).

@@ -3,10 +3,13 @@ import Foundation
 /// The built `clientctl` executable and the package's own folders, for tests that run the
 /// command line as users do.
 public enum ClientctlBinary {
-    /// The package root (the folder holding Package.swift), found from this source file.
+    /// The package root (the folder holding Package.swift), found from this source file by
+    /// walking up to the first folder with a `Package.swift`.
     public static let packageRoot: String = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }  // TestSupport, Tests, root
+        var url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        while url.path != "/", !FileManager.default.fileExists(atPath: url.appendingPathComponent("Package.swift").path) {
+            url.deleteLastPathComponent()
+        }
         return url.path
     }()
 

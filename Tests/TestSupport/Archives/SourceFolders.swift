@@ -20,11 +20,5 @@ public enum SourceFolders {
 
 public enum TestPaths {
     /// Fixtures/sample-client in the package.
-    public static var sampleClient: String {
-        var url = URL(fileURLWithPath: #filePath)
-        url.deleteLastPathComponent()
-        url.deleteLastPathComponent()
-        url.deleteLastPathComponent()
-        return url.path + "/Fixtures/sample-client"
-    }
+    public static var sampleClient: String { ClientctlBinary.packagePath("Fixtures/sample-client") }
 }
