@@ -231,9 +231,12 @@ final class RecordingSleeper: Sleeper, Sendable {
     }
 
     @Test func dripSlowerThanIdleTimeoutTimesOutAndResumes() async throws {
-        faults.add(.drip(bytes: 100_000, every: 3.0), path: "/app.tgz", requests: 1...1)
+        // Gaps of 8 s against an idle timeout of 2 s: a starved process counts at most 1 s
+        // a tick (StallWatch), so a loaded CI machine needs the wide margin to see the stall;
+        // a machine that sees it at once still ends this test 2 s into the first gap.
+        faults.add(.drip(bytes: 100_000, every: 8.0), path: "/app.tgz", requests: 1...1)
         var d = downloader
-        d.idleTimeout = 2  // under the 3 s gap, with room for a loaded machine before the first drip
+        d.idleTimeout = 2
         let result = try await d.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
         #expect(result.digest == sha256)
         try #require(server.requests.count >= 2, "the stall was noticed: \(server.log)")
