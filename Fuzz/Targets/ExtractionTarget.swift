@@ -4,7 +4,7 @@ import Foundation
 @testable import SignedManifest
 
 /// The tar/zip/gzip/zstd reading around libarchive. An archive is either refused with a
-/// typed ``SignedArchiveError`` (and the staging folder is gone) or it yields a tree that
+/// typed ``SignedManifestError`` (and the staging folder is gone) or it yields a tree that
 /// satisfies the entry rule as seen from the file system itself: only regular files and
 /// directories, modes 0644/0755 (no setuid, no links), names within the rule, bytes within
 /// the caps, `index.html` a regular file at the root; and nothing is ever written beside

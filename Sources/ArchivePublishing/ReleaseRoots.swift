@@ -6,7 +6,7 @@ import SignedManifest
 package enum ReleaseRoots {
     /// The newest root of the channel folder (`nil` when it publishes none): roots 1, 2, …
     /// read in order while they exist.
-    /// - Throws: SignedManifest's `SignedArchiveError` `.untrustedRoot` for a root file that does not parse.
+    /// - Throws: SignedManifest's `SignedManifestError` `.untrustedRoot` for a root file that does not parse.
     package static func newest(inChannelFolder folder: String) throws -> TrustRoot? {
         var newest: TrustRoot?
         var n = 1

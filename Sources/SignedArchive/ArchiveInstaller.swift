@@ -84,7 +84,7 @@ struct ArchiveInstaller {
             }
             candidate = fallback
         case .rejected(let reason):
-            throw SignedArchiveError(.archiveRejected, reason)
+            throw SignedManifestError(.archiveRejected, reason)
         }
         let decision = try ArchiveDecision.decide(
             candidate, state: state, isUnpacked: FileManager.default.fileExists(atPath: layout.clientDirectory(candidate.version)),
@@ -139,12 +139,12 @@ struct ArchiveInstaller {
             allowInsecureHTTP: config.allowInsecureHTTP
         ).get()
         guard manifest.size <= config.limits.maxArchiveBytes else {
-            throw SignedArchiveError(
+            throw SignedManifestError(
                 .archiveLimit,
                 "release \(version): archive of \(manifest.size) bytes is over this device's cap of \(config.limits.maxArchiveBytes) bytes")
         }
         guard let format = ArchiveFormat(fileName: archiveURL.lastPathComponent) else {
-            throw SignedArchiveError(
+            throw SignedManifestError(
                 .archiveRejected, "release \(version): \(archiveURL.lastPathComponent) is not a .tar.gz, .zip or .tar.zst archive")
         }
         let partial = PartialDownload.path(layout: layout, manifest: manifest, format: format)

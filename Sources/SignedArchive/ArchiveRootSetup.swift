@@ -47,7 +47,7 @@ package enum ArchiveRootSetup {
     /// Validates every field and returns the config to write and, with `trustRootFile`,
     /// the pinned root (to store with ``TrustStore/save(_:)`` once the root exists).
     /// - Throws: ``UpdaterError`` with the ``FieldProblem`` (which field, and why);
-    ///   ``SignedArchiveError`` `.untrustedRoot`/`.rootExpired` for a root not to pin.
+    ///   ``SignedManifestError`` `.untrustedRoot`/`.rootExpired` for a root not to pin.
     package static func make(_ r: Request, now: Date = Date()) throws -> (config: DeviceConfig, root: TrustRoot?) {
         guard let app = r.app, ReleaseIdentifier.app.problem(app) == nil else {
             throw UpdaterError.field("app", "is required and must look like com.example.notes (\(ReleaseIdentifier.app.problem("") ?? ""))")

@@ -18,7 +18,7 @@ struct TrustRefresh {
     }
 
     /// The root to verify manifests with.
-    /// - Throws: ``SignedArchiveError`` `.untrustedRoot` for a refused next root (nothing
+    /// - Throws: ``SignedManifestError`` `.untrustedRoot` for a refused next root (nothing
     ///   stored for it), `.rootExpired` when the newest trusted root has expired.
     func run() async throws -> TrustRoot {
         var trusted = try store.current()

@@ -23,7 +23,7 @@ package enum TrustedKeys {
         }
         do {
             _ = try Ed25519.PublicKey(pem: text, source: path)
-        } catch let error as SignedArchiveError {
+        } catch let error as SignedManifestError {
             throw UpdaterError.field("trustFiles", error.message)
         }
         return text

@@ -1,7 +1,7 @@
 import ClientFoundation
 
-/// An error from the signed-archive channel's rules: manifests, keys, signatures, trust
-/// roots and a release the device refuses.
+/// An error of SignedManifest's rules: manifests and indexes, keys and signers,
+/// signatures, trust roots and rollout.
 ///
 /// Strict JSON fails with StrictJSON's `StrictJSONError` (SignedManifest's readers wrap it
 /// as `.malformedJSON`); refusals of an archive's entries, caps and of a folder to archive
@@ -9,12 +9,12 @@ import ClientFoundation
 /// `DeltaError`; publishing and pushing a release with ArchivePublishing's
 /// `ArchivePublishingError`.
 ///
-/// Like `UpdaterError`: an extensible ``SignedArchiveErrorCode``, a one-line message that names what failed
+/// Like `UpdaterError`: an extensible ``SignedManifestErrorCode``, a one-line message that names what failed
 /// and why, and the underlying cause when there is one.
-public typealias SignedArchiveError = ModuleError<SignedArchiveErrorCode>
+public typealias SignedManifestError = ModuleError<SignedManifestErrorCode>
 
-/// The code of ``SignedArchiveError``: what kind of failure it is. New codes may be added in later versions.
-public struct SignedArchiveErrorCode: ClientctlErrorCode {
+/// The code of ``SignedManifestError``: what kind of failure it is. New codes may be added in later versions.
+public struct SignedManifestErrorCode: ClientctlErrorCode {
     fileprivate enum Base: Hashable, Sendable {
         case malformedJSON, invalidManifest, invalidSignature, untrustedKey, invalidKey, crypto
         case hashMismatch, sizeMismatch, archiveRejected, archiveLimit
@@ -86,4 +86,4 @@ public struct SignedArchiveErrorCode: ClientctlErrorCode {
     }
 }
 
-extension SignedArchiveErrorCode: FieldReportingCode {}
+extension SignedManifestErrorCode: FieldReportingCode {}

@@ -3,7 +3,7 @@ import SafeArchive
 import Testing
 
 /// SafeArchive's own error keeps the exit statuses its refusals had when they were
-/// `SignedArchiveError`s: 65 for a refused archive or folder, 66 for a missing input, 73
+/// `SignedManifestError`s: 65 for a refused archive or folder, 66 for a missing input, 73
 /// when nothing can be created, 70 for a bug.
 @Suite struct SafeArchiveErrorTests {
     static let statuses: [(SafeArchiveError.Code, Int32)] = [

@@ -32,15 +32,15 @@ import Testing
 
     @Test func badKeysAreReadableErrors() throws {
         let key = try Ed25519.PrivateKey.generate()
-        let e1 = #expect(throws: SignedArchiveError.self) { try Ed25519.PublicKey(pem: try key.pemRepresentation(), source: "k.pem") }
+        let e1 = #expect(throws: SignedManifestError.self) { try Ed25519.PublicKey(pem: try key.pemRepresentation(), source: "k.pem") }
         #expect(e1?.code == .invalidKey)
         #expect(e1?.message.contains("k.pem is not a PEM public key") == true)
         #expect(e1?.message.contains("it is a private key") == true)
-        let e2 = #expect(throws: SignedArchiveError.self) { try Ed25519.PrivateKey(pem: "garbage", source: "g.pem") }
+        let e2 = #expect(throws: SignedManifestError.self) { try Ed25519.PrivateKey(pem: "garbage", source: "g.pem") }
         #expect(e2?.message.hasPrefix("g.pem is not an unencrypted PEM private key (OpenSSL: ") == true)
-        let e3 = #expect(throws: SignedArchiveError.self) { try Ed25519.PublicKey(pemFile: "/nonexistent/key.pem") }
+        let e3 = #expect(throws: SignedManifestError.self) { try Ed25519.PublicKey(pemFile: "/nonexistent/key.pem") }
         #expect(e3?.code == .notFound)
-        #expect(throws: SignedArchiveError.self) { try Ed25519.PublicKey(rawRepresentation: [1, 2, 3]) }
+        #expect(throws: SignedManifestError.self) { try Ed25519.PublicKey(rawRepresentation: [1, 2, 3]) }
     }
 
     // MARK: interop with the openssl command line

@@ -157,7 +157,7 @@ import Testing
         let status = verifier.verify(bytes: Array(#"{"a": 1, "a": 2}"#.utf8), source: "m.json")
         #expect(status.rejection?.reason == .malformedJSON)
         #expect(status.rejection?.message.contains("duplicate key") == true)
-        #expect(throws: SignedArchiveError.self) { try status.get() }
+        #expect(throws: SignedManifestError.self) { try status.get() }
     }
 
     @Test func archiveCheckComparesSizeThenHash() throws {

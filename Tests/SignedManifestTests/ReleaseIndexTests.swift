@@ -31,7 +31,7 @@ import Testing
                 _ = try ReleaseIndex.parse(Array(text.utf8), source: "idx.json")
                 return nil
             } catch {
-                return (error as? SignedArchiveError)?.message
+                return (error as? SignedManifestError)?.message
             }
         }
         #expect(

@@ -79,7 +79,7 @@ import Testing
         }
         do {
             _ = try TrustRoot.parse(JSONPrettyPrinter.render(.object(object)), source: "root/1.json")
-        } catch let error as SignedArchiveError {
+        } catch let error as SignedManifestError {
             #expect(error.code == .untrustedRoot)
             #expect(error.message.hasPrefix("root/1.json: ") && error.message.contains(expected), "\(name): \(error.message)")
         }
@@ -96,8 +96,8 @@ import Testing
             app: "com.example.notes", channel: "stable", expires: Date().addingTimeInterval(86_400),
             rootKeys: [keys[0].publicKey, keys[1].publicKey], rootThreshold: 2,
             releaseKeys: [keys[2].publicKey], releaseThreshold: 1)
-        #expect(throws: SignedArchiveError.self) { try draft.setThreshold(3, for: .root) }
-        #expect(throws: SignedArchiveError.self) { try draft.removeKey(keys[0].publicKey.keyId, from: .root) }
+        #expect(throws: SignedManifestError.self) { try draft.setThreshold(3, for: .root) }
+        #expect(throws: SignedManifestError.self) { try draft.removeKey(keys[0].publicKey.keyId, from: .root) }
         try draft.sign(with: keys[0])
         try draft.setThreshold(1, for: .root)
         #expect(draft.signatures.isEmpty, "a change drops the signatures: they covered other bytes")

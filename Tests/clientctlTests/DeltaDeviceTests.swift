@@ -226,7 +226,7 @@ import Testing
         let text = try String(contentsOfFile: path, encoding: .utf8)
         try Data(text.replacingOccurrences(of: "\"patches/", with: "\"../../patches/").utf8).write(to: URL(fileURLWithPath: path))
         let before = try f.d.snapshot()
-        let error = await #expect(throws: SignedArchiveError.self) { try await f.install() }
+        let error = await #expect(throws: SignedManifestError.self) { try await f.install() }
         #expect(error?.code == .invalidSignature, "\(String(describing: error))")
         #expect(try f.d.snapshot().difference(from: before).allSatisfy { $0.contains("last-check") || $0.contains("state.json") })
     }

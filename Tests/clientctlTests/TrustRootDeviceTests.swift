@@ -59,7 +59,7 @@ struct TrustRig {
         await #expect {
             try await rig.d.updater().install()
         } throws: { error in
-            let e = error as? SignedArchiveError
+            let e = error as? SignedManifestError
             return e?.code == .thresholdNotMet && e?.kind == .dataError
                 && e?.message.hasSuffix("signed by 1 of the release keys (\(rig.keyIds[0])), 2 needed by trust root 1") == true
         }
@@ -72,7 +72,7 @@ struct TrustRig {
         try rig.publish("1.0.1", signedBy: [rig.releaseKeys[0], rig.releaseKeys[0]])
         await #expect {
             try await rig.d.updater().install()
-        } throws: { ($0 as? SignedArchiveError)?.message.contains("signed by 1 of the release keys") == true }
+        } throws: { ($0 as? SignedManifestError)?.message.contains("signed by 1 of the release keys") == true }
 
         try rig.publish("1.0.2", signedBy: rig.releaseKeys)
         let report = try await rig.d.updater().install()
@@ -96,7 +96,7 @@ struct TrustRig {
         _ = try await rig.d.updater().install()
         let r = rig.releases
         let newRootKeys = try (0..<2).map { _ in try Ed25519.PrivateKey.generate() }
-        let expected: (SignedArchiveError.Code?, String)
+        let expected: (SignedManifestError.Code?, String)
         switch attack {
         case .rollback:
             try r.writeRootBytes(root1, as: 2)
@@ -137,7 +137,7 @@ struct TrustRig {
             try await rig.d.updater().install()
         } throws: { error in
             let message = (error as? any ClientctlError)?.message ?? "\(error)"
-            let codeMatches = expected.0.map { (error as? SignedArchiveError)?.code == $0 } ?? true
+            let codeMatches = expected.0.map { (error as? SignedManifestError)?.code == $0 } ?? true
             return codeMatches && message.contains(expected.1)
         }
         #expect(try rig.d.snapshot() == before)
@@ -158,13 +158,13 @@ struct TrustRig {
         // Even a check whose manifest is unchanged (304) reports the expired root.
         await #expect {
             try await rig.d.updater(now: { later }).install()
-        } throws: { ($0 as? SignedArchiveError)?.code == .rootExpired }
+        } throws: { ($0 as? SignedManifestError)?.code == .rootExpired }
         try rig.publish("1.0.1", signedBy: rig.releaseKeys)
         let before = try rig.d.snapshot()
         await #expect {
             try await rig.d.updater(now: { later }).install()
         } throws: { error in
-            let e = error as? SignedArchiveError
+            let e = error as? SignedManifestError
             return e?.code == .rootExpired && e?.message.contains("trust root 1 expired at") == true
                 && e?.message.hasSuffix("no update is accepted until a newer root is published") == true
         }
@@ -189,7 +189,7 @@ struct TrustRig {
         try rig.publish("1.1.0", signedBy: rig.releaseKeys)
         await #expect {
             try await rig.d.updater().install()
-        } throws: { ($0 as? SignedArchiveError)?.message.hasSuffix("2 needed by trust root 2") == true }
+        } throws: { ($0 as? SignedManifestError)?.message.hasSuffix("2 needed by trust root 2") == true }
         try rig.publish("1.1.1", signedBy: survivors)
         #expect(try await rig.d.updater().install().version == "1.1.1")
         // 1.0.0, signed by the compromised key when it was trusted, stays installed.

@@ -15,7 +15,7 @@ import Foundation
 /// ``outputCap`` bytes of each are kept (more on standard output is not a signature, and
 /// the group is ended at once); CMD and everything it started are killed (`SIGKILL` to
 /// the group) when it runs longer than ``timeout``. A command that fails or runs over is
-/// ``SignedArchiveErrorCode/signerUnavailable`` (exit 69); output that is not a valid
+/// ``SignedManifestErrorCode/signerUnavailable`` (exit 69); output that is not a valid
 /// signature of ``publicKey`` is `.invalidSignature` (exit 65).
 public struct CommandSigner: DocumentSigner, Sendable {
     /// The shell command.
@@ -56,29 +56,29 @@ public struct CommandSigner: DocumentSigner, Sendable {
         let said = outcome.errorText.isEmpty ? "" : ": \(outcome.errorText)"
         if outcome.outputOverflowed, outcome.ending != .timedOut {
             // The group was killed for it: whatever its status, this is what went wrong.
-            throw SignedArchiveError(
+            throw SignedManifestError(
                 .invalidSignature,
                 "\(name) wrote more than \(Self.outputCap) bytes: not a signature (a raw Ed25519 signature is \(Ed25519.signatureLength))")
         }
         switch outcome.ending {
         case .timedOut:
-            throw SignedArchiveError(
+            throw SignedManifestError(
                 .signerUnavailable,
                 "\(name) did not finish within \(Self.seconds(timeout)) s and was killed with its process group (--sign-timeout)\(said)")
         case .signal(let number):
-            throw SignedArchiveError(.signerUnavailable, "\(name) was killed by signal \(number)\(said)")
+            throw SignedManifestError(.signerUnavailable, "\(name) was killed by signal \(number)\(said)")
         case .exited(let status) where status != 0:
-            throw SignedArchiveError(.signerUnavailable, "\(name) failed (status \(status))\(said)")
+            throw SignedManifestError(.signerUnavailable, "\(name) failed (status \(status))\(said)")
         case .exited:
             break
         }
         guard outcome.output.count == Ed25519.signatureLength else {
-            throw SignedArchiveError(
+            throw SignedManifestError(
                 .invalidSignature,
                 "\(name) wrote \(outcome.output.count) bytes; a raw Ed25519 signature is \(Ed25519.signatureLength)\(said)")
         }
         guard publicKey.isValidSignature(outcome.output, for: message) else {
-            throw SignedArchiveError(.invalidSignature, "\(name) made a signature that does not verify with that key (another key?)")
+            throw SignedManifestError(.invalidSignature, "\(name) made a signature that does not verify with that key (another key?)")
         }
         return outcome.output
     }

@@ -32,7 +32,7 @@ public enum Ed25519 {
         /// A key from its 32 raw bytes.
         public init(rawRepresentation raw: [UInt8]) throws {
             guard raw.count == Ed25519.publicKeyLength else {
-                throw SignedArchiveError(.invalidKey, "an Ed25519 public key is \(Ed25519.publicKeyLength) bytes, got \(raw.count)")
+                throw SignedManifestError(.invalidKey, "an Ed25519 public key is \(Ed25519.publicKeyLength) bytes, got \(raw.count)")
             }
             OpenSSLErrorQueue.clear()
             guard let p = raw.withUnsafeBufferPointer({ EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, $0.baseAddress, $0.count) }) else {
@@ -56,7 +56,7 @@ public enum Ed25519 {
             }
             let handle = PKeyHandle(p)
             guard EVP_PKEY_get_id(handle.pointer) == EVP_PKEY_ED25519 else {
-                throw SignedArchiveError(.invalidKey, "\(source) is not an Ed25519 key")
+                throw SignedManifestError(.invalidKey, "\(source) is not an Ed25519 key")
             }
             try self.init(handle: handle)
         }
@@ -163,7 +163,7 @@ public enum Ed25519 {
             }
             guard EVP_PKEY_get_id(p) == EVP_PKEY_ED25519 else {
                 EVP_PKEY_free(p)
-                throw SignedArchiveError(.invalidKey, "\(source) is not an Ed25519 key")
+                throw SignedManifestError(.invalidKey, "\(source) is not an Ed25519 key")
             }
             try self.init(owning: p)
         }
@@ -207,10 +207,10 @@ public enum Ed25519 {
     static func readKeyFile(_ path: String) throws -> String {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir), !isDir.boolValue else {
-            throw SignedArchiveError(.notFound, "key file \(path) does not exist")
+            throw SignedManifestError(.notFound, "key file \(path) does not exist")
         }
-        guard let data = try BoundedFile.read(path, cap: 64 * 1024, code: SignedArchiveError.Code.notFound, tooLarge: .invalidKey) else {
-            throw SignedArchiveError(.notFound, "cannot read key file \(path)")
+        guard let data = try BoundedFile.read(path, cap: 64 * 1024, code: SignedManifestError.Code.notFound, tooLarge: .invalidKey) else {
+            throw SignedManifestError(.notFound, "cannot read key file \(path)")
         }
         return String(decoding: data, as: UTF8.self)
     }

@@ -21,8 +21,8 @@ enum OpenSSLErrorQueue {
         return messages.isEmpty ? "no OpenSSL error detail" : messages.joined(separator: "; ")
     }
 
-    /// A `SignedArchiveError` carrying `what` and the drained queue.
-    static func error(_ code: SignedArchiveError.Code, _ what: String) -> SignedArchiveError {
-        SignedArchiveError(code, "\(what) (OpenSSL: \(drain()))")
+    /// A `SignedManifestError` carrying `what` and the drained queue.
+    static func error(_ code: SignedManifestError.Code, _ what: String) -> SignedManifestError {
+        SignedManifestError(code, "\(what) (OpenSSL: \(drain()))")
     }
 }

@@ -41,10 +41,10 @@ struct SignCommandRun: Sendable {
             let first: Outcome?
             do {
                 first = try await tasks.next() ?? nil
-            } catch let error as SignedArchiveError {
+            } catch let error as SignedManifestError {
                 throw error
             } catch {
-                throw SignedArchiveError(
+                throw SignedManifestError(
                     .signerUnavailable, "sign command '\(command)' cannot be run: \(error)", underlying: error)
             }
             if let outcome = first {

@@ -56,16 +56,16 @@ package enum ManifestPolicy {
     /// the scheme rules of docs/formats.md#archive-url-rule: `https:` always; `http:` only to a loopback host or
     /// with `allowInsecureHTTP`; `file:` only when the manifest itself came from `file:`.
     /// - Returns: the absolute archive URL, or why it is refused.
-    package static func archiveURL(for manifest: Manifest, manifestURL: URL, allowInsecureHTTP: Bool) -> Result<URL, SignedArchiveError> {
+    package static func archiveURL(for manifest: Manifest, manifestURL: URL, allowInsecureHTTP: Bool) -> Result<URL, SignedManifestError> {
         guard let resolved = URL(string: manifest.url, relativeTo: manifestURL)?.absoluteURL, resolved.scheme != nil else {
-            return .failure(SignedArchiveError(.invalidManifest, "release \(manifest.version): url \"\(manifest.url)\" is not a valid URL"))
+            return .failure(SignedManifestError(.invalidManifest, "release \(manifest.version): url \"\(manifest.url)\" is not a valid URL"))
         }
         // One URL rule for the whole device (``URLPolicy``), applied to the resolved URL.
         switch URLPolicy.check(resolved, manifestIsFile: manifestURL.scheme?.lowercased() == "file", allowInsecureHTTP: allowInsecureHTTP) {
         case .allowed:
             return .success(resolved)
         case .refused(let why):
-            return .failure(SignedArchiveError(.invalidManifest, "release \(manifest.version): archive URL \(why)"))
+            return .failure(SignedManifestError(.invalidManifest, "release \(manifest.version): archive URL \(why)"))
         }
     }
 }

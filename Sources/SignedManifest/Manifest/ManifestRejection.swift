@@ -34,9 +34,9 @@ public struct ManifestRejection: Error, Sendable, Equatable, CustomStringConvert
 
     public var description: String { message }
 
-    /// The same failure as a ``SignedArchiveError`` (code by reason) for the command line.
-    public func error(context: String? = nil) -> SignedArchiveError {
-        let code: SignedArchiveError.Code
+    /// The same failure as a ``SignedManifestError`` (code by reason) for the command line.
+    public func error(context: String? = nil) -> SignedManifestError {
+        let code: SignedManifestError.Code
         switch reason {
         case .malformedJSON: code = .malformedJSON
         case .untrustedKey: code = .untrustedKey
@@ -45,6 +45,6 @@ public struct ManifestRejection: Error, Sendable, Equatable, CustomStringConvert
         case .missingField, .wrongType, .invalidValue, .unsupportedFormat: code = .invalidManifest
         }
         let text = context.map { "\($0): \(message)" } ?? message
-        return SignedArchiveError(code, text, underlying: self)
+        return SignedManifestError(code, text, underlying: self)
     }
 }

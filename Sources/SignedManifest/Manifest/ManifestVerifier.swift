@@ -24,7 +24,7 @@ public enum ManifestVerification: Sendable, Equatable {
         return nil
     }
 
-    /// The manifest, or the rejection as a ``SignedArchiveError`` prefixed with `context`.
+    /// The manifest, or the rejection as a ``SignedManifestError`` prefixed with `context`.
     public func get(context: String? = nil) throws -> Manifest {
         switch self {
         case .valid(let m): return m

@@ -24,16 +24,16 @@ package struct ReleaseIndex: Sendable, Equatable {
     }
 
     /// Parses `index.json` strictly (16 MiB cap) and checks its shape.
-    /// - Throws: ``SignedArchiveError`` `.malformedJSON` or `.invalidManifest`, naming `source`.
+    /// - Throws: ``SignedManifestError`` `.malformedJSON` or `.invalidManifest`, naming `source`.
     package static func parse<Bytes: Collection>(_ bytes: Bytes, source: String = "index.json") throws -> ReleaseIndex
     where Bytes.Element == UInt8 {
         let o: JSONObject
         do {
             o = try StrictJSON.parseObject(bytes, limits: .index, source: source)
         } catch let error as StrictJSONError {
-            throw SignedArchiveError(.malformedJSON, error.message, underlying: error.underlying)
+            throw SignedManifestError(.malformedJSON, error.message, underlying: error.underlying)
         }
-        func bad(_ why: String) -> SignedArchiveError { SignedArchiveError(.invalidManifest, "\(source): \(why)") }
+        func bad(_ why: String) -> SignedManifestError { SignedManifestError(.invalidManifest, "\(source): \(why)") }
         guard case .string(let format)? = o["format"] else { throw bad("field 'format' must be a string") }
         guard format == Self.format else { throw bad("format is \"\(format)\", expected \"\(Self.format)\"") }
         guard case .string(let app)? = o["app"] else { throw bad("field 'app' must be a string") }

@@ -6,7 +6,7 @@ import StrictJSON
 /// what a device does with a refusal (keep what it has, report) is its own business.
 package enum RootVerification: Sendable, Equatable {
     case trusted(TrustRoot)
-    case refused(SignedArchiveError)
+    case refused(SignedManifestError)
 
     package static func == (a: RootVerification, b: RootVerification) -> Bool {
         switch (a, b) {
@@ -44,12 +44,12 @@ package enum RootChain {
         let candidate: TrustRoot
         do {
             candidate = try TrustRoot.parse(bytes, source: source)
-        } catch let error as SignedArchiveError {
+        } catch let error as SignedManifestError {
             return .refused(error)
         } catch {
-            return .refused(SignedArchiveError(.untrustedRoot, "\(source): \(error)"))
+            return .refused(SignedManifestError(.untrustedRoot, "\(source): \(error)"))
         }
-        func refuse(_ why: String) -> RootVerification { .refused(SignedArchiveError(.untrustedRoot, "\(source): \(why)")) }
+        func refuse(_ why: String) -> RootVerification { .refused(SignedManifestError(.untrustedRoot, "\(source): \(why)")) }
         guard candidate.version == trusted.version + 1 else {
             let kind = candidate.version <= trusted.version ? "a rollback" : "a skipped root"
             return refuse(
@@ -80,18 +80,18 @@ package enum RootChain {
         let root: TrustRoot
         do {
             root = try TrustRoot.parse(bytes, source: source)
-        } catch let error as SignedArchiveError {
+        } catch let error as SignedManifestError {
             return .refused(error)
         } catch {
-            return .refused(SignedArchiveError(.untrustedRoot, "\(source): \(error)"))
+            return .refused(SignedManifestError(.untrustedRoot, "\(source): \(error)"))
         }
         guard root.app == app, root.channel == channel else {
-            return .refused(SignedArchiveError(.untrustedRoot, "\(source): root for \(root.app) \(root.channel), not \(app) \(channel)"))
+            return .refused(SignedManifestError(.untrustedRoot, "\(source): root for \(root.app) \(root.channel), not \(app) \(channel)"))
         }
         let bySelf = root.selfSigners
         guard bySelf.count >= root.root.threshold else {
             return .refused(
-                SignedArchiveError(.untrustedRoot, "\(source): signed by \(bySelf.count) of its own root keys, \(root.root.threshold) needed"))
+                SignedManifestError(.untrustedRoot, "\(source): signed by \(bySelf.count) of its own root keys, \(root.root.threshold) needed"))
         }
         if let problem = expiryProblem(root, now: now, source: source) { return .refused(problem) }
         return .trusted(root)
@@ -99,9 +99,9 @@ package enum RootChain {
 
     /// The refusal for a root past its `expires` at `now` (TUF's freeze attack: an
     /// attacker replaying old metadata forever), nil when it is current.
-    package static func expiryProblem(_ root: TrustRoot, now: Date, source: String) -> SignedArchiveError? {
+    package static func expiryProblem(_ root: TrustRoot, now: Date, source: String) -> SignedManifestError? {
         guard root.isExpired(at: now), let expires = root.expires else { return nil }
-        return SignedArchiveError(
+        return SignedManifestError(
             .rootExpired,
             "\(source): trust root \(root.version) expired at \(RFC3339.format(expires)); no update is accepted until a newer root is published")
     }

@@ -63,15 +63,15 @@ public struct RootDraft: Sendable, Equatable {
     }
 
     /// Removes the key `keyId` from `role`; a key no role names any more leaves the root.
-    /// - Throws: ``SignedArchiveError`` `.invalidArgument` when the role does not list it,
+    /// - Throws: ``SignedManifestError`` `.invalidArgument` when the role does not list it,
     ///   or when the threshold could no longer be met.
     public mutating func removeKey(_ keyId: String, from role: Role) throws {
         guard let current = roles[role], current.keyIds.contains(keyId) else {
-            throw SignedArchiveError(.invalidArgument, "the \(role.rawValue) role has no key \(keyId)")
+            throw SignedManifestError(.invalidArgument, "the \(role.rawValue) role has no key \(keyId)")
         }
         let remaining = current.keyIds.filter { $0 != keyId }
         guard current.threshold <= remaining.count else {
-            throw SignedArchiveError(
+            throw SignedManifestError(
                 .invalidArgument,
                 "removing \(keyId) leaves \(remaining.count) \(role.rawValue) keys for a threshold of \(current.threshold): add its replacement first, or lower the threshold first"
             )
@@ -82,11 +82,11 @@ public struct RootDraft: Sendable, Equatable {
     }
 
     /// Sets how many distinct keys of `role` must sign.
-    /// - Throws: ``SignedArchiveError`` `.invalidArgument` outside 1…(keys of the role).
+    /// - Throws: ``SignedManifestError`` `.invalidArgument` outside 1…(keys of the role).
     public mutating func setThreshold(_ threshold: Int, for role: Role) throws {
         let current = roles[role] ?? RoleKeys(keyIds: [], threshold: 1)
         guard threshold >= 1, threshold <= current.keyIds.count else {
-            throw SignedArchiveError(
+            throw SignedManifestError(
                 .invalidArgument, "threshold \(threshold) for the \(role.rawValue) role: expected 1 to \(current.keyIds.count) (its keys)")
         }
         roles[role] = RoleKeys(keyIds: current.keyIds, threshold: threshold)
@@ -125,7 +125,7 @@ public struct RootDraft: Sendable, Equatable {
 
     /// The root as parsed back from its own bytes, so a draft that devices would refuse
     /// (a threshold no keys can meet, a bad id) never leaves this machine.
-    /// - Throws: ``SignedArchiveError`` `.untrustedRoot` naming what is wrong.
+    /// - Throws: ``SignedManifestError`` `.untrustedRoot` naming what is wrong.
     public func root(source: String = "root") throws -> TrustRoot {
         var o = unsignedObject
         o["signatures"] = .array(signatures.map(\.jsonValue))

@@ -85,15 +85,15 @@ public struct TrustRoot: Sendable, Equatable {
     /// Parses a root file strictly (``maxBytes``) and checks its shape: format, version,
     /// app and channel, expiry, every key under its own key id, both roles with thresholds
     /// their keys can meet, and well-formed signatures. It checks no signature.
-    /// - Throws: ``SignedArchiveError`` `.untrustedRoot` naming `source` and the field.
+    /// - Throws: ``SignedManifestError`` `.untrustedRoot` naming `source` and the field.
     public static func parse<Bytes: Collection>(_ bytes: Bytes, source: String) throws -> TrustRoot where Bytes.Element == UInt8 {
-        func refuse(_ why: String) -> SignedArchiveError { SignedArchiveError(.untrustedRoot, "\(source): \(why)") }
+        func refuse(_ why: String) -> SignedManifestError { SignedManifestError(.untrustedRoot, "\(source): \(why)") }
         guard bytes.count <= maxBytes else { throw refuse("larger than \(maxBytes) bytes") }
         let o: JSONObject
         do {
             o = try StrictJSON.parseObject(bytes, limits: .init(maxBytes: maxBytes, maxDepth: 8), source: source)
         } catch let error as StrictJSONError {
-            throw SignedArchiveError(.untrustedRoot, error.message, underlying: error)
+            throw SignedManifestError(.untrustedRoot, error.message, underlying: error)
         }
         do {
             return try TrustRoot(validating: o)
