@@ -1,5 +1,6 @@
-// A host embedding the engine with public API only: open a root, start the engine with a
-// bridge, listen to its events, acknowledge start-up, shut down.
+// A host embedding the engine with public API only: open a root, start its agent (the host
+// loop `clientctl serve` and the shell run too) with a bridge and a sink for its events,
+// acknowledge start-up, shut down.
 //
 //     minimal-host ROOT     (a root made by `clientctl init`, and `clientctl install`)
 //
@@ -29,18 +30,16 @@ enum MinimalHost {
         }
         do {
             let engine = try DeviceEngine.open(root: CommandLine.arguments[1])
-            // Subscribe before starting, so no event is missed; the stream ends at shutdown.
-            let events = engine.updater.events()
-            let listener = Task {
-                for await event in events { print("event \(event)") }
-            }
-            try await engine.updater.start(bridge: PrintingBridge())
+            // The sinks get every event, start-up's own included, in order.
+            let agent = DeviceAgent(engine, sinks: [{ event in print("event \(event)") }])
+            try await agent.start(bridge: PrintingBridge())
             // The page of the served version has loaded: confirm it (ends a trial).
-            let version = await engine.updater.currentVersion
-            try await engine.updater.startupDidComplete(version: version)
+            let version = await agent.updater.currentVersion
+            try await agent.updater.startupDidComplete(version: version)
             print("acknowledged \(version ?? "the embedded seed")")
-            await engine.updater.shutdown()
-            await listener.value
+            // Asked to stop: systemd hears it, then the agent waits until the sinks have all.
+            agent.stopping()
+            await agent.shutdown()
         } catch let error as any ClientctlError {
             FileHandle.standardError.write(Data("minimal-host: \(error.message)\n".utf8))
             exit(error.kind == .tempFail ? 75 : 1)

@@ -6,8 +6,10 @@ import Synchronization
 /// supervisor (systemd) told, checks for updates periodically and shuts down in order.
 ///
 /// A host adapts it in a few lines: its sinks (stderr lines, the page, a report sender),
-/// when it is ready (``SupervisorStatus/ready(_:)`` on ``supervisor``), when the first
-/// periodic check may run, and its own watchdog heartbeat (``SupervisorStatus/watchdog()``).
+/// when it is ready (`SupervisorStatus.ready(_:)` on ``supervisor``), when the first
+/// periodic check may run, and its own watchdog heartbeat (`SupervisorStatus.watchdog()`).
+/// The calls of the updater it does not make (acknowledging a start-up, switching to a
+/// pending version, rolling back) stay the host's, on ``updater``.
 ///
 /// ```swift
 /// let agent = DeviceAgent(engine, sinks: [{ event in print(event) }])
@@ -17,14 +19,15 @@ import Synchronization
 /// agent.stopping()
 /// await agent.shutdown()
 /// ```
-package final class DeviceAgent: Sendable {
+public final class DeviceAgent: Sendable {
     /// Receives every event of the updater, in order, on the agent's forwarding task;
     /// it must not block (hand slow work to a queue or task of its own).
-    package typealias Sink = @Sendable (UpdaterEvent) -> Void
+    public typealias Sink = @Sendable (UpdaterEvent) -> Void
 
-    package let updater: Updater
+    /// The engine's updater (``DeviceEngine/updater``): the host's own calls go to it.
+    public let updater: Updater
     /// What systemd hears; it follows every event before the sinks get it.
-    package let supervisor: SupervisorStatus
+    public let supervisor: SupervisorStatus
     private let sinks: [Sink]
     private struct Tasks {
         var forward: Task<Void, Never>?
@@ -33,20 +36,25 @@ package final class DeviceAgent: Sendable {
     }
     private let tasks = Mutex(Tasks())
 
+    /// An agent for the engine's updater; nothing runs until ``start(bridge:)``.
     /// - Parameters:
+    ///   - engine: an engine opened by ``DeviceEngine/open(root:options:)``.
     ///   - supervisor: by default the one `NOTIFY_SOCKET` names (nothing outside systemd).
     ///   - sinks: called in this order for each event.
-    package init(_ engine: DeviceEngine, supervisor: SupervisorStatus = SupervisorStatus(), sinks: [Sink]) {
+    public init(_ engine: DeviceEngine, supervisor: SupervisorStatus = SupervisorStatus(), sinks: [Sink]) {
         self.updater = engine.updater
         self.supervisor = supervisor
         self.sinks = sinks
     }
 
     /// Subscribes the sinks (so start-up's own events reach them), then starts the updater
-    /// (``Updater/start(bridge:clock:shim:lockWait:)``); the supervisor learns the state
+    /// (`Updater.start(bridge:clock:shim:lockWait:)`); the supervisor learns the state
     /// start-up ended in. When start-up fails the sinks are unsubscribed.
+    /// - Parameter bridge: the host's web view: the folder to serve, reloading it.
+    /// - Returns: what start-up did (`Updater.start(bridge:clock:shim:lockWait:)`'s report).
     /// - Throws: what start-up throws (`CancellationError` when the host's task is cancelled).
-    package func start(bridge: any HostBridge) async throws -> LifecycleReport {
+    @discardableResult
+    public func start(bridge: any HostBridge) async throws -> LifecycleReport {
         let events = updater.events()
         let forward = Task { [supervisor, sinks] in
             for await event in events {
@@ -67,8 +75,12 @@ package final class DeviceAgent: Sendable {
 
     /// Checks for updates every `seconds` (0: never) until ``stopping()``: the first once
     /// `first` returns (the shell: when the client is on screen), else after one interval.
-    /// - Parameter onFailure: a failed check (its `error` event has reached the sinks).
-    package func checkPeriodically(
+    /// Again replaces the running schedule; after ``stopping()`` it does nothing.
+    /// - Parameters:
+    ///   - seconds: the interval (a packaged app's template names one: `DeviceTemplate.checkIntervalSeconds`).
+    ///   - first: returns when the first check may run.
+    ///   - onFailure: a failed check (its `error` event has reached the sinks).
+    public func checkPeriodically(
         every seconds: Double, first: (@Sendable () async -> Void)? = nil, onFailure: @escaping @Sendable (any Error) -> Void = { _ in }
     ) {
         guard seconds > 0 else { return }
@@ -97,7 +109,7 @@ package final class DeviceAgent: Sendable {
     }
 
     /// The host is stopping: `STOPPING=1` to systemd (once) and no more periodic checks.
-    package func stopping() {
+    public func stopping() {
         let first = tasks.withLock { tasks in
             defer { tasks.stopped = true }
             tasks.checks?.cancel()
@@ -106,10 +118,10 @@ package final class DeviceAgent: Sendable {
         if first { supervisor.stopping() }
     }
 
-    /// Ends periodic checks, shuts the updater down (``Updater/shutdown()``: a trial in
+    /// Ends periodic checks, shuts the updater down (`Updater.shutdown()`: a trial in
     /// progress is recorded, the agent's lock released) and waits until the sinks have had
     /// every event. `STOPPING=1` is the host's to send first (``stopping()``).
-    package func shutdown() async {
+    public func shutdown() async {
         let (checks, forward) = tasks.withLock { tasks in (tasks.checks, tasks.forward) }
         checks?.cancel()
         await updater.shutdown()

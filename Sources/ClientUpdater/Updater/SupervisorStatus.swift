@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// What a host (`clientctl serve`, the native shell) tells systemd about the version it
-/// serves, through a ``SystemdNotifier``: `READY=1` with a `STATUS=` line once the host is
+/// serves, through a `SystemdNotifier`: `READY=1` with a `STATUS=` line once the host is
 /// ready, then a new `STATUS=` whenever the served version or its trial state changes, and
 /// `STOPPING=1` at the end (docs/serving.md#systemd, docs/native-shell.md#systemd).
 ///
@@ -11,10 +11,14 @@ import Synchronization
 /// revocation that caused the switch) its state, so no status is sent between the two;
 /// the start-up report fills in what no event has told yet. Without `NOTIFY_SOCKET` it
 /// sends nothing.
-package final class SupervisorStatus: Sendable {
+///
+/// `DeviceAgent` (ClientEngine) keeps one told of every event; a host under systemd calls
+/// ``ready(_:)`` once it serves, and ``watchdog()`` every ``watchdogInterval``.
+public final class SupervisorStatus: Sendable {
     // `notifier` is immutable (and Sendable); the rest is in `state`, and datagrams are sent
     // under its lock, so systemd gets them in the order decided.
-    package typealias Describe = @Sendable (_ version: String, _ state: String) -> String
+    /// Writes the `STATUS=` line from the served version and its state, `trial` or `committed`.
+    public typealias Describe = @Sendable (_ version: String, _ state: String) -> String
 
     /// The notifier, `nil` outside systemd.
     package let notifier: SystemdNotifier?
@@ -28,12 +32,13 @@ package final class SupervisorStatus: Sendable {
     }
     private let state = Mutex(State())
 
-    package init(notifier: SystemdNotifier? = SystemdNotifier()) {
+    /// - Parameter notifier: by default the one `NOTIFY_SOCKET` names; `nil` sends nothing.
+    public init(notifier: SystemdNotifier? = SystemdNotifier()) {
         self.notifier = notifier
     }
 
     /// How often the host sends ``watchdog()``: `nil` when systemd runs no watchdog for it.
-    package var watchdogInterval: Duration? { notifier?.watchdogInterval }
+    public var watchdogInterval: Duration? { notifier?.watchdogInterval }
 
     /// The state start-up ended in, unless events told it already (they are as new or newer).
     package func started(_ report: LifecycleReport) {
@@ -66,17 +71,17 @@ package final class SupervisorStatus: Sendable {
     /// The host is ready: `READY=1` with the status `describe` writes from the served
     /// version and `trial` or `committed`, now or as soon as both are known; after it,
     /// `STATUS=` on every change. Again is a no-op.
-    package func ready(_ describe: @escaping Describe) {
+    public func ready(_ describe: @escaping Describe) {
         update { state in
             if state.describe == nil { state.describe = describe }
         }
     }
 
     /// `WATCHDOG=1`.
-    package func watchdog() { notifier?.watchdog() }
+    public func watchdog() { notifier?.watchdog() }
 
     /// `STOPPING=1`.
-    package func stopping() { notifier?.stopping() }
+    public func stopping() { notifier?.stopping() }
 
     /// Changes the state under the lock, then sends what the change calls for.
     private func update(_ change: (inout State) -> Void) {
