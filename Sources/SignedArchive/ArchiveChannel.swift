@@ -36,8 +36,9 @@ package struct ArchiveChannel: UpdateChannel {
     /// Rollout and delta choices, fixed at `init`.
     package let options: Options
 
-    /// - Throws: ``UpdaterError`` `.configInvalid` when the channel's settings break a rule
-    ///   or a trusted key cannot be read.
+    /// - Throws: ``SignedArchiveError`` `.configInvalid` for a root of another kind or a
+    ///   trusted key that cannot be read; `UpdaterError` `.configInvalid` when the
+    ///   channel's settings break a rule.
     /// - Parameters:
     ///   - downloader: the transport and retry policy used for manifests and archives,
     ///     chosen by the engine (the composition root).
@@ -49,7 +50,7 @@ package struct ArchiveChannel: UpdateChannel {
         now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "clientctl.engine")
     ) throws {
         guard config.channelKind == .signedArchive else {
-            throw UpdaterError(.configInvalid, "\(layout.config) is not a signed-archive root")
+            throw SignedArchiveError(.configInvalid, "\(layout.config) is not a signed-archive root")
         }
         self.layout = layout
         self.config = config
@@ -61,10 +62,10 @@ package struct ArchiveChannel: UpdateChannel {
         self.trust = TrustStore(layout: layout, settings: settings, app: config.app)
         do {
             _ = try trust.current()
-        } catch let error as UpdaterError {
+        } catch let error as SignedArchiveError {
             throw error
         } catch {
-            throw UpdaterError(.configInvalid, "\(layout.config): a trusted key cannot be read: \(error)")
+            throw SignedArchiveError(.configInvalid, "\(layout.config): a trusted key cannot be read: \(error)")
         }
         self.store = ArchiveStore(layout: layout, trust: trust)
     }
@@ -113,6 +114,8 @@ package struct ArchiveChannel: UpdateChannel {
     /// Every regular file of the version's tree, served at its relative path; `index.html`
     /// at the root is also `/`. A name ``ServedPathRule`` refuses throws `.invalidArgument`. Archives carry no per-file hashes, so names with a
     /// content hash in them are what makes an asset cacheable.
+    /// - Throws: `UpdaterError` `.notFound` or `.invalidArgument`: the `Channel` contract's
+    ///   error, on which the updater's watchdog fails the version and tries the next.
     package func servedAssets(for version: InstalledVersion) throws -> [ServedAsset] {
         let root = version.directory
         guard let enumerator = FileManager.default.enumerator(atPath: root) else {

@@ -18,7 +18,7 @@ struct ArchiveInstaller {
 
     func run(state: inout DeviceState) async throws -> CheckOutcome {
         guard let manifestURL = URL(string: channel.settings.manifestURL) else {
-            throw UpdaterError(.configInvalid, "\(layout.config) has no manifestURL")
+            throw SignedArchiveError(.configInvalid, "\(layout.config) has no manifestURL")
         }
         let downloader = channel.downloader
         let refresh = TrustRefresh(store: channel.trust, downloader: downloader, manifestURL: manifestURL, now: channel.now())
@@ -50,7 +50,7 @@ struct ArchiveInstaller {
             } else {
                 // The kept copy no longer verifies (a damaged root folder): read the feed again.
                 guard case .fetched(let fresh, let freshETag) = try await downloader.fetchSmall(manifestURL, cap: 64 * 1024) else {
-                    throw UpdaterError(.internalError, "GET \(manifestURL.absoluteString): not modified without a condition")
+                    throw SignedArchiveError(.internalError, "GET \(manifestURL.absoluteString): not modified without a condition")
                 }
                 body = fresh
                 etag = freshETag
@@ -84,7 +84,7 @@ struct ArchiveInstaller {
             }
             candidate = fallback
         case .rejected(let reason):
-            throw SignedManifestError(.archiveRejected, reason)
+            throw SignedArchiveError(.archiveRejected, reason)
         }
         let decision = try ArchiveDecision.decide(
             candidate, state: state, isUnpacked: FileManager.default.fileExists(atPath: layout.clientDirectory(candidate.version)),
@@ -139,12 +139,12 @@ struct ArchiveInstaller {
             allowInsecureHTTP: config.allowInsecureHTTP
         ).get()
         guard manifest.size <= config.limits.maxArchiveBytes else {
-            throw SignedManifestError(
+            throw SignedArchiveError(
                 .archiveLimit,
                 "release \(version): archive of \(manifest.size) bytes is over this device's cap of \(config.limits.maxArchiveBytes) bytes")
         }
         guard let format = ArchiveFormat(fileName: archiveURL.lastPathComponent) else {
-            throw SignedManifestError(
+            throw SignedArchiveError(
                 .archiveRejected, "release \(version): \(archiveURL.lastPathComponent) is not a .tar.gz, .zip or .tar.zst archive")
         }
         let partial = PartialDownload.path(layout: layout, manifest: manifest, format: format)
@@ -237,7 +237,7 @@ struct ArchiveInstaller {
 
     private func listed(_ version: Version) throws -> InstalledVersion {
         guard let installed = try channel.store.installedVersions().first(where: { $0.id == version.description }) else {
-            throw UpdaterError(.internalError, "release \(version) was promoted but is not listed")
+            throw SignedArchiveError(.internalError, "release \(version) was promoted but is not listed")
         }
         return installed
     }

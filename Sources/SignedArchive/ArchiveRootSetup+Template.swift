@@ -7,7 +7,7 @@ import Foundation
 extension ArchiveRootSetup {
     /// Checks a template folder as its first start would (the template's format, then every
     /// field with `init`'s rules), creating nothing.
-    /// - Throws: `UpdaterError` naming the field and why, or the trust root's refusal.
+    /// - Throws: ``SignedArchiveError`` naming the field and why, or the trust root's refusal.
     package static func validate(template folder: String, now: Date = Date()) throws -> DeviceTemplate {
         let template = try DeviceTemplate.load(folder: folder)
         _ = try make(Request(template: template, folder: folder), now: now)
@@ -17,7 +17,7 @@ extension ArchiveRootSetup {
     /// Checks the template's fields with `init`'s rules, its files named by the paths a
     /// caller has (`clientctl package` before it copies them), so a refusal names the
     /// file the user gave.
-    /// - Throws: `UpdaterError` naming the field and why, or the trust root's refusal.
+    /// - Throws: ``SignedArchiveError`` naming the field and why, or the trust root's refusal.
     package static func validate(
         _ template: DeviceTemplate, trustFiles: [String], trustRoot: String?, seed: String, now: Date = Date()
     ) throws {

@@ -39,49 +39,49 @@ package enum ArchiveRootSetup {
     }
 
     /// Validates every field and returns the config to write.
-    /// - Throws: ``UpdaterError`` with the ``FieldProblem`` (which field, and why).
+    /// - Throws: ``SignedArchiveError`` with the ``FieldProblem`` (which field, and why).
     package static func makeConfig(_ r: Request) throws -> DeviceConfig {
         try make(r).config
     }
 
     /// Validates every field and returns the config to write and, with `trustRootFile`,
     /// the pinned root (to store with ``TrustStore/save(_:)`` once the root exists).
-    /// - Throws: ``UpdaterError`` with the ``FieldProblem`` (which field, and why);
-    ///   ``SignedManifestError`` `.untrustedRoot`/`.rootExpired` for a root not to pin.
+    /// - Throws: ``SignedArchiveError`` with the ``FieldProblem`` (which field, and why);
+    ///   SignedManifest's `SignedManifestError` `.untrustedRoot`/`.rootExpired` for a root not to pin.
     package static func make(_ r: Request, now: Date = Date()) throws -> (config: DeviceConfig, root: TrustRoot?) {
         guard let app = r.app, ReleaseIdentifier.app.problem(app) == nil else {
-            throw UpdaterError.field("app", "is required and must look like com.example.notes (\(ReleaseIdentifier.app.problem("") ?? ""))")
+            throw SignedArchiveError.field("app", "is required and must look like com.example.notes (\(ReleaseIdentifier.app.problem("") ?? ""))")
         }
         guard let channel = r.channel, ReleaseIdentifier.channel.problem(channel) == nil else {
-            throw UpdaterError.field("channel", "is required and must be a name like stable (\(ReleaseIdentifier.channel.problem("") ?? ""))")
+            throw SignedArchiveError.field("channel", "is required and must be a name like stable (\(ReleaseIdentifier.channel.problem("") ?? ""))")
         }
         guard let urlText = r.manifestURL, let url = URL(string: urlText), url.scheme != nil else {
-            throw UpdaterError.field("manifestURL", "is required and must be an absolute URL")
+            throw SignedArchiveError.field("manifestURL", "is required and must be an absolute URL")
         }
         let isFile = url.isFileURL
         if case .refused(let why) = URLPolicy.check(url, manifestIsFile: isFile, allowInsecureHTTP: r.allowInsecureHTTP) {
-            throw UpdaterError.field("manifestURL", "refused: \(why)")
+            throw SignedArchiveError.field("manifestURL", "refused: \(why)")
         }
         guard let shell = Version(r.shellVersion) else {
-            throw UpdaterError.field("shellVersion", "'\(r.shellVersion)' is not a SemVer 2.0 version (e.g. 1.4.0)")
+            throw SignedArchiveError.field("shellVersion", "'\(r.shellVersion)' is not a SemVer 2.0 version (e.g. 1.4.0)")
         }
         var pinned: TrustRoot?
         if let file = r.trustRootFile {
             guard r.trustFiles.isEmpty else {
-                throw UpdaterError.field("trustRootFile", "is given with `trustFiles`: trust comes from the root or from keys, not both")
+                throw SignedArchiveError.field("trustRootFile", "is given with `trustFiles`: trust comes from the root or from keys, not both")
             }
             let read: Data?
             do {
-                read = try BoundedFile.read(file, cap: TrustRoot.maxBytes, code: UpdaterError.Code.invalidArgument)
+                read = try BoundedFile.read(file, cap: TrustRoot.maxBytes, code: SignedArchiveError.Code.invalidArgument)
             } catch {
-                throw UpdaterError.field("trustRootFile", error.message)
+                throw SignedArchiveError.field("trustRootFile", error.message)
             }
             guard let data = read else {
-                throw UpdaterError.field(.notFound, "trustRootFile", "\(file): no such file or not readable")
+                throw SignedArchiveError.field(.notFound, "trustRootFile", "\(file): no such file or not readable")
             }
             pinned = try RootChain.verifyPinned(data, app: app, channel: channel, now: now, source: file).get()
         } else if r.trustFiles.isEmpty {
-            throw UpdaterError.field("trustFiles", "needs at least one public key: a device trusts only the keys it is given")
+            throw SignedArchiveError.field("trustFiles", "needs at least one public key: a device trusts only the keys it is given")
         }
         let keys = try r.trustFiles.map(TrustedKeys.readPublicKeyPEM)
         var embeddedPath: String?
@@ -89,17 +89,17 @@ package enum ArchiveRootSetup {
             let path = RootLayout(root: embedded).root
             var isDir: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue else {
-                throw UpdaterError.field(.notFound, "embedded", "\(embedded): no such folder")
+                throw SignedArchiveError.field(.notFound, "embedded", "\(embedded): no such folder")
             }
             guard FileManager.default.fileExists(atPath: path + "/index.html") else {
-                throw UpdaterError.field("embedded", "\(embedded): the seed has no index.html")
+                throw SignedArchiveError.field("embedded", "\(embedded): the seed has no index.html")
             }
             embeddedPath = path
         }
-        guard r.startupTimeout > 0 else { throw UpdaterError.field("startupTimeout", "must be positive") }
-        guard r.keep >= 1 else { throw UpdaterError.field("keep", "must be at least 1") }
+        guard r.startupTimeout > 0 else { throw SignedArchiveError.field("startupTimeout", "must be positive") }
+        guard r.keep >= 1 else { throw SignedArchiveError.field("keep", "must be at least 1") }
         guard r.limits.maxUnpackedBytes > 0, r.limits.maxEntries > 0 else {
-            throw UpdaterError.field("limits", "must be positive")
+            throw SignedArchiveError.field("limits", "must be positive")
         }
         let config = try DeviceConfig(
             app: app, channelKind: .signedArchive,

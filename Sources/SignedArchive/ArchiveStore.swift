@@ -52,7 +52,7 @@ package struct ArchiveStore: Sendable {
     /// again for each would parse every key and root once per version).
     func verifiedSidecar(_ version: Version, with verifier: ManifestVerifier) -> Manifest? {
         let path = layout.clientSidecar(version)
-        guard let data = try? BoundedFile.read(path, cap: Self.sidecarCap, code: UpdaterError.Code.corruptState),
+        guard let data = try? BoundedFile.read(path, cap: Self.sidecarCap, code: SignedArchiveError.Code.corruptState),
             let manifest = verifier.verify(bytes: data, source: path).manifest,
             manifest.version == version
         else { return nil }
@@ -94,7 +94,7 @@ package struct ArchiveStore: Sendable {
     package func makeStagingDirectory(label: String) throws -> String {
         try AtomicFile.makeDirectory(layout.clients)
         let path = layout.clients + "/.staging-\(label)-\(UInt64.random(in: 0...UInt64.max))"
-        guard mkdir(path, 0o700) == 0 else { throw UpdaterError.io("cannot create staging folder", path: path, errno: errno) }
+        guard mkdir(path, 0o700) == 0 else { throw SignedArchiveError.io("cannot create staging folder", path: path, errno: errno) }
         return path
     }
 
@@ -105,13 +105,13 @@ package struct ArchiveStore: Sendable {
     package func promote(staging tree: String, version: Version, sidecar: Data) throws {
         let final = layout.clientDirectory(version)
         if FileManager.default.fileExists(atPath: final) {
-            throw UpdaterError(.alreadyExists, "\(final) exists already; version \(version) is installed")
+            throw SignedArchiveError(.alreadyExists, "\(final) exists already; version \(version) is installed")
         }
         try AtomicFile.write(sidecar, to: layout.clientSidecar(version))
         CrashPoint.hit("promote.sidecar-written")
         guard rename(tree, final) == 0 else {
             let err = errno
-            throw UpdaterError.io("cannot move \(tree) to", path: final, errno: err)
+            throw SignedArchiveError.io("cannot move \(tree) to", path: final, errno: err)
         }
         CrashPoint.hit("promote.renamed")
         try AtomicFile.syncDirectory(layout.clients)
@@ -124,7 +124,7 @@ package struct ArchiveStore: Sendable {
         let dir = layout.clientDirectory(v)
         let trash = layout.clients + "/.trash-v\(v)-\(UInt32.random(in: 0...UInt32.max))"
         if rename(dir, trash) != 0 && errno != ENOENT {
-            throw UpdaterError.io("cannot remove", path: dir, errno: errno)
+            throw SignedArchiveError.io("cannot remove", path: dir, errno: errno)
         }
         try AtomicFile.syncDirectory(layout.clients)
         unlink(layout.clientSidecar(v))

@@ -15,7 +15,9 @@ struct DeferredManifest {
 
     /// The kept bytes, when there are any.
     func read() -> [UInt8]? {
-        (try? BoundedFile.read(layout.deferredManifest, cap: 64 * 1024, code: UpdaterError.Code.corruptState)).flatMap { $0.map { [UInt8]($0) } }
+        (try? BoundedFile.read(layout.deferredManifest, cap: 64 * 1024, code: SignedArchiveError.Code.corruptState)).flatMap {
+            $0.map { [UInt8]($0) }
+        }
     }
 
     /// Keeps `body` for the next check (written only when it changed).

@@ -55,8 +55,8 @@ struct FileListInstall {
                 try resolve(files.url, what: "file list"), to: path, expectedSize: files.size, expectedDigest: files.sha256,
                 algorithm: .sha256)
         }
-        guard let read = try BoundedFile.read(path, cap: Int(files.size), code: UpdaterError.Code.io) else {
-            throw UpdaterError(.notFound, "file list \(path) is gone")
+        guard let read = try BoundedFile.read(path, cap: Int(files.size), code: SignedArchiveError.Code.io) else {
+            throw SignedArchiveError(.notFound, "file list \(path) is gone")
         }
         let bytes = [UInt8](read)
         let list: ReleaseFileList

@@ -25,7 +25,7 @@ package struct TrustStore: Sendable {
             return n
         }
         return versions.sorted().compactMap { n in
-            guard let data = try? BoundedFile.read(layout.trustRoot(n), cap: TrustRoot.maxBytes, code: UpdaterError.Code.corruptState),
+            guard let data = try? BoundedFile.read(layout.trustRoot(n), cap: TrustRoot.maxBytes, code: SignedArchiveError.Code.corruptState),
                 let root = try? TrustRoot.parse(data, source: layout.trustRoot(n)),
                 root.version == n, root.selfSigners.count >= root.root.threshold
             else { return nil }
@@ -35,11 +35,11 @@ package struct TrustStore: Sendable {
 
     /// The root the device trusts now: its newest stored root, else the implicit root of
     /// its `--trust` keys.
-    /// - Throws: ``UpdaterError`` `.configInvalid` when a pinned root is missing.
+    /// - Throws: ``SignedArchiveError`` `.configInvalid` when a pinned root is missing.
     package func current() throws -> TrustRoot {
         if let newest = storedRoots().last { return newest }
         guard settings.pinnedRoot != true else {
-            throw UpdaterError(.configInvalid, "\(layout.trust) holds no readable trust root, but this root was initialised with --trust-root")
+            throw SignedArchiveError(.configInvalid, "\(layout.trust) holds no readable trust root, but this root was initialised with --trust-root")
         }
         let keys = try settings.trustedKeys.enumerated().map { try Ed25519.PublicKey(pem: $1, source: "trusted key #\($0 + 1)") }
         return .implicit(trusting: keys, app: app, channel: settings.channel)

@@ -6,25 +6,25 @@ import SignedManifest
 package enum TrustedKeys {
     /// Reads a PEM file, checks it is an Ed25519 public key, and returns its PEM text as
     /// config.json stores it.
-    /// - Throws: ``UpdaterError`` naming the file: missing, unreadable, or not an Ed25519
+    /// - Throws: ``SignedArchiveError`` naming the file: missing, unreadable, or not an Ed25519
     ///   SubjectPublicKeyInfo key.
     package static func readPublicKeyPEM(_ path: String) throws -> String {
         let read: Data?
         do {
-            read = try BoundedFile.read(path, cap: 16 * 1024, code: UpdaterError.Code.invalidArgument)
+            read = try BoundedFile.read(path, cap: 16 * 1024, code: SignedArchiveError.Code.invalidArgument)
         } catch {
-            throw UpdaterError.field("trustFiles", error.message)
+            throw SignedArchiveError.field("trustFiles", error.message)
         }
         guard let data = read else {
-            throw UpdaterError.field(.notFound, "trustFiles", "\(path): no such file or not readable")
+            throw SignedArchiveError.field(.notFound, "trustFiles", "\(path): no such file or not readable")
         }
         guard let text = String(data: data, encoding: .utf8) else {
-            throw UpdaterError.field("trustFiles", "\(path): not a PEM text file")
+            throw SignedArchiveError.field("trustFiles", "\(path): not a PEM text file")
         }
         do {
             _ = try Ed25519.PublicKey(pem: text, source: path)
         } catch let error as SignedManifestError {
-            throw UpdaterError.field("trustFiles", error.message)
+            throw SignedArchiveError.field("trustFiles", error.message)
         }
         return text
     }

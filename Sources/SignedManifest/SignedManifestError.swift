@@ -17,7 +17,7 @@ public typealias SignedManifestError = ModuleError<SignedManifestErrorCode>
 public struct SignedManifestErrorCode: ClientctlErrorCode {
     fileprivate enum Base: Hashable, Sendable {
         case malformedJSON, invalidManifest, invalidSignature, untrustedKey, invalidKey, crypto
-        case hashMismatch, sizeMismatch, archiveRejected, archiveLimit
+        case hashMismatch, sizeMismatch
         case alreadyExists, notFound, io, invalidArgument
         case internalError, untrustedRoot, rootExpired, thresholdNotMet
         case signerUnavailable
@@ -41,12 +41,6 @@ public struct SignedManifestErrorCode: ClientctlErrorCode {
     public static let hashMismatch = Self(base: .hashMismatch)
     /// Archive length does not match the signed `size`.
     public static let sizeMismatch = Self(base: .sizeMismatch)
-    /// A release the device refuses as a whole: its manifest is for another app or
-    /// channel or below what the device accepted before (a rollback), or its archive is
-    /// not a .tar.gz, .zip or .tar.zst.
-    public static let archiveRejected = Self(base: .archiveRejected)
-    /// Past a cap: a release archive over the device's byte cap.
-    public static let archiveLimit = Self(base: .archiveLimit)
     /// An output that must not be overwritten exists already.
     public static let alreadyExists = Self(base: .alreadyExists)
     /// An input file or folder that does not exist or cannot be read.
@@ -74,7 +68,7 @@ public struct SignedManifestErrorCode: ClientctlErrorCode {
     public func kind(underlying: (any Error & Sendable)?) -> FailureKind {
         switch base {
         case .malformedJSON, .invalidManifest, .invalidSignature, .untrustedKey, .invalidKey,
-            .hashMismatch, .sizeMismatch, .archiveRejected, .archiveLimit,
+            .hashMismatch, .sizeMismatch,
             .untrustedRoot, .rootExpired, .thresholdNotMet:
             return .dataError
         case .crypto, .internalError: return .software

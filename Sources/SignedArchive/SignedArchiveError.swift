@@ -1,0 +1,69 @@
+import ClientFoundation
+import Foundation
+
+/// An error the signed-archive channel decides itself: a release the device refuses, a
+/// root's setup or config it cannot use, its store of installed releases.
+///
+/// What it rethrows keeps its own type: SignedManifest's `SignedManifestError` (a manifest,
+/// signature or trust root refused), SafeArchive's `SafeArchiveError` (an archive's
+/// entries), DeltaPatch's `DeltaError`, and ClientUpdater's `UpdaterError` from the
+/// downloader, the root's files and the `Channel` contract (``ArchiveChannel/servedAssets(for:)``
+/// fails with the codes the updater's watchdog acts on).
+package typealias SignedArchiveError = ModuleError<SignedArchiveErrorCode>
+
+/// The code of ``SignedArchiveError``: what kind of failure it is. New codes may be added in later versions.
+package struct SignedArchiveErrorCode: ClientctlErrorCode {
+    fileprivate enum Base: Hashable, Sendable {
+        case archiveRejected, archiveLimit, configInvalid, corruptState
+        case invalidArgument, notFound, alreadyExists, io, internalError
+    }
+    fileprivate let base: Base
+    package var description: String { "\(base)" }
+
+    /// A release the device refuses as a whole: its manifest is for another app or
+    /// channel or below what the device accepted before (a rollback), or its archive is
+    /// not a .tar.gz, .zip or .tar.zst.
+    package static let archiveRejected = Self(base: .archiveRejected)
+    /// Past a cap: a release archive over the device's byte cap.
+    package static let archiveLimit = Self(base: .archiveLimit)
+    /// The root's `config.json` is not a signed-archive root's, lacks a field the channel
+    /// needs, or names trust the device cannot read.
+    package static let configInvalid = Self(base: .configInvalid)
+    /// A file the channel keeps in the root (a sidecar, a deferred manifest, a stored trust
+    /// root) cannot be read as expected.
+    package static let corruptState = Self(base: .corruptState)
+    /// A caller passed a value that cannot be used (a root's setup field).
+    package static let invalidArgument = Self(base: .invalidArgument)
+    /// An input file or folder that does not exist or cannot be read.
+    package static let notFound = Self(base: .notFound)
+    /// A release folder that must not be overwritten exists already.
+    package static let alreadyExists = Self(base: .alreadyExists)
+    /// A system call on the file system failed.
+    package static let io = Self(base: .io)
+    /// An unexpected failure: a bug.
+    package static let internalError = Self(base: .internalError)
+
+    /// The sysexits status, as `UpdaterError`'s and `SignedManifestError`'s codes of the same
+    /// name: 65 for a refused release, 78 config, 64 usage, 66 missing input, 73 cannot
+    /// create, 70 internal.
+    package func kind(underlying: (any Error & Sendable)?) -> FailureKind {
+        switch base {
+        case .archiveRejected, .archiveLimit: return .dataError
+        case .configInvalid, .corruptState: return .config
+        case .invalidArgument: return .usage
+        case .notFound: return .noInput
+        case .alreadyExists, .io: return .cannotCreate
+        case .internalError: return .software
+        }
+    }
+}
+
+extension SignedArchiveErrorCode: FieldReportingCode {}
+
+extension SignedArchiveError {
+    /// An I/O error from a failed system call, with `errno` decoded (the message and cause
+    /// `UpdaterError.io` gives).
+    static func io(_ what: String, path: String, errno code: Int32) -> SignedArchiveError {
+        SignedArchiveError(.io, "\(what) \(path): \(String(cString: strerror(code)))", underlying: POSIXErrorBox(code: code))
+    }
+}
