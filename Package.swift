@@ -86,6 +86,9 @@ let package = Package(
         // The strict JSON reader for untrusted documents, RFC 8785 canonical JSON, pretty
         // printing and RFC 3339 timestamps; throws its own StrictJSONError.
         .target(name: "StrictJSON", dependencies: ["ClientFoundation"]),
+        // The fleet report model both sides share: a report, a batch and its strict reader,
+        // the fleet summary a collector answers. No device or release logic.
+        .target(name: "FleetReports", dependencies: ["ClientFoundation", "StrictJSON"]),
         // Signed manifests: Ed25519 through OpenSSL, the manifest, index, trust-root and rollout rules.
         .target(
             name: "SignedManifest",
@@ -238,6 +241,7 @@ let package = Package(
         .testTarget(name: "ClientUpdaterTests", dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
         .testTarget(name: "ClientUpdaterHTTPTests", dependencies: ["ClientUpdaterHTTP", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
+        .testTarget(name: "FleetReportsTests", dependencies: ["FleetReports", "StrictJSON"]),
         .testTarget(name: "SignedManifestTests", dependencies: ["SignedManifest", "StrictJSON", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "SafeArchiveTests", dependencies: ["SafeArchive", "ClientFoundation", "SignedManifest", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "DeltaPatchTests", dependencies: ["DeltaPatch", "ClientUpdater", "TestSupport"]),

@@ -1,0 +1,172 @@
+import Foundation
+import StrictJSON
+
+/// What a device sends to a collector: reports of one device, app and channel
+/// (docs/fleet-reports.md#a-batch). Its JSON is one object:
+///
+/// ```json
+/// {"schema": 1, "device": "0f…32 hex…", "app": "com.example.notes", "channel": "stable",
+///  "reports": [{"seq": 7, "time": 1764090000000, "type": "committed", "running": "1.1.0",
+///               "version": "1.1.0", "ms": 840}]}
+/// ```
+public struct ReportBatch: Sendable, Equatable {
+    /// The one schema this version reads and writes.
+    public static let schema: Int64 = 1
+    /// The most reports in one batch.
+    public static let maxReports = 500
+    /// The largest batch, in bytes of JSON (after decompression).
+    public static let maxBytes = 256 * 1024
+
+    /// The device's random id: 32 lowercase hex digits (`<root>/device-id`).
+    public var device: String
+    /// The app's identifier.
+    public var app: String
+    /// The channel's name.
+    public var channel: String
+    /// 1 to ``maxReports`` reports, in sequence order.
+    public var reports: [FleetReport]
+
+    /// A batch of `reports`.
+    public init(device: String, app: String, channel: String, reports: [FleetReport]) {
+        self.device = device
+        self.app = app
+        self.channel = channel
+        self.reports = reports
+    }
+
+    // MARK: Writing
+
+    /// The batch's JSON, compact, fields in a fixed order.
+    public func encoded() -> Data {
+        var out = "{\"schema\":\(Self.schema),\"device\":" + Self.quote(device) + ",\"app\":" + Self.quote(app)
+        out += ",\"channel\":" + Self.quote(channel) + ",\"reports\":["
+        for (i, report) in reports.enumerated() {
+            if i > 0 { out += "," }
+            out += Self.encode(report)
+        }
+        out += "]}"
+        return Data(out.utf8)
+    }
+
+    /// One report as a JSON object (also a line of the device's journal).
+    public static func encode(_ r: FleetReport) -> String {
+        var out = "{\"seq\":\(r.seq),\"time\":\(millis(r.time)),\"type\":" + quote(r.type.rawValue)
+        out += ",\"running\":" + quote(r.running)
+        if let v = r.shell { out += ",\"shell\":" + quote(v) }
+        if let v = r.version { out += ",\"version\":" + quote(v) }
+        if let v = r.from { out += ",\"from\":" + quote(v) }
+        if let v = r.reason { out += ",\"reason\":" + quote(v.rawValue) }
+        if let v = r.detail { out += ",\"detail\":" + quote(v) }
+        if let v = r.via { out += ",\"via\":" + quote(v.rawValue) }
+        if let v = r.bytes { out += ",\"bytes\":\(v)" }
+        if let v = r.ms { out += ",\"ms\":\(v)" }
+        if let v = r.count { out += ",\"count\":\(v)" }
+        if let v = r.rollout { out += ",\"rollout\":{\"percent\":\(v.percent),\"paused\":\(v.paused)}" }
+        return out + "}"
+    }
+
+    static func millis(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+
+    static func quote(_ s: String) -> String {
+        var out = "\""
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if u.value < 0x20 || u.value == 0x7f {
+                    out += String(format: "\\u%04x", u.value)
+                } else {
+                    out.unicodeScalars.append(u)
+                }
+            }
+        }
+        return out + "\""
+    }
+
+    // MARK: Reading
+
+    /// Reads and checks a batch: strict JSON, the known schema, every field's type, range
+    /// and size; unknown fields are refused (a batch is never partly stored).
+    /// - Throws: ``FleetReportsError`` naming the field and why.
+    public static func decode(_ bytes: some Collection<UInt8>) throws -> ReportBatch {
+        guard bytes.count <= maxBytes else {
+            throw FleetReportsError(.tooLarge, "batch is \(bytes.count) bytes, more than the \(maxBytes)-byte limit")
+        }
+        let value: JSONValue
+        do {
+            value = try StrictJSON.parse(bytes, limits: .init(maxBytes: maxBytes, maxDepth: 4), source: "batch")
+        } catch let error as StrictJSONError {
+            throw FleetReportsError(.malformed, error.message, underlying: error)
+        }
+        guard case .object(let object) = value else { throw FleetReportsError(.malformed, "batch: not a JSON object") }
+        var fields = FieldReader(object, path: "")
+        guard let schema = object["schema"] else { throw FleetReportsError(.invalidField, "schema: missing") }
+        guard case .integer(let n) = schema else { throw FleetReportsError(.invalidField, "schema: not an integer") }
+        guard n == Self.schema else { throw FleetReportsError(.unknownSchema, "schema: \(n) is not a schema this collector knows (1)") }
+        _ = fields.take("schema")
+        let device = try fields.string("device", rule: .deviceId)
+        let app = try fields.string("app", rule: .identifier(maxBytes: 255))
+        let channel = try fields.string("channel", rule: .identifier(maxBytes: 64))
+        let list = try fields.array("reports")
+        guard !list.isEmpty else { throw FleetReportsError(.invalidField, "reports: empty") }
+        guard list.count <= maxReports else {
+            throw FleetReportsError(.tooLarge, "reports: \(list.count) reports, more than \(maxReports)")
+        }
+        try fields.noneLeft()
+        var reports: [FleetReport] = []
+        reports.reserveCapacity(list.count)
+        for (i, item) in list.enumerated() {
+            reports.append(try decodeReport(item, path: "reports[\(i)]"))
+        }
+        return ReportBatch(device: device, app: app, channel: channel, reports: reports)
+    }
+
+    /// Reads and checks one report (a batch element or a journal line).
+    /// - Throws: ``FleetReportsError`` naming the field and why.
+    public static func decodeReport(_ value: JSONValue, path: String = "report") throws -> FleetReport {
+        guard case .object(let object) = value else { throw FleetReportsError(.invalidField, "\(path): not an object") }
+        var f = FieldReader(object, path: path + ".")
+        let seq = try f.integer("seq", in: 1...JSONValue.maxSafeInteger)
+        let time = try f.integer("time", in: 0...JSONValue.maxSafeInteger)
+        let typeName = try f.string("type", rule: .word)
+        guard let type = ReportKind(rawValue: typeName) else {
+            throw FleetReportsError(.invalidField, "\(path).type: unknown report type \"\(typeName)\"")
+        }
+        var r = FleetReport(
+            seq: seq, time: Date(timeIntervalSince1970: Double(time) / 1000), type: type,
+            running: try f.string("running", rule: .version))
+        r.shell = try f.optionalString("shell", rule: .version)
+        r.version = try f.optionalString("version", rule: .version)
+        r.from = try f.optionalString("from", rule: .version)
+        if let reason = try f.optionalString("reason", rule: .word) {
+            guard let known = ReportReason(rawValue: reason) else {
+                throw FleetReportsError(.invalidField, "\(path).reason: unknown reason \"\(reason)\"")
+            }
+            r.reason = known
+        }
+        r.detail = try f.optionalString("detail", rule: .text(maxBytes: FleetReport.maxDetailBytes))
+        if let via = try f.optionalString("via", rule: .word) {
+            guard let known = FleetReport.Transfer(rawValue: via) else {
+                throw FleetReportsError(.invalidField, "\(path).via: unknown transfer \"\(via)\"")
+            }
+            r.via = known
+        }
+        r.bytes = try f.optionalInteger("bytes", in: 0...JSONValue.maxSafeInteger)
+        r.ms = try f.optionalInteger("ms", in: 0...JSONValue.maxSafeInteger)
+        r.count = try f.optionalInteger("count", in: 1...JSONValue.maxSafeInteger)
+        if let rollout = f.take("rollout") {
+            guard case .object(let o) = rollout else { throw FleetReportsError(.invalidField, "\(path).rollout: not an object") }
+            var rf = FieldReader(o, path: path + ".rollout.")
+            let percent = try rf.integer("percent", in: 0...100)
+            let paused = try rf.bool("paused")
+            try rf.noneLeft()
+            r.rollout = RolloutSeen(percent: Int(percent), paused: paused)
+        }
+        try f.noneLeft()
+        return r
+    }
+}
