@@ -61,17 +61,18 @@ public struct DeviceEngine: Sendable {
 
     /// The device root a host was given: `explicit` (a `--root` flag) when set, else the
     /// `CLIENTCTL_ROOT` environment variable.
-    /// - Throws: `UpdaterError` `.invalidArgument` when neither names one.
+    /// - Throws: ``EngineError`` `.invalidArgument` when neither names one.
     public static func rootPath(_ explicit: String?) throws -> String {
         if let explicit, !explicit.isEmpty { return explicit }
         if let env = ProcessInfo.processInfo.environment["CLIENTCTL_ROOT"], !env.isEmpty { return env }
-        throw UpdaterError(.invalidArgument, "no device root: pass --root DIR or set CLIENTCTL_ROOT")
+        throw EngineError(.invalidArgument, "no device root: pass --root DIR or set CLIENTCTL_ROOT")
     }
 
     /// Opens the root at `root`: it must exist and hold a valid `config.json` (made by
     /// `clientctl init`); the channel is chosen from the config's `channelKind`.
-    /// - Throws: `UpdaterError` `.configInvalid` for a missing root, an invalid config or
-    ///   an unknown channel kind.
+    /// - Throws: ``EngineError`` `.configInvalid` for a missing root or an unknown channel
+    ///   kind; `UpdaterError` `.configInvalid` for an invalid config; the channel's own
+    ///   error when it cannot open the root.
     public static func open(root: String, options: Options = Options()) throws -> DeviceEngine {
         try open(RootLayout(root: root), options: options)
     }
@@ -80,7 +81,7 @@ public struct DeviceEngine: Sendable {
     public static func open(_ layout: RootLayout, options: Options = Options()) throws -> DeviceEngine {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: layout.root, isDirectory: &isDir), isDir.boolValue else {
-            throw UpdaterError(.configInvalid, "device root \(layout.root) does not exist: run `clientctl init --root \(layout.root) …` first")
+            throw EngineError(.configInvalid, "device root \(layout.root) does not exist: run `clientctl init --root \(layout.root) …` first")
         }
         var config = try DeviceConfig.load(layout)
         if let seconds = options.startupTimeoutSeconds { config.startupTimeoutSeconds = seconds }
@@ -111,7 +112,7 @@ public struct DeviceEngine: Sendable {
             return try MeteorChannel(
                 layout: layout, config: config, transport: transport(config, layout, options), options: .init(logger: options.logger))
         default:
-            throw UpdaterError(.configInvalid, "\(layout.config): channelKind '\(config.channelKind.rawValue)' is not signed-archive or meteor")
+            throw EngineError(.configInvalid, "\(layout.config): channelKind '\(config.channelKind.rawValue)' is not signed-archive or meteor")
         }
     }
 

@@ -34,7 +34,8 @@ public enum TemplateRoot {
     /// The root a packaged app opens: `explicit` (a `--root` flag) when given, else the
     /// user's root of the template's app (`DeviceTemplate.userRoot(environment:)`).
     /// `CLIENTCTL_ROOT` is not consulted: a packaged app never follows another root by accident.
-    /// - Throws: `UpdaterError` when the template cannot be read and no root is given.
+    /// - Throws: `UpdaterError` (ClientUpdater's `DeviceTemplate`) when the template cannot be
+    ///   read and no root is given.
     public static func rootPath(explicit: String?, template folder: String) throws -> String {
         if let explicit, !explicit.isEmpty { return explicit }
         return try DeviceTemplate.load(folder: folder).userRoot()
@@ -42,9 +43,10 @@ public enum TemplateRoot {
 
     /// Makes or updates the root at `root` from the template folder `template`.
     /// - Returns: what changed, and the loaded template (its name and check interval).
-    /// - Throws: `UpdaterError` `.configInvalid` when the template is broken and there is
-    ///   no root yet, or the root belongs to another app or channel kind; `.locked` when
-    ///   another process holds the root's lock for 30 s; any `init` refusal of its fields.
+    /// - Throws: ``EngineError`` `.configInvalid` when the template is broken and there is
+    ///   no root yet, or the root belongs to another app or channel kind; `UpdaterError`
+    ///   `.locked` when another process holds the root's lock for 30 s; any `init` refusal
+    ///   of its fields.
     public static func prepare(template folder: String, root: String, now: Date = Date()) async throws -> (
         outcome: Outcome, template: DeviceTemplate?
     ) {
@@ -56,7 +58,7 @@ public enum TemplateRoot {
             made = try ArchiveRootSetup.make(request(template, folder: folder), now: now)
         } catch let error as any ClientctlError {
             guard FileManager.default.fileExists(atPath: layout.config) else {
-                throw UpdaterError(.configInvalid, "template \(folder): \(error.message)")
+                throw EngineError(.configInvalid, "template \(folder): \(error.message)")
             }
             return (.templateRefused("template \(folder): \(error.message)"), nil)
         }
@@ -67,7 +69,7 @@ public enum TemplateRoot {
         let before = try DeviceConfig.load(layout)
         let after = try await RootInitializer.update(layout) { config in
             guard config.app == wanted.app, config.channelKind == wanted.channelKind else {
-                throw UpdaterError(
+                throw EngineError(
                     .configInvalid,
                     "\(layout.root) is a root of \(config.app) (\(config.channelKind.rawValue)), not of the template's \(wanted.app): pass another --root"
                 )
@@ -95,7 +97,7 @@ public enum TemplateRoot {
     /// device trusts; an older, equal, skipped or unverified one is left unused.
     static func adoptSuccessor(_ path: String, config: DeviceConfig, layout: RootLayout) {
         guard let store = try? trustStore(config, layout), let current = try? store.current(),
-            let data = try? BoundedFile.read(path, cap: TrustRoot.maxBytes, code: UpdaterError.Code.configInvalid),
+            let data = try? BoundedFile.read(path, cap: TrustRoot.maxBytes, code: EngineError.Code.configInvalid),
             case .trusted(let next) = RootChain.verifyNext(data, after: current, source: path)
         else { return }
         try? store.save(next)

@@ -11,7 +11,7 @@ import Testing
 @Suite struct DeviceEngineTests {
     @Test func aFolderThatIsNotARootIsRefusedNamingIt() throws {
         let tmp = try TemporaryDirectory("engine-missing")
-        let error = try #require(throws: UpdaterError.self) { try DeviceEngine.open(root: tmp("nowhere")) }
+        let error = try #require(throws: EngineError.self) { try DeviceEngine.open(root: tmp("nowhere")) }
         #expect(error.code == .configInvalid)
         #expect(error.message.contains(tmp("nowhere")) && error.message.contains("clientctl init"), "\(error.message)")
         #expect(!FileManager.default.fileExists(atPath: tmp("nowhere")), "opening creates nothing")

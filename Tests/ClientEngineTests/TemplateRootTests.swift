@@ -92,7 +92,7 @@ import Testing
         #expect(why.contains(tmp("share")), "\(why)")
         #expect(try TreeSnapshot(tmp("root")) == before, "\(what): the root is left exactly as it was")
         // Without a root there is nothing to fall back on: refused, nothing created.
-        let error = try await #require(throws: UpdaterError.self) { try await TemplateRoot.prepare(template: tmp("share"), root: tmp("fresh")) }
+        let error = try await #require(throws: EngineError.self) { try await TemplateRoot.prepare(template: tmp("share"), root: tmp("fresh")) }
         #expect(error.code == .configInvalid, "\(error.message)")
         #expect(!FileManager.default.fileExists(atPath: tmp("fresh")))
     }
@@ -154,7 +154,7 @@ import Testing
         _ = try await TemplateRoot.prepare(template: tmp("other"), root: tmp("root"))
         let before = try TreeSnapshot(tmp("root"))
         try Self.makeTemplate(at: tmp("share"))
-        let error = try await #require(throws: UpdaterError.self) { try await TemplateRoot.prepare(template: tmp("share"), root: tmp("root")) }
+        let error = try await #require(throws: EngineError.self) { try await TemplateRoot.prepare(template: tmp("share"), root: tmp("root")) }
         #expect(error.code == .configInvalid && error.message.contains("com.example.other"), "\(error.message)")
         #expect(try TreeSnapshot(tmp("root")) == before)
     }
