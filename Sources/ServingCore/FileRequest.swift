@@ -83,7 +83,7 @@ extension FileAnswer {
             guard lseek(fd, off_t(offset), SEEK_SET) == offset else {
                 let code = errno
                 close(fd)
-                throw UpdaterError.io("cannot seek in", path: path, errno: code)
+                throw ServingError.io("cannot seek in", path: path, errno: code)
             }
             return fd
         }

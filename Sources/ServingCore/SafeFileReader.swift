@@ -27,13 +27,13 @@ package enum SafeFileReader {
             let code = errno
             throw code == ELOOP
                 ? Refusal(path: path, reason: "it is a symbolic link")
-                : UpdaterError.io("cannot open", path: path, errno: code)
+                : ServingError.io("cannot open", path: path, errno: code)
         }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
             let code = errno
             close(fd)
-            throw UpdaterError.io("cannot stat", path: path, errno: code)
+            throw ServingError.io("cannot stat", path: path, errno: code)
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
             close(fd)
@@ -71,7 +71,7 @@ package enum SafeFileReader {
                 return r
             }
             if failure == EINTR { continue }
-            if failure != 0 { throw UpdaterError.io("cannot read", path: path, errno: failure) }
+            if failure != 0 { throw ServingError.io("cannot read", path: path, errno: failure) }
             if n == 0 { break }
             position += Int64(n)
         }
