@@ -288,7 +288,7 @@ if Context.environment["CLIENTCTL_FUZZ"] == "1" {
             name: "clientctl-fuzz",
             dependencies: [
                 "ClientShim", "ClientUpdater", "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive", "MeteorHotCodePush", "ServingCore",
-                "DeltaPatch",
+                "DeltaPatch", "FleetReports",
             ],
             path: "Fuzz/Targets"
         )

@@ -29,6 +29,7 @@ enum FuzzFinding {
 enum FuzzTargets {
     nonisolated(unsafe) static let all: [any FuzzTarget.Type] = [
         StrictJSONTarget.self,
+        ReportBatchTarget.self,
         CanonicalJSONTarget.self,
         ManifestTarget.self,
         ReleaseIndexTarget.self,

@@ -65,7 +65,12 @@ public struct ReportBatch: Sendable, Equatable {
         return out + "}"
     }
 
-    static func millis(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+    /// Milliseconds since 1970, to the nearest (exact back and forth for every time
+    /// ``maxTime`` allows).
+    public static func millis(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
+
+    /// The latest `time` a report may carry: 2⁴⁵ ms, the year 3084.
+    public static let maxTime: Int64 = 1 << 45
 
     static func quote(_ s: String) -> String {
         var out = "\""
@@ -131,7 +136,7 @@ public struct ReportBatch: Sendable, Equatable {
         guard case .object(let object) = value else { throw FleetReportsError(.invalidField, "\(path): not an object") }
         var f = FieldReader(object, path: path + ".")
         let seq = try f.integer("seq", in: 1...JSONValue.maxSafeInteger)
-        let time = try f.integer("time", in: 0...JSONValue.maxSafeInteger)
+        let time = try f.integer("time", in: 0...maxTime)
         let typeName = try f.string("type", rule: .word)
         guard let type = ReportKind(rawValue: typeName) else {
             throw FleetReportsError(.invalidField, "\(path).type: unknown report type \"\(typeName)\"")
