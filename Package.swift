@@ -65,7 +65,7 @@ let package = Package(
         .target(
             name: "ClientUpdater",
             dependencies: [
-                "ClientFoundation", "ClientShim", "COpenSSL",
+                "ClientFoundation", "ClientShim", "COpenSSL", "FleetReports", "StrictJSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
