@@ -34,6 +34,21 @@ public struct DefaultTransport: HeadFirstTransport {
             throw UpdaterError(.unsupported, "GET \(request.url.absoluteString): unsupported URL scheme (use https:, http: or file:)")
         }
     }
+
+    /// `http:` and `https:` through ``HTTPTransport``; a `file:` URL cannot take a request
+    /// with a body (`.unsupported`, naming it).
+    public func exchange(_ request: TransportExchange) async throws -> TransportReply {
+        switch request.url.scheme?.lowercased() {
+        case "http", "https":
+            return try await http.exchange(request)
+        case "file":
+            throw UpdaterError(
+                .unsupported, "\(request.method) \(request.url.absoluteString): a file: URL takes no request with a body (use https: or http:)")
+        default:
+            throw UpdaterError(
+                .unsupported, "\(request.method) \(request.url.absoluteString): unsupported URL scheme (use https: or http:)")
+        }
+    }
 }
 
 extension Downloader {

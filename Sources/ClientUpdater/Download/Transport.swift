@@ -31,6 +31,25 @@ public protocol Transport: Sendable {
         head: @Sendable (TransportResponse) throws -> Void,
         sink: @Sendable (UnsafeRawBufferPointer) throws -> Void
     ) async throws -> TransportResponse
+
+    /// Sends one small request with a body (a fleet-report batch's `POST`) and reads its
+    /// answer, at most ``TransportExchange/maxResponseBytes`` of it (a longer body is cut
+    /// there: `TransportReply/truncated`). No redirect is followed: a 3xx is returned.
+    ///
+    /// The same connection setup as ``get(_:sink:)`` (proxies, trust store, timeouts).
+    /// The default implementation, for transports that fetch only, throws
+    /// ``UpdaterError`` `.unsupported`.
+    /// - Throws: ``UpdaterError`` `.network` (with a ``TransportFailure``) for connection
+    ///   failures and timeouts, `.unsupported` for a URL scheme the transport cannot send to;
+    ///   an HTTP error status is *returned*.
+    func exchange(_ request: TransportExchange) async throws -> TransportReply
+}
+
+extension Transport {
+    /// Default: this transport only fetches.
+    public func exchange(_ request: TransportExchange) async throws -> TransportReply {
+        throw UpdaterError(.unsupported, "\(request.method) \(request.url.absoluteString): this transport only fetches (no requests with a body)")
+    }
 }
 
 extension Transport {
@@ -93,6 +112,50 @@ public struct TransportResponse: Sendable, Equatable {
     public init(status: Int, headers: [String: String]) {
         self.status = status
         self.headers = headers
+    }
+    public subscript(header name: String) -> String? { headers[name.lowercased()] }
+}
+
+/// A small request with a body for ``Transport/exchange(_:)`` (a report batch's `POST`).
+public struct TransportExchange: Sendable, Equatable {
+    /// The most bytes of an answer kept (64 KiB); the rest is not read.
+    public static let maxResponseBytes = 64 * 1024
+
+    /// `POST`, `PUT`, …: an upper-case token.
+    public var method: String
+    public var url: URL
+    public var headers: [String: String]
+    public var body: Data
+    /// Give up when no byte arrives for this long (seconds).
+    public var idleTimeout: Double
+    /// Give up when the whole exchange takes longer than this (seconds).
+    public var timeLimit: Double
+
+    public init(method: String, url: URL, headers: [String: String] = [:], body: Data, idleTimeout: Double = 10, timeLimit: Double = 30) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.idleTimeout = idleTimeout
+        self.timeLimit = timeLimit
+    }
+}
+
+/// The answer to a ``TransportExchange``.
+public struct TransportReply: Sendable, Equatable {
+    public var status: Int
+    /// Header names lowercased.
+    public var headers: [String: String]
+    /// At most ``TransportExchange/maxResponseBytes`` of the body.
+    public var body: Data
+    /// The body was longer than ``TransportExchange/maxResponseBytes`` and was cut.
+    public var truncated: Bool
+
+    public init(status: Int, headers: [String: String], body: Data, truncated: Bool = false) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.truncated = truncated
     }
     public subscript(header name: String) -> String? { headers[name.lowercased()] }
 }

@@ -30,6 +30,9 @@ extension DeviceConfig {
         if !Self.entryLimitRange.contains(limits.maxEntries) {
             return "limits.maxEntries \(limits.maxEntries) is out of range (1…10000000)"
         }
+        if let reportURL, let problem = Self.reportURLProblem(reportURL, allowInsecureHTTP: allowInsecureHTTP) {
+            return "reportURL \(problem)"
+        }
         return nil
     }
 }

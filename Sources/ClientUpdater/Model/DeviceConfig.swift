@@ -38,6 +38,10 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     /// PEM file of the CA certificates to trust instead of the system store (a private
     /// CA); relative to the root when not absolute. `nil`: the system trust store.
     public var caFile: String?
+    /// Base URL of the collector this device sends its fleet reports to (`http:`/`https:`,
+    /// the URL rules of `URLPolicy`; docs/fleet-reports.md#delivery). It wins over a signed
+    /// manifest's `reports.url`; `nil` and no manifest URL: nothing is sent or recorded.
+    public var reportURL: String?
 
     /// Caps that protect a device from hostile or broken releases.
     public struct Limits: Codable, Sendable, Equatable {
@@ -59,7 +63,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         app: String, channelKind: ChannelKind, channelSettings: ChannelSection = ChannelSection(),
         shellVersion: Version, embeddedPath: String? = nil, startupTimeoutSeconds: Double = 10,
         keep: Int = 3, allowInsecureHTTP: Bool = false, limits: Limits = Limits(),
-        proxy: String? = nil, caFile: String? = nil
+        proxy: String? = nil, caFile: String? = nil, reportURL: String? = nil
     ) {
         self.format = Self.currentFormat
         self.app = app
@@ -73,11 +77,12 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         self.limits = limits
         self.proxy = proxy
         self.caFile = caFile
+        self.reportURL = reportURL
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case format, app, channelKind, shellVersion, embeddedPath, startupTimeoutSeconds, keep, allowInsecureHTTP, limits
-        case proxy, caFile
+        case proxy, caFile, reportURL
     }
 
     static let coreKeys = Set(CodingKeys.allCases.map(\.rawValue))
@@ -95,6 +100,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         limits = try c.decode(Limits.self, forKey: .limits)
         proxy = try c.decodeIfPresent(String.self, forKey: .proxy)
         caFile = try c.decodeIfPresent(String.self, forKey: .caFile)
+        reportURL = try c.decodeIfPresent(String.self, forKey: .reportURL)
         channelSettings = try ChannelSection.decode(from: decoder, coreKeys: Self.coreKeys)
     }
 
@@ -112,6 +118,7 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
             try c.encode(limits, forKey: .limits)
             try c.encodeIfPresent(proxy, forKey: .proxy)
             try c.encodeIfPresent(caFile, forKey: .caFile)
+            try c.encodeIfPresent(reportURL, forKey: .reportURL)
         }
     }
 

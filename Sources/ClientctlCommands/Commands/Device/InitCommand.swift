@@ -24,7 +24,8 @@ struct InitCommand: AsyncParsableCommand {
                 --embedded /opt/notes/www
               clientctl init --root ./device --app com.example.notes --channel beta \\
                 --manifest-url file:///srv/releases/beta/manifest.json \\
-                --trust Keys/test-release.pub.pem --shell-version 1.0.0 --keep 5
+                --trust Keys/test-release.pub.pem --shell-version 1.0.0 --keep 5 \\
+                --report-url http://127.0.0.1:9400/
               # Meteor hot code push: appId and ROOT_URL come from the embedded
               # index.html
               clientctl init --root /var/lib/todos \\
@@ -76,6 +77,11 @@ struct InitCommand: AsyncParsableCommand {
             "Proxy for every request (http://host:port), instead of the HTTPS_PROXY/HTTP_PROXY environment; NO_PROXY still applies.", valueName: "URL"
         ))
     var proxy: String?
+    @Option(
+        name: .customLong("report-url"),
+        help: ArgumentHelp(
+            "Base URL of the fleet-report collector (https:, or http: to loopback); wins over the signed manifest's.", valueName: "URL"))
+    var reportURL: String?
     @Flag(help: "Overwrite an existing config.json (installed versions and state are kept).")
     var force = false
 
@@ -95,10 +101,10 @@ struct InitCommand: AsyncParsableCommand {
                 return
             }
             if compatPlatform != nil {
-                throw UpdaterError(.invalidArgument, "--compat-platform is only used with --meteor-url")
+                throw CommandError(.invalidArgument, "--compat-platform is only used with --meteor-url")
             }
             guard let shellVersion else {
-                throw UpdaterError(.invalidArgument, "--shell-version is required (the SemVer version of the native shell)")
+                throw CommandError(.invalidArgument, "--shell-version is required (the SemVer version of the native shell)")
             }
             let request = ArchiveRootSetup.Request(
                 app: app, channel: channel, manifestURL: manifestURL, trustFiles: trust, shellVersion: shellVersion.description,
@@ -115,7 +121,7 @@ struct InitCommand: AsyncParsableCommand {
     /// A Meteor root: config from the flags and the embedded bundle, plus the first state.
     private func initMeteor(url: String) async throws {
         if app != nil || channel != nil || manifestURL != nil || !trust.isEmpty || trustRoot != nil {
-            throw UpdaterError(
+            throw CommandError(
                 .invalidArgument,
                 "--app, --channel, --manifest-url, --trust and --trust-root are not used with --meteor-url (the appId comes from the embedded index.html)"
             )
@@ -130,7 +136,8 @@ struct InitCommand: AsyncParsableCommand {
         printError("initialized \(layout.root) for \(config.app) (meteor, \(url), \(compatPlatform ?? "ios"))")
     }
 
-    /// `--ca-file` (loaded as the transport loads it, stored as an absolute path) and `--proxy` (checked) into `config`.
+    /// `--ca-file` (loaded as the transport loads it, stored as an absolute path), `--proxy`
+    /// and `--report-url` (checked) into `config`.
     private func transportSettings(_ config: DeviceConfig) throws -> DeviceConfig {
         var config = config
         if let caFile {
@@ -140,8 +147,8 @@ struct InitCommand: AsyncParsableCommand {
             } catch let error as UpdaterError {
                 // Content the transport would refuse is bad data (65), as at every install
                 // it would be a bad config (78); a path that cannot be read is a bad flag (64).
-                let code: UpdaterError.Code = error.code == .rejected || error.code == .tooLarge ? .rejected : .invalidArgument
-                throw UpdaterError(code, "--ca-file: \(error.message)")
+                let code: CommandError.Code = error.code == .rejected || error.code == .tooLarge ? .rejected : .invalidArgument
+                throw CommandError(code, "--ca-file: \(error.message)")
             }
             config.caFile = path
         }
@@ -149,9 +156,15 @@ struct InitCommand: AsyncParsableCommand {
             do {
                 _ = try ProxyEndpoint(parsing: proxy, source: "--proxy")
             } catch let error as UpdaterError {
-                throw UpdaterError(.invalidArgument, error.message)
+                throw CommandError(.invalidArgument, error.message)
             }
             config.proxy = proxy
+        }
+        if let reportURL {
+            if let problem = DeviceConfig.reportURLProblem(reportURL, allowInsecureHTTP: config.allowInsecureHTTP) {
+                throw UpdaterError(.invalidArgument, "--report-url \(problem)")
+            }
+            config.reportURL = reportURL
         }
         return config
     }
