@@ -17,7 +17,6 @@ public typealias SignedManifestError = ModuleError<SignedManifestErrorCode>
 public struct SignedManifestErrorCode: ClientctlErrorCode {
     fileprivate enum Base: Hashable, Sendable {
         case malformedJSON, invalidManifest, invalidSignature, untrustedKey, invalidKey, crypto
-        case hashMismatch, sizeMismatch
         case alreadyExists, notFound, io, invalidArgument
         case internalError, untrustedRoot, rootExpired, thresholdNotMet
         case signerUnavailable
@@ -37,10 +36,6 @@ public struct SignedManifestErrorCode: ClientctlErrorCode {
     public static let invalidKey = Self(base: .invalidKey)
     /// An OpenSSL call failed unexpectedly; the message carries OpenSSL's error queue.
     public static let crypto = Self(base: .crypto)
-    /// Archive bytes do not match the signed `sha256`.
-    public static let hashMismatch = Self(base: .hashMismatch)
-    /// Archive length does not match the signed `size`.
-    public static let sizeMismatch = Self(base: .sizeMismatch)
     /// An output that must not be overwritten exists already.
     public static let alreadyExists = Self(base: .alreadyExists)
     /// An input file or folder that does not exist or cannot be read.
@@ -68,7 +63,6 @@ public struct SignedManifestErrorCode: ClientctlErrorCode {
     public func kind(underlying: (any Error & Sendable)?) -> FailureKind {
         switch base {
         case .malformedJSON, .invalidManifest, .invalidSignature, .untrustedKey, .invalidKey,
-            .hashMismatch, .sizeMismatch,
             .untrustedRoot, .rootExpired, .thresholdNotMet:
             return .dataError
         case .crypto, .internalError: return .software

@@ -29,7 +29,7 @@ struct Expiry: ExpressibleByArgument, Sendable, Equatable {
     /// The expiry time for a release published at `now`.
     func date(now: Date) throws -> Date {
         guard let date = Publisher.parseExpiry(text, now: now) else {
-            throw SignedManifestError(.invalidArgument, "--expires \(text) is neither an RFC 3339 UTC time nor Nd")
+            throw CommandError(.invalidArgument, "--expires \(text) is neither an RFC 3339 UTC time nor Nd")
         }
         return date
     }

@@ -94,7 +94,7 @@ struct PushCommand: AsyncParsableCommand {
             push.pruneGrace = TimeInterval(pruneGrace)
             let available = try ReleasePush.channels(in: releases)
             for name in channel where !available.contains(name) {
-                throw SignedManifestError(.notFound, "\(releases)/\(name) has no index.json: not a published channel")
+                throw CommandError(.notFound, "\(releases)/\(name) has no index.json: not a published channel")
             }
             var reports: [PushReport] = []
             for name in channel.isEmpty ? available : channel {

@@ -12,17 +12,17 @@ enum ReleaseFiles {
         } else {
             var isDir: ObjCBool = false
             guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir) else {
-                throw SignedManifestError(.notFound, "\(path) does not exist")
+                throw CommandError(.notFound, "\(path) does not exist")
             }
             guard !isDir.boolValue, let h = FileHandle(forReadingAtPath: path) else {
-                throw SignedManifestError(.notFound, "cannot read \(path)")
+                throw CommandError(.notFound, "cannot read \(path)")
             }
             handle = h
         }
         defer { if path != "-" { try? handle.close() } }
         let data = (try? handle.read(upToCount: limit + 1)) ?? Data()
         guard data.count <= limit else {
-            throw SignedManifestError(.malformedJSON, "\(path) is larger than the \(limit)-byte limit")
+            throw CommandError(.tooLarge, "\(path) is larger than the \(limit)-byte limit")
         }
         return data
     }

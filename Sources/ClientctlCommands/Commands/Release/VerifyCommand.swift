@@ -55,7 +55,7 @@ struct VerifyCommand: AsyncParsableCommand {
             let object = try StrictJSON.parseObject(data, limits: .index, source: manifest)
             if object["format"]?.stringValue == ReleaseIndex.format {
                 guard archive == nil else {
-                    throw SignedManifestError(.invalidArgument, "--archive applies to one manifest, not to an index")
+                    throw CommandError(.invalidArgument, "--archive applies to one manifest, not to an index")
                 }
                 try verifyIndex(try ReleaseIndex.parse(data, source: manifest), with: verifier)
                 return
@@ -71,8 +71,8 @@ struct VerifyCommand: AsyncParsableCommand {
                 result["archive"] = .string(check == .matches ? "matches" : "mismatch")
                 if let failure = check.failureMessage {
                     if output.json { emit(result) }
-                    let code: SignedManifestError.Code = if case .sizeMismatch = check { .sizeMismatch } else { .hashMismatch }
-                    throw SignedManifestError(code, "\(archive): \(failure)")
+                    let code: CommandError.Code = if case .sizeMismatch = check { .sizeMismatch } else { .hashMismatch }
+                    throw CommandError(code, "\(archive): \(failure)")
                 }
             }
             if output.json {

@@ -5,7 +5,7 @@ import SignedManifest
 /// Reading and writing a root file for the `root` commands.
 enum RootFile {
     static func read(_ path: String) throws -> RootDraft {
-        guard let data = FileManager.default.contents(atPath: path) else { throw SignedManifestError(.notFound, "\(path) does not exist") }
+        guard let data = FileManager.default.contents(atPath: path) else { throw CommandError(.notFound, "\(path) does not exist") }
         return RootDraft(try TrustRoot.parse(data, source: path))
     }
 
@@ -15,7 +15,7 @@ enum RootFile {
         do {
             try AtomicFile.write(Data(root.jsonBytes()), to: path)
         } catch let error as any ClientctlError {
-            throw SignedManifestError(.io, error.message)
+            throw CommandError(.io, error.message)
         }
         let signers = root.signatures.map(\.keyId)
         print(

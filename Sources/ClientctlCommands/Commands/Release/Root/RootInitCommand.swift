@@ -47,14 +47,14 @@ struct RootInitCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             if FileManager.default.fileExists(atPath: file), !force {
-                throw SignedManifestError(.alreadyExists, "\(file) exists already (--force overwrites it)")
+                throw CommandError(.alreadyExists, "\(file) exists already (--force overwrites it)")
             }
             let expiry = try expires.date(now: Date())
             let rootPublic = try rootKeys.map { try Ed25519.PublicKey(pemFile: $0) }
             let releasePublic = try releaseKeys.map { try Ed25519.PublicKey(pemFile: $0) }
             var draft: RootDraft
             if let from {
-                guard let data = FileManager.default.contents(atPath: from) else { throw SignedManifestError(.notFound, "\(from) does not exist") }
+                guard let data = FileManager.default.contents(atPath: from) else { throw CommandError(.notFound, "\(from) does not exist") }
                 draft = RootDraft.successor(of: try TrustRoot.parse(data, source: from), expires: expiry)
                 try replace(&draft, role: .root, with: rootPublic)
                 try replace(&draft, role: .release, with: releasePublic)

@@ -24,7 +24,7 @@ struct RootVerifyCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             guard let first = FileManager.default.contents(atPath: folder + "/root/1.json") else {
-                throw SignedManifestError(.notFound, "\(folder)/root/1.json does not exist: the channel publishes no trust root")
+                throw CommandError(.notFound, "\(folder)/root/1.json does not exist: the channel publishes no trust root")
             }
             let source = folder + "/root/1.json"
             let one = try TrustRoot.parse(first, source: source)
