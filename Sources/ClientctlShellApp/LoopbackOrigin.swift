@@ -35,10 +35,11 @@ final class LoopbackOrigin: Sendable {
 
     /// Binds the port and starts serving `core` (waiting here, before GTK's loop runs).
     /// Requests wait for `ready` (the engine's first version).
-    /// - Throws: ``ServerError`` `.cannotListen` when no port could be bound.
+    /// - Throws: ``ShellError`` `.cannotListen` when no port could be bound, or the
+    ///   listener's own error when it stops before it binds.
     static func start(core: ServingCore, app: String, port requested: Int?, ready: FirstVersionLatch) throws -> LoopbackOrigin {
         let ports = requested.map { [$0] } ?? [ServerConfiguration.derivedPort(forApp: app), 0]
-        var failure: any Error = ServerError(.cannotListen, "no port to listen on")
+        var failure: any Error = ShellError(.cannotListen, "no port to listen on")
         for (attempt, port) in ports.enumerated() {
             do {
                 let origin = try start(core: core, port: port, ready: ready)
@@ -79,7 +80,7 @@ final class LoopbackOrigin: Sendable {
         guard case .success(let boundPort) = first, boundPort > 0 else {
             task.cancel()
             if case .failure(let error) = first { throw error }
-            throw ServerError(.cannotListen, "cannot serve on 127.0.0.1:\(port)")
+            throw ShellError(.cannotListen, "cannot serve on 127.0.0.1:\(port)")
         }
         return LoopbackOrigin(server: server, port: boundPort, task: task, pages: pages)
     }

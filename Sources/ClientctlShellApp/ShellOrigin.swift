@@ -12,11 +12,11 @@ enum ShellOrigin: String, CaseIterable, ExpressibleByArgument, Sendable {
 
 extension ShellOrigin {
     /// `--origin` when given, else a packaged app's template's origin, else `app`.
-    /// - Throws: ``UpdaterError`` `.invalidArgument` for `--port` when the origin chosen is `app`.
+    /// - Throws: ``ShellError`` `.invalidArgument` for `--port` when the origin chosen is `app`.
     static func chosen(flag: ShellOrigin?, template: DeviceTemplate?, port: Int?) throws -> ShellOrigin {
         let origin = flag ?? template?.origin.flatMap(ShellOrigin.init(rawValue:)) ?? .app
         if port != nil, origin != .loopback {
-            throw UpdaterError(.invalidArgument, "--port needs --origin loopback (the template's origin is app)")
+            throw ShellError(.invalidArgument, "--port needs --origin loopback (the template's origin is app)")
         }
         return origin
     }
