@@ -162,7 +162,7 @@ struct InitCommand: AsyncParsableCommand {
         }
         if let reportURL {
             if let problem = DeviceConfig.reportURLProblem(reportURL, allowInsecureHTTP: config.allowInsecureHTTP) {
-                throw UpdaterError(.invalidArgument, "--report-url \(problem)")
+                throw CommandError(.invalidArgument, "--report-url \(problem)")
             }
             config.reportURL = reportURL
         }
