@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         // `swift package generate-documentation` (Scripts/docs); no target depends on it.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.4.0"),
     ],
@@ -158,6 +160,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The fleet report collector behind `clientctl collect`: HTTP ingest (Hummingbird), the
+        // report store (SQLite through GRDB), rate limits, Prometheus metrics, the fleet summary.
+        .target(
+            name: "FleetCollector",
+            dependencies: [
+                "ClientFoundation", "FleetReports", "StrictJSON", "CZstd",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // Release side: a client build → a Debian package of a self-updating native app (its
         // template checked with init's rules from SignedArchive; no engine).
         .target(
@@ -190,7 +205,7 @@ let package = Package(
             dependencies: [
                 "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive",
                 "SignedArchive", "ArchivePublishing",
-                "MeteorHotCodePush", "ClientServer", "AppPackaging",
+                "MeteorHotCodePush", "ClientServer", "AppPackaging", "FleetCollector",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,0 +1,81 @@
+import Glibc
+import Synchronization
+
+/// How fast one source address and one device id may send batches.
+public struct RateLimits: Sendable, Equatable {
+    /// Batches a minute from one source address (a NAT may hide many devices behind one).
+    public var perAddressPerMinute: Double
+    /// Batches a minute from one device id.
+    public var perDevicePerMinute: Double
+    /// The most addresses and device ids remembered (each); the least recently seen are forgotten.
+    public var maxKeys: Int
+
+    /// The limits of a collector started without `--rate-per-address`/`--rate-per-device`.
+    public static let standard = RateLimits(perAddressPerMinute: 6000, perDevicePerMinute: 60, maxKeys: 100_000)
+
+    /// Limits.
+    public init(perAddressPerMinute: Double, perDevicePerMinute: Double, maxKeys: Int) {
+        self.perAddressPerMinute = perAddressPerMinute
+        self.perDevicePerMinute = perDevicePerMinute
+        self.maxKeys = maxKeys
+    }
+}
+
+/// The collector's flood guard: one token bucket per source address and one per device id,
+/// each holding a quarter of a minute's allowance as its burst. Time comes from `now`
+/// (seconds, monotonic), so tests drive it without sleeping.
+public final class RateLimiter: Sendable {
+    /// What a limiter decided: go on, or wait this many seconds.
+    public enum Verdict: Sendable, Equatable {
+        case allowed
+        case limited(retryAfterSeconds: Int)
+    }
+
+    let limits: RateLimits
+    let now: @Sendable () -> Double
+    private let addresses: Mutex<LRUBuckets>
+    private let devices: Mutex<LRUBuckets>
+
+    /// A limiter on `limits`, reading the time from `now` (default: the monotonic clock).
+    public init(limits: RateLimits, now: @escaping @Sendable () -> Double = RateLimiter.monotonicSeconds) {
+        self.limits = limits
+        self.now = now
+        addresses = Mutex(LRUBuckets(maxKeys: limits.maxKeys))
+        devices = Mutex(LRUBuckets(maxKeys: limits.maxKeys))
+    }
+
+    /// One batch from `address`.
+    public func admit(address: String) -> Verdict {
+        let t = now()
+        let rate = limits.perAddressPerMinute
+        return Self.verdict(addresses.withLock { $0.take(address, now: t, make: { Self.bucket(perMinute: rate, now: t) }) })
+    }
+
+    /// One batch from `device`.
+    public func admit(device: String) -> Verdict {
+        let t = now()
+        let rate = limits.perDevicePerMinute
+        return Self.verdict(devices.withLock { $0.take(device, now: t, make: { Self.bucket(perMinute: rate, now: t) }) })
+    }
+
+    /// Keys remembered now (addresses, devices): never more than ``RateLimits/maxKeys`` each.
+    public var remembered: (addresses: Int, devices: Int) {
+        (addresses.withLock { $0.count }, devices.withLock { $0.count })
+    }
+
+    static func bucket(perMinute: Double, now: Double) -> TokenBucket {
+        TokenBucket(rate: perMinute / 60, capacity: (perMinute / 4).rounded(.down), now: now)
+    }
+
+    static func verdict(_ wait: Double?) -> Verdict {
+        guard let wait else { return .allowed }
+        return .limited(retryAfterSeconds: max(1, Int(wait.rounded(.up))))
+    }
+
+    /// Seconds on the monotonic clock (time since boot; never jumps).
+    @Sendable public static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+}

@@ -1,0 +1,119 @@
+import ClientFoundation
+import FleetReports
+import Prometheus
+import Synchronization
+
+/// The collector's Prometheus metrics (`GET /metrics`, text format 0.0.4).
+///
+/// Labels stay bounded whatever devices send: `reason` is a closed set; `app`/`channel`
+/// pairs beyond the first ``maxChannels`` are counted as `other`; per pair only the
+/// ``maxVersions`` newest SemVers seen get their own `version` label (a newer one takes
+/// the place of the oldest, whose series leaves), the rest are `other`.
+public final class CollectorMetrics: Sendable {
+    /// The registry the text is emitted from.
+    public let registry = PrometheusCollectorRegistry()
+    /// The most app/channel pairs with labels of their own.
+    public let maxChannels: Int
+    /// The most versions per app/channel with a label of their own.
+    public let maxVersions: Int
+
+    let accepted: Counter
+    let duplicates: Counter
+    private let refused: [RefusalReason: Counter]
+    private let state = Mutex(LabelState())
+
+    struct LabelState: Sendable {
+        /// app/channel → its labelled versions.
+        var channels: [String: [String]] = [:]
+        /// Counters by name and labels.
+        var counters: [String: Counter] = [:]
+    }
+
+    /// The per-version series: metric name, report type, whether it is labelled by reason.
+    static let series: [(name: String, type: ReportKind, byReason: Bool, help: String)] = [
+        ("fleet_trials_total", .trialStarted, false, "Trials started, by app, channel and version."),
+        ("fleet_commits_total", .committed, false, "Trials acknowledged (committed), by app, channel and version."),
+        ("fleet_rollbacks_total", .rolledBack, true, "Versions rolled back, by app, channel, version and reason."),
+        ("fleet_web_process_deaths_total", .webProcessDied, true, "Web processes that died, by app, channel, version on screen and reason."),
+    ]
+
+    /// Metrics with the given label bounds.
+    public init(maxChannels: Int = 32, maxVersions: Int = 5) {
+        self.maxChannels = max(1, maxChannels)
+        self.maxVersions = max(1, maxVersions)
+        accepted = registry.makeCounter(name: "fleet_collector_reports_accepted_total", help: "Reports stored.")
+        duplicates = registry.makeCounter(
+            name: "fleet_collector_reports_duplicate_total", help: "Reports received again under a stored (device, seq) and skipped.")
+        var refused: [RefusalReason: Counter] = [:]
+        for reason in RefusalReason.allCases {
+            refused[reason] = registry.makeCounter(
+                name: "fleet_collector_batches_refused_total", labels: [("reason", reason.rawValue)],
+                help: "Batches refused, by the reason of the refusal (nothing of them stored).")
+        }
+        self.refused = refused
+    }
+
+    /// A batch refused.
+    public func refused(_ reason: RefusalReason) { refused[reason]?.increment() }
+
+    /// A batch stored: its new reports counted per app, channel and version.
+    public func stored(_ batch: ReportBatch, result: IngestResult, fresh: [FleetReport]) {
+        accepted.increment(by: Int64(result.accepted))
+        duplicates.increment(by: Int64(result.duplicates))
+        for report in fresh {
+            guard let entry = Self.series.first(where: { $0.type == report.type }) else { continue }
+            let subject = report.type == .webProcessDied ? report.running : (report.version ?? report.running)
+            counter(entry, app: batch.app, channel: batch.channel, version: subject, reason: report.reason)?.increment()
+        }
+    }
+
+    /// The text exposition.
+    public func text() -> String { registry.emitToString() }
+
+    private func counter(
+        _ entry: (name: String, type: ReportKind, byReason: Bool, help: String), app: String, channel: String, version: String,
+        reason: ReportReason?
+    ) -> Counter? {
+        state.withLock { state in
+            var (a, c) = (app, channel)
+            let pair = app + "\u{1}" + channel
+            if state.channels[pair] == nil {
+                if state.channels.count < maxChannels { state.channels[pair] = [] } else { (a, c) = ("other", "other") }
+            }
+            let label = labelVersion(version, pair: pair, state: &state, app: a, channel: c)
+            var labels = [("app", a), ("channel", c), ("version", label)]
+            if entry.byReason { labels.append(("reason", (reason ?? .other).rawValue)) }
+            let key = entry.name + "|" + labels.map { $0.1 }.joined(separator: "|")
+            if let existing = state.counters[key] { return existing }
+            let made = registry.makeCounter(name: entry.name, labels: labels, help: entry.help)
+            state.counters[key] = made
+            return made
+        }
+    }
+
+    /// The `version` label of `version` for the pair: itself when among the newest, else `other`.
+    private func labelVersion(_ version: String, pair: String, state: inout LabelState, app: String, channel: String) -> String {
+        guard app != "other" || channel != "other", var versions = state.channels[pair], let v = Version(version) else { return "other" }
+        if versions.contains(version) { return version }
+        if versions.count < maxVersions {
+            versions.append(version)
+            state.channels[pair] = versions
+            return version
+        }
+        guard let oldestIndex = versions.indices.min(by: { (Version(versions[$0]) ?? v) < (Version(versions[$1]) ?? v) }),
+            let oldest = Version(versions[oldestIndex]), v > oldest
+        else { return "other" }
+        // The oldest labelled version leaves: its series are unregistered, later reports of it count as other.
+        let gone = versions[oldestIndex]
+        for (key, counter) in state.counters
+        where key.split(separator: "|", omittingEmptySubsequences: false).dropFirst().starts(with: [
+            Substring(app), Substring(channel), Substring(gone),
+        ]) {
+            registry.unregisterCounter(counter)
+            state.counters[key] = nil
+        }
+        versions[oldestIndex] = version
+        state.channels[pair] = versions
+        return version
+    }
+}

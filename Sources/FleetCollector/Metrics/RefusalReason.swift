@@ -1,0 +1,22 @@
+/// Why the collector refused a batch: a closed set, the `reason` label of
+/// `fleet_collector_batches_refused_total` and the start of each refusal's message.
+public enum RefusalReason: String, Sendable, CaseIterable {
+    /// Not strictly valid JSON, or not an object.
+    case malformed
+    /// A `schema` the collector does not know.
+    case unknownSchema = "unknown-schema"
+    /// A field missing, mistyped, out of range or unknown.
+    case invalidField = "invalid-field"
+    /// A body or batch over the limits.
+    case tooLarge = "too-large"
+    /// A `Content-Encoding` other than zstd or none, or a body that is not valid zstd.
+    case encoding
+    /// A `Content-Type` other than `application/json`.
+    case contentType = "content-type"
+    /// Rate-limited (by source address or device id).
+    case rateLimited = "rate-limited"
+    /// Too many batches in flight, or the store failed.
+    case unavailable
+    /// The body did not arrive in time.
+    case timeout
+}

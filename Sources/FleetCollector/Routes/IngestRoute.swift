@@ -1,0 +1,96 @@
+import FleetReports
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+/// `POST /v1/reports`: the checks of a batch, in order (docs/fleet-reports.md#the-collector):
+/// the source's rate, the content type and encoding, a place in flight, the body's size (as
+/// sent, and decompressed), its time, ``ReportBatch/decode``, the device's rate, then one
+/// transaction. Every refusal stores nothing.
+struct IngestRoute: Sendable {
+    let store: any ReportStore
+    let limiter: RateLimiter
+    let gate: InFlightGate
+    let metrics: CollectorMetrics
+    let bodySeconds: Double
+    let now: @Sendable () -> Date
+    let logger: Logger
+
+    func handle(_ request: Request, context: CollectorRequestContext) async -> Response {
+        if case .limited(let wait) = limiter.admit(address: context.sourceAddress) {
+            return refuse(.rateLimited, .tooManyRequests, "rate limit: too many batches from \(context.sourceAddress)", retryAfter: wait)
+        }
+        let type = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard type == "application/json" else {
+            return refuse(
+                .contentType, .unsupportedMediaType, "Content-Type must be application/json, got \(type.map { "\"\($0.prefix(60))\"" } ?? "none")")
+        }
+        let encoding = request.headers[.contentEncoding]?.trimmingCharacters(in: .whitespaces).lowercased() ?? "identity"
+        guard encoding == "zstd" || encoding == "identity" else {
+            return refuse(.encoding, .unsupportedMediaType, "Content-Encoding must be zstd or none, got \"\(encoding.prefix(60))\"")
+        }
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > ReportBatch.maxBytes {
+            return refuse(.tooLarge, .contentTooLarge, "body is \(length) bytes, more than the \(ReportBatch.maxBytes)-byte limit")
+        }
+        guard gate.enter() else {
+            return refuse(.unavailable, .serviceUnavailable, "too many batches in flight; retry later", retryAfter: 5)
+        }
+        defer { gate.leave() }
+        var body: [UInt8] = []
+        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int64(bodySeconds * 1000)))
+        do {
+            for try await chunk in request.body {
+                guard body.count + chunk.readableBytes <= ReportBatch.maxBytes else {
+                    return refuse(.tooLarge, .contentTooLarge, "body is more than the \(ReportBatch.maxBytes)-byte limit")
+                }
+                body.append(contentsOf: chunk.readableBytesView)
+                if ContinuousClock.now > deadline {
+                    return refuse(.timeout, .requestTimeout, "the body took more than \(Int(bodySeconds)) s to arrive")
+                }
+            }
+        } catch {
+            return refuse(.malformed, .badRequest, "the body could not be read: \(error)")
+        }
+        if encoding == "zstd" {
+            do {
+                body = try BoundedZstd.decompress(body, limit: ReportBatch.maxBytes)
+            } catch BoundedZstd.Failure.tooLarge {
+                return refuse(.tooLarge, .contentTooLarge, "decompressed body is more than the \(ReportBatch.maxBytes)-byte limit")
+            } catch {
+                return refuse(.encoding, .badRequest, "body: not a valid zstd stream (\(error))")
+            }
+        }
+        let batch: ReportBatch
+        do {
+            batch = try ReportBatch.decode(body)
+        } catch let error as FleetReportsError {
+            switch error.code {
+            case .tooLarge: return refuse(.tooLarge, .contentTooLarge, error.message)
+            case .unknownSchema: return refuse(.unknownSchema, .badRequest, error.message)
+            case .malformed: return refuse(.malformed, .badRequest, error.message)
+            default: return refuse(.invalidField, .badRequest, error.message)
+            }
+        } catch {
+            return refuse(.malformed, .badRequest, "\(error)")
+        }
+        if case .limited(let wait) = limiter.admit(device: batch.device) {
+            return refuse(.rateLimited, .tooManyRequests, "rate limit: too many batches from device \(batch.device)", retryAfter: wait)
+        }
+        let result: IngestResult
+        do {
+            result = try await store.insert(batch, received: now())
+        } catch {
+            logger.error("cannot store a batch: \(error)")
+            return refuse(.unavailable, .serviceUnavailable, "the report store is unavailable; retry later", retryAfter: 30)
+        }
+        metrics.stored(batch, result: result, fresh: batch.reports.filter { result.storedSeqs.contains($0.seq) })
+        let data = Data("{\"accepted\":\(result.accepted),\"duplicates\":\(result.duplicates)}\n".utf8)
+        return Refusal.json(data)
+    }
+
+    func refuse(_ reason: RefusalReason, _ status: HTTPResponse.Status, _ message: String, retryAfter: Int? = nil) -> Response {
+        metrics.refused(reason)
+        return Refusal.response(status, message, retryAfter: retryAfter)
+    }
+}

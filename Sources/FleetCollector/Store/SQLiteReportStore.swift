@@ -1,0 +1,126 @@
+import FleetReports
+import Foundation
+import GRDB
+
+/// The embedded store: one SQLite file in WAL mode through GRDB (`sqlite:PATH`). Readers
+/// never wait for the writer; each batch is one transaction, durable when it commits
+/// (`synchronous=FULL`), so a report acknowledged survives a SIGKILL or a power loss.
+public final class SQLiteReportStore: ReportStore, SQLQuerying {
+    let pool: DatabasePool
+    /// The file.
+    public let path: String
+
+    /// Opens (creating when missing) the database at `path`; call ``prepare()`` before use.
+    /// - Throws: ``FleetCollectorError`` `.cannotOpenDatabase`.
+    public init(path: String) throws {
+        self.path = path
+        var config = Configuration()
+        config.busyMode = .timeout(10)
+        config.maximumReaderCount = 4
+        config.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        do {
+            pool = try DatabasePool(path: path, configuration: config)
+        } catch {
+            throw FleetCollectorError(.cannotOpenDatabase, "cannot open sqlite:\(path): \(Self.describe(error))", underlying: error)
+        }
+    }
+
+    public func prepare() async throws {
+        do {
+            try await pool.write { db in
+                for statement in ReportSQL.createSchema { try db.execute(sql: statement) }
+                let found = try Int64.fetchOne(db, sql: ReportSQL.selectSchemaVersion)
+                if let found, found > ReportSQL.schemaVersion {
+                    throw FleetCollectorError(
+                        .cannotOpenDatabase,
+                        "sqlite:\(self.path) has schema \(found), newer than this collector's \(ReportSQL.schemaVersion)")
+                }
+                if found == nil {
+                    try db.execute(sql: ReportSQL.insertSchemaVersion, arguments: [ReportSQL.schemaVersion])
+                }
+            }
+        } catch let error as FleetCollectorError {
+            throw error
+        } catch {
+            throw FleetCollectorError(.cannotOpenDatabase, "cannot create the schema in sqlite:\(path): \(Self.describe(error))", underlying: error)
+        }
+    }
+
+    public func insert(_ batch: ReportBatch, received: Date) async throws -> IngestResult {
+        do {
+            return try await pool.write { db in
+                let insert = try db.cachedStatement(sql: ReportSQL.insertReport)
+                var stored = Set<Int64>()
+                for report in batch.reports {
+                    try insert.execute(arguments: Self.arguments(ReportSQL.reportArguments(report, of: batch, received: received)))
+                    if db.changesCount > 0 { stored.insert(report.seq) }
+                }
+                let accepted = stored.count
+                if let device = ReportSQL.deviceArguments(batch, received: received) {
+                    try db.cachedStatement(sql: ReportSQL.upsertDevice).execute(arguments: Self.arguments(device))
+                }
+                return IngestResult(accepted: accepted, duplicates: batch.reports.count - accepted, storedSeqs: stored)
+            }
+        } catch {
+            throw FleetCollectorError(.storeFailed, "cannot store the batch: \(Self.describe(error))", underlying: error)
+        }
+    }
+
+    public func summary(app: String, channel: String, windowSeconds: Int, now: Date) async throws -> FleetSummary {
+        try await FleetSummaryQuery.summary(on: self, app: app, channel: channel, windowSeconds: windowSeconds, now: now)
+    }
+
+    public func prune(before cutoff: Date) async throws -> Int {
+        do {
+            return try await pool.write { db in
+                try db.execute(sql: ReportSQL.pruneReports, arguments: [ReportSQL.millis(cutoff)])
+                let removed = db.changesCount
+                try db.execute(sql: ReportSQL.pruneDevices, arguments: [ReportSQL.millis(cutoff)])
+                return removed
+            }
+        } catch {
+            throw FleetCollectorError(.storeFailed, "cannot prune: \(Self.describe(error))", underlying: error)
+        }
+    }
+
+    public func query(_ sql: String, _ arguments: [SQLValue]) async throws -> [[SQLValue]] {
+        do {
+            return try await pool.read { db in
+                try Row.fetchAll(db, sql: sql, arguments: Self.arguments(arguments)).map { row in
+                    row.databaseValues.map { value in
+                        switch value.storage {
+                        case .int64(let n): return .integer(n)
+                        case .string(let s): return .text(s)
+                        case .double(let d): return .integer(Int64(d))
+                        case .null, .blob: return .null
+                        }
+                    }
+                }
+            }
+        } catch {
+            throw FleetCollectorError(.storeFailed, "cannot read the reports: \(Self.describe(error))", underlying: error)
+        }
+    }
+
+    public func close() async {
+        try? pool.close()
+    }
+
+    static func arguments(_ values: [SQLValue]) -> StatementArguments {
+        StatementArguments(
+            values.map { value -> (any DatabaseValueConvertible)? in
+                switch value {
+                case .integer(let n): return n
+                case .text(let s): return s
+                case .null: return nil
+                }
+            })
+    }
+
+    static func describe(_ error: any Error) -> String {
+        if let db = error as? DatabaseError { return db.message ?? "SQLite error \(db.resultCode.rawValue)" }
+        return "\(error)"
+    }
+}
