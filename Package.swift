@@ -91,6 +91,9 @@ let package = Package(
         // The fleet report model both sides share: a report, a batch and its strict reader,
         // the fleet summary a collector answers. No device or release logic.
         .target(name: "FleetReports", dependencies: ["ClientFoundation", "StrictJSON"]),
+        // The fleet seen: a FleetSummary as `fleet status`'s text and as the self-contained
+        // page (inline SVG charts, no script). Pure rendering, no I/O.
+        .target(name: "FleetPage", dependencies: ["FleetReports"]),
         // Signed manifests: Ed25519 through OpenSSL, the manifest, index, trust-root and rollout rules.
         .target(
             name: "SignedManifest",
@@ -257,6 +260,7 @@ let package = Package(
         .testTarget(name: "ClientUpdaterHTTPTests", dependencies: ["ClientUpdaterHTTP", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "FleetReportsTests", dependencies: ["FleetReports", "StrictJSON"]),
+        .testTarget(name: "FleetPageTests", dependencies: ["FleetPage", "FleetReports", "TestSupport"]),
         .testTarget(name: "SignedManifestTests", dependencies: ["SignedManifest", "StrictJSON", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "SafeArchiveTests", dependencies: ["SafeArchive", "ClientFoundation", "SignedManifest", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "DeltaPatchTests", dependencies: ["DeltaPatch", "ClientUpdater", "TestSupport"]),

@@ -1,0 +1,71 @@
+import FleetReports
+import Foundation
+
+/// The text `clientctl fleet status` prints: a table of the versions' figures, their
+/// reasons, and the devices that went silent (docs/fleet-reports.md#seeing-the-fleet).
+///
+/// Pure: the same summary gives the same text, byte for byte.
+package enum FleetText {
+    /// The text of `summary`, ending with a newline.
+    package static func render(_ summary: FleetSummary) -> String {
+        var out = "\(summary.app) · \(summary.channel): \(summary.devices) device\(summary.devices == 1 ? "" : "s"), "
+        out += "\(summary.silentDevices) silent (window \(FleetFormat.duration(seconds: summary.windowSeconds))), "
+        out += "as of \(FleetFormat.time(summary.generated))\n"
+        guard !summary.versions.isEmpty else {
+            return out + "\nNo reports yet.\n"
+        }
+        out += "\n" + table(summary.versions)
+        let reasons = reasonLines(summary.versions)
+        if !reasons.isEmpty {
+            out += "\nBy reason (devices):\n" + reasons.joined()
+        }
+        if !summary.silent.isEmpty {
+            out += "\nSilent devices (\(summary.silentDevices), longest silent first"
+            out += summary.silent.count < summary.silentDevices ? ", first \(summary.silent.count)):\n" : "):\n"
+            for device in summary.silent {
+                out += "  \(device.device)  last seen \(FleetFormat.time(device.lastSeen))  running \(device.running)\n"
+            }
+        }
+        return out
+    }
+
+    /// The columns of the table: header, alignment (right for numbers) and cell.
+    private static let columns: [(header: String, right: Bool, cell: @Sendable (VersionSummary) -> String)] = [
+        ("VERSION", false, { $0.version }),
+        ("NOW", true, { "\($0.devicesNow)" }),
+        ("INSTALLS", true, { "\($0.installs)" }),
+        ("TRIALS", true, { "\($0.trials)" }),
+        ("COMMITS", true, { "\($0.commits)" }),
+        ("ROLLBACKS", true, { "\(FleetFormat.total($0.rollbacks))" }),
+        ("FAILED", true, { FleetFormat.rate($0.failureRate) }),
+        ("BLACKLISTS", true, { "\(FleetFormat.total($0.blacklists))" }),
+        ("WEB DEATHS", true, { "\(FleetFormat.total($0.webProcessDeaths))" }),
+        ("MEDIAN ACK", true, { FleetFormat.ack($0.medianAckMs) }),
+        ("ROLLOUT", false, { FleetFormat.rollout($0.rollout) }),
+    ]
+
+    private static func table(_ versions: [VersionSummary]) -> String {
+        let rows = [columns.map(\.header)] + versions.map { v in columns.map { $0.cell(v) } }
+        let widths = columns.indices.map { i in rows.map { $0[i].count }.max() ?? 0 }
+        return rows.map { row in
+            columns.indices.map { i in
+                let pad = String(repeating: " ", count: widths[i] - row[i].count)
+                return columns[i].right ? pad + row[i] : row[i] + pad
+            }.joined(separator: "  ").replacingOccurrences(of: " +$", with: "", options: .regularExpression) + "\n"
+        }.joined()
+    }
+
+    private static func reasonLines(_ versions: [VersionSummary]) -> [String] {
+        let kinds: [(String, KeyPath<VersionSummary, [String: Int]>)] = [
+            ("rollbacks", \.rollbacks), ("blacklists", \.blacklists), ("web-process deaths", \.webProcessDeaths),
+            ("download failures", \.downloadFailures), ("refusals", \.refusals),
+        ]
+        var lines: [String] = []
+        for v in versions {
+            for (name, path) in kinds where FleetFormat.total(v[keyPath: path]) > 0 {
+                lines.append("  \(v.version)  \(name): \(FleetFormat.reasons(v[keyPath: path]))\n")
+            }
+        }
+        return lines
+    }
+}
