@@ -11,33 +11,33 @@ package enum CAFile {
 
     /// The certificates of the PEM file at `path`, parsed by the TLS library the transport
     /// uses (`NIOSSLCertificate.fromPEMBytes`).
-    /// - Throws: ``UpdaterError`` `.notFound` when the file is missing, `.io` when it cannot
+    /// - Throws: ``HTTPTransportError`` `.notFound` when the file is missing, `.io` when it cannot
     ///   be read or is not a regular file, `.tooLarge` over ``cap``, `.rejected` when it
     ///   holds no PEM certificate or a `CERTIFICATE` block that is not one. Messages start
     ///   with `caFile PATH`.
     package static func load(_ path: String) throws -> [NIOSSLCertificate] {
         var st = stat()
         if stat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG, st.st_size > cap {
-            throw UpdaterError(
+            throw HTTPTransportError(
                 .tooLarge, "caFile \(path) is \(st.st_size) bytes, over the \(cap >> 20) MiB cap for a CA file: refusing to read it")
         }
         let data: Data
         do {
             // Capped again while reading: a file that grows after the check stops at the cap.
-            guard let bytes = try BoundedFile.read(path, cap: cap, code: UpdaterError.Code.io) else {
-                throw UpdaterError(.notFound, "caFile \(path) cannot be read: no such file")
+            guard let bytes = try BoundedFile.read(path, cap: cap, code: HTTPTransportError.Code.io) else {
+                throw HTTPTransportError(.notFound, "caFile \(path) cannot be read: no such file")
             }
             data = bytes
-        } catch let error as UpdaterError where error.code == .io {
-            throw UpdaterError(.io, "caFile \(path) cannot be read (\(error.message))")
+        } catch let error as HTTPTransportError where error.code == .io {
+            throw HTTPTransportError(.io, "caFile \(path) cannot be read (\(error.message))")
         }
         guard String(decoding: data, as: UTF8.self).contains("-----BEGIN CERTIFICATE-----") else {
-            throw UpdaterError(.rejected, "caFile \(path) holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
+            throw HTTPTransportError(.rejected, "caFile \(path) holds no PEM certificate (-----BEGIN CERTIFICATE-----)")
         }
         do {
             return try NIOSSLCertificate.fromPEMBytes(Array(data))
         } catch {
-            throw UpdaterError(
+            throw HTTPTransportError(
                 .rejected, "caFile \(path) cannot be used: a CERTIFICATE block in it is not a valid X.509 certificate in PEM (base64 DER)")
         }
     }

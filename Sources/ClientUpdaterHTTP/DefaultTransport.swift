@@ -6,6 +6,11 @@ import Foundation
 ///
 /// Every `DefaultTransport` with the same settings shares one connection pool, so
 /// making one per channel or per command costs nothing.
+///
+/// A request fails with the `Transport` contract's error, ClientUpdater's `UpdaterError`
+/// (`.network` with a `TransportFailure` the `Downloader` retries when it is transient,
+/// `.unsupported` for a scheme it does not speak); settings it cannot use fail with this
+/// module's ``HTTPTransportError``.
 public struct DefaultTransport: HeadFirstTransport {
     package let http: HTTPTransport
 

@@ -38,8 +38,9 @@ package final class HTTPClientRegistry: Sendable {
     package var clientCount: Int { state.withLockedValue { $0.clients.count } }
 
     /// The client for `key`, made on first use.
-    /// - Throws: ``UpdaterError`` `.configInvalid` when the CA file cannot be loaded,
-    ///   `.internalError` after ``shutdown()``.
+    /// - Throws: ``HTTPTransportError`` `.configInvalid` when the CA file cannot be loaded;
+    ///   `UpdaterError` `.internalError` after ``shutdown()`` (the `Transport` contract's
+    ///   error, as every failure of a request).
     func client(for key: Key) throws -> HTTPClient {
         try state.withLockedValue { state in
             guard !state.isShutDown else { throw UpdaterError(.internalError, "the HTTP transport was shut down") }
@@ -65,8 +66,8 @@ package final class HTTPClientRegistry: Sendable {
         if let caFile = key.caFile {
             do {
                 tls.trustRoots = .certificates(try CAFile.load(caFile))
-            } catch let error as UpdaterError {
-                throw UpdaterError(.configInvalid, error.message, underlying: error)
+            } catch let error as HTTPTransportError {
+                throw HTTPTransportError(.configInvalid, error.message, underlying: error)
             }
         }
         var config = HTTPClient.Configuration(

@@ -21,7 +21,11 @@ import NIOHTTP1
 /// - Proxies per ``ProxySettings``; trust from the system store or
 ///   ``HTTPTransportSettings/caFile``.
 /// - Failures below HTTP throw ``UpdaterError`` `.network` with a ``TransportFailure``;
-///   HTTP statuses are returned. Cancelling the calling task cancels the request.
+///   HTTP statuses are returned. Cancelling the calling task cancels the request. That
+///   `UpdaterError` is the `Transport` contract's error, not this module's: the
+///   `Downloader` retries what ``TransportFailure`` calls transient (as AsyncHTTPClient's
+///   errors are the ones NIO's channel reports); settings it cannot use are its own
+///   ``HTTPTransportError``.
 package struct HTTPTransport: HeadFirstTransport {
     package let settings: HTTPTransportSettings
     let registry: HTTPClientRegistry

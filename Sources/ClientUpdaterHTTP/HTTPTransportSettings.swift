@@ -19,7 +19,7 @@ public struct HTTPTransportSettings: Sendable {
     public var userAgent: String
     /// A problem found while reading the settings, thrown by the first request (so a
     /// transport can be made by a non-throwing initializer).
-    var deferredError: UpdaterError?
+    var deferredError: HTTPTransportError?
 
     public static let defaultUserAgent = "clientctl/\(ClientctlVersion.string)"
 
@@ -40,17 +40,17 @@ public struct HTTPTransportSettings: Sendable {
         var settings = HTTPTransportSettings()
         do {
             settings.proxies = try ProxySettings(environment: environment)
-        } catch let error as UpdaterError {
+        } catch let error as HTTPTransportError {
             settings.deferredError = error
         } catch {
-            settings.deferredError = UpdaterError(.configInvalid, "\(error)")
+            settings.deferredError = HTTPTransportError(.configInvalid, "\(error)")
         }
         return settings
     }
 
     /// The settings of a device root: `config.json`'s `proxy` and `caFile` over the
     /// environment's proxies. A relative `caFile` is resolved against the root.
-    /// - Throws: `UpdaterError` `.configInvalid` for a proxy that cannot be parsed or a
+    /// - Throws: ``HTTPTransportError`` `.configInvalid` for a proxy that cannot be parsed or a
     ///   `caFile` that cannot be read or holds no PEM certificate.
     public init(
         config: DeviceConfig, root: String? = nil,
@@ -72,19 +72,19 @@ public struct HTTPTransportSettings: Sendable {
             return try HTTPTransportSettings(config: config, root: root)
         } catch {
             var settings = HTTPTransportSettings()
-            settings.deferredError = error as? UpdaterError ?? UpdaterError(.configInvalid, "\(error)")
+            settings.deferredError = error as? HTTPTransportError ?? HTTPTransportError(.configInvalid, "\(error)")
             return settings
         }
     }
 
     /// Checks that `path` is a CA file the transport can load (``CAFile/load(_:)``).
-    /// - Throws: ``UpdaterError`` `.configInvalid`, with ``CAFile``'s message and its
+    /// - Throws: ``HTTPTransportError`` `.configInvalid`, with ``CAFile``'s message and its
     ///   error as the underlying cause.
     package static func checkCAFile(_ path: String) throws {
         do {
             _ = try CAFile.load(path)
-        } catch let error as UpdaterError {
-            throw UpdaterError(.configInvalid, error.message, underlying: error)
+        } catch let error as HTTPTransportError {
+            throw HTTPTransportError(.configInvalid, error.message, underlying: error)
         }
     }
 }

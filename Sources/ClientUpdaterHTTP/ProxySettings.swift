@@ -28,18 +28,18 @@ public struct ProxyEndpoint: Sendable, Hashable, CustomStringConvertible {
     /// `scheme://[user:password@]host[:port]`; the port defaults to 1080 like curl's.
     /// `https://` proxies (TLS to the proxy itself) are not supported.
     ///
-    /// - Throws: `UpdaterError` `.configInvalid` naming `source` and the problem.
+    /// - Throws: ``HTTPTransportError`` `.configInvalid` naming `source` and the problem.
     public init(parsing text: String, source: String) throws {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
         let withScheme = trimmed.contains("://") ? trimmed : "http://" + trimmed
         guard let parts = URLComponents(string: withScheme), let host = parts.host, !host.isEmpty else {
-            throw UpdaterError(.configInvalid, "\(source): '\(text)' is not a proxy URL (use http://host:port)")
+            throw HTTPTransportError(.configInvalid, "\(source): '\(text)' is not a proxy URL (use http://host:port)")
         }
         switch parts.scheme?.lowercased() {
         case "http": kind = .http
         case "socks5", "socks5h": kind = .socks5
         default:
-            throw UpdaterError(.configInvalid, "\(source): proxy scheme '\(parts.scheme ?? "")' is not supported (use http:// or socks5://)")
+            throw HTTPTransportError(.configInvalid, "\(source): proxy scheme '\(parts.scheme ?? "")' is not supported (use http:// or socks5://)")
         }
         self.host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         port = parts.port ?? 1080
@@ -83,7 +83,7 @@ public struct ProxySettings: Sendable, Hashable {
 
     /// Reads the environment; `explicit` (e.g. `config.json`'s `proxy`) replaces the
     /// `*_proxy` variables but `NO_PROXY` still applies, as with `curl -x`.
-    /// - Throws: `UpdaterError` `.configInvalid` for a proxy value that cannot be parsed.
+    /// - Throws: ``HTTPTransportError`` `.configInvalid` for a proxy value that cannot be parsed.
     public init(environment: [String: String], explicit: String? = nil) throws {
         func value(_ names: String...) -> (String, String)? {
             for name in names { if let v = environment[name], !v.isEmpty { return (name, v) } }

@@ -61,13 +61,13 @@ extension HTTPSuites {
 
         @Test func badProxyValuesAreConfigErrors() async throws {
             for bad in ["https://p:1", "ftp://p:1", "http://"] {
-                let error = #expect(throws: UpdaterError.self) { try ProxySettings(environment: ["HTTPS_PROXY": bad]) }
+                let error = #expect(throws: HTTPTransportError.self) { try ProxySettings(environment: ["HTTPS_PROXY": bad]) }
                 #expect(error?.code == .configInvalid)
                 #expect(error?.message.hasPrefix("HTTPS_PROXY:") == true, "\(error?.message ?? "")")
             }
             // A non-throwing transport defers the problem to its first request.
             let settings = HTTPTransportSettings.fromEnvironment(["https_proxy": "gopher://x"])
-            let error = await #expect(throws: UpdaterError.self) {
+            let error = await #expect(throws: HTTPTransportError.self) {
                 try await HTTPTransport(settings: settings).fetchAll(try url("https://127.0.0.1:1/x"))
             }
             #expect(error?.code == .configInvalid)

@@ -144,7 +144,7 @@ struct InitCommand: AsyncParsableCommand {
             let path = RootLayout(root: caFile).root
             do {
                 _ = try CAFile.load(path)
-            } catch let error as UpdaterError {
+            } catch let error as HTTPTransportError {
                 // Content the transport would refuse is bad data (65), as at every install
                 // it would be a bad config (78); a path that cannot be read is a bad flag (64).
                 let code: CommandError.Code = error.code == .rejected || error.code == .tooLarge ? .rejected : .invalidArgument
@@ -155,7 +155,7 @@ struct InitCommand: AsyncParsableCommand {
         if let proxy {
             do {
                 _ = try ProxyEndpoint(parsing: proxy, source: "--proxy")
-            } catch let error as UpdaterError {
+            } catch let error as HTTPTransportError {
                 throw CommandError(.invalidArgument, error.message)
             }
             config.proxy = proxy
