@@ -115,6 +115,8 @@ struct AssetFetcher: Sendable {
                 request,
                 head: { head in
                     if head.status == 404, asset.isSourceMap { throw MissingSourceMap() }
+                    // `Downloader.retrying`'s contract: its error, `UpdaterError.httpStatus`, is
+                    // retried when transient; it leaves this module as MeteorError `.httpStatus`.
                     guard (200..<300).contains(head.status) else { throw UpdaterError.httpStatus(url, head.status) }
                     if let hash = asset.hash, let etag = head[header: "etag"], let tagged = Self.quotedSHA1(in: etag) {
                         guard tagged == hash else {
