@@ -117,7 +117,7 @@ let package = Package(
         .target(
             name: "SignedArchive",
             dependencies: [
-                "ClientUpdater", "StrictJSON", "SignedManifest", "SafeArchive", "DeltaPatch",
+                "ClientUpdater", "StrictJSON", "SignedManifest", "SafeArchive", "DeltaPatch", "FleetReports",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -135,7 +135,7 @@ let package = Package(
         // Channel 2: Meteor hot code push (StrictJSON for its strict JSON reader).
         .target(
             name: "MeteorHotCodePush",
-            dependencies: ["ClientUpdater", "StrictJSON", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["ClientUpdater", "StrictJSON", "FleetReports", .product(name: "Logging", package: "swift-log")]
         ),
         // The serving rules of a client, whatever the front end (`serve`'s HTTP server, the
         // shell's app: scheme and loopback origin): versions, files, ranges, caching. No HTTP server.
@@ -256,7 +256,7 @@ let package = Package(
         // clientctlTests and ClientctlShellTests drive the two binaries.
         .testTarget(name: "ClientFoundationTests", dependencies: ["ClientFoundation", "TestSupport"]),
         .testTarget(name: "ClientShimTests", dependencies: ["ClientShim", "TestSupport"]),
-        .testTarget(name: "ClientUpdaterTests", dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
+        .testTarget(name: "ClientUpdaterTests", dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "FleetReports", "TestSupport"]),
         .testTarget(name: "ClientUpdaterHTTPTests", dependencies: ["ClientUpdaterHTTP", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "FleetReportsTests", dependencies: ["FleetReports", "StrictJSON"]),

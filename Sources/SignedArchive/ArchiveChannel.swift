@@ -1,6 +1,8 @@
 import ClientUpdater
+import FleetReports
 import Foundation
 import Logging
+import SafeArchive
 import SignedManifest
 
 /// Channel 1: signed archives from a release folder written by `clientctl publish`.
@@ -104,6 +106,27 @@ package struct ArchiveChannel: UpdateChannel {
     package func summary(config: DeviceConfig, state: DeviceState) -> ChannelSummary {
         ChannelSummary(
             channel: settings.channel, highestAccepted: state.archive.highestAccepted, trustRoot: try? trust.current().version)
+    }
+
+    /// A verification failure is a refusal of the release: its signature, an expired
+    /// trust root, a malformed or refused manifest; an archive over the device's cap or
+    /// that cannot be unpacked is the download's.
+    package func reportReason(for error: any Error) -> ReportReason? {
+        if let error = error as? SignedManifestError {
+            switch error.code {
+            case .invalidSignature, .untrustedKey, .thresholdNotMet, .untrustedRoot, .invalidKey: return .signature
+            case .rootExpired: return .expired
+            case .malformedJSON, .invalidManifest, .restrictionRefused: return .badRelease
+            default: return nil
+            }
+        }
+        if let error = error as? SignedArchiveError {
+            if error.code == .archiveLimit { return .tooLarge }
+            if error.code == .archiveRejected { return .badRelease }
+            return nil
+        }
+        if error is SafeArchiveError { return .badArchive }
+        return nil
     }
 
     package func remove(_ version: InstalledVersion) throws {

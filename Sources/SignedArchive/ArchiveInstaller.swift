@@ -1,4 +1,5 @@
 import ClientUpdater
+import FleetReports
 import Foundation
 import SafeArchive
 import SignedManifest
@@ -69,8 +70,11 @@ struct ArchiveInstaller {
             manifest, state: &state, held: Set(running + (try channel.store.installedVersions()).map(\.id)), policy: policy)
         {
         case .stale(let reason):
+            let expired = manifest.expires.map { $0 <= policy.now } ?? false
+            reporter.report(.checkRefused, version: manifest.version.description, reason: expired ? .expired : .badRelease, detail: reason)
             return .stale(reason)
         case .revoked(let reason):
+            reporter.report(.checkRefused, version: manifest.version.description, reason: .revoked, detail: reason)
             return .skipped(reason)
         case .candidate(let release):
             candidate = release
@@ -80,10 +84,15 @@ struct ArchiveInstaller {
                     manifestURL: manifestURL, floor: floor, downloader: downloader, verifier: verifier, policy: policy)
             else {
                 state.archive.manifestETag = etag
-                return .noCompatibleRelease(ArchiveDecision.noCompatibleRelease(manifest, policy: policy))
+                let why = ArchiveDecision.noCompatibleRelease(manifest, policy: policy)
+                reporter.report(.checkRefused, version: manifest.version.description, reason: .needsShell, detail: why)
+                return .noCompatibleRelease(why)
             }
             candidate = fallback
         case .rejected(let reason):
+            let floor = state.archive.highestAccepted.flatMap(Version.init)
+            let belowFloor = floor.map { manifest.version < $0 } ?? false
+            reporter.report(.checkRefused, version: manifest.version.description, reason: belowFloor ? .floor : .badRelease, detail: reason)
             throw SignedArchiveError(.archiveRejected, reason)
         }
         let decision = try ArchiveDecision.decide(
@@ -91,6 +100,9 @@ struct ArchiveInstaller {
             policy: policy, deviceId: try DeviceIdentity.readOrCreate(layout))
         switch decision {
         case .skip(let reason, let waitsForRollout):
+            reporter.report(
+                .checkRefused, version: candidate.version.description, reason: waitsForRollout ? .rollout : .blacklisted, detail: reason,
+                rollout: Self.rolloutSeen(candidate, now: policy.now))
             state.archive.manifestETag = etag
             if waitsForRollout { deferred.keep([UInt8](body)) }  // the next check, even a 304, reads the schedule again
             return .skipped(reason)
@@ -103,11 +115,18 @@ struct ArchiveInstaller {
             }
             return .upToDate("up to date: \(version) is installed")
         case .install(let release):
+            reporter.report(.updateFound, version: release.version.description, rollout: Self.rolloutSeen(release, now: policy.now))
             let installed = try await install(release, manifestURL: manifestURL, downloader: downloader)
             state.archive.manifestETag = etag
             ArchiveDecision.raiseFloor(&state, to: release.version)
             return .installed(installed)
         }
+    }
+
+    /// The rollout a release's manifest states at `now`, for reports.
+    static func rolloutSeen(_ manifest: Manifest, now: Date) -> RolloutSeen? {
+        guard let rollout = manifest.rollout else { return nil }
+        return RolloutSeen(percent: Int(rollout.percent(at: now).rounded(.down)), paused: rollout.paused)
     }
 
     /// The newest release of `index.json` that verifies, passes the policy and is above
@@ -162,6 +181,7 @@ struct ArchiveInstaller {
             channel: channel, manifest: manifest, manifestURL: manifestURL, downloader: downloader, extractor: extractor, reporter: reporter)
         switch channel.options.useDelta ? await delta.run(keeping: partial) : .fullArchive(note: nil) {
         case .unpacked(let unpacked):
+            reporter.report(.downloaded, version: version.description, via: .patch)
             reporter.note(unpacked.note)
             channel.logger.debug("release \(version): \(unpacked.note)")
             let (tree, staging, leftovers) = (unpacked.tree, unpacked.staging, unpacked.leftovers)
@@ -185,6 +205,7 @@ struct ArchiveInstaller {
         try await BlockingExecutor.run { store.cleanLeftovers(keeping: [partial]) }
         try requireSpace(for: manifest, archive: archiveURL, partial: partial)
         let staging = try channel.store.makeStagingDirectory(label: "v\(version)")
+        let started = ContinuousClock.now
         do {
             let tree = staging + "/tree"
             let report = reporter.progressHandler
@@ -204,6 +225,10 @@ struct ArchiveInstaller {
                         throw named
                     }
                 })
+            let took = ContinuousClock.now - started
+            reporter.report(
+                .downloaded, version: version.description, via: .archive, bytes: manifest.size,
+                ms: took.components.seconds * 1000 + took.components.attoseconds / 1_000_000_000_000_000)
             CrashPoint.hit("unpack.done")
             try await BlockingExecutor.run {
                 try store.promote(staging: tree, version: version, sidecar: sidecar)

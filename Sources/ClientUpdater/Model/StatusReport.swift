@@ -46,6 +46,35 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// unknown): with `lastCheck`, why updates stop on a full disk.
     public var freeBytes: Int64?
     public var installed: [Entry]
+    /// The device's fleet reports (`reports/`): `nil` when no report URL is configured.
+    public var reports: Reports?
+
+    /// What the report journal holds and how its last delivery went.
+    public struct Reports: Codable, Sendable, Equatable {
+        /// Reports recorded and not yet delivered.
+        public var pending: Int
+        /// Reports dropped to keep the journal bounded or lost to a full disk, in all.
+        public var dropped: Int64
+        /// Journal lines that could not be read (a torn line after a crash).
+        public var unreadable: Int
+        /// The last sequence number given out.
+        public var lastSeq: Int64
+        /// When a delivery was last tried, and why it failed (`nil`: it succeeded).
+        public var lastAttempt: Date?
+        public var lastFailure: String?
+        /// When a delivery last succeeded.
+        public var lastDelivered: Date?
+
+        package init(_ status: ReportJournalStatus) {
+            pending = status.pending
+            dropped = status.dropped
+            unreadable = status.unreadable
+            lastSeq = status.lastSeq
+            lastAttempt = status.lastAttempt?.time
+            lastFailure = status.lastAttempt?.failure
+            lastDelivered = status.lastSuccess
+        }
+    }
 
     package init(
         layout: RootLayout, config: DeviceConfig, state: DeviceState, installed: [InstalledVersion],
@@ -70,6 +99,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
         trial = state.trial
         self.lastCheck = lastCheck
         freeBytes = DiskSpace.free(at: layout.root)
+        reports = ReportJournal.forRoot(layout, config: config).map { Reports($0.status) }
         self.installed = installed.map { v in
             Entry(
                 version: v.id, path: v.directory, minShell: v.minShell?.description, maxShell: v.maxShell?.description,

@@ -1,3 +1,4 @@
+import FleetReports
 import Foundation
 
 /// A source of client versions: the signed-archive channel or Meteor hot code push.
@@ -51,6 +52,11 @@ package protocol UpdateChannel: Sendable {
     /// What `status` shows of the channel: its release channel's name and the monotonic
     /// floor, when it has them.
     func summary(config: DeviceConfig, state: DeviceState) -> ChannelSummary
+
+    /// The fleet report reason of an error the channel's check threw (a signature that
+    /// did not verify, an expired manifest, a bad release); nil leaves it to the core's
+    /// transport and disk reasons. The default knows none.
+    func reportReason(for error: any Error) -> ReportReason?
 }
 
 extension UpdateChannel {
@@ -58,6 +64,7 @@ extension UpdateChannel {
     package func recover(state: inout DeviceState, installed: [InstalledVersion]) {}
     package func servingChanged(state: inout DeviceState) {}
     package func summary(config: DeviceConfig, state: DeviceState) -> ChannelSummary { ChannelSummary() }
+    package func reportReason(for error: any Error) -> ReportReason? { nil }
 }
 
 /// The channel's lines of `status` (and their `--json` keys).

@@ -113,16 +113,23 @@ package final class ReportJournal: Sendable {
     private func compact(adding: [FleetReport], state: JournalState) -> Bool {
         let readCap = limits.maxBytes * 4 + 65_536
         var kept: [(report: FleetReport, line: String)] = []
+        // Reports dropped now (for the state's total), and the count the new `dropped`
+        // report carries (those plus the counts of the undelivered `dropped` reports it replaces).
+        var newlyDropped: Int64 = 0
         var droppedCount: Int64 = 0
         if let data = try? BoundedFile.read(layout.reportsJournal, cap: readCap, code: UpdaterError.Code.corruptState) {
             for line in JournalScan.lines(data) {
                 guard let report = line.report else { continue }
                 if report.seq <= state.deliveredThrough { continue }
+                if report.type == .dropped {
+                    droppedCount += report.count ?? 0
+                    continue
+                }
                 kept.append((report, line.text))
             }
         } else {
             // Unreadable or far too large: start again, counting what it held as dropped.
-            droppedCount += 1
+            newlyDropped += 1
         }
         let targetReports = limits.maxReports * 3 / 4
         let targetBytes = limits.maxBytes * 3 / 4
@@ -130,12 +137,12 @@ package final class ReportJournal: Sendable {
         var bytes = kept.reduce(0) { $0 + $1.line.utf8.count + 1 }
         var first = 0
         while first < kept.count, kept.count - first + adding.count + 1 > targetReports || bytes + addingBytes > targetBytes {
-            let gone = kept[first].report
-            droppedCount += gone.type == .dropped ? (gone.count ?? 1) : 1
+            newlyDropped += 1
             bytes -= kept[first].line.utf8.count + 1
             first += 1
         }
         var seq = max(state.lastSeq, kept.last?.report.seq ?? 0, adding.last?.seq ?? 0)
+        droppedCount += newlyDropped
         var out = kept[first...].map { $0.line + "\n" }.joined()
         var tailReports = adding
         if droppedCount > 0, let last = adding.last {
@@ -149,7 +156,7 @@ package final class ReportJournal: Sendable {
         out += tailReports.map { ReportBatch.encode($0) + "\n" }.joined()
         var next = state
         next.lastSeq = seq
-        next.dropped += droppedCount
+        next.dropped += newlyDropped
         guard next.write(layout) else { return false }
         do {
             try AtomicFile.write(Data(out.utf8), to: layout.reportsJournal)
@@ -185,6 +192,9 @@ package final class ReportJournal: Sendable {
         let read = readLines()
         state.deliveredThrough = max(state.deliveredThrough, seq)
         state.lastSeq = max(state.lastSeq, read.lines.compactMap { $0.report?.seq }.max() ?? 0)
+        if let time = read.lines.compactMap({ $0.report?.time }).max().map(JournalState.millis) {
+            state.lastTime = max(state.lastTime ?? 0, time)
+        }
         state.lastAttempt = JournalState.millis(date)
         state.lastFailure = nil
         state.lastSuccess = JournalState.millis(date)
@@ -220,6 +230,22 @@ package final class ReportJournal: Sendable {
             deliveredThrough: state.deliveredThrough,
             lastAttempt: state.lastAttempt.map { .init(time: JournalState.date($0), failure: state.lastFailure) },
             lastSuccess: state.lastSuccess.map(JournalState.date))
+    }
+
+    /// When the last report was recorded (the journal's last line, else the last one
+    /// delivered); nil when none ever was. For the heartbeat rule.
+    package func lastRecordedAt() -> Date? {
+        let state = JournalState.read(layout)
+        var last = state.lastTime
+        let fd = open(layout.reportsJournal, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        if fd >= 0 {
+            defer { close(fd) }
+            var st = stat()
+            if fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG, let time = JournalScan.tail(fd: fd, size: Int(st.st_size)).lastTime {
+                last = max(last ?? 0, time)
+            }
+        }
+        return last.map(JournalState.date)
     }
 
     /// The reports still in the journal (delivered or not), oldest first: what `status
@@ -258,6 +284,8 @@ struct JournalState: Codable, Equatable {
     var lastAttempt: Int64?
     var lastFailure: String?
     var lastSuccess: Int64?
+    /// The time of the last report delivered (ms), for the heartbeat rule once the journal is empty.
+    var lastTime: Int64?
 
     static func read(_ layout: RootLayout) -> JournalState {
         guard let data = try? BoundedFile.read(layout.reportsState, cap: 64 * 1024, code: UpdaterError.Code.corruptState),
@@ -316,14 +344,15 @@ enum JournalScan {
 
     /// The highest seq among the last window's whole lines, and whether the file ends in a
     /// torn line (no newline).
-    static func tail(fd: Int32, size: Int) -> (lastSeq: Int64, torn: Bool) {
-        guard size > 0 else { return (0, false) }
+    static func tail(fd: Int32, size: Int) -> (lastSeq: Int64, torn: Bool, lastTime: Int64?) {
+        guard size > 0 else { return (0, false, nil) }
         let length = min(size, window)
-        guard let data = pread(fd: fd, offset: size - length, length: length) else { return (0, false) }
+        guard let data = pread(fd: fd, offset: size - length, length: length) else { return (0, false, nil) }
         let torn = data.last != 0x0A
         var lines = lines(data)
         if size > length, !lines.isEmpty { lines.removeFirst() }  // cut by the window
-        return (lines.compactMap(\.report?.seq).max() ?? 0, torn)
+        let reports = lines.compactMap(\.report)
+        return (reports.map(\.seq).max() ?? 0, torn, reports.map(\.time).max().map(JournalState.millis))
     }
 
     /// The seq of the first readable line in the first window.

@@ -1,3 +1,5 @@
+import FleetReports
+
 /// Where the events of one check go while it runs: how an install went about it, in one
 /// line each ("patch from 1.2.0: 51,234 bytes instead of the 3,101,877-byte archive", or
 /// why it fell back to the full archive), and how far a download is.
@@ -14,13 +16,33 @@ package struct CheckReporter: Sendable {
     package typealias Note = @Sendable (String) -> Void
     /// Receives `(version, completedBytes, totalBytes)`.
     package typealias Progress = @Sendable (String, Int64, Int64?) -> Void
+    /// Receives one fleet report of the check (its `running` and `shell` are the updater's to fill).
+    package typealias Report = @Sendable (ReportDraft) -> Void
 
     private let onNote: Note?
     private let onProgress: Progress?
+    private let onReport: Report?
 
-    package init(note: Note? = nil, progress: Progress? = nil) {
+    package init(note: Note? = nil, progress: Progress? = nil, report: Report? = nil) {
         self.onNote = note
         self.onProgress = progress
+        self.onReport = report
+    }
+
+    /// Tells the updater's report journal what the check found, refused, downloaded or
+    /// failed (docs/fleet-reports.md#report-types): the channel's structured outcome, one
+    /// report per step. `running` and `shell` are filled by the updater.
+    package func report(
+        _ type: ReportKind, version: String? = nil, reason: ReportReason? = nil, detail: String? = nil,
+        rollout: RolloutSeen? = nil, via: FleetReport.Transfer? = nil, bytes: Int64? = nil, ms: Int64? = nil
+    ) {
+        guard let onReport else { return }
+        var draft = ReportDraft(type, running: "", version: version, reason: reason, detail: detail)
+        draft.rollout = rollout
+        draft.via = via
+        draft.bytes = bytes
+        draft.ms = ms
+        onReport(draft)
     }
 
     /// Reports nothing (a channel's check called on its own).

@@ -75,14 +75,19 @@ extension Updater {
     /// (shown by `status`) and rethrown.
     nonisolated func runChannelCheck(from before: DeviceState, lockWait: Double) async throws -> (CheckOutcome, DeviceState) {
         var state = before
+        // What the channel reported of this check (docs/fleet-reports.md#report-types).
+        let memory = CheckReportMemory()
         do {
             // Through `emit`, like every event: the stream and the host's logger hear it.
             let reporter = CheckReporter(
                 note: { [self] in emit(.installNote($0)) },
-                progress: { [self] in emit(.downloadProgress(version: $0, completed: $1, total: $2)) })
+                progress: { [self] in emit(.downloadProgress(version: $0, completed: $1, total: $2)) },
+                report: checkReportReceiver(memory))
             let outcome = try await channel.check(state: &state, reporter: reporter)
+            recordCheckOutcome(outcome, channelReported: memory.value.withLock { $0.reported })
             return (outcome, state)
         } catch {
+            recordCheckFailure(error, found: memory.value.withLock { $0.found })
             let status = (error as? any ClientctlError)?.kind
             // `no-space`: updates stop until space is freed; status shows why.
             let result = DiskSpace.isNoSpace(error) ? "no-space" : status == .dataError ? "rejected" : "failed"

@@ -1,4 +1,5 @@
 import ClientShim
+import FleetReports
 import Foundation
 
 /// The library API a host embeds (it mirrors the Cordova/Capacitor plugin): start-up,
@@ -78,6 +79,7 @@ extension Updater {
             applyTimers(followup)
             defer { announce(followup) }
             try await point(at: served, reload: false)
+            if bridge != nil { recordReport(ReportDraft(.start, running: served.id)) }
             return report(state, served: served, followup: followup, reset: reset)
         }
     }

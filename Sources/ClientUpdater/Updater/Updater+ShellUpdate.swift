@@ -1,3 +1,4 @@
+import FleetReports
 import Foundation
 
 extension Updater {
@@ -24,6 +25,9 @@ extension Updater {
         fresh.channelMemory = state.channelMemory
         try channel.shellUpdated(state: &fresh)
         state = fresh
+        var report = ReportDraft(.shellUpdated, running: embedded.id, shell: config.shellVersion.description)
+        report.from = seen
+        recordReport(report)
         return true
     }
 }

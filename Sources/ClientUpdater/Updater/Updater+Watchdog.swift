@@ -35,6 +35,9 @@ struct Followup: Sendable {
     var reloadTo: Served?
     var events: [WatchdogEvent] = []
     var removed: [String] = []
+    /// When the trial this transition found had started (a commit's report says how long
+    /// the page took to acknowledge).
+    var trialStartedAt: Date?
 }
 
 extension Updater {
@@ -49,6 +52,7 @@ extension Updater {
             var followup = Followup()
             let state = try await writerLocked(wait: lockWait) { () -> DeviceState in
                 var state = try loadState()
+                followup.trialStartedAt = state.trial?.startedAt
                 let available = Set(try storedVersions().map(\.id))
                 var actions = reconcile(&watchdog, &state, available: available)
                 actions += try body(&watchdog, &state, available)
@@ -165,7 +169,10 @@ extension Updater {
 
     /// Watchdog events, once the host shows their outcome.
     func announce(_ followup: Followup) {
-        for event in followup.events { emit(.watchdog(event)) }
+        for event in followup.events {
+            emit(.watchdog(event))
+            recordWatchdog(event, trialStartedAt: followup.trialStartedAt)
+        }
     }
 
     /// Points the host at `served` (and reloads it); without a bridge only records it.

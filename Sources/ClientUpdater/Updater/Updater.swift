@@ -28,6 +28,9 @@ public actor Updater {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { serialExecutor.asUnownedSerialExecutor() }
     /// The subscribers of ``events(bufferingPolicy:)``, fed from any context in order.
     let hub = UpdaterEventHub()
+    /// The root's report journal (`reports/`); nil when no report URL is configured, so
+    /// nothing is recorded and nothing grows (docs/fleet-reports.md#journal-on-the-device).
+    package nonisolated let journal: ReportJournal?
 
     /// - Parameters:
     ///   - now: the wall clock (injected so tests can control time).
@@ -42,6 +45,7 @@ public actor Updater {
         self.channel = channel
         self.now = now
         self.logger = logger
+        self.journal = ReportJournal.forRoot(layout, config: config, now: now)
     }
 
     /// One full update check: lock → check the feed → download/verify/store → stage the

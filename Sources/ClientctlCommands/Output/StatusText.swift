@@ -27,7 +27,25 @@ enum StatusText {
         }
         if let free = s.freeBytes { lines.append("free space:      \(DiskSpace.megabytes(free)) on \(s.root)") }
         lines.append("installed:       \(s.installed.isEmpty ? "none" : s.installed.map(\.version).joined(separator: ", "))")
+        if let reports = s.reports { lines.append("reports:         " + renderReports(reports)) }
         return lines.joined(separator: "\n")
+    }
+
+    /// `3 pending, 0 dropped; last delivery 2026-… ok` (or `failed: why`, or `never`).
+    static func renderReports(_ r: StatusReport.Reports) -> String {
+        var text = "\(r.pending) pending, \(r.dropped) dropped"
+        if r.unreadable > 0 { text += ", \(r.unreadable) unreadable" }
+        if let attempt = r.lastAttempt {
+            if let failure = r.lastFailure {
+                text += "; last delivery \(iso(attempt)) failed: \(failure)"
+                if let ok = r.lastDelivered { text += " (last delivered \(iso(ok)))" }
+            } else {
+                text += "; last delivery \(iso(attempt)) ok"
+            }
+        } else {
+            text += "; never delivered"
+        }
+        return text
     }
 
     static func renderList(_ s: StatusReport) -> String {
