@@ -207,7 +207,7 @@ let package = Package(
             name: "ClientctlCommands",
             dependencies: [
                 "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive",
-                "SignedArchive", "ArchivePublishing",
+                "SignedArchive", "ArchivePublishing", "FleetReports", "FleetPage",
                 "MeteorHotCodePush", "ClientServer", "AppPackaging", "FleetCollector",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -12,6 +12,7 @@ package typealias CommandError = ModuleError<CommandErrorCode>
 package struct CommandErrorCode: ClientctlErrorCode {
     fileprivate enum Base: Hashable, Sendable {
         case invalidArgument, notFound, alreadyExists, io, tooLarge, rejected, hashMismatch, sizeMismatch
+        case unauthorized, unavailable
     }
     fileprivate let base: Base
     package var description: String { "\(base)" }
@@ -33,14 +34,21 @@ package struct CommandErrorCode: ClientctlErrorCode {
     package static let hashMismatch = Self(base: .hashMismatch)
     /// An archive whose length does not match its manifest's `size`.
     package static let sizeMismatch = Self(base: .sizeMismatch)
+    /// A service refused the credentials a flag gave (`fleet status`'s read token: HTTP 401).
+    package static let unauthorized = Self(base: .unauthorized)
+    /// A service a command asked answered that it cannot serve now (HTTP 5xx or 429).
+    package static let unavailable = Self(base: .unavailable)
 
-    /// The sysexits status: 64 usage, 66 missing input, 73 cannot create, 65 bad data.
+    /// The sysexits status: 64 usage, 66 missing input, 73 cannot create, 65 bad data,
+    /// 78 refused credentials, 69 a service unavailable.
     package func kind(underlying: (any Error & Sendable)?) -> FailureKind {
         switch base {
         case .invalidArgument: return .usage
         case .notFound: return .noInput
         case .alreadyExists, .io: return .cannotCreate
         case .tooLarge, .rejected, .hashMismatch, .sizeMismatch: return .dataError
+        case .unauthorized: return .config
+        case .unavailable: return .unavailable
         }
     }
 }

@@ -16,6 +16,7 @@ enum CommandRegistry {
         RolloutCommand.self,
         RevokeCommand.self,
         PackageCommand.self,
+        FleetCommand.self,
     ]
 
     /// Commands of the device: its root, installs, the watchdog and the local server.
