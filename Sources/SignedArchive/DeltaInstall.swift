@@ -155,12 +155,12 @@ struct DeltaInstall {
     /// archive URL rule.
     static func resolve(_ text: String, what: String, manifestURL: URL, allowInsecureHTTP: Bool) throws -> URL {
         guard let url = URL(string: text, relativeTo: manifestURL)?.absoluteURL, url.scheme != nil else {
-            throw DeltaError(.malformedPatch, "\(what) url \"\(text)\" is not a valid URL")
+            throw SignedArchiveError(.deltaRejected, "\(what) url \"\(text)\" is not a valid URL")
         }
         if case .refused(let why) = URLPolicy.check(
             url, manifestIsFile: manifestURL.scheme?.lowercased() == "file", allowInsecureHTTP: allowInsecureHTTP)
         {
-            throw DeltaError(.malformedPatch, "\(what) URL \(why)")
+            throw SignedArchiveError(.deltaRejected, "\(what) URL \(why)")
         }
         return url
     }
@@ -178,7 +178,7 @@ struct DeltaInstall {
             return try Digest.hex(.sha256, ofFileAt: baseTar)
         }
         guard baseHash == patch.base else {
-            throw DeltaError(.baseMismatch, "the installed \(patch.from) rebuilds to sha256 \(baseHash), not the patch's base \(patch.base)")
+            throw SignedArchiveError(.deltaRejected, "the installed \(patch.from) rebuilds to sha256 \(baseHash), not the patch's base \(patch.base)")
         }
         CrashPoint.hit("delta.base-rebuilt")
         // 2. The patch: downloaded like an archive (resumable, exact size, signed hash).
@@ -201,14 +201,14 @@ struct DeltaInstall {
         unlink(baseTar)
         guard resultHash == delta.treeSHA256 else {
             unlink(partial)
-            throw DeltaError(.outputMismatch, "the patched tree hashes to sha256 \(resultHash), not the signed \(delta.treeSHA256)")
+            throw SignedArchiveError(.deltaRejected, "the patched tree hashes to sha256 \(resultHash), not the signed \(delta.treeSHA256)")
         }
         // 4. Unpack under the entry rule and caps of an archive.
         let tree = staging + "/tree"
         let extractor = self.extractor
         try await BlockingExecutor.run {
             let fd = open(result, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-            guard fd >= 0 else { throw DeltaError(.io, "cannot open \(result): \(String(cString: strerror(errno)))") }
+            guard fd >= 0 else { throw SignedArchiveError(.io, "cannot open \(result): \(String(cString: strerror(errno)))") }
             defer { close(fd) }
             _ = try extractor.extractTreeTar(fileDescriptor: fd, into: tree)
         }

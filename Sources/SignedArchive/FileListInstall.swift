@@ -48,7 +48,7 @@ struct FileListInstall {
     func plan() async throws -> Plan {
         let path = Self.listPath(layout: layout, files: files)
         guard files.size <= Int64(limits.maxEntries) * 2048 + 4096 else {
-            throw DeltaError(.outputTooLarge, "the \(files.size)-byte file list is over this device's cap")
+            throw SignedArchiveError(.deltaRejected, "the \(files.size)-byte file list is over this device's cap")
         }
         if !Self.isComplete(path, size: files.size, sha256: files.sha256) {
             _ = try await downloader.download(
@@ -62,10 +62,10 @@ struct FileListInstall {
         let list: ReleaseFileList
         switch ReleaseFileList.parse(bytes, maxFiles: limits.maxEntries) {
         case .success(let parsed): list = parsed
-        case .failure(let rejection): throw DeltaError(.malformedPatch, "file list: \(rejection.message)")
+        case .failure(let rejection): throw SignedArchiveError(.deltaRejected, "file list: \(rejection.message)")
         }
         guard list.files.count == files.count else {
-            throw DeltaError(.malformedPatch, "the file list has \(list.files.count) files, the manifest signs \(files.count)")
+            throw SignedArchiveError(.deltaRejected, "the file list has \(list.files.count) files, the manifest signs \(files.count)")
         }
         let tree = try ListedTree.check(list, limits: limits)
         let folders = held.keys.sorted(by: >).compactMap { held[$0] }
@@ -104,14 +104,14 @@ struct FileListInstall {
         for (k, item) in plan.tree.items.enumerated() {
             let target = root + "/" + item.components.joined(separator: "/")
             guard let source = plan.local[k] ?? objects[item.file.sha256], source.sha256 == item.file.sha256 else {
-                throw DeltaError(.io, "no checked source for \(item.file.path)")
+                throw SignedArchiveError(.io, "no checked source for \(item.file.path)")
             }
             guard Glibc.link(source.path, target) == 0 else {
-                throw DeltaError(.io, "cannot link \(source.path) to \(target): \(String(cString: strerror(errno)))")
+                throw SignedArchiveError(.io, "cannot link \(source.path) to \(target): \(String(cString: strerror(errno)))")
             }
             guard FileIdentity(path: target) == source.identity else {
                 unlink(target)
-                throw DeltaError(.outputMismatch, "\(source.path) changed after it was checked against sha256 \(source.sha256)")
+                throw SignedArchiveError(.deltaRejected, "\(source.path) changed after it was checked against sha256 \(source.sha256)")
             }
             CrashPoint.hit("files.linked")
         }
@@ -138,7 +138,7 @@ struct FileListInstall {
                     group.addTask {
                         _ = try await downloader.download(url, to: path, expectedSize: size, expectedDigest: sha, algorithm: .sha256)
                         guard chmod(path, 0o644) == 0, let identity = FileIdentity(path: path) else {
-                            throw DeltaError(.io, "cannot chmod \(path): \(String(cString: strerror(errno)))")
+                            throw SignedArchiveError(.io, "cannot chmod \(path): \(String(cString: strerror(errno)))")
                         }
                         return HashedFile(path: path, sha256: sha, identity: identity)
                     }
@@ -159,7 +159,7 @@ struct FileListInstall {
 
     private static func makeFolder(_ path: String) throws {
         guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
-            throw DeltaError(.io, "cannot create \(path): \(String(cString: strerror(errno)))")
+            throw SignedArchiveError(.io, "cannot create \(path): \(String(cString: strerror(errno)))")
         }
         _ = chmod(path, 0o755)  // whatever the umask
     }
@@ -168,7 +168,7 @@ struct FileListInstall {
         do {
             try AtomicFile.syncDirectory(path)
         } catch {
-            throw DeltaError(.io, "cannot sync \(path): \(error)")
+            throw SignedArchiveError(.io, "cannot sync \(path): \(error)")
         }
     }
 
@@ -229,10 +229,10 @@ struct HashedFile: Sendable {
 
     /// `path` hashed and checked to be a regular file of `size` bytes with this SHA-256.
     static func check(_ path: String, size: Int64, sha256: String) throws -> HashedFile {
-        guard let file = hash(path) else { throw DeltaError(.io, "cannot read \(path) as a regular file") }
+        guard let file = hash(path) else { throw SignedArchiveError(.io, "cannot read \(path) as a regular file") }
         guard file.identity.size == size, file.sha256 == sha256 else {
-            throw DeltaError(
-                .outputMismatch, "\(path) is \(file.identity.size) bytes with sha256 \(file.sha256), not the signed \(size) and \(sha256)")
+            throw SignedArchiveError(
+                .deltaRejected, "\(path) is \(file.identity.size) bytes with sha256 \(file.sha256), not the signed \(size) and \(sha256)")
         }
         return file
     }

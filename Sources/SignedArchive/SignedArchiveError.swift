@@ -6,7 +6,7 @@ import Foundation
 ///
 /// What it rethrows keeps its own type: SignedManifest's `SignedManifestError` (a manifest,
 /// signature or trust root refused), SafeArchive's `SafeArchiveError` (an archive's
-/// entries), DeltaPatch's `DeltaError`, and ClientUpdater's `UpdaterError` from the
+/// entries), DeltaPatch's `DeltaError` (a patch that does not apply), and ClientUpdater's `UpdaterError` from the
 /// downloader, the root's files and the `Channel` contract (``ArchiveChannel/servedAssets(for:)``
 /// fails with the codes the updater's watchdog acts on).
 package typealias SignedArchiveError = ModuleError<SignedArchiveErrorCode>
@@ -14,7 +14,7 @@ package typealias SignedArchiveError = ModuleError<SignedArchiveErrorCode>
 /// The code of ``SignedArchiveError``: what kind of failure it is. New codes may be added in later versions.
 package struct SignedArchiveErrorCode: ClientctlErrorCode {
     fileprivate enum Base: Hashable, Sendable {
-        case archiveRejected, archiveLimit, configInvalid, corruptState
+        case archiveRejected, archiveLimit, deltaRejected, configInvalid, corruptState
         case invalidArgument, notFound, alreadyExists, io, internalError
     }
     fileprivate let base: Base
@@ -26,6 +26,9 @@ package struct SignedArchiveErrorCode: ClientctlErrorCode {
     package static let archiveRejected = Self(base: .archiveRejected)
     /// Past a cap: a release archive over the device's byte cap.
     package static let archiveLimit = Self(base: .archiveLimit)
+    /// A delta or file list the device refuses (malformed, over its cap, a base or a
+    /// patched tree that is not the signed one): the full archive is used instead.
+    package static let deltaRejected = Self(base: .deltaRejected)
     /// The root's `config.json` is not a signed-archive root's, lacks a field the channel
     /// needs, or names trust the device cannot read.
     package static let configInvalid = Self(base: .configInvalid)
@@ -38,7 +41,7 @@ package struct SignedArchiveErrorCode: ClientctlErrorCode {
     package static let notFound = Self(base: .notFound)
     /// A release folder that must not be overwritten exists already.
     package static let alreadyExists = Self(base: .alreadyExists)
-    /// A system call on the file system failed.
+    /// A system call on the file system failed (the store, a delta's staging).
     package static let io = Self(base: .io)
     /// An unexpected failure: a bug.
     package static let internalError = Self(base: .internalError)
@@ -48,7 +51,7 @@ package struct SignedArchiveErrorCode: ClientctlErrorCode {
     /// create, 70 internal.
     package func kind(underlying: (any Error & Sendable)?) -> FailureKind {
         switch base {
-        case .archiveRejected, .archiveLimit: return .dataError
+        case .archiveRejected, .archiveLimit, .deltaRejected: return .dataError
         case .configInvalid, .corruptState: return .config
         case .invalidArgument: return .usage
         case .notFound: return .noInput
