@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
         .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
+        // The collector's PostgreSQL store (Sources/FleetCollector/Store/PostgresReportStore.swift).
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", exact: "2.4.1"),
         // `swift package generate-documentation` (Scripts/docs); no target depends on it.
@@ -170,6 +172,7 @@ let package = Package(
             dependencies: [
                 "ClientFoundation", "FleetReports", "StrictJSON", "CZstd",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -243,6 +246,15 @@ let package = Package(
             name: "fleet-bench",
             dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SignedArchive", "ArchivePublishing"],
             path: "Benchmarks/fleet-bench"
+        ),
+        // Scripts/bench/collector: batches POSTed to a real `clientctl collect` (not shipped).
+        .executableTarget(
+            name: "collector-bench",
+            dependencies: [
+                "FleetReports", "CZstd", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Benchmarks/collector-bench"
         ),
         .target(
             name: "TestSupport",

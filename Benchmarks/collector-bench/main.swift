@@ -1,0 +1,150 @@
+// collector-bench: the load generator of Scripts/bench/collector.
+//
+//   collector-bench ingest URL REPORTS BATCH CONCURRENCY DEVICES RUN [zstd|plain]
+//       POSTs REPORTS reports to URL/v1/reports in batches of BATCH, CONCURRENCY requests
+//       in flight, from DEVICES devices whose ids start with RUN (8 hex digits: each run
+//       its own devices, so every report is new); every (device, seq) is sent once.
+//       Batches are zstd-compressed (as devices send them) or plain JSON.
+//
+// Prints one JSON line: reports, batches, seconds, reports per second, accepted,
+// duplicates and the count of each HTTP status. Exits 1 when a batch was not answered 200.
+// The batches are written by hand (not by a JSON encoder), so that the generator costs
+// little of the 2 cores it shares with the collector; the first batch is read back with
+// the collector's own reader (ReportBatch.decode) to prove the bytes are a valid batch.
+import AsyncHTTPClient
+internal import CZstd
+import FleetReports
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+let args = CommandLine.arguments
+guard args.count >= 8, args[1] == "ingest", let base = URL(string: args[2]), let total = Int(args[3]), let perBatch = Int(args[4]),
+    let concurrency = Int(args[5]), let devices = Int(args[6]), args[7].count == 8, UInt32(args[7], radix: 16) != nil,
+    total > 0, (1...500).contains(perBatch), concurrency > 0, devices > 0
+else {
+    FileHandle.standardError.write(Data("usage: collector-bench ingest URL REPORTS BATCH(1-500) CONCURRENCY DEVICES RUN(8 hex) [zstd|plain]\n".utf8))
+    exit(64)
+}
+let run = args[7].lowercased()
+let compress = args.count < 9 || args[8] == "zstd"
+let endpoint = base.appendingPathComponent("v1/reports").absoluteString
+let batches = (total + perBatch - 1) / perBatch
+let start = Date(timeIntervalSince1970: 1_764_000_000)
+
+/// Batch `k`'s JSON: device `k % devices`, its `k / devices`-th batch (seqs follow on).
+func json(_ k: Int) -> [UInt8] {
+    let deviceIndex = k % devices
+    let round = k / devices
+    let count = min(perBatch, total - k * perBatch)
+    let hex = String(deviceIndex, radix: 16)
+    let device = run + String(repeating: "0", count: 24 - hex.count) + hex
+    var s = "{\"schema\":1,\"device\":\"\(device)\",\"app\":\"com.example.bench\",\"channel\":\"stable\",\"reports\":["
+    s.reserveCapacity(120 * count + 120)
+    for i in 0..<count {
+        let seq = round * perBatch + i + 1
+        let time = Int64(start.timeIntervalSince1970 * 1000) + Int64(seq) * 60_000 + Int64(deviceIndex % 1000)
+        if i > 0 { s += "," }
+        s += "{\"seq\":\(seq),\"time\":\(time),"
+        switch seq % 8 {
+        case 0: s += "\"type\":\"heartbeat\",\"running\":\"1.0.0\""
+        case 1: s += "\"type\":\"update-found\",\"running\":\"1.0.0\",\"version\":\"1.1.0\",\"rollout\":{\"percent\":25,\"paused\":false}"
+        case 2: s += "\"type\":\"downloaded\",\"running\":\"1.0.0\",\"version\":\"1.1.0\",\"via\":\"patch\",\"bytes\":\(100_000 + seq),\"ms\":420"
+        case 3: s += "\"type\":\"installed\",\"running\":\"1.0.0\",\"version\":\"1.1.0\""
+        case 4: s += "\"type\":\"trial-started\",\"running\":\"1.1.0\",\"version\":\"1.1.0\",\"shell\":\"2.0.0\""
+        case 5: s += "\"type\":\"committed\",\"running\":\"1.1.0\",\"version\":\"1.1.0\",\"ms\":\(300 + seq % 997)"
+        case 6: s += "\"type\":\"rolled-back\",\"running\":\"1.0.0\",\"version\":\"1.1.0\",\"reason\":\"timed-out\""
+        default: s += "\"type\":\"web-process-died\",\"running\":\"1.1.0\",\"reason\":\"crashed\",\"detail\":\"signal 11\""
+        }
+        s += "}"
+    }
+    s += "]}"
+    return Array(s.utf8)
+}
+
+/// Batch `k` as sent: zstd-compressed (level 3) or plain.
+func body(_ k: Int) -> [UInt8] {
+    let json = json(k)
+    guard compress else { return json }
+    var out = [UInt8](repeating: 0, count: ZSTD_compressBound(json.count))
+    let n = out.withUnsafeMutableBytes { o in json.withUnsafeBytes { i in ZSTD_compress(o.baseAddress, o.count, i.baseAddress, i.count, 3) } }
+    guard ZSTD_isError(n) == 0 else { fatalError("zstd: \(String(cString: ZSTD_getErrorName(n)))") }
+    return Array(out.prefix(n))
+}
+
+// The bytes are a valid batch by the collector's own reader.
+do {
+    _ = try ReportBatch.decode(json(0))
+    _ = try ReportBatch.decode(json(batches - 1))
+} catch {
+    FileHandle.standardError.write(Data("collector-bench: the generated batch is not valid: \(error)\n".utf8))
+    exit(1)
+}
+
+struct Tally: Sendable {
+    var next = 0
+    var accepted = 0
+    var duplicates = 0
+    var statuses: [Int: Int] = [:]
+    var firstError: String?
+}
+let tally = Mutex(Tally())
+
+var configuration = HTTPClient.Configuration()
+configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: concurrency)
+configuration.timeout = .init(connect: .seconds(10), read: .seconds(120))
+let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+
+func send(_ k: Int) async {
+    var request = HTTPClientRequest(url: endpoint)
+    request.method = .POST
+    request.headers.add(name: "Content-Type", value: "application/json")
+    if compress { request.headers.add(name: "Content-Encoding", value: "zstd") }
+    request.body = .bytes(ByteBuffer(bytes: body(k)))
+    do {
+        let response = try await client.execute(request, timeout: .seconds(120))
+        let answer = try await response.body.collect(upTo: 1 << 16)
+        let object = try? JSONSerialization.jsonObject(with: Data(answer.readableBytesView)) as? [String: Any]
+        tally.withLock { t in
+            t.statuses[Int(response.status.code), default: 0] += 1
+            t.accepted += object?["accepted"] as? Int ?? 0
+            t.duplicates += object?["duplicates"] as? Int ?? 0
+            if response.status != .ok, t.firstError == nil { t.firstError = "\(response.status.code) \(String(buffer: answer).prefix(200))" }
+        }
+    } catch {
+        tally.withLock { t in
+            t.statuses[0, default: 0] += 1
+            if t.firstError == nil { t.firstError = "\(error)" }
+        }
+    }
+}
+
+let began = ContinuousClock.now
+await withTaskGroup(of: Void.self) { group in
+    for _ in 0..<concurrency {
+        group.addTask {
+            while true {
+                let k = tally.withLock { t -> Int in
+                    defer { t.next += 1 }
+                    return t.next
+                }
+                guard k < batches else { return }
+                await send(k)
+            }
+        }
+    }
+}
+let elapsed = ContinuousClock.now - began
+try? await client.shutdown()
+let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+let result = tally.withLock { $0 }
+let statuses = result.statuses.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",")
+print(
+    "{\"reports\":\(total),\"batches\":\(batches),\"seconds\":\(String(format: "%.3f", seconds)),"
+        + "\"reportsPerSecond\":\(Int(Double(total) / seconds)),\"accepted\":\(result.accepted),\"duplicates\":\(result.duplicates),"
+        + "\"statuses\":{\(statuses)}}")
+if let error = result.firstError {
+    FileHandle.standardError.write(Data("collector-bench: not every batch was answered 200; first: \(error)\n".utf8))
+    exit(1)
+}
