@@ -19,7 +19,7 @@ public struct SignedManifestErrorCode: ClientctlErrorCode {
         case malformedJSON, invalidManifest, invalidSignature, untrustedKey, invalidKey, crypto
         case alreadyExists, notFound, io, invalidArgument
         case internalError, untrustedRoot, rootExpired, thresholdNotMet
-        case signerUnavailable
+        case signerUnavailable, restrictionRefused
     }
     fileprivate let base: Base
     public var description: String { "\(base)" }
@@ -57,13 +57,17 @@ public struct SignedManifestErrorCode: ClientctlErrorCode {
     /// A `--sign-command` could not be started, failed, was killed, or ran over its time
     /// limit: the signing service (HSM, KMS, token) is unavailable.
     public static let signerUnavailable = Self(base: .signerUnavailable)
+    /// A restriction (`restriction.json`) of the rollout role was refused: malformed, not
+    /// signed by a threshold of the trust root's `rollout` keys, or asking for more than
+    /// the manifest it restricts (a higher percent, a later expiry, a version above it).
+    public static let restrictionRefused = Self(base: .restrictionRefused)
 
     /// The sysexits status: 65 for bad or rejected data, 66 missing input, 73 cannot create,
     /// 64 usage, 69 a sign command unavailable, 70 internal.
     public func kind(underlying: (any Error & Sendable)?) -> FailureKind {
         switch base {
         case .malformedJSON, .invalidManifest, .invalidSignature, .untrustedKey, .invalidKey,
-            .untrustedRoot, .rootExpired, .thresholdNotMet:
+            .untrustedRoot, .rootExpired, .thresholdNotMet, .restrictionRefused:
             return .dataError
         case .crypto, .internalError: return .software
         case .alreadyExists, .io: return .cannotCreate

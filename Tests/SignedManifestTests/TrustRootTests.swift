@@ -40,7 +40,7 @@ import Testing
                 guard case .object(var r)? = o["roles"] else { return }
                 r["timestamp"] = r["root"]
                 o["roles"] = .object(r)
-            }, "role 'timestamp' is not root or release"
+            }, "role 'timestamp' is not root, release or rollout"
         ),
         (
             "threshold 0",
@@ -105,5 +105,22 @@ import Testing
         #expect(draft.keys[keys[0].publicKey.keyId] == nil, "a key no role names leaves the root")
         let next = RootDraft.successor(of: try draft.root(), expires: Date().addingTimeInterval(172_800))
         #expect(next.version == 2 && next.signatures.isEmpty)
+    }
+
+    /// The optional `rollout` role: absent unless given (a root without it is written as
+    /// before), kept by successors, and gone with its last key.
+    @Test func theRolloutRoleIsOptionalAndLeavesWithItsLastKey() throws {
+        #expect(try TrustRoot.parse(JSONPrettyPrinter.render(.object(try validObject())), source: "r").rollout == nil)
+        var draft = RootDraft(
+            app: "com.example.notes", channel: "stable", expires: Date().addingTimeInterval(86_400),
+            rootKeys: [keys[0].publicKey], rootThreshold: 1, releaseKeys: [keys[1].publicKey], releaseThreshold: 1,
+            rolloutKeys: [keys[2].publicKey], rolloutThreshold: 1)
+        let root = try draft.root()
+        #expect(root.rollout == RoleKeys(keyIds: [keys[2].publicKey.keyId], threshold: 1))
+        #expect(RootDraft.successor(of: root, expires: Date().addingTimeInterval(172_800)).roles[.rollout] == root.rollout)
+        #expect(throws: SignedManifestError.self) { try draft.setThreshold(2, for: .rollout) }
+        try draft.removeKey(keys[2].publicKey.keyId, from: .rollout)
+        let without = try draft.root()
+        #expect(without.rollout == nil && without.keys[keys[2].publicKey.keyId] == nil && without.object["roles"]?.objectValue?["rollout"] == nil)
     }
 }

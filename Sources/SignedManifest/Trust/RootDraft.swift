@@ -6,7 +6,7 @@ import StrictJSON
 /// content drops the signatures: they covered other bytes.
 public struct RootDraft: Sendable, Equatable {
     public enum Role: String, Sendable, CaseIterable {
-        case root, release
+        case root, release, rollout
     }
 
     public var version: Int
@@ -20,17 +20,18 @@ public struct RootDraft: Sendable, Equatable {
     /// Root 1 of a channel.
     public init(
         app: String, channel: String, expires: Date, rootKeys: [Ed25519.PublicKey], rootThreshold: Int,
-        releaseKeys: [Ed25519.PublicKey], releaseThreshold: Int
+        releaseKeys: [Ed25519.PublicKey], releaseThreshold: Int, rolloutKeys: [Ed25519.PublicKey] = [], rolloutThreshold: Int = 1
     ) {
         version = 1
         self.app = app
         self.channel = channel
         self.expires = expires
-        keys = Dictionary((rootKeys + releaseKeys).map { ($0.keyId, $0) }, uniquingKeysWith: { a, _ in a })
+        keys = Dictionary((rootKeys + releaseKeys + rolloutKeys).map { ($0.keyId, $0) }, uniquingKeysWith: { a, _ in a })
         roles = [
             .root: RoleKeys(keyIds: rootKeys.map(\.keyId), threshold: rootThreshold),
             .release: RoleKeys(keyIds: releaseKeys.map(\.keyId), threshold: releaseThreshold),
         ]
+        if !rolloutKeys.isEmpty { roles[.rollout] = RoleKeys(keyIds: rolloutKeys.map(\.keyId), threshold: rolloutThreshold) }
         signatures = []
     }
 
@@ -42,6 +43,7 @@ public struct RootDraft: Sendable, Equatable {
         expires = root.expires ?? Date()
         keys = root.keys
         roles = [.root: root.root, .release: root.release]
+        if let rollout = root.rollout { roles[.rollout] = rollout }
         signatures = root.signatures
     }
 
@@ -63,6 +65,7 @@ public struct RootDraft: Sendable, Equatable {
     }
 
     /// Removes the key `keyId` from `role`; a key no role names any more leaves the root.
+    /// Removing the last key of the optional `rollout` role removes the role.
     /// - Throws: ``SignedManifestError`` `.invalidArgument` when the role does not list it,
     ///   or when the threshold could no longer be met.
     public mutating func removeKey(_ keyId: String, from role: Role) throws {
@@ -70,13 +73,13 @@ public struct RootDraft: Sendable, Equatable {
             throw SignedManifestError(.invalidArgument, "the \(role.rawValue) role has no key \(keyId)")
         }
         let remaining = current.keyIds.filter { $0 != keyId }
-        guard current.threshold <= remaining.count else {
+        guard current.threshold <= remaining.count || (role == .rollout && remaining.isEmpty) else {
             throw SignedManifestError(
                 .invalidArgument,
                 "removing \(keyId) leaves \(remaining.count) \(role.rawValue) keys for a threshold of \(current.threshold): add its replacement first, or lower the threshold first"
             )
         }
-        roles[role] = RoleKeys(keyIds: remaining, threshold: current.threshold)
+        roles[role] = role == .rollout && remaining.isEmpty ? nil : RoleKeys(keyIds: remaining, threshold: current.threshold)
         if !roles.values.contains(where: { $0.keyIds.contains(keyId) }) { keys.removeValue(forKey: keyId) }
         signatures = []
     }
@@ -103,7 +106,9 @@ public struct RootDraft: Sendable, Equatable {
         o["expires"] = .string(RFC3339.format(expires))
         o["keys"] = .object(JSONObject(keys.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value.pemRepresentation)) }))
         var roleObject = JSONObject()
-        for role in Role.allCases { roleObject[role.rawValue] = (roles[role] ?? RoleKeys(keyIds: [], threshold: 1)).jsonValue }
+        for role in Role.allCases where role != .rollout || roles[.rollout] != nil {
+            roleObject[role.rawValue] = (roles[role] ?? RoleKeys(keyIds: [], threshold: 1)).jsonValue
+        }
         o["roles"] = .object(roleObject)
         return o
     }

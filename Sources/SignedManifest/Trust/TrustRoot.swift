@@ -3,7 +3,7 @@ import Foundation
 import StrictJSON
 
 /// A signed trust root, `root/N.json` beside a channel's `manifest.json`: the keys, and
-/// for each role (`root`, `release`) the keys that may sign for it and how many must.
+/// for each role (`root`, `release`, optionally `rollout`) the keys that may sign for it and how many must.
 ///
 /// The same idea as TUF's root metadata (TUF specification §4.3), in our formats: strict
 /// JSON, RFC 8785 canonical bytes without `signatures` are what is signed, Ed25519 keys as
@@ -32,6 +32,10 @@ public struct TrustRoot: Sendable, Equatable {
     public let root: RoleKeys
     /// Who signs manifests.
     public let release: RoleKeys
+    /// Who may sign restrictions (`restriction.json`: pause, a lower percent, revocations
+    /// of the release's rollout, never anything that ships); `nil` when the root has no
+    /// such role, as the implicit root never has.
+    public let rollout: RoleKeys?
     /// The signatures over ``signedBytes``.
     public let signatures: [DocumentSignature]
 
@@ -43,12 +47,12 @@ public struct TrustRoot: Sendable, Equatable {
         return TrustRoot(
             object: JSONObject(), version: 0, app: app, channel: channel, expires: nil,
             keys: Dictionary(trusted.map { ($0.keyId, $0) }, uniquingKeysWith: { a, _ in a }), root: role, release: role,
-            signatures: [])
+            rollout: nil, signatures: [])
     }
 
     init(
         object: JSONObject, version: Int, app: String, channel: String, expires: Date?, keys: [String: Ed25519.PublicKey],
-        root: RoleKeys, release: RoleKeys, signatures: [DocumentSignature]
+        root: RoleKeys, release: RoleKeys, rollout: RoleKeys?, signatures: [DocumentSignature]
     ) {
         self.object = object
         self.version = version
@@ -58,6 +62,7 @@ public struct TrustRoot: Sendable, Equatable {
         self.keys = keys
         self.root = root
         self.release = release
+        self.rollout = rollout
         self.signatures = signatures
     }
 
@@ -83,8 +88,8 @@ public struct TrustRoot: Sendable, Equatable {
     public func jsonBytes() -> [UInt8] { JSONPrettyPrinter.render(.object(object)) }
 
     /// Parses a root file strictly (``maxBytes``) and checks its shape: format, version,
-    /// app and channel, expiry, every key under its own key id, both roles with thresholds
-    /// their keys can meet, and well-formed signatures. It checks no signature.
+    /// app and channel, expiry, every key under its own key id, the roles `root` and
+    /// `release` (and `rollout` when present) with thresholds their keys can meet, and well-formed signatures. It checks no signature.
     /// - Throws: ``SignedManifestError`` `.untrustedRoot` naming `source` and the field.
     public static func parse<Bytes: Collection>(_ bytes: Bytes, source: String) throws -> TrustRoot where Bytes.Element == UInt8 {
         func refuse(_ why: String) -> SignedManifestError { SignedManifestError(.untrustedRoot, "\(source): \(why)") }
@@ -130,7 +135,7 @@ public struct TrustRoot: Sendable, Equatable {
         }
         self.keys = keys
         guard case .object(let roles) = try fields.value("roles") else {
-            throw ManifestRejection(.wrongType, field: "roles", "field 'roles' must be an object with 'root' and 'release'")
+            throw ManifestRejection(.wrongType, field: "roles", "field 'roles' must be an object with 'root', 'release' and optionally 'rollout'")
         }
         func role(_ name: String) throws -> RoleKeys {
             guard case .object(let r)? = roles[name] else {
@@ -155,8 +160,9 @@ public struct TrustRoot: Sendable, Equatable {
         }
         root = try role("root")
         release = try role("release")
-        if let unknown = roles.keys.first(where: { $0 != "root" && $0 != "release" }) {
-            throw ManifestRejection(.invalidValue, field: "roles", "role '\(unknown)' is not root or release")
+        rollout = roles["rollout"] == nil ? nil : try role("rollout")
+        if let unknown = roles.keys.first(where: { !["root", "release", "rollout"].contains($0) }) {
+            throw ManifestRejection(.invalidValue, field: "roles", "role '\(unknown)' is not root, release or rollout")
         }
         signatures = try DocumentSignature.readList(of: o)
         object = o
