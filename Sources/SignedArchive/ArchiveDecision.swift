@@ -63,11 +63,14 @@ package enum ArchiveDecision {
     /// fleet rules first (replay, then revocations, which `state` records), then the device
     /// policy (app, channel, floor, shell, expiry).
     /// - Parameters:
+    ///   - restriction: the rollout role's restriction in force for this manifest
+    ///     (``Restriction/check(_:for:root:now:source:)``); its revocations join the manifest's.
     ///   - state: the device's state; its memory of published times and its blacklist are updated.
     ///   - held: every version this device has (current, pending, installed), read only
     ///     when the manifest revokes some.
     package static func screen(
-        _ manifest: Manifest, state: inout DeviceState, held: @autoclosure () throws -> Set<String>, policy: Policy
+        _ manifest: Manifest, restriction: Restriction? = nil, state: inout DeviceState, held: @autoclosure () throws -> Set<String>,
+        policy: Policy
     ) rethrows -> Verdict {
         // An expired manifest is reported as such by the policy below; a fresh one of this
         // device's app and channel first passes the fleet rules (replay, revocation).
@@ -76,12 +79,16 @@ package enum ArchiveDecision {
             if let replay = FeedRules.replayProblem(manifest, memory: state.archive) { return .stale(replay) }
             FeedRules.recordPublished(manifest, in: &state.archive)
             let held = try held()
-            let revoked = FeedRules.applyRevocations(manifest.revoked, to: &state).filter(held.contains)
+            let restricted = restriction?.revoked ?? []
+            let revoked = FeedRules.applyRevocations(manifest.revoked + restricted, to: &state).filter(held.contains)
             if !revoked.isEmpty {
                 // Leave first (the updater switches away from a running revoked version);
                 // the next check installs what the feed offers.
+                let who =
+                    revoked.allSatisfy { v in restricted.contains { $0.description == v } } && !restricted.isEmpty
+                    ? "the rollout role's restriction of release \(manifest.version)" : "release \(manifest.version)"
                 return .revoked(
-                    "release \(manifest.version) revokes \(revoked.joined(separator: ", ")): this device leaves it and never selects it again")
+                    "\(who) revokes \(revoked.joined(separator: ", ")): this device leaves it and never selects it again")
             }
         }
         let floor = state.archive.highestAccepted.flatMap(Version.init)
@@ -111,22 +118,29 @@ package enum ArchiveDecision {
             + "; index.json has no newer compatible release"
     }
 
-    /// Judges the candidate release: blacklisted (it failed start-up twice here), already
-    /// unpacked, held back by its staged rollout, or to install.
+    /// Judges the candidate release: blacklisted (it failed start-up twice here, or it is
+    /// revoked), already unpacked, held back by its staged rollout (and the `restriction`
+    /// in force for it), or to install.
     /// - Parameters:
     ///   - isUnpacked: `clients/v<version>` exists.
     ///   - deviceId: this device's id, read only when the rollout decides.
     package static func decide(
-        _ candidate: Manifest, state: DeviceState, isUnpacked: Bool, policy: Policy, deviceId: @autoclosure () throws -> String
+        _ candidate: Manifest, restriction: Restriction? = nil, state: DeviceState, isUnpacked: Bool, policy: Policy,
+        deviceId: @autoclosure () throws -> String
     ) rethrows -> Decision {
         if state.blacklist.contains(candidate.version.description) {
-            return .skip("release \(candidate.version) is blacklisted on this device (it failed start-up twice)", waitsForRollout: false)
+            let why =
+                (restriction?.revoked ?? []).contains(candidate.version) || candidate.revoked.contains(candidate.version)
+                ? "it is revoked" : "it failed start-up twice"
+            return .skip("release \(candidate.version) is blacklisted on this device (\(why))", waitsForRollout: false)
         }
         if isUnpacked {
             let recorded = state.archive.highestAccepted.flatMap(Version.init).map { candidate.version <= $0 } ?? false
             return .upToDate(candidate.version, recorded: recorded)
         }
-        if !policy.ignoreRollout, let refusal = FeedRules.rolloutRefusal(candidate, deviceId: try deviceId(), now: policy.now) {
+        if !policy.ignoreRollout,
+            let refusal = FeedRules.rolloutRefusal(candidate, restriction: restriction, deviceId: try deviceId(), now: policy.now)
+        {
             return .skip(refusal, waitsForRollout: true)
         }
         return .install(candidate)

@@ -29,6 +29,17 @@ struct ArchiveInstaller {
         let verifier: ManifestVerifier
         var deferred = DeferredManifest(layout: layout)
         defer { deferred.finish() }
+        // The rollout role's restriction (docs/formats.md#restrictions): read at every check
+        // of a device whose root has that role — one more conditional request, a 304 or a
+        // 404 while nothing changes — because a halt must reach devices whose manifest did not change.
+        let restrictions = KeptRestriction(layout: layout, downloader: downloader, manifestURL: manifestURL)
+        func fetchRestriction(_ root: TrustRoot, state: inout DeviceState) async throws -> KeptRestriction.Fetched? {
+            guard root.rollout != nil else { return nil }
+            let fetched = try await restrictions.fetch(etag: state.archive.restrictionETag)
+            state.archive.restrictionETag = fetched.etag
+            return fetched
+        }
+        let restrictionFetch: KeptRestriction.Fetched?
         switch fetched {
         case .fetched(let fresh, let freshETag):
             body = fresh
@@ -36,20 +47,26 @@ struct ArchiveInstaller {
             // Roots before a new manifest is read (TUF §5.3): it is verified with the newest
             // trusted root, so a root that retired a stolen key is in force first.
             verifier = ManifestVerifier(root: try await refresh.run())
+            restrictionFetch = try await fetchRestriction(verifier.root, state: &state)
         default:
             // A 304 needs no root walk (one request per idle check); an expired root is
             // still walked and refused as on any check. A release this device's rollout
             // place did not admit yet is decided again from its kept manifest: time moves
             // the rollout's steps, the manifest stays the same.
             try await refresh.runIfExpired()
-            guard let kept = deferred.read() else { return .upToDate("up to date (manifest not modified since the last check)") }
             let current = ManifestVerifier(root: try channel.trust.current())
-            if current.verify(bytes: kept, source: layout.deferredManifest).manifest != nil {
+            restrictionFetch = try await fetchRestriction(current.root, state: &state)
+            let kept = deferred.read()
+            if kept == nil, restrictionFetch?.changed != true {
+                return .upToDate("up to date (manifest not modified since the last check)")
+            }
+            if let kept, current.verify(bytes: kept, source: layout.deferredManifest).manifest != nil {
                 body = Data(kept)
                 etag = state.archive.manifestETag
                 verifier = current
             } else {
-                // The kept copy no longer verifies (a damaged root folder): read the feed again.
+                // The kept copy no longer verifies (a damaged root folder), or a changed
+                // restriction must be judged against the manifest: read the feed again.
                 guard case .fetched(let fresh, let freshETag) = try await downloader.fetchSmall(manifestURL, cap: 64 * 1024) else {
                     throw SignedArchiveError(.internalError, "GET \(manifestURL.absoluteString): not modified without a condition")
                 }
@@ -60,6 +77,15 @@ struct ArchiveInstaller {
         }
         let manifest = try verifier.verify(bytes: body, source: manifestURL.absoluteString)
             .get(context: "manifest \(manifestURL.absoluteString)")
+        var restriction: Restriction?
+        if let fetched = restrictionFetch, let bytes = fetched.bytes {
+            // A refused restriction throws: a bad release, nothing installed, nothing revoked.
+            switch try Restriction.check(bytes, for: manifest, root: verifier.root, now: channel.now(), source: fetched.source) {
+            case .inForce(let inForce): restriction = inForce
+            case .ignored(let why): channel.logger.debug("\(fetched.source): \(why)")
+            }
+        }
+        if let fetched = restrictionFetch { restrictions.keep(fetched) }
         // The decision is pure (ArchiveDecision); this step reads what it needs and carries it out.
         let policy = ArchiveDecision.Policy(
             app: config.app, channel: channel.settings.channel, shellVersion: config.shellVersion, now: channel.now(),
@@ -67,7 +93,7 @@ struct ArchiveInstaller {
         let candidate: Manifest
         let running = [state.current, state.pending].compactMap { $0 }
         switch try ArchiveDecision.screen(
-            manifest, state: &state, held: Set(running + (try channel.store.installedVersions()).map(\.id)), policy: policy)
+            manifest, restriction: restriction, state: &state, held: Set(running + (try channel.store.installedVersions()).map(\.id)), policy: policy)
         {
         case .stale(let reason):
             let expired = manifest.expires.map { $0 <= policy.now } ?? false
@@ -96,7 +122,8 @@ struct ArchiveInstaller {
             throw SignedArchiveError(.archiveRejected, reason)
         }
         let decision = try ArchiveDecision.decide(
-            candidate, state: state, isUnpacked: FileManager.default.fileExists(atPath: layout.clientDirectory(candidate.version)),
+            candidate, restriction: restriction, state: state,
+            isUnpacked: FileManager.default.fileExists(atPath: layout.clientDirectory(candidate.version)),
             policy: policy, deviceId: try DeviceIdentity.readOrCreate(layout))
         switch decision {
         case .skip(let reason, let waitsForRollout):

@@ -50,11 +50,15 @@ package struct ArchiveMemory: Codable, Sendable, Equatable {
     /// The `published` time (RFC 3339) of the newest manifest accepted: an older one is a
     /// replay and decides nothing.
     package var newestPublished: String?
+    /// The ETag of the kept `restriction.json` (``RootLayout/keptRestriction``), for
+    /// conditional GET.
+    package var restrictionETag: String?
 
-    package init(highestAccepted: String? = nil, manifestETag: String? = nil, newestPublished: String? = nil) {
+    package init(highestAccepted: String? = nil, manifestETag: String? = nil, newestPublished: String? = nil, restrictionETag: String? = nil) {
         self.highestAccepted = highestAccepted
         self.manifestETag = manifestETag
         self.newestPublished = newestPublished
+        self.restrictionETag = restrictionETag
     }
 }
 

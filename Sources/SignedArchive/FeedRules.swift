@@ -37,13 +37,23 @@ package enum FeedRules {
 
     /// Why this device does not take `manifest` now under its staged rollout, or nil when
     /// it does (no rollout, or its bucket is within the percent in force).
-    package static func rolloutRefusal(_ manifest: Manifest, deviceId: String, now: Date) -> String? {
-        guard let rollout = manifest.rollout else { return nil }
-        if rollout.paused { return "the rollout of release \(manifest.version) is paused; this device waits" }
+    ///
+    /// With a `restriction` in force for this release the rollout in force is the
+    /// stricter of the two: paused when either is, the lower percent (a manifest without
+    /// `rollout` counts as 100 %).
+    package static func rolloutRefusal(_ manifest: Manifest, restriction: Restriction? = nil, deviceId: String, now: Date) -> String? {
+        let restriction = restriction.flatMap { $0.version == manifest.version ? $0 : nil }
+        guard manifest.rollout != nil || restriction != nil else { return nil }
+        let by = " by the rollout role's restriction until \(restriction.map { RFC3339.format($0.expires) } ?? "")"
+        if manifest.rollout?.paused == true { return "the rollout of release \(manifest.version) is paused; this device waits" }
+        if restriction?.paused == true { return "the rollout of release \(manifest.version) is paused\(by); this device waits" }
+        let own = manifest.rollout?.percent(at: now) ?? 100
+        let percent = min(own, restriction?.percent ?? 100)
         let bucket = Rollout.bucket(channel: manifest.channel, version: manifest.version.description, deviceId: deviceId)
-        guard !rollout.admits(bucket: bucket, at: now) else { return nil }
-        let percent = rollout.percent(at: now)
-        return "release \(manifest.version) is rolling out to \(Self.format(percent)) % of devices; this device (place \(bucket) of 10000) waits"
+        guard bucket >= Int((percent * 100).rounded()) else { return nil }
+        let capped = percent < own ? " (capped\(by))" : ""
+        return
+            "release \(manifest.version) is rolling out to \(Self.format(percent)) % of devices\(capped); this device (place \(bucket) of 10000) waits"
     }
 
     static func format(_ percent: Double) -> String {

@@ -11,6 +11,9 @@ extension RootLayout {
     /// `deferred-manifest.json`: the verified manifest of a release this device's rollout
     /// place does not admit yet, re-read on a `304` so an idle check stays one `304`.
     package var deferredManifest: String { store("deferred-manifest.json") }
+    /// `restriction.json`: the channel's last `restriction.json` as fetched (re-verified
+    /// whenever read), so a `304` for it decides again from the same bytes.
+    package var keptRestriction: String { store("restriction.json") }
 }
 
 /// The archive channel's trust roots on the device: `trust/<N>.json`, every root it accepted.
