@@ -94,6 +94,7 @@ public struct ReleasePush: Sendable {
             if try await uploadImmutable(key, path: path) { report.uploaded.append(key) } else { report.unchanged.append(key) }
         }
         try await pushPointers(channel: channel, local: local, report: &report)
+        if try await pushRestriction(channel: channel, folder: dir) { report.uploaded.append(channel + "/restriction.json") }
         if keep != nil { try await pruneRemote(channel: channel, folder: dir, report: &report) }
         return report
     }

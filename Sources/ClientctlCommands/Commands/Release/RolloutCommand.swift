@@ -6,8 +6,9 @@ struct RolloutCommand: AsyncParsableCommand {
         commandName: "rollout",
         abstract: "Stage, pause, resume or complete the rollout of a channel's release.",
         discussion: """
-            Each subcommand re-signs OUT/CHANNEL/manifest.json (same release and archive, \
-            a later `published`) and its index.json entry. Devices decide by their own id \
+            Each subcommand but restrict re-signs OUT/CHANNEL/manifest.json (same release \
+            and archive, a later `published`) and its index.json entry; restrict writes \
+            OUT/CHANNEL/restriction.json with the trust root's rollout key. Devices decide by their own id \
             which of them take the release; no server logic is needed.
 
             Examples:
@@ -17,6 +18,9 @@ struct RolloutCommand: AsyncParsableCommand {
               clientctl rollout resume stable --out releases --key k.pem
               clientctl rollout complete stable --out releases --key k.pem
             """,
-        subcommands: [RolloutSetCommand.self, RolloutPauseCommand.self, RolloutResumeCommand.self, RolloutCompleteCommand.self]
+        subcommands: [
+            RolloutSetCommand.self, RolloutPauseCommand.self, RolloutResumeCommand.self, RolloutCompleteCommand.self,
+            RolloutRestrictCommand.self,
+        ]
     )
 }

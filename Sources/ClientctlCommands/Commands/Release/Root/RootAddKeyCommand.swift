@@ -13,7 +13,7 @@ struct RootAddKeyCommand: AsyncParsableCommand {
     )
 
     @Argument(help: ArgumentHelp("The root file.", valueName: "FILE")) var file: String
-    @Option(help: ArgumentHelp("The role to change.", valueName: "root|release")) var role: RootDraft.Role
+    @Option(help: ArgumentHelp("The role to change.", valueName: "root|release|rollout")) var role: RootDraft.Role
     @Option(help: ArgumentHelp("The public key to add.", valueName: "PUB.pem")) var key: String
 
     func run() async throws {

@@ -7,7 +7,8 @@ struct RootCommand: AsyncParsableCommand {
         commandName: "root",
         abstract: "Build, countersign and check a channel's signed trust roots (root/N.json).",
         discussion: """
-            A root names the keys and, for the `root` and `release` roles, which keys may
+            A root names the keys and, for the `root` and `release` roles (and the optional
+            `rollout` role, which signs only restrictions), which keys may
             sign and how many must. Publish it as OUT/CHANNEL/root/N.json; devices walk
             N → N+1 at each check. Root N+1 must be signed by a threshold of root N's root
             keys and of its own. Every edit drops the signatures (they covered other

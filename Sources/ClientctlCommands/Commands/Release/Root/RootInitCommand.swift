@@ -32,6 +32,12 @@ struct RootInitCommand: AsyncParsableCommand {
     var releaseKeys: [String] = []
     @Option(name: .customLong("release-threshold"), help: ArgumentHelp("How many release keys must sign a manifest.", valueName: "N"))
     var releaseThreshold: Int?
+    @Option(
+        name: .customLong("rollout-key"),
+        help: ArgumentHelp("A public key of the rollout role (signs restrictions only); repeat.", valueName: "PUB.pem"))
+    var rolloutKeys: [String] = []
+    @Option(name: .customLong("rollout-threshold"), help: ArgumentHelp("How many rollout keys must sign a restriction.", valueName: "N"))
+    var rolloutThreshold: Int?
     @Option(help: ArgumentHelp("Expiry: RFC 3339 UTC time or Nd (days from now).", valueName: "RFC3339|Nd"))
     var expires: Expiry
     @Flag(help: "Overwrite FILE.") var force = false
@@ -52,19 +58,23 @@ struct RootInitCommand: AsyncParsableCommand {
             let expiry = try expires.date(now: Date())
             let rootPublic = try rootKeys.map { try Ed25519.PublicKey(pemFile: $0) }
             let releasePublic = try releaseKeys.map { try Ed25519.PublicKey(pemFile: $0) }
+            let rolloutPublic = try rolloutKeys.map { try Ed25519.PublicKey(pemFile: $0) }
             var draft: RootDraft
             if let from {
                 guard let data = FileManager.default.contents(atPath: from) else { throw CommandError(.notFound, "\(from) does not exist") }
                 draft = RootDraft.successor(of: try TrustRoot.parse(data, source: from), expires: expiry)
                 try replace(&draft, role: .root, with: rootPublic)
                 try replace(&draft, role: .release, with: releasePublic)
+                try replace(&draft, role: .rollout, with: rolloutPublic)
             } else {
                 draft = RootDraft(
                     app: app ?? "", channel: channel ?? "", expires: expiry, rootKeys: rootPublic, rootThreshold: rootThreshold ?? 1,
-                    releaseKeys: releasePublic, releaseThreshold: releaseThreshold ?? 1)
+                    releaseKeys: releasePublic, releaseThreshold: releaseThreshold ?? 1, rolloutKeys: rolloutPublic,
+                    rolloutThreshold: rolloutThreshold ?? 1)
             }
             if let rootThreshold { try draft.setThreshold(rootThreshold, for: .root) }
             if let releaseThreshold { try draft.setThreshold(releaseThreshold, for: .release) }
+            if let rolloutThreshold { try draft.setThreshold(rolloutThreshold, for: .rollout) }
             try RootFile.write(draft, to: file, note: "unsigned")
         }
     }

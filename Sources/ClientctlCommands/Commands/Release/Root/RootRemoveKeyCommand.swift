@@ -17,7 +17,7 @@ struct RootRemoveKeyCommand: AsyncParsableCommand {
     )
 
     @Argument(help: ArgumentHelp("The root file.", valueName: "FILE")) var file: String
-    @Option(help: ArgumentHelp("The role to change.", valueName: "root|release")) var role: RootDraft.Role
+    @Option(help: ArgumentHelp("The role to change.", valueName: "root|release|rollout")) var role: RootDraft.Role
     @Option(help: ArgumentHelp("The public key to remove.", valueName: "PUB.pem")) var key: String?
     @Option(name: .customLong("key-id"), help: ArgumentHelp("Or its key id (16 hex, as `clientctl keygen` prints it).", valueName: "ID"))
     var keyId: String?

@@ -13,7 +13,7 @@ struct RootSetThresholdCommand: AsyncParsableCommand {
     )
 
     @Argument(help: ArgumentHelp("The root file.", valueName: "FILE")) var file: String
-    @Option(help: ArgumentHelp("The role to change.", valueName: "root|release")) var role: RootDraft.Role
+    @Option(help: ArgumentHelp("The role to change.", valueName: "root|release|rollout")) var role: RootDraft.Role
     @Argument(help: ArgumentHelp("Distinct keys that must sign (1 to the role's keys).", valueName: "N")) var threshold: Int
 
     func run() async throws {

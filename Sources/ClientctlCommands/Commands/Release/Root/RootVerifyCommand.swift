@@ -42,6 +42,7 @@ struct RootVerifyCommand: AsyncParsableCommand {
         print(
             "root \(root.version): root keys \(root.root.keyIds.joined(separator: ", ")) (threshold \(root.root.threshold)); "
                 + "release keys \(root.release.keyIds.joined(separator: ", ")) (threshold \(root.release.threshold)); "
+                + (root.rollout.map { "rollout keys \($0.keyIds.joined(separator: ", ")) (threshold \($0.threshold)); " } ?? "")
                 + "signed by \(root.signatures.map(\.keyId).joined(separator: ", ")); expires \(root.expires.map(RFC3339.format) ?? "-")")
     }
 }

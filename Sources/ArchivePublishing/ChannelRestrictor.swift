@@ -1,0 +1,95 @@
+import ClientFoundation
+import Foundation
+import SignedManifest
+import StrictJSON
+
+/// What a restriction of the channel's current release asks for (`clientctl rollout restrict`).
+public struct RestrictionRequest: Sendable, Equatable {
+    /// No device takes the release while it holds.
+    public var pause: Bool
+    /// The highest percent of devices that may take the release.
+    public var percent: Double?
+    /// Versions devices must leave (the release's own allowed).
+    public var revoke: [Version]
+    /// How long it holds; nil: ``ChannelRestrictor/defaultLifetime``, shortened to the
+    /// manifest's own expiry.
+    public var lifetime: TimeInterval?
+
+    public init(pause: Bool = false, percent: Double? = nil, revoke: [Version] = [], lifetime: TimeInterval? = nil) {
+        self.pause = pause
+        self.percent = percent
+        self.revoke = revoke
+        self.lifetime = lifetime
+    }
+}
+
+/// Writes `<releases>/<channel>/restriction.json` for the channel's current manifest,
+/// signed by the trust root's `rollout` role (docs/formats.md#restrictions), atomically and
+/// under the channel's publishing lock. It replaces any earlier restriction: each one
+/// states everything the rollout role holds back now.
+public enum ChannelRestrictor {
+    /// How long a restriction holds unless told: long enough for a person to look, short
+    /// enough that a stolen rollout key must keep signing to keep a fleet back.
+    public static let defaultLifetime: TimeInterval = 7 * 86_400
+
+    /// Signs and writes the restriction and returns it.
+    /// - Throws: `ArchivePublishingError` `.notFound` without a manifest or without a
+    ///   trust root with a `rollout` role, `.untrustedKey`/`.thresholdNotMet` for signers
+    ///   that are not enough rollout keys, `.invalidArgument` for a request that restricts
+    ///   nothing or asks for more than the manifest; a signer's own errors.
+    @discardableResult
+    public static func restrict(
+        _ request: RestrictionRequest, releases: String, channel: String, signers: [any DocumentSigner], now: Date = Date()
+    ) async throws -> Restriction {
+        let folder = releases + "/" + channel
+        let manifestPath = folder + "/manifest.json"
+        guard FileManager.default.fileExists(atPath: manifestPath) else {
+            throw ArchivePublishingError(.notFound, "\(manifestPath) does not exist: publish a release on channel \(channel) first")
+        }
+        guard request.pause || request.percent != nil || !request.revoke.isEmpty else {
+            throw ArchivePublishingError(.invalidArgument, "a restriction needs --pause, --percent or --revoke: this one restricts nothing")
+        }
+        let lock = try DirectoryLock(folder)
+        defer { lock.release() }
+        guard let root = try ReleaseRoots.newest(inChannelFolder: folder), let role = root.rollout else {
+            throw ArchivePublishingError(
+                .notFound,
+                "\(folder)/root/ has no trust root with a rollout role: add one (clientctl root init --rollout-key, root add-key --role rollout)")
+        }
+        let ids = Set(signers.map(\.publicKey.keyId))
+        if let stranger = ids.sorted().first(where: { !role.keyIds.contains($0) }) {
+            throw ArchivePublishingError(
+                .untrustedKey, "key \(stranger) is not a rollout key of trust root \(root.version) (\(role.keyIds.joined(separator: ", ")))")
+        }
+        guard ids.count >= role.threshold else {
+            throw ArchivePublishingError(
+                .thresholdNotMet, "trust root \(root.version) needs \(role.threshold) rollout keys; \(ids.count) given (repeat --key)")
+        }
+        guard let data = FileManager.default.contents(atPath: manifestPath) else {
+            throw ArchivePublishingError(.io, "cannot read \(manifestPath)")
+        }
+        let object = try StrictJSON.parseObject(data, limits: .manifest, source: manifestPath)
+        let manifest = try Manifest.validate(object).mapError { $0.error(context: manifestPath) }.get()
+        var expires = now.addingTimeInterval(request.lifetime ?? defaultLifetime)
+        if request.lifetime == nil, let limit = manifest.expires { expires = min(expires, limit) }
+        guard expires > now else {
+            throw ArchivePublishingError(
+                .invalidArgument,
+                "release \(manifest.version)'s manifest expired at \(manifest.expires.map(RFC3339.format) ?? "-"): nothing to restrict")
+        }
+        let draft = RestrictionDraft(
+            for: manifest, issued: now, expires: expires, percent: request.percent, paused: request.pause, revoked: request.revoke)
+        let restriction: Restriction
+        do {
+            restriction = try await draft.sign(by: signers, source: folder + "/restriction.json")
+        } catch let error as SignedManifestError where error.code == .restrictionRefused {
+            throw ArchivePublishingError(.invalidArgument, error.message)
+        }
+        do {
+            try AtomicFile.write(Data(restriction.jsonBytes()), to: folder + "/restriction.json")
+        } catch let error as any ClientctlError {
+            throw ArchivePublishingError(.io, error.message)
+        }
+        return restriction
+    }
+}
