@@ -272,6 +272,7 @@ let package = Package(
         .testTarget(name: "ClientUpdaterHTTPTests", dependencies: ["ClientUpdaterHTTP", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "FleetReportsTests", dependencies: ["FleetReports", "StrictJSON"]),
+        .testTarget(name: "FleetCollectorTests", dependencies: ["FleetCollector", "FleetReports", "CZstd", "TestSupport"]),
         .testTarget(name: "FleetPageTests", dependencies: ["FleetPage", "FleetReports", "TestSupport"]),
         .testTarget(name: "SignedManifestTests", dependencies: ["SignedManifest", "StrictJSON", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "SafeArchiveTests", dependencies: ["SafeArchive", "ClientFoundation", "SignedManifest", "ClientUpdater", "TestSupport"]),

@@ -15,6 +15,7 @@ enum CommandRegistry {
         ManifestCommand.self,
         RolloutCommand.self,
         RevokeCommand.self,
+        CollectCommand.self,
         PackageCommand.self,
         FleetCommand.self,
     ]

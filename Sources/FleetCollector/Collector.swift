@@ -37,7 +37,7 @@ public struct CollectorConfiguration: Sendable {
     /// A configuration with the defaults of `clientctl collect`.
     public init(
         host: String = "127.0.0.1", port: Int, readToken: ReadToken, retentionDays: Int = 90, rateLimits: RateLimits = .standard,
-        maxInFlight: Int = 64, maxConnections: Int = 1024, idleTimeoutSeconds: Double = 30, bodyTimeoutSeconds: Double = 30,
+        maxInFlight: Int = 32, maxConnections: Int = 1024, idleTimeoutSeconds: Double = 30, bodyTimeoutSeconds: Double = 30,
         windowSeconds: Int = 86_400
     ) {
         self.host = host

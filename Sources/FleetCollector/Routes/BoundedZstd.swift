@@ -4,15 +4,23 @@ internal import CZstd
 /// than 2^`windowLogMax`: a small body that would inflate past the limit (a zstd bomb) is
 /// stopped at the limit, before more memory is spent.
 enum BoundedZstd {
-    enum Failure: Error, Equatable {
+    enum Failure: Error, Equatable, CustomStringConvertible {
         /// The output would exceed the limit.
         case tooLarge
         /// Not a complete zstd stream (the message says why).
         case corrupt(String)
+
+        var description: String {
+            switch self {
+            case .tooLarge: return "too large"
+            case .corrupt(let why): return why
+            }
+        }
     }
 
-    /// The largest window a frame may ask for (1 MiB: batches are at most 256 KiB).
-    static let windowLogMax: Int32 = 20
+    /// The largest window a frame may ask for: 2 MiB, what zstd's levels 1–3 use when the
+    /// size is not known in advance (a streamed body); batches are at most 256 KiB.
+    static let windowLogMax: Int32 = 21
 
     static func decompress(_ input: [UInt8], limit: Int) throws -> [UInt8] {
         guard let dctx = ZSTD_createDCtx() else { throw Failure.corrupt("libzstd cannot allocate a decompression context") }
