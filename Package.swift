@@ -69,7 +69,7 @@ let package = Package(
         .target(
             name: "ClientUpdater",
             dependencies: [
-                "ClientFoundation", "ClientShim", "COpenSSL", "FleetReports", "StrictJSON",
+                "ClientFoundation", "ClientShim", "COpenSSL", "CZstd", "FleetReports", "StrictJSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]

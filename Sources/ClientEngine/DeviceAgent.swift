@@ -29,9 +29,12 @@ public final class DeviceAgent: Sendable {
     /// What systemd hears; it follows every event before the sinks get it.
     public let supervisor: SupervisorStatus
     private let sinks: [Sink]
+    /// Sends the root's fleet reports in the background (nil without a report URL).
+    private let reports: ReportSender?
     private struct Tasks {
         var forward: Task<Void, Never>?
         var checks: Task<Void, Never>?
+        var reports: Task<Void, Never>?
         var stopped = false
     }
     private let tasks = Mutex(Tasks())
@@ -41,9 +44,14 @@ public final class DeviceAgent: Sendable {
     ///   - engine: an engine opened by ``DeviceEngine/open(root:options:)``.
     ///   - supervisor: by default the one `NOTIFY_SOCKET` names (nothing outside systemd).
     ///   - sinks: called in this order for each event.
+    ///
+    /// When the root names a report URL (docs/fleet-reports.md#delivery), the agent also
+    /// delivers its fleet reports: a low-priority task sends them within seconds of each
+    /// event, on the root's transport; it never delays a check or a trial.
     public init(_ engine: DeviceEngine, supervisor: SupervisorStatus = SupervisorStatus(), sinks: [Sink]) {
         self.updater = engine.updater
         self.supervisor = supervisor
+        self.reports = engine.reportSender()
         self.sinks = sinks
     }
 
@@ -56,19 +64,25 @@ public final class DeviceAgent: Sendable {
     @discardableResult
     public func start(bridge: any HostBridge) async throws -> LifecycleReport {
         let events = updater.events()
-        let forward = Task { [supervisor, sinks] in
+        let forward = Task { [supervisor, sinks, reports] in
             for await event in events {
                 supervisor.apply(event)
                 for sink in sinks { sink(event) }
+                reports?.wake()
             }
         }
-        tasks.withLock { $0.forward = forward }
+        let delivery = reports.map { sender in Task(priority: .background) { await sender.run() } }
+        tasks.withLock {
+            $0.forward = forward
+            $0.reports = delivery
+        }
         do {
             let report = try await updater.start(bridge: bridge)
             supervisor.started(report)
             return report
         } catch {
             forward.cancel()
+            delivery?.cancel()
             throw error
         }
     }
@@ -120,11 +134,16 @@ public final class DeviceAgent: Sendable {
 
     /// Ends periodic checks, shuts the updater down (`Updater.shutdown()`: a trial in
     /// progress is recorded, the agent's lock released) and waits until the sinks have had
-    /// every event. `STOPPING=1` is the host's to send first (``stopping()``).
+    /// every event, then gives pending fleet reports at most 2 s to reach the collector.
+    /// `STOPPING=1` is the host's to send first (``stopping()``).
     public func shutdown() async {
-        let (checks, forward) = tasks.withLock { tasks in (tasks.checks, tasks.forward) }
+        let (checks, forward, delivery) = tasks.withLock { tasks in (tasks.checks, tasks.forward, tasks.reports) }
         checks?.cancel()
         await updater.shutdown()
         await forward?.value  // the updater's streams end at shutdown
+        delivery?.cancel()
+        await delivery?.value
+        // What the last moments recorded (a trial cut short), within a short bound.
+        await reports?.flush(within: 2)
     }
 }

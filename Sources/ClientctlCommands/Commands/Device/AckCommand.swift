@@ -33,7 +33,16 @@ struct AckCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let report = try await DeviceContext.open(device).updater.startupDidComplete(version: version)
+            let context = try DeviceContext.open(device)
+            let outcome: Result<LifecycleReport, any Error>
+            do {
+                outcome = .success(try await context.updater.startupDidComplete(version: version))
+            } catch {
+                outcome = .failure(error)
+            }
+            // The commit or rollback just recorded, within a few seconds.
+            await context.engine.deliverReportsBeforeExit()
+            let report = try outcome.get()
             LifecycleOutput.print(report, json: output.json, folder: false)
             if report.failed != nil {
                 if !output.json, let dir = report.servingDirectory { print(dir) }

@@ -69,6 +69,8 @@ struct InstallCommand: AsyncParsableCommand {
             }
             await context.updater.shutdown()  // ends the stream once its events are printed
             await printer.value
+            // Pending fleet reports, this check's included, within a few seconds.
+            await context.engine.deliverReportsBeforeExit()
             let report = try result.get()
             if output.json {
                 try printJSON(report)

@@ -1,0 +1,39 @@
+import ClientUpdater
+import ClientUpdaterHTTP
+import Foundation
+
+extension DeviceEngine {
+    /// How long `install` and `ack` spend delivering pending reports before they exit
+    /// (seconds); what is left stays for the next run.
+    package static let exitFlushSeconds = 3.0
+
+    /// The sender of this root's fleet reports (docs/fleet-reports.md#delivery), on the
+    /// root's transport (`proxy`, `caFile`); nil when neither the config nor a verified
+    /// manifest names a report URL: then nothing is sent.
+    /// - Parameters:
+    ///   - transport: a host's own transport; by default ``DefaultTransport`` of the root.
+    package func reportSender(transport: (any Transport)? = nil, options: ReportSender.Options = .init()) -> ReportSender? {
+        guard let url = ReportDelivery.reportURL(config: config, layout: layout),
+            let device = try? DeviceIdentity.readOrCreate(layout)
+        else { return nil }
+        let identity = ReportIdentity(device: device, app: config.app, channel: Self.reportChannel(config))
+        return ReportSender(
+            source: ReportJournal(layout: layout), identity: identity, url: url,
+            transport: transport ?? DefaultTransport(config: config, root: layout.root), options: options,
+            refusalFile: layout.root + "/" + ReportSender.refusalFileName)
+    }
+
+    /// Delivers the pending reports within ``exitFlushSeconds`` (`install`, `ack`); does
+    /// nothing without a report URL. Never throws: what is not delivered stays pending.
+    package func deliverReportsBeforeExit(within seconds: Double = exitFlushSeconds) async {
+        guard let sender = reportSender() else { return }
+        await sender.flush(within: seconds)
+    }
+
+    /// The channel named in a batch: the archive channel's `channel`, else the root's
+    /// channel kind (a Meteor root follows one server, not a named channel).
+    static func reportChannel(_ config: DeviceConfig) -> String {
+        if case .string(let name) = config.channelSettings.values["channel"], !name.isEmpty { return name }
+        return config.channelKind.rawValue
+    }
+}

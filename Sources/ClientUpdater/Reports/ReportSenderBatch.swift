@@ -1,0 +1,58 @@
+internal import CZstd
+import FleetReports
+import Foundation
+
+/// What a ``ReportSender`` reads from and marks: the device's ``ReportJournal``, or a test's.
+package protocol ReportSource: Sendable {
+    /// Reports not yet delivered, oldest first: at most `maxReports`, at most `maxBytes` of JSON.
+    func pending(maxReports: Int, maxBytes: Int) -> [FleetReport]
+    /// The collector took every report up to `seq`.
+    func delivered(through seq: Int64, at: Date)
+    /// A delivery attempt failed: when and why, one line.
+    func deliveryFailed(at: Date, reason: String)
+}
+
+extension ReportJournal: ReportSource {}
+
+/// Who sends: the identity fields of every batch (docs/fleet-reports.md#a-batch).
+package struct ReportIdentity: Sendable, Equatable {
+    /// `<root>/device-id`.
+    package var device: String
+    package var app: String
+    package var channel: String
+
+    package init(device: String, app: String, channel: String) {
+        self.device = device
+        self.app = app
+        self.channel = channel
+    }
+}
+
+/// The bytes of one batch as they go on the wire.
+package enum ReportSenderBatch {
+    /// The most reports and JSON bytes taken from the journal for one batch: well inside
+    /// `ReportBatch.maxReports` and `ReportBatch.maxBytes` (the envelope adds a little).
+    package static let maxReports = 500
+    package static let maxBytes = 200 * 1024
+    /// The zstd level: batches are small; a low level is fast and compresses JSON well.
+    static let level: Int32 = 6
+
+    /// `body` compressed with zstd (one frame, its content size in the header, which
+    /// `zstd -d` and a collector's decoder read).
+    /// - Throws: ``UpdaterError`` `.internalError` when libzstd fails (it does not for a
+    ///   buffer of this size).
+    package static func zstd(_ body: Data) throws -> Data {
+        let bound = ZSTD_compressBound(body.count)
+        var out = Data(count: bound)
+        let written = out.withUnsafeMutableBytes { dst in
+            body.withUnsafeBytes { src in
+                ZSTD_compress(dst.baseAddress, bound, src.baseAddress, src.count, level)
+            }
+        }
+        guard ZSTD_isError(written) == 0 else {
+            throw UpdaterError(.internalError, "zstd could not compress a report batch: \(String(cString: ZSTD_getErrorName(written)))")
+        }
+        out.count = written
+        return out
+    }
+}

@@ -1,0 +1,218 @@
+import ClientUpdater
+import ClientUpdaterHTTP
+import FleetReports
+import Foundation
+import TestSupport
+import Testing
+
+/// The sender against a real server on 127.0.0.1 over the production transport, with a real
+/// journal in a temp dir: what reaches the collector, what leaves the journal, and what the
+/// collector's answers (500, 429, a lost reply, a refusal, silence) do.
+@Suite struct ReportSenderTests {
+    static let device = "0123456789abcdef0123456789abcdef"
+
+    struct Rig {
+        let tmp: TemporaryDirectory
+        let journal: ReportJournal
+        let layout: RootLayout
+
+        init() throws {
+            tmp = try TemporaryDirectory("reports")
+            layout = RootLayout(root: tmp("root"))
+            try FileManager.default.createDirectory(atPath: layout.root, withIntermediateDirectories: true)
+            journal = ReportJournal(layout: layout)
+        }
+
+        func record(_ count: Int, _ type: ReportKind = .committed) {
+            for _ in 0..<count { journal.record(ReportDraft(type, running: "1.1.0", version: "1.1.0")) }
+        }
+
+        func sender(_ url: String, options: ReportSender.Options = .init()) throws -> ReportSender {
+            ReportSender(
+                source: journal, identity: ReportIdentity(device: ReportSenderTests.device, app: "com.example.notes", channel: "stable"),
+                url: try #require(URL(string: url)), transport: DefaultTransport(settings: HTTPTransportSettings()), options: options,
+                refusalFile: layout.root + "/" + ReportSender.refusalFileName)
+        }
+    }
+
+    /// The batch in a request's body, decompressed by the `zstd` command-line tool (the
+    /// reference implementation's own decoder), then read by the collector's strict reader.
+    static func batch(_ received: ReportCollectorStub.Received) throws -> ReportBatch {
+        #expect(received.headers["content-encoding"] == "zstd")
+        #expect(received.headers["content-type"] == "application/json")
+        let plain = try Subprocess.run("/usr/bin/zstd", ["-d", "-c", "-q"], input: received.body)
+        #expect(plain.status == 0, "\(plain.errorOutput)")
+        return try ReportBatch.decode(plain.stdout)
+    }
+
+    @Test func aBatchIsDeliveredCompressedAndLeavesTheJournal() async throws {
+        let rig = try Rig()
+        let stub = try ReportCollectorStub()
+        rig.record(3)
+        let result = try await rig.sender(stub.baseURL).attempt()
+        #expect(result == .delivered(count: 3, through: 3, more: false))
+        #expect(rig.journal.pending(maxReports: 500, maxBytes: 1 << 20).isEmpty)
+        #expect(rig.journal.status.lastSuccess != nil)
+        let posts = stub.received
+        #expect(posts.count == 1 && posts.first?.method == "POST" && posts.first?.path == "/v1/reports")
+        let batch = try Self.batch(try #require(posts.first))
+        #expect(batch.device == Self.device && batch.app == "com.example.notes" && batch.channel == "stable")
+        #expect(batch.reports.map(\.seq) == [1, 2, 3])
+        #expect(batch.reports.allSatisfy { $0.type == .committed && $0.version == "1.1.0" })
+    }
+
+    @Test func nothingPendingSendsNothing() async throws {
+        let rig = try Rig()
+        let stub = try ReportCollectorStub()
+        #expect(try await rig.sender(stub.baseURL).flush(within: 3) == [.nothingPending])
+        #expect(stub.received.isEmpty)
+    }
+
+    @Test func aCollectorThatIsDownLosesNothingAndGetsItLater() async throws {
+        let rig = try Rig()
+        rig.record(2)
+        let refusing = try LoopbackHTTPServer.refusingPort()
+        let down = try await rig.sender("http://127.0.0.1:\(refusing.port)/").flush(within: 3)
+        guard case .failed(.failed, let why) = down.first else {
+            Issue.record("\(down)")
+            return
+        }
+        #expect(why.contains("refused"), "\(why)")
+        #expect(rig.journal.pending(maxReports: 500, maxBytes: 1 << 20).count == 2)
+        #expect(rig.journal.status.lastAttempt?.failure?.contains("refused") == true, "status says why")
+        rig.record(1)
+        let stub = try ReportCollectorStub()
+        let later = try await rig.sender(stub.baseURL).flush(within: 5)
+        #expect(later == [.delivered(count: 3, through: 3, more: false)])
+        #expect(try Self.batch(try #require(stub.received.first)).reports.map(\.seq) == [1, 2, 3])
+    }
+
+    @Test func a500ThenSuccess() async throws {
+        let rig = try Rig()
+        rig.record(2)
+        let stub = try ReportCollectorStub()
+        stub.script([.status(500, body: #"{"error": "the store is on fire"}"#)])
+        let sender = try rig.sender(stub.baseURL)
+        let first = await sender.attempt()
+        #expect(first == .failed(.failed, why: #"the collector answered 500: the store is on fire"#))
+        #expect(rig.journal.pending(maxReports: 500, maxBytes: 1 << 20).count == 2)
+        #expect(await sender.attempt() == .delivered(count: 2, through: 2, more: false))
+        #expect(stub.received.count == 2)
+    }
+
+    @Test(arguments: [429, 503])
+    func busyWithRetryAfterIsHonoured(status: Int) async throws {
+        let rig = try Rig()
+        rig.record(1)
+        let stub = try ReportCollectorStub()
+        stub.script([.status(status, headers: ["Retry-After": "1200"], body: #"{"error": "slow down"}"#)])
+        let now = Duration.seconds(5000)
+        var options = ReportSender.Options()
+        options.uptime = { now }
+        let sender = try rig.sender(stub.baseURL, options: options)
+        let result = await sender.attempt()
+        #expect(result == .failed(.busy(retryAfter: .seconds(1200)), why: "the collector answered \(status) (busy): slow down"))
+        #expect(sender.due == now + .seconds(1200), "the next attempt waits what the collector asked")
+        #expect(rig.journal.pending(maxReports: 500, maxBytes: 1 << 20).count == 1)
+    }
+
+    /// At-least-once: the collector stored the batch but its answer was lost; the device
+    /// sends it again, and the collector (by (device, seq)) keeps one copy of each.
+    @Test func aLostReplyMeansTheSameReportsAgainNeverNewOnes() async throws {
+        let rig = try Rig()
+        rig.record(3)
+        let stub = try ReportCollectorStub()
+        stub.script([.hangUp])
+        let sender = try rig.sender(stub.baseURL)
+        guard case .failed(.failed, _) = await sender.attempt() else {
+            Issue.record("a hang-up is a failure")
+            return
+        }
+        rig.record(1)
+        #expect(await sender.attempt() == .delivered(count: 4, through: 4, more: false))
+        let batches = try stub.received.map(Self.batch)
+        #expect(batches.map { $0.reports.map(\.seq) } == [[1, 2, 3], [1, 2, 3, 4]])
+        var stored: [String: FleetReport] = [:]
+        for batch in batches {
+            for report in batch.reports { stored["\(batch.device)/\(report.seq)"] = stored["\(batch.device)/\(report.seq)"] ?? report }
+        }
+        #expect(stored.count == 4, "one report per (device, seq)")
+        #expect(batches[0].reports == Array(batches[1].reports.prefix(3)), "a resent report is the same report")
+    }
+
+    @Test func aBatchRefusedThreeTimesIsDroppedAndSaidSo() async throws {
+        let rig = try Rig()
+        rig.record(2)
+        let stub = try ReportCollectorStub()
+        stub.script([], otherwise: .status(400, body: #"{"error": "reports[0].version: not a version"}"#))
+        // Three separate processes' worth of senders: the count survives in the root.
+        for round in 1...2 {
+            let result = try await rig.sender(stub.baseURL).attempt()
+            #expect(result == .failed(.refused(firstSeq: 1), why: "the collector refused the batch with 400: reports[0].version: not a version"))
+            #expect(rig.journal.pending(maxReports: 500, maxBytes: 1 << 20).count == 2, "round \(round)")
+        }
+        let third = try await rig.sender(stub.baseURL).attempt()
+        guard case .dropped(2, let why) = third else {
+            Issue.record("\(third)")
+            return
+        }
+        #expect(why.contains("dropped 2 reports") && why.contains("refused 3 times"), "\(why)")
+        #expect(rig.journal.pending(maxReports: 500, maxBytes: 1 << 20).isEmpty)
+        #expect(rig.journal.status.lastAttempt?.failure?.contains("dropped 2 reports") == true)
+        rig.record(1)
+        stub.script([], otherwise: .ok)
+        #expect(try await rig.sender(stub.baseURL).attempt() == .delivered(count: 1, through: 3, more: false))
+    }
+
+    @Test func aSlowCollectorIsCutAtTheBound() async throws {
+        let rig = try Rig()
+        rig.record(1)
+        let stub = try ReportCollectorStub()
+        stub.script([.after(seconds: 60, .ok)])
+        let start = ContinuousClock.now
+        let result = try await rig.sender(stub.baseURL).flush(within: 2)
+        #expect(ContinuousClock.now - start < .seconds(30), "bounded: the collector answers after 60 s")
+        guard case .failed(.failed, _) = result.first else {
+            Issue.record("\(result)")
+            return
+        }
+        #expect(rig.journal.pending(maxReports: 500, maxBytes: 1 << 20).count == 1, "still pending")
+    }
+
+    @Test func aRedirectIsNotFollowed() async throws {
+        let rig = try Rig()
+        rig.record(1)
+        let stub = try ReportCollectorStub()
+        stub.script([.status(307, headers: ["Location": "http://127.0.0.1:1/elsewhere"])])
+        let result = try await rig.sender(stub.baseURL).attempt()
+        guard case .failed(.failed, let why) = result else {
+            Issue.record("\(result)")
+            return
+        }
+        #expect(why.contains("307") && why.contains("not redirected"), "\(why)")
+        #expect(stub.received.count == 1)
+    }
+
+    /// The goal: ≤ 2 KiB a day when nothing happens. A quiet device records a heartbeat
+    /// every 6 hours (HeartbeatRule.interval): four requests a day, each one heartbeat.
+    @Test func aQuietDaySendsLessThanTwoKiB() async throws {
+        let rig = try Rig()
+        let stub = try ReportCollectorStub()
+        let sender = try rig.sender(stub.baseURL)
+        for _ in 0..<4 {
+            rig.journal.record(ReportDraft(.heartbeat, running: "1.1.0", shell: "2.1.0"))
+            #expect(await sender.attempt() == .delivered(count: 1, through: rig.journal.status.lastSeq, more: false))
+        }
+        // What went out: the request line, the headers AsyncHTTPClient sends, the body; and
+        // what came back (the stub's answer is the collector's size: a short JSON).
+        var total = 0
+        for post in stub.received {
+            let head = "POST /v1/reports HTTP/1.1\r\n" + post.headers.map { "\($0.key): \($0.value)\r\n" }.joined() + "\r\n"
+            let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 29\r\n\r\n" + #"{"accepted":1,"duplicates":0}"#
+            total += head.utf8.count + post.body.count + answer.utf8.count
+        }
+        let bodies = stub.received.map(\.body.count)
+        print("ReportSenderTests: a quiet day = \(stub.received.count) requests, \(total) bytes on the wire (bodies \(bodies))")
+        #expect(total <= 2048, "\(total) bytes a day")
+    }
+}
