@@ -210,3 +210,32 @@ import Testing
         #expect(reports.map(\.seq) == [1, 2])
     }
 }
+
+/// The heartbeat rule on an injected clock: no sleeping.
+@Suite struct HeartbeatRuleTests {
+    let t0 = Date(timeIntervalSince1970: 1_764_090_000)
+
+    @Test func dueOnlyAfterSixQuietHours() {
+        #expect(HeartbeatRule.isDue(lastRecorded: nil, now: t0))
+        #expect(!HeartbeatRule.isDue(lastRecorded: t0, now: t0))
+        #expect(!HeartbeatRule.isDue(lastRecorded: t0, now: t0.addingTimeInterval(6 * 3600 - 1)))
+        #expect(HeartbeatRule.isDue(lastRecorded: t0, now: t0.addingTimeInterval(6 * 3600)))
+        // A clock set far back: the last report is "in the future"; a heartbeat still comes.
+        #expect(HeartbeatRule.isDue(lastRecorded: t0, now: t0.addingTimeInterval(-7 * 3600)))
+    }
+
+    @Test func anUpToDateCheckRecordsAHeartbeatOnlyWhenQuiet() throws {
+        let dir = try TemporaryDirectory("heartbeat")
+        let layout = RootLayout(root: dir.path)
+        let clock = Mutex(t0)
+        let journal = ReportJournal(layout: layout, now: { clock.withLock { $0 } })
+        #expect(journal.lastRecordedAt() == nil)
+        journal.record(ReportDraft(.start, running: "1.0.0"))
+        #expect(journal.lastRecordedAt() == t0)
+        // Delivered: the journal is empty but the last time is kept.
+        journal.delivered(through: 1, at: t0)
+        #expect(journal.lastRecordedAt() == t0)
+        clock.withLock { $0 = t0.addingTimeInterval(7 * 3600) }
+        #expect(HeartbeatRule.isDue(lastRecorded: journal.lastRecordedAt(), now: clock.withLock { $0 }))
+    }
+}

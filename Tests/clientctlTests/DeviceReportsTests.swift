@@ -172,4 +172,59 @@ import Testing
         #expect(seqs == Array(1...Int64(seqs.count)))
         #expect(Self.types(after).contains("installed"))
     }
+
+    // MARK: status --explain
+
+    static func explain(_ rig: ReleaseRig) async throws -> [String] {
+        let result = try await rig.run(["status", "--root", rig.root, "--explain"])
+        return String(decoding: result.stdout, as: UTF8.self).split(separator: "\n").map(String.init)
+    }
+
+    @Test func explainSaysUpToDate() async throws {
+        let rig = try await Self.rig()
+        try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)
+        for command in ["install", "reload", "ack", "install"] { try await rig.run([command, "--root", rig.root]) }
+        let lines = try await Self.explain(rig)
+        #expect(lines.count == 1 && lines[0].hasPrefix("up to date: ") && lines[0].contains("1.0.0"), "\(lines)")
+    }
+
+    @Test func explainNamesTheRolloutAndThisDevicesPlace() async throws {
+        let rig = try await Self.rig()
+        try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)
+        try await rig.run(["rollout", "set", "stable", "--percent", "0", "--out", rig.releases, "--key", rig.key + ".pem"])
+        try await rig.run(["install", "--root", rig.root])
+        let lines = try await Self.explain(rig)
+        #expect(lines.contains { $0.hasPrefix("rollout: ") && $0.contains("0 %") && $0.contains("place ") }, "\(lines)")
+    }
+
+    @Test func explainNamesTheShellAReleaseNeeds() async throws {
+        let rig = try await Self.rig()
+        let build = rig.tmp("build-2")
+        try FileManager.default.createDirectory(atPath: build, withIntermediateDirectories: true)
+        try ReleaseRig.page(version: "2.0.0", script: "").write(to: URL(fileURLWithPath: build + "/index.html"))
+        try await rig.run([
+            "publish", build, "--app", rig.app, "--channel", "stable", "--version", "2.0.0", "--min-shell", "9.0.0",
+            "--key", rig.key + ".pem", "--out", rig.releases,
+        ])
+        try await rig.run(["install", "--root", rig.root])
+        let lines = try await Self.explain(rig)
+        #expect(lines.contains { $0.hasPrefix("needs another shell: ") && $0.contains("9.0.0") }, "\(lines)")
+        let refused = try #require(Self.find(try Self.journal(rig.root), "check-refused"))
+        #expect(Self.string(refused, "reason") == "needs-shell")
+    }
+
+    @Test func explainNamesABlacklistedVersionAndWhy() async throws {
+        let rig = try await Self.rig(startupTimeout: 1)
+        try await rig.publish("1.0.0", script: "")
+        for _ in 0..<2 {
+            try await rig.run(["install", "--root", rig.root])
+            try await rig.run(["reload", "--root", rig.root])
+            try await Task.sleep(for: .seconds(2))
+            try await rig.run(["gc", "--root", rig.root])
+        }
+        let lines = try await Self.explain(rig)
+        #expect(lines.contains { $0.hasPrefix("blacklisted: 1.0.0") && $0.contains("did not report startup complete in time") }, "\(lines)")
+        let json = try await rig.run(["status", "--root", rig.root, "--explain", "--json"])
+        #expect(String(decoding: json.stdout, as: UTF8.self).contains("\"explanation\""))
+    }
 }

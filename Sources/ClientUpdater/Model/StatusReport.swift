@@ -48,6 +48,9 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var installed: [Entry]
     /// The device's fleet reports (`reports/`): `nil` when no report URL is configured.
     public var reports: Reports?
+    /// `status --explain`: why the device runs this version and not a newer one, one line
+    /// per reason (`nil` unless asked for).
+    public var explanation: [String]?
 
     /// What the report journal holds and how its last delivery went.
     public struct Reports: Codable, Sendable, Equatable {

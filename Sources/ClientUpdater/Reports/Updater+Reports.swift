@@ -161,3 +161,13 @@ extension Updater {
         }
     }
 }
+
+extension Updater {
+    /// ``status()`` with its ``StatusReport/explanation`` (`status --explain`): why this
+    /// version runs and not a newer one, from the last check, the state and the journal.
+    package func explainedStatus() throws -> StatusReport {
+        var report = try status()
+        report.explanation = StatusExplanation.lines(report, recent: ReportJournal(layout: layout).recent())
+        return report
+    }
+}

@@ -14,17 +14,26 @@ struct StatusCommand: AsyncParsableCommand {
             Examples:
               clientctl status --root /var/lib/notes
               clientctl status --root /var/lib/notes --json | jq .current
+              clientctl status --root /var/lib/notes --explain
             """
     )
 
     @OptionGroup var device: DeviceOptions
     @OptionGroup var output: OutputOptions
 
+    @Flag(
+        help: ArgumentHelp(
+            "Say why the device runs this version and not a newer one, one line per reason (with --json: \"explanation\")."))
+    var explain = false
+
     func run() async throws {
         try await runReportingErrors {
-            let status = try await DeviceContext.open(device).updater.status()
+            let updater = try await DeviceContext.open(device).updater
+            let status = explain ? try await updater.explainedStatus() : try await updater.status()
             if output.json {
                 try printJSON(status)
+            } else if explain {
+                print((status.explanation ?? []).joined(separator: "\n"))
             } else {
                 print(StatusText.render(status))
             }
