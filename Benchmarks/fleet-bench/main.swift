@@ -17,6 +17,7 @@ import ClientUpdaterHTTP
 import Foundation
 import SignedArchive
 import SignedManifest
+import Synchronization
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("fleet-bench: \(message)\n".utf8))
@@ -133,22 +134,24 @@ func logLines() -> [(Int, Int, String)] {
     }
 }
 
-final class Tally: @unchecked Sendable {
-    private let lock = NSLock()
-    private var updatedAt: [Int: Double] = [:]
-    private var checks = 0
-    private var failures = 0
+final class Tally: Sendable {
+    private struct Counts {
+        var updatedAt: [Int: Double] = [:]
+        var checks = 0
+        var failures = 0
+    }
+    private let counts = Mutex(Counts())
     func record(_ n: Int, _ report: InstallReport?, hour: Double) {
-        lock.withLock {
-            checks += 1
+        counts.withLock { counts in
+            counts.checks += 1
             guard let report else {
-                failures += 1
+                counts.failures += 1
                 return
             }
-            if report.result == .installed, report.version == "1.1.0" { updatedAt[n] = hour }
+            if report.result == .installed, report.version == "1.1.0" { counts.updatedAt[n] = hour }
         }
     }
-    var snapshot: (updated: Int, checks: Int, failures: Int) { lock.withLock { (updatedAt.count, checks, failures) } }
+    var snapshot: (updated: Int, checks: Int, failures: Int) { counts.withLock { ($0.updatedAt.count, $0.checks, $0.failures) } }
 }
 
 // Warm-up (not counted): every device installs 1.0.0 an hour before T0.

@@ -1,6 +1,7 @@
 import ClientUpdater
 import Foundation
 import NIOCore
+import Synchronization
 
 /// One file the server can answer with: its headers are computed once, its bytes are
 /// kept in memory after the first read when small (served versions never change).
@@ -20,7 +21,7 @@ final class ServedFile: Sendable {
     let sourceMap: String?
     /// Quoted entity tag when known up front (the channel's or the organizer's hash).
     private let knownETag: String?
-    private let lazy = LockedState()
+    private let lazy = Mutex(Loaded())
 
     /// - Parameters:
     ///   - urlPath: the file's name, for its content type and hashed-name check.
@@ -42,17 +43,9 @@ final class ServedFile: Sendable {
         var bytes: ByteBuffer?
     }
 
-    final class LockedState: @unchecked Sendable {
-        // Guarded by `lock`; only `Sendable` values go in and out.
-        private let lock = NSLock()
-        private var value = Loaded()
-        func get() -> Loaded { lock.withLock { value } }
-        func set(_ new: Loaded) { lock.withLock { value = new } }
-    }
-
     /// The entity tag and, for small files, the bytes; read from disk once.
     func load(cache: MemoryBudget) async throws -> Loaded {
-        var current = lazy.get()
+        var current = lazy.withLock { $0 }
         if let etag = knownETag ?? current.etag, current.bytes != nil || size > cache.fileLimit {
             current.etag = etag
             return current
@@ -61,11 +54,11 @@ final class ServedFile: Sendable {
             let bytes = try await SafeFileReader.readWhole(path, expectedSize: size)
             let etag = knownETag ?? current.etag ?? Self.etag(of: bytes)
             let loaded = Loaded(etag: etag, bytes: cache.reserve(bytes.readableBytes) ? bytes : nil)
-            lazy.set(Loaded(etag: etag, bytes: loaded.bytes))
+            lazy.withLock { $0 = Loaded(etag: etag, bytes: loaded.bytes) }
             return Loaded(etag: etag, bytes: bytes)
         }
         let etag = try await SafeFileReader.etag(path, expectedSize: size)
-        lazy.set(Loaded(etag: etag, bytes: nil))
+        lazy.withLock { $0 = Loaded(etag: etag, bytes: nil) }
         return Loaded(etag: etag, bytes: nil)
     }
 
@@ -82,10 +75,8 @@ final class ServedFile: Sendable {
 }
 
 /// How many bytes one version may keep in memory.
-final class MemoryBudget: @unchecked Sendable {
-    // `used` is guarded by `lock`.
-    private let lock = NSLock()
-    private var used = 0
+final class MemoryBudget: Sendable {
+    private let used = Mutex(0)
     let fileLimit: Int64
     let totalLimit: Int
 
@@ -96,7 +87,7 @@ final class MemoryBudget: @unchecked Sendable {
 
     /// Takes `bytes` from the budget; false when it would go over.
     func reserve(_ bytes: Int) -> Bool {
-        lock.withLock {
+        used.withLock { used in
             guard used + bytes <= totalLimit else { return false }
             used += bytes
             return true

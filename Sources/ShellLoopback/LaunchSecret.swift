@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The per-launch secret of the native shell's loopback origin (`clientctl-shell --origin
 /// loopback`, docs/native-shell.md#origins-app-or-loopback-http): only the shell's own
@@ -12,8 +13,7 @@ import Foundation
 /// `fetch`, service workers and WebSocket handshakes do; another process, or a page in
 /// another browser, has neither the token nor the cookie. Both are 256 random bits drawn
 /// for this run and compared in constant time.
-package final class LaunchSecret: @unchecked Sendable {
-    // `tokens` is guarded by `lock`; `cookie` is immutable.
+package final class LaunchSecret: Sendable {
     /// The query parameter of the launch URL, and the cookie's name.
     package static let name = "clientctl-launch"
     /// How long a minted token may wait for its navigation.
@@ -23,8 +23,11 @@ package final class LaunchSecret: @unchecked Sendable {
 
     /// The cookie's value: what every request of the view carries.
     let cookie: String
-    private let lock = NSLock()
-    private var tokens: [(value: String, expires: ContinuousClock.Instant)] = []
+    private struct Token {
+        let value: String
+        let expires: ContinuousClock.Instant
+    }
+    private let tokens = Mutex<[Token]>([])
 
     package init() { cookie = Self.random() }
 
@@ -32,10 +35,10 @@ package final class LaunchSecret: @unchecked Sendable {
     package func mintToken() -> String {
         let token = Self.random()
         let now = ContinuousClock.now
-        lock.withLock {
+        tokens.withLock { tokens in
             tokens.removeAll { $0.expires <= now }
             if tokens.count >= Self.maxTokens { tokens.removeFirst() }
-            tokens.append((token, now + Self.tokenLifetime))
+            tokens.append(Token(value: token, expires: now + Self.tokenLifetime))
         }
         return token
     }
@@ -43,7 +46,7 @@ package final class LaunchSecret: @unchecked Sendable {
     /// Spends `token`: true when it was minted, is unused and has not expired.
     package func redeem(_ token: String) -> Bool {
         let now = ContinuousClock.now
-        return lock.withLock {
+        return tokens.withLock { tokens in
             guard let index = tokens.firstIndex(where: { Self.same($0.value, token) }) else { return false }
             let expires = tokens.remove(at: index).expires
             return expires > now
@@ -54,7 +57,7 @@ package final class LaunchSecret: @unchecked Sendable {
     /// (``ConnectionAdmission`` trusts the connection that carries it).
     func isWaiting(_ token: String) -> Bool {
         let now = ContinuousClock.now
-        return lock.withLock { tokens.contains { $0.expires > now && Self.same($0.value, token) } }
+        return tokens.withLock { tokens in tokens.contains { $0.expires > now && Self.same($0.value, token) } }
     }
 
     /// True when one of the `Cookie` header values holds this run's cookie.

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import NIOPosix
+import Synchronization
 import TestSupport
 import Testing
 
@@ -10,12 +11,10 @@ import Testing
 /// group runs tasks, stops while one of them hangs, and comes back when it is free again.
 @Suite struct LoopHeartbeatTests {
     /// Counts calls, from any thread.
-    final class Counter: @unchecked Sendable {
-        // @unchecked Sendable: `count` is guarded by `lock`.
-        private let lock = NSLock()
-        private var count = 0
-        func increment() { lock.withLock { count += 1 } }
-        var value: Int { lock.withLock { count } }
+    final class Counter: Sendable {
+        private let count = Mutex(0)
+        func increment() { count.withLock { $0 += 1 } }
+        var value: Int { count.withLock { $0 } }
     }
 
     @Test func aHungLoopStopsTheBeatsUntilItRunsAgain() async throws {

@@ -1,6 +1,7 @@
 import ClientUpdater
 import Foundation
 import MeteorHotCodePush
+import Synchronization
 import TestSupport
 import Testing
 
@@ -147,13 +148,11 @@ import Testing
 }
 
 /// A Bool shared with a server handler thread.
-final class LockedFlag: @unchecked Sendable {
-    // @unchecked: guarded by `lock`.
-    private let lock = NSLock()
-    private var flag: Bool
-    init(_ value: Bool) { flag = value }
+final class LockedFlag: Sendable {
+    private let flag: Mutex<Bool>
+    init(_ value: Bool) { flag = Mutex(value) }
     var value: Bool {
-        get { lock.withLock { flag } }
-        set { lock.withLock { flag = newValue } }
+        get { flag.withLock { $0 } }
+        set { flag.withLock { $0 = newValue } }
     }
 }

@@ -2,6 +2,7 @@ import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation
 import MeteorHotCodePush
+import Synchronization
 import TestSupport
 import Testing
 
@@ -193,13 +194,11 @@ final class MeteorHarness: @unchecked Sendable {
 /// The production channel, forwarding every call, with the outcome of each check kept
 /// for the test to read (a recording wrapper, not a stand-in: nothing is changed).
 struct RecordingChannel: UpdateChannel {
-    final class Outcomes: @unchecked Sendable {
-        // @unchecked: guarded by `lock`.
-        private let lock = NSLock()
-        private var _last: CheckOutcome?
+    final class Outcomes: Sendable {
+        private let _last = Mutex<CheckOutcome?>(nil)
         var last: CheckOutcome? {
-            get { lock.withLock { _last } }
-            set { lock.withLock { _last = newValue } }
+            get { _last.withLock { $0 } }
+            set { _last.withLock { $0 = newValue } }
         }
     }
 

@@ -1,18 +1,17 @@
 import ClientUpdater
 import Foundation
 import MeteorHotCodePush
+import Synchronization
 import TestSupport
 import Testing
 
 /// A Meteor update reports download progress through the same seam as the archive
 /// channel (the progress bar of `install`, the `downloadProgress` event of `serve`).
 @Suite struct MeteorProgressTests {
-    final class Recorder: @unchecked Sendable {
-        // @unchecked: `reports` is only touched under `lock`.
-        private let lock = NSLock()
-        private var _reports: [(String, Int64, Int64?)] = []
-        func add(_ r: (String, Int64, Int64?)) { lock.withLock { _reports.append(r) } }
-        var reports: [(String, Int64, Int64?)] { lock.withLock { _reports } }
+    final class Recorder: Sendable {
+        private let _reports = Mutex<[(String, Int64, Int64?)]>([])
+        func add(_ r: (String, Int64, Int64?)) { _reports.withLock { $0.append(r) } }
+        var reports: [(String, Int64, Int64?)] { _reports.withLock { $0 } }
     }
 
     @Test(arguments: ScenarioSource.available)

@@ -3,6 +3,7 @@ import ClientUpdater
 import Foundation
 import SafeArchive
 import SignedManifest
+import Synchronization
 import TestSupport
 import Testing
 
@@ -66,10 +67,8 @@ import Testing
 }
 
 /// The result of a call made on another thread.
-private final class Outcome: @unchecked Sendable {
-    // @unchecked: every access holds `lock`.
-    private let lock = NSLock()
-    private var result: Result<Void, any Error>?
-    func set(_ value: Result<Void, any Error>) { lock.withLock { result = value } }
-    func get() -> Result<Void, any Error>? { lock.withLock { result } }
+private final class Outcome: Sendable {
+    private let result = Mutex<Result<Void, any Error>?>(nil)
+    func set(_ value: Result<Void, any Error>) { result.withLock { $0 = value } }
+    func get() -> Result<Void, any Error>? { result.withLock { $0 } }
 }

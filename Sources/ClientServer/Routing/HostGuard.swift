@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import Synchronization
 
 /// The DNS-rebinding guard of `clientctl serve`: every request must name this server's
 /// own loopback listener in `Host` (`127.0.0.1:PORT`, `localhost:PORT` or `[::1]:PORT`),
@@ -11,20 +12,19 @@ import Hummingbird
 /// Misdirected Request`. A POST whose `Origin` is another origin (another port, another
 /// name, `null`) is refused with `403`. Requests without `Origin` (curl, the command
 /// line) are judged by `Host` alone. Both answers are JSON `{"error": …}`.
-package final class HostGuard: @unchecked Sendable {
-    // `boundPort` is guarded by `lock`; it is written once the listener is bound.
-    private let lock = NSLock()
-    private var boundPort: Int
+package final class HostGuard: Sendable {
+    /// Written once the listener is bound.
+    private let boundPort: Mutex<Int>
 
     /// - Parameter port: the configured port; 0 until ``bind(port:)`` tells the real one.
-    package init(port: Int) { boundPort = port }
+    package init(port: Int) { boundPort = Mutex(port) }
 
     /// Records the port the listener was bound to (port 0 lets the system choose).
-    package func bind(port: Int) { lock.withLock { boundPort = port } }
+    package func bind(port: Int) { boundPort.withLock { $0 = port } }
 
     /// The refusal for `request`, or `nil` when it may be answered.
     func refusal(for request: Request) -> Response? {
-        let port = lock.withLock { boundPort }
+        let port = boundPort.withLock { $0 }
         guard let host = request.head.authority, Self.isOwnHost(host, port: port),
             request.headers[values: Self.hostField].isEmpty
         else {

@@ -1,40 +1,42 @@
 import Foundation
+import Synchronization
 
 /// Counts open event streams and refuses new ones past a limit, so pages that open and
 /// drop streams cannot grow the server without bound.
-package final class StreamGate: @unchecked Sendable {
-    // `open` is guarded by `lock`.
-    private let lock = NSLock()
-    private var count = 0
+package final class StreamGate: Sendable {
+    /// Streams open now.
+    private let count = Mutex(0)
     /// Most streams open at once.
     package let limit: Int
 
     package init(limit: Int) { self.limit = limit }
 
     /// Streams open now.
-    package var openStreams: Int { lock.withLock { count } }
+    package var openStreams: Int { count.withLock { $0 } }
 
     /// A ticket for one more stream, or nil at the limit.
     func open() -> Ticket? {
-        lock.withLock {
-            guard count < limit else { return nil }
+        let admitted = count.withLock { count in
+            guard count < limit else { return false }
             count += 1
-            return Ticket(gate: self)
+            return true
         }
+        return admitted ? Ticket(gate: self) : nil
     }
 
-    fileprivate func release() { lock.withLock { count -= 1 } }
+    fileprivate func release() { count.withLock { $0 -= 1 } }
 
     /// One open stream; `close()` gives its place back (once).
-    final class Ticket: @unchecked Sendable {
-        // `closed` is guarded by the gate's lock semantics: close() is called once, from the stream's task.
+    final class Ticket: Sendable {
         private let gate: StreamGate
-        private var closed = false
+        private let closed = Mutex(false)
         fileprivate init(gate: StreamGate) { self.gate = gate }
         func close() {
-            guard !closed else { return }
-            closed = true
-            gate.release()
+            let first = closed.withLock { closed in
+                defer { closed = true }
+                return !closed
+            }
+            if first { gate.release() }
         }
     }
 }

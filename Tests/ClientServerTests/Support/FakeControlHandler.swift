@@ -1,32 +1,39 @@
 import ClientShim
 import ClientUpdater
 import Foundation
+import Synchronization
 
 /// A scripted ``ControlHandler``: records calls, returns a fixed status, lets tests push events.
-final class FakeControlHandler: ControlHandler, @unchecked Sendable {
-    // Everything mutable is guarded by `lock`.
-    private let lock = NSLock()
-    private var _calls: [String] = []
-    private var _status: ControlStatus
-    private var continuations: [AsyncStream<ControlEvent>.Continuation] = []
-    var switchError: UpdaterError?
+final class FakeControlHandler: ControlHandler, Sendable {
+    private struct State {
+        var calls: [String] = []
+        var status: ControlStatus
+        var continuations: [AsyncStream<ControlEvent>.Continuation] = []
+        var switchError: UpdaterError?
+    }
+    private let state: Mutex<State>
 
-    init(status: ControlStatus = ControlStatus(current: "v1")) { _status = status }
+    init(status: ControlStatus = ControlStatus(current: "v1")) { state = Mutex(State(status: status)) }
 
-    var calls: [String] { lock.withLock { _calls } }
-    var subscribers: Int { lock.withLock { continuations.count } }
+    var calls: [String] { state.withLock { $0.calls } }
+    var subscribers: Int { state.withLock { $0.continuations.count } }
+    /// What `switchToPendingVersion` throws, if anything.
+    var switchError: UpdaterError? {
+        get { state.withLock { $0.switchError } }
+        set { state.withLock { $0.switchError = newValue } }
+    }
 
     /// What `status` (and the other calls) return from now on.
-    func setStatus(_ status: ControlStatus) { lock.withLock { _status = status } }
+    func setStatus(_ status: ControlStatus) { state.withLock { $0.status = status } }
 
     func push(_ event: ControlEvent) {
-        for continuation in lock.withLock({ continuations }) { continuation.yield(event) }
+        for continuation in state.withLock({ $0.continuations }) { continuation.yield(event) }
     }
 
     private func record(_ name: String) -> ControlStatus {
-        lock.withLock {
-            _calls.append(name)
-            return _status
+        state.withLock { state in
+            state.calls.append(name)
+            return state.status
         }
     }
 
@@ -44,7 +51,7 @@ final class FakeControlHandler: ControlHandler, @unchecked Sendable {
     func status() async throws -> ControlStatus { record("status") }
     func events() async -> AsyncStream<ControlEvent> {
         let (stream, continuation) = AsyncStream<ControlEvent>.makeStream()
-        lock.withLock { continuations.append(continuation) }
+        state.withLock { $0.continuations.append(continuation) }
         return stream
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension MeteorMockServer {
     /// One answer of a Meteor server for `folder` (a server layout written by
@@ -99,15 +100,13 @@ extension MeteorMockServer {
 }
 
 /// A cache of ``MeteorMockServer/staticFiles(folder:)`` per folder.
-final class StaticFileTables: @unchecked Sendable {
-    // @unchecked: `cache` is only touched under `lock`.
-    private let lock = NSLock()
-    private var cache: [String: [String: MeteorMockServer.StaticFile]] = [:]
+final class StaticFileTables: Sendable {
+    private let cache = Mutex<[String: [String: MeteorMockServer.StaticFile]]>([:])
 
     func table(folder: String) -> [String: MeteorMockServer.StaticFile] {
-        if let hit = lock.withLock({ cache[folder] }) { return hit }
+        if let hit = cache.withLock({ $0[folder] }) { return hit }
         let table = MeteorMockServer.staticFiles(folder: folder)
-        lock.withLock { cache[folder] = table }
+        cache.withLock { $0[folder] = table }
         return table
     }
 }

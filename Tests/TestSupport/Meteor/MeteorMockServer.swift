@@ -1,5 +1,6 @@
 import ClientUpdater
 import Foundation
+import Synchronization
 
 /// A stand-in for a Meteor server's `/__cordova/` endpoints, behaving like the original
 /// plugin's `WebAppMockRemoteServer`: it serves one folder of `downloadable_versions/`
@@ -8,7 +9,7 @@ import Foundation
 /// folder's index.html unless the query holds `meteor_dont_serve_index` (then 404), and
 /// records every request. With ``Style/webapp`` it answers like a real Meteor server
 /// instead (see `MeteorMockServer+WebApp.swift`).
-public final class MeteorMockServer: @unchecked Sendable {
+public final class MeteorMockServer: Sendable {
     /// Whose behaviour the mock follows.
     public enum Style: Sendable {
         /// The plugin's test mock: `ETag: "<sha1 of the bytes>"`, files by URL path.
@@ -19,13 +20,14 @@ public final class MeteorMockServer: @unchecked Sendable {
     }
     /// Whose behaviour the mock follows.
     public let style: Style
-    // @unchecked Sendable: every mutable field is guarded by `lock`.
-    private let lock = NSLock()
     private let versionsDirectory: String
-    private var versionName: String?
-    private var log: [String] = []
-    private var overrides: [String: MockResponse] = [:]
-    private var etags = true
+    private struct State {
+        var versionName: String?
+        var log: [String] = []
+        var overrides: [String: MockResponse] = [:]
+        var etags = true
+    }
+    private let state = Mutex(State())
 
     /// One answer.
     public struct MockResponse: Sendable {
@@ -47,31 +49,31 @@ public final class MeteorMockServer: @unchecked Sendable {
 
     /// Serves `downloadable_versions/<name>` from now on.
     public func serve(_ name: String) {
-        lock.withLock { versionName = name }
+        state.withLock { $0.versionName = name }
     }
 
     /// Whether answers carry `ETag: "<sha1>"` (default true; false = a server without ETags).
     public func sendETags(_ on: Bool) {
-        lock.withLock { etags = on }
+        state.withLock { $0.etags = on }
     }
 
     /// Replaces the answer for one path (`/__cordova/x`), e.g. to break a file.
     public func override(_ path: String, with response: MockResponse?) {
-        lock.withLock { overrides[path] = response }
+        state.withLock { $0.overrides[path] = response }
     }
 
     /// Every request path (without query) so far, in arrival order.
-    public var requestedPaths: [String] { lock.withLock { log } }
+    public var requestedPaths: [String] { state.withLock { $0.log } }
     /// The requested paths as a set (the original suite compares sets).
     public var requestedPathSet: Set<String> { Set(requestedPaths) }
     /// Forgets the recorded requests.
-    public func clearRequests() { lock.withLock { log.removeAll() } }
+    public func clearRequests() { state.withLock { $0.log.removeAll() } }
 
     /// Answers a request for `path` with `query` (without `?`), recording it.
     public func respond(path: String, query: String?) -> MockResponse {
-        let (name, override, etags) = lock.withLock { () -> (String?, MockResponse?, Bool) in
-            log.append(path)
-            return (versionName, overrides[path], self.etags)
+        let (name, override, etags) = state.withLock { state in
+            state.log.append(path)
+            return (state.versionName, state.overrides[path], state.etags)
         }
         if let override { return override }
         var response =
@@ -108,20 +110,18 @@ public final class MeteorMockServer: @unchecked Sendable {
 
 /// A ``Transport`` that hands requests to a ``MeteorMockServer`` in-process, with
 /// scripted connection failures (e.g. "connection refused" before any response).
-public final class MeteorMockTransport: Transport, @unchecked Sendable {
-    // @unchecked Sendable: mutable fields are guarded by `lock`.
-    private let lock = NSLock()
+public final class MeteorMockTransport: Transport, Sendable {
     public let server: MeteorMockServer
-    private var refuseNext = 0
-    private var bodyChunk = 4096
+    private let refuseNext = Mutex(0)
+    private let bodyChunk = 4096
 
     public init(server: MeteorMockServer) { self.server = server }
 
     /// The next `count` requests fail like a refused connection (nothing is recorded).
-    public func refuse(next count: Int) { lock.withLock { refuseNext = count } }
+    public func refuse(next count: Int) { refuseNext.withLock { $0 = count } }
 
     public func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse {
-        let refused = lock.withLock { () -> Bool in
+        let refused = refuseNext.withLock { refuseNext in
             guard refuseNext > 0 else { return false }
             refuseNext -= 1
             return true

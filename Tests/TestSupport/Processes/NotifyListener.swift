@@ -1,11 +1,11 @@
 import Foundation
+import Synchronization
 
 /// systemd's side of the notification protocol, for tests: an `AF_UNIX` datagram socket
 /// bound in a folder (or in the abstract namespace) whose datagrams a thread of its own
 /// collects, so a child given ``address`` as `NOTIFY_SOCKET` never finds the queue full
 /// (Linux queues 10 datagrams by default).
-public final class NotifyListener: @unchecked Sendable {
-    // @unchecked Sendable: `address` is immutable; the datagrams live in `inbox`, under its lock.
+public final class NotifyListener: Sendable {
     /// The value for `NOTIFY_SOCKET`: the socket's path, or `@name`.
     public let address: String
     private let inbox: Inbox
@@ -82,13 +82,11 @@ public final class NotifyListener: @unchecked Sendable {
     }
 
     /// The socket and what it received; the collecting thread holds it, not the listener.
-    private final class Inbox: @unchecked Sendable {
-        // @unchecked Sendable: `datagrams` and `stopped` are guarded by `lock`; `descriptor`
-        // is immutable and closed once: by the collecting thread when there is one, else by `stop`.
+    private final class Inbox: Sendable {
+        /// Closed once: by the collecting thread when there is one, else by `stop`.
         let descriptor: Int32
-        private let lock = NSLock()
-        private var datagrams: [String] = []
-        private var stopped = false
+        private let datagrams = Mutex<[String]>([])
+        private let stopped = Mutex(false)
         /// Whether a thread runs ``collect()`` (it then closes the descriptor).
         private let collecting: Bool
 
@@ -97,24 +95,24 @@ public final class NotifyListener: @unchecked Sendable {
             self.collecting = collecting
         }
 
-        var received: [String] { lock.withLock { datagrams } }
+        var received: [String] { datagrams.withLock { $0 } }
 
         /// Reads datagrams until ``stop()`` (polling every 50 ms for the stop).
         func collect() {
             var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-            while !lock.withLock({ stopped }) {
+            while !stopped.withLock({ $0 }) {
                 var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
                 guard poll(&poller, 1, 50) > 0 else { continue }
                 let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
                 guard count >= 0 else { continue }
                 let text = String(decoding: buffer[0..<count], as: UTF8.self)
-                lock.withLock { datagrams.append(text) }
+                datagrams.withLock { $0.append(text) }
             }
             close(descriptor)
         }
 
         func stop() {
-            lock.withLock { stopped = true }
+            stopped.withLock { $0 = true }
             if !collecting { close(descriptor) }
         }
     }

@@ -1,14 +1,17 @@
 import ClientUpdater
 import Foundation
+import Synchronization
 
 /// An in-memory ``UpdateChannel`` for pipeline tests: versions "installed" are plain
 /// folders under a temp root; `check` returns what the test scripted.
-package final class FakeChannel: UpdateChannel, @unchecked Sendable {
-    // @unchecked: every mutable field is guarded by `lock`.
-    private let lock = NSLock()
-    private var _installed: [InstalledVersion] = []
-    private var _script: [Result<CheckOutcome, UpdaterError>] = []
-    private var _removed: [String] = []
+package final class FakeChannel: UpdateChannel, Sendable {
+    private struct State {
+        var installed: [InstalledVersion] = []
+        var script: [Result<CheckOutcome, UpdaterError>] = []
+        var removed: [String] = []
+        var onListing: (@Sendable () -> Void)?
+    }
+    private let state = Mutex(State())
     package let storeDirectory: String
     package let shell: Version
 
@@ -24,35 +27,34 @@ package final class FakeChannel: UpdateChannel, @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try Data("<html><head></head><body>\(id)</body></html>".utf8).write(to: URL(fileURLWithPath: dir + "/index.html"))
         let v = InstalledVersion(id: id, directory: dir, minShell: minShell, maxShell: maxShell, installedAt: Date())
-        lock.withLock { _installed.append(v) }
+        state.withLock { $0.installed.append(v) }
         return v
     }
 
     /// The next `check` returns this outcome (or throws this error).
     package func enqueue(_ result: Result<CheckOutcome, UpdaterError>) {
-        lock.withLock { _script.append(result) }
+        state.withLock { $0.script.append(result) }
     }
 
     /// Ids passed to `remove`, in order.
-    package var removed: [String] { lock.withLock { _removed } }
+    package var removed: [String] { state.withLock { $0.removed } }
 
     /// Called (synchronously, on the caller's thread) each time the updater lists the
     /// installed versions, which it does inside its locked sections: a test makes it
     /// block there like a slow disk.
     package var onListing: (@Sendable () -> Void)? {
-        get { lock.withLock { _onListing } }
-        set { lock.withLock { _onListing = newValue } }
+        get { state.withLock { $0.onListing } }
+        set { state.withLock { $0.onListing = newValue } }
     }
-    private var _onListing: (@Sendable () -> Void)?
 
     package func installedVersions() throws -> [InstalledVersion] {
         onListing?()
-        return lock.withLock { _installed }
+        return state.withLock { $0.installed }
     }
     package func embeddedVersion() throws -> InstalledVersion? { nil }
 
     package func check(state: inout DeviceState, reporter: CheckReporter) async throws -> CheckOutcome {
-        let next: Result<CheckOutcome, UpdaterError>? = lock.withLock { _script.isEmpty ? nil : _script.removeFirst() }
+        let next = self.state.withLock { $0.script.isEmpty ? nil : $0.script.removeFirst() }
         guard let next else { return .upToDate("no scripted outcome") }
         let outcome = try next.get()
         if case .installed(let v) = outcome { state.setMemory(Memory(highestAccepted: v.id)) }
@@ -79,9 +81,9 @@ package final class FakeChannel: UpdateChannel, @unchecked Sendable {
 
     package func remove(_ version: InstalledVersion) throws {
         try FileManager.default.removeItem(atPath: version.directory)
-        lock.withLock {
-            _installed.removeAll { $0.id == version.id }
-            _removed.append(version.id)
+        state.withLock { state in
+            state.installed.removeAll { $0.id == version.id }
+            state.removed.append(version.id)
         }
     }
 

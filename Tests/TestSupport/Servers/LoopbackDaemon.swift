@@ -1,15 +1,15 @@
 import Foundation
+import Synchronization
 
 /// A real server program (tinyproxy, nginx) run in the foreground by a test, with its
 /// own config, on a free port of 127.0.0.1; killed by ``stop()``
 /// or when the value is released.
-public final class LoopbackDaemon: @unchecked Sendable {
-    // @unchecked Sendable: `process` is set once in init; stop() is idempotent under `lock`.
+public final class LoopbackDaemon: Sendable {
     public let port: UInt16
     public let name: String
     private let process: Process
-    private let lock = NSLock()
-    private var stopped = false
+    /// `stop()` is idempotent.
+    private let stopped = Mutex(false)
 
     /// Starts `executable` with `arguments` and waits until something accepts on `port`.
     /// - Throws: when the program exits or does not listen within about 5 s.
@@ -38,7 +38,7 @@ public final class LoopbackDaemon: @unchecked Sendable {
     deinit { stop() }
 
     public func stop() {
-        let first = lock.withLock { () -> Bool in
+        let first = stopped.withLock { stopped in
             defer { stopped = true }
             return !stopped
         }
@@ -83,8 +83,7 @@ public struct DaemonError: Error, CustomStringConvertible {
 /// tinyproxy (Debian `tinyproxy`) on 127.0.0.1 with a config of the test's own: plain
 /// HTTP proxying and `CONNECT` to any port (no `ConnectPort` line, tinyproxy.conf(5)),
 /// every request logged at `LogLevel Connect`.
-public final class TinyProxy: @unchecked Sendable {
-    // @unchecked Sendable: immutable after init.
+public final class TinyProxy: Sendable {
     public let daemon: LoopbackDaemon
     public let logFile: String
     public var port: UInt16 { daemon.port }

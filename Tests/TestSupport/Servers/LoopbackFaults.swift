@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Fault injection for a ``LoopbackHTTPServer``, per path and per request count.
 ///
@@ -11,9 +12,7 @@ import Foundation
 /// Request counts are 1-based and counted per path among requests that reach the
 /// handler (dropped connections of ``LoopbackHTTPServer/dropConnections(_:)`` don't count).
 /// When several rules match one request they are all applied, in the order added.
-public final class LoopbackFaults: @unchecked Sendable {
-    // @unchecked Sendable: `rules` and `counts` are only touched under `lock`.
-
+public final class LoopbackFaults: Sendable {
     /// One kind of misbehaviour.
     public enum Kind: Sendable {
         /// Answer with this status (and a short text body) instead of the real response.
@@ -50,16 +49,18 @@ public final class LoopbackFaults: @unchecked Sendable {
         var requests: ClosedRange<Int>?
     }
 
-    private let lock = NSLock()
-    private var rules: [Rule] = []
-    private var counts: [String: Int] = [:]
+    private struct State {
+        var rules: [Rule] = []
+        var counts: [String: Int] = [:]
+    }
+    private let state = Mutex(State())
 
     public init() {}
 
     /// Adds a rule. `path` nil matches every path; `requests` nil matches every request
     /// (otherwise the 1-based count of requests to that path, e.g. `1...2`).
     public func add(_ kind: Kind, path: String? = nil, requests: ClosedRange<Int>? = nil) {
-        lock.withLock { rules.append(Rule(kind: kind, path: path, requests: requests)) }
+        state.withLock { $0.rules.append(Rule(kind: kind, path: path, requests: requests)) }
     }
 
     /// Adds a rule for the first `count` requests to `path`.
@@ -69,18 +70,18 @@ public final class LoopbackFaults: @unchecked Sendable {
     }
 
     /// Removes every rule (counts are kept).
-    public func clear() { lock.withLock { rules.removeAll() } }
+    public func clear() { state.withLock { $0.rules.removeAll() } }
 
     /// How many requests to `path` were seen.
-    public func count(path: String) -> Int { lock.withLock { counts[path] ?? 0 } }
+    public func count(path: String) -> Int { state.withLock { $0.counts[path] ?? 0 } }
 
     /// Wraps `handler` so matching requests get their faults.
     public func wrap(_ handler: @escaping LoopbackHTTPServer.Handler) -> LoopbackHTTPServer.Handler {
         return { [self] request in
-            let matching = lock.withLock { () -> [Kind] in
-                let n = (counts[request.path] ?? 0) + 1
-                counts[request.path] = n
-                return rules.filter { rule in
+            let matching = state.withLock { state in
+                let n = (state.counts[request.path] ?? 0) + 1
+                state.counts[request.path] = n
+                return state.rules.filter { rule in
                     (rule.path == nil || rule.path == request.path) && (rule.requests?.contains(n) ?? true)
                 }.map(\.kind)
             }

@@ -1,5 +1,6 @@
 import ClientUpdater
 import Foundation
+import Synchronization
 
 extension LoopbackHTTPServer {
     /// How ``folder(_:etag:)`` computes `ETag`s.
@@ -128,17 +129,15 @@ extension LoopbackHTTPServer {
 }
 
 /// Remembers content-hash ETags per (path, size, mtime) so big files are hashed once.
-final class DigestCache: @unchecked Sendable {
-    // @unchecked Sendable: `entries` is only touched under `lock`.
-    private let lock = NSLock()
-    private var entries: [String: String] = [:]
+final class DigestCache: Sendable {
+    private let entries = Mutex<[String: String]>([:])
 
     func etag(path: String, size: Int64, mtime: Int64, algorithm: Digest.Algorithm) -> String? {
         let key = "\(algorithm == .sha1 ? 1 : 256)|\(size)|\(mtime)|\(path)"
-        if let hit = lock.withLock({ entries[key] }) { return hit }
+        if let hit = entries.withLock({ $0[key] }) { return hit }
         guard let hex = try? Digest.hex(algorithm, ofFileAt: path) else { return nil }
         let tag = "\"\(hex)\""
-        lock.withLock { entries[key] = tag }
+        entries.withLock { $0[key] = tag }
         return tag
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A real HTTP/1.1 server on 127.0.0.1 for tests, written on POSIX sockets.
 ///
@@ -18,40 +19,43 @@ import Foundation
 /// defer { server.stop() }
 /// let url = server.url("/app.tgz")
 /// ```
-public final class LoopbackHTTPServer: @unchecked Sendable {
-    // @unchecked Sendable: every mutable field below is guarded by `lock`; the handler is
-    // @Sendable; socket descriptors are owned by exactly one thread each.
+public final class LoopbackHTTPServer: Sendable {
+    // Socket descriptors are owned by exactly one thread each.
     public typealias Handler = @Sendable (LoopbackRequest) -> LoopbackResponse
 
-    private let lock = NSLock()
     private let handler: Handler
-    private var listenFD: Int32 = -1
-    /// Bound but not listening while stopped: the port stays this server's (connections
-    /// are refused) so a restart cannot lose it to another test's socket.
-    private var placeholderFD: Int32 = -1
-    private var wakeRead: Int32 = -1
-    private var wakeWrite: Int32 = -1
-    private var running = false
-    private var group = DispatchGroup()
-    private var openConnections: Set<Int32> = []
-    private var exchanges: [LoopbackExchange] = []
-    private var connectionCount = 0
-    private var dropNext = 0
-    private var keepAliveFlag = true
+    private struct State {
+        var listenFD: Int32 = -1
+        /// Bound but not listening while stopped: the port stays this server's (connections
+        /// are refused) so a restart cannot lose it to another test's socket.
+        var placeholderFD: Int32 = -1
+        var wakeRead: Int32 = -1
+        var wakeWrite: Int32 = -1
+        var running = false
+        var group = DispatchGroup()
+        var openConnections: Set<Int32> = []
+        var exchanges: [LoopbackExchange] = []
+        var connectionCount = 0
+        var dropNext = 0
+        var keepAlive = true
+        var port: UInt16
+    }
+    private let state: Mutex<State>
 
     /// The TCP port (kept across ``stop()``/``start()``).
-    public private(set) var port: UInt16
+    public var port: UInt16 { state.withLock { $0.port } }
 
     /// Starts a server on 127.0.0.1. `port` 0 picks an ephemeral port.
     public init(port: UInt16 = 0, handler: @escaping Handler) throws {
-        self.port = port
+        state = Mutex(State(port: port))
         self.handler = handler
         try start()
     }
 
     deinit {
         stop()
-        if placeholderFD >= 0 { close(placeholderFD) }
+        let placeholder = state.withLock { $0.placeholderFD }
+        if placeholder >= 0 { close(placeholder) }
     }
 
     /// `http://127.0.0.1:<port>`.
@@ -66,12 +70,12 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 
     /// Whether idle HTTP/1.1 connections are kept open for another request (default true).
     public var keepAlive: Bool {
-        get { lock.withLock { keepAliveFlag } }
-        set { lock.withLock { keepAliveFlag = newValue } }
+        get { state.withLock { $0.keepAlive } }
+        set { state.withLock { $0.keepAlive = newValue } }
     }
 
     /// Every request received so far, in arrival order, with what was sent back.
-    public var log: [LoopbackExchange] { lock.withLock { exchanges } }
+    public var log: [LoopbackExchange] { state.withLock { $0.exchanges } }
     /// The log once every exchange in it has finished: the server thread records its byte
     /// count after its last write, which the client may see first.
     /// - Throws: ``HarnessError`` when an exchange is still unfinished after 30 s.
@@ -82,21 +86,21 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     /// Every request received so far, in arrival order.
     public var requests: [LoopbackRequest] { log.map(\.request) }
     /// The number of TCP connections accepted so far (dropped ones included).
-    public var connectionsAccepted: Int { lock.withLock { connectionCount } }
+    public var connectionsAccepted: Int { state.withLock { $0.connectionCount } }
 
     /// Forgets the log (and the connection count).
-    public func clearLog() { lock.withLock { exchanges.removeAll() } }
+    public func clearLog() { state.withLock { $0.exchanges.removeAll() } }
 
     /// The next `count` accepted connections are reset at once, before reading anything:
     /// the client sees a connection reset ("refuse, then recover").
-    public func dropConnections(_ count: Int) { lock.withLock { dropNext = count } }
+    public func dropConnections(_ count: Int) { state.withLock { $0.dropNext = count } }
 
     /// Binds (again) to ``port`` and starts accepting. Used after ``stop()`` to simulate a
     /// server coming back.
     public func start() throws {
-        let placeholder = lock.withLock { () -> Int32 in
-            defer { placeholderFD = -1 }
-            return placeholderFD
+        let (placeholder, port) = state.withLock { state in
+            defer { state.placeholderFD = -1 }
+            return (state.placeholderFD, state.port)
         }
         if placeholder >= 0 { close(placeholder) }
         let fd = try Self.bindLoopback(port: port)
@@ -107,15 +111,15 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         }
         for p in pipeFDs { _ = fcntl(p, F_SETFD, FD_CLOEXEC) }
         let bound = try Self.localPort(fd)
-        lock.withLock {
-            listenFD = fd
-            wakeRead = pipeFDs[0]
-            wakeWrite = pipeFDs[1]
-            port = bound
-            running = true
-            group = DispatchGroup()
+        let g = DispatchGroup()
+        state.withLock { state in
+            state.listenFD = fd
+            state.wakeRead = pipeFDs[0]
+            state.wakeWrite = pipeFDs[1]
+            state.port = bound
+            state.running = true
+            state.group = g
         }
-        let g = lock.withLock { group }
         let wakeFD = pipeFDs[0]
         g.enter()
         let thread = Thread { [self] in
@@ -130,34 +134,34 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     /// Idempotent. Connections to the port are refused afterwards; the port stays
     /// reserved for ``start()`` until the server is released.
     public func stop() {
-        let (wasRunning, g, wake, listen) = lock.withLock { () -> (Bool, DispatchGroup, Int32, Int32) in
-            let was = running
-            running = false
-            return (was, group, wakeWrite, listenFD)
+        let (wasRunning, g, wake, listen) = state.withLock { state in
+            let was = state.running
+            state.running = false
+            return (was, state.group, state.wakeWrite, state.listenFD)
         }
         guard wasRunning else { return }
         var byte: UInt8 = 1
         _ = write(wake, &byte, 1)
-        lock.withLock {
-            for fd in openConnections { shutdown(fd, Int32(SHUT_RDWR)) }
+        state.withLock { state in
+            for fd in state.openConnections { shutdown(fd, Int32(SHUT_RDWR)) }
         }
         g.wait()
-        lock.withLock {
+        state.withLock { state in
             close(listen)
-            close(wakeRead)
-            close(wakeWrite)
-            listenFD = -1
-            wakeRead = -1
-            wakeWrite = -1
-            placeholderFD = (try? Self.bindLoopback(port: port, listen: false)) ?? -1
+            close(state.wakeRead)
+            close(state.wakeWrite)
+            state.listenFD = -1
+            state.wakeRead = -1
+            state.wakeWrite = -1
+            state.placeholderFD = (try? Self.bindLoopback(port: state.port, listen: false)) ?? -1
         }
     }
 
     /// A loopback port held bound but not listening for as long as the value lives:
     /// connecting to it is refused, and no other test's server can take it meanwhile
     /// (a port from ``unusedPort()`` may be reused by the next server bound in parallel).
-    public final class RefusingPort: @unchecked Sendable {
-        // @unchecked: `fd` is set once and only closed in deinit.
+    public final class RefusingPort: Sendable {
+        /// Closed in deinit.
         private let fd: Int32
         public let port: UInt16
         init() throws {
@@ -191,13 +195,13 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             _ = fcntl(client, F_SETFD, FD_CLOEXEC)
             var one: Int32 = 1
             setsockopt(client, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-            let (accepted, number, drop, g) = lock.withLock { () -> (Bool, Int, Bool, DispatchGroup) in
-                guard running else { return (false, 0, false, group) }
-                connectionCount += 1
-                let drop = dropNext > 0
-                if drop { dropNext -= 1 }
-                openConnections.insert(client)
-                return (true, connectionCount, drop, group)
+            let (accepted, number, drop, g) = state.withLock { state in
+                guard state.running else { return (false, 0, false, state.group) }
+                state.connectionCount += 1
+                let drop = state.dropNext > 0
+                if drop { state.dropNext -= 1 }
+                state.openConnections.insert(client)
+                return (true, state.connectionCount, drop, state.group)
             }
             guard accepted else {
                 close(client)
@@ -220,23 +224,23 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     // MARK: - Used by LoopbackConnection
 
     func record(_ head: LoopbackRequestParser.Head, connection: Int) -> (LoopbackRequest, Int) {
-        lock.withLock {
+        state.withLock { state in
             let (rawPath, query) = Self.split(head.target)
             let request = LoopbackRequest(
-                index: exchanges.count + 1, connection: connection, method: head.method, target: head.target,
+                index: state.exchanges.count + 1, connection: connection, method: head.method, target: head.target,
                 path: rawPath.removingPercentEncoding ?? rawPath, query: query, headers: head.headers,
                 version: head.version)
-            exchanges.append(LoopbackExchange(request: request, status: nil, bodyBytesSent: 0, finished: false))
-            return (request, exchanges.count - 1)
+            state.exchanges.append(LoopbackExchange(request: request, status: nil, bodyBytesSent: 0, finished: false))
+            return (request, state.exchanges.count - 1)
         }
     }
 
     func update(_ slot: Int, status: Int?, sent: Int64, finished: Bool) {
-        lock.withLock {
-            guard slot < exchanges.count else { return }
-            exchanges[slot].status = status
-            exchanges[slot].bodyBytesSent = sent
-            exchanges[slot].finished = finished
+        state.withLock { state in
+            guard slot < state.exchanges.count else { return }
+            state.exchanges[slot].status = status
+            state.exchanges[slot].bodyBytesSent = sent
+            state.exchanges[slot].finished = finished
         }
     }
 
@@ -249,8 +253,8 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             var l = linger(l_onoff: 1, l_linger: 0)
             setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, socklen_t(MemoryLayout<linger>.size))
         }
-        lock.withLock {
-            openConnections.remove(fd)
+        state.withLock { state in
+            state.openConnections.remove(fd)
             close(fd)
         }
     }

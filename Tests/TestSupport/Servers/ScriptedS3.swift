@@ -1,5 +1,6 @@
 import ClientUpdater
 import Foundation
+import Synchronization
 
 /// A stand-in for an S3 endpoint on 127.0.0.1 (a ``LoopbackHTTPServer``) for what a real S3
 /// server never does: a listing that repeats its continuation token, a `404` to a `PUT`, a
@@ -16,8 +17,7 @@ import Foundation
 /// - `DELETE`: removes the key, `204`.
 ///
 /// Signatures are not checked. Call ``stop()`` when done.
-public final class ScriptedS3: @unchecked Sendable {
-    // @unchecked Sendable: `objects` and `serial` are guarded by `lock`.
+public final class ScriptedS3: Sendable {
     /// Answers a request the test wants to script, or nil for the plain behaviour.
     public typealias Script = @Sendable (LoopbackRequest) -> LoopbackResponse?
 
@@ -29,17 +29,22 @@ public final class ScriptedS3: @unchecked Sendable {
     }
 
     public static let bucket = "scripted"
-    private let lock = NSLock()
-    private var objects: [String: Object] = [:]
-    private var serial = 0
-    private var server: LoopbackHTTPServer?
+    private struct Store {
+        var objects: [String: Object] = [:]
+        var serial = 0
+    }
+    private let contents = Mutex(Store())
+    /// Set once in `init` (its handler holds `self` weakly).
+    private let running = Mutex<LoopbackHTTPServer?>(nil)
+    private var server: LoopbackHTTPServer? { running.withLock { $0 } }
 
     /// Starts the stand-in; `script` sees every request first.
     public init(script: @escaping Script = { _ in nil }) throws {
-        server = try LoopbackHTTPServer { [weak self] request in
+        let server = try LoopbackHTTPServer { [weak self] request in
             if let scripted = script(request) { return scripted }
             return self?.plain(request) ?? .status(503)
         }
+        running.withLock { $0 = server }
     }
 
     /// `http://127.0.0.1:PORT`, for `--endpoint`.
@@ -57,16 +62,16 @@ public final class ScriptedS3: @unchecked Sendable {
 
     /// Stores `body` as `key` (below the bucket), as a push would have.
     public func store(_ key: String, _ body: Data) {
-        lock.withLock {
-            serial += 1
-            objects[key] = Object(etag: "\"e\(serial)\"", sha256: Digest.hex(.sha256, of: body), body: body)
+        contents.withLock { store in
+            store.serial += 1
+            store.objects[key] = Object(etag: "\"e\(store.serial)\"", sha256: Digest.hex(.sha256, of: body), body: body)
         }
     }
 
     /// The object stored as `key`, if any.
-    public func object(_ key: String) -> Object? { lock.withLock { objects[key] } }
+    public func object(_ key: String) -> Object? { contents.withLock { $0.objects[key] } }
     /// Every stored key, sorted.
-    public var keys: [String] { lock.withLock { objects.keys.sorted() } }
+    public var keys: [String] { contents.withLock { $0.objects.keys.sorted() } }
 
     /// The key a request names (its path without `/BUCKET/`), or nil for the bucket itself.
     public static func key(of request: LoopbackRequest) -> String? {
@@ -97,7 +102,7 @@ public final class ScriptedS3: @unchecked Sendable {
     func plain(_ request: LoopbackRequest) -> LoopbackResponse {
         guard let key = Self.key(of: request) else {
             let prefix = request.queryItems["prefix"] ?? ""
-            let listed = lock.withLock { objects.filter { $0.key.hasPrefix(prefix) }.map { ($0.key, $0.value.body?.count ?? 0) } }
+            let listed = contents.withLock { $0.objects.filter { $0.key.hasPrefix(prefix) }.map { ($0.key, $0.value.body?.count ?? 0) } }
             return Self.listPage(listed.sorted { $0.0 < $1.0 }, truncated: false, next: nil)
         }
         switch request.method {
@@ -108,18 +113,18 @@ public final class ScriptedS3: @unchecked Sendable {
             response.setHeader("x-amz-meta-sha256", object.sha256)
             return response
         case "PUT":
-            return lock.withLock {
-                let held = objects[key]
+            return contents.withLock { store in
+                let held = store.objects[key]
                 if request[header: "if-none-match"] == "*", held != nil { return Self.error(412, "PreconditionFailed") }
                 if let match = request[header: "if-match"], match != held?.etag { return Self.error(412, "PreconditionFailed") }
-                serial += 1
-                objects[key] = Object(etag: "\"e\(serial)\"", sha256: request[header: "x-amz-meta-sha256"], body: nil)
+                store.serial += 1
+                store.objects[key] = Object(etag: "\"e\(store.serial)\"", sha256: request[header: "x-amz-meta-sha256"], body: nil)
                 var response = LoopbackResponse(status: 200)
-                response.setHeader("ETag", "\"e\(serial)\"")
+                response.setHeader("ETag", "\"e\(store.serial)\"")
                 return response
             }
         case "DELETE":
-            _ = lock.withLock { objects.removeValue(forKey: key) }
+            _ = contents.withLock { $0.objects.removeValue(forKey: key) }
             return LoopbackResponse(status: 204)
         default:
             return Self.error(405, "MethodNotAllowed")

@@ -1,13 +1,14 @@
 import Foundation
+import Synchronization
 
 /// A private certificate authority made by the test with the `openssl` command line,
 /// issuing server certificates for 127.0.0.1 (and `localhost`), valid or expired.
-public final class TestCA: @unchecked Sendable {
-    // @unchecked Sendable: immutable after init; openssl runs serially in `issue`.
+public final class TestCA: Sendable {
     public let folder: String
     /// The CA certificate (PEM): what a device's `caFile` names.
     public let certificate: String
-    private let lock = NSLock()
+    /// `issue` runs openssl serially (it keeps the CA's serial and index in files).
+    private let serial = Mutex(())
 
     /// Makes a new CA (P-256 key, `CA:TRUE`) named `name` in `folder`.
     public init(in folder: String, name: String = "clientctl test CA") throws {
@@ -45,7 +46,7 @@ public final class TestCA: @unchecked Sendable {
     /// January 2020 (`openssl ca -startdate/-enddate`).
     /// - Returns: the certificate and key paths.
     public func issue(_ name: String, expired: Bool = false) throws -> (certificate: String, key: String) {
-        try lock.withLock {
+        try serial.withLock { _ in
             let key = folder + "/\(name).key"
             let csr = folder + "/\(name).csr"
             let cert = folder + "/\(name).pem"
