@@ -80,7 +80,7 @@ struct InitCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("report-url"),
         help: ArgumentHelp(
-            "Base URL of the fleet-report collector (https:, or http: to loopback); wins over the signed manifest's.", valueName: "URL"))
+            "Base URL of the fleet-report collector devices send reports to (https:, or http: to loopback).", valueName: "URL"))
     var reportURL: String?
     @Flag(help: "Overwrite an existing config.json (installed versions and state are kept).")
     var force = false
