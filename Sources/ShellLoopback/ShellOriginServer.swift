@@ -68,7 +68,7 @@ package final class ShellOriginServer: Sendable {
 
     /// Listens until the task is cancelled.
     /// - Parameter onRunning: called with the bound port once the server listens.
-    /// - Throws: ``ServerError`` `.cannotListen` when the port cannot be bound.
+    /// - Throws: ``ShellLoopbackError`` `.cannotListen` when the port cannot be bound.
     package func run(onRunning: @escaping @Sendable (Int) async -> Void) async throws {
         // The view's connections ahead of a local flood: untrusted ones make room.
         let admission = ConnectionAdmission(
@@ -80,7 +80,7 @@ package final class ShellOriginServer: Sendable {
         do {
             try await application.run()
         } catch {
-            throw ServerError(.cannotListen, "cannot serve on \(configuration.host):\(configuration.port): \(error)")
+            throw ShellLoopbackError(.cannotListen, "cannot serve on \(configuration.host):\(configuration.port): \(error)")
         }
     }
 }
