@@ -1,0 +1,153 @@
+import Foundation
+import TestSupport
+import Testing
+
+/// `clientctl fleet status` and the collector's page against a real `clientctl collect`
+/// (SQLite) fed batches whose truth the test knows: the table, `--json` (the collector's
+/// own JSON), `--html` and the live page at `/` as headless Chromium shows them.
+@Suite(.serialized) struct FleetStatusCollectorTests {
+    static let app = "com.example.notes"
+
+    static func device(_ n: Int) -> String { String(format: "%032x", n) }
+
+    /// One batch: `reports` are `(type, running, extra fields)`, a second apart, ending now.
+    static func batch(_ n: Int, _ reports: [(String, String, String)]) -> Data {
+        let now = Int64(Date().timeIntervalSince1970 * 1000) - 60_000
+        let lines = reports.enumerated().map { i, r in
+            "{\"seq\":\(i + 1),\"time\":\(now - Int64(reports.count - i) * 1000),\"type\":\"\(r.0)\",\"running\":\"\(r.1)\"\(r.2)}"
+        }
+        return Data(
+            "{\"schema\":1,\"device\":\"\(device(n))\",\"app\":\"\(app)\",\"channel\":\"stable\",\"reports\":[\(lines.joined(separator: ","))]}"
+                .utf8)
+    }
+
+    /// Four devices: two commit 1.1.0 (one's web process then dies), one rolls it back
+    /// (timed out) and blacklists it, one is refused it by the rollout.
+    static let batches: [Data] = [
+        batch(
+            1,
+            [
+                ("start", "1.0.0", ""), ("update-found", "1.0.0", ",\"version\":\"1.1.0\",\"rollout\":{\"percent\":50,\"paused\":false}"),
+                ("installed", "1.0.0", ",\"version\":\"1.1.0\""), ("trial-started", "1.1.0", ",\"version\":\"1.1.0\""),
+                ("committed", "1.1.0", ",\"version\":\"1.1.0\",\"ms\":800"),
+            ]),
+        batch(
+            2,
+            [
+                ("start", "1.0.0", ""), ("installed", "1.0.0", ",\"version\":\"1.1.0\""), ("trial-started", "1.1.0", ",\"version\":\"1.1.0\""),
+                ("rolled-back", "1.0.0", ",\"version\":\"1.1.0\",\"reason\":\"timed-out\""),
+                ("blacklisted", "1.0.0", ",\"version\":\"1.1.0\",\"reason\":\"timed-out\""),
+            ]),
+        batch(
+            3,
+            [
+                ("start", "1.0.0", ""), ("installed", "1.0.0", ",\"version\":\"1.1.0\""), ("trial-started", "1.1.0", ",\"version\":\"1.1.0\""),
+                ("committed", "1.1.0", ",\"version\":\"1.1.0\",\"ms\":800"), ("web-process-died", "1.1.0", ",\"reason\":\"crashed\""),
+            ]),
+        batch(
+            4,
+            [
+                ("heartbeat", "1.0.0", ""),
+                ("check-refused", "1.0.0", ",\"version\":\"1.1.0\",\"reason\":\"rollout\",\"rollout\":{\"percent\":50,\"paused\":false}"),
+            ]),
+    ]
+
+    /// The truth of ``batches`` per version and field, as the page names them.
+    static let truth: [(String, String, String)] = [
+        ("1.1.0", "devicesNow", "2"), ("1.1.0", "installs", "3"), ("1.1.0", "trials", "3"), ("1.1.0", "commits", "2"),
+        ("1.1.0", "rollbacks", "1"), ("1.1.0", "blacklists", "1"), ("1.1.0", "webProcessDeaths", "1"), ("1.1.0", "refusals", "1"),
+        ("1.1.0", "failureRate", "33.3 %"), ("1.1.0", "medianAckMs", "800 ms"), ("1.0.0", "devicesNow", "2"),
+    ]
+
+    static func figure(_ html: String, version: String, field: String) -> String? {
+        guard let at = html.range(of: "data-version=\"\(version)\" data-field=\"\(field)\"") else { return nil }
+        let rest = html[at.upperBound...]
+        guard let open = rest.firstIndex(of: ">"), let close = rest[open...].firstIndex(of: "<") else { return nil }
+        return String(rest[rest.index(after: open)..<close])
+    }
+
+    func fed(_ dir: TemporaryDirectory) async throws -> CollectProcess {
+        let collector = try await CollectProcess(database: "sqlite:" + dir("reports.db"), scratch: dir.path)
+        for batch in Self.batches {
+            let posted = try await collector.post(batch)
+            #expect(posted.status == 200, "\(posted.body)")
+        }
+        return collector
+    }
+
+    func status(_ collector: CollectProcess, _ extra: [String]) async throws -> Subprocess.Result {
+        try await ClientctlBinary.run(
+            ["fleet", "status", "--collector", collector.baseURL, "--token-file", collector.tokenPath, "--app", Self.app, "--channel", "stable"]
+                + extra)
+    }
+
+    /// A JSON object without its `generated` (the time of each answer).
+    static func withoutGenerated(_ data: Data) throws -> NSDictionary {
+        let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect(object["generated"] != nil)
+        return object.filter { $0.key != "generated" } as NSDictionary
+    }
+
+    @Test func theTableTheJSONAndThePageShowTheBatchesTruth() async throws {
+        let dir = try TemporaryDirectory("fleet-collect")
+        let collector = try await fed(dir)
+        let text = try await status(collector, ["--window", "1h"])
+        #expect(text.status == 0, "\(text.errorOutput)")
+        #expect(text.output.hasPrefix("com.example.notes · stable: 4 devices, 0 silent (window 1 h)"), "\(text.output)")
+        // VERSION NOW INSTALLS TRIALS COMMITS ROLLBACKS FAILED BLACKLISTS WEB-DEATHS MEDIAN-ACK ROLLOUT
+        let row = try #require(text.output.split(separator: "\n").first { $0.hasPrefix("1.1.0 ") })
+        #expect(row.split(separator: " ").joined(separator: " ") == "1.1.0 2 3 3 2 1 33.3 % 1 1 800 ms 50 %", "\(row)")
+        #expect(text.output.contains("1.1.0  rollbacks: timed-out 1"))
+        #expect(text.output.contains("1.1.0  web-process deaths: crashed 1"))
+
+        let json = try await status(collector, ["--window", "1h", "--json"])
+        #expect(json.status == 0, "\(json.errorOutput)")
+        let direct = try await collector.read("v1/fleet?app=\(Self.app)&channel=stable&window=3600", token: collector.token)
+        #expect(direct.status == 200)
+        #expect(try Self.withoutGenerated(json.stdout) == Self.withoutGenerated(direct.data))
+
+        let page = dir("fleet.html")
+        let html = try await status(collector, ["--window", "1h", "--html", page])
+        #expect(html.status == 0, "\(html.errorOutput)")
+        let dom = try await Chromium.dumpDOM("file://" + page)
+        for (version, field, value) in Self.truth {
+            #expect(Self.figure(dom, version: version, field: field) == value, "\(version) \(field)")
+        }
+        #expect(collector.stop() == 0)
+    }
+
+    @Test func theCollectorServesThePageBehindBasicAuth() async throws {
+        let dir = try TemporaryDirectory("fleet-collect")
+        let collector = try await fed(dir)
+        let query = "?app=\(Self.app)&channel=stable&window=3600"
+        let anonymous = try await Curl.request(collector.baseURL + query)
+        #expect(anonymous.status == 401)
+        #expect(anonymous["www-authenticate"]?.hasPrefix("Basic realm=") == true, "\(anonymous.headers)")
+        let basic = Data("anyone:\(collector.token)".utf8).base64EncodedString()
+        let wrong = Data("anyone:not-the-token-0123456789".utf8).base64EncodedString()
+        #expect(try await Curl.request(collector.baseURL + query, headers: ["Authorization: Basic \(wrong)"]).status == 401)
+        let page = try await Curl.request(collector.baseURL + query, headers: ["Authorization: Basic \(basic)"])
+        #expect(page.status == 200)
+        #expect(page["content-type"]?.hasPrefix("text/html") == true)
+        #expect(page.body.contains("Content-Security-Policy"))
+        // Chromium, given the credentials in the URL (RFC 3986 userinfo), shows the same figures.
+        let dom = try await Chromium.dumpDOM("http://anyone:\(collector.token)@127.0.0.1:\(collector.port)/\(query)")
+        for (version, field, value) in Self.truth {
+            #expect(Self.figure(dom, version: version, field: field) == value, "\(version) \(field)")
+        }
+        #expect(collector.stop() == 0)
+    }
+
+    @Test func aWrongTokenIs78() async throws {
+        let dir = try TemporaryDirectory("fleet-collect")
+        let collector = try await fed(dir)
+        let token = dir("wrong.token")
+        try Data("not-the-read-token-0123456789".utf8).write(to: URL(fileURLWithPath: token))
+        let run = try await ClientctlBinary.run([
+            "fleet", "status", "--collector", collector.baseURL, "--token-file", token, "--app", Self.app, "--channel", "stable",
+        ])
+        #expect(run.status == 78, "\(run.errorOutput)")
+        #expect(run.errorOutput.contains("HTTP 401"), "\(run.errorOutput)")
+        #expect(collector.stop() == 0)
+    }
+}
