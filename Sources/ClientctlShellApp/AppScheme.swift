@@ -11,7 +11,9 @@ import ServingCore
 /// host than the app id get 404; the serving core answers the rest off the main thread
 /// and the response is finished back on it.
 final class AppScheme: @unchecked Sendable {
-    // Immutable after init; `core` is itself Sendable. Only `onDocument` runs on main.
+    // @unchecked Sendable: it keeps the `WebKitWebView` pointer (a GTK object, not Sendable)
+    // of the last request, touched on the GTK main thread only; the rest is immutable and
+    // Sendable. Only `onDocument` runs on main.
     static let name = "app"
     let appID: String
     let core: ServingCore

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import ServingCore
 import ShellLoopback
+import Synchronization
 
 /// `--origin loopback`: the client served to the view over HTTP on 127.0.0.1 by the
 /// shell's own serving core, for that view alone (docs/native-shell.md#origins-app-or-loopback-http).
@@ -101,15 +102,13 @@ final class LoopbackOrigin: Sendable {
 
 /// Where the versions of pages served go: set by ``LoopbackOrigin/attach(_:)`` (the view
 /// is built after the port is bound), read by every page request.
-private final class PageSink: @unchecked Sendable {
-    // `body` is guarded by `lock`.
-    private let lock = NSLock()
-    private var body: @Sendable (String) async -> Void = { _ in }
+private final class PageSink: Sendable {
+    private let body = Mutex<@Sendable (String) async -> Void>({ _ in })
 
-    func target(_ body: @escaping @Sendable (String) async -> Void) { lock.withLock { self.body = body } }
+    func target(_ body: @escaping @Sendable (String) async -> Void) { self.body.withLock { $0 = body } }
 
     func forward(_ version: String) async {
-        let body = lock.withLock { self.body }
+        let body = self.body.withLock { $0 }
         await body(version)
     }
 }

@@ -14,7 +14,8 @@ import Foundation
 /// (gone, a zombie, or no longer the shell's child means it ended), and while none is
 /// known, the shell's children in `/proc`. The end is handed to the main thread.
 final class NetworkProcessWatch: @unchecked Sendable {
-    // `known` and `timer` are read and written on `queue` only.
+    // @unchecked Sendable: it holds a libdispatch timer source (`DispatchSourceTimer`, a C
+    // `dispatch_source_t`, not Sendable); it and `known` are read and written on `queue` only.
     /// `comm` of WebKit's network process.
     static let processName = "WebKitNetworkPr"
     private let queue = DispatchQueue(label: "clientctl.shell.network-process")

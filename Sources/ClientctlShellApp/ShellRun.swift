@@ -7,26 +7,30 @@ import ClientUpdater
 import Foundation
 import Logging
 import ServingCore
+import Synchronization
 
 /// One run of the shell: opens the root, builds the window, starts the engine, runs GTK's
 /// main loop until the window closes (or `--exit-after`), then shuts the engine down.
-final class ShellRun: @unchecked Sendable {
-    // `options`, `log`, `systemd` are immutable; `status` and `firstPaintSeen` are guarded by `lock`;
-    // the snapshot flags are touched on the GTK main thread only.
+final class ShellRun: Sendable {
     let options: ShellCommand
     let log: EventLog
-    private let lock = NSLock()
-    private var status: Int32 = 0
-    private var snapshotBusy = false
-    private var snapshotAgain = false
-    private var firstPaintSeen = false
+    private struct State {
+        /// The process's exit status.
+        var status: Int32 = 0
+        var firstPaintSeen = false
+        /// `--snapshot`: one is being taken, another was asked for meanwhile.
+        var snapshotBusy = false
+        var snapshotAgain = false
+        /// A page that has no trial and does not start (docs/native-shell.md#a-page-that-does-not-start):
+        /// set in `connect` before the engine's task starts.
+        var pageStart: PageStartWatch?
+    }
+    private let state = Mutex(State())
+    private var pageStart: PageStartWatch? { state.withLock { $0.pageStart } }
     /// What systemd hears (docs/native-shell.md#systemd); nothing outside systemd.
     private let systemd = SupervisorStatus()
     /// Opened at the first paint: the launch check waits for the client to be on screen.
     private let onScreen = FirstVersionLatch()
-    /// A page that has no trial and does not start (docs/native-shell.md#a-page-that-does-not-start):
-    /// set in `connect` on the main thread before the engine's task starts, read after.
-    private var pageStart: PageStartWatch?
     /// Longest the launch check waits for a first paint that does not come.
     static let firstCheckWait: Duration = .seconds(30)
 
@@ -117,7 +121,7 @@ final class ShellRun: @unchecked Sendable {
         }
         stopped.wait()
         log.emit("stopped")
-        return lock.withLock { status }
+        return state.withLock { $0.status }
     }
 
     /// The page's messages go to the engine; the window's close ends the run.
@@ -125,9 +129,9 @@ final class ShellRun: @unchecked Sendable {
         let bridge = PageBridge(
             control: UpdaterControl(engine.updater),
             onFirstPaint: { [self] in
-                let first = lock.withLock { () -> Bool in
-                    defer { firstPaintSeen = true }
-                    return !firstPaintSeen
+                let first = state.withLock { state in
+                    defer { state.firstPaintSeen = true }
+                    return !state.firstPaintSeen
                 }
                 if first {
                     log.emit("firstPaint", ["ms": log.millisecondsSinceLaunch])
@@ -167,7 +171,8 @@ final class ShellRun: @unchecked Sendable {
         view.loadFailures.onFailed = { [log] fields in log.emit("loadFailed", fields) }
         // A page that dies, hangs or floods the bridge (docs/native-shell.md#a-page-that-dies).
         let recovery = PageRecovery(updater: engine.updater, view: view, log: log)
-        pageStart = PageStartWatch(updater: engine.updater, view: view, log: log, timeout: engine.config.startupTimeoutSeconds)
+        let watch = PageStartWatch(updater: engine.updater, view: view, log: log, timeout: engine.config.startupTimeoutSeconds)
+        state.withLock { $0.pageStart = watch }
         view.onWebProcessTerminated = { reason, version, byShell in recovery.terminated(reason: reason, version: version, byShell: byShell) }
         view.bridgeGuard.refusals.onReport = { [log] counts in log.emit("bridgeRefused", CoalescedCounts.fields(counts)) }
         view.dialogs.refusals.onReport = { [log] counts in log.emit("dialogRefused", CoalescedCounts.fields(counts)) }
@@ -208,7 +213,7 @@ final class ShellRun: @unchecked Sendable {
             bridge.ready.open()  // waiting requests get 503; the shell is closing
             let code = Self.fail(error)
             log.emit("error", ["message": "\(error)"])
-            lock.withLock { status = code }
+            state.withLock { $0.status = code }
             GMain.async { gtk_main_quit() }
             return
         }
@@ -223,11 +228,12 @@ final class ShellRun: @unchecked Sendable {
     /// takes another one after it).
     private func takeSnapshot(_ view: ShellView) {
         guard let path = options.snapshot else { return }
-        guard !snapshotBusy else {
-            snapshotAgain = true
-            return
+        let busy = state.withLock { state in
+            defer { state.snapshotBusy = true }
+            if state.snapshotBusy { state.snapshotAgain = true }
+            return state.snapshotBusy
         }
-        snapshotBusy = true
+        guard !busy else { return }
         let temporary = path + ".tmp-\(getpid())"
         view.snapshot(to: temporary) { [self] failure in
             if let failure {
@@ -240,11 +246,11 @@ final class ShellRun: @unchecked Sendable {
             } else {
                 log.emit("snapshot", ["path": path, "version": view.pageVersion ?? ""])
             }
-            snapshotBusy = false
-            if snapshotAgain {
-                snapshotAgain = false
-                takeSnapshot(view)
+            let again = state.withLock { state in
+                defer { (state.snapshotBusy, state.snapshotAgain) = (false, false) }
+                return state.snapshotAgain
             }
+            if again { takeSnapshot(view) }
         }
     }
 
