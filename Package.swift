@@ -29,7 +29,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.24.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.81.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.29.0"),
-        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2"),
         // The collector's PostgreSQL store (Sources/FleetCollector/Store/PostgresReportStore.swift).
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
         .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
@@ -100,7 +99,7 @@ let package = Package(
         .target(
             name: "SignedManifest",
             dependencies: [
-                "ClientFoundation", "StrictJSON", "SafeArchive", "COpenSSL", .product(name: "Subprocess", package: "swift-subprocess"),
+                "ClientFoundation", "StrictJSON", "SafeArchive", "COpenSSL",
             ]
         ),
         // Every use of libarchive: the archive formats, safe extraction (entry rules, caps) and

@@ -11,9 +11,10 @@ import Foundation
 /// (the key id) and `CLIENTCTL_SIGN_PUBLIC_KEY` (its PEM) name the key, so one command can
 /// serve several keys. CMD writes the raw 64-byte signature on standard output.
 ///
-/// Limits: standard output and standard error are read while CMD runs, at most
-/// ``outputCap`` bytes of each are kept (more on standard output is not a signature, and
-/// the group is ended at once); CMD and everything it started are killed (`SIGKILL` to
+/// Limits: standard output goes to a file in the private folder that is watched while CMD
+/// runs, standard error to an unlinked temporary file; at most ``outputCap`` bytes of each
+/// are kept (more on standard output is not a signature, and the group is ended within
+/// about 10 ms); CMD and everything it started are killed (`SIGKILL` to
 /// the group) when it runs longer than ``timeout``. A command that fails or runs over is
 /// ``SignedManifestErrorCode/signerUnavailable`` (exit 69); output that is not a valid
 /// signature of ``publicKey`` is `.invalidSignature` (exit 65).

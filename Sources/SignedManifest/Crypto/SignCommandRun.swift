@@ -1,13 +1,14 @@
 import ClientFoundation
 import Foundation
 @preconcurrency import Glibc
-internal import Subprocess
 import Synchronization
 
-/// One run of a `--sign-command`: `/bin/sh -c CMD` in a process group of its own, its
-/// standard output and standard error read while it runs (at most
-/// ``CommandSigner/outputCap`` bytes of each kept), the whole group killed when it runs
-/// over `timeout` or writes more than a signature can be.
+/// One run of a `--sign-command`: `/bin/sh -c CMD` on ``ChildProcess`` (`posix_spawn`, a
+/// process group of its own), its standard output in a file of the sign folder that is
+/// watched while it runs, so the whole group is killed as soon as it passes
+/// ``CommandSigner/outputCap`` bytes (more is not a signature); at most that many bytes of
+/// standard output and of standard error are read back; the group is killed when it runs
+/// over `timeout`, or when the task is cancelled.
 struct SignCommandRun: Sendable {
     let command: String
     let timeout: Duration
@@ -28,83 +29,65 @@ struct SignCommandRun: Sendable {
         var errorText = ""
     }
 
-    /// Runs the command with `input` as its standard input and `environment` added.
-    func run(input: SignInputFile, environment: [Environment.Key: String?]) async throws -> Outcome {
-        let descriptor = try input.openForReading()
-        let group = ProcessGroup()
-        return try await withThrowingTaskGroup(of: Outcome?.self) { tasks in
-            tasks.addTask { try await self.execute(descriptor, environment: environment, group: group) }
-            tasks.addTask {
-                try await Task.sleep(for: self.timeout)
-                return nil
-            }
-            let first: Outcome?
-            do {
-                first = try await tasks.next() ?? nil
-            } catch let error as SignedManifestError {
-                throw error
-            } catch {
-                throw SignedManifestError(
-                    .signerUnavailable, "sign command '\(command)' cannot be run: \(error)", underlying: error)
-            }
-            if let outcome = first {
-                tasks.cancelAll()
-                return outcome
-            }
-            // Time is up: kill the whole group (grandchildren too); the run then ends as the
-            // pipes close, with what the command said on standard error.
-            group.kill()
-            tasks.cancelAll()
-            let late = (try? await tasks.next()) ?? nil
-            return Outcome(ending: .timedOut, errorText: late?.errorText ?? "")
-        }
-    }
+    /// How often the size of standard output is looked at while the command runs: a
+    /// command that floods it is killed within about this long.
+    static let outputWatchInterval: DispatchTimeInterval = .milliseconds(10)
 
-    private func execute(_ descriptor: Int32, environment: [Environment.Key: String?], group: ProcessGroup) async throws -> Outcome {
-        var options = PlatformOptions()
-        options.processGroupID = 0  // a group of its own, led by the shell
-        // When this task is cancelled before the command ends, its whole group is killed.
-        options.teardownSequence = [.send(signal: .kill, toProcessGroup: true, allowedDurationToNextStep: .seconds(2))]
-        let result = try await Subprocess.run(
-            .path("/bin/sh"), arguments: ["-c", command], environment: .inherit.updating(environment),
-            platformOptions: options, input: .fileDescriptor(.init(rawValue: descriptor), closeAfterSpawningProcess: true),
-            output: .sequence, error: .sequence
-        ) { execution in
-            let leader = execution.processIdentifier.value
-            group.record(leader)
-            let terminal = TerminalHandover.give(to: leader)
-            defer { terminal?.takeBack() }
-            async let error = Self.collect(execution.standardError, onOverflow: {})
-            let output = try await Self.collect(execution.standardOutput, onOverflow: { group.kill() })
-            return (output, try await error)
+    /// Runs the command with `input` as its standard input and `environment` added; its
+    /// standard output goes to a file beside the input, removed before it returns.
+    func run(input: SignInputFile, environment: [String: String]) async throws -> Outcome {
+        let outputPath = input.folder + "/signature"
+        defer { unlink(outputPath) }
+        let descriptor = try input.openForReading()
+        var child = ChildProcess(
+            "/bin/sh", ["-c", command], environment: environment, input: .fileDescriptor(descriptor),
+            standardOutput: .file(outputPath), standardError: .memory(cap: CommandSigner.outputCap), timeout: timeout)
+        child.onTimeout = nil
+        let running: ChildProcess.Running
+        do {
+            running = try child.start()
+            close(descriptor)
+        } catch {
+            close(descriptor)
+            throw SignedManifestError(.signerUnavailable, "sign command '\(command)' cannot be run: \(error)", underlying: error)
         }
-        let (output, error) = result.closureResult
+        let terminal = TerminalHandover.give(to: running.pid)
+        defer { terminal?.takeBack() }
+        let watch = OutputWatch(path: outputPath, running: running)
+        let result = await withTaskCancellationHandler {
+            await running.wait()
+        } onCancel: {
+            running.signal(SIGKILL)
+        }
+        watch.stop()
+        let (output, size) = Self.readBack(outputPath)
         let ending: Outcome.Ending
-        switch result.terminationStatus {
+        switch result.termination {
+        case _ where result.timedOut: ending = .timedOut
         case .exited(let code): ending = .exited(code)
         case .signaled(let number): ending = .signal(number)
         }
-        return Outcome(ending: ending, output: output.bytes, outputOverflowed: output.overflowed, errorText: Self.oneLine(error.bytes))
+        return Outcome(
+            ending: ending, output: output, outputOverflowed: size > CommandSigner.outputCap || watch.fired,
+            errorText: Self.oneLine(Array(result.standardError)))
     }
 
-    /// The first ``CommandSigner/outputCap`` bytes of `stream`. Past the cap `onOverflow`
-    /// runs once (for standard output it kills the group) and the rest is read and
-    /// dropped, so the command never blocks on a full pipe.
-    private static func collect(
-        _ stream: SubprocessOutputSequence, onOverflow: @Sendable () -> Void
-    ) async throws -> (bytes: [UInt8], overflowed: Bool) {
-        var bytes: [UInt8] = []
-        var overflowed = false
-        for try await buffer in stream {
-            if overflowed { continue }
-            buffer.withUnsafeBytes { bytes.append(contentsOf: $0) }
-            if bytes.count > CommandSigner.outputCap {
-                bytes.removeLast(bytes.count - CommandSigner.outputCap)
-                overflowed = true
-                onOverflow()
-            }
+    /// The first ``CommandSigner/outputCap`` bytes of the file at `path`, and its size.
+    private static func readBack(_ path: String) -> (bytes: [UInt8], size: Int) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return ([], 0) }
+        defer { close(fd) }
+        var info = stat()
+        let size = fstat(fd, &info) == 0 ? Int(info.st_size) : 0
+        var bytes = [UInt8](repeating: 0, count: min(size, CommandSigner.outputCap))
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress?.advanced(by: done), $0.count - done, off_t(done)) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { break }
+            done += n
         }
-        return (bytes, overflowed)
+        return (Array(bytes.prefix(done)), size)
     }
 
     /// Standard error as one line for a message: lines joined with " / ", at most 300
@@ -117,15 +100,44 @@ struct SignCommandRun: Sendable {
     }
 }
 
-/// The process group of a running sign command (its leader's pid once it started).
-final class ProcessGroup: Sendable {
-    private let leader = Mutex<pid_t?>(nil)
+/// Kills a running sign command's group once its standard output file passes
+/// ``CommandSigner/outputCap`` bytes: looks every ``SignCommandRun/outputWatchInterval``
+/// on a queue of its own (a busy cooperative pool cannot delay it) until ``stop()``.
+final class OutputWatch: Sendable {
+    private static let queue = DispatchQueue(label: "SignCommandRun.outputWatch")
+    private let path: String
+    private let running: ChildProcess.Running
+    private struct State {
+        var stopped = false
+        var fired = false
+    }
+    private let state = Mutex(State())
 
-    func record(_ pid: pid_t) { leader.withLock { $0 = pid } }
+    init(path: String, running: ChildProcess.Running) {
+        self.path = path
+        self.running = running
+        schedule()
+    }
 
-    /// SIGKILL to every process of the group.
-    func kill() {
-        guard let pid = leader.withLock({ $0 }), pid > 0 else { return }
-        _ = Glibc.kill(-pid, SIGKILL)
+    /// True when the output passed the cap and the group was killed for it.
+    var fired: Bool { state.withLock { $0.fired } }
+
+    /// Ends the watch (the command has ended).
+    func stop() { state.withLock { $0.stopped = true } }
+
+    private func schedule() {
+        Self.queue.asyncAfter(deadline: .now() + SignCommandRun.outputWatchInterval) { [self] in
+            var info = stat()
+            let over = stat(path, &info) == 0 && Int(info.st_size) > CommandSigner.outputCap
+            let (kill, again) = state.withLock { state -> (Bool, Bool) in
+                guard !state.stopped else { return (false, false) }
+                guard over else { return (false, true) }
+                state.fired = true
+                state.stopped = true
+                return (true, false)
+            }
+            if kill { running.signal(SIGKILL) }  // the whole group; nothing once the command has ended
+            if again { schedule() }
+        }
     }
 }
