@@ -33,6 +33,8 @@ final class PageRecovery: @unchecked Sendable {
             return
         }
         Task { [self] in
+            // The fleet report first, so it precedes the trial's rollback in the journal.
+            updater.recordWebProcessDied(webKitReason: reason, running: version)
             var failedTrial = false
             if let version {
                 do {

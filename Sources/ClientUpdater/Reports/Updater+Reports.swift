@@ -171,3 +171,21 @@ extension Updater {
         return report
     }
 }
+
+extension Updater {
+    /// A host's page died (the shell's `web-process-terminated`): a `web-process-died`
+    /// report, its reason from WebKit's (`crashed`, `exceeded-memory`, anything else is
+    /// `killed`). `running`: the version of the page, else the one served now.
+    package nonisolated func recordWebProcessDied(webKitReason: String, running: String?) {
+        guard journal != nil else { return }
+        let reason: ReportReason =
+            switch webKitReason {
+            case "crashed": .crashed
+            case "exceeded-memory": .outOfMemory
+            default: .killed
+            }
+        var draft = ReportDraft(.webProcessDied, running: running ?? "", reason: reason)
+        draft.detail = webKitReason
+        recordReport(draft)
+    }
+}
