@@ -1,0 +1,99 @@
+import FleetCollector
+import FleetReports
+import Foundation
+import TestSupport
+import Testing
+
+/// Real `clientctl collect` processes on a real PostgreSQL (Tests/TestSupport/Servers/TestPostgres.swift):
+/// what they store and answer equals what a collector on SQLite does; two collectors on one
+/// database store a report that reaches both once; a PostgreSQL that stops under a running
+/// collector makes it answer 503 with Retry-After (nothing stored, nothing lost), and it
+/// stores again once PostgreSQL is back.
+@Suite struct CollectOnPostgresTests {
+    static let summaryPath = "v1/fleet?app=\(SyntheticFleet.app)&channel=\(SyntheticFleet.channel)&window=86400"
+
+    /// The summary a collector answers, its `generated` time set aside (each answer has its own).
+    static func summary(_ collector: CollectProcess) async throws -> FleetSummary {
+        let response = try await collector.read(summaryPath, token: collector.token)
+        guard response.status == 200 else { throw HarnessError("GET /v1/fleet: \(response.status) \(response.body)") }
+        var summary = try FleetSummary.decoder().decode(FleetSummary.self, from: response.data)
+        summary.generated = Date(timeIntervalSince1970: 0)
+        return summary
+    }
+
+    /// `{"accepted": N, "duplicates": M}` of a 200.
+    static func counts(_ response: CurlResponse) throws -> IngestResult {
+        guard response.status == 200 else { throw HarnessError("POST /v1/reports: \(response.status) \(response.body)") }
+        return try JSONDecoder().decode(IngestResult.self, from: response.data)
+    }
+
+    @Test func twoCollectorsOnOneDatabaseStoreEachReportOnceAndAnswerAsSQLiteDoes() async throws {
+        let server = try await TestPostgres.shared()
+        let url = try await server.createDatabase("twocollectors")
+        let dir = try TemporaryDirectory("collect-pg")
+        let first = try await CollectProcess(database: url, scratch: dir.path)
+        let second = try await CollectProcess(database: url, scratch: dir.path)
+        let sqlite = try await CollectProcess(database: "sqlite:" + dir("reports.db"), scratch: dir.path)
+        let batches = SyntheticFleet.batches(devices: 24, perBatch: 3)
+        let total = batches.reduce(0) { $0 + $1.reports.count }
+        // Each batch to both PostgreSQL collectors at once (a device whose first attempt
+        // timed out behind a load balancer and went to the other), and to the SQLite one.
+        let answers = try await withThrowingTaskGroup(of: IngestResult.self) { group in
+            for (i, batch) in batches.enumerated() {
+                let body = i % 2 == 0 ? CollectorFixtures.zstd(batch.encoded()) : batch.encoded()
+                let encoding = i % 2 == 0 ? "zstd" : nil
+                for collector in [first, second] {
+                    group.addTask { try Self.counts(try await collector.post(body, encoding: encoding)) }
+                }
+            }
+            return try await group.reduce(into: [IngestResult]()) { $0.append($1) }
+        }
+        #expect(answers.reduce(0) { $0 + $1.accepted } == total)
+        #expect(answers.reduce(0) { $0 + $1.duplicates } == total)
+        for batch in batches { #expect(try Self.counts(try await sqlite.post(batch.encoded())).accepted == batch.reports.count) }
+        // PostgreSQL's own count: every (device, seq) once.
+        let database = String(url.split(separator: "/").last ?? "")
+        let rows = try await server.psql("SELECT COUNT(*), COUNT(DISTINCT (device, seq)) FROM reports", database: database)
+        #expect(rows.trimmingCharacters(in: .whitespacesAndNewlines) == "\(total)|\(total)")
+        // Either collector answers the same summary, and it is the SQLite collector's.
+        let fromFirst = try await Self.summary(first)
+        #expect(fromFirst.devices == 24)
+        #expect(fromFirst.versions.contains { $0.version == "1.1.0" && $0.trials > 0 && !$0.rollbacks.isEmpty })
+        #expect(try await Self.summary(second) == fromFirst)
+        #expect(try await Self.summary(sqlite) == fromFirst)
+        #expect(first.stop() == 0)
+        #expect(second.stop() == 0)
+        #expect(sqlite.stop() == 0)
+    }
+
+    @Test func aStoppedPostgreSQLGets503WithRetryAfterAndTheCollectorRecovers() async throws {
+        let server = try await TestPostgres.start()
+        defer { server.remove() }
+        let url = try await server.createDatabase("restart")
+        let dir = try TemporaryDirectory("collect-pg")
+        let collector = try await CollectProcess(database: url, scratch: dir.path)
+        let batches = SyntheticFleet.batches(devices: 2, perBatch: 5)
+        #expect(try Self.counts(try await collector.post(batches[0].encoded())).accepted == batches[0].reports.count)
+        try await server.stop()
+        let refused = try await collector.post(batches[1].encoded())
+        #expect(refused.status == 503, "\(refused.body)")
+        #expect(refused["retry-after"].flatMap { Int($0) }.map { $0 > 0 } == true, "\(refused.headers)")
+        #expect(CollectorFixtures.error(refused)?.contains("unavailable") == true, "\(refused.body)")
+        // Reads fail too, and the process stays up.
+        #expect(try await collector.read(Self.summaryPath, token: collector.token).status == 503)
+        #expect(collector.process.isRunning)
+        try await server.restart()
+        // The device sends the refused batch again: once PostgreSQL is back it is stored,
+        // without restarting the collector.
+        var stored: IngestResult?
+        try await Poll.until("the collector to store again after PostgreSQL restarted", timeout: 90, every: .milliseconds(500)) {
+            let response = try await collector.post(batches[1].encoded())
+            if response.status == 200 { stored = try Self.counts(response) }
+            return stored != nil
+        }
+        #expect(stored?.accepted == batches[1].reports.count)
+        let rows = try await server.psql("SELECT COUNT(*) FROM reports", database: String(url.split(separator: "/").last ?? ""))
+        #expect(Int(rows.trimmingCharacters(in: .whitespacesAndNewlines)) == batches[0].reports.count + batches[1].reports.count)
+        #expect(collector.stop() == 0)
+    }
+}
