@@ -26,6 +26,9 @@ import Testing
         case roots(draft: Bool)
         /// A root asking for r1, r2 and r3, and 1.5.0 published with r1: pending.
         case pending
+        /// A root with release key k and rollout key `rollout.pem`, and 1.4.0 and 1.5.0
+        /// published with k.
+        case rolloutRole
     }
 
     /// The signing help pages, the folder their examples need, and whether each example
@@ -47,6 +50,7 @@ import Testing
         (["rollout", "resume"], .channel(rollout: "paused"), true),
         (["rollout", "complete"], .channel(rollout: "running"), true),
         (["revoke"], .channel(rollout: nil), false),
+        (["rollout", "restrict"], .rolloutRole, false),
     ]
 
     @Test(arguments: pages.indices)
@@ -173,6 +177,17 @@ import Testing
                 mkdir -p releases/stable/root; mv one.json releases/stable/root/1.json
                 \(publish) --version 1.5.0 --key r1.pem
                 test -f releases/stable/pending/v1.5.0.json
+                """)
+        case .rolloutRole:
+            try await run(
+                """
+                cp -R '\(sample)' build; KEYS='a k rollout'; \(keys)
+                clientctl root init one.json --app com.example.notes --channel stable --root-key a.pub.pem \
+                  --release-key k.pub.pem --rollout-key rollout.pub.pem --expires 365d
+                clientctl root sign one.json --key a.pem
+                mkdir -p releases/stable/root; mv one.json releases/stable/root/1.json
+                \(publish) --version 1.4.0 --key k.pem
+                \(publish) --version 1.5.0 --key k.pem
                 """)
         }
         return folder
