@@ -1,0 +1,72 @@
+import FleetReports
+import Foundation
+import Synchronization
+import Testing
+
+@testable import FleetCollector
+
+/// The collector's limits as pure state machines, on an injected clock (no sleeping).
+@Suite struct LimitsTests {
+    final class Clock: Sendable {
+        private let value = Mutex(0.0)
+        func now() -> Double { value.withLock { $0 } }
+        func advance(_ s: Double) { value.withLock { $0 += s } }
+    }
+
+    @Test func aBucketGrantsItsBurstThenOneTokenPerPeriod() {
+        var bucket = TokenBucket(rate: 1, capacity: 2, now: 0)
+        #expect(bucket.take(now: 0) == nil)
+        #expect(bucket.take(now: 0) == nil)
+        #expect(bucket.take(now: 0) == 1)
+        #expect(bucket.take(now: 0.5) == 0.5)
+        #expect(bucket.take(now: 1) == nil)
+        // Refill stops at the capacity.
+        #expect(bucket.take(now: 100) == nil)
+        #expect(bucket.take(now: 100) == nil)
+        #expect(bucket.take(now: 100) != nil)
+    }
+
+    @Test func theLimiterRemembersAtMostMaxKeys() {
+        let clock = Clock()
+        let limiter = RateLimiter(
+            limits: RateLimits(perAddressPerMinute: 4, perDevicePerMinute: 4, maxKeys: 3), now: { clock.now() })
+        #expect(limiter.admit(device: "a") == .allowed)
+        #expect(limiter.admit(device: "a") == .limited(retryAfterSeconds: 15))
+        clock.advance(15)
+        #expect(limiter.admit(device: "a") == .allowed)
+        for n in 0..<1000 { _ = limiter.admit(device: "d\(n)") }
+        #expect(limiter.remembered.devices == 3)
+        // "a" was forgotten (least recently used): it comes back with a full bucket.
+        #expect(limiter.admit(device: "a") == .allowed)
+        #expect(limiter.admit(address: "127.0.0.1") == .allowed)
+        #expect(limiter.admit(address: "127.0.0.1") == .limited(retryAfterSeconds: 15))
+    }
+
+    @Test func theLRUEvictsTheLeastRecentlyUsed() {
+        var lru = LRUBuckets(maxKeys: 2)
+        let make = { TokenBucket(rate: 1, capacity: 1, now: 0) }
+        #expect(lru.take("a", now: 0, make: make) == nil)
+        #expect(lru.take("b", now: 0, make: make) == nil)
+        #expect(lru.take("a", now: 0, make: make) != nil)  // a is used again: b is now the oldest
+        #expect(lru.take("c", now: 0, make: make) == nil)  // evicts b
+        #expect(lru.take("a", now: 0, make: make) != nil)  // a kept its empty bucket
+        #expect(lru.take("b", now: 0, make: make) == nil)  // b came back full
+        #expect(lru.count == 2)
+    }
+
+    @Test func pruningIsDueHourlyWithTheRetentionCutoff() {
+        var schedule = PruneSchedule(retentionDays: 90)
+        let start = Date(timeIntervalSince1970: 1_764_090_000)
+        #expect(schedule.due(at: start) == start.addingTimeInterval(-90 * 86_400))
+        #expect(schedule.due(at: start.addingTimeInterval(3599)) == nil)
+        #expect(schedule.due(at: start.addingTimeInterval(3600)) == start.addingTimeInterval(3600 - 90 * 86_400))
+    }
+
+    @Test func aZstdBombStopsAtTheLimit() throws {
+        let bomb = [UInt8](CollectorFixtures.zstd(Data(count: 16 << 20)))
+        #expect(throws: BoundedZstd.Failure.tooLarge) { try BoundedZstd.decompress(bomb, limit: ReportBatch.maxBytes) }
+        let small = [UInt8](CollectorFixtures.zstd(Data("hello".utf8)))
+        #expect(try BoundedZstd.decompress(small, limit: ReportBatch.maxBytes) == Array("hello".utf8))
+        #expect(throws: BoundedZstd.Failure.self) { try BoundedZstd.decompress(Array(small.dropLast(2)), limit: 100) }
+    }
+}
