@@ -227,4 +227,28 @@ import Testing
         let json = try await rig.run(["status", "--root", rig.root, "--explain", "--json"])
         #expect(String(decoding: json.stdout, as: UTF8.self).contains("\"explanation\""))
     }
+
+    /// The root's disk is full: the check fails exactly as without reports (no-space, exit
+    /// 73), the reports give way, status still answers; with space again, all goes on.
+    @Test func aFullDiskStopsReportsNotTheCheck() async throws {
+        let rig = try await Self.rig()
+        try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)
+        let mount = rig.tmp("disk")
+        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+        let disk = try Tmpfs.mount(at: mount, size: "4m")
+        defer { disk.unmount() }
+        let root = mount + "/device"
+        let copied = try await Subprocess.run("cp", ["-a", rig.root, root])
+        #expect(copied.status == 0)
+        Tmpfs.fill(mount + "/filler", leaving: 0)
+        let full = try await ClientctlBinary.run(["install", "--root", root])
+        #expect(full.status == 73, "\(full.errorOutput)")
+        #expect(try Self.journal(root).isEmpty)
+        let status = try await ClientctlBinary.run(["status", "--root", root])
+        #expect(status.status == 0, "\(status.errorOutput)")
+        try FileManager.default.removeItem(atPath: mount + "/filler")
+        let again = try await ClientctlBinary.run(["install", "--root", root])
+        #expect(again.status == 0, "\(again.errorOutput)")
+        #expect(Self.types(try Self.journal(root)).contains("installed"))
+    }
 }
