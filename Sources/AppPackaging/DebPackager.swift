@@ -155,7 +155,7 @@ package enum DebPackager {
             trust: request.trust.indices.map { "trust/key-\($0 + 1).pub.pem" },
             trustRoot: request.trustRoot == nil ? nil : "trust/root.json", shellVersion: request.version.description,
             startupTimeoutSeconds: request.startupTimeoutSeconds, keep: request.keep, checkIntervalSeconds: request.checkIntervalSeconds,
-            origin: request.origin == "app" ? nil : request.origin)
+            origin: request.origin == "app" ? nil : request.origin, reportURL: request.reportURL)
     }
 
     /// The control fields and names, checked before anything is read or written.

@@ -35,12 +35,14 @@ package struct PackageRequest: Sendable {
     /// Where the installed app's shell serves its page: `app` or `loopback`
     /// (``ClientUpdater/DeviceTemplate/origin``).
     package var origin: String
+    /// The collector's base URL for the devices' fleet reports (``ClientUpdater/DeviceTemplate/reportURL``).
+    package var reportURL: String?
 
     package init(
         buildDirectory: String, app: String, name: String, package: String, version: Version, channel: String, manifestURL: String,
         trust: [String], trustRoot: String?, icon: String, maintainer: String, out: String, description: String? = nil,
         category: String = "Utility", section: String = "web", copyrightFile: String? = nil, startupTimeoutSeconds: Double = 10,
-        keep: Int = 3, checkIntervalSeconds: Int = 3600, origin: String = "app"
+        keep: Int = 3, checkIntervalSeconds: Int = 3600, origin: String = "app", reportURL: String? = nil
     ) {
         self.buildDirectory = buildDirectory
         self.app = app
@@ -62,6 +64,7 @@ package struct PackageRequest: Sendable {
         self.keep = keep
         self.checkIntervalSeconds = checkIntervalSeconds
         self.origin = origin
+        self.reportURL = reportURL
     }
 
     /// The main categories of the freedesktop menu specification.

@@ -52,10 +52,11 @@ public enum TemplateRoot {
     ) {
         let layout = RootLayout(root: root)
         let template: DeviceTemplate
-        let made: (config: DeviceConfig, root: TrustRoot?)
+        var made: (config: DeviceConfig, root: TrustRoot?)
         do {
             template = try DeviceTemplate.load(folder: folder)
             made = try ArchiveRootSetup.make(request(template, folder: folder), now: now)
+            made.config.reportURL = template.reportURL
         } catch let error as any ClientctlError {
             guard FileManager.default.fileExists(atPath: layout.config) else {
                 throw EngineError(.configInvalid, "template \(folder): \(error.message)")

@@ -43,6 +43,9 @@ public struct DeviceTemplate: Codable, Sendable, Equatable {
     /// `"loopback"` (`http://127.0.0.1:PORT/`, for apps that need an http origin). The
     /// shell's `--origin` wins; `serve` always answers over http.
     public var origin: String?
+    /// Base URL of the collector the app's devices send fleet reports to (the root's
+    /// `reportURL`, `clientctl package --report-url`); `nil`: no reports.
+    public var reportURL: String?
 
     /// The values ``origin`` may take.
     public static let origins = ["app", "loopback"]
@@ -50,7 +53,7 @@ public struct DeviceTemplate: Codable, Sendable, Equatable {
     public init(
         app: String, name: String, channel: String, manifestURL: String, trust: [String], trustRoot: String?,
         shellVersion: String, seed: String = "www", startupTimeoutSeconds: Double = 10, keep: Int = 3,
-        checkIntervalSeconds: Int = 3600, origin: String? = nil
+        checkIntervalSeconds: Int = 3600, origin: String? = nil, reportURL: String? = nil
     ) {
         self.format = Self.currentFormat
         self.app = app
@@ -65,6 +68,7 @@ public struct DeviceTemplate: Codable, Sendable, Equatable {
         self.keep = keep
         self.checkIntervalSeconds = checkIntervalSeconds
         self.origin = origin
+        self.reportURL = reportURL
     }
 
     /// The template's bytes: sorted keys, one trailing newline (reproducible).
@@ -100,6 +104,9 @@ public struct DeviceTemplate: Codable, Sendable, Equatable {
         }
         if let origin = template.origin, !origins.contains(origin) {
             throw UpdaterError(.configInvalid, "\(path): origin '\(origin)' is not one of \(origins.joined(separator: ", "))")
+        }
+        if let reportURL = template.reportURL, let problem = DeviceConfig.reportURLProblem(reportURL, allowInsecureHTTP: false) {
+            throw UpdaterError(.configInvalid, "\(path): reportURL \(problem)")
         }
         return template
     }

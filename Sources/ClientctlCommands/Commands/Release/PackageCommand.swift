@@ -85,6 +85,10 @@ struct PackageCommand: AsyncParsableCommand {
             "Where the app's page lives: app (app://ID/) or loopback (http://127.0.0.1:PORT/, for service workers and ws: URLs).",
             valueName: "app|loopback"))
     var origin = "app"
+    @Option(
+        name: .customLong("report-url"),
+        help: ArgumentHelp("Base URL of the fleet-report collector the app's devices send reports to (https:).", valueName: "URL"))
+    var reportURL: String?
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -93,6 +97,9 @@ struct PackageCommand: AsyncParsableCommand {
         }
         guard DeviceTemplate.origins.contains(origin) else {
             throw ValidationError("--origin must be one of \(DeviceTemplate.origins.joined(separator: ", "))")
+        }
+        if let reportURL, let problem = DeviceConfig.reportURLProblem(reportURL, allowInsecureHTTP: false) {
+            throw ValidationError("--report-url \(problem)")
         }
         guard trust.isEmpty != (trustRoot == nil) else {
             throw ValidationError("give --trust keys or one --trust-root: a device trusts only what its package names")
@@ -106,7 +113,7 @@ struct PackageCommand: AsyncParsableCommand {
                 manifestURL: manifestURL, trust: trust, trustRoot: trustRoot, icon: icon, maintainer: maintainer, out: out,
                 description: description, category: category, section: section, copyrightFile: copyright,
                 startupTimeoutSeconds: settings.startupTimeout.value, keep: settings.keep, checkIntervalSeconds: checkInterval,
-                origin: origin)
+                origin: origin, reportURL: reportURL)
             let result = try DebPackager.build(request)
             if output.json {
                 let o: JSONObject = [
