@@ -1,4 +1,5 @@
 import ClientUpdater
+import FleetReports
 import Foundation
 
 extension MeteorChannel {
@@ -30,10 +31,16 @@ extension MeteorChannel {
         let current = state.current ?? embedded.version
         if version == current { return .upToDate("version \(version) is current") }
         if version == state.pending { return .upToDate("version \(version) is already pending") }
-        if state.blacklist.contains(version) { return .skipped("\(SkipReason.blacklisted) \(version)") }
+        if state.blacklist.contains(version) {
+            reporter.report(.checkRefused, version: version, reason: .blacklisted, detail: "\(SkipReason.blacklisted) \(version)")
+            return .skipped("\(SkipReason.blacklisted) \(version)")
+        }
         if manifest.cordovaCompatibilityVersion != state.meteor?.cordovaCompatibilityVersion {
+            // Another compatibility version needs another shell (a native rebuild).
+            reporter.report(.checkRefused, version: version, reason: .needsShell, detail: "\(SkipReason.incompatible) (version \(version))")
             return .skipped("\(SkipReason.incompatible) (version \(version))")
         }
+        reporter.report(.updateFound, version: version)
 
         if version == embedded.version {
             state.meteor?.lastDownloadedVersion = version
@@ -43,8 +50,13 @@ extension MeteorChannel {
             state.meteor?.lastDownloadedVersion = version
             return .installed(installedVersion(existing))
         }
+        let started = ContinuousClock.now
         let bundle = try await download(
             manifest, manifestData: manifestData, embedded: embedded, state: state, fetcher: fetcher, reporter: reporter)
+        let took = ContinuousClock.now - started
+        reporter.report(
+            .downloaded, version: version, via: .files,
+            ms: took.components.seconds * 1000 + took.components.attoseconds / 1_000_000_000_000_000)
         state.meteor?.lastDownloadedVersion = version
         return .installed(installedVersion(bundle))
     }
