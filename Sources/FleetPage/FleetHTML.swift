@@ -68,9 +68,12 @@ package enum FleetHTML {
 
     private static func versionTable(_ summary: FleetSummary, _ palette: VersionPalette) -> String {
         guard !summary.versions.isEmpty else { return "<p class=\"empty\">No versions reported.</p>" }
-        var out = "<table id=\"versions\"><thead><tr><th>Version</th><th>Now</th><th>Installs</th><th>Trials</th><th>Commits</th>"
-        out += "<th>Rolled back</th><th>Failed</th><th>Black&shy;listed</th><th>Web process died</th><th>Download failed</th>"
-        out += "<th>Refused</th><th>Median ack</th><th>Rollout</th></tr></thead><tbody>"
+        let headers = [
+            "Now", "Installs", "Trials", "Commits", "Rolled back", "Failed", "Black&shy;listed", "Web process died", "Download failed", "Refused",
+            "Median ack", "Rollout",
+        ]
+        var out = "<table id=\"versions\"><thead><tr><th>Version</th>"
+        out += headers.map { "<th class=\"num\">\($0)</th>" }.joined() + "</tr></thead><tbody>"
         for v in summary.versions {
             let name = v.version
             out += "<tr><th scope=\"row\" data-version=\"\(HTMLText.escape(name))\">\(swatch(palette.colour(name)))\(HTMLText.escape(name))</th>"
@@ -110,7 +113,7 @@ package enum FleetHTML {
             }
         }
         guard !rows.isEmpty else { return "" }
-        return "<section><h2>Why</h2><table id=\"reasons\"><thead><tr><th>Version</th><th>What</th><th>Reason</th><th>Devices</th>"
+        return "<section><h2>Why</h2><table id=\"reasons\"><thead><tr><th>Version</th><th>What</th><th>Reason</th><th class=\"num\">Devices</th>"
             + "</tr></thead><tbody>\(rows)</tbody></table></section>\n"
     }
 
@@ -145,7 +148,7 @@ package enum FleetHTML {
         table{border-collapse:collapse;width:100%;font-variant-numeric:tabular-nums}\
         th,td{padding:5px 6px;border-bottom:1px solid #e5e7eb;text-align:left;white-space:nowrap}\
         thead th{font-size:12px;color:#4b5563;font-weight:600;white-space:normal;vertical-align:bottom}\
-        td.num{text-align:right}\
+        td.num,th.num{text-align:right}\
         .mono{font-family:ui-monospace,monospace;font-size:12px}.empty{color:#6b7280}\
         footer{margin-top:32px;color:#9ca3af;font-size:12px}
         """

@@ -38,7 +38,13 @@ struct ReadRoutes: Sendable {
         }
         guard let render = collector.page else { return Refusal.response(.notFound, "this collector serves no page") }
         switch await summary(request) {
-        case .success(let summary): return Refusal.text(render(summary), contentType: "text/html; charset=utf-8")
+        case .success(let summary):
+            var response = Refusal.text(render(summary), contentType: "text/html; charset=utf-8")
+            // The page loads nothing and runs nothing (FleetHTML's policy); nor is it cached.
+            response.headers[.contentSecurityPolicy] =
+                "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; base-uri 'none'; form-action 'none'"
+            response.headers[.cacheControl] = "no-store"
+            return response
         case .failure(let refusal): return refusal.response
         }
     }
