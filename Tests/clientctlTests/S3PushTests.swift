@@ -94,6 +94,43 @@ import Testing
         #expect(try await clientctl(["install", "--root", dir("device")]).output == "installed 1.1.0\n")
     }
 
+    /// The rollout role's restriction.json is pushed after the pointers with their cache
+    /// lifetime, and devices reading the store are held by it; once the release role
+    /// re-signs the manifest, the folder's restriction (bound to the old manifest) is not
+    /// pushed again and the one in the store no longer holds.
+    @Test func aRestrictionIsPushedAndHoldsDevicesUntilANewManifest() async throws {
+        let s3 = try await SeaweedS3.shared()
+        let bucket = s3.freshArea("restrict")
+        try FileManager.default.createDirectory(atPath: dir("rel/stable/root"), withIntermediateDirectories: true)
+        try await clientctl(["keygen", "--out", dir("guard")])
+        try await clientctl([
+            "root", "init", dir("root-1.json"), "--app", "com.example.notes", "--channel", "stable", "--root-key", publicKey,
+            "--release-key", publicKey, "--rollout-key", dir("guard.pub.pem"), "--expires", "365d",
+        ])
+        try await clientctl(["root", "sign", dir("root-1.json"), "--key", key])
+        try FileManager.default.copyItem(atPath: dir("root-1.json"), toPath: dir("rel/stable/root/1.json"))
+        try await publish("1.0.0", into: dir("rel"))
+        try await clientctl(["rollout", "restrict", "stable", "--out", dir("rel"), "--key", dir("guard.pem"), "--pause"])
+        let pushed = try await push(dir("rel"), s3, bucket: bucket)
+        #expect(pushed.output.contains("new: 1.0.0"), "\(pushed.output)")
+        let head = try await s3.head("\(bucket)/notes/stable/restriction.json")
+        #expect(head.status == 200 && head.headers["cache-control"] == "public, max-age=60", "\(head.headers)")
+        let local = try Data(contentsOf: URL(fileURLWithPath: dir("rel") + "/stable/restriction.json"))
+        #expect(try await s3.get("\(bucket)/notes/stable/restriction.json").body == local)
+
+        try await clientctl([
+            "init", "--root", dir("device"), "--app", "com.example.notes", "--channel", "stable", "--manifest-url",
+            "\(s3.endpoint)/\(bucket)/notes/stable/manifest.json", "--trust-root", dir("rel/stable/root/1.json"), "--shell-version", "1.0.0",
+        ])
+        let held = try await clientctl(["install", "--root", dir("device")])
+        #expect(held.output.contains("the rollout of release 1.0.0 is paused by the rollout role's restriction until"), "\(held.output)")
+
+        try await clientctl(["rollout", "set", "stable", "--percent", "100", "--out", dir("rel"), "--key", key])
+        try await push(dir("rel"), s3, bucket: bucket)
+        #expect(try await s3.get("\(bucket)/notes/stable/restriction.json").body == local, "a superseded restriction is not pushed")
+        #expect(try await clientctl(["install", "--root", dir("device")]).output == "installed 1.0.0\n")
+    }
+
     /// The store honours Range, and a kept partial download is resumed from it: the
     /// downloader asks only for the rest (one request, resumed after the kept bytes), and a
     /// device completes its kept partial archive.
