@@ -31,18 +31,8 @@ public final class CollectProcess: Sendable {
             ClientctlBinary.path, all, input: .none, standardOutput: .discard, standardError: .file(stderrPath)
         ).start()
         self.process = process
-        let deadline = Date().addingTimeInterval(30)
-        var listening: Int?
-        while true {
-            listening = Self.port(in: Self.read(stderrPath))
-            guard listening == nil, process.isRunning, Date() < deadline else { break }
-            try await Task.sleep(nanoseconds: 20_000_000)
-        }
-        guard let listening else {
-            process.signalChild(SIGTERM)
-            throw HarnessError("clientctl collect did not start listening: \(Self.read(stderrPath))")
-        }
-        port = listening
+        port = try await ListeningLine.wait(
+            for: process, stderrPath: stderrPath, marker: "collecting on http://127.0.0.1:", what: "clientctl collect")
     }
 
     deinit {
@@ -52,14 +42,7 @@ public final class CollectProcess: Sendable {
         }
     }
 
-    private static func read(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
-
-    public var stderr: String { Self.read(stderrPath) }
-
-    static func port(in text: String) -> Int? {
-        guard let range = text.range(of: "collecting on http://127.0.0.1:") else { return nil }
-        return Int(text[range.upperBound...].prefix { $0.isNumber })
-    }
+    public var stderr: String { ListeningLine.read(stderrPath) }
 
     /// Sends `signal` and waits (30 s at most, then SIGKILL) for the end; returns the status.
     @discardableResult

@@ -33,20 +33,8 @@ public final class ServeProcess: Sendable {
             executable, all, environment: environment, input: .none, standardOutput: .discard, standardError: .file(stderrPath)
         ).start()
         self.process = process
-        // Looks once more after the deadline: a test task that waited past it on a busy pool
-        // must still see a line serve printed meanwhile (a CI run refused a listening serve).
-        let deadline = Date().addingTimeInterval(30)
-        var listening: Int?
-        while true {
-            listening = Self.port(in: Self.read(stderrPath))
-            guard listening == nil, process.isRunning, Date() < deadline else { break }
-            try await Task.sleep(nanoseconds: 20_000_000)
-        }
-        guard let listening else {
-            process.signalChild(SIGTERM)
-            throw HarnessError("clientctl serve did not start listening: \(Self.read(stderrPath))")
-        }
-        port = listening
+        port = try await ListeningLine.wait(
+            for: process, stderrPath: stderrPath, marker: "serving http://127.0.0.1:", what: "clientctl serve")
     }
 
     deinit {
@@ -56,15 +44,7 @@ public final class ServeProcess: Sendable {
         }
     }
 
-    private static func read(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
-
-    public var stderr: String { Self.read(stderrPath) }
-
-    public static func port(in text: String) -> Int? {
-        guard let range = text.range(of: "serving http://127.0.0.1:") else { return nil }
-        let digits = text[range.upperBound...].prefix { $0.isNumber }
-        return Int(digits)
-    }
+    public var stderr: String { ListeningLine.read(stderrPath) }
 
     /// Sends `signal` and waits for the process to end; returns its exit status (or 128 + signal).
     @discardableResult
