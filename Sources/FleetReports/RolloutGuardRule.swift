@@ -1,0 +1,208 @@
+import ClientFoundation
+import Foundation
+
+/// The decision of `clientctl rollout guard`: does the fleet say that the release being
+/// rolled out fails, so that the rollout role should halt it? A pure function of the
+/// collector's ``FleetSummary`` and the release folder's versions, tested without I/O
+/// (docs/fleet-reports.md#the-rollout-guard).
+///
+/// The failure rate of a version is devices that rolled it back over devices that started a
+/// trial of it, both counted as distinct devices by the collector (10,000 rollbacks sent by
+/// one device id count once). The rule halts only when at least ``Options/minDevices``
+/// devices tried the version **and** the Wilson score interval's *lower* bound of that rate
+/// (95 % by default) is above the limit: one failing device of one, or two of ten, is
+/// not evidence that the release is bad; 12 of 40 is (the bound is 0.18, above 0.1). With
+/// ``Options/baseline`` the limit is the maximum rate plus the upper bound of the previous
+/// published version's rate on the channel, so a fleet that always rolls back a little
+/// (flaky devices, power cuts) is judged against itself.
+public enum RolloutGuardRule {
+    /// What the rule is told besides the figures.
+    public struct Options: Sendable, Equatable {
+        /// The failure rate a release may have (0–1): 0.1 halts a release that rolls back
+        /// on clearly more than one device in ten.
+        public var maxFailureRate: Double
+        /// Devices that must have started a trial before anything is halted.
+        public var minDevices: Int
+        /// Judge against the previous published version's rate plus ``maxFailureRate``.
+        public var baseline: Bool
+        /// The normal quantile of the bounds (1.96: a two-sided 95 % interval).
+        public var z: Double
+
+        /// The defaults: 10 %, 20 devices, no baseline, z = 1.96.
+        public init(maxFailureRate: Double = 0.1, minDevices: Int = 20, baseline: Bool = false, z: Double = 1.96) {
+            self.maxFailureRate = maxFailureRate
+            self.minDevices = minDevices
+            self.baseline = baseline
+            self.z = z
+        }
+    }
+
+    /// The rule that decided.
+    public enum Rule: String, Sendable, Equatable, Codable {
+        /// Fewer than `minDevices` devices started a trial: hold, whatever the rate.
+        case minDevices = "min-devices"
+        /// The lower bound compared with `maxFailureRate` alone.
+        case maxFailureRate = "max-failure-rate"
+        /// The lower bound compared with `maxFailureRate` plus the previous version's upper bound.
+        case baseline
+    }
+
+    /// What the guard does.
+    public enum Verdict: String, Sendable, Equatable, Codable {
+        /// Nothing: the release goes on as the release role signed it.
+        case hold
+        /// Halt the rollout (the rollout role pauses the release).
+        case halt
+    }
+
+    /// The previous published version's figures when `--baseline` asked for them.
+    public struct Baseline: Sendable, Equatable, Codable {
+        /// The version (nil: the channel published none below the release).
+        public var version: String?
+        /// Its devices that rolled it back.
+        public var failed: Int
+        /// Its devices that started a trial.
+        public var trials: Int
+        /// The Wilson upper bound of its rate (nil when it had no trial).
+        public var upperBound: Double?
+        /// Whether the limit used it (it had at least `minDevices` trials).
+        public var used: Bool
+    }
+
+    /// The decision and every figure behind it.
+    public struct Decision: Sendable, Equatable, Codable {
+        public var verdict: Verdict
+        /// The rule that decided.
+        public var rule: Rule
+        /// The version judged.
+        public var version: String
+        /// Distinct devices that rolled it back.
+        public var failed: Int
+        /// Distinct devices that started a trial of it.
+        public var trials: Int
+        /// `failed / trials` (nil without a trial).
+        public var rate: Double?
+        /// The Wilson lower bound of the rate (nil without a trial).
+        public var lowerBound: Double?
+        /// What the lower bound was compared with.
+        public var limit: Double
+        /// The options' minimum of devices.
+        public var minDevices: Int
+        /// With `--baseline`: the previous version's figures.
+        public var baseline: Baseline?
+        /// Versions in the summary the channel never published (SemVer ones; embedded seeds
+        /// are not the channel's), ignored.
+        public var ignored: [String]
+
+        /// One line naming the version, the counts and the rule that fired.
+        public var summary: String { "\(version): \(details)" }
+
+        /// The counts and the rule that fired.
+        public var details: String {
+            var line = "\(failed) of \(trials) device\(trials == 1 ? "" : "s") rolled it back"
+            if let rate, let lowerBound {
+                line += " (\(Self.percent(rate)); lower bound \(Self.percent(lowerBound)))"
+            }
+            switch (verdict, rule) {
+            case (_, .minDevices):
+                line += "; min-devices: fewer than \(minDevices) trials, nothing halts"
+            case (.halt, _):
+                line += "; \(rule.rawValue): lower bound above \(Self.percent(limit))"
+            case (.hold, _):
+                line += "; \(rule.rawValue): lower bound not above \(Self.percent(limit))"
+            }
+            if let baseline {
+                switch (baseline.version, baseline.used) {
+                case (let v?, true):
+                    line += " (baseline \(v): \(baseline.failed) of \(baseline.trials), upper bound \(Self.percent(baseline.upperBound ?? 0)))"
+                case (let v?, false):
+                    line += " (baseline \(v) has \(baseline.trials) trials, fewer than \(minDevices): max-failure-rate alone)"
+                case (nil, _):
+                    line += " (no earlier published version for a baseline: max-failure-rate alone)"
+                }
+            }
+            line += "; \(ignored.count) unpublished version\(ignored.count == 1 ? "" : "s") ignored"
+            return line
+        }
+
+        /// `0.1807` → `18.1 %`.
+        static func percent(_ x: Double) -> String {
+            let tenths = (x * 1000).rounded() / 10
+            return tenths == tenths.rounded() ? "\(Int(tenths)) %" : "\(tenths) %"
+        }
+    }
+
+    /// The Wilson score interval of `failed` successes out of `trials` at quantile `z`
+    /// (nil for no trials): better than the normal approximation near 0 and for small counts,
+    /// and never outside 0…1.
+    public static func wilson(failed: Int, trials: Int, z: Double = 1.96) -> (lower: Double, upper: Double)? {
+        guard trials > 0 else { return nil }
+        let n = Double(trials)
+        let p = Double(min(max(failed, 0), trials)) / n
+        let z2 = z * z
+        let denominator = 1 + z2 / n
+        let center = (p + z2 / (2 * n)) / denominator
+        let half = z / denominator * (p * (1 - p) / n + z2 / (4 * n * n)).squareRoot()
+        return (max(0, center - half), min(1, center + half))
+    }
+
+    /// A version's distinct failed and trial devices from the summary. The collector sends
+    /// the rate, not the distinct rollback count: it is recovered from `failureRate × trials`.
+    /// A device that rolled back counts as a trial even when its `trial-started` was lost.
+    public static func counts(of entry: VersionSummary?) -> (failed: Int, trials: Int) {
+        guard let entry else { return (0, 0) }
+        let failed: Int
+        if let rate = entry.failureRate, rate.isFinite, entry.trials > 0 {
+            failed = Int((rate * Double(entry.trials)).rounded())
+        } else {
+            // No trial reported: the largest count of one reason is a floor of the distinct devices.
+            failed = entry.rollbacks.values.max() ?? 0
+        }
+        return (max(0, failed), max(entry.trials, failed))
+    }
+
+    /// Decides for `version` (the channel's current manifest) given `summary` and the
+    /// versions the channel `published` (its index and manifest).
+    public static func decide(summary: FleetSummary, version: Version, published: Set<Version>, options: Options = Options()) -> Decision {
+        let byVersion = Dictionary(summary.versions.map { ($0.version, $0) }, uniquingKeysWith: { a, _ in a })
+        let known = published.union([version])
+        let ignored = summary.versions.compactMap { entry -> String? in
+            guard let v = Version(entry.version), !known.contains(v) else { return nil }
+            return entry.version
+        }
+        let (failed, trials) = counts(of: byVersion[version.description] ?? entry(matching: version, in: summary))
+        let bounds = wilson(failed: failed, trials: trials, z: options.z)
+        var limit = options.maxFailureRate
+        var rule = Rule.maxFailureRate
+        var baseline: Baseline?
+        if options.baseline {
+            let previous = published.filter { $0 < version }.max()
+            var b = Baseline(version: previous?.description, failed: 0, trials: 0, upperBound: nil, used: false)
+            if let previous {
+                (b.failed, b.trials) = counts(of: byVersion[previous.description] ?? entry(matching: previous, in: summary))
+                b.upperBound = wilson(failed: b.failed, trials: b.trials, z: options.z)?.upper
+                if b.trials >= options.minDevices, let upper = b.upperBound {
+                    b.used = true
+                    limit += upper
+                    rule = .baseline
+                }
+            }
+            baseline = b
+        }
+        var verdict = Verdict.hold
+        if trials < options.minDevices {
+            rule = .minDevices
+        } else if let bounds, bounds.lower > limit {
+            verdict = .halt
+        }
+        return Decision(
+            verdict: verdict, rule: rule, version: version.description, failed: failed, trials: trials,
+            rate: trials > 0 ? Double(failed) / Double(trials) : nil, lowerBound: bounds?.lower, limit: limit,
+            minDevices: options.minDevices, baseline: baseline, ignored: ignored)
+    }
+
+    /// The summary's entry of `version` written otherwise (build metadata): SemVer equality.
+    static func entry(matching version: Version, in summary: FleetSummary) -> VersionSummary? {
+        summary.versions.first { Version($0.version) == version }
+    }
+}
