@@ -6,9 +6,10 @@ struct RolloutCommand: AsyncParsableCommand {
         commandName: "rollout",
         abstract: "Stage, pause, resume or complete the rollout of a channel's release.",
         discussion: """
-            Each subcommand but restrict re-signs OUT/CHANNEL/manifest.json (same release \
-            and archive, a later `published`) and its index.json entry; restrict writes \
-            OUT/CHANNEL/restriction.json with the trust root's rollout key. Devices decide by their own id \
+            Each subcommand but restrict and guard re-signs OUT/CHANNEL/manifest.json (same \
+            release and archive, a later `published`) and its index.json entry; restrict \
+            writes OUT/CHANNEL/restriction.json with the trust root's rollout key, and guard \
+            does when the fleet's reports say the release fails. Devices decide by their own id \
             which of them take the release; no server logic is needed.
 
             Examples:
@@ -20,7 +21,7 @@ struct RolloutCommand: AsyncParsableCommand {
             """,
         subcommands: [
             RolloutSetCommand.self, RolloutPauseCommand.self, RolloutResumeCommand.self, RolloutCompleteCommand.self,
-            RolloutRestrictCommand.self,
+            RolloutRestrictCommand.self, RolloutGuardCommand.self,
         ]
     )
 }
