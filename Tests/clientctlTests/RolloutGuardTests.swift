@@ -254,4 +254,24 @@ import Testing
         #expect(lines.first?.contains(": halted: 12 of 40") == true && lines.dropFirst().allSatisfy { $0.contains(": already halted: 12 of 40") })
         #expect(collector.stop() == 0)
     }
+
+    /// `--push`: the restriction the guard signs reaches the store (as `push` uploads it),
+    /// and a device checking the store is held back.
+    @Test func pushUploadsTheRestriction() async throws {
+        let s3 = try await SeaweedS3.shared()
+        let area = s3.freshArea("guard")
+        let rig = try await RestrictionRig()
+        try await rig.d.installAndCommit(["1.0.0"])
+        try rig.d.publish("1.1.0")
+        let dir = try TemporaryDirectory("guard")
+        let collector = try await Self.collector(dir, Self.trials("1.1.0", devices: 1..<41, failing: 12))
+        let run = try await ClientctlBinary.run(
+            Self.arguments(rig, collector) + ["--push", "s3://\(area)", "--endpoint", s3.endpoint], environment: s3.environment)
+        #expect(run.status == 3, "\(run.errorOutput)")
+        #expect(run.output.contains("; pushed stable to s3://\(area)/stable:"), "\(run.output)")
+        let local = try Data(contentsOf: URL(fileURLWithPath: Self.restrictionPath(rig)))
+        #expect(try await s3.get("\(area)/stable/restriction.json").body == local)
+        #expect(try await s3.get("\(area)/stable/manifest.json").status == 200)
+        #expect(collector.stop() == 0)
+    }
 }
