@@ -36,6 +36,7 @@ package enum DebPackager {
         let epoch = try sourceDateEpoch(environment)
         let icon = try AppIcon.load(request.icon)
         let vendorCopyright = try request.copyrightFile.map(readCopyright)
+        let aptKeyring = try request.aptSource.map(checkAptSource)
         let seed = try SourceTree.scan(request.buildDirectory)
         // The template as a device's first start will check it, on the files the user named.
         try ArchiveRootSetup.validate(
@@ -47,7 +48,8 @@ package enum DebPackager {
         try AtomicFile.makeDirectory(request.out)
         do {
             return try build(
-                request, debianVersion: debianVersion, epoch: epoch, icon: icon, vendorCopyright: vendorCopyright, seed: seed, shipped: shipped)
+                request, debianVersion: debianVersion, epoch: epoch, icon: icon, vendorCopyright: vendorCopyright, aptKeyring: aptKeyring,
+                seed: seed, shipped: shipped)
         } catch {
             if madeOut { rmdir(request.out) }  // only when empty: a failed build leaves no trace
             throw error
@@ -64,19 +66,19 @@ package enum DebPackager {
 
     /// The build once every input was checked: staging, Depends, control, dpkg-deb.
     private static func build(
-        _ request: PackageRequest, debianVersion: String, epoch: Int64, icon: AppIcon, vendorCopyright: String?, seed: SourceTree,
-        shipped: ShippedBinaries
+        _ request: PackageRequest, debianVersion: String, epoch: Int64, icon: AppIcon, vendorCopyright: String?, aptKeyring: Data?,
+        seed: SourceTree, shipped: ShippedBinaries
     ) throws -> PackageResult {
         try withScratch(request.out + "/.\(request.package).staging-\(getpid())") { scratch in
             try stage(
-                request, debianVersion: debianVersion, epoch: epoch, icon: icon, vendorCopyright: vendorCopyright, seed: seed, shipped: shipped,
-                scratch: scratch)
+                request, debianVersion: debianVersion, epoch: epoch, icon: icon, vendorCopyright: vendorCopyright, aptKeyring: aptKeyring,
+                seed: seed, shipped: shipped, scratch: scratch)
         }
     }
 
     private static func stage(
-        _ request: PackageRequest, debianVersion: String, epoch: Int64, icon: AppIcon, vendorCopyright: String?, seed: SourceTree,
-        shipped: ShippedBinaries, scratch: String
+        _ request: PackageRequest, debianVersion: String, epoch: Int64, icon: AppIcon, vendorCopyright: String?, aptKeyring: Data?,
+        seed: SourceTree, shipped: ShippedBinaries, scratch: String
     ) throws -> PackageResult {
         let architecture = try ToolRun(tool: "dpkg", arguments: ["--print-architecture"], timeout: 60).run(scratch: scratch)
             .standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -119,9 +121,18 @@ package enum DebPackager {
             scratch: scratch)
         try staging.writeGzip(texts.manPage, to: "usr/share/man/man1/\(request.package).1", scratch: scratch)
 
+        // The apt source: the repository's key for this source only, the source a conffile.
+        var conffiles: [String] = []
+        if let source = request.aptSource, let aptKeyring {
+            try staging.write(aptKeyring, to: String(texts.keyringPath.dropFirst()))
+            try staging.write(texts.aptSources(source), to: String(texts.sourcesPath.dropFirst()))
+            conffiles.append(texts.sourcesPath)
+        }
+
         let depends = try shlibDepends([staging.path("usr/lib/\(request.package)/clientctl")], scratch: scratch)
         let installedSize = staging.installedSizeKiB()
-        try staging.write(try staging.md5sums(), to: "DEBIAN/md5sums")
+        try staging.write(try staging.md5sums(excluding: Set(conffiles)), to: "DEBIAN/md5sums")
+        if !conffiles.isEmpty { try staging.write(conffiles.map { $0 + "\n" }.joined(), to: "DEBIAN/conffiles") }
         try staging.write(texts.control(architecture: architecture, depends: depends, installedSize: installedSize), to: "DEBIAN/control")
 
         let name = "\(request.package)_\(debianVersion)_\(architecture).deb"
@@ -180,6 +191,31 @@ package enum DebPackager {
             throw PackageError(.invalidArgument, "--section '\(r.section)' is not a Debian section (e.g. web, net, misc)")
         }
         return version
+    }
+
+    /// The `--apt-repo` URL and `--apt-suite` checked, and the `--apt-key` as the binary
+    /// keyring the package ships.
+    static func checkAptSource(_ source: AptSource) throws -> Data {
+        guard let url = URL(string: source.url), let scheme = url.scheme, ["http", "https"].contains(scheme), url.host?.isEmpty == false,
+            url.query == nil, url.fragment == nil, url.user == nil, !source.url.contains(where: { $0.isWhitespace })
+        else {
+            throw PackageError(.invalidArgument, "--apt-repo \(source.url) is not an http: or https: URL of a repository (no query, user or spaces)")
+        }
+        do {
+            try AptRepository.checkSuite(source.suite)
+        } catch {
+            throw PackageError(.invalidArgument, "--apt-suite '\(source.suite)' is not a suite name ([a-z0-9][a-z0-9.+-]*, e.g. stable)")
+        }
+        let path = try existing(source.keyFile, flag: "--apt-key")
+        guard let data = try BoundedFile.read(path, cap: 1 << 20, code: PackageErrorCode.unusableKey) else {
+            throw PackageError(.notFound, "--apt-key \(path): no such file")
+        }
+        let key = try OpenPGPKey(data, label: "--apt-key \(path)")
+        guard !key.hasSecretKey else {
+            throw PackageError(
+                .unusableKey, "--apt-key \(path) holds a secret key: give the public key (gpg --export --armor), never ship a secret one")
+        }
+        return key.binary
     }
 
     static func sourceDateEpoch(_ environment: [String: String]) throws -> Int64 {

@@ -79,9 +79,10 @@ struct DebStaging {
     }
 
     /// `DEBIAN/md5sums`: one line per regular file (no folders, no links), as dpkg checks
-    /// them (`dpkg --verify`).
-    func md5sums() throws -> String {
-        try contents().filter(\.isFile).map { entry in
+    /// them (`dpkg --verify`); conffiles left out, as dh_md5sums does (dpkg keeps their
+    /// hashes itself).
+    func md5sums(excluding conffiles: Set<String> = []) throws -> String {
+        try contents().filter { $0.isFile && !conffiles.contains("/" + $0.relative) }.map { entry in
             let digest: String
             do {
                 digest = try Digest.hex(.md5, ofFileAt: path(entry.relative))

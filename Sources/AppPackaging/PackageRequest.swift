@@ -37,12 +37,15 @@ package struct PackageRequest: Sendable {
     package var origin: String
     /// The collector's base URL for the devices' fleet reports (``ClientUpdater/DeviceTemplate/reportURL``).
     package var reportURL: String?
+    /// The apt repository the package names as its own source (`--apt-repo`), or `nil`.
+    package var aptSource: AptSource?
 
     package init(
         buildDirectory: String, app: String, name: String, package: String, version: Version, channel: String, manifestURL: String,
         trust: [String], trustRoot: String?, icon: String, maintainer: String, out: String, description: String? = nil,
         category: String = "Utility", section: String = "web", copyrightFile: String? = nil, startupTimeoutSeconds: Double = 10,
-        keep: Int = 3, checkIntervalSeconds: Int = 3600, origin: String = "app", reportURL: String? = nil
+        keep: Int = 3, checkIntervalSeconds: Int = 3600, origin: String = "app", reportURL: String? = nil,
+        aptSource: AptSource? = nil
     ) {
         self.buildDirectory = buildDirectory
         self.app = app
@@ -65,6 +68,7 @@ package struct PackageRequest: Sendable {
         self.checkIntervalSeconds = checkIntervalSeconds
         self.origin = origin
         self.reportURL = reportURL
+        self.aptSource = aptSource
     }
 
     /// The main categories of the freedesktop menu specification.
@@ -72,6 +76,24 @@ package struct PackageRequest: Sendable {
         "AudioVideo", "Audio", "Video", "Development", "Education", "Game", "Graphics", "Network", "Office", "Science", "Settings",
         "System", "Utility",
     ]
+}
+
+/// The apt repository a package ships as its source (`package --apt-repo URL --apt-suite
+/// NAME --apt-key PUBLIC.asc`): apt then keeps the app current, trusting that key for that
+/// source only (docs/packaging.md#updates-through-apt).
+package struct AptSource: Sendable {
+    /// The repository's URL (`http:` or `https:`), the folder holding `dists/` and `pool/`.
+    package var url: String
+    /// The suite: the channel's name (`stable`, `beta`).
+    package var suite: String
+    /// The repository's public OpenPGP key, armored or binary.
+    package var keyFile: String
+
+    package init(url: String, suite: String, keyFile: String) {
+        self.url = url
+        self.suite = suite
+        self.keyFile = keyFile
+    }
 }
 
 /// What `clientctl package` wrote.

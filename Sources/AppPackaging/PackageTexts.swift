@@ -1,3 +1,4 @@
+import ClientUpdater
 import Foundation
 
 /// The text files a package carries besides the app: launcher, desktop entry, systemd
@@ -171,17 +172,56 @@ struct PackageTexts: Sendable {
             """
     }
 
-    /// `/usr/share/lintian/overrides/PKG`: the one lintian error a self-contained program
-    /// cannot avoid, and why (docs/packaging.md#lintian).
+    /// `/usr/share/lintian/overrides/PKG`: the lintian tags a self-contained program, the
+    /// control field `repo add` reads and (with `--apt-repo`) a vendor's apt source cannot
+    /// avoid, each with its reason (docs/packaging.md#lintian).
     var lintianOverrides: String {
+        var text = """
+            # AsyncHTTPClient decompresses responses with swift-nio-extras' NIOHTTPCompression,
+            # which compiles in its own zlib; a self-contained (--static-swift-stdlib) program
+            # carries it. Debian's zlib1g cannot replace it without rebuilding that package.
+            embedded-library zlib [usr/lib/\(pkg)/clientctl]
+            # The control field that marks a package clientctl made (and names its template):
+            # `clientctl repo add` carries only such packages.
+            unknown-field \(Self.templateField)
+
+            """
+        if request.aptSource != nil {
+            text += """
+                # A vendor's app brings its own apt source, as Chrome's does, so apt keeps it
+                # current after the first install by hand; trusted with its own keyring only
+                # (Signed-By), a conffile the admin may edit or remove.
+                package-installs-apt-sources [\(sourcesPath.dropFirst())]
+
+                """
+        }
+        return text
+    }
+
+    /// `/usr/share/keyrings/PKG-archive-keyring.gpg`: the apt repository's key, binary, read
+    /// by apt for this package's source only (`Signed-By:`).
+    var keyringPath: String { "/usr/share/keyrings/\(pkg)-archive-keyring.gpg" }
+    /// `/etc/apt/sources.list.d/PKG.sources`: a conffile.
+    var sourcesPath: String { "/etc/apt/sources.list.d/\(pkg).sources" }
+
+    /// The package's apt source (deb822, sources.list(5)): its repository and suite, trusted
+    /// with its own keyring only, never a key apt trusts for every source.
+    func aptSources(_ source: AptSource) -> String {
         """
-        # AsyncHTTPClient decompresses responses with swift-nio-extras' NIOHTTPCompression,
-        # which compiles in its own zlib; a self-contained (--static-swift-stdlib) program
-        # carries it. Debian's zlib1g cannot replace it without rebuilding that package.
-        embedded-library zlib [usr/lib/\(pkg)/clientctl]
+        # \(request.name) (\(request.app)): updates of the app through apt, from the \(source.suite)
+        # suite, signed by the key in \(keyringPath) (clientctl package).
+        Types: deb
+        URIs: \(source.url)
+        Suites: \(source.suite)
+        Components: main
+        Signed-By: \(keyringPath)
 
         """
     }
+
+    /// The control field `clientctl repo add` looks for: the path of the package's device
+    /// template (`/usr/share/PKG/device-template.json`).
+    static let templateField = "X-Clientctl-Template"
 
     /// `PKG(1)`, in man(7) macros.
     var manPage: String {
@@ -240,7 +280,8 @@ struct PackageTexts: Sendable {
             "Installed-Size: \(installedSize)",
         ]
         if !depends.isEmpty { lines.append("Depends: \(depends)") }
-        lines += ["Section: \(request.section)", "Priority: optional", "Description: \(synopsis)"]
+        lines += ["Section: \(request.section)", "Priority: optional", "\(Self.templateField): \(share)/\(DeviceTemplate.fileName)"]
+        lines.append("Description: \(synopsis)")
         let extended =
             "\(request.name) (\(request.app)) in a native window (GTK, WebKitGTK) whose web layer updates itself from signed releases of the \(request.channel) channel, each on trial until it starts, with a systemd unit for headless devices."
         lines += Self.wrap(extended, width: 79).map { " " + $0 }

@@ -76,6 +76,8 @@ package struct ToolRun: Sendable {
         switch tool {
         case "dpkg-shlibdeps": return "dpkg-dev"
         case "objdump": return "binutils"
+        case "gpg", "gpgconf": return "gpg"
+        case "reprepro": return "reprepro"
         default: return "dpkg"
         }
     }

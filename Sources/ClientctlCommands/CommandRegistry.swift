@@ -17,6 +17,7 @@ enum CommandRegistry {
         RevokeCommand.self,
         CollectCommand.self,
         PackageCommand.self,
+        RepoCommand.self,
         FleetCommand.self,
     ]
 

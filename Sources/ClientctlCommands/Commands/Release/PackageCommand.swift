@@ -28,6 +28,12 @@ struct PackageCommand: AsyncParsableCommand {
             loopback the installed app serves its page from http://127.0.0.1:PORT/ \
             (clientctl-shell --origin loopback) for apps that need an http origin.
 
+            With --apt-repo URL --apt-suite NAME --apt-key PUBLIC.asc the package also \
+            ships its apt source: /etc/apt/sources.list.d/PKG.sources (a conffile) trusting \
+            /usr/share/keyrings/PKG-archive-keyring.gpg for that source only, so once \
+            installed by hand apt keeps the app current from a repository `clientctl repo` \
+            maintains.
+
             Examples:
               clientctl package build/ --app com.example.notes --name Notes \\
                   --package notes --version 2.1.0 --channel stable \\
@@ -40,6 +46,13 @@ struct PackageCommand: AsyncParsableCommand {
                   --trust-root releases/beta/root/1.json --icon notes.svg \\
                   --maintainer "Example Ltd <apps@example.com>" --out dist \\
                   --check-interval 600 --keep 5
+              clientctl package build/ --app com.example.notes --name Notes \\
+                  --package notes --version 2.1.0 --channel stable \\
+                  --manifest-url https://cdn.example.com/notes/stable/manifest.json \\
+                  --trust keys/release.pub.pem --icon notes.svg \\
+                  --maintainer "Example Ltd <apps@example.com>" --out dist \\
+                  --apt-repo https://apt.example.com/notes --apt-suite stable \\
+                  --apt-key keys/archive.pub.asc
             """
     )
 
@@ -89,6 +102,15 @@ struct PackageCommand: AsyncParsableCommand {
         name: .customLong("report-url"),
         help: ArgumentHelp("Base URL of the fleet-report collector the app's devices send reports to (https:).", valueName: "URL"))
     var reportURL: String?
+    @Option(
+        name: .customLong("apt-repo"),
+        help: ArgumentHelp("URL of the apt repository the package names as its source (clientctl repo).", valueName: "URL"))
+    var aptRepo: String?
+    @Option(name: .customLong("apt-suite"), help: ArgumentHelp("With --apt-repo: the suite, e.g. stable.", valueName: "NAME"))
+    var aptSuite: String?
+    @Option(
+        name: .customLong("apt-key"), help: ArgumentHelp("With --apt-repo: the repository's public OpenPGP key.", valueName: "PUBLIC.asc"))
+    var aptKey: String?
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -101,9 +123,19 @@ struct PackageCommand: AsyncParsableCommand {
         if let reportURL, let problem = DeviceConfig.reportURLProblem(reportURL, allowInsecureHTTP: false) {
             throw ValidationError("--report-url \(problem)")
         }
+        let apt = [aptRepo, aptSuite, aptKey].compactMap { $0 }
+        guard apt.isEmpty || apt.count == 3 else {
+            throw ValidationError("--apt-repo, --apt-suite and --apt-key go together: the source, its suite and the key it is signed with")
+        }
         guard trust.isEmpty != (trustRoot == nil) else {
             throw ValidationError("give --trust keys or one --trust-root: a device trusts only what its package names")
         }
+    }
+
+    /// The apt source of `--apt-repo`, `--apt-suite` and `--apt-key` (all three, checked by ``validate()``).
+    var aptSource: AptSource? {
+        guard let aptRepo, let aptSuite, let aptKey else { return nil }
+        return AptSource(url: aptRepo, suite: aptSuite, keyFile: aptKey)
     }
 
     func run() async throws {
@@ -113,7 +145,7 @@ struct PackageCommand: AsyncParsableCommand {
                 manifestURL: manifestURL, trust: trust, trustRoot: trustRoot, icon: icon, maintainer: maintainer, out: out,
                 description: description, category: category, section: section, copyrightFile: copyright,
                 startupTimeoutSeconds: settings.startupTimeout.value, keep: settings.keep, checkIntervalSeconds: checkInterval,
-                origin: origin, reportURL: reportURL)
+                origin: origin, reportURL: reportURL, aptSource: aptSource)
             let result = try DebPackager.build(request)
             if output.json {
                 let o: JSONObject = [

@@ -1,0 +1,44 @@
+import AppPackaging
+import ArgumentParser
+import ClientFoundation
+import Foundation
+import StrictJSON
+
+/// `clientctl repo list --repo DIR [--suite NAME] [--json]`.
+struct RepoListCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "List the packages of an apt repository's suites.",
+        discussion: """
+            One line per package: suite, package, version, architecture. Needs no key and \
+            changes nothing.
+
+            Examples:
+              clientctl repo list --repo apt
+              clientctl repo list --repo apt --suite stable --json
+            """
+    )
+
+    @Option(help: ArgumentHelp("The repository folder.", valueName: "DIR"))
+    var repo: String
+    @Option(help: ArgumentHelp("Only this suite.", valueName: "NAME"))
+    var suite: String?
+    @OptionGroup var output: OutputOptions
+
+    func run() async throws {
+        try await runReportingErrors {
+            let entries = try AptRepository.list(repo: repo, suite: suite)
+            if output.json {
+                let list: [JSONValue] = entries.map { e in
+                    .object([
+                        "suite": .string(e.suite), "package": .string(e.package), "version": .string(e.version),
+                        "architecture": .string(e.architecture), "file": .string(e.file),
+                    ])
+                }
+                Console.out(Data(JSONPrettyPrinter.render(.object(["packages": .array(list)]))))
+            } else {
+                for e in entries { print("\(e.suite)\t\(e.package)\t\(e.version)\t\(e.architecture)") }
+            }
+        }
+    }
+}
