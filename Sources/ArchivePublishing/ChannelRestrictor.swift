@@ -14,12 +14,19 @@ public struct RestrictionRequest: Sendable, Equatable {
     /// How long it holds; nil: ``ChannelRestrictor/defaultLifetime``, shortened to the
     /// manifest's own expiry.
     public var lifetime: TimeInterval?
+    /// Restrict only while the channel's release is this version: a guard that judged
+    /// one release's figures must not pause another published meanwhile. nil: whatever
+    /// the manifest holds when the lock is taken.
+    public var release: Version?
 
-    public init(pause: Bool = false, percent: Double? = nil, revoke: [Version] = [], lifetime: TimeInterval? = nil) {
+    public init(
+        pause: Bool = false, percent: Double? = nil, revoke: [Version] = [], lifetime: TimeInterval? = nil, release: Version? = nil
+    ) {
         self.pause = pause
         self.percent = percent
         self.revoke = revoke
         self.lifetime = lifetime
+        self.release = release
     }
 }
 
@@ -36,7 +43,8 @@ public enum ChannelRestrictor {
     /// - Throws: `ArchivePublishingError` `.notFound` without a manifest or without a
     ///   trust root with a `rollout` role, `.untrustedKey`/`.thresholdNotMet` for signers
     ///   that are not enough rollout keys, `.invalidArgument` for a request that restricts
-    ///   nothing or asks for more than the manifest; a signer's own errors.
+    ///   nothing or asks for more than the manifest, `.contended` when the release is no
+    ///   longer ``RestrictionRequest/release``; a signer's own errors.
     @discardableResult
     public static func restrict(
         _ request: RestrictionRequest, releases: String, channel: String, signers: [any DocumentSigner], now: Date = Date()
@@ -70,6 +78,11 @@ public enum ChannelRestrictor {
         }
         let object = try StrictJSON.parseObject(data, limits: .manifest, source: manifestPath)
         let manifest = try Manifest.validate(object).mapError { $0.error(context: manifestPath) }.get()
+        if let release = request.release, release != manifest.version {
+            throw ArchivePublishingError(
+                .contended,
+                "channel \(channel)'s release is now \(manifest.version), not \(release) whose figures were judged: nothing signed")
+        }
         var expires = now.addingTimeInterval(request.lifetime ?? defaultLifetime)
         if request.lifetime == nil, let limit = manifest.expires { expires = min(expires, limit) }
         guard expires > now else {

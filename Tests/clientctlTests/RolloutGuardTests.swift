@@ -1,3 +1,4 @@
+import ArchivePublishing
 import ClientFoundation
 import ClientUpdater
 import Foundation
@@ -116,6 +117,26 @@ import Testing
         #expect(again.output.split(separator: "\n").count == 1)
         #expect(try Data(contentsOf: URL(fileURLWithPath: Self.restrictionPath(rig))) == bytes)
         #expect(collector.stop() == 0)
+    }
+
+    /// A restriction the guard asks for names the release it judged: when another release
+    /// was published between the guard's reading and its signing, nothing is signed (75,
+    /// the next pass judges the new one) and the folder is as it was.
+    @Test func aRestrictionForAReleaseNoLongerCurrentIsNotSigned() async throws {
+        let rig = try await RestrictionRig()
+        try rig.d.publish("1.0.0")
+        try rig.d.publish("1.1.0")
+        let before = try TreeSnapshot(rig.d.releases.path)
+        let error = await #expect(throws: ArchivePublishingError.self) {
+            try await ChannelRestrictor.restrict(
+                RestrictionRequest(pause: true, release: Version(1, 0, 0)), releases: rig.d.releases.path, channel: "stable",
+                signers: [rig.guardKey])
+        }
+        #expect(error?.code == .contended && error?.message.contains("release is now 1.1.0, not 1.0.0") == true, "\(String(describing: error))")
+        #expect(try TreeSnapshot(rig.d.releases.path) == before)
+        let signed = try await ChannelRestrictor.restrict(
+            RestrictionRequest(pause: true, release: Version(1, 1, 0)), releases: rig.d.releases.path, channel: "stable", signers: [rig.guardKey])
+        #expect(signed.paused && signed.version == Version(1, 1, 0))
     }
 
     /// 1 of 40 devices rolls back: nothing is written, exit 0; one failing device of one

@@ -352,7 +352,8 @@ struct RolloutGuardPass {
             var revoked = existing?.revoked ?? []
             if revoke && !revoked.contains(manifest.version) { revoked.append(manifest.version) }
             outcome.restriction = try await ChannelRestrictor.restrict(
-                RestrictionRequest(pause: true, percent: existing?.percent, revoke: revoked), releases: releases, channel: channel,
+                RestrictionRequest(pause: true, percent: existing?.percent, revoke: revoked, release: manifest.version), releases: releases,
+                channel: channel,
                 signers: signers, now: now)
             outcome.action = .halted
         }
