@@ -25,7 +25,7 @@ import Testing
         #expect(try await complete(["clientctl", "push", "--max"]) == ["--max-age"])
         #expect(try await complete(["clientctl", "publish", "--for"]) == ["--format"])
         let device = try await complete(["clientctl", "re"])
-        #expect(Set(device) == ["reload", "revoke"], "\(device)")
+        #expect(Set(device) == ["reload", "revoke", "repo"], "\(device)")
         #expect(try await complete(["clientctl", "rollout", "pa"]) == ["pause"])
     }
 
