@@ -17,7 +17,10 @@ import Testing
         return (try Self.store(url), Self.databaseName(url), server)
     }
 
-    static func store(_ url: String, timeout: Duration = .seconds(10)) throws -> PostgresReportStore {
+    /// `timeout`: each operation's deadline; 60 s by default, since a full suite on 2 cores
+    /// once kept a schema's creation waiting past 10 s (a CI run); the restart test sets
+    /// its own bound.
+    static func store(_ url: String, timeout: Duration = .seconds(60)) throws -> PostgresReportStore {
         guard case .postgres(let components) = try DatabaseURL(url) else { throw HarnessError("\(url) is not a postgres URL") }
         return try PostgresReportStore(url: components, maximumConnections: 4, operationTimeout: timeout)
     }
@@ -99,6 +102,10 @@ import Testing
         let server = try await TestPostgres.start()
         defer { server.remove() }
         let url = try await server.createDatabase("restart")
+        // The schema is made with the default bound; the 8 s one is what the restart tests.
+        let setup = try Self.store(url)
+        try await setup.prepare()
+        await setup.close()
         let store = try Self.store(url, timeout: .seconds(8))
         try await store.prepare()
         let batches = SyntheticFleet.batches(devices: 3)
