@@ -57,10 +57,10 @@ import Testing
             return Task {
                 let channel = FakeChannel(storeDirectory: store, shell: shell)
                 let updater = Updater(layout: layout, config: config, channel: channel, logger: .quiet)
-                return try await updater.collectGarbage(lockWait: 60)
+                return try await updater.collectGarbage(lockWait: 240)
             }
         }
-        try await Poll.until("\(writers) writers waiting for the lock at once", timeout: 60) {
+        try await Poll.until("\(writers) writers waiting for the lock at once", timeout: 180) {
             Self.openDescriptors(on: lockPath) == writers
         }
         let width = 2 * pool
