@@ -35,24 +35,13 @@ public final class CollectProcess: Sendable {
             for: process, stderrPath: stderrPath, marker: "collecting on http://127.0.0.1:", what: "clientctl collect")
     }
 
-    deinit {
-        if process.isRunning {
-            process.signalChild(SIGKILL)
-            _ = process.waitBlocking()
-        }
-    }
+    deinit { process.killIfRunning() }
 
     public var stderr: String { ListeningLine.read(stderrPath) }
 
     /// Sends `signal` and waits (30 s at most, then SIGKILL) for the end; returns the status.
     @discardableResult
-    public func stop(_ signal: Int32 = SIGTERM) -> Int32 {
-        process.signalChild(signal)
-        let deadline = ContinuousClock.now + .seconds(30)
-        while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
-        if process.isRunning { process.signalChild(SIGKILL) }
-        return process.waitBlocking().termination.shellStatus
-    }
+    public func stop(_ signal: Int32 = SIGTERM) -> Int32 { process.stop(signal) }
 
     /// `POST /v1/reports` with `body` as JSON (`encoding`: a Content-Encoding header).
     public func post(_ body: Data, contentType: String = "application/json", encoding: String? = nil) async throws -> CurlResponse {

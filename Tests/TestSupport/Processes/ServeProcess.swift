@@ -37,26 +37,13 @@ public final class ServeProcess: Sendable {
             for: process, stderrPath: stderrPath, marker: "serving http://127.0.0.1:", what: "clientctl serve")
     }
 
-    deinit {
-        if process.isRunning {
-            process.signalChild(SIGKILL)
-            _ = process.waitBlocking()
-        }
-    }
+    deinit { process.killIfRunning() }
 
     public var stderr: String { ListeningLine.read(stderrPath) }
 
     /// Sends `signal` and waits for the process to end; returns its exit status (or 128 + signal).
     @discardableResult
-    public func stop(_ signal: Int32 = SIGTERM) -> Int32 {
-        process.signalChild(signal)
-        // Bounded: a serve that has not ended 30 s after the signal is killed (and its status
-        // says so), so a stuck shutdown fails its test instead of blocking a test thread.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
-        if process.isRunning { process.signalChild(SIGKILL) }
-        return process.waitBlocking().termination.shellStatus
-    }
+    public func stop(_ signal: Int32 = SIGTERM) -> Int32 { process.stop(signal) }
 
     /// `POST /__clientctl/<name>` as the shim sends it.
     public func control(_ name: String) async throws -> CurlResponse {

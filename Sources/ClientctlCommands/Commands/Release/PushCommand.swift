@@ -61,14 +61,7 @@ struct PushCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A channel to push; repeat for several (default: every channel).", valueName: "NAME"))
     var channel: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("S3 endpoint URL of a non-AWS store.", valueName: "URL"))
-    var endpoint: String?
-
-    @Option(name: .long, help: ArgumentHelp("Signing region.", valueName: "REGION"))
-    var region: String?
-
-    @Option(name: .customLong("max-age"), help: ArgumentHelp("Cache lifetime of manifest.json and index.json.", valueName: "SECONDS"))
-    var maxAge = 60
+    @OptionGroup var store: S3StoreOptions
 
     @Option(name: .long, help: ArgumentHelp("Keep the newest N releases in index.json and delete what no kept release needs.", valueName: "N"))
     var keep: Int?
@@ -80,16 +73,13 @@ struct PushCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
-        guard (0...86400).contains(maxAge) else { throw ValidationError("--max-age must be 0 to 86400 seconds") }
         if let keep, !(1...100_000).contains(keep) { throw ValidationError("--keep must be 1 to 100000, not \(keep)") }
         guard (0...31_536_000).contains(pruneGrace) else { throw ValidationError("--prune-grace must be 0 to 31536000 seconds") }
     }
 
     func run() async throws {
         try await runReportingErrors {
-            let location = try S3Location.resolve(destination, endpoint: endpoint, region: region)
-            var push = ReleasePush(location: location)
-            push.pointerMaxAge = maxAge
+            var push = try store.push(to: destination)
             push.keep = keep
             push.pruneGrace = TimeInterval(pruneGrace)
             let available = try ReleasePush.channels(in: releases)

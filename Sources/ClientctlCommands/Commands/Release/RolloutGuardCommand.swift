@@ -81,15 +81,7 @@ struct RolloutGuardCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("After halting, push the channel to s3://BUCKET/PREFIX as push does.", valueName: "S3-URL"))
     var push: String?
 
-    @Option(name: .long, help: ArgumentHelp("With --push: S3 endpoint URL of a non-AWS store.", valueName: "URL"))
-    var endpoint: String?
-
-    @Option(name: .long, help: ArgumentHelp("With --push: signing region.", valueName: "REGION"))
-    var region: String?
-
-    @Option(
-        name: .customLong("max-age"), help: ArgumentHelp("With --push: cache lifetime of manifest.json and index.json.", valueName: "SECONDS"))
-    var maxAge = 60
+    @OptionGroup var store: S3StoreOptions
 
     @Flag(name: .long, help: "One pass, then exit (the default).")
     var once = false
@@ -106,12 +98,11 @@ struct RolloutGuardCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...1_000_000).contains(minDevices) else { throw ValidationError("--min-devices must be 1 to 1000000, not \(minDevices)") }
-        guard (0...86400).contains(maxAge) else { throw ValidationError("--max-age must be 0 to 86400 seconds") }
         if once && every != nil { throw ValidationError("--once and --every cannot be used together") }
         if let every, !Self.everyRange.contains(RolloutArgument.seconds(every) ?? 0) {
             throw ValidationError("--every \(every) is not a duration from 1s to 1d like 30s, 15m or 1h")
         }
-        if push == nil && (endpoint != nil || region != nil) { throw ValidationError("--endpoint and --region go with --push") }
+        if push == nil && (store.endpoint != nil || store.region != nil) { throw ValidationError("--endpoint and --region go with --push") }
     }
 
     func run() async throws {
@@ -120,7 +111,7 @@ struct RolloutGuardCommand: AsyncParsableCommand {
                 releases: out, channel: channel, collector: try Self.collectorURL(collector), token: try FleetQuery.token(file: tokenFile),
                 signers: try signing.signers(),
                 options: RolloutGuardRule.Options(maxFailureRate: maxFailureRate.value, minDevices: minDevices, baseline: baseline),
-                revoke: revoke, push: try push.map { try makePush(to: $0) }, pushDestination: push ?? "")
+                revoke: revoke, push: try push.map { try store.push(to: $0) }, pushDestination: push ?? "")
             guard let every, let seconds = RolloutArgument.seconds(every) else {
                 let outcome = try await guardian.run()
                 show(outcome)
@@ -168,12 +159,6 @@ struct RolloutGuardCommand: AsyncParsableCommand {
     static func collectorURL(_ text: String) throws -> URL {
         guard let url = URL(string: text) else { throw CommandError(.invalidArgument, "--collector \(text): not a URL") }
         return url
-    }
-
-    func makePush(to destination: String) throws -> ReleasePush {
-        var push = ReleasePush(location: try S3Location.resolve(destination, endpoint: endpoint, region: region))
-        push.pointerMaxAge = maxAge
-        return push
     }
 }
 
