@@ -3,7 +3,7 @@ import Foundation
 /// Every pixel of a PNG (8-bit RGB or RGBA, not interlaced: what Chromium's and cairo's
 /// screenshots are), for tests that read where a chart's colours are. The decoding (zlib
 /// inflate and the five row filters of the PNG specification §9) runs in the system's
-/// python3 standard library, like ``PNGImage``: nothing of ours decodes it.
+/// python3 standard library (``PNGImage`` reads single pixels through it): nothing of ours decodes it.
 public struct PNGRaster: Sendable {
     public let width: Int
     public let height: Int
