@@ -107,7 +107,7 @@ struct RolloutGuardCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let guardian = try RolloutGuardPass(
+            let guardian = RolloutGuardPass(
                 releases: out, channel: channel, collector: try Self.collectorURL(collector), token: try FleetQuery.token(file: tokenFile),
                 signers: try signing.signers(),
                 options: RolloutGuardRule.Options(maxFailureRate: maxFailureRate.value, minDevices: minDevices, baseline: baseline),
