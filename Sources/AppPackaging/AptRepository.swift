@@ -31,6 +31,8 @@ package enum AptRepository {
         /// `Valid-Until` is this many days after each signing.
         package var validForDays: Int
         package var suites: [String]
+        /// `Phased-Update-Percentage` by suite and package (absent: 100, every machine).
+        package var phases: [String: [String: Int]]? = nil
     }
 
     /// One package of a suite.
@@ -41,6 +43,8 @@ package enum AptRepository {
         package var architecture: String
         /// The file in the pool, relative to the repository.
         package var file: String
+        /// Its `Phased-Update-Percentage` in the suite (nil: not phased, every machine).
+        package var phase: Int? = nil
     }
 
     /// What happened to one .deb of `repo add`.
@@ -77,12 +81,14 @@ package enum AptRepository {
 
     /// Adds `debs` to `suite` (the repository and the suite are made when missing).
     /// - Throws: ``PackageError``; the repository is then as it was.
+    /// With `phase`, each package's `Phased-Update-Percentage` in the suite becomes it.
     package static func add(
-        debs: [String], repo: String, suite: String, keyFile: String, settings: Settings = Settings()
+        debs: [String], repo: String, suite: String, keyFile: String, settings: Settings = Settings(), phase: Int? = nil
     ) throws -> [Added] {
         let repo = repo.absoluteStandardizedPath
         try checkSuite(suite)
         try check(settings)
+        if let phase { try checkPhase(phase) }
         guard !debs.isEmpty else { throw PackageError(.invalidArgument, "name at least one .deb to add") }
         let existing = try openState(repo)
         let inspected = try debs.map { try inspect($0.absoluteStandardizedPath) }
@@ -107,7 +113,10 @@ package enum AptRepository {
                 results.append(result)
                 if !result.unchanged { changed.append(deb) }
             }
-            let newState = merged(state, suite: suite, settings: settings)
+            var newState = merged(state, suite: suite, settings: settings)
+            if let phase {
+                for deb in inspected { newState.phases = setting(newState.phases, suite: suite, package: deb.package, to: phase) }
+            }
             if changed.isEmpty && newState == state { return results }
             try change(repo: repo, state: newState, signer: signer) { staging in
                 if !changed.isEmpty {
@@ -129,13 +138,41 @@ package enum AptRepository {
         let signer = try ArchiveSigner(keyFile: keyFile)
         defer { signer.close() }
         return try withLock(repo) {
-            guard let state = try openState(repo) else { throw PackageError(.notFound, "\(repo) is no apt repository: nothing to remove") }
+            guard var state = try openState(repo) else { throw PackageError(.notFound, "\(repo) is no apt repository: nothing to remove") }
             let removed = try list(repo: repo, state: state).filter { $0.suite == suite && $0.package == package }
             guard !removed.isEmpty else { throw PackageError(.notFound, "suite \(suite) of \(repo) does not hold \(package)") }
+            state.phases?[suite]?[package] = nil  // added again later, it starts unphased
             try change(repo: repo, state: state, signer: signer) { staging in
                 _ = try reprepro(staging, ["remove", suite, package])
             }
             return removed
+        }
+    }
+
+    /// Sets `package`'s `Phased-Update-Percentage` in `suite` (apt ≥ 2.1.16 installs an
+    /// upgrade to it on that share of machines, chosen by machine ID; 100: every machine).
+    /// - Returns: the suite's entries of the package, with their new phase.
+    /// - Throws: ``PackageError`` `.notFound` when the suite does not hold it, `.invalidArgument`.
+    package static func phase(package: String, percent: Int, repo: String, suite: String, keyFile: String) throws -> [Entry] {
+        let repo = repo.absoluteStandardizedPath
+        try checkSuite(suite)
+        try DebianFields.checkPackageName(package)
+        try checkPhase(percent)
+        guard try openState(repo) != nil else { throw PackageError(.notFound, "\(repo): no such apt repository") }
+        let signer = try ArchiveSigner(keyFile: keyFile)
+        defer { signer.close() }
+        return try withLock(repo) {
+            guard var state = try openState(repo) else { throw PackageError(.notFound, "\(repo): no such apt repository") }
+            let held = try list(repo: repo, state: state).filter { $0.suite == suite && $0.package == package }
+            guard !held.isEmpty else { throw PackageError(.notFound, "suite \(suite) of \(repo) does not hold \(package)") }
+            let before = state
+            state.phases = setting(state.phases, suite: suite, package: package, to: percent)
+            if state != before { try change(repo: repo, state: state, signer: signer) { _ in } }
+            return held.map { entry in
+                var entry = entry
+                entry.phase = percent
+                return entry
+            }
         }
     }
 
@@ -166,6 +203,33 @@ package enum AptRepository {
             throw PackageError(.notFound, "\(repo) has no suite \(suite) (it has \(state.suites.joined(separator: ", ")))")
         }
         return try list(repo: repo, state: state).filter { suite == nil || $0.suite == suite }
+    }
+
+    /// A read-only view of the repository for `repo push`: its `dists/` and `pool/` hard-linked
+    /// into a folder beside it, made holding the repository's lock, so a change made while
+    /// the push uploads (which replaces the folder) cannot mix two states. The caller
+    /// removes the returned folder.
+    /// - Throws: ``PackageError`` `.notFound` (no repository), `.notARepository`, `.busy`, `.io`.
+    package static func snapshot(repo: String) throws -> String {
+        let repo = repo.absoluteStandardizedPath
+        return try withLock(repo) {
+            guard try openState(repo) != nil else { throw PackageError(.notFound, "\(repo): no such apt repository") }
+            let parent = (repo as NSString).deletingLastPathComponent
+            let snapshot = parent + "/.\((repo as NSString).lastPathComponent).clientctl-push-\(getpid())"
+            try? AtomicFile.removeTree(snapshot)
+            do {
+                try FileManager.default.createDirectory(atPath: snapshot, withIntermediateDirectories: false)
+                for part in ["dists", "pool"] where FileManager.default.fileExists(atPath: repo + "/" + part) {
+                    _ = try ToolRun(tool: "cp", arguments: ["-a", "--link", repo + "/" + part, snapshot + "/" + part], timeout: timeout)
+                        .run(scratch: snapshot)
+                }
+            } catch {
+                try? AtomicFile.removeTree(snapshot)
+                if let error = error as? PackageError { throw error }
+                throw PackageError(.io, "cannot make \(snapshot): \(error.localizedDescription)")
+            }
+            return snapshot
+        }
     }
 
     /// The repository's state file, or `nil` when `repo` is missing or an empty folder.
@@ -203,6 +267,18 @@ package enum AptRepository {
         if let origin = settings.origin {
             try DebianFields.checkLine(origin, flag: "--origin")
         }
+    }
+
+    /// A phase is a percentage: 0 (nobody yet) to 100 (every machine).
+    static func checkPhase(_ percent: Int) throws {
+        guard (0...100).contains(percent) else { throw PackageError(.invalidArgument, "a phase is 0 to 100 percent, not \(percent)") }
+    }
+
+    /// `phases` with `package` of `suite` at `percent`.
+    static func setting(_ phases: [String: [String: Int]]?, suite: String, package: String, to percent: Int) -> [String: [String: Int]] {
+        var phases = phases ?? [:]
+        phases[suite, default: [:]][package] = percent
+        return phases
     }
 
     /// The .deb's control fields; refused unless `clientctl package` made it.
@@ -294,6 +370,7 @@ package enum AptRepository {
             Components: main
             Description: \(state.origin) packaged apps, \(suite) channel (clientctl repo)
             DebIndices: Packages Release . .gz .xz
+            DebOverride: override.\(suite)
             ValidFor: \(state.validForDays)d
 
             """
@@ -311,7 +388,10 @@ package enum AptRepository {
             for line in output.standardOutput.split(separator: "\n") {
                 let fields = line.split(separator: "\t").map(String.init)
                 guard fields.count == 4 else { continue }
-                entries.append(Entry(suite: suite, package: fields[0], version: fields[1], architecture: fields[2], file: fields[3]))
+                entries.append(
+                    Entry(
+                        suite: suite, package: fields[0], version: fields[1], architecture: fields[2], file: fields[3],
+                        phase: state.phases?[suite]?[fields[0]]))
             }
         }
         return entries
@@ -344,7 +424,16 @@ package enum AptRepository {
         try AtomicFile.makeDirectory(staging + "/conf")
         try AtomicFile.write(try encoder.encode(state) + Data("\n".utf8), to: staging + "/" + stateFile)
         try AtomicFile.write(Data(distributions(state).utf8), to: staging + "/conf/distributions")
+        for suite in state.suites {
+            // reprepro's override file (reprepro(1), "override files"): "PACKAGE FIELD VALUE"
+            // lines, merged into the package's stanza of the suite's Packages index.
+            let lines = (state.phases?[suite] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) Phased-Update-Percentage \($0.value)\n" }
+            try AtomicFile.write(
+                Data(("# Phased-Update-Percentage per package (clientctl repo phase)\n" + lines.joined()).utf8),
+                to: staging + "/conf/override.\(suite)")
+        }
         try body(staging)
+        _ = try reprepro(staging, ["reoverride"] + state.suites)
         _ = try reprepro(staging, ["export"] + state.suites)
         for suite in state.suites {
             let release = staging + "/dists/\(suite)/Release"

@@ -7,7 +7,8 @@ import Testing
 /// (Chrome's way), then apt keeps it current from the repository `clientctl repo` signs,
 /// trusting the package's own keyring for that source only; a repository signed by another
 /// key, a tampered InRelease and a Release past its Valid-Until are refused by apt with its
-/// own errors, and nothing is installed from them.
+/// own errors, and nothing is installed from them; `repo push` puts the repository in an S3
+/// store apt installs from.
 @Suite(.serialized) struct AptInstallTests {
     @Test func aptInstallsUpgradesAndPurgesThePackagedAppAndRefusesWhatItMust() async throws {
         try #require(getuid() == 0, "a Debian root is extracted with its owners and entered with bwrap as root")
@@ -59,7 +60,7 @@ import Testing
 
         let depends = try await Subprocess.run("dpkg-deb", ["--field", deb, "Depends"])
         let names = depends.output.split(separator: ",").compactMap { $0.split(separator: "|").first?.split(separator: " ").first.map(String.init) }
-        let root = try await DebianRoot.make(in: inputs.tmp("debian"), including: names)
+        let root = try await DebianRoot.make(in: inputs.tmp("debian"), including: names + ["unattended-upgrades"])
 
         // Refused by apt, nothing installed: the package's keyring and a source in the root,
         // as the package would put them, pointing at each bad repository in turn.
@@ -107,12 +108,41 @@ import Testing
 
         let second = try await ReleaseBinaries.run(inputs.arguments(version: "2.0.0", extra: apt))
         try #require(second.status == 0, "\(second.errorOutput)")
-        let published = try await Self.repo(
-            ["add", inputs.tmp("dist/" + PackageInputs.debName("2.0.0")), "--repo", www + "/good", "--suite", "stable", "--gpg-key", key.secret])
+        // Phased: published to 0 % of machines. apt 2.6 (Phased-Update-Percentage since
+        // 2.1.16) applies phasing on a machine with an ID (`/etc/machine-id`, which every
+        // systemd device has; the bare root has none, so `APT::Machine-ID` stands in): its
+        // policy says "(phased 0%)" and `upgrade` keeps the package back; at 100 % it upgrades.
+        let published = try await Self.repo([
+            "add", inputs.tmp("dist/" + PackageInputs.debName("2.0.0")), "--repo", www + "/good", "--suite", "stable", "--gpg-key", key.secret,
+            "--phase", "0",
+        ])
         try #require(published.status == 0, "\(published.errorOutput)")
+        #expect(try await Self.repo(["list", "--repo", www + "/good"]).output.contains("\t2.0.0\t\(PackageInputs.architecture)\tphased 0%\n"))
         #expect(try await root.apt(["update"]).status == 0)
-        let upgrade = try await root.apt(["upgrade"])
-        #expect(upgrade.status == 0 && upgrade.output.contains("1 upgraded"), "\(upgrade.output)\(upgrade.errorOutput)")
+        let shown = try await root.run(["apt-cache", "show", "\(pkg)=2.0.0"])
+        #expect(shown.output.contains("Phased-Update-Percentage: 0\n"), "\(shown.output)\(shown.errorOutput)")
+        let machine = ["-o", "APT::Machine-ID=5f1c0ffee5f1c0ffee5f1c0ffee5f1c0"]
+        let policy0 = try await root.run(["apt-cache", "policy", pkg] + machine)
+        #expect(policy0.output.contains("2.0.0 500 (phased 0%)"), "\(policy0.output)")
+        let deferred = try await root.apt(machine + ["upgrade"])
+        #expect(
+            deferred.status == 0 && deferred.output.contains("have been kept back") && deferred.output.contains("0 upgraded"),
+            "\(deferred.output)\(deferred.errorOutput)")
+        #expect(try await root.installedVersion(pkg) == "1.0.0")
+        let everyone = try await Self.repo(["phase", pkg, "100", "--repo", www + "/good", "--suite", "stable", "--gpg-key", key.secret])
+        #expect(
+            everyone.status == 0 && everyone.output.contains("phased \(pkg) 2.0.0 (\(PackageInputs.architecture)) in suite stable at 100%"),
+            "\(everyone.output)\(everyone.errorOutput)")
+        #expect(
+            try await Self.repo(["phase", "absent-pkg", "50", "--repo", www + "/good", "--suite", "stable", "--gpg-key", key.secret]).status == 66)
+        #expect(try await root.apt(["update"]).status == 0)
+        // unattended-upgrades' own run (2.9.1, bookworm's) moves it, allowed by the Release's
+        // Origin as an admin allows it (unattended-upgrade(8), Origins-Pattern).
+        try Data("Unattended-Upgrade::Origins-Pattern { \"origin=clientctl,suite=stable\"; };\n".utf8).write(
+            to: URL(fileURLWithPath: root("etc/apt/apt.conf.d/51clientctl-test")))
+        let upgrade = try await root.run(["unattended-upgrade", "-d"])
+        let said = upgrade.output + upgrade.errorOutput
+        #expect(upgrade.status == 0 && said.contains("Packages that will be upgraded: \(pkg)") && said.contains("All upgrades installed"), "\(said)")
         #expect(try await root.installedVersion(pkg) == "2.0.0")
         #expect(try String(contentsOfFile: root(sourcesPath), encoding: .utf8) == edited, "the admin's edit is kept")
 
@@ -120,6 +150,87 @@ import Testing
         let purge = try await root.apt(["purge", pkg])
         #expect(purge.status == 0, "\(purge.errorOutput)")
         #expect(!FileManager.default.fileExists(atPath: root(sourcesPath)) && !FileManager.default.fileExists(atPath: root(keyringPath)))
+    }
+
+    /// `repo push` to a real S3 server (SeaweedFS), judged by apt reading the store: the
+    /// package's own source names the bucket's URL, apt installs and upgrades from it, pool
+    /// files are cached forever and the indexes briefly, a push again uploads nothing, and a
+    /// pool file the store holds with other bytes is refused before any index changes.
+    @Test func aRepositoryPushedToS3IsWhatAptInstallsFrom() async throws {
+        try #require(getuid() == 0, "a Debian root is extracted with its owners and entered with bwrap as root")
+        let inputs = try PackageInputs("apt-push")
+        let s3 = try await SeaweedS3.shared()
+        let area = s3.freshArea("apt")
+        let aptURL = "\(s3.endpoint)/\(area)/apt"
+        let key = try await ArchiveKey.make(in: inputs.tmp.path, name: "archive")
+        let apt = ["--apt-repo", aptURL, "--apt-suite", "stable", "--apt-key", key.publicKey]
+        let repo = inputs.tmp("apt")
+        let pkg = PackageInputs.package
+        let push = { (folder: String) in
+            try await ClientctlBinary.run(
+                ["repo", "push", "--repo", folder, "s3://\(area)/apt", "--endpoint", s3.endpoint], environment: s3.environment)
+        }
+
+        let first = try await ReleaseBinaries.run(inputs.arguments(version: "1.0.0", extra: apt))
+        try #require(first.status == 0, "\(first.errorOutput)")
+        let deb = inputs.tmp("dist/" + PackageInputs.debName("1.0.0"))
+        let added = try await Self.repo(["add", deb, "--repo", repo, "--suite", "stable", "--gpg-key", key.secret])
+        try #require(added.status == 0, "\(added.errorOutput)")
+        let pushed = try await push(repo)
+        #expect(
+            pushed.status == 0 && pushed.output.hasPrefix("pushed stable of \(repo) to s3://\(area)/apt: "), "\(pushed.output)\(pushed.errorOutput)")
+        let pool = try #require(FileManager.default.subpaths(atPath: repo + "/pool")?.first { $0.hasSuffix(".deb") })
+        let object = try await s3.head("\(area)/apt/pool/\(pool)")
+        #expect(object.status == 200 && object.headers["cache-control"] == "public, max-age=31536000, immutable", "\(object.headers)")
+        #expect(object.headers["content-type"] == "application/vnd.debian.binary-package")
+        let inRelease = try await s3.get("\(area)/apt/dists/stable/InRelease")
+        #expect(inRelease.body == FileManager.default.contents(atPath: repo + "/dists/stable/InRelease"), "the signed InRelease as repo signed it")
+        #expect(try await s3.head("\(area)/apt/dists/stable/InRelease").headers["cache-control"] == "public, max-age=60")
+        for hidden in ["conf/clientctl.json", "conf/distributions", "db/packages.db"] {
+            #expect(try await s3.head("\(area)/apt/\(hidden)").status == 404, "\(hidden) is reprepro's own, never pushed")
+        }
+        let again = try await push(repo)
+        #expect(again.status == 0 && again.output == "unchanged: s3://\(area)/apt already holds stable as \(repo) has them\n", "\(again.output)")
+
+        // Other bytes under a pool file's name: refused, and the store's InRelease is as it was.
+        let other = inputs.tmp("apt-other")
+        try #require(try await Subprocess.run("cp", ["-a", repo, other]).status == 0)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: other + "/pool/" + pool))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("x".utf8))
+        try handle.close()
+        try Data("Origin: changed\n".utf8).write(to: URL(fileURLWithPath: other + "/dists/stable/InRelease"))
+        let refused = try await push(other)
+        #expect(refused.status == 65 && refused.errorOutput.contains("exists with other bytes"), "\(refused.status) \(refused.errorOutput)")
+        #expect(try await s3.get("\(area)/apt/dists/stable/InRelease").body == inRelease.body, "no index written after the refusal")
+        let notOurs = try await push(inputs.tmp("dist"))
+        #expect(
+            notOurs.status == 73 && notOurs.errorOutput.contains("not a repository clientctl repo made"), "\(notOurs.status) \(notOurs.errorOutput)")
+
+        // apt itself, through the source the package ships: install, then an upgrade pushed.
+        let depends = try await Subprocess.run("dpkg-deb", ["--field", deb, "Depends"])
+        let names = depends.output.split(separator: ",").compactMap { $0.split(separator: "|").first?.split(separator: " ").first.map(String.init) }
+        let root = try await DebianRoot.make(in: inputs.tmp("debian"), including: names + ["unattended-upgrades"])
+        try FileManager.default.copyItem(atPath: deb, toPath: root("tmp/" + PackageInputs.debName("1.0.0")))
+        let installed = try await root.apt(["install", "/tmp/" + PackageInputs.debName("1.0.0")])
+        try #require(installed.status == 0, "\(installed.output)\(installed.errorOutput)")
+        let update = try await root.apt(["update"])
+        #expect(update.status == 0 && !update.errorOutput.contains("W:") && !update.errorOutput.contains("E:"), "\(update.errorOutput)")
+        #expect(try await root.run(["apt-cache", "policy", pkg]).output.contains(aptURL + " stable/main"))
+
+        let second = try await ReleaseBinaries.run(inputs.arguments(version: "2.0.0", extra: apt))
+        try #require(second.status == 0, "\(second.errorOutput)")
+        let published = try await Self.repo(
+            ["add", inputs.tmp("dist/" + PackageInputs.debName("2.0.0")), "--repo", repo, "--suite", "stable", "--gpg-key", key.secret])
+        try #require(published.status == 0, "\(published.errorOutput)")
+        #expect(try await root.apt(["update"]).status == 0)
+        #expect(try await root.apt(["upgrade"]).output.contains("0 upgraded"), "before the push, apt sees no new version")
+        let next = try await push(repo)
+        #expect(next.status == 0, "\(next.errorOutput)")
+        #expect(try await root.apt(["update"]).status == 0)
+        let upgrade = try await root.apt(["upgrade"])
+        #expect(upgrade.status == 0 && upgrade.output.contains("1 upgraded"), "\(upgrade.output)\(upgrade.errorOutput)")
+        #expect(try await root.installedVersion(pkg) == "2.0.0")
     }
 
     /// `clientctl repo ARGUMENTS`; with `faked`, under `faketime` that far from now.

@@ -64,12 +64,29 @@ import Testing
         let object = try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any]
         let packages = object?["packages"] as? [[String: Any]]
         #expect(packages?.count == 1 && packages?.first?["version"] as? String == "1.0.0", "\(json.output)")
+        // A phase: the field in the suite's index (what apt reads), in the list, and the same
+        // phase again changes no byte; a share over 100 and a package the suite lacks are refused.
+        let phased = try await Self.repo(["phase", pkg, "10", "--repo", repo, "--suite", "stable", "--gpg-key", key.secret])
+        #expect(phased.status == 0 && phased.output.contains("in suite stable at 10%"), "\(phased.output)\(phased.errorOutput)")
+        let index = try String(contentsOfFile: repo + "/dists/stable/main/binary-\(PackageInputs.architecture)/Packages", encoding: .utf8)
+        #expect(index.contains("Package: \(pkg)\n") && index.contains("Phased-Update-Percentage: 10\n"), "\(index)")
+        let betaIndex = try String(contentsOfFile: repo + "/dists/beta/main/binary-\(PackageInputs.architecture)/Packages", encoding: .utf8)
+        #expect(!betaIndex.contains("Phased-Update-Percentage"), "only the suite named is phased")
+        let phasedOnce = try TreeSnapshot(repo)
+        #expect(try await Self.repo(["phase", pkg, "10", "--repo", repo, "--suite", "stable", "--gpg-key", key.secret]).status == 0)
+        #expect(try TreeSnapshot(repo) == phasedOnce, "the same phase again changes nothing")
+        let tooMuch = try await Self.repo(["phase", pkg, "101", "--repo", repo, "--suite", "stable", "--gpg-key", key.secret])
+        #expect(tooMuch.status == 64 && tooMuch.errorOutput.contains("0 to 100"), "\(tooMuch.errorOutput)")
+        let lacking = try await Self.repo(["phase", "other-pkg", "50", "--repo", repo, "--suite", "stable", "--gpg-key", key.secret])
+        #expect(lacking.status == 66 && lacking.errorOutput.contains("does not hold other-pkg"), "\(lacking.errorOutput)")
+        #expect(try TreeSnapshot(repo) == phasedOnce, "refusals change nothing")
+
         let removed = try await Self.repo(["remove", pkg, "--repo", repo, "--suite", "beta", "--gpg-key", key.secret])
         #expect(removed.status == 0 && removed.output.contains("removed \(pkg) 1.1.0"), "\(removed.errorOutput)")
         let gone = try await Self.repo(["remove", pkg, "--repo", repo, "--suite", "beta", "--gpg-key", key.secret])
         #expect(gone.status == 66 && gone.errorOutput.contains("does not hold"), "\(gone.errorOutput)")
         let stable = try await Self.repo(["list", "--repo", repo])
-        #expect(stable.output == "stable\t\(pkg)\t1.0.0\t\(PackageInputs.architecture)\n", "\(stable.output)")
+        #expect(stable.output == "stable\t\(pkg)\t1.0.0\t\(PackageInputs.architecture)\tphased 10%\n", "\(stable.output)")
     }
 
     /// What must be refused is, with one line naming what and why and a distinct code, and

@@ -208,6 +208,9 @@ public struct ReleasePush: Sendable {
         if key.hasSuffix(".tar.gz") { return "application/gzip" }
         if key.hasSuffix(".zip") { return "application/zip" }
         if key.hasSuffix(".tar.zst") { return "application/zstd" }
+        if key.hasSuffix(".deb") { return "application/vnd.debian.binary-package" }
+        if key.hasSuffix(".gz") { return "application/gzip" }
+        if key.hasSuffix(".xz") { return "application/x-xz" }
         return "application/octet-stream"
     }
 }

@@ -1,8 +1,8 @@
 import ArchivePublishing
 import ArgumentParser
 
-/// `--endpoint`, `--region` and `--max-age`: how `push` and `rollout guard --push` reach an
-/// S3-compatible store and how long its caches may keep the channel's pointers.
+/// `--endpoint`, `--region` and `--max-age`: how `push`, `rollout guard --push` and `repo
+/// push` reach an S3-compatible store and how long its caches may keep what a push replaces.
 struct S3StoreOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("S3 endpoint URL of a non-AWS store.", valueName: "URL"))
     var endpoint: String?
@@ -10,7 +10,10 @@ struct S3StoreOptions: ParsableArguments {
     @Option(name: .long, help: ArgumentHelp("Signing region.", valueName: "REGION"))
     var region: String?
 
-    @Option(name: .customLong("max-age"), help: ArgumentHelp("Cache lifetime of manifest.json and index.json.", valueName: "SECONDS"))
+    @Option(
+        name: .customLong("max-age"),
+        help: ArgumentHelp(
+            "Cache lifetime of what a push replaces: manifest.json and index.json, or an apt repository's indexes.", valueName: "SECONDS"))
     var maxAge = 60
 
     func validate() throws {

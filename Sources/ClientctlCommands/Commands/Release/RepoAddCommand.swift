@@ -15,13 +15,17 @@ struct RepoAddCommand: AsyncParsableCommand {
             The same bytes again are `unchanged` (exit 0); a version the repository holds \
             with other bytes, or older than the suite's, is refused (exit 73), as are a \
             folder that holds files but is no repository of ours (73), a key that cannot \
-            sign (65) and a .deb clientctl did not make (65).
+            sign (65) and a .deb clientctl did not make (65). --phase starts each package \
+            at that Phased-Update-Percentage (see repo phase); without it a package keeps \
+            the suite's setting.
 
             Examples:
               clientctl repo add dist/notes_2.1.0_amd64.deb --repo apt --suite stable \\
                   --gpg-key keys/archive.asc
               clientctl repo add dist/notes_2.2.0~beta.1_amd64.deb --repo apt \\
                   --suite beta --gpg-key keys/archive.asc --valid-for 14
+              clientctl repo add dist/notes_2.2.0_amd64.deb --repo apt --suite stable \
+                  --gpg-key keys/archive.asc --phase 10
             """
     )
 
@@ -34,18 +38,23 @@ struct RepoAddCommand: AsyncParsableCommand {
     var validFor: Int?
     @Option(help: ArgumentHelp("Origin and Label of the Releases; the repository's, else clientctl.", valueName: "TEXT"))
     var origin: String?
+    @Option(
+        help: ArgumentHelp(
+            "Phased-Update-Percentage of each package in the suite: the share of machines apt upgrades (0 to 100).", valueName: "PERCENT"))
+    var phase: Int?
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
         guard !debs.isEmpty else { throw ValidationError("name at least one .deb to add") }
         if let validFor, !(1...3650).contains(validFor) { throw ValidationError("--valid-for must be 1 to 3650 days") }
+        if let phase, !(0...100).contains(phase) { throw ValidationError("--phase must be 0 to 100 percent, not \(phase)") }
     }
 
     func run() async throws {
         try await runReportingErrors {
             let added = try AptRepository.add(
                 debs: debs, repo: options.repo, suite: options.suite, keyFile: options.gpgKey,
-                settings: AptRepository.Settings(origin: origin, validForDays: validFor))
+                settings: AptRepository.Settings(origin: origin, validForDays: validFor), phase: phase)
             if output.json {
                 let list: [JSONValue] = added.map { a in
                     .object([

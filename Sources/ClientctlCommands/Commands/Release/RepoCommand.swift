@@ -17,7 +17,7 @@ struct RepoCommand: AsyncParsableCommand {
             InRelease and Release.gpg with --gpg-key in a GNUPGHOME of its own (never your \
             keyring), and the copy replaces the folder in one rename: a failure leaves the \
             repository as it was. Serve dists/ and pool/; a device's package names the \
-            source (package --apt-repo).
+            source (package --apt-repo), or upload them with repo push.
 
             Examples:
               clientctl repo add dist/notes_2.1.0_amd64.deb --repo apt --suite stable \\
@@ -25,8 +25,11 @@ struct RepoCommand: AsyncParsableCommand {
               clientctl repo remove notes --repo apt --suite beta --gpg-key keys/archive.asc
               clientctl repo list --repo apt --json
               clientctl repo sign --repo apt --gpg-key keys/archive.asc
+              clientctl repo push --repo apt s3://downloads/apt
             """,
-        subcommands: [RepoAddCommand.self, RepoRemoveCommand.self, RepoListCommand.self, RepoSignCommand.self]
+        subcommands: [
+            RepoAddCommand.self, RepoRemoveCommand.self, RepoListCommand.self, RepoSignCommand.self, RepoPhaseCommand.self, RepoPushCommand.self,
+        ]
     )
 }
 

@@ -10,8 +10,8 @@ struct RepoListCommand: AsyncParsableCommand {
         commandName: "list",
         abstract: "List the packages of an apt repository's suites.",
         discussion: """
-            One line per package: suite, package, version, architecture. Needs no key and \
-            changes nothing.
+            One line per package: suite, package, version, architecture, and "phased N%" \
+            when repo phase set one. Needs no key and changes nothing.
 
             Examples:
               clientctl repo list --repo apt
@@ -33,11 +33,14 @@ struct RepoListCommand: AsyncParsableCommand {
                     .object([
                         "suite": .string(e.suite), "package": .string(e.package), "version": .string(e.version),
                         "architecture": .string(e.architecture), "file": .string(e.file),
+                        "phasedUpdatePercentage": e.phase.map { .integer(Int64($0)) } ?? .null,
                     ])
                 }
                 Console.out(Data(JSONPrettyPrinter.render(.object(["packages": .array(list)]))))
             } else {
-                for e in entries { print("\(e.suite)\t\(e.package)\t\(e.version)\t\(e.architecture)") }
+                for e in entries {
+                    print("\(e.suite)\t\(e.package)\t\(e.version)\t\(e.architecture)" + (e.phase.map { "\tphased \($0)%" } ?? ""))
+                }
             }
         }
     }
