@@ -7,8 +7,8 @@ import Testing
 /// (Chrome's way), then apt keeps it current from the repository `clientctl repo` signs,
 /// trusting the package's own keyring for that source only; a repository signed by another
 /// key, a tampered InRelease and a Release past its Valid-Until are refused by apt with its
-/// own errors, and nothing is installed from them; `repo push` puts the repository in an S3
-/// store apt installs from.
+/// own errors, and nothing is installed from them; piuparts installs, upgrades and purges
+/// the package cleanly; `repo push` puts the repository in an S3 store apt installs from.
 @Suite(.serialized) struct AptInstallTests {
     @Test func aptInstallsUpgradesAndPurgesThePackagedAppAndRefusesWhatItMust() async throws {
         try #require(getuid() == 0, "a Debian root is extracted with its owners and entered with bwrap as root")
@@ -150,6 +150,28 @@ import Testing
         let purge = try await root.apt(["purge", pkg])
         #expect(purge.status == 0, "\(purge.errorOutput)")
         #expect(!FileManager.default.fileExists(atPath: root(sourcesPath)) && !FileManager.default.fileExists(atPath: root(keyringPath)))
+
+        // piuparts, Debian's own package test, on a copy of the root it makes from it
+        // (--existing-chroot): the .deb installed and purged, then 1.0.0 installed from the
+        // repository (a suite of its own: piuparts reads "stable" as a Debian release),
+        // upgraded to 2.0.0 and purged; it fails on a maintainer script's error and on any
+        // file left behind. Its chroot trusts the archive key for its own sources.list. In a
+        // mount namespace of its own, so a killed run leaves no mount behind.
+        let oldSuite = try await Self.repo(["add", deb, "--repo", www + "/good", "--suite", "piuparts", "--gpg-key", key.secret])
+        try #require(oldSuite.status == 0, "\(oldSuite.errorOutput)")
+        try FileManager.default.copyItem(atPath: dearmored, toPath: root("etc/apt/trusted.gpg.d/clientctl-piuparts.gpg"))
+        let piuparts = try await Subprocess.run(
+            "unshare",
+            [
+                "--mount", "--propagation", "private", "/usr/sbin/piuparts", "--existing-chroot", root.path, "--distribution", "piuparts",
+                "--mirror", url("good"), "--no-eatmydata", inputs.tmp("dist/" + PackageInputs.debName("2.0.0")),
+            ], timeout: .seconds(900))
+        let verdict = piuparts.output.split(separator: "\n").filter { $0.contains("PASS:") || $0.contains("FAIL") || $0.contains("ERROR:") }
+        #expect(
+            piuparts.status == 0 && piuparts.output.contains("PASS: Installation, upgrade and purging tests.")
+                && piuparts.output.contains("PASS: All tests."),
+            "piuparts exited \(piuparts.status): \(verdict.joined(separator: "\n"))\n\(piuparts.output.suffix(4000))\(piuparts.errorOutput.suffix(2000))"
+        )
     }
 
     /// `repo push` to a real S3 server (SeaweedFS), judged by apt reading the store: the
