@@ -212,6 +212,8 @@ package enum AptRepository {
     /// - Throws: ``PackageError`` `.notFound` (no repository), `.notARepository`, `.busy`, `.io`.
     package static func snapshot(repo: String) throws -> String {
         let repo = repo.absoluteStandardizedPath
+        // Before the lock, which would make a missing parent folder.
+        guard try openState(repo) != nil else { throw PackageError(.notFound, "\(repo): no such apt repository") }
         return try withLock(repo) {
             guard try openState(repo) != nil else { throw PackageError(.notFound, "\(repo): no such apt repository") }
             let parent = (repo as NSString).deletingLastPathComponent

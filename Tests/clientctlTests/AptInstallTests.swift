@@ -225,6 +225,9 @@ import Testing
         let refused = try await push(other)
         #expect(refused.status == 65 && refused.errorOutput.contains("exists with other bytes"), "\(refused.status) \(refused.errorOutput)")
         #expect(try await s3.get("\(area)/apt/dists/stable/InRelease").body == inRelease.body, "no index written after the refusal")
+        let missing = try await push(inputs.tmp("nowhere/apt"))
+        #expect(missing.status == 66 && missing.errorOutput.contains("no such apt repository"), "\(missing.status) \(missing.errorOutput)")
+        #expect(!FileManager.default.fileExists(atPath: inputs.tmp("nowhere")), "nothing is made for a missing repository")
         let notOurs = try await push(inputs.tmp("dist"))
         #expect(
             notOurs.status == 73 && notOurs.errorOutput.contains("not a repository clientctl repo made"), "\(notOurs.status) \(notOurs.errorOutput)")
