@@ -6,7 +6,7 @@ import Testing
 /// `clientctl serve` killed with SIGKILL in the middle of a trial, then started again.
 @Suite(.serialized) struct ServeCrashTests {
     @Test func sigkillDuringTrialRevertsAndRecordsTheFailureAtTheNextStart() async throws {
-        let rig = try await ReleaseRig(startupTimeout: 60, label: "crash")
+        let rig = try await ReleaseRig(startupTimeout: 600, label: "crash")  // the kill ends the trial, never its timeout
         try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)
         try await rig.run(["install", "--root", rig.root])
         var serve = try await ServeProcess(root: rig.root, scratch: rig.tmp.path)
