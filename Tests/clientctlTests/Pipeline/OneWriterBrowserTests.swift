@@ -104,7 +104,7 @@ import Testing
     /// Issue 9 point 3: a device driven by cron (`clientctl install`) beside `serve` gets
     /// the retry of a version whose trial failed once, as serve's own check would give it.
     @Test func cronsInstallStagesTheRetryBesideServe() async throws {
-        let rig = try await ReleaseRig(startupTimeout: 60, label: "cron-retry")
+        let rig = try await ReleaseRig(startupTimeout: 600, label: "cron-retry")  // the kill ends the trial
         try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)
         try await rig.run(["install", "--root", rig.root])
         var serve = try await ServeProcess(root: rig.root, scratch: rig.tmp.path)
@@ -128,7 +128,7 @@ import Testing
     /// `clientctl ack --version V` (no serve): another version on trial is refused with
     /// 65 and the trial goes on; the right version commits; without `--version` as before.
     @Test func ackWithAVersionCommitsOnlyThatVersion() async throws {
-        let rig = try await ReleaseRig(startupTimeout: 60, label: "ack-version")
+        let rig = try await ReleaseRig(startupTimeout: 600, label: "ack-version")  // ack ends the trial
         try await rig.publish("1.0.0", script: "")
         try await rig.run(["install", "--root", rig.root])
         try await rig.run(["reload", "--root", rig.root])
