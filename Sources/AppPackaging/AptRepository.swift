@@ -131,21 +131,9 @@ package enum AptRepository {
     /// - Returns: the versions removed (one per architecture).
     /// - Throws: ``PackageError`` `.notFound` when the suite does not hold it.
     package static func remove(package: String, repo: String, suite: String, keyFile: String) throws -> [Entry] {
-        let repo = repo.absoluteStandardizedPath
-        try checkSuite(suite)
-        try DebianFields.checkPackageName(package)
-        guard try openState(repo) != nil else { throw PackageError(.notFound, "\(repo) is no apt repository: nothing to remove") }
-        let signer = try ArchiveSigner(keyFile: keyFile)
-        defer { signer.close() }
-        return try withLock(repo) {
-            guard var state = try openState(repo) else { throw PackageError(.notFound, "\(repo) is no apt repository: nothing to remove") }
-            let removed = try list(repo: repo, state: state).filter { $0.suite == suite && $0.package == package }
-            guard !removed.isEmpty else { throw PackageError(.notFound, "suite \(suite) of \(repo) does not hold \(package)") }
+        try changeHeld(package: package, repo: repo, suite: suite, keyFile: keyFile) { state, _ in
             state.phases?[suite]?[package] = nil  // added again later, it starts unphased
-            try change(repo: repo, state: state, signer: signer) { staging in
-                _ = try reprepro(staging, ["remove", suite, package])
-            }
-            return removed
+            return { staging in _ = try reprepro(staging, ["remove", suite, package]) }
         }
     }
 
@@ -154,10 +142,29 @@ package enum AptRepository {
     /// - Returns: the suite's entries of the package, with their new phase.
     /// - Throws: ``PackageError`` `.notFound` when the suite does not hold it, `.invalidArgument`.
     package static func phase(package: String, percent: Int, repo: String, suite: String, keyFile: String) throws -> [Entry] {
+        try checkPhase(percent)
+        let held = try changeHeld(package: package, repo: repo, suite: suite, keyFile: keyFile) { state, _ in
+            let before = state
+            state.phases = setting(state.phases, suite: suite, package: package, to: percent)
+            return state == before ? nil : { _ in }
+        }
+        return held.map { entry in
+            var entry = entry
+            entry.phase = percent
+            return entry
+        }
+    }
+
+    /// What `remove` and `phase` share: under the lock, the suite's entries of `package`
+    /// (refused when there are none) and the state, which `body` may change; the step it
+    /// returns runs on the staged copy, or nothing changes when it returns nil.
+    static func changeHeld(
+        package: String, repo: String, suite: String, keyFile: String,
+        _ body: (inout State, [Entry]) throws -> ((String) throws -> Void)?
+    ) throws -> [Entry] {
         let repo = repo.absoluteStandardizedPath
         try checkSuite(suite)
         try DebianFields.checkPackageName(package)
-        try checkPhase(percent)
         guard try openState(repo) != nil else { throw PackageError(.notFound, "\(repo): no such apt repository") }
         let signer = try ArchiveSigner(keyFile: keyFile)
         defer { signer.close() }
@@ -165,14 +172,8 @@ package enum AptRepository {
             guard var state = try openState(repo) else { throw PackageError(.notFound, "\(repo): no such apt repository") }
             let held = try list(repo: repo, state: state).filter { $0.suite == suite && $0.package == package }
             guard !held.isEmpty else { throw PackageError(.notFound, "suite \(suite) of \(repo) does not hold \(package)") }
-            let before = state
-            state.phases = setting(state.phases, suite: suite, package: package, to: percent)
-            if state != before { try change(repo: repo, state: state, signer: signer) { _ in } }
-            return held.map { entry in
-                var entry = entry
-                entry.phase = percent
-                return entry
-            }
+            if let step = try body(&state, held) { try change(repo: repo, state: state, signer: signer, step) }
+            return held
         }
     }
 
