@@ -21,8 +21,10 @@ struct RepoPhaseCommand: AsyncParsableCommand {
             anew) and goes with repo remove. A suite that does not hold PACKAGE: exit 66.
 
             Examples:
-              clientctl repo phase notes 10 --repo apt --suite stable --gpg-key keys/archive.asc
-              clientctl repo phase notes 100 --repo apt --suite stable --gpg-key keys/archive.asc
+              clientctl repo phase notes 10 --repo apt --suite stable \\
+                  --gpg-key keys/archive.asc
+              clientctl repo phase notes 100 --repo apt --suite stable \\
+                  --gpg-key keys/archive.asc
             """
     )
 
