@@ -21,9 +21,9 @@ extension NativeShellTests {
         let rig = try await ReleaseRig(startupTimeout: 2, label: "shell-flood")
         try await rig.publish("1.0.0", script: ShellHarness.paint(Self.green, then: ReleaseRig.acknowledging + Self.flood))
         try await rig.run(["install", "--root", rig.root])
-        let shell = try RunningShell(root: rig.root, exitAfter: 300, scratch: rig.tmp.path)
+        let shell = try RunningShell(root: rig.root, exitAfter: 660, scratch: rig.tmp.path)
         // All of the flood, however long a loaded machine takes to post it.
-        try await shell.waitFor("the long messages refused", timeout: 240) { $0.contains { $0.event == "bridgeRefused" && $0.tooLarge == 5 } }
+        try await shell.waitFor("the long messages refused", timeout: 600) { $0.contains { $0.event == "bridgeRefused" && $0.tooLarge == 5 } }
         let peak = try #require(shell.shellPeakKiB, "the shell's VmHWM")
         let first = try await shell.terminate()
         let trial = try #require(first.watchdog("trialStarted", "1.0.0"), "\(first.summary)")
