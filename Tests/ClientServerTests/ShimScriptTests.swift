@@ -40,7 +40,7 @@ func nodePath() throws -> String {
             let errors = Pipe()
             process.standardOutput = pipe
             process.standardError = errors
-            try process.run()
+            try process.runUnmasked()
             let data = try pipe.fileHandleForReading.readAllRetryingInterrupts()
             let stderr = try errors.fileHandleForReading.readAllRetryingInterrupts()
             process.waitUntilExit()

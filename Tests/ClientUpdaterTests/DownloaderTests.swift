@@ -46,7 +46,7 @@ final class RecordingSleeper: Sleeper, Sendable {
         p.arguments = [path]
         let out = Pipe()
         p.standardOutput = out
-        try p.run()
+        try p.runUnmasked()
         let text = String(decoding: try out.fileHandleForReading.readAllRetryingInterrupts(), as: UTF8.self)
         p.waitUntilExit()
         return String(text.prefix(64))

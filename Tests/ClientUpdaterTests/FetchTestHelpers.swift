@@ -33,7 +33,7 @@ func runCurl(_ args: [String]) throws -> (Int32, Data) {
     let out = Pipe()
     p.standardOutput = out
     p.standardError = FileHandle.nullDevice
-    try p.run()
+    try p.runUnmasked()
     let data = try out.fileHandleForReading.readAllRetryingInterrupts()
     p.waitUntilExit()
     return (p.terminationStatus, data)

@@ -16,7 +16,7 @@ import Testing
             process.arguments = ["--exclusive", path, "cat"]
             process.standardInput = stdin
             process.standardOutput = FileHandle.nullDevice
-            try process.run()
+            try process.runUnmasked()
         }
 
         /// Closes the child's stdin: `cat` ends, `flock` exits and the lock is free.

@@ -46,7 +46,7 @@ import Testing
         let sleeper = Process()
         sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
         sleeper.arguments = ["30"]
-        try sleeper.run()
+        try sleeper.runUnmasked()
         defer {
             sleeper.terminate()
             sleeper.waitUntilExit()

@@ -103,7 +103,7 @@ extension NativeShellTests {
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
             process.standardError = FileHandle.nullDevice
             process.standardInput = FileHandle.nullDevice
-            try process.run()
+            try process.runUnmasked()
         }
 
         deinit { stop() }

@@ -25,7 +25,7 @@ final class RunningShell: @unchecked Sendable {
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
         process.standardInput = FileHandle.nullDevice
-        try process.run()
+        try process.runUnmasked()
     }
 
     /// A test that failed before ``finish(timeout:)`` leaves no window, Xvfb or web process

@@ -122,7 +122,7 @@ import Testing
         process.arguments = ["install", "--root", d.root]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.runUnmasked()
         let downloading = d.root + "/meteor/Downloading/"
         let finished = ["app/app.js", "app/app.js.map", "app/assets/d00/asset-0.txt", "index.html"]
         try await Poll.until("the fast assets to land in meteor/Downloading") {

@@ -77,7 +77,7 @@ import Testing
             process.standardInput = FileHandle.nullDevice
             running.append((process, scratch("\(n)")))
         }
-        for (process, _) in running { try process.run() }
+        for (process, _) in running { try process.runUnmasked() }
         return running.map { process, base in
             process.waitUntilExit()
             let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus

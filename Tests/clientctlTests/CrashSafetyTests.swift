@@ -56,7 +56,7 @@ import Testing
         process.arguments = ["install", "--root", device.root]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
+        try process.runUnmasked()
         // Wait until bytes are landing on disk, then a random moment more, and kill: on a
         // thread of its own, so the moment is not a busy pool's and the pool is not blocked.
         let pid = process.processIdentifier

@@ -96,7 +96,7 @@ import Testing
         let sleeper = Process()
         sleeper.executableURL = URL(fileURLWithPath: "/bin/sleep")
         sleeper.arguments = ["60"]
-        try sleeper.run()
+        try sleeper.runUnmasked()
         defer {
             sleeper.terminate()
             sleeper.waitUntilExit()

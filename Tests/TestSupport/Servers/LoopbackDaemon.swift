@@ -23,7 +23,7 @@ public final class LoopbackDaemon: Sendable {
         let out = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
         process.standardOutput = out
         process.standardError = out
-        try process.run()
+        try process.runUnmasked()
         try? out.close()
         for _ in 0..<250 {
             if Self.accepts(port) { return }

@@ -89,7 +89,7 @@ public final class SeaweedS3: @unchecked Sendable {
         watcher.standardInput = FileHandle.nullDevice
         watcher.standardOutput = FileHandle.nullDevice
         watcher.standardError = FileHandle.nullDevice
-        try watcher.run()
+        try watcher.runUnmasked()
         // Ready when a bucket can be made: the S3 port answers before the volume server
         // has registered with the master.
         for _ in 0..<120 {
