@@ -36,11 +36,18 @@ public struct DebianRoot: Sendable {
     public func callAsFunction(_ relative: String) -> String { path + "/" + relative }
 
     /// Runs `command` inside the root as root.
+    ///
+    /// Not `--die-with-parent`: that is `PR_SET_PDEATHSIG`, which fires when the *thread*
+    /// that started bwrap ends (prctl(2)), and a test starts it from a dispatch worker
+    /// thread, which libdispatch ends after a few idle seconds. A CI run lost an
+    /// `unattended-upgrade` that way in the middle of dpkg's unpack ("dpkg was
+    /// interrupted"). bwrap stays in the process group `Subprocess` starts, so a timeout
+    /// still kills the whole sandbox.
     @discardableResult
     public func run(_ command: [String], timeout: Duration = .seconds(300)) async throws -> Subprocess.Result {
         let sandbox = [
             "--bind", path, "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-            "--die-with-parent", "--cap-add", "ALL", "--",
+            "--cap-add", "ALL", "--",
             "/usr/bin/env", "-i", "PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", "DEBIAN_FRONTEND=noninteractive", "HOME=/root",
         ]
         return try await Subprocess.run("bwrap", sandbox + command, timeout: timeout)
