@@ -14,7 +14,8 @@ import NIOHTTP1
 /// - `Accept-Encoding: identity` and no decoding: the bytes a signature or hash covers
 ///   reach the sink untouched, whatever `Content-Encoding` the server sends.
 /// - Redirects follow ``RedirectRule`` (at most ``HTTPTransportSettings/maxRedirects``,
-///   never from `https:` to `http:`).
+///   never from `https:` to `http:`), unless the request says
+///   ``TransportRequest/followsRedirects`` `false`: then a 3xx is returned as it came.
 /// - Timeouts: connect (``HTTPTransportSettings/connectTimeout``), stall (no byte for
 ///   ``TransportRequest/idleTimeout`` seconds while waiting for the server) and an
 ///   overall ``TransportRequest/timeLimit``.
@@ -91,9 +92,10 @@ package struct HTTPTransport: HeadFirstTransport {
             }
             let status = Int(response.status.code)
             hop += 1
-            if let next = try RedirectRule.next(
-                from: url, status: status, location: response.headers.first(name: "location"),
-                hop: hop, maxRedirects: settings.maxRedirects)
+            if request.followsRedirects,
+                let next = try RedirectRule.next(
+                    from: url, status: status, location: response.headers.first(name: "location"),
+                    hop: hop, maxRedirects: settings.maxRedirects)
             {
                 // Read the (small) redirect body so the connection goes back to the pool;
                 // past 64 KiB stop reading, which closes the connection instead.

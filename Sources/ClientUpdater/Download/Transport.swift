@@ -96,11 +96,19 @@ public struct TransportRequest: Sendable, Equatable {
     /// Give up when the whole request (connect, redirects, head and body) takes longer
     /// than this (seconds); `nil` for no limit.
     public var timeLimit: Double?
-    public init(url: URL, headers: [String: String] = [:], idleTimeout: Double = 30, timeLimit: Double? = nil) {
+    /// Follow redirects (the transport's rule, as for manifests and archives); `false`
+    /// returns a 3xx to the caller as it came, and nothing is sent to its `Location`: for a
+    /// request whose headers are a credential (`fleet status`'s bearer token) that must
+    /// reach the host it was given for and no other.
+    public var followsRedirects: Bool
+    public init(
+        url: URL, headers: [String: String] = [:], idleTimeout: Double = 30, timeLimit: Double? = nil, followsRedirects: Bool = true
+    ) {
         self.url = url
         self.headers = headers
         self.idleTimeout = idleTimeout
         self.timeLimit = timeLimit
+        self.followsRedirects = followsRedirects
     }
 }
 
