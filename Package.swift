@@ -94,7 +94,7 @@ let package = Package(
         .target(name: "FleetReports", dependencies: ["ClientFoundation", "StrictJSON"]),
         // The fleet seen: a FleetSummary as `fleet status`'s text and as the self-contained
         // page (inline SVG charts, no script). Pure rendering, no I/O.
-        .target(name: "FleetPage", dependencies: ["FleetReports"]),
+        .target(name: "FleetPage", dependencies: ["ClientFoundation", "FleetReports"]),
         // Signed manifests: Ed25519 through OpenSSL, the manifest, index, trust-root and rollout rules.
         .target(
             name: "SignedManifest",

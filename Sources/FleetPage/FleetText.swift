@@ -1,14 +1,19 @@
+import ClientFoundation
 import FleetReports
 import Foundation
 
 /// The text `clientctl fleet status` prints: a table of the versions' figures, their
 /// reasons, and the devices that went silent (docs/fleet-reports.md#seeing-the-fleet).
 ///
-/// Pure: the same summary gives the same text, byte for byte.
+/// Pure: the same summary gives the same text, byte for byte. Every string of the summary
+/// (app, channel, versions, reasons, device ids, what a silent device ran) is the
+/// collector's, which holds what devices sent and may be anyone's: each is written through
+/// `TerminalText.escaped` (ClientFoundation), so no control character or bidi override reaches
+/// the terminal.
 package enum FleetText {
     /// The text of `summary`, ending with a newline.
     package static func render(_ summary: FleetSummary) -> String {
-        var out = "\(summary.app) · \(summary.channel): \(summary.devices) device\(summary.devices == 1 ? "" : "s"), "
+        var out = "\(clean(summary.app)) · \(clean(summary.channel)): \(summary.devices) device\(summary.devices == 1 ? "" : "s"), "
         out += "\(summary.silentDevices) silent (window \(FleetFormat.duration(seconds: summary.windowSeconds))), "
         out += "as of \(FleetFormat.time(summary.generated))\n"
         guard !summary.versions.isEmpty else {
@@ -23,7 +28,7 @@ package enum FleetText {
             out += "\nSilent devices (\(summary.silentDevices), longest silent first"
             out += summary.silent.count < summary.silentDevices ? ", first \(summary.silent.count)):\n" : "):\n"
             for device in summary.silent {
-                out += "  \(device.device)  last seen \(FleetFormat.time(device.lastSeen))  running \(device.running)\n"
+                out += "  \(clean(device.device))  last seen \(FleetFormat.time(device.lastSeen))  running \(clean(device.running))\n"
             }
         }
         return out
@@ -31,7 +36,7 @@ package enum FleetText {
 
     /// The columns of the table: header, alignment (right for numbers) and cell.
     private static let columns: [(header: String, right: Bool, cell: @Sendable (VersionSummary) -> String)] = [
-        ("VERSION", false, { $0.version }),
+        ("VERSION", false, { clean($0.version) }),
         ("NOW", true, { "\($0.devicesNow)" }),
         ("INSTALLS", true, { "\($0.installs)" }),
         ("TRIALS", true, { "\($0.trials)" }),
@@ -55,6 +60,9 @@ package enum FleetText {
         }.joined()
     }
 
+    /// A string of the summary as it may be printed.
+    private static func clean(_ text: String) -> String { TerminalText.escaped(text) }
+
     private static func reasonLines(_ versions: [VersionSummary]) -> [String] {
         let kinds: [(String, KeyPath<VersionSummary, [String: Int]>)] = [
             ("rollbacks", \.rollbacks), ("blacklists", \.blacklists), ("web-process deaths", \.webProcessDeaths),
@@ -63,7 +71,7 @@ package enum FleetText {
         var lines: [String] = []
         for v in versions {
             for (name, path) in kinds where FleetFormat.total(v[keyPath: path]) > 0 {
-                lines.append("  \(v.version)  \(name): \(FleetFormat.reasons(v[keyPath: path]))\n")
+                lines.append("  \(clean(v.version))  \(name): \(clean(FleetFormat.reasons(v[keyPath: path])))\n")
             }
         }
         return lines

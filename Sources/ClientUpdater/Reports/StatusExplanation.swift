@@ -1,9 +1,14 @@
+import ClientFoundation
 import FleetReports
 import Foundation
 
 /// `clientctl status --explain`: why the device runs this version and not a newer one, one
 /// line per reason, from what the last check recorded (`last-check.json`), `state.json`
 /// and the report journal's recent reports. A pure function of those values.
+///
+/// The lines quote text from elsewhere (a feed server's or a channel's message), so each is
+/// passed through `TerminalText.escaped` (ClientFoundation): no control character or bidi
+/// override of it reaches the terminal (nor `--json`'s `explanation`).
 package enum StatusExplanation {
     /// The lines, most important first: a trial or a pending version, then why the last
     /// check took nothing (up to date, the rollout's place, the shell, an expired manifest,
@@ -27,7 +32,7 @@ package enum StatusExplanation {
             out.append("blacklisted: \(version) is never tried again on this device, \(text)")
         }
         if out.isEmpty { out.append("no check yet: run `clientctl install` (or let serve check) to ask the feed") }
-        return out
+        return out.map { TerminalText.escaped($0) }
     }
 
     static func lastCheckLines(_ status: StatusReport, recent: [FleetReport]) -> [String] {

@@ -2,6 +2,11 @@ import ClientUpdater
 import Foundation
 
 /// Human-readable renderings of a ``StatusReport`` for `status` and `list`.
+///
+/// Every line goes through `TerminalText.escaped` (ClientFoundation): a status holds text from
+/// elsewhere (a collector's error line as the last delivery failure, a server's message in
+/// the last check), and a control character or bidi override in it must not reach the
+/// terminal. Each line is one line: a newline in a value is shown as `\u{a}`.
 enum StatusText {
     static func render(_ s: StatusReport) -> String {
         var lines = [
@@ -28,7 +33,7 @@ enum StatusText {
         if let free = s.freeBytes { lines.append("free space:      \(DiskSpace.megabytes(free)) on \(s.root)") }
         lines.append("installed:       \(s.installed.isEmpty ? "none" : s.installed.map(\.version).joined(separator: ", "))")
         if let reports = s.reports { lines.append("reports:         " + renderReports(reports)) }
-        return lines.joined(separator: "\n")
+        return lines.map { TerminalText.escaped($0) }.joined(separator: "\n")
     }
 
     /// `3 pending, 0 dropped; last delivery 2026-… ok` (or `failed: why`, or `never`).
@@ -59,7 +64,7 @@ enum StatusText {
             if e.retry { flags.append("retry") }
             if !e.compatible { flags.append("incompatible") }
             let range = e.minShell.map { "shell >= \($0)" + (e.maxShell.map { ", <= \($0)" } ?? "") } ?? ""
-            return "\(e.version)\t\(range)\t\(flags.joined(separator: ","))"
+            return [e.version, range, flags.joined(separator: ",")].map { TerminalText.escaped($0) }.joined(separator: "\t")
         }.joined(separator: "\n")
     }
 

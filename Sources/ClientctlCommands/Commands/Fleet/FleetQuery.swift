@@ -104,7 +104,9 @@ struct FleetQuery {
         }
     }
 
+    /// Text from the collector (or an error quoting it) as one printable line: at most 300
+    /// characters, newlines as spaces, every other control or bidi character escaped.
     static func oneLine(_ error: Any) -> String {
-        String("\(error)".replacingOccurrences(of: "\n", with: " ").prefix(300))
+        TerminalText.escaped(String("\(error)".replacingOccurrences(of: "\n", with: " ").prefix(300)))
     }
 }

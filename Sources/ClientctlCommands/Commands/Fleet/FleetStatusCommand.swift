@@ -75,11 +75,34 @@ struct FleetStatusCommand: AsyncParsableCommand {
                 }
             }
             if json {
-                Console.out(answer.json.last == UInt8(ascii: "\n") ? answer.json : answer.json + Data("\n".utf8))
+                let out = Self.escapingControls(answer.json)
+                Console.out(out.last == UInt8(ascii: "\n") ? out : out + Data("\n".utf8))
             } else {
                 Console.out(Data(FleetText.render(answer.summary).utf8))
             }
         }
+    }
+}
+
+extension FleetStatusCommand {
+    /// The collector's JSON with every control or bidi character (`TerminalText.isControl`)
+    /// but JSON's own whitespace written as a `\uXXXX` escape: the same JSON value, since
+    /// in a document that parsed such a character can only stand inside a string, but
+    /// nothing a terminal acts on.
+    static func escapingControls(_ json: Data) -> Data {
+        let text = String(decoding: json, as: UTF8.self)
+        let whitespace: Set<Unicode.Scalar> = ["\t", "\n", "\r"]
+        guard text.unicodeScalars.contains(where: { TerminalText.isControl($0) && !whitespace.contains($0) }) else { return json }
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            if TerminalText.isControl(scalar) && !whitespace.contains(scalar) {
+                let hex = String(scalar.value, radix: 16)
+                out.append(contentsOf: ("\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex).unicodeScalars)
+            } else {
+                out.append(scalar)
+            }
+        }
+        return Data(String(out).utf8)
     }
 }
 
