@@ -79,10 +79,16 @@ package enum StatusExplanation {
     }
 
     /// The reason a skipped check's message names, when no report says it.
+    ///
+    /// A revocation first: the rollout role's restriction that revokes a release says so
+    /// as "the rollout role's restriction of release X revokes Y", which names the rollout
+    /// role too but is no rollout step. A blacklisting before both: its message may say
+    /// why ("it is revoked"), and the blacklist lines explain it.
     static func classify(_ message: String) -> ReportReason {
+        if message.contains("is blacklisted on this device") { return .blacklisted }
+        if message.contains("revoke") { return .revoked }
         if message.contains("rolling out") || message.contains("rollout") { return .rollout }
         if message.contains("blacklisted") { return .blacklisted }
-        if message.contains("revoke") { return .revoked }
         return .other
     }
 
