@@ -7,7 +7,12 @@ import Synchronization
 
 /// `GET /v1/fleet` of a collector with its read token, over the device's transport
 /// (``DefaultTransport``: the environment's proxies, the system trust store or
-/// `SSL_CERT_FILE`), for `clientctl fleet status`.
+/// `SSL_CERT_FILE`), for `clientctl fleet status` and `clientctl rollout guard`.
+///
+/// No redirect is followed: the bearer token goes to `--collector`'s host and port and
+/// nowhere else (curl stopped sending credentials on a redirect to another host in 2018,
+/// CVE-2018-1000007; here the rule is simpler still). A 3xx is a usage error naming the
+/// status and the `Location`, as report delivery refuses redirects too.
 struct FleetQuery {
     /// The collector's base URL (`http://127.0.0.1:9400/`).
     var collector: URL
@@ -65,13 +70,15 @@ struct FleetQuery {
     /// Asks the collector.
     /// - Throws: ``UpdaterError`` `.network` (collector down or silent: exit 69);
     ///   ``CommandError`` `.unauthorized` (401: exit 78), `.unavailable` (5xx, 429: exit 69),
-    ///   `.invalidArgument` (400: exit 64), `.rejected` (any other status, an answer that is
-    ///   not a fleet summary or is over ``maxAnswerBytes``: exit 65).
+    ///   `.invalidArgument` (400, or a 3xx: a redirect, not followed: exit 64), `.rejected`
+    ///   (any other status, an answer that is not a fleet summary or is over
+    ///   ``maxAnswerBytes``: exit 65).
     func fetch(transport: any Transport = DefaultTransport()) async throws -> Answer {
         let url = try url
         let body = Mutex(Data())
         let request = TransportRequest(
-            url: url, headers: ["Authorization": "Bearer \(token)", "Accept": "application/json"], idleTimeout: 30, timeLimit: 120)
+            url: url, headers: ["Authorization": "Bearer \(token)", "Accept": "application/json"], idleTimeout: 30, timeLimit: 120,
+            followsRedirects: false)
         let response = try await transport.get(request) { chunk in
             try body.withLock { data in
                 guard data.count + chunk.count <= Self.maxAnswerBytes else {
@@ -81,7 +88,9 @@ struct FleetQuery {
             }
         }
         let data = body.withLock { $0 }
-        guard response.status == 200 else { throw Self.refusal(response.status, body: data, url: url) }
+        guard response.status == 200 else {
+            throw Self.refusal(response.status, body: data, url: url, location: response[header: "location"])
+        }
         do {
             return Answer(json: data, summary: try FleetSummary.decoder().decode(FleetSummary.self, from: data))
         } catch {
@@ -89,8 +98,16 @@ struct FleetQuery {
         }
     }
 
-    /// The error of a status other than 200, with the collector's own `{"error": …}` line.
-    static func refusal(_ status: Int, body: Data, url: URL) -> CommandError {
+    /// The error of a status other than 200, with the collector's own `{"error": …}` line;
+    /// for a 3xx, its `Location` (never followed: see ``FleetQuery``).
+    static func refusal(_ status: Int, body: Data, url: URL, location: String? = nil) -> CommandError {
+        if (300...399).contains(status) {
+            let target = location.map { "'" + oneLine($0) + "'" } ?? "no Location"
+            return CommandError(
+                .invalidArgument,
+                "GET \(url.absoluteString): the collector answered \(status) to \(target): redirects are not followed, "
+                    + "so the read token stays with --collector; use the final URL")
+        }
         var why = "HTTP \(status)"
         if let object = try? JSONSerialization.jsonObject(with: body.prefix(4096)) as? [String: Any], let error = object["error"] as? String {
             why += ": " + oneLine(error)

@@ -20,8 +20,12 @@ struct FleetStatusCommand: AsyncParsableCommand {
             --html FILE also writes the same figures as one self-contained page (inline SVG \
             charts, no script, nothing loaded from anywhere), replacing FILE atomically.
 
+            No redirect is followed, so the read token goes to --collector and nowhere else: \
+            a 3xx names its Location; give that URL instead.
+
             Exit status: 69 the collector is unreachable or answers 5xx/429, 78 the token is \
-            refused (401), 65 the answer is not a fleet summary, 66 the token file is missing.
+            refused (401), 65 the answer is not a fleet summary, 66 the token file is missing, \
+            64 the collector answers 400 or redirects (3xx).
 
             Examples:
               clientctl fleet status --collector http://127.0.0.1:9400/ \\
