@@ -13,6 +13,10 @@ import Foundation
 /// `renameat2(RENAME_EXCHANGE)`: a failure at any step leaves the repository as it was,
 /// and a reader never sees half a change. Every suite is exported and signed again on every
 /// change, so each change also renews every suite's `Valid-Until`.
+///
+/// Commands that change the repository take turns on a lock of its parent folder
+/// (``withLock(_:_:)``) and read its state, its packages and decide only while they hold it:
+/// commands started together run one after the other, each on what the one before left.
 package enum AptRepository {
     /// The file that makes a folder one of ours: `conf/clientctl.json`.
     package static let stateFile = "conf/clientctl.json"
@@ -90,7 +94,9 @@ package enum AptRepository {
         try check(settings)
         if let phase { try checkPhase(phase) }
         guard !debs.isEmpty else { throw PackageError(.invalidArgument, "name at least one .deb to add") }
-        let existing = try openState(repo)
+        // A folder that is not a repository is refused before the key is imported or a lock
+        // taken; what the repository holds is read only under the lock, below.
+        _ = try openState(repo)
         let inspected = try debs.map { try inspect($0.absoluteStandardizedPath) }
         var seen = Set<String>()
         for deb in inspected where !seen.insert(deb.package + "_" + deb.architecture).inserted {
@@ -103,8 +109,9 @@ package enum AptRepository {
         let signer = try ArchiveSigner(keyFile: keyFile)
         defer { signer.close() }
         return try withLock(repo) {
+            // Read, decided and changed under the lock: a `repo` command that held it before
+            // (another add started at the same moment) is seen whole, never raced.
             let state = try openState(repo)
-            guard state == existing else { throw PackageError(.busy, "\(repo) changed while it was read: run again") }
             let entries = try state.map { try list(repo: repo, state: $0) } ?? []
             var results: [Added] = []
             var changed: [Deb] = []
