@@ -9,6 +9,8 @@ struct FieldReader {
     enum Rule {
         /// 32 lowercase hex digits.
         case deviceId
+        /// Exactly `digits` lowercase hex digits.
+        case hex(digits: Int)
         /// 1 to `maxBytes` of letters, digits, `.`, `_`, `-`.
         case identifier(maxBytes: Int)
         /// 1 to 64 of letters, digits, `.`, `+`, `-`, `_` (a SemVer or a seed's id).
@@ -87,8 +89,10 @@ struct FieldReader {
         let alnum: (UInt8) -> Bool = { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5a) || ($0 >= 0x61 && $0 <= 0x7a) }
         switch rule {
         case .deviceId:
-            guard bytes.count == 32 else { return "not 32 lowercase hex digits" }
-            return only(32, { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }, "32 lowercase hex digits")
+            return problem(s, .hex(digits: 32))
+        case .hex(let digits):
+            guard bytes.count == digits else { return "not \(digits) lowercase hex digits" }
+            return only(digits, { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }, "\(digits) lowercase hex digits")
         case .identifier(let max):
             return only(max, { alnum($0) || $0 == 0x2e || $0 == 0x5f || $0 == 0x2d }, "an identifier (letters, digits, . _ -)")
         case .version:

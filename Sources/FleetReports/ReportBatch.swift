@@ -5,13 +5,23 @@ import StrictJSON
 /// (docs/fleet-reports.md#a-batch). Its JSON is one object:
 ///
 /// ```json
-/// {"schema": 1, "device": "0f…32 hex…", "app": "com.example.notes", "channel": "stable",
+/// {"schema": 2, "device": "0f…32 hex…", "key": "…64 hex…", "stream": "…16 hex…",
+///  "app": "com.example.notes", "channel": "stable",
 ///  "reports": [{"seq": 7, "time": 1764090000000, "type": "committed", "running": "1.1.0",
 ///               "version": "1.1.0", "ms": 840}]}
 /// ```
+///
+/// Schema 2 names the device's public key (its Ed25519 key, 32 bytes as hex) and the
+/// journal's stream; the body is signed with that key (the `Clientctl-Signature` header,
+/// ``signatureHeader``). Schema 1, of devices made before device keys, has neither.
 public struct ReportBatch: Sendable, Equatable {
-    /// The one schema this version reads and writes.
-    public static let schema: Int64 = 1
+    /// The schema this version writes for a device with a key.
+    public static let schema: Int64 = 2
+    /// The schema of devices made before device keys (no `key`, no `stream`): still read.
+    public static let unsignedSchema: Int64 = 1
+    /// The HTTP header that carries the batch's Ed25519 signature over the exact JSON bytes
+    /// (before compression), as 128 lowercase hex digits.
+    public static let signatureHeader = "Clientctl-Signature"
     /// The most reports in one batch.
     public static let maxReports = 500
     /// The largest batch, in bytes of JSON (after decompression).
@@ -25,20 +35,33 @@ public struct ReportBatch: Sendable, Equatable {
     public var channel: String
     /// 1 to ``maxReports`` reports, in sequence order.
     public var reports: [FleetReport]
+    /// The device's Ed25519 public key, 64 lowercase hex digits (schema 2; nil: schema 1).
+    public var key: String?
+    /// The journal's stream: 16 lowercase hex digits, new whenever the device's journal state
+    /// is lost, so sequence numbers that start again are never taken for duplicates (schema 2;
+    /// nil: schema 1, the empty stream).
+    public var stream: String?
 
-    /// A batch of `reports`.
-    public init(device: String, app: String, channel: String, reports: [FleetReport]) {
+    /// A batch of `reports`; with `key` and `stream`, a schema-2 batch.
+    public init(device: String, app: String, channel: String, reports: [FleetReport], key: String? = nil, stream: String? = nil) {
         self.device = device
         self.app = app
         self.channel = channel
         self.reports = reports
+        self.key = key
+        self.stream = stream
     }
+
+    /// The stream as stored: the empty string for a schema-1 batch.
+    public var streamKey: String { stream ?? "" }
 
     // MARK: Writing
 
     /// The batch's JSON, compact, fields in a fixed order.
     public func encoded() -> Data {
-        var out = "{\"schema\":\(Self.schema),\"device\":" + Self.quote(device) + ",\"app\":" + Self.quote(app)
+        var out = "{\"schema\":\(key == nil ? Self.unsignedSchema : Self.schema),\"device\":" + Self.quote(device)
+        if let key { out += ",\"key\":" + Self.quote(key) + ",\"stream\":" + Self.quote(stream ?? "") }
+        out += ",\"app\":" + Self.quote(app)
         out += ",\"channel\":" + Self.quote(channel) + ",\"reports\":["
         for (i, report) in reports.enumerated() {
             if i > 0 { out += "," }
@@ -111,9 +134,17 @@ public struct ReportBatch: Sendable, Equatable {
         var fields = FieldReader(object, path: "")
         guard let schema = object["schema"] else { throw FleetReportsError(.invalidField, "schema: missing") }
         guard case .integer(let n) = schema else { throw FleetReportsError(.invalidField, "schema: not an integer") }
-        guard n == Self.schema else { throw FleetReportsError(.unknownSchema, "schema: \(n) is not a schema this collector knows (1)") }
+        guard n == Self.schema || n == Self.unsignedSchema else {
+            throw FleetReportsError(.unknownSchema, "schema: \(n) is not a schema this collector knows (1, 2)")
+        }
         _ = fields.take("schema")
         let device = try fields.string("device", rule: .deviceId)
+        var key: String?
+        var stream: String?
+        if n == Self.schema {
+            key = try fields.string("key", rule: .hex(digits: 64))
+            stream = try fields.string("stream", rule: .hex(digits: 16))
+        }
         let app = try fields.string("app", rule: .identifier(maxBytes: 255))
         let channel = try fields.string("channel", rule: .identifier(maxBytes: 64))
         let list = try fields.array("reports")
@@ -127,7 +158,7 @@ public struct ReportBatch: Sendable, Equatable {
         for (i, item) in list.enumerated() {
             reports.append(try decodeReport(item, path: "reports[\(i)]"))
         }
-        return ReportBatch(device: device, app: app, channel: channel, reports: reports)
+        return ReportBatch(device: device, app: app, channel: channel, reports: reports, key: key, stream: stream)
     }
 
     /// Reads and checks one report (a batch element or a journal line).

@@ -22,6 +22,32 @@ import Testing
             reports: [FleetReport(seq: 1, time: Date(timeIntervalSince1970: 1_764_090_000), type: .start, running: "1.0.0"), committed, refused])
     }
 
+    /// A device with a key writes schema 2: its key and stream lead the batch and read back;
+    /// a schema-2 batch without them, or with a key that is not 64 hex digits, is refused.
+    @Test func aSignedBatchNamesItsKeyAndStream() throws {
+        var batch = sample()
+        batch.key = String(repeating: "ab", count: 32)
+        batch.stream = "00000000000000ff"
+        let text = String(decoding: batch.encoded(), as: UTF8.self)
+        #expect(text.hasPrefix("{\"schema\":2,\"device\":\"\(device)\",\"key\":\"\(batch.key ?? "")\",\"stream\":\"00000000000000ff\""))
+        #expect(try ReportBatch.decode(batch.encoded()) == batch)
+        for (edit, why) in [
+            ((",\"stream\":\"00000000000000ff\""), "stream: missing"),
+            (("\"key\":\"" + String(repeating: "ab", count: 32) + "\","), "key: missing"),
+        ] {
+            let broken = Data(text.replacingOccurrences(of: edit, with: "").utf8)
+            #expect(throws: FleetReportsError.self) { try ReportBatch.decode(broken) }
+            do { _ = try ReportBatch.decode(broken) } catch let error as FleetReportsError { #expect(error.message == why) }
+        }
+        let shortKey = Data(text.replacingOccurrences(of: String(repeating: "ab", count: 32), with: "abab").utf8)
+        do {
+            _ = try ReportBatch.decode(shortKey)
+            Issue.record("a 2-byte key was read")
+        } catch let error as FleetReportsError {
+            #expect(error.message == "key: not 64 lowercase hex digits")
+        }
+    }
+
     @Test func aBatchReadsBackAsWritten() throws {
         let batch = sample()
         let read = try ReportBatch.decode(batch.encoded())
@@ -30,7 +56,7 @@ import Testing
     }
 
     @Test(arguments: [
-        ("{\"schema\":2,\"device\":\"x\"}", "schema: 2 is not a schema this collector knows (1)"),
+        ("{\"schema\":3,\"device\":\"x\"}", "schema: 3 is not a schema this collector knows (1, 2)"),
         ("[]", "batch: not a JSON object"),
         ("{\"schema\":1,\"device\":\"ABC\",\"app\":\"a\",\"channel\":\"c\",\"reports\":[]}", "device: not 32 lowercase hex digits"),
         (
