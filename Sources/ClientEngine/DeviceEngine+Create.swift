@@ -51,6 +51,7 @@ extension DeviceEngine {
             try TrustStore(layout: layout, settings: settings, app: config.app).save(pinned)
         }
         if let state = root.state, !FileManager.default.fileExists(atPath: layout.state) { try StateStore.save(state, layout) }
+        _ = try DeviceKey.readOrCreate(layout)
         return true
     }
 }

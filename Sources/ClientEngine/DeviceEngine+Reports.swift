@@ -17,10 +17,14 @@ extension DeviceEngine {
             let device = try? DeviceIdentity.readOrCreate(layout)
         else { return nil }
         let identity = ReportIdentity(device: device, app: config.app, channel: Self.reportChannel(config))
+        // A root made before device keys gets one now; one whose key is unusable (a
+        // damaged file, a mode others may read) sends unsigned batches, which a collector
+        // under open admission takes while the id is bound to no key.
+        let signer = try? DeviceKey.readOrCreate(layout)
         return ReportSender(
             source: ReportJournal(layout: layout), identity: identity, url: url,
             transport: transport ?? DefaultTransport(config: config, root: layout.root), options: options,
-            refusalFile: layout.root + "/" + ReportSender.refusalFileName)
+            refusalFile: layout.root + "/" + ReportSender.refusalFileName, signer: signer)
     }
 
     /// Delivers the pending reports within ``exitFlushSeconds`` (`install`, `ack`); does

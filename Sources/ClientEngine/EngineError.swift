@@ -11,7 +11,7 @@ public typealias EngineError = ModuleError<EngineErrorCode>
 /// The code of ``EngineError``: what kind of failure it is. New codes may be added in later versions.
 public struct EngineErrorCode: ClientctlErrorCode {
     fileprivate enum Base: Hashable, Sendable {
-        case invalidArgument, configInvalid
+        case invalidArgument, configInvalid, deviceKey
     }
     fileprivate let base: Base
     public var description: String { "\(base)" }
@@ -23,11 +23,16 @@ public struct EngineErrorCode: ClientctlErrorCode {
     /// where there is no root to fall back on.
     public static let configInvalid = Self(base: .configInvalid)
 
-    /// The sysexits status: 64 usage, 78 config (as `UpdaterError`'s codes of the same name).
+    /// The root's device key cannot be made, read or used (`device-key.pem`).
+    public static let deviceKey = Self(base: .deviceKey)
+
+    /// The sysexits status: 64 usage, 78 config (as `UpdaterError`'s codes of the same name),
+    /// 73 a device key that cannot be made or used.
     public func kind(underlying: (any Error & Sendable)?) -> FailureKind {
         switch base {
         case .invalidArgument: return .usage
         case .configInvalid: return .config
+        case .deviceKey: return .cannotCreate
         }
     }
 }

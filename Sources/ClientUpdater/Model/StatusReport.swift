@@ -21,6 +21,9 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var root: String
     /// The device's random id (`device-id`): its place in staged rollouts.
     public var deviceId: String?
+    /// The device's public key (`device-key.pub`, 64 hex digits), which signs its report
+    /// batches and which `clientctl fleet admit` takes; nil before the root has one.
+    public var deviceKey: String?
     public var app: String
     /// `signed-archive` or `meteor`.
     public var channelKind: String
@@ -86,6 +89,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
     ) {
         root = layout.root
         deviceId = DeviceIdentity.read(layout)
+        deviceKey = DeviceIdentity.readPublicKey(layout)
         app = config.app
         channelKind = config.channelKind.rawValue
         channel = summary.channel

@@ -203,6 +203,37 @@ package final class ReportJournal: Sendable {
         try? AtomicFile.write(Data(kept.utf8), to: layout.reportsJournal)
     }
 
+    /// The collector refused the reports up to `seq` too often: they leave the journal and
+    /// count as dropped in `status`, with why.
+    package func dropped(_ count: Int, through seq: Int64, at date: Date, reason: String) {
+        delivered(through: seq, at: date)
+        guard let lock = JournalLock.take(layout.reportsLock, folder: layout.reports) else {
+            lost.withLock { $0 += Int64(count) }
+            return
+        }
+        defer { lock.release() }
+        var state = JournalState.read(layout)
+        state.dropped += Int64(count)
+        state.lastAttempt = JournalState.millis(date)
+        state.lastFailure = FleetReport.clip(reason)
+        state.write(layout)
+    }
+
+    /// The journal's stream: the one `reports/state.json` names, or a new one (recorded
+    /// there) when the state was lost, so the collector never takes the sequence numbers
+    /// that start again for duplicates of what it stored.
+    package func stream() -> String {
+        if let stream = JournalState.read(layout).stream { return stream }
+        guard let lock = JournalLock.take(layout.reportsLock, folder: layout.reports) else { return JournalState.newStream() }
+        defer { lock.release() }
+        var state = JournalState.read(layout)
+        if let stream = state.stream { return stream }
+        let stream = JournalState.newStream()
+        state.stream = stream
+        state.write(layout)
+        return stream
+    }
+
     /// A delivery attempt failed (for status): when and why, one line.
     package func deliveryFailed(at date: Date, reason: String) {
         guard let lock = JournalLock.take(layout.reportsLock, folder: layout.reports) else { return }
@@ -265,6 +296,10 @@ package final class ReportJournal: Sendable {
     }
 }
 
+extension String {
+    fileprivate func leftPadded(to count: Int) -> String { String(repeating: "0", count: max(0, count - self.count)) + self }
+}
+
 extension RootLayout {
     /// `reports/`: the report journal (docs/device-layout.md).
     package var reports: String { root + "/reports" }
@@ -286,6 +321,14 @@ struct JournalState: Codable, Equatable {
     var lastSuccess: Int64?
     /// The time of the last report delivered (ms), for the heartbeat rule once the journal is empty.
     var lastTime: Int64?
+    /// The stream of schema-2 batches (16 hex digits); a lost state starts a new one.
+    var stream: String?
+
+    /// 64 random bits as 16 lowercase hex digits.
+    static func newStream() -> String {
+        var rng = SystemRandomNumberGenerator()
+        return String(UInt64.random(in: 1...UInt64.max, using: &rng), radix: 16).leftPadded(to: 16)
+    }
 
     static func read(_ layout: RootLayout) -> JournalState {
         guard let data = try? BoundedFile.read(layout.reportsState, cap: 64 * 1024, code: UpdaterError.Code.corruptState),

@@ -58,6 +58,7 @@ package final class ReportSender: Sendable {
     /// `<base>/v1/reports`.
     package let endpoint: URL
     private let transport: any Transport
+    private let signer: (any ReportSigner)?
     private let options: Options
     /// Where the refusal count of a batch is kept across processes (nil: in memory only).
     private let refusalFile: String?
@@ -73,10 +74,12 @@ package final class ReportSender: Sendable {
     ///   - url: the collector's base URL (``ReportDelivery/reportURL(config:layout:)``).
     ///   - refusalFile: keeps how often the collector refused the oldest batch, so separate
     ///     `install` runs drop it after a few refusals too.
+    ///   - signer: the device's key; with one, batches are schema 2, signed (none: schema 1).
     package init(
         source: any ReportSource, identity: ReportIdentity, url: URL, transport: any Transport, options: Options = Options(),
-        refusalFile: String? = nil
+        refusalFile: String? = nil, signer: (any ReportSigner)? = nil
     ) {
+        self.signer = signer
         self.source = source
         self.identity = identity
         self.endpoint = url.appendingPathComponent("v1").appendingPathComponent("reports")
@@ -103,7 +106,11 @@ package final class ReportSender: Sendable {
         }
         let started = options.uptime()
         loop.withLock { $0.schedule.attempting(now: started) }
-        let batch = ReportBatch(device: identity.device, app: identity.app, channel: identity.channel, reports: reports)
+        var batch = ReportBatch(device: identity.device, app: identity.app, channel: identity.channel, reports: reports)
+        if let signer {
+            batch.key = signer.publicKeyHex
+            batch.stream = source.stream()
+        }
         var (outcome, why) = await send(batch, firstSeq: first.seq, timeLimit: min(timeLimit ?? options.timeLimit, options.timeLimit))
         let date = options.now()
         var more = false
@@ -123,8 +130,7 @@ package final class ReportSender: Sendable {
             let line =
                 "dropped \(reports.count) reports (seq \(first.seq)–\(last.seq)) the collector refused "
                 + "\(options.tuning.maxRefusals) times: \(why)"
-            source.delivered(through: last.seq, at: date)
-            source.deliveryFailed(at: date, reason: line)
+            source.dropped(reports.count, through: last.seq, at: date, reason: line)
             return .dropped(count: reports.count, why: line)
         default:
             source.deliveryFailed(at: date, reason: why)
@@ -154,12 +160,20 @@ package final class ReportSender: Sendable {
     /// One POST of `batch`, judged: the outcome for the schedule and a line for status.
     private func send(_ batch: ReportBatch, firstSeq: Int64, timeLimit: Double) async -> (ReportDeliverySchedule.Outcome, String) {
         let body: Data
+        let json = batch.encoded()
         var headers = ["Content-Type": "application/json", "Accept": "application/json"]
+        if let signer {
+            do {
+                headers[ReportBatch.signatureHeader] = Self.hex(try signer.sign(Array(json)))
+            } catch {
+                return (.failed, "cannot sign the batch with the device key: \(error)")
+            }
+        }
         do {
-            body = try ReportSenderBatch.zstd(batch.encoded())
+            body = try ReportSenderBatch.zstd(json)
             headers["Content-Encoding"] = "zstd"
         } catch {
-            body = batch.encoded()
+            body = json
         }
         let request = TransportExchange(
             method: "POST", url: endpoint, headers: headers, body: body, idleTimeout: min(options.idleTimeout, timeLimit), timeLimit: timeLimit)
@@ -269,6 +283,18 @@ package final class ReportSender: Sendable {
             let text = object["error"] as? String
         else { return nil }
         return FleetReport.clip(text.replacingOccurrences(of: "\n", with: " "))
+    }
+
+    /// Lowercase hex of `bytes`.
+    package static func hex(_ bytes: [UInt8]) -> String {
+        let digits = Array("0123456789abcdef".utf8)
+        var out = [UInt8]()
+        out.reserveCapacity(bytes.count * 2)
+        for b in bytes {
+            out.append(digits[Int(b >> 4)])
+            out.append(digits[Int(b & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     static func seconds(_ d: Duration) -> Double {

@@ -10,6 +10,19 @@ package protocol ReportSource: Sendable {
     func delivered(through seq: Int64, at: Date)
     /// A delivery attempt failed: when and why, one line.
     func deliveryFailed(at: Date, reason: String)
+    /// The collector refused the reports up to `seq` too often: they leave and count as dropped.
+    func dropped(_ count: Int, through seq: Int64, at: Date, reason: String)
+    /// The journal's stream (schema-2 batches): made anew whenever its state was lost.
+    func stream() -> String
+}
+
+/// Signs batches with the device's key (docs/fleet-reports.md#device-keys): the host
+/// injects it (``ReportSender``'s `signer`); a sender without one sends schema-1 batches.
+package protocol ReportSigner: Sendable {
+    /// The Ed25519 public key, 64 lowercase hex digits.
+    var publicKeyHex: String { get }
+    /// The signature of `message` (64 bytes).
+    func sign(_ message: [UInt8]) throws -> [UInt8]
 }
 
 extension ReportJournal: ReportSource {}

@@ -25,7 +25,19 @@ package enum DeviceIdentity {
     }
 }
 
+extension DeviceIdentity {
+    /// The device's public key as `device-key.pub` holds it (64 lowercase hex digits), or nil.
+    package static func readPublicKey(_ layout: RootLayout) -> String? {
+        guard let data = try? BoundedFile.read(layout.deviceKeyPublic, cap: 256, code: UpdaterError.Code.corruptState) else { return nil }
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.utf8.count == 64, text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else { return nil }
+        return text
+    }
+}
+
 extension RootLayout {
+    /// `device-key.pub`: the public half of `device-key.pem`, as 64 hex digits (for status).
+    package var deviceKeyPublic: String { root + "/device-key.pub" }
     /// `device-id`.
     package var deviceId: String { root + "/device-id" }
 }

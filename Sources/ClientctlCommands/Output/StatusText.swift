@@ -14,6 +14,7 @@ enum StatusText {
             "app:             \(s.app) (\(s.channelKind)\(s.channel.map { ", channel \($0)" } ?? ""))",
             "shell:           \(s.shellVersion)",
             "device id:       \(s.deviceId ?? "-")",
+            "device key:      \(s.deviceKey ?? "-")",
             "current:         \(s.current)",
             "pending:         \(s.pending ?? "-")",
             "last known good: \(s.lastKnownGood ?? "-")",
