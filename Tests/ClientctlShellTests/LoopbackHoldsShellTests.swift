@@ -54,6 +54,15 @@ extension NativeShellTests {
         #expect(Self.networkProcesses(of: shell).isEmpty, "the shell has ended")
     }
 
+    /// TCP connections established to or from `port` on this machine (`ss`), the listener's
+    /// accepted ones and their clients' ends alike.
+    static func establishedConnections(port: Int) async throws -> Int {
+        let listed = try await Subprocess.run(
+            "ss", ["-H", "-t", "-n", "state", "established", "(", "sport", "=", ":\(port)", "or", "dport", "=", ":\(port)", ")"], gate: nil)
+        guard listed.status == 0 else { throw HarnessError("ss failed: \(listed.errorOutput)") }
+        return listed.output.split(separator: "\n").count
+    }
+
     /// Holds `count` idle TCP connections to 127.0.0.1:`port` from a child process (python3:
     /// this test process must stay far below ~1,300 descriptors, see
     /// ServeConnectionLimitTests.floodableServeLimit), and prints every second how many of
@@ -148,8 +157,11 @@ extension NativeShellTests {
         let uri = try #require(started.first { $0.event == "listening" }?.uri)
         let port = try #require(Int(uri.dropFirst("http://127.0.0.1:".count).dropLast()), "\(uri)")
         // The view's keep-alive connections close after the listener's 30 s idle timeout:
-        // 1.1.0's page then needs new ones, which meet the flood.
-        try await Task.sleep(for: .seconds(32))
+        // 1.1.0's page then needs new ones, which meet the flood. Awaited as such (none left
+        // established on the port), not as 32 s that a busy machine may not honour.
+        try await Poll.until("the view's connections to the loopback origin to be closed", timeout: 90, every: .milliseconds(500)) {
+            try await Self.establishedConnections(port: port) == 0
+        }
         let flood = try Flood(port: port, count: 1_500, scratch: rig.tmp.path)
         defer { flood.stop() }
         try await Poll.until("the flood to be in place", timeout: 60) { flood.closed != nil }
@@ -196,9 +208,14 @@ extension NativeShellTests {
                 "ss", ["-K", "-t", "state", "established", "(", "sport", "=", ":\(port)", "or", "dport", "=", ":\(port)", ")"], gate: nil)
         }
         flock(held, LOCK_UN)
-        let run = try await shell.stop(when: "a failure, then a commit and its snapshot") { events in
+        // The first paint is awaited too, not implied by the snapshot: the page acknowledges
+        // from its script, the snapshot follows 0.2 s after the engine accepts that, while
+        // `firstPaint` is posted two animation frames after the document's end and queued
+        // behind the acknowledgement; with the cores busy it can come after the snapshot.
+        let run = try await shell.stop(when: "a failure, then a commit, its snapshot and a first paint") { events in
             guard let failed = events.firstIndex(where: { $0.event == "loadFailed" }) else { return false }
             return events[failed...].contains { $0.event == "snapshot" } && events.contains { $0.kind == "committed" }
+                && events.contains { $0.event == "firstPaint" }
         }
         let failed = try #require(run.events.first { $0.event == "loadFailed" }, "\(run.summary)")
         #expect(failed.uri?.hasPrefix(uri) == true && failed.message?.isEmpty == false && failed.failures == 1, "\(run.summary)")
