@@ -169,7 +169,7 @@ let package = Package(
         .target(
             name: "FleetCollector",
             dependencies: [
-                "ClientFoundation", "FleetReports", "StrictJSON", "CZstd",
+                "ClientFoundation", "FleetReports", "StrictJSON", "CZstd", "SignedManifest",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -250,7 +250,7 @@ let package = Package(
         .executableTarget(
             name: "collector-bench",
             dependencies: [
-                "FleetReports", "CZstd", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "FleetReports", "CZstd", "SignedManifest", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Benchmarks/collector-bench"
@@ -271,7 +271,7 @@ let package = Package(
         .testTarget(name: "ClientUpdaterHTTPTests", dependencies: ["ClientUpdaterHTTP", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "FleetReportsTests", dependencies: ["FleetReports", "StrictJSON"]),
-        .testTarget(name: "FleetCollectorTests", dependencies: ["FleetCollector", "FleetReports", "CZstd", "TestSupport"]),
+        .testTarget(name: "FleetCollectorTests", dependencies: ["FleetCollector", "FleetReports", "CZstd", "SignedManifest", "TestSupport"]),
         .testTarget(name: "FleetPageTests", dependencies: ["FleetPage", "FleetReports", "TestSupport"]),
         .testTarget(name: "SignedManifestTests", dependencies: ["SignedManifest", "StrictJSON", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "SafeArchiveTests", dependencies: ["SafeArchive", "ClientFoundation", "SignedManifest", "ClientUpdater", "TestSupport"]),

@@ -1,3 +1,4 @@
+import ClientFoundation
 import StrictJSON
 
 /// Reads the members of one object, each once, and says which are left over.
@@ -17,7 +18,7 @@ struct FieldReader {
         case version
         /// 1 to 32 of lowercase letters, digits and `-`.
         case word
-        /// Up to `maxBytes` of UTF-8 without control characters.
+        /// Up to `maxBytes` of UTF-8 without control characters (C0, DEL, C1, bidi controls).
         case text(maxBytes: Int)
     }
 
@@ -101,7 +102,7 @@ struct FieldReader {
             return only(32, { ($0 >= 0x61 && $0 <= 0x7a) || ($0 >= 0x30 && $0 <= 0x39) || $0 == 0x2d }, "a lowercase word")
         case .text(let max):
             guard bytes.count <= max else { return "\(bytes.count) bytes, more than \(max)" }
-            return s.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7f }) ? nil : "has control characters"
+            return s.unicodeScalars.contains(where: TerminalText.isControl) ? "has control characters (C0, C1 or bidi)" : nil
         }
     }
 }

@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// One thing that happened on one device: a line of the device's report journal and an
@@ -58,7 +59,8 @@ public struct FleetReport: Sendable, Equatable {
         var out = ""
         var used = 0
         for ch in text {
-            let c: Character = ch.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value != 0x7f }) ? ch : " "
+            // C0, DEL, C1 and bidi controls become a space: a collector's words reach a terminal.
+            let c: Character = ch.unicodeScalars.contains(where: TerminalText.isControl) ? " " : ch
             let n = String(c).utf8.count
             if used + n > maxDetailBytes { break }
             out.append(c)

@@ -45,8 +45,8 @@ import Testing
                 "reports[0].seq: not an integer"
             ),
             (
-                "unknown schema", Data(good.replacingOccurrences(of: "\"schema\":1", with: "\"schema\":2").utf8), "application/json", nil, 400,
-                "schema: 2"
+                "unknown schema", Data(good.replacingOccurrences(of: "\"schema\":1", with: "\"schema\":3").utf8), "application/json", nil, 400,
+                "schema: 3"
             ),
             (
                 "unknown field", Data(good.replacingOccurrences(of: "\"running\"", with: "\"hostname\":\"x\",\"running\"").utf8), "application/json",

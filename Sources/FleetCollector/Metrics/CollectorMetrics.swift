@@ -19,6 +19,7 @@ public final class CollectorMetrics: Sendable {
 
     let accepted: Counter
     let duplicates: Counter
+    let held: Counter
     private let refused: [RefusalReason: Counter]
     private let state = Mutex(LabelState())
 
@@ -44,6 +45,9 @@ public final class CollectorMetrics: Sendable {
         accepted = registry.makeCounter(name: "fleet_collector_reports_accepted_total", help: "Reports stored.")
         duplicates = registry.makeCounter(
             name: "fleet_collector_reports_duplicate_total", help: "Reports received again under a stored (device, seq) and skipped.")
+        held = registry.makeCounter(
+            name: "fleet_collector_reports_held_total",
+            help: "Reports of devices not admitted, stored apart (in no summary or other metric until admitted).")
         var refused: [RefusalReason: Counter] = [:]
         for reason in RefusalReason.allCases {
             refused[reason] = registry.makeCounter(
@@ -55,6 +59,9 @@ public final class CollectorMetrics: Sendable {
 
     /// A batch refused.
     public func refused(_ reason: RefusalReason) { refused[reason]?.increment() }
+
+    /// A batch of a device not admitted, stored apart: counted, nothing else.
+    public func held(_ result: IngestResult) { held.increment(by: Int64(result.accepted)) }
 
     /// A batch stored: its new reports counted per app, channel and version.
     public func stored(_ batch: ReportBatch, result: IngestResult, fresh: [FleetReport]) {

@@ -19,4 +19,14 @@ public enum RefusalReason: String, Sendable, CaseIterable {
     case unavailable
     /// The body did not arrive in time.
     case timeout
+    /// A schema-2 batch without a valid signature by the key it names.
+    case badSignature = "bad-signature"
+    /// Signed by another key than the one bound to its device id.
+    case keyMismatch = "key-mismatch"
+    /// Unsigned, for a device id bound to a key, or under `listed`/`manual` admission.
+    case unsigned
+    /// From a device an operator rejected.
+    case rejected
+    /// From a device not admitted whose held reports are at their bound.
+    case heldFull = "held-full"
 }

@@ -11,7 +11,7 @@ public struct ReadToken: Sendable {
     public init(_ text: String) throws {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.utf8.count >= 16, trimmed.utf8.count <= 1024, trimmed.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7f }) else {
-            throw FleetCollectorError(.tokenUnreadable, "the read token must be 16 to 1024 printable ASCII characters without spaces")
+            throw FleetCollectorError(.tokenUnreadable, "the token must be 16 to 1024 printable ASCII characters without spaces")
         }
         bytes = Array(trimmed.utf8)
     }
@@ -19,26 +19,26 @@ public struct ReadToken: Sendable {
     /// Reads `path`: refused when group or others may read or write it (chmod 600), or when it
     /// is missing, unreadable or not a token.
     /// - Throws: ``FleetCollectorError`` `.tokenUnreadable` or `.tokenTooOpen`.
-    public static func load(path: String) throws -> ReadToken {
+    public static func load(path: String, flag: String = "--read-token-file") throws -> ReadToken {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            throw FleetCollectorError(.tokenUnreadable, "--read-token-file \(path): \(String(cString: strerror(errno)))")
+            throw FleetCollectorError(.tokenUnreadable, "\(flag) \(path): \(String(cString: strerror(errno)))")
         }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            throw FleetCollectorError(.tokenUnreadable, "--read-token-file \(path): not a regular file")
+            throw FleetCollectorError(.tokenUnreadable, "\(flag) \(path): not a regular file")
         }
         guard info.st_mode & 0o077 == 0 else {
             throw FleetCollectorError(
                 .tokenTooOpen,
-                "--read-token-file \(path): mode \(String(info.st_mode & 0o777, radix: 8)) lets others read it; chmod 600 \(path)")
+                "\(flag) \(path): mode \(String(info.st_mode & 0o777, radix: 8)) lets others read it; chmod 600 \(path)")
         }
         guard let data = FileManager.default.contents(atPath: path), data.count <= 4096 else {
-            throw FleetCollectorError(.tokenUnreadable, "--read-token-file \(path): cannot be read (or is over 4096 bytes)")
+            throw FleetCollectorError(.tokenUnreadable, "\(flag) \(path): cannot be read (or is over 4096 bytes)")
         }
         do {
             return try ReadToken(String(decoding: data, as: UTF8.self))
         } catch let error as FleetCollectorError {
-            throw FleetCollectorError(.tokenUnreadable, "--read-token-file \(path): " + error.message)
+            throw FleetCollectorError(.tokenUnreadable, "\(flag) \(path): " + error.message)
         }
     }
 

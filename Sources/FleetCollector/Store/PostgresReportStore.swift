@@ -103,7 +103,14 @@ public final class PostgresReportStore: ReportStore, SQLQuerying {
                         throw FleetCollectorError(
                             .cannotOpenDatabase, "\(self.description) has schema \(found), newer than this collector's \(ReportSQL.schemaVersion)")
                     }
-                    if found == nil {
+                    if let found, found < ReportSQL.schemaVersion {
+                        for version in found..<ReportSQL.schemaVersion {
+                            for statement in ReportSQL.migrations[version] ?? [] {
+                                try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                            }
+                        }
+                    }
+                    if found != ReportSQL.schemaVersion {
                         try await connection.query(
                             Self.query(ReportSQL.insertSchemaVersion, [.integer(ReportSQL.schemaVersion)]), logger: logger)
                     }
@@ -116,30 +123,71 @@ public final class PostgresReportStore: ReportStore, SQLQuerying {
         }
     }
 
-    public func insert(_ batch: ReportBatch, received: Date) async throws -> IngestResult {
+    public func insert(_ batch: ReportBatch, received: Date, admission: AdmissionMode) async throws -> IngestResult {
         let reports = batch.reports.sorted { $0.seq < $1.seq }
         guard !reports.isEmpty else { return IngestResult(accepted: 0, duplicates: 0) }
         var arguments: [SQLValue] = []
         arguments.reserveCapacity(reports.count * Self.reportColumns)
         for report in reports { arguments += ReportSQL.reportArguments(report, of: batch, received: received) }
-        // `RETURNING` names the rows stored now (a skipped duplicate returns none).
-        let insert = Self.query(Self.insertReports(rows: reports.count) + " RETURNING seq", arguments)
-        let device = ReportSQL.deviceArguments(batch, received: received).map { Self.query(ReportSQL.upsertDevice, $0) }
+        let rows = arguments
+        let plan = BatchAdmission(batch: batch, mode: admission, received: received)
         do {
-            let stored = try await bounded { client, logger in
+            return try await bounded { client, logger in
                 try await client.withTransaction(logger: logger) { connection in
+                    // One batch of a device at a time: its key's binding is read and written once.
+                    try await connection.query(Self.query("SELECT pg_advisory_xact_lock(hashtext(?))", [.text(batch.device)]), logger: logger)
+                    var reads: [[[SQLValue]]] = []
+                    for statement in plan.reads { reads.append(try await Self.rows(connection, statement, logger)) }
+                    let decision = plan.decide(reads[0], reads[1])
+                    guard let table = decision.table else { return IngestResult(accepted: 0, duplicates: 0, verdict: decision.verdict) }
+                    for statement in decision.before { try await connection.query(Self.query(statement.sql, statement.arguments), logger: logger) }
+                    if let refusal = plan.confirmed(try await Self.rows(connection, plan.confirm, logger)) { throw refusal }
+                    // `RETURNING` names the rows stored now (a skipped duplicate returns none).
+                    let insert = Self.query(Self.insertReports(into: table, rows: reports.count) + " RETURNING seq", rows)
                     var stored = Set<Int64>()
                     for try await row in try await connection.query(insert, logger: logger) {
                         if let seq = try Self.values(row).first?.integer { stored.insert(seq) }
                     }
-                    if let device { try await connection.query(device, logger: logger) }
-                    return stored
+                    for statement in plan.after(table, stored: stored) {
+                        try await connection.query(Self.query(statement.sql, statement.arguments), logger: logger)
+                    }
+                    return IngestResult(
+                        accepted: stored.count, duplicates: reports.count - stored.count, storedSeqs: stored, verdict: decision.verdict)
                 }
             }
-            return IngestResult(accepted: stored.count, duplicates: reports.count - stored.count, storedSeqs: stored)
         } catch {
+            if let refusal = Self.refusal(in: error) { return IngestResult(accepted: 0, duplicates: 0, verdict: .refused(refusal)) }
             throw FleetCollectorError(.storeFailed, "cannot store the batch in PostgreSQL: \(Self.describe(error))", underlying: error)
         }
+    }
+
+    public func execute(_ statements: [SQLStatement]) async throws -> [Int] {
+        do {
+            return try await bounded { client, logger in
+                try await client.withTransaction(logger: logger) { connection in
+                    var changed: [Int] = []
+                    for statement in statements {
+                        changed.append(
+                            try await connection.query(Self.query(statement.sql, statement.arguments), logger: logger).get().metadata.rows ?? 0)
+                    }
+                    return changed
+                }
+            }
+        } catch {
+            throw FleetCollectorError(.storeFailed, "cannot change PostgreSQL: \(Self.describe(error))", underlying: error)
+        }
+    }
+
+    /// The admission refusal a transaction's closure threw (postgres-nio wraps it).
+    static func refusal(in error: any Error) -> AdmissionRefusal? {
+        if let refusal = error as? AdmissionRefusal { return refusal }
+        return (error as? PostgresTransactionError)?.closureError as? AdmissionRefusal
+    }
+
+    static func rows(_ connection: PostgresConnection, _ statement: SQLStatement, _ logger: Logger) async throws -> [[SQLValue]] {
+        var rows: [[SQLValue]] = []
+        for try await row in try await connection.query(query(statement.sql, statement.arguments), logger: logger) { rows.append(try values(row)) }
+        return rows
     }
 
     public func summary(app: String, channel: String, windowSeconds: Int, now: Date) async throws -> FleetSummary {
@@ -149,11 +197,15 @@ public final class PostgresReportStore: ReportStore, SQLQuerying {
     public func prune(before cutoff: Date) async throws -> Int {
         let reports = Self.query(ReportSQL.pruneReports, [.integer(ReportSQL.millis(cutoff))])
         let devices = Self.query(ReportSQL.pruneDevices, [.integer(ReportSQL.millis(cutoff))])
+        let held = Self.query(ReportSQL.pruneHeld, [.integer(ReportSQL.millis(cutoff))])
+        let pending = Self.query(ReportSQL.prunePendingKeys, [.integer(ReportSQL.millis(cutoff))])
         do {
             return try await bounded { client, logger in
                 try await client.withTransaction(logger: logger) { connection in
                     let removed = try await connection.query(reports, logger: logger).get().metadata.rows ?? 0
                     try await connection.query(devices, logger: logger)
+                    try await connection.query(held, logger: logger)
+                    try await connection.query(pending, logger: logger)
                     return removed
                 }
             }
@@ -228,9 +280,9 @@ public final class PostgresReportStore: ReportStore, SQLQuerying {
     /// The columns of one report row (``ReportSQL/insertReport``'s placeholders).
     static let reportColumns = ReportSQL.insertReport.filter { $0 == "?" }.count
 
-    /// ``ReportSQL/insertReport`` with `rows` rows in its `VALUES`.
-    static func insertReports(rows: Int) -> String {
-        let single = ReportSQL.insertReport
+    /// ``ReportSQL/insertReport`` into `table` with `rows` rows in its `VALUES`.
+    static func insertReports(into table: String = "reports", rows: Int) -> String {
+        let single = ReportSQL.insertReport(into: table)
         guard let values = single.range(of: "VALUES "), let conflict = single.range(of: "ON CONFLICT", options: .backwards)
         else { return single }
         let row = String(single[values.upperBound..<conflict.lowerBound]).trimmingCharacters(in: .whitespacesAndNewlines)

@@ -5,29 +5,83 @@ import Foundation
 /// accept (`ON CONFLICT`, window functions, positional `GROUP BY`), with `?` placeholders;
 /// a PostgreSQL store numbers them with ``numbered(_:)``.
 public enum ReportSQL {
-    /// The schema this collector writes; a database with a newer one is refused.
-    public static let schemaVersion: Int64 = 1
+    /// The schema this collector writes; a database with a newer one is refused, one with
+    /// an older one is brought forward by ``migrations``.
+    public static let schemaVersion: Int64 = 2
 
-    /// Statements that create the schema, in order (each idempotent).
-    public static let createSchema: [String] = [
-        "CREATE TABLE IF NOT EXISTS collector_schema (version INTEGER NOT NULL)",
+    /// The columns of a stored report, in the order of ``insertReport``'s placeholders.
+    static let reportColumnList = """
+        device, stream, seq, app, channel, time_ms, received_ms, type, running, shell, version,
+            from_version, reason, detail, via, bytes, ms, count, rollout_percent, rollout_paused
         """
-        CREATE TABLE IF NOT EXISTS reports (
-            device TEXT NOT NULL, seq BIGINT NOT NULL, app TEXT NOT NULL, channel TEXT NOT NULL,
+
+    /// A table of reports: `reports` (admitted devices) or `held_reports` (devices not
+    /// admitted: stored apart, never in a summary).
+    static func reportTable(_ name: String) -> String {
+        """
+        CREATE TABLE IF NOT EXISTS \(name) (
+            device TEXT NOT NULL, stream TEXT NOT NULL DEFAULT '', seq BIGINT NOT NULL, app TEXT NOT NULL, channel TEXT NOT NULL,
             time_ms BIGINT NOT NULL, received_ms BIGINT NOT NULL, type TEXT NOT NULL, running TEXT NOT NULL,
             shell TEXT, version TEXT, from_version TEXT, reason TEXT, detail TEXT, via TEXT,
             bytes BIGINT, ms BIGINT, count BIGINT, rollout_percent INTEGER, rollout_paused INTEGER,
-            PRIMARY KEY (device, seq))
-        """,
+            PRIMARY KEY (device, stream, seq))
+        """
+    }
+
+    /// The indexes of `reports` (made again after a migration rebuilt the table).
+    static let reportIndexes = [
         "CREATE INDEX IF NOT EXISTS reports_by_channel ON reports (app, channel, time_ms)",
         "CREATE INDEX IF NOT EXISTS reports_by_received ON reports (received_ms)",
-        """
-        CREATE TABLE IF NOT EXISTS devices (
-            app TEXT NOT NULL, channel TEXT NOT NULL, device TEXT NOT NULL,
-            last_ms BIGINT NOT NULL, running TEXT NOT NULL, received_ms BIGINT NOT NULL,
-            PRIMARY KEY (app, channel, device))
-        """,
-        "CREATE INDEX IF NOT EXISTS devices_by_received ON devices (received_ms)",
+    ]
+
+    /// Statements that create the schema, in order (each idempotent).
+    public static let createSchema: [String] =
+        [
+            "CREATE TABLE IF NOT EXISTS collector_schema (version INTEGER NOT NULL)",
+            reportTable("reports"),
+        ] + reportIndexes + [
+            """
+            CREATE TABLE IF NOT EXISTS devices (
+                app TEXT NOT NULL, channel TEXT NOT NULL, device TEXT NOT NULL,
+                last_ms BIGINT NOT NULL, running TEXT NOT NULL, received_ms BIGINT NOT NULL, first_ms BIGINT,
+                PRIMARY KEY (app, channel, device))
+            """,
+            "CREATE INDEX IF NOT EXISTS devices_by_received ON devices (received_ms)",
+            reportTable("held_reports"),
+            "CREATE INDEX IF NOT EXISTS held_reports_by_received ON held_reports (received_ms)",
+            // Each device id bound to the first key that signed for it (docs/fleet-reports.md#device-keys).
+            """
+            CREATE TABLE IF NOT EXISTS device_keys (
+                device TEXT NOT NULL PRIMARY KEY, key TEXT NOT NULL, status TEXT NOT NULL,
+                app TEXT NOT NULL, channel TEXT NOT NULL, first_ms BIGINT NOT NULL, last_ms BIGINT NOT NULL,
+                held BIGINT NOT NULL DEFAULT 0)
+            """,
+            "CREATE INDEX IF NOT EXISTS device_keys_by_key ON device_keys (key)",
+            "CREATE INDEX IF NOT EXISTS device_keys_by_status ON device_keys (status, last_ms)",
+            // Keys an operator admitted before (or after) their device reported.
+            "CREATE TABLE IF NOT EXISTS admitted_keys (key TEXT NOT NULL PRIMARY KEY, added_ms BIGINT NOT NULL)",
+        ]
+
+    /// What brings a database of an older schema forward, by the version it has: each list
+    /// runs in the transaction that records the new version.
+    public static let migrations: [Int64: [String]] = [
+        // 1 → 2: the journal's stream joins the key of a report; devices learn when they were
+        // first heard from.
+        1: [
+            "ALTER TABLE reports RENAME TO reports_v1",
+            "DROP INDEX IF EXISTS reports_by_channel",
+            "DROP INDEX IF EXISTS reports_by_received",
+            reportTable("reports"),
+            "INSERT INTO reports (\(reportColumnList)) SELECT device, '', seq, app, channel, time_ms, received_ms, type, running, "
+                + "shell, version, from_version, reason, detail, via, bytes, ms, count, rollout_percent, rollout_paused FROM reports_v1",
+            "DROP TABLE reports_v1",
+        ] + reportIndexes + [
+            "ALTER TABLE devices ADD COLUMN first_ms BIGINT",
+            """
+            UPDATE devices SET first_ms = (SELECT MIN(r.received_ms) FROM reports r
+                WHERE r.app = devices.app AND r.channel = devices.channel AND r.device = devices.device)
+            """,
+        ]
     ]
 
     /// The recorded schema versions (none in a new database).
@@ -35,32 +89,44 @@ public enum ReportSQL {
     /// Records ``schemaVersion`` (`?`: the version).
     public static let insertSchemaVersion = "INSERT INTO collector_schema (version) VALUES (?)"
 
-    /// One report; a duplicate (device, seq) is skipped. Arguments: ``reportArguments(_:of:received:)``.
-    public static let insertReport = """
-        INSERT INTO reports (device, seq, app, channel, time_ms, received_ms, type, running, shell, version,
-            from_version, reason, detail, via, bytes, ms, count, rollout_percent, rollout_paused)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-        ON CONFLICT (device, seq) DO NOTHING
-        """
+    /// One report; a duplicate (device, stream, seq) is skipped. Arguments:
+    /// ``reportArguments(_:of:received:)``.
+    public static let insertReport = insertReport(into: "reports")
 
-    /// The device's last-seen row, moved forward only. Arguments: ``deviceArguments(_:received:)``.
+    /// One report into `table` (`reports` or `held_reports`).
+    static func insertReport(into table: String) -> String {
+        """
+        INSERT INTO \(table) (\(reportColumnList))
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT (device, stream, seq) DO NOTHING
+        """
+    }
+
+    /// The device's last-seen row, moved forward only; `first_ms` kept once set. Arguments:
+    /// ``deviceArguments(_:stored:received:)``.
     public static let upsertDevice = """
-        INSERT INTO devices (app, channel, device, last_ms, running, received_ms) VALUES (?, ?, ?, ?, ?, ?)
+        INSERT INTO devices (app, channel, device, last_ms, running, received_ms, first_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (app, channel, device) DO UPDATE SET
             last_ms = CASE WHEN excluded.last_ms >= devices.last_ms THEN excluded.last_ms ELSE devices.last_ms END,
             running = CASE WHEN excluded.last_ms >= devices.last_ms THEN excluded.running ELSE devices.running END,
-            received_ms = excluded.received_ms
+            received_ms = excluded.received_ms,
+            first_ms = CASE WHEN devices.first_ms IS NULL OR excluded.first_ms < devices.first_ms
+                THEN excluded.first_ms ELSE devices.first_ms END
         """
 
     /// Deletes reports received before a time (`?`: milliseconds).
     public static let pruneReports = "DELETE FROM reports WHERE received_ms < ?"
     /// Deletes devices not heard from since a time (`?`: milliseconds).
     public static let pruneDevices = "DELETE FROM devices WHERE received_ms < ?"
+    /// Deletes held reports received before a time (`?`: milliseconds).
+    public static let pruneHeld = "DELETE FROM held_reports WHERE received_ms < ?"
+    /// Forgets devices that were never admitted and not heard from since a time (`?`: ms).
+    public static let prunePendingKeys = "DELETE FROM device_keys WHERE status = 'pending' AND last_ms < ?"
 
     /// The arguments of ``insertReport`` for one report of `batch`.
     public static func reportArguments(_ r: FleetReport, of batch: ReportBatch, received: Date) -> [SQLValue] {
         [
-            .text(batch.device), .integer(r.seq), .text(batch.app), .text(batch.channel), .integer(millis(r.time)),
+            .text(batch.device), .text(batch.streamKey), .integer(r.seq), .text(batch.app), .text(batch.channel), .integer(millis(r.time)),
             .integer(millis(received)), .text(r.type.rawValue), .text(r.running), .optional(r.shell), .optional(r.version),
             .optional(r.from), .optional(r.reason?.rawValue), .optional(r.detail), .optional(r.via?.rawValue), .optional(r.bytes),
             .optional(r.ms), .optional(r.count), .optional(r.rollout.map { Int64($0.percent) }),
@@ -68,12 +134,16 @@ public enum ReportSQL {
         ]
     }
 
-    /// The arguments of ``upsertDevice`` for `batch` (its latest report by time, then seq).
-    public static func deviceArguments(_ batch: ReportBatch, received: Date) -> [SQLValue]? {
-        guard let last = batch.reports.max(by: { ($0.time, $0.seq) < ($1.time, $1.seq) }) else { return nil }
+    /// The arguments of ``upsertDevice`` for `batch`: its latest report by time, then seq,
+    /// among those `stored` now (a duplicate, stored before or refused, moves nothing); nil
+    /// when none was stored.
+    public static func deviceArguments(_ batch: ReportBatch, stored: Set<Int64>, received: Date) -> [SQLValue]? {
+        guard let last = batch.reports.filter({ stored.contains($0.seq) }).max(by: { ($0.time, $0.seq) < ($1.time, $1.seq) }) else {
+            return nil
+        }
         return [
             .text(batch.app), .text(batch.channel), .text(batch.device), .integer(millis(last.time)), .text(last.running),
-            .integer(millis(received)),
+            .integer(millis(received)), .integer(millis(received)),
         ]
     }
 

@@ -37,7 +37,12 @@ public final class SQLiteReportStore: ReportStore, SQLQuerying {
                         .cannotOpenDatabase,
                         "sqlite:\(self.path) has schema \(found), newer than this collector's \(ReportSQL.schemaVersion)")
                 }
-                if found == nil {
+                if let found, found < ReportSQL.schemaVersion {
+                    for version in found..<ReportSQL.schemaVersion {
+                        for statement in ReportSQL.migrations[version] ?? [] { try db.execute(sql: statement) }
+                    }
+                }
+                if found != ReportSQL.schemaVersion {
                     try db.execute(sql: ReportSQL.insertSchemaVersion, arguments: [ReportSQL.schemaVersion])
                 }
             }
@@ -48,23 +53,63 @@ public final class SQLiteReportStore: ReportStore, SQLQuerying {
         }
     }
 
-    public func insert(_ batch: ReportBatch, received: Date) async throws -> IngestResult {
+    public func insert(_ batch: ReportBatch, received: Date, admission: AdmissionMode) async throws -> IngestResult {
+        let plan = BatchAdmission(batch: batch, mode: admission, received: received)
         do {
             return try await pool.write { db in
-                let insert = try db.cachedStatement(sql: ReportSQL.insertReport)
+                let reads = try plan.reads.map { try Self.rows(db, $0) }
+                let decision = plan.decide(reads[0], reads[1])
+                guard let table = decision.table else {
+                    return IngestResult(accepted: 0, duplicates: 0, verdict: decision.verdict)
+                }
+                for statement in decision.before { try db.execute(sql: statement.sql, arguments: Self.arguments(statement.arguments)) }
+                if let refusal = plan.confirmed(try Self.rows(db, plan.confirm)) {
+                    throw refusal
+                }
+                let insert = try db.cachedStatement(sql: ReportSQL.insertReport(into: table))
                 var stored = Set<Int64>()
                 for report in batch.reports {
                     try insert.execute(arguments: Self.arguments(ReportSQL.reportArguments(report, of: batch, received: received)))
                     if db.changesCount > 0 { stored.insert(report.seq) }
                 }
-                let accepted = stored.count
-                if let device = ReportSQL.deviceArguments(batch, received: received) {
-                    try db.cachedStatement(sql: ReportSQL.upsertDevice).execute(arguments: Self.arguments(device))
+                for statement in plan.after(table, stored: stored) {
+                    try db.execute(sql: statement.sql, arguments: Self.arguments(statement.arguments))
                 }
-                return IngestResult(accepted: accepted, duplicates: batch.reports.count - accepted, storedSeqs: stored)
+                return IngestResult(
+                    accepted: stored.count, duplicates: batch.reports.count - stored.count, storedSeqs: stored, verdict: decision.verdict)
             }
+        } catch let refusal as AdmissionRefusal {
+            return IngestResult(accepted: 0, duplicates: 0, verdict: .refused(refusal))
         } catch {
             throw FleetCollectorError(.storeFailed, "cannot store the batch: \(Self.describe(error))", underlying: error)
+        }
+    }
+
+    public func execute(_ statements: [SQLStatement]) async throws -> [Int] {
+        do {
+            return try await pool.write { db in
+                try statements.map { statement in
+                    try db.execute(sql: statement.sql, arguments: Self.arguments(statement.arguments))
+                    return db.changesCount
+                }
+            }
+        } catch {
+            throw FleetCollectorError(.storeFailed, "cannot change the database: \(Self.describe(error))", underlying: error)
+        }
+    }
+
+    static func rows(_ db: Database, _ statement: SQLStatement) throws -> [[SQLValue]] {
+        try Row.fetchAll(db, sql: statement.sql, arguments: arguments(statement.arguments)).map(values)
+    }
+
+    static func values(_ row: Row) -> [SQLValue] {
+        row.databaseValues.map { value in
+            switch value.storage {
+            case .int64(let n): return .integer(n)
+            case .string(let s): return .text(s)
+            case .double(let d): return .integer(Int64(d))
+            case .null, .blob: return .null
+            }
         }
     }
 
@@ -78,6 +123,8 @@ public final class SQLiteReportStore: ReportStore, SQLQuerying {
                 try db.execute(sql: ReportSQL.pruneReports, arguments: [ReportSQL.millis(cutoff)])
                 let removed = db.changesCount
                 try db.execute(sql: ReportSQL.pruneDevices, arguments: [ReportSQL.millis(cutoff)])
+                try db.execute(sql: ReportSQL.pruneHeld, arguments: [ReportSQL.millis(cutoff)])
+                try db.execute(sql: ReportSQL.prunePendingKeys, arguments: [ReportSQL.millis(cutoff)])
                 return removed
             }
         } catch {
@@ -88,16 +135,7 @@ public final class SQLiteReportStore: ReportStore, SQLQuerying {
     public func query(_ sql: String, _ arguments: [SQLValue]) async throws -> [[SQLValue]] {
         do {
             return try await pool.read { db in
-                try Row.fetchAll(db, sql: sql, arguments: Self.arguments(arguments)).map { row in
-                    row.databaseValues.map { value in
-                        switch value.storage {
-                        case .int64(let n): return .integer(n)
-                        case .string(let s): return .text(s)
-                        case .double(let d): return .integer(Int64(d))
-                        case .null, .blob: return .null
-                        }
-                    }
-                }
+                try Row.fetchAll(db, sql: sql, arguments: Self.arguments(arguments)).map(Self.values)
             }
         } catch {
             throw FleetCollectorError(.storeFailed, "cannot read the reports: \(Self.describe(error))", underlying: error)

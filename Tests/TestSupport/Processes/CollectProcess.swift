@@ -43,9 +43,12 @@ public final class CollectProcess: Sendable {
     @discardableResult
     public func stop(_ signal: Int32 = SIGTERM) -> Int32 { process.stop(signal) }
 
-    /// `POST /v1/reports` with `body` as JSON (`encoding`: a Content-Encoding header).
-    public func post(_ body: Data, contentType: String = "application/json", encoding: String? = nil) async throws -> CurlResponse {
-        var headers = ["Content-Type: \(contentType)"]
+    /// `POST /v1/reports` with `body` as JSON (`encoding`: a Content-Encoding header;
+    /// `headers`: more, as `Name: value`).
+    public func post(_ body: Data, contentType: String = "application/json", encoding: String? = nil, headers more: [String] = []) async throws
+        -> CurlResponse
+    {
+        var headers = ["Content-Type: \(contentType)"] + more
         if let encoding { headers.append("Content-Encoding: \(encoding)") }
         return try await Curl.request(baseURL + "v1/reports", method: "POST", headers: headers, body: body)
     }

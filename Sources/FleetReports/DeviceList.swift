@@ -1,0 +1,133 @@
+import Foundation
+
+/// The answer of `GET /v1/devices` (`clientctl fleet devices`): the devices that signed
+/// batches, with where each stands (docs/fleet-reports.md#admission). Bounded: at most
+/// ``maxListed`` devices, most recently heard from first, and the count of each status.
+public struct DeviceList: Sendable, Equatable, Codable {
+    /// The most devices one answer lists.
+    public static let maxListed = 1_000
+
+    /// The collector's admission (`open`, `listed` or `manual`).
+    public var admission: String
+    /// Devices by status (`accepted`, `pending`, `rejected`), all of them.
+    public var counts: [String: Int]
+    /// The devices listed, most recently heard from first.
+    public var devices: [DeviceEntry]
+
+    /// A list.
+    public init(admission: String, counts: [String: Int], devices: [DeviceEntry]) {
+        self.admission = admission
+        self.counts = counts
+        self.devices = devices
+    }
+}
+
+/// One device a collector knows by its key.
+public struct DeviceEntry: Sendable, Equatable, Codable {
+    /// Its id.
+    public var device: String
+    /// Its Ed25519 public key (64 hex digits).
+    public var key: String
+    /// `accepted`, `pending` or `rejected`.
+    public var status: String
+    /// The app and channel of its first batch.
+    public var app: String
+    public var channel: String
+    /// When the collector first and last heard from it.
+    public var firstSeen: Date
+    public var lastSeen: Date
+    /// Its reports held apart (not admitted yet).
+    public var held: Int
+
+    /// An entry.
+    public init(device: String, key: String, status: String, app: String, channel: String, firstSeen: Date, lastSeen: Date, held: Int) {
+        self.device = device
+        self.key = key
+        self.status = status
+        self.app = app
+        self.channel = channel
+        self.firstSeen = firstSeen
+        self.lastSeen = lastSeen
+        self.held = held
+    }
+}
+
+/// What an operator's `fleet admit`, `fleet reject` or `fleet forget` changed.
+public struct AdmissionChange: Sendable, Equatable, Codable {
+    /// Keys or device ids the request named.
+    public var named: Int
+    /// Devices whose status changed (or, for forget, whose key was forgotten).
+    public var devices: Int
+    /// Reports moved from held to the fleet's (admit) or deleted (reject, forget).
+    public var reports: Int
+
+    /// A change.
+    public init(named: Int, devices: Int, reports: Int) {
+        self.named = named
+        self.devices = devices
+        self.reports = reports
+    }
+}
+
+/// The answer of `GET /v1/guard`: the figures `clientctl rollout guard` judges, for the
+/// versions it names only (docs/fleet-reports.md#the-rollout-guard).
+///
+/// Only admitted devices count; under open admission, only those the collector heard from
+/// before `trustedBefore` (the release's rollout began: they have a history), and only
+/// reports received after `since` (a person resumed the rollout).
+public struct GuardFigures: Sendable, Equatable, Codable {
+    /// The most versions one request may name.
+    public static let maxVersions = 8
+    /// The most other versions listed in ``reported``.
+    public static let maxReported = 100
+
+    public var app: String
+    public var channel: String
+    /// The collector's admission.
+    public var admission: String
+    /// `history` (open admission: devices heard from before ``trustedBefore``) or `admitted`.
+    public var trust: String
+    /// The history a device needs under open admission (nil: none asked).
+    public var trustedBefore: Date?
+    /// Reports received before this are not counted (nil: all).
+    public var since: Date?
+    /// The figures of each version named, in the order asked.
+    public var versions: [VersionFigures]
+    /// Other versions trusted devices reported (the ``maxReported`` latest reported, newest SemVer first).
+    public var reported: [String]
+    /// Devices left out by the history rule that reported on the versions named.
+    public var untrustedDevices: Int
+
+    /// Figures.
+    public init(
+        app: String, channel: String, admission: String, trust: String, trustedBefore: Date?, since: Date?, versions: [VersionFigures],
+        reported: [String], untrustedDevices: Int
+    ) {
+        self.app = app
+        self.channel = channel
+        self.admission = admission
+        self.trust = trust
+        self.trustedBefore = trustedBefore
+        self.since = since
+        self.versions = versions
+        self.reported = reported
+        self.untrustedDevices = untrustedDevices
+    }
+}
+
+/// One version's figures for the guard: distinct devices.
+public struct VersionFigures: Sendable, Equatable, Codable {
+    public var version: String
+    /// Devices that started a trial of it or rolled it back (a rollback whose
+    /// `trial-started` was lost is a trial too).
+    public var trials: Int
+    /// Devices that rolled it back.
+    public var failed: Int
+
+    /// Figures.
+    public init(version: String, trials: Int, failed: Int) {
+        self.version = version
+        self.trials = trials
+        self.failed = failed
+    }
+}
