@@ -12,7 +12,12 @@ struct FleetCommand: AsyncParsableCommand {
             Examples:
               clientctl fleet status --collector http://127.0.0.1:9400/ \\
                 --token-file read.token --app com.example.notes --channel stable
+              clientctl fleet devices --collector http://127.0.0.1:9400/ --token-file read.token \\
+                --status pending
+              clientctl fleet admit --collector http://127.0.0.1:9400/ --token-file admin.token KEY
             """,
-        subcommands: [FleetStatusCommand.self]
+        subcommands: [
+            FleetStatusCommand.self, FleetDevicesCommand.self, FleetAdmitCommand.self, FleetRejectCommand.self, FleetForgetCommand.self,
+        ]
     )
 }

@@ -1,0 +1,101 @@
+import ClientFoundation
+import ClientUpdater
+import ClientUpdaterHTTP
+import FleetReports
+import Foundation
+import Synchronization
+
+/// Requests to a collector's admission endpoints with a token (`fleet devices`, `fleet
+/// admit`, `fleet reject`, `fleet forget`; docs/fleet-reports.md#admission), over the
+/// transport devices use. A redirect is an error: the token goes to `--collector` only.
+struct CollectorClient {
+    /// The collector's base URL.
+    var collector: URL
+    /// The read token (listing) or the admin token (changes).
+    var token: String
+    var transport: any Transport = DefaultTransport()
+
+    /// The largest answer read.
+    static let maxAnswerBytes = 4 << 20
+
+    /// `base/path?query`.
+    func url(_ path: String, _ query: [URLQueryItem] = []) throws -> URL {
+        var components = URLComponents(url: collector, resolvingAgainstBaseURL: false)
+        guard let scheme = components?.scheme?.lowercased(), scheme == "http" || scheme == "https", components?.host?.isEmpty == false else {
+            throw CommandError(.invalidArgument, "--collector \(collector.absoluteString): not an http: or https: URL")
+        }
+        let base = components?.path ?? ""
+        components?.path = (base.hasSuffix("/") ? base : base + "/") + path
+        components?.queryItems = query.isEmpty ? nil : query
+        guard let url = components?.url else {
+            throw CommandError(.invalidArgument, "--collector \(collector.absoluteString): cannot make the request URL")
+        }
+        return url
+    }
+
+    /// GET `path`: the answer's bytes (status 200 only).
+    /// - Throws: ``CommandError`` as ``FleetQuery/refusal(_:body:url:)`` maps a status;
+    ///   ``UpdaterError`` `.network` when the collector cannot be reached.
+    func get(_ path: String, _ query: [URLQueryItem] = []) async throws -> Data {
+        let url = try url(path, query)
+        let body = Mutex(Data())
+        let request = TransportRequest(
+            url: url, headers: ["Authorization": "Bearer \(token)", "Accept": "application/json"], idleTimeout: 30, timeLimit: 120,
+            followsRedirects: false)
+        let response = try await transport.get(request) { chunk in
+            try body.withLock { data in
+                guard data.count + chunk.count <= Self.maxAnswerBytes else {
+                    throw CommandError(.rejected, "GET \(url.absoluteString): the answer is over \(Self.maxAnswerBytes >> 20) MiB")
+                }
+                data.append(contentsOf: chunk)
+            }
+        }
+        let data = body.withLock { $0 }
+        if (300..<400).contains(response.status) {
+            throw FleetQuery.refusal(response.status, body: data, url: url, location: response[header: "location"])
+        }
+        guard response.status == 200 else { throw Self.refusal(response.status, body: data, url: url, method: "GET") }
+        return data
+    }
+
+    /// POST `path` with a JSON body: the answer's bytes (status 200 only).
+    func post(_ path: String, json: Data) async throws -> Data {
+        let url = try url(path)
+        let request = TransportExchange(
+            method: "POST", url: url,
+            headers: ["Authorization": "Bearer \(token)", "Accept": "application/json", "Content-Type": "application/json"], body: json,
+            idleTimeout: 30, timeLimit: 120)
+        let reply = try await transport.exchange(request)
+        guard reply.status == 200 else { throw Self.refusal(reply.status, body: reply.body, url: url, method: "POST") }
+        return reply.body
+    }
+
+    /// The error of a status other than 200; a redirect names where it pointed, unfollowed.
+    static func refusal(_ status: Int, body: Data, url: URL, method: String) -> CommandError {
+        if (300..<400).contains(status) {
+            return CommandError(
+                .invalidArgument,
+                "\(method) \(url.absoluteString): the collector answered \(status), a redirect; it is not followed, "
+                    + "so the token goes nowhere else (give --collector the final URL)")
+        }
+        var why = "HTTP \(status)"
+        if let object = try? JSONSerialization.jsonObject(with: body.prefix(4096)) as? [String: Any], let error = object["error"] as? String {
+            why += ": " + TerminalText.escaped(String(error.prefix(300)))
+        }
+        let what = "\(method) \(url.absoluteString)"
+        switch status {
+        case 401: return CommandError(.unauthorized, "\(what): \(why) (check --token-file against the collector's token files)")
+        case 403: return CommandError(.unauthorized, "\(what): \(why)")
+        case 400: return CommandError(.invalidArgument, "\(what): \(why)")
+        case 429, 500...599: return CommandError(.unavailable, "\(what): \(why); retry later")
+        default: return CommandError(.rejected, "\(what): \(why)")
+        }
+    }
+
+    /// The decoder of the collector's answers (dates as RFC 3339).
+    static func decoder() -> JSONDecoder {
+        let d = JSONDecoder()
+        d.dateDecodingStrategy = .iso8601
+        return d
+    }
+}
