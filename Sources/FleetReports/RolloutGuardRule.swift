@@ -93,6 +93,15 @@ public enum RolloutGuardRule {
         /// Versions in the summary the channel never published (SemVer ones; embedded seeds
         /// are not the channel's), ignored.
         public var ignored: [String]
+        /// Whose reports counted, when the figures came from `GET /v1/guard`: `history`
+        /// (open admission: devices heard from before ``trustedBefore``) or `admitted`.
+        public var trust: String?
+        /// Under `history`: the time a device must have been heard from before.
+        public var trustedBefore: Date?
+        /// Only reports received after this counted (a person resumed the rollout).
+        public var since: Date?
+        /// Devices left out by the history rule.
+        public var untrusted: Int = 0
 
         /// One line naming the version, the counts and the rule that fired.
         public var summary: String { "\(version): \(details)" }
@@ -122,7 +131,23 @@ public enum RolloutGuardRule {
                 }
             }
             line += "; \(ignored.count) unpublished version\(ignored.count == 1 ? "" : "s") ignored"
+            switch trust {
+            case "history"?:
+                let before = trustedBefore.map { Self.time($0) } ?? "the rollout"
+                line += "; counting devices heard from before \(before) (open admission), \(untrusted) newer left out"
+            case "admitted"?:
+                line += "; counting admitted devices"
+            default: break
+            }
+            if let since { line += "; reports since the resume at \(Self.time(since))" }
             return line
+        }
+
+        /// A time as RFC 3339 in UTC, to the second.
+        static func time(_ date: Date) -> String {
+            let f = ISO8601DateFormatter()
+            f.formatOptions = [.withInternetDateTime]
+            return f.string(from: date)
         }
 
         /// `0.1807` → `18.1 %`.
@@ -165,12 +190,37 @@ public enum RolloutGuardRule {
     /// versions the channel `published` (its index and manifest).
     public static func decide(summary: FleetSummary, version: Version, published: Set<Version>, options: Options = Options()) -> Decision {
         let byVersion = Dictionary(summary.versions.map { ($0.version, $0) }, uniquingKeysWith: { a, _ in a })
+        return decide(
+            version: version, published: published, reported: summary.versions.map(\.version), options: options,
+            counts: { v in counts(of: byVersion[v.description] ?? entry(matching: v, in: summary)) })
+    }
+
+    /// Decides for `version` on the collector's guard figures (`GET /v1/guard`, which counts
+    /// only devices it trusts, a rollback without its trial as a trial).
+    public static func decide(figures: GuardFigures, version: Version, published: Set<Version>, options: Options = Options()) -> Decision {
+        var decision = decide(
+            version: version, published: published, reported: figures.versions.map(\.version) + figures.reported, options: options,
+            counts: { v in
+                guard let entry = figures.versions.first(where: { $0.version == v.description || Version($0.version) == v }) else { return (0, 0) }
+                return (entry.failed, max(entry.trials, entry.failed))
+            })
+        decision.trust = figures.trust
+        decision.trustedBefore = figures.trustedBefore
+        decision.since = figures.since
+        decision.untrusted = figures.untrustedDevices
+        return decision
+    }
+
+    static func decide(
+        version: Version, published: Set<Version>, reported: [String], options: Options, counts: (Version) -> (failed: Int, trials: Int)
+    ) -> Decision {
         let known = published.union([version])
-        let ignored = summary.versions.compactMap { entry -> String? in
-            guard let v = Version(entry.version), !known.contains(v) else { return nil }
-            return entry.version
+        var seen = Set<String>()
+        let ignored = reported.compactMap { text -> String? in
+            guard let v = Version(text), !known.contains(v), seen.insert(text).inserted else { return nil }
+            return text
         }
-        let (failed, trials) = counts(of: byVersion[version.description] ?? entry(matching: version, in: summary))
+        let (failed, trials) = counts(version)
         let bounds = wilson(failed: failed, trials: trials, z: options.z)
         var limit = options.maxFailureRate
         var rule = Rule.maxFailureRate
@@ -179,7 +229,7 @@ public enum RolloutGuardRule {
             let previous = published.filter { $0 < version }.max()
             var b = Baseline(version: previous?.description, failed: 0, trials: 0, upperBound: nil, used: false)
             if let previous {
-                (b.failed, b.trials) = counts(of: byVersion[previous.description] ?? entry(matching: previous, in: summary))
+                (b.failed, b.trials) = counts(previous)
                 b.upperBound = wilson(failed: b.failed, trials: b.trials, z: options.z)?.upper
                 if b.trials >= options.minDevices, let upper = b.upperBound {
                     b.used = true

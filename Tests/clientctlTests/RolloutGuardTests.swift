@@ -57,10 +57,15 @@ import Testing
         try await ClientctlBinary.run(arguments(rig, collector) + extra)
     }
 
+    /// These tests judge the rule on devices first heard from after the release was
+    /// published: `--history-before` a day ahead counts them all (the history rule of open
+    /// admission has its own tests, GuardTrustTests).
+    static let historyBefore = Date(timeIntervalSince1970: (Date().timeIntervalSince1970 + 86_400).rounded(.down))
+
     static func arguments(_ rig: RestrictionRig, _ collector: CollectProcess) -> [String] {
         [
             "rollout", "guard", "stable", "--out", rig.d.releases.path, "--key", rig.d.tmp("keys/guard.pem"), "--collector", collector.baseURL,
-            "--token-file", collector.tokenPath,
+            "--token-file", collector.tokenPath, "--history-before", RFC3339.format(historyBefore),
         ]
     }
 
@@ -94,7 +99,8 @@ import Testing
         #expect(
             run.output.hasPrefix(
                 "com.example.notes 1.1.0 on stable: halted: 12 of 40 devices rolled it back (30 %; lower bound 18.1 %); "
-                    + "max-failure-rate: lower bound above 10 %; 0 unpublished versions ignored; restriction.json pauses it until "),
+                    + "max-failure-rate: lower bound above 10 %; 0 unpublished versions ignored; counting devices heard from before "
+                    + RFC3339.format(Self.historyBefore) + " (open admission), 0 newer left out; restriction.json pauses it until "),
             "\(run.output)")
         #expect(run.output.contains("(signed by key \(rig.guardKey.publicKey.keyId))"))
         let restriction = try Self.restriction(rig)
@@ -153,7 +159,8 @@ import Testing
         #expect(
             run.output
                 == "com.example.notes 1.1.0 on stable: holds: 1 of 40 devices rolled it back (2.5 %; lower bound 0.4 %); "
-                + "max-failure-rate: lower bound not above 10 %; 0 unpublished versions ignored\n", "\(run.output)")
+                + "max-failure-rate: lower bound not above 10 %; 0 unpublished versions ignored; counting devices heard from before "
+                + RFC3339.format(Self.historyBefore) + " (open admission), 0 newer left out\n", "\(run.output)")
         #expect(try TreeSnapshot(rig.d.releases.path) == before)
 
         let loneDir = try TemporaryDirectory("guard")
@@ -237,7 +244,10 @@ import Testing
         let before = try TreeSnapshot(rig.d.releases.path)
         let run = try await Self.guardRun(rig, collector, ["--baseline"])
         #expect(run.status == 0, "\(run.errorOutput)")
-        #expect(run.output.hasSuffix("; 2 unpublished versions ignored\n"), "\(run.output)")
+        #expect(
+            run.output.hasSuffix(
+                "; 2 unpublished versions ignored; counting devices heard from before \(RFC3339.format(Self.historyBefore)) (open admission), 0 newer left out\n"
+            ), "\(run.output)")
         #expect(run.output.contains("(baseline 1.0.0 has 0 trials, fewer than 20: max-failure-rate alone)"), "\(run.output)")
         let json = try await Self.guardRun(rig, collector, ["--baseline", "--json"])
         let object = try #require(try JSONSerialization.jsonObject(with: json.stdout) as? [String: Any])
@@ -260,7 +270,7 @@ import Testing
             ClientctlBinary.path, Self.arguments(rig, collector) + ["--every", "1s"], standardOutput: .file(out),
             standardError: .file(dir("guard.err"))
         ).start()
-        let deadline = Date().addingTimeInterval(30)
+        let deadline = Date().addingTimeInterval(60)  // bounds a hang; the lines are what it waits for
         var text = ""
         while Date() < deadline {
             text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""

@@ -16,8 +16,11 @@ struct RolloutGuardCommand: AsyncParsableCommand {
         abstract: "Halt the channel's release when devices roll it back (rollout role's key).",
         discussion: """
             Reads OUT/CHANNEL/manifest.json (the app and the version being rolled out), \
-            asks the collector for the fleet summary (GET /v1/fleet, as fleet status) and \
-            decides: the failure rate is the distinct devices that rolled the version back \
+            asks the collector for that version's figures only (GET /v1/guard) and decides. \
+            Only devices the collector admitted count; under open admission only those it \
+            heard from before the release's rollout began (--history-before), so ids invented \
+            after a release never count; after a person resumes a rollout the guard halted, \
+            only reports received since the resume count. The failure rate is the distinct devices that rolled the version back \
             over those that started a trial of it. It halts only when at least \
             --min-devices devices tried it and the 95 % Wilson lower bound of that rate is \
             above --max-failure-rate (with --baseline: above it plus the previous published \
@@ -83,6 +86,13 @@ struct RolloutGuardCommand: AsyncParsableCommand {
 
     @OptionGroup var store: S3StoreOptions
 
+    @Option(
+        name: .customLong("history-before"),
+        help: ArgumentHelp(
+            "Under open admission, count only devices the collector heard from before this time (default: the rollout's start).",
+            valueName: "TIME"))
+    var historyBefore: String?
+
     @Flag(name: .long, help: "One pass, then exit (the default).")
     var once = false
 
@@ -111,7 +121,13 @@ struct RolloutGuardCommand: AsyncParsableCommand {
                 releases: out, channel: channel, collector: try Self.collectorURL(collector), token: try FleetQuery.token(file: tokenFile),
                 signers: try signing.signers(),
                 options: RolloutGuardRule.Options(maxFailureRate: maxFailureRate.value, minDevices: minDevices, baseline: baseline),
-                revoke: revoke, push: try push.map { try store.push(to: $0) }, pushDestination: push ?? "")
+                revoke: revoke, push: try push.map { try store.push(to: $0) }, pushDestination: push ?? "",
+                historyBefore: try historyBefore.map { text in
+                    guard let date = RFC3339.parse(text) else {
+                        throw CommandError(.invalidArgument, "--history-before \(text): not an RFC 3339 time like 2026-12-01T00:00:00Z")
+                    }
+                    return date
+                })
             guard let every, let seconds = RolloutArgument.seconds(every) else {
                 let outcome = try await guardian.run()
                 show(outcome)
@@ -198,6 +214,8 @@ struct RolloutGuardPass {
     var revoke: Bool
     var push: ReleasePush?
     var pushDestination: String
+    /// `--history-before`: under open admission, devices first heard from after it do not count.
+    var historyBefore: Date?
 
     /// What a pass found and did.
     struct Outcome: Sendable {
@@ -256,6 +274,10 @@ struct RolloutGuardPass {
                 var ignoredVersions: Int
                 var restriction: RestrictionShape?
                 var pushed: String?
+                var trust: String?
+                var trustedBefore: String?
+                var since: String?
+                var untrusted: Int
             }
             struct RestrictionShape: Encodable {
                 var paused: Bool
@@ -272,7 +294,8 @@ struct RolloutGuardPass {
                     RestrictionShape(
                         paused: $0.paused, revoked: $0.revoked.map(\.description), expires: RFC3339.format($0.expires),
                         keyIds: $0.signatures.map(\.keyId))
-                }, pushed: pushed)
+                }, pushed: pushed, trust: d.trust, trustedBefore: d.trustedBefore.map(RFC3339.format), since: d.since.map(RFC3339.format),
+                untrusted: d.untrusted)
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             let data = (try? encoder.encode(shape)) ?? Data("{}".utf8)
@@ -315,12 +338,44 @@ struct RolloutGuardPass {
         return r
     }
 
+    /// The guard's window on the reports (docs/fleet-reports.md#the-rollout-guard): under
+    /// open admission only devices heard from before the release's rollout began count
+    /// (`--history-before`, else the rollout's start or the release's publication, whichever
+    /// is earlier, and no later than a halt of this version); after a person resumed a rollout
+    /// the guard halted (the manifest re-signed after the halt's restriction), only reports
+    /// received since the resume count, so the same figures do not halt it again.
+    func window(for manifest: Manifest) -> (trustedBefore: Date, since: Date?) {
+        var began = [manifest.published] + (manifest.rollout?.start.map { [$0] } ?? [])
+        var since: Date?
+        if let data = FileManager.default.contents(atPath: folder + "/restriction.json"),
+            let halt = try? Restriction.parse(data, source: folder + "/restriction.json"), halt.version == manifest.version, halt.paused
+        {
+            began.append(halt.issued)
+            if !halt.restricts(manifest), manifest.published > halt.issued { since = manifest.published }
+        }
+        return (historyBefore ?? began.min() ?? manifest.published, since)
+    }
+
+    static func millis(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
+
     func run() async throws -> Outcome {
         let manifest = try manifest()
         let published = try published(current: manifest)
-        let query = FleetQuery(collector: collector, token: token, app: manifest.app, channel: manifest.channel, windowSeconds: nil)
-        let summary = try await query.fetch().summary
-        let decision = RolloutGuardRule.decide(summary: summary, version: manifest.version, published: published, options: options)
+        let (trustedBefore, since) = window(for: manifest)
+        var versions = [manifest.version.description]
+        if options.baseline, let previous = published.filter({ $0 < manifest.version }).max() { versions.append(previous.description) }
+        var query = [URLQueryItem(name: "app", value: manifest.app), URLQueryItem(name: "channel", value: manifest.channel)]
+        query += versions.map { URLQueryItem(name: "version", value: $0) }
+        query.append(URLQueryItem(name: "trusted-before", value: String(Self.millis(trustedBefore))))
+        if let since { query.append(URLQueryItem(name: "since", value: String(Self.millis(since)))) }
+        let data = try await CollectorClient(collector: collector, token: token).get("v1/guard", query)
+        let figures: GuardFigures
+        do {
+            figures = try CollectorClient.decoder().decode(GuardFigures.self, from: data)
+        } catch {
+            throw CommandError(.rejected, "GET v1/guard: the answer is not the guard's figures (\(error))")
+        }
+        let decision = RolloutGuardRule.decide(figures: figures, version: manifest.version, published: published, options: options)
         var outcome = Outcome(app: manifest.app, channel: channel, action: .hold, decision: decision)
         guard decision.verdict == .halt else { return outcome }
 
