@@ -67,33 +67,39 @@ package enum FleetHTML {
     }
 
     private static func versionTable(_ summary: FleetSummary, _ palette: VersionPalette) -> String {
-        guard !summary.versions.isEmpty else { return "<p class=\"empty\">No versions reported.</p>" }
+        guard !summary.versions.isEmpty || summary.other != nil else { return "<p class=\"empty\">No versions reported.</p>" }
         let headers = [
             "Now", "Installs", "Trials", "Commits", "Rolled back", "Failed", "Black&shy;listed", "Web process died", "Download failed", "Refused",
             "Median ack", "Rollout",
         ]
         var out = "<table id=\"versions\"><thead><tr><th>Version</th>"
         out += headers.map { "<th class=\"num\">\($0)</th>" }.joined() + "</tr></thead><tbody>"
-        for v in summary.versions {
-            let name = v.version
-            out += "<tr><th scope=\"row\" data-version=\"\(HTMLText.escape(name))\">\(swatch(palette.colour(name)))\(HTMLText.escape(name))</th>"
-            out += cell(name, "devicesNow", "\(v.devicesNow)")
-            out += cell(name, "installs", "\(v.installs)")
-            out += cell(name, "trials", "\(v.trials)")
-            out += cell(name, "commits", "\(v.commits)")
-            out += cell(name, "rollbacks", "\(FleetFormat.total(v.rollbacks))")
-            out += cell(name, "failureRate", FleetFormat.rate(v.failureRate), value: v.failureRate.map { "\($0)" } ?? "")
-            out += cell(name, "blacklists", "\(FleetFormat.total(v.blacklists))")
-            out += cell(name, "webProcessDeaths", "\(FleetFormat.total(v.webProcessDeaths))")
-            out += cell(name, "downloadFailures", "\(FleetFormat.total(v.downloadFailures))")
-            out += cell(name, "refusals", "\(FleetFormat.total(v.refusals))")
-            out += cell(name, "medianAckMs", FleetFormat.ack(v.medianAckMs), value: v.medianAckMs.map { "\($0)" } ?? "")
-            out += cell(
-                name, "rollout", FleetFormat.rollout(v.rollout),
-                value: v.rollout.map { "\($0.percent)\($0.paused ? " paused" : "")" } ?? "")
-            out += "</tr>"
+        for v in summary.versions { out += versionRow(v, label: v.version, palette) }
+        if let other = summary.other {
+            // The versions not listed (docs/fleet-reports.md#the-fleet-summary), as one row.
+            out += versionRow(other.figures, label: "\(other.versions) other version\(other.versions == 1 ? "" : "s")", palette)
         }
         return out + "</tbody></table>"
+    }
+
+    private static func versionRow(_ v: VersionSummary, label: String, _ palette: VersionPalette) -> String {
+        let name = v.version
+        var out = "<tr><th scope=\"row\" data-version=\"\(HTMLText.escape(name))\">\(swatch(palette.colour(name)))\(HTMLText.escape(label))</th>"
+        out += cell(name, "devicesNow", "\(v.devicesNow)")
+        out += cell(name, "installs", "\(v.installs)")
+        out += cell(name, "trials", "\(v.trials)")
+        out += cell(name, "commits", "\(v.commits)")
+        out += cell(name, "rollbacks", "\(FleetFormat.total(v.rollbacks))")
+        out += cell(name, "failureRate", FleetFormat.rate(v.failureRate), value: v.failureRate.map { "\($0)" } ?? "")
+        out += cell(name, "blacklists", "\(FleetFormat.total(v.blacklists))")
+        out += cell(name, "webProcessDeaths", "\(FleetFormat.total(v.webProcessDeaths))")
+        out += cell(name, "downloadFailures", "\(FleetFormat.total(v.downloadFailures))")
+        out += cell(name, "refusals", "\(FleetFormat.total(v.refusals))")
+        out += cell(name, "medianAckMs", FleetFormat.ack(v.medianAckMs), value: v.medianAckMs.map { "\($0)" } ?? "")
+        out += cell(
+            name, "rollout", FleetFormat.rollout(v.rollout),
+            value: v.rollout.map { "\($0.percent)\($0.paused ? " paused" : "")" } ?? "")
+        return out + "</tr>"
     }
 
     private static func reasonTable(_ summary: FleetSummary) -> String {

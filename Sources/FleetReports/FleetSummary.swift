@@ -19,12 +19,21 @@ public struct FleetSummary: Sendable, Equatable, Codable {
     public var silentDevices: Int
     /// The longest-silent devices (at most 100), oldest first.
     public var silent: [SilentDevice]
-    /// One entry per version reported, newest SemVer first.
+    /// One entry per listed version, newest SemVer first: the versions with the most
+    /// devices (at most 20 of them), and those asked for by name (docs/fleet-reports.md#the-fleet-summary).
     public var versions: [VersionSummary]
-    /// Adoption over time: devices on each version at evenly spaced times, oldest first.
+    /// The versions not listed, as one entry; absent when every version is listed.
+    public var other: FoldedVersions?
+    /// Adoption over time: devices on each version at evenly spaced times, oldest first;
+    /// devices on versions not listed count under ``otherKey``.
     public var timeline: [TimelinePoint]
-    /// The rollout of each version as devices saw it, in time order (a point per change).
+    /// The rollout of each listed version as devices saw it, in time order: a point per
+    /// change, the latest few per version.
     public var rollouts: [RolloutPoint]
+
+    /// The key of a ``TimelinePoint``'s devices on versions not listed: never a version
+    /// (a version has no parentheses).
+    public static let otherKey = "(other)"
 
     /// An empty summary.
     public init(app: String, channel: String, generated: Date, windowSeconds: Int) {
@@ -36,6 +45,7 @@ public struct FleetSummary: Sendable, Equatable, Codable {
         silentDevices = 0
         silent = []
         versions = []
+        other = nil
         timeline = []
         rollouts = []
     }
@@ -64,7 +74,8 @@ public struct VersionSummary: Sendable, Equatable, Codable {
     public var devicesNow: Int
     /// Devices that installed it.
     public var installs: Int
-    /// Devices that started a trial of it.
+    /// Devices that started a trial of it, or rolled it back (a rollback is a trial whose
+    /// `trial-started` report may have been lost).
     public var trials: Int
     /// Devices whose trial of it was acknowledged.
     public var commits: Int
@@ -80,7 +91,7 @@ public struct VersionSummary: Sendable, Equatable, Codable {
     public var refusals: [String: Int]
     /// The median of the milliseconds from load to acknowledgement of its commits.
     public var medianAckMs: Int?
-    /// Devices that rolled it back over devices that started a trial of it, when any did.
+    /// Devices that rolled it back over ``trials``, when any.
     public var failureRate: Double?
     /// The rollout last seen for it.
     public var rollout: RolloutSeen?
@@ -97,6 +108,21 @@ public struct VersionSummary: Sendable, Equatable, Codable {
         webProcessDeaths = [:]
         downloadFailures = [:]
         refusals = [:]
+    }
+}
+
+/// The versions a ``FleetSummary`` does not list one by one, folded into one entry.
+public struct FoldedVersions: Sendable, Equatable, Codable {
+    /// How many versions are folded.
+    public var versions: Int
+    /// Their figures as one version named ``FleetSummary/otherKey``, each count of distinct
+    /// devices over all of them (a device in two of them counts once); no median or rollout.
+    public var figures: VersionSummary
+
+    /// Folded versions.
+    public init(versions: Int, figures: VersionSummary) {
+        self.versions = versions
+        self.figures = figures
     }
 }
 

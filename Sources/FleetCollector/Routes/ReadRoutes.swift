@@ -6,7 +6,7 @@ import Hummingbird
 struct ReadRoutes: Sendable {
     let collector: Collector
 
-    /// `GET /v1/fleet?app=ID&channel=NAME[&window=SECONDS]`.
+    /// `GET /v1/fleet?app=ID&channel=NAME[&window=SECONDS][&version=V…]`.
     func fleet(_ request: Request) async -> Response {
         if let why = collector.configuration.readToken.refusal(request.headers, allowBasic: false) {
             return Refusal.response(.unauthorized, why)
@@ -70,8 +70,23 @@ struct ReadRoutes: Sendable {
             }
             window = n
         }
+        let versions = query[values: "version"].map(String.init)
+        guard versions.count <= FleetSummaryQuery.maxAskedVersions else {
+            return .failure(
+                Failure(
+                    response: Refusal.response(
+                        .badRequest, "version: \(versions.count) asked, at most \(FleetSummaryQuery.maxAskedVersions) (?version=V&version=W)")))
+        }
+        if let bad = versions.first(where: { !FleetReportsNames.validVersion($0) }) {
+            return .failure(
+                Failure(
+                    response: Refusal.response(
+                        .badRequest, "version: \"\(bad.prefix(80))\" is not a version (1 to 64 of letters, digits, '.', '+', '-', '_')")))
+        }
         do {
-            return .success(try await collector.store.summary(app: app, channel: channel, windowSeconds: window, now: collector.now()))
+            let summary = try await collector.store.summary(
+                app: app, channel: channel, windowSeconds: window, now: collector.now(), versions: versions)
+            return .success(summary)
         } catch {
             collector.logger.error("summary failed: \(error)")
             return .failure(Failure(response: Refusal.response(.serviceUnavailable, "the report store is unavailable; retry later", retryAfter: 30)))
@@ -79,8 +94,19 @@ struct ReadRoutes: Sendable {
     }
 }
 
-/// The identifier rule of a batch's `app` and `channel`, for query parameters.
+/// The identifier rule of a batch's `app` and `channel`, and the version rule of its
+/// reports, for query parameters.
 enum FleetReportsNames {
+    /// A report's version: 1 to 64 bytes of ASCII letters, digits, `.`, `+`, `-`, `_`.
+    static func validVersion(_ s: String) -> Bool {
+        let bytes = Array(s.utf8)
+        return !bytes.isEmpty && bytes.count <= 64
+            && bytes.allSatisfy {
+                ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5a) || ($0 >= 0x61 && $0 <= 0x7a) || $0 == 0x2e || $0 == 0x2b || $0 == 0x2d
+                    || $0 == 0x5f
+            }
+    }
+
     static func valid(_ s: String, maxBytes: Int) -> Bool {
         let bytes = Array(s.utf8)
         return !bytes.isEmpty && bytes.count <= maxBytes

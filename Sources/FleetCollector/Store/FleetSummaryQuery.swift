@@ -5,59 +5,180 @@ import Foundation
 /// Builds a ``FleetSummary`` from the shared SQL (docs/fleet-reports.md#the-fleet-summary):
 /// every count is of distinct devices, a few small queries whose rows are assembled here, so
 /// SQLite and PostgreSQL answer alike.
+///
+/// **Bounded whatever devices send.** Every query returns a bounded number of rows and the
+/// answer a bounded size: at most ``listedVersions`` versions by rank (plus at most
+/// ``maxAskedVersions`` asked for by name), the rest folded into one `other` entry; at most
+/// ``rolloutPointsPerVersion`` rollout points per listed version; the timeline's versions are
+/// the listed ones and ``FleetSummary/otherKey``; at most ``silentListed`` silent devices.
+///
+/// **The same answer on any collation.** No result depends on how the database orders text:
+/// the rank is numeric (a tie that does not fit is folded whole), rows are ordered by
+/// numbers and device ids (lowercase hex, which every collation orders alike), and lists
+/// are sorted here, by SemVer or byte by byte.
 public enum FleetSummaryQuery {
     /// Points of the adoption timeline over the data's time span.
     public static let timelinePoints = 48
     /// The most silent devices listed.
     public static let silentListed = 100
+    /// The most versions listed by rank: devices on it now, then devices that tried it, then
+    /// devices that installed it, then its latest report's time, most first.
+    public static let listedVersions = 20
+    /// The most versions a request may ask for by name (`GET /v1/fleet?version=…`).
+    public static let maxAskedVersions = 5
+    /// The most rollout points per listed version (the latest changes).
+    public static let rolloutPointsPerVersion = 32
 
     /// The version a report counts for: the page on screen for a web-process death, else `version`.
     static let subject = "CASE WHEN type = 'web-process-died' THEN running ELSE version END"
 
+    /// Types whose devices count per version.
+    static let countedTypes = "('installed', 'trial-started', 'committed', 'rolled-back')"
+    /// Types counted by reason.
+    static let reasonTypes = "('rolled-back', 'blacklisted', 'web-process-died', 'download-failed', 'check-refused')"
+    /// Installs, trials (a trial started, or a rollback whose start was lost), commits, rollbacks: distinct devices.
+    static let figures = """
+        COUNT(DISTINCT CASE WHEN type = 'installed' THEN device END),
+        COUNT(DISTINCT CASE WHEN type IN ('trial-started', 'rolled-back') THEN device END),
+        COUNT(DISTINCT CASE WHEN type = 'committed' THEN device END),
+        COUNT(DISTINCT CASE WHEN type = 'rolled-back' THEN device END)
+        """
+
     static let deviceCount = "SELECT COUNT(*) FROM devices WHERE app = ? AND channel = ?"
-    static let devicesNow = "SELECT running, COUNT(*) FROM devices WHERE app = ? AND channel = ? AND last_ms >= ? GROUP BY running"
     static let silentCount = "SELECT COUNT(*) FROM devices WHERE app = ? AND channel = ? AND last_ms < ?"
     static let silentList = """
         SELECT device, last_ms, running FROM devices WHERE app = ? AND channel = ? AND last_ms < ?
         ORDER BY last_ms, device LIMIT \(silentListed)
         """
-    static let versions = """
-        SELECT version FROM reports WHERE app = ? AND channel = ? AND version IS NOT NULL
-        UNION SELECT running FROM reports WHERE app = ? AND channel = ?
+    /// Every version a report names (as `version` or `running`), each with the devices it
+    /// counts for; arguments: app, channel, app, channel.
+    static let named = """
+        SELECT version AS v, type, device, time_ms FROM reports WHERE app = ? AND channel = ? AND version IS NOT NULL
+        UNION ALL SELECT running, 'running', device, time_ms FROM reports WHERE app = ? AND channel = ?
         """
-    static let counts = """
-        SELECT \(subject), type, COUNT(DISTINCT device) FROM reports
-        WHERE app = ? AND channel = ? AND type IN ('installed', 'trial-started', 'committed', 'rolled-back')
-        GROUP BY 1, 2
+    /// The versions by rank, at most `?` of them; arguments: app, channel, since, app,
+    /// channel, app, channel, limit. Columns: version, devices now, trials, installs, latest time.
+    static let ranked = """
+        SELECT v, MAX(now_devices), MAX(trials), MAX(installs), MAX(seen) FROM (
+            SELECT running AS v, COUNT(*) AS now_devices, 0 AS trials, 0 AS installs, 0 AS seen
+            FROM devices WHERE app = ? AND channel = ? AND last_ms >= ? GROUP BY running
+            UNION ALL
+            SELECT v, 0, COUNT(DISTINCT CASE WHEN type IN ('trial-started', 'rolled-back') THEN device END),
+                COUNT(DISTINCT CASE WHEN type = 'installed' THEN device END), MAX(time_ms)
+            FROM (\(named)) named GROUP BY v) figures
+        GROUP BY v ORDER BY 2 DESC, 3 DESC, 4 DESC, 5 DESC LIMIT ?
         """
-    static let reasons = """
+    /// How many versions reports name; arguments: app, channel, app, channel.
+    static let versionCount = "SELECT COUNT(DISTINCT v) FROM (\(named)) named"
+    static let span = "SELECT MIN(time_ms), MAX(time_ms) FROM reports WHERE app = ? AND channel = ?"
+
+    /// `expression IN (?, …)` for `count` values (`1 = 0` for none), or `NOT IN` (`1 = 1`).
+    static func member(_ expression: String, _ count: Int, not: Bool = false) -> String {
+        guard count > 0 else { return not ? "1 = 1" : "1 = 0" }
+        return expression + (not ? " NOT IN (" : " IN (") + Array(repeating: "?", count: count).joined(separator: ", ") + ")"
+    }
+
+    /// Which of `asked` a report names; arguments: app, channel, asked, app, channel, asked.
+    static func existing(_ n: Int) -> String {
+        """
+        SELECT version FROM reports WHERE app = ? AND channel = ? AND \(member("version", n))
+        UNION SELECT running FROM reports WHERE app = ? AND channel = ? AND \(member("running", n))
+        """
+    }
+
+    /// Devices now per listed version, the rest as NULL; arguments: listed, app, channel, since.
+    static func devicesNow(_ n: Int) -> String {
+        """
+        SELECT CASE WHEN \(member("running", n)) THEN running END, COUNT(*) FROM devices
+        WHERE app = ? AND channel = ? AND last_ms >= ? GROUP BY 1
+        """
+    }
+
+    /// ``figures`` per listed version; arguments: app, channel, listed.
+    static func counts(_ n: Int) -> String {
+        """
+        SELECT version, \(figures) FROM reports
+        WHERE app = ? AND channel = ? AND type IN \(countedTypes) AND \(member("version", n)) GROUP BY version
+        """
+    }
+
+    /// ``figures`` over every version not listed; arguments: app, channel, listed.
+    static func otherCounts(_ n: Int) -> String {
+        """
+        SELECT \(figures) FROM reports
+        WHERE app = ? AND channel = ? AND type IN \(countedTypes) AND version IS NOT NULL AND \(member("version", n, not: true))
+        """
+    }
+
+    /// Devices by version, type and reason; arguments: app, channel, listed.
+    static func reasons(_ n: Int) -> String {
+        """
         SELECT \(subject), type, reason, COUNT(DISTINCT device) FROM reports
-        WHERE app = ? AND channel = ? AND reason IS NOT NULL
-          AND type IN ('rolled-back', 'blacklisted', 'web-process-died', 'download-failed', 'check-refused')
+        WHERE app = ? AND channel = ? AND reason IS NOT NULL AND type IN \(reasonTypes) AND \(member(subject, n))
         GROUP BY 1, 2, 3
         """
-    static let ackTimes = """
-        SELECT version, ms FROM reports
-        WHERE app = ? AND channel = ? AND type = 'committed' AND version IS NOT NULL AND ms IS NOT NULL
-        ORDER BY 1, 2
+    }
+
+    /// Devices by type and reason over every version not listed; arguments: app, channel, listed.
+    static func otherReasons(_ n: Int) -> String {
         """
-    static let rollouts = """
-        SELECT version, rollout_percent, rollout_paused, MIN(time_ms), MAX(time_ms) FROM reports
-        WHERE app = ? AND channel = ? AND version IS NOT NULL AND rollout_percent IS NOT NULL
-        GROUP BY 1, 2, 3 ORDER BY 4, 1
+        SELECT type, reason, COUNT(DISTINCT device) FROM reports
+        WHERE app = ? AND channel = ? AND reason IS NOT NULL AND type IN \(reasonTypes)
+          AND \(subject) IS NOT NULL AND \(member(subject, n, not: true))
+        GROUP BY 1, 2
         """
-    static let span = "SELECT MIN(time_ms), MAX(time_ms) FROM reports WHERE app = ? AND channel = ?"
-    /// Devices by the version of their last report in (`?` − window, `?`].
-    static let timelineAt = """
-        SELECT running, COUNT(*) FROM (
-            SELECT running, ROW_NUMBER() OVER (PARTITION BY device ORDER BY time_ms DESC, seq DESC) AS rn
-            FROM reports WHERE app = ? AND channel = ? AND time_ms <= ? AND time_ms > ?) latest
-        WHERE rn = 1 GROUP BY running
+    }
+
+    /// Commits with a time per listed version; arguments: app, channel, listed.
+    static func ackCounts(_ n: Int) -> String {
+        """
+        SELECT version, COUNT(*) FROM reports
+        WHERE app = ? AND channel = ? AND type = 'committed' AND ms IS NOT NULL AND \(member("version", n)) GROUP BY version
+        """
+    }
+
+    /// The middle one or two commit times of a version; arguments: app, channel, version, limit, offset.
+    static let ackMiddle = """
+        SELECT ms FROM reports WHERE app = ? AND channel = ? AND type = 'committed' AND ms IS NOT NULL AND version = ?
+        ORDER BY ms LIMIT ? OFFSET ?
         """
 
+    /// The rollout changes of the listed versions in time order (a report whose percent or
+    /// pause differs from the one before it), the latest `?` per version; arguments: app,
+    /// channel, listed, limit. Ties in time are ordered by device and seq, so the rows are
+    /// the same on every database.
+    static func rollouts(_ n: Int) -> String {
+        """
+        SELECT version, rollout_percent, rollout_paused, time_ms, rn FROM (
+            SELECT version, rollout_percent, rollout_paused, time_ms,
+                ROW_NUMBER() OVER (PARTITION BY version ORDER BY time_ms DESC, device DESC, seq DESC) AS rn
+            FROM (
+                SELECT version, rollout_percent, rollout_paused, time_ms, device, seq,
+                    LAG(rollout_percent) OVER (PARTITION BY version ORDER BY time_ms, device, seq) AS before_percent,
+                    LAG(rollout_paused) OVER (PARTITION BY version ORDER BY time_ms, device, seq) AS before_paused
+                FROM reports
+                WHERE app = ? AND channel = ? AND rollout_percent IS NOT NULL AND \(member("version", n))) seen
+            WHERE before_percent IS NULL OR before_percent <> rollout_percent OR before_paused <> rollout_paused) changes
+        WHERE rn <= ?
+        """
+    }
+
+    /// Devices by the version of their last report in (`?` − window, `?`], versions not
+    /// listed as NULL; arguments: listed, app, channel, time, time − window.
+    static func timelineAt(_ n: Int) -> String {
+        """
+        SELECT CASE WHEN \(member("running", n)) THEN running END, COUNT(*) FROM (
+            SELECT running, ROW_NUMBER() OVER (PARTITION BY device ORDER BY time_ms DESC, seq DESC) AS rn
+            FROM reports WHERE app = ? AND channel = ? AND time_ms <= ? AND time_ms > ?) latest
+        WHERE rn = 1 GROUP BY 1
+        """
+    }
+
     /// The summary of `app`/`channel` as of `now`.
+    /// - Parameter versions: versions to list whatever their rank (at most ``maxAskedVersions``;
+    ///   those no report names are left out).
     public static func summary(
-        on db: some SQLQuerying, app: String, channel: String, windowSeconds: Int, now: Date
+        on db: some SQLQuerying, app: String, channel: String, windowSeconds: Int, now: Date, versions asked: [String] = []
     ) async throws -> FleetSummary {
         var summary = FleetSummary(app: app, channel: channel, generated: now, windowSeconds: windowSeconds)
         let key: [SQLValue] = [.text(app), .text(channel)]
@@ -69,104 +190,159 @@ public enum FleetSummaryQuery {
             guard row.count == 3, let device = row[0].text, let last = row[1].integer, let running = row[2].text else { return nil }
             return SilentDevice(device: device, lastSeen: date(last), running: running)
         }
+        var unique: [String] = []
+        for v in asked where !unique.contains(v) && unique.count < maxAskedVersions { unique.append(v) }
+        let listed = try await listedVersions(on: db, key: key, since: since, asked: unique)
+        let names: [SQLValue] = listed.map { .text($0) }
         var byVersion: [String: VersionSummary] = [:]
+        for v in listed { byVersion[v] = VersionSummary(version: v) }
         func update(_ version: String, _ change: (inout VersionSummary) -> Void) {
-            var entry = byVersion[version] ?? VersionSummary(version: version)
+            guard var entry = byVersion[version] else { return }
             change(&entry)
             byVersion[version] = entry
         }
-        for row in try await db.query(versions, key + key) {
-            if let v = row.first?.text { update(v) { _ in } }
+        var other = VersionSummary(version: FleetSummary.otherKey)
+        for row in try await db.query(devicesNow(listed.count), names + key + [.integer(since)]) {
+            guard row.count == 2, let n = row[1].integer.map(Int.init) else { continue }
+            if let v = row[0].text { update(v) { $0.devicesNow = n } } else { other.devicesNow = n }
         }
-        for row in try await db.query(devicesNow, key + [.integer(since)]) {
-            guard row.count == 2, let v = row[0].text, let n = row[1].integer else { continue }
-            update(v) { $0.devicesNow = Int(n) }
+        for row in try await db.query(counts(listed.count), key + names) {
+            guard row.count == 5, let v = row[0].text else { continue }
+            update(v) { apply(row[1...], to: &$0) }
         }
-        var rolledBack: [String: Int] = [:]
-        for row in try await db.query(counts, key) {
-            guard row.count == 3, let v = row[0].text, let type = row[1].text, let n = row[2].integer.map(Int.init) else { continue }
-            switch ReportKind(rawValue: type) {
-            case .installed: update(v) { $0.installs = n }
-            case .trialStarted: update(v) { $0.trials = n }
-            case .committed: update(v) { $0.commits = n }
-            case .rolledBack: rolledBack[v] = n
-            default: break
-            }
-        }
-        for row in try await db.query(reasons, key) {
-            guard row.count == 4, let v = row[0].text, let type = row[1].text, let reason = row[2].text,
-                let n = row[3].integer.map(Int.init)
+        for row in try await db.query(reasons(listed.count), key + names) {
+            guard row.count == 4, let v = row[0].text, let type = row[1].text, let reason = row[2].text, let n = row[3].integer.map(Int.init)
             else { continue }
-            switch ReportKind(rawValue: type) {
-            case .rolledBack: update(v) { $0.rollbacks[reason] = n }
-            case .blacklisted: update(v) { $0.blacklists[reason] = n }
-            case .webProcessDied: update(v) { $0.webProcessDeaths[reason] = n }
-            case .downloadFailed: update(v) { $0.downloadFailures[reason] = n }
-            case .checkRefused: update(v) { $0.refusals[reason] = n }
-            default: break
-            }
+            update(v) { record(type, reason, n, in: &$0) }
         }
-        var acks: [String: [Int64]] = [:]
-        for row in try await db.query(ackTimes, key) {
-            guard row.count == 2, let v = row[0].text, let ms = row[1].integer else { continue }
-            acks[v, default: []].append(ms)
+        for row in try await db.query(ackCounts(listed.count), key + names) {
+            guard row.count == 2, let v = row[0].text, let n = row[1].integer, n > 0 else { continue }
+            let middle = try await db.query(ackMiddle, key + [.text(v), .integer(n % 2 == 1 ? 1 : 2), .integer((n - 1) / 2)])
+            let times = middle.compactMap { $0.first?.integer }
+            update(v) { $0.medianAckMs = median(times) }
         }
-        for (v, times) in acks { update(v) { $0.medianAckMs = median(times) } }
-        for (v, entry) in byVersion where entry.trials > 0 {
-            let failed = rolledBack[v] ?? 0
-            update(v) { $0.failureRate = Double(failed) / Double(entry.trials) }
-        }
-        var lastSeen: [String: Int64] = [:]
-        for row in try await db.query(rollouts, key) {
-            guard row.count == 5, let v = row[0].text, let percent = row[1].integer, let paused = row[2].integer,
-                let first = row[3].integer, let last = row[4].integer
+        var points: [(ms: Int64, point: RolloutPoint)] = []
+        for row in try await db.query(rollouts(listed.count), key + names + [.integer(Int64(rolloutPointsPerVersion))]) {
+            guard row.count == 5, let v = row[0].text, let percent = row[1].integer, let paused = row[2].integer, let ms = row[3].integer,
+                let rank = row[4].integer
             else { continue }
             let seen = RolloutSeen(percent: Int(percent), paused: paused != 0)
-            summary.rollouts.append(RolloutPoint(time: date(first), version: v, rollout: seen))
-            if last >= lastSeen[v] ?? .min {
-                lastSeen[v] = last
-                update(v) { $0.rollout = seen }
-            }
+            points.append((ms, RolloutPoint(time: date(ms), version: v, rollout: seen)))
+            if rank == 1 { update(v) { $0.rollout = seen } }
         }
+        summary.rollouts = points.sorted { a, b in
+            if a.ms != b.ms { return a.ms < b.ms }
+            if a.point.version != b.point.version { return bytewise(a.point.version, b.point.version) }
+            return (a.point.rollout.percent, a.point.rollout.paused ? 1 : 0) < (b.point.rollout.percent, b.point.rollout.paused ? 1 : 0)
+        }.map(\.point)
         summary.versions = byVersion.values.sorted { newer($0.version, than: $1.version) }
-        summary.timeline = try await timeline(on: db, key: key, windowMs: windowMs)
+        let folded = max(0, Int(try await db.query(versionCount, key + key).first?.first?.integer ?? 0) - listed.count)
+        if folded > 0 {
+            if let row = try await db.query(otherCounts(listed.count), key + names).first, row.count == 4 { apply(row[...], to: &other) }
+            for row in try await db.query(otherReasons(listed.count), key + names) {
+                guard row.count == 3, let type = row[0].text, let reason = row[1].text, let n = row[2].integer.map(Int.init) else { continue }
+                record(type, reason, n, in: &other)
+            }
+            summary.other = FoldedVersions(versions: folded, figures: other)
+        }
+        summary.timeline = try await timeline(on: db, key: key, listed: names, windowMs: windowMs)
         return summary
     }
 
-    /// Devices per version at ``timelinePoints`` evenly spaced times over the data's span.
-    static func timeline(on db: some SQLQuerying, key: [SQLValue], windowMs: Int64) async throws -> [TimelinePoint] {
+    /// The versions to list: the first ``listedVersions`` by rank, and those of `asked` a
+    /// report names. When versions tie for the last places and not all of them fit, none of
+    /// that tie is listed: which ones would be is up to the database's collation.
+    static func listedVersions(on db: some SQLQuerying, key: [SQLValue], since: Int64, asked: [String]) async throws -> [String] {
+        let rows = try await db.query(ranked, key + [.integer(since)] + key + key + [.integer(Int64(listedVersions + 1))])
+        let ranks: [(String, [Int64])] = rows.compactMap { row in
+            guard row.count == 5, let v = row[0].text else { return nil }
+            return (v, row[1...].map { $0.integer ?? 0 })
+        }
+        var listed = ranks.map(\.0)
+        if ranks.count > listedVersions {
+            let cut = ranks[listedVersions].1
+            listed = ranks.prefix(listedVersions).filter { $0.1 != cut }.map(\.0)
+        }
+        let wanted = asked.filter { !listed.contains($0) }
+        if !wanted.isEmpty {
+            let names: [SQLValue] = wanted.map { .text($0) }
+            listed += try await db.query(existing(wanted.count), key + names + key + names).compactMap { $0.first?.text }
+        }
+        return listed
+    }
+
+    /// Installs, trials, commits and the failure rate from ``figures``' four columns.
+    static func apply(_ columns: ArraySlice<SQLValue>, to entry: inout VersionSummary) {
+        let n = columns.map { Int($0.integer ?? 0) }
+        guard n.count == 4 else { return }
+        entry.installs = n[0]
+        entry.trials = n[1]
+        entry.commits = n[2]
+        entry.failureRate = n[1] > 0 ? Double(n[3]) / Double(n[1]) : nil
+    }
+
+    /// Devices of `type` for `reason`.
+    static func record(_ type: String, _ reason: String, _ n: Int, in entry: inout VersionSummary) {
+        switch ReportKind(rawValue: type) {
+        case .rolledBack: entry.rollbacks[reason] = n
+        case .blacklisted: entry.blacklists[reason] = n
+        case .webProcessDied: entry.webProcessDeaths[reason] = n
+        case .downloadFailed: entry.downloadFailures[reason] = n
+        case .checkRefused: entry.refusals[reason] = n
+        default: break
+        }
+    }
+
+    /// Devices per listed version at ``timelinePoints`` evenly spaced times over the data's span.
+    static func timeline(on db: some SQLQuerying, key: [SQLValue], listed: [SQLValue], windowMs: Int64) async throws -> [TimelinePoint] {
         guard let row = try await db.query(span, key).first, row.count == 2, let first = row[0].integer, let last = row[1].integer
         else { return [] }
         let steps = last > first ? timelinePoints : 1
+        let sql = timelineAt(listed.count)
         var points: [TimelinePoint] = []
         for i in 0..<steps {
             let t = steps == 1 ? last : first + (last - first) * Int64(i) / Int64(steps - 1)
             var devices: [String: Int] = [:]
-            for r in try await db.query(timelineAt, key + [.integer(t), .integer(t - windowMs)]) {
-                guard r.count == 2, let v = r[0].text, let n = r[1].integer else { continue }
-                devices[v] = Int(n)
+            for r in try await db.query(sql, listed + key + [.integer(t), .integer(t - windowMs)]) {
+                guard r.count == 2, let n = r[1].integer else { continue }
+                devices[r[0].text ?? FleetSummary.otherKey] = Int(n)
             }
             points.append(TimelinePoint(time: date(t), devices: devices))
         }
         return points
     }
 
-    /// The median of sorted values (the lower middle's and upper middle's mean, rounded down, for an even count).
-    static func median(_ sorted: [Int64]) -> Int? {
-        guard !sorted.isEmpty else { return nil }
-        let mid = sorted.count / 2
-        return sorted.count % 2 == 1 ? Int(sorted[mid]) : Int((sorted[mid - 1] + sorted[mid]) / 2)
+    /// The median of the middle one (odd count) or two (even count) values: their mean, rounded down.
+    static func median(_ middle: [Int64]) -> Int? {
+        switch middle.count {
+        case 1: return Int(middle[0])
+        case 2: return Int((middle[0] + middle[1]) / 2)
+        default: return nil
+        }
     }
 
-    /// Newest SemVer first; other ids (embedded seeds) after, by name.
+    /// Whether `a` comes before `b` byte by byte (UTF-8).
+    static func bytewise(_ a: String, _ b: String) -> Bool { a.utf8.lexicographicallyPrecedes(b.utf8) }
+
+    /// Newest SemVer first; other ids (embedded seeds) after, byte by byte.
     static func newer(_ a: String, than b: String) -> Bool {
         switch (Version(a), Version(b)) {
-        case (let x?, let y?): return x != y ? x > y : a < b
+        case (let x?, let y?): return x != y ? x > y : bytewise(a, b)
         case (.some, nil): return true
         case (nil, .some): return false
-        case (nil, nil): return a < b
+        case (nil, nil): return bytewise(a, b)
         }
     }
 
     static func date(_ ms: Int64) -> Date { Date(timeIntervalSince1970: Double(ms) / 1000) }
+}
+
+extension ReportStore {
+    /// The summary of `app`/`channel`, listing `versions` whatever their rank
+    /// (``FleetSummaryQuery/summary(on:app:channel:windowSeconds:now:versions:)``).
+    /// - Throws: ``FleetCollectorError`` `.storeFailed`.
+    public func summary(app: String, channel: String, windowSeconds: Int, now: Date, versions: [String]) async throws -> FleetSummary {
+        guard !versions.isEmpty else { return try await summary(app: app, channel: channel, windowSeconds: windowSeconds, now: now) }
+        return try await FleetSummaryQuery.summary(on: self, app: app, channel: channel, windowSeconds: windowSeconds, now: now, versions: versions)
+    }
 }
