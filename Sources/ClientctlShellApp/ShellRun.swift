@@ -118,8 +118,13 @@ final class ShellRun: Sendable {
             await loopback?.stop()
             await agent.shutdown()
             stopped.signal()
+            g_main_context_wakeup(nil)
         }
-        stopped.wait()
+        // The main context keeps running until the engine has shut down: an operation in
+        // flight (a switch or a rollback reloading the view through `GMain.run`) needs this
+        // thread to finish, and the shutdown waits for that operation. Blocked here, the
+        // shell hung on SIGTERM when a switch was under way.
+        while stopped.wait(timeout: .now()) == .timedOut { g_main_context_iteration(nil, 1) }
         log.emit("stopped")
         return state.withLock { $0.status }
     }
