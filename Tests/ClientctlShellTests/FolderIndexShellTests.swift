@@ -35,7 +35,9 @@ extension NativeShellTests {
         try await rig.publish("1.0.0", script: ShellHarness.paint(Self.red, then: Self.follow("about/")), extra: Self.folderFiles)
         try await rig.run(["install", "--root", rig.root])
         let shot = rig.tmp("shot.png")
-        let run = try await ShellHarness.run(root: rig.root, exitAfter: 6, arguments: ["--snapshot", shot])
+        let run = try await ShellHarness.run(root: rig.root, until: "the commit and its snapshot", arguments: ["--snapshot", shot]) { events in
+            events.contains { $0.kind == "committed" } && events.contains { $0.event == "snapshot" }
+        }
         #expect(run.status == 0, "\(run.summary)")
         #expect(!run.events.contains { $0.event == "error" || $0.event == "navigationRefused" }, "\(run.summary)")
         #expect(run.watchdog("committed", "1.0.0") != nil, "about/index.html acknowledged through its shim: \(run.summary)")
@@ -58,7 +60,9 @@ extension NativeShellTests {
         try await rig.publish("1.0.0", script: ShellHarness.paint(Self.red, then: root), extra: files)
         try await rig.run(["install", "--root", rig.root])
         let shot = rig.tmp("shot.png")
-        let run = try await ShellHarness.run(root: rig.root, exitAfter: 6, arguments: ["--snapshot", shot])
+        let run = try await ShellHarness.run(root: rig.root, until: "the commit and its snapshot", arguments: ["--snapshot", shot]) { events in
+            events.contains { $0.kind == "committed" } && events.contains { $0.event == "snapshot" }
+        }
         let failed = run.events.first { $0.action?.hasPrefix("failed:") == true }
         #expect(failed == nil, "\(failed?.action ?? "")")
         #expect(run.watchdog("committed", "1.0.0") != nil, "\(run.summary)")

@@ -13,7 +13,7 @@ extension NativeShellTests {
         let rig = try await ReleaseRig(startupTimeout: startupTimeout, label: label)
         try await rig.publish("1.0.0", script: ShellHarness.paint(green, then: ReleaseRig.acknowledging))
         try await rig.run(["install", "--root", rig.root])
-        let first = try await ShellHarness.run(root: rig.root, exitAfter: 4)
+        let first = try await ShellHarness.run(root: rig.root, until: "1.0.0 committed") { $0.contains { $0.kind == "committed" } }
         #expect(first.watchdog("committed", "1.0.0") != nil, "\(first.summary)")
         return rig
     }
@@ -40,13 +40,13 @@ extension NativeShellTests {
         try await rig.publish("1.1.0", script: reading)
         let shot = rig.tmp("shot.png")
         let shell = try RunningShell(
-            root: rig.root, exitAfter: 15, arguments: ["--snapshot", shot, "--check-interval", "0", "--fresh-process-after", "1"],
+            root: rig.root, exitAfter: 180, arguments: ["--snapshot", shot, "--check-interval", "0", "--fresh-process-after", "1"],
             scratch: rig.tmp.path)
         _ = try await shell.waitFor("1.0.0 committed") { $0.contains { $0.kind == "committed" && $0.version == "1.0.0" } }
         let before = shell.webProcesses
         _ = try await shell.waitFor("1.1.0 committed") { $0.contains { $0.kind == "committed" && $0.version == "1.1.0" } }
         let after = shell.webProcesses
-        let run = try await shell.finish()
+        let run = try await shell.stop(when: "1.1.0's snapshot") { $0.contains { $0.event == "snapshot" && $0.version == "1.1.0" } }
         #expect(run.status == 0, "\(run.summary)")
         #expect(before.count == 1 && after.count == 1 && before != after, "a new web process for 1.1.0: \(before) → \(after)")
         let ended = run.events.filter { $0.event == "webProcessTerminated" }
@@ -71,13 +71,16 @@ extension NativeShellTests {
         try await rig.publish("1.1.0", script: ShellHarness.paint(Self.red))  // never acknowledges
         try await rig.run(["install", "--root", rig.root])
         let shot = rig.tmp("shot.png")
-        let shell = try RunningShell(root: rig.root, exitAfter: 12, arguments: ["--snapshot", shot], scratch: rig.tmp.path)
+        let shell = try RunningShell(root: rig.root, exitAfter: 180, arguments: ["--snapshot", shot], scratch: rig.tmp.path)
         // The page of 1.1.0 is on screen (its first paint): its web process dies.
         try await shell.waitFor("the trial's first paint") { events in
             events.contains { $0.event == "firstPaint" } && events.contains { $0.kind == "trialStarted" && $0.version == "1.1.0" }
         }
         try Self.killWebProcess(of: shell)
-        let run = try await shell.finish()
+        let run = try await shell.stop(when: "the death and a snapshot of 1.0.0 after it") { events in
+            guard let death = events.firstIndex(where: { $0.event == "webProcessTerminated" }) else { return false }
+            return events[death...].contains { $0.event == "snapshot" && $0.version == "1.0.0" }
+        }
         #expect(run.status == 0, "\(run.summary)")
         let death = try #require(run.events.first { $0.event == "webProcessTerminated" }, "\(run.summary)")
         #expect(death.reason == "crashed" && death.version == "1.1.0" && death.trialFailed == true, "\(run.summary)")
@@ -126,7 +129,7 @@ extension NativeShellTests {
     @Test func aPageThatKeepsDyingIsReportedAndNotReloadedInALoop() async throws {
         let rig = try await Self.committedRig(startupTimeout: 10, label: "shell-kill-again")
         let shot = rig.tmp("shot.png")
-        let shell = try RunningShell(root: rig.root, exitAfter: 20, arguments: ["--snapshot", shot], scratch: rig.tmp.path)
+        let shell = try RunningShell(root: rig.root, exitAfter: 300, arguments: ["--snapshot", shot], scratch: rig.tmp.path)
         for death in 1...4 {
             // Each time the page is on screen again (its acknowledgement's snapshot): a web
             // process that is still starting is never killed (WebKit aborts the shell then).
@@ -134,7 +137,11 @@ extension NativeShellTests {
             try Self.killWebProcess(of: shell)
             try await shell.waitFor("death \(death)") { $0.contains { $0.event == "webProcessTerminated" && $0.deaths == death } }
         }
-        let run = try await shell.finish()
+        // The fourth death is reported; then 10 s in which no reload may come (the backoff's
+        // next step would be 8 s; the shell's is 300 s): an observed absence, not a wait.
+        try await shell.waitFor("the report of the fourth death") { $0.contains { $0.event == "error" } }
+        try await Task.sleep(for: .seconds(10))
+        let run = try await shell.terminate()
         #expect(run.status == 0, "\(run.summary)")
         let deaths = run.events.filter { $0.event == "webProcessTerminated" }
         #expect(deaths.map(\.reloadInMs) == [1000, 2000, 4000, 300_000], "\(run.summary)")
@@ -152,7 +159,12 @@ extension NativeShellTests {
         try await rig.publish("1.1.0", script: ShellHarness.paint(Self.red, then: "setTimeout(function () { while (true) {} }, 50);"))
         try await rig.run(["install", "--root", rig.root])
         let shot = rig.tmp("shot.png")
-        let run = try await ShellHarness.run(root: rig.root, exitAfter: 14, arguments: ["--snapshot", shot])
+        let run = try await ShellHarness.run(
+            root: rig.root, until: "1.1.0 failed and a snapshot of 1.0.0 after it", arguments: ["--snapshot", shot]
+        ) { events in
+            guard let failed = events.firstIndex(where: { $0.event == "watchdog" && $0.kind == "failed" }) else { return false }
+            return events[failed...].contains { $0.event == "snapshot" && $0.version == "1.0.0" }
+        }
         let trial = try #require(run.watchdog("trialStarted", "1.1.0"), "\(run.summary)")
         let failed = try #require(run.watchdog("failed", "1.1.0"), "\(run.summary)")
         #expect(failed.reason == "timed-out" && failed.revertedTo == "1.0.0", "\(run.summary)")
@@ -189,7 +201,9 @@ extension NativeShellTests {
         try await rig.publish("1.0.0", script: ShellHarness.paint(Self.red, then: page))
         try await rig.run(["install", "--root", rig.root])
         let shot = rig.tmp("shot.png")
-        let run = try await ShellHarness.run(root: rig.root, exitAfter: 5, arguments: ["--snapshot", shot])
+        let run = try await ShellHarness.run(root: rig.root, until: "the commit and its snapshot", arguments: ["--snapshot", shot]) { events in
+            events.contains { $0.kind == "committed" } && events.contains { $0.event == "snapshot" }
+        }
         let failed = run.events.first { $0.action?.hasPrefix("failed:") == true }
         #expect(failed == nil, "a frame's message reached the engine, or a frame was not refused: \(failed?.action ?? "")")
         #expect(run.watchdog("committed", "1.0.0") != nil, "the top page's own call works: \(run.summary)")

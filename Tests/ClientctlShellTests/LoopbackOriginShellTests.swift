@@ -58,7 +58,7 @@ extension NativeShellTests {
         try await rig.run(["install", "--root", rig.root])
         let shot = rig.tmp("shot.png")
         let shell = try RunningShell(
-            root: rig.root, exitAfter: 10, arguments: ["--origin", "loopback", "--port", "0", "--snapshot", shot], scratch: rig.tmp.path)
+            root: rig.root, exitAfter: 180, arguments: ["--origin", "loopback", "--port", "0", "--snapshot", shot], scratch: rig.tmp.path)
         let listening = try await shell.waitFor("the loopback origin") { $0.contains { $0.event == "listening" } }
         let uri = try #require(listening.first { $0.event == "listening" }?.uri)
         #expect(uri.hasPrefix("http://127.0.0.1:") && uri.hasSuffix("/"), "\(uri)")
@@ -81,10 +81,9 @@ extension NativeShellTests {
         let serve = try await ClientctlBinary.run(["serve", "--root", rig.root, "--port", "0"])
         #expect(serve.status == 75, "serve refuses while the shell runs: \(serve.errorOutput)")
 
-        try await shell.waitFor("the page's acknowledgement and its snapshot") { events in
+        let run = try await shell.stop(when: "the page's acknowledgement and its snapshot") { events in
             events.contains { $0.kind == "committed" && $0.version == "1.0.0" } && events.contains { $0.event == "snapshot" }
         }
-        let run = try await shell.finish()
         #expect(run.status == 0, "\(run.summary)")
         let failed = run.events.first { $0.action?.hasPrefix("failed:") == true }
         #expect(failed == nil, "checks that failed on the loopback origin: \(failed?.action ?? "")")
@@ -111,7 +110,9 @@ extension NativeShellTests {
         var origins: [String?] = []
         for colour in [Self.green, Self.blue] {
             let shot = rig.tmp("shot.png")
-            let run = try await ShellHarness.run(root: rig.root, exitAfter: 5, arguments: ["--origin", "loopback", "--snapshot", shot])
+            let run = try await ShellHarness.run(root: rig.root, until: "a snapshot", arguments: ["--origin", "loopback", "--snapshot", shot]) {
+                $0.contains { $0.event == "snapshot" }
+            }
             #expect(run.status == 0 && run.lastSnapshot != nil, "\(run.summary)")
             origins.append(run.events.first { $0.event == "listening" }?.uri)
             try await Self.expectColour(shot, colour)
@@ -130,13 +131,16 @@ extension NativeShellTests {
         let tmp = try TemporaryDirectory("shell-template-origin")
         try TemplateFolder.make(at: tmp("loopback")) { $0["origin"] = "loopback" }
         let fromTemplate = try await ShellHarness.run(
-            root: tmp("root-1"), exitAfter: 4, arguments: ["--template", tmp("loopback"), "--port", "0"])
+            root: tmp("root-1"), until: "the first paint", arguments: ["--template", tmp("loopback"), "--port", "0"]
+        ) { $0.contains { $0.event == "firstPaint" } }
         #expect(fromTemplate.status == 0, "\(fromTemplate.summary)")
         let uri = fromTemplate.events.first { $0.event == "listening" }?.uri ?? ""
         #expect(uri.hasPrefix("http://127.0.0.1:"), "the template's origin: \(fromTemplate.summary)")
         #expect(fromTemplate.events.contains { $0.event == "firstPaint" }, "\(fromTemplate.summary)")
 
-        let flagWins = try await ShellHarness.run(root: tmp("root-2"), exitAfter: 4, arguments: ["--template", tmp("loopback"), "--origin", "app"])
+        let flagWins = try await ShellHarness.run(
+            root: tmp("root-2"), until: "the first paint", arguments: ["--template", tmp("loopback"), "--origin", "app"]
+        ) { $0.contains { $0.event == "firstPaint" } }
         #expect(flagWins.status == 0 && flagWins.events.contains { $0.event == "firstPaint" }, "\(flagWins.summary)")
         #expect(!flagWins.events.contains { $0.event == "listening" }, "--origin app wins: \(flagWins.summary)")
 

@@ -26,7 +26,10 @@ struct NativeShellTests {
         try await rig.publish("1.0.0", script: ShellHarness.paint(Self.green, then: ReleaseRig.acknowledging))
         try await rig.run(["install", "--root", rig.root])
         let shot = rig.tmp("shot.png")
-        let run = try await ShellHarness.run(root: rig.root, exitAfter: 6, arguments: ["--snapshot", shot])
+        let run = try await ShellHarness.run(root: rig.root, until: "the commit, the first paint and a snapshot", arguments: ["--snapshot", shot]) {
+            events in
+            events.contains { $0.kind == "committed" } && events.contains { $0.event == "firstPaint" } && events.contains { $0.event == "snapshot" }
+        }
         #expect(run.status == 0, "\(run.summary)")
         #expect(run.events.contains { $0.event == "started" && $0.version == "1.0.0" }, "\(run.summary)")
         #expect(run.watchdog("committed", "1.0.0") != nil, "the page's startupDidComplete reached the engine: \(run.summary)")
@@ -102,7 +105,9 @@ struct NativeShellTests {
             extra: ["media.bin": Data("0123456789".utf8), "index-Bx3kT9aQ.js": Data("console.log('chunk');\n".utf8)])
         try await rig.run(["install", "--root", rig.root])
         let shot = rig.tmp("shot.png")
-        let run = try await ShellHarness.run(root: rig.root, exitAfter: 6, arguments: ["--snapshot", shot, "--csp", csp])
+        let run = try await ShellHarness.run(root: rig.root, until: "the commit and a snapshot", arguments: ["--snapshot", shot, "--csp", csp]) {
+            events in events.contains { $0.kind == "committed" } && events.contains { $0.event == "snapshot" }
+        }
         let failed = run.events.first { $0.action?.hasPrefix("failed:") == true }
         #expect(failed == nil, "checks that failed through the app scheme: \(failed?.action ?? "")")
         #expect(run.watchdog("committed", "1.0.0") != nil, "\(run.summary)")
@@ -113,13 +118,17 @@ struct NativeShellTests {
         let rig = try await ReleaseRig(startupTimeout: 2, label: "shell-rollback")
         try await rig.publish("1.0.0", script: ShellHarness.paint(Self.green, then: ReleaseRig.acknowledging))
         try await rig.run(["install", "--root", rig.root])
-        let first = try await ShellHarness.run(root: rig.root, exitAfter: 4)
+        let first = try await ShellHarness.run(root: rig.root, until: "1.0.0 committed") { $0.contains { $0.kind == "committed" } }
         #expect(first.watchdog("committed", "1.0.0") != nil, "\(first.summary)")
 
         try await rig.publish("1.1.0", script: ShellHarness.paint(Self.red))  // never acknowledges
         try await rig.run(["install", "--root", rig.root])
         let shot = rig.tmp("shot.png")
-        let run = try await ShellHarness.run(root: rig.root, exitAfter: 8, arguments: ["--snapshot", shot])
+        let run = try await ShellHarness.run(root: rig.root, until: "1.1.0 failed and a snapshot after it", arguments: ["--snapshot", shot]) {
+            events in
+            guard let failed = events.firstIndex(where: { $0.event == "watchdog" && $0.kind == "failed" }) else { return false }
+            return events[failed...].contains { $0.event == "snapshot" }
+        }
         let trial = try #require(run.watchdog("trialStarted", "1.1.0"), "\(run.summary)")
         let failed = try #require(run.watchdog("failed", "1.1.0"), "\(run.summary)")
         #expect(failed.revertedTo == "1.0.0")
@@ -140,7 +149,11 @@ struct NativeShellTests {
         try await rig.run(["install", "--root", rig.root])
         try await rig.publish("1.1.0", script: ShellHarness.paint(Self.blue, then: ReleaseRig.acknowledging))
         let shot = rig.tmp("shot.png")
-        let run = try await ShellHarness.run(root: rig.root, exitAfter: 10, arguments: ["--snapshot", shot, "--check-interval", "0"])
+        let run = try await ShellHarness.run(
+            root: rig.root, until: "1.1.0 committed and its snapshot", arguments: ["--snapshot", shot, "--check-interval", "0"]
+        ) { events in
+            events.contains { $0.kind == "committed" && $0.version == "1.1.0" } && events.contains { $0.event == "snapshot" && $0.version == "1.1.0" }
+        }
         #expect(run.events.contains { $0.event == "updateAvailable" && $0.version == "1.1.0" }, "\(run.summary)")
         #expect(run.watchdog("committed", "1.1.0") != nil, "the new page acknowledged: \(run.summary)")
         #expect(run.lastSnapshot?.version == "1.1.0", "\(run.summary)")
@@ -160,7 +173,9 @@ struct NativeShellTests {
         try await rig.publish("1.0.0", script: ShellHarness.paint(Self.green, then: oldPage))
         try await rig.run(["install", "--root", rig.root])
         try await rig.publish("1.1.0", script: ShellHarness.paint(Self.red))  // never acknowledges
-        let run = try await ShellHarness.run(root: rig.root, exitAfter: 7, arguments: ["--check-interval", "0"])
+        let run = try await ShellHarness.run(root: rig.root, until: "1.1.0's trial to end", arguments: ["--check-interval", "0"]) { events in
+            events.contains { $0.event == "watchdog" && $0.version == "1.1.0" && ["committed", "failed"].contains($0.kind ?? "") }
+        }
         #expect(run.watchdog("trialStarted", "1.1.0") != nil, "\(run.summary)")
         let refusal = run.events.first { $0.event == "error" && $0.action == "startup-complete" }
         #expect(refusal?.message?.contains("1.0.0") == true && refusal?.message?.contains("1.1.0") == true, "\(run.summary)")
@@ -177,7 +192,11 @@ struct NativeShellTests {
         try await rig.publish("1.0.0", script: ShellHarness.paint(Self.green, then: leaving))
         try await rig.run(["install", "--root", rig.root])
         let shot = rig.tmp("shot.png")
-        let run = try await ShellHarness.run(root: rig.root, exitAfter: 5, arguments: ["--snapshot", shot, "--kiosk"])
+        let run = try await ShellHarness.run(
+            root: rig.root, until: "a refused navigation and a snapshot", arguments: ["--snapshot", shot, "--kiosk"]
+        ) {
+            events in events.contains { $0.event == "navigationRefused" } && events.contains { $0.event == "snapshot" }
+        }
         #expect(run.events.contains { $0.event == "navigationRefused" && $0.uri == "http://127.0.0.1:65432/elsewhere" }, "\(run.summary)")
         try await Self.expectColour(shot, Self.green)
     }
@@ -189,7 +208,9 @@ struct NativeShellTests {
             "init", "--root", tmp("device"), "--meteor-url", "http://127.0.0.1:9/", "--embedded", fixtures.embedded,
         ])
         #expect(made.status == 0, "\(made.errorOutput)")
-        let run = try await ShellHarness.run(root: tmp("device"), exitAfter: 5, arguments: ["--snapshot", tmp("shot.png"), "--check-interval", "0"])
+        let run = try await ShellHarness.run(
+            root: tmp("device"), until: "the start and a snapshot", arguments: ["--snapshot", tmp("shot.png"), "--check-interval", "0"]
+        ) { events in events.contains { $0.event == "started" } && events.contains { $0.event == "snapshot" } }
         #expect(run.status == 0, "\(run.summary)")
         #expect(run.events.contains { $0.event == "started" }, "\(run.summary)")
         #expect(run.lastSnapshot != nil, "the Meteor page's startupDidComplete reached the engine: \(run.summary)")
@@ -210,12 +231,13 @@ struct NativeShellTests {
         #expect(serve.stop() == 0)
         #expect(!FileManager.default.fileExists(atPath: rig.root + "/agent.json"), "serve's shutdown cleared agent.json")
 
-        let shell = Task { try await ShellHarness.run(root: rig.root, exitAfter: 12) }
+        // Running until serve has been refused, however long that takes (not a fixed window).
+        let shell = try RunningShell(root: rig.root, exitAfter: 300, scratch: rig.tmp.path)
         // The shell holds the agent lock once agent.json names it.
-        try await Poll.until("the shell to write agent.json") { FileManager.default.fileExists(atPath: rig.root + "/agent.json") }
+        try await Poll.until("the shell to write agent.json", timeout: 60) { FileManager.default.fileExists(atPath: rig.root + "/agent.json") }
         let second = try await ClientctlBinary.run(["serve", "--root", rig.root, "--port", "0"])
         #expect(second.status == 75, "serve refuses while the shell runs: \(second.errorOutput)")
-        let first = try await shell.value
+        let first = try await shell.terminate()
         #expect(first.status == 0, "\(first.summary)")
     }
 }

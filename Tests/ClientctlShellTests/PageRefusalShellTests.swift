@@ -88,8 +88,15 @@ extension NativeShellTests {
         let home = rig.tmp("home")
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         let shot = rig.tmp("shot.png")
+        // Until the page has acknowledged after its last attempt, been snapshotted, and seven
+        // refusals are in (a download's is reported when WebKit starts it).
         let run = try await ShellHarness.run(
-            root: rig.root, exitAfter: 8, arguments: ["--snapshot", shot], environment: ["HOME": home, "XDG_DOWNLOAD_DIR": home + "/Downloads"])
+            root: rig.root, until: "the commit, its snapshot and seven refusals", arguments: ["--snapshot", shot],
+            environment: ["HOME": home, "XDG_DOWNLOAD_DIR": home + "/Downloads"]
+        ) { events in
+            events.contains { $0.kind == "committed" } && events.contains { $0.event == "snapshot" }
+                && events.filter { $0.event == "navigationRefused" }.count >= 7
+        }
         #expect(run.status == 0, "\(run.summary)")
         let failed = run.events.first { $0.action?.hasPrefix("failed:") == true }
         #expect(failed == nil, "\(failed?.action ?? "")")

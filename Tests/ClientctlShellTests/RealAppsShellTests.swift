@@ -23,7 +23,9 @@ extension NativeShellTests {
             try await app.publish("1.0.0", with: rig, mount: "handbook", driver: AppDriver.page(src: "handbook/", steps: RealApp.handbookSteps))
             try await rig.run(["install", "--root", rig.root])
             let shot = rig.tmp("shot.png")
-            let run = try await ShellHarness.run(root: rig.root, exitAfter: 10, arguments: ["--snapshot", shot, "--check-interval", "0"])
+            let run = try await ShellHarness.run(
+                root: rig.root, until: "the commit and its snapshot", arguments: ["--snapshot", shot, "--check-interval", "0"]
+            ) { events in events.contains { $0.kind == "committed" } && events.contains { $0.event == "snapshot" } }
             let failed = run.events.first { $0.action?.hasPrefix("failed:") == true }
             #expect(failed == nil, "\(failed?.action ?? "")")
             #expect(run.status == 0, "\(run.summary)")
@@ -78,7 +80,9 @@ extension NativeShellTests {
                 """
             try await rig.publish("1.0.0", script: ShellHarness.paint(blue, then: store))
             try await rig.run(["install", "--root", rig.root])
-            let first = try await ShellHarness.run(root: rig.root, exitAfter: 4, arguments: ["--check-interval", "0"])
+            let first = try await ShellHarness.run(root: rig.root, until: "1.0.0 committed", arguments: ["--check-interval", "0"]) {
+                $0.contains { $0.kind == "committed" }
+            }
             #expect(first.watchdog("committed", "1.0.0") != nil, "\(first.summary)")
 
             let read = """
@@ -98,7 +102,12 @@ extension NativeShellTests {
             try await rig.publish("1.1.0", script: read)
             try await rig.run(["install", "--root", rig.root])
             let shot = rig.tmp("shot.png")
-            let second = try await ShellHarness.run(root: rig.root, exitAfter: 4, arguments: ["--snapshot", shot, "--check-interval", "0"])
+            let second = try await ShellHarness.run(
+                root: rig.root, until: "1.1.0's trial to end, and a snapshot", arguments: ["--snapshot", shot, "--check-interval", "0"]
+            ) { events in
+                events.contains { $0.event == "watchdog" && $0.version == "1.1.0" && ["committed", "failed"].contains($0.kind ?? "") }
+                    && events.contains { $0.event == "snapshot" }
+            }
             let failed = second.events.first { $0.action?.hasPrefix("failed:") == true }
             #expect(failed == nil, "\(failed?.action ?? "")")
             #expect(second.watchdog("committed", "1.1.0") != nil, "\(second.summary)")
@@ -115,7 +124,9 @@ extension NativeShellTests {
             let garbage = "var kept = 0; for (var i = 0; i < 3000; i++) kept += new Array(10000).fill(i).length;\n"
             try await rig.publish("1.0.0", script: ShellHarness.paint(green, then: garbage + ReleaseRig.acknowledging))
             try await rig.run(["install", "--root", rig.root])
-            let run = try await ShellHarness.run(root: rig.root, exitAfter: 5, arguments: ["--check-interval", "0"])
+            let run = try await ShellHarness.run(root: rig.root, until: "the commit and the first paint", arguments: ["--check-interval", "0"]) {
+                events in events.contains { $0.kind == "committed" } && events.contains { $0.event == "firstPaint" }
+            }
             #expect(run.watchdog("committed", "1.0.0") != nil, "\(run.summary)")
             #expect(run.events.contains { $0.event == "firstPaint" }, "\(run.summary)")
             #expect(!run.events.contains { $0.event == "bridgeRefused" }, "\(run.summary)")

@@ -75,7 +75,11 @@ final class RunningShell: @unchecked Sendable {
 
     /// Waits for the run to end and returns it as ``ShellHarness/run(root:exitAfter:arguments:environment:)`` does.
     func finish(timeout: Double = 60) async throws -> ShellHarness.Run {
-        try await Poll.until("the shell to exit", timeout: timeout, every: .milliseconds(50)) { !process.isRunning }
+        do {
+            try await Poll.until("the shell to exit", timeout: timeout, every: .milliseconds(50)) { !process.isRunning }
+        } catch {
+            throw HarnessError("\(error); events: \(events.map(\.description)); stderr: \(stderrText)")
+        }
         let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
         return ShellHarness.Run(status: status, events: events, stderr: stderrText)
     }

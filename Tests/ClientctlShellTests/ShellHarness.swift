@@ -84,6 +84,21 @@ enum ShellHarness {
         return Run(status: result.status, events: events, stderr: result.errorOutput)
     }
 
+    /// Runs the shell on `root` until its events satisfy `condition`, then ends it as
+    /// `systemctl stop` does (SIGTERM) and returns the run: what a test checks is awaited,
+    /// not assumed to fit in a fixed `--exit-after` on a machine whose cores the rest of the
+    /// suite shares. `timeout` (generous) bounds a shell that never gets there; the failure
+    /// names `what` with the events so far.
+    static func run(
+        root: String, until what: String, timeout: Double = 120, arguments: [String] = [], environment: [String: String] = [:],
+        _ condition: @escaping ([Event]) -> Bool
+    ) async throws -> Run {
+        let scratch = try TemporaryDirectory("shell-run")
+        let shell = try RunningShell(
+            root: root, exitAfter: timeout + 60, arguments: arguments, environment: environment, scratch: scratch.path)
+        return try await shell.stop(when: what, timeout: timeout, condition)
+    }
+
     /// A page script that paints the whole page `colour` (`#rrggbb`) and then runs `then`.
     static func paint(_ colour: String, then script: String = "") -> String {
         "document.documentElement.style.background = '\(colour)'; document.body.style.background = '\(colour)';\n" + script

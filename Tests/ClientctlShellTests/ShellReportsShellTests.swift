@@ -29,12 +29,16 @@ extension NativeShellTests {
         chmod(config, 0o644)
         try await rig.publish("1.1.0", script: ShellHarness.paint(Self.red))  // never acknowledges
         try await rig.run(["install", "--root", rig.root])
-        let shell = try RunningShell(root: rig.root, exitAfter: 12, arguments: [], scratch: rig.tmp.path)
+        let shell = try RunningShell(root: rig.root, exitAfter: 180, arguments: [], scratch: rig.tmp.path)
         try await shell.waitFor("the trial's first paint") { events in
             events.contains { $0.event == "firstPaint" } && events.contains { $0.kind == "trialStarted" && $0.version == "1.1.0" }
         }
         try Self.killWebProcess(of: shell)
-        let run = try await shell.finish()
+        // Until the engine has failed the trial for the crash (the shell reports the death
+        // once `pageCrashed` returned), not for a fixed 12 s.
+        let run = try await shell.stop(when: "the web process's death to fail 1.1.0's trial") { events in
+            events.contains { $0.event == "webProcessTerminated" && $0.trialFailed == true }
+        }
         #expect(run.status == 0, "\(run.summary)")
         let reports = try Self.reportJournal(rig.root)
         let types: [String] = reports.compactMap { $0["type"] as? String }
