@@ -18,10 +18,17 @@ public struct CollectorConfiguration: Sendable {
     public var retentionDays: Int
     /// Rate limits per source address and device id.
     public var rateLimits: RateLimits
-    /// Batches read or stored at once (more: 503).
+    /// Batches decoded or stored at once (more: 503).
     public var maxInFlight: Int
     /// Connections open at once (more wait in the kernel's backlog).
     public var maxConnections: Int
+    /// Connections open at once from one source address (more are closed as they open).
+    public var connectionsPerAddress = 32
+    /// Batch bodies read at once from one source address (more: 429).
+    public var readsPerAddress = 8
+    /// The slowest average pace of a batch's body after its first 5 s, in bytes a second
+    /// (slower: 408 and the connection closed; 0: no such limit).
+    public var minBodyBytesPerSecond = 1024
     /// Seconds a connection may stay silent (between requests, or inside one).
     public var idleTimeoutSeconds: Double
     /// Seconds a batch's body has to arrive.
@@ -71,6 +78,7 @@ public final class Collector: Sendable {
     public let metrics: CollectorMetrics
     let limiter: RateLimiter
     let gate: InFlightGate
+    let connections: ConnectionLimit
     let now: @Sendable () -> Date
     let page: (@Sendable (FleetSummary) -> String)?
     let logger: Logger
@@ -87,7 +95,10 @@ public final class Collector: Sendable {
         self.store = store
         self.metrics = CollectorMetrics()
         self.limiter = RateLimiter(limits: configuration.rateLimits)
-        self.gate = InFlightGate(limit: configuration.maxInFlight)
+        self.gate = InFlightGate(
+            limit: configuration.maxInFlight, readsPerAddress: configuration.readsPerAddress,
+            minBodyBytesPerSecond: configuration.minBodyBytesPerSecond)
+        self.connections = ConnectionLimit(perAddress: configuration.connectionsPerAddress, registry: self.metrics.registry)
         self.now = now
         self.page = page
         self.logger = logger
@@ -111,7 +122,10 @@ public final class Collector: Sendable {
     func application(onRunning: @escaping @Sendable (Int) async -> Void) -> some ApplicationProtocol {
         Application(
             router: router(),
-            server: .http1(configuration: .init(idleTimeout: .nanoseconds(Int64(configuration.idleTimeoutSeconds * 1e9)))),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [self.connections.handler()],
+                    idleTimeout: .nanoseconds(Int64(configuration.idleTimeoutSeconds * 1e9)))),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: nil,
                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections, logger: logger)),

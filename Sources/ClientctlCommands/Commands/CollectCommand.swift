@@ -69,6 +69,21 @@ struct CollectCommand: AsyncParsableCommand {
         help: ArgumentHelp("Seconds a connection may stay silent, between requests or inside one.", valueName: "SECONDS"))
     var idleTimeout = Seconds(30)
 
+    @Option(
+        name: .customLong("connections-per-address"),
+        help: ArgumentHelp("Connections open at once from one source address; more are closed as they open (1–1024).", valueName: "N"))
+    var connectionsPerAddress = 32
+
+    @Option(
+        name: .customLong("reads-per-address"),
+        help: ArgumentHelp("Batch bodies read at once from one source address; more get 429 (1–1024).", valueName: "N"))
+    var readsPerAddress = 8
+
+    @Option(
+        name: .customLong("body-min-rate"),
+        help: ArgumentHelp("The slowest pace of a batch's body after its first 5 s, bytes a second; slower gets 408 (0: none).", valueName: "BYTES"))
+    var bodyMinRate = 1024
+
     func validate() throws {
         guard Self.hostPort(listen) != nil else {
             throw ValidationError("--listen \(listen): not HOST:PORT with a port 0–65535 (127.0.0.1:9400)")
@@ -81,6 +96,13 @@ struct CollectCommand: AsyncParsableCommand {
             throw ValidationError("\(flag) \(rate) is out of range: 1 to 1000000 batches a minute")
         }
         try idleTimeout.require(in: 1...3600, flag: "--idle-timeout", rule: "1 to 3600 seconds")
+        for (flag, n) in [("--connections-per-address", connectionsPerAddress), ("--reads-per-address", readsPerAddress)]
+        where !(1...1024).contains(n) {
+            throw ValidationError("\(flag) \(n) is out of range: 1 to 1024")
+        }
+        guard (0...1_048_576).contains(bodyMinRate) else {
+            throw ValidationError("--body-min-rate \(bodyMinRate) is out of range: 0 to 1048576 bytes a second")
+        }
         do {
             _ = try DatabaseURL(database)
         } catch let error as FleetCollectorError {
@@ -94,10 +116,13 @@ struct CollectCommand: AsyncParsableCommand {
             let token = try ReadToken.load(path: readTokenFile)
             let url = try DatabaseURL(database)
             let store = try await StoreOpener.open(url)
-            let configuration = CollectorConfiguration(
+            var configuration = CollectorConfiguration(
                 host: host, port: port, readToken: token, retentionDays: retentionDays,
                 rateLimits: RateLimits(perAddressPerMinute: ratePerAddress, perDevicePerMinute: ratePerDevice, maxKeys: 100_000),
                 idleTimeoutSeconds: idleTimeout.value)
+            configuration.connectionsPerAddress = connectionsPerAddress
+            configuration.readsPerAddress = readsPerAddress
+            configuration.minBodyBytesPerSecond = bodyMinRate
             let collector = Collector(configuration: configuration, store: store, page: { FleetHTML.render($0) })
             let systemd = SystemdNotifier()
             try await collector.runService { port in

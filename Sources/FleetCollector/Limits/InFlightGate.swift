@@ -1,13 +1,24 @@
 import Synchronization
 
-/// At most `limit` batches read or stored at once: the rest get 503 with `Retry-After`, so
-/// memory stays bounded (each holds at most two batch-sized buffers).
+/// The places a batch's work takes: while its body is read, one of its source address's
+/// ``reads`` places (more: 429), so that slow bodies from one address hold nothing of other
+/// devices; then, to decompress, decode and store it, one of `limit` places collector-wide
+/// (more: 503 with `Retry-After`), so memory stays bounded (each holds at most two
+/// batch-sized buffers).
 public final class InFlightGate: Sendable {
     let limit: Int
+    /// Bodies read at once from one source address.
+    public let reads: AddressSlots
+    /// The slowest average pace of a body once its first seconds have passed (bytes a second; 0: none).
+    public let minBodyBytesPerSecond: Int
     private let count = Mutex(0)
 
-    /// A gate of `limit` places.
-    public init(limit: Int) { self.limit = max(1, limit) }
+    /// A gate of `limit` places, `readsPerAddress` bodies read at once per source address.
+    public init(limit: Int, readsPerAddress: Int = 8, minBodyBytesPerSecond: Int = 1024) {
+        self.limit = max(1, limit)
+        reads = AddressSlots(limit: readsPerAddress)
+        self.minBodyBytesPerSecond = max(0, minBodyBytesPerSecond)
+    }
 
     /// Takes a place; `false` when all are taken.
     public func enter() -> Bool {

@@ -5,8 +5,9 @@ import Hummingbird
 import Logging
 
 /// `POST /v1/reports`: the checks of a batch, in order (docs/fleet-reports.md#the-collector):
-/// the source's rate, the content type and encoding, a place in flight, the body's size (as
-/// sent, and decompressed), its time, ``ReportBatch/decode``, the device's rate, then one
+/// the source's rate, the content type and encoding, a place among the bodies its source
+/// address may send at once, the body's size as sent and its pace (``BodyReader``), a place
+/// in flight, its size decompressed, ``ReportBatch/decode``, the device's rate, then one
 /// transaction. Every refusal stores nothing.
 struct IngestRoute: Sendable {
     let store: any ReportStore
@@ -33,25 +34,26 @@ struct IngestRoute: Sendable {
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > ReportBatch.maxBytes {
             return refuse(.tooLarge, .contentTooLarge, "body is \(length) bytes, more than the \(ReportBatch.maxBytes)-byte limit")
         }
+        // The body first, on a place of its source address: a slow body holds no place of
+        // other devices. The collector-wide places are for decoding and storing only.
+        guard gate.reads.enter(context.sourceAddress) else {
+            return refuse(
+                .rateLimited, .tooManyRequests,
+                "rate limit: \(gate.reads.limit) bodies are being read from \(context.sourceAddress) at once; retry later", retryAfter: 5)
+        }
+        let read = await BodyReader(seconds: bodySeconds, minBytesPerSecond: gate.minBodyBytesPerSecond).read(request.body, channel: context.channel)
+        gate.reads.leave(context.sourceAddress)
+        var body: [UInt8]
+        switch read {
+        case .body(let bytes): body = bytes
+        case .tooLarge: return refuse(.tooLarge, .contentTooLarge, "body is more than the \(ReportBatch.maxBytes)-byte limit")
+        case .tooSlow(let why): return refuse(.timeout, .requestTimeout, why)
+        case .failed(let why): return refuse(.malformed, .badRequest, why)
+        }
         guard gate.enter() else {
             return refuse(.unavailable, .serviceUnavailable, "too many batches in flight; retry later", retryAfter: 5)
         }
         defer { gate.leave() }
-        var body: [UInt8] = []
-        let deadline = ContinuousClock.now.advanced(by: .milliseconds(Int64(bodySeconds * 1000)))
-        do {
-            for try await chunk in request.body {
-                guard body.count + chunk.readableBytes <= ReportBatch.maxBytes else {
-                    return refuse(.tooLarge, .contentTooLarge, "body is more than the \(ReportBatch.maxBytes)-byte limit")
-                }
-                body.append(contentsOf: chunk.readableBytesView)
-                if ContinuousClock.now > deadline {
-                    return refuse(.timeout, .requestTimeout, "the body took more than \(Int(bodySeconds)) s to arrive")
-                }
-            }
-        } catch {
-            return refuse(.malformed, .badRequest, "the body could not be read: \(error)")
-        }
         if encoding == "zstd" {
             do {
                 body = try BoundedZstd.decompress(body, limit: ReportBatch.maxBytes)
