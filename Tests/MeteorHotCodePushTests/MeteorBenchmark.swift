@@ -40,7 +40,9 @@ import Testing
         let outcome = try await channel.check(state: &state)
         let seconds = Date().timeIntervalSince(start)
         guard case .installed = outcome else { throw HarnessError("not installed: \(outcome)") }
-        let log = server.log
+        // The byte counts as the server finished sending, not as far as its threads had
+        // recorded them when the client had read everything.
+        let log = try await server.settledLog()
         return Run(requests: log.count, bytes: log.reduce(0) { $0 + $1.bodyBytesSent }, seconds: seconds)
     }
 
