@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import ClientFoundation
@@ -59,14 +60,19 @@ import Testing
         defer { unlink(marker) }
         // The grandchild would write the marker after 6 s; the deadline is 1 s. No bound on
         // the time this task takes to resume: beside the whole suite the cooperative pool
-        // can be busy for seconds (the kill itself is a Dispatch timer's).
+        // can be busy for seconds (the kill itself is a Dispatch timer's). The grandchild
+        // names itself (`$!`): the test awaits its end rather than sleeping past the 6 s.
         let result = try await ChildProcess(
-            "/bin/sh", ["-c", "(sleep 6; touch \(marker)) & echo started; wait"], timeout: .seconds(1)
+            "/bin/sh", ["-c", "(sleep 6; touch \(marker)) & echo started $!; wait"], timeout: .seconds(1)
         ).run()
         #expect(result.timedOut)
         #expect(result.termination == .signaled(SIGKILL))
-        #expect(String(decoding: result.standardOutput, as: UTF8.self) == "started\n")
-        try await Task.sleep(for: .seconds(6))
+        let output = String(decoding: result.standardOutput, as: UTF8.self)
+        let grandchild = try #require(
+            output.hasPrefix("started ") ? Int32(output.dropFirst("started ".count).trimmingCharacters(in: .whitespacesAndNewlines)) : nil,
+            "\(output)")
+        // Killed, it is gone at once; spared, it would end after touching the marker.
+        try await Poll.until("the grandchild \(grandchild) to end", timeout: 60) { !ProcessTree.isLive(grandchild) }
         #expect(!FileManager.default.fileExists(atPath: marker), "the grandchild was killed with the child")
     }
 

@@ -24,6 +24,15 @@ public enum ProcessTree {
         }
     }
 
+    /// Whether `pid` is a live process (a zombie is not: it has ended, only its parent
+    /// has not collected it yet).
+    public static func isLive(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8), let close = stat.lastIndex(of: ")") else {
+            return false
+        }
+        return stat[stat.index(after: close)...].split(separator: " ").first != "Z"
+    }
+
     /// The live children of `pid`.
     public static func children(of pid: Int32) -> [Entry] {
         all().filter { $0.parent == pid }
