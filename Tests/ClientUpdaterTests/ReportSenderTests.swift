@@ -169,6 +169,7 @@ import Testing
         #expect(why.contains("dropped 2 reports") && why.contains("refused 3 times"), "\(why)")
         #expect(rig.journal.pending(maxReports: 500, maxBytes: 1 << 20).isEmpty)
         #expect(rig.journal.status.lastAttempt?.failure?.contains("dropped 2 reports") == true)
+        #expect(rig.journal.status.dropped == 2, "status's dropped total counts a dropped batch's reports")
         rig.record(1)
         stub.script([], otherwise: .ok)
         #expect(try await rig.sender(stub.baseURL).attempt() == .delivered(count: 1, through: 3, more: false))

@@ -204,4 +204,21 @@ import Testing
             ])
         #expect(check.output == "2 \(base + 501)\n", "\(check.output) \(check.errorOutput)")
     }
+
+    /// A duplicate (device, stream, seq) with other content is skipped and moves nothing: the
+    /// device's current version stays the one its stored reports say.
+    @Test func aDuplicateWithOtherContentDoesNotMoveTheDevicesVersion() async throws {
+        let dir = try TemporaryDirectory("admission")
+        let collector = try await CollectProcess(database: "sqlite:" + dir("reports.db"), scratch: dir.path)
+        let now = Date().timeIntervalSince1970
+        let first = F.batch(device: 1, [F.report(1, .heartbeat, at: now - 60, running: "1.0.0")])
+        #expect(try await collector.post(first.encoded()).body == "{\"accepted\":1,\"duplicates\":0}\n")
+        let forged = F.batch(device: 1, [F.report(1, .heartbeat, at: now - 1, running: "9.9.9")])
+        #expect(try await collector.post(forged.encoded()).body == "{\"accepted\":0,\"duplicates\":1}\n")
+        let answer = try await collector.read("v1/fleet?app=\(F.app)&channel=\(F.channel)", token: collector.token)
+        let summary = try FleetSummary.decoder().decode(FleetSummary.self, from: answer.data)
+        #expect(summary.versions.first { $0.version == "1.0.0" }?.devicesNow == 1, "\(answer.body)")
+        #expect(summary.versions.allSatisfy { $0.version != "9.9.9" || $0.devicesNow == 0 }, "\(answer.body)")
+        #expect(collector.stop() == 0)
+    }
 }
