@@ -1,10 +1,11 @@
 // collector-bench: the load generator of Scripts/bench/collector.
 //
-//   collector-bench ingest URL REPORTS BATCH CONCURRENCY DEVICES RUN [zstd|plain]
+//   collector-bench ingest URL REPORTS BATCH CONCURRENCY DEVICES RUN [zstd|plain] [signed]
 //       POSTs REPORTS reports to URL/v1/reports in batches of BATCH, CONCURRENCY requests
 //       in flight, from DEVICES devices whose ids start with RUN (8 hex digits: each run
 //       its own devices, so every report is new); every (device, seq) is sent once.
-//       Batches are zstd-compressed (as devices send them) or plain JSON.
+//       Batches are zstd-compressed (as devices send them) or plain JSON; `signed`: schema 2,
+//       each device with an Ed25519 key of its own, every batch signed as devices sign it.
 //
 // Prints one JSON line: reports, batches, seconds, reports per second, accepted,
 // duplicates and the count of each HTTP status. Exits 1 when a batch was not answered 200.
@@ -17,6 +18,7 @@ import FleetReports
 import Foundation
 import NIOCore
 import NIOHTTP1
+import SignedManifest
 import Synchronization
 
 let args = CommandLine.arguments
@@ -29,6 +31,13 @@ else {
 }
 let run = args[7].lowercased()
 let compress = args.count < 9 || args[8] == "zstd"
+let signed = args.count > 9 && args[9] == "signed"
+/// Each device's key (signed runs), made before the clock starts; a device's batches are
+/// signed as they are sent, as on a device. `nonisolated(unsafe)`: `Ed25519.PrivateKey`
+/// owns an OpenSSL key that is only read after this line (each signature makes its own
+/// context), so the sending tasks may share it.
+nonisolated(unsafe) let keys: [Ed25519.PrivateKey] = signed ? (0..<devices).compactMap { _ in try? Ed25519.PrivateKey.generate() } : []
+let publicKeys: [String] = keys.map { $0.publicKey.rawRepresentation.map { String(format: "%02x", $0) }.joined() }
 let endpoint = base.appendingPathComponent("v1/reports").absoluteString
 let batches = (total + perBatch - 1) / perBatch
 let start = Date(timeIntervalSince1970: 1_764_000_000)
@@ -40,7 +49,11 @@ func json(_ k: Int) -> [UInt8] {
     let count = min(perBatch, total - k * perBatch)
     let hex = String(deviceIndex, radix: 16)
     let device = run + String(repeating: "0", count: 24 - hex.count) + hex
-    var s = "{\"schema\":1,\"device\":\"\(device)\",\"app\":\"com.example.bench\",\"channel\":\"stable\",\"reports\":["
+    var s =
+        signed
+        ? "{\"schema\":2,\"device\":\"\(device)\",\"key\":\"\(publicKeys[deviceIndex])\",\"stream\":\"00000000000000\(run.prefix(2))\","
+            + "\"app\":\"com.example.bench\",\"channel\":\"stable\",\"reports\":["
+        : "{\"schema\":1,\"device\":\"\(device)\",\"app\":\"com.example.bench\",\"channel\":\"stable\",\"reports\":["
     s.reserveCapacity(120 * count + 120)
     for i in 0..<count {
         let seq = round * perBatch + i + 1
@@ -63,14 +76,15 @@ func json(_ k: Int) -> [UInt8] {
     return Array(s.utf8)
 }
 
-/// Batch `k` as sent: zstd-compressed (level 3) or plain.
-func body(_ k: Int) -> [UInt8] {
+/// Batch `k` as sent: zstd-compressed (level 3) or plain, and its signature (signed runs).
+func body(_ k: Int) -> (bytes: [UInt8], signature: String?) {
     let json = json(k)
-    guard compress else { return json }
+    let signature = signed ? (try? keys[k % devices].signature(for: json))?.map { String(format: "%02x", $0) }.joined() : nil
+    guard compress else { return (json, signature) }
     var out = [UInt8](repeating: 0, count: ZSTD_compressBound(json.count))
     let n = out.withUnsafeMutableBytes { o in json.withUnsafeBytes { i in ZSTD_compress(o.baseAddress, o.count, i.baseAddress, i.count, 3) } }
     guard ZSTD_isError(n) == 0 else { fatalError("zstd: \(String(cString: ZSTD_getErrorName(n)))") }
-    return Array(out.prefix(n))
+    return (Array(out.prefix(n)), signature)
 }
 
 // The bytes are a valid batch by the collector's own reader.
@@ -101,7 +115,9 @@ func send(_ k: Int) async {
     request.method = .POST
     request.headers.add(name: "Content-Type", value: "application/json")
     if compress { request.headers.add(name: "Content-Encoding", value: "zstd") }
-    request.body = .bytes(ByteBuffer(bytes: body(k)))
+    let sent = body(k)
+    if let signature = sent.signature { request.headers.add(name: ReportBatch.signatureHeader, value: signature) }
+    request.body = .bytes(ByteBuffer(bytes: sent.bytes))
     do {
         let response = try await client.execute(request, timeout: .seconds(120))
         let answer = try await response.body.collect(upTo: 1 << 16)
