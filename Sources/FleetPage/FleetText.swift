@@ -16,11 +16,13 @@ package enum FleetText {
         var out = "\(clean(summary.app)) · \(clean(summary.channel)): \(summary.devices) device\(summary.devices == 1 ? "" : "s"), "
         out += "\(summary.silentDevices) silent (window \(FleetFormat.duration(seconds: summary.windowSeconds))), "
         out += "as of \(FleetFormat.time(summary.generated))\n"
-        guard !summary.versions.isEmpty else {
+        // The versions not listed (docs/fleet-reports.md#the-fleet-summary) as one last row.
+        let versions = summary.versions + (summary.other.map { [folded($0)] } ?? [])
+        guard !versions.isEmpty else {
             return out + "\nNo reports yet.\n"
         }
-        out += "\n" + table(summary.versions)
-        let reasons = reasonLines(summary.versions)
+        out += "\n" + table(versions)
+        let reasons = reasonLines(versions)
         if !reasons.isEmpty {
             out += "\nBy reason (devices):\n" + reasons.joined()
         }
@@ -58,6 +60,13 @@ package enum FleetText {
                 return columns[i].right ? pad + row[i] : row[i] + pad
             }.joined(separator: "  ").replacingOccurrences(of: " +$", with: "", options: .regularExpression) + "\n"
         }.joined()
+    }
+
+    /// The folded versions' figures, named `(N other versions)`.
+    private static func folded(_ other: FoldedVersions) -> VersionSummary {
+        var figures = other.figures
+        figures.version = "(\(other.versions) other version\(other.versions == 1 ? "" : "s"))"
+        return figures
     }
 
     /// A string of the summary as it may be printed.

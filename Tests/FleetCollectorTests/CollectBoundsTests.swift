@@ -140,6 +140,7 @@ import Testing
         ])
         #expect(status.status == 0, "\(status.errorOutput)")
         #expect(status.output.contains("1.1.0"))
+        #expect(status.output.contains("other versions)"), "\(status.output.prefix(3000))")
         let basic = Data("anyone:\(collector.token)".utf8).base64EncodedString()
         let page = try await Curl.request(
             collector.baseURL + "?app=\(F.app)&channel=\(F.channel)", headers: ["Authorization: Basic \(basic)"])
