@@ -27,7 +27,7 @@ public struct CollectorConfiguration: Sendable {
     /// Batch bodies read at once from one source address (more: 429).
     public var readsPerAddress = 8
     /// The slowest average pace of a batch's body after its first 5 s, in bytes a second
-    /// (slower: 408 and the connection closed; 0: no such limit).
+    /// (slower: the connection is closed with no answer; 0: no such limit).
     public var minBodyBytesPerSecond = 1024
     /// Seconds a connection may stay silent (between requests, or inside one).
     public var idleTimeoutSeconds: Double

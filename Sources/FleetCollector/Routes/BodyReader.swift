@@ -8,7 +8,9 @@ import Synchronization
 /// at most ``maxBytes`` as sent, all of it within ``seconds``, and no slower than
 /// ``minBytesPerSecond`` on average once ``graceSeconds`` have passed, so a body trickled a
 /// byte at a time is cut within seconds, not at the time limit. A watchdog checks the pace
-/// twice a second whether or not bytes arrive; a body it cuts ends its connection. The body
+/// twice a second whether or not bytes arrive. A body cut for its time or pace ends its
+/// connection without an answer: a device retries it later as after a network failure,
+/// where a 4xx would count toward dropping the batch. The body
 /// is read on the request's own task (no task of its own: a burst of requests is not
 /// delayed by scheduling).
 struct BodyReader: Sendable {
@@ -31,7 +33,7 @@ struct BodyReader: Sendable {
     }
 
     /// Reads `body` to its end, or until a limit cuts it: the pace is checked as each
-    /// chunk arrives, and by a watchdog on `channel`'s event loop between chunks, which
+    /// chunk arrives, and by a watchdog on `channel`'s event loop between chunks; either
     /// closes the connection of a body that falls behind (the read then ends).
     func read(_ body: RequestBody, channel: (any Channel)?) async -> Outcome {
         let received = Received()
@@ -51,7 +53,10 @@ struct BodyReader: Sendable {
                 guard bytes.count + chunk.readableBytes <= maxBytes else { return .tooLarge }
                 bytes.append(contentsOf: chunk.readableBytesView)
                 received.count.store(bytes.count, ordering: .relaxed)
-                if let cut = received.cut.withLock({ $0 }) ?? verdict(received: bytes.count, after: ContinuousClock.now - start) { return cut }
+                if let cut = received.cut.withLock({ $0 }) ?? verdict(received: bytes.count, after: ContinuousClock.now - start) {
+                    channel?.close(promise: nil)
+                    return cut
+                }
             }
         } catch {
             return received.cut.withLock { $0 } ?? .failed("the body could not be read: \(error)")
