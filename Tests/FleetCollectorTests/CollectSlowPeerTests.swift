@@ -59,6 +59,19 @@ import Testing
         #expect(collector.stop() == 0)
     }
 
+    @Test func anAddressHoldsAtMostItsPlacesAndGetsThemBack() {
+        let slots = AddressSlots(limit: 2)
+        #expect(slots.enter("127.0.0.1") && slots.enter("127.0.0.1"))
+        #expect(!slots.enter("127.0.0.1"), "a third place of the same address")
+        #expect(slots.enter("127.0.0.2"), "another address is not held back")
+        slots.leave("127.0.0.1")
+        #expect(slots.holding("127.0.0.1") == 1)
+        #expect(slots.enter("127.0.0.1"))
+        for _ in 0..<2 { slots.leave("127.0.0.1") }
+        slots.leave("127.0.0.2")
+        #expect(slots.holding("127.0.0.1") == 0 && slots.holding("127.0.0.2") == 0)
+    }
+
     /// `POST /v1/reports` from 127.0.0.2 as a device does: at most 20 s in all. The status,
     /// or `curl N` when curl failed (no connection, the time limit).
     static func postAsDevice(_ body: Data, port: Int) async throws -> String {
