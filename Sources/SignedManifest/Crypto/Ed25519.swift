@@ -93,26 +93,33 @@ public enum Ed25519 {
         /// True when `signature` is a valid Ed25519 signature of `message` by this key.
         /// Any failure (wrong length, OpenSSL error) is `false`: verification fails closed.
         public func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
-            guard signature.count == Ed25519.signatureLength else { return false }
-            OpenSSLErrorQueue.clear()
-            defer { OpenSSLErrorQueue.clear() }
-            guard let p = rawRepresentation.withUnsafeBufferPointer({ EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, $0.baseAddress, $0.count) })
-            else {
-                return false
-            }
-            let key = PKeyHandle(p)
-            guard let ctx = EVP_MD_CTX_new() else { return false }
-            defer { EVP_MD_CTX_free(ctx) }
-            guard EVP_DigestVerifyInit(ctx, nil, nil, nil, key.pointer) == 1 else { return false }
-            let result = signature.withUnsafeBufferPointer { sig in
-                message.withUnsafeBufferPointer { msg in
-                    EVP_DigestVerify(ctx, sig.baseAddress, sig.count, msg.baseAddress, msg.count)
-                }
-            }
-            return result == 1
+            Ed25519.isValidSignature(signature, for: message, rawPublicKey: rawRepresentation)
         }
 
         public var description: String { "Ed25519 public key \(keyId)" }
+    }
+
+    /// True when `signature` is a valid Ed25519 signature of `message` by the 32-byte raw
+    /// public key `raw`: one OpenSSL key, nothing else derived (no SubjectPublicKeyInfo, no
+    /// key id), for a verifier of many signers such as the report collector. Any failure (a
+    /// key that is not a point, a wrong length) is `false`: verification fails closed.
+    public static func isValidSignature(_ signature: [UInt8], for message: [UInt8], rawPublicKey raw: [UInt8]) -> Bool {
+        guard signature.count == signatureLength, raw.count == publicKeyLength else { return false }
+        OpenSSLErrorQueue.clear()
+        defer { OpenSSLErrorQueue.clear() }
+        guard let p = raw.withUnsafeBufferPointer({ EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, nil, $0.baseAddress, $0.count) }) else {
+            return false
+        }
+        let key = PKeyHandle(p)
+        guard let ctx = EVP_MD_CTX_new() else { return false }
+        defer { EVP_MD_CTX_free(ctx) }
+        guard EVP_DigestVerifyInit(ctx, nil, nil, nil, key.pointer) == 1 else { return false }
+        let result = signature.withUnsafeBufferPointer { sig in
+            message.withUnsafeBufferPointer { msg in
+                EVP_DigestVerify(ctx, sig.baseAddress, sig.count, msg.baseAddress, msg.count)
+            }
+        }
+        return result == 1
     }
 
     /// A private key. Owns an OpenSSL `EVP_PKEY`, freed when the last reference goes away;
