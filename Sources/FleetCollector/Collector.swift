@@ -35,6 +35,14 @@ public struct CollectorConfiguration: Sendable {
     public var bodyTimeoutSeconds: Double
     /// The default window of `GET /v1/fleet` (a device is *on* a version when seen within it).
     public var windowSeconds: Int
+    /// Which devices' reports count (docs/fleet-reports.md#admission).
+    public var admission: AdmissionMode = .open
+    /// The token of the operator's writes (`POST /v1/devices/admit`, `reject`, `forget`);
+    /// nil: this collector takes none.
+    public var adminToken: ReadToken?
+    /// A file of keys to admit (one per line, `#` comments), read at start and whenever it
+    /// changes (checked every 30 s); nil: none.
+    public var admitFile: String?
 
     /// The allowed retention.
     public static let retentionRange = 1...3650
@@ -108,12 +116,18 @@ public final class Collector: Sendable {
     func router() -> Router<CollectorRequestContext> {
         let router = Router(context: CollectorRequestContext.self)
         let ingest = IngestRoute(
-            store: store, limiter: limiter, gate: gate, metrics: metrics, bodySeconds: configuration.bodyTimeoutSeconds, now: now,
-            logger: logger)
+            store: store, limiter: limiter, gate: gate, metrics: metrics, bodySeconds: configuration.bodyTimeoutSeconds,
+            admission: configuration.admission, now: now, logger: logger)
         router.post("/v1/reports") { request, context in await ingest.handle(request, context: context) }
         let reads = ReadRoutes(collector: self)
         router.get("/v1/fleet") { request, _ in await reads.fleet(request) }
         router.get("/metrics") { request, _ in reads.metrics(request) }
+        let admin = AdminRoutes(collector: self)
+        router.get("/v1/devices") { request, _ in await admin.devices(request) }
+        router.post("/v1/devices/admit") { request, _ in await admin.change(request, .admit) }
+        router.post("/v1/devices/reject") { request, _ in await admin.change(request, .reject) }
+        router.post("/v1/devices/forget") { request, _ in await admin.change(request, .forget) }
+        router.get("/v1/guard") { request, _ in await admin.guardFigures(request) }
         router.get("/healthz") { _, _ in Refusal.text("ok\n", contentType: "text/plain") }
         router.get("/") { request, _ in await reads.page(request) }
         return router
@@ -129,7 +143,7 @@ public final class Collector: Sendable {
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: nil,
                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections, logger: logger)),
-            services: [PruneService(collector: self)],
+            services: [PruneService(collector: self)] + (configuration.admitFile.map { [AdmitFileService(collector: self, path: $0)] } ?? []),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
     }

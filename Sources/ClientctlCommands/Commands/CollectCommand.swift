@@ -65,6 +65,21 @@ struct CollectCommand: AsyncParsableCommand {
     var ratePerDevice: Double = RateLimits.standard.perDevicePerMinute
 
     @Option(
+        help: ArgumentHelp("Which devices' reports count: open, listed (only admitted keys) or manual (new keys wait as pending).", valueName: "MODE")
+    )
+    var admission: AdmissionArgument = AdmissionArgument(mode: .open)
+
+    @Option(
+        name: .customLong("admin-token-file"),
+        help: ArgumentHelp("A file holding the admin token (fleet admit, reject, forget; 16+ printable characters; mode 600).", valueName: "FILE"))
+    var adminTokenFile: String?
+
+    @Option(
+        name: .customLong("admit-file"),
+        help: ArgumentHelp("A file of device keys to admit (one per line), read at start and whenever it changes.", valueName: "FILE"))
+    var admitFile: String?
+
+    @Option(
         name: .customLong("idle-timeout"),
         help: ArgumentHelp("Seconds a connection may stay silent, between requests or inside one.", valueName: "SECONDS"))
     var idleTimeout = Seconds(30)
@@ -114,6 +129,8 @@ struct CollectCommand: AsyncParsableCommand {
         try await runReportingErrors {
             guard let (host, port) = Self.hostPort(listen) else { throw ValidationError("--listen \(listen): not HOST:PORT") }
             let token = try ReadToken.load(path: readTokenFile)
+            let adminToken = try adminTokenFile.map { try ReadToken.load(path: $0, flag: "--admin-token-file") }
+            if let admitFile { _ = try AdmitFile.keys(path: admitFile) }
             let url = try DatabaseURL(database)
             let store = try await StoreOpener.open(url)
             var configuration = CollectorConfiguration(
@@ -123,11 +140,14 @@ struct CollectCommand: AsyncParsableCommand {
             configuration.connectionsPerAddress = connectionsPerAddress
             configuration.readsPerAddress = readsPerAddress
             configuration.minBodyBytesPerSecond = bodyMinRate
+            configuration.admission = admission.mode
+            configuration.adminToken = adminToken
+            configuration.admitFile = admitFile
             let collector = Collector(configuration: configuration, store: store, page: { FleetHTML.render($0) })
             let systemd = SystemdNotifier()
             try await collector.runService { port in
                 let shown = host.contains(":") ? "[\(host)]" : host
-                printError("collecting on http://\(shown):\(port)/ into \(url)")
+                printError("collecting on http://\(shown):\(port)/ into \(url) (admission: \(admission.mode.rawValue))")
                 _ = systemd?.ready(status: "collecting on \(shown):\(port) into \(url)")
             }
             _ = systemd?.stopping()
@@ -145,4 +165,19 @@ struct CollectCommand: AsyncParsableCommand {
         guard !host.isEmpty, !host.contains("["), host.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 }) else { return nil }
         return (host, port)
     }
+}
+
+/// `--admission`: `open`, `listed` or `manual`.
+struct AdmissionArgument: ExpressibleByArgument, Sendable {
+    var mode: AdmissionMode
+
+    init(mode: AdmissionMode) { self.mode = mode }
+
+    init?(argument: String) {
+        guard let mode = AdmissionMode(rawValue: argument) else { return nil }
+        self.mode = mode
+    }
+
+    var defaultValueDescription: String { mode.rawValue }
+    static var allValueStrings: [String] { AdmissionMode.allCases.map(\.rawValue) }
 }

@@ -15,6 +15,7 @@ struct IngestRoute: Sendable {
     let gate: InFlightGate
     let metrics: CollectorMetrics
     let bodySeconds: Double
+    let admission: AdmissionMode
     let now: @Sendable () -> Date
     let logger: Logger
 
@@ -76,18 +77,35 @@ struct IngestRoute: Sendable {
         } catch {
             return refuse(.malformed, .badRequest, "\(error)")
         }
+        if let refusal = BatchSignature.refusal(of: batch, body: body, header: request.headers[BatchSignature.headerName]) {
+            return refuse(.badSignature, .unauthorized, refusal)
+        }
         if case .limited(let wait) = limiter.admit(device: batch.device) {
             return refuse(.rateLimited, .tooManyRequests, "rate limit: too many batches from device \(batch.device)", retryAfter: wait)
         }
         let result: IngestResult
         do {
-            result = try await store.insert(batch, received: now())
+            result = try await store.insert(batch, received: now(), admission: admission)
         } catch {
             logger.error("cannot store a batch: \(error)")
             return refuse(.unavailable, .serviceUnavailable, "the report store is unavailable; retry later", retryAfter: 30)
         }
-        metrics.stored(batch, result: result, fresh: batch.reports.filter { result.storedSeqs.contains($0.seq) })
-        let data = Data("{\"accepted\":\(result.accepted),\"duplicates\":\(result.duplicates)}\n".utf8)
+        switch result.verdict {
+        case .accepted:
+            metrics.stored(batch, result: result, fresh: batch.reports.filter { result.storedSeqs.contains($0.seq) })
+        case .held:
+            metrics.held(result)
+        case .refused(let refusal):
+            switch refusal.reason {
+            case .keyMismatch: return refuse(.keyMismatch, .conflict, refusal.message)
+            case .unsignedBound: return refuse(.unsigned, .conflict, refusal.message)
+            case .unsigned: return refuse(.unsigned, .forbidden, refusal.message)
+            case .rejected: return refuse(.rejected, .forbidden, refusal.message)
+            case .heldFull: return refuse(.heldFull, .tooManyRequests, refusal.message, retryAfter: 3600)
+            }
+        }
+        let held = result.verdict == .held ? ",\"held\":true" : ""
+        let data = Data("{\"accepted\":\(result.accepted),\"duplicates\":\(result.duplicates)\(held)}\n".utf8)
         return Refusal.json(data)
     }
 
