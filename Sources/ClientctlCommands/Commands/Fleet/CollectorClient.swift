@@ -14,9 +14,8 @@ struct CollectorClient {
     /// The read token (listing) or the admin token (changes).
     var token: String
     var transport: any Transport = DefaultTransport()
-
     /// The largest answer read.
-    static let maxAnswerBytes = 4 << 20
+    var maxAnswerBytes = 4 << 20
 
     /// `base/path?query`.
     func url(_ path: String, _ query: [URLQueryItem] = []) throws -> URL {
@@ -37,24 +36,29 @@ struct CollectorClient {
     /// - Throws: ``CommandError`` as ``FleetQuery/refusal(_:body:url:)`` maps a status;
     ///   ``UpdaterError`` `.network` when the collector cannot be reached.
     func get(_ path: String, _ query: [URLQueryItem] = []) async throws -> Data {
-        let url = try url(path, query)
+        try await get(url: try url(path, query))
+    }
+
+    /// GET `url` (a URL of the collector's): the answer's bytes (status 200 only), at most
+    /// ``maxAnswerBytes``; a redirect is returned as an error, never followed.
+    func get(url: URL) async throws -> Data {
         let body = Mutex(Data())
+        let limit = maxAnswerBytes
         let request = TransportRequest(
             url: url, headers: ["Authorization": "Bearer \(token)", "Accept": "application/json"], idleTimeout: 30, timeLimit: 120,
             followsRedirects: false)
         let response = try await transport.get(request) { chunk in
             try body.withLock { data in
-                guard data.count + chunk.count <= Self.maxAnswerBytes else {
-                    throw CommandError(.rejected, "GET \(url.absoluteString): the answer is over \(Self.maxAnswerBytes >> 20) MiB")
+                guard data.count + chunk.count <= limit else {
+                    throw CommandError(.rejected, "GET \(url.absoluteString): the answer is over \(limit >> 20) MiB")
                 }
                 data.append(contentsOf: chunk)
             }
         }
         let data = body.withLock { $0 }
-        if (300..<400).contains(response.status) {
+        guard response.status == 200 else {
             throw FleetQuery.refusal(response.status, body: data, url: url, location: response[header: "location"])
         }
-        guard response.status == 200 else { throw Self.refusal(response.status, body: data, url: url, method: "GET") }
         return data
     }
 

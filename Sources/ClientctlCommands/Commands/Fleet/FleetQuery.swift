@@ -75,22 +75,8 @@ struct FleetQuery {
     ///   ``maxAnswerBytes``: exit 65).
     func fetch(transport: any Transport = DefaultTransport()) async throws -> Answer {
         let url = try url
-        let body = Mutex(Data())
-        let request = TransportRequest(
-            url: url, headers: ["Authorization": "Bearer \(token)", "Accept": "application/json"], idleTimeout: 30, timeLimit: 120,
-            followsRedirects: false)
-        let response = try await transport.get(request) { chunk in
-            try body.withLock { data in
-                guard data.count + chunk.count <= Self.maxAnswerBytes else {
-                    throw CommandError(.rejected, "GET \(url.absoluteString): the answer is over \(Self.maxAnswerBytes >> 20) MiB")
-                }
-                data.append(contentsOf: chunk)
-            }
-        }
-        let data = body.withLock { $0 }
-        guard response.status == 200 else {
-            throw Self.refusal(response.status, body: data, url: url, location: response[header: "location"])
-        }
+        let client = CollectorClient(collector: collector, token: token, transport: transport, maxAnswerBytes: Self.maxAnswerBytes)
+        let data = try await client.get(url: url)
         do {
             return Answer(json: data, summary: try FleetSummary.decoder().decode(FleetSummary.self, from: data))
         } catch {
