@@ -96,7 +96,8 @@ struct CollectCommand: AsyncParsableCommand {
 
     @Option(
         name: .customLong("body-min-rate"),
-        help: ArgumentHelp("The slowest pace of a batch's body after its first 5 s, bytes a second; slower is cut off (0: none).", valueName: "BYTES"))
+        help: ArgumentHelp("The slowest pace of a batch's body after its first 5 s, bytes a second; slower is cut off (0: none).", valueName: "BYTES")
+    )
     var bodyMinRate = 1024
 
     func validate() throws {
