@@ -159,6 +159,20 @@ import Testing
         #expect(collector.stop() == 0)
     }
 
+    /// A trial of 1.1.0 on each of `devices`, the first 12 of which roll it back.
+    static func trialsWhereTwelveFail(_ devices: Range<Int>, firstSeq: Int) throws -> [(Data, [String])] {
+        try devices.map { n in
+            try batch(
+                n,
+                [
+                    report(firstSeq, "trial-started", "1.1.0", ",\"version\":\"1.1.0\""),
+                    n < devices.lowerBound + 12
+                        ? report(firstSeq + 1, "rolled-back", "1.0.0", ",\"version\":\"1.1.0\",\"reason\":\"timed-out\"")
+                        : report(firstSeq + 1, "committed", "1.1.0", ",\"version\":\"1.1.0\",\"ms\":700"),
+                ])
+        }
+    }
+
     /// The guard halts 1.1.0; a person judges the halt false and lifts it (`rollout complete`
     /// here: any edit the release role signs supersedes the restriction): the next pass
     /// judges only what was reported since, so it holds, and halts again only on new failures.
@@ -174,16 +188,7 @@ import Testing
             })
         try await Self.nextSecond()
         try rig.d.publish("1.1.0")
-        let failing = try devices.map { n in
-            try Self.batch(
-                n,
-                [
-                    Self.report(2, "trial-started", "1.1.0", ",\"version\":\"1.1.0\""),
-                    n <= 12
-                        ? Self.report(3, "rolled-back", "1.0.0", ",\"version\":\"1.1.0\",\"reason\":\"timed-out\"")
-                        : Self.report(3, "committed", "1.1.0", ",\"version\":\"1.1.0\",\"ms\":700"),
-                ])
-        }
+        let failing = try Self.trialsWhereTwelveFail(devices, firstSeq: 2)
         #expect(try await Self.postAll(collector, failing, dir: dir).allSatisfy { $0 == 200 })
         let halt = try await Self.guardRun(rig, collector)
         #expect(halt.status == 3 && halt.output.contains("halted: 12 of 40 devices"), "\(halt.output) \(halt.errorOutput)")
@@ -197,16 +202,7 @@ import Testing
         #expect(after.output.contains("reports since the resume at "), "\(after.output)")
 
         try await Self.nextSecond()
-        let again = try devices.map { n in
-            try Self.batch(
-                n,
-                [
-                    Self.report(4, "trial-started", "1.1.0", ",\"version\":\"1.1.0\""),
-                    n <= 12
-                        ? Self.report(5, "rolled-back", "1.0.0", ",\"version\":\"1.1.0\",\"reason\":\"timed-out\"")
-                        : Self.report(5, "committed", "1.1.0", ",\"version\":\"1.1.0\",\"ms\":700"),
-                ])
-        }
+        let again = try Self.trialsWhereTwelveFail(devices, firstSeq: 4)
         #expect(try await Self.postAll(collector, again, dir: dir).allSatisfy { $0 == 200 })
         let haltAgain = try await Self.guardRun(rig, collector)
         #expect(haltAgain.status == 3 && haltAgain.output.contains("halted: 12 of 40 devices"), "\(haltAgain.output) \(haltAgain.errorOutput)")

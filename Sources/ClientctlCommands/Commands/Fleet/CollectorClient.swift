@@ -70,30 +70,10 @@ struct CollectorClient {
             headers: ["Authorization": "Bearer \(token)", "Accept": "application/json", "Content-Type": "application/json"], body: json,
             idleTimeout: 30, timeLimit: 120)
         let reply = try await transport.exchange(request)
-        guard reply.status == 200 else { throw Self.refusal(reply.status, body: reply.body, url: url, method: "POST") }
+        guard reply.status == 200 else {
+            throw FleetQuery.refusal(reply.status, body: reply.body, url: url, location: reply[header: "location"], method: "POST")
+        }
         return reply.body
-    }
-
-    /// The error of a status other than 200; a redirect names where it pointed, unfollowed.
-    static func refusal(_ status: Int, body: Data, url: URL, method: String) -> CommandError {
-        if (300..<400).contains(status) {
-            return CommandError(
-                .invalidArgument,
-                "\(method) \(url.absoluteString): the collector answered \(status), a redirect; it is not followed, "
-                    + "so the token goes nowhere else (give --collector the final URL)")
-        }
-        var why = "HTTP \(status)"
-        if let object = try? JSONSerialization.jsonObject(with: body.prefix(4096)) as? [String: Any], let error = object["error"] as? String {
-            why += ": " + TerminalText.escaped(String(error.prefix(300)))
-        }
-        let what = "\(method) \(url.absoluteString)"
-        switch status {
-        case 401: return CommandError(.unauthorized, "\(what): \(why) (check --token-file against the collector's token files)")
-        case 403: return CommandError(.unauthorized, "\(what): \(why)")
-        case 400: return CommandError(.invalidArgument, "\(what): \(why)")
-        case 429, 500...599: return CommandError(.unavailable, "\(what): \(why); retry later")
-        default: return CommandError(.rejected, "\(what): \(why)")
-        }
     }
 
     /// The decoder of the collector's answers (dates as RFC 3339).

@@ -86,21 +86,23 @@ struct FleetQuery {
 
     /// The error of a status other than 200, with the collector's own `{"error": …}` line;
     /// for a 3xx, its `Location` (never followed: see ``FleetQuery``).
-    static func refusal(_ status: Int, body: Data, url: URL, location: String? = nil) -> CommandError {
+    static func refusal(_ status: Int, body: Data, url: URL, location: String? = nil, method: String = "GET") -> CommandError {
         if (300...399).contains(status) {
             let target = location.map { "'" + oneLine($0) + "'" } ?? "no Location"
             return CommandError(
                 .invalidArgument,
-                "GET \(url.absoluteString): the collector answered \(status) to \(target): redirects are not followed, "
-                    + "so the read token stays with --collector; use the final URL")
+                "\(method) \(url.absoluteString): the collector answered \(status) to \(target): redirects are not followed, "
+                    + "so the token stays with --collector; use the final URL")
         }
         var why = "HTTP \(status)"
         if let object = try? JSONSerialization.jsonObject(with: body.prefix(4096)) as? [String: Any], let error = object["error"] as? String {
             why += ": " + oneLine(error)
         }
-        let what = "GET \(url.absoluteString)"
+        let what = "\(method) \(url.absoluteString)"
         switch status {
-        case 401, 403: return CommandError(.unauthorized, "\(what): \(why) (check --token-file against the collector's --read-token-file)")
+        case 401, 403:
+            let file = method == "GET" ? "--read-token-file" : "--admin-token-file"
+            return CommandError(.unauthorized, "\(what): \(why) (check --token-file against the collector's \(file))")
         case 400: return CommandError(.invalidArgument, "\(what): \(why)")
         case 429, 500...599: return CommandError(.unavailable, "\(what): \(why); retry later")
         default: return CommandError(.rejected, "\(what): \(why)")
