@@ -5,6 +5,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
+import SignedManifest
 
 /// How a collector listens and what it allows (`clientctl collect`'s flags).
 public struct CollectorConfiguration: Sendable {
@@ -43,6 +44,8 @@ public struct CollectorConfiguration: Sendable {
     /// A file of keys to admit (one per line, `#` comments), read at start and whenever it
     /// changes (checked every 30 s); nil: none.
     public var admitFile: String?
+    /// The key that must have signed the admit file (`FILE.sig`); nil: an unsigned file.
+    public var admitFileKey: Ed25519.PublicKey?
 
     /// The allowed retention.
     public static let retentionRange = 1...3650
@@ -143,7 +146,8 @@ public final class Collector: Sendable {
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: nil,
                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections, logger: logger)),
-            services: [PruneService(collector: self)] + (configuration.admitFile.map { [AdmitFileService(collector: self, path: $0)] } ?? []),
+            services: [PruneService(collector: self)]
+                + (configuration.admitFile.map { [AdmitFileService(collector: self, path: $0, signer: configuration.admitFileKey)] } ?? []),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
     }

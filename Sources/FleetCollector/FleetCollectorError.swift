@@ -7,7 +7,8 @@ public typealias FleetCollectorError = ModuleError<FleetCollectorErrorCode>
 /// The code of ``FleetCollectorError``. New codes may be added in later versions.
 public struct FleetCollectorErrorCode: ClientctlErrorCode {
     fileprivate enum Base: Hashable, Sendable {
-        case badDatabaseURL, cannotOpenDatabase, storeFailed, tokenUnreadable, tokenTooOpen, cannotListen, invalidConfiguration
+        case badDatabaseURL, cannotOpenDatabase, storeFailed, tokenUnreadable, tokenTooOpen, cannotListen, invalidConfiguration,
+            badSignature
     }
     fileprivate let base: Base
     public var description: String { "\(base)" }
@@ -26,6 +27,8 @@ public struct FleetCollectorErrorCode: ClientctlErrorCode {
     public static let cannotListen = Self(base: .cannotListen)
     /// A limit or option out of range (exit 64).
     public static let invalidConfiguration = Self(base: .invalidConfiguration)
+    /// A signed admit list whose signature does not verify (exit 65).
+    public static let badSignature = Self(base: .badSignature)
 
     /// The sysexits kind of each code.
     public func kind(underlying: (any Error & Sendable)?) -> FailureKind {
@@ -35,6 +38,7 @@ public struct FleetCollectorErrorCode: ClientctlErrorCode {
         case .storeFailed, .cannotListen: return .unavailable
         case .tokenUnreadable: return .noInput
         case .tokenTooOpen: return .config
+        case .badSignature: return .dataError
         }
     }
 }

@@ -222,4 +222,45 @@ import Testing
         #expect(summary.versions.allSatisfy { $0.version != "9.9.9" || $0.devicesNow == 0 }, "\(answer.body)")
         #expect(collector.stop() == 0)
     }
+
+    /// `--admit-file-key`: the list admits only when `FILE.sig` is its signature by the
+    /// provisioning key (made here by openssl itself, as a provisioning step would); a list
+    /// changed after signing, or one without its signature, stops the collector at start
+    /// with a line naming why.
+    @Test func aSignedAdmitListCountsOnlyWhenItsSignatureVerifies() async throws {
+        let dir = try TemporaryDirectory("admission")
+        let keygen = try await ClientctlBinary.run(["keygen", "--out", dir("provisioning")])
+        #expect(keygen.status == 0, "\(keygen.errorOutput)")
+        let device = try DeviceSigner()
+        try Data("\(device.publicKey)\n".utf8).write(to: URL(fileURLWithPath: dir("keys")))
+        let sign = try await Subprocess.run(
+            "/usr/bin/openssl", ["pkeyutl", "-sign", "-rawin", "-inkey", dir("provisioning.pem"), "-in", dir("keys"), "-out", dir("keys.sig")])
+        #expect(sign.status == 0, "\(sign.errorOutput)")
+        let arguments = ["--admission", "listed", "--admit-file", dir("keys"), "--admit-file-key", dir("provisioning.pub.pem")]
+        let collector = try await CollectProcess(database: "sqlite:" + dir("reports.db"), arguments: arguments, scratch: dir.path)
+        var counted = false
+        for _ in 0..<600 where !counted {
+            let probe = try device.signed(F.heartbeats(device: 1, count: 1))
+            let answer = try await collector.post(probe.body, headers: probe.headers)
+            counted = answer.status == 200 && !answer.body.contains("held")
+            if !counted { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(counted, "the signed list's key was never admitted")
+        #expect(collector.stop() == 0)
+
+        func start(_ extra: [String]) async throws -> Subprocess.Result {
+            try await ClientctlBinary.run(
+                ["collect", "--listen", "127.0.0.1:0", "--database", "sqlite:" + dir("other.db"), "--read-token-file", collector.tokenPath]
+                    + extra)
+        }
+        // A key slipped into the list after it was signed.
+        try Data("\(device.publicKey)\n\(try DeviceSigner().publicKey)\n".utf8).write(to: URL(fileURLWithPath: dir("keys")))
+        let tampered = try await start(arguments)
+        #expect(tampered.status == 65 && tampered.errorOutput.contains("keys.sig is not a signature of this list"), "\(tampered.errorOutput)")
+        try FileManager.default.removeItem(atPath: dir("keys.sig"))
+        let unsigned = try await start(arguments)
+        #expect(unsigned.status == 66 && unsigned.errorOutput.contains("asks for a signed list"), "\(unsigned.errorOutput)")
+        let alone = try await start(["--admit-file-key", dir("provisioning.pub.pem")])
+        #expect(alone.status == 64 && alone.errorOutput.contains("--admit-file-key goes with --admit-file"), "\(alone.errorOutput)")
+    }
 }

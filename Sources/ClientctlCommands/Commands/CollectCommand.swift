@@ -3,6 +3,7 @@ import ClientFoundation
 import FleetCollector
 import FleetPage
 import Foundation
+import SignedManifest
 
 /// `clientctl collect`: the fleet report collector (docs/fleet-reports.md#the-collector).
 struct CollectCommand: AsyncParsableCommand {
@@ -80,6 +81,11 @@ struct CollectCommand: AsyncParsableCommand {
     var admitFile: String?
 
     @Option(
+        name: .customLong("admit-file-key"),
+        help: ArgumentHelp("A public key (PEM) that must have signed the admit file: FILE.sig holds the signature.", valueName: "KEY.pub.pem"))
+    var admitFileKey: String?
+
+    @Option(
         name: .customLong("idle-timeout"),
         help: ArgumentHelp("Seconds a connection may stay silent, between requests or inside one.", valueName: "SECONDS"))
     var idleTimeout = Seconds(30)
@@ -101,6 +107,7 @@ struct CollectCommand: AsyncParsableCommand {
     var bodyMinRate = 1024
 
     func validate() throws {
+        if admitFileKey != nil && admitFile == nil { throw ValidationError("--admit-file-key goes with --admit-file") }
         guard Self.hostPort(listen) != nil else {
             throw ValidationError("--listen \(listen): not HOST:PORT with a port 0–65535 (127.0.0.1:9400)")
         }
@@ -131,7 +138,8 @@ struct CollectCommand: AsyncParsableCommand {
             guard let (host, port) = Self.hostPort(listen) else { throw ValidationError("--listen \(listen): not HOST:PORT") }
             let token = try ReadToken.load(path: readTokenFile)
             let adminToken = try adminTokenFile.map { try ReadToken.load(path: $0, flag: "--admin-token-file") }
-            if let admitFile { _ = try AdmitFile.keys(path: admitFile) }
+            let admitSigner = try admitFileKey.map { try Ed25519.PublicKey(pemFile: $0) }
+            if let admitFile { _ = try AdmitFile.keys(path: admitFile, signer: admitSigner) }
             let url = try DatabaseURL(database)
             let store = try await StoreOpener.open(url)
             var configuration = CollectorConfiguration(
@@ -144,6 +152,7 @@ struct CollectCommand: AsyncParsableCommand {
             configuration.admission = admission.mode
             configuration.adminToken = adminToken
             configuration.admitFile = admitFile
+            configuration.admitFileKey = admitSigner
             let collector = Collector(configuration: configuration, store: store, page: { FleetHTML.render($0) })
             let systemd = SystemdNotifier()
             try await collector.runService { port in
