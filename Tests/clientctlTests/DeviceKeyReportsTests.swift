@@ -21,6 +21,18 @@ import Testing
         return Int(run.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 
+    /// Runs `clientctl install` until the journal has nothing pending (each run delivers for
+    /// at most 3 s before it exits, as on a device; a loaded machine may need a second run),
+    /// at most 60 s.
+    static func deliverAll(_ f: DeviceFixture) async throws {
+        let deadline = Date().addingTimeInterval(60)
+        repeat {
+            let install = try await ClientctlBinary.run(["install", "--root", f.layout.root])
+            #expect(install.status == 0, "\(install.errorOutput)")
+        } while ReportJournal(layout: f.layout).status.pending > 0 && Date() < deadline
+        #expect(ReportJournal(layout: f.layout).status.pending == 0, "delivered within 60 s")
+    }
+
     @Test func initMakesTheKeyAndStatusShowsIt() async throws {
         let tmp = try TemporaryDirectory("device-key")
         let run = try await ClientctlBinary.run([
@@ -55,8 +67,7 @@ import Testing
         f.config.reportURL = collector.baseURL
         try f.config.save(f.layout)
         try f.publish("1.0.0")
-        let install = try await ClientctlBinary.run(["install", "--root", f.layout.root])
-        #expect(install.status == 0, "\(install.errorOutput)")
+        try await Self.deliverAll(f)
         let device = try #require(DeviceIdentity.read(f.layout))
         let key = try #require(DeviceIdentity.readPublicKey(f.layout))
         let devices = try await collector.read("v1/devices", token: collector.token)
@@ -69,9 +80,7 @@ import Testing
         try FileManager.default.removeItem(atPath: f.layout.root + "/reports")
         let journal = ReportJournal(layout: f.layout)
         for _ in 0..<3 { journal.record(ReportDraft(.heartbeat, running: "1.0.0")) }
-        let next = try await ClientctlBinary.run(["install", "--root", f.layout.root])
-        #expect(next.status == 0, "\(next.errorOutput)")
-        #expect(journal.status.pending == 0, "delivered")
+        try await Self.deliverAll(f)
         let after = try await Self.stored(dir("reports.db"), device: device)
         #expect(after >= first + 3, "the reports numbered from 1 again were stored (\(first) → \(after)), not answered as duplicates")
         #expect(collector.stop() == 0)
