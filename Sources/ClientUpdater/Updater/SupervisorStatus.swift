@@ -29,6 +29,9 @@ public final class SupervisorStatus: Sendable {
         var describe: Describe?
         var readySent = false
         var lastStatus: String?
+        /// `STOPPING=1` was sent: it is the last word (no `WATCHDOG=1` or `STATUS=` after it,
+        /// though a host's main loop may run on while the engine shuts down).
+        var stopping = false
     }
     private let state = Mutex(State())
 
@@ -77,17 +80,30 @@ public final class SupervisorStatus: Sendable {
         }
     }
 
-    /// `WATCHDOG=1`.
-    public func watchdog() { notifier?.watchdog() }
+    /// `WATCHDOG=1`, until ``stopping()``.
+    public func watchdog() {
+        state.withLock { state in
+            guard !state.stopping else { return }
+            notifier?.watchdog()
+        }
+    }
 
-    /// `STOPPING=1`.
-    public func stopping() { notifier?.stopping() }
+    /// `STOPPING=1`, once; nothing is sent after it.
+    public func stopping() {
+        state.withLock { state in
+            guard !state.stopping else { return }
+            state.stopping = true
+            notifier?.stopping()
+        }
+    }
 
     /// Changes the state under the lock, then sends what the change calls for.
     private func update(_ change: (inout State) -> Void) {
         state.withLock { state in
             change(&state)
-            guard let notifier, let describe = state.describe, let version = state.version, let onTrial = state.onTrial else { return }
+            guard !state.stopping, let notifier, let describe = state.describe, let version = state.version, let onTrial = state.onTrial else {
+                return
+            }
             let status = describe(version, onTrial ? "trial" : "committed")
             if !state.readySent {
                 state.readySent = true
