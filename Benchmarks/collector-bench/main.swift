@@ -152,7 +152,7 @@ await withTaskGroup(of: Void.self) { group in
     }
 }
 let elapsed = ContinuousClock.now - began
-try? await client.shutdown()
+try? await client.shutdown().get()
 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 let result = tally.withLock { $0 }
 let statuses = result.statuses.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",")

@@ -15,7 +15,7 @@ func runChild(_ path: String, _ arguments: [String], stderrFile: String) -> Chil
     process.arguments = arguments
     let out = Pipe()
     process.standardOutput = out
-    if !FileManager.default.fileExists(atPath: stderrFile) { FileManager.default.createFile(atPath: stderrFile, contents: nil) }
+    if !FileManager.default.fileExists(atPath: stderrFile) { _ = FileManager.default.createFile(atPath: stderrFile, contents: nil) }
     let errors = FileHandle(forWritingAtPath: stderrFile)
     _ = errors?.seekToEndOfFile()
     process.standardError = errors ?? FileHandle.nullDevice

@@ -90,7 +90,7 @@ extension ChildProcess {
             var template = Array((folder + "/clientctl-child-XXXXXX").utf8CString)
             let fd = try check(mkstemp(&template), "mkstemp in \(folder)")
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-            unlink(String(cString: template))
+            unlink(String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
             var done = 0
             let failed = data.withUnsafeBytes { bytes -> Bool in
                 while done < bytes.count {

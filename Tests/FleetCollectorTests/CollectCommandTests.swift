@@ -11,9 +11,9 @@ import Testing
     @Test func badStartsExitWithDistinctStatuses() async throws {
         let dir = try TemporaryDirectory("collect")
         let token = dir("token")
-        FileManager.default.createFile(atPath: token, contents: Data("abcdefghijklmnopqrstuvwxyz\n".utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: token, contents: Data("abcdefghijklmnopqrstuvwxyz\n".utf8), attributes: [.posixPermissions: 0o600])
         let open = dir("open-token")
-        FileManager.default.createFile(atPath: open, contents: Data("abcdefghijklmnopqrstuvwxyz\n".utf8), attributes: [.posixPermissions: 0o644])
+        _ = FileManager.default.createFile(atPath: open, contents: Data("abcdefghijklmnopqrstuvwxyz\n".utf8), attributes: [.posixPermissions: 0o644])
         let db = "sqlite:" + dir("reports.db")
         let cases: [([String], Int32, String)] = [
             (["--listen", "nowhere", "--database", db, "--read-token-file", token], 64, "--listen"),

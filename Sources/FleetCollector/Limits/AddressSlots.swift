@@ -47,8 +47,9 @@ public final class ConnectionLimit: Sendable {
     public init(perAddress: Int, registry: PrometheusCollectorRegistry) {
         slots = AddressSlots(limit: perAddress)
         refused = registry.makeCounter(
-            name: "fleet_collector_connections_refused_total",
-            help: "Connections closed as they opened: their source address held as many as --connections-per-address allows.")
+            descriptor: CollectorMetrics.descriptor(
+                "fleet_collector_connections_refused_total",
+                help: "Connections closed as they opened: their source address held as many as --connections-per-address allows."))
     }
 
     /// A handler for a new connection's pipeline.

@@ -42,19 +42,29 @@ public final class CollectorMetrics: Sendable {
     public init(maxChannels: Int = 32, maxVersions: Int = 5) {
         self.maxChannels = max(1, maxChannels)
         self.maxVersions = max(1, maxVersions)
-        accepted = registry.makeCounter(name: "fleet_collector_reports_accepted_total", help: "Reports stored.")
+        accepted = registry.makeCounter(descriptor: Self.descriptor("fleet_collector_reports_accepted_total", help: "Reports stored."))
         duplicates = registry.makeCounter(
-            name: "fleet_collector_reports_duplicate_total", help: "Reports received again under a stored (device, seq) and skipped.")
+            descriptor: Self.descriptor(
+                "fleet_collector_reports_duplicate_total", help: "Reports received again under a stored (device, seq) and skipped."))
         held = registry.makeCounter(
-            name: "fleet_collector_reports_held_total",
-            help: "Reports of devices not admitted, stored apart (in no summary or other metric until admitted).")
+            descriptor: Self.descriptor(
+                "fleet_collector_reports_held_total",
+                help: "Reports of devices not admitted, stored apart (in no summary or other metric until admitted)."))
         var refused: [RefusalReason: Counter] = [:]
         for reason in RefusalReason.allCases {
             refused[reason] = registry.makeCounter(
-                name: "fleet_collector_batches_refused_total", labels: [("reason", reason.rawValue)],
-                help: "Batches refused, by the reason of the refusal (nothing of them stored).")
+                descriptor: Self.descriptor(
+                    "fleet_collector_batches_refused_total", help: "Batches refused, by the reason of the refusal (nothing of them stored)."),
+                labels: [("reason", reason.rawValue)])
         }
         self.refused = refused
+    }
+
+    /// The descriptor of the counter `name` (its `_total` suffix as the unit): the same name
+    /// on the page as `name`.
+    static func descriptor(_ name: String, help: String) -> MetricNameDescriptor {
+        guard name.hasSuffix("_total") else { return MetricNameDescriptor(metricName: name, unitName: "", helpText: help) }
+        return MetricNameDescriptor(metricName: String(name.dropLast("_total".count)), unitName: "total", helpText: help)
     }
 
     /// A batch refused.
@@ -92,7 +102,7 @@ public final class CollectorMetrics: Sendable {
             if entry.byReason { labels.append(("reason", (reason ?? .other).rawValue)) }
             let key = entry.name + "|" + labels.map { $0.1 }.joined(separator: "|")
             if let existing = state.counters[key] { return existing }
-            let made = registry.makeCounter(name: entry.name, labels: labels, help: entry.help)
+            let made = registry.makeCounter(descriptor: Self.descriptor(entry.name, help: entry.help), labels: labels)
             state.counters[key] = made
             return made
         }

@@ -28,7 +28,7 @@ struct StatusCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let updater = try await DeviceContext.open(device).updater
+            let updater = try DeviceContext.open(device).updater
             let status = explain ? try await updater.explainedStatus() : try await updater.status()
             if output.json {
                 try printJSON(status)

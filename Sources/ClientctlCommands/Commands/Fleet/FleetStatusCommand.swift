@@ -75,7 +75,7 @@ struct FleetStatusCommand: AsyncParsableCommand {
                 do {
                     try AtomicFile.write(Data(FleetHTML.render(answer.summary).utf8), to: html)
                 } catch let error as any ClientctlError {
-                    throw CommandError(.io, "--html \(html): \(error.message)", underlying: error as? any Error & Sendable)
+                    throw CommandError(.io, "--html \(html): \(error.message)", underlying: error)
                 }
             }
             if json {
