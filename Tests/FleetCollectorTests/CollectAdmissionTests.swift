@@ -17,6 +17,18 @@ import Testing
         return try #require(object["devices"] as? Int)
     }
 
+    /// Whether `device`'s batch comes to count (answered without `held`) within 60 s: the
+    /// admit file is read by a service as the collector starts, so its first read is awaited.
+    static func counted(_ device: DeviceSigner, by collector: CollectProcess) async throws -> Bool {
+        for _ in 0..<600 {
+            let probe = try device.signed(F.heartbeats(device: 1, count: 1))
+            let answer = try await collector.post(probe.body, headers: probe.headers)
+            if answer.status == 200 && !answer.body.contains("held") { return true }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
     static func adminToken(_ dir: TemporaryDirectory) throws -> String {
         let path = dir("admin.token")
         try Data("admin-token-0123456789abcdef\n".utf8).write(to: URL(fileURLWithPath: path))
@@ -137,15 +149,7 @@ import Testing
         try Data("# provisioned 2026-11-26\n\(listedDevice.publicKey)\n\n".utf8).write(to: URL(fileURLWithPath: dir("keys")))
         let collector = try await CollectProcess(
             database: "sqlite:" + dir("reports.db"), arguments: ["--admission", "listed", "--admit-file", dir("keys")], scratch: dir.path)
-        var counted = false
-        for _ in 0..<600 where !counted {
-            // The admit file is read by a service as the collector starts: wait for its first read.
-            let probe = try listedDevice.signed(F.heartbeats(device: 1, count: 1))
-            let answer = try await collector.post(probe.body, headers: probe.headers)
-            counted = answer.status == 200 && !answer.body.contains("held")
-            if !counted { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        #expect(counted, "the listed key's batch was never counted")
+        #expect(try await Self.counted(listedDevice, by: collector), "the listed key's batch was never counted")
         let other = try stranger.signed(F.heartbeats(device: 2, count: 1))
         #expect(try await collector.post(other.body, headers: other.headers).body == "{\"accepted\":1,\"duplicates\":0,\"held\":true}\n")
         #expect(try await Self.devices(collector) == 1)
@@ -238,14 +242,7 @@ import Testing
         #expect(sign.status == 0, "\(sign.errorOutput)")
         let arguments = ["--admission", "listed", "--admit-file", dir("keys"), "--admit-file-key", dir("provisioning.pub.pem")]
         let collector = try await CollectProcess(database: "sqlite:" + dir("reports.db"), arguments: arguments, scratch: dir.path)
-        var counted = false
-        for _ in 0..<600 where !counted {
-            let probe = try device.signed(F.heartbeats(device: 1, count: 1))
-            let answer = try await collector.post(probe.body, headers: probe.headers)
-            counted = answer.status == 200 && !answer.body.contains("held")
-            if !counted { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        #expect(counted, "the signed list's key was never admitted")
+        #expect(try await Self.counted(device, by: collector), "the signed list's key was never admitted")
         #expect(collector.stop() == 0)
 
         func start(_ extra: [String]) async throws -> Subprocess.Result {
