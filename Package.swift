@@ -204,23 +204,48 @@ let package = Package(
             ]
         ),
         .executableTarget(name: "clientctl-shell", dependencies: ["ClientctlShellApp"]),
-        // Every command of `clientctl` (Sources/clientctl), likewise a library.
+        // The command line, by side (docs/guides/development.md): what both sides share
+        // (error reporting, exit codes, `--json`, the root's texts) ...
         .target(
-            name: "ClientctlCommands",
+            name: "CommandSupport",
             dependencies: [
-                "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive",
-                "SignedArchive", "ArchivePublishing", "FleetReports", "FleetPage",
-                "MeteorHotCodePush", "ClientServer", "AppPackaging", "FleetCollector",
+                "ClientFoundation", "ClientUpdater", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // ... the device's commands (init, install, serve, the watchdog's): all a device runs ...
+        .target(
+            name: "DeviceCommands",
+            dependencies: [
+                "CommandSupport", "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SignedArchive",
+                "MeteorHotCodePush", "ClientServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // ... and the release engineer's (keys, publishing, rollouts, packaging, the fleet).
+        .target(
+            name: "ReleaseCommands",
+            dependencies: [
+                "CommandSupport", "ClientFoundation", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive",
+                "ArchivePublishing", "FleetReports", "FleetPage", "AppPackaging", "FleetCollector",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+        // The full `clientctl` of a build machine (Sources/clientctl): both sides' commands.
+        .target(
+            name: "ClientctlCommands",
+            dependencies: [
+                "CommandSupport", "DeviceCommands", "ReleaseCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
         .executableTarget(name: "clientctl", dependencies: ["ClientctlCommands"]),
         // What a packaged app ships (Scripts/build-release, `clientctl package`): one program
-        // that is `clientctl-shell` when called by that name and `clientctl` otherwise, so the
-        // Swift runtime, Foundation and its ICU data are in the .deb once, not twice.
+        // that is `clientctl-shell` when called by that name and the device's `clientctl`
+        // otherwise, so the Swift runtime, Foundation and its ICU data are in the .deb once,
+        // not twice. It links the device side only (DeviceLinkageTests holds it to that).
         .executableTarget(
-            name: "clientctl-device", dependencies: ["ClientctlCommands", "ClientctlShellApp"]),
+            name: "clientctl-device", dependencies: ["DeviceCommands", "ClientctlShellApp"]),
         // Examples/MinimalHost: a host on public API only (Scripts/docs checks that it
         // type-checks outside the package and runs it on a fresh root; not shipped).
         .executableTarget(

@@ -21,11 +21,13 @@ package enum DebPackager {
     /// Builds the package.
     /// - Parameters:
     ///   - binaries: the programs to ship; `nil`: the ones beside this process.
+    ///   - deviceProgram: the device program to ship when `binaries` is `nil`
+    ///     (`--device-program`); `nil`: the one beside this process.
     ///   - environment: where `SOURCE_DATE_EPOCH` is read.
     /// - Throws: ``PackageError``, or the seed's `SafeArchiveError` and the template's
     ///   `UpdaterError` (each naming what and why); nothing is left in `out` then.
     package static func build(
-        _ request: PackageRequest, binaries: ShippedBinaries? = nil,
+        _ request: PackageRequest, binaries: ShippedBinaries? = nil, deviceProgram: String? = nil,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> PackageResult {
         var request = request
@@ -43,7 +45,11 @@ package enum DebPackager {
             template(request), trustFiles: try request.trust.map { try existing($0, flag: "--trust") },
             trustRoot: try request.trustRoot.map { try existing($0, flag: "--trust-root") }, seed: request.buildDirectory)
         let shipped =
-            try binaries ?? withScratch(NSTemporaryDirectory() + "clientctl-package-\(getpid())") { try ShippedBinaries.beside(scratch: $0) }
+            try binaries
+            ?? withScratch(NSTemporaryDirectory() + "clientctl-package-\(getpid())") { scratch in
+                try deviceProgram.map { try ShippedBinaries.checked($0.absoluteStandardizedPath, scratch: scratch) }
+                    ?? ShippedBinaries.beside(scratch: scratch)
+            }
         let madeOut = !FileManager.default.fileExists(atPath: request.out)
         try AtomicFile.makeDirectory(request.out)
         do {

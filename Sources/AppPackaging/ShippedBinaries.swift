@@ -1,7 +1,7 @@
 import Foundation
 
-/// The program a package ships: `clientctl-device` beside the `clientctl` that is running,
-/// `clientctl` and `clientctl-shell` in one file (by the name it is called), self-contained
+/// The program a package ships: `clientctl-device` beside the `clientctl` that is running
+/// (or the one `--device-program` names), the device's `clientctl` and `clientctl-shell` in one file (by the name it is called), self-contained
 /// (the Swift runtime linked in, only Debian's shared libraries needed), as
 /// `Scripts/build-release` makes it.
 package struct ShippedBinaries: Sendable, Equatable {
@@ -17,23 +17,30 @@ package struct ShippedBinaries: Sendable, Equatable {
     ]
 
     /// The binaries beside `executable` (default: this process's own file).
-    /// - Throws: ``PackageError`` `.notFound` when one is missing, `.notSelfContained` when
-    ///   one needs a library of the Swift toolchain (naming it and `Scripts/build-release`),
-    ///   `.toolFailed` when `objdump` cannot read them.
+    /// - Throws: as ``checked(_:scratch:)``.
     package static func beside(_ executable: String? = nil, scratch: String) throws -> ShippedBinaries {
         let own = executable ?? (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         let folder = (own as NSString).deletingLastPathComponent
-        let binaries = ShippedBinaries(device: folder + "/clientctl-device")
+        return try checked(folder + "/clientctl-device", scratch: scratch, named: "beside this clientctl")
+    }
+
+    /// The device program at `path` (`package --device-program`), checked as ``beside(_:scratch:)``
+    /// checks the one beside this clientctl.
+    /// - Throws: ``PackageError`` `.notFound` when it is missing or not executable,
+    ///   `.notSelfContained` when it needs a library of the Swift toolchain (naming it and
+    ///   `Scripts/build-release`), `.toolFailed` when `objdump` cannot read it.
+    package static func checked(_ path: String, scratch: String, named place: String = "by --device-program") throws -> ShippedBinaries {
+        let binaries = ShippedBinaries(device: path)
         guard access(binaries.device, X_OK) == 0 else {
             throw PackageError(
                 .notFound,
-                "\(binaries.device) not found: package ships the clientctl-device beside this clientctl; build both with Scripts/build-release")
+                "\(binaries.device) not found: package ships the clientctl-device \(place); build it with Scripts/build-release")
         }
         let needed = try neededLibraries(binaries.device, scratch: scratch)
         if let bad = needed.first(where: { name in toolchainLibraries.contains { name.hasPrefix($0) } }) {
             throw PackageError(
                 .notSelfContained,
-                "\(binaries.device) needs \(bad) from the Swift toolchain, which devices do not have: package self-contained binaries built by Scripts/build-release (--static-swift-stdlib) and run its clientctl"
+                "\(binaries.device) needs \(bad) from the Swift toolchain, which devices do not have: package self-contained binaries built by Scripts/build-release (--static-swift-stdlib)"
             )
         }
         return binaries

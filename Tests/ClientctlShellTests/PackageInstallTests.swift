@@ -19,7 +19,7 @@ import Testing
         let root = home + "/.local/share/" + PackageInputs.app
         let pkg = PackageInputs.package
 
-        let first = try await ReleaseBinaries.run(inputs.arguments(version: "1.0.0", manifestURL: manifestURL))
+        let first = try await ReleaseBinaries.package(inputs.arguments(version: "1.0.0", manifestURL: manifestURL))
         try #require(first.status == 0, "\(first.errorOutput)")
         await Self.removeLeftovers()
         try await Self.withCleanup(user: user) {
@@ -50,7 +50,7 @@ import Testing
 
             // A release for shell 2.0.0 is not for this shell; the package upgrade makes it so.
             try await Self.publish(inputs, "2.0.0", minShell: "2.0.0")
-            let second = try await ReleaseBinaries.run(inputs.arguments(version: "2.0.0", manifestURL: manifestURL))
+            let second = try await ReleaseBinaries.package(inputs.arguments(version: "2.0.0", manifestURL: manifestURL))
             try #require(second.status == 0, "\(second.errorOutput)")
             try await Self.apt(["install", "-y", "./" + PackageInputs.debName("2.0.0")], in: inputs.tmp("dist"))
             let run3 = try await Self.runApp(user: user)

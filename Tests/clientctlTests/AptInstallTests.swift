@@ -24,7 +24,7 @@ import Testing
         let apt = ["--apt-repo", url("good"), "--apt-suite", "stable", "--apt-key", key.publicKey]
 
         // The package: its keyring (the key, binary) and its source, a conffile.
-        let first = try await ReleaseBinaries.run(inputs.arguments(version: "1.0.0", extra: apt))
+        let first = try await ReleaseBinaries.package(inputs.arguments(version: "1.0.0", extra: apt))
         try #require(first.status == 0, "\(first.errorOutput)")
         let deb = inputs.tmp("dist/" + PackageInputs.debName("1.0.0"))
         let tree = inputs.tmp("tree")
@@ -106,7 +106,7 @@ import Testing
         let edited = sources + "# kept by the admin\n"
         try Data(edited.utf8).write(to: URL(fileURLWithPath: root(sourcesPath)))
 
-        let second = try await ReleaseBinaries.run(inputs.arguments(version: "2.0.0", extra: apt))
+        let second = try await ReleaseBinaries.package(inputs.arguments(version: "2.0.0", extra: apt))
         try #require(second.status == 0, "\(second.errorOutput)")
         // Phased: published to 0 % of machines. apt 2.6 (Phased-Update-Percentage since
         // 2.1.16) applies phasing on a machine with an ID (`/etc/machine-id`, which every
@@ -193,7 +193,7 @@ import Testing
                 ["repo", "push", "--repo", folder, "s3://\(area)/apt", "--endpoint", s3.endpoint], environment: s3.environment)
         }
 
-        let first = try await ReleaseBinaries.run(inputs.arguments(version: "1.0.0", extra: apt))
+        let first = try await ReleaseBinaries.package(inputs.arguments(version: "1.0.0", extra: apt))
         try #require(first.status == 0, "\(first.errorOutput)")
         let deb = inputs.tmp("dist/" + PackageInputs.debName("1.0.0"))
         let added = try await Self.repo(["add", deb, "--repo", repo, "--suite", "stable", "--gpg-key", key.secret])
@@ -243,7 +243,7 @@ import Testing
         #expect(update.status == 0 && !update.errorOutput.contains("W:") && !update.errorOutput.contains("E:"), "\(update.errorOutput)")
         #expect(try await root.run(["apt-cache", "policy", pkg]).output.contains(aptURL + " stable/main"))
 
-        let second = try await ReleaseBinaries.run(inputs.arguments(version: "2.0.0", extra: apt))
+        let second = try await ReleaseBinaries.package(inputs.arguments(version: "2.0.0", extra: apt))
         try #require(second.status == 0, "\(second.errorOutput)")
         let published = try await Self.repo(
             ["add", inputs.tmp("dist/" + PackageInputs.debName("2.0.0")), "--repo", repo, "--suite", "stable", "--gpg-key", key.secret])

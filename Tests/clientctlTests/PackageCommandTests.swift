@@ -10,7 +10,7 @@ import Testing
 @Suite(.serialized) struct PackageCommandTests {
     @Test func aClientBuildBecomesADebThatDebiansToolsAccept() async throws {
         let inputs = try PackageInputs("package-deb")
-        let built = try await ReleaseBinaries.run(inputs.arguments(version: "1.2.0"))
+        let built = try await ReleaseBinaries.package(inputs.arguments(version: "1.2.0"))
         #expect(built.status == 0, "\(built.errorOutput)")
         let deb = inputs.tmp("dist/" + PackageInputs.debName("1.2.0"))
         #expect(built.output == deb + "\n")
@@ -59,24 +59,24 @@ import Testing
 
     @Test func theSameInputsGiveTheSameBytesAndAVersionIsPackagedOnce() async throws {
         let inputs = try PackageInputs("package-repro")
-        let first = try await ReleaseBinaries.run(inputs.arguments(out: inputs.tmp("one")))
+        let first = try await ReleaseBinaries.package(inputs.arguments(out: inputs.tmp("one")))
         #expect(first.status == 0, "\(first.errorOutput)")
         // The same build elsewhere, files made in another order a second later.
         try await Task.sleep(for: .seconds(1.1))
         try FileManager.default.createDirectory(atPath: inputs.tmp("copy/assets"), withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: inputs.build + "/assets/app.css", toPath: inputs.tmp("copy/assets/app.css"))
         try FileManager.default.copyItem(atPath: inputs.build + "/index.html", toPath: inputs.tmp("copy/index.html"))
-        let second = try await ReleaseBinaries.run(inputs.arguments(out: inputs.tmp("two"), replacing: ["BUILD": inputs.tmp("copy")]))
+        let second = try await ReleaseBinaries.package(inputs.arguments(out: inputs.tmp("two"), replacing: ["BUILD": inputs.tmp("copy")]))
         #expect(second.status == 0, "\(second.errorOutput)")
         let name = PackageInputs.debName("1.0.0")
         let a = try Data(contentsOf: URL(fileURLWithPath: inputs.tmp("one/" + name)))
         let b = try Data(contentsOf: URL(fileURLWithPath: inputs.tmp("two/" + name)))
         #expect(a == b, "byte-for-byte reproducible")
 
-        let again = try await ReleaseBinaries.run(inputs.arguments(out: inputs.tmp("one")))
+        let again = try await ReleaseBinaries.package(inputs.arguments(out: inputs.tmp("one")))
         #expect(again.status == 0 && again.errorOutput.contains("unchanged"), "\(again.errorOutput)")
         try Data("<p>other</p>\n".utf8).write(to: URL(fileURLWithPath: inputs.build + "/index.html"))
-        let other = try await ReleaseBinaries.run(inputs.arguments(out: inputs.tmp("one")))
+        let other = try await ReleaseBinaries.package(inputs.arguments(out: inputs.tmp("one")))
         #expect(other.status == 73 && other.errorOutput.contains("exists with other bytes"), "\(other.errorOutput)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: inputs.tmp("one/" + name))) == a, "the .deb is never overwritten")
         #expect(try FileManager.default.contentsOfDirectory(atPath: inputs.tmp("one")) == [name], "no staging left behind")
@@ -86,7 +86,7 @@ import Testing
     /// pre-release does (dpkg itself compares them).
     @Test func aPreReleaseSortsBeforeItsReleaseInDpkg() async throws {
         let inputs = try PackageInputs("package-pre")
-        let built = try await ReleaseBinaries.run(inputs.arguments(version: "2.0.0-beta.2"))
+        let built = try await ReleaseBinaries.package(inputs.arguments(version: "2.0.0-beta.2"))
         #expect(built.status == 0, "\(built.errorOutput)")
         #expect(FileManager.default.fileExists(atPath: inputs.tmp("dist/" + PackageInputs.debName("2.0.0~beta.2"))))
         for (a, op, b) in [("2.0.0~beta.2", "lt", "2.0.0"), ("2.0.0~beta.2", "gt", "2.0.0~beta.1"), ("2.0.0~beta.2", "gt", "1.9.9")] {
@@ -100,7 +100,7 @@ import Testing
     /// units start, runs on the installed package: PackageInstallTests).
     @Test func theServeUnitIsHardened() async throws {
         let inputs = try PackageInputs("package-units")
-        let built = try await ReleaseBinaries.run(inputs.arguments())
+        let built = try await ReleaseBinaries.package(inputs.arguments())
         #expect(built.status == 0, "\(built.errorOutput)")
         let tree = inputs.tmp("tree")
         let extract = try await Subprocess.run("dpkg-deb", ["-x", inputs.tmp("dist/" + PackageInputs.debName("1.0.0")), tree])
@@ -120,7 +120,7 @@ import Testing
         let inputs = try PackageInputs("package-origin")
         let pkg = PackageInputs.package
         for (out, extra, expected) in [("loopback", ["--origin", "loopback"], "loopback"), ("default", [], nil)] as [(String, [String], String?)] {
-            let built = try await ReleaseBinaries.run(inputs.arguments(out: inputs.tmp(out), extra: extra))
+            let built = try await ReleaseBinaries.package(inputs.arguments(out: inputs.tmp(out), extra: extra))
             #expect(built.status == 0, "\(built.errorOutput)")
             let tree = inputs.tmp(out + "-tree")
             let extract = try await Subprocess.run("dpkg-deb", ["-x", inputs.tmp(out + "/" + PackageInputs.debName("1.0.0")), tree])
@@ -128,7 +128,7 @@ import Testing
             let template = try DeviceTemplate.load(folder: tree + "/usr/share/\(pkg)")
             #expect(template.origin == expected, "\(out): \(String(describing: template.origin))")
         }
-        let refused = try await ReleaseBinaries.run(inputs.arguments(out: inputs.tmp("refused"), extra: ["--origin", "https"]))
+        let refused = try await ReleaseBinaries.package(inputs.arguments(out: inputs.tmp("refused"), extra: ["--origin", "https"]))
         #expect(refused.status == 64 && refused.errorOutput.contains("--origin must be one of app, loopback"), "\(refused.errorOutput)")
         #expect(!FileManager.default.fileExists(atPath: inputs.tmp("refused")), "nothing written")
     }
@@ -146,7 +146,7 @@ import Testing
     ])
     func badInputIsRefusedAndNothingIsWritten(replacing: [String: String], status: Int32, message: String) async throws {
         let inputs = try PackageInputs("package-bad")
-        let result = try await ReleaseBinaries.run(inputs.arguments(replacing: replacing))
+        let result = try await ReleaseBinaries.package(inputs.arguments(replacing: replacing))
         #expect(result.status == status, "\(replacing): \(result.errorOutput)")
         #expect(result.errorOutput.contains(message), "\(result.errorOutput)")
         #expect(result.errorOutput.split(separator: "\n").count == 1, "one line: \(result.errorOutput)")
@@ -156,7 +156,7 @@ import Testing
     @Test func aSeedWithASymlinkIsRefusedAsPublishRefusesIt() async throws {
         let inputs = try PackageInputs("package-symlink")
         try FileManager.default.createSymbolicLink(atPath: inputs.build + "/assets/passwd", withDestinationPath: "/etc/passwd")
-        let result = try await ReleaseBinaries.run(inputs.arguments())
+        let result = try await ReleaseBinaries.package(inputs.arguments())
         #expect(result.status == 65 && result.errorOutput.contains("assets/passwd"), "\(result.errorOutput)")
         #expect(!FileManager.default.fileExists(atPath: inputs.tmp("dist")))
     }
@@ -170,16 +170,16 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: inputs.tmp("dist")))
     }
 
-    /// The release binaries run with the toolchain's libraries hidden (bwrap mounts an
-    /// empty folder over /opt/swift); the debug build, which needs them, does not.
-    @Test func theReleaseBinariesRunWithoutTheSwiftToolchain() async throws {
+    /// The release device program runs with the toolchain's libraries hidden (bwrap mounts
+    /// an empty folder over /opt/swift), as its `clientctl` and as `clientctl-shell`; the
+    /// debug build, which needs them, does not.
+    @Test func theReleaseDeviceProgramRunsWithoutTheSwiftToolchain() async throws {
         let toolchain = "/opt/swift"
         let hide = ["--bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", toolchain]
-        let folder = ReleaseBinaries.folder
-        _ = try ReleaseBinaries.clientctl()
-        let cli = try await Subprocess.run("bwrap", hide + [folder + "/clientctl", "--version"])
+        let device = try ReleaseBinaries.device()
+        let cli = try await Subprocess.run("bwrap", hide + [device, "--version"])
         #expect(cli.status == 0 && !cli.output.isEmpty, "\(cli.errorOutput)")
-        let shell = try await Subprocess.run("bwrap", hide + [folder + "/clientctl-shell", "--help"])
+        let shell = try await Subprocess.run("bwrap", hide + [ReleaseBinaries.folder + "/clientctl-shell", "--help"])
         #expect(shell.status == 0 && shell.output.contains("--template"), "\(shell.errorOutput)")
         let debug = try await Subprocess.run("bwrap", hide + [ClientctlBinary.path, "--version"])
         #expect(debug.status != 0 && debug.errorOutput.contains("libswift"), "the check can fail: \(debug.errorOutput)")

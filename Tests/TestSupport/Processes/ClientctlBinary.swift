@@ -23,6 +23,10 @@ public enum ClientctlBinary {
         return built("clientctl")
     }
 
+    /// The device program (`clientctl-device`: the device's clientctl and the shell) built
+    /// next to the test bundle.
+    public static var devicePath: String { built("clientctl-device") }
+
     /// The `clientctl-shell` built next to the test bundle.
     public static var shellPath: String { built("clientctl-shell") }
 

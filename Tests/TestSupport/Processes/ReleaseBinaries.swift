@@ -1,26 +1,30 @@
 import Foundation
 
-/// The self-contained `clientctl` and `clientctl-shell` of `Scripts/build-release` (its last
-/// line names their folder; `CLIENTCTL_RELEASE_DIR` overrides it), for the tests that
-/// package them and run them as a device would. Scripts/test builds them before `swift test`.
+/// The self-contained device program of `Scripts/build-release` (`clientctl-device`, and
+/// `clientctl-shell` linked to it; `CLIENTCTL_RELEASE_DIR` names their folder), for the tests
+/// that package it and run it as a device would. Scripts/test builds it before `swift test`
+/// (`Scripts/build-release clientctl-device`: the device side only, so the release build
+/// compiles no collector, publishing or packaging code).
 public enum ReleaseBinaries {
-    /// The folder holding both programs.
+    /// The folder holding the programs.
     public static var folder: String {
         ProcessInfo.processInfo.environment["CLIENTCTL_RELEASE_DIR"] ?? ClientctlBinary.packagePath(".build-release/dist")
     }
 
-    /// The release `clientctl`, or a failure saying how to build it.
-    public static func clientctl() throws -> String {
-        let path = folder + "/clientctl"
+    /// The release `clientctl-device`, or a failure saying how to build it.
+    public static func device() throws -> String {
+        let path = folder + "/clientctl-device"
         guard FileManager.default.isExecutableFile(atPath: path), FileManager.default.isExecutableFile(atPath: folder + "/clientctl-shell") else {
-            throw HarnessError("no self-contained binaries in \(folder): run Scripts/build-release first (Scripts/test does)")
+            throw HarnessError("no self-contained device program in \(folder): run Scripts/build-release first (Scripts/test does)")
         }
         return path
     }
 
-    /// `clientctl arguments…` of the release build.
+    /// `clientctl package arguments… --device-program DEVICE`: the tests' `clientctl` packages
+    /// the release device program, as a build machine's `clientctl` does with the one beside it.
     @discardableResult
-    public static func run(_ arguments: [String], environment: [String: String] = [:]) async throws -> Subprocess.Result {
-        try await Subprocess.run(try clientctl(), arguments, environment: environment)
+    public static func package(_ arguments: [String], environment: [String: String] = [:]) async throws -> Subprocess.Result {
+        precondition(arguments.first == "package", "ReleaseBinaries.package runs `clientctl package`")
+        return try await ClientctlBinary.run(arguments + ["--device-program", try device()], environment: environment)
     }
 }

@@ -1,0 +1,18 @@
+import ArgumentParser
+
+/// The commands of the device (its root, installs, the watchdog and the local server), in
+/// the order `clientctl --help` lists them. Add one line per command.
+package enum DeviceCommandList {
+    /// Every device command.
+    package static let commands: [any ParsableCommand.Type] = [
+        InitCommand.self,
+        InstallCommand.self,
+        StatusCommand.self,
+        ListCommand.self,
+        ServeCommand.self,
+        ReloadCommand.self,
+        AckCommand.self,
+        RollbackCommand.self,
+        GcCommand.self,
+    ]
+}

@@ -1,0 +1,52 @@
+import ArchivePublishing
+import ArgumentParser
+import ClientFoundation
+import ClientUpdater
+import CommandSupport
+import Foundation
+import SignedManifest
+import StrictJSON
+
+/// What every command that re-signs a channel's current release takes.
+struct ChannelEditOptions: ParsableArguments {
+    @Argument(help: ArgumentHelp("The release channel, e.g. stable.", valueName: "CHANNEL"))
+    var channel: String
+
+    @Option(name: .long, help: ArgumentHelp("Release folder root (as given to publish --out).", valueName: "RELEASES"))
+    var out: String
+
+    @OptionGroup var signing: SigningOptions
+
+    @Option(
+        name: .long, help: ArgumentHelp("Expiry: RFC 3339 UTC time or Nd (default: 48 h after the rollout's last step).", valueName: "RFC3339|Nd"))
+    var expires: Expiry?
+
+    @OptionGroup var output: OutputOptions
+
+    /// Applies `change` and prints what the channel offers now.
+    func apply(_ change: ManifestChange) async throws {
+        let now = Date()
+        let m = try await ChannelEditor.apply(
+            change, releases: out, channel: channel, signers: try signing.signers(), now: now, expires: try expires?.date(now: now))
+        if output.json {
+            Console.out(Data(m.jsonBytes()))
+            return
+        }
+        var line = "\(m.app) \(m.version) on \(m.channel): "
+        if let rollout = m.rollout {
+            line += rollout.paused ? "rollout paused" : "rolling out, \(FeedPercent.text(rollout.percent(at: now))) % now"
+        } else {
+            line += "every device"
+        }
+        if !m.revoked.isEmpty { line += "; revoked: \(m.revoked.map(\.description).joined(separator: ", "))" }
+        if let expires = m.expires { line += "; expires \(RFC3339.format(expires))" }
+        print(line)
+    }
+}
+
+/// Percent text for people: whole numbers without a fraction.
+enum FeedPercent {
+    static func text(_ percent: Double) -> String {
+        percent == percent.rounded() ? String(Int(percent)) : String(format: "%.2f", percent)
+    }
+}

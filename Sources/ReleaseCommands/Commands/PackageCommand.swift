@@ -1,0 +1,175 @@
+import AppPackaging
+import ArgumentParser
+import ClientFoundation
+import ClientUpdater
+import CommandSupport
+import Foundation
+import SignedManifest
+import StrictJSON
+
+/// `clientctl package BUILD_DIR …`: a client build becomes a Debian package of a native app.
+struct PackageCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "package",
+        abstract: "Turn a client build into a .deb: a native app whose web layer updates itself.",
+        discussion: """
+            Writes OUT/PKG_VERSION_ARCH.deb holding /usr/bin/PKG (starts the app), the \
+            self-contained device program (the device's clientctl and clientctl-shell, \
+            under /usr/lib/PKG/: the clientctl-device beside this clientctl, or the one \
+            --device-program names; build it with Scripts/build-release), the client BUILD_DIR as \
+            the embedded seed and a device template under /usr/share/PKG/, a desktop entry \
+            and icon, a systemd user unit (kiosk session) and a system unit running `serve` \
+            for headless devices (PKG-serve.service), copyright, changelog and a man page. \
+            Depends are what dpkg-shlibdeps computes.
+
+            The package version is the shell version of the roots it makes: each user's \
+            first start creates ~/.local/share/APP from the template, and an upgrade \
+            drops downloaded versions built for the old shell. The same inputs give the \
+            same bytes (dates clamped to SOURCE_DATE_EPOCH, default 2000-01-01); an \
+            existing .deb is never overwritten with other bytes (exit 73). With --origin \
+            loopback the installed app serves its page from http://127.0.0.1:PORT/ \
+            (clientctl-shell --origin loopback) for apps that need an http origin.
+
+            With --apt-repo URL --apt-suite NAME --apt-key PUBLIC.asc the package also \
+            ships its apt source: /etc/apt/sources.list.d/PKG.sources (a conffile) trusting \
+            /usr/share/keyrings/PKG-archive-keyring.gpg for that source only, so once \
+            installed by hand apt keeps the app current from a repository `clientctl repo` \
+            maintains.
+
+            Examples:
+              clientctl package build/ --app com.example.notes --name Notes \\
+                  --package notes --version 2.1.0 --channel stable \\
+                  --manifest-url https://cdn.example.com/notes/stable/manifest.json \\
+                  --trust keys/release.pub.pem --icon notes-256.png \\
+                  --maintainer "Example Ltd <apps@example.com>" --out dist
+              clientctl package build/ --app com.example.notes --name Notes \\
+                  --package notes --version 2.2.0-beta.1 --channel beta \\
+                  --manifest-url https://cdn.example.com/notes/beta/manifest.json \\
+                  --trust-root releases/beta/root/1.json --icon notes.svg \\
+                  --maintainer "Example Ltd <apps@example.com>" --out dist \\
+                  --check-interval 600 --keep 5
+              clientctl package build/ --app com.example.notes --name Notes \\
+                  --package notes --version 2.1.0 --channel stable \\
+                  --manifest-url https://cdn.example.com/notes/stable/manifest.json \\
+                  --trust keys/release.pub.pem --icon notes.svg \\
+                  --maintainer "Example Ltd <apps@example.com>" --out dist \\
+                  --apt-repo https://apt.example.com/notes --apt-suite stable \\
+                  --apt-key keys/archive.pub.asc
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The client build shipped inside the app (must hold index.html).", valueName: "BUILD_DIR"))
+    var buildDirectory: String
+    @Option(help: ArgumentHelp("Application id, e.g. com.example.notes.", valueName: "ID"))
+    var app: String
+    @Option(help: ArgumentHelp("Display name: window title and menu entry.", valueName: "NAME"))
+    var name: String
+    @Option(help: ArgumentHelp("Debian package name; also the command /usr/bin/PKG.", valueName: "PKG"))
+    var package: String
+    @Option(help: ArgumentHelp("Package version = shell version (SemVer; a pre-release becomes ~).", valueName: "SEMVER"))
+    var version: Version
+    @Option(help: ArgumentHelp("Release channel devices follow, e.g. stable.", valueName: "NAME"))
+    var channel: String
+    @Option(name: .customLong("manifest-url"), help: ArgumentHelp("URL of the channel's manifest.json.", valueName: "URL"))
+    var manifestURL: String
+    @Option(name: .customLong("trust"), help: ArgumentHelp("A trusted Ed25519 public key (PEM); repeat for several.", valueName: "PUB.pem"))
+    var trust: [String] = []
+    @Option(name: .customLong("trust-root"), help: ArgumentHelp("A signed trust root to pin instead of --trust keys.", valueName: "ROOT.json"))
+    var trustRoot: String?
+    @Option(help: ArgumentHelp("App icon: a square PNG (16–512 px, a hicolor size) or an SVG.", valueName: "FILE"))
+    var icon: String
+    @Option(help: ArgumentHelp("Maintainer, as Debian takes it.", valueName: "\"Name <email>\""))
+    var maintainer: String
+    @Option(help: ArgumentHelp("Folder the .deb is written to.", valueName: "DIR"))
+    var out: String
+    @Option(help: ArgumentHelp("One-line synopsis (default: NAME, a self-updating web app).", valueName: "TEXT"))
+    var description: String?
+    @Option(help: ArgumentHelp("Main menu category of the desktop entry.", valueName: "CATEGORY"))
+    var category = "Utility"
+    @Option(help: ArgumentHelp("Debian section.", valueName: "SECTION"))
+    var section = "web"
+    @Option(help: ArgumentHelp("The vendor's copyright text for the client.", valueName: "FILE"))
+    var copyright: String?
+    @OptionGroup var settings: RootSettingsOptions
+    @Option(
+        name: .customLong("check-interval"),
+        help: ArgumentHelp("Seconds between update checks; 0 checks only when the page asks.", valueName: "SECONDS"))
+    var checkInterval: Int = 3600
+    @Option(
+        help: ArgumentHelp(
+            "Where the app's page lives: app (app://ID/) or loopback (http://127.0.0.1:PORT/, for service workers and ws: URLs).",
+            valueName: "app|loopback"))
+    var origin = "app"
+    @Option(
+        name: .customLong("report-url"),
+        help: ArgumentHelp("Base URL of the fleet-report collector the app's devices send reports to (https:).", valueName: "URL"))
+    var reportURL: String?
+    @Option(
+        name: .customLong("apt-repo"),
+        help: ArgumentHelp("URL of the apt repository the package names as its source (clientctl repo).", valueName: "URL"))
+    var aptRepo: String?
+    @Option(name: .customLong("apt-suite"), help: ArgumentHelp("With --apt-repo: the suite, e.g. stable.", valueName: "NAME"))
+    var aptSuite: String?
+    @Option(
+        name: .customLong("apt-key"), help: ArgumentHelp("With --apt-repo: the repository's public OpenPGP key.", valueName: "PUBLIC.asc"))
+    var aptKey: String?
+    @Option(
+        name: .customLong("device-program"),
+        help: ArgumentHelp(
+            "The self-contained clientctl-device to ship (default: the one beside this clientctl).", valueName: "FILE"))
+    var deviceProgram: String?
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard checkInterval == 0 || (1...604_800).contains(checkInterval) else {
+            throw ValidationError("--check-interval must be 0 (off) or 1 to 604800 seconds")
+        }
+        guard DeviceTemplate.origins.contains(origin) else {
+            throw ValidationError("--origin must be one of \(DeviceTemplate.origins.joined(separator: ", "))")
+        }
+        if let reportURL, let problem = DeviceConfig.reportURLProblem(reportURL, allowInsecureHTTP: false) {
+            throw ValidationError("--report-url \(problem)")
+        }
+        let apt = [aptRepo, aptSuite, aptKey].compactMap { $0 }
+        guard apt.isEmpty || apt.count == 3 else {
+            throw ValidationError("--apt-repo, --apt-suite and --apt-key go together: the source, its suite and the key it is signed with")
+        }
+        guard trust.isEmpty != (trustRoot == nil) else {
+            throw ValidationError("give --trust keys or one --trust-root: a device trusts only what its package names")
+        }
+    }
+
+    /// The apt source of `--apt-repo`, `--apt-suite` and `--apt-key` (all three, checked by ``validate()``).
+    var aptSource: AptSource? {
+        guard let aptRepo, let aptSuite, let aptKey else { return nil }
+        return AptSource(url: aptRepo, suite: aptSuite, keyFile: aptKey)
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            let request = PackageRequest(
+                buildDirectory: buildDirectory, app: app, name: name, package: package, version: version, channel: channel,
+                manifestURL: manifestURL, trust: trust, trustRoot: trustRoot, icon: icon, maintainer: maintainer, out: out,
+                description: description, category: category, section: section, copyrightFile: copyright,
+                startupTimeoutSeconds: settings.startupTimeout.value, keep: settings.keep, checkIntervalSeconds: checkInterval,
+                origin: origin, reportURL: reportURL, aptSource: aptSource)
+            let result = try DebPackager.build(request, deviceProgram: deviceProgram)
+            if output.json {
+                let o: JSONObject = [
+                    "path": .string(result.path), "bytes": .integer(result.bytes), "sha256": .string(result.sha256),
+                    "version": .string(result.debianVersion), "architecture": .string(result.architecture),
+                    "depends": .string(result.depends), "installedSizeKiB": .integer(result.installedSizeKiB),
+                    "unchanged": .bool(result.unchanged),
+                ]
+                Console.out(Data(JSONPrettyPrinter.render(.object(o))))
+            } else {
+                print(result.path)
+                let size = String(format: "%.1f MiB", Double(result.bytes) / 1_048_576)
+                printError(
+                    result.unchanged
+                        ? "unchanged: \(result.path) holds these bytes already"
+                        : "wrote \(result.path) (\(size), installs \(result.installedSizeKiB) KiB; Depends: \(result.depends))")
+            }
+        }
+    }
+}

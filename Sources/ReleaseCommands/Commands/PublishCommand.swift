@@ -1,0 +1,185 @@
+import ArchivePublishing
+import ArgumentParser
+import ClientFoundation
+import ClientUpdater
+import CommandSupport
+import Foundation
+import SafeArchive
+import SignedManifest
+import StrictJSON
+
+/// `clientctl publish DIR …`: pack, hash, sign and write a release folder.
+struct PublishCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "publish",
+        abstract: "Pack a built client folder into a signed release.",
+        discussion: """
+            Packs DIR (its top level is the web root; index.html is required) into a \
+            reproducible archive, signs a manifest with --key and writes the release folder:
+              OUT/CHANNEL/vX.Y.Z.tar.gz   immutable archive
+              OUT/CHANNEL/manifest.json   the newest release
+              OUT/CHANNEL/index.json      every release, newest first
+            Upload OUT to any static web server or CDN: cache archives as immutable, revalidate \
+            manifest.json and index.json.
+
+            Publishing a version again with identical bytes and settings changes nothing \
+            (exit 0). A version already published with other bytes, a version not above the \
+            channel's newest, or a DIR with symlinks, special files or unreadable files is \
+            refused (exit 65) naming the reason or path.
+
+            --base-url is the public URL of OUT: manifests then carry absolute archive URLs \
+            (BASE/CHANNEL/vX.Y.Z.tar.gz) instead of URLs relative to manifest.json. \
+            --expires takes an RFC 3339 UTC time or Nd (N days from now).
+
+            Delta updates: publish also writes OUT/CHANNEL/patches/SHA256.zst, a zstd patch \
+            from each of the newest --delta-bases older releases (default 3), the signed \
+            file list files/SHA256.json and each file's content once as objects/SHA256, and \
+            prints what each path costs a device. Devices holding one of those releases \
+            download the patch; others link the files they hold and download the rest, or \
+            take the archive, whichever is cheapest. --delta-bases 0 writes none of it.
+
+            Examples:
+              clientctl publish build/ --app com.example.notes --channel stable \\
+                  --version 1.4.0 --min-shell 2.0.0 --key keys/release.pem \\
+                  --out releases
+              clientctl publish build/ --app com.example.notes --channel stable \\
+                  --version 1.5.0 --min-shell 2.0.0 --key keys/release.pem \\
+                  --out releases --rollout 0:5,1d:25,2d:100 --revoke 1.4.0
+              clientctl publish build/ --app com.example.notes --channel beta \\
+                  --version 1.5.0-beta.1 --min-shell 2.0.0 --max-shell 2.99.0 \\
+                  --key keys/release.pem --out releases --format zip \\
+                  --expires 30d --base-url https://cdn.example.com/notes
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The built client folder.", valueName: "DIR"))
+    var dir: String
+
+    @Option(name: .long, help: ArgumentHelp("Application id, e.g. com.example.notes.", valueName: "ID"))
+    var app: String
+
+    @Option(name: .long, help: ArgumentHelp("Release channel, e.g. stable.", valueName: "NAME"))
+    var channel: String
+
+    @Option(name: .long, help: ArgumentHelp("Release version (SemVer 2.0, no 'v').", valueName: "SEMVER"))
+    var version: Version
+
+    @Option(name: .customLong("min-shell"), help: ArgumentHelp("Lowest shell version that may run it.", valueName: "SEMVER"))
+    var minShell: Version
+
+    @Option(name: .customLong("max-shell"), help: ArgumentHelp("Highest shell version that may run it (inclusive).", valueName: "SEMVER"))
+    var maxShell: Version?
+
+    @OptionGroup var signing: SigningOptions
+
+    @Option(name: .long, help: ArgumentHelp("Release folder root.", valueName: "RELEASES"))
+    var out: String
+
+    @Option(name: .customLong("base-url"), help: ArgumentHelp("Public URL of the release folder root.", valueName: "URL"))
+    var baseURL: String?
+
+    @Option(name: .long, help: ArgumentHelp("Archive format.", valueName: "FORMAT"))
+    var format: ArchiveFormat = .tarGzip
+
+    @Option(name: .long, help: ArgumentHelp("Expiry: RFC 3339 UTC time or Nd (days from now).", valueName: "RFC3339|Nd"))
+    var expires: Expiry?
+
+    @Option(name: .long, help: ArgumentHelp("A staged rollout: a percent or TIME:PERCENT steps (0:5,1d:25,2d:100).", valueName: "SPEC"))
+    var rollout: RolloutArgument?
+
+    @Option(name: .long, help: ArgumentHelp("A version devices must leave; repeat for several.", valueName: "VERSION"))
+    var revoke: [Version] = []
+
+    @Option(
+        name: .customLong("delta-bases"),
+        help: ArgumentHelp("Older releases that get a delta patch to this one (0–32; 0: none).", valueName: "K"))
+    var deltaBases = 3
+
+    @Flag(
+        name: .customLong("include-hidden"),
+        help: "Also publish files and folders whose name starts with '.' (.env, .well-known/); skipped by default.")
+    var includeHidden = false
+
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        guard (0...ReleaseDelta.maxPatches).contains(deltaBases) else {
+            throw ValidationError("--delta-bases must be 0 to \(ReleaseDelta.maxPatches), not \(deltaBases)")
+        }
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            // Zip entries carry local DOS times: publish in UTC so archives are the same bytes
+            // on every machine. Set before any archive work, in this single command.
+            setenv("TZ", "UTC0", 1)
+            tzset()
+            let now = Date()
+            let expiry = try expires?.date(now: now)
+            var request = PublishRequest(
+                source: dir, app: app, channel: channel,
+                version: version, minShellVersion: minShell, maxShellVersion: maxShell,
+                outputDirectory: out, baseURL: baseURL, format: format, expires: expiry, now: now)
+            request.includeHidden = includeHidden
+            request.rollout = rollout?.rollout(start: now)
+            request.revoked = revoke
+            request.deltaBases = deltaBases
+            let result = try await Publisher.publish(request, signers: try signing.signers())
+            let m = result.manifest
+            if !result.skippedHidden.isEmpty {
+                printError("skipped hidden files: \(result.skippedHidden.joined(separator: ", ")) (pass --include-hidden to publish them)")
+            }
+            if output.json {
+                var o: JSONObject = [
+                    "app": .string(m.app), "channel": .string(m.channel), "version": .string(m.version.description),
+                    "unchanged": .bool(result.unchanged), "archive": .string(result.archivePath),
+                    "manifest": .string(result.manifestPath), "index": .string(result.indexPath),
+                    "sha256": .string(m.sha256), "size": .integer(m.size), "keyId": .string(m.keyId), "url": .string(m.url),
+                ]
+                if !result.deltaCosts.isEmpty {
+                    o["delta"] = .array(
+                        result.deltaCosts.map { cost in
+                            .object(
+                                JSONObject(
+                                    [
+                                        ("from", .string(cost.from.description)),
+                                        ("bytes", .integer(cost.patchBytes ?? m.size)), ("patch", .bool(cost.patchBytes != nil)),
+                                    ] + (cost.skipped.map { [("skipped", JSONValue.string($0))] } ?? [])))
+                        })
+                }
+                if let pending = result.pendingPath {
+                    o["pending"] = .string(pending)
+                    o["missingSignatures"] = .integer(Int64(result.missingSignatures))
+                }
+                Console.out(Data(JSONPrettyPrinter.render(.object(o))))
+            } else if let pending = result.pendingPath {
+                print(
+                    "pending: \(m.app) \(m.version) waits for \(result.missingSignatures) more release signature(s) before it is published; "
+                        + "each release key holder runs: clientctl sign \(pending) --key KEY.pem")
+            } else if result.unchanged {
+                print("unchanged: \(m.app) \(m.version) is already published on \(m.channel) with identical bytes (\(result.archivePath))")
+            } else {
+                print(
+                    "published \(m.app) \(m.version) on \(m.channel): \(result.archivePath) (\(m.size) bytes, sha256 \(m.sha256)), \(SigningOptions.signedBy(m.signatures))"
+                )
+            }
+            if !output.json {
+                if case .success(let delta)? = m.delta, let files = delta.files {
+                    print(
+                        "  from any older release: file list of \(files.size) bytes for \(files.count) files, "
+                            + "plus the files a device does not hold")
+                }
+                for cost in result.deltaCosts {
+                    if let bytes = cost.patchBytes {
+                        let share = String(format: "%.1f", 100 * Double(bytes) / Double(max(m.size, 1)))
+                        print("  from \(cost.from): patch of \(bytes) bytes (\(share) % of the archive)")
+                    } else if let skipped = cost.skipped {
+                        print("  from \(cost.from): full archive (\(m.size) bytes; no patch built: \(skipped))")
+                    } else {
+                        print("  from \(cost.from): full archive (\(m.size) bytes; a patch would not be smaller)")
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import ArchivePublishing
+import ArgumentParser
+import ClientFoundation
+import ClientUpdater
+import CommandSupport
+import Foundation
+import SignedManifest
+import StrictJSON
+
+/// `clientctl rollout restrict CHANNEL`: the rollout role's signed restriction.
+struct RolloutRestrictCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restrict",
+        abstract: "Hold the channel's release back with the rollout role's key (never ships).",
+        discussion: """
+            Writes OUT/CHANNEL/restriction.json for the channel's current manifest, signed \
+            by the trust root's rollout role: pause the rollout, cap its percent, revoke \
+            versions up to the release's own. It cannot raise a percent, extend the \
+            manifest's expiry or name anything to install, and devices refuse one that \
+            tries. It holds until it expires (default 7d, never after the manifest) or a \
+            new manifest (any release-role edit: rollout resume, publish) supersedes it. \
+            Each restriction replaces the previous one. DURATION is seconds or a number \
+            with s, m, h or d. Push it with `clientctl push` like the manifest.
+
+            Examples:
+              clientctl rollout restrict stable --out releases --key rollout.pem --pause
+              clientctl rollout restrict stable --out releases --key rollout.pem \\
+                --percent 5 --expires-in 12h
+              clientctl rollout restrict stable --out releases --key rollout.pem \\
+                --pause --revoke 1.1.0
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The release channel, e.g. stable.", valueName: "CHANNEL"))
+    var channel: String
+
+    @Option(name: .long, help: ArgumentHelp("Release folder root (as given to publish --out).", valueName: "RELEASES"))
+    var out: String
+
+    @OptionGroup var signing: SigningOptions
+
+    @Flag(name: .long, help: "No device takes the release while the restriction holds.")
+    var pause = false
+
+    @Option(name: .long, help: ArgumentHelp("Highest share of devices that may take the release (0–100).", valueName: "PERCENT"))
+    var percent: Double?
+
+    @Option(name: .long, help: ArgumentHelp("A version devices must leave (the release's own allowed); repeat.", valueName: "VERSION"))
+    var revoke: [Version] = []
+
+    @Option(
+        name: .customLong("expires-in"), help: ArgumentHelp("How long it holds (default 7d, capped at the manifest's expiry).", valueName: "DURATION")
+    )
+    var expiresIn: String?
+
+    @OptionGroup var output: OutputOptions
+
+    func validate() throws {
+        if let percent, !(percent.isFinite && (0...100).contains(percent)) {
+            throw ValidationError("--percent takes a number from 0 to 100, not \(percent)")
+        }
+        if let expiresIn, (RolloutArgument.seconds(expiresIn) ?? 0) <= 0 {
+            throw ValidationError("--expires-in \(expiresIn) is not a duration like 3600, 30m, 12h or 7d")
+        }
+        guard pause || percent != nil || !revoke.isEmpty else { throw ValidationError("give --pause, --percent or --revoke") }
+    }
+
+    func run() async throws {
+        try await runReportingErrors {
+            let now = Date(timeIntervalSince1970: floor(Date().timeIntervalSince1970))
+            let lifetime = expiresIn.flatMap(RolloutArgument.seconds).map(TimeInterval.init)
+            let r = try await ChannelRestrictor.restrict(
+                RestrictionRequest(pause: pause, percent: percent, revoke: revoke, lifetime: lifetime), releases: out, channel: channel,
+                signers: try signing.signers(), now: now)
+            if output.json {
+                Console.out(Data(r.jsonBytes()))
+                return
+            }
+            var held: [String] = []
+            if r.paused { held.append("paused") }
+            if let p = r.percent { held.append("at most \(FeedPercent.text(p)) %") }
+            if !r.revoked.isEmpty { held.append("revoked: \(r.revoked.map(\.description).joined(separator: ", "))") }
+            print("\(r.app) \(r.version) on \(r.channel): restricted (\(held.joined(separator: "; "))) until \(RFC3339.format(r.expires))")
+        }
+    }
+}
