@@ -16,6 +16,10 @@ import Testing
     static let listed = 20
     /// The most rollout points per listed version (``FleetSummaryQuery/rolloutPointsPerVersion``).
     static let pointsPerVersion = 32
+    /// Invented versions in the flood: three times what is listed, each seen at 101 rollout
+    /// points (more than a listed version keeps), so every listed place and every listed
+    /// version's rollout points are filled (the answer's largest size) and most are folded.
+    static let floodVersions = 60
     /// The answer of the flood must stay under this (docs/fleet-reports.md states the figure).
     static let maxAnswerBytes = 128 * 1024
 
@@ -89,7 +93,7 @@ import Testing
         let collector = try await CollectProcess(database: "sqlite:" + dir("reports.db"), scratch: dir.path)
         let t = (Date().timeIntervalSince1970 - 7200).rounded(.down)
         try await Self.post(Self.realFleet(30, at: t), to: collector)
-        try await Self.post(Self.flood(versions: 1000, at: t + 600), to: collector)
+        try await Self.post(Self.flood(versions: Self.floodVersions, at: t + 600), to: collector)
         let path = "v1/fleet?app=\(F.app)&channel=\(F.channel)"
         let response = try await collector.read(path, token: collector.token)
         #expect(response.status == 200)
@@ -119,9 +123,9 @@ import Testing
         #expect(new.rollout == RolloutSeen(percent: 10), "device 30's, the last")
         // The folded versions are counted.
         let other = try #require(json["other"] as? [String: Any])
-        #expect((other["versions"] as? Int).map { $0 >= 1000 - Self.listed } == true, "\(other)")
+        #expect((other["versions"] as? Int).map { $0 >= Self.floodVersions - Self.listed } == true, "\(other)")
         // A version asked for is listed in full, whatever its rank.
-        let asked = Self.invented(777)
+        let asked = Self.invented(Self.floodVersions - 13)
         let one = try await collector.read(path + "&version=\(asked)&version=1.1.0", token: collector.token)
         #expect(one.status == 200)
         let judged = try FleetSummary.decoder().decode(FleetSummary.self, from: one.data)
