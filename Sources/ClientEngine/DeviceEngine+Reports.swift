@@ -1,5 +1,4 @@
 import ClientUpdater
-import ClientUpdaterHTTP
 import Foundation
 
 extension DeviceEngine {
@@ -8,12 +7,11 @@ extension DeviceEngine {
     package static let exitFlushSeconds = 3.0
 
     /// The sender of this root's fleet reports (docs/fleet-reports.md#delivery), on the
-    /// root's transport (`proxy`, `caFile`); nil when neither the config nor a verified
-    /// manifest names a report URL: then nothing is sent.
-    /// - Parameters:
-    ///   - transport: a host's own transport; by default ``DefaultTransport`` of the root.
-    package func reportSender(transport: (any Transport)? = nil, options: ReportSender.Options = .init()) -> ReportSender? {
-        guard let url = ReportDelivery.reportURL(config: config, layout: layout),
+    /// engine's transport (``transport``: the host's, else the root's `proxy` and `caFile`);
+    /// nil when the config names no report URL (``ReportDelivery/reportURL(config:)``, the
+    /// rule the journal follows too): then nothing is recorded or sent.
+    package func reportSender(options: ReportSender.Options = .init()) -> ReportSender? {
+        guard let url = ReportDelivery.reportURL(config: config),
             let device = try? DeviceIdentity.readOrCreate(layout)
         else { return nil }
         let identity = ReportIdentity(device: device, app: config.app, channel: Self.reportChannel(config))
@@ -23,7 +21,7 @@ extension DeviceEngine {
         let signer = try? DeviceKey.readOrCreate(layout)
         return ReportSender(
             source: ReportJournal(layout: layout), identity: identity, url: url,
-            transport: transport ?? DefaultTransport(config: config, root: layout.root), options: options,
+            transport: transport, options: options,
             refusalFile: layout.root + "/" + ReportSender.refusalFileName, signer: signer)
     }
 

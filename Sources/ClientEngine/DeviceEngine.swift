@@ -58,6 +58,10 @@ public struct DeviceEngine: Sendable {
     public let config: DeviceConfig
     package let channel: any UpdateChannel
     public let updater: Updater
+    /// The transport the engine chose: the host's (``Options/transport``), else
+    /// ``DefaultTransport`` with the root's `proxy` and `caFile`. The channel fetches through
+    /// it and fleet reports are sent through it: one transport per root.
+    public let transport: any Transport
 
     /// The device root a host was given: `explicit` (a `--root` flag) when set, else the
     /// `CLIENTCTL_ROOT` environment variable.
@@ -85,10 +89,12 @@ public struct DeviceEngine: Sendable {
         }
         var config = try DeviceConfig.load(layout)
         if let seconds = options.startupTimeoutSeconds { config.startupTimeoutSeconds = seconds }
-        let channel = try makeChannel(config: config, layout: layout, options: options)
+        let transport = options.transport ?? DefaultTransport(config: config, root: layout.root)
+        let channel = try makeChannel(config: config, layout: layout, transport: transport, options: options)
         return DeviceEngine(
             layout: layout, config: config, channel: channel,
-            updater: Updater(layout: layout, config: config, channel: channel, now: options.now, logger: options.logger))
+            updater: Updater(layout: layout, config: config, channel: channel, now: options.now, logger: options.logger),
+            transport: transport)
     }
 
     /// Meteor roots: the shell's `www` folder (the parent of the embedded `application`),
@@ -102,22 +108,19 @@ public struct DeviceEngine: Sendable {
     /// The channel a root's config names, given the transport the engine chose (the host's,
     /// else ``DefaultTransport`` with the root's `proxy` and `caFile`) and its own options:
     /// the engine is the one place where a root's parts are chosen.
-    static func makeChannel(config: DeviceConfig, layout: RootLayout, options: Options) throws -> any UpdateChannel {
+    static func makeChannel(
+        config: DeviceConfig, layout: RootLayout, transport: any Transport, options: Options
+    ) throws -> any UpdateChannel {
         switch config.channelKind {
         case .signedArchive:
             return try ArchiveChannel(
-                layout: layout, config: config, downloader: Downloader(transport: transport(config, layout, options)),
+                layout: layout, config: config, downloader: Downloader(transport: transport),
                 options: options.archive, now: options.now, logger: options.logger)
         case .meteor:
             return try MeteorChannel(
-                layout: layout, config: config, transport: transport(config, layout, options), options: .init(logger: options.logger))
+                layout: layout, config: config, transport: transport, options: .init(logger: options.logger))
         default:
             throw EngineError(.configInvalid, "\(layout.config): channelKind '\(config.channelKind.rawValue)' is not signed-archive or meteor")
         }
-    }
-
-    /// The transport a root's channel fetches through: the host's, else the production one.
-    static func transport(_ config: DeviceConfig, _ layout: RootLayout, _ options: Options) -> any Transport {
-        options.transport ?? DefaultTransport(config: config, root: layout.root)
     }
 }

@@ -1,55 +1,21 @@
 import Foundation
 
 /// Where a device's fleet reports go (docs/fleet-reports.md#delivery): the collector's base
-/// URL from the device's own `config.json` (`reportURL`, set by `init --report-url` or a
-/// package's template), else the one the channel's signed manifest carries (`reports.url`),
-/// which the channel records under `<root>/reports/` once it verified the signature. Nobody
-/// on the path can redirect reports: only the device's config or a signed manifest names
-/// the URL. No URL: nothing is sent and nothing is recorded.
+/// URL of the device's own `config.json` (`reportURL`, set by `init --report-url` or a
+/// package's template). Nobody on the path can redirect reports: only the device's config
+/// names the URL. No URL: nothing is recorded and nothing is sent.
 package enum ReportDelivery {
     /// The longest report URL accepted.
     package static let maxURLBytes = 2048
-    /// The file under the root that holds the signed manifest's `reports.url`.
-    package static let manifestURLFile = "reports/manifest-report-url"
 
-    /// The collector's base URL: `config.reportURL` when set, else `manifest` (the signed
-    /// manifest's `reports.url`); `nil` when neither names a usable URL.
-    package static func reportURL(config: DeviceConfig, manifest: String?) -> URL? {
-        for candidate in [config.reportURL, manifest] {
-            guard let candidate else { continue }
-            guard DeviceConfig.reportURLProblem(candidate, allowInsecureHTTP: config.allowInsecureHTTP) == nil else { return nil }
-            return URL(string: candidate)
+    /// The collector's base URL, or `nil` when the config names none it may use: the one
+    /// rule that turns reports on, for the journal (what is recorded) and the sender (what
+    /// is sent) alike.
+    package static func reportURL(config: DeviceConfig) -> URL? {
+        guard let url = config.reportURL, DeviceConfig.reportURLProblem(url, allowInsecureHTTP: config.allowInsecureHTTP) == nil else {
+            return nil
         }
-        return nil
-    }
-
-    /// The collector's base URL of the root at `layout`: ``reportURL(config:manifest:)``
-    /// with the manifest URL the channel recorded (``recordedManifestURL(_:)``).
-    package static func reportURL(config: DeviceConfig, layout: RootLayout) -> URL? {
-        if config.reportURL != nil { return reportURL(config: config, manifest: nil) }
-        return reportURL(config: config, manifest: recordedManifestURL(layout))
-    }
-
-    /// The `reports.url` of the last signed manifest the channel verified, if any.
-    package static func recordedManifestURL(_ layout: RootLayout) -> String? {
-        let path = layout.root + "/" + manifestURLFile
-        guard let data = try? BoundedFile.read(path, cap: maxURLBytes + 1, code: UpdaterError.Code.io) else { return nil }
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return text.isEmpty ? nil : text
-    }
-
-    /// Records (or, with `nil`, forgets) the `reports.url` of a signed manifest whose
-    /// signature was verified; unchanged values are not rewritten.
-    /// - Throws: ``UpdaterError`` `.io` when the file cannot be written.
-    package static func recordManifestURL(_ url: String?, layout: RootLayout) throws {
-        let path = layout.root + "/" + manifestURLFile
-        guard recordedManifestURL(layout) != url else { return }
-        guard let url else {
-            if unlink(path) != 0, errno != ENOENT { throw UpdaterError.io("cannot remove", path: path, errno: errno) }
-            return
-        }
-        try AtomicFile.makeDirectory(layout.root + "/reports")
-        try AtomicFile.write(Data((url + "\n").utf8), to: path)
+        return URL(string: url)
     }
 }
 

@@ -71,7 +71,7 @@ package final class ReportSender: Sendable {
     private let loop: Mutex<Loop>
 
     /// - Parameters:
-    ///   - url: the collector's base URL (``ReportDelivery/reportURL(config:layout:)``).
+    ///   - url: the collector's base URL (``ReportDelivery/reportURL(config:)``).
     ///   - refusalFile: keeps how often the collector refused the oldest batch, so separate
     ///     `install` runs drop it after a few refusals too.
     ///   - signer: the device's key; with one, batches are schema 2, signed (none: schema 1).

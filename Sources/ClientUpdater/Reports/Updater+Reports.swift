@@ -3,12 +3,13 @@ import Foundation
 import Synchronization
 
 extension ReportJournal {
-    /// The journal of a root whose config names a report URL; nil without one (nothing is
-    /// recorded, nothing grows).
+    /// The journal of a root whose config names a report URL
+    /// (``ReportDelivery/reportURL(config:)``, the rule the sender follows too); nil without
+    /// one (nothing is recorded, nothing grows).
     package static func forRoot(_ layout: RootLayout, config: DeviceConfig, now: @escaping @Sendable () -> Date = Date.init)
         -> ReportJournal?
     {
-        config.reportURL == nil ? nil : ReportJournal(layout: layout, now: now)
+        ReportDelivery.reportURL(config: config) == nil ? nil : ReportJournal(layout: layout, now: now)
     }
 }
 
