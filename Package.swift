@@ -190,6 +190,7 @@ let package = Package(
             dependencies: [
                 "ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "SignedManifest", "MeteorHotCodePush",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // The native Linux shell: one GTK window, one WebKitGTK view, the client served through
@@ -220,6 +221,7 @@ let package = Package(
                 "MeteorHotCodePush", "ClientServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         // ... and the release engineer's (keys, publishing, rollouts, packaging, the fleet).
@@ -323,6 +325,7 @@ let package = Package(
             dependencies: [
                 "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(
             name: "clientctlTests",

@@ -1,25 +1,32 @@
 import ClientUpdater
+import ServiceLifecycle
 import Synchronization
 
 /// The one host loop of a device root (`clientctl serve`, the native shell, an embedding
 /// host): starts the engine, hands every event to any number of sinks, keeps the
 /// supervisor (systemd) told, checks for updates periodically and shuts down in order.
 ///
-/// A host adapts it in a few lines: its sinks (stderr lines, the page, a report sender),
-/// when it is ready (`SupervisorStatus.ready(_:)` on ``supervisor``), when the first
-/// periodic check may run, and its own watchdog heartbeat (`SupervisorStatus.watchdog()`).
-/// The calls of the updater it does not make (acknowledging a start-up, switching to a
-/// pending version, rolling back) stay the host's, on ``updater``.
+/// It is a swift-service-lifecycle `Service`: given its bridge and schedule at init, its
+/// ``run()`` starts the engine, checks periodically until the `ServiceGroup` shuts down
+/// gracefully (SIGTERM), then says `STOPPING=1` and shuts the updater down. A host with a
+/// server puts both in one group (`clientctl serve`):
 ///
 /// ```swift
-/// let agent = DeviceAgent(engine, sinks: [{ event in print(event) }])
-/// let report = try await agent.start(bridge: myBridge)
-/// agent.checkPeriodically(every: 3600)
-/// … // serve until asked to stop
-/// agent.stopping()
-/// await agent.shutdown()
+/// let agent = DeviceAgent(engine, sinks: [{ event in print(event) }], bridge: myBridge, checkEvery: 3600)
+/// let group = ServiceGroup(
+///     configuration: .init(services: [.init(service: agent), .init(service: myServer)],
+///                          gracefulShutdownSignals: [.sigterm, .sigint], logger: logger))
+/// try await group.run()
 /// ```
-public final class DeviceAgent: Sendable {
+///
+/// A host whose own loop owns the thread (the GTK shell) drives the same steps by hand:
+/// ``start(bridge:)``, ``checkPeriodically(every:first:onFailure:)``, ``stopping()`` and
+/// ``shutdown()``. Either way the host adds its sinks (stderr lines, the page), says when it
+/// is ready (`SupervisorStatus.ready(_:)` on ``supervisor``) and beats its own watchdog
+/// (`SupervisorStatus.watchdog()`). The calls of the updater it does not make
+/// (acknowledging a start-up, switching to a pending version, rolling back) stay the
+/// host's, on ``updater``.
+public final class DeviceAgent: Service, Sendable {
     /// Receives every event of the updater, in order, on the agent's forwarding task;
     /// it must not block (hand slow work to a queue or task of its own).
     public typealias Sink = @Sendable (UpdaterEvent) -> Void
@@ -31,6 +38,14 @@ public final class DeviceAgent: Sendable {
     private let sinks: [Sink]
     /// Sends the root's fleet reports in the background (nil without a report URL).
     private let reports: ReportSender?
+    /// What ``run()`` starts and how often it checks.
+    private let service: ServiceSettings?
+    private struct ServiceSettings: Sendable {
+        let bridge: any HostBridge
+        let checkSeconds: Double
+        let started: @Sendable (LifecycleReport) async throws -> Void
+        let checkFailed: @Sendable (any Error) -> Void
+    }
     private struct Tasks {
         var forward: Task<Void, Never>?
         var checks: Task<Void, Never>?
@@ -53,6 +68,55 @@ public final class DeviceAgent: Sendable {
         self.supervisor = supervisor
         self.reports = engine.reportSender()
         self.sinks = sinks
+        self.service = nil
+    }
+
+    /// An agent that runs as a `Service` (``run()``).
+    /// - Parameters:
+    ///   - engine: an engine opened by ``DeviceEngine/open(root:options:)``.
+    ///   - supervisor: by default the one `NOTIFY_SOCKET` names (nothing outside systemd).
+    ///   - sinks: called in this order for each event.
+    ///   - bridge: the host's web view: the folder to serve, reloading it.
+    ///   - seconds: the interval of periodic checks (0: only when the page asks).
+    ///   - started: called once start-up has ended (its report), before the first check;
+    ///     throwing from it ends the service with that error.
+    ///   - checkFailed: a failed periodic check (its `error` event has reached the sinks).
+    public init(
+        _ engine: DeviceEngine, supervisor: SupervisorStatus = SupervisorStatus(), sinks: [Sink], bridge: any HostBridge,
+        checkEvery seconds: Double, started: @escaping @Sendable (LifecycleReport) async throws -> Void = { _ in },
+        checkFailed: @escaping @Sendable (any Error) -> Void = { _ in }
+    ) {
+        self.updater = engine.updater
+        self.supervisor = supervisor
+        self.reports = engine.reportSender()
+        self.sinks = sinks
+        self.service = ServiceSettings(bridge: bridge, checkSeconds: seconds, started: started, checkFailed: checkFailed)
+    }
+
+    /// Runs the agent until its `ServiceGroup` shuts down gracefully or its task is
+    /// cancelled: ``start(bridge:)``, then `started`, then periodic checks; at shutdown
+    /// ``stopping()`` (`STOPPING=1`) and ``shutdown()`` (a trial in progress recorded, the
+    /// root's lock released, pending reports given their 2 s). The other services of the
+    /// group shut down first when listed after it (a group stops its services in reverse
+    /// order), so a server stops answering before the updater goes.
+    /// - Throws: what start-up throws, or what `started` throws (the updater shut down first);
+    ///   ``EngineError`` `.invalidArgument` for an agent made without a bridge.
+    public func run() async throws {
+        guard let service else {
+            throw EngineError(.invalidArgument, "this DeviceAgent was made without a bridge: use DeviceAgent.init(_:supervisor:sinks:bridge:checkEvery:)")
+        }
+        let report = try await start(bridge: service.bridge)
+        do {
+            try await service.started(report)
+        } catch {
+            await shutdown()
+            throw error
+        }
+        checkPeriodically(every: service.checkSeconds, onFailure: service.checkFailed)
+        // Until SIGTERM reaches the group (or the group's task is cancelled).
+        try? await gracefulShutdown()
+        stopping()
+        await shutdown()
     }
 
     /// Subscribes the sinks (so start-up's own events reach them), then starts the updater

@@ -126,14 +126,8 @@ public final class ClientServer: Sendable {
 
     /// Runs until SIGTERM or SIGINT, then shuts down gracefully (open event streams end).
     public func runService(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        try await runService(heartbeat: nil, onRunning: onRunning)
-    }
-
-    /// ``runService(onRunning:)`` with `heartbeat` beating on the server's event loop from
-    /// the moment it listens until it stops (`clientctl serve`'s systemd watchdog).
-    package func runService(heartbeat: LoopHeartbeat?, onRunning: @escaping @Sendable (Int) async -> Void) async throws {
         do {
-            try await makeApplication(onRunning: onRunning, heartbeat: heartbeat).runService()
+            try await makeApplication(onRunning: onRunning).runService()
         } catch {
             throw ServerError(.cannotListen, "cannot serve on \(configuration.host):\(configuration.port): \(error)")
         }

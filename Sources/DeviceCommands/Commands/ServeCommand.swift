@@ -4,6 +4,8 @@ import ClientServer
 import ClientUpdater
 import CommandSupport
 import Foundation
+import Logging
+import ServiceLifecycle
 
 /// `clientctl serve`: the device agent.
 struct ServeCommand: AsyncParsableCommand {
@@ -107,27 +109,36 @@ struct ServeCommand: AsyncParsableCommand {
                     port: port ?? ServerConfiguration.derivedPort(forApp: context.config.app),
                     contentSecurityPolicy: csp, wwwDirectory: context.engine.wwwDirectory,
                     headerTimeoutSeconds: headerTimeout.value, idleTimeoutSeconds: idleTimeout.value))
+            // The server listens once start-up has chosen what it serves.
+            let (startedUp, startUpEnded) = AsyncStream<Void>.makeStream()
             // Start-up's watchdog events reach stderr too; systemd's STATUS follows them.
-            let agent = DeviceAgent(context.engine, sinks: [Self.logEvent])
-            let started = try await agent.start(bridge: ServerBridge(server))
-            if started.shellUpdateReset { printError("clientctl serve: new embedded seed: downloaded versions dropped") }
-            server.setControlHandler(UpdaterControl(updater))
-            agent.checkPeriodically(every: interval, onFailure: { printError("clientctl serve: update check failed: \($0)") })
-            do {
-                // WATCHDOG=1 from the event loops that serve (docs/serving.md#systemd).
-                let systemd = agent.supervisor
-                let heartbeat = systemd.watchdogInterval.map { LoopHeartbeat(interval: $0) { systemd.watchdog() } }
-                try await server.runService(heartbeat: heartbeat) { port in
-                    await updater.recordControlAddress("http://127.0.0.1:\(port)/__clientctl/")
-                    printError("serving http://127.0.0.1:\(port)/")
-                    systemd.ready { version, state in "serving \(version) (\(state)) on http://127.0.0.1:\(port)/" }
-                }
-            } catch {
-                await agent.shutdown()
-                throw error
+            let agent = DeviceAgent(
+                context.engine, sinks: [Self.logEvent], bridge: ServerBridge(server), checkEvery: interval,
+                started: { report in
+                    if report.shellUpdateReset { printError("clientctl serve: new embedded seed: downloaded versions dropped") }
+                    server.setControlHandler(UpdaterControl(updater))
+                    startUpEnded.finish()
+                },
+                checkFailed: { printError("clientctl serve: update check failed: \($0)") })
+            // WATCHDOG=1 from the event loops that serve (docs/serving.md#systemd).
+            let systemd = agent.supervisor
+            let heartbeat = systemd.watchdogInterval.map { LoopHeartbeat(interval: $0) { systemd.watchdog() } }
+            let listening = server.service(heartbeat: heartbeat, after: { for await _ in startedUp {} }) { port in
+                await updater.recordControlAddress("http://127.0.0.1:\(port)/__clientctl/")
+                printError("serving http://127.0.0.1:\(port)/")
+                systemd.ready { version, state in "serving \(version) (\(state)) on http://127.0.0.1:\(port)/" }
             }
-            agent.stopping()
-            await agent.shutdown()
+            // SIGTERM or SIGINT shut the group down gracefully, in reverse order: the server
+            // stops answering (open event streams end), then the agent says STOPPING=1 and
+            // shuts the updater down. A server that cannot listen shuts the agent down too.
+            let group = ServiceGroup(
+                configuration: ServiceGroupConfiguration(
+                    services: [
+                        .init(service: agent),
+                        .init(service: listening, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
+                    ],
+                    gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "clientctl.serve", factory: { _ in SwiftLogNoOpLogHandler() })))
+            try await group.run()
             printError("clientctl serve: stopped")
         }
     }

@@ -1,0 +1,98 @@
+import ClientEngine
+import ClientUpdater
+import ClientUpdaterHTTP
+import Foundation
+import Logging
+import ServiceLifecycle
+import Synchronization
+import TestSupport
+import Testing
+
+/// `DeviceAgent` is a swift-service-lifecycle `Service`: in a `ServiceGroup` it starts the
+/// engine, checks periodically and, when the group shuts down gracefully, shuts the updater
+/// down (its lock released) and ends. Its fleet reports go through the transport the host
+/// gave the engine, like every fetch of the channel.
+@Suite struct DeviceAgentServiceTests {
+    /// A host's transport that counts what passes through it and hands it to `inner`.
+    final class CountingTransport: Transport {
+        let inner: any Transport
+        private let counts = Mutex<[String: Int]>([:])
+        init(_ inner: any Transport) { self.inner = inner }
+
+        func count(_ method: String, _ path: String) -> Int { counts.withLock { $0["\(method) \(path)"] ?? 0 } }
+
+        func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse {
+            counts.withLock { $0["GET \(request.url.path)", default: 0] += 1 }
+            return try await inner.get(request, sink: sink)
+        }
+
+        func get(
+            _ request: TransportRequest, head: @Sendable (TransportResponse) throws -> Void,
+            sink: @Sendable (UnsafeRawBufferPointer) throws -> Void
+        ) async throws -> TransportResponse {
+            counts.withLock { $0["GET \(request.url.path)", default: 0] += 1 }
+            return try await inner.get(request, head: head, sink: sink)
+        }
+
+        func exchange(_ request: TransportExchange) async throws -> TransportReply {
+            counts.withLock { $0["\(request.method) \(request.url.path)", default: 0] += 1 }
+            return try await inner.exchange(request)
+        }
+    }
+
+    /// Serves nothing; counts reloads.
+    actor NoBridge: HostBridge {
+        var folders: [String] = []
+        func setServerBasePath(_ path: String) async throws { folders.append(path) }
+        func reload() async throws {}
+    }
+
+    @Test func theAgentRunsInAServiceGroupAndReportsThroughTheHostsTransport() async throws {
+        let device = try DeviceFixture()
+        let collector = try ReportCollectorStub()
+        defer { collector.stop() }
+        device.config.reportURL = collector.baseURL
+        try device.config.save(device.layout)
+        try await device.installAndCommit(["1.0.0"])
+        try device.publish("1.1.0")
+        let transport = CountingTransport(DefaultTransport(settings: HTTPTransportSettings()))
+        let engine = try DeviceEngine.open(device.layout, options: .init(transport: transport, logger: .quiet))
+        #expect(engine.transport is CountingTransport, "the engine keeps the transport the host gave it")
+
+        let started = Mutex<LifecycleReport?>(nil)
+        let checked = Mutex(0)
+        let agent = DeviceAgent(
+            engine, sinks: [{ event in if case .updateAvailable = event { checked.withLock { $0 += 1 } } }], bridge: NoBridge(),
+            checkEvery: 0.2, started: { report in started.withLock { $0 = report } })
+        let group = ServiceGroup(services: [agent], logger: .quiet)
+        let running = Task { try await group.run() }
+        // A periodic check finds 1.1.0; what the device did is reported.
+        do {
+            try await Poll.until("1.1.0 found by a periodic check and reports delivered", timeout: 60) {
+                checked.withLock { $0 } > 0 && !collector.received.isEmpty
+            }
+        } catch {
+            Issue.record("\(error): found \(checked.withLock { $0 }), received \(collector.received.count), GET manifest \(transport.count("GET", "/stable/manifest.json"))")
+        }
+        #expect(started.withLock { $0 } != nil, "`started` ran once start-up ended")
+        await group.triggerGracefulShutdown()
+        try await running.value
+
+        #expect(transport.count("GET", "/stable/manifest.json") >= 1, "the channel fetched through the host's transport")
+        #expect(transport.count("POST", "/v1/reports") >= 1, "reports went through the host's transport")
+        #expect(transport.count("POST", "/v1/reports") == collector.received.filter { $0.path == "/v1/reports" }.count)
+        // Shut down: the root's agent lock is free for the next host.
+        let next = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
+        _ = try await next.updater.start(bridge: NoBridge())
+        await next.updater.shutdown()
+    }
+
+    /// An agent made without a bridge cannot run as a service: it says so.
+    @Test func anAgentWithoutABridgeRefusesToRun() async throws {
+        let device = try DeviceFixture()
+        let engine = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
+        let agent = DeviceAgent(engine, sinks: [])
+        let error = await #expect(throws: EngineError.self) { try await agent.run() }
+        #expect(error?.code == .invalidArgument)
+    }
+}
