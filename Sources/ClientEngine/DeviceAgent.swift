@@ -103,7 +103,8 @@ public final class DeviceAgent: Service, Sendable {
     ///   ``EngineError`` `.invalidArgument` for an agent made without a bridge.
     public func run() async throws {
         guard let service else {
-            throw EngineError(.invalidArgument, "this DeviceAgent was made without a bridge: use DeviceAgent.init(_:supervisor:sinks:bridge:checkEvery:)")
+            throw EngineError(
+                .invalidArgument, "this DeviceAgent was made without a bridge: use DeviceAgent.init(_:supervisor:sinks:bridge:checkEvery:)")
         }
         let report = try await start(bridge: service.bridge)
         do {

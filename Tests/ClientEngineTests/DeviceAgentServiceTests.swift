@@ -72,7 +72,9 @@ import Testing
                 checked.withLock { $0 } > 0 && !collector.received.isEmpty
             }
         } catch {
-            Issue.record("\(error): found \(checked.withLock { $0 }), received \(collector.received.count), GET manifest \(transport.count("GET", "/stable/manifest.json"))")
+            Issue.record(
+                "\(error): found \(checked.withLock { $0 }), received \(collector.received.count), GET manifest \(transport.count("GET", "/stable/manifest.json"))"
+            )
         }
         #expect(started.withLock { $0 } != nil, "`started` ran once start-up ended")
         await group.triggerGracefulShutdown()

@@ -135,9 +135,12 @@ struct ServeCommand: AsyncParsableCommand {
                 configuration: ServiceGroupConfiguration(
                     services: [
                         .init(service: agent),
-                        .init(service: listening, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
+                        .init(
+                            service: listening, successTerminationBehavior: .gracefullyShutdownGroup,
+                            failureTerminationBehavior: .gracefullyShutdownGroup),
                     ],
-                    gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "clientctl.serve", factory: { _ in SwiftLogNoOpLogHandler() })))
+                    gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "clientctl.serve", factory: { _ in SwiftLogNoOpLogHandler() })
+                ))
             try await group.run()
             printError("clientctl serve: stopped")
         }
