@@ -24,6 +24,8 @@ import Testing
             #expect(depends.contains(library), "dpkg-shlibdeps names \(library): \(depends)")
         }
         #expect(!depends.contains("swift"), "\(depends)")
+        // The device program holds no collector: no SQLite (or PostgreSQL) client on a device.
+        #expect(!depends.contains("libsqlite3") && !depends.contains("libpq"), "\(depends)")
 
         // Every part the issue names, owned by root, with Debian's modes.
         let listing = try await Subprocess.run("dpkg-deb", ["--contents", deb]).output
