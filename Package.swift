@@ -99,7 +99,7 @@ let package = Package(
         .target(
             name: "SignedManifest",
             dependencies: [
-                "ClientFoundation", "StrictJSON", "SafeArchive", "COpenSSL",
+                "ClientFoundation", "StrictJSON", "COpenSSL",
             ]
         ),
         // Every use of libarchive: the archive formats, safe extraction (entry rules, caps) and
@@ -300,7 +300,7 @@ let package = Package(
         .testTarget(name: "FleetReportsTests", dependencies: ["FleetReports", "StrictJSON"]),
         .testTarget(name: "FleetCollectorTests", dependencies: ["FleetCollector", "FleetReports", "CZstd", "SignedManifest", "TestSupport"]),
         .testTarget(name: "FleetPageTests", dependencies: ["FleetPage", "FleetReports", "TestSupport"]),
-        .testTarget(name: "SignedManifestTests", dependencies: ["SignedManifest", "StrictJSON", "ClientUpdater", "TestSupport"]),
+        .testTarget(name: "SignedManifestTests", dependencies: ["SignedManifest", "SafeArchive", "StrictJSON", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "SafeArchiveTests", dependencies: ["SafeArchive", "ClientFoundation", "SignedManifest", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "DeltaPatchTests", dependencies: ["DeltaPatch", "ClientUpdater", "TestSupport"]),
         .testTarget(

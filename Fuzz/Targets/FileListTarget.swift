@@ -1,6 +1,7 @@
 import Foundation
 
 @testable import SafeArchive
+@testable import SignedArchive
 @testable import SignedManifest
 
 /// A delta update's file list as a device reads it: ``ReleaseFileList/parse(_:maxFiles:)``

@@ -168,15 +168,17 @@ import Testing
         var draft = ManifestSamples.draft()
         draft.size = Int64(bytes.count)
         draft.sha256 = Digest.hex(.sha256, of: bytes)
+        // What a signed manifest says of its archive, checked as the device checks a download.
+        func check(_ m: Manifest) throws -> ArchiveCheck { try ArchiveCheck.check(fileAt: path, size: m.size, sha256: m.sha256) }
         let m = try draft.signed(with: key)
-        #expect(try ArchiveCheck.check(fileAt: path, against: m) == .matches)
+        #expect(try check(m) == .matches)
         draft.size += 1
         #expect(
-            try ArchiveCheck.check(fileAt: path, against: try draft.signed(with: key))
+            try check(try draft.signed(with: key))
                 == .sizeMismatch(expected: Int64(bytes.count) + 1, actual: Int64(bytes.count)))
         draft.size -= 1
         draft.sha256 = String(repeating: "0", count: 64)
-        if case .hashMismatch(_, let actual) = try ArchiveCheck.check(fileAt: path, against: try draft.signed(with: key)) {
+        if case .hashMismatch(_, let actual) = try check(try draft.signed(with: key)) {
             #expect(actual == Digest.hex(.sha256, of: bytes))
         } else {
             Issue.record("expected a hash mismatch")

@@ -68,7 +68,7 @@ struct VerifyCommand: AsyncParsableCommand {
             }
             var result = summary(verified)
             if let archive {
-                let check = try ArchiveCheck.check(fileAt: archive, against: verified)
+                let check = try ArchiveCheck.check(fileAt: archive, size: verified.size, sha256: verified.sha256)
                 result["archive"] = .string(check == .matches ? "matches" : "mismatch")
                 if let failure = check.failureMessage {
                     if output.json { emit(result) }

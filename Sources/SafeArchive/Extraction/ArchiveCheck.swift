@@ -2,7 +2,7 @@ import ClientFoundation
 import Foundation
 
 /// The outcome of checking archive bytes against an expected `size` and `sha256` (a
-/// manifest's: SignedManifest adds `check(fileAt:against:)` for a `Manifest`).
+/// manifest's `size` and `sha256`, as the device checks a download).
 public enum ArchiveCheck: Sendable, Equatable {
     /// Length and SHA-256 match.
     case matches

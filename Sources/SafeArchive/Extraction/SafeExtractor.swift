@@ -1,4 +1,5 @@
 internal import CArchive
+import ClientFoundation
 import Foundation
 
 /// What a successful extraction produced.

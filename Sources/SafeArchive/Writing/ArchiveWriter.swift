@@ -1,4 +1,5 @@
 internal import CArchive
+import ClientFoundation
 import Foundation
 
 /// Writes a ``SourceTree`` as a reproducible archive through libarchive.

@@ -1,6 +1,5 @@
 import ClientFoundation
 import Foundation
-import SafeArchive
 import StrictJSON
 
 /// A verified `signed-client-v1` manifest (docs/formats.md#manifest).

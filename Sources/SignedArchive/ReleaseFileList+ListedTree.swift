@@ -1,4 +1,5 @@
 import SafeArchive
+import SignedManifest
 
 extension ReleaseFileList.File: ListedFile {}
 
