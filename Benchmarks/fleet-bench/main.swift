@@ -32,6 +32,7 @@
 // with a collector the reports and their bytes per phase, the guard's runs, the exposure
 // and the comparison of the collector's fleet summary with the simulation's own counts.
 import ArchivePublishing
+import ClientFoundation
 import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation

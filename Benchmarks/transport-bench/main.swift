@@ -9,6 +9,7 @@
 //
 // CA: a PEM file trusted instead of the system store (the bench's own CA for https:).
 // Prints the SHA-256 (download mode) on stdout; exits 1 with a message on failure.
+import ClientFoundation
 import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation

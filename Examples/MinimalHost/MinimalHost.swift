@@ -7,6 +7,7 @@
 // A real host points its web view at the folder and acknowledges once the page has
 // loaded; this one prints the folder and acknowledges at once.
 import ClientEngine
+import ClientFoundation
 import ClientUpdater
 import Foundation
 

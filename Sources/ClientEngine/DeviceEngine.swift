@@ -59,7 +59,7 @@ public struct DeviceEngine: Sendable {
     package let channel: any UpdateChannel
     public let updater: Updater
     /// The transport the engine chose: the host's (``Options/transport``), else
-    /// ``DefaultTransport`` with the root's `proxy` and `caFile`. The channel fetches through
+    /// `DefaultTransport` with the root's `proxy` and `caFile`. The channel fetches through
     /// it and fleet reports are sent through it: one transport per root.
     public let transport: any Transport
 

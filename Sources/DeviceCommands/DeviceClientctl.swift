@@ -1,4 +1,5 @@
 import ArgumentParser
+import ClientFoundation
 import CommandSupport
 import Foundation
 
@@ -35,7 +36,7 @@ public enum DeviceMain {
         if let first = CommandLine.arguments.dropFirst().first, releaseCommands.contains(first) {
             printError(
                 "clientctl: \(first) is a release command, not part of the device program: run it with the clientctl of a build machine")
-            exit(64)
+            exit(FailureKind.usage.exitCode)
         }
         await ClientctlRoot.main(DeviceClientctl.self)
     }

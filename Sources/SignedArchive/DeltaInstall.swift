@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 import DeltaPatch
 import Foundation

@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 
 /// The archive channel's part of a device root: `clients/`.

@@ -1,4 +1,5 @@
 import ArchivePublishing
+import ClientFoundation
 import ClientUpdater
 import Foundation
 import SignedManifest

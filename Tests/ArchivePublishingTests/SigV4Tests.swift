@@ -1,4 +1,5 @@
 import ArchivePublishing
+import ClientFoundation
 import Foundation
 import TestSupport
 import Testing

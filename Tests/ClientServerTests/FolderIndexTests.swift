@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientServer
 import ClientShim
 import ClientUpdater

@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation

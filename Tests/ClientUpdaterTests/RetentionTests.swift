@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 import Synchronization
 import TestSupport

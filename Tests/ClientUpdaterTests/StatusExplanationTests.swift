@@ -1,3 +1,4 @@
+import ClientFoundation
 import FleetReports
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 import Foundation
 import MeteorHotCodePush
@@ -142,7 +143,7 @@ import Testing
         } throws: { error in
             guard let e = error as? MeteorError else { return false }
             // A version mismatch (the server between two versions) is temporary: exit 75.
-            let status: ClientUpdater.FailureKind = message.hasPrefix("Version mismatch") ? .tempFail : .dataError
+            let status: ClientFoundation.FailureKind = message.hasPrefix("Version mismatch") ? .tempFail : .dataError
             return e.message.contains(message) && e.kind == status
         }
         #expect(h.state == before)

@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 import Foundation
 import TestSupport
@@ -19,7 +20,7 @@ import Testing
         f.faults.add(.status(status), path: path)
         let stateBefore = FileManager.default.contents(atPath: f.layout.state)
         let error = await #expect(throws: UpdaterError.self) { try await f.updater().install() }
-        let expected: ClientUpdater.FailureKind = Self.transient.contains(status) ? .unavailable : .dataError
+        let expected: ClientFoundation.FailureKind = Self.transient.contains(status) ? .unavailable : .dataError
         #expect(error?.kind == expected, "HTTP \(status) on \(path): \(String(describing: error))")
         #expect(error?.message.contains("HTTP \(status)") == true, "\(String(describing: error))")
         if Self.transient.contains(status) {
@@ -42,8 +43,8 @@ import Testing
         #expect(f.requests(to: "/stable/index.json").count == 1)
     }
 
-    @Test(arguments: [(503, ClientUpdater.FailureKind.unavailable), (403, .dataError)])
-    func otherIndexStatusesFailTheCheck(status: Int, expected: ClientUpdater.FailureKind) async throws {
+    @Test(arguments: [(503, ClientFoundation.FailureKind.unavailable), (403, .dataError)])
+    func otherIndexStatusesFailTheCheck(status: Int, expected: ClientFoundation.FailureKind) async throws {
         let f = try DeviceFixture()
         try f.publish("1.0.0", minShell: "2.0.0")
         f.faults.add(.status(status), path: "/stable/index.json")

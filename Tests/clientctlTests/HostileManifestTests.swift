@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 import Foundation
 import SignedManifest
@@ -18,7 +19,7 @@ import Testing
 
     /// Installs and expects a rejection whose message contains `expected`; checks the root.
     func expectRejected(
-        _ f: DeviceFixture, _ expected: String, exit: ClientUpdater.FailureKind = .dataError,
+        _ f: DeviceFixture, _ expected: String, exit: ClientFoundation.FailureKind = .dataError,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         let before = try f.snapshot()

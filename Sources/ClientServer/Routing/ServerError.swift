@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 
 /// An error from the local HTTP server behind `clientctl serve`.

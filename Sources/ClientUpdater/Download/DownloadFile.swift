@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// The file a ``Downloader`` writes: created `O_CREAT|O_EXCL` 0600, or reopened to resume

@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// Download policy on top of a ``Transport``: files streamed to disk with a digest,

@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// A channel's own keys of `config.json` (its feed URL, trusted keys, …), read and

@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// `<root>/config.json`: what a device root is for and whom it trusts.

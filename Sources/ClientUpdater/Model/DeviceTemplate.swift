@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// `device-template.json`: how a packaged app makes and keeps its device roots.

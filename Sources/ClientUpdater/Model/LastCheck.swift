@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// `<root>/last-check.json`: the outcome of the last update check, kept apart from

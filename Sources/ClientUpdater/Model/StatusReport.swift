@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// The `status --json` / `list --json` shape. Stable: fields may be added, never renamed.

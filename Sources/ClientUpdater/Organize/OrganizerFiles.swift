@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// File-system helpers of the ``Organizer``: URL path mapping, reading and writing (linking

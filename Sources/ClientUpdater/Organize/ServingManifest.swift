@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// What the server needs to know about an organized version, written by the

@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// Retention (docs/device-layout.md#retention): after a commit keep at most N installed versions.

@@ -1,4 +1,5 @@
 /// Pure selection and staging rules shared by both channels (docs/watchdog.md#selection).
+import ClientFoundation
 package enum Selection {
     /// The archive channel's seed rule: of the installed versions that are compatible
     /// with the shell and not blacklisted, the highest by SemVer precedence; `nil` means

@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// The startup watchdog (docs/watchdog.md#the-state-machine) as a pure state machine.

@@ -2,6 +2,7 @@
 ///
 /// Actions are performed in the order they are returned: `persist` always comes before
 /// `reload`, so a crash between the two leaves a state that the next start serves.
+import ClientFoundation
 package enum WatchdogAction: Sendable, Equatable {
     /// Write the edited ``DeviceState`` to `state.json`.
     case persist

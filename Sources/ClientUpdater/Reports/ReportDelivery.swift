@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// Where a device's fleet reports go (docs/fleet-reports.md#delivery): the collector's base

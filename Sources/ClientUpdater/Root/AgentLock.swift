@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// `<root>/agent.lock`: while an agent (`clientctl serve`, or a host app that called

@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// `<root>/device-id`: 128 random bits made once at `init` (32 lowercase hex characters),

@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// Free space on a device root's file system, and the rule that refuses a download that

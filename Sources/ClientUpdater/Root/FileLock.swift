@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// An advisory `flock(2)` lock on `<root>/lock`: one writer per root at a time.

@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// The one link-or-copy rule of the device root: the organizer places a version's files

@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// Creates a device root from a validated config (`clientctl init`).

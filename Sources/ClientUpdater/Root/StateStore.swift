@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// Reads and writes `state.json` atomically.

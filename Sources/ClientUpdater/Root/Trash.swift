@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// Crash-safe deletion of a folder tree: rename it to `.trash-*` in the same folder

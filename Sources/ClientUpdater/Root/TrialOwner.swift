@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// Who runs a watchdog trial, as persisted in ``DeviceState/Trial``.

@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientShim
 import Foundation
 

@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// What a lifecycle operation did: the `--json` shape of `reload`, `ack`, `rollback`

@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// An error from the channel-agnostic core: store, state, lock, transport, selection.

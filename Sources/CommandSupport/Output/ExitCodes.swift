@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 
 /// The one place where failures become process exit statuses, following BSD

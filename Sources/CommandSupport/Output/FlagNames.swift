@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 
 /// Says library errors in the command line's words: a ``FieldProblem`` names the flag the

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ClientFoundation
 import ClientUpdater
 import CommandSupport
 import Foundation

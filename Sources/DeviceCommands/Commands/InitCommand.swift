@@ -1,5 +1,6 @@
 import ArgumentParser
 import ClientEngine
+import ClientFoundation
 import ClientUpdater
 import ClientUpdaterHTTP
 import CommandSupport

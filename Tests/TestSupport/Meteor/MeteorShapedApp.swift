@@ -1,4 +1,5 @@
 internal import COpenSSL
+import ClientFoundation
 import ClientUpdater
 import Foundation
 

@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 import Foundation
 import SignedManifest
