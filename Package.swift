@@ -224,12 +224,18 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The rollout guard as a library: the rule, one pass and its outcome, the fleet and
+        // the clock injected (`clientctl rollout guard` is its adapter).
+        .target(
+            name: "RolloutGuard",
+            dependencies: ["ClientFoundation", "FleetReports", "SignedManifest", "StrictJSON", "ArchivePublishing"]
+        ),
         // ... and the release engineer's (keys, publishing, rollouts, packaging, the fleet).
         .target(
             name: "ReleaseCommands",
             dependencies: [
                 "CommandSupport", "ClientFoundation", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive",
-                "ArchivePublishing", "FleetReports", "FleetPage", "AppPackaging", "FleetCollector",
+                "ArchivePublishing", "FleetReports", "FleetPage", "AppPackaging", "FleetCollector", "RolloutGuard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -298,6 +304,9 @@ let package = Package(
         .testTarget(name: "ClientUpdaterHTTPTests", dependencies: ["ClientUpdaterHTTP", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "FleetReportsTests", dependencies: ["FleetReports", "StrictJSON"]),
+        .testTarget(
+            name: "RolloutGuardTests",
+            dependencies: ["RolloutGuard", "FleetReports", "ClientFoundation", "SignedManifest", "ArchivePublishing", "TestSupport"]),
         .testTarget(name: "FleetCollectorTests", dependencies: ["FleetCollector", "FleetReports", "CZstd", "SignedManifest", "TestSupport"]),
         .testTarget(name: "FleetPageTests", dependencies: ["FleetPage", "FleetReports", "TestSupport"]),
         .testTarget(name: "SignedManifestTests", dependencies: ["SignedManifest", "SafeArchive", "StrictJSON", "ClientUpdater", "TestSupport"]),

@@ -5,6 +5,7 @@ import ClientUpdater
 import CommandSupport
 import FleetReports
 import Foundation
+import RolloutGuard
 import SignedManifest
 import StrictJSON
 import Synchronization
@@ -104,8 +105,6 @@ struct RolloutGuardCommand: AsyncParsableCommand {
 
     /// The shortest and longest `--every`.
     static let everyRange: ClosedRange<Int64> = 1...86_400
-    /// A restriction that pauses the release is signed again when less than this is left.
-    static let renewal: TimeInterval = 86_400
 
     func validate() throws {
         guard (1...1_000_000).contains(minDevices) else { throw ValidationError("--min-devices must be 1 to 1000000, not \(minDevices)") }
@@ -118,17 +117,24 @@ struct RolloutGuardCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
+            let pusher = try push.map { try store.push(to: $0) }
+            let (releases, channel, destination) = (out, self.channel, push ?? "")
+            var afterHalt: (@Sendable () async throws -> String)?
+            if let pusher {
+                afterHalt = { PushCommand.summary(try await pusher.push(folder: releases, channel: channel), destination: destination) }
+            }
+            var trustedBefore: Date?
+            if let historyBefore {
+                guard let date = RFC3339.parse(historyBefore) else {
+                    throw CommandError(.invalidArgument, "--history-before \(historyBefore): not an RFC 3339 time like 2026-12-01T00:00:00Z")
+                }
+                trustedBefore = date
+            }
+            let client = CollectorClient(collector: try Self.collectorURL(collector), token: try FleetQuery.token(file: tokenFile))
             let guardian = RolloutGuardPass(
-                releases: out, channel: channel, collector: try Self.collectorURL(collector), token: try FleetQuery.token(file: tokenFile),
-                signers: try signing.signers(),
+                releases: out, channel: channel, fleet: CollectorGuardFleet(client: client), signers: try signing.signers(),
                 options: RolloutGuardRule.Options(maxFailureRate: maxFailureRate.value, minDevices: minDevices, baseline: baseline),
-                revoke: revoke, push: try push.map { try store.push(to: $0) }, pushDestination: push ?? "",
-                historyBefore: try historyBefore.map { text in
-                    guard let date = RFC3339.parse(text) else {
-                        throw CommandError(.invalidArgument, "--history-before \(text): not an RFC 3339 time like 2026-12-01T00:00:00Z")
-                    }
-                    return date
-                })
+                revoke: revoke, historyBefore: trustedBefore, afterHalt: afterHalt)
             guard let every, let seconds = RolloutArgument.seconds(every) else {
                 let outcome = try await guardian.run()
                 show(outcome)
@@ -165,7 +171,7 @@ struct RolloutGuardCommand: AsyncParsableCommand {
         }
     }
 
-    func show(_ outcome: RolloutGuardPass.Outcome) {
+    func show(_ outcome: GuardOutcome) {
         if output.json {
             Console.out(outcome.jsonLine())
         } else {
@@ -203,204 +209,22 @@ final class StopRequest: Sendable {
     var requested: Bool { flag.withLock { $0 } }
 }
 
-/// One pass of the guard: read the folder, ask the collector, decide, halt and push when
-/// the rule says so. Nothing is written before the collector answered.
-struct RolloutGuardPass {
-    var releases: String
-    var channel: String
-    var collector: URL
-    var token: String
-    var signers: [any DocumentSigner]
-    var options: RolloutGuardRule.Options
-    var revoke: Bool
-    var push: ReleasePush?
-    var pushDestination: String
-    /// `--history-before`: under open admission, devices first heard from after it do not count.
-    var historyBefore: Date?
+/// The collector's `GET /v1/guard` as the guard's fleet.
+struct CollectorGuardFleet: GuardFleet {
+    let client: CollectorClient
 
-    /// What a pass found and did.
-    struct Outcome: Sendable {
-        enum Action: String, Sendable, Codable {
-            case hold
-            case halted
-            case alreadyHalted = "already-halted"
-        }
-        var app: String
-        var channel: String
-        var action: Action
-        var decision: RolloutGuardRule.Decision
-        /// The restriction in force after the pass, when halted.
-        var restriction: Restriction?
-        /// Push's one-line report, with --push.
-        var pushed: String?
-
-        var halted: Bool { action != .hold }
-
-        /// The one line: the version, the counts, the rule, what was done.
-        var line: String {
-            let verb: String
-            switch action {
-            case .hold: verb = "holds"
-            case .halted: verb = "halted"
-            case .alreadyHalted: verb = "already halted"
-            }
-            var text = "\(app) \(decision.version) on \(channel): \(verb): \(decision.details)"
-            if let restriction {
-                text += "; restriction.json pauses it"
-                if !restriction.revoked.isEmpty { text += " and revokes \(restriction.revoked.map(\.description).joined(separator: ", "))" }
-                text += " until \(RFC3339.format(restriction.expires))"
-                if action == .halted { text += " (\(SigningOptions.signedBy(restriction.signatures)))" }
-            }
-            if let pushed { text += "; " + pushed }
-            return text
-        }
-
-        /// The `--json` object, on one line.
-        func jsonLine() -> Data {
-            struct Shape: Encodable {
-                var app: String
-                var channel: String
-                var version: String
-                var action: Action
-                var verdict: RolloutGuardRule.Verdict
-                var rule: RolloutGuardRule.Rule
-                var failed: Int
-                var trials: Int
-                var rate: Double?
-                var lowerBound: Double?
-                var limit: Double
-                var minDevices: Int
-                var baseline: RolloutGuardRule.Baseline?
-                var ignored: [String]
-                var ignoredVersions: Int
-                var restriction: RestrictionShape?
-                var pushed: String?
-                var trust: String?
-                var trustedBefore: String?
-                var since: String?
-                var untrusted: Int
-            }
-            struct RestrictionShape: Encodable {
-                var paused: Bool
-                var revoked: [String]
-                var expires: String
-                var keyIds: [String]
-            }
-            let d = decision
-            let shape = Shape(
-                app: app, channel: channel, version: d.version, action: action, verdict: d.verdict, rule: d.rule, failed: d.failed,
-                trials: d.trials, rate: d.rate, lowerBound: d.lowerBound, limit: d.limit, minDevices: d.minDevices, baseline: d.baseline,
-                ignored: d.ignored, ignoredVersions: d.ignored.count,
-                restriction: restriction.map {
-                    RestrictionShape(
-                        paused: $0.paused, revoked: $0.revoked.map(\.description), expires: RFC3339.format($0.expires),
-                        keyIds: $0.signatures.map(\.keyId))
-                }, pushed: pushed, trust: d.trust, trustedBefore: d.trustedBefore.map(RFC3339.format), since: d.since.map(RFC3339.format),
-                untrusted: d.untrusted)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            let data = (try? encoder.encode(shape)) ?? Data("{}".utf8)
-            return data + Data("\n".utf8)
-        }
-    }
-
-    var folder: String { releases + "/" + channel }
-
-    /// The current manifest (validated; the guard signs nothing of it).
-    /// - Throws: ``CommandError`` `.notFound` without one; its parse errors (65).
-    func manifest() throws -> Manifest {
-        let path = folder + "/manifest.json"
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw CommandError(.notFound, "\(path) does not exist: publish a release on channel \(channel) first")
-        }
-        let object = try StrictJSON.parseObject(data, limits: .manifest, source: path)
-        return try Manifest.validate(object).mapError { $0.error(context: path) }.get()
-    }
-
-    /// Every version the channel published: its `index.json` entries and its manifest's.
-    func published(current: Manifest) throws -> Set<Version> {
-        let path = folder + "/index.json"
-        var versions: Set<Version> = [current.version]
-        guard let data = FileManager.default.contents(atPath: path) else { return versions }
-        let index = try ReleaseIndex.parse(data, source: path)
-        for entry in index.releases {
-            if let text = entry["version"]?.stringValue, let v = Version(text) { versions.insert(v) }
-        }
-        return versions
-    }
-
-    /// The restriction in force for `manifest` as devices would judge it, or nil (none,
-    /// another manifest's, expired, or one devices would refuse: then it is replaced).
-    func restrictionInForce(for manifest: Manifest, now: Date) -> Restriction? {
-        let path = folder + "/restriction.json"
-        guard let data = FileManager.default.contents(atPath: path), let root = try? ReleaseRoots.newest(inChannelFolder: folder),
-            case .inForce(let r)? = try? Restriction.check(data, for: manifest, root: root, now: now, source: path)
-        else { return nil }
-        return r
-    }
-
-    /// The guard's window on the reports (docs/fleet-reports.md#the-rollout-guard): under
-    /// open admission only devices heard from before the release's rollout began count
-    /// (`--history-before`, else the rollout's start or the release's publication, whichever
-    /// is earlier, and no later than a halt of this version); after a person resumed a rollout
-    /// the guard halted (the manifest re-signed after the halt's restriction), only reports
-    /// received since the resume count, so the same figures do not halt it again.
-    func window(for manifest: Manifest) -> (trustedBefore: Date, since: Date?) {
-        var began = [manifest.published] + (manifest.rollout?.start.map { [$0] } ?? [])
-        var since: Date?
-        if let data = FileManager.default.contents(atPath: folder + "/restriction.json"),
-            let halt = try? Restriction.parse(data, source: folder + "/restriction.json"), halt.version == manifest.version, halt.paused
-        {
-            began.append(halt.issued)
-            if !halt.restricts(manifest), manifest.published > halt.issued { since = manifest.published }
-        }
-        return (historyBefore ?? began.min() ?? manifest.published, since)
-    }
-
-    static func millis(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
-
-    func run() async throws -> Outcome {
-        let manifest = try manifest()
-        let published = try published(current: manifest)
-        let (trustedBefore, since) = window(for: manifest)
-        var versions = [manifest.version.description]
-        if options.baseline, let previous = published.filter({ $0 < manifest.version }).max() { versions.append(previous.description) }
-        var query = [URLQueryItem(name: "app", value: manifest.app), URLQueryItem(name: "channel", value: manifest.channel)]
-        query += versions.map { URLQueryItem(name: "version", value: $0) }
-        query.append(URLQueryItem(name: "trusted-before", value: String(Self.millis(trustedBefore))))
-        if let since { query.append(URLQueryItem(name: "since", value: String(Self.millis(since)))) }
-        let data = try await CollectorClient(collector: collector, token: token).get("v1/guard", query)
-        let figures: GuardFigures
+    func figures(_ query: GuardQuery) async throws -> GuardFigures {
+        var items = [URLQueryItem(name: "app", value: query.app), URLQueryItem(name: "channel", value: query.channel)]
+        items += query.versions.map { URLQueryItem(name: "version", value: $0) }
+        items.append(URLQueryItem(name: "trusted-before", value: String(Self.millis(query.trustedBefore))))
+        if let since = query.since { items.append(URLQueryItem(name: "since", value: String(Self.millis(since)))) }
+        let data = try await client.get("v1/guard", items)
         do {
-            figures = try CollectorClient.decoder().decode(GuardFigures.self, from: data)
+            return try CollectorClient.decoder().decode(GuardFigures.self, from: data)
         } catch {
             throw CommandError(.rejected, "GET v1/guard: the answer is not the guard's figures (\(error))")
         }
-        let decision = RolloutGuardRule.decide(figures: figures, version: manifest.version, published: published, options: options)
-        var outcome = Outcome(app: manifest.app, channel: channel, action: .hold, decision: decision)
-        guard decision.verdict == .halt else { return outcome }
-
-        let now = Date(timeIntervalSince1970: floor(Date().timeIntervalSince1970))
-        let existing = restrictionInForce(for: manifest, now: now)
-        if let existing, existing.paused, !revoke || existing.revoked.contains(manifest.version),
-            existing.expires.timeIntervalSince(now) > RolloutGuardCommand.renewal || manifest.expires.map({ existing.expires >= $0 }) == true
-        {
-            outcome.action = .alreadyHalted
-            outcome.restriction = existing
-        } else {
-            // Keep what an earlier restriction of this manifest held back (a person's cap
-            // or revocations): each restriction replaces the previous one.
-            var revoked = existing?.revoked ?? []
-            if revoke && !revoked.contains(manifest.version) { revoked.append(manifest.version) }
-            outcome.restriction = try await ChannelRestrictor.restrict(
-                RestrictionRequest(pause: true, percent: existing?.percent, revoke: revoked, release: manifest.version), releases: releases,
-                channel: channel,
-                signers: signers, now: now)
-            outcome.action = .halted
-        }
-        if let push {
-            outcome.pushed = PushCommand.summary(try await push.push(folder: releases, channel: channel), destination: pushDestination)
-        }
-        return outcome
     }
+
+    static func millis(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
 }

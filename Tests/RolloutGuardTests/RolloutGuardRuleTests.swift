@@ -1,6 +1,7 @@
 import ClientFoundation
 import FleetReports
 import Foundation
+import RolloutGuard
 import Testing
 
 /// `RolloutGuardRule`: when the fleet's figures halt a rollout, without a collector.

@@ -1,4 +1,5 @@
 import ClientFoundation
+import FleetReports
 import Foundation
 
 /// The decision of `clientctl rollout guard`: does the fleet say that the release being

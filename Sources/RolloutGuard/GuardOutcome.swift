@@ -1,0 +1,99 @@
+import ClientFoundation
+import Foundation
+import SignedManifest
+import StrictJSON
+
+/// What a pass of the guard found and did.
+public struct GuardOutcome: Sendable {
+    /// What the pass did.
+    public enum Action: String, Sendable, Codable {
+        case hold
+        case halted
+        case alreadyHalted = "already-halted"
+    }
+    public var app: String
+    public var channel: String
+    public var action: Action
+    public var decision: RolloutGuardRule.Decision
+    /// The restriction in force after the pass, when halted.
+    public var restriction: Restriction?
+    /// Push's one-line report, when the pass pushed the channel.
+    public var pushed: String?
+
+    /// Halted now or already: `rollout guard` exits 3.
+    public var halted: Bool { action != .hold }
+
+    /// The one line: the version, the counts, the rule, what was done.
+    public var line: String {
+        let verb: String
+        switch action {
+        case .hold: verb = "holds"
+        case .halted: verb = "halted"
+        case .alreadyHalted: verb = "already halted"
+        }
+        var text = "\(app) \(decision.version) on \(channel): \(verb): \(decision.details)"
+        if let restriction {
+            text += "; restriction.json pauses it"
+            if !restriction.revoked.isEmpty { text += " and revokes \(restriction.revoked.map(\.description).joined(separator: ", "))" }
+            text += " until \(RFC3339.format(restriction.expires))"
+            if action == .halted { text += " (\(Self.signedBy(restriction.signatures)))" }
+        }
+        if let pushed { text += "; " + pushed }
+        return text
+    }
+
+    /// The `--json` object, on one line.
+    public func jsonLine() -> Data {
+        struct Shape: Encodable {
+            var app: String
+            var channel: String
+            var version: String
+            var action: Action
+            var verdict: RolloutGuardRule.Verdict
+            var rule: RolloutGuardRule.Rule
+            var failed: Int
+            var trials: Int
+            var rate: Double?
+            var lowerBound: Double?
+            var limit: Double
+            var minDevices: Int
+            var baseline: RolloutGuardRule.Baseline?
+            var ignored: [String]
+            var ignoredVersions: Int
+            var restriction: RestrictionShape?
+            var pushed: String?
+            var trust: String?
+            var trustedBefore: String?
+            var since: String?
+            var untrusted: Int
+        }
+        struct RestrictionShape: Encodable {
+            var paused: Bool
+            var revoked: [String]
+            var expires: String
+            var keyIds: [String]
+        }
+        let d = decision
+        let shape = Shape(
+            app: app, channel: channel, version: d.version, action: action, verdict: d.verdict, rule: d.rule, failed: d.failed,
+            trials: d.trials, rate: d.rate, lowerBound: d.lowerBound, limit: d.limit, minDevices: d.minDevices, baseline: d.baseline,
+            ignored: d.ignored, ignoredVersions: d.ignored.count,
+            restriction: restriction.map {
+                RestrictionShape(
+                    paused: $0.paused, revoked: $0.revoked.map(\.description), expires: RFC3339.format($0.expires),
+                    keyIds: $0.signatures.map(\.keyId))
+            }, pushed: pushed, trust: d.trust, trustedBefore: d.trustedBefore.map(RFC3339.format), since: d.since.map(RFC3339.format),
+            untrusted: d.untrusted)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let data = (try? encoder.encode(shape)) ?? Data("{}".utf8)
+        return data + Data("\n".utf8)
+    }
+
+    /// The keys that signed a restriction, each once, in order.
+    static func signedBy(_ signatures: [DocumentSignature]) -> String {
+        var seen: Set<String> = []
+        let ids = signatures.map(\.keyId).filter { seen.insert($0).inserted }
+        return "signed by \(ids.count == 1 ? "key" : "keys") \(ids.joined(separator: ", "))"
+    }
+}
