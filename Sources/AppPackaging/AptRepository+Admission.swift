@@ -26,7 +26,6 @@ extension AptRepository {
         guard (0...100).contains(percent) else { throw PackageError(.invalidArgument, "a phase is 0 to 100 percent, not \(percent)") }
     }
 
-
     /// The .deb's control fields; refused unless `clientctl package` made it.
     static func inspect(_ path: String) throws -> Deb {
         var st = stat()

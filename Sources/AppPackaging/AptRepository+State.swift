@@ -21,7 +21,6 @@ extension AptRepository {
         return state
     }
 
-
     /// `phases` with `package` of `suite` at `percent`.
     static func setting(_ phases: [String: [String: Int]]?, suite: String, package: String, to percent: Int) -> [String: [String: Int]] {
         var phases = phases ?? [:]
