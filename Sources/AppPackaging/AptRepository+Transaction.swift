@@ -117,17 +117,15 @@ extension AptRepository {
     static func withLock<T>(_ repo: String, _ body: () throws -> T) throws -> T {
         let parent = (repo as NSString).deletingLastPathComponent
         try AtomicFile.makeDirectory(parent)
-        let fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw PackageError(.io, "cannot open \(parent): \(String(cString: strerror(errno)))") }
-        defer { close(fd) }
-        let deadline = Date().addingTimeInterval(60)
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK, Date() < deadline else {
-                throw PackageError(.busy, "another clientctl repo is changing a repository in \(parent): try again")
-            }
-            usleep(100_000)
+        let held: Flock?
+        do {
+            held = try Flock.waiting(parent, .folder, seconds: 60, firstDelay: 0.1, maxDelay: 0.1)
+        } catch .cannotOpen(let err), .cannotLock(let err) {
+            throw PackageError(.io, "cannot lock \(parent): \(String(cString: strerror(err)))")
+        } catch {
+            throw PackageError(.io, "cannot lock \(parent): \(error)")
         }
-        defer { flock(fd, LOCK_UN) }
-        return try body()
+        guard let held else { throw PackageError(.busy, "another clientctl repo is changing a repository in \(parent): try again") }
+        return try withExtendedLifetime(held) { try body() }
     }
 }

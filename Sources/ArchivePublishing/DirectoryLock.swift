@@ -1,21 +1,25 @@
+import ClientFoundation
 import Foundation
 import SignedManifest
 
-/// An exclusive `flock` on a folder (nothing is written into the release folder).
+/// An exclusive lock on a folder (nothing is written into the release folder): one
+/// attempt of ClientFoundation's one `flock`, busy at once when another publish holds it.
 struct DirectoryLock {
-    let fd: Int32
+    private let held: Flock
 
     init(_ path: String) throws {
-        fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard fd >= 0 else { throw ArchivePublishingError(.io, "cannot open \(path): \(String(cString: strerror(errno)))") }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            close(fd)
-            throw ArchivePublishingError(.busy, "\(path) is being published by another clientctl process; retry later")
+        let held: Flock?
+        do {
+            held = try Flock.attempt(path, .folder)
+        } catch .cannotOpen(let err), .cannotLock(let err) {
+            throw ArchivePublishingError(.io, "cannot lock \(path): \(String(cString: strerror(err)))")
+        } catch {
+            throw ArchivePublishingError(.io, "cannot lock \(path): \(error)")
         }
+        guard let held else { throw ArchivePublishingError(.busy, "\(path) is being published by another clientctl process; retry later") }
+        self.held = held
     }
 
-    func release() {
-        flock(fd, LOCK_UN)
-        close(fd)
-    }
+    /// Releases the lock now (it also goes with the last copy of the value).
+    func release() { held.release() }
 }

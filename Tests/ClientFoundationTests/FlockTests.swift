@@ -1,0 +1,54 @@
+import ClientFoundation
+import Foundation
+import TestSupport
+import Testing
+
+/// ClientFoundation's one `flock`, judged against util-linux's `flock(1)` in another
+/// process: what one holds, the other cannot take, and a release or the holder's end frees it.
+@Suite struct FlockTests {
+    /// `flock --exclusive --nonblock PATH true`: 0 when it could take the lock, 1 when held.
+    static func otherProcessCanLock(_ path: String) async throws -> Bool {
+        let run = try await Subprocess.run("flock", ["--exclusive", "--nonblock", path, "true"])
+        return run.status == 0
+    }
+
+    @Test func aHeldLockFileIsRefusedToOthersUntilReleased() async throws {
+        let tmp = try TemporaryDirectory("flock")
+        let lock = try #require(try Flock.attempt(tmp("lock"), .file))
+        #expect(try await !Self.otherProcessCanLock(tmp("lock")), "flock(1) took a lock we hold")
+        #expect(try Flock.attempt(tmp("lock"), .file) == nil, "a second descriptor of ours is refused too")
+        lock.release()
+        lock.release()  // again: nothing
+        #expect(try await Self.otherProcessCanLock(tmp("lock")))
+    }
+
+    @Test func aFolderIsLockedWithoutWritingIntoIt() async throws {
+        let tmp = try TemporaryDirectory("flock-folder")
+        try FileManager.default.createDirectory(atPath: tmp("releases"), withIntermediateDirectories: true)
+        do {
+            let lock = try #require(try Flock.waiting(tmp("releases"), .folder, seconds: 1))
+            #expect(try await !Self.otherProcessCanLock(tmp("releases")))
+            withExtendedLifetime(lock) {}
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: tmp("releases")).isEmpty)
+        #expect(try await Self.otherProcessCanLock(tmp("releases")), "the lock went with the value")
+    }
+
+    @Test func aWaiterGivesUpAtItsDeadline() throws {
+        let tmp = try TemporaryDirectory("flock-wait")
+        let held = try #require(try Flock.attempt(tmp("lock"), .file))
+        #expect(try Flock.waiting(tmp("lock"), .file, seconds: 0.2) == nil)
+        held.release()
+        #expect(try Flock.waiting(tmp("lock"), .file, seconds: 0.2) != nil)
+    }
+
+    @Test func aPlantedSymlinkOrFIFOIsNeverOpened() throws {
+        let tmp = try TemporaryDirectory("flock-planted")
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: tmp("target")))
+        #expect(symlink(tmp("target"), tmp("lock")) == 0)
+        #expect(throws: Flock.Failure.symlink) { try Flock.attempt(tmp("lock"), .file) }
+        #expect(mkfifo(tmp("fifo"), 0o644) == 0)
+        #expect(throws: Flock.Failure.notRegularFile) { try Flock.attempt(tmp("fifo"), .file) }
+        #expect(try String(contentsOfFile: tmp("target"), encoding: .utf8) == "keep")
+    }
+}
