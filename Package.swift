@@ -193,6 +193,9 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // The shell's pure rules, free of GTK and WebKit (the rollback watch, the first-version
+        // latch, the line throttle): tested on their own, on injected clocks.
+        .target(name: "ShellRules"),
         // The native Linux shell: one GTK window, one WebKitGTK view, the client served through
         // the app: URI scheme by the serving core, the page bridged to the engine in-process.
         // The shell's code is a library (Sources/ClientctlShellApp), so one program can hold it
@@ -200,7 +203,8 @@ let package = Package(
         .target(
             name: "ClientctlShellApp",
             dependencies: [
-                "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientShim", "ClientServer", "ServingCore", "ShellLoopback", "CWebKitGTK",
+                "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientShim", "ClientServer", "ServingCore", "ShellLoopback", "ShellRules",
+                "CWebKitGTK",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -343,6 +347,8 @@ let package = Package(
                 "TestSupport",
             ]),
         .testTarget(name: "ClientctlShellTests", dependencies: ["TestSupport"]),
+        .testTarget(name: "ShellRulesTests", dependencies: ["ShellRules"]),
+        .testTarget(name: "ServingCoreTests", dependencies: ["ServingCore"]),
         .testTarget(name: "AppPackagingTests", dependencies: ["AppPackaging", "ClientFoundation", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,6 +1,7 @@
 internal import CWebKitGTK
 import Foundation
 import ServingCore
+import ShellRules
 
 /// The `app://<appId>/` URI scheme: the client served to the web view without a port,
 /// by the same serving core as `clientctl serve` (docs/native-shell.md#the-app-scheme).

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import ServingCore
 import ShellLoopback
+import ShellRules
 import Synchronization
 
 /// `--origin loopback`: the client served to the view over HTTP on 127.0.0.1 by the

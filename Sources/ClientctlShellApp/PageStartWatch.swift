@@ -1,6 +1,7 @@
 internal import CWebKitGTK
 import ClientUpdater
 import Foundation
+import ShellRules
 
 /// Carries out ``RollbackWatch``'s rule in the shell (docs/native-shell.md#a-page-that-does-not-start):
 /// arms it when a rollback lands on a committed version (or the shell starts on one), runs

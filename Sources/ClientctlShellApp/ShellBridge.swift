@@ -1,6 +1,7 @@
 import ClientServer
 import ClientUpdater
 import ServingCore
+import ShellRules
 
 /// The engine's ``HostBridge`` in the shell: a new base path loads that version into the
 /// serving core behind the `app:` scheme (one pointer flip); a reload loads the app's start

@@ -7,6 +7,7 @@ import ClientUpdater
 import Foundation
 import Logging
 import ServingCore
+import ShellRules
 import Synchronization
 
 /// One run of the shell: opens the root, builds the window, starts the engine, runs GTK's

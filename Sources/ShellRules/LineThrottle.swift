@@ -4,18 +4,18 @@ import Synchronization
 /// fill the shell's output (and a supervisor's journal) with one line per refused call,
 /// and a single refusal is always printed. A token bucket: ``burst`` tokens, one more
 /// every second.
-final class LineThrottle: Sendable {
+package final class LineThrottle: Sendable {
     /// Lines admitted at once after a quiet spell.
-    let burst: Double
+    package let burst: Double
     private let state: Mutex<(tokens: Double, at: ContinuousClock.Instant?)>
 
-    init(burst: Int = 5) {
+    package init(burst: Int = 5) {
         self.burst = Double(burst)
         state = Mutex((Double(burst), nil))
     }
 
     /// Whether a line may be written at `now` (it takes a token).
-    func admit(now: ContinuousClock.Instant = .now) -> Bool {
+    package func admit(now: ContinuousClock.Instant = .now) -> Bool {
         state.withLock { state in
             if let at = state.at {
                 let elapsed = now - at

@@ -17,9 +17,9 @@
 ///
 /// Pure and clock-injected (monotonic seconds in, decisions out): the shell's
 /// `PageStartWatch` runs the timer and carries the steps out on the main thread.
-struct RollbackWatch: Sendable, Equatable {
+package struct RollbackWatch: Sendable, Equatable {
     /// What the shell does at a step.
-    enum Remedy: String, Sendable, Equatable {
+    package enum Remedy: String, Sendable, Equatable {
         /// Load the page again.
         case reload
         /// Clear the app's website data, then load the page again.
@@ -29,7 +29,7 @@ struct RollbackWatch: Sendable, Equatable {
     }
 
     /// Why the page is being watched.
-    enum Cause: String, Sendable, Equatable {
+    package enum Cause: String, Sendable, Equatable {
         /// A failed or revoked trial reverted to this version.
         case rollback
         /// The shell started on this committed version.
@@ -37,20 +37,20 @@ struct RollbackWatch: Sendable, Equatable {
     }
 
     /// One step of the rule: what to report and do.
-    struct Step: Sendable, Equatable {
+    package struct Step: Sendable, Equatable {
         /// The version whose page did not start.
-        var version: String
+        package var version: String
         /// 1, 2 or 3.
-        var number: Int
-        var remedy: Remedy
+        package var number: Int
+        package var remedy: Remedy
         /// `no-acknowledgement`, or `page-error` when the page threw before it.
-        var reason: String
+        package var reason: String
         /// The page's first uncaught error since its last load, if any.
-        var pageError: String?
+        package var pageError: String?
         /// Why the page was watched.
-        var cause: Cause
+        package var cause: Cause
         /// Seconds since the load the step gives up on.
-        var waited: Double
+        package var waited: Double
     }
 
     /// The version watched, and where its rule is.
@@ -65,23 +65,23 @@ struct RollbackWatch: Sendable, Equatable {
     }
 
     /// Seconds a page has to acknowledge (the engine's startup timeout).
-    let timeout: Double
+    package let timeout: Double
     private var watched: Watched?
 
-    init(timeout: Double) {
+    package init(timeout: Double) {
         self.timeout = timeout
     }
 
     /// The version watched, if any.
-    var version: String? { watched?.version }
+    package var version: String? { watched?.version }
     /// Steps taken for the watched version.
-    var steps: Int { watched?.steps ?? 0 }
+    package var steps: Int { watched?.steps ?? 0 }
     /// When the next step is due (monotonic seconds), `nil` when nothing is watched.
-    var deadline: Double? { watched.map { $0.since + timeout } }
+    package var deadline: Double? { watched.map { $0.since + timeout } }
 
     /// The page of `version` is loading for `cause` at `now`: watch it. A version already
     /// watched keeps its steps (a second rollback onto it does not start the rule over).
-    mutating func watch(_ version: String, cause: Cause, now: Double) {
+    package mutating func watch(_ version: String, cause: Cause, now: Double) {
         if let watched, watched.version == version {
             self.watched?.since = now
             self.watched?.pageError = nil
@@ -91,13 +91,13 @@ struct RollbackWatch: Sendable, Equatable {
     }
 
     /// A trial started (the engine's watchdog owns that page), or the seed runs: stop.
-    mutating func stop() {
+    package mutating func stop() {
         watched = nil
     }
 
     /// The page of `version` acknowledged: it started. Returns the steps it took, `nil`
     /// when `version` was not watched (an old page's late message changes nothing).
-    mutating func acknowledged(_ version: String?) -> Int? {
+    package mutating func acknowledged(_ version: String?) -> Int? {
         guard let watched, let version, version == watched.version else { return nil }
         self.watched = nil
         return watched.steps
@@ -105,7 +105,7 @@ struct RollbackWatch: Sendable, Equatable {
 
     /// The watched page threw (an uncaught `error` or `unhandledrejection`) before it
     /// acknowledged: kept, the first one only, as the cause a step reports.
-    mutating func pageError(_ message: String, version: String?) {
+    package mutating func pageError(_ message: String, version: String?) {
         guard let version, version == watched?.version, watched?.pageError == nil else { return }
         watched?.pageError = String(message.prefix(300))
     }
@@ -113,7 +113,7 @@ struct RollbackWatch: Sendable, Equatable {
     /// The step due at `now`, if the deadline passed: the watch counts it and, for a
     /// reload or a cleared storage, waits `timeout` again from `now` (the page's new load);
     /// after ``Remedy/seed`` nothing is watched.
-    mutating func due(now: Double) -> Step? {
+    package mutating func due(now: Double) -> Step? {
         guard var current = watched, now >= current.since + timeout else { return nil }
         current.steps += 1
         let remedy: Remedy = current.steps == 1 ? .reload : current.steps == 2 ? .clearStorage : .seed

@@ -4,15 +4,17 @@ import Synchronization
 /// Opens once the engine has chosen the first version to serve. The view starts loading
 /// the app at once, in parallel with the engine's start-up (its web and network processes
 /// start meanwhile); scheme requests that arrive before the version is known wait here.
-final class FirstVersionLatch: Sendable {
+package final class FirstVersionLatch: Sendable {
     private struct State {
         var isOpen = false
         var waiting: [CheckedContinuation<Void, Never>] = []
     }
     private let state = Mutex(State())
 
+    package init() {}
+
     /// Returns once the latch is open.
-    func wait() async {
+    package func wait() async {
         await withCheckedContinuation { continuation in
             let resumeNow = state.withLock { state -> Bool in
                 if state.isOpen { return true }
@@ -24,7 +26,7 @@ final class FirstVersionLatch: Sendable {
     }
 
     /// Opens the latch (again is a no-op) and lets every waiting request go on.
-    func open() {
+    package func open() {
         let released = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.isOpen = true
             defer { state.waiting = [] }
@@ -36,7 +38,7 @@ final class FirstVersionLatch: Sendable {
 
 extension FirstVersionLatch {
     /// Returns once the latch is open or `limit` has passed, whichever comes first.
-    func wait(atMost limit: Duration) async {
+    package func wait(atMost limit: Duration) async {
         let resumed = Mutex(false)
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumeOnce: @Sendable () -> Void = {

@@ -1,1 +1,0 @@
-../../Sources/ClientctlShellApp/RollbackWatch.swift
