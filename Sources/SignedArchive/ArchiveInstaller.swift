@@ -7,7 +7,9 @@ import SignedManifest
 import StrictJSON
 
 /// One update check of the signed-archive channel, step by step (docs/formats.md#device-policy, docs/device-layout.md#crash-safety-protocol):
-/// manifest → verify → policy → (index.json fallback) → download → unpack → promote.
+/// manifest → verify → policy → (index.json fallback) → download → unpack → promote. The
+/// first step, the feed (the manifest or its 304, the trust roots, the restriction), is
+/// ``readFeed(state:deferred:)``.
 ///
 /// Every failure throws before anything is promoted; `state` is changed only on the
 /// success path (the caller persists it only then).
@@ -19,74 +21,17 @@ struct ArchiveInstaller {
     var config: DeviceConfig { channel.config }
 
     func run(state: inout DeviceState) async throws -> CheckOutcome {
-        guard let manifestURL = URL(string: channel.settings.manifestURL) else {
-            throw SignedArchiveError(.configInvalid, "\(layout.config) has no manifestURL")
-        }
-        let downloader = channel.downloader
-        let refresh = TrustRefresh(store: channel.trust, downloader: downloader, manifestURL: manifestURL, now: channel.now())
-        let fetched = try await downloader.fetchSmall(manifestURL, cap: 64 * 1024, ifNoneMatch: state.archive.manifestETag)
-        let body: Data
-        let etag: String?
-        let verifier: ManifestVerifier
         var deferred = DeferredManifest(layout: layout)
         defer { deferred.finish() }
-        // The rollout role's restriction (docs/formats.md#restrictions): read at every check
-        // of a device whose root has that role — one more conditional request, a 304 or a
-        // 404 while nothing changes — because a halt must reach devices whose manifest did not change.
-        let restrictions = KeptRestriction(layout: layout, downloader: downloader, manifestURL: manifestURL)
-        func fetchRestriction(_ root: TrustRoot, state: inout DeviceState) async throws -> KeptRestriction.Fetched? {
-            guard root.rollout != nil else { return nil }
-            let fetched = try await restrictions.fetch(etag: state.archive.restrictionETag)
-            state.archive.restrictionETag = fetched.etag
-            return fetched
+        let feed: FeedRead
+        switch try await readFeed(state: &state, deferred: deferred) {
+        case .unchanged(let why): return .upToDate(why)
+        case .read(let read): feed = read
         }
-        let restrictionFetch: KeptRestriction.Fetched?
-        switch fetched {
-        case .fetched(let fresh, let freshETag):
-            body = fresh
-            etag = freshETag
-            // Roots before a new manifest is read (TUF §5.3): it is verified with the newest
-            // trusted root, so a root that retired a stolen key is in force first.
-            verifier = ManifestVerifier(root: try await refresh.run())
-            restrictionFetch = try await fetchRestriction(verifier.root, state: &state)
-        default:
-            // A 304 needs no root walk (one request per idle check); an expired root is
-            // still walked and refused as on any check. A release this device's rollout
-            // place did not admit yet is decided again from its kept manifest: time moves
-            // the rollout's steps, the manifest stays the same.
-            try await refresh.runIfExpired()
-            let current = ManifestVerifier(root: try channel.trust.current())
-            restrictionFetch = try await fetchRestriction(current.root, state: &state)
-            let kept = deferred.read()
-            if kept == nil, restrictionFetch?.changed != true {
-                return .upToDate("up to date (manifest not modified since the last check)")
-            }
-            if let kept, current.verify(bytes: kept, source: layout.deferredManifest).manifest != nil {
-                body = Data(kept)
-                etag = state.archive.manifestETag
-                verifier = current
-            } else {
-                // The kept copy no longer verifies (a damaged root folder), or a changed
-                // restriction must be judged against the manifest: read the feed again.
-                guard case .fetched(let fresh, let freshETag) = try await downloader.fetchSmall(manifestURL, cap: 64 * 1024) else {
-                    throw SignedArchiveError(.internalError, "GET \(manifestURL.absoluteString): not modified without a condition")
-                }
-                body = fresh
-                etag = freshETag
-                verifier = ManifestVerifier(root: try await refresh.run())
-            }
-        }
-        let manifest = try verifier.verify(bytes: body, source: manifestURL.absoluteString)
-            .get(context: "manifest \(manifestURL.absoluteString)")
-        var restriction: Restriction?
-        if let fetched = restrictionFetch, let bytes = fetched.bytes {
-            // A refused restriction throws: a bad release, nothing installed, nothing revoked.
-            switch try Restriction.check(bytes, for: manifest, root: verifier.root, now: channel.now(), source: fetched.source) {
-            case .inForce(let inForce): restriction = inForce
-            case .ignored(let why): channel.logger.debug("\(fetched.source): \(why)")
-            }
-        }
-        if let fetched = restrictionFetch { restrictions.keep(fetched) }
+        let (manifestURL, manifest, body, etag, verifier, restriction) = (
+            feed.manifestURL, feed.manifest, feed.body, feed.etag, feed.verifier, feed.restriction
+        )
+        let downloader = channel.downloader
         // The decision is pure (ArchiveDecision); this step reads what it needs and carries it out.
         let policy = ArchiveDecision.Policy(
             app: config.app, channel: channel.settings.channel, shellVersion: config.shellVersion, now: channel.now(),
