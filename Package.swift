@@ -127,7 +127,7 @@ let package = Package(
         .target(
             name: "ArchivePublishing",
             dependencies: [
-                "ClientFoundation", "StrictJSON", "SignedManifest", "SafeArchive", "DeltaPatch", "COpenSSL",
+                "ReleaseSigning", "ClientFoundation", "StrictJSON", "SignedManifest", "SafeArchive", "DeltaPatch", "COpenSSL",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -228,17 +228,20 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
+        // Release-side signing: keys and their files, signers (a key, a command: an HSM or
+        // KMS), and the drafts of manifests, trust roots and restrictions they sign.
+        .target(name: "ReleaseSigning", dependencies: ["ClientFoundation", "StrictJSON", "SignedManifest", "COpenSSL"]),
         // The rollout guard as a library: the rule, one pass and its outcome, the fleet and
         // the clock injected (`clientctl rollout guard` is its adapter).
         .target(
             name: "RolloutGuard",
-            dependencies: ["ClientFoundation", "FleetReports", "SignedManifest", "StrictJSON", "ArchivePublishing"]
+            dependencies: ["ReleaseSigning", "ClientFoundation", "FleetReports", "SignedManifest", "StrictJSON", "ArchivePublishing"]
         ),
         // ... and the release engineer's (keys, publishing, rollouts, packaging, the fleet).
         .target(
             name: "ReleaseCommands",
             dependencies: [
-                "CommandSupport", "ClientFoundation", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive",
+                "ReleaseSigning", "CommandSupport", "ClientFoundation", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive",
                 "ArchivePublishing", "FleetReports", "FleetPage", "AppPackaging", "FleetCollector", "RolloutGuard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -295,7 +298,7 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "ClientShim", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive",
+                "ReleaseSigning", "ClientShim", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive",
                 "ArchivePublishing", "COpenSSL", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TestSupport"
@@ -313,15 +316,15 @@ let package = Package(
             dependencies: ["RolloutGuard", "FleetReports", "ClientFoundation", "SignedManifest", "ArchivePublishing", "TestSupport"]),
         .testTarget(name: "FleetCollectorTests", dependencies: ["FleetCollector", "FleetReports", "CZstd", "SignedManifest", "TestSupport"]),
         .testTarget(name: "FleetPageTests", dependencies: ["FleetPage", "FleetReports", "TestSupport"]),
-        .testTarget(name: "SignedManifestTests", dependencies: ["SignedManifest", "SafeArchive", "StrictJSON", "ClientUpdater", "TestSupport"]),
+        .testTarget(name: "SignedManifestTests", dependencies: ["ReleaseSigning", "SignedManifest", "SafeArchive", "StrictJSON", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "SafeArchiveTests", dependencies: ["SafeArchive", "ClientFoundation", "SignedManifest", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "DeltaPatchTests", dependencies: ["DeltaPatch", "ClientUpdater", "TestSupport"]),
         .testTarget(
             name: "SignedArchiveTests",
-            dependencies: ["SignedArchive", "SignedManifest", "StrictJSON", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
+            dependencies: ["ReleaseSigning", "SignedArchive", "SignedManifest", "StrictJSON", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
         .testTarget(
             name: "ArchivePublishingTests",
-            dependencies: ["ArchivePublishing", "SignedManifest", "StrictJSON", "SafeArchive", "DeltaPatch", "ClientUpdater", "TestSupport"]),
+            dependencies: ["ReleaseSigning", "ArchivePublishing", "SignedManifest", "StrictJSON", "SafeArchive", "DeltaPatch", "ClientUpdater", "TestSupport"]),
         .testTarget(
             name: "MeteorHotCodePushTests",
             dependencies: ["MeteorHotCodePush", "SignedManifest", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
@@ -336,14 +339,14 @@ let package = Package(
         .testTarget(
             name: "ClientEngineTests",
             dependencies: [
-                "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "TestSupport",
+                "ReleaseSigning", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(
             name: "clientctlTests",
             dependencies: [
-                "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing",
+                "ReleaseSigning", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing",
                 "TestSupport",
             ]),
         .testTarget(name: "ClientctlShellTests", dependencies: ["TestSupport"]),

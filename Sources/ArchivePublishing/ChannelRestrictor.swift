@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import ReleaseSigning
 import SignedManifest
 import StrictJSON
 

@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import ReleaseSigning
 import SafeArchive
 import SignedManifest
 import StrictJSON

@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import ReleaseSigning
 import SignedManifest
 
 /// The trust roots a release folder publishes for a channel (`<out>/<channel>/root/N.json`).

@@ -2,6 +2,7 @@ import ArchivePublishing
 import ClientFoundation
 import FleetReports
 import Foundation
+import ReleaseSigning
 import SignedManifest
 import StrictJSON
 

@@ -2,6 +2,7 @@ import ArchivePublishing
 import ClientFoundation
 import ClientUpdater
 import Foundation
+import ReleaseSigning
 import SignedManifest
 import TestSupport
 import Testing

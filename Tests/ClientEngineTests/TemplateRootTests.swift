@@ -1,6 +1,7 @@
 import ClientEngine
 import ClientUpdater
 import Foundation
+import ReleaseSigning
 import SignedManifest
 import TestSupport
 import Testing

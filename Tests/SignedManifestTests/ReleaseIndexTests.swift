@@ -1,5 +1,6 @@
 import ClientUpdater
 import Foundation
+import ReleaseSigning
 import SignedManifest
 import TestSupport
 import Testing

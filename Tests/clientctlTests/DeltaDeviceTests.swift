@@ -3,6 +3,7 @@ import ClientFoundation
 import ClientUpdater
 import DeltaPatch
 import Foundation
+import ReleaseSigning
 import SafeArchive
 import SignedManifest
 import StrictJSON

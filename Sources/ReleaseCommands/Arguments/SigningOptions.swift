@@ -1,6 +1,7 @@
 import ArgumentParser
 import CommandSupport
 import Foundation
+import ReleaseSigning
 import SignedManifest
 
 /// `--key` (repeatable), `--sign-command` and `--sign-timeout`: who signs. Without

@@ -2,6 +2,7 @@ import ArgumentParser
 import ClientFoundation
 import CommandSupport
 import Foundation
+import ReleaseSigning
 import SignedManifest
 import StrictJSON
 

@@ -77,7 +77,7 @@ public struct Rollout: Sendable, Equatable {
         return .object(o)
     }
 
-    static func number(_ value: Double) -> JSONValue {
+    package static func number(_ value: Double) -> JSONValue {
         Int64(exactly: value).map { .integer($0) } ?? .double(value)
     }
 

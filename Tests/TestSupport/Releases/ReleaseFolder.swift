@@ -1,6 +1,7 @@
 import ClientFoundation
 import ClientUpdater
 import Foundation
+import ReleaseSigning
 import SignedManifest
 import StrictJSON
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CommandSupport
+import ReleaseSigning
 import SignedManifest
 
 /// `clientctl root add-key FILE --role R --key PUB.pem`.

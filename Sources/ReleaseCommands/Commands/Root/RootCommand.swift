@@ -1,4 +1,5 @@
 import ArgumentParser
+import ReleaseSigning
 import SignedManifest
 
 /// `clientctl root …`: build and countersign a channel's trust roots offline.

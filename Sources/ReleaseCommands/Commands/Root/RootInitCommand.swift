@@ -1,6 +1,7 @@
 import ArgumentParser
 import CommandSupport
 import Foundation
+import ReleaseSigning
 import SignedManifest
 import StrictJSON
 

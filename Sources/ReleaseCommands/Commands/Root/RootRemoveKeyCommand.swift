@@ -1,5 +1,6 @@
 import ArgumentParser
 import CommandSupport
+import ReleaseSigning
 import SignedManifest
 
 /// `clientctl root remove-key FILE --role R (--key PUB.pem | --key-id ID)`.

@@ -1,5 +1,6 @@
 import ArgumentParser
 import CommandSupport
+import ReleaseSigning
 import SignedManifest
 
 /// `clientctl root set-threshold FILE --role R N`.

@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import SignedManifest
 
 /// `--sign-command CMD`: a command signs for a key that stays where CMD keeps it (an HSM,
 /// a cloud KMS, a YubiKey).

@@ -1,6 +1,7 @@
 import ClientFoundation
 import Foundation
 @preconcurrency import Glibc
+import SignedManifest
 
 /// The message a sign command signs, in a private regular file: mode 0600 in a folder of
 /// mode 0700 under the temporary directory, removed once the command is done. A regular

@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import SignedManifest
 import StrictJSON
 
 /// A trust root being built or changed offline (`clientctl root …`). Any change of

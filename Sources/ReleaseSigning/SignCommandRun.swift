@@ -1,6 +1,7 @@
 import ClientFoundation
 import Foundation
 @preconcurrency import Glibc
+import SignedManifest
 import Synchronization
 
 /// One run of a `--sign-command`: `/bin/sh -c CMD` on ``ChildProcess`` (`posix_spawn`, a

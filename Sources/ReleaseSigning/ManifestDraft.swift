@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import SignedManifest
 import StrictJSON
 
 /// A manifest before signing: what `publish` fills in.

@@ -1,4 +1,5 @@
 import Foundation
+import SignedManifest
 
 /// Key pair files as `clientctl keygen` writes them: `PREFIX.pem` (PKCS#8 private key,
 /// mode 0600) and `PREFIX.pub.pem` (SubjectPublicKeyInfo public key, mode 0644).

@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import SignedManifest
 
 /// Something that signs canonical bytes with an Ed25519 key: a private key file, or a
 /// command in front of a key that never leaves its HSM, cloud KMS or YubiKey
