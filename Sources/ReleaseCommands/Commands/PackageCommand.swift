@@ -55,6 +55,12 @@ struct PackageCommand: AsyncParsableCommand {
                   --maintainer "Example Ltd <apps@example.com>" --out dist \\
                   --apt-repo https://apt.example.com/notes --apt-suite stable \\
                   --apt-key keys/archive.pub.asc
+              clientctl package build/ --app com.example.notes --name Notes \\
+                  --package notes --version 2.1.0 --channel stable \\
+                  --manifest-url https://cdn.example.com/notes/stable/manifest.json \\
+                  --trust keys/release.pub.pem --icon notes.svg \\
+                  --maintainer "Example Ltd <apps@example.com>" --out dist \\
+                  --device-program .build-release/dist/clientctl-device
             """
     )
 
