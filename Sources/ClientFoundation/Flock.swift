@@ -77,8 +77,9 @@ package final class Flock: Sendable {
 
     /// Attempts until `seconds` have passed, sleeping this thread between attempts (from
     /// `firstDelay`, doubling up to `maxDelay`): the lock, or nil when another process still
-    /// holds it. For synchronous callers; an async caller loops on ``attempt(_:_:)`` with
-    /// `Task.sleep` so that no thread waits.
+    /// holds it. One descriptor serves every attempt. For synchronous callers; an async
+    /// caller opens once (``opening(_:_:)``) and loops on ``tryLock()`` with `Task.sleep`
+    /// between attempts, so that no thread waits (the root's `FileLock`).
     package static func waiting(
         _ path: String, _ kind: Kind, seconds: Double, firstDelay: Double = 0.001, maxDelay: Double = 0.1
     ) throws(Failure) -> Flock? {
