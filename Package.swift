@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "SafeArchive", targets: ["SafeArchive"]),
         .library(name: "ArchivePublishing", targets: ["ArchivePublishing"]),
         .library(name: "MeteorHotCodePush", targets: ["MeteorHotCodePush"]),
+        .library(name: "ServingCore", targets: ["ServingCore"]),
         .library(name: "ClientServer", targets: ["ClientServer"]),
         .library(name: "DeltaPatch", targets: ["DeltaPatch"]),
     ],
@@ -203,7 +204,7 @@ let package = Package(
         .target(
             name: "ClientctlShellApp",
             dependencies: [
-                "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientShim", "ClientServer", "ServingCore", "ShellLoopback", "ShellRules",
+                "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientShim", "ServingCore", "ShellLoopback", "ShellRules",
                 "CWebKitGTK",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -352,6 +353,9 @@ let package = Package(
         .testTarget(name: "ClientctlShellTests", dependencies: ["TestSupport"]),
         .testTarget(name: "ShellRulesTests", dependencies: ["ShellRules"]),
         .testTarget(name: "ServingCoreTests", dependencies: ["ServingCore"]),
+        .testTarget(
+            name: "ShellLoopbackTests",
+            dependencies: ["ShellLoopback", "ServingCore", "ClientShim", "ClientUpdater", "TestSupport", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "AppPackagingTests", dependencies: ["AppPackaging", "ClientFoundation", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

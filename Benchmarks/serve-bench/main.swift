@@ -8,6 +8,7 @@ import ClientServer
 import ClientUpdater
 import Foundation
 import Logging
+import ServingCore
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("serve-bench: \(message)\n".utf8))

@@ -1,5 +1,4 @@
 import ClientEngine
-import ClientServer
 import Foundation
 import Logging
 import ServingCore

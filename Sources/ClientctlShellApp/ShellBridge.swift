@@ -1,4 +1,3 @@
-import ClientServer
 import ClientUpdater
 import ServingCore
 import ShellRules
@@ -14,7 +13,9 @@ struct ShellBridge: HostBridge {
     let ready: FirstVersionLatch
 
     func setServerBasePath(_ path: String) async throws {
-        core.version = try ServedVersion.load(directory: path, configuration: configuration)
+        core.version = try ServedVersion.load(
+            directory: path, memoryCacheFileLimit: configuration.memoryCacheFileLimit,
+            memoryCacheTotalLimit: configuration.memoryCacheTotalLimit)
         ready.open()
     }
 

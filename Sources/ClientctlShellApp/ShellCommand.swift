@@ -1,7 +1,6 @@
 import ArgumentParser
 internal import CWebKitGTK
 import ClientEngine
-import ClientServer
 import ClientShim
 import ClientUpdater
 import Foundation

@@ -1,7 +1,6 @@
 internal import CWebKitGTK
 import ClientEngine
 import ClientFoundation
-import ClientServer
 import ClientShim
 import ClientUpdater
 import Foundation

@@ -5,8 +5,7 @@ import HummingbirdCore
 import Logging
 import NIOCore
 import ServingCore
-
-import struct ClientServer.ServerConfiguration
+import struct ServingCore.ServerConfiguration
 
 /// The native shell's loopback http origin (`clientctl-shell --origin loopback`,
 /// docs/native-shell.md#origins-app-or-loopback-http): the shell's own ``ServingCore``

@@ -11,29 +11,6 @@ import Testing
 /// control handler (409 when the handler refuses it). Raw requests, so every header is
 /// exactly what the test wrote.
 @Suite struct HostGuardTests {
-    /// Sends `head` (and `body`) as written and reads the whole answer.
-    static func raw(port: Int, _ head: String, body: String = "") async throws -> HTTPResult {
-        try await LoopbackHTTP.offload {
-            let fd = try LoopbackHTTP.connect(port: port)
-            defer { close(fd) }
-            var text = head + "Connection: close\r\n"
-            if !body.isEmpty || head.hasPrefix("POST") { text += "Content-Length: \(body.utf8.count)\r\n" }
-            try LoopbackHTTP.send(fd, text + "\r\n" + body)
-            var data = Data()
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let n = read(fd, &buffer, buffer.count)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw LoopbackHTTP.Failure(description: "read failed: errno \(errno)")
-                }
-                if n == 0 { break }
-                data.append(contentsOf: buffer[0..<n])
-            }
-            return try LoopbackHTTP.parse(data, isHead: false)
-        }
-    }
-
     func withServer(_ handler: some ControlHandler, _ body: @Sendable (Int) async throws -> Void) async throws {
         let server = try ClientServer(configuration: ServerHarness.configuration(), control: handler, logger: ServerHarness.quietLogger)
         try await ServerHarness.withServer(server, body)
@@ -43,7 +20,7 @@ import Testing
         let handler = VersionRecordingHandler()
         try await withServer(handler) { port in
             for host in ["127.0.0.1:\(port)", "localhost:\(port)", "LOCALHOST:\(port)", "[::1]:\(port)"] {
-                let ok = try await Self.raw(port: port, "GET /__clientctl/status HTTP/1.1\r\nHost: \(host)\r\n")
+                let ok = try await LoopbackHTTP.raw(port: port, "GET /__clientctl/status HTTP/1.1\r\nHost: \(host)\r\n")
                 #expect(ok.status == 200, "Host \(host)")
             }
             // The issue's rebinding request, then other names and ports, on every kind of route.
@@ -55,7 +32,7 @@ import Testing
                 for target in ["GET /", "GET /app.js", "GET /__clientctl/status", "GET /__clientctl/events", "POST /__clientctl/startup-complete"] {
                     var head = "\(target) HTTP/1.1\r\nHost: \(host)\r\nX-Clientctl-Shim: 1\r\n"
                     if target.hasPrefix("POST") { head += "Origin: http://\(host)\r\n" }
-                    let refused = try await Self.raw(port: port, head)
+                    let refused = try await LoopbackHTTP.raw(port: port, head)
                     #expect(refused.status == 421, "\(target) with Host \(host)")
                     #expect(refused["content-type"] == "application/json")
                     let error = try JSONDecoder().decode([String: String].self, from: refused.body)["error"]
@@ -63,8 +40,9 @@ import Testing
                 }
             }
             // No Host at all (HTTP/1.0), and a second Host after a good one.
-            #expect(try await Self.raw(port: port, "GET /__clientctl/status HTTP/1.0\r\n").status == 421)
-            let twice = try await Self.raw(port: port, "GET /__clientctl/status HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nHost: evil.example.com\r\n")
+            #expect(try await LoopbackHTTP.raw(port: port, "GET /__clientctl/status HTTP/1.0\r\n").status == 421)
+            let twice = try await LoopbackHTTP.raw(
+                port: port, "GET /__clientctl/status HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nHost: evil.example.com\r\n")
             #expect(twice.status == 421)
         }
         #expect(!handler.calls.contains("startupDidComplete"), "no refused request reached the updater")
@@ -78,16 +56,16 @@ import Testing
                 "http://evil.example.com:\(port)", "http://127.0.0.1:\(port + 1)", "http://localhost:\(port)",
                 "https://127.0.0.1:\(port)", "null",
             ] {
-                let refused = try await Self.raw(port: port, post + "Origin: \(origin)\r\n")
+                let refused = try await LoopbackHTTP.raw(port: port, post + "Origin: \(origin)\r\n")
                 #expect(refused.status == 403, "Origin \(origin)")
                 let error = try JSONDecoder().decode([String: String].self, from: refused.body)["error"] ?? ""
                 #expect(error == "a POST from origin \(origin) is refused: only pages of http://127.0.0.1:\(port) may post here")
             }
             #expect(handler.calls.isEmpty)
-            #expect(try await Self.raw(port: port, post + "Origin: http://127.0.0.1:\(port)\r\n").status == 200, "the page's own origin")
-            #expect(try await Self.raw(port: port, post).status == 200, "no Origin: not a browser, judged by Host and the shim header")
+            #expect(try await LoopbackHTTP.raw(port: port, post + "Origin: http://127.0.0.1:\(port)\r\n").status == 200, "the page's own origin")
+            #expect(try await LoopbackHTTP.raw(port: port, post).status == 200, "no Origin: not a browser, judged by Host and the shim header")
             // GETs are not judged by Origin (a cross-origin GET cannot read the answer anyway).
-            let get = try await Self.raw(
+            let get = try await LoopbackHTTP.raw(
                 port: port, "GET /__clientctl/status HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nOrigin: http://evil.example.com\r\n")
             #expect(get.status == 200)
         }
@@ -100,15 +78,15 @@ import Testing
                 "POST /__clientctl/\(name) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nX-Clientctl-Shim: 1\r\nContent-Type: application/json\r\n"
             }
             for name in ["startup-complete", "check", "switch-to-pending"] {
-                #expect(try await Self.raw(port: port, head(name), body: #"{"version":"1.3.0"}"#).status == 200)
+                #expect(try await LoopbackHTTP.raw(port: port, head(name), body: #"{"version":"1.3.0"}"#).status == 200)
             }
-            #expect(try await Self.raw(port: port, head("startup-complete"), body: "{}").status == 200)
-            #expect(try await Self.raw(port: port, head("startup-complete")).status == 200, "an empty body names no version")
-            let conflict = try await Self.raw(port: port, head("startup-complete"), body: #"{"version":"1.1.0"}"#)
+            #expect(try await LoopbackHTTP.raw(port: port, head("startup-complete"), body: "{}").status == 200)
+            #expect(try await LoopbackHTTP.raw(port: port, head("startup-complete")).status == 200, "an empty body names no version")
+            let conflict = try await LoopbackHTTP.raw(port: port, head("startup-complete"), body: #"{"version":"1.1.0"}"#)
             #expect(conflict.status == 409)
             #expect(conflict.text == #"{"error":"startup complete of 1.1.0 refused: 1.3.0 is on trial, not 1.1.0"}"#)
             for bad in ["[1]", #"{"version":7}"#, "{", #"{"version":""}"#] {
-                let refused = try await Self.raw(port: port, head("startup-complete"), body: bad)
+                let refused = try await LoopbackHTTP.raw(port: port, head("startup-complete"), body: bad)
                 #expect(refused.status == 400, "\(bad)")
             }
         }

@@ -4,6 +4,7 @@ import ClientUpdater
 import Foundation
 import Hummingbird
 import HummingbirdTesting
+import ServingCore
 import Testing
 
 /// The router's method table, Host check and shim-header check, driven through

@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import ServingCore
+import struct ServingCore.ServerConfiguration
 
 /// The loopback HTTP server behind `clientctl serve` (docs/serving.md).
 ///

@@ -2,6 +2,8 @@ import Hummingbird
 import HummingbirdCore
 import Logging
 import NIOCore
+import ServingCore
+import struct ServingCore.ServerConfiguration
 
 /// The one place a Hummingbird `Application` is built for a loopback listener: `serve`'s
 /// (``ClientServer``) and the native shell's loopback origin. Both get the listener rules of

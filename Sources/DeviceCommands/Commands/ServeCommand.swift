@@ -6,6 +6,7 @@ import CommandSupport
 import Foundation
 import Logging
 import ServiceLifecycle
+import ServingCore
 
 /// `clientctl serve`: the device agent.
 struct ServeCommand: AsyncParsableCommand {

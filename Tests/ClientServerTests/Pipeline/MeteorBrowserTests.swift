@@ -4,6 +4,7 @@ import ClientShim
 import ClientUpdater
 import Foundation
 import MeteorHotCodePush
+import ServingCore
 import TestSupport
 import Testing
 

@@ -2,6 +2,8 @@ import ClientServer
 import ClientUpdater
 import Foundation
 import Logging
+import ServingCore
+import TestSupport
 
 /// Runs a ``ClientServer`` on 127.0.0.1 with a system-chosen port for one test.
 enum ServerHarness {

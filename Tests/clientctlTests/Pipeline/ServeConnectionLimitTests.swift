@@ -1,4 +1,5 @@
 import Foundation
+import ServingCore
 import TestSupport
 import Testing
 

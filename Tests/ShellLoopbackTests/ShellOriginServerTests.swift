@@ -1,5 +1,4 @@
 import ClientFoundation
-import ClientServer
 import ClientShim
 import ClientUpdater
 import Foundation
@@ -14,7 +13,6 @@ import Testing
 /// over a real socket: the one-time launch token becomes the run's cookie, nothing
 /// without that cookie is answered (403), `Host` is still checked first (421), there are
 /// no control endpoints, and every page's version reaches the shell before its response.
-/// Also `serve`'s router: a request to upgrade (a WebSocket handshake) closes its connection.
 @Suite struct ShellOriginServerTests {
     /// Versions of the pages answered, in order.
     final class Pages: Sendable {
@@ -24,19 +22,27 @@ import Testing
     func withServer(_ body: @Sendable (ShellOriginServer, Int, Pages) async throws -> Void) async throws {
         let root = try ArchiveRoot.standard()
         defer { withExtendedLifetime(root) {} }
-        let configuration = ServerHarness.configuration()
-        let core = try ServingCore(wwwDirectory: nil, contentSecurityPolicy: nil, logger: ServerHarness.quietLogger)
-        core.version = try ServedVersion.load(directory: root.serving("1.0.0"), configuration: configuration)
+        let configuration = ServerConfiguration(port: 0)
+        let core = try ServingCore(wwwDirectory: nil, contentSecurityPolicy: nil, logger: Self.quietLogger)
+        core.version = try ServedVersion.load(
+            directory: root.serving("1.0.0"), memoryCacheFileLimit: configuration.memoryCacheFileLimit,
+            memoryCacheTotalLimit: configuration.memoryCacheTotalLimit)
         let pages = Pages()
         let server = ShellOriginServer(
             core: core, configuration: configuration, waitForVersion: {},
-            onPage: { version in pages.served.withLock { $0.append(version) } }, logger: ServerHarness.quietLogger)
+            onPage: { version in pages.served.withLock { $0.append(version) } }, logger: Self.quietLogger)
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let task = Task { try await server.run { port in continuation.yield(port) } }
         defer { task.cancel() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next(), port > 0 else { throw LoopbackHTTP.Failure(description: "server did not start") }
         try await body(server, port, pages)
+    }
+
+    static var quietLogger: Logger {
+        var logger = Logger(label: "test.shell-origin")
+        logger.logLevel = .critical
+        return logger
     }
 
     /// The `name=value` of a `Set-Cookie` answer.
@@ -97,14 +103,14 @@ import Testing
             let cookie = Self.cookie(try await LoopbackHTTP.request(port: port, "/?\(LaunchSecret.name)=\(server.secret.mintToken())"))
             for host in ["evil.example:\(port)", "127.0.0.1:\(port + 1)", "127.0.0.1"] {
                 let head = "GET / HTTP/1.1\r\nHost: \(host)\r\nCookie: \(cookie)\r\n"
-                let refused = try await HostGuardTests.raw(port: port, head)
+                let refused = try await LoopbackHTTP.raw(port: port, head)
                 #expect(refused.status == 421, "Host \(host)")
             }
             // A token is spent only by a request naming this listener.
             let token = server.secret.mintToken()
-            let rebound = try await HostGuardTests.raw(port: port, "GET /?\(LaunchSecret.name)=\(token) HTTP/1.1\r\nHost: evil.example:\(port)\r\n")
+            let rebound = try await LoopbackHTTP.raw(port: port, "GET /?\(LaunchSecret.name)=\(token) HTTP/1.1\r\nHost: evil.example:\(port)\r\n")
             #expect(rebound.status == 421)
-            let launch = try await HostGuardTests.raw(port: port, "GET /?\(LaunchSecret.name)=\(token) HTTP/1.1\r\nHost: localhost:\(port)\r\n")
+            let launch = try await LoopbackHTTP.raw(port: port, "GET /?\(LaunchSecret.name)=\(token) HTTP/1.1\r\nHost: localhost:\(port)\r\n")
             #expect(launch.status == 303)
 
             for endpoint in ["status", "events"] {
@@ -126,36 +132,5 @@ import Testing
         #expect(!secret.redeem(tokens[0]), "the oldest was dropped for the ninth")
         for token in tokens.dropFirst() { #expect(secret.redeem(token)) }
         for token in tokens { #expect(!secret.redeem(token)) }
-    }
-
-    /// A WebSocket handshake gets an answer and `Connection: close`: SwiftNIO reads no
-    /// further request on that connection, and WebKitGTK would send one there.
-    @Test func aRequestToUpgradeClosesItsConnection() async throws {
-        let root = try ArchiveRoot.standard()
-        let server = try ClientServer(configuration: ServerHarness.configuration(), logger: ServerHarness.quietLogger)
-        try server.activate(servingDirectory: root.serving("1.0.0"))
-        try await ServerHarness.withServer(server) { port in
-            let handshake = """
-                GET /socket HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\
-                Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n
-                """
-            let answer = try await LoopbackHTTP.offload { () -> String in
-                let fd = try LoopbackHTTP.connect(port: port)
-                defer { close(fd) }
-                try LoopbackHTTP.send(fd, handshake)
-                var data = Data()
-                var buffer = [UInt8](repeating: 0, count: 65536)
-                while !String(decoding: data, as: UTF8.self).contains("\r\n\r\n") {
-                    let n = read(fd, &buffer, buffer.count)
-                    guard n > 0 else { break }
-                    data.append(contentsOf: buffer[0..<n])
-                }
-                return String(decoding: data, as: UTF8.self)
-            }
-            #expect(answer.hasPrefix("HTTP/1.1 200"), "\(answer.prefix(200))")
-            #expect(answer.lowercased().contains("\r\nconnection: close\r\n"), "\(answer.prefix(400))")
-            let refused = try await HostGuardTests.raw(port: port, "GET / HTTP/1.1\r\nHost: evil.example\r\nUpgrade: websocket\r\n")
-            #expect(refused.status == 421 && refused["connection"] == "close", "refusals close too")
-        }
     }
 }

@@ -1,8 +1,8 @@
 import ClientFoundation
-import ClientUpdater
 import Foundation
 
-/// How `clientctl serve` listens and what it adds to responses.
+/// How a loopback server (`clientctl serve`, the shell's loopback origin) listens and what it
+/// adds to responses.
 public struct ServerConfiguration: Sendable, Equatable {
     /// The address to bind: loopback only (`127.0.0.1` by default).
     public var host: String
