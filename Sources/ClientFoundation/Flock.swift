@@ -1,11 +1,12 @@
 import Foundation
 import Synchronization
 
-/// The one `flock(2)` of clientctl: an exclusive advisory lock on a lock file or a folder,
+/// The one file lock of clientctl: an exclusive advisory lock on a lock file or a folder,
 /// released when the value is released or the process dies (even by SIGKILL), so a crash
 /// never leaves anything locked. Every lock of the package is one of these: a root's
-/// `lock`, the report journal's, a release folder's, an apt repository's parent folder;
-/// each caller says in its own words what a ``Failure`` or a busy lock means.
+/// `lock` (and, on its first byte, the root's update-check lock), the report journal's, a
+/// release folder's, an apt repository's parent folder; each caller says in its own words
+/// what a ``Failure`` or a busy lock means.
 package final class Flock: Sendable {
     /// What is locked.
     package enum Kind: Sendable {
@@ -15,6 +16,17 @@ package final class Flock: Sendable {
         case file
         /// A folder, which is only opened (nothing is written into it).
         case folder
+    }
+
+    /// Which lock ``tryLock(_:)`` takes on the open file.
+    package enum Mode: Sendable {
+        /// `flock(2)` on the whole file.
+        case whole
+        /// An open-file-description lock (`F_OFD_SETLK`, Linux 3.15+) on the first byte:
+        /// independent of a `flock` on the same file, so one lock file serves two locks
+        /// of different purposes (a root's update check beside its writers). Like `flock`,
+        /// it belongs to the open file and dies with it.
+        case firstByte
     }
 
     /// Why a lock could not be tried (another process holding it is not a failure).
@@ -60,19 +72,33 @@ package final class Flock: Sendable {
         Flock(fd: try descriptor(path, kind), path: path)
     }
 
-    /// One `flock(LOCK_EX | LOCK_NB)` on the open descriptor: true when taken (or already
-    /// held), false when another process holds it. Never waits.
-    package func tryLock() throws(Failure) -> Bool {
-        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
+    /// One exclusive lock attempt on the open descriptor (`flock(LOCK_EX | LOCK_NB)`, or an
+    /// OFD write lock of the first byte): true when taken (or already held), false when
+    /// another open file holds it. Never waits.
+    package func tryLock(_ mode: Mode = .whole) throws(Failure) -> Bool {
+        switch mode {
+        case .whole:
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
+        case .firstByte:
+            var region = flock()
+            region.l_type = Int16(F_WRLCK)
+            region.l_whence = Int16(SEEK_SET)
+            region.l_start = 0
+            region.l_len = 1
+            if fcntl(fd, Self.setOFDLock, &region) == 0 { return true }
+        }
         let err = errno
-        guard err == EWOULDBLOCK || err == EINTR else { throw .cannotLock(err) }
+        guard err == EWOULDBLOCK || err == EACCES || err == EINTR else { throw .cannotLock(err) }
         return false
     }
 
+    /// `F_OFD_SETLK` (glibc defines it only under `_GNU_SOURCE`).
+    private static let setOFDLock: Int32 = 37
+
     /// One attempt now: the lock, or nil when another process holds it. Never waits.
-    package static func attempt(_ path: String, _ kind: Kind) throws(Failure) -> Flock? {
+    package static func attempt(_ path: String, _ kind: Kind, _ mode: Mode = .whole) throws(Failure) -> Flock? {
         let lock = try opening(path, kind)
-        return try lock.tryLock() ? lock : nil
+        return try lock.tryLock(mode) ? lock : nil
     }
 
     /// Attempts until `seconds` have passed, sleeping this thread between attempts (from

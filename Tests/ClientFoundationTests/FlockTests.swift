@@ -51,4 +51,24 @@ import Testing
         #expect(throws: Flock.Failure.notRegularFile) { try Flock.attempt(tmp("fifo"), .file) }
         #expect(try String(contentsOfFile: tmp("target"), encoding: .utf8) == "keep")
     }
+
+    /// The first-byte lock (a root's update-check lock) is what the kernel calls an OFD
+    /// lock of byte 0, as util-linux's `lslocks` reads /proc/locks; it keeps out a second
+    /// open file of ours, and leaves the whole-file `flock` free to `flock(1)` (the root's
+    /// writers take that one while a check runs).
+    @Test func theFirstByteLockIsAnOFDLockBesideTheFlock() async throws {
+        let tmp = try TemporaryDirectory("flock-ofd")
+        let path = tmp("lock")
+        let lock = try #require(try Flock.attempt(path, .file, .firstByte))
+        // lslocks 2.38 names no path for an OFD lock (it has no owning pid): the inode it is.
+        var st = stat()
+        #expect(stat(path, &st) == 0)
+        let listed = try await Subprocess.run("lslocks", ["--noheadings", "--raw", "--output", "TYPE,MODE,START,END,INODE"])
+        let line = listed.output.split(separator: "\n").first { $0.hasSuffix(" \(st.st_ino)") }
+        #expect(line.map(String.init) == "OFDLCK WRITE 0 0 \(st.st_ino)", "lslocks: \(listed.output)")
+        #expect(try Flock.attempt(path, .file, .firstByte) == nil, "a second open file of ours is refused")
+        #expect(try await Self.otherProcessCanLock(path), "flock(1) is not held back by the first byte")
+        lock.release()
+        #expect(try Flock.attempt(path, .file, .firstByte) != nil)
+    }
 }

@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// The lock of update checks: one check at a time per root, across processes, while
@@ -14,11 +15,9 @@ import Foundation
 /// check has just stored is not yet pending and must not be collected
 /// (docs/watchdog.md#what-takes-the-gate).
 final class CheckLock: Sendable {
-    private let fd: Int32
+    private let lock: Flock
 
-    private init(fd: Int32) { self.fd = fd }
-
-    deinit { close(fd) }  // closing the description releases its locks
+    private init(lock: Flock) { self.lock = lock }
 
     /// Takes the lock, waiting up to `wait` seconds (0 = fail at once) without blocking
     /// a thread: the wait is `Task.sleep` between attempts.
@@ -40,33 +39,16 @@ final class CheckLock: Sendable {
 
     /// The lock when it is free now, else nil.
     static func attempt(_ layout: RootLayout) throws -> CheckLock? {
-        let fd = open(layout.lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o644)
-        guard fd >= 0 else {
-            if errno == ELOOP {
-                throw UpdaterError(
-                    .corruptState, "\(layout.lock) is a symbolic link: refusing to follow it (remove it; clientctl creates the lock file)")
-            }
-            throw UpdaterError.io("cannot open lock", path: layout.lock, errno: errno)
-        }
-        var st = stat()
-        guard fstat(fd, &st) == 0, st.st_mode & S_IFMT == S_IFREG else {
-            close(fd)
+        do {
+            return try Flock.attempt(layout.lock, .file, .firstByte).map(CheckLock.init(lock:))
+        } catch .symlink {
+            throw UpdaterError(.corruptState, "\(layout.lock) is a symbolic link: refusing to follow it (remove it; clientctl creates the lock file)")
+        } catch .notRegularFile {
             throw UpdaterError(.corruptState, "\(layout.lock) is not a regular file: refusing to use it as the lock (remove it)")
-        }
-        var region = flock()
-        region.l_type = Int16(F_WRLCK)
-        region.l_whence = Int16(SEEK_SET)
-        region.l_start = 0
-        region.l_len = 1
-        if fcntl(fd, Self.setOFDLock, &region) == 0 { return CheckLock(fd: fd) }
-        let err = errno
-        close(fd)
-        guard err == EAGAIN || err == EACCES || err == EINTR else {
+        } catch .cannotOpen(let err) {
+            throw UpdaterError.io("cannot open lock", path: layout.lock, errno: err)
+        } catch .cannotLock(let err) {
             throw UpdaterError.io("cannot lock", path: layout.lock, errno: err)
         }
-        return nil
     }
-
-    /// `F_OFD_SETLK` (Linux 3.15+; glibc defines it only under `_GNU_SOURCE`).
-    private static let setOFDLock: Int32 = 37
 }
