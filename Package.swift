@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "ClientEngine", targets: ["ClientEngine"]),
         .library(name: "ClientShim", targets: ["ClientShim"]),
         .library(name: "ClientFoundation", targets: ["ClientFoundation"]),
+        .library(name: "DeviceSetup", targets: ["DeviceSetup"]),
         .library(name: "ClientUpdater", targets: ["ClientUpdater"]),
         .library(name: "ClientUpdaterHTTP", targets: ["ClientUpdaterHTTP"]),
         .library(name: "StrictJSON", targets: ["StrictJSON"]),
@@ -65,11 +66,14 @@ let package = Package(
         // protocol and its one shape, platform calls, the one executor of blocking work
         // (BlockingExecutor, on NIOPosix). Depends on no other clientctl module.
         .target(name: "ClientFoundation", dependencies: ["COpenSSL", .product(name: "NIOPosix", package: "swift-nio")]),
+        // A device's setup, read and written by both sides: config.json, the device template,
+        // the settings init, a template and package share, the root-setup check, the report URL rule.
+        .target(name: "DeviceSetup", dependencies: ["ClientFoundation", "SignedManifest"]),
         // Channel-agnostic core: versions, store, state, selection, watchdog, retention, seams.
         .target(
             name: "ClientUpdater",
             dependencies: [
-                "ClientFoundation", "ClientShim", "COpenSSL", "CZstd", "FleetReports", "StrictJSON",
+                "ClientFoundation", "ClientShim", "COpenSSL", "CZstd", "DeviceSetup", "FleetReports", "StrictJSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -78,7 +82,7 @@ let package = Package(
         .target(
             name: "ClientUpdaterHTTP",
             dependencies: [
-                "ClientUpdater",
+                "DeviceSetup", "ClientUpdater",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -119,7 +123,7 @@ let package = Package(
         .target(
             name: "SignedArchive",
             dependencies: [
-                "ClientUpdater", "StrictJSON", "SignedManifest", "SafeArchive", "DeltaPatch", "FleetReports",
+                "DeviceSetup", "ClientUpdater", "StrictJSON", "SignedManifest", "SafeArchive", "DeltaPatch", "FleetReports",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -137,7 +141,7 @@ let package = Package(
         // Channel 2: Meteor hot code push (StrictJSON for its strict JSON reader).
         .target(
             name: "MeteorHotCodePush",
-            dependencies: ["ClientUpdater", "StrictJSON", "FleetReports", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["DeviceSetup", "ClientUpdater", "StrictJSON", "FleetReports", .product(name: "Logging", package: "swift-log")]
         ),
         // The serving rules of a client, whatever the front end (`serve`'s HTTP server, the
         // shell's app: scheme and loopback origin): versions, files, ranges, caching. No HTTP server.
@@ -183,13 +187,13 @@ let package = Package(
         // template checked with init's rules from SignedArchive; no engine).
         .target(
             name: "AppPackaging",
-            dependencies: ["ClientFoundation", "ClientUpdater", "SignedArchive", "SafeArchive"]
+            dependencies: ["ClientFoundation", "DeviceSetup", "SafeArchive"]
         ),
         // The one entry point of every host: opens a root, choosing its channel from the config.
         .target(
             name: "ClientEngine",
             dependencies: [
-                "ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "SignedManifest", "MeteorHotCodePush",
+                "DeviceSetup", "ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "SignedManifest", "MeteorHotCodePush",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -204,7 +208,7 @@ let package = Package(
         .target(
             name: "ClientctlShellApp",
             dependencies: [
-                "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientShim", "ServingCore", "ShellLoopback", "ShellRules",
+                "DeviceSetup", "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientShim", "ServingCore", "ShellLoopback", "ShellRules",
                 "CWebKitGTK",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -215,14 +219,15 @@ let package = Package(
         .target(
             name: "CommandSupport",
             dependencies: [
-                "ClientFoundation", "ClientUpdater", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "ClientFoundation", "DeviceSetup", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // ... the device's commands (init, install, serve, the watchdog's): all a device runs ...
         .target(
             name: "DeviceCommands",
             dependencies: [
-                "CommandSupport", "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "SignedArchive",
+                "DeviceSetup", "CommandSupport", "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest",
+                "SignedArchive",
                 "MeteorHotCodePush", "ClientServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -242,7 +247,8 @@ let package = Package(
         .target(
             name: "ReleaseCommands",
             dependencies: [
-                "ReleaseSigning", "CommandSupport", "ClientFoundation", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive",
+                "DeviceSetup", "ReleaseSigning", "CommandSupport", "ClientFoundation", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON",
+                "SignedManifest", "SafeArchive",
                 "ArchivePublishing", "FleetReports", "FleetPage", "AppPackaging", "FleetCollector", "RolloutGuard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -284,7 +290,9 @@ let package = Package(
         // Scripts/bench/fleet: 1,000 library Updaters on a simulated clock (not shipped).
         .executableTarget(
             name: "fleet-bench",
-            dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SignedArchive", "ArchivePublishing"],
+            dependencies: [
+                "DeviceSetup", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SignedArchive", "ArchivePublishing",
+            ],
             path: "Benchmarks/fleet-bench"
         ),
         // Scripts/bench/collector: batches POSTed to a real `clientctl collect` (not shipped).
@@ -299,7 +307,8 @@ let package = Package(
         .target(
             name: "TestSupport",
             dependencies: [
-                "ReleaseSigning", "ClientShim", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive",
+                "DeviceSetup", "ReleaseSigning", "ClientShim", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive",
+                "SignedArchive",
                 "ArchivePublishing", "COpenSSL", .product(name: "Logging", package: "swift-log"),
             ],
             path: "Tests/TestSupport"
@@ -308,7 +317,7 @@ let package = Package(
         // clientctlTests and ClientctlShellTests drive the two binaries.
         .testTarget(name: "ClientFoundationTests", dependencies: ["ClientFoundation", "TestSupport"]),
         .testTarget(name: "ClientShimTests", dependencies: ["ClientShim", "TestSupport"]),
-        .testTarget(name: "ClientUpdaterTests", dependencies: ["ClientUpdater", "ClientUpdaterHTTP", "FleetReports", "TestSupport"]),
+        .testTarget(name: "ClientUpdaterTests", dependencies: ["DeviceSetup", "ClientUpdater", "ClientUpdaterHTTP", "FleetReports", "TestSupport"]),
         .testTarget(name: "ClientUpdaterHTTPTests", dependencies: ["ClientUpdaterHTTP", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "FleetReportsTests", dependencies: ["FleetReports", "StrictJSON"]),
@@ -317,7 +326,9 @@ let package = Package(
             dependencies: ["RolloutGuard", "FleetReports", "ClientFoundation", "SignedManifest", "ArchivePublishing", "TestSupport"]),
         .testTarget(name: "FleetCollectorTests", dependencies: ["FleetCollector", "FleetReports", "CZstd", "SignedManifest", "TestSupport"]),
         .testTarget(name: "FleetPageTests", dependencies: ["FleetPage", "FleetReports", "TestSupport"]),
-        .testTarget(name: "SignedManifestTests", dependencies: ["ReleaseSigning", "SignedManifest", "SafeArchive", "StrictJSON", "ClientUpdater", "TestSupport"]),
+        .testTarget(
+            name: "SignedManifestTests",
+            dependencies: ["ReleaseSigning", "SignedManifest", "SafeArchive", "StrictJSON", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "SafeArchiveTests", dependencies: ["SafeArchive", "ClientFoundation", "SignedManifest", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "DeltaPatchTests", dependencies: ["DeltaPatch", "ClientUpdater", "TestSupport"]),
         .testTarget(
@@ -325,14 +336,17 @@ let package = Package(
             dependencies: ["ReleaseSigning", "SignedArchive", "SignedManifest", "StrictJSON", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
         .testTarget(
             name: "ArchivePublishingTests",
-            dependencies: ["ReleaseSigning", "ArchivePublishing", "SignedManifest", "StrictJSON", "SafeArchive", "DeltaPatch", "ClientUpdater", "TestSupport"]),
+            dependencies: [
+                "ReleaseSigning", "ArchivePublishing", "SignedManifest", "StrictJSON", "SafeArchive", "DeltaPatch", "ClientUpdater", "TestSupport",
+            ]),
         .testTarget(
             name: "MeteorHotCodePushTests",
-            dependencies: ["MeteorHotCodePush", "SignedManifest", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
+            dependencies: ["DeviceSetup", "MeteorHotCodePush", "SignedManifest", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
         .testTarget(
             name: "ClientServerTests",
             dependencies: [
-                "ClientServer", "ServingCore", "ShellLoopback", "ClientShim", .product(name: "HummingbirdTesting", package: "hummingbird"),
+                "DeviceSetup", "ClientServer", "ServingCore", "ShellLoopback", "ClientShim",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
                 "ClientUpdater", "SignedManifest", "SignedArchive", "ArchivePublishing", "MeteorHotCodePush", "TestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -340,14 +354,15 @@ let package = Package(
         .testTarget(
             name: "ClientEngineTests",
             dependencies: [
-                "ReleaseSigning", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "TestSupport",
+                "DeviceSetup", "ReleaseSigning", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(
             name: "clientctlTests",
             dependencies: [
-                "ReleaseSigning", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing",
+                "DeviceSetup", "ReleaseSigning", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive",
+                "ArchivePublishing",
                 "TestSupport",
             ]),
         .testTarget(name: "ClientctlShellTests", dependencies: ["TestSupport"]),
@@ -355,7 +370,9 @@ let package = Package(
         .testTarget(name: "ServingCoreTests", dependencies: ["ServingCore"]),
         .testTarget(
             name: "ShellLoopbackTests",
-            dependencies: ["ShellLoopback", "ServingCore", "ClientShim", "ClientUpdater", "TestSupport", .product(name: "Logging", package: "swift-log")]),
+            dependencies: [
+                "ShellLoopback", "ServingCore", "ClientShim", "ClientUpdater", "TestSupport", .product(name: "Logging", package: "swift-log"),
+            ]),
         .testTarget(name: "AppPackagingTests", dependencies: ["AppPackaging", "ClientFoundation", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -35,6 +35,7 @@ import ArchivePublishing
 import ClientFoundation
 import ClientUpdater
 import ClientUpdaterHTTP
+import DeviceSetup
 import Foundation
 import SignedArchive
 import SignedManifest
@@ -150,7 +151,7 @@ do {
     var made = try DeviceConfig(
         app: app, channelKind: .signedArchive,
         settings: ArchiveSettings(channel: "stable", manifestURL: baseURL + "/stable/manifest.json", trustedKeys: [publicPEM]),
-        shellVersion: Version(1, 0, 0), startupTimeoutSeconds: 60)
+        shellVersion: Version(1, 0, 0), deviceSettings: DeviceSettings(startupTimeoutSeconds: 60))
     if let collectorArgument {
         if let problem = DeviceConfig.reportURLProblem(collectorArgument, allowInsecureHTTP: false) { fail("--collector: \(problem)") }
         made.reportURL = collectorArgument

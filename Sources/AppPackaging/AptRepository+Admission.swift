@@ -1,5 +1,5 @@
 import ClientFoundation
-import ClientUpdater
+import DeviceSetup
 import Foundation
 
 // What is let in: suites, settings, phases, and a .deb judged before reprepro sees it.

@@ -1,8 +1,7 @@
 import ClientFoundation
-import ClientUpdater
+import DeviceSetup
 import Foundation
 import SafeArchive
-import SignedArchive
 
 /// `clientctl package`: a client build becomes a Debian package of a native app whose web
 /// layer then updates itself (docs/packaging.md).
@@ -41,9 +40,9 @@ package enum DebPackager {
         let aptKeyring = try request.aptSource.map(checkAptSource)
         let seed = try SourceTree.scan(request.buildDirectory)
         // The template as a device's first start will check it, on the files the user named.
-        try ArchiveRootSetup.validate(
-            template(request), trustFiles: try request.trust.map { try existing($0, flag: "--trust") },
-            trustRoot: try request.trustRoot.map { try existing($0, flag: "--trust-root") }, seed: request.buildDirectory)
+        try template(request).check(
+            trustFiles: try request.trust.map { try existing($0, flag: "--trust") },
+            trustRoot: try request.trustRoot.map { try existing($0, flag: "--trust-root") }, seed: request.buildDirectory, now: Date())
         let shipped =
             try binaries
             ?? withScratch(NSTemporaryDirectory() + "clientctl-package-\(getpid())") { scratch in
@@ -110,7 +109,7 @@ package enum DebPackager {
         let template = Self.template(request)
         guard template.trust == trustNames else { throw PackageError(.io, "the staged keys are not the template's") }
         try staging.write(try template.encoded(), to: "\(share)/\(DeviceTemplate.fileName)")
-        _ = try ArchiveRootSetup.validate(template: staging.path(share))
+        _ = try DeviceTemplate.check(folder: staging.path(share), now: Date())
 
         // Programs, desktop integration, units, documentation.
         try staging.copy(shipped.device, to: "usr/lib/\(request.package)/clientctl", mode: 0o755)
@@ -171,8 +170,8 @@ package enum DebPackager {
             app: request.app, name: request.name, channel: request.channel, manifestURL: request.manifestURL,
             trust: request.trust.indices.map { "trust/key-\($0 + 1).pub.pem" },
             trustRoot: request.trustRoot == nil ? nil : "trust/root.json", shellVersion: request.version.description,
-            startupTimeoutSeconds: request.startupTimeoutSeconds, keep: request.keep, checkIntervalSeconds: request.checkIntervalSeconds,
-            origin: request.origin == "app" ? nil : request.origin, reportURL: request.reportURL)
+            deviceSettings: request.deviceSettings, checkIntervalSeconds: request.checkIntervalSeconds,
+            origin: request.origin == "app" ? nil : request.origin)
     }
 
     /// The control fields and names, checked before anything is read or written.

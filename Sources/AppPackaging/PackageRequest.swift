@@ -1,4 +1,5 @@
 import ClientFoundation
+import DeviceSetup
 import Foundation
 
 /// What `clientctl package` was asked to build.
@@ -29,22 +30,20 @@ package struct PackageRequest: Sendable {
     package var section: String
     /// The vendor's copyright text for the client (default: a line naming the maintainer).
     package var copyrightFile: String?
-    package var startupTimeoutSeconds: Double
-    package var keep: Int
+    /// The startup timeout, retention and report URL the template carries.
+    package var deviceSettings: DeviceSettings
     package var checkIntervalSeconds: Int
     /// Where the installed app's shell serves its page: `app` or `loopback`
-    /// (``ClientUpdater/DeviceTemplate/origin``).
+    /// (``DeviceSetup/DeviceTemplate/origin``).
     package var origin: String
-    /// The collector's base URL for the devices' fleet reports (``ClientUpdater/DeviceTemplate/reportURL``).
-    package var reportURL: String?
     /// The apt repository the package names as its own source (`--apt-repo`), or `nil`.
     package var aptSource: AptSource?
 
     package init(
         buildDirectory: String, app: String, name: String, package: String, version: Version, channel: String, manifestURL: String,
         trust: [String], trustRoot: String?, icon: String, maintainer: String, out: String, description: String? = nil,
-        category: String = "Utility", section: String = "web", copyrightFile: String? = nil, startupTimeoutSeconds: Double = 10,
-        keep: Int = 3, checkIntervalSeconds: Int = 3600, origin: String = "app", reportURL: String? = nil,
+        category: String = "Utility", section: String = "web", copyrightFile: String? = nil,
+        deviceSettings: DeviceSettings = DeviceSettings(), checkIntervalSeconds: Int = 3600, origin: String = "app",
         aptSource: AptSource? = nil
     ) {
         self.buildDirectory = buildDirectory
@@ -63,11 +62,9 @@ package struct PackageRequest: Sendable {
         self.category = category
         self.section = section
         self.copyrightFile = copyrightFile
-        self.startupTimeoutSeconds = startupTimeoutSeconds
-        self.keep = keep
+        self.deviceSettings = deviceSettings
         self.checkIntervalSeconds = checkIntervalSeconds
         self.origin = origin
-        self.reportURL = reportURL
         self.aptSource = aptSource
     }
 

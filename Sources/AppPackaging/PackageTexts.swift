@@ -1,5 +1,5 @@
 import ClientFoundation
-import ClientUpdater
+import DeviceSetup
 import Foundation
 
 /// The text files a package carries besides the app: launcher, desktop entry, systemd

@@ -1,4 +1,5 @@
 import ClientUpdater
+import DeviceSetup
 import Foundation
 import SignedArchive
 import SignedManifest

@@ -1,5 +1,6 @@
 import ClientUpdater
 import ClientUpdaterHTTP
+import DeviceSetup
 import Foundation
 import Logging
 import MeteorHotCodePush

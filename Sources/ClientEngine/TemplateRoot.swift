@@ -1,5 +1,6 @@
 import ClientFoundation
 import ClientUpdater
+import DeviceSetup
 import Foundation
 import SignedArchive
 import SignedManifest
@@ -57,7 +58,6 @@ public enum TemplateRoot {
         do {
             template = try DeviceTemplate.load(folder: folder)
             made = try ArchiveRootSetup.make(request(template, folder: folder), now: now)
-            made.config.reportURL = template.reportURL
         } catch let error as any ClientctlError {
             guard FileManager.default.fileExists(atPath: layout.config) else {
                 throw EngineError(.configInvalid, "template \(folder): \(error.message)")

@@ -1,4 +1,5 @@
 import ClientUpdater
+import DeviceSetup
 import Foundation
 
 /// The production `Transport`: `file:` URLs from the disk (`FileTransport`), `http:`

@@ -1,5 +1,6 @@
 import ClientFoundation
 import ClientUpdater
+import DeviceSetup
 import Foundation
 
 /// How ``DefaultTransport`` connects over `http:` and `https:`: proxies, trust, timeouts,

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ClientUpdater
+import DeviceSetup
 
 /// Where the shell's page lives (`--origin`, docs/native-shell.md#origins-app-or-loopback-http).
 enum ShellOrigin: String, CaseIterable, ExpressibleByArgument, Sendable {

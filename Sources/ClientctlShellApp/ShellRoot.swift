@@ -1,5 +1,6 @@
 import ClientEngine
 import ClientUpdater
+import DeviceSetup
 import Foundation
 
 /// The root a shell run opens: `--root`, else `$CLIENTCTL_ROOT`, or with `--template` the

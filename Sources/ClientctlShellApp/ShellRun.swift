@@ -3,6 +3,7 @@ import ClientEngine
 import ClientFoundation
 import ClientShim
 import ClientUpdater
+import DeviceSetup
 import Foundation
 import Logging
 import ServingCore

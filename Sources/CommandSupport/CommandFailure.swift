@@ -1,6 +1,5 @@
 import ArgumentParser
 import ClientFoundation
-import ClientUpdater
 import Foundation
 
 /// Runs a command body, turning any clientctl error into one line on stderr and the

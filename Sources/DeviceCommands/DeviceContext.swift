@@ -1,5 +1,6 @@
 import ClientEngine
 import ClientUpdater
+import DeviceSetup
 import Foundation
 import Logging
 

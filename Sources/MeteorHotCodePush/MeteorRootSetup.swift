@@ -1,5 +1,6 @@
 import ClientFoundation
 import ClientUpdater
+import DeviceSetup
 import Foundation
 
 /// Validates `clientctl init --meteor-url …` input and builds the root's config and first state.
@@ -14,20 +15,19 @@ package enum MeteorRootSetup {
         package var compatPlatform: String?
         /// The shell's version; `0.0.0` when not given (Meteor bundles carry no shell range).
         package var shellVersion: String?
-        package var startupTimeout: Double
-        package var keep: Int
+        /// The startup timeout, retention and report URL.
+        package var deviceSettings: DeviceSettings
         package var allowInsecureHTTP: Bool
 
         package init(
             meteorURL: String, embedded: String?, compatPlatform: String?, shellVersion: String?,
-            startupTimeout: Double, keep: Int, allowInsecureHTTP: Bool
+            deviceSettings: DeviceSettings, allowInsecureHTTP: Bool
         ) {
             self.meteorURL = meteorURL
             self.embedded = embedded
             self.compatPlatform = compatPlatform
             self.shellVersion = shellVersion
-            self.startupTimeout = startupTimeout
-            self.keep = keep
+            self.deviceSettings = deviceSettings
             self.allowInsecureHTTP = allowInsecureHTTP
         }
     }
@@ -82,13 +82,14 @@ package enum MeteorRootSetup {
         guard let shell = Version(r.shellVersion ?? "0.0.0") else {
             throw MeteorError.field("shellVersion", "'\(r.shellVersion ?? "")' is not a SemVer 2.0 version (e.g. 1.4.0)")
         }
-        guard r.startupTimeout > 0 else { throw MeteorError.field("startupTimeout", "must be positive") }
-        guard r.keep >= 1 else { throw MeteorError.field("keep", "must be at least 1") }
+        if let problem = r.deviceSettings.fieldProblem(allowInsecureHTTP: r.allowInsecureHTTP) {
+            throw MeteorError.field(problem.field, problem.problem)
+        }
         let config = try DeviceConfig(
             app: appId, channelKind: .meteor,
             settings: MeteorSettings(meteorRootURL: url.absoluteString, compatPlatform: platform.rawValue),
             shellVersion: shell, embeddedPath: path,
-            startupTimeoutSeconds: r.startupTimeout, keep: r.keep, allowInsecureHTTP: r.allowInsecureHTTP)
+            deviceSettings: r.deviceSettings, allowInsecureHTTP: r.allowInsecureHTTP)
         var state = DeviceState()
         state.lastSeenEmbeddedVersion = bundle.version
         state.meteor = MeteorMemory(

@@ -1,5 +1,6 @@
 import ClientFoundation
 import ClientUpdater
+import DeviceSetup
 import Foundation
 
 extension DeviceConfig.ChannelKind {

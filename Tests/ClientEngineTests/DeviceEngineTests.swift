@@ -1,6 +1,7 @@
 import ClientEngine
 import ClientUpdater
 import ClientUpdaterHTTP
+import DeviceSetup
 import Foundation
 import Logging
 import TestSupport

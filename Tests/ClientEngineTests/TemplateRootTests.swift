@@ -1,5 +1,6 @@
 import ClientEngine
 import ClientUpdater
+import DeviceSetup
 import Foundation
 import ReleaseSigning
 import SignedManifest
@@ -168,7 +169,7 @@ import Testing
         #expect(try template.userRoot(environment: ["HOME": "/home/ann", "XDG_DATA_HOME": "/data"]) == "/data/com.example.notes")
         // A relative XDG_DATA_HOME is invalid by the spec and ignored.
         #expect(try template.userRoot(environment: ["HOME": "/home/ann", "XDG_DATA_HOME": "rel"]) == "/home/ann/.local/share/com.example.notes")
-        #expect(throws: UpdaterError.self) { try template.userRoot(environment: [:]) }
+        #expect(throws: DeviceSetupError.self) { try template.userRoot(environment: [:]) }
         #expect(try TemplateRoot.rootPath(explicit: "/srv/root", template: "/nowhere") == "/srv/root", "--root wins")
     }
 }

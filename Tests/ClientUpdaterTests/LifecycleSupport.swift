@@ -1,5 +1,6 @@
 import ClientFoundation
 import ClientUpdater
+import DeviceSetup
 import Foundation
 import Synchronization
 import TestSupport
@@ -149,8 +150,8 @@ struct LifecycleRig {
         try AtomicFile.makeDirectory(layout.root)
         channel = try SeededChannel(layout: layout, seedDirectory: tmp("seed"), seedID: "0.9.0")
         config = DeviceConfig(
-            app: "com.example.notes", channelKind: .init(rawValue: "seeded"), shellVersion: Version(1, 0, 0), startupTimeoutSeconds: timeout,
-            keep: keep)
+            app: "com.example.notes", channelKind: .init(rawValue: "seeded"), shellVersion: Version(1, 0, 0),
+            deviceSettings: DeviceSettings(startupTimeoutSeconds: timeout, keep: keep))
     }
 
     func makeUpdater() -> Updater {

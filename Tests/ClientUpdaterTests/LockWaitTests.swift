@@ -1,5 +1,6 @@
 import ClientFoundation
 import ClientUpdater
+import DeviceSetup
 import Foundation
 import TestSupport
 import Testing

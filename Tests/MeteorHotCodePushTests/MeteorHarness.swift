@@ -1,5 +1,6 @@
 import ClientUpdater
 import ClientUpdaterHTTP
+import DeviceSetup
 import Foundation
 import MeteorHotCodePush
 import Synchronization
@@ -46,7 +47,7 @@ final class MeteorHarness: @unchecked Sendable {
         let (config, state) = try MeteorRootSetup.make(
             .init(
                 meteorURL: rootURL, embedded: embedded, compatPlatform: "ios", shellVersion: "1.0.0",
-                startupTimeout: 600, keep: 1, allowInsecureHTTP: false))
+                deviceSettings: DeviceSettings(startupTimeoutSeconds: 600, keep: 1), allowInsecureHTTP: false))
         try RootInitializer.writeUnlessLocked(config, to: layout, force: false, store: layout.meteor)
         try StateStore.save(state, layout)
         self.config = config

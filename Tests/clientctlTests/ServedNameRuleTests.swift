@@ -2,6 +2,7 @@ import ArchivePublishing
 import ClientFoundation
 import ClientUpdater
 import ClientUpdaterHTTP
+import DeviceSetup
 import Foundation
 import SafeArchive
 import SignedArchive

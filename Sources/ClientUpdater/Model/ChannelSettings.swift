@@ -1,4 +1,5 @@
 import ClientFoundation
+import DeviceSetup
 import Foundation
 
 /// A channel's own keys of `config.json` (its feed URL, trusted keys, …), read and
@@ -29,12 +30,18 @@ extension DeviceConfig {
     /// - Throws: ``UpdaterError`` `.invalidArgument` when the settings break a rule.
     package init<Settings: ChannelSettings>(
         app: String, channelKind: ChannelKind, settings: Settings, shellVersion: Version, embeddedPath: String? = nil,
-        startupTimeoutSeconds: Double = 10, keep: Int = 3, allowInsecureHTTP: Bool = false, limits: Limits = Limits(),
+        deviceSettings: DeviceSettings = DeviceSettings(), allowInsecureHTTP: Bool = false, limits: Limits = Limits(),
         proxy: String? = nil, caFile: String? = nil
     ) throws {
+        let section: ChannelSection
+        do {
+            section = try ChannelSection(settings)
+        } catch {
+            throw UpdaterError(.invalidArgument, "the channel's settings cannot be stored: \(error)")
+        }
         self.init(
-            app: app, channelKind: channelKind, channelSettings: try ChannelSection(settings), shellVersion: shellVersion,
-            embeddedPath: embeddedPath, startupTimeoutSeconds: startupTimeoutSeconds, keep: keep,
+            app: app, channelKind: channelKind, channelSettings: section, shellVersion: shellVersion,
+            embeddedPath: embeddedPath, deviceSettings: deviceSettings,
             allowInsecureHTTP: allowInsecureHTTP, limits: limits, proxy: proxy, caFile: caFile)
         if let problem = settings.problem(in: self) { throw UpdaterError(.invalidArgument, problem) }
     }

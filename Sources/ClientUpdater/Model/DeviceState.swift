@@ -1,3 +1,4 @@
+import DeviceSetup
 import Foundation
 
 /// `<root>/state.json`: everything a device remembers between runs.

@@ -1,4 +1,5 @@
 import ClientFoundation
+import DeviceSetup
 import Foundation
 
 /// The `status --json` / `list --json` shape. Stable: fields may be added, never renamed.

@@ -1,3 +1,4 @@
+import DeviceSetup
 import FleetReports
 import Foundation
 import Synchronization

@@ -1,4 +1,5 @@
 import ClientFoundation
+import DeviceSetup
 import Foundation
 
 /// Creates a device root from a validated config (`clientctl init`).
@@ -19,7 +20,7 @@ package enum RootInitializer {
     package static func write(
         _ config: DeviceConfig, to layout: RootLayout, force: Bool, store: String? = nil, lockWait: Double = 30
     ) async throws {
-        let bytes = try config.encoded()
+        let bytes = try config.rootBytes()
         try await BlockingExecutor.run { try prepare(layout, force: force) }
         let lock = try await FileLock.acquire(path: layout.lock, wait: lockWait)
         try await BlockingExecutor.run {
@@ -33,7 +34,7 @@ package enum RootInitializer {
     /// - Throws: as ``write(_:to:force:store:lockWait:)``; `.locked` at once when another
     ///   process holds the lock.
     package static func writeUnlessLocked(_ config: DeviceConfig, to layout: RootLayout, force: Bool, store: String? = nil) throws {
-        let bytes = try config.encoded()
+        let bytes = try config.rootBytes()
         try prepare(layout, force: force)
         guard let lock = try FileLock.attempt(path: layout.lock) else { throw FileLock.lockedError(layout.lock, wait: 0) }
         try withExtendedLifetime(lock) { try writeLocked(bytes, to: layout, store: store) }
@@ -47,7 +48,7 @@ package enum RootInitializer {
     package static func createIfAbsent(
         _ config: DeviceConfig, to layout: RootLayout, store: String? = nil, lockWait: Double = 30
     ) async throws -> Bool {
-        let bytes = try config.encoded()
+        let bytes = try config.rootBytes()
         try await BlockingExecutor.run { try prepare(layout, force: true) }
         let lock = try await FileLock.acquire(path: layout.lock, wait: lockWait)
         return try await BlockingExecutor.run {

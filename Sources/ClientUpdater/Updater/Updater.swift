@@ -1,4 +1,5 @@
 import ClientFoundation
+import DeviceSetup
 import Foundation
 import Logging
 

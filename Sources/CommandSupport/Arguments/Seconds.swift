@@ -1,5 +1,5 @@
 import ArgumentParser
-import ClientUpdater
+import DeviceSetup
 
 /// A duration given on the command line in seconds: a finite decimal number, 0 or more
 /// (`inf`, `nan` and negative values are refused while parsing, exit 64). Commands check
@@ -31,6 +31,6 @@ package struct Seconds: ExpressibleByArgument, Sendable, Equatable, CustomString
 extension Seconds {
     /// `--startup-timeout`: more than 0, at most a day.
     package func requireStartupTimeout() throws {
-        try require(in: DeviceConfig.startupTimeoutRange, flag: "--startup-timeout", rule: "more than 0, at most 86400 seconds")
+        try require(in: DeviceSettings.startupTimeoutRange, flag: "--startup-timeout", rule: "more than 0, at most 86400 seconds")
     }
 }

@@ -1,5 +1,4 @@
 import ClientFoundation
-import ClientUpdater
 
 /// The one place where failures become process exit statuses, following BSD
 /// `sysexits(3)` (docs/reference/exit-codes.md), so scripts can tell a bad release (65) from a

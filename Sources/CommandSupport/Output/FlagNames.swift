@@ -1,5 +1,4 @@
 import ClientFoundation
-import ClientUpdater
 
 /// Says library errors in the command line's words: a ``FieldProblem`` names the flag the
 /// user typed instead of the request field, and other fields quoted in backticks
@@ -8,7 +7,8 @@ package enum FlagNames {
     /// Request and config fields → the flags that set them.
     package static let byField: [String: String] = [
         "app": "--app", "channel": "--channel", "manifestURL": "--manifest-url", "shellVersion": "--shell-version",
-        "trustFiles": "--trust", "trustRootFile": "--trust-root", "embedded": "--embedded", "startupTimeout": "--startup-timeout", "keep": "--keep",
+        "trustFiles": "--trust", "trustRootFile": "--trust-root", "embedded": "--embedded", "startupTimeout": "--startup-timeout",
+        "startupTimeoutSeconds": "--startup-timeout", "keep": "--keep", "reportURL": "--report-url",
         "limits": "--max-unpacked-bytes and --max-entries", "meteorURL": "--meteor-url", "compatPlatform": "--compat-platform",
         "allowInsecureHTTP": "--allow-insecure-http", "minShellVersion": "--min-shell", "maxShellVersion": "--max-shell",
         "expires": "--expires", "revoked": "--revoke", "baseURL": "--base-url", "prefix": "--out", "force": "--force", "init": "clientctl init",

@@ -4,6 +4,7 @@ import ClientFoundation
 import ClientUpdater
 import ClientUpdaterHTTP
 import CommandSupport
+import DeviceSetup
 import Foundation
 import MeteorHotCodePush
 import SignedArchive
@@ -79,11 +80,6 @@ struct InitCommand: AsyncParsableCommand {
             "Proxy for every request (http://host:port), instead of the HTTPS_PROXY/HTTP_PROXY environment; NO_PROXY still applies.", valueName: "URL"
         ))
     var proxy: String?
-    @Option(
-        name: .customLong("report-url"),
-        help: ArgumentHelp(
-            "Base URL of the fleet-report collector devices send reports to (https:, or http: to loopback).", valueName: "URL"))
-    var reportURL: String?
     @Flag(help: "Overwrite an existing config.json (installed versions and state are kept).")
     var force = false
 
@@ -110,7 +106,7 @@ struct InitCommand: AsyncParsableCommand {
             }
             let request = ArchiveRootSetup.Request(
                 app: app, channel: channel, manifestURL: manifestURL, trustFiles: trust, shellVersion: shellVersion.description,
-                embedded: embedded, startupTimeout: settings.startupTimeout.value, keep: settings.keep, allowInsecureHTTP: allowInsecureHTTP,
+                embedded: embedded, deviceSettings: settings.deviceSettings, allowInsecureHTTP: allowInsecureHTTP,
                 limits: .init(maxUnpackedBytes: maxUnpackedBytes, maxEntries: maxEntries), trustRootFile: trustRoot)
             let layout = try device.layout()
             let (made, pinned) = try ArchiveRootSetup.make(request)
@@ -132,14 +128,14 @@ struct InitCommand: AsyncParsableCommand {
         var (config, state) = try MeteorRootSetup.make(
             .init(
                 meteorURL: url, embedded: embedded, compatPlatform: compatPlatform, shellVersion: shellVersion?.description,
-                startupTimeout: settings.startupTimeout.value, keep: settings.keep, allowInsecureHTTP: allowInsecureHTTP))
+                deviceSettings: settings.deviceSettings, allowInsecureHTTP: allowInsecureHTTP))
         config = try transportSettings(config)
         try await DeviceEngine.create(.init(config: config, state: state), at: layout, existing: force ? .overwrite : .refuse)
         printError("initialized \(layout.root) for \(config.app) (meteor, \(url), \(compatPlatform ?? "ios"))")
     }
 
-    /// `--ca-file` (loaded as the transport loads it, stored as an absolute path), `--proxy`
-    /// and `--report-url` (checked) into `config`.
+    /// `--ca-file` (loaded as the transport loads it, stored as an absolute path) and
+    /// `--proxy` into `config` (`--report-url` is one of the settings the setup checked).
     private func transportSettings(_ config: DeviceConfig) throws -> DeviceConfig {
         var config = config
         if let caFile {
@@ -161,12 +157,6 @@ struct InitCommand: AsyncParsableCommand {
                 throw DeviceCommandError(.invalidArgument, error.message)
             }
             config.proxy = proxy
-        }
-        if let reportURL {
-            if let problem = DeviceConfig.reportURLProblem(reportURL, allowInsecureHTTP: config.allowInsecureHTTP) {
-                throw DeviceCommandError(.invalidArgument, "--report-url \(problem)")
-            }
-            config.reportURL = reportURL
         }
         return config
     }

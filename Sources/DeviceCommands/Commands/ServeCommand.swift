@@ -3,6 +3,7 @@ import ClientEngine
 import ClientServer
 import ClientUpdater
 import CommandSupport
+import DeviceSetup
 import Foundation
 import Logging
 import ServiceLifecycle

@@ -1,8 +1,8 @@
 import AppPackaging
 import ArgumentParser
 import ClientFoundation
-import ClientUpdater
 import CommandSupport
+import DeviceSetup
 import Foundation
 import SignedManifest
 import StrictJSON
@@ -107,10 +107,6 @@ struct PackageCommand: AsyncParsableCommand {
             valueName: "app|loopback"))
     var origin = "app"
     @Option(
-        name: .customLong("report-url"),
-        help: ArgumentHelp("Base URL of the fleet-report collector the app's devices send reports to (https:).", valueName: "URL"))
-    var reportURL: String?
-    @Option(
         name: .customLong("apt-repo"),
         help: ArgumentHelp("URL of the apt repository the package names as its source (clientctl repo).", valueName: "URL"))
     var aptRepo: String?
@@ -133,8 +129,8 @@ struct PackageCommand: AsyncParsableCommand {
         guard DeviceTemplate.origins.contains(origin) else {
             throw ValidationError("--origin must be one of \(DeviceTemplate.origins.joined(separator: ", "))")
         }
-        if let reportURL, let problem = DeviceConfig.reportURLProblem(reportURL, allowInsecureHTTP: false) {
-            throw ValidationError("--report-url \(problem)")
+        if let problem = settings.deviceSettings.fieldProblem(allowInsecureHTTP: false) {
+            throw ValidationError("\(FlagNames.flag(problem.field)) \(problem.problem)")
         }
         let apt = [aptRepo, aptSuite, aptKey].compactMap { $0 }
         guard apt.isEmpty || apt.count == 3 else {
@@ -157,8 +153,7 @@ struct PackageCommand: AsyncParsableCommand {
                 buildDirectory: buildDirectory, app: app, name: name, package: package, version: version, channel: channel,
                 manifestURL: manifestURL, trust: trust, trustRoot: trustRoot, icon: icon, maintainer: maintainer, out: out,
                 description: description, category: category, section: section, copyrightFile: copyright,
-                startupTimeoutSeconds: settings.startupTimeout.value, keep: settings.keep, checkIntervalSeconds: checkInterval,
-                origin: origin, reportURL: reportURL, aptSource: aptSource)
+                deviceSettings: settings.deviceSettings, checkIntervalSeconds: checkInterval, origin: origin, aptSource: aptSource)
             let result = try DebPackager.build(request, deviceProgram: deviceProgram)
             if output.json {
                 let o: JSONObject = [

@@ -1,4 +1,3 @@
-import ClientUpdater
 import Foundation
 import SignedManifest
 

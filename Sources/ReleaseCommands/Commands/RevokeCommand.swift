@@ -1,6 +1,5 @@
 import ArgumentParser
 import ClientFoundation
-import ClientUpdater
 import CommandSupport
 
 /// `clientctl revoke CHANNEL VERSION…`.

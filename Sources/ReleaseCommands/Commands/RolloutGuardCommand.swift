@@ -1,7 +1,6 @@
 import ArchivePublishing
 import ArgumentParser
 import ClientFoundation
-import ClientUpdater
 import CommandSupport
 import FleetReports
 import Foundation

@@ -1,6 +1,5 @@
 import ArgumentParser
 import ClientFoundation
-import ClientUpdater
 import CommandSupport
 import Foundation
 import SafeArchive

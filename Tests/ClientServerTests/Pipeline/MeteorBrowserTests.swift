@@ -2,6 +2,7 @@ import ClientFoundation
 import ClientServer
 import ClientShim
 import ClientUpdater
+import DeviceSetup
 import Foundation
 import MeteorHotCodePush
 import ServingCore
@@ -47,7 +48,7 @@ import Testing
         let config = try DeviceConfig(
             app: "com.example.meteor", channelKind: .meteor,
             settings: MeteorSettings(meteorRootURL: rootURL.absoluteString, compatPlatform: "ios"), shellVersion: Version(1, 0, 0),
-            embeddedPath: fixtures + "/bundled_www/application", startupTimeoutSeconds: 2)
+            embeddedPath: fixtures + "/bundled_www/application", deviceSettings: DeviceSettings(startupTimeoutSeconds: 2))
         let updater = Updater(layout: layout, config: config, channel: channel, logger: .quiet)
         let clock = ManualClock()
         let server = try ClientServer(configuration: ServerConfiguration(port: 0, wwwDirectory: fixtures + "/bundled_www"), logger: .quiet)

@@ -1,6 +1,7 @@
 import ClientFoundation
 import ClientUpdater
 import ClientUpdaterHTTP
+import DeviceSetup
 import Foundation
 import SignedArchive
 import SignedManifest
@@ -29,7 +30,7 @@ public final class DeviceFixture: @unchecked Sendable {
             shellVersion: Version(shell) ?? Version(1, 0, 0),
             // Commands of one test may queue behind other tests' children on a loaded
             // machine: no trial times out between `reload` and `ack` unless a test says so.
-            startupTimeoutSeconds: 120)
+            deviceSettings: DeviceSettings(startupTimeoutSeconds: 120))
         try RootInitializer.writeUnlessLocked(config, to: layout, force: false, store: layout.clients)
     }
 

@@ -1,4 +1,5 @@
 import ClientUpdater
+import DeviceSetup
 import Foundation
 
 /// A packaged app's template folder as `clientctl package` lays it out under

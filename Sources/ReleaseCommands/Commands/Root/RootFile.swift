@@ -1,5 +1,4 @@
 import ClientFoundation
-import ClientUpdater
 import Foundation
 import ReleaseSigning
 import SignedManifest

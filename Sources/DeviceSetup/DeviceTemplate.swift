@@ -36,25 +36,39 @@ public struct DeviceTemplate: Codable, Sendable, Equatable {
     public var shellVersion: String
     /// The client shipped inside the package (the embedded seed), relative to the template folder.
     public var seed: String
-    public var startupTimeoutSeconds: Double
-    public var keep: Int
+    /// What the template shares with `init` and `config.json`: the startup timeout,
+    /// retention, the report URL (under their own keys beside the template's).
+    public var deviceSettings: DeviceSettings
+    /// How long a new version has to call `startupDidComplete` (the root's).
+    public var startupTimeoutSeconds: Double {
+        get { deviceSettings.startupTimeoutSeconds }
+        set { deviceSettings.startupTimeoutSeconds = newValue }
+    }
+    /// How many installed versions retention keeps (the root's).
+    public var keep: Int {
+        get { deviceSettings.keep }
+        set { deviceSettings.keep = newValue }
+    }
+    /// Base URL of the collector the app's devices send fleet reports to (the root's
+    /// `reportURL`, `clientctl package --report-url`); `nil`: no reports.
+    public var reportURL: String? {
+        get { deviceSettings.reportURL }
+        set { deviceSettings.reportURL = newValue }
+    }
     /// Seconds between update checks of the shell and `serve`; 0: only when the page asks.
     public var checkIntervalSeconds: Int
     /// Where the shell serves the page: `"app"` (`app://APPID/`, also when absent) or
     /// `"loopback"` (`http://127.0.0.1:PORT/`, for apps that need an http origin). The
     /// shell's `--origin` wins; `serve` always answers over http.
     public var origin: String?
-    /// Base URL of the collector the app's devices send fleet reports to (the root's
-    /// `reportURL`, `clientctl package --report-url`); `nil`: no reports.
-    public var reportURL: String?
 
     /// The values ``origin`` may take.
     public static let origins = ["app", "loopback"]
 
     public init(
         app: String, name: String, channel: String, manifestURL: String, trust: [String], trustRoot: String?,
-        shellVersion: String, seed: String = "www", startupTimeoutSeconds: Double = 10, keep: Int = 3,
-        checkIntervalSeconds: Int = 3600, origin: String? = nil, reportURL: String? = nil
+        shellVersion: String, seed: String = "www", deviceSettings: DeviceSettings = DeviceSettings(),
+        checkIntervalSeconds: Int = 3600, origin: String? = nil
     ) {
         self.format = Self.currentFormat
         self.app = app
@@ -65,11 +79,45 @@ public struct DeviceTemplate: Codable, Sendable, Equatable {
         self.trustRoot = trustRoot
         self.shellVersion = shellVersion
         self.seed = seed
-        self.startupTimeoutSeconds = startupTimeoutSeconds
-        self.keep = keep
+        self.deviceSettings = deviceSettings
         self.checkIntervalSeconds = checkIntervalSeconds
         self.origin = origin
-        self.reportURL = reportURL
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case format, app, name, channel, manifestURL, trust, trustRoot, shellVersion, seed, checkIntervalSeconds, origin
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        format = try c.decode(String.self, forKey: .format)
+        app = try c.decode(String.self, forKey: .app)
+        name = try c.decode(String.self, forKey: .name)
+        channel = try c.decode(String.self, forKey: .channel)
+        manifestURL = try c.decode(String.self, forKey: .manifestURL)
+        trust = try c.decode([String].self, forKey: .trust)
+        trustRoot = try c.decodeIfPresent(String.self, forKey: .trustRoot)
+        shellVersion = try c.decode(String.self, forKey: .shellVersion)
+        seed = try c.decode(String.self, forKey: .seed)
+        checkIntervalSeconds = try c.decode(Int.self, forKey: .checkIntervalSeconds)
+        origin = try c.decodeIfPresent(String.self, forKey: .origin)
+        deviceSettings = try DeviceSettings(from: decoder)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(format, forKey: .format)
+        try c.encode(app, forKey: .app)
+        try c.encode(name, forKey: .name)
+        try c.encode(channel, forKey: .channel)
+        try c.encode(manifestURL, forKey: .manifestURL)
+        try c.encode(trust, forKey: .trust)
+        try c.encodeIfPresent(trustRoot, forKey: .trustRoot)
+        try c.encode(shellVersion, forKey: .shellVersion)
+        try c.encode(seed, forKey: .seed)
+        try c.encode(checkIntervalSeconds, forKey: .checkIntervalSeconds)
+        try c.encodeIfPresent(origin, forKey: .origin)
+        try deviceSettings.encode(to: encoder)
     }
 
     /// The template's bytes: sorted keys, one trailing newline (reproducible).
@@ -81,33 +129,33 @@ public struct DeviceTemplate: Codable, Sendable, Equatable {
 
     /// Reads `folder/device-template.json`, checking its format and that its paths stay
     /// inside `folder`.
-    /// - Throws: ``UpdaterError`` `.notFound` when the file is missing, `.configInvalid`
+    /// - Throws: ``DeviceSetupError`` `.notFound` when the file is missing, `.configInvalid`
     ///   for anything else wrong with it (naming the file and why).
     public static func load(folder: String) throws -> DeviceTemplate {
         let path = folder + "/" + fileName
-        guard let data = try BoundedFile.read(path, cap: maxBytes, code: UpdaterError.Code.configInvalid) else {
-            throw UpdaterError(.notFound, "\(path) not found: --template names the folder a package installed (/usr/share/PKG)")
+        guard let data = try BoundedFile.read(path, cap: maxBytes, code: DeviceSetupError.Code.configInvalid) else {
+            throw DeviceSetupError(.notFound, "\(path) not found: --template names the folder a package installed (/usr/share/PKG)")
         }
         let template: DeviceTemplate
         do {
             template = try JSONDecoder().decode(DeviceTemplate.self, from: data)
         } catch {
-            throw UpdaterError(.configInvalid, "\(path) is not a valid device template: \(error)")
+            throw DeviceSetupError(.configInvalid, "\(path) is not a valid device template: \(error)")
         }
         guard template.format == currentFormat else {
-            throw UpdaterError(.configInvalid, "\(path) has format '\(template.format)', expected '\(currentFormat)'")
+            throw DeviceSetupError(.configInvalid, "\(path) has format '\(template.format)', expected '\(currentFormat)'")
         }
         for relative in [template.seed] + template.trust + [template.trustRoot].compactMap({ $0 }) where !Self.isInside(relative) {
-            throw UpdaterError(.configInvalid, "\(path): '\(relative)' is not a path inside the template folder")
+            throw DeviceSetupError(.configInvalid, "\(path): '\(relative)' is not a path inside the template folder")
         }
         guard (0...604_800).contains(template.checkIntervalSeconds) else {
-            throw UpdaterError(.configInvalid, "\(path): checkIntervalSeconds \(template.checkIntervalSeconds) is out of range 0…604800")
+            throw DeviceSetupError(.configInvalid, "\(path): checkIntervalSeconds \(template.checkIntervalSeconds) is out of range 0…604800")
         }
         if let origin = template.origin, !origins.contains(origin) {
-            throw UpdaterError(.configInvalid, "\(path): origin '\(origin)' is not one of \(origins.joined(separator: ", "))")
+            throw DeviceSetupError(.configInvalid, "\(path): origin '\(origin)' is not one of \(origins.joined(separator: ", "))")
         }
-        if let reportURL = template.reportURL, let problem = DeviceConfig.reportURLProblem(reportURL, allowInsecureHTTP: false) {
-            throw UpdaterError(.configInvalid, "\(path): reportURL \(problem)")
+        if let problem = template.deviceSettings.problem(allowInsecureHTTP: false) {
+            throw DeviceSetupError(.configInvalid, "\(path): \(problem)")
         }
         return template
     }
@@ -120,10 +168,10 @@ public struct DeviceTemplate: Codable, Sendable, Equatable {
 
     /// The per-user root of this app: `$XDG_DATA_HOME/APP`, else `$HOME/.local/share/APP`
     /// (the XDG Base Directory default), like a browser's profile.
-    /// - Throws: ``UpdaterError`` `.invalidArgument` when neither variable names an absolute folder.
+    /// - Throws: ``DeviceSetupError`` `.invalidArgument` when neither variable names an absolute folder.
     public func userRoot(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
         if let data = environment["XDG_DATA_HOME"], data.hasPrefix("/") { return data + "/" + app }
         if let home = environment["HOME"], home.hasPrefix("/") { return home + "/.local/share/" + app }
-        throw UpdaterError(.invalidArgument, "no device root: HOME and XDG_DATA_HOME are unset; pass --root DIR")
+        throw DeviceSetupError(.invalidArgument, "no device root: HOME and XDG_DATA_HOME are unset; pass --root DIR")
     }
 }

@@ -1,5 +1,4 @@
 import ClientFoundation
-import ClientUpdater
 import Foundation
 import SignedManifest
 
@@ -7,25 +6,25 @@ import SignedManifest
 package enum TrustedKeys {
     /// Reads a PEM file, checks it is an Ed25519 public key, and returns its PEM text as
     /// config.json stores it.
-    /// - Throws: ``SignedArchiveError`` naming the file: missing, unreadable, or not an Ed25519
+    /// - Throws: ``DeviceSetupError`` naming the file: missing, unreadable, or not an Ed25519
     ///   SubjectPublicKeyInfo key.
     package static func readPublicKeyPEM(_ path: String) throws -> String {
         let read: Data?
         do {
-            read = try BoundedFile.read(path, cap: 16 * 1024, code: SignedArchiveError.Code.invalidArgument)
+            read = try BoundedFile.read(path, cap: 16 * 1024, code: DeviceSetupError.Code.invalidArgument)
         } catch {
-            throw SignedArchiveError.field("trustFiles", error.message)
+            throw DeviceSetupError.field("trustFiles", error.message)
         }
         guard let data = read else {
-            throw SignedArchiveError.field(.notFound, "trustFiles", "\(path): no such file or not readable")
+            throw DeviceSetupError.field(.notFound, "trustFiles", "\(path): no such file or not readable")
         }
         guard let text = String(data: data, encoding: .utf8) else {
-            throw SignedArchiveError.field("trustFiles", "\(path): not a PEM text file")
+            throw DeviceSetupError.field("trustFiles", "\(path): not a PEM text file")
         }
         do {
             _ = try Ed25519.PublicKey(pem: text, source: path)
         } catch let error as SignedManifestError {
-            throw SignedArchiveError.field("trustFiles", error.message)
+            throw DeviceSetupError.field("trustFiles", error.message)
         }
         return text
     }

@@ -19,12 +19,12 @@ package struct ChannelSection: Sendable, Equatable {
     package init<Fields: Encodable>(_ fields: Fields) throws {
         let data = try JSONEncoder().encode(fields)
         guard case .object(let object) = try JSONDecoder().decode(StoredJSON.self, from: data) else {
-            throw UpdaterError(.invalidArgument, "a channel section must encode to a JSON object")
+            throw DeviceSetupError(.invalidArgument, "a channel section must encode to a JSON object")
         }
         values = object
     }
 
-    init(values: [String: StoredJSON]) { self.values = values }
+    package init(values: [String: StoredJSON]) { self.values = values }
 
     /// The section read as the channel's own type.
     package func decode<Fields: Decodable>(_ type: Fields.Type = Fields.self) throws -> Fields {
@@ -33,7 +33,7 @@ package struct ChannelSection: Sendable, Equatable {
 
     /// Writes the core's keys (`encodeCore`) and this section's keys into one JSON object;
     /// a section key that the core owns is refused rather than written twice.
-    func encode(to encoder: any Encoder, coreKeys: Set<String>, encodeCore: (any Encoder) throws -> Void) throws {
+    package func encode(to encoder: any Encoder, coreKeys: Set<String>, encodeCore: (any Encoder) throws -> Void) throws {
         try encodeCore(encoder)
         var container = encoder.container(keyedBy: AnyKey.self)
         for (key, value) in values.sorted(by: { $0.key < $1.key }) {
@@ -45,7 +45,7 @@ package struct ChannelSection: Sendable, Equatable {
     }
 
     /// Every key of `decoder`'s object that the core does not own.
-    static func decode(from decoder: any Decoder, coreKeys: Set<String>) throws -> ChannelSection {
+    package static func decode(from decoder: any Decoder, coreKeys: Set<String>) throws -> ChannelSection {
         let container = try decoder.container(keyedBy: AnyKey.self)
         var values: [String: StoredJSON] = [:]
         for key in container.allKeys where !coreKeys.contains(key.stringValue) {
@@ -96,10 +96,10 @@ package indirect enum StoredJSON: Codable, Sendable, Equatable {
 }
 
 /// A coding key for any string (the channel's keys are not known to the core).
-struct AnyKey: CodingKey {
-    var stringValue: String
-    var intValue: Int? { nil }
-    init(_ string: String) { stringValue = string }
-    init?(stringValue: String) { self.stringValue = stringValue }
-    init?(intValue: Int) { nil }
+package struct AnyKey: CodingKey {
+    package var stringValue: String
+    package var intValue: Int? { nil }
+    package init(_ string: String) { stringValue = string }
+    package init?(stringValue: String) { self.stringValue = stringValue }
+    package init?(intValue: Int) { nil }
 }

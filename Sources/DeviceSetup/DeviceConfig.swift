@@ -25,10 +25,6 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     public var shellVersion: Version
     /// Read-only client shipped inside the shell (never written).
     public var embeddedPath: String?
-    /// How long a new version has to call `startupDidComplete` (default 10 s).
-    public var startupTimeoutSeconds: Double
-    /// How many installed versions retention keeps (default 3).
-    public var keep: Int
     /// Allow `http:` manifest and archive URLs to non-loopback hosts (off by default).
     public var allowInsecureHTTP: Bool
     /// Caps applied when unpacking an archive.
@@ -39,10 +35,26 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     /// PEM file of the CA certificates to trust instead of the system store (a private
     /// CA); relative to the root when not absolute. `nil`: the system trust store.
     public var caFile: String?
+    /// What `init`, a device template and `package` share: the startup timeout, retention,
+    /// the report URL (stored under their own keys beside the others).
+    public var deviceSettings: DeviceSettings
+    /// How long a new version has to call `startupDidComplete` (default 10 s).
+    public var startupTimeoutSeconds: Double {
+        get { deviceSettings.startupTimeoutSeconds }
+        set { deviceSettings.startupTimeoutSeconds = newValue }
+    }
+    /// How many installed versions retention keeps (default 3).
+    public var keep: Int {
+        get { deviceSettings.keep }
+        set { deviceSettings.keep = newValue }
+    }
     /// Base URL of the collector this device sends its fleet reports to (`http:`/`https:`,
-    /// the URL rules of `URLPolicy`; docs/fleet-reports.md#delivery). It wins over a signed
-    /// manifest's `reports.url`; `nil` and no manifest URL: nothing is sent or recorded.
-    public var reportURL: String?
+    /// the URL rules of `URLPolicy`; docs/fleet-reports.md#delivery); `nil`: nothing is
+    /// sent or recorded.
+    public var reportURL: String? {
+        get { deviceSettings.reportURL }
+        set { deviceSettings.reportURL = newValue }
+    }
 
     /// Caps that protect a device from hostile or broken releases.
     public struct Limits: Codable, Sendable, Equatable {
@@ -62,9 +74,8 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
 
     package init(
         app: String, channelKind: ChannelKind, channelSettings: ChannelSection = ChannelSection(),
-        shellVersion: Version, embeddedPath: String? = nil, startupTimeoutSeconds: Double = 10,
-        keep: Int = 3, allowInsecureHTTP: Bool = false, limits: Limits = Limits(),
-        proxy: String? = nil, caFile: String? = nil, reportURL: String? = nil
+        shellVersion: Version, embeddedPath: String? = nil, deviceSettings: DeviceSettings = DeviceSettings(),
+        allowInsecureHTTP: Bool = false, limits: Limits = Limits(), proxy: String? = nil, caFile: String? = nil
     ) {
         self.format = Self.currentFormat
         self.app = app
@@ -72,21 +83,18 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         self.channelSettings = channelSettings
         self.shellVersion = shellVersion
         self.embeddedPath = embeddedPath
-        self.startupTimeoutSeconds = startupTimeoutSeconds
-        self.keep = keep
+        self.deviceSettings = deviceSettings
         self.allowInsecureHTTP = allowInsecureHTTP
         self.limits = limits
         self.proxy = proxy
         self.caFile = caFile
-        self.reportURL = reportURL
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case format, app, channelKind, shellVersion, embeddedPath, startupTimeoutSeconds, keep, allowInsecureHTTP, limits
-        case proxy, caFile, reportURL
+        case format, app, channelKind, shellVersion, embeddedPath, allowInsecureHTTP, limits, proxy, caFile
     }
 
-    static let coreKeys = Set(CodingKeys.allCases.map(\.rawValue))
+    static let coreKeys = Set(CodingKeys.allCases.map(\.rawValue)).union(DeviceSettings.keys)
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -95,13 +103,11 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
         channelKind = try c.decode(ChannelKind.self, forKey: .channelKind)
         shellVersion = try c.decode(Version.self, forKey: .shellVersion)
         embeddedPath = try c.decodeIfPresent(String.self, forKey: .embeddedPath)
-        startupTimeoutSeconds = try c.decode(Double.self, forKey: .startupTimeoutSeconds)
-        keep = try c.decode(Int.self, forKey: .keep)
+        deviceSettings = try DeviceSettings(from: decoder)
         allowInsecureHTTP = try c.decode(Bool.self, forKey: .allowInsecureHTTP)
         limits = try c.decode(Limits.self, forKey: .limits)
         proxy = try c.decodeIfPresent(String.self, forKey: .proxy)
         caFile = try c.decodeIfPresent(String.self, forKey: .caFile)
-        reportURL = try c.decodeIfPresent(String.self, forKey: .reportURL)
         channelSettings = try ChannelSection.decode(from: decoder, coreKeys: Self.coreKeys)
     }
 
@@ -113,52 +119,47 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
             try c.encode(channelKind, forKey: .channelKind)
             try c.encode(shellVersion, forKey: .shellVersion)
             try c.encodeIfPresent(embeddedPath, forKey: .embeddedPath)
-            try c.encode(startupTimeoutSeconds, forKey: .startupTimeoutSeconds)
-            try c.encode(keep, forKey: .keep)
             try c.encode(allowInsecureHTTP, forKey: .allowInsecureHTTP)
             try c.encode(limits, forKey: .limits)
             try c.encodeIfPresent(proxy, forKey: .proxy)
             try c.encodeIfPresent(caFile, forKey: .caFile)
-            try c.encodeIfPresent(reportURL, forKey: .reportURL)
+            try deviceSettings.encode(to: encoder)
         }
     }
 
-    /// Reads and validates `config.json` of a root: at most 1 MiB, not writable by other
-    /// users (refused, as sshd's StrictModes refuses such files), every value in range and
-    /// the URL rules of `URLPolicy` (checked at every load, not only at `init`).
-    /// - Throws: ``UpdaterError`` `.configInvalid` (exit 78) naming the file and the reason.
-    public static func load(_ layout: RootLayout) throws -> DeviceConfig {
-        guard let data = try BoundedFile.read(layout.config, cap: BoundedFile.localStateCap, code: UpdaterError.Code.configInvalid) else {
-            throw UpdaterError(.configInvalid, "\(layout.config) not found: initialize the root first (`init`)")
+    /// Reads and validates a root's `config.json` at `path`: at most 1 MiB, not writable by
+    /// other users (refused, as sshd's StrictModes refuses such files), every value in range
+    /// and the URL rules of `URLPolicy` (checked at every load, not only at `init`).
+    /// - Throws: ``DeviceSetupError`` `.configInvalid` (exit 78) naming the file and the reason.
+    package static func load(path: String) throws(DeviceSetupError) -> DeviceConfig {
+        guard let data = try BoundedFile.read(path, cap: BoundedFile.localStateCap, code: DeviceSetupError.Code.configInvalid) else {
+            throw DeviceSetupError(.configInvalid, "\(path) not found: initialize the root first (`init`)")
         }
         var st = stat()
-        if stat(layout.config, &st) == 0, st.st_mode & S_IWOTH != 0 {
-            throw UpdaterError(
+        if stat(path, &st) == 0, st.st_mode & S_IWOTH != 0 {
+            throw DeviceSetupError(
                 .configInvalid,
-                "\(layout.config) is writable by every user (mode \(String(st.st_mode & 0o7777, radix: 8))): refused; run chmod o-w on it")
+                "\(path) is writable by every user (mode \(String(st.st_mode & 0o7777, radix: 8))): refused; run chmod o-w on it")
         }
         let config: DeviceConfig
         do {
             config = try JSONDecoder().decode(DeviceConfig.self, from: data)
         } catch {
-            throw UpdaterError(.configInvalid, "\(layout.config) is not a valid clientctl config: \(error)")
+            throw DeviceSetupError(.configInvalid, "\(path) is not a valid clientctl config: \(error)")
         }
         guard config.format == currentFormat else {
-            throw UpdaterError(.configInvalid, "\(layout.config) has format '\(config.format)', expected '\(currentFormat)'")
+            throw DeviceSetupError(.configInvalid, "\(path) has format '\(config.format)', expected '\(currentFormat)'")
         }
-        if let problem = config.problem() { throw UpdaterError(.configInvalid, "\(layout.config): \(problem)") }
+        if let problem = config.problem() { throw DeviceSetupError(.configInvalid, "\(path): \(problem)") }
         return config
     }
 
-    /// Writes `config.json` atomically.
-    /// - Throws: ``UpdaterError`` `.invalidArgument` when a value is out of range (nothing is written).
-    package func save(_ layout: RootLayout) throws {
-        try AtomicFile.write(try encoded(), to: layout.config)
-    }
-
-    /// The bytes ``save(_:)`` writes, after ``problem()`` found nothing wrong.
+    /// The bytes of `config.json` (sorted keys, one trailing newline), after ``problem()``
+    /// found nothing wrong.
+    /// - Throws: ``DeviceSetupError`` `.invalidArgument` when a value is out of range;
+    ///   `EncodingError` when the channel's section names a key of the core.
     package func encoded() throws -> Data {
-        if let problem = problem() { throw UpdaterError(.invalidArgument, problem) }
+        if let problem = problem() { throw DeviceSetupError(.invalidArgument, problem) }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(self) + Data("\n".utf8)
