@@ -69,6 +69,9 @@ let package = Package(
         // A device's setup, read and written by both sides: config.json, the device template,
         // the settings init, a template and package share, the root-setup check, the report URL rule.
         .target(name: "DeviceSetup", dependencies: ["ClientFoundation", "SignedManifest"]),
+        // When a staged version takes over (issue 45): apply modes and policies, maintenance
+        // windows read on the wall clock of their own zone, and the one decision of their precedence.
+        .target(name: "ApplyPolicy"),
         // Channel-agnostic core: versions, store, state, selection, watchdog, retention, seams.
         .target(
             name: "ClientUpdater",
@@ -368,6 +371,7 @@ let package = Package(
         .testTarget(name: "ClientctlShellTests", dependencies: ["TestSupport"]),
         .testTarget(name: "ShellRulesTests", dependencies: ["ShellRules"]),
         .testTarget(name: "ServingCoreTests", dependencies: ["ServingCore"]),
+        .testTarget(name: "ApplyPolicyTests", dependencies: ["ApplyPolicy"]),
         .testTarget(
             name: "ShellLoopbackTests",
             dependencies: [
