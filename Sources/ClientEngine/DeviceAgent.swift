@@ -154,7 +154,10 @@ public final class DeviceAgent: Service, Sendable {
 
     /// Checks for updates every `seconds` (0: never) until ``stopping()``: the first once
     /// `first` returns (the shell: when the client is on screen), else after one interval.
-    /// Again replaces the running schedule; after ``stopping()`` it does nothing.
+    /// Each wait is the interval spread by ±10 %, seeded by the device (so a fleet started
+    /// together does not check together), and after a feed's refusal with `Retry-After` at
+    /// least what it asked, up to a day (``CheckSchedule``). Again replaces the running
+    /// schedule; after ``stopping()`` it does nothing.
     /// - Parameters:
     ///   - seconds: the interval (a packaged app's template names one: `DeviceTemplate.checkIntervalSeconds`).
     ///   - first: returns when the first check may run.
@@ -164,19 +167,24 @@ public final class DeviceAgent: Service, Sendable {
     ) {
         guard seconds > 0 else { return }
         let updater = self.updater
+        let schedule = CheckSchedule(every: seconds, device: DeviceIdentity.read(updater.layout) ?? updater.layout.root)
         let checks = Task {
             if let first {
                 await first()
             } else {
-                do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
+                do { try await Task.sleep(for: schedule.delay(before: 0)) } catch { return }
             }
+            var check = 1
             while !Task.isCancelled {
+                var retryAfter: Duration?
                 do {
                     try await updater.checkForUpdates()
                 } catch {
+                    retryAfter = HTTPStatusFailure.found(in: error)?.retryAfter
                     onFailure(error)
                 }
-                do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
+                do { try await Task.sleep(for: schedule.delay(before: check, retryAfter: retryAfter)) } catch { return }
+                check += 1
             }
         }
         let stopped = tasks.withLock { tasks in

@@ -89,6 +89,30 @@ import Testing
         await next.updater.shutdown()
     }
 
+    /// A feed that answers 503 with `Retry-After: 3` is asked again no sooner than 3 s later,
+    /// though the agent checks every 0.3 s: within a check's retries and between checks.
+    @Test func aFeedsRetryAfterHoldsThePeriodicChecksBack() async throws {
+        let device = try DeviceFixture()
+        try await device.installAndCommit(["1.0.0"])
+        let asked = Mutex<[ContinuousClock.Instant]>([])
+        device.faults.add(
+            .custom { response in
+                asked.withLock { $0.append(.now) }
+                response = LoopbackResponse(status: 503, headers: [("Retry-After", "3")])
+            }, path: "/stable/manifest.json")
+        let engine = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
+        let agent = DeviceAgent(engine, sinks: [], bridge: NoBridge(), checkEvery: 0.3)
+        let group = ServiceGroup(services: [agent], logger: .quiet)
+        let running = Task { try await group.run() }
+        try await Poll.until("three refused requests for the manifest", timeout: 120) { asked.withLock { $0.count } >= 3 }
+        await group.triggerGracefulShutdown()
+        try await running.value
+        let times = asked.withLock { $0 }
+        for (earlier, later) in zip(times, times.dropFirst()) {
+            #expect(later - earlier >= .seconds(3), "asked again after \(later - earlier)")
+        }
+    }
+
     /// An agent made without a bridge cannot run as a service: it says so.
     @Test func anAgentWithoutABridgeRefusesToRun() async throws {
         let device = try DeviceFixture()

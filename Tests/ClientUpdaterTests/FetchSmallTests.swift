@@ -35,6 +35,26 @@ import Testing
         #expect(server.log.map(\.status) == [200, 304])
     }
 
+    /// A feed that answers 503 with `Retry-After` (RFC 9110 §10.2.3) is not asked again sooner
+    /// than it said, within the check's own retries: each wait is at least its 3 s.
+    @Test func aRetryAfterWithinTheRetriesIsWaitedFor() async throws {
+        faults.add(.custom { $0 = LoopbackResponse(status: 503, headers: [("Retry-After", "3")]) }, path: "/manifest.json", requests: 1...2)
+        let result = try await downloader.fetchSmall(server.url("/manifest.json"))
+        #expect(result.etag != nil, "the third request got the manifest")
+        #expect(server.log.map(\.status) == [503, 503, 200])
+        #expect(sleeper.delays.count == 2 && sleeper.delays.allSatisfy { $0 >= 3 }, "\(sleeper.delays)")
+    }
+
+    /// A `Retry-After` longer than the check's retries ever wait ends the check at once; the
+    /// error carries it, so the periodic schedule waits that long before the next check.
+    @Test func aLongRetryAfterEndsTheCheckAndIsCarried() async throws {
+        faults.add(.custom { $0 = LoopbackResponse(status: 503, headers: [("Retry-After", "120")]) }, path: "/manifest.json")
+        let error = await #expect(throws: UpdaterError.self) { try await downloader.fetchSmall(server.url("/manifest.json")) }
+        #expect(error?.httpStatus == 503)
+        #expect(error.flatMap { HTTPStatusFailure.found(in: $0) }?.retryAfter == .seconds(120))
+        #expect(server.requests.count == 1 && sleeper.delays.isEmpty, "no retry: \(sleeper.delays)")
+    }
+
     @Test func staleETagGetsTheNewBody() async throws {
         let result = try await downloader.fetchSmall(server.url("/manifest.json"), ifNoneMatch: "\"old\"")
         #expect(result == .fetched(manifest, etag: result.etag) && result.etag != nil)

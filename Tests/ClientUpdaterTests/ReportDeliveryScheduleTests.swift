@@ -105,12 +105,12 @@ import Testing
 
     @Test func retryAfterHeaderValues() throws {
         let now = Date(timeIntervalSince1970: 1_764_090_000)  // 2025-11-25T17:00:00Z
-        #expect(ReportSender.retryAfter("120", now: now) == .seconds(120))
-        #expect(ReportSender.retryAfter(" 0 ", now: now) == .seconds(0))
+        #expect(RetryAfter.parse("120", now: now) == .seconds(120))
+        #expect(RetryAfter.parse(" 0 ", now: now) == .seconds(0))
         // RFC 9110 §5.6.7 IMF-fixdate, 10 minutes after `now`.
-        #expect(ReportSender.retryAfter("Tue, 25 Nov 2025 17:10:00 GMT", now: now) == .seconds(600))
-        #expect(ReportSender.retryAfter("Tue, 25 Nov 2025 16:50:00 GMT", now: now) == .seconds(0), "a date in the past: now")
-        #expect(ReportSender.retryAfter("-5", now: now) == nil)
-        #expect(ReportSender.retryAfter("soon", now: now) == nil)
+        #expect(RetryAfter.parse("Tue, 25 Nov 2025 17:10:00 GMT", now: now) == .seconds(600))
+        #expect(RetryAfter.parse("Tue, 25 Nov 2025 16:50:00 GMT", now: now) == .seconds(0), "a date in the past: now")
+        #expect(RetryAfter.parse("-5", now: now) == nil)
+        #expect(RetryAfter.parse("soon", now: now) == nil)
     }
 }

@@ -40,7 +40,9 @@ extension Downloader {
                             throw Self.overCap(url, cap)
                         }
                     default:
-                        throw UpdaterError.httpStatus(url, head.status, (300...399).contains(head.status) ? "redirects are not followed" : nil)
+                        throw UpdaterError.httpStatus(
+                            url, head.status, (300...399).contains(head.status) ? "redirects are not followed" : nil,
+                            retryAfter: head[header: "retry-after"].flatMap { RetryAfter.parse($0, now: Date()) })
                     }
                 },
                 sink: { chunk in

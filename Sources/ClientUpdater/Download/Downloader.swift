@@ -219,7 +219,14 @@ package struct Downloader: Sendable {
                 return try await operation(attempt)
             } catch let error as UpdaterError where error.isTransient {
                 guard attempt < retry.maxAttempts else { throw exhausted(error, attempt) }
-                let delay = retry.delay(beforeRetry: attempt, random: Double.random(in: 0..<1))
+                var delay = retry.delay(beforeRetry: attempt, random: Double.random(in: 0..<1))
+                // A server that said when to come back (`Retry-After`) is not asked sooner; one
+                // that asks for longer than this policy ever waits is left to the next check.
+                if let asked = (error.underlying as? HTTPStatusFailure)?.retryAfter {
+                    let seconds = Double(asked.components.seconds) + Double(asked.components.attoseconds) / 1e18
+                    guard seconds <= retry.maxDelay else { throw exhausted(error, attempt) }
+                    delay = max(delay, seconds)
+                }
                 onRetry?(attempt, delay, error)
                 try await sleeper.sleep(seconds: delay)
             }

@@ -72,7 +72,13 @@ extension UpdaterError {
 /// ``UpdaterError`` `.httpStatus` (so callers can tolerate, e.g., a 404 on a source map).
 public struct HTTPStatusFailure: Error, Sendable, Equatable {
     public let status: Int
-    public init(status: Int) { self.status = status }
+    /// How long the server asked to be left alone (its `Retry-After`, RFC 9110 §10.2.3), when
+    /// it said so: a periodic check waits at least that long before the next one.
+    public let retryAfter: Duration?
+    public init(status: Int, retryAfter: Duration? = nil) {
+        self.status = status
+        self.retryAfter = retryAfter
+    }
 
     /// 5xx, 408 (request timeout) and 429 (too many requests) may succeed later.
     public var isTransient: Bool { status >= 500 || status == 408 || status == 429 }
@@ -80,9 +86,10 @@ public struct HTTPStatusFailure: Error, Sendable, Equatable {
 
 extension UpdaterError {
     /// A `.httpStatus` error, e.g. "GET http://…/app.tgz: HTTP 404".
-    public static func httpStatus(_ url: URL, _ status: Int, _ detail: String? = nil) -> UpdaterError {
+    public static func httpStatus(_ url: URL, _ status: Int, _ detail: String? = nil, retryAfter: Duration? = nil) -> UpdaterError {
         let suffix = detail.map { " (\($0))" } ?? ""
-        return UpdaterError(.httpStatus, "GET \(url.absoluteString): HTTP \(status)\(suffix)", underlying: HTTPStatusFailure(status: status))
+        return UpdaterError(
+            .httpStatus, "GET \(url.absoluteString): HTTP \(status)\(suffix)", underlying: HTTPStatusFailure(status: status, retryAfter: retryAfter))
     }
 
     /// The HTTP status behind a `.httpStatus` error, if any.

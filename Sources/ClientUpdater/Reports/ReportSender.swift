@@ -191,7 +191,7 @@ package final class ReportSender: Sendable {
         case 200..<300:
             return (.delivered(more: false), "delivered")
         case 429, 503:
-            let wait = reply[header: "retry-after"].flatMap { Self.retryAfter($0, now: options.now()) }
+            let wait = reply[header: "retry-after"].flatMap { RetryAfter.parse($0, now: options.now()) }
             return (.busy(retryAfter: wait), "the collector answered \(reply.status) (busy)\(said)")
         case 400..<500:
             return (.refused(firstSeq: firstSeq), "the collector refused the batch with \(reply.status)\(said)")
@@ -260,23 +260,6 @@ package final class ReportSender: Sendable {
     package var due: Duration? { loop.withLock { $0.schedule.due } }
 
     // MARK: Helpers
-
-    /// The wait a `Retry-After` value asks for: delay-seconds, or an HTTP date (RFC 9110
-    /// §10.2.3) from `now`; nil when it is neither.
-    package static func retryAfter(_ value: String, now: Date) -> Duration? {
-        let text = value.trimmingCharacters(in: .whitespaces)
-        if let seconds = Int64(text), seconds >= 0 { return .seconds(seconds) }
-        for format in ["EEE, dd MMM yyyy HH:mm:ss zzz", "EEEE, dd-MMM-yy HH:mm:ss zzz", "EEE MMM d HH:mm:ss yyyy"] {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "GMT")
-            formatter.dateFormat = format
-            if let date = formatter.date(from: text) {
-                return .milliseconds(Int64(max(0, date.timeIntervalSince(now)) * 1000))
-            }
-        }
-        return nil
-    }
 
     /// The collector's `{"error": "…"}`, clipped to one short line.
     static func errorText(_ body: Data) -> String? {
