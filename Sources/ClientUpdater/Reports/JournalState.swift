@@ -13,6 +13,11 @@ struct JournalState: Codable, Equatable {
     var lastTime: Int64?
     /// The stream of schema-2 batches (16 hex digits); a lost state starts a new one.
     var stream: String?
+    /// The last `check-refused` recorded (``ReportDraft/refusalKey``) and when (ms), while no
+    /// other report followed it: the same refusal again within the heartbeat interval is
+    /// not recorded (a device waiting for its rollout place refuses at every check).
+    var lastRefusal: String?
+    var lastRefusalTime: Int64?
 
     /// 64 random bits as 16 lowercase hex digits.
     static func newStream() -> String {

@@ -42,6 +42,14 @@ package struct ReportDraft: Sendable, Equatable {
         self.detail = detail
     }
 
+    /// What makes two `check-refused` reports the same wait: the version, the reason, the
+    /// detail, the rollout seen and the running version; nil for any other type.
+    package var refusalKey: String? {
+        guard type == .checkRefused else { return nil }
+        let parts = [version ?? "", reason?.rawValue ?? "", detail ?? "", rollout.map { "\($0)" } ?? "", running]
+        return parts.joined(separator: "\u{1F}")
+    }
+
     /// The report with `seq` and `time`, its detail clipped to the model's bound.
     package func report(seq: Int64, time: Date) -> FleetReport {
         var r = FleetReport(seq: seq, time: time, type: type, running: running)

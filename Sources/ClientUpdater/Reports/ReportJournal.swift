@@ -73,8 +73,14 @@ package final class ReportJournal: Sendable {
         let size = Int(st.st_size)
         let tail = JournalScan.tail(fd: fd, size: size)
         let state = JournalState.read(layout)
-        var seq = max(state.lastSeq, tail.lastSeq)
         let time = now()
+        // The same refusal as the last report, within the heartbeat interval: nothing new to say.
+        if let key = draft.refusalKey, key == state.lastRefusal, let last = state.lastRefusalTime,
+            !HeartbeatRule.isDue(lastRecorded: JournalState.date(last), now: time)
+        {
+            return true
+        }
+        var seq = max(state.lastSeq, tail.lastSeq)
         var reports: [FleetReport] = []
         let lostNow = lost.withLock { $0 }
         if lostNow > 0 {
@@ -98,11 +104,14 @@ package final class ReportJournal: Sendable {
             CrashPoint.hit("journal.appended")
             guard fdatasync(fd) == 0 else { return false }
         }
-        if lostNow > 0 {
+        let refusal = draft.refusalKey
+        if lostNow > 0 || refusal != nil || state.lastRefusal != nil {
             lost.withLock { $0 -= lostNow }
             var next = JournalState.read(layout)
             next.lastSeq = max(next.lastSeq, seq)
             next.dropped += lostNow
+            next.lastRefusal = refusal
+            next.lastRefusalTime = refusal == nil ? nil : JournalState.millis(time)
             next.write(layout)
         }
         return true
