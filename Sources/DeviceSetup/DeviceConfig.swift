@@ -4,7 +4,7 @@ import Foundation
 /// `<root>/config.json`: what a device root is for and whom it trusts.
 ///
 /// Written once by `clientctl init`; read by every other command.
-public struct DeviceConfig: Codable, Sendable, Equatable {
+public struct DeviceConfig: Codable, Sendable, Equatable, CarriesDeviceSettings {
     /// Which update channel feeds this root: the channel modules name theirs
     /// (`signed-archive`, `meteor`); the core only passes it on.
     public struct ChannelKind: RawRepresentable, Codable, Hashable, Sendable {
@@ -38,23 +38,6 @@ public struct DeviceConfig: Codable, Sendable, Equatable {
     /// What `init`, a device template and `package` share: the startup timeout, retention,
     /// the report URL (stored under their own keys beside the others).
     public var deviceSettings: DeviceSettings
-    /// How long a new version has to call `startupDidComplete` (default 10 s).
-    public var startupTimeoutSeconds: Double {
-        get { deviceSettings.startupTimeoutSeconds }
-        set { deviceSettings.startupTimeoutSeconds = newValue }
-    }
-    /// How many installed versions retention keeps (default 3).
-    public var keep: Int {
-        get { deviceSettings.keep }
-        set { deviceSettings.keep = newValue }
-    }
-    /// Base URL of the collector this device sends its fleet reports to (`http:`/`https:`,
-    /// the URL rules of `URLPolicy`; docs/fleet-reports.md#delivery); `nil`: nothing is
-    /// sent or recorded.
-    public var reportURL: String? {
-        get { deviceSettings.reportURL }
-        set { deviceSettings.reportURL = newValue }
-    }
 
     /// Caps that protect a device from hostile or broken releases.
     public struct Limits: Codable, Sendable, Equatable {

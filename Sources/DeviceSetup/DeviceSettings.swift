@@ -67,3 +67,30 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         return nil
     }
 }
+
+/// A file that carries ``DeviceSettings`` beside its own keys (`config.json`, a device
+/// template): each setting reads and writes through it, so a new setting is one field of
+/// ``DeviceSettings`` and its accessor here.
+public protocol CarriesDeviceSettings {
+    /// The settings this file carries.
+    var deviceSettings: DeviceSettings { get set }
+}
+
+extension CarriesDeviceSettings {
+    /// How long a new version has to call `startupDidComplete` (default 10 s).
+    public var startupTimeoutSeconds: Double {
+        get { deviceSettings.startupTimeoutSeconds }
+        set { deviceSettings.startupTimeoutSeconds = newValue }
+    }
+    /// How many installed versions retention keeps (default 3).
+    public var keep: Int {
+        get { deviceSettings.keep }
+        set { deviceSettings.keep = newValue }
+    }
+    /// Base URL of the collector fleet reports go to (`http:`/`https:`, the URL rules of
+    /// `URLPolicy`; docs/fleet-reports.md#delivery); `nil`: nothing is sent or recorded.
+    public var reportURL: String? {
+        get { deviceSettings.reportURL }
+        set { deviceSettings.reportURL = newValue }
+    }
+}

@@ -11,7 +11,7 @@ import Foundation
 ///
 /// Paths in it (`seed`, `trust`, `trustRoot`) are relative to the folder that holds it, so
 /// the package can be unpacked anywhere and tested before it is installed.
-public struct DeviceTemplate: Codable, Sendable, Equatable {
+public struct DeviceTemplate: Codable, Sendable, Equatable, CarriesDeviceSettings {
     /// The file name inside a template folder.
     public static let fileName = "device-template.json"
     /// The only format this version reads.
@@ -39,22 +39,6 @@ public struct DeviceTemplate: Codable, Sendable, Equatable {
     /// What the template shares with `init` and `config.json`: the startup timeout,
     /// retention, the report URL (under their own keys beside the template's).
     public var deviceSettings: DeviceSettings
-    /// How long a new version has to call `startupDidComplete` (the root's).
-    public var startupTimeoutSeconds: Double {
-        get { deviceSettings.startupTimeoutSeconds }
-        set { deviceSettings.startupTimeoutSeconds = newValue }
-    }
-    /// How many installed versions retention keeps (the root's).
-    public var keep: Int {
-        get { deviceSettings.keep }
-        set { deviceSettings.keep = newValue }
-    }
-    /// Base URL of the collector the app's devices send fleet reports to (the root's
-    /// `reportURL`, `clientctl package --report-url`); `nil`: no reports.
-    public var reportURL: String? {
-        get { deviceSettings.reportURL }
-        set { deviceSettings.reportURL = newValue }
-    }
     /// Seconds between update checks of the shell and `serve`; 0: only when the page asks.
     public var checkIntervalSeconds: Int
     /// Where the shell serves the page: `"app"` (`app://APPID/`, also when absent) or
