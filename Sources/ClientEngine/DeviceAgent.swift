@@ -156,7 +156,7 @@ public final class DeviceAgent: Service, Sendable {
     /// `first` returns (the shell: when the client is on screen), else after one interval.
     /// Each wait is the interval spread by ±10 %, seeded by the device (so a fleet started
     /// together does not check together), and after a feed's refusal with `Retry-After` at
-    /// least what it asked, up to a day (``CheckSchedule``). Again replaces the running
+    /// least what it asked, up to a day (`CheckSchedule`). Again replaces the running
     /// schedule; after ``stopping()`` it does nothing.
     /// - Parameters:
     ///   - seconds: the interval (a packaged app's template names one: `DeviceTemplate.checkIntervalSeconds`).
