@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 import TestSupport
 
@@ -5,9 +6,16 @@ import TestSupport
 /// starts it, but left running: the test reads its `--events` lines as they come (stdout
 /// goes to a file), finds its processes in `/proc` (the WebKit web process is a child of
 /// the shell) and acts on them, then waits for the end.
-final class RunningShell: @unchecked Sendable {
-    // @unchecked: used from one test task at a time.
-    let process = Process()
+///
+/// The run is a ``ChildProcess`` (posix_spawn, no signal blocked, a process group of its
+/// own), not Foundation's `Process`: that one learns of the end when every holder of a
+/// socket it hands the child has closed it, and `xvfb-run` passes the socket on to Xvfb,
+/// which outlives `xvfb-run` as an orphan. A shell test in CI then waited on
+/// `waitUntilExit()` for an Xvfb that no longer had a parent to kill it, and held the
+/// whole run until CI's limit. Here the end is `waitid(WNOWAIT)` on `xvfb-run` itself, and
+/// a test that ends early kills the group and the tree without waiting.
+final class RunningShell: Sendable {
+    let child: ChildProcess.Running
     let stdoutPath: String
     let stderrPath: String
 
@@ -15,25 +23,20 @@ final class RunningShell: @unchecked Sendable {
         let name = scratch + "/shell-\(UUID().uuidString)"
         stdoutPath = name + ".stdout"
         stderrPath = name + ".stderr"
-        _ = FileManager.default.createFile(atPath: stdoutPath, contents: nil)
-        _ = FileManager.default.createFile(atPath: stderrPath, contents: nil)
         let variables = environment.isEmpty ? [] : ["/usr/bin/env"] + environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments =
+        let command =
             ["xvfb-run", "-a", "-s", "-screen 0 1280x1024x24"] + variables
             + [ClientctlBinary.shellPath, "--root", root, "--events", "--exit-after", String(exitAfter)] + arguments
-        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdoutPath))
-        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: stderrPath))
-        process.standardInput = FileHandle.nullDevice
-        try process.runUnmasked()
+        child = try ChildProcess("/usr/bin/env", command, standardOutput: .file(stdoutPath), standardError: .file(stderrPath)).start()
     }
 
     /// A test that failed before ``finish(timeout:)`` leaves no window, Xvfb or web process
-    /// behind: the whole tree is killed (a shell stuck in a flood may not answer SIGTERM).
+    /// behind: the whole tree is killed (a shell stuck in a flood may not answer SIGTERM),
+    /// then the group (Xvfb may have outlived `xvfb-run`). Nothing here waits: the
+    /// handle reaps `xvfb-run` on a thread of its own.
     deinit {
-        guard process.isRunning else { return }
-        ProcessTree.kill(process.processIdentifier)
-        process.waitUntilExit()
+        if !child.hasEnded { ProcessTree.kill(child.pid) }
+        _ = kill(-child.pid, SIGKILL)
     }
 
     /// The complete event lines printed so far.
@@ -56,7 +59,7 @@ final class RunningShell: @unchecked Sendable {
 
     /// The shell's pid: the child of `xvfb-run` that runs the shell (`env` execs it).
     var shellPID: Int32? {
-        ProcessTree.children(of: process.processIdentifier).first { $0.name == "clientctl-shell" }?.pid
+        ProcessTree.children(of: child.pid).first { $0.name == "clientctl-shell" }?.pid
     }
 
     /// The shell's WebKit web processes (WebKit runs them as its children).
@@ -74,14 +77,22 @@ final class RunningShell: @unchecked Sendable {
     }
 
     /// Waits for the run to end and returns it as ``ShellHarness/run(root:exitAfter:arguments:environment:)`` does.
+    ///
+    /// The end is that of every process of the run, as `systemctl stop` waits for a whole
+    /// unit: `xvfb-run`, then what stays of its group (Xvfb, and WebKit's processes, which
+    /// may still be writing a cache as the shell exits).
     func finish(timeout: Double = 60) async throws -> ShellHarness.Run {
         do {
-            try await Poll.until("the shell to exit", timeout: timeout, every: .milliseconds(50)) { !process.isRunning }
+            try await Poll.until("the shell to exit", timeout: timeout, every: .milliseconds(50)) { child.hasEnded }
+            try await Poll.until("the run's other processes to exit", timeout: timeout, every: .milliseconds(50)) {
+                ProcessTree.members(ofGroup: child.pid).isEmpty
+            }
         } catch {
-            throw HarnessError("\(error); events: \(events.map(\.description)); stderr: \(stderrText)")
+            let left = ProcessTree.members(ofGroup: child.pid).map { "\($0.name) (\($0.pid))" }
+            throw HarnessError("\(error); still running: \(left); events: \(events.map(\.description)); stderr: \(stderrText)")
         }
-        let status = process.terminationReason == .uncaughtSignal ? 128 + process.terminationStatus : process.terminationStatus
-        return ShellHarness.Run(status: status, events: events, stderr: stderrText)
+        let ended = await child.wait()
+        return ShellHarness.Run(status: ended.termination.shellStatus, events: events, stderr: stderrText)
     }
 
     /// Ends the run as `systemctl stop` does (SIGTERM to the shell) once the events satisfy

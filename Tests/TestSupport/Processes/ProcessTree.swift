@@ -4,10 +4,12 @@ import Foundation
 /// `xvfb-run`, WebKit's web process under the shell) or must end a child together with
 /// what it started.
 public enum ProcessTree {
-    /// A live process: `/proc/PID/stat`'s pid, parent and name (`comm`, at most 15 characters).
+    /// A live process: `/proc/PID/stat`'s pid, parent, process group and name (`comm`, at
+    /// most 15 characters).
     public struct Entry: Sendable {
         public let pid: Int32
         public let parent: Int32
+        public let group: Int32
         public let name: String
     }
 
@@ -19,8 +21,8 @@ public enum ProcessTree {
                 let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")")
             else { return nil }
             let rest = stat[stat.index(after: close)...].split(separator: " ")
-            guard rest.count > 1, rest[0] != "Z", let parent = Int32(rest[1]) else { return nil }
-            return Entry(pid: pid, parent: parent, name: String(stat[stat.index(after: open)..<close]))
+            guard rest.count > 2, rest[0] != "Z", let parent = Int32(rest[1]), let group = Int32(rest[2]) else { return nil }
+            return Entry(pid: pid, parent: parent, group: group, name: String(stat[stat.index(after: open)..<close]))
         }
     }
 
@@ -36,6 +38,12 @@ public enum ProcessTree {
     /// The live children of `pid`.
     public static func children(of pid: Int32) -> [Entry] {
         all().filter { $0.parent == pid }
+    }
+
+    /// The live members of process group `group` (an orphan stays in its group: Xvfb after
+    /// `xvfb-run` ended).
+    public static func members(ofGroup group: Int32) -> [Entry] {
+        all().filter { $0.group == group }
     }
 
     /// The live descendants of `pid` (children, their children, …).
