@@ -130,7 +130,7 @@ struct ShellCommand: ParsableCommand {
 
     func run() throws {
         let status = ShellRun(options: self).run()
-        // `_exit`, not a return into `exit(3)`: by now the engine has shut down and every
+        // `_exit`, not a return into the C library's `exit`: by now the engine has shut down and every
         // record is on disk, but WebKit's, GLib's and the server's threads still run, and
         // `exit` would tear down static state under them. A shell in CI crashed that way
         // after its `stopped` line (Swift's backtracer then held the stop for over a minute).
