@@ -31,12 +31,13 @@ final class RunningShell: Sendable {
     }
 
     /// A test that failed before ``finish(timeout:)`` leaves no window, Xvfb or web process
-    /// behind: the whole tree is killed (a shell stuck in a flood may not answer SIGTERM),
-    /// then the group (Xvfb may have outlived `xvfb-run`). Nothing here waits: the
-    /// handle reaps `xvfb-run` on a thread of its own.
+    /// behind: the whole tree is killed here (a shell stuck in a flood may not answer
+    /// SIGTERM), and the handle, released next, kills the group (Xvfb may have outlived
+    /// `xvfb-run`) unless ``finish(timeout:)`` reaped it, and reaps on a thread of its own.
+    /// Nothing here waits, and nothing signals a group whose leader was reaped: its pid
+    /// may already lead another test's child.
     deinit {
         if !child.hasEnded { ProcessTree.kill(child.pid) }
-        _ = kill(-child.pid, SIGKILL)
     }
 
     /// The complete event lines printed so far.
