@@ -68,7 +68,7 @@ let package = Package(
         .target(name: "ClientFoundation", dependencies: ["COpenSSL", .product(name: "NIOPosix", package: "swift-nio")]),
         // A device's setup, read and written by both sides: config.json, the device template,
         // the settings init, a template and package share, the root-setup check, the report URL rule.
-        .target(name: "DeviceSetup", dependencies: ["ClientFoundation", "SignedManifest"]),
+        .target(name: "DeviceSetup", dependencies: ["ApplyPolicy", "ClientFoundation", "SignedManifest"]),
         // When a staged version takes over (issue 45): apply modes and policies, maintenance
         // windows read on the wall clock of their own zone, and the one decision of their precedence.
         .target(name: "ApplyPolicy"),
@@ -76,7 +76,7 @@ let package = Package(
         .target(
             name: "ClientUpdater",
             dependencies: [
-                "ClientFoundation", "ClientShim", "COpenSSL", "CZstd", "DeviceSetup", "FleetReports", "StrictJSON",
+                "ApplyPolicy", "ClientFoundation", "ClientShim", "COpenSSL", "CZstd", "DeviceSetup", "FleetReports", "StrictJSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -107,7 +107,7 @@ let package = Package(
         .target(
             name: "SignedManifest",
             dependencies: [
-                "ClientFoundation", "StrictJSON", "COpenSSL",
+                "ApplyPolicy", "ClientFoundation", "StrictJSON", "COpenSSL",
             ]
         ),
         // Every use of libarchive: the archive formats, safe extraction (entry rules, caps) and
@@ -126,7 +126,7 @@ let package = Package(
         .target(
             name: "SignedArchive",
             dependencies: [
-                "DeviceSetup", "ClientUpdater", "StrictJSON", "SignedManifest", "SafeArchive", "DeltaPatch", "FleetReports",
+                "ApplyPolicy", "DeviceSetup", "ClientUpdater", "StrictJSON", "SignedManifest", "SafeArchive", "DeltaPatch", "FleetReports",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -135,7 +135,7 @@ let package = Package(
         .target(
             name: "ArchivePublishing",
             dependencies: [
-                "ReleaseSigning", "ClientFoundation", "StrictJSON", "SignedManifest", "SafeArchive", "DeltaPatch", "COpenSSL",
+                "ApplyPolicy", "ReleaseSigning", "ClientFoundation", "StrictJSON", "SignedManifest", "SafeArchive", "DeltaPatch", "COpenSSL",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -196,7 +196,8 @@ let package = Package(
         .target(
             name: "ClientEngine",
             dependencies: [
-                "DeviceSetup", "ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "SignedManifest", "MeteorHotCodePush",
+                "ApplyPolicy", "ClientShim", "DeviceSetup", "ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "SignedManifest",
+                "MeteorHotCodePush",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -239,7 +240,7 @@ let package = Package(
         ),
         // Release-side signing: keys and their files, signers (a key, a command: an HSM or
         // KMS), and the drafts of manifests, trust roots and restrictions they sign.
-        .target(name: "ReleaseSigning", dependencies: ["ClientFoundation", "StrictJSON", "SignedManifest", "COpenSSL"]),
+        .target(name: "ReleaseSigning", dependencies: ["ApplyPolicy", "ClientFoundation", "StrictJSON", "SignedManifest", "COpenSSL"]),
         // The rollout guard as a library: the rule, one pass and its outcome, the fleet and
         // the clock injected (`clientctl rollout guard` is its adapter).
         .target(
@@ -250,8 +251,8 @@ let package = Package(
         .target(
             name: "ReleaseCommands",
             dependencies: [
-                "DeviceSetup", "ReleaseSigning", "CommandSupport", "ClientFoundation", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON",
-                "SignedManifest", "SafeArchive",
+                "ApplyPolicy", "DeviceSetup", "ReleaseSigning", "CommandSupport", "ClientFoundation", "ClientUpdater", "ClientUpdaterHTTP",
+                "StrictJSON", "SignedManifest", "SafeArchive",
                 "ArchivePublishing", "FleetReports", "FleetPage", "AppPackaging", "FleetCollector", "RolloutGuard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -331,7 +332,7 @@ let package = Package(
         .testTarget(name: "FleetPageTests", dependencies: ["FleetPage", "FleetReports", "TestSupport"]),
         .testTarget(
             name: "SignedManifestTests",
-            dependencies: ["ReleaseSigning", "SignedManifest", "SafeArchive", "StrictJSON", "ClientUpdater", "TestSupport"]),
+            dependencies: ["ApplyPolicy", "ReleaseSigning", "SignedManifest", "SafeArchive", "StrictJSON", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "SafeArchiveTests", dependencies: ["SafeArchive", "ClientFoundation", "SignedManifest", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "DeltaPatchTests", dependencies: ["DeltaPatch", "ClientUpdater", "TestSupport"]),
         .testTarget(
@@ -357,14 +358,14 @@ let package = Package(
         .testTarget(
             name: "ClientEngineTests",
             dependencies: [
-                "DeviceSetup", "ReleaseSigning", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "TestSupport",
+                "ApplyPolicy", "DeviceSetup", "FleetReports", "ReleaseSigning", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(
             name: "clientctlTests",
             dependencies: [
-                "DeviceSetup", "ReleaseSigning", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive",
+                "ApplyPolicy", "DeviceSetup", "ReleaseSigning", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive",
                 "ArchivePublishing",
                 "TestSupport",
             ]),

@@ -187,3 +187,16 @@ package struct ApplyPolicy: Sendable, Equatable {
         )
     }
 }
+
+extension ApplyPolicy {
+    /// The policy in one phrase for people: `idle 300 s, deadline 2026-12-01T00:00:00Z + grace 1h`,
+    /// `next-start`, or `unknown mode 'later' (read as next-start)`.
+    package var summary: String {
+        var text = unknownMode.map { "unknown mode \(ApplyPolicyError.quoted($0)) (read as next-start)" } ?? mode.rawValue
+        if let idleSeconds { text += " \(idleSeconds) s" }
+        if let deadline {
+            text += ", deadline \(RFC3339Time.string(from: deadline)) + grace \(DurationText.render(seconds: graceSeconds))"
+        }
+        return text
+    }
+}

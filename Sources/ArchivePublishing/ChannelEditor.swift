@@ -1,3 +1,4 @@
+import ApplyPolicy
 import ClientFoundation
 import Foundation
 import ReleaseSigning
@@ -53,6 +54,33 @@ public enum ChannelEditor {
         _ change: ManifestChange, releases: String, channel: String, signers: [any DocumentSigner], now: Date = Date(),
         expires: Date? = nil
     ) async throws -> Manifest {
+        try await rewrite(releases: releases, channel: channel, signers: signers, now: now, expires: expires) { o, current in
+            try edit(&o, current: current, change: change)
+        }
+    }
+
+    /// Re-signs the channel's current release with another apply policy (`clientctl rollout
+    /// set --apply`), under the same rules as ``apply(_:releases:channel:signers:now:expires:)``.
+    /// - Throws: `ArchivePublishingError` `.invalidArgument` for a deadline not after the
+    ///   release's first publication, and what ``apply(_:releases:channel:signers:now:expires:)`` throws.
+    @discardableResult
+    package static func setApply(
+        _ policy: ApplyPolicy, releases: String, channel: String, signers: [any DocumentSigner], now: Date = Date(),
+        expires: Date? = nil
+    ) async throws -> Manifest {
+        try await rewrite(releases: releases, channel: channel, signers: signers, now: now, expires: expires) { o, current in
+            if let deadline = policy.deadline, deadline <= now {
+                throw ArchivePublishingError(
+                    .invalidArgument, "the apply deadline \(RFC3339.format(deadline)) is not after now (\(RFC3339.format(now)))")
+            }
+            o["apply"] = policy.jsonValue
+        }
+    }
+
+    private static func rewrite(
+        releases: String, channel: String, signers: [any DocumentSigner], now: Date, expires: Date?,
+        edit: (inout JSONObject, Manifest) throws -> Void
+    ) async throws -> Manifest {
         let folder = releases + "/" + channel
         let manifestPath = folder + "/manifest.json"
         let indexPath = folder + "/index.json"
@@ -68,7 +96,7 @@ public enum ChannelEditor {
         let object = try StrictJSON.parseObject(data, limits: .manifest, source: manifestPath)
         let current = try Manifest.validate(object).mapError { $0.error(context: manifestPath) }.get()
         var edited = object
-        try edit(&edited, current: current, change: change)
+        try edit(&edited, current)
         let published = max(now, current.published.addingTimeInterval(1))
         edited["published"] = .string(RFC3339.format(published))
         let rollout = try edited["rollout"].map(Rollout.parse)

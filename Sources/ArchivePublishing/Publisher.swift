@@ -1,3 +1,4 @@
+import ApplyPolicy
 import ClientFoundation
 import Foundation
 import ReleaseSigning
@@ -31,6 +32,9 @@ public struct PublishRequest: Sendable {
     public var rollout: Rollout?
     /// Versions devices must leave and never select again.
     public var revoked: [Version] = []
+    /// When devices switch to the release once staged (`nil`: `next-start`); signed into
+    /// the manifest's `apply` (docs/apply-policies.md).
+    package var apply: ApplyPolicy?
     /// How many older releases of the channel get a delta patch to this one (0: none);
     /// docs/delta-updates.md.
     public var deltaBases = 3
@@ -166,6 +170,7 @@ public enum Publisher {
             published: request.now, expires: request.expires)
         draft.rollout = request.rollout
         draft.revoked = request.revoked
+        draft.apply = request.apply
         if let rollout = request.rollout, draft.expires == nil {
             draft.expires = ChannelEditor.defaultExpiry(
                 for: rollout, published: Date(timeIntervalSince1970: floor(request.now.timeIntervalSince1970)))

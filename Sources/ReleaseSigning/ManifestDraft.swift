@@ -1,3 +1,4 @@
+import ApplyPolicy
 import ClientFoundation
 import Foundation
 import SignedManifest
@@ -21,6 +22,8 @@ public struct ManifestDraft: Sendable, Equatable {
     public var revoked: [Version] = []
     /// The release's tree tar and patches from older releases (`nil`: none).
     package var delta: ReleaseDelta?
+    /// When devices switch to the release once staged (`nil`: no `apply`, i.e. `next-start`).
+    package var apply: ApplyPolicy?
     /// Extra fields to sign along (must not use the names of the fields in docs/formats.md#manifest).
     public var extraFields: JSONObject
 
@@ -59,6 +62,7 @@ public struct ManifestDraft: Sendable, Equatable {
         if let rollout { o["rollout"] = rollout.jsonValue }
         if !revoked.isEmpty { o["revoked"] = .array(revoked.map { .string($0.description) }) }
         if let delta { o["delta"] = delta.json }
+        if let apply { o["apply"] = apply.jsonValue }
         for m in extraFields where !Manifest.knownFields.contains(m.key) { o[m.key] = m.value }
         o["keyId"] = .string(keyId)
         return o

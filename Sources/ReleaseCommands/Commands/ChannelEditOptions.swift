@@ -1,3 +1,4 @@
+import ApplyPolicy
 import ArchivePublishing
 import ArgumentParser
 import ClientFoundation
@@ -27,6 +28,18 @@ struct ChannelEditOptions: ParsableArguments {
         let now = Date()
         let m = try await ChannelEditor.apply(
             change, releases: out, channel: channel, signers: try signing.signers(), now: now, expires: try expires?.date(now: now))
+        show(m, now: now)
+    }
+
+    /// Re-signs the release with another apply policy and prints what the channel offers now.
+    func setApply(_ policy: ApplyPolicy) async throws {
+        let now = Date()
+        let m = try await ChannelEditor.setApply(
+            policy, releases: out, channel: channel, signers: try signing.signers(), now: now, expires: try expires?.date(now: now))
+        show(m, now: now)
+    }
+
+    private func show(_ m: Manifest, now: Date) {
         if output.json {
             Console.out(Data(m.jsonBytes()))
             return
@@ -39,6 +52,7 @@ struct ChannelEditOptions: ParsableArguments {
         }
         if !m.revoked.isEmpty { line += "; revoked: \(m.revoked.map(\.description).joined(separator: ", "))" }
         if let expires = m.expires { line += "; expires \(RFC3339.format(expires))" }
+        if let apply = m.apply { line += "; apply \(apply.summary)" }
         print(line)
     }
 }

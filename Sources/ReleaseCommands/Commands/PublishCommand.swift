@@ -37,6 +37,14 @@ struct PublishCommand: AsyncParsableCommand {
             download the patch; others link the files they hold and download the rest, or \
             take the archive, whichever is cheapest. --delta-bases 0 writes none of it.
 
+            When devices switch: --apply signs an apply policy into the manifest \
+            (docs/apply-policies.md). next-start (the default) waits for the host's next \
+            start, next-navigation for the page's next navigation, idle for --idle-seconds \
+            without input, window for the device's maintenance windows (init --apply-window), \
+            now switches at once. Past --deadline (48h after the release, or a time) a device \
+            switches at its next idle moment, and at most --grace later whatever holds. A \
+            malformed value, or a deadline not after the release, is refused (exit 64).
+
             Examples:
               clientctl publish build/ --app com.example.notes --channel stable \\
                   --version 1.4.0 --min-shell 2.0.0 --key keys/release.pem \\
@@ -48,6 +56,9 @@ struct PublishCommand: AsyncParsableCommand {
                   --version 1.5.0-beta.1 --min-shell 2.0.0 --max-shell 2.99.0 \\
                   --key keys/release.pem --out releases --format zip \\
                   --expires 30d --base-url https://cdn.example.com/notes
+              clientctl publish build/ --app com.example.kiosk --channel stable \\
+                  --version 2.1.0 --min-shell 2.0.0 --key keys/release.pem \\
+                  --out releases --apply window --deadline 48h --grace 2h
             """
     )
 
@@ -94,6 +105,8 @@ struct PublishCommand: AsyncParsableCommand {
         help: ArgumentHelp("Older releases that get a delta patch to this one (0–32; 0: none).", valueName: "K"))
     var deltaBases = 3
 
+    @OptionGroup var applyPolicy: ApplyOptions
+
     @Flag(
         name: .customLong("include-hidden"),
         help: "Also publish files and folders whose name starts with '.' (.env, .well-known/); skipped by default.")
@@ -123,6 +136,7 @@ struct PublishCommand: AsyncParsableCommand {
             request.rollout = rollout?.rollout(start: now)
             request.revoked = revoke
             request.deltaBases = deltaBases
+            request.apply = try applyPolicy.policy(releasedAt: Date(timeIntervalSince1970: floor(now.timeIntervalSince1970)))
             let result = try await Publisher.publish(request, signers: try signing.signers())
             let m = result.manifest
             if !result.skippedHidden.isEmpty {

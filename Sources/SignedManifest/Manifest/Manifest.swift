@@ -1,3 +1,4 @@
+import ApplyPolicy
 import ClientFoundation
 import Foundation
 import StrictJSON
@@ -38,6 +39,10 @@ public struct Manifest: Sendable, Equatable {
     public let rollout: Rollout?
     /// Versions devices must leave and never select again (at most 1,000).
     public let revoked: [Version]
+    /// When a device that staged this release switches to it (docs/apply-policies.md);
+    /// `nil` when the manifest carries no `apply` (then `next-start`, the rule before apply
+    /// policies). Signed like every other field.
+    package let apply: ApplyPolicy?
     /// Id of the first signing key (first 16 hex of SHA-256 over its DER SubjectPublicKeyInfo).
     public let keyId: String
     /// The first Ed25519 signature's bytes (64).
@@ -49,7 +54,7 @@ public struct Manifest: Sendable, Equatable {
     /// The names of every field of docs/formats.md#manifest (everything else is an unknown field).
     public static let knownFields: Set<String> = [
         "format", "app", "channel", "version", "url", "sha256", "size", "minShellVersion",
-        "maxShellVersion", "published", "expires", "keyId", "signature", "signatures", "rollout", "revoked", "delta",
+        "maxShellVersion", "published", "expires", "keyId", "signature", "signatures", "rollout", "revoked", "delta", "apply",
     ]
 
     /// Fields this version does not know: signed like every other field, otherwise ignored.
@@ -151,6 +156,9 @@ public struct Manifest: Sendable, Equatable {
                 }
             } ?? []
         if revoked.contains(version) { throw fields.invalid("revoked", "revokes the release it describes (\(version))") }
+        // A deadline is not compared with `published`: a release re-signed after its
+        // deadline (`rollout pause`) keeps it, and a device past it switches at once.
+        apply = try fields.optional("apply") { try ApplyPolicy.read(try fields.value($0), field: $0) }
         signatures = try Self.readSignatures(of: o)
         keyId = signatures[0].keyId
         signature = signatures[0].signature
