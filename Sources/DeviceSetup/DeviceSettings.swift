@@ -1,3 +1,4 @@
+import ApplyPolicy
 import ClientFoundation
 import Foundation
 
@@ -16,15 +17,57 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
     /// Base URL of the collector fleet reports go to (docs/fleet-reports.md#delivery);
     /// `nil`: no reports. The rule for it is ``DeviceConfig/reportURLProblem(_:allowInsecureHTTP:)``.
     public var reportURL: String?
+    /// The device's maintenance windows as typed (`02:00-04:00`, `22:00-02:00@Europe/Berlin`):
+    /// a staged release whose apply mode is `window` switches only inside one
+    /// (docs/apply-policies.md). Empty: none.
+    public var applyWindows: [String]
+    /// The IANA zone of the windows that name none (`--timezone`); `nil`: the device's own
+    /// zone, read when the windows are used (so a package's template follows each device).
+    public var applyTimeZone: String?
 
-    public init(startupTimeoutSeconds: Double = 10, keep: Int = 3, reportURL: String? = nil) {
+    public init(
+        startupTimeoutSeconds: Double = 10, keep: Int = 3, reportURL: String? = nil, applyWindows: [String] = [],
+        applyTimeZone: String? = nil
+    ) {
         self.startupTimeoutSeconds = startupTimeoutSeconds
         self.keep = keep
         self.reportURL = reportURL
+        self.applyWindows = applyWindows
+        self.applyTimeZone = applyTimeZone
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case startupTimeoutSeconds, keep, reportURL
+        case startupTimeoutSeconds, keep, reportURL, applyWindows, applyTimeZone
+    }
+
+    /// Most maintenance windows a device keeps.
+    package static let maxApplyWindows = 16
+
+    /// The device's own time zone (`TZ`, else `/etc/localtime`), when it is an IANA name
+    /// windows can be read in.
+    /// - Throws: `ApplyPolicyError` `.invalidTimeZone` naming the zone and asking for `--timezone`.
+    package static func systemZone() throws -> TimeZone {
+        let identifier = TimeZone.current.identifier
+        do {
+            return try MaintenanceWindow.acceptedTimeZone(identifier)
+        } catch let error as ApplyPolicyError {
+            throw ApplyPolicyError(
+                code: error.code,
+                message: "this system's time zone \(ApplyPolicyError.quoted(identifier)) cannot read windows: \(error.message); pass --timezone")
+        }
+    }
+
+    /// True when a window names no zone and no ``applyTimeZone`` is set: the device's own
+    /// zone reads it.
+    package var usesSystemZone: Bool {
+        applyTimeZone == nil && applyWindows.contains { !$0.contains("@") }
+    }
+
+    /// The windows read in `zone` where they name none: ``applyTimeZone`` when set, else
+    /// `systemZone` (the device's). A window that does not read is left out (``problem(allowInsecureHTTP:)``
+    /// refuses it before it is ever written).
+    package func maintenanceWindows(systemZone: TimeZone) -> [MaintenanceWindow] {
+        applyWindows.compactMap { try? MaintenanceWindow(parsing: $0, timeZone: $0.contains("@") ? nil : applyTimeZone, defaultZone: systemZone) }
     }
 
     /// The keys these settings take in a file that holds them beside its own.
@@ -35,6 +78,8 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         startupTimeoutSeconds = try c.decode(Double.self, forKey: .startupTimeoutSeconds)
         keep = try c.decode(Int.self, forKey: .keep)
         reportURL = try c.decodeIfPresent(String.self, forKey: .reportURL)
+        applyWindows = try c.decodeIfPresent([String].self, forKey: .applyWindows) ?? []
+        applyTimeZone = try c.decodeIfPresent(String.self, forKey: .applyTimeZone)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -42,6 +87,8 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         try c.encode(startupTimeoutSeconds, forKey: .startupTimeoutSeconds)
         try c.encode(keep, forKey: .keep)
         try c.encodeIfPresent(reportURL, forKey: .reportURL)
+        if !applyWindows.isEmpty { try c.encode(applyWindows, forKey: .applyWindows) }
+        try c.encodeIfPresent(applyTimeZone, forKey: .applyTimeZone)
     }
 
     /// Startup timeout: more than 0, at most one day.
@@ -63,6 +110,21 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         if !Self.keepRange.contains(keep) { return FieldProblem("keep", "\(keep) is out of range (1…1000)") }
         if let reportURL, let problem = DeviceConfig.reportURLProblem(reportURL, allowInsecureHTTP: allowInsecureHTTP) {
             return FieldProblem("reportURL", problem)
+        }
+        if applyWindows.count > Self.maxApplyWindows {
+            return FieldProblem("applyWindows", "lists \(applyWindows.count) windows, at most \(Self.maxApplyWindows)")
+        }
+        do {
+            if let applyTimeZone { _ = try MaintenanceWindow.acceptedTimeZone(applyTimeZone) }
+            // The shape only: a window without a zone is read in the device's zone when used.
+            let utc = TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
+            for window in applyWindows {
+                _ = try MaintenanceWindow(parsing: window, timeZone: window.contains("@") ? nil : applyTimeZone, defaultZone: utc)
+            }
+        } catch let error as ApplyPolicyError {
+            return FieldProblem(applyTimeZone != nil && error.code == .invalidTimeZone ? "applyTimeZone" : "applyWindows", error.message)
+        } catch {
+            return FieldProblem("applyWindows", "\(error)")
         }
         return nil
     }
@@ -92,5 +154,15 @@ extension CarriesDeviceSettings {
     public var reportURL: String? {
         get { deviceSettings.reportURL }
         set { deviceSettings.reportURL = newValue }
+    }
+    /// The device's maintenance windows as typed (docs/apply-policies.md#maintenance-windows).
+    public var applyWindows: [String] {
+        get { deviceSettings.applyWindows }
+        set { deviceSettings.applyWindows = newValue }
+    }
+    /// The zone of windows that name none; `nil`: the device's own zone.
+    public var applyTimeZone: String? {
+        get { deviceSettings.applyTimeZone }
+        set { deviceSettings.applyTimeZone = newValue }
     }
 }

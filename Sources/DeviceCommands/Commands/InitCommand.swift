@@ -29,6 +29,12 @@ struct InitCommand: AsyncParsableCommand {
                 --manifest-url file:///srv/releases/beta/manifest.json \\
                 --trust Keys/test-release.pub.pem --shell-version 1.0.0 --keep 5 \\
                 --report-url http://127.0.0.1:9400/
+              # Switch releases published with --apply window only at night,
+              # Berlin time (windows may cross midnight; repeat for several)
+              clientctl init --root /var/lib/kiosk --app com.example.kiosk \\
+                --channel stable --manifest-url https://cdn.example.com/kiosk/stable/manifest.json \\
+                --trust release.pub.pem --shell-version 2.1.0 --embedded /opt/kiosk/www \\
+                --apply-window 02:00-04:00 --timezone Europe/Berlin
               # Meteor hot code push: appId and ROOT_URL come from the embedded
               # index.html
               clientctl init --root /var/lib/todos \\
@@ -89,6 +95,9 @@ struct InitCommand: AsyncParsableCommand {
         }
         guard DeviceConfig.entryLimitRange.contains(maxEntries) else {
             throw ValidationError("--max-entries \(maxEntries) is out of range: 1…\(DeviceConfig.entryLimitRange.upperBound)")
+        }
+        if settings.deviceSettings.usesSystemZone {
+            do { _ = try DeviceSettings.systemZone() } catch { throw ValidationError("\(error)") }
         }
     }
 
