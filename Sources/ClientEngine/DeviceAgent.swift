@@ -1,4 +1,7 @@
+import ApplyPolicy
 import ClientUpdater
+import DeviceSetup
+import Foundation
 import ServiceLifecycle
 import Synchronization
 
@@ -35,6 +38,9 @@ public final class DeviceAgent: Service, Sendable {
     public let updater: Updater
     /// What systemd hears; it follows every event before the sinks get it.
     public let supervisor: SupervisorStatus
+    /// Switches to a staged version when its apply policy allows (docs/apply-policies.md);
+    /// the host tells it of input, leases and navigations.
+    package let apply: ApplyDriver
     private let sinks: [Sink]
     /// Sends the root's fleet reports in the background (nil without a report URL).
     private let reports: ReportSender?
@@ -50,6 +56,7 @@ public final class DeviceAgent: Service, Sendable {
         var forward: Task<Void, Never>?
         var checks: Task<Void, Never>?
         var reports: Task<Void, Never>?
+        var apply: Task<Void, Never>?
         var stopped = false
     }
     private let tasks = Mutex(Tasks())
@@ -69,6 +76,7 @@ public final class DeviceAgent: Service, Sendable {
         self.reports = engine.reportSender()
         self.sinks = sinks
         self.service = nil
+        self.apply = Self.applyDriver(engine)
     }
 
     /// An agent that runs as a `Service` (``run()``).
@@ -90,6 +98,7 @@ public final class DeviceAgent: Service, Sendable {
         self.supervisor = supervisor
         self.reports = engine.reportSender()
         self.sinks = sinks
+        self.apply = Self.applyDriver(engine)
         self.service = ServiceSettings(bridge: bridge, checkSeconds: seconds, started: started, checkFailed: checkFailed)
     }
 
@@ -129,11 +138,15 @@ public final class DeviceAgent: Service, Sendable {
     @discardableResult
     public func start(bridge: any HostBridge) async throws -> LifecycleReport {
         let events = updater.events()
-        let forward = Task { [supervisor, sinks, reports] in
+        let forward = Task { [supervisor, sinks, reports, apply] in
             for await event in events {
                 supervisor.apply(event)
                 for sink in sinks { sink(event) }
                 reports?.wake()
+                switch event {
+                case .updateAvailable, .watchdog: apply.wake()
+                default: break
+                }
             }
         }
         let delivery = reports.map { sender in Task(priority: .background) { await sender.run() } }
@@ -144,6 +157,12 @@ public final class DeviceAgent: Service, Sendable {
         do {
             let report = try await updater.start(bridge: bridge)
             supervisor.started(report)
+            let driver = Task { [apply] in await apply.run() }
+            let stopped = tasks.withLock { tasks in
+                tasks.apply = driver
+                return tasks.stopped
+            }
+            if stopped { driver.cancel() }
             return report
         } catch {
             forward.cancel()
@@ -167,6 +186,7 @@ public final class DeviceAgent: Service, Sendable {
     ) {
         guard seconds > 0 else { return }
         let updater = self.updater
+        let apply = self.apply
         // The device's id (made now if the root has none yet: a packaged app's roots share
         // their path on every device, so the path alone would not spread a fleet).
         let device = (try? DeviceIdentity.readOrCreate(updater.layout)) ?? updater.layout.root
@@ -180,6 +200,8 @@ public final class DeviceAgent: Service, Sendable {
             var check = 1
             while !Task.isCancelled {
                 var retryAfter: Duration?
+                apply.setDownloading(true)
+                defer { apply.setDownloading(false) }
                 do {
                     try await updater.checkForUpdates()
                 } catch {
@@ -203,6 +225,7 @@ public final class DeviceAgent: Service, Sendable {
         let first = tasks.withLock { tasks in
             defer { tasks.stopped = true }
             tasks.checks?.cancel()
+            tasks.apply?.cancel()
             return !tasks.stopped
         }
         if first { supervisor.stopping() }
@@ -213,13 +236,23 @@ public final class DeviceAgent: Service, Sendable {
     /// every event, then gives pending fleet reports at most 2 s to reach the collector.
     /// `STOPPING=1` is the host's to send first (``stopping()``).
     public func shutdown() async {
-        let (checks, forward, delivery) = tasks.withLock { tasks in (tasks.checks, tasks.forward, tasks.reports) }
+        let (checks, forward, delivery, driver) = tasks.withLock { tasks in (tasks.checks, tasks.forward, tasks.reports, tasks.apply) }
         checks?.cancel()
+        driver?.cancel()
+        await driver?.value
         await updater.shutdown()
         await forward?.value  // the updater's streams end at shutdown
         delivery?.cancel()
         await delivery?.value
         // What the last moments recorded (a trial cut short), within a short bound.
         await reports?.flush(within: 2)
+    }
+
+    /// The apply driver of `engine`'s root: its maintenance windows read in their zone,
+    /// or the device's own (UTC when the system's zone cannot read windows: status says so).
+    private static func applyDriver(_ engine: DeviceEngine) -> ApplyDriver {
+        let zone = (try? DeviceSettings.systemZone()) ?? TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
+        return ApplyDriver(
+            updater: engine.updater, windows: engine.config.deviceSettings.maintenanceWindows(systemZone: zone), now: engine.now)
     }
 }

@@ -63,6 +63,8 @@ public struct DeviceEngine: Sendable {
     /// `DefaultTransport` with the root's `proxy` and `caFile`. The channel fetches through
     /// it and fleet reports are sent through it: one transport per root.
     public let transport: any Transport
+    /// The wall clock the engine was opened with (``Options/now``).
+    package let now: @Sendable () -> Date
 
     /// The device root a host was given: `explicit` (a `--root` flag) when set, else the
     /// `CLIENTCTL_ROOT` environment variable.
@@ -95,7 +97,7 @@ public struct DeviceEngine: Sendable {
         return DeviceEngine(
             layout: layout, config: config, channel: channel,
             updater: Updater(layout: layout, config: config, channel: channel, now: options.now, logger: options.logger),
-            transport: transport)
+            transport: transport, now: options.now)
     }
 
     /// Meteor roots: the shell's `www` folder (the parent of the embedded `application`),

@@ -19,6 +19,9 @@ public enum ReportKind: String, Sendable, CaseIterable, Codable {
     case downloadFailed = "download-failed"
     /// `version` was installed (verified and organized), ready to switch to.
     case installed
+    /// The device switched from `from` to the staged `version`: `detail` says what
+    /// triggered it (docs/apply-policies.md#triggers), `ms` how long it was staged before.
+    case switched
     /// `version` went on trial: the watchdog waits for the page to acknowledge.
     case trialStarted = "trial-started"
     /// The page of `version` acknowledged; `ms` from its load to the acknowledgement.

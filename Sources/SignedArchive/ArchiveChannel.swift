@@ -1,3 +1,4 @@
+import ApplyPolicy
 import ClientFoundation
 import ClientUpdater
 import DeviceSetup
@@ -103,6 +104,11 @@ package struct ArchiveChannel: UpdateChannel {
     /// The floor of a rebuilt state: the highest version installed.
     package func recover(state: inout DeviceState, installed: [InstalledVersion]) {
         state.archive.highestAccepted = installed.compactMap { Version($0.id) }.max()?.description
+    }
+
+    /// The `apply` of the version's verified sidecar manifest.
+    package func applyPolicy(for version: String) -> ApplyPolicy? {
+        Version(version).flatMap { store.verifiedSidecar($0)?.apply }
     }
 
     package func summary(config: DeviceConfig, state: DeviceState) -> ChannelSummary {

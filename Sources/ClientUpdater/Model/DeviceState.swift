@@ -61,6 +61,9 @@ public struct DeviceState: Codable, Sendable, Equatable {
     public var current: String?
     /// A verified version waiting for the next reload.
     public var pending: String?
+    /// When ``pending`` was staged (its wait for the apply policy counts from here); `nil`
+    /// when nothing is pending or a root from before apply policies staged it.
+    public var pendingSince: Date?
     /// The last version that completed start-up.
     public var lastKnownGood: String?
     /// Versions that failed start-up twice: never selected or downloaded again.
@@ -78,7 +81,7 @@ public struct DeviceState: Codable, Sendable, Equatable {
     package init() {}
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case format, current, pending, lastKnownGood, blacklist, retry, trial, lastSeenEmbeddedVersion, lastCheck
+        case format, current, pending, pendingSince, lastKnownGood, blacklist, retry, trial, lastSeenEmbeddedVersion, lastCheck
     }
 
     static let coreKeys = Set(CodingKeys.allCases.map(\.rawValue))
@@ -88,6 +91,7 @@ public struct DeviceState: Codable, Sendable, Equatable {
         format = try c.decode(String.self, forKey: .format)
         current = try c.decodeIfPresent(String.self, forKey: .current)
         pending = try c.decodeIfPresent(String.self, forKey: .pending)
+        pendingSince = try c.decodeIfPresent(Date.self, forKey: .pendingSince)
         lastKnownGood = try c.decodeIfPresent(String.self, forKey: .lastKnownGood)
         blacklist = try c.decode([String].self, forKey: .blacklist)
         retry = try c.decode([String].self, forKey: .retry)
@@ -103,6 +107,7 @@ public struct DeviceState: Codable, Sendable, Equatable {
             try c.encode(format, forKey: .format)
             try c.encodeIfPresent(current, forKey: .current)
             try c.encodeIfPresent(pending, forKey: .pending)
+            try c.encodeIfPresent(pending == nil ? nil : pendingSince, forKey: .pendingSince)
             try c.encodeIfPresent(lastKnownGood, forKey: .lastKnownGood)
             try c.encode(blacklist, forKey: .blacklist)
             try c.encode(retry, forKey: .retry)

@@ -36,6 +36,10 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// The embedded seed's version, when known.
     public var embeddedVersion: String?
     public var pending: String?
+    /// What the pending version waits for before it takes over (its apply policy, the
+    /// device's windows, the page's leases: docs/apply-policies.md#status); nil when
+    /// nothing is pending.
+    public var apply: String?
     public var lastKnownGood: String?
     /// What the next fresh start would run by the seed rule (the embedded seed when
     /// nothing installed qualifies).

@@ -1,3 +1,4 @@
+import ApplyPolicy
 import ClientFoundation
 import DeviceSetup
 import FleetReports
@@ -59,6 +60,10 @@ package protocol UpdateChannel: Sendable {
     /// did not verify, an expired manifest, a bad release); nil leaves it to the core's
     /// transport and disk reasons. The default knows none.
     func reportReason(for error: any Error) -> ReportReason?
+
+    /// The apply policy signed with an installed version (docs/apply-policies.md): when a
+    /// device that staged it switches to it. nil: none (`next-start`). The default has none.
+    func applyPolicy(for version: String) -> ApplyPolicy?
 }
 
 extension UpdateChannel {
@@ -67,6 +72,7 @@ extension UpdateChannel {
     package func servingChanged(state: inout DeviceState) {}
     package func summary(config: DeviceConfig, state: DeviceState) -> ChannelSummary { ChannelSummary() }
     package func reportReason(for error: any Error) -> ReportReason? { nil }
+    package func applyPolicy(for version: String) -> ApplyPolicy? { nil }
 }
 
 /// The channel's lines of `status` (and their `--json` keys).

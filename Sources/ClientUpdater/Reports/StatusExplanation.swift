@@ -20,6 +20,7 @@ package enum StatusExplanation {
         }
         if let pending = status.pending {
             out.append("pending: \(pending) is installed and runs after a reload or the next start")
+            if let apply = status.apply { out.append("takes over: \(apply)") }
         }
         out += lastCheckLines(status, recent: recent)
         for version in status.retry {

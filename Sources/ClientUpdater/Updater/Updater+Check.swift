@@ -129,6 +129,7 @@ extension Updater {
             if case .skipped(let why) = outcome { report.message = why + "; " + report.message }
         }
         report.pending = state.pending
+        if state.pending != read.pending { state.pendingSince = state.pending == nil ? nil : now() }
         if state != read { try StateStore.save(state, layout) }
         try? LastCheck.record(.init(time: now(), result: report.result.rawValue, message: report.message), layout)
         if lifecycle.retentionDeferred {

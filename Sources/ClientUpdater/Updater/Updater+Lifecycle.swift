@@ -108,15 +108,27 @@ extension Updater {
     ///   when `pageVersion` is not the version served.
     @discardableResult
     public func reload(from pageVersion: String? = nil, lockWait: Double = 30) async throws -> LifecycleReport {
+        try await switchToPending(from: pageVersion, expected: nil, trigger: "asked", reload: true, lockWait: lockWait)
+    }
+
+    /// ``reload(from:lockWait:)`` for `trigger` (a `switched` report's `detail`), refused
+    /// with `.conflict` when `expected` is given and is not the pending version.
+    func switchToPending(
+        from pageVersion: String?, expected: String?, trigger: String, reload: Bool, lockWait: Double
+    ) async throws -> LifecycleReport {
         try await exclusively {
             var watchdog = currentWatchdog()
             var followup = Followup()
+            var switchedReport: ReportDraft?
             let (state, served) = try await writerLocked(wait: lockWait) { () -> (DeviceState, Served) in
                 var state = try loadState()
                 let embeddedID = try channel.embeddedVersion()?.id
                 if let pageVersion, let served = state.current ?? embeddedID, pageVersion != served {
                     throw UpdaterError(
                         .conflict, "switch to the pending version refused: the page runs \(pageVersion) but \(served) is served (reload the page)")
+                }
+                if let expected, state.pending != expected {
+                    throw UpdaterError(.conflict, "\(expected) is no longer the pending version (\(state.pending ?? "none") is)")
                 }
                 let available = Set(try storedVersions().map(\.id))
                 var actions = reconcile(&watchdog, &state, available: available)
@@ -128,6 +140,10 @@ extension Updater {
                     throw UpdaterError(.notFound, "no pending version to switch to (\(state.current ?? "the embedded seed") runs)")
                 }
                 let served = try organizeForServing(pending)
+                var switched = ReportDraft(.switched, running: pending, version: pending, detail: trigger)
+                switched.from = state.current ?? embeddedID
+                if let since = state.pendingSince { switched.ms = Int64(max(0, now().timeIntervalSince(since)) * 1000) }
+                switchedReport = switched
                 // Back to the shell's own version (Meteor scenario 36–41): the seed needs no trial.
                 let target = pending == embeddedID ? nil : pending
                 if target == nil { state.pending = nil }
@@ -139,8 +155,9 @@ extension Updater {
             }
             lifecycle.watchdog = watchdog
             applyTimers(followup)
+            if let switchedReport { recordReport(switchedReport) }
             defer { announce(followup) }
-            try await point(at: served, reload: true)
+            try await point(at: served, reload: reload)
             return report(state, served: served, followup: followup)
         }
     }

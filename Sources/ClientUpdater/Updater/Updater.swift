@@ -80,9 +80,11 @@ public actor Updater {
         let installed = try channel.installedVersions()
         let embedded = try channel.embeddedVersion()
         let selected = channel.select(from: installed, state: state)
-        return StatusReport(
+        var report = StatusReport(
             layout: layout, config: config, state: state, installed: installed, embedded: embedded,
             selected: selected, lastCheck: LastCheck.read(layout), summary: channel.summary(config: config, state: state))
+        report.apply = applyLine(state, now: now())
+        return report
     }
 
     /// Reads `state.json`; a missing one is a new root, a corrupt one (power loss) is

@@ -21,6 +21,7 @@ enum StatusText {
             "last known good: \(s.lastKnownGood ?? "-")",
             "selected:        \(s.selected)",
         ]
+        if let apply = s.apply { lines.insert("takes over:      \(apply)", at: 7) }
         if let root = s.trustRoot {
             lines.append("trust root:      \(root == 0 ? "the --trust keys (no signed root yet)" : "root/\(root).json")")
         }

@@ -1,0 +1,76 @@
+import ApplyPolicy
+import DeviceSetup
+import Foundation
+
+/// A staged version and what deciding its switch needs (docs/apply-policies.md): read by
+/// a host's apply driver from `state.json` and the version's signed policy.
+package struct StagedSwitch: Sendable, Equatable {
+    /// The pending version.
+    package var version: String
+    /// When it was staged; nil for a root that staged it before apply policies.
+    package var since: Date?
+    /// Its signed policy; ``ApplyPolicy/nextStart`` when it carries none.
+    package var policy: ApplyPolicy
+    /// A trial (of this or another version) is running: no switch until it ends.
+    package var trialRunning: Bool
+}
+
+extension Updater {
+    /// The pending version, if any, with its policy; reads `state.json` without the lock
+    /// (the switch itself checks again under it).
+    package nonisolated func stagedSwitch() -> StagedSwitch? {
+        let state = StateStore.load(layout)
+        guard let pending = state.pending, !state.blacklist.contains(pending) else { return nil }
+        return StagedSwitch(
+            version: pending, since: state.pendingSince, policy: channel.applyPolicy(for: pending) ?? .nextStart,
+            trialRunning: state.trial != nil)
+    }
+
+    /// Switches to `version` because its apply policy allows it now: as
+    /// ``reload(from:lockWait:)`` (a trial; the host reloads unless `reload` is false, when
+    /// a navigation under way loads the new version itself), and a `switched` report whose
+    /// `detail` is `trigger` and whose `ms` is the time since staging.
+    /// - Throws: ``UpdaterError`` `.conflict` when `version` is no longer pending, and what
+    ///   ``reload(from:lockWait:)`` throws.
+    @discardableResult
+    package func switchStaged(_ version: String, trigger: String, reload: Bool = true, lockWait: Double = 30) async throws -> LifecycleReport {
+        try await switchToPending(from: nil, expected: version, trigger: trigger, reload: reload, lockWait: lockWait)
+    }
+}
+
+extension Updater {
+    /// What the staged version waits for, in one line for `status` (docs/apply-policies.md#status):
+    /// the running host's own last decision (`apply-status.json`, when its process lives),
+    /// else the decision from what the root alone knows (no input, no lease, as at a start).
+    /// nil when nothing is staged.
+    nonisolated func applyLine(_ state: DeviceState, now t: Date) -> String? {
+        guard let pending = state.pending else { return nil }
+        let policy = channel.applyPolicy(for: pending) ?? .nextStart
+        var head = "\(pending) staged"
+        if let since = state.pendingSince { head += " since \(RFC3339Time.string(from: since))" }
+        head += " (apply \(policy.summary))"
+        if let host = ApplyStatus.read(layout), host.version == pending, host.pid > 0, kill(host.pid, 0) == 0 || errno == EPERM {
+            var line = "\(head): \(host.line)"
+            if let next = host.nextDecision, next > t {
+                line += "; decides again in \(DurationText.render(seconds: Int(next.timeIntervalSince(t).rounded(.up))))"
+            }
+            return line + " (host pid \(host.pid), \(RFC3339Time.string(from: host.decidedAt)))"
+        }
+        let zone = (try? DeviceSettings.systemZone()) ?? TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
+        let input = ApplyInput(
+            policy: policy, stagedAt: state.pendingSince ?? t, hostStartedAt: t,
+            windows: config.deviceSettings.maintenanceWindows(systemZone: zone), trialRunning: state.trial != nil)
+        let decision = ApplyDecision.decide(input, now: t)
+        var line = "\(head): "
+        if case .switchNow(let trigger) = decision {
+            line += "a running host switches now (\(trigger)); no host is running, so the next start runs it"
+        } else {
+            line += decision.description
+            if let next = ApplyDecision.nextWake(input, now: t) {
+                line += ", in \(DurationText.render(seconds: Int(next.timeIntervalSince(t).rounded(.up))))"
+            }
+            line += " (no host is running: a start runs it at once)"
+        }
+        return line
+    }
+}

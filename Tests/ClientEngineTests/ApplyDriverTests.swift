@@ -1,0 +1,227 @@
+import ApplyPolicy
+import ClientEngine
+import ClientUpdater
+import DeviceSetup
+import FleetReports
+import Foundation
+import StrictJSON
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import ClientEngine
+
+/// The apply driver on a real root: a release signed with an apply policy, installed from a
+/// loopback feed and staged, then switched (or not) as the policy, the device's windows,
+/// the page's leases, a trial and the injected clock say (docs/apply-policies.md). No test
+/// sleeps: the clock moves only when the test moves it.
+@Suite struct ApplyDriverTests {
+    /// A wall clock that moves only when told.
+    final class TestClock: Sendable {
+        private let time: Mutex<Date>
+        init(_ start: Date) { time = Mutex(start) }
+        var now: @Sendable () -> Date { { self.time.withLock { $0 } } }
+        func advance(_ seconds: TimeInterval) { time.withLock { $0 = $0.addingTimeInterval(seconds) } }
+    }
+
+    /// Counts what the updater asks of the host.
+    actor Bridge: HostBridge {
+        var folders: [String] = []
+        var reloads = 0
+        func setServerBasePath(_ path: String) async throws { folders.append(path) }
+        func reload() async throws { reloads += 1 }
+    }
+
+    /// A device running 1.0.0 (committed), with 1.1.0 published under `apply` and staged by
+    /// a check at the clock's time; the updater started with `bridge`.
+    struct Staged {
+        let device: DeviceFixture
+        let updater: Updater
+        let clock: TestClock
+        let bridge: Bridge
+
+        func driver(windows: [MaintenanceWindow] = []) -> ApplyDriver {
+            ApplyDriver(updater: updater, windows: windows, now: clock.now)
+        }
+
+        /// The fleet reports the root recorded, newest last.
+        func reports(_ type: ReportKind) -> [FleetReport] {
+            ReportJournal(layout: device.layout).recent().filter { $0.type == type }
+        }
+
+        var current: String? { StateStore.load(device.layout).current }
+    }
+
+    static let start = Date(timeIntervalSince1970: 1_795_000_000)  // 2026-11-18T…Z
+
+    func staged(_ apply: JSONValue?, at start: Date = Self.start, version: String = "1.1.0") async throws -> Staged {
+        let device = try DeviceFixture()
+        device.config.reportURL = "http://127.0.0.1:9/"  // a journal, never delivered here
+        try device.config.save(device.layout)
+        try await device.installAndCommit(["1.0.0"])
+        try device.publish(version) { object in
+            if let apply { object["apply"] = apply }
+        }
+        let clock = TestClock(start)
+        let bridge = Bridge()
+        let updater = try device.updater(now: clock.now)
+        try await updater.start(bridge: bridge)
+        try await updater.checkForUpdates()
+        #expect(StateStore.load(device.layout).pending == version, "the check staged \(version)")
+        return Staged(device: device, updater: updater, clock: clock, bridge: bridge)
+    }
+
+    static func policy(_ pairs: (String, JSONValue)...) -> JSONValue { .object(JSONObject(pairs)) }
+
+    @Test func idleSwitchesOnlyAfterTheQuietTimeSinceTheLastInput() async throws {
+        let s = try await staged(Self.policy(("mode", .string("idle")), ("idleSeconds", .integer(300))))
+        let driver = s.driver()
+        s.clock.advance(200)
+        driver.noteInput()
+        var step = await driver.step()
+        #expect(step.decision == .wait(.idle(until: Self.start.addingTimeInterval(500))))
+        #expect(step.switched == nil && s.current == "1.0.0")
+        let status = try #require(ApplyStatus.read(s.device.layout), "the host's decision is on disk for `status`")
+        #expect(status.version == "1.1.0" && status.line.contains("idle") && status.policy == "idle 300 s")
+        s.clock.advance(299)
+        step = await driver.step()
+        #expect(step.switched == nil, "299 s after the last input is not idle yet")
+        s.clock.advance(1)
+        step = await driver.step()
+        #expect(step.decision == .switchNow(trigger: .idle) && step.switched == "1.1.0")
+        #expect(s.current == "1.1.0" && StateStore.load(s.device.layout).trial?.version == "1.1.0", "the switch starts a trial")
+        #expect(await s.bridge.reloads == 1, "the host reloaded onto it")
+        let switched = try #require(s.reports(.switched).last)
+        #expect(switched.version == "1.1.0" && switched.from == "1.0.0" && switched.detail == "idle")
+        #expect(switched.ms == 500_000, "staged at the check, switched 500 s later")
+        #expect(ApplyStatus.read(s.device.layout) == nil, "nothing waits any more")
+        // Never twice: a second step finds nothing staged.
+        #expect(await driver.step().decision == nil)
+        #expect(await s.bridge.reloads == 1)
+    }
+
+    @Test func aLeaseHoldsModeNowUntilItIsReleasedOrRunsOut() async throws {
+        let s = try await staged(Self.policy(("mode", .string("now"))))
+        let driver = s.driver()
+        let until = driver.hold(lease: "page", seconds: 120)
+        #expect(until == Self.start.addingTimeInterval(120))
+        #expect(await driver.step().decision == .wait(.lease(until: until)))
+        #expect(s.current == "1.0.0")
+        // A lease is capped: asking for a day holds at most ApplyDriver.maxLeaseSeconds.
+        #expect(driver.hold(lease: "page", seconds: 86_400) == Self.start.addingTimeInterval(ApplyDriver.maxLeaseSeconds))
+        driver.releaseLeases()  // the page (or its web process) is gone
+        let step = await driver.step()
+        #expect(step.switched == "1.1.0" && step.decision == .switchNow(trigger: .now))
+        #expect(s.reports(.switched).last?.detail == "now")
+    }
+
+    @Test func aLeaseThatIsNotRenewedRunsOutOnTheClock() async throws {
+        let s = try await staged(Self.policy(("mode", .string("now"))))
+        let driver = s.driver()
+        driver.hold(lease: "page", seconds: 60)
+        #expect(await driver.step().switched == nil)
+        s.clock.advance(60)
+        #expect(await driver.step().switched == "1.1.0", "a lease ending exactly now no longer holds")
+    }
+
+    @Test func nothingSwitchesDuringATrialOrADownloadEvenNow() async throws {
+        let s = try await staged(Self.policy(("mode", .string("now"))))
+        let driver = s.driver()
+        driver.setDownloading(true)
+        #expect(await driver.step().decision == .wait(.download))
+        driver.setDownloading(false)
+        // A trial of 1.1.0 runs (the page asked); 1.2.0 is published with mode now.
+        try await s.updater.reload()
+        try s.device.publish("1.2.0") { $0["apply"] = Self.policy(("mode", .string("now"))) }
+        try await s.updater.checkForUpdates()
+        #expect(StateStore.load(s.device.layout).pending == "1.2.0")
+        #expect(await driver.step().decision == .wait(.trial), "never during another trial")
+        try await s.updater.startupDidComplete()
+        let step = await driver.step()
+        #expect(step.switched == "1.2.0", "the trial ended: mode now switches")
+    }
+
+    @Test func aWindowWaitsForItsLocalTimeInItsOwnZone() async throws {
+        // 2026-11-27T00:30:00Z is 01:30 in Berlin (CET, UTC+1).
+        let start = try #require(ISO8601DateFormatter().date(from: "2026-11-27T00:30:00Z"))
+        let s = try await staged(Self.policy(("mode", .string("window"))), at: start)
+        let utc = try #require(TimeZone(identifier: "UTC"))
+        let window = try MaintenanceWindow(parsing: "02:00-04:00", timeZone: "Europe/Berlin", defaultZone: utc)
+        let driver = s.driver(windows: [window])
+        let step = await driver.step()
+        let opens = try #require(ISO8601DateFormatter().date(from: "2026-11-27T01:00:00Z"))
+        #expect(step.decision == .wait(.window(opens: opens, window: window)))
+        #expect(step.wake == opens, "the driver sleeps until the window opens")
+        let status = try await s.updater.status()
+        let line = try #require(status.apply)
+        #expect(line.contains("1.1.0 staged") && line.contains("02:00–04:00 Europe/Berlin") && line.contains("host pid \(getpid())"), "\(line)")
+        s.clock.advance(30 * 60 - 1)
+        #expect(await driver.step().switched == nil, "01:59:59 Berlin is outside")
+        s.clock.advance(1)
+        #expect(await driver.step().switched == "1.1.0")
+        #expect(s.reports(.switched).last?.detail == "window")
+    }
+
+    @Test func pastTheDeadlineTheNextIdleMomentSwitchesAndPastTheGraceAnything() async throws {
+        let deadline = Self.start.addingTimeInterval(3_600)
+        let s = try await staged(
+            Self.policy(
+                ("mode", .string("next-start")), ("deadline", .string(RFC3339Time.string(from: deadline))),
+                ("graceSeconds", .integer(600)), ("idleSeconds", .integer(60))))
+        let driver = s.driver()
+        #expect(await driver.step().decision == .wait(.nextStart))
+        s.clock.advance(3_600)
+        driver.noteInput()
+        driver.hold(lease: "page", seconds: 600)
+        #expect(await driver.step().decision == .wait(.deadlineIdle(until: deadline.addingTimeInterval(60))), "a lease holds no longer")
+        s.clock.advance(30)
+        driver.noteInput()  // the user keeps working
+        s.clock.advance(30)
+        #expect(await driver.step().switched == nil)
+        s.clock.advance(540)  // deadline + grace
+        driver.noteInput()
+        let step = await driver.step()
+        #expect(step.decision == .switchNow(trigger: .graceExpired) && step.switched == "1.1.0")
+        #expect(s.reports(.switched).last?.detail == "graceExpired")
+    }
+
+    @Test func nextNavigationSwitchesOnTheNavigationWithoutAReload() async throws {
+        let s = try await staged(Self.policy(("mode", .string("next-navigation"))))
+        let driver = s.driver()
+        #expect(await driver.step().decision == .wait(.nextNavigation))
+        #expect(driver.waitsForNavigation)
+        let reloads = await s.bridge.reloads
+        #expect(await driver.navigated() == "1.1.0")
+        #expect(s.current == "1.1.0")
+        #expect(await s.bridge.reloads == reloads, "the navigation itself loads the new version")
+        #expect(s.reports(.switched).last?.detail == "navigation")
+        #expect(!driver.waitsForNavigation)
+    }
+
+    @Test func aHostThatCannotShowWaitsForANavigationOrAStart() async throws {
+        let s = try await staged(Self.policy(("mode", .string("now"))))
+        let driver = s.driver()
+        driver.showWhen { false }  // `serve` with no page whose shim answers
+        let step = await driver.step()
+        #expect(step.switched == nil && s.current == "1.0.0")
+        #expect(ApplyStatus.read(s.device.layout)?.line.contains("a page with a working shim") == true)
+        #expect(await driver.navigated() == "1.1.0", "a navigation gets the new version")
+    }
+
+    @Test func anUnknownModeWaitsForTheNextStartAndSaysSo() async throws {
+        let s = try await staged(Self.policy(("mode", .string("when-the-moon-is-full"))))
+        let driver = s.driver()
+        #expect(await driver.step().decision == .wait(.nextStart))
+        let line = try #require(try await s.updater.status().apply)
+        #expect(line.contains("unknown mode 'when-the-moon-is-full' (read as next-start)"), "\(line)")
+    }
+
+    @Test func aReleaseWithoutPolicyKeepsTodaysRule() async throws {
+        let s = try await staged(nil)
+        let driver = s.driver()
+        #expect(await driver.step().decision == .wait(.nextStart))
+        // The page may still ask: its switch is reported as asked.
+        try await s.updater.reload()
+        #expect(s.reports(.switched).last?.detail == "asked")
+    }
+}
