@@ -7,6 +7,10 @@ public enum ControlEndpoint: String, CaseIterable, Sendable {
     case startupComplete = "startup-complete"
     case check
     case switchToPending = "switch-to-pending"
+    /// The user did something on the page (docs/apply-policies.md#serve).
+    case activity
+    /// The page holds a switch back, or lets go (`holdUpdate(seconds)`).
+    case hold
 
     /// Where the endpoints live on the page's own origin.
     public static let prefix = "/__clientctl/"
@@ -14,11 +18,11 @@ public enum ControlEndpoint: String, CaseIterable, Sendable {
     /// origin cannot send it without a CORS preflight, which the server never grants.
     public static let shimHeaderName = "X-Clientctl-Shim"
 
-    /// `GET` (status, the event stream) or `POST` (the three actions).
+    /// `GET` (status, the event stream) or `POST` (the actions).
     public var method: String {
         switch self {
         case .status, .events: return "GET"
-        case .startupComplete, .check, .switchToPending: return "POST"
+        case .startupComplete, .check, .switchToPending, .activity, .hold: return "POST"
         }
     }
 

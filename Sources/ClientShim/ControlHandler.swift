@@ -27,6 +27,16 @@ public protocol ControlHandler: Sendable {
     /// `GET /__clientctl/events`: a new stream for one subscriber; finishing it ends the
     /// server-sent event stream.
     func events() async -> AsyncStream<ControlEvent>
+    /// `POST /__clientctl/activity`: the user did something on a page of `version` (the
+    /// shim sends at most one every few seconds); idle time starts again.
+    func userActivity(version: String?) async
+    /// `POST /__clientctl/hold`: the page holds the switch to a staged version back for
+    /// `seconds` (0: lets go) under its `lease`; returns when the lease ends.
+    func holdUpdate(lease: String, seconds: Double, version: String?) async throws -> Date
+    /// A top-level navigation of the page is about to be answered (`Sec-Fetch-Mode:
+    /// navigate`, `Sec-Fetch-Dest: document`): a staged version that waits for it takes
+    /// over first, so the navigation gets it.
+    func pageNavigates() async
 }
 
 extension ControlHandler {
@@ -34,6 +44,12 @@ extension ControlHandler {
     public func startupDidComplete(version: String?) async throws -> ControlStatus { try await startupDidComplete() }
     public func checkForUpdates(version: String?) async throws -> ControlStatus { try await checkForUpdates() }
     public func switchToPendingVersion(version: String?) async throws -> ControlStatus { try await switchToPendingVersion() }
+    /// Handlers without an apply driver ignore activity.
+    public func userActivity(version: String?) async {}
+    /// Handlers without an apply driver hold nothing: the lease ends at once.
+    public func holdUpdate(lease: String, seconds: Double, version: String?) async throws -> Date { Date() }
+    /// Handlers without an apply driver switch nothing on a navigation.
+    public func pageNavigates() async {}
 }
 
 /// The state the shim sees (`GET /__clientctl/status` and the body of every POST).

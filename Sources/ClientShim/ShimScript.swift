@@ -10,14 +10,18 @@ enum ShimScript {
           function ready(version) { each(readyCallbacks, version); }
           function failed(message) { each(errorCallbacks, new Error(message)); }
 
+          var lease = { id: Math.random().toString(36).slice(2, 12) + Date.now().toString(36), registered: false };
           function serveBackend() {
             // POSTs name the version this page was served with, so the agent can refuse an
             // acknowledgement (or a switch) from a page of another version: an old tab.
-            function call(method, name) {
+            function call(method, name, extra, keepalive) {
               var init = { method: method, cache: "no-store", credentials: "same-origin", headers: { "X-Clientctl-Shim": "1" } };
               if (method === "POST") {
+                var body = extra || {};
+                if (cfg.version) body.version = cfg.version;
                 init.headers["Content-Type"] = "application/json";
-                init.body = JSON.stringify(cfg.version ? { version: cfg.version } : {});
+                init.body = JSON.stringify(body);
+                if (keepalive) init.keepalive = true;
               }
               return fetch(cfg.base + name, init)
                 .then(function (r) {
@@ -32,10 +36,34 @@ enum ShimScript {
               checkForUpdates: function () { return call("POST", "check"); },
               switchToPendingVersion: function () { return call("POST", "switch-to-pending"); },
               status: function () { return call("GET", "status"); },
+              // A lease dies with its page: let go when the page goes (and the agent caps it).
+              holdUpdate: function (seconds) {
+                if (!lease.registered) {
+                  lease.registered = true;
+                  window.addEventListener("pagehide", function () { call("POST", "hold", { lease: lease.id, seconds: 0 }, true).catch(function () {}); });
+                }
+                return call("POST", "hold", { lease: lease.id, seconds: seconds });
+              },
+              // Input resets the device's idle time: at most one report every 5 s.
+              watchInput: function () {
+                var last = 0;
+                function input() {
+                  var now = Date.now();
+                  if (now - last < 5000) return;
+                  last = now;
+                  call("POST", "activity").catch(function () {});
+                }
+                ["keydown", "pointerdown", "pointermove", "wheel", "touchstart"].forEach(function (name) {
+                  window.addEventListener(name, input, { capture: true, passive: true });
+                });
+              },
               listen: function () {
                 if (typeof EventSource !== "function") return;
                 var source = new EventSource(cfg.base + "events");
-                source.addEventListener("updateAvailable", function (e) { ready(JSON.parse(e.data).version); });
+                source.addEventListener("updateAvailable", function (e) {
+                  if (window.__clientctlPoll) window.__clientctlPoll();  // watch for the switch
+                  ready(JSON.parse(e.data).version);
+                });
                 source.addEventListener("error", function (e) { if (e.data) failed(JSON.parse(e.data).message); });
                 // After a watchdog rollback the server tells listening pages to load the good version.
                 source.addEventListener("reload", function () { window.location.reload(); });
@@ -44,6 +72,8 @@ enum ShimScript {
               // version is on trial, poll status with short requests (no open stream, so headless
               // browsers' virtual time still runs); if the served version changes — a rollback —
               // reload onto the good version. Polling stops once the trial ends.
+              // While a version is staged, poll every 5 s too: when the agent switches to it
+              // (its apply policy allows), this page reloads onto it.
               watchTrial: function () {
                 var initial = null, failures = 0;
                 function poll() {
@@ -52,9 +82,11 @@ enum ShimScript {
                     if (initial === null) initial = s.current;
                     else if (s.current !== initial) { window.location.reload(); return; }
                     if (s.inTrial) setTimeout(poll, 1000);
+                    else if (s.pending) setTimeout(poll, 5000);
                   }, function () { if (++failures < 10) setTimeout(poll, 2000); });
                 }
                 poll();
+                window.__clientctlPoll = function () { failures = 0; poll(); };
               }
             };
           }
@@ -73,6 +105,7 @@ enum ShimScript {
               checkForUpdates: function () { return call("checkForUpdates"); },
               switchToPendingVersion: function () { return call("switchToPendingVersion"); },
               status: function () { return call("status"); },
+              holdUpdate: function () { return Promise.reject(new Error("holdUpdate is not supported by this host")); },
               listen: function () {
                 var p = plugin();
                 p.addListener("updateAvailable", function (e) { ready(e && e.version); });
@@ -88,10 +121,11 @@ enum ShimScript {
             return window.webkit && window.webkit.messageHandlers && window.webkit.messageHandlers.clientctl;
           }
           function webkitBackend() {
-            function call(action) {
+            function call(action, seconds) {
               var handler = webkitHandler();
               if (!handler) return Promise.reject(new Error("the clientctl message handler is not available"));
               var message = { action: action };
+              if (typeof seconds === "number") message.seconds = seconds;
               if (cfg.version) message.version = cfg.version;
               return Promise.resolve(handler.postMessage(message)).then(function (reply) {
                 return typeof reply === "string" ? JSON.parse(reply) : (reply || {});
@@ -102,6 +136,8 @@ enum ShimScript {
               checkForUpdates: function () { return call("check"); },
               switchToPendingVersion: function () { return call("switch-to-pending"); },
               status: function () { return call("status"); },
+              // The shell ends the lease with the page and its web process.
+              holdUpdate: function (seconds) { return call("hold-update", seconds); },
               // The shell delivers engine events by evaluating this function in the page.
               listen: function () {
                 window.__clientctlEvent = function (name, data) {
@@ -124,6 +160,12 @@ enum ShimScript {
           }
 
           if (backend.watchTrial) backend.watchTrial();
+          if (backend.watchInput) backend.watchInput();
+          function seconds(value) {
+            var n = Number(value);
+            if (!isFinite(n) || n < 0) throw new Error("holdUpdate takes a number of seconds, 0 or more");
+            return n;
+          }
 
           window.WebAppLocalServer = {
             startupDidComplete: function (cb) { report(backend.startupDidComplete(), cb); },
@@ -132,7 +174,13 @@ enum ShimScript {
             switchToPendingVersion: function (cb, errCb) { report(backend.switchToPendingVersion(), cb, errCb); },
             onError: function (cb) { errorCallbacks.push(cb); listen(); },
             localFileSystemUrl: function () { throw new Error("WebAppLocalServer.localFileSystemUrl is not supported"); },
-            status: function () { return backend.status(); }
+            status: function () { return backend.status(); },
+            // Holds the switch to a staged version back for `seconds` (renew before it ends;
+            // the agent caps each lease); resolves to {until}. releaseUpdate() lets go.
+            holdUpdate: function (value) {
+              try { return backend.holdUpdate(seconds(value)); } catch (e) { return Promise.reject(e); }
+            },
+            releaseUpdate: function () { return backend.holdUpdate(0); }
           };
         }
         """#

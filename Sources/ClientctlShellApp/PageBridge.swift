@@ -14,6 +14,9 @@ struct PageBridge: Sendable {
     let onFirstPaint: @Sendable () -> Void
     /// Called after an acknowledgement the engine accepted.
     let onAcknowledged: @Sendable (String?) -> Void
+    /// The page holds the switch to a staged version back for so many seconds (0: lets go);
+    /// returns when the lease ends (docs/apply-policies.md#page-leases).
+    let hold: @Sendable (Double) -> Date
 
     /// Posted by every page of the app after its first frame (two animation frames after
     /// the document loaded): the `firstPaint` event.
@@ -45,6 +48,11 @@ struct PageBridge: Sendable {
             case "first-paint":
                 onFirstPaint()
                 return .success("{}")
+            case "hold-update", "release-update":
+                let seconds = message.action == "hold-update" ? (message.seconds ?? 0) : 0
+                guard seconds.isFinite, seconds >= 0 else { return .failure(BridgeRefusal("holdUpdate takes a number of seconds, 0 or more")) }
+                let until = hold(seconds)
+                return .success("{\"until\":\(Self.jsString(Self.iso8601(until)))}")
             case let other:
                 return .failure(BridgeRefusal("unknown action \(other.map { "'\($0)'" } ?? "(none)")"))
             }
@@ -52,6 +60,12 @@ struct PageBridge: Sendable {
         } catch {
             return .failure(BridgeRefusal("\(error)"))
         }
+    }
+
+    static func iso8601(_ date: Date) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime]
+        return formatter.string(from: date)
     }
 
     static func json(_ status: ControlStatus) -> String {
@@ -73,12 +87,15 @@ struct BridgeMessage: Sendable {
     var action: String?
     var version: String?
     var pageVersion: String?
+    /// `holdUpdate(seconds)`'s number.
+    var seconds: Double?
 
     /// Reads the page's `{action, version}` (JSON of the posted value).
     init(json: String, pageVersion: String?) {
         let object = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any] ?? [:]
         action = object["action"] as? String
         version = object["version"] as? String
+        seconds = (object["seconds"] as? NSNumber)?.doubleValue
         self.pageVersion = pageVersion
     }
 }

@@ -90,8 +90,8 @@ final class ShellRun: Sendable {
         }
         view.freshProcessAfter = options.freshProcessAfter
         view.build(context: context)
-        connect(view, engine: engine)
         let agent = DeviceAgent(engine, supervisor: systemd, sinks: [{ [self] event in self.forward(event, to: view) }])
+        connect(view, engine: engine, apply: agent.apply)
         // WebKit's network process ending (docs/native-shell.md#a-page-that-dies): reported;
         // under --origin loopback the page is loaded again with a fresh launch URL.
         view.watchNetworkProcess(reloads: loopback != nil) { [log] fields in log.emit("networkProcessTerminated", fields) }
@@ -131,7 +131,7 @@ final class ShellRun: Sendable {
     }
 
     /// The page's messages go to the engine; the window's close ends the run.
-    private func connect(_ view: ShellView, engine: DeviceEngine) {
+    private func connect(_ view: ShellView, engine: DeviceEngine, apply: ApplyDriver) {
         let bridge = PageBridge(
             control: UpdaterControl(engine.updater),
             onFirstPaint: { [self] in
@@ -148,7 +148,22 @@ final class ShellRun: Sendable {
             onAcknowledged: { [self] version in
                 pageStart?.acknowledged(version)
                 GMain.after(seconds: 0.2) { self.takeSnapshot(view) }
-            })
+            },
+            hold: { seconds in apply.hold(lease: "page", seconds: seconds) })
+        // The switch to a staged version (docs/apply-policies.md#the-native-shell): idle time
+        // from the view's own input; a page's lease ends with its page and its web process;
+        // a top-level navigation of the app waits while a staged version takes over.
+        view.watchInput()
+        view.onInput = { apply.noteInput() }
+        view.onPageReplaced = { apply.releaseLeases() }
+        view.onNavigation = { [log] uri in
+            guard apply.waitsForNavigation else { return false }
+            Task {
+                if let version = await apply.navigated() { log.emit("switchedOnNavigation", ["version": version]) }
+                GMain.async { view.loadAgain(uri) }
+            }
+            return true
+        }
         // The page's messages are answered in the order it sent them (a switch, then an
         // acknowledgement from the same old page, is refused deterministically); a check
         // runs beside the queue, so a long download never delays an acknowledgement.
@@ -179,7 +194,10 @@ final class ShellRun: Sendable {
         let recovery = PageRecovery(updater: engine.updater, view: view, log: log)
         let watch = PageStartWatch(updater: engine.updater, view: view, log: log, timeout: engine.config.startupTimeoutSeconds)
         state.withLock { $0.pageStart = watch }
-        view.onWebProcessTerminated = { reason, version, byShell in recovery.terminated(reason: reason, version: version, byShell: byShell) }
+        view.onWebProcessTerminated = { reason, version, byShell in
+            apply.releaseLeases()  // a lease dies with its web process
+            recovery.terminated(reason: reason, version: version, byShell: byShell)
+        }
         view.bridgeGuard.refusals.onReport = { [log] counts in log.emit("bridgeRefused", CoalescedCounts.fields(counts)) }
         view.dialogs.refusals.onReport = { [log] counts in log.emit("dialogRefused", CoalescedCounts.fields(counts)) }
         view.dialogs.onOpened = { [log] kind in log.emit("dialogOpened", ["kind": kind.rawValue]) }

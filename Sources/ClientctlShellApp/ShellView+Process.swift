@@ -20,6 +20,12 @@ extension ShellView {
             reason = "outside-app"
         }
         guard let reason else {
+            if webkit_response_policy_decision_is_main_frame_main_resource(response) != 0, let uri, Self.isInside(uri, origin: origin),
+                takeOverNavigation(to: uri)
+            {
+                webkit_policy_decision_ignore(decision)  // loaded again from the new version
+                return true
+            }
             webkit_policy_decision_use(decision)
             return true
         }

@@ -52,6 +52,15 @@ final class ShellView: @unchecked Sendable {
     var freshProcessAfter = 50
     /// Called once the window is closed (main thread).
     var onClose: () -> Void = {}
+    /// The user did something in the view (ShellView+Apply.swift).
+    var onInput: () -> Void = {}
+    /// A top-level document of the app is about to be shown: true when the shell takes the
+    /// navigation over for a switch (ShellView+Apply.swift).
+    var onNavigation: (_ uri: String) -> Bool = { _ in false }
+    /// An address loaded again after a switch: not offered to ``onNavigation`` once more.
+    var navigationBypass: String?
+    /// Another document replaced the page (its leases end with it).
+    var onPageReplaced: () -> Void = {}
     /// Called with each `(action, body)` posted by the page and a reply function.
     var onMessage: (_ message: BridgeMessage, _ reply: @escaping (Result<String, BridgeRefusal>) -> Void) -> Void = { _, _ in }
     /// Called when a navigation, a new window or a download is refused (the URI and why:
@@ -254,6 +263,7 @@ final class ShellView: @unchecked Sendable {
         case WEBKIT_LOAD_FINISHED: me.loadInFlight = false
         case WEBKIT_LOAD_COMMITTED:
             me.dialogs.dismiss(because: "page-replaced")
+            me.onPageReplaced()
             me.appLoadPending = false
             me.pageVersion = me.showsApp ? me.servedDocument : nil
             me.loadFailures.committed(showsApp: me.showsApp)

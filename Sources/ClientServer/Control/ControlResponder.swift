@@ -27,9 +27,12 @@ struct ControlResponder: Sendable {
             return Self.json(.serviceUnavailable, ["error": "no update agent is attached to this server"])
         }
         var version: String?
+        var body = PageVersion.Body()
         if endpoint.httpMethod == .post {
-            switch await PageVersion.read(request) {
-            case .success(let named): version = named
+            switch await PageVersion.readBody(request) {
+            case .success(let read):
+                body = read
+                version = read.version
             case .failure(let refusal): return Self.json(.badRequest, ["error": "\(endpoint.path): \(refusal.message)"])
             }
         }
@@ -40,6 +43,15 @@ struct ControlResponder: Sendable {
             case .check: return try Self.status(await handler.checkForUpdates(version: version))
             case .switchToPending: return try Self.status(await handler.switchToPendingVersion(version: version))
             case .events: return events(handler: handler, connectionClosed: connectionClosed)
+            case .activity:
+                await handler.userActivity(version: version)
+                return Self.json(.ok, [:])
+            case .hold:
+                guard let lease = body.lease, let seconds = body.seconds else {
+                    return Self.json(.badRequest, ["error": "\(endpoint.path): the body needs \"lease\" and \"seconds\""])
+                }
+                let until = try await handler.holdUpdate(lease: lease, seconds: seconds, version: version)
+                return Self.json(.ok, ["until": Date.ISO8601FormatStyle().format(until)])
             }
         } catch {
             let message = (error as? any ClientctlError)?.message ?? "\(error)"

@@ -14,25 +14,57 @@ enum PageVersion {
     /// Bodies are tiny; anything longer is not a shim's.
     static let maxBytes = 1024
 
+    /// What a POST's body says besides the version: `holdUpdate`'s seconds and lease id.
+    struct Body: Equatable {
+        var version: String?
+        var seconds: Double?
+        var lease: String?
+    }
+
     static func read(_ request: Request) async -> Result<String?, Refusal> {
+        await readBody(request).map(\.version)
+    }
+
+    static func readBody(_ request: Request) async -> Result<Body, Refusal> {
         let buffer: ByteBuffer
         do {
             buffer = try await request.body.collect(upTo: maxBytes)
         } catch {
             return .failure(Refusal(message: "the body is not a JSON object of at most \(maxBytes) bytes"))
         }
-        return parse(Data(buffer.readableBytesView))
+        return parseBody(Data(buffer.readableBytesView))
     }
 
     static func parse(_ data: Data) -> Result<String?, Refusal> {
-        if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return .success(nil) }
+        parseBody(data).map(\.version)
+    }
+
+    static func parseBody(_ data: Data) -> Result<Body, Refusal> {
+        if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return .success(Body()) }
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             return .failure(Refusal(message: "the body is not a JSON object"))
         }
-        guard let value = object["version"] else { return .success(nil) }
-        guard let version = value as? String, !version.isEmpty, version.utf8.count <= 128 else {
-            return .failure(Refusal(message: "\"version\" must be a version string"))
+        var body = Body()
+        if let value = object["version"] {
+            guard let version = value as? String, !version.isEmpty, version.utf8.count <= 128 else {
+                return .failure(Refusal(message: "\"version\" must be a version string"))
+            }
+            body.version = version
         }
-        return .success(version)
+        if let value = object["seconds"] {
+            guard let number = value as? NSNumber, !(value is Bool), number.doubleValue.isFinite, number.doubleValue >= 0 else {
+                return .failure(Refusal(message: "\"seconds\" must be a number of seconds, 0 or more"))
+            }
+            body.seconds = number.doubleValue
+        }
+        if let value = object["lease"] {
+            guard let lease = value as? String, (1...64).contains(lease.utf8.count),
+                lease.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x41 && $0 <= 0x5A) || $0 == 0x2D })
+            else {
+                return .failure(Refusal(message: "\"lease\" must be 1 to 64 letters, digits or dashes"))
+            }
+            body.lease = lease
+        }
+        return .success(body)
     }
 }

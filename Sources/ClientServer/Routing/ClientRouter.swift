@@ -28,7 +28,15 @@ enum ClientRouter {
         }
         for path in ["/", "/**"] {
             for method in [HTTPRequest.Method.get, .head] {
-                router.on(RouterPath(path), method: method) { request, context in try await files.respond(to: request, context: context) }
+                router.on(RouterPath(path), method: method) { request, context in
+                    // A top-level navigation: a staged version waiting for one takes over first.
+                    if method == .get, request.headers[HeaderName.secFetchMode] == "navigate",
+                        request.headers[HeaderName.secFetchDest] == "document", let handler = slot.handler
+                    {
+                        await handler.pageNavigates()
+                    }
+                    return try await files.respond(to: request, context: context)
+                }
             }
         }
         return router

@@ -118,10 +118,12 @@ struct ServeCommand: AsyncParsableCommand {
                 context.engine, sinks: [Self.logEvent], bridge: ServerBridge(server), checkEvery: interval,
                 started: { report in
                     if report.shellUpdateReset { printError("clientctl serve: new embedded seed: downloaded versions dropped") }
-                    server.setControlHandler(UpdaterControl(updater))
                     startUpEnded.finish()
                 },
                 checkFailed: { printError("clientctl serve: update check failed: \($0)") })
+            // The control endpoints, with the apply driver behind them (docs/apply-policies.md#serve);
+            // nothing listens before start-up has ended.
+            server.setControlHandler(AgentControl(agent))
             // WATCHDOG=1 from the event loops that serve (docs/serving.md#systemd).
             let systemd = agent.supervisor
             let heartbeat = systemd.watchdogInterval.map { LoopHeartbeat(interval: $0) { systemd.watchdog() } }
