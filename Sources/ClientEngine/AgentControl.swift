@@ -10,7 +10,7 @@ import Synchronization
 /// place: the shim reloads it; without one the switch waits for a navigation or a start.
 package struct AgentControl: ControlHandler {
     /// How recent a shim's call must be for a switch in place.
-    package static let pageHeardWithin: TimeInterval = 15
+    package static let pageHeardWithin: TimeInterval = 25
 
     private let control: UpdaterControl
     private let apply: ApplyDriver
@@ -43,7 +43,10 @@ package struct AgentControl: ControlHandler {
     }
     package func status() async throws -> ControlStatus {
         heard.now()
-        return try await control.status()
+        let status = try await control.status()
+        // A page polls while a version is staged: the moment a switch in place may happen.
+        if status.pending != nil { apply.wake() }
+        return status
     }
     package func events() async -> AsyncStream<ControlEvent> { await control.events() }
 

@@ -60,20 +60,18 @@ enum ShimScript {
               listen: function () {
                 if (typeof EventSource !== "function") return;
                 var source = new EventSource(cfg.base + "events");
-                source.addEventListener("updateAvailable", function (e) {
-                  if (window.__clientctlPoll) window.__clientctlPoll();  // watch for the switch
-                  ready(JSON.parse(e.data).version);
-                });
+                source.addEventListener("updateAvailable", function (e) { ready(JSON.parse(e.data).version); });
                 source.addEventListener("error", function (e) { if (e.data) failed(JSON.parse(e.data).message); });
                 // After a watchdog rollback the server tells listening pages to load the good version.
                 source.addEventListener("reload", function () { window.location.reload(); });
               },
               // A page on trial may never register anything (it may throw first). While the
-              // version is on trial, poll status with short requests (no open stream, so headless
-              // browsers' virtual time still runs); if the served version changes — a rollback —
-              // reload onto the good version. Polling stops once the trial ends.
-              // While a version is staged, poll every 5 s too: when the agent switches to it
-              // (its apply policy allows), this page reloads onto it.
+              // version is on trial, poll status every second with short requests (no open
+              // stream, so headless browsers' virtual time still runs); if the served version
+              // changes — a rollback — reload onto the good version.
+              // After the trial, poll every 10 s (every 2 s while a version is staged): the agent
+              // knows the page is there, and when it switches (its apply policy allows) this
+              // page reloads onto the new version.
               watchTrial: function () {
                 var initial = null, failures = 0;
                 function poll() {
@@ -81,12 +79,10 @@ enum ShimScript {
                     failures = 0;
                     if (initial === null) initial = s.current;
                     else if (s.current !== initial) { window.location.reload(); return; }
-                    if (s.inTrial) setTimeout(poll, 1000);
-                    else if (s.pending) setTimeout(poll, 5000);
+                    setTimeout(poll, s.inTrial ? 1000 : s.pending ? 2000 : 10000);
                   }, function () { if (++failures < 10) setTimeout(poll, 2000); });
                 }
                 poll();
-                window.__clientctlPoll = function () { failures = 0; poll(); };
               }
             };
           }

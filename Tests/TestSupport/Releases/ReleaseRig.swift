@@ -46,7 +46,7 @@ public struct ReleaseRig: Sendable {
         """
 
     /// Builds a client folder (plus `extra` files, by relative path, folders made as needed) and publishes it as `version`.
-    public func publish(_ version: String, script: String, extra: [String: Data] = [:]) async throws {
+    public func publish(_ version: String, script: String, extra: [String: Data] = [:], arguments: [String] = []) async throws {
         let dir = tmp("build-\(version)")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         try Self.page(version: version, script: script).write(to: URL(fileURLWithPath: dir + "/index.html"))
@@ -59,7 +59,7 @@ public struct ReleaseRig: Sendable {
         try await run([
             "publish", dir, "--app", app, "--channel", "stable", "--version", version,
             "--min-shell", "1.0.0", "--key", key + ".pem", "--out", releases,
-        ])
+        ] + arguments)
     }
 
     @discardableResult

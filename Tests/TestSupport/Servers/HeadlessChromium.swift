@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// Debian's headless Chromium, for the real-browser tests (`apt-get install chromium`;
@@ -51,4 +52,42 @@ public enum Chromium {
 public struct ChromiumError: Error, CustomStringConvertible {
     public let description: String
     init(_ description: String) { self.description = description }
+}
+
+/// A page left open in headless Chromium (a profile of its own) until ``close()``: its
+/// scripts keep running, as on a kiosk that nobody touches. The DevTools port keeps the
+/// browser from exiting after the first load; nothing connects to it.
+public final class OpenChromiumPage: Sendable {
+    let process: ChildProcess.Running
+    let profile: String
+
+    /// Opens `url`.
+    /// - Throws: ``ChromiumError`` when `chromium` is not in `PATH`.
+    public init(_ url: String) throws {
+        guard Subprocess.isAvailable("chromium") else {
+            throw ChromiumError("chromium is not in PATH: Scripts/test installs it (apt-get install chromium)")
+        }
+        profile = NSTemporaryDirectory() + "/chromium-open-\(UUID().uuidString)"
+        process = try ChildProcess(
+            "/usr/bin/chromium",
+            [
+                "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + profile, "--remote-debugging-port=0",
+                "--remote-debugging-address=127.0.0.1", url,
+            ], standardOutput: .discard, standardError: .discard
+        ).start()
+    }
+
+    /// True while the browser runs.
+    public var isOpen: Bool { process.isRunning }
+
+    /// Ends the browser (SIGTERM, SIGKILL after 10 s) and removes its profile.
+    public func close() {
+        _ = process.stop(SIGTERM, within: 10)
+        try? FileManager.default.removeItem(atPath: profile)
+    }
+
+    deinit {
+        process.killIfRunning()
+        try? FileManager.default.removeItem(atPath: profile)
+    }
 }
