@@ -56,10 +56,11 @@ public struct ReleaseRig: Sendable {
             try FileManager.default.createDirectory(atPath: (file as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
             try bytes.write(to: URL(fileURLWithPath: file))
         }
-        try await run([
-            "publish", dir, "--app", app, "--channel", "stable", "--version", version,
-            "--min-shell", "1.0.0", "--key", key + ".pem", "--out", releases,
-        ] + arguments)
+        try await run(
+            [
+                "publish", dir, "--app", app, "--channel", "stable", "--version", version,
+                "--min-shell", "1.0.0", "--key", key + ".pem", "--out", releases,
+            ] + arguments)
     }
 
     @discardableResult
