@@ -31,6 +31,27 @@ enum FleetFormat {
         return String(format: "%.1f s", Double(ms) / 1000)
     }
 
+    /// The time from staging to running: `3h 12m / 2d 1h` (median / p95), or `–`.
+    static func wait(median: Int?, p95: Int?) -> String {
+        guard let median else { return "–" }
+        return duration(median) + (p95.map { " / " + duration($0) } ?? "")
+    }
+
+    /// Milliseconds in the largest two units: `850 ms`, `42 s`, `3h 12m`, `1h`, `2d 1h`.
+    static func duration(_ ms: Int) -> String {
+        if ms < 1_000 { return "\(ms) ms" }
+        let seconds = ms / 1_000
+        if seconds < 60 { return "\(seconds) s" }
+        let units = [("d", 86_400), ("h", 3_600), ("m", 60), ("s", 1)]
+        guard let first = units.firstIndex(where: { seconds >= $0.1 }) else { return "0 s" }
+        var parts = ["\(seconds / units[first].1)\(units[first].0)"]
+        if first + 1 < units.count {
+            let next = (seconds % units[first].1) / units[first + 1].1
+            if next > 0 { parts.append("\(next)\(units[first + 1].0)") }
+        }
+        return parts.joined(separator: " ")
+    }
+
     /// `25 %`, `25 % paused`, or `–`.
     static func rollout(_ seen: RolloutSeen?) -> String {
         guard let seen else { return "–" }

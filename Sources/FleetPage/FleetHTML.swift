@@ -71,7 +71,7 @@ package enum FleetHTML {
         guard !summary.versions.isEmpty || summary.other != nil else { return "<p class=\"empty\">No versions reported.</p>" }
         let headers = [
             "Now", "Installs", "Trials", "Commits", "Rolled back", "Failed", "Black&shy;listed", "Web process died", "Download failed", "Refused",
-            "Median ack", "Rollout",
+            "Median ack", "Staged", "Staged to running (median / p95)", "Rollout",
         ]
         var out = "<table id=\"versions\"><thead><tr><th>Version</th>"
         out += headers.map { "<th class=\"num\">\($0)</th>" }.joined() + "</tr></thead><tbody>"
@@ -97,6 +97,10 @@ package enum FleetHTML {
         out += cell(name, "downloadFailures", "\(FleetFormat.total(v.downloadFailures))")
         out += cell(name, "refusals", "\(FleetFormat.total(v.refusals))")
         out += cell(name, "medianAckMs", FleetFormat.ack(v.medianAckMs), value: v.medianAckMs.map { "\($0)" } ?? "")
+        out += cell(name, "staged", v.staged.map { "\($0)" } ?? "–", value: v.staged.map { "\($0)" } ?? "")
+        out += cell(
+            name, "stagedToRunning", FleetFormat.wait(median: v.stagedToRunningMedianMs, p95: v.stagedToRunningP95Ms),
+            value: v.stagedToRunningMedianMs.map { "\($0)" } ?? "")
         out += cell(
             name, "rollout", FleetFormat.rollout(v.rollout),
             value: v.rollout.map { "\($0.percent)\($0.paused ? " paused" : "")" } ?? "")

@@ -48,6 +48,8 @@ package enum FleetText {
         ("BLACKLISTS", true, { "\(FleetFormat.total($0.blacklists))" }),
         ("WEB DEATHS", true, { "\(FleetFormat.total($0.webProcessDeaths))" }),
         ("MEDIAN ACK", true, { FleetFormat.ack($0.medianAckMs) }),
+        ("STAGED", true, { $0.staged.map { "\($0)" } ?? "–" }),
+        ("TO RUNNING (MED/P95)", true, { FleetFormat.wait(median: $0.stagedToRunningMedianMs, p95: $0.stagedToRunningP95Ms) }),
         ("ROLLOUT", false, { FleetFormat.rollout($0.rollout) }),
     ]
 

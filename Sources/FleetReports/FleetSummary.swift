@@ -95,6 +95,13 @@ public struct VersionSummary: Sendable, Equatable, Codable {
     public var failureRate: Double?
     /// The rollout last seen for it.
     public var rollout: RolloutSeen?
+    /// Devices that installed it and have not switched to it yet (they wait for its apply
+    /// policy: a window, idle time, a lease, a start); nil from a collector before apply policies.
+    public var staged: Int?
+    /// The median and 95th percentile of the milliseconds from staging to switching (its
+    /// `switched` reports), when any.
+    public var stagedToRunningMedianMs: Int?
+    public var stagedToRunningP95Ms: Int?
 
     /// A version with no figures yet.
     public init(version: String) {

@@ -76,4 +76,35 @@ import Testing
         let other = try await collector.read("v1/fleet?app=\(F.app)&channel=beta", token: collector.token)
         #expect(try FleetSummary.decoder().decode(FleetSummary.self, from: other.data).devices == 0)
     }
+
+    /// Apply policies seen from the fleet (docs/apply-policies.md#fleet): per version, the
+    /// devices staged but not switched yet, and the time from staging to running of those
+    /// that switched (median and p95, nearest rank), from their `switched` reports.
+    @Test func stagedDevicesAndTheTimeFromStagedToRunning() async throws {
+        let dir = try TemporaryDirectory("collect-staged")
+        let collector = try await CollectProcess(database: "sqlite:" + dir("reports.db"), scratch: dir.path)
+        let t = (Date().timeIntervalSince1970 - 3600).rounded(.down)
+        var batches: [ReportBatch] = []
+        for device in 1...20 {
+            var reports = [F.report(1, .installed, at: t, running: "1.0.0", version: "1.1.0")]
+            if device <= 15 {
+                // Switched after `device` minutes: 1 … 15.
+                reports.append(F.report(2, .switched, at: t + Double(device * 60), running: "1.1.0", version: "1.1.0", ms: Int64(device) * 60_000))
+                reports.append(F.report(3, .trialStarted, at: t + Double(device * 60), running: "1.1.0", version: "1.1.0"))
+            } else if device == 16 {
+                // Rolled back without a trial report reaching us: not staged any more.
+                reports.append(F.report(2, .rolledBack, at: t + 60, running: "1.0.0", version: "1.1.0", reason: .timedOut))
+            }
+            batches.append(F.batch(device: device, reports))
+        }
+        for batch in batches { #expect(try await collector.post(batch.encoded()).status == 200) }
+        let response = try await collector.read("v1/fleet?app=\(F.app)&channel=\(F.channel)", token: collector.token)
+        let summary = try FleetSummary.decoder().decode(FleetSummary.self, from: response.data)
+        let v = try #require(summary.versions.first { $0.version == "1.1.0" })
+        #expect(v.staged == 4, "devices 17 to 20 wait")
+        #expect(v.stagedToRunningMedianMs == 8 * 60_000, "the 8th of 15")
+        #expect(v.stagedToRunningP95Ms == 15 * 60_000, "the ⌈0.95 × 15⌉ = 15th")
+        let old = try #require(summary.versions.first { $0.version == "1.0.0" })
+        #expect(old.staged == 0 && old.stagedToRunningMedianMs == nil)
+    }
 }

@@ -60,6 +60,7 @@ import Testing
             let v = try #require(p.versions.first { $0.version == "1.1.0" })
             #expect(v.trials > 0 && v.commits > 0 && !v.rollbacks.isEmpty && !v.blacklists.isEmpty)
             #expect(v.trials == v.commits + v.rollbacks.values.reduce(0, +))
+            #expect((v.staged ?? 0) > 0 && v.stagedToRunningMedianMs != nil && v.stagedToRunningP95Ms != nil, "\(v)")
             #expect(v.medianAckMs != nil)
             #expect(!p.rollouts.isEmpty && !p.timeline.isEmpty)
         }

@@ -66,6 +66,17 @@ enum SyntheticFleet {
             $0.ms = Int64(200 + n % 900)
         }
         add(.installed, running: "1.0.0") { $0.version = "1.1.0" }
+        if n % 13 == 6 {
+            // Staged: its apply policy waits (a window, a lease).
+            add(.heartbeat, running: "1.0.0")
+            return out
+        }
+        add(.switched, running: "1.1.0") {
+            $0.version = "1.1.0"
+            $0.from = "1.0.0"
+            $0.detail = n % 2 == 0 ? "window" : "idle"
+            $0.ms = Int64((n * 37) % 5_000) * 1_000
+        }
         add(.trialStarted, running: "1.1.0") { $0.version = "1.1.0" }
         if n % 5 == 2 {
             add(.rolledBack, running: "1.0.0") {

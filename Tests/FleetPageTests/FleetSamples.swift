@@ -26,6 +26,9 @@ enum FleetSamples {
         v120.webProcessDeaths = ["crashed": 1]
         v120.failureRate = 0.8
         v120.medianAckMs = 2_300
+        v120.staged = 3
+        v120.stagedToRunningMedianMs = 5_400_000
+        v120.stagedToRunningP95Ms = 90_000_000
         v120.rollout = RolloutSeen(percent: 10, paused: true)
         var v110 = VersionSummary(version: "1.1.0")
         v110.devicesNow = 4
@@ -38,6 +41,9 @@ enum FleetSamples {
         v110.refusals = ["rollout": 7]
         v110.failureRate = 0.2
         v110.medianAckMs = 840
+        v110.staged = 0
+        v110.stagedToRunningMedianMs = 42_000
+        v110.stagedToRunningP95Ms = 3_600_000
         v110.rollout = RolloutSeen(percent: 100)
         var v100 = VersionSummary(version: "1.0.0")
         v100.devicesNow = 6

@@ -137,6 +137,34 @@ public enum FleetSummaryQuery {
         """
     }
 
+    /// Devices that installed a listed version and have not started a trial of it, switched to
+    /// it, rolled it back or blacklisted it since: staged, waiting for the apply policy;
+    /// arguments: app, channel, listed, app, channel.
+    static func stagedCounts(_ n: Int) -> String {
+        """
+        SELECT i.version, COUNT(DISTINCT i.device) FROM reports i
+        WHERE i.app = ? AND i.channel = ? AND i.type = 'installed' AND \(member("i.version", n)) AND NOT EXISTS (
+            SELECT 1 FROM reports r WHERE r.app = ? AND r.channel = ? AND r.device = i.device AND r.version = i.version
+                AND r.type IN ('switched', 'trial-started', 'rolled-back', 'blacklisted'))
+        GROUP BY i.version
+        """
+    }
+
+    /// How many `switched` reports of each listed version carry the time since staging;
+    /// arguments: app, channel, listed.
+    static func switchCounts(_ n: Int) -> String {
+        """
+        SELECT version, COUNT(*) FROM reports
+        WHERE app = ? AND channel = ? AND type = 'switched' AND ms IS NOT NULL AND \(member("version", n)) GROUP BY version
+        """
+    }
+
+    /// One time since staging of a version by rank; arguments: app, channel, version, offset.
+    static let switchAt = """
+        SELECT ms FROM reports WHERE app = ? AND channel = ? AND type = 'switched' AND ms IS NOT NULL AND version = ?
+        ORDER BY ms LIMIT 1 OFFSET ?
+        """
+
     /// The middle one or two commit times of a version; arguments: app, channel, version, limit, offset.
     static let ackMiddle = """
         SELECT ms FROM reports WHERE app = ? AND channel = ? AND type = 'committed' AND ms IS NOT NULL AND version = ?
@@ -220,6 +248,25 @@ public enum FleetSummaryQuery {
             let middle = try await db.query(ackMiddle, key + [.text(v), .integer(n % 2 == 1 ? 1 : 2), .integer((n - 1) / 2)])
             let times = middle.compactMap { $0.first?.integer }
             update(v) { $0.medianAckMs = median(times) }
+        }
+        for row in try await db.query(stagedCounts(listed.count), key + names + key) {
+            guard row.count == 2, let v = row[0].text, let n = row[1].integer.map(Int.init) else { continue }
+            update(v) { $0.staged = n }
+        }
+        for v in listed { update(v) { $0.staged = $0.staged ?? 0 } }
+        for row in try await db.query(switchCounts(listed.count), key + names) {
+            guard row.count == 2, let v = row[0].text, let n = row[1].integer, n > 0 else { continue }
+            // The nearest-rank percentiles: the median of the middle one or two, p95 the ⌈0.95 n⌉-th.
+            var middle: [Int64] = []
+            for offset in Set([(n - 1) / 2, n / 2]).sorted() {
+                if let ms = try await db.query(switchAt, key + [.text(v), .integer(offset)]).first?.first?.integer { middle.append(ms) }
+            }
+            let rank = Int64((Double(n) * 0.95).rounded(.up)) - 1
+            let p95 = try await db.query(switchAt, key + [.text(v), .integer(max(0, rank))]).first?.first?.integer
+            update(v) {
+                $0.stagedToRunningMedianMs = median(middle)
+                $0.stagedToRunningP95Ms = p95.map(Int.init)
+            }
         }
         var points: [(ms: Int64, point: RolloutPoint)] = []
         for row in try await db.query(rollouts(listed.count), key + names + [.integer(Int64(rolloutPointsPerVersion))]) {
