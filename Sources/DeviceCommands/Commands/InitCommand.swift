@@ -32,8 +32,10 @@ struct InitCommand: AsyncParsableCommand {
               # Switch releases published with --apply window only at night,
               # Berlin time (windows may cross midnight; repeat for several)
               clientctl init --root /var/lib/kiosk --app com.example.kiosk \\
-                --channel stable --manifest-url https://cdn.example.com/kiosk/stable/manifest.json \\
-                --trust release.pub.pem --shell-version 2.1.0 --embedded /opt/kiosk/www \\
+                --channel stable \\
+                --manifest-url https://cdn.example.com/kiosk/stable/manifest.json \\
+                --trust release.pub.pem --shell-version 2.1.0 \\
+                --embedded /opt/kiosk/www \\
                 --apply-window 02:00-04:00 --timezone Europe/Berlin
               # Meteor hot code push: appId and ROOT_URL come from the embedded
               # index.html

@@ -56,8 +56,8 @@ struct PublishCommand: AsyncParsableCommand {
                   --version 1.5.0-beta.1 --min-shell 2.0.0 --max-shell 2.99.0 \\
                   --key keys/release.pem --out releases --format zip \\
                   --expires 30d --base-url https://cdn.example.com/notes
-              clientctl publish build/ --app com.example.kiosk --channel stable \\
-                  --version 2.1.0 --min-shell 2.0.0 --key keys/release.pem \\
+              clientctl publish build/ --app com.example.notes --channel stable \\
+                  --version 1.6.0 --min-shell 2.0.0 --key keys/release.pem \\
                   --out releases --apply window --deadline 48h --grace 2h
             """
     )
