@@ -1,3 +1,4 @@
+import ApplyPolicy
 import ClientFoundation
 import Foundation
 import ReleaseSigning
@@ -19,6 +20,8 @@ public struct RestrictionRequest: Sendable, Equatable {
     /// one release's figures must not pause another published meanwhile. nil: whatever
     /// the manifest holds when the lock is taken.
     public var release: Version?
+    /// A more patient apply policy for the release (it may only make devices wait longer).
+    package var apply: ApplyPolicy?
 
     public init(
         pause: Bool = false, percent: Double? = nil, revoke: [Version] = [], lifetime: TimeInterval? = nil, release: Version? = nil
@@ -55,8 +58,9 @@ public enum ChannelRestrictor {
         guard FileManager.default.fileExists(atPath: manifestPath) else {
             throw ArchivePublishingError(.notFound, "\(manifestPath) does not exist: publish a release on channel \(channel) first")
         }
-        guard request.pause || request.percent != nil || !request.revoke.isEmpty else {
-            throw ArchivePublishingError(.invalidArgument, "a restriction needs --pause, --percent or --revoke: this one restricts nothing")
+        guard request.pause || request.percent != nil || !request.revoke.isEmpty || request.apply != nil else {
+            throw ArchivePublishingError(
+                .invalidArgument, "a restriction needs --pause, --percent, --revoke or --apply: this one restricts nothing")
         }
         let lock = try DirectoryLock(folder)
         defer { lock.release() }
@@ -91,8 +95,9 @@ public enum ChannelRestrictor {
                 .invalidArgument,
                 "release \(manifest.version)'s manifest expired at \(manifest.expires.map(RFC3339.format) ?? "-"): nothing to restrict")
         }
-        let draft = RestrictionDraft(
+        var draft = RestrictionDraft(
             for: manifest, issued: now, expires: expires, percent: request.percent, paused: request.pause, revoked: request.revoke)
+        draft.apply = request.apply
         let restriction: Restriction
         do {
             restriction = try await draft.sign(by: signers, source: folder + "/restriction.json")

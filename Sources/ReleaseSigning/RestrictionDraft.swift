@@ -1,3 +1,4 @@
+import ApplyPolicy
 import ClientFoundation
 import Foundation
 import SignedManifest
@@ -12,6 +13,8 @@ public struct RestrictionDraft: Sendable, Equatable {
     public var percent: Double?
     public var paused: Bool
     public var revoked: [Version]
+    /// A more patient apply policy (`rollout restrict --apply`); nil: none.
+    package var apply: ApplyPolicy?
 
     public init(for manifest: Manifest, issued: Date, expires: Date, percent: Double? = nil, paused: Bool = false, revoked: [Version] = []) {
         self.manifest = manifest
@@ -44,6 +47,7 @@ public struct RestrictionDraft: Sendable, Equatable {
             var seen = Set<String>()
             o["revoked"] = .array(revoked.map(\.description).filter { seen.insert($0).inserted }.map { .string($0) })
         }
+        if let apply { o["apply"] = apply.jsonValue }
         return o
     }
 

@@ -106,9 +106,14 @@ package struct ArchiveChannel: UpdateChannel {
         state.archive.highestAccepted = installed.compactMap { Version($0.id) }.max()?.description
     }
 
-    /// The `apply` of the version's verified sidecar manifest.
+    /// The `apply` of the version's verified sidecar manifest, made more patient by the
+    /// rollout role's restriction in force for it at the last check (a restriction that
+    /// would hurry devices was refused when it was read).
     package func applyPolicy(for version: String) -> ApplyPolicy? {
-        Version(version).flatMap { store.verifiedSidecar($0)?.apply }
+        guard let release = Version(version).flatMap({ store.verifiedSidecar($0) }) else { return nil }
+        let own = release.apply
+        guard let kept = StateStore.load(layout).archive.restrictedApply, kept.version == version, kept.expires > now() else { return own }
+        return (try? (own ?? .nextStart).restricted(by: kept.policy)) ?? own
     }
 
     package func summary(config: DeviceConfig, state: DeviceState) -> ChannelSummary {

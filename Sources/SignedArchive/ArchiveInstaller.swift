@@ -32,6 +32,11 @@ struct ArchiveInstaller {
         let (manifestURL, manifest, body, etag, verifier, restriction) = (
             feed.manifestURL, feed.manifest, feed.body, feed.etag, feed.verifier, feed.restriction
         )
+        // A restriction's apply policy holds for its release until it expires (or the next
+        // read of the feed finds another restriction, or none).
+        state.archive.restrictedApply = restriction.flatMap { r in
+            r.apply.map { ArchiveMemory.RestrictedApply(version: r.version.description, expires: r.expires, policy: $0) }
+        }
         let downloader = channel.downloader
         // The decision is pure (ArchiveDecision); this step reads what it needs and carries it out.
         let policy = ArchiveDecision.Policy(

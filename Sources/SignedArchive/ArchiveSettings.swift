@@ -1,3 +1,4 @@
+import ApplyPolicy
 import ClientFoundation
 import ClientUpdater
 import DeviceSetup
@@ -55,6 +56,16 @@ package struct ArchiveMemory: Codable, Sendable, Equatable {
     /// The ETag of the kept `restriction.json` (``RootLayout/keptRestriction``), for
     /// conditional GET.
     package var restrictionETag: String?
+    /// The apply policy of the rollout role's restriction in force at the last check
+    /// (docs/apply-policies.md): for `version`, until `expires`.
+    package var restrictedApply: RestrictedApply?
+
+    /// A restriction's apply policy, kept for the version it restricts.
+    package struct RestrictedApply: Codable, Sendable, Equatable {
+        package var version: String
+        package var expires: Date
+        package var policy: ApplyPolicy
+    }
 
     package init(highestAccepted: String? = nil, manifestETag: String? = nil, newestPublished: String? = nil, restrictionETag: String? = nil) {
         self.highestAccepted = highestAccepted

@@ -1,3 +1,4 @@
+import ApplyPolicy
 import ClientFoundation
 import ClientUpdater
 import Foundation
@@ -223,5 +224,44 @@ struct RestrictionRig {
         let report = try await rig.d.updater().install()
         #expect(report.result == .installed && report.version == "1.1.0")
         #expect(rig.d.requests(to: "/stable/restriction.json").isEmpty)
+    }
+}
+
+/// The rollout role and apply policies (docs/apply-policies.md): a restriction may make
+/// devices wait longer before they switch, never hurry them.
+@Suite struct RestrictionApplyTests {
+    @Test func aRestrictionMakesDevicesWaitLongerAndTheDeviceObeysIt() async throws {
+        let rig = try await RestrictionRig()
+        try await rig.d.installAndCommit(["1.0.0"])
+        try rig.d.publish("1.1.0") { $0["apply"] = .object(["mode": .string("now")]) }
+        let written = try await rig.restrict(["--apply", "window"])
+        #expect(written.output.contains("apply window"), "\(written.output)")
+        let report = try await rig.d.updater().install()
+        #expect(report.result == .installed && report.version == "1.1.0", "\(report)")
+        let status = try await rig.d.updater().status()
+        let line = try #require(status.apply)
+        #expect(line.contains("(apply window") && line.contains("waiting for a maintenance window"), "\(line)")
+    }
+
+    @Test func aRestrictionThatWouldHurryDevicesIsRefusedAndNothingWritten() async throws {
+        let rig = try await RestrictionRig()
+        try rig.d.publish("1.1.0") { $0["apply"] = .object(["mode": .string("window")]) }
+        let before = try TreeSnapshot(rig.d.releases.path)
+        for (args, says) in [
+            (["--apply", "now"], "now"),
+            (["--apply", "idle", "--idle-seconds", "60"], "idle"),
+            (["--apply", "window", "--deadline", "2d"], "deadline"),
+        ] {
+            let r = try await rig.restrict(args, expect: 64)
+            #expect(r.errorOutput.contains(says) && r.errorOutput.contains("wait longer"), "\(args): \(r.errorOutput)")
+        }
+        #expect(try TreeSnapshot(rig.d.releases.path) == before)
+        // Signed anyway (what the command refuses to write): the device refuses it as a bad
+        // release and keeps the release's own policy.
+        var draft = RestrictionDraft(
+            for: try rig.manifest(), issued: Date().addingTimeInterval(-60), expires: Date().addingTimeInterval(3_600))
+        draft.apply = try ApplyPolicy(mode: .now)
+        try rig.writeRestriction(draft, signedBy: [rig.guardKey])
+        await #expect(throws: (any Error).self) { try await rig.d.updater().install() }
     }
 }

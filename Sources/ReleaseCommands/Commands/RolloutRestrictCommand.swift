@@ -21,12 +21,20 @@ struct RolloutRestrictCommand: AsyncParsableCommand {
             Each restriction replaces the previous one. DURATION is seconds or a number \
             with s, m, h or d. Push it with `clientctl push` like the manifest.
 
+            --apply MODE (with --idle-seconds, --deadline, --grace; a --deadline duration \
+            counts from now) makes devices wait longer before they switch to the release \
+            (docs/apply-policies.md): a more patient mode, a later or no deadline, a longer \
+            grace. One that would hurry them (now, an earlier deadline, a deadline the \
+            release has not) is refused (exit 64).
+
             Examples:
               clientctl rollout restrict stable --out releases --key rollout.pem --pause
               clientctl rollout restrict stable --out releases --key rollout.pem \\
                 --percent 5 --expires-in 12h
               clientctl rollout restrict stable --out releases --key rollout.pem \\
                 --pause --revoke 1.1.0
+              clientctl rollout restrict stable --out releases --key rollout.pem \\
+                --apply window
             """
     )
 
@@ -52,6 +60,8 @@ struct RolloutRestrictCommand: AsyncParsableCommand {
     )
     var expiresIn: String?
 
+    @OptionGroup var applyPolicy: ApplyOptions
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -61,16 +71,18 @@ struct RolloutRestrictCommand: AsyncParsableCommand {
         if let expiresIn, (RolloutArgument.seconds(expiresIn) ?? 0) <= 0 {
             throw ValidationError("--expires-in \(expiresIn) is not a duration like 3600, 30m, 12h or 7d")
         }
-        guard pause || percent != nil || !revoke.isEmpty else { throw ValidationError("give --pause, --percent or --revoke") }
+        guard pause || percent != nil || !revoke.isEmpty || applyPolicy.given else {
+            throw ValidationError("give --pause, --percent, --revoke or --apply")
+        }
     }
 
     func run() async throws {
         try await runReportingErrors {
             let now = Date(timeIntervalSince1970: floor(Date().timeIntervalSince1970))
             let lifetime = expiresIn.flatMap(RolloutArgument.seconds).map(TimeInterval.init)
-            let r = try await ChannelRestrictor.restrict(
-                RestrictionRequest(pause: pause, percent: percent, revoke: revoke, lifetime: lifetime), releases: out, channel: channel,
-                signers: try signing.signers(), now: now)
+            var request = RestrictionRequest(pause: pause, percent: percent, revoke: revoke, lifetime: lifetime)
+            request.apply = try applyPolicy.policy(releasedAt: now)
+            let r = try await ChannelRestrictor.restrict(request, releases: out, channel: channel, signers: try signing.signers(), now: now)
             if output.json {
                 Console.out(Data(r.jsonBytes()))
                 return
@@ -79,6 +91,7 @@ struct RolloutRestrictCommand: AsyncParsableCommand {
             if r.paused { held.append("paused") }
             if let p = r.percent { held.append("at most \(FeedPercent.text(p)) %") }
             if !r.revoked.isEmpty { held.append("revoked: \(r.revoked.map(\.description).joined(separator: ", "))") }
+            if let apply = r.apply { held.append("apply \(apply.summary)") }
             print("\(r.app) \(r.version) on \(r.channel): restricted (\(held.joined(separator: "; "))) until \(RFC3339.format(r.expires))")
         }
     }

@@ -1,3 +1,4 @@
+import ApplyPolicy
 import ClientFoundation
 import Foundation
 import StrictJSON
@@ -23,7 +24,7 @@ public struct Restriction: Sendable, Equatable {
     public static let maxRevoked = 1_000
     /// The members a restriction may have; any other is refused.
     public static let knownFields: Set<String> = [
-        "format", "app", "channel", "manifest", "issued", "expires", "rollout", "revoked", "signatures",
+        "format", "app", "channel", "manifest", "issued", "expires", "rollout", "revoked", "apply", "signatures",
     ]
 
     /// The object as signed (`signatures` included).
@@ -45,6 +46,9 @@ public struct Restriction: Sendable, Equatable {
     public let paused: Bool
     /// Versions devices must leave and never select again (the release's own allowed).
     public let revoked: [Version]
+    /// A more patient apply policy for the release (docs/apply-policies.md): it may make
+    /// devices wait longer, never hurry them (``ApplyPolicy/restricted(by:)``).
+    package let apply: ApplyPolicy?
     /// The signatures over ``signedBytes``.
     public let signatures: [DocumentSignature]
 
@@ -153,8 +157,9 @@ public struct Restriction: Sendable, Equatable {
             }
         }
         self.revoked = revoked
-        guard percent != nil || paused || !revoked.isEmpty else {
-            throw fields.invalid("rollout", "and 'revoked' are both absent: the restriction restricts nothing")
+        apply = try fields.optional("apply") { try ApplyPolicy.read(try fields.value($0), field: $0) }
+        guard percent != nil || paused || !revoked.isEmpty || apply != nil else {
+            throw fields.invalid("rollout", "'revoked' and 'apply' are all absent: the restriction restricts nothing")
         }
         signatures = try DocumentSignature.readList(of: o)
         guard !signatures.isEmpty else { throw ManifestRejection(.missingField, field: "signatures", "field 'signatures' is missing or empty") }
@@ -234,6 +239,13 @@ extension Restriction {
         }
         if let above = revoked.first(where: { $0 > manifest.version }) {
             throw refuse("revokes \(above), above release \(version): only published versions can be revoked")
+        }
+        if let apply {
+            do {
+                _ = try (manifest.apply ?? .nextStart).restricted(by: apply)
+            } catch let error as ApplyPolicyError {
+                throw refuse(error.message)
+            }
         }
     }
 
