@@ -33,8 +33,9 @@ struct RolloutRestrictCommand: AsyncParsableCommand {
                 --percent 5 --expires-in 12h
               clientctl rollout restrict stable --out releases --key rollout.pem \\
                 --pause --revoke 1.1.0
+              # the release said --apply now: devices switch at their next start
               clientctl rollout restrict stable --out releases --key rollout.pem \\
-                --apply window
+                --apply next-start
             """
     )
 
