@@ -299,6 +299,8 @@ let package = Package(
             ],
             path: "Benchmarks/fleet-bench"
         ),
+        // Scripts/bench/apply: a fleet's apply decisions on a simulated clock (not shipped).
+        .executableTarget(name: "apply-bench", dependencies: ["ApplyPolicy"], path: "Benchmarks/apply-bench"),
         // Scripts/bench/collector: batches POSTed to a real `clientctl collect` (not shipped).
         .executableTarget(
             name: "collector-bench",

@@ -24,9 +24,9 @@ package final class ApplyDriver: Sendable {
     private let updater: Updater
     private let windows: [MaintenanceWindow]
     private let now: @Sendable () -> Date
-    /// True when the host can put a new version on screen now (the shell: always; `serve`:
-    /// while a page with a working shim is heard from).
-    private let hostCanShow: Mutex<@Sendable () -> Bool>
+    /// True when the host puts a new version on screen itself (the shell); false when a
+    /// page must do it (`serve`: the page's shim switches when ``allowedSwitch`` says so).
+    private let switchesInPlace: Mutex<Bool>
     private let signal = WakeSignal()
 
     private struct State {
@@ -38,6 +38,8 @@ package final class ApplyDriver: Sendable {
         var failedUntil: Date?
         var written: (line: String, at: Date)?
         var waitsForNavigation = false
+        /// `serve`: the staged version the policy lets a page switch to now, and why.
+        var allowed: (version: String, trigger: String)?
     }
     private let state: Mutex<State>
 
@@ -45,22 +47,44 @@ package final class ApplyDriver: Sendable {
     /// - Parameters:
     ///   - windows: the device's maintenance windows (config `applyWindows`, read in its zone).
     ///   - now: the wall clock.
-    ///   - hostCanShow: whether a switch can reach the screen now.
-    package init(
-        updater: Updater, windows: [MaintenanceWindow], now: @escaping @Sendable () -> Date = { Date() },
-        hostCanShow: @escaping @Sendable () -> Bool = { true }
-    ) {
+    package init(updater: Updater, windows: [MaintenanceWindow], now: @escaping @Sendable () -> Date = { Date() }) {
         self.updater = updater
         self.windows = windows
         self.now = now
-        self.hostCanShow = Mutex(hostCanShow)
+        self.switchesInPlace = Mutex(true)
         self.state = Mutex(State(hostStartedAt: now()))
     }
 
-    /// From now on a switch in place waits until `canShow` is true (`serve`: a page with a
-    /// working shim is heard from); a navigation or a start still switches.
-    package func showWhen(_ canShow: @escaping @Sendable () -> Bool) {
-        hostCanShow.withLock { $0 = canShow }
+    /// `serve`: the host cannot put a version on screen, a page must. From now on a
+    /// switch the policy allows waits for a page's shim (``allowedSwitch``, ``switchForPage(from:)``),
+    /// a navigation or the next start: a page that asks is alive, so its trial has a page.
+    package func switchThroughPages() {
+        switchesInPlace.withLock { $0 = false }
+    }
+
+    /// The staged version a page may switch to now, when the policy allows it and the host
+    /// switches through its pages.
+    package func allowedSwitch() -> String? { state.withLock { $0.allowed?.version } }
+
+    /// A page asks to switch (its shim saw ``allowedSwitch``, or the page's own
+    /// `switchToPendingVersion()`): with the policy's trigger when it allows the switch,
+    /// else as asked. `pageVersion`: the version the page was served with.
+    package func switchForPage(from pageVersion: String?) async throws -> LifecycleReport {
+        let allowed = state.withLock { $0.allowed }
+        let report: LifecycleReport
+        if let allowed {
+            report = try await updater.switchStaged(allowed.version, trigger: allowed.trigger, from: pageVersion)
+        } else {
+            report = try await updater.reload(from: pageVersion)
+        }
+        state.withLock { s in
+            if let allowed { s.switched.insert(allowed.version) }
+            s.allowed = nil
+            s.written = nil
+            s.waitsForNavigation = false
+        }
+        ApplyStatus.remove(updater.layout)
+        return report
     }
 
     /// The user did something (a key, the pointer, a touch): idle time starts again.
@@ -139,14 +163,20 @@ package final class ApplyDriver: Sendable {
         let input = input(staged, at: t)
         let decision = ApplyDecision.decide(input, now: t)
         let wake = ApplyDecision.nextWake(input, now: t)
-        state.withLock { $0.waitsForNavigation = decision == .wait(.nextNavigation) || decision.isSwitch }
+        state.withLock { s in
+            s.waitsForNavigation = decision == .wait(.nextNavigation) || decision.isSwitch
+            s.allowed = nil
+        }
         let trigger: String
         switch decision {
         case .switchNow(let why):
             trigger = why.rawValue
-            if !navigation, !hostCanShow.withLock({ $0 })() {
-                record(staged, "switch allowed (\(why)): waiting for a page with a working shim, a navigation or the next start", at: t, wake: nil)
-                return Step(decision: decision, switched: nil, wake: t.addingTimeInterval(5))
+            if !navigation, !switchesInPlace.withLock({ $0 }) {
+                state.withLock { $0.allowed = (staged.version, why.rawValue) }
+                record(
+                    staged, "switch allowed (\(why)): waiting for a page's shim to switch, a navigation or the next start", at: t,
+                    wake: wake)
+                return Step(decision: decision, switched: nil, wake: wake ?? t.addingTimeInterval(Self.maxSleep / .seconds(1)))
             }
         case .wait(.nextNavigation) where navigation:
             trigger = "navigation"

@@ -62,6 +62,10 @@ public struct ControlStatus: Codable, Sendable, Equatable {
     public var lastKnownGood: String?
     /// True while the current version is on trial (before `startupDidComplete`).
     public var inTrial: Bool
+    /// True when the pending version's apply policy lets this page switch to it now
+    /// (docs/apply-policies.md#serve): the shim then calls `switch-to-pending` and reloads.
+    /// Absent otherwise.
+    public var switchNow: Bool?
 
     public init(current: String? = nil, pending: String? = nil, lastKnownGood: String? = nil, inTrial: Bool = false) {
         self.current = current

@@ -38,7 +38,7 @@ enum ShimScript {
               status: function () { return call("GET", "status"); },
               // A lease dies with its page: let go when the page goes (and the agent caps it).
               holdUpdate: function (seconds) {
-                if (!lease.registered) {
+                if (!lease.registered && typeof window.addEventListener === "function") {
                   lease.registered = true;
                   window.addEventListener("pagehide", function () { call("POST", "hold", { lease: lease.id, seconds: 0 }, true).catch(function () {}); });
                 }
@@ -46,6 +46,7 @@ enum ShimScript {
               },
               // Input resets the device's idle time: at most one report every 5 s.
               watchInput: function () {
+                if (typeof window.addEventListener !== "function") return;
                 var last = 0;
                 function input() {
                   var now = Date.now();
@@ -69,9 +70,9 @@ enum ShimScript {
               // version is on trial, poll status every second with short requests (no open
               // stream, so headless browsers' virtual time still runs); if the served version
               // changes — a rollback — reload onto the good version.
-              // After the trial, poll every 10 s (every 2 s while a version is staged): the agent
-              // knows the page is there, and when it switches (its apply policy allows) this
-              // page reloads onto the new version.
+              // After the trial, poll every 10 s (every 2 s while a version is staged): when the
+              // staged version's apply policy allows it (switchNow), the page switches and
+              // reloads onto the new version.
               watchTrial: function () {
                 var initial = null, failures = 0;
                 function poll() {
@@ -79,6 +80,11 @@ enum ShimScript {
                     failures = 0;
                     if (initial === null) initial = s.current;
                     else if (s.current !== initial) { window.location.reload(); return; }
+                    if (s.switchNow && !s.inTrial) {
+                      // The staged version's apply policy lets this page switch now.
+                      call("POST", "switch-to-pending").then(function () { window.location.reload(); }, function () { setTimeout(poll, 2000); });
+                      return;
+                    }
                     setTimeout(poll, s.inTrial ? 1000 : s.pending ? 2000 : 10000);
                   }, function () { if (++failures < 10) setTimeout(poll, 2000); });
                 }

@@ -198,14 +198,33 @@ import Testing
         #expect(!driver.waitsForNavigation)
     }
 
-    @Test func aHostThatCannotShowWaitsForANavigationOrAStart() async throws {
+    @Test func serveLetsAPageSwitchWhenThePolicyAllowsIt() async throws {
+        let s = try await staged(Self.policy(("mode", .string("idle")), ("idleSeconds", .integer(60))))
+        let driver = s.driver()
+        driver.switchThroughPages()  // `serve`: only a page can put a version on screen
+        driver.noteInput()
+        #expect(await driver.step().switched == nil)
+        #expect(driver.allowedSwitch() == nil, "not idle yet: no page may switch")
+        s.clock.advance(60)
+        let step = await driver.step()
+        #expect(step.switched == nil && s.current == "1.0.0", "the host does not switch by itself")
+        #expect(driver.allowedSwitch() == "1.1.0")
+        #expect(ApplyStatus.read(s.device.layout)?.line.contains("waiting for a page's shim to switch") == true)
+        // A page of another version than the one served is refused, as for the page's own switch.
+        await #expect(throws: UpdaterError.self) { try await driver.switchForPage(from: "0.9.0") }
+        #expect(s.current == "1.0.0")
+        _ = try await driver.switchForPage(from: "1.0.0")
+        #expect(s.current == "1.1.0")
+        #expect(s.reports(.switched).last?.detail == "idle", "the policy's trigger, not 'asked'")
+    }
+
+    @Test func serveSwitchesOnANavigationWithoutAPage() async throws {
         let s = try await staged(Self.policy(("mode", .string("now"))))
         let driver = s.driver()
-        driver.showWhen { false }  // `serve` with no page whose shim answers
-        let step = await driver.step()
-        #expect(step.switched == nil && s.current == "1.0.0")
-        #expect(ApplyStatus.read(s.device.layout)?.line.contains("a page with a working shim") == true)
+        driver.switchThroughPages()
+        #expect(await driver.step().switched == nil && s.current == "1.0.0")
         #expect(await driver.navigated() == "1.1.0", "a navigation gets the new version")
+        #expect(s.reports(.switched).last?.detail == "now")
     }
 
     @Test func anUnknownModeWaitsForTheNextStartAndSaysSo() async throws {

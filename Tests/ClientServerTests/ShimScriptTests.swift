@@ -133,7 +133,7 @@ func nodePath() throws -> String {
         #expect(results["timeout"] == nil)
     }
 
-    @Test func aPageNotOnTrialStopsPolling() async throws {
+    @Test func aPageNotOnTrialPollsOnlyEveryTenSeconds() async throws {
         let handler = FakeControlHandler(status: ControlStatus(current: "1.1.0", lastKnownGood: "1.1.0", inTrial: false))
         let server = try ClientServer(configuration: ServerHarness.configuration(), control: handler, logger: ServerHarness.quietLogger)
         let results = try await ServerHarness.withServer(server) { port in
@@ -156,7 +156,31 @@ func nodePath() throws -> String {
                 """)
         }
         #expect(results["done"] == "yes")
-        #expect(handler.calls.filter { $0 == "status" }.count == 1, "one status request, then no polling: \(handler.calls)")
+        #expect(handler.calls.filter { $0 == "status" }.count == 1, "one status request, the next 10 s later: \(handler.calls)")
+    }
+
+    /// When the staged version's apply policy lets the page switch (`switchNow` in the
+    /// status, docs/apply-policies.md#serve), the shim asks for the switch and reloads: a
+    /// page that never calls anything still moves onto the new version.
+    @Test func aPageSwitchesAndReloadsWhenThePolicyAllowsIt() async throws {
+        var allowed = ControlStatus(current: "1.1.0", pending: "1.2.0", lastKnownGood: "1.1.0", inTrial: false)
+        allowed.switchNow = true
+        let handler = FakeControlHandler(status: allowed)
+        let server = try ClientServer(configuration: ServerHarness.configuration(), control: handler, logger: ServerHarness.quietLogger)
+        let results = try await ServerHarness.withServer(server) { port in
+            try await Self.runNode(
+                """
+                const origin = "http://127.0.0.1:\(port)";
+                const realFetch = fetch;
+                globalThis.fetch = (url, opts) => realFetch(origin + url, opts);
+                globalThis.window = globalThis;
+                window.location = { reload: () => { console.log(JSON.stringify({ reloaded: "yes" })); process.exit(0); } };
+                \(Self.shimJS(Shim()))
+                setTimeout(() => { console.log(JSON.stringify({ timeout: "yes" })); process.exit(0); }, 30000);
+                """)
+        }
+        #expect(results["reloaded"] == "yes" && results["timeout"] == nil)
+        #expect(handler.calls.contains("switchToPendingVersion"), "\(handler.calls)")
     }
 
     @Test func capacitorBackend() async throws {

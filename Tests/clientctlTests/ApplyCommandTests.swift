@@ -140,7 +140,7 @@ import Testing
         let status = try await clientctl(["status", "--root", root])
         let line = try #require(status.output.split(separator: "\n").first { $0.hasPrefix("takes over:") }, "\(status.output)")
         #expect(line.contains("1.0.0 staged since") && line.contains("apply window, deadline"), "\(line)")
-        #expect(line.contains("no host is running"), "\(line)")
+        #expect(line.contains("no running host has decided yet"), "\(line)")
         let explained = try await clientctl(["status", "--root", root, "--explain"])
         #expect(explained.output.contains("takes over: 1.0.0 staged"), "\(explained.output)")
         let json = try await clientctl(["status", "--root", root, "--json"])

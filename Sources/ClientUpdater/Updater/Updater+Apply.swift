@@ -29,19 +29,22 @@ extension Updater {
     /// Switches to `version` because its apply policy allows it now: as
     /// ``reload(from:lockWait:)`` (a trial; the host reloads unless `reload` is false, when
     /// a navigation under way loads the new version itself), and a `switched` report whose
-    /// `detail` is `trigger` and whose `ms` is the time since staging.
+    /// `detail` is `trigger` and whose `ms` is the time since staging. `pageVersion`: the
+    /// page that asks for it (`serve`), refused as ``reload(from:lockWait:)`` refuses.
     /// - Throws: ``UpdaterError`` `.conflict` when `version` is no longer pending, and what
     ///   ``reload(from:lockWait:)`` throws.
     @discardableResult
-    package func switchStaged(_ version: String, trigger: String, reload: Bool = true, lockWait: Double = 30) async throws -> LifecycleReport {
-        try await switchToPending(from: nil, expected: version, trigger: trigger, reload: reload, lockWait: lockWait)
+    package func switchStaged(
+        _ version: String, trigger: String, from pageVersion: String? = nil, reload: Bool = true, lockWait: Double = 30
+    ) async throws -> LifecycleReport {
+        try await switchToPending(from: pageVersion, expected: version, trigger: trigger, reload: reload, lockWait: lockWait)
     }
 }
 
 extension Updater {
     /// What the staged version waits for, in one line for `status` (docs/apply-policies.md#status):
     /// the running host's own last decision (`apply-status.json`, when its process lives),
-    /// else the decision from what the root alone knows (no input, no lease, as at a start).
+    /// else the decision from what the root alone knows (no input, no lease).
     /// nil when nothing is staged.
     nonisolated func applyLine(_ state: DeviceState, now t: Date) -> String? {
         guard let pending = state.pending else { return nil }
@@ -63,13 +66,13 @@ extension Updater {
         let decision = ApplyDecision.decide(input, now: t)
         var line = "\(head): "
         if case .switchNow(let trigger) = decision {
-            line += "a running host switches now (\(trigger)); no host is running, so the next start runs it"
+            line += "allowed now (\(trigger)); no running host has decided yet: a host switches at its next decision, a start runs it"
         } else {
             line += decision.description
             if let next = ApplyDecision.nextWake(input, now: t) {
                 line += ", in \(DurationText.render(seconds: Int(next.timeIntervalSince(t).rounded(.up))))"
             }
-            line += " (no host is running: a start runs it at once)"
+            line += " (no running host has decided yet: this is without input or leases; a start runs it at once)"
         }
         return line
     }
