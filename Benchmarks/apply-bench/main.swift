@@ -8,14 +8,16 @@
 // the deadline). Each device checks every S seconds ± 10 % (its first check at a random
 // offset) and stages the release at its first check after T0. Every simulated minute each
 // device's host asks the same `ApplyDecision.decide` the apply driver asks, with what the
-// host would know: 10 % of devices are never idle (input every minute), 5 % hold a page
-// lease (600 s, renewed every 5 minutes) from 07:00 to 23:00 local, the others see input
-// now and then during the local day. A trial runs for 20 s after each switch.
+// host would know: 10 % of devices are never idle (input every minute, day and night), 5 %
+// run a page that holds a lease (600 s, renewed every 5 minutes) around the clock, 10 % are
+// switched off from 22:00 to 06:00 local (they miss every window), and every device sees
+// input now and then during the local day.
 //
 // Prints one JSON object: the share of the fleet on the new version hour by hour, and the
 // checks of the goals: switches outside a window or during a lease before the
 // deadline (goal 0), devices switched within deadline + grace + one check interval (goal
-// 100 %), and the time one decision takes.
+// 100 %; a device switched off then: within one interval of being switched on), and the
+// time one decision takes.
 import ApplyPolicy
 import Foundation
 
@@ -68,18 +70,17 @@ do {
 }
 guard let deadline = policy.deadline, let graceExpiry = policy.graceExpiry else { fail("no deadline") }
 
-enum Kind { case normal, neverIdle, leases }
-
 struct Device {
     var zone: TimeZone
     var window: MaintenanceWindow
-    var kind: Kind
+    var neverIdle: Bool
+    var holdsLeases: Bool
+    var offAtNight: Bool
     var stagedAt: Date
     var lastInput: Date?
     var leaseUntil: Date?
     var switchedAt: Date?
     var trigger: ApplyDecision.Trigger?
-    var trialUntil: Date?
 }
 
 var random = SeededRandom(state: seed)
@@ -89,11 +90,15 @@ for n in 0..<devices {
     guard let zone = TimeZone(identifier: name) else { fail("no zone \(name)") }
     let window: MaintenanceWindow
     do { window = try MaintenanceWindow(parsing: "02:00-04:00", timeZone: name, defaultZone: zone) } catch { fail("\(error)") }
-    let draw = random.unit()
-    let kind: Kind = draw < 0.10 ? .neverIdle : draw < 0.15 ? .leases : .normal
+    let neverIdle = random.unit() < 0.10
+    let holdsLeases = random.unit() < 0.05
+    let offAtNight = random.unit() < 0.10
     // The first check after T0: a random offset within one interval ± 10 %.
     let firstCheck = random.unit() * interval * (0.9 + 0.2 * random.unit())
-    fleet.append(Device(zone: zone, window: window, kind: kind, stagedAt: t0.addingTimeInterval(firstCheck)))
+    fleet.append(
+        Device(
+            zone: zone, window: window, neverIdle: neverIdle, holdsLeases: holdsLeases, offAtNight: offAtNight,
+            stagedAt: t0.addingTimeInterval(firstCheck)))
 }
 
 func localHour(_ date: Date, _ zone: TimeZone) -> Int {
@@ -116,15 +121,9 @@ while now <= end {
         var d = fleet[i]
         guard now >= d.stagedAt else { continue }
         let hour = localHour(now, d.zone)
-        let day = (7..<23).contains(hour)
-        switch d.kind {
-        case .neverIdle: d.lastInput = now
-        case .leases:
-            if day, Int(now.timeIntervalSince(t0)) % 300 == 0 { d.leaseUntil = now.addingTimeInterval(600) }
-            if day, random.unit() < 0.2 { d.lastInput = now }
-        case .normal:
-            if day, random.unit() < 0.2 { d.lastInput = now }
-        }
+        if d.offAtNight, hour >= 22 || hour < 6 { continue }  // switched off: nothing runs
+        if d.neverIdle || ((7..<23).contains(hour) && random.unit() < 0.2) { d.lastInput = now }
+        if d.holdsLeases, Int(now.timeIntervalSince(t0)) % 300 == 0 { d.leaseUntil = now.addingTimeInterval(600) }
         let input = ApplyInput(
             policy: policy, stagedAt: d.stagedAt, hostStartedAt: hostStart, windows: [d.window], lastInput: d.lastInput,
             leaseUntil: d.leaseUntil, trialRunning: false, downloading: false, alreadySwitched: false)
@@ -148,20 +147,36 @@ while now <= end {
     now = now.addingTimeInterval(step)
 }
 
+// Within the deadline plus the grace plus one check interval; a device switched off then
+// (it cannot run anything) within one check interval of being switched on again.
 let bound = graceExpiry.addingTimeInterval(interval * 1.1)
-let inTime = fleet.filter { ($0.switchedAt ?? .distantFuture) <= bound }.count
+func isOff(_ d: Device, at date: Date) -> Bool {
+    let hour = localHour(date, d.zone)
+    return d.offAtNight && (hour >= 22 || hour < 6)
+}
+var offAtBound = 0
+let inTime = fleet.filter { d in
+    guard let switched = d.switchedAt else { return false }
+    if switched <= bound { return true }
+    guard isOff(d, at: graceExpiry) else { return false }
+    offAtBound += 1
+    var on = graceExpiry
+    while isOff(d, at: on) { on = on.addingTimeInterval(60) }
+    return switched <= on.addingTimeInterval(interval * 1.1)
+}.count
 var triggers: [String: Int] = [:]
 for d in fleet { triggers[d.trigger?.rawValue ?? "none", default: 0] += 1 }
 var byKind: [String: Int] = [:]
 for d in fleet where d.switchedAt != nil && d.trigger != .window {
-    byKind["\(d.kind)", default: 0] += 1
+    let kind = [d.neverIdle ? "never idle" : nil, d.holdsLeases ? "leases" : nil, d.offAtNight ? "off at night" : nil].compactMap { $0 }
+    byKind[kind.isEmpty ? "other" : kind.joined(separator: "+"), default: 0] += 1
 }
 let result: [String: Any] = [
     "devices": devices, "seed": seed, "hours": hours, "deadlineHours": deadlineHours,
     "shareByHour": shareByHour.map { ($0 * 1000).rounded() / 1000 },
     "switchesOutsideWindowBeforeDeadline": outsideWindowBeforeDeadline,
     "switchesDuringLeaseBeforeDeadline": duringLeaseBeforeDeadline,
-    "switchedWithinDeadlineGraceAndInterval": Double(inTime) / Double(devices),
+    "switchedWithinDeadlineGraceAndInterval": Double(inTime) / Double(devices), "switchedOffAtGraceExpiry": offAtBound,
     "triggers": triggers, "afterDeadlineByKind": byKind,
     "decisions": decisions, "microsecondsPerDecision": decisionTime / Double(max(decisions, 1)) * 1e6,
 ]
