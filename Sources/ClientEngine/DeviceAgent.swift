@@ -200,14 +200,15 @@ public final class DeviceAgent: Service, Sendable {
             var check = 1
             while !Task.isCancelled {
                 var retryAfter: Duration?
+                // No switch while the check downloads; the driver decides again once it ended.
                 apply.setDownloading(true)
-                defer { apply.setDownloading(false) }
                 do {
                     try await updater.checkForUpdates()
                 } catch {
                     retryAfter = HTTPStatusFailure.found(in: error)?.retryAfter
                     onFailure(error)
                 }
+                apply.setDownloading(false)
                 do { try await Task.sleep(for: schedule.delay(before: check, retryAfter: retryAfter)) } catch { return }
                 check += 1
             }

@@ -121,4 +121,29 @@ import Testing
         let error = await #expect(throws: EngineError.self) { try await agent.run() }
         #expect(error?.code == .invalidArgument)
     }
+
+    /// A release with `apply` `now` found by a periodic check takes over right after that
+    /// check, not at the next one (docs/apply-policies.md): the driver waits for a download
+    /// only while the check runs. (Scripts/demo found the wait lasting until the next check.)
+    @Test func aPeriodicCheckThatStagesAReleaseWithModeNowSwitchesRightAfterIt() async throws {
+        let device = try DeviceFixture()
+        try await device.installAndCommit(["1.0.0"])
+        try device.publish("1.1.0") { $0["apply"] = .object(["mode": .string("now")]) }
+        let engine = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
+        let bridge = NoBridge()
+        let agent = DeviceAgent(engine, sinks: [])
+        try await agent.start(bridge: bridge)
+        // The first check at once, the next one an hour later.
+        agent.checkPeriodically(every: 3_600, first: {})
+        do {
+            try await Poll.until("1.1.0 switched to after the first check", timeout: 60) {
+                StateStore.load(device.layout).current == "1.1.0"
+            }
+        } catch {
+            Issue.record("\(error): \((try? await engine.updater.status())?.apply ?? "nothing staged")")
+        }
+        #expect(await bridge.folders.last?.hasSuffix("/1.1.0") == true)
+        agent.stopping()
+        await agent.shutdown()
+    }
 }
