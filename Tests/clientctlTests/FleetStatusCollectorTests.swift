@@ -94,9 +94,9 @@ import Testing
         let text = try await status(collector, ["--window", "1h"])
         #expect(text.status == 0, "\(text.errorOutput)")
         #expect(text.output.hasPrefix("com.example.notes · stable: 4 devices, 0 silent (window 1 h)"), "\(text.output)")
-        // VERSION NOW INSTALLS TRIALS COMMITS ROLLBACKS FAILED BLACKLISTS WEB-DEATHS MEDIAN-ACK ROLLOUT
+        // VERSION NOW INSTALLS TRIALS COMMITS ROLLBACKS FAILED BLACKLISTS WEB-DEATHS MEDIAN-ACK STAGED TO-RUNNING ROLLOUT
         let row = try #require(text.output.split(separator: "\n").first { $0.hasPrefix("1.1.0 ") })
-        #expect(row.split(separator: " ").joined(separator: " ") == "1.1.0 2 3 3 2 1 33.3 % 1 1 800 ms 50 %", "\(row)")
+        #expect(row.split(separator: " ").joined(separator: " ") == "1.1.0 2 3 3 2 1 33.3 % 1 1 800 ms 0 – 50 %", "\(row)")
         #expect(text.output.contains("1.1.0  rollbacks: timed-out 1"))
         #expect(text.output.contains("1.1.0  web-process deaths: crashed 1"))
 
