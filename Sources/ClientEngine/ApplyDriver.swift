@@ -30,6 +30,8 @@ package final class ApplyDriver: Sendable {
     private let signal = WakeSignal()
 
     private struct State {
+        /// Decisions made so far (``decisions``).
+        var steps = 0
         var hostStartedAt: Date
         var lastInput: Date?
         var leases: [String: Date] = [:]
@@ -148,6 +150,7 @@ package final class ApplyDriver: Sendable {
     /// need not reload (the navigation loads it).
     @discardableResult
     package func step(navigation: Bool = false) async -> Step {
+        state.withLock { $0.steps += 1 }
         guard let staged = updater.stagedSwitch() else {
             let hadStatus = state.withLock { s in
                 defer {
@@ -204,6 +207,10 @@ package final class ApplyDriver: Sendable {
         ApplyStatus.remove(updater.layout)
         return Step(decision: decision, switched: staged.version, wake: nil)
     }
+
+    /// How many decisions the driver made since it was made: what shows that it sleeps when
+    /// nothing changes.
+    package var decisions: Int { state.withLock { $0.steps } }
 
     /// True when the last decision would let a navigation switch (the staged version waits
     /// for one, or may switch now): a host then holds a top-level navigation back for
@@ -276,7 +283,9 @@ final class WakeSignal: Sendable {
     /// Returns after a wake-up, after `duration`, or when the task is cancelled.
     func wait(upTo duration: Duration) async {
         let timer = Task { [weak self] in
-            try? await Task.sleep(for: duration)
+            // Cancelled (the wait ended first): no wake-up, else the next wait would end at
+            // once and the driver would spin.
+            do { try await Task.sleep(for: duration) } catch { return }
             self?.wake()
         }
         defer { timer.cancel() }

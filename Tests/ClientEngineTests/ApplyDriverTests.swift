@@ -243,4 +243,27 @@ import Testing
         try await s.updater.reload()
         #expect(s.reports(.switched).last?.detail == "asked")
     }
+
+    /// The driver's loop sleeps until it is woken or its next instant: with a version staged
+    /// for the next start and nothing else going on, it decides once and then waits (the
+    /// first version spun: each wait's cancelled timer woke the next wait at once, a core
+    /// busy and the shell's memory growing by 300 MiB in NativeShellTests).
+    @Test func theLoopSleepsWhenNothingChanges() async throws {
+        let s = try await staged(nil)
+        let driver = s.driver()
+        let running = Task { await driver.run() }
+        try await Poll.until("the first decision", timeout: 30) { driver.decisions >= 1 }
+        // Woken twice, it decides again, then sleeps: a few decisions in 2 s, not thousands.
+        for _ in 0..<2 {
+            let before = driver.decisions
+            driver.wake()
+            try await Poll.until("a decision after a wake-up", timeout: 30) { driver.decisions > before }
+        }
+        let woken = driver.decisions
+        try await Task.sleep(for: .seconds(2))
+        let decided = driver.decisions - woken
+        running.cancel()
+        await running.value
+        #expect(decided <= 2, "decisions in 2 s with nothing changing: \(decided)")
+    }
 }
