@@ -156,7 +156,7 @@ let package = Package(
         .target(
             name: "ClientServer",
             dependencies: [
-                "ClientShim", "ClientUpdater", "ServingCore",
+                "ClientShim", "ClientUpdater", "ServingCore", "StrictJSON",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

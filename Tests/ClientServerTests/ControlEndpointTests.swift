@@ -36,6 +36,31 @@ import Testing
         }
     }
 
+    /// `activity` and `hold` (docs/apply-policies.md#serve): a hold needs a lease id and a
+    /// number of seconds, 0 or more; the answer names when the lease ends.
+    @Test func activityAndLeases() async throws {
+        let handler = FakeControlHandler()
+        let headers = shim.merging(["Content-Type": "application/json"]) { a, _ in a }
+        try await withServer(handler) { port in
+            let activity = try await LoopbackHTTP.request(port: port, "/__clientctl/activity", method: "POST", headers: headers)
+            #expect(activity.status == 200 && handler.calls.last == "activity")
+            let held = try await LoopbackHTTP.request(
+                port: port, "/__clientctl/hold", method: "POST", headers: headers, body: #"{"lease":"ab-12","seconds":120}"#)
+            #expect(held.status == 200 && held.text == #"{"until":"2027-01-15T08:02:00Z"}"#, "\(held.text)")
+            #expect(handler.calls.last == "hold lease 120")
+            for (body, says) in [
+                ("", "the body needs"), (#"{"lease":"a b","seconds":1}"#, "lease"),
+                (#"{"lease":"a","seconds":-1}"#, "seconds"), (#"{"lease":"a","seconds":true}"#, "seconds"),
+            ] {
+                let refused = try await LoopbackHTTP.request(port: port, "/__clientctl/hold", method: "POST", headers: headers, body: body)
+                #expect(refused.status == 400 && refused.text.contains(says), "\(body): \(refused.text)")
+            }
+            #expect(handler.calls.filter { $0.hasPrefix("hold") }.count == 1, "refused holds never reach the agent")
+            let crossSite = try await LoopbackHTTP.request(port: port, "/__clientctl/hold", method: "POST")
+            #expect(crossSite.status == 403)
+        }
+    }
+
     @Test func refusals() async throws {
         let handler = FakeControlHandler()
         handler.switchError = UpdaterError(.notFound, "no pending version to switch to")

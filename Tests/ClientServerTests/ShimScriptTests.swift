@@ -215,4 +215,43 @@ func nodePath() throws -> String {
         #expect(results["ready"] == "2.0.0")
         #expect(results["error"] == "download failed")
     }
+
+    /// The serve backend's input reports and leases (docs/apply-policies.md#serve): input
+    /// events reach `activity` at most once every 5 s; `holdUpdate(seconds)` posts the page's
+    /// lease and resolves to its end; `releaseUpdate()` and the page's `pagehide` let go;
+    /// a negative hold is refused in the page.
+    @Test func inputIsReportedAtMostEveryFiveSecondsAndLeasesArePosted() async throws {
+        let handler = FakeControlHandler(status: ControlStatus(current: "1.0.0"))
+        let server = try ClientServer(configuration: ServerHarness.configuration(), control: handler, logger: ServerHarness.quietLogger)
+        let results = try await ServerHarness.withServer(server) { port in
+            try await Self.runNode(
+                """
+                const origin = "http://127.0.0.1:\(port)";
+                const realFetch = fetch;
+                globalThis.fetch = (url, opts) => realFetch(origin + url, opts);
+                globalThis.window = globalThis;
+                const listeners = {};
+                window.addEventListener = (name, fn) => { (listeners[name] = listeners[name] || []).push(fn); };
+                const fire = (name) => (listeners[name] || []).forEach((fn) => fn({ type: name }));
+                \(Self.shimJS(Shim()))
+                const out = {};
+                ["keydown", "pointerdown", "pointermove", "wheel", "touchstart"].forEach(fire);
+                WebAppLocalServer.holdUpdate(120).then((r) => {
+                  out.until = r.until;
+                  return WebAppLocalServer.holdUpdate(-1).catch((e) => { out.negative = e.message; });
+                }).then(() => WebAppLocalServer.releaseUpdate()).then(() => {
+                  fire("pagehide");
+                  setTimeout(() => { console.log(JSON.stringify(out)); process.exit(0); }, 1000);
+                }).catch((e) => { out.error = String(e && e.message); console.log(JSON.stringify(out)); process.exit(0); });
+                setTimeout(() => { out.timeout = "yes"; console.log(JSON.stringify(out)); process.exit(0); }, 30000);
+                """)
+        }
+        #expect(results["timeout"] == nil && results["error"] == nil, "\(results)")
+        #expect(results["until"] == "2027-01-15T08:02:00Z")
+        #expect(results["negative"] == "holdUpdate takes a number of seconds, 0 or more")
+        let calls = handler.calls
+        #expect(calls.filter { $0 == "activity" }.count == 1, "five input events in a moment: one report: \(calls)")
+        #expect(calls.filter { $0 == "hold lease 120" }.count == 1, "\(calls)")
+        #expect(calls.filter { $0 == "hold lease 0" }.count == 2, "releaseUpdate and pagehide: \(calls)")
+    }
 }

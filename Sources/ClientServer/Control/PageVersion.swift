@@ -1,6 +1,7 @@
 import ClientUpdater
 import Foundation
 import Hummingbird
+import StrictJSON
 
 /// The body of the shim's POSTs: `{"version": "1.3.0"}`, the version the page was served
 /// with. An empty body (or `{}`) names no version: pages organized by an older clientctl,
@@ -41,24 +42,31 @@ enum PageVersion {
 
     static func parseBody(_ data: Data) -> Result<Body, Refusal> {
         if data.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) { return .success(Body()) }
-        guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+        // StrictJSON keeps true apart from 1 (Foundation's reader on Linux does not).
+        guard let object = try? StrictJSON.parseObject(data, limits: .init(maxBytes: maxBytes, maxDepth: 2), source: "body") else {
             return .failure(Refusal(message: "the body is not a JSON object"))
         }
         var body = Body()
         if let value = object["version"] {
-            guard let version = value as? String, !version.isEmpty, version.utf8.count <= 128 else {
+            guard case .string(let version) = value, !version.isEmpty, version.utf8.count <= 128 else {
                 return .failure(Refusal(message: "\"version\" must be a version string"))
             }
             body.version = version
         }
         if let value = object["seconds"] {
-            guard let number = value as? NSNumber, !(value is Bool), number.doubleValue.isFinite, number.doubleValue >= 0 else {
+            let seconds: Double? =
+                switch value {
+                case .integer(let n): Double(n)
+                case .double(let d): d
+                default: nil
+                }
+            guard let seconds, seconds.isFinite, seconds >= 0 else {
                 return .failure(Refusal(message: "\"seconds\" must be a number of seconds, 0 or more"))
             }
-            body.seconds = number.doubleValue
+            body.seconds = seconds
         }
         if let value = object["lease"] {
-            guard let lease = value as? String, (1...64).contains(lease.utf8.count),
+            guard case .string(let lease) = value, (1...64).contains(lease.utf8.count),
                 lease.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x7A) || ($0 >= 0x41 && $0 <= 0x5A) || $0 == 0x2D })
             else {
                 return .failure(Refusal(message: "\"lease\" must be 1 to 64 letters, digits or dashes"))

@@ -49,6 +49,12 @@ final class FakeControlHandler: ControlHandler, Sendable {
         return status
     }
     func status() async throws -> ControlStatus { record("status") }
+    func userActivity(version: String?) async { _ = record("activity") }
+    /// Records `hold lease SECONDS`; the lease ends `seconds` after 2027-01-15T08:00:00Z.
+    func holdUpdate(lease: String, seconds: Double, version: String?) async throws -> Date {
+        _ = record("hold lease \(Int(seconds))")
+        return Date(timeIntervalSince1970: 1_800_000_000 + seconds)
+    }
     func events() async -> AsyncStream<ControlEvent> {
         let (stream, continuation) = AsyncStream<ControlEvent>.makeStream()
         state.withLock { $0.continuations.append(continuation) }

@@ -19,19 +19,23 @@ public enum LoopbackHTTP {
         public init(description: String) { self.description = description }
     }
 
-    public static func request(port: Int, _ target: String, method: String = "GET", headers: [String: String] = [:]) async throws -> HTTPResult {
+    /// One request on a connection of its own; a POST sends `body` (UTF-8 text), else nothing.
+    public static func request(
+        port: Int, _ target: String, method: String = "GET", headers: [String: String] = [:], body: String = ""
+    ) async throws -> HTTPResult {
         try await offload {
             let fd = try connect(port: port)
             defer { close(fd) }
-            try send(fd, head(method, target, port: port, headers: headers.merging(["Connection": "close"]) { a, _ in a }))
+            let merged = headers.merging(["Connection": "close"]) { a, _ in a }
+            try send(fd, head(method, target, port: port, headers: merged, bodyBytes: body.utf8.count) + body)
             return try parse(try readToEnd(fd), isHead: method == "HEAD")
         }
     }
 
-    public static func head(_ method: String, _ target: String, port: Int, headers: [String: String]) -> String {
+    public static func head(_ method: String, _ target: String, port: Int, headers: [String: String], bodyBytes: Int = 0) -> String {
         var text = "\(method) \(target) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
         for (k, v) in headers.sorted(by: { $0.key < $1.key }) { text += "\(k): \(v)\r\n" }
-        if method == "POST" { text += "Content-Length: 0\r\n" }
+        if method == "POST" { text += "Content-Length: \(bodyBytes)\r\n" }
         return text + "\r\n"
     }
 
