@@ -16,6 +16,8 @@ import Synchronization
 package final class ApplyDriver: Sendable {
     /// The longest lease a page may hold at once (it may renew).
     package static let maxLeaseSeconds: Double = 600
+    /// The most leases held at once (pages of one host).
+    package static let maxLeases = 64
     /// The longest wait between two decisions.
     package static let maxSleep: Duration = .seconds(30)
     /// After a switch that failed, the wait before trying again.
@@ -103,6 +105,8 @@ package final class ApplyDriver: Sendable {
         let until = t.addingTimeInterval(min(max(seconds.isFinite ? seconds : 0, 0), Self.maxLeaseSeconds))
         state.withLock { s in
             if until > t { s.leases[lease] = until } else { s.leases[lease] = nil }
+            // Bounded whatever a page posts: past the cap the lease ending first goes.
+            while s.leases.count > Self.maxLeases, let first = s.leases.min(by: { $0.value < $1.value })?.key { s.leases[first] = nil }
         }
         signal.wake()
         return until
@@ -211,6 +215,9 @@ package final class ApplyDriver: Sendable {
     /// How many decisions the driver made since it was made: what shows that it sleeps when
     /// nothing changes.
     package var decisions: Int { state.withLock { $0.steps } }
+
+    /// Leases held now (expired ones are dropped at the next decision).
+    package var leaseCount: Int { state.withLock { $0.leases.count } }
 
     /// True when the last decision would let a navigation switch (the staged version waits
     /// for one, or may switch now): a host then holds a top-level navigation back for

@@ -109,6 +109,9 @@ import Testing
         #expect(s.current == "1.0.0")
         // A lease is capped: asking for a day holds at most ApplyDriver.maxLeaseSeconds.
         #expect(driver.hold(lease: "page", seconds: 86_400) == Self.start.addingTimeInterval(ApplyDriver.maxLeaseSeconds))
+        // A page posting lease after lease holds at most maxLeases of them.
+        for n in 0..<1_000 { driver.hold(lease: "flood-\(n)", seconds: 60) }
+        #expect(driver.leaseCount == ApplyDriver.maxLeases)
         driver.releaseLeases()  // the page (or its web process) is gone
         let step = await driver.step()
         #expect(step.switched == "1.1.0" && step.decision == .switchNow(trigger: .now))
