@@ -205,6 +205,8 @@ final class Tally: Sendable {
         var truth = Truth()
         var reports: [String: Int] = [:]
         var deliveryFailures = 0
+        var heldDevices = 0
+        var heldReports = 0
         var firstDeliveryFailure: String?
         var operationFailures = 0
     }
@@ -232,6 +234,13 @@ final class Tally: Sendable {
     }
     func operationFailed() { counts.withLock { $0.operationFailures += 1 } }
     func delivered(_ count: Int, phase: String) { counts.withLock { $0.reports[phase, default: 0] += count } }
+    func heldAtEnd(_ count: Int) {
+        counts.withLock { c in
+            c.heldDevices += 1
+            c.heldReports += count
+        }
+    }
+    var held: (devices: Int, reports: Int) { counts.withLock { ($0.heldDevices, $0.heldReports) } }
     func deliveryFailed(_ why: String) {
         counts.withLock { c in
             c.deliveryFailures += 1
@@ -267,7 +276,8 @@ let tally = Tally()
 /// Delivers device `n`'s journal at simulated time `time`, as `install` and `ack` do before
 /// they exit: the library's sender (`ReportSender`, as `DeviceEngine.reportSender` builds it)
 /// on the root's journal, within 3 s.
-@Sendable func deliver(_ n: Int, at time: Date, phase: String) async {
+/// `atEnd`: the last delivery of the run, where held reports are counted, not sent.
+@Sendable func deliver(_ n: Int, at time: Date, phase: String, atEnd: Bool = false) async {
     guard let collectorURL else { return }
     let layout = RootLayout(root: deviceFolder + "/\(n)")
     var options = ReportSender.Options()
@@ -280,6 +290,10 @@ let tally = Tally()
         case .delivered(let count, _, _): tally.delivered(count, phase: phase)
         case .failed(_, let why), .dropped(_, let why): tally.deliveryFailed(why)
         case .nothingPending: break
+        case .held:
+            // Reports that can wait (heartbeats, rollout waits) wait for company: at most
+            // one more request per device, after the run.
+            if atEnd { tally.heldAtEnd(ReportJournal(layout: layout, now: { time }).pending(maxReports: 2_000, maxBytes: 1 << 20).count) }
         }
     }
 }
@@ -475,7 +489,7 @@ let simulationSeconds = Date().timeIntervalSince(simStart)
 
 // Whatever a device could not deliver yet (a failed attempt) goes now, at the end's time.
 await concurrently(Array(0..<devices), limit: concurrency) { n in
-    await deliver(n, at: t0.addingTimeInterval(Double(hours) * 3600), phase: "release")
+    await deliver(n, at: t0.addingTimeInterval(Double(hours) * 3600), phase: "release", atEnd: true)
 }
 
 // Origin traffic per phase: requests, 304s and bytes per check.
@@ -524,6 +538,7 @@ if collectorURL != nil {
     }
     let delivery = tally.delivery
     result["deliveryFailures"] = delivery.failures
+    result["heldAtEnd"] = ["devices": tally.held.devices, "reports": tally.held.reports]
     result["firstDeliveryFailure"] = orNull(delivery.first)
     result["operationFailures"] = delivery.operations
 

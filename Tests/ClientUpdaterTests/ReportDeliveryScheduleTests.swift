@@ -1,4 +1,5 @@
 import ClientUpdater
+import FleetReports
 import Foundation
 import Testing
 
@@ -112,5 +113,54 @@ import Testing
         #expect(RetryAfter.parse("Tue, 25 Nov 2025 16:50:00 GMT", now: now) == .seconds(0), "a date in the past: now")
         #expect(RetryAfter.parse("-5", now: now) == nil)
         #expect(RetryAfter.parse("soon", now: now) == nil)
+    }
+}
+
+/// Reports that can wait for company (docs/fleet-reports.md#delivery): which ones, for how
+/// long, and what ends the wait; a pure rule on the reports' own times.
+@Suite struct ReportHoldTests {
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+    let hold = Duration.seconds(12 * 3600)
+
+    func report(_ type: ReportKind, at offset: TimeInterval, reason: ReportReason? = nil) -> FleetReport {
+        var r = FleetReport(seq: 1, time: t0.addingTimeInterval(offset), type: type, running: "1.0.0")
+        r.reason = reason
+        return r
+    }
+
+    @Test func heartbeatsAndRolloutWaitsWaitTwelveHoursFromTheOldest() {
+        let pending = [report(.heartbeat, at: 0), report(.checkRefused, at: 3600, reason: .rollout)]
+        #expect(ReportDeliverySchedule.heldUntil(pending, now: t0.addingTimeInterval(7200), hold: hold) == t0.addingTimeInterval(12 * 3600))
+        #expect(ReportDeliverySchedule.heldUntil(pending, now: t0.addingTimeInterval(12 * 3600), hold: hold) == nil, "the hold ends exactly")
+    }
+
+    @Test(arguments: [
+        (ReportKind.installed, ReportReason?.none), (.checkRefused, .signature), (.checkRefused, .revoked), (.rolledBack, .timedOut),
+        (.checkFailed, .network), (.switched, nil), (.dropped, nil),
+    ])
+    func aReportThatMattersTakesTheWaitingOnesAlong(type: ReportKind, reason: ReportReason?) {
+        let pending = [report(.heartbeat, at: 0), report(type, at: 60, reason: reason)]
+        #expect(ReportDeliverySchedule.heldUntil(pending, now: t0.addingTimeInterval(120), hold: hold) == nil)
+        #expect(!ReportDeliverySchedule.canWait(report(type, at: 0, reason: reason)))
+    }
+
+    @Test func aClockThatWentBackSendsAtOnce() {
+        // The oldest report is stamped an hour after "now": holding would last the jump.
+        let pending = [report(.heartbeat, at: 3600)]
+        #expect(ReportDeliverySchedule.heldUntil(pending, now: t0, hold: hold) == nil)
+    }
+
+    @Test func nothingPendingIsNotHeld() {
+        #expect(ReportDeliverySchedule.heldUntil([], now: t0, hold: hold) == nil)
+    }
+
+    @Test func aReportThatMattersEndsTheHoldOfTheSchedule() {
+        let start = Duration.seconds(1000)
+        var s = ReportDeliverySchedule(now: start)
+        s.reportsWaiting(now: start)
+        s.holding(until: start + .seconds(12 * 3600))
+        #expect(s.due == start + .seconds(12 * 3600), "held, and no token taken")
+        s.reportsWaiting(now: start + .seconds(60))
+        #expect(s.due == start + .seconds(65), "a new report: the batching window again")
     }
 }

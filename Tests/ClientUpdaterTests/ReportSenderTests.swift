@@ -37,6 +37,17 @@ import Testing
             for _ in 0..<count { journal.record(ReportDraft(type, running: "1.1.0", version: "1.1.0")) }
         }
 
+        /// A journal and a sender of this root on the wall clock `clock`.
+        func clocked(_ url: String, _ clock: WallClock) throws -> (ReportJournal, ReportSender) {
+            var options = ReportSenderTests.options()
+            options.now = { clock.now }
+            let journal = ReportJournal(layout: layout, now: { clock.now })
+            let sender = ReportSender(
+                source: journal, identity: ReportIdentity(device: ReportSenderTests.device, app: "com.example.notes", channel: "stable"),
+                url: try #require(URL(string: url)), transport: DefaultTransport(settings: HTTPTransportSettings()), options: options)
+            return (journal, sender)
+        }
+
         func sender(_ url: String, options: ReportSender.Options = ReportSenderTests.options()) throws -> ReportSender {
             ReportSender(
                 source: journal, identity: ReportIdentity(device: ReportSenderTests.device, app: "com.example.notes", channel: "stable"),
@@ -204,26 +215,64 @@ import Testing
         #expect(stub.received.count == 1)
     }
 
-    /// The goal: ≤ 2 KiB a day when nothing happens. A quiet device records a heartbeat
-    /// every 6 hours (HeartbeatRule.interval): four requests a day, each one heartbeat.
+    /// What one exchange costs on the wire: the request line, the headers AsyncHTTPClient
+    /// sent, the body; and what came back (the stub's answer is the collector's size).
+    static func wireBytes(_ post: ReportCollectorStub.Received) -> Int {
+        let head = "POST /v1/reports HTTP/1.1\r\n" + post.headers.map { "\($0.key): \($0.value)\r\n" }.joined() + "\r\n"
+        let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 29\r\n\r\n" + #"{"accepted":1,"duplicates":0}"#
+        return head.utf8.count + post.body.count + answer.utf8.count
+    }
+
+    /// The goal: ≤ 2 KiB a day when nothing happens. A quiet device records a heartbeat every
+    /// 6 hours (HeartbeatRule.interval) and checks every hour; heartbeats wait for company up
+    /// to 12 hours, so three days of them go in a few requests, none of them later than the
+    /// hold.
     @Test func aQuietDaySendsLessThanTwoKiB() async throws {
         let rig = try Rig()
         let stub = try ReportCollectorStub()
-        let sender = try rig.sender(stub.baseURL)
-        for _ in 0..<4 {
-            rig.journal.record(ReportDraft(.heartbeat, running: "1.1.0", shell: "2.1.0"))
-            #expect(await sender.attempt() == .delivered(count: 1, through: rig.journal.status.lastSeq, more: false))
+        let clock = WallClock()
+        let (journal, sender) = try rig.clocked(stub.baseURL, clock)
+        var lastDelivered = 0
+        for hour in 0..<72 {
+            if HeartbeatRule.isDue(lastRecorded: journal.lastRecordedAt(), now: clock.now) {
+                journal.record(ReportDraft(.heartbeat, running: "1.1.0", shell: "2.1.0"))
+            }
+            for attempt in await sender.flush(within: 30) {
+                if case .delivered(_, let through, _) = attempt { lastDelivered = Int(through) }
+                if case .failed(_, let why) = attempt { Issue.record("hour \(hour): \(why)") }
+            }
+            // Nothing recorded waits longer than the hold (12 h) before it is sent.
+            let oldest = journal.pending(maxReports: 1, maxBytes: 1 << 20).first
+            #expect(oldest.map { clock.now.timeIntervalSince($0.time) < 12 * 3600 } ?? true, "hour \(hour)")
+            clock.advance(3600)
         }
-        // What went out: the request line, the headers AsyncHTTPClient sends, the body; and
-        // what came back (the stub's answer is the collector's size: a short JSON).
-        var total = 0
-        for post in stub.received {
-            let head = "POST /v1/reports HTTP/1.1\r\n" + post.headers.map { "\($0.key): \($0.value)\r\n" }.joined() + "\r\n"
-            let answer = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 29\r\n\r\n" + #"{"accepted":1,"duplicates":0}"#
-            total += head.utf8.count + post.body.count + answer.utf8.count
-        }
-        let bodies = stub.received.map(\.body.count)
-        print("ReportSenderTests: a quiet day = \(stub.received.count) requests, \(total) bytes on the wire (bodies \(bodies))")
-        #expect(total <= 2048, "\(total) bytes a day")
+        #expect(lastDelivered >= 10, "12 heartbeats in three days, most of them delivered: \(lastDelivered)")
+        let total = stub.received.reduce(0) { $0 + Self.wireBytes($1) }
+        let perDay = Double(total) / 3
+        let batches = try stub.received.map { try Self.batch($0).reports.count }
+        print("ReportSenderTests: three quiet days = \(stub.received.count) requests (reports \(batches)), \(Int(perDay)) bytes a day on the wire")
+        #expect(perDay <= 2048, "\(perDay) bytes a day")
+        #expect(batches.allSatisfy { $0 >= 2 }, "every request carries more than one heartbeat: \(batches)")
+    }
+
+    /// A heartbeat and a rollout wait are held; the next report that matters takes them along
+    /// in the same request (docs/fleet-reports.md#delivery).
+    @Test func reportsThatCanWaitGoWithTheNextThatMatters() async throws {
+        let rig = try Rig()
+        let stub = try ReportCollectorStub()
+        let clock = WallClock()
+        let (journal, sender) = try rig.clocked(stub.baseURL, clock)
+        let recorded = clock.now
+        journal.record(ReportDraft(.heartbeat, running: "1.0.0"))
+        clock.advance(600)
+        journal.record(ReportDraft(.checkRefused, running: "1.0.0", version: "1.1.0", reason: .rollout, detail: "place 71 of 100"))
+        #expect(await sender.flush(within: 30) == [.held(until: recorded.addingTimeInterval(12 * 3600))])
+        #expect(stub.received.isEmpty, "nothing sent for a heartbeat and a wait")
+        #expect(sender.due != nil, "a running sender wakes at the hold's end")
+        clock.advance(600)
+        journal.record(ReportDraft(.installed, running: "1.0.0", version: "1.1.0"))
+        #expect(await sender.flush(within: 30) == [.delivered(count: 3, through: 3, more: false)])
+        let batch = try Self.batch(try #require(stub.received.first))
+        #expect(stub.received.count == 1 && batch.reports.map(\.type) == [.heartbeat, .checkRefused, .installed])
     }
 }

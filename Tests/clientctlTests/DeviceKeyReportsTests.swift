@@ -79,7 +79,7 @@ import Testing
         // An operator clears the stuck journal: reports/ goes, state and all.
         try FileManager.default.removeItem(atPath: f.layout.root + "/reports")
         let journal = ReportJournal(layout: f.layout)
-        for _ in 0..<3 { journal.record(ReportDraft(.heartbeat, running: "1.0.0")) }
+        for _ in 0..<3 { journal.record(ReportDraft(.start, running: "1.0.0")) }
         try await Self.deliverAll(f)
         let after = try await Self.stored(dir("reports.db"), device: device)
         #expect(after >= first + 3, "the reports numbered from 1 again were stored (\(first) → \(after)), not answered as duplicates")

@@ -18,12 +18,18 @@ import Testing
         }
     }
 
-    @Test func installDeliversPendingReportsBeforeItExits() async throws {
+    /// A device whose config reports to a stub collector, with 1.0.0 published.
+    static func reportingDevice() throws -> (DeviceFixture, ReportCollectorStub) {
         let f = try DeviceFixture()
         let stub = try ReportCollectorStub()
         f.config.reportURL = stub.baseURL
         try f.config.save(f.layout)
         try f.publish("1.0.0")
+        return (f, stub)
+    }
+
+    @Test func installDeliversPendingReportsBeforeItExits() async throws {
+        let (f, stub) = try Self.reportingDevice()
         // Reports already waiting (a previous run whose collector was down).
         let journal = ReportJournal(layout: f.layout)
         journal.record(ReportDraft(.start, running: "seed"))
@@ -59,6 +65,33 @@ import Testing
         #expect(journal.status.pending == 0)
     }
 
+    /// A heartbeat opens no request of its own: `install` leaves it, `status` says until when
+    /// it waits, and the next report that matters takes it along in one request.
+    @Test func aHeartbeatWaitsForCompanyAndStatusSaysUntilWhen() async throws {
+        let (f, stub) = try Self.reportingDevice()
+        let first = try await ClientctlBinary.run(["install", "--root", f.layout.root])
+        #expect(first.status == 0, "\(first.errorOutput)")
+        let requests = stub.received.count
+        #expect(requests >= 1, "the install's reports matter: sent at once")
+        let journal = ReportJournal(layout: f.layout)
+        journal.record(ReportDraft(.heartbeat, running: "1.0.0"))
+        let again = try await ClientctlBinary.run(["install", "--root", f.layout.root])
+        #expect(again.status == 0, "\(again.errorOutput)")
+        #expect(stub.received.count == requests, "a heartbeat alone is held")
+        let text = try await ClientctlBinary.run(["status", "--root", f.layout.root])
+        #expect(text.output.contains("1 pending (held until "), "\(text.output)")
+        let json = try await ClientctlBinary.run(["status", "--root", f.layout.root, "--json"])
+        let status = try #require(try JSONSerialization.jsonObject(with: Data(json.output.utf8)) as? [String: Any])
+        let reports = try #require(status["reports"] as? [String: Any])
+        #expect(reports["pending"] as? Int == 1 && reports["heldUntil"] is String, "\(reports)")
+        journal.record(ReportDraft(.start, running: "1.0.0"))
+        _ = try await ClientctlBinary.run(["install", "--root", f.layout.root])
+        #expect(stub.received.count == requests + 1, "one request for both")
+        let last = try Self.reports(stub).suffix(2).map { $0["type"] as? String }
+        #expect(last == ["heartbeat", "start"], "\(last)")
+        #expect(journal.status.pending == 0 && journal.status.heldUntil == nil)
+    }
+
     @Test func aSlowCollectorDoesNotHoldInstallPastItsBound() async throws {
         let f = try DeviceFixture()
         let stub = try ReportCollectorStub()
@@ -78,11 +111,7 @@ import Testing
     }
 
     @Test func ackDeliversWhatItRecorded() async throws {
-        let f = try DeviceFixture()
-        let stub = try ReportCollectorStub()
-        f.config.reportURL = stub.baseURL
-        try f.config.save(f.layout)
-        try f.publish("1.0.0")
+        let (f, stub) = try Self.reportingDevice()
         #expect(try await ClientctlBinary.run(["install", "--root", f.layout.root]).status == 0)
         #expect(try await ClientctlBinary.run(["reload", "--root", f.layout.root]).status == 0)
         let before = stub.received.count

@@ -76,6 +76,9 @@ public struct StatusReport: Codable, Sendable, Equatable {
         public var lastFailure: String?
         /// When a delivery last succeeded.
         public var lastDelivered: Date?
+        /// The pending reports only say "still here" (heartbeats, rollout waits) and wait
+        /// for company until then (docs/fleet-reports.md#delivery); nil when they are due.
+        public var heldUntil: Date?
 
         package init(_ status: ReportJournalStatus) {
             pending = status.pending
@@ -85,6 +88,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
             lastAttempt = status.lastAttempt?.time
             lastFailure = status.lastAttempt?.failure
             lastDelivered = status.lastSuccess
+            heldUntil = status.heldUntil
         }
     }
 

@@ -1,3 +1,4 @@
+import FleetReports
 import Foundation
 
 /// When a device sends its next report batch (docs/fleet-reports.md#delivery), as a pure
@@ -15,6 +16,9 @@ import Foundation
 /// - A 429 or 503 with `Retry-After` waits what the collector asked, at most
 ///   ``Tuning/retryAfterCap``, and never less than the backoff would.
 /// - A refusal (another 4xx) of the same batch ``Tuning/maxRefusals`` times drops it.
+/// - Reports that only say "still here" (a heartbeat, a wait for the rollout's place) are
+///   held for company: they go with the next report that matters, or ``Tuning/hold`` after
+///   the oldest of them was recorded (``heldUntil(_:now:hold:)``).
 package struct ReportDeliverySchedule: Sendable, Equatable {
     /// The schedule's constants.
     package struct Tuning: Sendable, Equatable {
@@ -32,6 +36,10 @@ package struct ReportDeliverySchedule: Sendable, Equatable {
         package var retryAfterCap: Duration = .seconds(6 * 3600)
         /// Refusals of one batch before it is dropped.
         package var maxRefusals: Int = 3
+        /// How long reports that can wait (``canWait(_:)``) wait for company: twice the
+        /// heartbeat's interval, so a quiet device is heard from at least every 19 hours,
+        /// within the collector's default day-long window.
+        package var hold: Duration = .seconds(12 * 3600)
 
         package init() {}
         package static let standard = Tuning()
@@ -84,6 +92,34 @@ package struct ReportDeliverySchedule: Sendable, Equatable {
     /// an attempt at the end of a batching window, unless one is already due sooner.
     package mutating func reportsWaiting(now: Duration) {
         schedule(earliest: now + tuning.window, now: now)
+    }
+
+    /// Reports are pending but all of them can wait until `until` (monotonic): nothing is
+    /// sent before then unless a report that matters wakes the schedule
+    /// (``reportsWaiting(now:)``). Takes no token.
+    package mutating func holding(until: Duration) {
+        due = max(until, notBefore ?? until)
+    }
+
+    /// A report that only says the device is still there and still waiting: a `heartbeat`,
+    /// or a `check-refused` because the rollout has not reached the device. Losing a few
+    /// hours on these changes no figure of the fleet view but the "last seen".
+    package static func canWait(_ report: FleetReport) -> Bool {
+        switch report.type {
+        case .heartbeat: true
+        case .checkRefused: report.reason == .rollout
+        default: false
+        }
+    }
+
+    /// When `pending` (oldest first) may be sent, from the wall clock: nil for now (a report
+    /// that matters is among them, or the oldest has waited `hold`), else the oldest
+    /// report's time plus `hold`. A report stamped after `now` (the clock went back) is
+    /// sent at once rather than held for as long as the jump.
+    package static func heldUntil(_ pending: [FleetReport], now: Date, hold: Duration) -> Date? {
+        guard let oldest = pending.first, pending.allSatisfy(canWait), oldest.time <= now else { return nil }
+        let until = oldest.time.addingTimeInterval(Double(hold.components.seconds))
+        return until > now ? until : nil
     }
 
     /// An attempt starts at `now`: takes a token. The driver calls it when ``due`` came.

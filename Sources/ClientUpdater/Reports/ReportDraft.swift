@@ -85,6 +85,9 @@ package struct ReportJournalStatus: Sendable, Equatable {
     package var lastAttempt: DeliveryAttempt?
     /// When a delivery last succeeded, if ever.
     package var lastSuccess: Date?
+    /// Every pending report can wait for company until then
+    /// (``ReportDeliverySchedule/heldUntil(_:now:hold:)``); nil when something is due.
+    package var heldUntil: Date?
 
     /// One delivery attempt: when, and why it failed (nil when it succeeded).
     package struct DeliveryAttempt: Sendable, Equatable {

@@ -259,18 +259,21 @@ package final class ReportJournal: Sendable {
         let state = JournalState.read(layout)
         let read = readLines()
         var pending = Set<Int64>()
+        var waiting: [FleetReport] = []
         var lastSeq = state.lastSeq
         for line in read.lines {
             guard let report = line.report else { continue }
             lastSeq = max(lastSeq, report.seq)
-            if report.seq > state.deliveredThrough { pending.insert(report.seq) }
+            if report.seq > state.deliveredThrough, pending.insert(report.seq).inserted { waiting.append(report) }
         }
+        waiting.sort { $0.seq < $1.seq }
         return ReportJournalStatus(
             pending: pending.count, dropped: state.dropped + lost.withLock { $0 },
             unreadable: read.lines.filter { $0.report == nil }.count + (read.unreadableFile ? 1 : 0), lastSeq: lastSeq,
             deliveredThrough: state.deliveredThrough,
             lastAttempt: state.lastAttempt.map { .init(time: JournalState.date($0), failure: state.lastFailure) },
-            lastSuccess: state.lastSuccess.map(JournalState.date))
+            lastSuccess: state.lastSuccess.map(JournalState.date),
+            heldUntil: ReportDeliverySchedule.heldUntil(waiting, now: now(), hold: ReportDeliverySchedule.Tuning.standard.hold))
     }
 
     /// When the last report was recorded (the journal's last line, else the last one

@@ -15,6 +15,9 @@ import Synchronization
 ///   task; ``wake()`` (a `DeviceAgent` sink) tells it a report was recorded. When to send
 ///   is ``ReportDeliverySchedule``'s decision.
 ///
+/// Either way, reports that only say "still here" (a heartbeat, a wait for the rollout's
+/// place) wait up to 12 hours for company (``ReportDeliverySchedule/heldUntil(_:now:hold:)``).
+///
 /// Never in the way: every request is bounded (``Options/timeLimit``), nothing here holds
 /// the root's lock, and a failure only postpones delivery.
 package final class ReportSender: Sendable {
@@ -42,6 +45,9 @@ package final class ReportSender: Sendable {
     package enum Attempt: Sendable, Equatable {
         /// Nothing was pending.
         case nothingPending
+        /// Only reports that can wait were pending: they go with the next report that
+        /// matters, or at `until` (``ReportDeliverySchedule/heldUntil(_:now:hold:)``).
+        case held(until: Date)
         /// The collector stored reports up to `through`; `more`: others are pending.
         case delivered(count: Int, through: Int64, more: Bool)
         /// The attempt failed; the reports stay. `why`: one line.
@@ -105,6 +111,12 @@ package final class ReportSender: Sendable {
             loop.withLock { $0.schedule.nothingPending() }
             return .nothingPending
         }
+        let wallNow = options.now()
+        if let until = ReportDeliverySchedule.heldUntil(reports, now: wallNow, hold: options.tuning.hold) {
+            let at = options.uptime() + .milliseconds(Int64(until.timeIntervalSince(wallNow) * 1000))
+            loop.withLock { $0.schedule.holding(until: at) }
+            return .held(until: until)
+        }
         let started = options.uptime()
         loop.withLock { $0.schedule.attempting(now: started) }
         var batch = ReportBatch(device: identity.device, app: identity.app, channel: identity.channel, reports: reports)
@@ -139,8 +151,9 @@ package final class ReportSender: Sendable {
         }
     }
 
-    /// Delivers what is pending, batch after batch, until nothing is left, an attempt fails
-    /// or `seconds` have passed (`install` and `ack` before they exit); the rest stays.
+    /// Delivers what is pending, batch after batch, until nothing is left, an attempt fails,
+    /// only reports that can wait are left (``Attempt/held(until:)``) or `seconds` have
+    /// passed (`install` and `ack` before they exit); the rest stays.
     /// - Returns: every attempt made, in order.
     @discardableResult
     package func flush(within seconds: Double) async -> [Attempt] {

@@ -39,9 +39,12 @@ enum StatusText {
         return lines.map { TerminalText.escaped($0) }.joined(separator: "\n")
     }
 
-    /// `3 pending, 0 dropped; last delivery 2026-… ok` (or `failed: why`, or `never`).
+    /// `3 pending, 0 dropped; last delivery 2026-… ok` (or `failed: why`, or `never`); a
+    /// hold for company shows after the count.
     static func renderReports(_ r: StatusReport.Reports) -> String {
-        var text = "\(r.pending) pending, \(r.dropped) dropped"
+        var text = "\(r.pending) pending"
+        if let held = r.heldUntil { text += " (held until \(iso(held)) to go with the next report)" }
+        text += ", \(r.dropped) dropped"
         if r.unreadable > 0 { text += ", \(r.unreadable) unreadable" }
         if let attempt = r.lastAttempt {
             if let failure = r.lastFailure {
