@@ -373,7 +373,7 @@ let package = Package(
             ]),
         .testTarget(name: "ClientctlShellTests", dependencies: ["TestSupport"]),
         .testTarget(name: "ShellRulesTests", dependencies: ["ShellRules"]),
-        .testTarget(name: "ServingCoreTests", dependencies: ["ServingCore"]),
+        .testTarget(name: "ServingCoreTests", dependencies: ["ServingCore", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ApplyPolicyTests", dependencies: ["ApplyPolicy"]),
         .testTarget(
             name: "ShellLoopbackTests",

@@ -91,7 +91,7 @@ final class ShellRun: Sendable {
         view.freshProcessAfter = options.freshProcessAfter
         view.build(context: context)
         let agent = DeviceAgent(engine, supervisor: systemd, sinks: [{ [self] event in self.forward(event, to: view) }])
-        connect(view, engine: engine, apply: agent.apply)
+        connect(view, engine: engine, apply: agent.apply, core: core)
         // WebKit's network process ending (docs/native-shell.md#a-page-that-dies): reported;
         // under --origin loopback the page is loaded again with a fresh launch URL.
         view.watchNetworkProcess(reloads: loopback != nil) { [log] fields in log.emit("networkProcessTerminated", fields) }
@@ -131,7 +131,7 @@ final class ShellRun: Sendable {
     }
 
     /// The page's messages go to the engine; the window's close ends the run.
-    private func connect(_ view: ShellView, engine: DeviceEngine, apply: ApplyDriver) {
+    private func connect(_ view: ShellView, engine: DeviceEngine, apply: ApplyDriver, core: ServingCore) {
         let bridge = PageBridge(
             control: UpdaterControl(engine.updater),
             onFirstPaint: { [self] in
@@ -157,7 +157,9 @@ final class ShellRun: Sendable {
         view.onInput = { apply.noteInput() }
         view.onPageReplaced = { apply.releaseLeases() }
         view.onNavigation = { [log] uri in
-            guard apply.waitsForNavigation else { return false }
+            // Only a navigation to the start page, where the bridge's page acknowledges the
+            // trial: a page of its own (another HTML file) loads from the running version.
+            guard apply.waitsForNavigation, core.answersWithStartPage(URLComponents(string: uri)?.percentEncodedPath ?? "") else { return false }
             Task {
                 if let version = await apply.navigated() { log.emit("switchedOnNavigation", ["version": version]) }
                 GMain.async { view.loadAgain(uri) }

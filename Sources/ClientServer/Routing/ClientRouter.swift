@@ -29,9 +29,12 @@ enum ClientRouter {
         for path in ["/", "/**"] {
             for method in [HTTPRequest.Method.get, .head] {
                 router.on(RouterPath(path), method: method) { request, context in
-                    // A top-level navigation: a staged version waiting for one takes over first.
+                    // A top-level navigation to the start page (where the shim is, so the
+                    // new version's trial can be acknowledged): a staged version waiting
+                    // for one takes over first.
                     if method == .get, request.headers[HeaderName.secFetchMode] == "navigate",
-                        request.headers[HeaderName.secFetchDest] == "document", let handler = slot.handler
+                        request.headers[HeaderName.secFetchDest] == "document", let handler = slot.handler,
+                        files.core.answersWithStartPage(request.uri.path)
                     {
                         await handler.pageNavigates()
                     }
