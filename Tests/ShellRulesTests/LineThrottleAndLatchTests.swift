@@ -15,25 +15,31 @@ import Testing
         #expect(!throttle.admit(now: start + .milliseconds(1600)))
     }
 
-    @Test func theLatchHoldsWaitersUntilOpenedAndThenNoOne() async {
-        final class Passed: Sendable {
-            let count = Mutex(0)
+    @Test func theLatchHoldsWaitersUntilOpenedAndThenNoOne() async throws {
+        final class Counts: Sendable {
+            let arrived = Mutex(0)
+            let passed = Mutex(0)
         }
         let latch = FirstVersionLatch()
-        let passed = Passed()
-        await withTaskGroup(of: Void.self) { group in
+        let counts = Counts()
+        try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<3 {
                 group.addTask {
+                    counts.arrived.withLock { $0 += 1 }
                     await latch.wait()
-                    passed.count.withLock { $0 += 1 }
+                    counts.passed.withLock { $0 += 1 }
                 }
             }
-            #expect(passed.count.withLock { $0 } == 0)
+            // Every waiter has reached the latch, and has had time to pass it were it open:
+            // a latch that held no one would let them through well inside this pause.
+            while counts.arrived.withLock({ $0 }) < 3 { try await Task.sleep(for: .milliseconds(5)) }
+            try await Task.sleep(for: .milliseconds(200))
+            #expect(counts.passed.withLock { $0 } == 0, "a closed latch lets no one through")
             latch.open()
             latch.open()  // again: nothing
-            await group.waitForAll()
+            try await group.waitForAll()
         }
-        #expect(passed.count.withLock { $0 } == 3)
+        #expect(counts.passed.withLock { $0 } == 3)
         await latch.wait()  // open: never waits
     }
 }
