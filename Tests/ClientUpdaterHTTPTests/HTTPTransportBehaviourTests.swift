@@ -13,8 +13,15 @@ extension HTTPSuites {
         /// A slow sink stops the transfer: the bytes the server managed to send beyond what
         /// the sink took are bounded by socket buffers, not by the body size.
         @Test func slowSinkHoldsTheServerBack() async throws {
+            // What a loopback connection can hold in flight is the kernel's: Linux grows a
+            // receive buffer up to tcp_rmem's maximum on a fast connection (32 MiB on the
+            // machine where a fixed 24 MiB bound failed), a send buffer up to tcp_wmem's
+            // (tcp(7)). Beyond both, allow
+            // AsyncHTTPClient's small read-ahead. The body is four times that bound, so a
+            // transport that buffered the body would be caught at either pause.
+            let bound = try Self.socketBufferCeiling() + (4 << 20)
             let scratch = try HTTPScratch()
-            let size: Int64 = 128 << 20
+            let size: Int64 = max(128 << 20, 4 * bound)
             try sparseFile(scratch.folder("big.bin"), size: size)
             let server = try LoopbackHTTPServer { _ in
                 var r = LoopbackResponse(status: 200, body: .file(path: scratch.folder("big.bin"), offset: 0, length: size))
@@ -23,7 +30,7 @@ extension HTTPSuites {
                 return r
             }
             defer { server.stop() }
-            let probe = BackPressureProbe(server: server)
+            let probe = BackPressureProbe(server: server, secondPauseAt: size / 2)
             try await withTransport { transport in
                 let response = try await transport.get(TransportRequest(url: server.url("/big.bin"), idleTimeout: 30)) { chunk in
                     probe.received(chunk.count)
@@ -32,9 +39,19 @@ extension HTTPSuites {
             }
             #expect(probe.delivered == size)
             let ahead = try #require(probe.maxAhead)
-            // Loopback socket buffers (a few MiB each way) plus AsyncHTTPClient's small read-ahead.
-            #expect(ahead < 24 << 20, "server got \(ahead >> 20) MiB ahead of a sink that was not reading")
+            #expect(ahead < bound, "server got \(ahead >> 20) MiB ahead of a sink that was not reading (bound \(bound >> 20) MiB)")
             #expect(ahead > 0)
+        }
+
+        /// The largest receive buffer plus the largest send buffer a TCP socket may grow to,
+        /// from /proc/sys/net/ipv4/tcp_rmem and tcp_wmem (min, default, max).
+        static func socketBufferCeiling() throws -> Int64 {
+            try ["tcp_rmem", "tcp_wmem"].reduce(0) { total, name in
+                let path = "/proc/sys/net/ipv4/" + name
+                let fields = try String(contentsOfFile: path, encoding: .utf8).split(whereSeparator: \.isWhitespace)
+                guard fields.count == 3, let max = Int64(fields[2]) else { throw HarnessError("\(path): not three numbers") }
+                return total + max
+            }
         }
 
         @Test func redirectsAreFollowedWithinTheLimit() async throws {
@@ -224,15 +241,21 @@ final class BackPressureProbe: @unchecked Sendable {
     // @unchecked Sendable: the transport calls `received` serially; fields are only
     // touched from there and read after the transfer.
     let server: LoopbackHTTPServer
+    let secondPauseAt: Int64
     private(set) var delivered: Int64 = 0
     private(set) var maxAhead: Int64?
     private var pauses = 0
 
-    init(server: LoopbackHTTPServer) { self.server = server }
+    /// Pauses at the first chunk, and again once `secondPauseAt` bytes have arrived (by
+    /// then the kernel has grown the connection's buffers).
+    init(server: LoopbackHTTPServer, secondPauseAt: Int64) {
+        self.server = server
+        self.secondPauseAt = secondPauseAt
+    }
 
     func received(_ count: Int) {
         delivered += Int64(count)
-        guard pauses < 2, delivered > Int64(pauses) * (64 << 20) else { return }
+        guard pauses < 2, delivered > Int64(pauses) * secondPauseAt else { return }
         pauses += 1
         var last: Int64 = -1
         var still = 0
