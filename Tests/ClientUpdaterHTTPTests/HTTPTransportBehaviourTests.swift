@@ -13,13 +13,11 @@ extension HTTPSuites {
         /// A slow sink stops the transfer: the bytes the server managed to send beyond what
         /// the sink took are bounded by socket buffers, not by the body size.
         @Test func slowSinkHoldsTheServerBack() async throws {
-            // What a loopback connection can hold in flight is the kernel's: Linux grows a
-            // receive buffer up to tcp_rmem's maximum on a fast connection (32 MiB on the
-            // machine where a fixed 24 MiB bound failed), a send buffer up to tcp_wmem's
-            // (tcp(7)). Beyond both, allow
-            // AsyncHTTPClient's small read-ahead. The body is four times that bound, so a
-            // transport that buffered the body would be caught at either pause.
-            let bound = try Self.socketBufferCeiling() + (4 << 20)
+            // What the connection can hold in flight is the kernel's (KernelSocketBuffers:
+            // 36 MiB where a fixed 24 MiB bound once failed at 35 MiB, though it is usually
+            // 4 to 6 MiB), plus AsyncHTTPClient's small read-ahead. The body is four times
+            // that bound, so a transport that kept the body in memory fails at either pause.
+            let bound = try KernelSocketBuffers.ceiling() + (4 << 20)
             let scratch = try HTTPScratch()
             let size: Int64 = max(128 << 20, 4 * bound)
             try sparseFile(scratch.folder("big.bin"), size: size)
@@ -41,17 +39,6 @@ extension HTTPSuites {
             let ahead = try #require(probe.maxAhead)
             #expect(ahead < bound, "server got \(ahead >> 20) MiB ahead of a sink that was not reading (bound \(bound >> 20) MiB)")
             #expect(ahead > 0)
-        }
-
-        /// The largest receive buffer plus the largest send buffer a TCP socket may grow to,
-        /// from /proc/sys/net/ipv4/tcp_rmem and tcp_wmem (min, default, max).
-        static func socketBufferCeiling() throws -> Int64 {
-            try ["tcp_rmem", "tcp_wmem"].reduce(0) { total, name in
-                let path = "/proc/sys/net/ipv4/" + name
-                let fields = try String(contentsOfFile: path, encoding: .utf8).split(whereSeparator: \.isWhitespace)
-                guard fields.count == 3, let max = Int64(fields[2]) else { throw HarnessError("\(path): not three numbers") }
-                return total + max
-            }
         }
 
         @Test func redirectsAreFollowedWithinTheLimit() async throws {
