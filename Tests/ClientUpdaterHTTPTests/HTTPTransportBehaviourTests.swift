@@ -17,7 +17,7 @@ extension HTTPSuites {
             // 36 MiB where a fixed 24 MiB bound once failed at 35 MiB, though it is usually
             // 4 to 6 MiB), plus AsyncHTTPClient's small read-ahead. The body is four times
             // that bound, so a transport that kept the body in memory fails at either pause.
-            let bound = try KernelSocketBuffers.ceiling() + (4 << 20)
+            let bound = try KernelSocketBuffers.inFlightBound()
             let scratch = try HTTPScratch()
             let size: Int64 = max(128 << 20, 4 * bound)
             try sparseFile(scratch.folder("big.bin"), size: size)
