@@ -72,9 +72,10 @@ public struct AdmissionChange: Sendable, Equatable, Codable {
 /// The answer of `GET /v1/guard`: the figures `clientctl rollout guard` judges, for the
 /// versions it names only (docs/fleet-reports.md#the-rollout-guard).
 ///
-/// Only admitted devices count; under open admission, only those the collector heard from
-/// before `trustedBefore` (the release's rollout began: they have a history), and only
-/// reports received after `since` (a person resumed the rollout).
+/// A device counts when it is accepted and either its key was admitted (by an operator or
+/// an admit list) or the collector heard from it before `trustedBefore` (the version's first
+/// publication: it has a history), whatever the admission mode; only reports received after
+/// `since` (a person resumed the rollout) count.
 public struct GuardFigures: Sendable, Equatable, Codable {
     /// The most versions one request may name.
     public static let maxVersions = 8
@@ -85,7 +86,9 @@ public struct GuardFigures: Sendable, Equatable, Codable {
     public var channel: String
     /// The collector's admission.
     public var admission: String
-    /// `history` (open admission: devices heard from before ``trustedBefore``) or `admitted`.
+    /// Whose reports counted: ``admittedOrHistory`` (admitted keys, or devices heard from
+    /// before ``trustedBefore``); `history` or `admitted` from an older collector, whose rule
+    /// depended on its admission mode.
     public var trust: String
     /// The history a device needs under open admission (nil: none asked).
     public var trustedBefore: Date?
@@ -95,8 +98,12 @@ public struct GuardFigures: Sendable, Equatable, Codable {
     public var versions: [VersionFigures]
     /// Other versions trusted devices reported (the ``maxReported`` latest reported, newest SemVer first).
     public var reported: [String]
-    /// Devices left out by the history rule that reported on the versions named.
+    /// Devices left out (neither admitted nor with a history, or pending, rejected, a later
+    /// id of a key) that reported on the versions named.
     public var untrustedDevices: Int
+
+    /// The ``trust`` of a collector that counts admitted devices and devices with a history.
+    public static let admittedOrHistory = "admitted-or-history"
 
     /// Figures.
     public init(

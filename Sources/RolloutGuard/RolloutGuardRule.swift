@@ -94,14 +94,15 @@ public enum RolloutGuardRule {
         /// Versions in the summary the channel never published (SemVer ones; embedded seeds
         /// are not the channel's), ignored.
         public var ignored: [String]
-        /// Whose reports counted, when the figures came from `GET /v1/guard`: `history`
-        /// (open admission: devices heard from before ``trustedBefore``) or `admitted`.
+        /// Whose reports counted, when the figures came from `GET /v1/guard`:
+        /// `admitted-or-history` (admitted keys, and devices heard from before
+        /// ``trustedBefore``); an older collector's `history` or `admitted`.
         public var trust: String?
         /// Under `history`: the time a device must have been heard from before.
         public var trustedBefore: Date?
         /// Only reports received after this counted (a person resumed the rollout).
         public var since: Date?
-        /// Devices left out by the history rule.
+        /// Devices left out: neither admitted nor with a history.
         public var untrusted: Int = 0
 
         /// One line naming the version, the counts and the rule that fired.
@@ -133,6 +134,9 @@ public enum RolloutGuardRule {
             }
             line += "; \(ignored.count) unpublished version\(ignored.count == 1 ? "" : "s") ignored"
             switch trust {
+            case GuardFigures.admittedOrHistory?:
+                let before = trustedBefore.map { Self.time($0) } ?? "the rollout"
+                line += "; counting admitted devices and devices heard from before \(before), \(untrusted) others left out"
             case "history"?:
                 let before = trustedBefore.map { Self.time($0) } ?? "the rollout"
                 line += "; counting devices heard from before \(before) (open admission), \(untrusted) newer left out"

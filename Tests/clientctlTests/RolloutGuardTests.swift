@@ -99,8 +99,8 @@ import Testing
         #expect(
             run.output.hasPrefix(
                 "com.example.notes 1.1.0 on stable: halted: 12 of 40 devices rolled it back (30 %; lower bound 18.1 %); "
-                    + "max-failure-rate: lower bound above 10 %; 0 unpublished versions ignored; counting devices heard from before "
-                    + RFC3339.format(Self.historyBefore) + " (open admission), 0 newer left out; restriction.json pauses it until "),
+                    + "max-failure-rate: lower bound above 10 %; 0 unpublished versions ignored; counting admitted devices and devices heard from before "
+                    + RFC3339.format(Self.historyBefore) + ", 0 others left out; restriction.json pauses it until "),
             "\(run.output)")
         #expect(run.output.contains("(signed by key \(rig.guardKey.publicKey.keyId))"))
         let restriction = try Self.restriction(rig)
@@ -159,8 +159,8 @@ import Testing
         #expect(
             run.output
                 == "com.example.notes 1.1.0 on stable: holds: 1 of 40 devices rolled it back (2.5 %; lower bound 0.4 %); "
-                + "max-failure-rate: lower bound not above 10 %; 0 unpublished versions ignored; counting devices heard from before "
-                + RFC3339.format(Self.historyBefore) + " (open admission), 0 newer left out\n", "\(run.output)")
+                + "max-failure-rate: lower bound not above 10 %; 0 unpublished versions ignored; counting admitted devices and devices heard from before "
+                + RFC3339.format(Self.historyBefore) + ", 0 others left out\n", "\(run.output)")
         #expect(try TreeSnapshot(rig.d.releases.path) == before)
 
         let loneDir = try TemporaryDirectory("guard")
@@ -246,7 +246,7 @@ import Testing
         #expect(run.status == 0, "\(run.errorOutput)")
         #expect(
             run.output.hasSuffix(
-                "; 2 unpublished versions ignored; counting devices heard from before \(RFC3339.format(Self.historyBefore)) (open admission), 0 newer left out\n"
+                "; 2 unpublished versions ignored; counting admitted devices and devices heard from before \(RFC3339.format(Self.historyBefore)), 0 others left out\n"
             ), "\(run.output)")
         #expect(run.output.contains("(baseline 1.0.0 has 0 trials, fewer than 20: max-failure-rate alone)"), "\(run.output)")
         let json = try await Self.guardRun(rig, collector, ["--baseline", "--json"])

@@ -38,6 +38,10 @@ public struct AdmissionRefusal: Sendable, Equatable, Error {
     public enum Reason: String, Sendable, CaseIterable {
         /// Signed by another key than the one bound to its device id (409).
         case keyMismatch = "key-mismatch"
+        /// Signed by a key that already speaks for another device id (409): one key, one device.
+        case keyBound = "key-bound"
+        /// Signed by a device's key for another app than the one it was bound with (409).
+        case appMismatch = "app-mismatch"
         /// Unsigned, for a device id bound to a key (409).
         case unsignedBound = "unsigned-bound"
         /// Unsigned, and admission is not `open` (403).

@@ -62,8 +62,11 @@ struct AdmitFileService: Service {
                     do {
                         let keys = try AdmitFile.keys(path: path, signer: signer)
                         if !keys.isEmpty {
-                            let change = try await collector.store.admit(keys, now: collector.now())
-                            collector.logger.notice("--admit-file \(path): \(keys.count) keys, \(change.devices) devices admitted now")
+                            let rejected = try await collector.store.rejectedKeys(among: keys).count
+                            let change = try await collector.store.admit(keys, now: collector.now(), byOperator: false)
+                            collector.logger.notice(
+                                "--admit-file \(path): \(keys.count) keys, \(change.devices) devices admitted now, \(rejected) rejected by an operator left out"
+                            )
                         }
                         seen = stamp
                     } catch {

@@ -36,21 +36,30 @@ struct BatchAdmission {
         var before: [SQLStatement]
     }
 
-    /// The device's bound key, its status and reports held; then whether its key is listed.
+    /// The device's bound key, its status, reports held and app; whether its key is listed;
+    /// whether an operator rejected its key; and another device its key already speaks for.
     var reads: [SQLStatement] {
-        [
-            SQLStatement("SELECT key, status, held FROM device_keys WHERE device = ?", [.text(batch.device)]),
-            SQLStatement("SELECT COUNT(*) FROM admitted_keys WHERE key = ?", [.text(batch.key ?? "")]),
+        let key = SQLValue.text(batch.key ?? "")
+        return [
+            SQLStatement("SELECT key, status, held, app FROM device_keys WHERE device = ?", [.text(batch.device)]),
+            SQLStatement("SELECT COUNT(*) FROM admitted_keys WHERE key = ?", [key]),
+            SQLStatement("SELECT COUNT(*) FROM rejected_keys WHERE key = ?", [key]),
+            SQLStatement(
+                "SELECT device FROM device_keys WHERE key = ? AND device <> ? ORDER BY first_ms, device LIMIT 1", [key, .text(batch.device)]),
         ]
     }
 
-    /// Decides from the rows of ``reads``.
-    func decide(_ bound: [[SQLValue]], _ listed: [[SQLValue]]) -> Decision {
-        let row = bound.first
+    /// Decides from the rows of ``reads``, in their order.
+    func decide(_ rows: [[[SQLValue]]]) -> Decision {
+        func first(_ i: Int) -> [SQLValue]? { i < rows.count ? rows[i].first : nil }
+        let row = first(0)
         let boundKey = row?.first?.text
         let status = (row?.count ?? 0) > 1 ? row?[1].text.flatMap(DeviceStatus.init(rawValue:)) : nil
         let held = (row?.count ?? 0) > 2 ? row?[2].integer ?? 0 : 0
-        let isListed = (listed.first?.first?.integer ?? 0) > 0
+        let boundApp = (row?.count ?? 0) > 3 ? row?[3].text : nil
+        let isListed = (first(1)?.first?.integer ?? 0) > 0
+        let isRejected = (first(2)?.first?.integer ?? 0) > 0
+        let otherDevice = first(3)?.first?.text
         let now = ReportSQL.millis(received)
         guard let key = batch.key else {
             if boundKey != nil {
@@ -65,14 +74,20 @@ struct BatchAdmission {
             guard boundKey == key else {
                 return refuse(.keyMismatch, "device \(batch.device) is bound to another key: this batch's key is refused")
             }
-            switch status {
-            case .rejected?:
+            if status == .rejected || isRejected {
                 return refuse(.rejected, "device \(batch.device) was rejected by the collector's operator")
+            }
+            // A device's key speaks for the app it was bound with: a kiosk of one app has no
+            // say in another app's fleet (its summary, its guard).
+            if let boundApp, boundApp != batch.app {
+                return refuse(.appMismatch, "device \(batch.device) is bound to app \(boundApp): its key speaks for that app alone")
+            }
+            switch status {
             case .accepted?:
                 return Decision(verdict: .accepted, table: "reports", before: [])
-            case .pending?, nil:
+            default:
                 if isListed {
-                    return Decision(verdict: .accepted, table: "reports", before: Self.admit(key: key, now: now))
+                    return Decision(verdict: .accepted, table: "reports", before: Self.admit(key: key, now: now, lifting: false))
                 }
                 guard held < Self.maxHeldPerDevice else {
                     return refuse(.heldFull, "device \(batch.device) is not admitted and has \(held) reports held, the most kept")
@@ -80,11 +95,20 @@ struct BatchAdmission {
                 return Decision(verdict: .held, table: "held_reports", before: [])
             }
         }
+        if isRejected {
+            return refuse(.rejected, "key \(key) was rejected by the collector's operator")
+        }
+        if let otherDevice {
+            return refuse(.keyBound, Self.keyBoundMessage(key: key, device: otherDevice))
+        }
         let admitted = mode == .open || isListed
+        // No conflict target: a key bound to another id at the same moment (another
+        // collector on the same database) trips the one-device-per-key index and inserts
+        // nothing, which ``confirmed(_:)`` then refuses.
         let bind = SQLStatement(
             """
             INSERT INTO device_keys (device, key, status, app, channel, first_ms, last_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
-            ON CONFLICT (device) DO NOTHING
+            ON CONFLICT DO NOTHING
             """,
             [
                 .text(batch.device), .text(key), .text((admitted ? DeviceStatus.accepted : .pending).rawValue), .text(batch.app),
@@ -93,13 +117,24 @@ struct BatchAdmission {
         return Decision(verdict: admitted ? .accepted : .held, table: admitted ? "reports" : "held_reports", before: [bind])
     }
 
+    /// The refusal of a key that already speaks for another device id.
+    static func keyBoundMessage(key: String, device: String?) -> String {
+        guard let device else { return "key \(key) already speaks for another device: one key, one device" }
+        return "key \(key) already speaks for device \(device): one key, one device (`clientctl fleet forget \(device)` frees it)"
+    }
+
     /// Read after ``Decision/before`` in the same transaction: the key bound now. Another
     /// collector may have bound the id to another key between the read and the bind.
     var confirm: SQLStatement { SQLStatement("SELECT key FROM device_keys WHERE device = ?", [.text(batch.device)]) }
 
-    /// The refusal when the confirmed key is not the batch's.
+    /// The refusal when the confirmed key is not the batch's, or when none is bound (the
+    /// bind found the key taken by another id at the same moment).
     func confirmed(_ rows: [[SQLValue]]) -> AdmissionRefusal? {
-        guard let key = batch.key, let bound = rows.first?.first?.text, bound != key else { return nil }
+        guard let key = batch.key else { return nil }
+        guard let bound = rows.first?.first?.text else {
+            return AdmissionRefusal(.keyBound, Self.keyBoundMessage(key: key, device: nil))
+        }
+        guard bound != key else { return nil }
         return AdmissionRefusal(.keyMismatch, "device \(batch.device) is bound to another key: this batch's key is refused")
     }
 
@@ -130,13 +165,32 @@ struct BatchAdmission {
 
     // MARK: Operators' decisions
 
-    /// Admits `key`: listed from now on, its devices accepted, their held reports moved to
-    /// the fleet's (each device's row made from them).
-    static func admit(key: String, now: Int64) -> [SQLStatement] {
-        let ofKey = "device IN (SELECT device FROM device_keys WHERE key = ?)"
-        return [
-            SQLStatement("INSERT INTO admitted_keys (key, added_ms) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", [.text(key), .integer(now)]),
-            SQLStatement("UPDATE device_keys SET status = 'accepted' WHERE key = ? AND status <> 'accepted'", [.text(key)]),
+    /// The device `key` speaks for: the first id bound to it (a database made before keys
+    /// were one-to-one may hold later ids too, rejected by the migration).
+    static let deviceOfKey = "SELECT device FROM device_keys WHERE key = ? ORDER BY first_ms, device LIMIT 1"
+
+    /// Admits `key`: listed from now on, the device it speaks for accepted, its held reports
+    /// moved to the fleet's (its row made from them). Only an operator's admission
+    /// (`lifting`) lifts a rejection; an admit list (`--admit-file`, `listed` admission)
+    /// never admits a key an operator rejected: every statement after the first acts only
+    /// when the key is listed after it.
+    static func admit(key: String, now: Int64, lifting: Bool) -> [SQLStatement] {
+        let ofKey = "device IN (SELECT device FROM device_keys WHERE key = ? AND status = 'accepted')"
+        let list =
+            lifting
+            ? [
+                SQLStatement("DELETE FROM rejected_keys WHERE key = ?", [.text(key)]),
+                SQLStatement("INSERT INTO admitted_keys (key, added_ms) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", [.text(key), .integer(now)]),
+            ]
+            : [
+                SQLStatement(
+                    "INSERT INTO admitted_keys (key, added_ms) SELECT ?, ? WHERE NOT EXISTS (SELECT 1 FROM rejected_keys WHERE key = ?) "
+                        + "ON CONFLICT (key) DO NOTHING", [.text(key), .integer(now), .text(key)])
+            ]
+        return list + [
+            SQLStatement(
+                "UPDATE device_keys SET status = 'accepted' WHERE key = ? AND status <> 'accepted' "
+                    + "AND device = (\(deviceOfKey)) AND key IN (SELECT key FROM admitted_keys)", [.text(key), .text(key)]),
             SQLStatement(
                 "INSERT INTO reports (\(ReportSQL.reportColumnList)) SELECT \(ReportSQL.reportColumnList) FROM held_reports WHERE \(ofKey) "
                     + "ON CONFLICT (device, stream, seq) DO NOTHING", [.text(key)]),
@@ -158,16 +212,22 @@ struct BatchAdmission {
                         THEN excluded.first_ms ELSE devices.first_ms END
                 """, [.text(key)]),
             SQLStatement("DELETE FROM held_reports WHERE \(ofKey)", [.text(key)]),
-            SQLStatement("UPDATE device_keys SET held = 0 WHERE key = ?", [.text(key)]),
+            SQLStatement("UPDATE device_keys SET held = 0 WHERE key = ? AND status = 'accepted'", [.text(key)]),
         ]
     }
 
-    /// Rejects `key`: no longer listed, its devices' batches refused, their held reports deleted.
-    static func reject(key: String) -> [SQLStatement] {
+    /// The index, in ``admit(key:now:lifting:)``'s statements, of the one whose changed
+    /// rows are the devices accepted now.
+    static func acceptedIndex(lifting: Bool) -> Int { lifting ? 2 : 1 }
+
+    /// Rejects `key`: no longer listed, remembered as rejected (no admit list lists it again;
+    /// only `fleet admit` lifts it), its devices' batches refused, their held reports deleted.
+    static func reject(key: String, now: Int64) -> [SQLStatement] {
         [
             SQLStatement("DELETE FROM admitted_keys WHERE key = ?", [.text(key)]),
             SQLStatement("DELETE FROM held_reports WHERE device IN (SELECT device FROM device_keys WHERE key = ?)", [.text(key)]),
             SQLStatement("UPDATE device_keys SET status = 'rejected', held = 0 WHERE key = ?", [.text(key)]),
+            SQLStatement("INSERT INTO rejected_keys (key, rejected_ms) VALUES (?, ?) ON CONFLICT (key) DO NOTHING", [.text(key), .integer(now)]),
         ]
     }
 

@@ -7,27 +7,37 @@ extension ReportStore {
     /// Admits the devices named by key (64 hex digits) or device id (32): listed from now
     /// on, accepted, their held reports moved to the fleet's. A key not seen yet is listed,
     /// so its device is accepted at its first batch (preauthorized).
+    /// - Parameter byOperator: an operator's `fleet admit`, which lifts a rejection; an admit
+    ///   list (false) never admits a key an operator rejected.
     /// - Throws: ``FleetCollectorError`` `.storeFailed`.
-    public func admit(_ names: [String], now: Date) async throws -> AdmissionChange {
-        let keys = try await keys(of: names)
+    public func admit(_ names: [String], now: Date, byOperator: Bool = true) async throws -> AdmissionChange {
+        var keys = try await keys(of: names)
+        if !byOperator {
+            let rejected = try await rejectedKeys(among: keys)
+            keys.removeAll { rejected.contains($0) }
+        }
         let held = try await heldCount(keys: keys)
         var statements: [SQLStatement] = []
-        for key in keys { statements += BatchAdmission.admit(key: key, now: ReportSQL.millis(now)) }
+        // The rejection is checked again in the statements: an operator may reject a key
+        // between the read above and this transaction.
+        for key in keys { statements += BatchAdmission.admit(key: key, now: ReportSQL.millis(now), lifting: byOperator) }
         let changed = try await execute(statements)
-        // The second statement of each key's run is its status change.
-        let devices = stride(from: 1, to: changed.count, by: BatchAdmission.admit(key: "", now: 0).count).reduce(0) { $0 + changed[$1] }
+        let run = BatchAdmission.admit(key: "", now: 0, lifting: byOperator).count
+        let devices = stride(from: BatchAdmission.acceptedIndex(lifting: byOperator), to: changed.count, by: run).reduce(0) { $0 + changed[$1] }
         return AdmissionChange(named: names.count, devices: devices, reports: held)
     }
 
-    /// Rejects the devices named: their batches are refused from now on, their held reports deleted.
+    /// Rejects the devices named: their batches are refused from now on, their held reports
+    /// deleted, and no admit list admits their keys again until an operator admits them.
     /// - Throws: ``FleetCollectorError`` `.storeFailed`.
-    public func reject(_ names: [String]) async throws -> AdmissionChange {
+    public func reject(_ names: [String], now: Date = Date()) async throws -> AdmissionChange {
         let keys = try await keys(of: names)
         var statements: [SQLStatement] = []
-        for key in keys { statements += BatchAdmission.reject(key: key) }
+        for key in keys { statements += BatchAdmission.reject(key: key, now: ReportSQL.millis(now)) }
         let changed = try await execute(statements)
-        let reports = stride(from: 1, to: changed.count, by: 3).reduce(0) { $0 + changed[$1] }
-        let devices = stride(from: 2, to: changed.count, by: 3).reduce(0) { $0 + changed[$1] }
+        let run = BatchAdmission.reject(key: "", now: 0).count
+        let reports = stride(from: 1, to: changed.count, by: run).reduce(0) { $0 + changed[$1] }
+        let devices = stride(from: 2, to: changed.count, by: run).reduce(0) { $0 + changed[$1] }
         return AdmissionChange(named: names.count, devices: devices, reports: reports)
     }
 
@@ -65,50 +75,56 @@ extension ReportStore {
     }
 
     /// The guard's figures for `versions` of `app`/`channel` (docs/fleet-reports.md#the-rollout-guard).
+    ///
+    /// One rule whatever the admission mode: a device counts when it is accepted (never
+    /// pending, rejected or a later id of a key that speaks for another) **and** either an
+    /// operator or an admit list admitted its key, or the collector first heard from it
+    /// before `trustedBefore` (it has a history). The mode decides who may store reports;
+    /// it never changes who counts, so a collector restarted in another mode on the same
+    /// database judges the same devices.
     /// - Parameters:
-    ///   - trustedBefore: under open admission, only devices first heard from before it count.
+    ///   - trustedBefore: devices first heard from before it have a history (nil: none has).
     ///   - since: only reports received after it count.
     /// - Throws: ``FleetCollectorError`` `.storeFailed`.
     public func guardFigures(
         app: String, channel: String, versions: [String], trustedBefore: Date?, since: Date?, admission: AdmissionMode
     ) async throws -> GuardFigures {
-        let history = admission == .open ? trustedBefore : nil
         let sinceMs = since.map(ReportSQL.millis) ?? Int64.min
-        let trustedMs = history.map(ReportSQL.millis) ?? Int64.max
+        let trustedMs = trustedBefore.map(ReportSQL.millis) ?? Int64.min
         let key: [SQLValue] = [.text(app), .text(channel)]
         let join = """
             FROM reports r JOIN devices d ON d.app = r.app AND d.channel = r.channel AND d.device = r.device
+            LEFT JOIN device_keys k ON k.device = r.device
+            LEFT JOIN admitted_keys a ON a.key = k.key
             WHERE r.app = ? AND r.channel = ? AND r.received_ms > ?
             """
+        let trusted = "COALESCE(k.status, 'accepted') = 'accepted' AND (a.key IS NOT NULL OR COALESCE(d.first_ms, 0) < ?)"
         var figures: [VersionFigures] = []
         var untrusted = 0
         for version in versions {
             let args = key + [.integer(sinceMs), .text(version)]
             let trials = try await query(
-                "SELECT COUNT(DISTINCT r.device) \(join) AND r.version = ? AND r.type IN ('trial-started', 'rolled-back') "
-                    + "AND COALESCE(d.first_ms, 0) < ?", args + [.integer(trustedMs)])
-            let failed = try await query(
-                "SELECT COUNT(DISTINCT r.device) \(join) AND r.version = ? AND r.type = 'rolled-back' AND COALESCE(d.first_ms, 0) < ?",
+                "SELECT COUNT(DISTINCT r.device) \(join) AND r.version = ? AND r.type IN ('trial-started', 'rolled-back') AND \(trusted)",
                 args + [.integer(trustedMs)])
-            if history != nil {
-                let left = try await query(
-                    "SELECT COUNT(DISTINCT r.device) \(join) AND r.version = ? AND COALESCE(d.first_ms, 0) >= ?", args + [.integer(trustedMs)])
-                untrusted += Int(left.first?.first?.integer ?? 0)
-            }
+            let failed = try await query(
+                "SELECT COUNT(DISTINCT r.device) \(join) AND r.version = ? AND r.type = 'rolled-back' AND \(trusted)", args + [.integer(trustedMs)])
+            let left = try await query(
+                "SELECT COUNT(DISTINCT r.device) \(join) AND r.version = ? AND NOT (\(trusted))", args + [.integer(trustedMs)])
+            untrusted += Int(left.first?.first?.integer ?? 0)
             figures.append(
                 VersionFigures(
                     version: version, trials: Int(trials.first?.first?.integer ?? 0), failed: Int(failed.first?.first?.integer ?? 0)))
         }
         let reportedRows = try await query(
-            "SELECT r.version, MAX(r.received_ms) \(join) AND r.version IS NOT NULL AND COALESCE(d.first_ms, 0) < ? "
+            "SELECT r.version, MAX(r.received_ms) \(join) AND r.version IS NOT NULL AND \(trusted) "
                 + "GROUP BY r.version ORDER BY 2 DESC, 1 LIMIT \(GuardFigures.maxReported + GuardFigures.maxVersions)",
             key + [.integer(sinceMs), .integer(trustedMs)])
         let named = Set(versions)
         let reported = reportedRows.compactMap { $0.first?.text }.filter { !named.contains($0) }.prefix(GuardFigures.maxReported)
             .sorted { FleetSummaryQuery.newer($0, than: $1) }
         return GuardFigures(
-            app: app, channel: channel, admission: admission.rawValue, trust: history == nil ? "admitted" : "history",
-            trustedBefore: history, since: since, versions: figures, reported: Array(reported), untrustedDevices: untrusted)
+            app: app, channel: channel, admission: admission.rawValue, trust: GuardFigures.admittedOrHistory,
+            trustedBefore: trustedBefore, since: since, versions: figures, reported: Array(reported), untrustedDevices: untrusted)
     }
 
     /// Keys of `names`: a key as it is, a device id as the key bound to it (none: left out).
@@ -122,6 +138,15 @@ extension ReportStore {
             }
         }
         return Array(Set(keys)).sorted()
+    }
+
+    /// The keys of `keys` an operator rejected.
+    func rejectedKeys(among keys: [String]) async throws -> Set<String> {
+        var out: Set<String> = []
+        for key in keys where try await query("SELECT COUNT(*) FROM rejected_keys WHERE key = ?", [.text(key)]).first?.first?.integer ?? 0 > 0 {
+            out.insert(key)
+        }
+        return out
     }
 
     func heldCount(keys: [String]) async throws -> Int {

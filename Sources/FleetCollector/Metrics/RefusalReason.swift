@@ -23,6 +23,10 @@ public enum RefusalReason: String, Sendable, CaseIterable {
     case badSignature = "bad-signature"
     /// Signed by another key than the one bound to its device id.
     case keyMismatch = "key-mismatch"
+    /// Signed by a key that already speaks for another device id.
+    case keyBound = "key-bound"
+    /// Signed by a device's key for another app than the one it was bound with.
+    case appMismatch = "app-mismatch"
     /// Unsigned, for a device id bound to a key, or under `listed`/`manual` admission.
     case unsigned
     /// From a device an operator rejected.

@@ -76,7 +76,7 @@ struct AdminRoutes: Sendable {
             let result: AdmissionChange
             switch change {
             case .admit: result = try await collector.store.admit(names, now: collector.now())
-            case .reject: result = try await collector.store.reject(names)
+            case .reject: result = try await collector.store.reject(names, now: collector.now())
             case .forget: result = try await collector.store.forget(devices: names)
             }
             collector.logger.notice(

@@ -98,6 +98,8 @@ struct IngestRoute: Sendable {
         case .refused(let refusal):
             switch refusal.reason {
             case .keyMismatch: return refuse(.keyMismatch, .conflict, refusal.message)
+            case .keyBound: return refuse(.keyBound, .conflict, refusal.message)
+            case .appMismatch: return refuse(.appMismatch, .conflict, refusal.message)
             case .unsignedBound: return refuse(.unsigned, .conflict, refusal.message)
             case .unsigned: return refuse(.unsigned, .forbidden, refusal.message)
             case .rejected: return refuse(.rejected, .forbidden, refusal.message)

@@ -110,6 +110,9 @@ public final class PostgresReportStore: ReportStore, SQLQuerying {
                             }
                         }
                     }
+                    for statement in ReportSQL.constraints {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
                     if found != ReportSQL.schemaVersion {
                         try await connection.query(
                             Self.query(ReportSQL.insertSchemaVersion, [.integer(ReportSQL.schemaVersion)]), logger: logger)
@@ -138,7 +141,7 @@ public final class PostgresReportStore: ReportStore, SQLQuerying {
                     try await connection.query(Self.query("SELECT pg_advisory_xact_lock(hashtext(?))", [.text(batch.device)]), logger: logger)
                     var reads: [[[SQLValue]]] = []
                     for statement in plan.reads { reads.append(try await Self.rows(connection, statement, logger)) }
-                    let decision = plan.decide(reads[0], reads[1])
+                    let decision = plan.decide(reads)
                     guard let table = decision.table else { return IngestResult(accepted: 0, duplicates: 0, verdict: decision.verdict) }
                     for statement in decision.before { try await connection.query(Self.query(statement.sql, statement.arguments), logger: logger) }
                     if let refusal = plan.confirmed(try await Self.rows(connection, plan.confirm, logger)) { throw refusal }

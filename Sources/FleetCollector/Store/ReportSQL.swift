@@ -7,7 +7,7 @@ import Foundation
 public enum ReportSQL {
     /// The schema this collector writes; a database with a newer one is refused, one with
     /// an older one is brought forward by ``migrations``.
-    public static let schemaVersion: Int64 = 2
+    public static let schemaVersion: Int64 = 3
 
     /// The columns of a stored report, in the order of ``insertReport``'s placeholders.
     static let reportColumnList = """
@@ -60,7 +60,22 @@ public enum ReportSQL {
             "CREATE INDEX IF NOT EXISTS device_keys_by_status ON device_keys (status, last_ms)",
             // Keys an operator admitted before (or after) their device reported.
             "CREATE TABLE IF NOT EXISTS admitted_keys (key TEXT NOT NULL PRIMARY KEY, added_ms BIGINT NOT NULL)",
+            // Keys an operator rejected: no admit list admits them again; `fleet admit` lifts it.
+            "CREATE TABLE IF NOT EXISTS rejected_keys (key TEXT NOT NULL PRIMARY KEY, rejected_ms BIGINT NOT NULL)",
         ]
+
+    /// Made after the migrations (which make the data fit them): one device per key, so a
+    /// key taken from one device speaks for that device alone, even when two collectors on
+    /// one database bind it at the same moment.
+    public static let constraints: [String] = [
+        "CREATE UNIQUE INDEX IF NOT EXISTS device_keys_one_device ON device_keys (key) WHERE status <> 'rejected'"
+    ]
+
+    /// Of the ids bound to one key, those bound after the first (first sight, then id).
+    static let laterIdsOfAKey = """
+        EXISTS (SELECT 1 FROM device_keys o WHERE o.key = device_keys.key
+            AND (o.first_ms < device_keys.first_ms OR (o.first_ms = device_keys.first_ms AND o.device < device_keys.device)))
+        """
 
     /// What brings a database of an older schema forward, by the version it has: each list
     /// runs in the transaction that records the new version.
@@ -81,7 +96,14 @@ public enum ReportSQL {
             UPDATE devices SET first_ms = (SELECT MIN(r.received_ms) FROM reports r
                 WHERE r.app = devices.app AND r.channel = devices.channel AND r.device = devices.device)
             """,
-        ]
+        ],
+        // 2 → 3: one device per key. A key that signed for several ids keeps the first one;
+        // the later ones are rejected (their held reports deleted, what they stored no longer
+        // counted by the guard), as an operator would have.
+        2: [
+            "DELETE FROM held_reports WHERE device IN (SELECT device FROM device_keys WHERE \(laterIdsOfAKey))",
+            "UPDATE device_keys SET status = 'rejected', held = 0 WHERE \(laterIdsOfAKey)",
+        ],
     ]
 
     /// The recorded schema versions (none in a new database).

@@ -42,6 +42,7 @@ public final class SQLiteReportStore: ReportStore, SQLQuerying {
                         for statement in ReportSQL.migrations[version] ?? [] { try db.execute(sql: statement) }
                     }
                 }
+                for statement in ReportSQL.constraints { try db.execute(sql: statement) }
                 if found != ReportSQL.schemaVersion {
                     try db.execute(sql: ReportSQL.insertSchemaVersion, arguments: [ReportSQL.schemaVersion])
                 }
@@ -58,7 +59,7 @@ public final class SQLiteReportStore: ReportStore, SQLQuerying {
         do {
             return try await pool.write { db in
                 let reads = try plan.reads.map { try Self.rows(db, $0) }
-                let decision = plan.decide(reads[0], reads[1])
+                let decision = plan.decide(reads)
                 guard let table = decision.table else {
                     return IngestResult(accepted: 0, duplicates: 0, verdict: decision.verdict)
                 }
