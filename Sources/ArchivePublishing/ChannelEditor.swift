@@ -99,6 +99,9 @@ public enum ChannelEditor {
         try edit(&edited, current)
         let published = max(now, current.published.addingTimeInterval(1))
         edited["published"] = .string(RFC3339.format(published))
+        // The version's first publication rides along every re-signing: the rollout guard
+        // counts devices heard from before it, and an edit must not move that point.
+        edited["firstPublished"] = .string(RFC3339.format(current.firstPublication))
         let rollout = try edited["rollout"].map(Rollout.parse)
         if let expires {
             edited["expires"] = .string(RFC3339.format(expires))

@@ -22,8 +22,8 @@ public struct RolloutGuardPass {
     public var options: RolloutGuardRule.Options
     /// When halting, also revoke the version.
     public var revoke: Bool
-    /// Under open admission, devices first heard from after it do not count (default: the
-    /// rollout's start).
+    /// Devices not admitted and first heard from after it do not count (default: the
+    /// rollout's start, or the version's first publication).
     public var historyBefore: Date?
     /// Run after a halt (or when already halted): `--push`; its one line is the outcome's `pushed`.
     public var afterHalt: (@Sendable () async throws -> String)?
@@ -84,14 +84,15 @@ public struct RolloutGuardPass {
         return r
     }
 
-    /// The guard's window on the reports (docs/fleet-reports.md#the-rollout-guard): under
-    /// open admission only devices heard from before the release's rollout began count
-    /// (`--history-before`, else the rollout's start or the release's publication, whichever
-    /// is earlier, and no later than a halt of this version); after a person resumed a rollout
+    /// The guard's window on the reports (docs/fleet-reports.md#the-rollout-guard): devices
+    /// not admitted count only when heard from before the release's rollout began
+    /// (`--history-before`, else the rollout's start or the version's first publication,
+    /// whichever is earlier, and no later than a halt of this version: a re-signing never
+    /// moves it); after a person resumed a rollout
     /// the guard halted (the manifest re-signed after the halt's restriction), only reports
     /// received since the resume count, so the same figures do not halt it again.
     func window(for manifest: Manifest) -> (trustedBefore: Date, since: Date?) {
-        var began = [manifest.published] + (manifest.rollout?.start.map { [$0] } ?? [])
+        var began = [manifest.firstPublication] + (manifest.rollout?.start.map { [$0] } ?? [])
         var since: Date?
         if let data = FileManager.default.contents(atPath: folder + "/restriction.json"),
             let halt = try? Restriction.parse(data, source: folder + "/restriction.json"), halt.version == manifest.version, halt.paused
@@ -99,7 +100,7 @@ public struct RolloutGuardPass {
             began.append(halt.issued)
             if !halt.restricts(manifest), manifest.published > halt.issued { since = manifest.published }
         }
-        return (historyBefore ?? began.min() ?? manifest.published, since)
+        return (historyBefore ?? began.min() ?? manifest.firstPublication, since)
     }
 
     /// One pass: what it found and did.

@@ -31,8 +31,13 @@ public struct Manifest: Sendable, Equatable {
     public let minShellVersion: Version
     /// Highest shell version that may run this client, inclusive.
     public let maxShellVersion: Version?
-    /// When the release was published.
+    /// When the release was published (signed last: every re-signing moves it).
     public let published: Date
+    /// When this version was first published, carried by every re-signing of it (`rollout
+    /// set`, `revoke`, …); nil in a first publication, whose `published` it is.
+    public let firstPublished: Date?
+    /// When this version was first published: ``firstPublished``, else ``published``.
+    public var firstPublication: Date { firstPublished ?? published }
     /// Past this time a device keeps what it has and reports a stale feed.
     public let expires: Date?
     /// A staged rollout: which share of devices takes this release now (`nil`: all).
@@ -54,7 +59,7 @@ public struct Manifest: Sendable, Equatable {
     /// The names of every field of docs/formats.md#manifest (everything else is an unknown field).
     public static let knownFields: Set<String> = [
         "format", "app", "channel", "version", "url", "sha256", "size", "minShellVersion",
-        "maxShellVersion", "published", "expires", "keyId", "signature", "signatures", "rollout", "revoked", "delta", "apply",
+        "maxShellVersion", "published", "firstPublished", "expires", "keyId", "signature", "signatures", "rollout", "revoked", "delta", "apply",
     ]
 
     /// Fields this version does not know: signed like every other field, otherwise ignored.
@@ -137,6 +142,10 @@ public struct Manifest: Sendable, Equatable {
                 "maxShellVersion \(max) is below minShellVersion \(minShellVersion)")
         }
         published = try fields.date("published")
+        firstPublished = try fields.optional("firstPublished") { try fields.date($0) }
+        if let firstPublished, firstPublished > published {
+            throw ManifestRejection(.invalidValue, field: "firstPublished", "firstPublished is after published")
+        }
         expires = try fields.optional("expires") { try fields.date($0) }
         if let expires, expires <= published {
             throw ManifestRejection(.invalidValue, field: "expires", "expires is not after published")
