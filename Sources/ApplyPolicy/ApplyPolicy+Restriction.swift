@@ -11,7 +11,11 @@ extension ApplyPolicy {
     /// `.notAllowedByRestriction` when
     /// 1. its mode is ``ApplyMode/now`` and the release's is not;
     /// 2. its mode is more eager than the release's (`idle` for a `next-start` release);
-    /// 3. both are `idle` and it waits for a shorter quiet time than the release's;
+    /// 3. it waits for a shorter quiet time than the release's where both wait for one: a
+    ///    policy's quiet time counts when its mode is `idle` or it has a deadline (past the
+    ///    deadline the switch waits for the next idle moment, whatever the mode), so a
+    ///    `window` restriction with a one-second idle time cannot hurry an `idle` release
+    ///    past its deadline;
     /// 4. it has a deadline and the release has none (adding a deadline forces a switch the release never asked for);
     /// 5. its deadline is earlier than the release's;
     /// 6. its ``graceSeconds`` is shorter than the release's (checked whether or not a deadline is set).
@@ -40,7 +44,7 @@ extension ApplyPolicy {
                     + " next-navigation, next-start)"
             )
         }
-        if other.mode == .idle, mode == .idle, other.effectiveIdleSeconds < effectiveIdleSeconds {
+        if other.waitsForQuiet, waitsForQuiet, other.effectiveIdleSeconds < effectiveIdleSeconds {
             throw ApplyPolicyError(
                 code: .notAllowedByRestriction,
                 message: "rollout restriction idle time \(DurationText.render(seconds: other.effectiveIdleSeconds)) is shorter than the"
@@ -74,4 +78,9 @@ extension ApplyPolicy {
         }
         return other
     }
+
+    /// Whether the policy ever waits for a quiet time: its mode is `idle`, or it has a
+    /// deadline (past which the switch waits for the next idle moment) and its mode is not
+    /// `now` (which never waits).
+    package var waitsForQuiet: Bool { mode == .idle || (deadline != nil && mode != .now) }
 }

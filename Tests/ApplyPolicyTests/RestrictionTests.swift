@@ -12,10 +12,12 @@ struct RestrictionTests {
     func allowed() throws {
         let release = try policy(.idle, deadline: "2026-12-01T00:00:00Z", grace: 3_600, idle: 300)
         let cases = [
-            try policy(.window, deadline: "2026-12-02T00:00:00Z", grace: 7_200),
+            try policy(.window, deadline: "2026-12-02T00:00:00Z", grace: 7_200, idle: 300),
             try policy(.nextStart),
             try policy(.idle, deadline: "2026-12-01T00:00:00Z", grace: 3_600, idle: 600),
-            try policy(.nextNavigation, deadline: "2026-12-01T00:00:00Z"),
+            // Past the deadline it waits for the release's quiet time (its own 60 s default
+            // would be shorter than the release's 300: refused, shorterQuietPastTheDeadline).
+            try policy(.nextNavigation, deadline: "2026-12-01T00:00:00Z", idle: 300),
         ]
         for restriction in cases {
             #expect(try release.restricted(by: restriction) == restriction)
@@ -107,5 +109,28 @@ struct RestrictionTests {
             error?.message == "rollout restriction idle time 1m is shorter than the release's 5m;"
                 + " a restriction may only make devices wait longer (use at least the release's)")
         #expect(try release.restricted(by: try policy(.idle, idle: 900)) == (try policy(.idle, idle: 900)))
+    }
+
+    /// Past a deadline every mode waits for the next idle moment, so the quiet time is
+    /// compared whenever both policies wait for one: a `window` restriction with a
+    /// one-second idle time hurried an `idle` release with an hour of quiet past its deadline.
+    @Test("a shorter quiet time is refused past a deadline whatever the restriction's mode")
+    func shorterQuietPastTheDeadline() throws {
+        let release = try policy(.idle, deadline: "2026-12-01T00:00:00Z", grace: 3_600, idle: 3_600)
+        for mode in [ApplyMode.window, .nextNavigation, .nextStart] {
+            let error = expectRefusal(.notAllowedByRestriction, naming: "1h") {
+                _ = try release.restricted(by: try policy(mode, deadline: "2026-12-01T00:00:00Z", grace: 3_600, idle: 1))
+            }
+            #expect(error?.message.hasPrefix("rollout restriction idle time 1s is shorter than the release's 1h;") == true, "\(mode)")
+        }
+        // A window release with a deadline waits for its quiet time past it too.
+        let window = try policy(.window, deadline: "2026-12-01T00:00:00Z", idle: 600)
+        _ = expectRefusal(.notAllowedByRestriction, naming: "10m") {
+            _ = try window.restricted(by: try policy(.nextStart, deadline: "2026-12-01T00:00:00Z", idle: 5))
+        }
+        // Dropping the deadline leaves no quiet time to wait for: allowed, as before.
+        #expect(try release.restricted(by: try policy(.window, idle: 1)) == (try policy(.window, idle: 1)))
+        // A release that never waits for quiet (no deadline, not idle) leaves the idle time free.
+        #expect(try (try policy(.window)).restricted(by: try policy(.nextStart, idle: 1)) == (try policy(.nextStart, idle: 1)))
     }
 }
