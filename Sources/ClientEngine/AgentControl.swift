@@ -12,9 +12,10 @@ package struct AgentControl: ControlHandler {
     private let control: UpdaterControl
     private let apply: ApplyDriver
 
-    /// Answers for `agent`'s updater and feeds its apply driver.
+    /// Answers for `agent`'s updater and feeds its apply driver; a page's check runs
+    /// through the agent, so the driver knows it downloads.
     package init(_ agent: DeviceAgent) {
-        control = UpdaterControl(agent.updater)
+        control = UpdaterControl(agent.updater, check: { _ = try await agent.checkForUpdates() })
         apply = agent.apply
         apply.switchThroughPages()
     }

@@ -37,7 +37,8 @@ package final class ApplyDriver: Sendable {
         var hostStartedAt: Date
         var lastInput: Date?
         var leases: [String: Date] = [:]
-        var downloading = false
+        /// Checks downloading now, whoever started them (the schedule, a page, the shell's bridge).
+        var downloads = 0
         var switched: Set<String> = []
         var failedUntil: Date?
         var written: (line: String, at: Date)?
@@ -68,7 +69,8 @@ package final class ApplyDriver: Sendable {
 
     /// The staged version a page may switch to now, when the policy allows it and the host
     /// switches through its pages.
-    package func allowedSwitch() -> String? { state.withLock { $0.allowed?.version } }
+    /// None while a check downloads.
+    package func allowedSwitch() -> String? { state.withLock { $0.downloads > 0 ? nil : $0.allowed?.version } }
 
     /// A page asks to switch (its shim saw ``allowedSwitch``, or the page's own
     /// `switchToPendingVersion()`): with the policy's trigger when it allows the switch,
@@ -119,11 +121,25 @@ package final class ApplyDriver: Sendable {
         signal.wake()
     }
 
-    /// A download runs (true) or ended (false): no switch meanwhile.
-    package func setDownloading(_ running: Bool) {
-        state.withLock { $0.downloading = running }
-        if !running { signal.wake() }
+    /// Runs `check` as a download: no switch while it runs, and a decision once it ended.
+    /// Checks may overlap (a page's beside the periodic one): each counts until it ends.
+    package func whileDownloading<T: Sendable>(_ check: () async throws -> T) async rethrows -> T {
+        // A switch allowed before the download is not allowed during it: the page's shim
+        // (``allowedSwitch``) must not switch while the next version downloads.
+        state.withLock { s in
+            s.downloads += 1
+            s.allowed = nil
+        }
+        signal.wake()
+        defer {
+            state.withLock { $0.downloads -= 1 }
+            signal.wake()
+        }
+        return try await check()
     }
+
+    /// Checks downloading now.
+    package var downloadCount: Int { state.withLock { $0.downloads } }
 
     /// Something changed that may allow a switch (a version staged, a trial ended).
     package func wake() { signal.wake() }
@@ -135,7 +151,7 @@ package final class ApplyDriver: Sendable {
             return ApplyInput(
                 policy: staged.policy, stagedAt: staged.since ?? t, hostStartedAt: s.hostStartedAt, windows: windows,
                 lastInput: s.lastInput, leaseUntil: s.leases.values.max(), trialRunning: staged.trialRunning,
-                downloading: s.downloading, alreadySwitched: s.switched.contains(staged.version))
+                downloading: s.downloads > 0, alreadySwitched: s.switched.contains(staged.version))
         }
     }
 

@@ -200,15 +200,12 @@ public final class DeviceAgent: Service, Sendable {
             var check = 1
             while !Task.isCancelled {
                 var retryAfter: Duration?
-                // No switch while the check downloads; the driver decides again once it ended.
-                apply.setDownloading(true)
                 do {
-                    try await updater.checkForUpdates()
+                    _ = try await Self.check(updater, apply)
                 } catch {
                     retryAfter = HTTPStatusFailure.found(in: error)?.retryAfter
                     onFailure(error)
                 }
-                apply.setDownloading(false)
                 do { try await Task.sleep(for: schedule.delay(before: check, retryAfter: retryAfter)) } catch { return }
                 check += 1
             }
@@ -219,6 +216,17 @@ public final class DeviceAgent: Service, Sendable {
             return tasks.stopped
         }
         if stopped { checks.cancel() }
+    }
+
+    /// Checks for updates now, for whoever asks (the periodic schedule, a page's
+    /// `checkForUpdates()`, the shell's bridge): the apply driver knows the check is
+    /// downloading and switches nothing until it ended.
+    /// - Throws: what `Updater.checkForUpdates()` throws.
+    @discardableResult
+    public func checkForUpdates() async throws -> InstallReport { try await Self.check(updater, apply) }
+
+    private static func check(_ updater: Updater, _ apply: ApplyDriver) async throws -> InstallReport {
+        try await apply.whileDownloading { try await updater.checkForUpdates() }
     }
 
     /// The host is stopping: `STOPPING=1` to systemd (once) and no more periodic checks.

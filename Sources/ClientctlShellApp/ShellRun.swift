@@ -91,7 +91,7 @@ final class ShellRun: Sendable {
         view.freshProcessAfter = options.freshProcessAfter
         view.build(context: context)
         let agent = DeviceAgent(engine, supervisor: systemd, sinks: [{ [self] event in self.forward(event, to: view) }])
-        connect(view, engine: engine, apply: agent.apply, core: core)
+        connect(view, engine: engine, agent: agent, core: core)
         // WebKit's network process ending (docs/native-shell.md#a-page-that-dies): reported;
         // under --origin loopback the page is loaded again with a fresh launch URL.
         view.watchNetworkProcess(reloads: loopback != nil) { [log] fields in log.emit("networkProcessTerminated", fields) }
@@ -131,9 +131,11 @@ final class ShellRun: Sendable {
     }
 
     /// The page's messages go to the engine; the window's close ends the run.
-    private func connect(_ view: ShellView, engine: DeviceEngine, apply: ApplyDriver, core: ServingCore) {
+    private func connect(_ view: ShellView, engine: DeviceEngine, agent: DeviceAgent, core: ServingCore) {
+        let apply = agent.apply
+        // The page's check runs through the agent, so the apply driver sees its download.
         let bridge = PageBridge(
-            control: UpdaterControl(engine.updater),
+            control: UpdaterControl(engine.updater, check: { _ = try await agent.checkForUpdates() }),
             onFirstPaint: { [self] in
                 let first = state.withLock { state in
                     defer { state.firstPaintSeen = true }

@@ -130,9 +130,19 @@ import Testing
     @Test func nothingSwitchesDuringATrialOrADownloadEvenNow() async throws {
         let s = try await staged(Self.policy(("mode", .string("now"))))
         let driver = s.driver()
-        driver.setDownloading(true)
+        // Two checks overlap (a page's beside the periodic one): the switch waits for both.
+        let (firstEnds, endFirst) = AsyncStream<Void>.makeStream()
+        let (secondEnds, endSecond) = AsyncStream<Void>.makeStream()
+        let first = Task { await driver.whileDownloading { for await _ in firstEnds { break } } }
+        let second = Task { await driver.whileDownloading { for await _ in secondEnds { break } } }
+        try await Poll.until("both checks downloading", timeout: 60) { driver.downloadCount == 2 }
         #expect(await driver.step().decision == .wait(.download))
-        driver.setDownloading(false)
+        endFirst.yield()
+        await first.value
+        #expect(await driver.step().decision == .wait(.download), "the second check still downloads")
+        endSecond.yield()
+        await second.value
+        #expect(driver.downloadCount == 0)
         // A trial of 1.1.0 runs (the page asked); 1.2.0 is published with mode now.
         try await s.updater.reload()
         try s.device.publish("1.2.0") { $0["apply"] = Self.policy(("mode", .string("now"))) }

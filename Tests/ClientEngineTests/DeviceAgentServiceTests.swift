@@ -146,4 +146,40 @@ import Testing
         agent.stopping()
         await agent.shutdown()
     }
+
+    /// Every check tells the apply driver about its download, whoever asks for it: under
+    /// `serve` a page's own `POST /__clientctl/check` (`checkForUpdates()`) went straight to
+    /// the updater, so the switch the driver had allowed stayed allowed (`switchNow`) during
+    /// the whole download of the next version. The next version's archive is held half way,
+    /// so its download runs for as long as the test needs.
+    @Test func aPagesCheckHoldsTheSwitchBackWhileItDownloads() async throws {
+        let device = try DeviceFixture()
+        try await device.installAndCommit(["1.0.0"])
+        let held = HeldTransport(DefaultTransport(settings: HTTPTransportSettings()), holding: "/stable/v1.2.0.tar.gz")
+        let engine = try DeviceEngine.open(device.layout, options: .init(transport: held, logger: .quiet))
+        let agent = DeviceAgent(engine, sinks: [])
+        let control = AgentControl(agent)  // serve's: a page's shim switches
+        try await agent.start(bridge: NoBridge())
+        // 1.1.0 (mode now) staged by a check: the driver allows the switch.
+        try device.publish("1.1.0") { $0["apply"] = .object(["mode": .string("now")]) }
+        try await agent.checkForUpdates()
+        #expect(StateStore.load(device.layout).pending == "1.1.0")
+        try await Poll.until("the switch to 1.1.0 allowed", timeout: 60) { (try? await control.status())?.switchNow == true }
+
+        // The page checks while 1.2.0 is out: no switch during its download.
+        try device.publish("1.2.0") { $0["apply"] = .object(["mode": .string("now")]) }
+        let check = Task { try await control.checkForUpdates(version: "1.0.0") }
+        await held.waitUntilHolding()
+        let during = try await control.status()
+        #expect(during.switchNow != true, "no switch while the page's check downloads")
+        #expect(during.current == "1.0.0")
+        held.release()
+        _ = try await check.value
+        try await Poll.until("1.2.0 staged and allowed once the check ended", timeout: 60) {
+            let status = try? await control.status()
+            return status?.pending == "1.2.0" && status?.switchNow == true
+        }
+        agent.stopping()
+        await agent.shutdown()
+    }
 }

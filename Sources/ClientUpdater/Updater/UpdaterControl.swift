@@ -8,9 +8,14 @@ import ClientShim
 /// ```
 public struct UpdaterControl: ControlHandler {
     public let updater: Updater
+    private let check: @Sendable () async throws -> Void
 
-    public init(_ updater: Updater) {
+    /// Answers for `updater`.
+    /// - Parameter check: how a page's check runs (default: `updater.checkForUpdates()`); a
+    ///   host with an apply driver passes its agent's check, which the driver sees.
+    public init(_ updater: Updater, check: (@Sendable () async throws -> Void)? = nil) {
         self.updater = updater
+        self.check = check ?? { _ = try await updater.checkForUpdates() }
     }
 
     public func startupDidComplete() async throws -> ControlStatus {
@@ -25,7 +30,7 @@ public struct UpdaterControl: ControlHandler {
     public func checkForUpdates() async throws -> ControlStatus {
         // The outcome reaches pages as `updateAvailable` / `error` events; a failed check
         // is an event, not a failed request.
-        _ = try? await updater.checkForUpdates()
+        try? await check()
         return try await status()
     }
 
