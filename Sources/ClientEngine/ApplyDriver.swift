@@ -9,10 +9,14 @@ import Synchronization
 /// on its answer.
 ///
 /// It holds no rule of its own: every answer is `ApplyDecision.decide(_:now:)`'s, on the
-/// injected clock. It decides again when the host wakes it (a new version staged, a trial
-/// ended, a lease released, a navigation) and at `ApplyDecision.nextWake(_:now:)`, at
-/// least every ``maxSleep`` so that a clock that jumps is caught. Input does not wake it:
-/// input only ever delays a switch.
+/// injected clocks. Durations — idle time, leases, the wait after a failed switch — are kept
+/// on the monotonic clock and projected onto the wall clock only for the decision, so a wall
+/// clock that jumps (by seconds or by years, either way) never shortens or lengthens them;
+/// the wall clock is read for what is wall-clock by nature (windows, deadlines, timestamps).
+/// A jump is noticed at the next decision (the two clocks disagree) and said in the status.
+/// It decides again when the host wakes it (a new version staged, a trial ended, a lease
+/// released, a navigation) and at `ApplyDecision.nextWake(_:now:)`, at least every
+/// ``maxSleep``. Input does not wake it: input only ever delays a switch.
 package final class ApplyDriver: Sendable {
     /// The longest lease a page may hold at once (it may renew).
     package static let maxLeaseSeconds: Double = 600
@@ -23,25 +27,36 @@ package final class ApplyDriver: Sendable {
     /// After a switch that failed, the wait before trying again.
     package static let retryAfterFailure: TimeInterval = 60
 
+    /// The two clocks disagreeing by more than this between decisions is a jump of the wall clock.
+    package static let jumpTolerance: TimeInterval = 2
+    /// How long (monotonic) the status keeps saying that the wall clock jumped.
+    package static let jumpShownFor: Duration = .seconds(86_400)
+
     private let updater: Updater
     private let windows: [MaintenanceWindow]
     private let now: @Sendable () -> Date
+    private let monotonic: @Sendable () -> Duration
     /// True when the host puts a new version on screen itself (the shell); false when a
     /// page must do it (`serve`: the page's shim switches when ``allowedSwitch`` says so).
     private let switchesInPlace: Mutex<Bool>
     private let signal = WakeSignal()
 
+    /// Every duration on the monotonic clock (time since the driver's clock origin).
     private struct State {
         /// Decisions made so far (``decisions``).
         var steps = 0
-        var hostStartedAt: Date
-        var lastInput: Date?
-        var leases: [String: Date] = [:]
+        var hostStarted: Duration
+        var lastInput: Duration?
+        /// Each lease's end.
+        var leases: [String: Duration] = [:]
         /// Checks downloading now, whoever started them (the schedule, a page, the shell's bridge).
         var downloads = 0
         var switched: Set<String> = []
-        var failedUntil: Date?
-        var written: (line: String, at: Date)?
+        var failedUntil: Duration?
+        var written: (line: String, at: Duration)?
+        /// The two clocks at the last decision, and the last jump of the wall clock seen.
+        var lastReading: (wall: Date, monotonic: Duration)?
+        var jump: (seconds: TimeInterval, at: Date, seen: Duration)?
         var waitsForNavigation = false
         /// `serve`: the staged version the policy lets a page switch to now, and why.
         var allowed: (version: String, trigger: String)?
@@ -52,12 +67,31 @@ package final class ApplyDriver: Sendable {
     /// - Parameters:
     ///   - windows: the device's maintenance windows (config `applyWindows`, read in its zone).
     ///   - now: the wall clock.
-    package init(updater: Updater, windows: [MaintenanceWindow], now: @escaping @Sendable () -> Date = { Date() }) {
+    ///   - monotonic: the monotonic clock, as time since any fixed origin (default:
+    ///     `ContinuousClock`, which no setting of the system's time moves).
+    package init(
+        updater: Updater, windows: [MaintenanceWindow], now: @escaping @Sendable () -> Date = { Date() },
+        monotonic: (@Sendable () -> Duration)? = nil
+    ) {
         self.updater = updater
         self.windows = windows
         self.now = now
+        let clock = monotonic ?? Self.continuous()
+        self.monotonic = clock
         self.switchesInPlace = Mutex(true)
-        self.state = Mutex(State(hostStartedAt: now()))
+        self.state = Mutex(State(hostStarted: clock()))
+    }
+
+    /// Time since now on `ContinuousClock`.
+    private static func continuous() -> @Sendable () -> Duration {
+        let origin = ContinuousClock.now
+        return { origin.duration(to: ContinuousClock.now) }
+    }
+
+    /// A duration in seconds.
+    private static func seconds(_ d: Duration) -> TimeInterval {
+        let (s, a) = d.components
+        return TimeInterval(s) + TimeInterval(a) / 1e18
     }
 
     /// `serve`: the host cannot put a version on screen, a page must. From now on a
@@ -95,8 +129,8 @@ package final class ApplyDriver: Sendable {
 
     /// The user did something (a key, the pointer, a touch): idle time starts again.
     package func noteInput() {
-        let t = now()
-        state.withLock { $0.lastInput = t }
+        let m = monotonic()
+        state.withLock { $0.lastInput = m }
     }
 
     /// A page holds the switch back for `seconds` (at most ``maxLeaseSeconds``; 0 or less
@@ -104,14 +138,15 @@ package final class ApplyDriver: Sendable {
     @discardableResult
     package func hold(lease: String, seconds: Double) -> Date {
         let t = now()
-        let until = t.addingTimeInterval(min(max(seconds.isFinite ? seconds : 0, 0), Self.maxLeaseSeconds))
+        let m = monotonic()
+        let held = min(max(seconds.isFinite ? seconds : 0, 0), Self.maxLeaseSeconds)
         state.withLock { s in
-            if until > t { s.leases[lease] = until } else { s.leases[lease] = nil }
+            if held > 0 { s.leases[lease] = m + .milliseconds(Int64(held * 1000)) } else { s.leases[lease] = nil }
             // Bounded whatever a page posts: past the cap the lease ending first goes.
             while s.leases.count > Self.maxLeases, let first = s.leases.min(by: { $0.value < $1.value })?.key { s.leases[first] = nil }
         }
         signal.wake()
-        return until
+        return t.addingTimeInterval(held)
     }
 
     /// Ends every lease whose id starts with `prefix` (all when empty): their page, web
@@ -144,15 +179,47 @@ package final class ApplyDriver: Sendable {
     /// Something changed that may allow a switch (a version staged, a trial ended).
     package func wake() { signal.wake() }
 
-    /// The input of a decision about `staged` at `t`, expired leases dropped.
-    private func input(_ staged: StagedSwitch, at t: Date) -> ApplyInput {
+    /// The input of a decision about `staged` at wall time `t` and monotonic time `m`,
+    /// expired leases dropped: the host's start, the last input and the leases' ends, kept on
+    /// the monotonic clock, are placed on the wall clock as seen from `t`, so their durations
+    /// are the monotonic clock's whatever the wall clock did meanwhile.
+    private func input(_ staged: StagedSwitch, at t: Date, _ m: Duration) -> ApplyInput {
         state.withLock { s in
-            s.leases = s.leases.filter { $0.value > t }
+            s.leases = s.leases.filter { $0.value > m }
+            let onWall = { (d: Duration) in t.addingTimeInterval(Self.seconds(d - m)) }
             return ApplyInput(
-                policy: staged.policy, stagedAt: staged.since ?? t, hostStartedAt: s.hostStartedAt, windows: windows,
-                lastInput: s.lastInput, leaseUntil: s.leases.values.max(), trialRunning: staged.trialRunning,
+                policy: staged.policy, stagedAt: staged.since ?? t, hostStartedAt: onWall(s.hostStarted), windows: windows,
+                lastInput: s.lastInput.map(onWall), leaseUntil: s.leases.values.max().map(onWall), trialRunning: staged.trialRunning,
                 downloading: s.downloads > 0, alreadySwitched: s.switched.contains(staged.version))
         }
+    }
+
+    /// Notes the two clocks at a decision: a wall clock that moved more or less than the
+    /// monotonic one since the last decision jumped.
+    private func read(wall t: Date, monotonic m: Duration) {
+        state.withLock { s in
+            if let last = s.lastReading {
+                let drift = t.timeIntervalSince(last.wall) - Self.seconds(m - last.monotonic)
+                if abs(drift) > Self.jumpTolerance { s.jump = (drift, t, m) }
+            }
+            s.lastReading = (t, m)
+            if let jump = s.jump, m - jump.seen > Self.jumpShownFor { s.jump = nil }
+        }
+    }
+
+    /// What the status says of the last jump of the wall clock, if one was seen lately.
+    package var clockNote: String? {
+        state.withLock { s in
+            s.jump.map { jump in
+                "the wall clock jumped by \(Self.signed(jump.seconds)) at \(RFC3339Time.string(from: jump.at)); "
+                    + "idle time, leases and retries go by the monotonic clock"
+            }
+        }
+    }
+
+    /// `+1d 2h`, `−30s`: a jump's size.
+    static func signed(_ seconds: TimeInterval) -> String {
+        (seconds < 0 ? "−" : "+") + DurationText.render(seconds: Int(abs(seconds).rounded()))
     }
 
     /// What one ``step(navigation:)`` decided and did.
@@ -171,6 +238,9 @@ package final class ApplyDriver: Sendable {
     @discardableResult
     package func step(navigation: Bool = false) async -> Step {
         state.withLock { $0.steps += 1 }
+        let t = now()
+        let m = monotonic()
+        read(wall: t, monotonic: m)
         guard let staged = updater.stagedSwitch() else {
             let hadStatus = state.withLock { s in
                 defer {
@@ -182,8 +252,7 @@ package final class ApplyDriver: Sendable {
             if hadStatus { ApplyStatus.remove(updater.layout) }
             return Step(decision: nil, switched: nil, wake: nil)
         }
-        let t = now()
-        let input = input(staged, at: t)
+        let input = input(staged, at: t, m)
         let decision = ApplyDecision.decide(input, now: t)
         let wake = ApplyDecision.nextWake(input, now: t)
         state.withLock { s in
@@ -207,13 +276,13 @@ package final class ApplyDriver: Sendable {
             record(staged, decision.description, at: t, wake: wake)
             return Step(decision: decision, switched: nil, wake: wake)
         }
-        if let until = state.withLock({ $0.failedUntil }), until > t {
-            return Step(decision: decision, switched: nil, wake: until)
+        if let until = state.withLock({ $0.failedUntil }), until > m {
+            return Step(decision: decision, switched: nil, wake: t.addingTimeInterval(Self.seconds(until - m)))
         }
         do {
             try await updater.switchStaged(staged.version, trigger: trigger, reload: !navigation)
         } catch {
-            state.withLock { $0.failedUntil = t.addingTimeInterval(Self.retryAfterFailure) }
+            state.withLock { $0.failedUntil = m + .seconds(Self.retryAfterFailure) }
             let retry = t.addingTimeInterval(Self.retryAfterFailure)
             record(staged, "the switch failed, trying again at \(RFC3339Time.string(from: retry)): \(error)", at: t, wake: retry)
             return Step(decision: decision, switched: nil, wake: retry)
@@ -261,12 +330,15 @@ package final class ApplyDriver: Sendable {
     }
 
     /// Writes the status line when it changed (at most every 10 s while only its times move).
-    private func record(_ staged: StagedSwitch, _ line: String, at t: Date, wake: Date?) {
+    private func record(_ staged: StagedSwitch, _ decided: String, at t: Date, wake: Date?) {
+        let m = monotonic()
+        let clock = clockNote
+        let line = clock.map { decided + "; " + $0 } ?? decided
         let write = state.withLock { s -> Bool in
-            if let written = s.written, written.line == line || Self.sameKind(written.line, line) && t.timeIntervalSince(written.at) < 10 {
+            if let written = s.written, written.line == line || Self.sameKind(written.line, line) && m - written.at < .seconds(10) {
                 return false
             }
-            s.written = (line, t)
+            s.written = (line, m)
             return true
         }
         guard write else { return }

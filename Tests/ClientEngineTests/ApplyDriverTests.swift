@@ -16,12 +16,20 @@ import Testing
 /// the page's leases, a trial and the injected clock say (docs/apply-policies.md). No test
 /// sleeps: the clock moves only when the test moves it.
 @Suite struct ApplyDriverTests {
-    /// A wall clock that moves only when told.
+    /// A wall clock and a monotonic clock that move only when told: ``advance(_:)`` moves
+    /// both (time passes), ``jump(_:)`` only the wall clock (someone set it).
     final class TestClock: Sendable {
-        private let time: Mutex<Date>
-        init(_ start: Date) { time = Mutex(start) }
-        var now: @Sendable () -> Date { { self.time.withLock { $0 } } }
-        func advance(_ seconds: TimeInterval) { time.withLock { $0 = $0.addingTimeInterval(seconds) } }
+        private let time: Mutex<(wall: Date, monotonic: Duration)>
+        init(_ start: Date) { time = Mutex((start, .seconds(1_000))) }
+        var now: @Sendable () -> Date { { self.time.withLock { $0.wall } } }
+        var monotonic: @Sendable () -> Duration { { self.time.withLock { $0.monotonic } } }
+        func advance(_ seconds: TimeInterval) {
+            time.withLock {
+                $0.wall = $0.wall.addingTimeInterval(seconds)
+                $0.monotonic += .milliseconds(Int64(seconds * 1000))
+            }
+        }
+        func jump(_ seconds: TimeInterval) { time.withLock { $0.wall = $0.wall.addingTimeInterval(seconds) } }
     }
 
     /// Counts what the updater asks of the host.
@@ -41,7 +49,7 @@ import Testing
         let bridge: Bridge
 
         func driver(windows: [MaintenanceWindow] = []) -> ApplyDriver {
-            ApplyDriver(updater: updater, windows: windows, now: clock.now)
+            ApplyDriver(updater: updater, windows: windows, now: clock.now, monotonic: clock.monotonic)
         }
 
         /// The fleet reports the root recorded, newest last.
@@ -278,5 +286,45 @@ import Testing
         running.cancel()
         await running.value
         #expect(decided <= 2, "decisions in 2 s with nothing changing: \(decided)")
+    }
+
+    /// Idle time is the monotonic clock's: a wall clock set back by a day while the device
+    /// waits for quiet used to put the last input a day "in the future", so the quiet time
+    /// never came (the release never switched, its status frozen). Now the switch comes
+    /// after the policy's quiet time of real time, and the status says the clock jumped.
+    @Test(arguments: [-60.0, -86_400, -30 * 365 * 86_400.0, 60, 86_400, 30 * 365 * 86_400.0])
+    func idleTimeIsMeasuredOnTheMonotonicClockWhateverTheWallClockDoes(_ jump: TimeInterval) async throws {
+        let s = try await staged(Self.policy(("mode", .string("idle")), ("idleSeconds", .integer(300))))
+        let driver = s.driver()
+        driver.noteInput()
+        #expect(await driver.step().switched == nil)
+        s.clock.advance(100)
+        s.clock.jump(jump)
+        s.clock.advance(100)
+        var step = await driver.step()
+        #expect(step.switched == nil, "200 s of quiet are not 300 whatever the wall clock says")
+        let status = try #require(ApplyStatus.read(s.device.layout))
+        #expect(status.line.contains("the wall clock jumped by \(jump < 0 ? "−" : "+")"), "\(status.line)")
+        s.clock.advance(99)
+        #expect(await driver.step().switched == nil)
+        s.clock.advance(1)
+        step = await driver.step()
+        #expect(step.switched == "1.1.0" && step.decision == .switchNow(trigger: .idle), "\(String(describing: step.decision))")
+    }
+
+    /// A lease is a number of seconds the page asked for, on the monotonic clock: a wall
+    /// clock set forward by a year no longer ends it early, nor does one set back lengthen it.
+    @Test(arguments: [-365 * 86_400.0, 365 * 86_400.0])
+    func aLeaseHoldsItsSecondsWhenTheWallClockJumps(_ jump: TimeInterval) async throws {
+        let s = try await staged(Self.policy(("mode", .string("now"))))
+        let driver = s.driver()
+        driver.hold(lease: "page", seconds: 120)
+        s.clock.jump(jump)
+        s.clock.advance(119)
+        let step = await driver.step()
+        #expect(step.switched == nil, "119 s of a 120 s lease")
+        if case .wait(.lease)? = step.decision {} else { Issue.record("\(String(describing: step.decision))") }
+        s.clock.advance(1)
+        #expect(await driver.step().switched == "1.1.0")
     }
 }
