@@ -12,7 +12,9 @@ import TestSupport
 /// - `gen2_then_gen3` – the manifest of gen2 with index.html and files of gen3 (the
 ///   server moved on between the manifest and the asset downloads);
 /// - `gen2_then_gen3_modern` – the same, with an index.html that (like current Meteor
-///   servers) carries no `autoupdateVersionCordova`.
+///   servers) carries no `autoupdateVersionCordova`;
+/// - `capacitor/` – a seed built by `@meteorjs/capacitor` and the Meteor 3 server states it
+///   meets (``MeteorCapacitorFixtures``; its README.md says where each rule comes from).
 enum GeneratedMeteorFixtures {
     static let spec = MeteorAppGenerator.Spec()
     static var root: String { MeteorFixtures.generated }
@@ -44,5 +46,6 @@ enum GeneratedMeteorFixtures {
             spec, generation: 3, version: "gen3", to: versions + "/gen2_then_gen3_modern",
             index: g.indexHTML(spec, version: nil))
         try g.manifest(spec, generation: 2, version: "gen2").write(to: URL(fileURLWithPath: versions + "/gen2_then_gen3_modern/manifest.json"))
+        try MeteorCapacitorFixtures.write(to: dir + "/capacitor")
     }
 }
