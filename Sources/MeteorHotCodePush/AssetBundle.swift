@@ -6,9 +6,12 @@ import Foundation
 /// bundle's own files at their manifest `path`s, plus a parent (the embedded bundle) that
 /// serves every asset this bundle shares with it.
 ///
-/// An asset is *own* unless the parent has the same URL path with the same content
-/// (the plugin's `cachedAssetForURLPath` rule: a hash-less asset matches only when it is
-/// `cacheable`; index.html therefore is always own).
+/// An asset is *own* unless the parent has the same content: the same hash at the same
+/// URL path, the path spelled with or without a leading `/__cordova` segment (the
+/// plugin's `cachedAssetForURLPath` rule, made blind to that prefix so that a seed built
+/// by `@meteorjs/capacitor`, whose URLs lost it, still donates its files:
+/// docs/meteor.md#the-seed-as-a-donor). A hash-less asset matches only when it is
+/// `cacheable`; index.html therefore is always own.
 package final class AssetBundle: Sendable {
     /// The bundle folder.
     package let directory: String
@@ -18,6 +21,10 @@ package final class AssetBundle: Sendable {
     /// Assets whose files live in ``directory`` (manifest order, index.html last).
     package let ownAssets: [AssetManifest.Asset]
     private let ownByURLPath: [String: AssetManifest.Asset]
+    /// Own assets by ``AssetManifest/Asset/contentKey`` (both spellings of a URL path).
+    private let ownByContentKey: [String: [AssetManifest.Asset]]
+    /// Every manifest asset by URL path.
+    private let byURLPath: [String: AssetManifest.Asset]
 
     /// The manifest version.
     package var version: String { manifest.version }
@@ -29,6 +36,8 @@ package final class AssetBundle: Sendable {
         let own = manifest.assets.filter { parent?.cachedAsset(forURLPath: $0.urlPath, hash: $0.hash) == nil }
         self.ownAssets = own
         self.ownByURLPath = Dictionary(own.map { ($0.urlPath, $0) }, uniquingKeysWith: { first, _ in first })
+        self.ownByContentKey = Dictionary(grouping: own, by: \.contentKey)
+        self.byURLPath = Dictionary(manifest.assets.map { ($0.urlPath, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// Loads `<directory>/program.json`.
@@ -52,10 +61,17 @@ package final class AssetBundle: Sendable {
         return AssetBundle(directory: directory, manifest: manifest, parent: parent)
     }
 
-    /// This bundle's own asset at `urlPath` when its content is the one `hash` names.
+    /// This bundle's own asset at `urlPath`, spelled with or without a leading `/__cordova`
+    /// segment (the same spelling first), when its content is the one `hash` names.
     package func cachedAsset(forURLPath urlPath: String, hash: String?) -> AssetManifest.Asset? {
-        guard let asset = ownByURLPath[urlPath], asset.cacheable || asset.hash != nil, asset.hash == hash else { return nil }
-        return asset
+        let matching = (ownByContentKey[AssetPath.contentKey(urlPath)] ?? []).filter { ($0.cacheable || $0.hash != nil) && $0.hash == hash }
+        return matching.first { $0.urlPath == urlPath } ?? matching.first
+    }
+
+    /// The asset holding `asset`'s content and its file: this bundle's own, else the parent's.
+    private func holder(of asset: AssetManifest.Asset) -> (asset: AssetManifest.Asset, file: String)? {
+        if let match = cachedAsset(forURLPath: asset.urlPath, hash: asset.hash) { return (match, file(of: match)) }
+        return parent?.holder(of: asset)
     }
 
     /// The file of one of this bundle's own assets.
@@ -63,10 +79,13 @@ package final class AssetBundle: Sendable {
         directory + "/" + asset.filePath
     }
 
-    /// The asset served at `urlPath` and the file holding it: own assets first, then the parent's.
+    /// The asset served at `urlPath` and the file holding it: own assets first, then the
+    /// parent's asset of the same content (under either spelling of the URL path).
     package func resolve(urlPath: String) -> (asset: AssetManifest.Asset, file: String)? {
         if let own = ownByURLPath[urlPath] { return (own, file(of: own)) }
-        return parent?.resolve(urlPath: urlPath)
+        guard let parent else { return nil }
+        if let asset = byURLPath[urlPath], let held = parent.holder(of: asset) { return held }
+        return parent.resolve(urlPath: urlPath)
     }
 
     /// The runtime config of this bundle's index.html.

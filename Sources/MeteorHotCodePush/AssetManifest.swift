@@ -59,6 +59,11 @@ package struct AssetManifest: Sendable, Equatable {
             self.sourceMapURLPath = sourceMapURLPath
         }
 
+        /// ``urlPath`` as content is matched: without a leading `/__cordova` segment, so a
+        /// seed built by `@meteorjs/capacitor` (`/x`) and a server (`/__cordova/x`) name one
+        /// file alike.
+        package var contentKey: String { AssetPath.contentKey(urlPath) }
+
         /// True for the synthesised index page.
         package var isIndexPage: Bool { filePath == "index.html" && urlPath == "/" }
         /// True for a source map (the only hash-less assets besides index.html); a missing one is tolerated.

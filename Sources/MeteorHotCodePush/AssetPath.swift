@@ -13,6 +13,18 @@ enum AssetPath {
         return "/" + relative
     }
 
+    /// The prefix a web.cordova manifest puts before its URL paths.
+    static let cordovaPrefix = "/__cordova/"
+
+    /// `urlPath` without a leading `/__cordova` segment: the one spelling of a URL path
+    /// that a Cordova build (`/__cordova/x`), `@meteorjs/capacitor` (`/x`, its
+    /// `normalizeWebProgramAssetUrls`) and a Meteor 3 server (which answers both) share.
+    /// Content is matched under this spelling (docs/meteor.md#the-seed-as-a-donor).
+    static func contentKey(_ urlPath: String) -> String {
+        guard urlPath.hasPrefix(cordovaPrefix), urlPath.count > cordovaPrefix.count else { return urlPath }
+        return "/" + urlPath.dropFirst(cordovaPrefix.count)
+    }
+
     /// A manifest `path` (file inside the bundle folder), or `nil` when unsafe.
     static func filePath(_ path: String) -> String? {
         safeRelative(path)
