@@ -55,6 +55,14 @@ extension MeteorChannel {
         let bundle = try await download(
             manifest, manifestData: manifestData, embedded: embedded, state: state, fetcher: fetcher, reporter: reporter)
         let took = ContinuousClock.now - started
+        // The seed's own build under another version: say so (status shows it).
+        let note = try await BlockingExecutor.run { SeedAgreement.note(downloaded: bundle, seed: embedded) }
+        state.meteor?.noteVersion = note == nil ? nil : version
+        state.meteor?.versionNote = note
+        if let note {
+            options.logger.info("\(note)")
+            reporter.note(note)
+        }
         reporter.report(
             .downloaded, version: version, via: .files,
             ms: took.components.seconds * 1000 + took.components.attoseconds / 1_000_000_000_000_000)
@@ -144,7 +152,8 @@ extension MeteorChannel {
     }
 
     /// Links (or copies) `asset` from an installed version or from `PartialDownload/`
-    /// when one holds the same URL path with the same hash. A file from `PartialDownload/`
+    /// when one holds the same URL path (either spelling) with the same hash; the seed
+    /// needs no copy, it serves what it holds as the parent. A file from `PartialDownload/`
     /// is re-checked first against our integrity record (the SHA-256 written when it was
     /// stored), or, lacking a record, against the legacy content SHA-1: the manifest hash
     /// of a current Meteor server names no bytes, so a corrupt leftover is never reused.

@@ -194,6 +194,15 @@ package struct MeteorChannel: UpdateChannel {
         try? refreshMemory(state: &state)
     }
 
+    /// The note of a version that renamed the seed's build (docs/meteor.md#versions-that-disagree-for-no-reason),
+    /// while that version is pending or current.
+    package func summary(config: DeviceConfig, state: DeviceState) -> ChannelSummary {
+        guard let memory = state.meteor, let note = memory.versionNote, let version = memory.noteVersion,
+            version == state.pending || version == state.current
+        else { return ChannelSummary() }
+        return ChannelSummary(note: note)
+    }
+
     /// After a shell update (the core's one rule, `lastSeenInitialVersion`) the plugin keeps
     /// appId and ROOT_URL (as on iOS) and forgets the rest; an interrupted download made
     /// for the old shell goes too, and the compatibility version is the new seed's.

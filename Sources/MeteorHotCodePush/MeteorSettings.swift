@@ -45,6 +45,11 @@ package struct MeteorMemory: Codable, Sendable, Equatable {
     package var rootURL: String?
     package var cordovaCompatibilityVersion: String?
     package var lastDownloadedVersion: String?
+    /// The version ``versionNote`` is about.
+    package var noteVersion: String?
+    /// Why ``noteVersion`` was taken although it is the seed's own build under another
+    /// version (`SeedAgreement`); `status` shows it while that version is pending or current.
+    package var versionNote: String?
     package init(
         appId: String? = nil, rootURL: String? = nil, cordovaCompatibilityVersion: String? = nil,
         lastDownloadedVersion: String? = nil

@@ -34,21 +34,28 @@ package struct RuntimeConfig: Sendable, Equatable {
     /// percent-decoding, then JSON.
     /// - Throws: ``MeteorError`` `.runtimeConfig` "Couldn't load runtime config from index file".
     package static func extract(fromIndexHTML html: String) throws -> RuntimeConfig {
-        let failure = MeteorError(.runtimeConfig, "Couldn't load runtime config from index file")
-        let marker = "__meteor_runtime_config__ = JSON.parse(decodeURIComponent(\""
-        guard let start = html.range(of: marker) else { throw failure }
-        let rest = html[start.upperBound...]
-        guard let quote = rest.firstIndex(of: "\""), rest[quote...].hasPrefix("\"))") else { throw failure }
-        guard let decoded = String(rest[..<quote]).removingPercentEncoding,
-            let object = try? JSONSerialization.jsonObject(with: Data(decoded.utf8)),
-            let dict = object as? [String: Any]
-        else { throw failure }
+        guard let dict = object(fromIndexHTML: html) else {
+            throw MeteorError(.runtimeConfig, "Couldn't load runtime config from index file")
+        }
         let versions = (dict["autoupdate"] as? [String: Any])?["versions"] as? [String: Any]
         let cordova = (versions?["web.cordova"] as? [String: Any])?["version"] as? String
         return RuntimeConfig(
             rootURL: dict["ROOT_URL"] as? String, appId: dict["appId"] as? String,
             autoupdateVersionCordova: dict["autoupdateVersionCordova"] as? String,
             webCordovaVersion: cordova)
+    }
+
+    /// The whole runtime config object of an index page, found as ``extract(fromIndexHTML:)``
+    /// finds it; `nil` when there is none.
+    static func object(fromIndexHTML html: String) -> [String: Any]? {
+        let marker = "__meteor_runtime_config__ = JSON.parse(decodeURIComponent(\""
+        guard let start = html.range(of: marker) else { return nil }
+        let rest = html[start.upperBound...]
+        guard let quote = rest.firstIndex(of: "\""), rest[quote...].hasPrefix("\"))") else { return nil }
+        guard let decoded = String(rest[..<quote]).removingPercentEncoding,
+            let object = try? JSONSerialization.jsonObject(with: Data(decoded.utf8))
+        else { return nil }
+        return object as? [String: Any]
     }
 
     /// Reads and extracts the runtime config of an index.html file.

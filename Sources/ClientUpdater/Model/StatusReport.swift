@@ -47,6 +47,9 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var highestAccepted: String?
     /// The signed trust root in force (`root/N.json`); 0 for a root of `--trust` keys.
     public var trustRoot: Int?
+    /// What the channel says about the pending or current version (Meteor: why it took a
+    /// version that only renames the seed's build); nil when it says nothing.
+    public var channelNote: String?
     public var blacklist: [String]
     public var retry: [String]
     public var trial: DeviceState.Trial?
@@ -111,6 +114,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
         self.selected = RunningVersion(selected.flatMap { $0.isEmbedded ? nil : $0.id })
         highestAccepted = summary.highestAccepted
         trustRoot = summary.trustRoot
+        channelNote = summary.note
         blacklist = state.blacklist
         retry = state.retry
         trial = state.trial

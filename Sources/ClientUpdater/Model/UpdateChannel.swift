@@ -83,10 +83,14 @@ package struct ChannelSummary: Sendable, Equatable {
     package var highestAccepted: String?
     /// The version of the signed trust root the device follows (0: its `--trust` keys).
     package var trustRoot: Int?
-    package init(channel: String? = nil, highestAccepted: String? = nil, trustRoot: Int? = nil) {
+    /// What the channel says about the version it stages or runs, in one line (Meteor: a
+    /// version that only renames the seed's build).
+    package var note: String?
+    package init(channel: String? = nil, highestAccepted: String? = nil, trustRoot: Int? = nil, note: String? = nil) {
         self.channel = channel
         self.highestAccepted = highestAccepted
         self.trustRoot = trustRoot
+        self.note = note
     }
 }
 

@@ -22,6 +22,7 @@ package enum StatusExplanation {
             out.append("pending: \(pending) is installed and runs after a reload or the next start")
             if let apply = status.apply { out.append("takes over: \(apply)") }
         }
+        if let note = status.channelNote { out.append("note: " + note) }
         out += lastCheckLines(status, recent: recent)
         for version in status.retry {
             let why = recent.last { $0.type == .rolledBack && $0.version == version }?.reason

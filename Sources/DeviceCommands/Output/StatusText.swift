@@ -33,6 +33,7 @@ enum StatusText {
         } else {
             lines.append("last check:      never")
         }
+        if let note = s.channelNote { lines.append("note:            \(note)") }
         if let free = s.freeBytes { lines.append("free space:      \(DiskSpace.megabytes(free)) on \(s.root)") }
         lines.append("installed:       \(s.installed.isEmpty ? "none" : s.installed.map(\.version).joined(separator: ", "))")
         if let reports = s.reports { lines.append("reports:         " + renderReports(reports)) }
