@@ -32,6 +32,10 @@ package enum MeteorRootSetup {
         }
     }
 
+    /// Why a seed without program.json is refused, in Meteor's words.
+    package static let noHotCodePush =
+        #"no program.json: the app was built without hot code push (meteor.capacitor.hcp is "none" in package.json); set it to "webapp" (the default), rebuild, and run init with the new bundle"#
+
     /// Validates every field; the app id is the embedded index.html's `appId`.
     /// - Returns: the config to write and the first state (embedded version seen, the
     ///   embedded bundle's appId, ROOT_URL and compatibility version remembered).
@@ -59,6 +63,11 @@ package enum MeteorRootSetup {
         var isDir: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDir), isDir.boolValue else {
             throw MeteorError.field(.embeddedInvalid, "embedded", "\(embedded): no such folder")
+        }
+        // `@meteorjs/capacitor` leaves program.json out of a build with `hcp: "none"`: such
+        // a seed cannot take hot code push, and the fix is the app's setting, not ours.
+        if !FileManager.default.fileExists(atPath: path + "/program.json"), FileManager.default.fileExists(atPath: path + "/index.html") {
+            throw MeteorError.field(.embeddedInvalid, "embedded", "\(embedded): \(Self.noHotCodePush)")
         }
         let bundle: AssetBundle
         let runtime: RuntimeConfig
