@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "ServingCore", targets: ["ServingCore"]),
         .library(name: "ClientServer", targets: ["ClientServer"]),
         .library(name: "DeltaPatch", targets: ["DeltaPatch"]),
+        .library(name: "AuthenticatedTime", targets: ["AuthenticatedTime"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -108,6 +109,17 @@ let package = Package(
             name: "SignedManifest",
             dependencies: [
                 "ApplyPolicy", "ClientFoundation", "StrictJSON", "COpenSSL",
+            ]
+        ),
+        // Authenticated time (Roughtime, RFC 10049): requests, strict parsing and verification of
+        // answers (Ed25519 of SignedManifest, SHA-512 of OpenSSL), a bounded UDP query (NIO) and
+        // the quorum of several servers. Pure steps on bytes; no device logic.
+        .target(
+            name: "AuthenticatedTime",
+            dependencies: [
+                "ClientFoundation", "SignedManifest", "COpenSSL",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // Every use of libarchive: the archive formats, safe extraction (entry rules, caps) and
