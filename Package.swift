@@ -392,6 +392,12 @@ let package = Package(
             dependencies: [
                 "ShellLoopback", "ServingCore", "ClientShim", "ClientUpdater", "TestSupport", .product(name: "Logging", package: "swift-log"),
             ]),
+        .testTarget(
+            name: "AuthenticatedTimeTests",
+            dependencies: [
+                "AuthenticatedTime", "SignedManifest", "ClientFoundation", "TestSupport",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ]),
         .testTarget(name: "AppPackagingTests", dependencies: ["AppPackaging", "ClientFoundation", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

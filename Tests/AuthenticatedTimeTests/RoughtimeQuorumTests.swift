@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+
+@testable import AuthenticatedTime
+
+/// The quorum as a pure function: answers made by hand, the clocks injected.
+@Suite struct RoughtimeQuorumTests {
+    let now = ContinuousClock.now
+    let reading = ClockReading(wall: Date(timeIntervalSince1970: 1_000), uptime: .seconds(500), bootID: "boot-a")
+
+    func server(_ n: Int) throws -> RoughtimeServer {
+        try RoughtimeServer(host: "127.0.0.\(n)", port: 2002, publicKey: [UInt8](repeating: 1, count: 32))
+    }
+
+    func answer(_ n: Int, _ midpoint: UInt64, radius: UInt32 = 3, roundTrip: Duration = .zero, age: Duration = .zero) throws -> RoughtimeAnswer {
+        RoughtimeAnswer(
+            server: try server(n), time: RoughtimeTime(midpoint: midpoint, radius: radius), roundTrip: roundTrip, receivedAt: now - age)
+    }
+
+    @Test func threeHonestServersAgreeOnTheirIntersection() throws {
+        let answers = [try answer(1, 1_800_000_000), try answer(2, 1_800_000_001), try answer(3, 1_799_999_999)]
+        let time = try RoughtimeQuorum.decide(answers: answers, quorum: 3, at: now, reading: reading)
+        #expect(time.earliest == Date(timeIntervalSince1970: 1_799_999_998))
+        #expect(time.latest == Date(timeIntervalSince1970: 1_800_000_002))
+        #expect(time.agreeing == ["roughtime://127.0.0.1:2002", "roughtime://127.0.0.2:2002", "roughtime://127.0.0.3:2002"])
+        #expect(time.outvoted.isEmpty && time.failed.isEmpty)
+        #expect(time.obtainedAt == reading)
+    }
+
+    @Test func aLyingServerIsNamedAndOutvoted() throws {
+        let answers = [try answer(1, 1_800_000_000), try answer(2, 1_957_680_000, radius: 1), try answer(3, 1_800_000_001)]
+        let time = try RoughtimeQuorum.decide(answers: answers, quorum: 2, at: now, reading: reading)
+        #expect(time.agreeing == ["roughtime://127.0.0.1:2002", "roughtime://127.0.0.3:2002"])
+        #expect(time.outvoted == ["time server roughtime://127.0.0.2:2002 says 2032-01-14T08:00:00Z, ± 1 s: outvoted by 2 of 3"])
+        #expect(time.earliest == Date(timeIntervalSince1970: 1_799_999_998) && time.latest == Date(timeIntervalSince1970: 1_800_000_003))
+    }
+
+    /// The round trip widens an answer's radius, and an answer received earlier is carried
+    /// forward to the decision's instant on the monotonic clock.
+    @Test func roundTripAndAgeMoveTheInterval() throws {
+        let one = try answer(1, 1_800_000_000, radius: 1, roundTrip: .milliseconds(500), age: .seconds(2))
+        let time = try RoughtimeQuorum.decide(answers: [one], quorum: 1, at: now, reading: reading)
+        #expect(time.earliest == Date(timeIntervalSince1970: 1_800_000_000.5))
+        #expect(time.latest == Date(timeIntervalSince1970: 1_800_000_003.5))
+        // Without the round trip the two would not overlap; with it they do.
+        let far = try answer(2, 1_800_000_010, radius: 1, roundTrip: .seconds(4))
+        let close = try answer(3, 1_800_000_000, radius: 1, roundTrip: .seconds(4))
+        let both = try RoughtimeQuorum.decide(answers: [far, close], quorum: 2, at: now, reading: reading)
+        #expect(both.earliest == Date(timeIntervalSince1970: 1_800_000_005) && both.latest == Date(timeIntervalSince1970: 1_800_000_005))
+        #expect(throws: AuthenticatedTimeError.self) {
+            try RoughtimeQuorum.decide(
+                answers: [try answer(2, 1_800_000_010, radius: 1), try answer(3, 1_800_000_000, radius: 1)], quorum: 2, at: now, reading: reading)
+        }
+    }
+
+    @Test func tooFewAgreeingAnswersFailNamingEveryServer() throws {
+        let answers = [try answer(1, 1_800_000_000), try answer(2, 1_900_000_000)]
+        let failures = ["roughtime://127.0.0.3:2002: no valid answer within 2 seconds"]
+        let error = #expect(throws: AuthenticatedTimeError.self) {
+            try RoughtimeQuorum.decide(answers: answers, failures: failures, quorum: 2, at: now, reading: reading)
+        }
+        #expect(error?.code == .noQuorum)
+        #expect(
+            error?.message == "authenticated time: no 2 verified answers overlap, the quorum is 2 of 3: "
+                + "roughtime://127.0.0.1:2002 says 2027-01-15T08:00:00Z, ± 3 s; roughtime://127.0.0.2:2002 says 2030-03-17T17:46:40Z, ± 3 s; "
+                + "roughtime://127.0.0.3:2002: no valid answer within 2 seconds")
+        let none = #expect(throws: AuthenticatedTimeError.self) {
+            try RoughtimeQuorum.decide(answers: [], failures: failures, quorum: 1, at: now, reading: reading)
+        }
+        #expect(none?.message.hasSuffix("the quorum is 1 of 1: roughtime://127.0.0.3:2002: no valid answer within 2 seconds") == true)
+    }
+
+    @Test func twoEqualGroupsThatDisagreeAreNoQuorum() throws {
+        let answers = [try answer(1, 1_800_000_000), try answer(2, 1_800_000_001), try answer(3, 1_900_000_000), try answer(4, 1_900_000_001)]
+        let error = #expect(throws: AuthenticatedTimeError.self) {
+            try RoughtimeQuorum.decide(answers: answers, quorum: 2, at: now, reading: reading)
+        }
+        #expect(
+            error?.message.hasPrefix("authenticated time: two groups of 2 disagree (roughtime://127.0.0.1:2002, roughtime://127.0.0.2:2002 against")
+                == true)
+        // A third member settles it.
+        let settled = try RoughtimeQuorum.decide(answers: answers + [try answer(5, 1_900_000_002)], quorum: 2, at: now, reading: reading)
+        #expect(settled.agreeing.count == 3 && settled.outvoted.count == 2)
+    }
+
+    @Test func quorumBelowOneIsRefused() {
+        #expect(throws: AuthenticatedTimeError.self) { try RoughtimeQuorum.decide(answers: [], quorum: 0, at: now, reading: reading) }
+    }
+
+    /// The persisted value corrects a wall clock outside the interval, carried forward on the
+    /// monotonic clock, and leaves it alone in another boot.
+    @Test func persistedTimeCorrectsTheWallClockWithinItsBoot() throws {
+        let time = AuthenticatedTime(
+            earliest: Date(timeIntervalSince1970: 1_800_000_000), latest: Date(timeIntervalSince1970: 1_800_000_006), obtainedAt: reading,
+            agreeing: ["roughtime://127.0.0.1:2002"])
+        #expect(time.midpoint == Date(timeIntervalSince1970: 1_800_000_003))
+        let later = ClockReading(wall: Date(timeIntervalSince1970: 1_000_060), uptime: .seconds(560), bootID: "boot-a")
+        #expect(time.interval(at: later) == Date(timeIntervalSince1970: 1_800_000_060)...Date(timeIntervalSince1970: 1_800_000_066))
+        #expect(time.correctedTime(at: later) == Date(timeIntervalSince1970: 1_800_000_060))
+        var ahead = later
+        ahead.wall = Date(timeIntervalSince1970: 2_000_000_000)
+        #expect(time.correctedTime(at: ahead) == Date(timeIntervalSince1970: 1_800_000_066))
+        var inside = later
+        inside.wall = Date(timeIntervalSince1970: 1_800_000_062)
+        #expect(time.correctedTime(at: inside) == inside.wall)
+        var otherBoot = later
+        otherBoot.bootID = "boot-b"
+        #expect(time.interval(at: otherBoot) == nil && time.correctedTime(at: otherBoot) == otherBoot.wall)
+        let decoded = try JSONDecoder().decode(AuthenticatedTime.self, from: JSONEncoder().encode(time))
+        #expect(decoded == time)
+    }
+
+    @Test func clockReadingIsOfThisBoot() {
+        let first = ClockReading.now()
+        let second = ClockReading.now()
+        #expect(first.bootID.count == 36 && first.bootID == second.bootID)
+        #expect(second.uptime >= first.uptime && first.uptime > .zero)
+    }
+}
