@@ -313,6 +313,8 @@ let package = Package(
         ),
         // Scripts/bench/apply: a fleet's apply decisions on a simulated clock (not shipped).
         .executableTarget(name: "apply-bench", dependencies: ["ApplyPolicy"], path: "Benchmarks/apply-bench"),
+        // Scripts/bench/roughtime: authenticated time's cost on loopback against real servers (not shipped).
+        .executableTarget(name: "roughtime-bench", dependencies: ["AuthenticatedTime"], path: "Benchmarks/roughtime-bench"),
         // Scripts/bench/collector: batches POSTed to a real `clientctl collect` (not shipped).
         .executableTarget(
             name: "collector-bench",
