@@ -78,13 +78,13 @@ import Testing
         #expect(clock.now - start < .seconds(10))
 
         let error = await #expect(throws: AuthenticatedTimeError.self) {
-            try await RoughtimeQuorum.query([honest.server, liar.server, silent.server], quorum: 2, timeout: .seconds(1))
+            try await RoughtimeQuorum.query([honest.server, liar.server, silent.server], quorum: 2, timeout: .seconds(10))
         }
         #expect(error?.code == .noQuorum)
         let message = error?.message ?? ""
         #expect(message.hasPrefix("authenticated time: no 2 verified answers overlap, the quorum is 2 of 3: "), "\(message)")
         #expect(message.contains("\(honest.server) says "))
         #expect(message.contains("\(liar.server) says "))
-        #expect(message.contains("\(silent.server): no valid answer within 1.0 seconds"), "\(message)")
+        #expect(message.contains("\(silent.server): no valid answer within 10.0 seconds"), "\(message)")
     }
 }
