@@ -72,7 +72,7 @@ let package = Package(
         .target(name: "DeviceSetup", dependencies: ["ApplyPolicy", "ClientFoundation", "SignedManifest"]),
         // When a staged version takes over (issue 45): apply modes and policies, maintenance
         // windows read on the wall clock of their own zone, and the one decision of their precedence.
-        .target(name: "ApplyPolicy"),
+        .target(name: "ApplyPolicy", dependencies: ["StrictJSON"]),
         // Channel-agnostic core: versions, store, state, selection, watchdog, retention, seams.
         .target(
             name: "ClientUpdater",

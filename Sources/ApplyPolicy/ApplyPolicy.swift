@@ -132,12 +132,12 @@ package struct ApplyPolicy: Sendable, Equatable {
     ///
     /// Lenient only about the mode: unknown text yields ``ApplyMode/nextStart`` and is kept in ``unknownMode``.
     /// Everything else is checked as on the release side: `idleSeconds` 1…86400 (required when the mode is `idle`),
-    /// `graceSeconds` 0…604800 (nil: default 3600), `deadline` an RFC 3339 time with a zone and whole seconds. The
+    /// `graceSeconds` 0…604800 (nil: default 3600), `deadline` a signed time (UTC, docs/formats.md#times) in whole seconds. The
     /// deadline is not compared with any clock (a deadline already past simply applies at once).
     /// - Throws: ``ApplyPolicyError`` (`.invalidMode`, `.invalidDuration`, `.invalidDeadline`) for a malformed value.
     package static func received(mode: String, idleSeconds: Int?, deadline: String?, graceSeconds: Int?) throws -> ApplyPolicy {
         let reading = ApplyMode.received(mode)
-        let deadlineDate = try deadline.map { try RFC3339Time.date(parsing: $0, field: "apply deadline", code: .invalidDeadline) }
+        let deadlineDate = try deadline.map { try RFC3339Time.signedDate(parsing: $0, field: "apply deadline", code: .invalidDeadline) }
         return try validated(
             mode: reading.mode,
             unknownMode: reading.known ? nil : mode,

@@ -34,9 +34,9 @@ struct ApplyPolicyCodingTests {
         #expect(again.deadline == (try at("2027-01-02T03:04:05Z")))
     }
 
-    @Test("decoding: missing grace defaults to 3600, null optionals are absent, offsets are accepted")
+    @Test("decoding: missing grace defaults to 3600, null optionals are absent")
     func decodingDefaults() throws {
-        let policy = try decoded(#"{"mode":"window","idleSeconds":null,"deadline":"2026-12-01T01:00:00+01:00"}"#)
+        let policy = try decoded(#"{"mode":"window","idleSeconds":null,"deadline":"2026-12-01T00:00:00Z"}"#)
         #expect(policy.mode == .window)
         #expect(policy.graceSeconds == 3_600)
         #expect(policy.idleSeconds == nil)
@@ -90,5 +90,25 @@ struct ApplyPolicyCodingTests {
     @Test("structural problems stay decoding errors", arguments: [#"{"graceSeconds":60}"#, #"{"mode":3}"#, #"{"mode":"now","graceSeconds":"1h"}"#])
     func structural(json: String) {
         #expect(throws: DecodingError.self) { _ = try decoded(json) }
+    }
+
+    /// A signed deadline has the one grammar of signed times (docs/formats.md#times): UTC.
+    /// An offset, lower case or a fraction were read before as an operator's input is;
+    /// `expires` in the same manifest refused them, so one document had two grammars.
+    @Test(
+        "decoding: a signed deadline is UTC in whole seconds, as every signed time",
+        arguments: [
+            ("2026-12-01T01:00:00+01:00", "has an offset: a signed time is UTC"), ("2026-12-01t00:00:00z", "is not an RFC 3339 time"),
+            ("2026-12-01T00:00:00.5Z", "has fractional seconds"), ("2026-12-01T00:00:00", "has no zone"),
+        ])
+    func signedDeadlinesHaveTheGrammarOfSignedTimes(text: String, reason: String) {
+        do {
+            _ = try decoded(#"{"mode":"window","deadline":""# + text + #""}"#)
+            Issue.record("\(text) was accepted")
+        } catch let error as ApplyPolicyError {
+            #expect(error.message.contains(reason), "\(error.message)")
+        } catch {
+            Issue.record("\(error)")
+        }
     }
 }
