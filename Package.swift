@@ -307,7 +307,8 @@ let package = Package(
         .executableTarget(
             name: "fleet-bench",
             dependencies: [
-                "DeviceSetup", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SignedArchive", "ArchivePublishing",
+                "DeviceSetup", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SignedArchive",
+                "ArchivePublishing",
             ],
             path: "Benchmarks/fleet-bench"
         ),

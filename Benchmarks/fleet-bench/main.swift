@@ -5,7 +5,7 @@
 //       [--scenario rollout|all-fail|subset-fail|background] [--seed N] [--quiet-hours H]
 //       [--collector URL --token-file FILE --clientctl PATH] [--guard auto|clientctl|stand-in|off]
 //       [--guard-key PEM] [--guard-every S] [--max-failure-rate P] [--min-devices N]
-//       [--background-rate R] [--ack-delay S]
+//       [--background-rate R] [--ack-delay S] [--attack pull|cut --attack-ids N --admin-token-file FILE]
 //
 // WORK/releases is the release folder nginx serves at BASE_URL and logs to ACCESS_LOG
 // ("$status $body_bytes_sent $uri" per line). Device roots go to WORK/devices. Simulated
@@ -26,12 +26,17 @@
 // first byte is below 0x33 (19.9 % of ids: a hardware class); `background`: on a seeded
 // random `--background-rate` of devices. With a collector, the rollout guard runs every
 // `--guard-every` simulated seconds (default 900) from T0 until it halts the release.
+// `--attack`: the collector runs `manual` admission, every device's key is admitted after
+// the warm-up, and an attacker holding device 0's key posts batches for `--attack-ids`
+// invented ids right after the release (GuardAttacker.swift): rollbacks (`pull`) or commits
+// (`cut`) of it.
 //
 // Prints one JSON object: the fraction updated per simulated hour, the expected step, the
 // share of devices whose place the step admits, origin requests and bytes per check, and
 // with a collector the reports and their bytes per phase, the guard's runs, the exposure
 // and the comparison of the collector's fleet summary with the simulation's own counts.
 import ArchivePublishing
+import ClientEngine
 import ClientFoundation
 import ClientUpdater
 import ClientUpdaterHTTP
@@ -77,6 +82,9 @@ var guardMode = "auto"
 var guardKey = ""
 var maxFailureRate = "0.1"
 var minDevices = "20"
+var attackMode: GuardAttacker.Mode?
+var attackIds = 100
+var adminTokenFile = ""
 while !args.isEmpty {
     let flag = args.removeFirst()
     guard let text = args.first else { fail("\(flag) needs a value") }
@@ -92,6 +100,10 @@ while !args.isEmpty {
     case "--guard-key": guardKey = text
     case "--max-failure-rate": maxFailureRate = text
     case "--min-devices": minDevices = text
+    case "--attack":
+        guard let mode = GuardAttacker.Mode(rawValue: text) else { fail("--attack: pull or cut, not \(text)") }
+        attackMode = mode
+    case "--admin-token-file": adminTokenFile = text
     default:
         guard let value = Double(text) else { fail("\(flag) needs a number") }
         switch flag {
@@ -104,6 +116,7 @@ while !args.isEmpty {
         case "--guard-every": guardEvery = value
         case "--background-rate": backgroundRate = value
         case "--ack-delay": ackDelay = value
+        case "--attack-ids": attackIds = Int(value)
         default: fail("unknown option \(flag)")
         }
     }
@@ -275,7 +288,8 @@ let tally = Tally()
 
 /// Delivers device `n`'s journal at simulated time `time`, as `install` and `ack` do before
 /// they exit: the library's sender (`ReportSender`, as `DeviceEngine.reportSender` builds it)
-/// on the root's journal, within 3 s.
+/// on the root's journal, signed with the root's device key (made at its first delivery, as
+/// a root made before device keys gets it), within 3 s.
 /// `atEnd`: the last delivery of the run, where held reports are counted, not sent.
 @Sendable func deliver(_ n: Int, at time: Date, phase: String, atEnd: Bool = false) async {
     guard let collectorURL else { return }
@@ -284,7 +298,8 @@ let tally = Tally()
     options.now = { time }
     let sender = ReportSender(
         source: ReportJournal(layout: layout, now: { time }), identity: ReportIdentity(device: deviceIds[n], app: app, channel: "stable"),
-        url: collectorURL, transport: reportTransport, options: options, refusalFile: layout.root + "/" + ReportSender.refusalFileName)
+        url: collectorURL, transport: reportTransport, options: options, refusalFile: layout.root + "/" + ReportSender.refusalFileName,
+        signer: try? DeviceKey.readOrCreate(layout))
     for attempt in await sender.flush(within: 3) {
         switch attempt {
         case .delivered(let count, _, _): tally.delivered(count, phase: phase)
@@ -360,6 +375,22 @@ func logLines() -> [(Int, Int, String)] {
 let warmStart = Date()
 await concurrently(Array(0..<devices), limit: concurrency) { n in await deviceEvent(n, at: simStartTime) }
 log("warm-up: \(devices) devices on 1.0.0 in \(String(format: "%.1f", Date().timeIntervalSince(warmStart))) s")
+// With an attacker: a provisioned fleet, every device's key admitted (manual admission).
+var attacker: GuardAttacker?
+if let attackMode, let collectorArgument {
+    do {
+        let roots = (0..<devices).map { deviceFolder + "/\($0)" }
+        let admitted = try admitFleet(
+            clientctl: clientctlPath, collector: collectorArgument, adminToken: adminTokenFile, roots: roots, stderrFile: work + "/admit-stderr.log")
+        log("admitted \(admitted) device keys")
+        attacker = GuardAttacker(
+            mode: attackMode, ids: attackIds, key: try GuardAttacker.stolenKey(root: roots[0]), collector: collectorArgument, app: app,
+            channel: "stable", release: release, work: work)
+    } catch {
+        fail("attack setup: \(error)")
+    }
+}
+var attackStatuses: [Int: Int] = [:]
 let warmLines = logLines().count
 let warmChecks = tally.snapshot.checks
 
@@ -466,6 +497,14 @@ for w in 1...windows {
         edits.removeFirst()
     }
     await runChecks(before: end)
+    if let attacker, w == 1 {
+        do {
+            attackStatuses = try attacker.attack(at: t0.addingTimeInterval(end - 60))
+            log("attack (\(attacker.mode.rawValue), \(attacker.ids) invented ids signed with device 0's key): \(attackStatuses)")
+        } catch {
+            fail("attack: \(error)")
+        }
+    }
     guardStep(at: end)
     guard end.truncatingRemainder(dividingBy: 3600) == 0 || end == Double(hours) * 3600 else { continue }
     let hour = Int((end / 3600).rounded(.up))
@@ -520,6 +559,12 @@ var result: [String: Any] = [
     "pauseHour": pauseAt / 3600, "resumeHour": resumeAt / 3600, "samples": samples, "phases": phases,
     "failingDevices": failing.filter { $0 }.count,
 ]
+if let attacker {
+    result["attack"] = [
+        "mode": attacker.mode.rawValue, "ids": attacker.ids,
+        "statuses": Dictionary(uniqueKeysWithValues: attackStatuses.map { (String($0.key), $0.value) }),
+    ]
+}
 
 // Reports: what was delivered and what it cost, per phase.
 if collectorURL != nil {
