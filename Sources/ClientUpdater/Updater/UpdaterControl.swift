@@ -11,8 +11,10 @@ public struct UpdaterControl: ControlHandler {
     private let check: @Sendable () async throws -> Void
 
     /// Answers for `updater`.
-    /// - Parameter check: how a page's check runs (default: `updater.checkForUpdates()`); a
-    ///   host with an apply driver passes its agent's check, which the driver sees.
+    /// - Parameters:
+    ///   - updater: the updater whose root the endpoints answer for.
+    ///   - check: how a page's check runs (default: `updater.checkForUpdates()`); a host
+    ///     with an apply driver passes its agent's check, which the driver sees.
     public init(_ updater: Updater, check: (@Sendable () async throws -> Void)? = nil) {
         self.updater = updater
         self.check = check ?? { _ = try await updater.checkForUpdates() }
