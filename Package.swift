@@ -69,7 +69,7 @@ let package = Package(
         .target(name: "ClientFoundation", dependencies: ["COpenSSL", .product(name: "NIOPosix", package: "swift-nio")]),
         // A device's setup, read and written by both sides: config.json, the device template,
         // the settings init, a template and package share, the root-setup check, the report URL rule.
-        .target(name: "DeviceSetup", dependencies: ["ApplyPolicy", "ClientFoundation", "SignedManifest"]),
+        .target(name: "DeviceSetup", dependencies: ["ApplyPolicy", "AuthenticatedTime", "ClientFoundation", "SignedManifest"]),
         // When a staged version takes over (issue 45): apply modes and policies, maintenance
         // windows read on the wall clock of their own zone, and the one decision of their precedence.
         .target(name: "ApplyPolicy", dependencies: ["StrictJSON"]),
@@ -77,7 +77,8 @@ let package = Package(
         .target(
             name: "ClientUpdater",
             dependencies: [
-                "ApplyPolicy", "ClientFoundation", "ClientShim", "COpenSSL", "CZstd", "DeviceSetup", "FleetReports", "StrictJSON",
+                "ApplyPolicy", "AuthenticatedTime", "ClientFoundation", "ClientShim", "COpenSSL", "CZstd", "DeviceSetup", "FleetReports",
+                "StrictJSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -330,7 +331,8 @@ let package = Package(
             dependencies: [
                 "DeviceSetup", "ReleaseSigning", "ClientShim", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive",
                 "SignedArchive",
-                "ArchivePublishing", "COpenSSL", .product(name: "Logging", package: "swift-log"),
+                "ArchivePublishing", "AuthenticatedTime", "COpenSSL", .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Tests/TestSupport"
         ),
@@ -382,9 +384,8 @@ let package = Package(
         .testTarget(
             name: "clientctlTests",
             dependencies: [
-                "ApplyPolicy", "DeviceSetup", "ReleaseSigning", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive",
-                "ArchivePublishing",
-                "TestSupport",
+                "ApplyPolicy", "AuthenticatedTime", "DeviceSetup", "ReleaseSigning", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON",
+                "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "TestSupport",
             ]),
         .testTarget(name: "ClientctlShellTests", dependencies: ["TestSupport"]),
         .testTarget(name: "ShellRulesTests", dependencies: ["ShellRules"]),

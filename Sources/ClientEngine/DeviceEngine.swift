@@ -1,3 +1,4 @@
+import AuthenticatedTime
 import ClientUpdater
 import ClientUpdaterHTTP
 import DeviceSetup
@@ -63,8 +64,12 @@ public struct DeviceEngine: Sendable {
     /// `DefaultTransport` with the root's `proxy` and `caFile`. The channel fetches through
     /// it and fleet reports are sent through it: one transport per root.
     public let transport: any Transport
-    /// The wall clock the engine was opened with (``Options/now``).
+    /// The time the engine decides by: the device's clock (``clock``) on the wall clock it
+    /// was opened with (``Options/now``).
     package let now: @Sendable () -> Date
+    /// The device's time: the wall clock, the floor in `time.json` and the time servers of the
+    /// root's settings (docs/device-time.md).
+    public let clock: DeviceClock
 
     /// The device root a host was given: `explicit` (a `--root` flag) when set, else the
     /// `CLIENTCTL_ROOT` environment variable.
@@ -93,11 +98,20 @@ public struct DeviceEngine: Sendable {
         var config = try DeviceConfig.load(layout)
         if let seconds = options.startupTimeoutSeconds { config.startupTimeoutSeconds = seconds }
         let transport = options.transport ?? DefaultTransport(config: config, root: layout.root)
-        let channel = try makeChannel(config: config, layout: layout, transport: transport, options: options)
+        let wall = options.now
+        let clock = DeviceClock(
+            layout: layout,
+            clocks: {
+                var reading = ClockReading.now()
+                reading.wall = wall()
+                return reading
+            },
+            servers: config.deviceSettings.roughtimeServers, quorum: config.deviceSettings.effectiveTimeQuorum, logger: options.logger)
+        let channel = try makeChannel(config: config, layout: layout, transport: transport, options: options, clock: clock)
         return DeviceEngine(
             layout: layout, config: config, channel: channel,
-            updater: Updater(layout: layout, config: config, channel: channel, now: options.now, logger: options.logger),
-            transport: transport, now: options.now)
+            updater: Updater(layout: layout, config: config, channel: channel, clock: clock, logger: options.logger),
+            transport: transport, now: { clock.now() }, clock: clock)
     }
 
     /// Meteor roots: the shell's `www` folder (the parent of the embedded `application`),
@@ -112,13 +126,13 @@ public struct DeviceEngine: Sendable {
     /// else ``DefaultTransport`` with the root's `proxy` and `caFile`) and its own options:
     /// the engine is the one place where a root's parts are chosen.
     static func makeChannel(
-        config: DeviceConfig, layout: RootLayout, transport: any Transport, options: Options
+        config: DeviceConfig, layout: RootLayout, transport: any Transport, options: Options, clock: DeviceClock
     ) throws -> any UpdateChannel {
         switch config.channelKind {
         case .signedArchive:
             return try ArchiveChannel(
                 layout: layout, config: config, downloader: Downloader(transport: transport),
-                options: options.archive, now: options.now, logger: options.logger)
+                options: options.archive, clock: clock, logger: options.logger)
         case .meteor:
             return try MeteorChannel(
                 layout: layout, config: config, transport: transport, options: .init(logger: options.logger))

@@ -49,7 +49,7 @@ public enum TemplateRoot {
     ///   no root yet, or the root belongs to another app or channel kind; `UpdaterError`
     ///   `.locked` when another process holds the root's lock for 30 s; any `init` refusal
     ///   of its fields.
-    public static func prepare(template folder: String, root: String, now: Date = Date()) async throws -> (
+    public static func prepare(template folder: String, root: String, now: Date = max(Date(), ProgramDate.released)) async throws -> (
         outcome: Outcome, template: DeviceTemplate?
     ) {
         let layout = RootLayout(root: root)

@@ -109,13 +109,17 @@ package final class Flock: Sendable {
     package static func waiting(
         _ path: String, _ kind: Kind, seconds: Double, firstDelay: Double = 0.001, maxDelay: Double = 0.1
     ) throws(Failure) -> Flock? {
-        let deadline = Date().addingTimeInterval(max(0, seconds))
+        // A duration: on the monotonic clock, which a wall clock set back or forth never moves.
+        let clock = ContinuousClock()
+        let deadline = clock.now + .milliseconds(Int64(max(0, min(seconds, 1e9)) * 1000))
         var delay = firstDelay
         let lock = try opening(path, kind)
         while true {
             if try lock.tryLock() { return lock }
-            guard Date() < deadline else { return nil }
-            usleep(useconds_t(min(delay, max(0, deadline.timeIntervalSinceNow)) * 1_000_000))
+            let left = clock.now.duration(to: deadline)
+            guard left > .zero else { return nil }
+            let leftSeconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+            usleep(useconds_t(min(delay, leftSeconds) * 1_000_000))
             delay = min(delay * 2, maxDelay)
         }
     }

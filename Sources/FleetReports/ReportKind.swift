@@ -36,6 +36,9 @@ public enum ReportKind: String, Sendable, CaseIterable, Codable {
     case webProcessDied = "web-process-died"
     /// The journal dropped `count` older reports to stay within its bounds.
     case dropped
+    /// The device's wall clock is wrong (`reason`: clock-behind, clock-ahead, floor-ahead);
+    /// `detail` says by what and what the device decides by (docs/device-time.md#reports).
+    case clockWrong = "clock-wrong"
 }
 
 /// Why something happened: the `reason` of a report. A closed set, so that reasons can be
@@ -93,4 +96,12 @@ public enum ReportReason: String, Sendable, CaseIterable, Codable {
     case killed
     /// Anything else (the `detail` says what).
     case other
+    // The device's clock (`clock-wrong`); last, so that the fleet page's colours of the
+    // reasons before them stay as they were.
+    /// The wall clock is behind the newest time the device verified, or behind the time servers.
+    case clockBehind = "clock-behind"
+    /// The wall clock is ahead of the time servers.
+    case clockAhead = "clock-ahead"
+    /// A signed time the device verified is later than the time servers vouch for.
+    case floorAhead = "floor-ahead"
 }

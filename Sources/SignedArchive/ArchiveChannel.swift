@@ -36,6 +36,9 @@ package struct ArchiveChannel: UpdateChannel {
     /// The trust roots the device accepted (or its `--trust` keys).
     package let trust: TrustStore
     let now: @Sendable () -> Date
+    /// The device's time, when the engine keeps one: `now` is its `now()`, and every signed
+    /// time the channel verifies raises its floor (docs/device-time.md#the-floor).
+    package let clock: DeviceClock?
     /// Where the channel logs its steps (download, delta or full archive, promotion).
     package let logger: Logger
     /// Rollout and delta choices, fixed at `init`.
@@ -48,11 +51,12 @@ package struct ArchiveChannel: UpdateChannel {
     ///   - downloader: the transport and retry policy used for manifests and archives,
     ///     chosen by the engine (the composition root).
     ///   - options: rollout and delta choices.
-    ///   - now: the wall clock, for `expires`.
+    ///   - now: the wall clock, for `expires`; ignored when `clock` is given.
+    ///   - clock: the device's time, which decides and which verified times raise.
     ///   - logger: where the channel logs its steps.
     package init(
         layout: RootLayout, config: DeviceConfig, downloader: Downloader, options: Options = Options(),
-        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "clientctl.engine")
+        now: @escaping @Sendable () -> Date = { Date() }, clock: DeviceClock? = nil, logger: Logger = Logger(label: "clientctl.engine")
     ) throws {
         guard config.channelKind == .signedArchive else {
             throw SignedArchiveError(.configInvalid, "\(layout.config) is not a signed-archive root")
@@ -62,7 +66,8 @@ package struct ArchiveChannel: UpdateChannel {
         self.settings = try config.settings(ArchiveSettings.self, layout: layout)
         self.downloader = downloader
         self.options = options
-        self.now = now
+        self.now = clock.map { clock in { @Sendable in clock.now() } } ?? now
+        self.clock = clock
         self.logger = logger
         self.trust = TrustStore(layout: layout, settings: settings, app: config.app)
         do {

@@ -19,7 +19,7 @@ package enum ArchiveRootSetup {
     /// the pinned root (to store with ``TrustStore/save(_:)`` once the root exists).
     /// - Throws: DeviceSetup's ``DeviceSetupError`` with the ``FieldProblem`` (which field, and why);
     ///   SignedManifest's `SignedManifestError` `.untrustedRoot`/`.rootExpired` for a root not to pin.
-    package static func make(_ r: Request, now: Date = Date()) throws -> (config: DeviceConfig, root: TrustRoot?) {
+    package static func make(_ r: Request, now: Date = max(Date(), ProgramDate.released)) throws -> (config: DeviceConfig, root: TrustRoot?) {
         let checked = try r.checked(now: now)
         let config = try DeviceConfig(
             app: checked.app, channelKind: .signedArchive,

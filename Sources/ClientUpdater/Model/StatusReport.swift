@@ -63,6 +63,9 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// `status --explain`: why the device runs this version and not a newer one, one line
     /// per reason (`nil` unless asked for).
     public var explanation: [String]?
+    /// What the device's clocks say and what it decides by (docs/device-time.md#status);
+    /// nil for a host that keeps no device time.
+    public var clock: ClockStatus?
 
     /// What the report journal holds and how its last delivery went.
     public struct Reports: Codable, Sendable, Equatable {

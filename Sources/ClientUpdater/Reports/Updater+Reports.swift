@@ -141,6 +141,21 @@ extension Updater {
         }
     }
 
+    /// After a check: a `clock-wrong` report when the wall clock is wrong and was not
+    /// reported so already (once per episode; docs/device-time.md#reports).
+    nonisolated func recordClockVerdict() {
+        guard let clock else { return }
+        let status = clock.status()
+        guard status.verdict.isWrong else {
+            _ = clock.markReported(.trusted)
+            return
+        }
+        guard journal != nil, clock.markReported(status.verdict) else { return }
+        let reason: ReportReason =
+            status.verdict == .floorAheadOfAuthenticated ? .floorAhead : status.verdict == .aheadOfAuthenticated ? .clockAhead : .clockBehind
+        recordReport(ReportDraft(.clockWrong, running: "", reason: reason, detail: status.line))
+    }
+
     /// After a check: `installed` for a version it stored, a heartbeat for a routine
     /// up-to-date check when nothing was recorded for a while.
     nonisolated func recordCheckOutcome(_ outcome: CheckOutcome, channelReported: Bool) {

@@ -78,6 +78,9 @@ extension Updater {
         var state = before
         // What the channel reported of this check (docs/fleet-reports.md#report-types).
         let memory = CheckReportMemory()
+        // The time servers first (bounded), so that the check decides by authenticated time.
+        if let clock { await clock.authenticate() }
+        defer { recordClockVerdict() }
         do {
             // Through `emit`, like every event: the stream and the host's logger hear it.
             let reporter = CheckReporter(

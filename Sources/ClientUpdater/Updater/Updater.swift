@@ -15,6 +15,9 @@ public actor Updater {
     public nonisolated let config: DeviceConfig
     package nonisolated let channel: any UpdateChannel
     let now: @Sendable () -> Date
+    /// The device's time (the floor, authenticated time), when the engine keeps one: `now`
+    /// is its `now()`, a check asks its time servers first, and `status` shows it.
+    package nonisolated let clock: DeviceClock?
     /// Where the updater logs what it does (events, below `warning`: failures reach the
     /// host as thrown errors and ``UpdaterEvent/error(message:)``).
     public nonisolated let logger: Logger
@@ -35,17 +38,20 @@ public actor Updater {
     package nonisolated let journal: ReportJournal?
 
     /// - Parameters:
-    ///   - now: the wall clock (injected so tests can control time).
+    ///   - now: the wall clock (injected so tests can control time); ignored when `clock` is given.
+    ///   - clock: the device's time (docs/device-time.md); its `now()` decides.
     ///   - logger: where the updater logs; swift-log's default handler unless the host
     ///     passes its own.
     package init(
         layout: RootLayout, config: DeviceConfig, channel: any UpdateChannel,
-        now: @escaping @Sendable () -> Date = { Date() }, logger: Logger = Logger(label: "clientctl.engine")
+        now: @escaping @Sendable () -> Date = { Date() }, clock: DeviceClock? = nil, logger: Logger = Logger(label: "clientctl.engine")
     ) {
         self.layout = layout
         self.config = config
         self.channel = channel
+        let now = clock.map { clock in { @Sendable in clock.now() } } ?? now
         self.now = now
+        self.clock = clock
         self.logger = logger
         self.journal = ReportJournal.forRoot(layout, config: config, now: now)
     }
@@ -84,6 +90,7 @@ public actor Updater {
             layout: layout, config: config, state: state, installed: installed, embedded: embedded,
             selected: selected, lastCheck: LastCheck.read(layout), summary: channel.summary(config: config, state: state))
         report.apply = applyLine(state, now: now())
+        report.clock = clock?.status()
         return report
     }
 

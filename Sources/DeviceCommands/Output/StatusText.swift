@@ -33,6 +33,7 @@ enum StatusText {
         } else {
             lines.append("last check:      never")
         }
+        if let clock = s.clock { lines.append("clock:           \(clock.line)") }
         if let note = s.channelNote { lines.append("note:            \(note)") }
         if let free = s.freeBytes { lines.append("free space:      \(DiskSpace.megabytes(free)) on \(s.root)") }
         lines.append("installed:       \(s.installed.isEmpty ? "none" : s.installed.map(\.version).joined(separator: ", "))")

@@ -1,0 +1,275 @@
+import AuthenticatedTime
+import ClientFoundation
+import Foundation
+import Logging
+import StrictJSON
+import Synchronization
+
+/// The time a device decides by (docs/device-time.md): its wall clock, never below the
+/// newest time it has verified (the floor: signed `published` and `issued` times, a quorum
+/// of time servers, the program's own date), and corrected into the interval the time
+/// servers vouch for when the root names some. clientctl never sets the system clock: it
+/// decides by this.
+///
+/// Durations are not its business: they are measured on the monotonic clock
+/// (`ContinuousClock`), which no wall-clock jump moves.
+public final class DeviceClock: Sendable {
+    /// The root whose `time.json` keeps the floor; nil: kept in memory only.
+    public let layout: RootLayout?
+    let clocks: @Sendable () -> ClockReading
+    let programDate: Date
+    /// The time servers to ask and how many must agree (empty: none).
+    public let servers: [RoughtimeServer]
+    public let quorum: Int
+    let logger: Logger
+    private let cached = Mutex<Cached>(Cached())
+
+    private struct Cached {
+        var record: TimeRecord?
+        var stamp: FileStamp?
+    }
+
+    /// A clock for a root.
+    /// - Parameters:
+    ///   - layout: the root whose `time.json` keeps the floor (nil: in memory only).
+    ///   - clocks: the wall and monotonic clocks read at one moment (injected for tests).
+    ///   - programDate: the floor's first value (``ProgramDate/released``).
+    ///   - servers: the time servers of the root's settings; `quorum` of them must agree.
+    public convenience init(
+        layout: RootLayout?, clocks: @escaping @Sendable () -> ClockReading = { ClockReading.now() },
+        servers: [RoughtimeServer] = [], quorum: Int = 1, logger: Logger = Logger(label: "clientctl.engine")
+    ) {
+        self.init(layout: layout, clocks: clocks, programDate: ProgramDate.released, servers: servers, quorum: quorum, logger: logger)
+    }
+
+    package init(
+        layout: RootLayout?, clocks: @escaping @Sendable () -> ClockReading, programDate: Date, servers: [RoughtimeServer] = [],
+        quorum: Int = 1, logger: Logger = Logger(label: "clientctl.engine")
+    ) {
+        self.layout = layout
+        self.clocks = clocks
+        self.programDate = programDate
+        self.servers = servers
+        self.quorum = max(1, quorum)
+        self.logger = logger
+    }
+
+    /// The time to decide by now (expiry, replay, deadlines, windows, report times).
+    public func now() -> Date { judge().trusted }
+
+    /// What the clocks say now, for `status` and reports.
+    public func status() -> ClockStatus {
+        let record = current()
+        let reading = clocks()
+        let interval = record?.authenticated?.interval(at: reading)
+        let floor = floor(of: record)
+        let (trusted, verdict) = ClockJudgement.judge(wall: reading.wall, floor: floor.date, authenticated: interval)
+        return ClockStatus(
+            wall: reading.wall, trusted: trusted, floor: floor.date, floorSource: floor.source, verdict: verdict,
+            authenticated: interval.map {
+                ClockStatus.Interval(earliest: $0.lowerBound, latest: $0.upperBound, servers: record?.authenticated?.agreeing ?? [])
+            },
+            outvoted: record?.authenticated?.outvoted ?? [], authenticationFailure: record?.authenticationFailure,
+            timeServers: servers.count)
+    }
+
+    private func judge() -> (trusted: Date, verdict: ClockVerdict) {
+        let record = current()
+        let reading = clocks()
+        return ClockJudgement.judge(
+            wall: reading.wall, floor: floor(of: record).date, authenticated: record?.authenticated?.interval(at: reading))
+    }
+
+    private func floor(of record: TimeRecord?) -> (date: Date, source: String) {
+        if let record, record.floor > programDate { return (record.floor, record.floorSource) }
+        return (programDate, "the release date of this clientctl")
+    }
+
+    /// Raises the floor to `date` when it is later (never lowers it): `source` says what
+    /// verified it (`release 1.4.0 published`). Only a time the device verified comes here,
+    /// never the wall clock. A failure to persist is logged and the floor kept in memory.
+    package func witness(_ date: Date, source: String) {
+        let whole = Date(timeIntervalSince1970: date.timeIntervalSince1970.rounded(.down))
+        update { record in
+            guard whole > record.floor else { return false }
+            record.floor = whole
+            record.floorSource = source
+            return true
+        }
+    }
+
+    /// Asks the time servers (when the root names some) and keeps their interval: the next
+    /// decisions are corrected into it, and the floor rises to its earliest end. A failure
+    /// (no quorum, no answer) is kept for `status` and returned; decisions then go on by the
+    /// wall clock and the floor.
+    /// - Returns: the failure line, or nil when the servers vouched for a time (or none is configured).
+    @discardableResult
+    public func authenticate(timeout: Duration = .seconds(3)) async -> String? {
+        guard !servers.isEmpty else { return nil }
+        let tried = clocks().wall
+        do {
+            let answer = try await RoughtimeQuorum.query(servers, quorum: min(quorum, servers.count), timeout: timeout)
+            update { record in
+                record.authenticated = answer
+                record.authenticationFailure = nil
+                record.authenticationTried = tried
+                let earliest = Date(timeIntervalSince1970: answer.earliest.timeIntervalSince1970.rounded(.down))
+                if earliest > record.floor {
+                    record.floor = earliest
+                    record.floorSource = "time servers \(answer.agreeing.joined(separator: ", "))"
+                }
+                return true
+            }
+            for line in answer.outvoted { logger.info("\(line)") }
+            return nil
+        } catch {
+            let line = (error as? AuthenticatedTimeError)?.message ?? "authenticated time: \(error)"
+            update { record in
+                record.authenticationFailure = line
+                record.authenticationTried = tried
+                return true
+            }
+            logger.info("\(line)")
+            return line
+        }
+    }
+
+    /// Records that `verdict` was reported; true when it was not the last one reported
+    /// (a wrong clock is reported once per episode, and again once it changes).
+    package func markReported(_ verdict: ClockVerdict) -> Bool {
+        var changed = false
+        update { record in
+            guard record.reported != verdict else { return false }
+            changed = true
+            record.reported = verdict
+            return true
+        }
+        return changed
+    }
+
+    /// Changes the record under `time.lock` (re-read first: another process may have raised
+    /// it), writing it when `change` says so.
+    private func update(_ change: (inout TimeRecord) -> Bool) {
+        guard let layout else {
+            cached.withLock { c in
+                var record = c.record ?? TimeRecord(floor: programDate, floorSource: "the release date of this clientctl")
+                if change(&record) { c.record = record }
+            }
+            return
+        }
+        let lock = try? Flock.waiting(TimeRecord.lockPath(layout), .file, seconds: 2)
+        defer { lock?.release() }
+        var record = TimeRecord.read(layout) ?? TimeRecord(floor: programDate, floorSource: "the release date of this clientctl")
+        guard change(&record) else { return }
+        do {
+            if lock == nil { throw FileSystemError.io("cannot lock", path: TimeRecord.lockPath(layout), errno: EWOULDBLOCK) }
+            try record.write(layout)
+        } catch {
+            logger.info("\(TimeRecord.path(layout)) not written (the floor stays in memory): \(error)")
+        }
+        cached.withLock { c in
+            c.record = record
+            c.stamp = FileStamp(TimeRecord.path(layout))
+        }
+    }
+
+    /// The record: the cached one while the file is unchanged, else read again (another
+    /// process may have raised the floor).
+    private func current() -> TimeRecord? {
+        guard let layout else { return cached.withLock { $0.record } }
+        let stamp = FileStamp(TimeRecord.path(layout))
+        return cached.withLock { c in
+            if let stamp, stamp == c.stamp { return c.record }
+            let fresh = TimeRecord.read(layout)
+            // A record on disk older than one kept in memory (a write that failed) loses to it.
+            if let kept = c.record, kept.floor > (fresh?.floor ?? .distantPast) {
+                var merged = fresh ?? kept
+                merged.floor = kept.floor
+                merged.floorSource = kept.floorSource
+                c.record = merged
+            } else {
+                c.record = fresh
+            }
+            c.stamp = stamp
+            return c.record
+        }
+    }
+}
+
+/// What identifies one version of a file without reading it: inode, size and change time.
+struct FileStamp: Equatable {
+    let inode: UInt64
+    let size: Int64
+    let seconds: Int
+    let nanoseconds: Int
+
+    init?(_ path: String) {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        inode = UInt64(st.st_ino)
+        size = Int64(st.st_size)
+        seconds = Int(st.st_ctim.tv_sec)
+        nanoseconds = Int(st.st_ctim.tv_nsec)
+    }
+}
+
+/// What a device's clocks say, for `status --json` and the `clock:` line of `status`.
+public struct ClockStatus: Codable, Sendable, Equatable {
+    /// An interval the time servers vouched for, carried forward to now.
+    public struct Interval: Codable, Sendable, Equatable {
+        public var earliest: Date
+        public var latest: Date
+        /// The servers that agreed.
+        public var servers: [String]
+    }
+
+    /// The wall clock.
+    public var wall: Date
+    /// What the device decides by.
+    public var trusted: Date
+    /// The newest time the device has verified, and what verified it.
+    public var floor: Date
+    public var floorSource: String
+    /// What the wall clock is.
+    public var verdict: ClockVerdict
+    /// The authenticated interval in force (nil: none configured, none yet, or from another boot).
+    public var authenticated: Interval?
+    /// Answers outvoted at the last authentication.
+    public var outvoted: [String]
+    /// Why the last authentication failed.
+    public var authenticationFailure: String?
+    /// How many time servers the root names.
+    public var timeServers: Int
+
+    /// One line: what the wall clock is and what the device decides by.
+    public var line: String {
+        let wallText = RFC3339.format(wall)
+        let trustedText = RFC3339.format(trusted)
+        var text: String
+        switch verdict {
+        case .trusted:
+            text = "trusted (\(wallText); floor \(RFC3339.format(floor)), \(floorSource))"
+        case .behindFloor:
+            text =
+                "wrong: the wall clock reads \(wallText), behind the newest time this device has verified "
+                + "(\(RFC3339.format(floor)), \(floorSource)); decisions use \(trustedText)"
+        case .behindAuthenticated, .aheadOfAuthenticated:
+            let side = verdict == .behindAuthenticated ? "behind" : "ahead of"
+            text = "wrong: the wall clock reads \(wallText), \(side) the time servers' \(intervalText); decisions use \(trustedText)"
+        case .floorAheadOfAuthenticated:
+            text =
+                "the newest signed time (\(RFC3339.format(floor)), \(floorSource)) is later than the time servers' "
+                + "\(intervalText): a signer's clock ran ahead; decisions use \(trustedText)"
+        }
+        if verdict == .trusted, let authenticated {
+            text += "; time servers vouch for \(RFC3339.format(authenticated.earliest)) to \(RFC3339.format(authenticated.latest))"
+        }
+        if let authenticationFailure { text += "; \(authenticationFailure)" }
+        return text
+    }
+
+    private var intervalText: String {
+        guard let authenticated else { return "interval" }
+        return "\(RFC3339.format(authenticated.earliest)) to \(RFC3339.format(authenticated.latest))"
+    }
+}

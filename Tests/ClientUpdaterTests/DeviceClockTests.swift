@@ -1,0 +1,140 @@
+import AuthenticatedTime
+import Foundation
+import Synchronization
+import TestSupport
+import Testing
+
+@testable import ClientUpdater
+
+/// The device's time (docs/device-time.md): the rule of what a device decides by, on
+/// injected clocks, and the floor kept in `time.json`, which only ever moves forward.
+struct DeviceClockTests {
+    static let floor = Date(timeIntervalSince1970: 1_800_000_000)
+    static let day: TimeInterval = 86_400
+
+    /// Every row of the rule's table (docs/device-time.md#the-rule).
+    @Test(
+        arguments: [
+            // wall, interval, trusted, verdict
+            (floor + 10, nil, floor + 10, ClockVerdict.trusted),
+            (floor - 60, nil, floor, .trusted),  // a minute behind: two machines' clocks, not a wrong one
+            (floor - day, nil, floor, .behindFloor),
+            (Date(timeIntervalSince1970: 86_400), nil, floor, .behindFloor),  // a board booting in 1970
+            (floor + 3_600, (floor + 3_590)...(floor + 3_610), floor + 3_600, .trusted),
+            (floor + 100 * day, (floor + 3_590)...(floor + 3_610), floor + 3_610, .aheadOfAuthenticated),
+            (floor - 30 * 365 * day, (floor + 3_590)...(floor + 3_610), floor + 3_590, .behindAuthenticated),
+            (floor + 10, (floor - 2 * day)...(floor - day), floor - day, .floorAheadOfAuthenticated),
+        ] as [(Date, ClosedRange<Date>?, Date, ClockVerdict)])
+    func theRuleDecidesByTheTimeTheDeviceCanTrust(wall: Date, interval: ClosedRange<Date>?, trusted: Date, verdict: ClockVerdict) {
+        let judged = ClockJudgement.judge(wall: wall, floor: Self.floor, authenticated: interval)
+        #expect(judged.trusted == trusted && judged.verdict == verdict, "\(judged)")
+    }
+
+    /// Clocks a test moves: the wall clock jumps, uptime only advances.
+    final class Clocks: Sendable {
+        let state: Mutex<ClockReading>
+        init(wall: Date, boot: String = "boot-1") { state = Mutex(ClockReading(wall: wall, uptime: .seconds(1_000), bootID: boot)) }
+        func read() -> ClockReading { state.withLock { $0 } }
+        func jump(_ seconds: TimeInterval) { state.withLock { $0.wall += seconds } }
+        func pass(_ seconds: Int64) {
+            state.withLock {
+                $0.wall += TimeInterval(seconds)
+                $0.uptime += .seconds(seconds)
+            }
+        }
+        func reboot(wall: Date) { state.withLock { $0 = ClockReading(wall: wall, uptime: .seconds(5), bootID: "boot-2") } }
+    }
+
+    @Test func theFloorOnlyMovesForwardAndOutlivesTheProcess() throws {
+        let tmp = try TemporaryDirectory("clock")
+        let layout = RootLayout(root: tmp.path)
+        let clocks = Clocks(wall: Date(timeIntervalSince1970: 86_400))  // 1970-01-02
+        let clock = DeviceClock(layout: layout, clocks: { clocks.read() }, programDate: Self.floor)
+        #expect(clock.now() == Self.floor, "no record yet: the program's date is the floor")
+        #expect(clock.status().verdict == .behindFloor)
+        #expect(clock.status().floorSource == "the release date of this clientctl")
+
+        clock.witness(Self.floor + Self.day + 0.75, source: "release 1.2.0 published")
+        #expect(clock.now() == Self.floor + Self.day, "whole seconds, rounded down")
+        clock.witness(Self.floor + 10, source: "release 1.1.0 published")
+        #expect(clock.status().floorSource == "release 1.2.0 published", "an older signed time never lowers the floor")
+
+        // Another process (a new clock on the same root) finds it, whatever its wall clock says.
+        let later = Clocks(wall: Self.floor + 400 * Self.day)
+        let other = DeviceClock(layout: layout, clocks: { later.read() }, programDate: Self.floor)
+        #expect(other.status().floor == Self.floor + Self.day)
+        #expect(other.now() == Self.floor + 400 * Self.day && other.status().verdict == .trusted)
+        // The wall clock is never a witness: 400 days ahead did not move the floor.
+        #expect(DeviceClock(layout: layout, clocks: { clocks.read() }, programDate: Self.floor).now() == Self.floor + Self.day)
+
+        // A raise by one process reaches another that already read the record.
+        other.witness(Self.floor + 2 * Self.day, source: "the rollout role's restriction of release 1.2.0 issued")
+        #expect(clock.now() == Self.floor + 2 * Self.day)
+    }
+
+    @Test func aTornOrForeignRecordFallsBackToTheProgramsDate() throws {
+        let tmp = try TemporaryDirectory("clock-torn")
+        let layout = RootLayout(root: tmp.path)
+        let clocks = Clocks(wall: Date(timeIntervalSince1970: 0))
+        for bytes in [
+            "{\"format\":\"clientctl-time-v1\",\"floor\":", "[]", "{\"format\":\"other\",\"floor\":\"2090-01-01T00:00:00Z\",\"floorSource\":\"x\"}",
+        ] {
+            try Data(bytes.utf8).write(to: URL(fileURLWithPath: tmp("time.json")))
+            let clock = DeviceClock(layout: layout, clocks: { clocks.read() }, programDate: Self.floor)
+            #expect(clock.now() == Self.floor, "\(bytes)")
+            clock.witness(Self.floor + 5, source: "release 1.0.0 published")
+            #expect(clock.now() == Self.floor + 5, "a raise rewrites it whole")
+            #expect(TimeRecord.read(layout)?.floor == Self.floor + 5)
+        }
+    }
+
+    /// An interval the time servers vouched for is carried forward on the monotonic clock:
+    /// a wall clock that jumps by a day or 30 years afterwards is corrected, and in another
+    /// boot only its earliest end (now the floor) remains.
+    @Test func anAuthenticatedIntervalCorrectsAJumpingClockUntilTheNextBoot() throws {
+        let tmp = try TemporaryDirectory("clock-authenticated")
+        let layout = RootLayout(root: tmp.path)
+        let truth = Self.floor + 30 * Self.day
+        let clocks = Clocks(wall: truth)
+        var record = TimeRecord(floor: Self.floor, floorSource: "release 1.0.0 published")
+        record.authenticated = AuthenticatedTime(
+            earliest: truth - 2, latest: truth + 2, obtainedAt: clocks.read(), agreeing: ["roughtime://127.0.0.1:2002"])
+        try record.write(layout)
+        let clock = DeviceClock(layout: layout, clocks: { clocks.read() }, programDate: Self.floor)
+        #expect(clock.now() == truth && clock.status().verdict == .trusted)
+        clocks.pass(60)
+        clocks.jump(-Self.day)
+        #expect(clock.now() == truth + 58, "a day back: the interval's earliest end, a minute on")
+        #expect(clock.status().verdict == .behindAuthenticated)
+        clocks.jump(Self.day + 30 * 365 * Self.day)
+        #expect(clock.now() == truth + 62, "30 years ahead: the interval's latest end")
+        #expect(clock.status().verdict == .aheadOfAuthenticated)
+        #expect(clock.status().line.contains("ahead of the time servers'"), "\(clock.status().line)")
+        clocks.reboot(wall: Date(timeIntervalSince1970: 3_600))
+        #expect(clock.now() == Self.floor, "another boot: the uptimes do not compare, the floor holds")
+        #expect(clock.status().authenticated == nil && clock.status().verdict == .behindFloor)
+    }
+
+    /// A wrong clock is reported once per episode, and again when it changes.
+    @Test func aWrongClockIsReportedOncePerEpisode() throws {
+        let tmp = try TemporaryDirectory("clock-report")
+        let clocks = Clocks(wall: Date(timeIntervalSince1970: 0))
+        let clock = DeviceClock(layout: RootLayout(root: tmp.path), clocks: { clocks.read() }, programDate: Self.floor)
+        #expect(clock.markReported(.behindFloor))
+        #expect(!clock.markReported(.behindFloor))
+        #expect(clock.markReported(.trusted))
+        #expect(clock.markReported(.behindFloor))
+    }
+
+    /// The program's date is the first floor of every device: never in the future, and
+    /// moved forward with the source (a release more than ``ProgramDate/maximumLag`` after
+    /// it fails here, so the constant is bumped).
+    @Test func theProgramsDateFollowsTheSource() async throws {
+        #expect(ProgramDate.released <= Date())
+        let git = try await Subprocess.run(
+            "git", ["-C", ClientctlBinary.packageRoot, "log", "-1", "--format=%ct"], gate: nil, timeout: .seconds(60))
+        let newest = try #require(TimeInterval(git.output.trimmingCharacters(in: .whitespacesAndNewlines)), "git log: \(git.errorOutput)")
+        let lag = Date(timeIntervalSince1970: newest).timeIntervalSince(ProgramDate.released)
+        #expect(lag < ProgramDate.maximumLag, "ProgramDate.released lags the newest commit by \(Int(lag / 86_400)) days: move it forward")
+    }
+}
