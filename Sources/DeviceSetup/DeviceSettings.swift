@@ -1,4 +1,5 @@
 import ApplyPolicy
+import AuthenticatedTime
 import ClientFoundation
 import Foundation
 
@@ -24,20 +25,39 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
     /// The IANA zone of the windows that name none (`--timezone`); `nil`: the device's own
     /// zone, read when the windows are used (so a package's template follows each device).
     public var applyTimeZone: String?
+    /// The Roughtime servers the device asks for authenticated time, in order
+    /// (docs/device-time.md#authenticated-time); empty: none, the device decides by its
+    /// wall clock and its floor.
+    public var timeServers: [TimeServerSetting]
+    /// How many of ``timeServers`` must agree; `nil`: a majority of them.
+    public var timeQuorum: Int?
 
     public init(
         startupTimeoutSeconds: Double = 10, keep: Int = 3, reportURL: String? = nil, applyWindows: [String] = [],
-        applyTimeZone: String? = nil
+        applyTimeZone: String? = nil, timeServers: [TimeServerSetting] = [], timeQuorum: Int? = nil
     ) {
         self.startupTimeoutSeconds = startupTimeoutSeconds
         self.keep = keep
         self.reportURL = reportURL
         self.applyWindows = applyWindows
         self.applyTimeZone = applyTimeZone
+        self.timeServers = timeServers
+        self.timeQuorum = timeQuorum
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case startupTimeoutSeconds, keep, reportURL, applyWindows, applyTimeZone
+        case startupTimeoutSeconds, keep, reportURL, applyWindows, applyTimeZone, timeServers, timeQuorum
+    }
+
+    /// Most time servers a device asks.
+    package static let maxTimeServers = 8
+
+    /// The quorum in force: ``timeQuorum``, else a majority of ``timeServers``.
+    public var effectiveTimeQuorum: Int { timeQuorum ?? (timeServers.count / 2 + 1) }
+
+    /// ``timeServers`` as servers to ask (each was checked before it was written).
+    public var roughtimeServers: [RoughtimeServer] {
+        timeServers.compactMap { try? RoughtimeServer(address: $0.address, key: $0.key) }
     }
 
     /// Most maintenance windows a device keeps.
@@ -80,6 +100,8 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         reportURL = try c.decodeIfPresent(String.self, forKey: .reportURL)
         applyWindows = try c.decodeIfPresent([String].self, forKey: .applyWindows) ?? []
         applyTimeZone = try c.decodeIfPresent(String.self, forKey: .applyTimeZone)
+        timeServers = try c.decodeIfPresent([TimeServerSetting].self, forKey: .timeServers) ?? []
+        timeQuorum = try c.decodeIfPresent(Int.self, forKey: .timeQuorum)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -89,6 +111,8 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         try c.encodeIfPresent(reportURL, forKey: .reportURL)
         if !applyWindows.isEmpty { try c.encode(applyWindows, forKey: .applyWindows) }
         try c.encodeIfPresent(applyTimeZone, forKey: .applyTimeZone)
+        if !timeServers.isEmpty { try c.encode(timeServers, forKey: .timeServers) }
+        try c.encodeIfPresent(timeQuorum, forKey: .timeQuorum)
     }
 
     /// Startup timeout: more than 0, at most one day.
@@ -114,6 +138,7 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         if applyWindows.count > Self.maxApplyWindows {
             return FieldProblem("applyWindows", "lists \(applyWindows.count) windows, at most \(Self.maxApplyWindows)")
         }
+        if let problem = timeServersProblem() { return problem }
         do {
             if let applyTimeZone { _ = try MaintenanceWindow.acceptedTimeZone(applyTimeZone) }
             // The shape only: a window without a zone is read in the device's zone when used.
@@ -127,6 +152,50 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
             return FieldProblem("applyWindows", "\(error)")
         }
         return nil
+    }
+}
+
+extension DeviceSettings {
+    /// The first time server that cannot be asked, or a quorum that cannot be reached.
+    func timeServersProblem() -> FieldProblem? {
+        if timeServers.count > Self.maxTimeServers {
+            return FieldProblem("timeServers", "lists \(timeServers.count) servers, at most \(Self.maxTimeServers)")
+        }
+        for server in timeServers {
+            do {
+                _ = try RoughtimeServer(address: server.address, key: server.key)
+            } catch let error as AuthenticatedTimeError {
+                return FieldProblem("timeServers", error.message)
+            } catch {
+                return FieldProblem("timeServers", "\(error)")
+            }
+        }
+        let addresses = timeServers.map(\.address)
+        if let twice = addresses.first(where: { a in addresses.filter { $0 == a }.count > 1 }) {
+            return FieldProblem("timeServers", "names \(twice) twice: a quorum counts each server once")
+        }
+        if let timeQuorum {
+            if timeServers.isEmpty { return FieldProblem("timeQuorum", "is set but no time server is") }
+            if !(1...timeServers.count).contains(timeQuorum) {
+                return FieldProblem("timeQuorum", "\(timeQuorum) is out of range (1…\(timeServers.count), the number of time servers)")
+            }
+        }
+        return nil
+    }
+}
+
+/// A Roughtime server in a device's settings: `roughtime://HOST:PORT` and its long-term
+/// Ed25519 public key (base64 or hex), as typed.
+public struct TimeServerSetting: Codable, Sendable, Equatable {
+    /// `roughtime://HOST:PORT`.
+    public var address: String
+    /// The server's long-term public key, 32 bytes in base64 (44 characters) or hex (64).
+    public var key: String
+
+    /// A server as typed.
+    public init(address: String, key: String) {
+        self.address = address
+        self.key = key
     }
 }
 

@@ -28,12 +28,28 @@ package struct RootSettingsOptions: ParsableArguments {
         name: .customLong("timezone"),
         help: ArgumentHelp("IANA time zone of windows that name none, e.g. Europe/Berlin (default: the device's own).", valueName: "ZONE"))
     package var timeZone: String?
+    @Option(
+        name: .customLong("time-server"),
+        help: ArgumentHelp(
+            "A Roughtime server for authenticated time, roughtime://HOST:PORT; repeat for several, each with its --time-server-key.",
+            valueName: "URL"))
+    package var timeServers: [String] = []
+    @Option(
+        name: .customLong("time-server-key"),
+        help: ArgumentHelp(
+            "The long-term Ed25519 public key of the --time-server at the same place (base64 or hex).", valueName: "KEY"))
+    package var timeServerKeys: [String] = []
+    @Option(
+        name: .customLong("time-quorum"),
+        help: ArgumentHelp("How many time servers must agree (default: a majority of them).", valueName: "N"))
+    package var timeQuorum: Int?
 
     /// The settings as one value.
     package var deviceSettings: DeviceSettings {
         DeviceSettings(
             startupTimeoutSeconds: startupTimeout.value, keep: keep, reportURL: reportURL, applyWindows: applyWindows,
-            applyTimeZone: timeZone)
+            applyTimeZone: timeZone,
+            timeServers: zip(timeServers, timeServerKeys).map { TimeServerSetting(address: $0, key: $1) }, timeQuorum: timeQuorum)
     }
 
     package func validate() throws {
@@ -42,6 +58,14 @@ package struct RootSettingsOptions: ParsableArguments {
         if timeZone != nil, applyWindows.isEmpty { throw ValidationError("--timezone goes with --apply-window") }
         if let problem = deviceSettings.fieldProblem(allowInsecureHTTP: true), problem.field.hasPrefix("apply") {
             throw ValidationError(problem.problem)
+        }
+        guard timeServers.count == timeServerKeys.count else {
+            throw ValidationError(
+                "--time-server is given \(timeServers.count) times and --time-server-key \(timeServerKeys.count): each server needs its key")
+        }
+        if let problem = deviceSettings.fieldProblem(allowInsecureHTTP: true), problem.field.hasPrefix("time") {
+            let flag = problem.field == "timeQuorum" ? "--time-quorum" : "--time-server"
+            throw ValidationError(problem.problem.hasPrefix("time server") ? problem.problem : "\(flag) \(problem.problem)")
         }
     }
 }

@@ -15,9 +15,10 @@ public final class ServeProcess: Sendable {
 
     /// Starts `clientctl serve --root ROOT --port 0 …` and waits until it listens; with
     /// `ulimit`, under that open-file limit (`bash -c 'ulimit -n N; exec clientctl …'`);
-    /// `environment` is added to this process's.
+    /// `environment` is added to this process's; `wrapper` runs it (`faketime -f +0 env …`).
     public init(
-        root: String, arguments: [String] = [], scratch: String, ulimit: Int? = nil, environment: [String: String] = [:]
+        root: String, arguments: [String] = [], scratch: String, ulimit: Int? = nil, environment: [String: String] = [:],
+        wrapper: [String] = []
     ) async throws {
         let stderrPath = scratch + "/serve-\(UUID().uuidString).stderr"
         self.stderrPath = stderrPath
@@ -26,6 +27,8 @@ public final class ServeProcess: Sendable {
         let (executable, all) =
             if let ulimit {
                 ("/bin/bash", ["-c", "ulimit -n \(ulimit) && exec \"$0\" \"$@\"", ClientctlBinary.path] + serveArguments)
+            } else if let first = wrapper.first {
+                (first, Array(wrapper.dropFirst()) + [ClientctlBinary.path] + serveArguments)
             } else {
                 (ClientctlBinary.path, serveArguments)
             }

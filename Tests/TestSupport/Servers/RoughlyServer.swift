@@ -1,11 +1,9 @@
+import AuthenticatedTime
 import ClientFoundation
 import Foundation
 import NIOCore
 import NIOPosix
 import SignedManifest
-import TestSupport
-
-@testable import AuthenticatedTime
 
 /// A real Roughtime server from outside the project: `roughly` from PyPI (installed by
 /// Scripts/roughtime-server into a venv of its own), run as its command line runs it:
@@ -13,13 +11,14 @@ import TestSupport
 /// the test's own (ROUGHLY_PRIVATE_KEY), optionally under Debian's `faketime` with a clock
 /// years off. Greasing (deliberately broken answers, RFC 10049 §7) is off so each test
 /// knows what the server answers.
-final class RoughlyServer: Sendable {
-    let process: ChildProcess.Running
-    let server: RoughtimeServer
-    let stderrPath: String
+public final class RoughlyServer: Sendable {
+    package let process: ChildProcess.Running
+    /// The server as a client asks it.
+    public let server: RoughtimeServer
+    public let stderrPath: String
 
     /// The `roughly` command, installed once per test process.
-    static let command = Task { () throws -> String in
+    public static let command = Task { () throws -> String in
         let result = try await Subprocess.run("bash", [ClientctlBinary.packagePath("Scripts/roughtime-server")], gate: nil, timeout: .seconds(600))
         guard result.status == 0, let path = result.output.split(separator: "\n").last.map(String.init) else {
             throw HarnessError("Scripts/roughtime-server exited \(result.status): \(result.errorOutput.suffix(2000))")
@@ -31,7 +30,7 @@ final class RoughlyServer: Sendable {
     /// - Parameters:
     ///   - offset: a `faketime` offset (`+5y`) for a server whose clock is that far off.
     ///   - radius: its RADI in seconds (roughly's default is 3).
-    init(scratch: String, offset: String? = nil, radius: Int = 3) async throws {
+    public init(scratch: String, offset: String? = nil, radius: Int = 3) async throws {
         let roughly = try await Self.command.value
         let key = try Ed25519.PrivateKey.generate()
         // The PKCS#8 DER of an Ed25519 key ends with its 32-byte seed, which roughly takes.
@@ -69,18 +68,18 @@ final class RoughlyServer: Sendable {
 
     /// Kills the server and reaps it (a test calls it last, which also keeps it alive until
     /// then). The whole process group: `faketime` runs the server as a child of its own.
-    func stop() {
+    public func stop() {
         process.signal(SIGKILL)
         _ = process.waitBlocking()
     }
 
     /// Stops the server answering without closing its socket (SIGSTOP to its group).
-    func pause() { process.signal(SIGSTOP) }
+    public func pause() { process.signal(SIGSTOP) }
 
-    static func read(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+    public static func read(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
 
     /// A UDP port free on 127.0.0.1 a moment ago (bound, read, closed).
-    static func freeUDPPort() async throws -> Int {
+    public static func freeUDPPort() async throws -> Int {
         let channel = try await DatagramBootstrap(group: MultiThreadedEventLoopGroup.singleton).bind(host: "127.0.0.1", port: 0).get()
         let port = channel.localAddress?.port ?? 0
         try await channel.close()

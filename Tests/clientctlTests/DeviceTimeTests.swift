@@ -1,0 +1,190 @@
+import AuthenticatedTime
+import ClientUpdater
+import Foundation
+import StrictJSON
+import TestSupport
+import Testing
+
+/// The device's time with the real binary and the wall clock moved under it
+/// (docs/device-time.md): Debian's libfaketime (`faketime`, LD_PRELOAD) moves only the wall
+/// clock (`FAKETIME_DONT_FAKE_MONOTONIC=1`: `CLOCK_MONOTONIC` and `CLOCK_BOOTTIME` are the
+/// kernel's), which is what a board without a battery-backed clock, a wrong NTP answer or
+/// an operator's `date -s` does. This machine allows no time namespace to an unprivileged
+/// test (`unshare --time` needs CAP_SYS_ADMIN), so libfaketime it is, through its own
+/// `faketime` command: preloaded by hand, without the shared memory `faketime` sets up, the
+/// library loses a Swift program's arguments.
+@Suite(.serialized)
+struct DeviceTimeTests {
+    static let day: TimeInterval = 86_400
+
+    static func at(_ date: Date) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone(identifier: "UTC")
+        f.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        return "@" + f.string(from: date)
+    }
+
+    /// `clientctl ARGS…`, with its wall clock at `wall` (`@YYYY-MM-DD hh:mm:ss` starts there
+    /// and runs on) and its monotonic clocks untouched.
+    static func clientctl(_ arguments: [String], wall: String? = nil) async throws -> Subprocess.Result {
+        guard let wall else { return try await ClientctlBinary.run(arguments) }
+        return try await Subprocess.run(
+            "faketime", ["-f", wall, ClientctlBinary.path] + arguments, environment: ["FAKETIME_DONT_FAKE_MONOTONIC": "1"])
+    }
+
+    static func status(_ root: String, wall: String? = nil) async throws -> StatusReport {
+        let result = try await clientctl(["status", "--root", root, "--json"], wall: wall)
+        #expect(result.status == 0, "\(result.errorOutput)")
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(StatusReport.self, from: result.stdout)
+    }
+
+    /// The issue's case: a new device whose clock read 1970-01-02 installed a release that
+    /// had expired 30 days before. Now its floor (the program's date, then every signed time
+    /// it verifies) decides: the stale feed is refused, a fresh one taken, and `status` and a
+    /// `clock-wrong` report say the clock is wrong.
+    @Test func aDeviceBootingIn1970RefusesAStaleFeedAndTakesAFreshOne() async throws {
+        let rig = try await ReleaseRig(label: "time-1970")
+        let boot1970 = "@1970-01-02 00:00:00"
+        // Published 60 days before this program's date, expired 30 days before it.
+        let publishedAt = ProgramDate.released - 60 * Self.day
+        let expired = ProgramDate.released - 30 * Self.day
+        try FileManager.default.createDirectory(atPath: rig.tmp("old"), withIntermediateDirectories: true)
+        try ReleaseRig.page(version: "1.0.0", script: "").write(to: URL(fileURLWithPath: rig.tmp("old/index.html")))
+        let old = try await Self.clientctl(
+            [
+                "publish", rig.tmp("old"), "--app", rig.app, "--channel", "stable", "--version", "1.0.0", "--min-shell", "1.0.0",
+                "--key", rig.key + ".pem", "--out", rig.releases, "--expires", RFC3339.format(expired),
+            ], wall: Self.at(publishedAt))
+        #expect(old.status == 0, "\(old.errorOutput)")
+        // Reports go nowhere (nothing listens), so they stay in the journal to be read.
+        try await rig.run([
+            "init", "--root", rig.root, "--force", "--app", rig.app, "--channel", "stable",
+            "--manifest-url", "file://" + rig.releases + "/stable/manifest.json", "--trust", rig.key + ".pub.pem",
+            "--shell-version", "1.0.0", "--embedded", rig.tmp("seed"), "--report-url", "http://127.0.0.1:9/",
+        ])
+
+        let stale = try await Self.clientctl(["install", "--root", rig.root], wall: boot1970)
+        #expect(
+            stale.output.contains("the feed is stale: release 1.0.0 expired at \(RFC3339.format(expired))"), "\(stale.output) \(stale.errorOutput)")
+        var status = try await Self.status(rig.root, wall: boot1970)
+        #expect(status.current == .embedded, "nothing of the stale feed was installed")
+        var clock = try #require(status.clock)
+        #expect(clock.verdict == .behindFloor && clock.trusted == ProgramDate.released, "\(clock)")
+        #expect(clock.line.hasPrefix("wrong: the wall clock reads 1970-01-02T"), "\(clock.line)")
+
+        // A fresh release (published now, 30 days to live) is taken; its signed time is the floor.
+        try await rig.publish("1.0.1", script: ReleaseRig.acknowledging, arguments: ["--expires", "30d"])
+        let fresh = try await Self.clientctl(["install", "--root", rig.root], wall: boot1970)
+        #expect(fresh.status == 0, "\(fresh.errorOutput)")
+        status = try await Self.status(rig.root, wall: boot1970)
+        clock = try #require(status.clock)
+        #expect(status.pending == "1.0.1" || status.current == .installed("1.0.1"), "\(status)")
+        #expect(clock.floorSource == "release 1.0.1 published" && clock.floor > ProgramDate.released, "\(clock)")
+        #expect(abs(clock.floor.timeIntervalSinceNow) < 600, "the floor is the release's signed time: \(clock.floor)")
+
+        // One clock-wrong report for the episode, whatever the number of checks.
+        let journal = try String(contentsOfFile: rig.tmp("device/reports/journal.jsonl"), encoding: .utf8)
+        let wrong = journal.split(separator: "\n").filter { $0.contains("\"clock-wrong\"") }
+        #expect(wrong.count == 1, "\(journal)")
+        #expect(wrong.first?.contains("\"clock-behind\"") == true)
+
+        // The real clock again: trusted, and the report journal holds no second one.
+        status = try await Self.status(rig.root)
+        #expect(status.clock?.verdict == .trusted, "\(String(describing: status.clock))")
+    }
+
+    /// Uptane's "clock at MAXINT" case: a device whose clock runs years ahead refuses every
+    /// release as expired, forever; with time servers it decides by their time. One of the
+    /// three lies by ten years: it is named and outvoted.
+    @Test func aDeviceIn2099TakesAFreshFeedWithAuthenticatedTime() async throws {
+        let rig = try await ReleaseRig(label: "time-2099")
+        try await rig.publish("1.0.0", script: ReleaseRig.acknowledging, arguments: ["--expires", "30d"])
+        let year2099 = "@2099-06-01 00:00:00"
+
+        // No time servers: the floor cannot tell a clock that is ahead, so the feed is stale.
+        let alone = try await Self.clientctl(["install", "--root", rig.root], wall: year2099)
+        #expect(alone.output.contains("the feed is stale"), "\(alone.output) \(alone.errorOutput)")
+
+        let honest = [try await RoughlyServer(scratch: rig.tmp.path), try await RoughlyServer(scratch: rig.tmp.path)]
+        let liar = try await RoughlyServer(scratch: rig.tmp.path, offset: "+10y")
+        defer { for server in honest + [liar] { server.stop() } }
+        let servers = (honest + [liar]).flatMap { s in
+            ["--time-server", "\(s.server)", "--time-server-key", Data(s.server.publicKey).base64EncodedString()]
+        }
+        let root = rig.tmp("device-2099")
+        try await rig.run(
+            [
+                "init", "--root", root, "--app", rig.app, "--channel", "stable",
+                "--manifest-url", "file://" + rig.releases + "/stable/manifest.json", "--trust", rig.key + ".pub.pem",
+                "--shell-version", "1.0.0", "--embedded", rig.tmp("seed"),
+            ] + servers)
+        let installed = try await Self.clientctl(["install", "--root", root], wall: year2099)
+        #expect(installed.status == 0 && !installed.output.contains("stale"), "\(installed.output) \(installed.errorOutput)")
+        let status = try await Self.status(root, wall: year2099)
+        #expect(status.pending == "1.0.0" || status.current == .installed("1.0.0"), "\(status)")
+        let clock = try #require(status.clock)
+        #expect(clock.verdict == .aheadOfAuthenticated, "\(clock)")
+        #expect(abs(clock.trusted.timeIntervalSinceNow) < 60, "decided by the servers' time, not 2099: \(clock.trusted)")
+        #expect(clock.authenticated?.servers.sorted() == honest.map { "\($0.server)" }.sorted(), "\(clock)")
+        #expect(clock.outvoted.count == 1 && clock.outvoted[0].contains("\(liar.server)"), "\(clock.outvoted)")
+        #expect(clock.line.contains("ahead of the time servers'"), "\(clock.line)")
+
+        // Bad settings are refused with one line, exit 64, nothing written.
+        let bad = try await Self.clientctl(
+            [
+                "init", "--root", rig.tmp("bad"), "--app", rig.app, "--channel", "stable",
+                "--manifest-url", "file://" + rig.releases + "/stable/manifest.json", "--trust", rig.key + ".pub.pem",
+                "--shell-version", "1.0.0", "--time-server", "roughtime://127.0.0.1:2002",
+            ])
+        #expect(bad.status == 64 && bad.errorOutput.contains("each server needs its key"), "\(bad.errorOutput)")
+        #expect(!FileManager.default.fileExists(atPath: rig.tmp("bad")))
+        let quorum = try await Self.clientctl(
+            [
+                "init", "--root", rig.tmp("bad"), "--app", rig.app, "--channel", "stable",
+                "--manifest-url", "file://" + rig.releases + "/stable/manifest.json", "--trust", rig.key + ".pub.pem",
+                "--shell-version", "1.0.0", "--time-quorum", "3",
+            ] + Array(servers.prefix(8)))
+        #expect(quorum.status == 64 && quorum.errorOutput.contains("--time-quorum 3 is out of range (1…2"), "\(quorum.errorOutput) \(quorum.output)")
+    }
+
+    /// A wall clock moved under a running `serve` during an `idle` wait: a day back, then
+    /// thirty years ahead. The idle time goes by the monotonic clock, so the release asking
+    /// for 20 s of quiet switches after 20 s, neither never (the wall clock going back) nor
+    /// at once (the wall clock going ahead).
+    @Test func aWallClockMovedUnderServeNeitherStopsNorHurriesAnIdleWait() async throws {
+        let rig = try await ReleaseRig(startupTimeout: 60, label: "time-serve")
+        try await rig.publish("1.0.0", script: ReleaseRig.acknowledging, arguments: ["--expires", "365d"])
+        try await rig.run(["install", "--root", rig.root])
+        // libfaketime reads the offset from this file at every call (FAKETIME_NO_CACHE).
+        let offset = rig.tmp("faketime")
+        try Data("+0\n".utf8).write(to: URL(fileURLWithPath: offset))
+        // Idle time counts from the later of the host's start and the last input: no earlier than this.
+        let started = ContinuousClock.now
+        let serve = try await ServeProcess(
+            root: rig.root, scratch: rig.tmp.path, environment: ["FAKETIME_DONT_FAKE_MONOTONIC": "1"],
+            wrapper: ["/usr/bin/faketime", "-f", "+0", "env", "-u", "FAKETIME", "FAKETIME_TIMESTAMP_FILE=\(offset)", "FAKETIME_NO_CACHE=1"])
+        let page = try OpenChromiumPage(serve.baseURL)
+        defer { page.close() }
+        _ = try await rig.waitForStatus(timeout: 60) { $0.lastKnownGood == "1.0.0" }
+
+        try await rig.publish("1.1.0", script: ReleaseRig.acknowledging, arguments: ["--apply", "idle", "--idle-seconds", "20", "--expires", "365d"])
+        await #expect(try serve.control("check").status == 200)
+        _ = try await rig.waitForStatus(timeout: 60) { $0.pending == "1.1.0" }
+        try Data("-1d\n".utf8).write(to: URL(fileURLWithPath: offset))
+        try await Task.sleep(for: .seconds(3))
+        try Data("+10950d\n".utf8).write(to: URL(fileURLWithPath: offset))
+        try await Task.sleep(for: .seconds(4))
+        let meanwhile = try await rig.status()
+        #expect(
+            meanwhile.current == .installed("1.0.0") && meanwhile.trial == nil,
+            "thirty years ahead did not end the idle wait at once: \(meanwhile.current), \(String(describing: meanwhile.trial))")
+        let status = try await rig.waitForStatus(timeout: 120) { $0.lastKnownGood == "1.1.0" }
+        #expect(ContinuousClock.now - started >= .seconds(20), "the wait lasted its 20 s of the monotonic clock")
+        #expect(status.current == .installed("1.1.0"))
+        // SIGTERM ends the faketime wrapper (143) and serve with it.
+        _ = serve.stop(SIGTERM)
+    }
+}
