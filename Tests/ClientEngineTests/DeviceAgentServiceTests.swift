@@ -136,13 +136,16 @@ import Testing
         // The first check at once, the next one an hour later.
         agent.checkPeriodically(every: 3_600, first: {})
         do {
-            try await Poll.until("1.1.0 switched to after the first check", timeout: 60) {
-                StateStore.load(device.layout).current == "1.1.0"
+            // The state is written before the bridge is told: wait for both.
+            try await Poll.until("1.1.0 switched to after the first check", timeout: 300) {
+                let loaded = await bridge.folders.last?.hasSuffix("/1.1.0") == true
+                return loaded && StateStore.load(device.layout).current == "1.1.0"
             }
         } catch {
             Issue.record("\(error): \((try? await engine.updater.status())?.apply ?? "nothing staged")")
         }
-        #expect(await bridge.folders.last?.hasSuffix("/1.1.0") == true)
+        let folders = await bridge.folders
+        #expect(folders.last?.hasSuffix("/1.1.0") == true, "\(folders)")
         agent.stopping()
         await agent.shutdown()
     }

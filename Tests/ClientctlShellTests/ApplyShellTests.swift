@@ -44,23 +44,20 @@ struct ApplyShellTests {
             "1.1.0", script: ShellHarness.paint(Self.blue, then: ReleaseRig.acknowledging), arguments: ["--apply", "idle", "--idle-seconds", "8"])
         let shell = try RunningShell(root: rig.root, exitAfter: 300, arguments: ["--check-interval", "0"], scratch: rig.tmp.path)
         try await shell.waitFor("1.1.0 staged", timeout: 120) { $0.contains { $0.event == "updateAvailable" && $0.version == "1.1.0" } }
-        // Busy for twice the idle time: the pointer moves over the window every half second.
+        // Busy for twice the idle time: the pointer moves over the window every half second,
+        // 32 moves chained in one xdotool process (its own `sleep` between them), so the gaps
+        // are xdotool's sleeps and not the start of a process each, which a loaded host
+        // (load above 40) stretched past the idle time.
         let window = try await Self.window(shell)
-        let busyUntil = ContinuousClock.now + .seconds(16)
-        var step = 0
-        // The last event reaches the shell after its xdotool call starts, so idle time counts
-        // from no earlier than that start; a loaded host may take a second or more to return
-        // from the call, so its end would be too late a mark.
-        var lastInput = ContinuousClock.now
-        while ContinuousClock.now < busyUntil {
-            step += 1
-            lastInput = ContinuousClock.now
-            _ = try await Self.xdotool(shell, ["mousemove", "--window", window, String(100 + (step % 2) * 200), "300"])
-            try await Task.sleep(for: .milliseconds(500))
+        let moves = (0..<32).flatMap { step in
+            ["mousemove", "--window", window, String(100 + (step % 2) * 200), "300", "sleep", "0.5"]
         }
+        let busy = ContinuousClock.now
+        _ = try await Self.xdotool(shell, moves)
         #expect(!Self.trialStarted("1.1.0")(shell.events), "no switch while the user works: \(shell.events.map(\.description))")
-        try await shell.waitFor("1.1.0 committed", timeout: 120) { $0.contains { $0.kind == "committed" && $0.version == "1.1.0" } }
-        let switchedAfter = ContinuousClock.now - lastInput
+        try await shell.waitFor("1.1.0 committed", timeout: 300) { $0.contains { $0.kind == "committed" && $0.version == "1.1.0" } }
+        // The last move came after 31 sleeps of 0.5 s at least: idle time counts from no earlier.
+        let switchedAfter = ContinuousClock.now - (busy + .milliseconds(15_500))
         #expect(switchedAfter > .milliseconds(7_900), "it waited for 8 s without input (xdotool's last event counts): \(switchedAfter)")
         let run = try await shell.terminate()
         #expect(run.status == 0, "\(run.summary)")

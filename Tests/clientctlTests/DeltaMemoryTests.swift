@@ -34,11 +34,16 @@ import Testing
     }
 
     /// Peak RSS in bytes of `clientctl install --root root extra…`, from GNU time.
+    ///
+    /// glibc's malloc arenas are capped at two (`MALLOC_ARENA_MAX`, glibc's own tunable): on a
+    /// loaded machine more threads contend, each may get an arena of its own, and the peak
+    /// then measures the load, not the install.
     static func peakRSS(_ root: String, _ extra: [String]) async throws -> (Int64, String) {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/time") else {
             throw HarnessError("/usr/bin/time is missing: Scripts/test installs GNU time (apt-get install time)")
         }
-        let run = try await Subprocess.run("/usr/bin/time", ["-f", "%M", ClientctlBinary.path, "install", "--root", root] + extra)
+        let run = try await Subprocess.run(
+            "/usr/bin/time", ["-f", "%M", ClientctlBinary.path, "install", "--root", root] + extra, environment: ["MALLOC_ARENA_MAX": "2"])
         #expect(run.status == 0, "\(run.errorOutput)")
         let lines = run.errorOutput.split(separator: "\n")
         let kib = Int64(lines.last.map(String.init) ?? "") ?? 0
@@ -57,16 +62,28 @@ import Testing
             if version == "1.0.0" { _ = try await d.updater().install() }
             if version == "1.1.0" { #expect(result.deltaCosts.first?.patchBytes != nil, "\(result.deltaCosts)") }
         }
+        // Each way twice, on fresh copies of the root, keeping the lower peak: what another
+        // test does at the same moment only ever adds to a peak.
         let copy = d.tmp("device-copy")
-        try FileManager.default.copyItem(atPath: d.layout.root, toPath: copy)
-        let (viaPatch, notes) = try await Self.peakRSS(d.layout.root, [])
-        #expect(notes.contains("patch from 1.0.0"), "\(notes)")
-        let (viaArchive, _) = try await Self.peakRSS(copy, ["--no-delta"])
+        var viaPatch = Int64.max
+        var viaArchive = Int64.max
+        for run in 0..<2 {
+            for (path, extra) in [(d.tmp("patch-\(run)"), [String]()), (run == 0 ? copy : d.tmp("archive-\(run)"), ["--no-delta"])] {
+                try FileManager.default.copyItem(atPath: d.layout.root, toPath: path)
+                let (peak, notes) = try await Self.peakRSS(path, extra)
+                if extra.isEmpty {
+                    #expect(notes.contains("patch from 1.0.0"), "\(notes)")
+                    viaPatch = min(viaPatch, peak)
+                } else {
+                    viaArchive = min(viaArchive, peak)
+                }
+            }
+        }
         let mib: Int64 = 1 << 20
         // Before: the decoder's window held the whole 48 MiB result, beside the mapped base.
         #expect(
             viaPatch <= viaArchive + 32 * mib,
             "patch install peaked at \(viaPatch / mib) MiB, the archive install at \(viaArchive / mib) MiB")
-        #expect(try TreeSnapshot(copy + "/clients/v1.1.0") == (try TreeSnapshot(d.layout.clientDirectory(Version(1, 1, 0)))))
+        #expect(try TreeSnapshot(copy + "/clients/v1.1.0") == (try TreeSnapshot(d.tmp("patch-0") + "/clients/v1.1.0")))
     }
 }

@@ -41,12 +41,13 @@ public enum ClientctlBinary {
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[candidates.count - 1]
     }
 
-    /// Runs `clientctl arguments…` and captures its status and output.
+    /// Runs `clientctl arguments…` and captures its status and output; past `timeout` (a cap
+    /// for a run that hangs, never a measure) it is killed and the test fails saying so.
     @discardableResult
     public static func run(
         _ arguments: [String], input: Data? = nil, environment: [String: String] = [:],
-        directory: String? = nil
+        directory: String? = nil, timeout: Duration = .seconds(600)
     ) async throws -> Subprocess.Result {
-        try await Subprocess.run(path, arguments, input: input, environment: environment, directory: directory)
+        try await Subprocess.run(path, arguments, input: input, environment: environment, directory: directory, timeout: timeout)
     }
 }

@@ -22,9 +22,11 @@ public enum ReleaseBinaries {
 
     /// `clientctl package arguments… --device-program DEVICE`: the tests' `clientctl` packages
     /// the release device program, as a build machine's `clientctl` does with the one beside it.
+    /// Capped at 30 minutes: `package` runs Debian's dpkg-shlibdeps, dpkg-deb and lintian,
+    /// which took over 10 minutes beside two other suites on a loaded 2-core machine.
     @discardableResult
     public static func package(_ arguments: [String], environment: [String: String] = [:]) async throws -> Subprocess.Result {
         precondition(arguments.first == "package", "ReleaseBinaries.package runs `clientctl package`")
-        return try await ClientctlBinary.run(arguments + ["--device-program", try device()], environment: environment)
+        return try await ClientctlBinary.run(arguments + ["--device-program", try device()], environment: environment, timeout: .seconds(1800))
     }
 }
