@@ -288,6 +288,33 @@ import Testing
         #expect(decided <= 2, "decisions in 2 s with nothing changing: \(decided)")
     }
 
+    /// The staged version and its verified policy are read when the root changes, not at
+    /// every decision: a hundred decisions on an unchanged root read it once; a check that
+    /// ended (or a wake-up: a version staged, a trial ended) and a state.json replaced by
+    /// another process make the next decision read it again.
+    @Test func theStagedPolicyIsReadOnceNotAtEveryDecision() async throws {
+        let s = try await staged(Self.policy(("mode", .string("idle")), ("idleSeconds", .integer(300))))
+        let driver = s.driver()
+        for _ in 0..<100 {
+            s.clock.advance(1)
+            await driver.step()
+        }
+        #expect(driver.stagedReads == 1, "\(driver.stagedReads) reads for 100 decisions")
+        driver.wake()
+        await driver.step()
+        #expect(driver.stagedReads == 2)
+        // Another process replaces state.json (as `clientctl install` would).
+        var state = StateStore.load(s.device.layout)
+        state.pendingSince = Self.start.addingTimeInterval(-1)
+        try StateStore.save(state, s.device.layout)
+        await driver.step()
+        #expect(driver.stagedReads == 3)
+        s.clock.advance(200)
+        let step = await driver.step()
+        #expect(step.switched == "1.1.0", "the policy read once still decides: \(String(describing: step.decision))")
+        #expect(driver.stagedReads == 3)
+    }
+
     /// Idle time is the monotonic clock's: a wall clock set back by a day while the device
     /// waits for quiet used to put the last input a day "in the future", so the quiet time
     /// never came (the release never switched, its status frozen). Now the switch comes

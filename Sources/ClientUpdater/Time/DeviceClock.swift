@@ -27,6 +27,8 @@ public final class DeviceClock: Sendable {
     private struct Cached {
         var record: TimeRecord?
         var stamp: FileStamp?
+        /// Signed times verified by the check under way, kept until it ends (``settle(kept:)``).
+        var witnessed: [(date: Date, source: String)] = []
     }
 
     /// A clock for a root.
@@ -85,6 +87,23 @@ public final class DeviceClock: Sendable {
         return (programDate, "the release date of this clientctl")
     }
 
+    /// Notes a signed time the check under way verified (`release 1.4.0 published`): it
+    /// raises the floor when the check ends without a failure (``settle(kept:)``), so a check
+    /// refused for any reason leaves the root exactly as it was.
+    package func witnessed(_ date: Date, source: String) {
+        cached.withLock { $0.witnessed.append((date, source)) }
+    }
+
+    /// The check under way ended: its verified times raise the floor when `kept`, else they go.
+    package func settle(kept: Bool) {
+        let noted = cached.withLock { c in
+            defer { c.witnessed = [] }
+            return c.witnessed
+        }
+        guard kept, let newest = noted.max(by: { $0.date < $1.date }) else { return }
+        witness(newest.date, source: newest.source)
+    }
+
     /// Raises the floor to `date` when it is later (never lowers it): `source` says what
     /// verified it (`release 1.4.0 published`). Only a time the device verified comes here,
     /// never the wall clock. A failure to persist is logged and the floor kept in memory.
@@ -139,7 +158,8 @@ public final class DeviceClock: Sendable {
     package func markReported(_ verdict: ClockVerdict) -> Bool {
         var changed = false
         update { record in
-            guard record.reported != verdict else { return false }
+            // Never reported is as good as reported right: nothing to write for a right clock.
+            guard record.reported ?? .trusted != verdict else { return false }
             changed = true
             record.reported = verdict
             return true
@@ -148,8 +168,11 @@ public final class DeviceClock: Sendable {
     }
 
     /// Changes the record under `time.lock` (re-read first: another process may have raised
-    /// it), writing it when `change` says so.
+    /// it), writing it when `change` says so. A change that would change nothing touches no
+    /// file, not even the lock.
     private func update(_ change: (inout TimeRecord) -> Bool) {
+        var probe = current() ?? TimeRecord(floor: programDate, floorSource: "the release date of this clientctl")
+        guard change(&probe) else { return }
         guard let layout else {
             cached.withLock { c in
                 var record = c.record ?? TimeRecord(floor: programDate, floorSource: "the release date of this clientctl")
@@ -197,13 +220,13 @@ public final class DeviceClock: Sendable {
 }
 
 /// What identifies one version of a file without reading it: inode, size and change time.
-struct FileStamp: Equatable {
+package struct FileStamp: Equatable, Sendable {
     let inode: UInt64
     let size: Int64
     let seconds: Int
     let nanoseconds: Int
 
-    init?(_ path: String) {
+    package init?(_ path: String) {
         var st = stat()
         guard stat(path, &st) == 0 else { return nil }
         inode = UInt64(st.st_ino)

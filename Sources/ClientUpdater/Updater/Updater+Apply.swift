@@ -13,6 +13,13 @@ package struct StagedSwitch: Sendable, Equatable {
     package var policy: ApplyPolicy
     /// A trial (of this or another version) is running: no switch until it ends.
     package var trialRunning: Bool
+
+    package init(version: String, since: Date?, policy: ApplyPolicy, trialRunning: Bool) {
+        self.version = version
+        self.since = since
+        self.policy = policy
+        self.trialRunning = trialRunning
+    }
 }
 
 extension Updater {
