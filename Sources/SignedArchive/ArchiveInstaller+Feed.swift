@@ -88,14 +88,14 @@ extension ArchiveInstaller {
         let manifest = try verifier.verify(bytes: body, source: manifestURL.absoluteString)
             .get(context: "manifest \(manifestURL.absoluteString)")
         // A verified signed time: the device's time is at least this (docs/device-time.md#the-floor).
-        channel.clock?.witness(manifest.published, source: "release \(manifest.version) published")
+        channel.clock?.witnessed(manifest.published, source: "release \(manifest.version) published")
         var restriction: Restriction?
         if let fetched = restrictionFetch, let bytes = fetched.bytes {
             // A refused restriction throws: a bad release, nothing installed, nothing revoked.
             switch try Restriction.check(bytes, for: manifest, root: verifier.root, now: channel.now(), source: fetched.source) {
             case .inForce(let inForce):
                 restriction = inForce
-                channel.clock?.witness(inForce.issued, source: "the rollout role's restriction of release \(inForce.version) issued")
+                channel.clock?.witnessed(inForce.issued, source: "the rollout role's restriction of release \(inForce.version) issued")
             case .ignored(let why): channel.logger.debug("\(fetched.source): \(why)")
             }
         }

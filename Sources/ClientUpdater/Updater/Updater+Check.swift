@@ -88,9 +88,12 @@ extension Updater {
                 progress: { [self] in emit(.downloadProgress(version: $0, completed: $1, total: $2)) },
                 report: checkReportReceiver(memory))
             let outcome = try await channel.check(state: &state, reporter: reporter)
+            // The signed times it verified raise the floor (docs/device-time.md#the-floor).
+            clock?.settle(kept: true)
             recordCheckOutcome(outcome, channelReported: memory.value.withLock { $0.reported })
             return (outcome, state)
         } catch {
+            clock?.settle(kept: false)
             recordCheckFailure(error, found: memory.value.withLock { $0.found })
             let status = (error as? any ClientctlError)?.kind
             // `no-space`: updates stop until space is freed; status shows why.
