@@ -103,11 +103,14 @@ public final class DeviceAgent: Service, Sendable {
     }
 
     /// Runs the agent until its `ServiceGroup` shuts down gracefully or its task is
-    /// cancelled: ``start(bridge:)``, then `started`, then periodic checks; at shutdown
-    /// ``stopping()`` (`STOPPING=1`) and ``shutdown()`` (a trial in progress recorded, the
-    /// root's lock released, pending reports given their 2 s). The other services of the
-    /// group shut down first when listed after it (a group stops its services in reverse
-    /// order), so a server stops answering before the updater goes.
+    /// cancelled, all its work in one task group: the events forwarded to the sinks, the
+    /// fleet reports' delivery, start-up, then `started`, then the apply driver and the
+    /// periodic checks; at shutdown ``stopping()`` (`STOPPING=1`), the checks and the driver
+    /// end, the updater shuts down (a trial in progress recorded, the root's lock released),
+    /// the sinks get the last events, and pending reports get their 2 s. No task outlives
+    /// `run()`. The other services of the group shut down first when listed after it (a
+    /// group stops its services in reverse order), so a server stops answering before the
+    /// updater goes.
     /// - Throws: what start-up throws, or what `started` throws (the updater shut down first);
     ///   ``EngineError`` `.invalidArgument` for an agent made without a bridge.
     public func run() async throws {
@@ -115,18 +118,67 @@ public final class DeviceAgent: Service, Sendable {
             throw EngineError(
                 .invalidArgument, "this DeviceAgent was made without a bridge: use DeviceAgent.init(_:supervisor:sinks:bridge:checkEvery:)")
         }
-        let report = try await start(bridge: service.bridge)
-        do {
-            try await service.started(report)
-        } catch {
-            await shutdown()
-            throw error
+        let events = updater.events()
+        let (updater, supervisor, sinks, reports, apply) = (updater, supervisor, sinks, reports, apply)
+        try await withThrowingTaskGroup(of: Work.self) { work in
+            work.addTask {
+                await Self.forward(events, supervisor: supervisor, sinks: sinks, reports: reports, apply: apply)
+                return .forward
+            }
+            if let reports {
+                work.addTask(priority: .background) {
+                    await reports.run()
+                    return .delivery
+                }
+            }
+            // Ends the work that outlives the updater: the forwarding once the updater's
+            // streams have ended (every event reached the sinks), then the delivery.
+            func finish() async throws {
+                updater.endEvents()
+                while let done = try await work.next(), done != .forward {}
+                work.cancelAll()
+                await reports?.flush(within: 2)
+            }
+            let report: LifecycleReport
+            do {
+                report = try await updater.start(bridge: service.bridge)
+                supervisor.started(report)
+                try await service.started(report)
+            } catch {
+                await updater.shutdown()
+                try await finish()
+                throw error
+            }
+            await withTaskGroup(of: Void.self) { running in
+                running.addTask { await apply.run() }
+                running.addTask { await Self.checkLoop(updater, apply, every: service.checkSeconds, first: nil, onFailure: service.checkFailed) }
+                // Until SIGTERM reaches the group (or the group's task is cancelled).
+                try? await gracefulShutdown()
+                stopping()
+                running.cancelAll()
+            }
+            await updater.shutdown()
+            try await finish()
         }
-        checkPeriodically(every: service.checkSeconds, onFailure: service.checkFailed)
-        // Until SIGTERM reaches the group (or the group's task is cancelled).
-        try? await gracefulShutdown()
-        stopping()
-        await shutdown()
+    }
+
+    /// The children of ``run()``'s task group.
+    private enum Work: Sendable { case forward, delivery }
+
+    /// Hands every event to the supervisor and the sinks, in order, and wakes the report
+    /// sender and the apply driver; ends when the updater's stream ends (at shutdown).
+    private static func forward(
+        _ events: AsyncStream<UpdaterEvent>, supervisor: SupervisorStatus, sinks: [Sink], reports: ReportSender?, apply: ApplyDriver
+    ) async {
+        for await event in events {
+            supervisor.apply(event)
+            for sink in sinks { sink(event) }
+            reports?.wake()
+            switch event {
+            case .updateAvailable, .watchdog: apply.wake()
+            default: break
+            }
+        }
     }
 
     /// Subscribes the sinks (so start-up's own events reach them), then starts the updater
@@ -139,15 +191,7 @@ public final class DeviceAgent: Service, Sendable {
     public func start(bridge: any HostBridge) async throws -> LifecycleReport {
         let events = updater.events()
         let forward = Task { [supervisor, sinks, reports, apply] in
-            for await event in events {
-                supervisor.apply(event)
-                for sink in sinks { sink(event) }
-                reports?.wake()
-                switch event {
-                case .updateAvailable, .watchdog: apply.wake()
-                default: break
-                }
-            }
+            await Self.forward(events, supervisor: supervisor, sinks: sinks, reports: reports, apply: apply)
         }
         let delivery = reports.map { sender in Task(priority: .background) { await sender.run() } }
         tasks.withLock {
@@ -185,37 +229,43 @@ public final class DeviceAgent: Service, Sendable {
         every seconds: Double, first: (@Sendable () async -> Void)? = nil, onFailure: @escaping @Sendable (any Error) -> Void = { _ in }
     ) {
         guard seconds > 0 else { return }
-        let updater = self.updater
-        let apply = self.apply
-        // The device's id (made now if the root has none yet: a packaged app's roots share
-        // their path on every device, so the path alone would not spread a fleet).
-        let device = (try? DeviceIdentity.readOrCreate(updater.layout)) ?? updater.layout.root
-        let schedule = CheckSchedule(every: seconds, device: device)
-        let checks = Task {
-            if let first {
-                await first()
-            } else {
-                do { try await Task.sleep(for: schedule.delay(before: 0)) } catch { return }
-            }
-            var check = 1
-            while !Task.isCancelled {
-                var retryAfter: Duration?
-                do {
-                    _ = try await Self.check(updater, apply)
-                } catch {
-                    retryAfter = HTTPStatusFailure.found(in: error)?.retryAfter
-                    onFailure(error)
-                }
-                do { try await Task.sleep(for: schedule.delay(before: check, retryAfter: retryAfter)) } catch { return }
-                check += 1
-            }
-        }
+        let (updater, apply) = (self.updater, self.apply)
+        let checks = Task { await Self.checkLoop(updater, apply, every: seconds, first: first, onFailure: onFailure) }
         let stopped = tasks.withLock { tasks in
             tasks.checks?.cancel()
             tasks.checks = checks
             return tasks.stopped
         }
         if stopped { checks.cancel() }
+    }
+
+    /// The periodic checks until the task is cancelled (``checkPeriodically(every:first:onFailure:)``).
+    private static func checkLoop(
+        _ updater: Updater, _ apply: ApplyDriver, every seconds: Double, first: (@Sendable () async -> Void)?,
+        onFailure: @escaping @Sendable (any Error) -> Void
+    ) async {
+        guard seconds > 0 else { return }
+        // The device's id (made now if the root has none yet: a packaged app's roots share
+        // their path on every device, so the path alone would not spread a fleet).
+        let device = (try? DeviceIdentity.readOrCreate(updater.layout)) ?? updater.layout.root
+        let schedule = CheckSchedule(every: seconds, device: device)
+        if let first {
+            await first()
+        } else {
+            do { try await Task.sleep(for: schedule.delay(before: 0)) } catch { return }
+        }
+        var check = 1
+        while !Task.isCancelled {
+            var retryAfter: Duration?
+            do {
+                _ = try await Self.check(updater, apply)
+            } catch {
+                retryAfter = HTTPStatusFailure.found(in: error)?.retryAfter
+                onFailure(error)
+            }
+            do { try await Task.sleep(for: schedule.delay(before: check, retryAfter: retryAfter)) } catch { return }
+            check += 1
+        }
     }
 
     /// Checks for updates now, for whoever asks (the periodic schedule, a page's

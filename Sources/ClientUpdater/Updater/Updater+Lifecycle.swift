@@ -246,6 +246,11 @@ extension Updater {
         }
     }
 
+    /// Ends every event stream now (after the events already yielded are read), whatever
+    /// ``shutdown()`` could do: a host loop that waits for its streams to end never waits
+    /// for ever, even when its task was cancelled before the updater shut down.
+    package nonisolated func endEvents() { hub.finishAll() }
+
     /// Records where this agent's `/__clientctl/` endpoints listen (`agent.json`), so a
     /// refused command can say where to go. Call after ``start(bridge:clock:shim:lockWait:)``.
     public func recordControlAddress(_ url: String) {
