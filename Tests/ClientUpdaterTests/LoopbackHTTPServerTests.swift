@@ -139,9 +139,13 @@ import Testing
         try await Poll.until("the server to accept the half-open connection") { server.connectionsAccepted >= 3 }
         let before = try liveSockets(port: port)
         #expect(before >= 2, "listening + the half-open request")
-        let started = Date()
+        let started = ContinuousClock.now
         server.stop()
-        #expect(Date().timeIntervalSince(started) < 5, "stop does not wait for drips or stalls to end")
-        #expect(try liveSockets(port: port) == 0, "no listening or established socket left on the port")
+        #expect(ContinuousClock.now - started < .seconds(5), "stop does not wait for drips or stalls to end")
+        // The kernel may list a socket closed by another thread a moment longer on a loaded
+        // machine: wait for the table with a generous cap, never for the machine.
+        try await Poll.until("no listening or established socket left on the port", timeout: 60) {
+            (try? liveSockets(port: port)) == 0
+        }
     }
 }
