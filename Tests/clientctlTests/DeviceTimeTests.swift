@@ -13,6 +13,14 @@ import Testing
 /// test (`unshare --time` needs CAP_SYS_ADMIN), so libfaketime it is, through its own
 /// `faketime` command: preloaded by hand, without the shared memory `faketime` sets up, the
 /// library loses a Swift program's arguments.
+///
+/// Under a running program libfaketime can only move the wall clock forward: its wrapper of
+/// `timerfd_settime` shifts the kernel's monotonic timers that libdispatch arms by a
+/// backward offset too, so after any backward change even a bare `Task.sleep(for: .seconds(1))`
+/// never returns (tried with a ten-line program: `+1d` ends, `-1d` hangs), which the
+/// kernel never does for a real `date -s`. Backward jumps are tested where the wall clock is
+/// read: one-shot commands started in 1970 here, and the apply driver, the machine and the
+/// device clock on injected clocks (`ApplyDriverTests`, `ApplyMachineTests`, `DeviceClockTests`).
 @Suite(.serialized)
 struct DeviceTimeTests {
     static let day: TimeInterval = 86_400
@@ -150,11 +158,10 @@ struct DeviceTimeTests {
         #expect(quorum.status == 64 && quorum.errorOutput.contains("--time-quorum 3 is out of range (1…2"), "\(quorum.errorOutput) \(quorum.output)")
     }
 
-    /// A wall clock moved under a running `serve` during an `idle` wait: a day back, then
+    /// A wall clock moved under a running `serve` during an `idle` wait: a day ahead, then
     /// thirty years ahead. The idle time goes by the monotonic clock, so the release asking
-    /// for 20 s of quiet switches after 20 s, neither never (the wall clock going back) nor
-    /// at once (the wall clock going ahead).
-    @Test func aWallClockMovedUnderServeNeitherStopsNorHurriesAnIdleWait() async throws {
+    /// for 20 s of quiet switches after 20 s, not at once.
+    @Test func aWallClockMovedAheadUnderServeNeverHurriesAnIdleWait() async throws {
         let rig = try await ReleaseRig(startupTimeout: 60, label: "time-serve")
         try await rig.publish("1.0.0", script: ReleaseRig.acknowledging, arguments: ["--expires", "365d"])
         try await rig.run(["install", "--root", rig.root])
@@ -173,7 +180,7 @@ struct DeviceTimeTests {
         try await rig.publish("1.1.0", script: ReleaseRig.acknowledging, arguments: ["--apply", "idle", "--idle-seconds", "20", "--expires", "365d"])
         await #expect(try serve.control("check").status == 200)
         _ = try await rig.waitForStatus(timeout: 60) { $0.pending == "1.1.0" }
-        try Data("-1d\n".utf8).write(to: URL(fileURLWithPath: offset))
+        try Data("+1d\n".utf8).write(to: URL(fileURLWithPath: offset))
         try await Task.sleep(for: .seconds(3))
         try Data("+10950d\n".utf8).write(to: URL(fileURLWithPath: offset))
         try await Task.sleep(for: .seconds(4))
@@ -185,6 +192,45 @@ struct DeviceTimeTests {
         #expect(ContinuousClock.now - started >= .seconds(20), "the wait lasted its 20 s of the monotonic clock")
         #expect(status.current == .installed("1.1.0"))
         // SIGTERM ends the faketime wrapper (143) and serve with it.
+        _ = serve.stop(SIGTERM)
+    }
+    /// A wall clock moved under a running `serve` during a trial: a minute ahead, then thirty
+    /// years. The trial's timeout is the monotonic clock's: the broken release is rolled back
+    /// after its 20 s, not at once.
+    @Test func aWallClockMovedAheadUnderServeNeverEndsATrialEarly() async throws {
+        let rig = try await ReleaseRig(startupTimeout: 20, label: "time-trial")
+        try await rig.publish("1.0.0", script: ReleaseRig.acknowledging, arguments: ["--expires", "365d"])
+        try await rig.run(["install", "--root", rig.root])
+        let offset = rig.tmp("faketime")
+        try Data("+0\n".utf8).write(to: URL(fileURLWithPath: offset))
+        let serve = try await ServeProcess(
+            root: rig.root, scratch: rig.tmp.path, environment: ["FAKETIME_DONT_FAKE_MONOTONIC": "1"],
+            wrapper: ["/usr/bin/faketime", "-f", "+0", "env", "-u", "FAKETIME", "FAKETIME_TIMESTAMP_FILE=\(offset)", "FAKETIME_NO_CACHE=1"])
+        _ = try await Chromium.dumpDOM(serve.baseURL)
+        _ = try await rig.waitForStatus(timeout: 60) { $0.lastKnownGood == "1.0.0" }
+
+        try await rig.publish("1.1.0", script: ReleaseRig.broken, arguments: ["--expires", "365d"])
+        await #expect(try serve.control("check").status == 200)
+        // The trial starts within this call: no earlier than here.
+        let asked = ContinuousClock.now
+        await #expect(try serve.control("switch-to-pending").status == 200)
+        try Data("+60\n".utf8).write(to: URL(fileURLWithPath: offset))
+        let dom = try await Chromium.dumpDOM(serve.baseURL)
+        #expect(Chromium.text(of: "version", in: dom) == "1.1.0" && Chromium.text(of: "acked", in: dom) == "no")
+        try await Task.sleep(for: .seconds(4))
+        try Data("+10950d\n".utf8).write(to: URL(fileURLWithPath: offset))
+        try await Task.sleep(for: .seconds(4))
+        let meanwhile = try await rig.status()
+        #expect(meanwhile.trial?.version == "1.1.0", "thirty years ahead did not end the trial at once: \(meanwhile)")
+        let status: StatusReport
+        do {
+            status = try await rig.waitForStatus(timeout: 120) { $0.trial == nil }
+        } catch {
+            Issue.record("serve: \(serve.stderr)")
+            throw error
+        }
+        #expect(ContinuousClock.now - asked >= .seconds(20), "the trial lasted its 20 s of the monotonic clock")
+        #expect(status.current == .installed("1.0.0") && status.retry == ["1.1.0"], "rolled back, not stuck: \(status)")
         _ = serve.stop(SIGTERM)
     }
 }
