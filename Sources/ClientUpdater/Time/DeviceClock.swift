@@ -18,8 +18,9 @@ public final class DeviceClock: Sendable {
     public let layout: RootLayout?
     let clocks: @Sendable () -> ClockReading
     let programDate: Date
-    /// The time servers to ask and how many must agree (empty: none).
+    /// The time servers to ask (empty: none).
     public let servers: [RoughtimeServer]
+    /// How many of ``servers`` must agree.
     public let quorum: Int
     let logger: Logger
     private let cached = Mutex<Cached>(Cached())
@@ -31,12 +32,13 @@ public final class DeviceClock: Sendable {
         var witnessed: [(date: Date, source: String)] = []
     }
 
-    /// A clock for a root.
+    /// A clock for a root, whose floor starts at ``ProgramDate/released``.
     /// - Parameters:
     ///   - layout: the root whose `time.json` keeps the floor (nil: in memory only).
     ///   - clocks: the wall and monotonic clocks read at one moment (injected for tests).
-    ///   - programDate: the floor's first value (``ProgramDate/released``).
-    ///   - servers: the time servers of the root's settings; `quorum` of them must agree.
+    ///   - servers: the time servers of the root's settings.
+    ///   - quorum: how many of them must agree.
+    ///   - logger: where the clock logs an answer outvoted or a record not written.
     public convenience init(
         layout: RootLayout?, clocks: @escaping @Sendable () -> ClockReading = { ClockReading.now() },
         servers: [RoughtimeServer] = [], quorum: Int = 1, logger: Logger = Logger(label: "clientctl.engine")
@@ -44,6 +46,7 @@ public final class DeviceClock: Sendable {
         self.init(layout: layout, clocks: clocks, programDate: ProgramDate.released, servers: servers, quorum: quorum, logger: logger)
     }
 
+    /// A clock whose floor starts at `programDate` (tests).
     package init(
         layout: RootLayout?, clocks: @escaping @Sendable () -> ClockReading, programDate: Date, servers: [RoughtimeServer] = [],
         quorum: Int = 1, logger: Logger = Logger(label: "clientctl.engine")
@@ -240,7 +243,9 @@ package struct FileStamp: Equatable, Sendable {
 public struct ClockStatus: Codable, Sendable, Equatable {
     /// An interval the time servers vouched for, carried forward to now.
     public struct Interval: Codable, Sendable, Equatable {
+        /// The true time was not before this.
         public var earliest: Date
+        /// The true time was not after this.
         public var latest: Date
         /// The servers that agreed.
         public var servers: [String]
@@ -250,8 +255,9 @@ public struct ClockStatus: Codable, Sendable, Equatable {
     public var wall: Date
     /// What the device decides by.
     public var trusted: Date
-    /// The newest time the device has verified, and what verified it.
+    /// The newest time the device has verified.
     public var floor: Date
+    /// What verified it (`release 1.0.1 published`).
     public var floorSource: String
     /// What the wall clock is.
     public var verdict: ClockVerdict

@@ -7,6 +7,8 @@ import Foundation
 public final class ServeProcess: Sendable {
     /// The running serve (``ChildProcess``: posix_spawn, not Foundation's `Process`).
     package let process: ChildProcess.Running
+    /// Started under a wrapper (`faketime`): signals go to the whole process group.
+    let wrapped: Bool
     public let stderrPath: String
     public let port: Int
 
@@ -36,17 +38,33 @@ public final class ServeProcess: Sendable {
             executable, all, environment: environment, input: .none, standardOutput: .discard, standardError: .file(stderrPath)
         ).start()
         self.process = process
+        self.wrapped = !wrapper.isEmpty
         port = try await ListeningLine.wait(
             for: process, stderrPath: stderrPath, marker: "serving http://127.0.0.1:", what: "clientctl serve")
     }
 
-    deinit { process.killIfRunning() }
+    deinit {
+        // A wrapper (faketime) runs serve as a child of its own: the whole group goes.
+        if wrapped, process.isRunning {
+            process.signal(SIGKILL)
+            _ = process.waitBlocking()
+        }
+        process.killIfRunning()
+    }
 
     public var stderr: String { ListeningLine.read(stderrPath) }
 
     /// Sends `signal` and waits for the process to end; returns its exit status (or 128 + signal).
+    /// Under a wrapper the signal goes to the whole process group, serve included.
     @discardableResult
-    public func stop(_ signal: Int32 = SIGTERM) -> Int32 { process.stop(signal) }
+    public func stop(_ signal: Int32 = SIGTERM) -> Int32 {
+        guard wrapped else { return process.stop(signal) }
+        process.signal(signal)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
+        if process.isRunning { process.signal(SIGKILL) }
+        return process.waitBlocking().termination.shellStatus
+    }
 
     /// `POST /__clientctl/<name>` as the shim sends it.
     public func control(_ name: String) async throws -> CurlResponse {
