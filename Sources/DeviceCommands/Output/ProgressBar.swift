@@ -7,7 +7,9 @@ import Synchronization
 /// animated when output is piped or logged).
 final class ProgressBar: Sendable {
     private struct State {
-        var lastDraw = Date.distantPast
+        /// A duration's mark: on the monotonic clock, so a wall clock set back mid-download
+        /// never freezes the bar.
+        var lastDraw: ContinuousClock.Instant?
         var drawn = false
     }
     /// Lines are drawn under its lock, so two updates never interleave on the terminal.
@@ -22,9 +24,9 @@ final class ProgressBar: Sendable {
 
     func update(version: String, completed: Int64, total: Int64?) {
         state.withLock { state in
-            let now = Date()
+            let now = ContinuousClock.now
             let done = total.map { completed >= $0 } ?? false
-            guard done || now.timeIntervalSince(state.lastDraw) >= 0.1 else { return }
+            guard done || state.lastDraw.map({ $0.duration(to: now) >= .milliseconds(100) }) ?? true else { return }
             state.lastDraw = now
             state.drawn = true
             Console.err("\r\u{1B}[K" + Self.line(version: version, completed: completed, total: total))
