@@ -173,22 +173,28 @@ struct DeviceTimeTests {
         return taken
     }
 
+    /// A rig with 1.0.0 installed, and `serve` on it under libfaketime with its offset read
+    /// from a file at every call (FAKETIME_NO_CACHE): write `+1d` to it to move the wall clock.
+    static func servedUnderFaketime(startupTimeout: Double, label: String) async throws -> (ReleaseRig, ServeProcess, offset: String) {
+        let rig = try await ReleaseRig(startupTimeout: startupTimeout, label: label)
+        try await rig.publish("1.0.0", script: ReleaseRig.acknowledging, arguments: ["--expires", "365d"])
+        try await rig.run(["install", "--root", rig.root])
+        let offset = rig.tmp("faketime")
+        try Data("+0\n".utf8).write(to: URL(fileURLWithPath: offset))
+        let serve = try await ServeProcess(
+            root: rig.root, scratch: rig.tmp.path, environment: ["FAKETIME_DONT_FAKE_MONOTONIC": "1"],
+            wrapper: ["/usr/bin/faketime", "-f", "+0", "env", "-u", "FAKETIME", "FAKETIME_TIMESTAMP_FILE=\(offset)", "FAKETIME_NO_CACHE=1"])
+        return (rig, serve, offset)
+    }
+
     /// A wall clock moved under a running `serve` during an `idle` wait: a day ahead, then
     /// thirty years. Idle time goes by the monotonic clock from the host's start, so the
     /// release asking for 60 s of quiet is not switched to before 60 s have passed.
     @Test func aWallClockMovedAheadUnderServeNeverHurriesAnIdleWait() async throws {
-        let rig = try await ReleaseRig(startupTimeout: 60, label: "time-serve")
-        try await rig.publish("1.0.0", script: ReleaseRig.acknowledging, arguments: ["--expires", "365d"])
-        try await rig.run(["install", "--root", rig.root])
-        // libfaketime reads the offset from this file at every call (FAKETIME_NO_CACHE).
-        let offset = rig.tmp("faketime")
-        try Data("+0\n".utf8).write(to: URL(fileURLWithPath: offset))
         // Idle time counts from the later of the host's start and the last input (a headless
         // page sends none): no earlier than this.
         let started = ContinuousClock.now
-        let serve = try await ServeProcess(
-            root: rig.root, scratch: rig.tmp.path, environment: ["FAKETIME_DONT_FAKE_MONOTONIC": "1"],
-            wrapper: ["/usr/bin/faketime", "-f", "+0", "env", "-u", "FAKETIME", "FAKETIME_TIMESTAMP_FILE=\(offset)", "FAKETIME_NO_CACHE=1"])
+        let (rig, serve, offset) = try await Self.servedUnderFaketime(startupTimeout: 60, label: "time-serve")
         let page = try OpenChromiumPage(serve.baseURL)
         defer { page.close() }
         _ = try await rig.waitForStatus(timeout: 120) { $0.lastKnownGood == "1.0.0" }
@@ -216,14 +222,7 @@ struct DeviceTimeTests {
     /// years. The trial's timeout is the monotonic clock's: the broken release stays on trial
     /// for its 30 s, then is rolled back.
     @Test func aWallClockMovedAheadUnderServeNeverEndsATrialEarly() async throws {
-        let rig = try await ReleaseRig(startupTimeout: 30, label: "time-trial")
-        try await rig.publish("1.0.0", script: ReleaseRig.acknowledging, arguments: ["--expires", "365d"])
-        try await rig.run(["install", "--root", rig.root])
-        let offset = rig.tmp("faketime")
-        try Data("+0\n".utf8).write(to: URL(fileURLWithPath: offset))
-        let serve = try await ServeProcess(
-            root: rig.root, scratch: rig.tmp.path, environment: ["FAKETIME_DONT_FAKE_MONOTONIC": "1"],
-            wrapper: ["/usr/bin/faketime", "-f", "+0", "env", "-u", "FAKETIME", "FAKETIME_TIMESTAMP_FILE=\(offset)", "FAKETIME_NO_CACHE=1"])
+        let (rig, serve, offset) = try await Self.servedUnderFaketime(startupTimeout: 30, label: "time-trial")
         _ = try await Chromium.dumpDOM(serve.baseURL)
         _ = try await rig.waitForStatus(timeout: 120) { $0.lastKnownGood == "1.0.0" }
 
