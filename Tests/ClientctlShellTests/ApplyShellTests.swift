@@ -37,27 +37,37 @@ struct ApplyShellTests {
 
     @Test func idleSwitchesOnlyOnceTheWindowSawNoInputForTheIdleTime() async throws {
         let rig = try await ReleaseRig(startupTimeout: 30, label: "apply-idle")
-        let checking = "WebAppLocalServer.startupDidComplete(function () { WebAppLocalServer.checkForUpdates(); });"
+        // 1.0.0 asks for updates at the first pointer move over its page: 1.1.0 is staged
+        // while the user is already working, however long the window took to appear on a
+        // loaded host (a check at start-up let the idle time run out before the first move).
+        let checking = """
+            WebAppLocalServer.startupDidComplete(function () {
+              document.addEventListener('mousemove', function () { WebAppLocalServer.checkForUpdates(); }, { once: true });
+            });
+            """
         try await rig.publish("1.0.0", script: ShellHarness.paint(Self.green, then: checking))
         try await rig.run(["install", "--root", rig.root])
         try await rig.publish(
             "1.1.0", script: ShellHarness.paint(Self.blue, then: ReleaseRig.acknowledging), arguments: ["--apply", "idle", "--idle-seconds", "8"])
         let shell = try RunningShell(root: rig.root, exitAfter: 300, arguments: ["--check-interval", "0"], scratch: rig.tmp.path)
-        try await shell.waitFor("1.1.0 staged", timeout: 120) { $0.contains { $0.event == "updateAvailable" && $0.version == "1.1.0" } }
-        // Busy for twice the idle time: the pointer moves over the window every half second,
-        // 32 moves chained in one xdotool process (its own `sleep` between them), so the gaps
-        // are xdotool's sleeps and not the start of a process each, which a loaded host
-        // (load above 40) stretched past the idle time.
+        try await shell.waitFor("1.0.0 committed", timeout: 120) { $0.contains { $0.kind == "committed" && $0.version == "1.0.0" } }
+        // Busy for three times the idle time: the pointer moves over the window every half
+        // second, 48 moves chained in one xdotool process (its own `sleep` between them), so
+        // the gaps are xdotool's sleeps and not the start of a process each, which a loaded
+        // host (load above 40) stretched past the idle time.
         let window = try await Self.window(shell)
-        let moves = (0..<32).flatMap { step in
+        let moves = (0..<48).flatMap { step in
             ["mousemove", "--window", window, String(100 + (step % 2) * 200), "300", "sleep", "0.5"]
         }
         let busy = ContinuousClock.now
         _ = try await Self.xdotool(shell, moves)
+        #expect(
+            shell.events.contains { $0.event == "updateAvailable" && $0.version == "1.1.0" },
+            "1.1.0 was staged while the pointer moved: \(shell.events.map(\.description))")
         #expect(!Self.trialStarted("1.1.0")(shell.events), "no switch while the user works: \(shell.events.map(\.description))")
         try await shell.waitFor("1.1.0 committed", timeout: 300) { $0.contains { $0.kind == "committed" && $0.version == "1.1.0" } }
-        // The last move came after 31 sleeps of 0.5 s at least: idle time counts from no earlier.
-        let switchedAfter = ContinuousClock.now - (busy + .milliseconds(15_500))
+        // The last move came after 47 sleeps of 0.5 s at least: idle time counts from no earlier.
+        let switchedAfter = ContinuousClock.now - (busy + .milliseconds(23_500))
         #expect(switchedAfter > .milliseconds(7_900), "it waited for 8 s without input (xdotool's last event counts): \(switchedAfter)")
         let run = try await shell.terminate()
         #expect(run.status == 0, "\(run.summary)")
