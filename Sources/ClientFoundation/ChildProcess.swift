@@ -185,6 +185,8 @@ extension ChildProcess {
             var killed: Int?
             var result: Result?
             var waiters: [CheckedContinuation<Result, Never>] = []
+            /// Threads blocked in ``waitBlocking()`` while another caller reaps.
+            var blocked: [DispatchSemaphore] = []
             var reaping = false
         }
         private let state = Mutex(State())
@@ -226,23 +228,22 @@ extension ChildProcess {
             }
         }
 
-        /// The end of the child, blocking the calling thread until then.
+        /// The end of the child, blocking the calling thread until then. It never waits for
+        /// a task: called on Swift's cooperative pool (a `deinit` there), a wait that needed
+        /// the pool to make progress deadlocked once every pool thread waited so.
         package func waitBlocking() -> Result {
-            let reaper = state.withLock { state -> Bool in
-                defer { state.reaping = true }
-                return !state.reaping && state.result == nil
-            }
-            if reaper { return reap() }
-            // Another caller reaps: wait for its result.
             let done = DispatchSemaphore(value: 0)
-            let box = Mutex<Result?>(nil)
-            Task {
-                let result = await wait()
-                box.withLock { $0 = result }
-                done.signal()
+            let start = state.withLock { state -> (known: Result?, reaper: Bool) in
+                if let result = state.result { return (result, false) }
+                defer { state.reaping = true }
+                if state.reaping { state.blocked.append(done) }
+                return (nil, !state.reaping)
             }
+            if let known = start.known { return known }
+            if start.reaper { return reap() }
+            // Another caller reaps: it signals once the result is recorded.
             done.wait()
-            return box.withLock { $0 } ?? Result(termination: .exited(-1))
+            return state.withLock { $0.result } ?? Result(termination: .exited(-1))
         }
 
         /// Sends `signal` to the child's whole process group, unless it has ended.
@@ -310,12 +311,13 @@ extension ChildProcess {
             (result.standardOutput, result.outputOverflowed) = streams.readOutput()
             (result.standardError, result.errorOverflowed) = streams.readError()
             streams.close()
-            let waiters = state.withLock { state -> [CheckedContinuation<Result, Never>] in
+            let (waiters, blocked) = state.withLock { state in
                 state.result = result
-                defer { state.waiters = [] }
-                return state.waiters
+                defer { (state.waiters, state.blocked) = ([], []) }
+                return (state.waiters, state.blocked)
             }
             for waiter in waiters { waiter.resume(returning: result) }
+            for thread in blocked { thread.signal() }
             return result
         }
     }

@@ -30,6 +30,22 @@ import Testing
         }
     }
 
+    /// A second `waitBlocking()` of a reaped child (a test's `stop()`, then its `deinit`)
+    /// returns its result at once. It once handed the wait to a new task and blocked on it:
+    /// with every thread of Swift's cooperative pool blocked so, nothing ran that task and
+    /// the whole test run hung (CI, with two Roughtime servers released together).
+    @Test func waitBlockingOnAReapedChildNeedsNothingFromThePool() async throws {
+        let running = try ChildProcess("/bin/sh", ["-c", "exit 4"]).start()
+        #expect(running.waitBlocking().termination == .exited(4))
+        // Twice as many blocked callers as the pool has threads, all on the pool.
+        let callers = 2 * ProcessInfo.processInfo.activeProcessorCount
+        let results = await withTaskGroup(of: ChildProcess.Termination.self) { group in
+            for _ in 0..<callers { group.addTask { running.waitBlocking().termination } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(results == Array(repeating: .exited(4), count: callers))
+    }
+
     @Test func reportsTheSignalThatEndedIt() async throws {
         let result = try await ChildProcess("/bin/sh", ["-c", "kill -TERM $$"]).run()
         #expect(result.termination == .signaled(SIGTERM))

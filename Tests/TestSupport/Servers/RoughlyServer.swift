@@ -64,7 +64,9 @@ public final class RoughlyServer: Sendable {
         throw HarnessError("roughly did not start: \(lastError.suffix(2000))")
     }
 
-    deinit { stop() }
+    /// A server no test stopped: killed, and reaped by its handle's own thread (a `deinit`
+    /// runs on Swift's cooperative pool, where it must not block).
+    deinit { process.signal(SIGKILL) }
 
     /// Kills the server and reaps it (a test calls it last, which also keeps it alive until
     /// then). The whole process group: `faketime` runs the server as a child of its own.
