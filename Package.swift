@@ -228,6 +228,7 @@ let package = Package(
                 "DeviceSetup", "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientShim", "ServingCore", "ShellLoopback", "ShellRules",
                 "CWebKitGTK",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(name: "clientctl-shell", dependencies: ["ClientctlShellApp"]),
@@ -289,7 +290,10 @@ let package = Package(
         // type-checks outside the package and runs it on a fresh root; not shipped).
         .executableTarget(
             name: "minimal-host",
-            dependencies: ["ClientEngine", "ClientUpdater"],
+            dependencies: [
+                "ClientEngine", "ClientUpdater", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "Examples/MinimalHost"
         ),
         // Driver of Scripts/bench/serve: organizer timing and a bare server for load tests (not shipped).

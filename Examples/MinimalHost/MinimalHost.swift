@@ -1,15 +1,18 @@
-// A host embedding the engine with public API only: open a root, start its agent (the host
-// loop `clientctl serve` and the shell run too) with a bridge and a sink for its events,
-// acknowledge start-up, shut down.
+// A host embedding the engine with public API only: open a root, run its agent (the host
+// loop `clientctl serve` and the shell run too) in a swift-service-lifecycle ServiceGroup
+// with a bridge and a sink for its events, acknowledge start-up, shut the group down.
 //
 //     minimal-host ROOT     (a root made by `clientctl init`, and `clientctl install`)
 //
 // A real host points its web view at the folder and acknowledges once the page has
-// loaded; this one prints the folder and acknowledges at once.
+// loaded; this one prints the folder, acknowledges at once and stops (SIGTERM or SIGINT
+// would stop it the same way).
 import ClientEngine
 import ClientFoundation
 import ClientUpdater
 import Foundation
+import Logging
+import ServiceLifecycle
 
 /// The host side of the engine: where the page is served from, and reloading it.
 struct PrintingBridge: HostBridge {
@@ -31,16 +34,33 @@ enum MinimalHost {
         }
         do {
             let engine = try DeviceEngine.open(root: CommandLine.arguments[1])
-            // The sinks get every event, start-up's own included, in order.
-            let agent = DeviceAgent(engine, sinks: [{ event in print("event \(event)") }])
-            try await agent.start(bridge: PrintingBridge())
-            // The page of the served version has loaded: confirm it (ends a trial).
-            let version = await agent.updater.currentVersion
-            try await agent.updater.startupDidComplete(version: version)
-            print("acknowledged \(version ?? "the embedded seed")")
-            // Asked to stop: systemd hears it, then the agent waits until the sinks have all.
-            agent.stopping()
-            await agent.shutdown()
+            // Start-up's end, handed from the agent's `started` to this task.
+            let (startedUp, startUpEnded) = AsyncStream.makeStream(of: Void.self)
+            // The sinks get every event, start-up's own included, in order. Checks every
+            // hour; `started` runs once start-up has chosen the version to serve.
+            let agent = DeviceAgent(
+                engine, sinks: [{ event in print("event \(event)") }], bridge: PrintingBridge(), checkEvery: 3600,
+                started: { _ in startUpEnded.yield() })
+            let group = ServiceGroup(
+                configuration: ServiceGroupConfiguration(
+                    services: [.init(service: agent)], gracefulShutdownSignals: [.sigterm, .sigint],
+                    logger: Logger(label: "minimal-host", factory: { _ in SwiftLogNoOpLogHandler() })))
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask {
+                    defer { startUpEnded.finish() }  // a failed start-up ends the wait below
+                    try await group.run()
+                }
+                for await _ in startedUp {
+                    // The page of the served version has loaded: confirm it (ends a trial).
+                    let version = await agent.updater.currentVersion
+                    try await agent.updater.startupDidComplete(version: version)
+                    print("acknowledged \(version ?? "the embedded seed")")
+                    // Done: the agent says STOPPING=1, shuts the updater down and waits
+                    // until the sinks have had every event.
+                    await group.triggerGracefulShutdown()
+                }
+                try await tasks.waitForAll()  // what start-up threw, if it failed
+            }
         } catch let error as any ClientctlError {
             FileHandle.standardError.write(Data("minimal-host: \(error.message)\n".utf8))
             exit(error.kind == .tempFail ? 75 : 1)

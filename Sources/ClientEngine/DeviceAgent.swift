@@ -22,9 +22,10 @@ import Synchronization
 /// try await group.run()
 /// ```
 ///
-/// A host whose own loop owns the thread (the GTK shell) drives the same steps by hand:
-/// ``start(bridge:)``, ``checkPeriodically(every:first:onFailure:)``, ``stopping()`` and
-/// ``shutdown()``. Either way the host adds its sinks (stderr lines, the page), says when it
+/// A host whose own loop owns the main thread (the GTK shell, Examples/MinimalHost) runs the
+/// group in a task and calls `triggerGracefulShutdown()` when its loop ends. A host that
+/// cannot use a group drives the same steps by hand: ``start(bridge:)``,
+/// ``checkPeriodically(every:first:onFailure:)``, ``stopping()`` and ``shutdown()``. Either way the host adds its sinks (stderr lines, the page), says when it
 /// is ready (`SupervisorStatus.ready(_:)` on ``supervisor``) and beats its own watchdog
 /// (`SupervisorStatus.watchdog()`). The calls of the updater it does not make
 /// (acknowledging a start-up, switching to a pending version, rolling back) stay the
@@ -49,6 +50,7 @@ public final class DeviceAgent: Service, Sendable {
     private struct ServiceSettings: Sendable {
         let bridge: any HostBridge
         let checkSeconds: Double
+        let firstCheck: (@Sendable () async -> Void)?
         let started: @Sendable (LifecycleReport) async throws -> Void
         let checkFailed: @Sendable (any Error) -> Void
     }
@@ -86,12 +88,15 @@ public final class DeviceAgent: Service, Sendable {
     ///   - sinks: called in this order for each event.
     ///   - bridge: the host's web view: the folder to serve, reloading it.
     ///   - seconds: the interval of periodic checks (0: only when the page asks).
+    ///   - firstCheck: returns when the first periodic check may run (the shell: once the
+    ///     client is on screen); nil: one interval after start-up.
     ///   - started: called once start-up has ended (its report), before the first check;
     ///     throwing from it ends the service with that error.
     ///   - checkFailed: a failed periodic check (its `error` event has reached the sinks).
     public init(
         _ engine: DeviceEngine, supervisor: SupervisorStatus = SupervisorStatus(), sinks: [Sink], bridge: any HostBridge,
-        checkEvery seconds: Double, started: @escaping @Sendable (LifecycleReport) async throws -> Void = { _ in },
+        checkEvery seconds: Double, firstCheck: (@Sendable () async -> Void)? = nil,
+        started: @escaping @Sendable (LifecycleReport) async throws -> Void = { _ in },
         checkFailed: @escaping @Sendable (any Error) -> Void = { _ in }
     ) {
         self.updater = engine.updater
@@ -99,7 +104,8 @@ public final class DeviceAgent: Service, Sendable {
         self.reports = engine.reportSender()
         self.sinks = sinks
         self.apply = Self.applyDriver(engine)
-        self.service = ServiceSettings(bridge: bridge, checkSeconds: seconds, started: started, checkFailed: checkFailed)
+        self.service = ServiceSettings(
+            bridge: bridge, checkSeconds: seconds, firstCheck: firstCheck, started: started, checkFailed: checkFailed)
     }
 
     /// Runs the agent until its `ServiceGroup` shuts down gracefully or its task is
@@ -151,7 +157,9 @@ public final class DeviceAgent: Service, Sendable {
             }
             await withTaskGroup(of: Void.self) { running in
                 running.addTask { await apply.run() }
-                running.addTask { await Self.checkLoop(updater, apply, every: service.checkSeconds, first: nil, onFailure: service.checkFailed) }
+                running.addTask {
+                    await Self.checkLoop(updater, apply, every: service.checkSeconds, first: service.firstCheck, onFailure: service.checkFailed)
+                }
                 // Until SIGTERM reaches the group (or the group's task is cancelled).
                 try? await gracefulShutdown()
                 stopping()

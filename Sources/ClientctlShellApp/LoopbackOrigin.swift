@@ -1,6 +1,7 @@
 import ClientEngine
 import Foundation
 import Logging
+import ServiceLifecycle
 import ServingCore
 import ShellLoopback
 import ShellRules
@@ -97,6 +98,16 @@ final class LoopbackOrigin: Sendable {
     func stop() async {
         task.cancel()
         await task.value
+    }
+}
+
+/// The listener as a service of the shell's `ServiceGroup`, after the agent: it listens
+/// from ``LoopbackOrigin/start(core:app:port:ready:)`` on (the port is bound before the
+/// window), and stops when the group shuts down, before the agent's updater does.
+extension LoopbackOrigin: Service {
+    func run() async {
+        try? await gracefulShutdown()  // returns on cancellation too
+        await stop()
     }
 }
 

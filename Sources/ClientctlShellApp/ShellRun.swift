@@ -6,12 +6,15 @@ import ClientUpdater
 import DeviceSetup
 import Foundation
 import Logging
+import ServiceLifecycle
 import ServingCore
 import ShellRules
 import Synchronization
 
-/// One run of the shell: opens the root, builds the window, starts the engine, runs GTK's
-/// main loop until the window closes (or `--exit-after`), then shuts the engine down.
+/// One run of the shell: opens the root, builds the window, runs the device agent (and the
+/// loopback listener) in a `ServiceGroup` on Swift's pool while GTK's main loop owns the
+/// main thread, until the window closes (or `--exit-after`, SIGTERM, SIGINT), then shuts
+/// the group down in order: the listener stops, then the agent shuts the updater down.
 final class ShellRun: Sendable {
     let options: ShellCommand
     let log: EventLog
@@ -19,6 +22,8 @@ final class ShellRun: Sendable {
         /// The process's exit status.
         var status: Int32 = 0
         var firstPaintSeen = false
+        /// The agent's start-up has ended (a close before it cancels the start-up).
+        var startedUp = false
         /// `--snapshot`: one is being taken, another was asked for meanwhile.
         var snapshotBusy = false
         var snapshotAgain = false
@@ -90,15 +95,28 @@ final class ShellRun: Sendable {
         }
         view.freshProcessAfter = options.freshProcessAfter
         view.build(context: context)
-        let agent = DeviceAgent(engine, supervisor: systemd, sinks: [{ [self] event in self.forward(event, to: view) }])
+        let configuration = ServerConfiguration(port: 0, contentSecurityPolicy: options.csp, wwwDirectory: engine.wwwDirectory)
+        let bridge = ShellBridge(core: core, configuration: configuration, view: view, ready: ready)
+        let interval = options.checkInterval ?? template?.checkIntervalSeconds ?? 3600
+        // The first check once the current version is on screen (its first paint, or at
+        // most `firstCheckWait` later if it never paints), then one every interval;
+        // failures arrive as `error` events (the sink forwards them to stdout and the page).
+        let agent = DeviceAgent(
+            engine, supervisor: systemd, sinks: [{ [self] event in self.forward(event, to: view) }], bridge: bridge,
+            checkEvery: Double(interval), firstCheck: { [onScreen] in await onScreen.wait(atMost: Self.firstCheckWait) },
+            started: { [self] report in self.started(report) })
         connect(view, engine: engine, agent: agent, core: core)
         // WebKit's network process ending (docs/native-shell.md#a-page-that-dies): reported;
         // under --origin loopback the page is loaded again with a fresh launch URL.
         view.watchNetworkProcess(reloads: loopback != nil) { [log] fields in log.emit("networkProcessTerminated", fields) }
-        let configuration = ServerConfiguration(port: 0, contentSecurityPolicy: options.csp, wwwDirectory: engine.wwwDirectory)
-        let bridge = ShellBridge(core: core, configuration: configuration, view: view, ready: ready)
-        let interval = options.checkInterval ?? template?.checkIntervalSeconds ?? 3600
-        let engineTask = Task { await self.runEngine(agent, bridge: bridge, checkInterval: interval) }
+        // A group stops its services in reverse order: the listener first, then the agent.
+        // GTK's loop handles the signals, so the group traps none.
+        var services = [ServiceGroupConfiguration.ServiceConfiguration(service: agent)]
+        if let loopback { services.append(.init(service: loopback)) }
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: services, logger: Logger(label: "clientctl.shell", factory: { _ in SwiftLogNoOpLogHandler() })))
+        let engineTask = Task { await self.runGroup(group, bridge: bridge) }
         // Loading starts now, beside the engine's start-up: its requests wait for the first version.
         view.loadApp()
         if let seconds = options.exitAfter { GMain.after(seconds: seconds) { gtk_main_quit() } }
@@ -111,13 +129,14 @@ final class ShellRun: Sendable {
         view.dialogs.dismiss(because: "stopping")
         view.bridgeGuard.refusals.flush()  // refusals not reported yet
         view.dialogs.refusals.flush()
-        agent.stopping()
-        engineTask.cancel()
+        agent.stopping()  // STOPPING=1 at once; the group's shutdown follows
+        let startedUp = state.withLock { $0.startedUp }
         let stopped = DispatchSemaphore(value: 0)
         Task {
-            await engineTask.value  // a start-up still waiting for the root's lock finishes (or fails) first
-            await loopback?.stop()
-            await agent.shutdown()
+            await group.triggerGracefulShutdown()
+            // A start-up still waiting (for the root's lock, say) ends now, cancelled.
+            if !startedUp { engineTask.cancel() }
+            await engineTask.value
             stopped.signal()
             g_main_context_wakeup(nil)
         }
@@ -225,30 +244,29 @@ final class ShellRun: Sendable {
         }
     }
 
-    /// Start-up, then periodic checks (a task on Swift's pool).
-    private func runEngine(_ agent: DeviceAgent, bridge: ShellBridge, checkInterval: Int) async {
+    /// The agent's start-up has ended: the run's `started` event, the page-start watch told.
+    private func started(_ report: LifecycleReport) {
+        state.withLock { $0.startedUp = true }
+        log.emit("started", ["version": report.current.description, "ms": log.millisecondsSinceLaunch])
+        pageStart?.started(report)
+        if report.shellUpdateReset { Self.printError("new embedded seed: downloaded versions dropped") }
+    }
+
+    /// Runs the group (a task on Swift's pool) until it has shut down; a start-up that
+    /// fails ends the shell with its exit status.
+    private func runGroup(_ group: ServiceGroup, bridge: ShellBridge) async {
         do {
-            let report = try await agent.start(bridge: bridge)
-            log.emit("started", ["version": report.current.description, "ms": log.millisecondsSinceLaunch])
-            pageStart?.started(report)
-            if report.shellUpdateReset { Self.printError("new embedded seed: downloaded versions dropped") }
+            try await group.run()
         } catch is CancellationError {
             // The window closed (or --exit-after ran out) while the engine was starting,
             // e.g. waiting for a one-shot command's agent lock: a normal exit.
-            bridge.ready.open()
-            return
         } catch {
-            bridge.ready.open()  // waiting requests get 503; the shell is closing
             let code = Self.fail(error)
             log.emit("error", ["message": "\(error)"])
             state.withLock { $0.status = code }
             GMain.async { gtk_main_quit() }
-            return
         }
-        // The first check once the current version is on screen (its first paint, or at
-        // most `firstCheckWait` later if it never paints), then one every interval;
-        // failures arrive as `error` events.
-        agent.checkPeriodically(every: Double(checkInterval)) { [onScreen] in await onScreen.wait(atMost: Self.firstCheckWait) }
+        bridge.ready.open()  // requests still waiting get 503: the shell is closing
     }
 
     /// `--snapshot`: a PNG of the view after every acknowledged start-up and every ended
