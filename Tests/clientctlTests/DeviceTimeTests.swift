@@ -175,8 +175,10 @@ struct DeviceTimeTests {
 
     /// A rig with 1.0.0 installed, and `serve` on it under libfaketime with its offset read
     /// from a file at every call (FAKETIME_NO_CACHE): write `+1d` to it to move the wall clock.
-    static func servedUnderFaketime(startupTimeout: Double, label: String) async throws -> (ReleaseRig, ServeProcess, offset: String) {
-        let rig = try await ReleaseRig(startupTimeout: startupTimeout, label: label)
+    static func servedUnderFaketime(
+        startupTimeout: Double, label: String, initArguments: [String] = []
+    ) async throws -> (ReleaseRig, ServeProcess, offset: String) {
+        let rig = try await ReleaseRig(startupTimeout: startupTimeout, label: label, initArguments: initArguments)
         try await rig.publish("1.0.0", script: ReleaseRig.acknowledging, arguments: ["--expires", "365d"])
         try await rig.run(["install", "--root", rig.root])
         let offset = rig.tmp("faketime")
@@ -240,6 +242,92 @@ struct DeviceTimeTests {
         }
         let status = try await rig.waitForStatus(timeout: 300) { $0.trial == nil }
         #expect(status.current == .installed("1.0.0") && status.retry == ["1.1.0"], "rolled back, not stuck: \(status)")
+        _ = serve.stop(SIGTERM)
+    }
+
+    /// Moves the wall clock of the `serve` under `offset` (libfaketime's offset file).
+    static func move(_ offset: String, to value: String) throws {
+        try Data("\(value)\n".utf8).write(to: URL(fileURLWithPath: offset))
+    }
+
+    /// A lease a page holds for 120 s under `serve`, with the wall clock moved a day, then
+    /// thirty years ahead while it runs: the apply status says the clock jumped within the
+    /// driver's next decision, the lease still ends 120 s (monotonic) after it was taken,
+    /// never at once, and the staged release then takes over.
+    @Test func aWallClockMovedAheadUnderServeNeverEndsALeaseEarly() async throws {
+        let (rig, serve, offset) = try await Self.servedUnderFaketime(startupTimeout: 60, label: "time-lease")
+        let page = try OpenChromiumPage(serve.baseURL)
+        defer { page.close() }
+        _ = try await rig.waitForStatus(timeout: 120) { $0.lastKnownGood == "1.0.0" }
+        try await rig.publish("1.1.0", script: ReleaseRig.acknowledging, arguments: ["--apply", "now", "--expires", "365d"])
+        // The lease runs from this request on: it ends no earlier than 120 s after it was sent.
+        let held = ContinuousClock.now
+        let hold = try await Curl.request(
+            serve.baseURL + "__clientctl/hold", method: "POST", headers: ["X-Clientctl-Shim: 1", "Content-Type: application/json"],
+            body: Data(#"{"lease":"time-test","seconds":120}"#.utf8))
+        #expect(hold.status == 200, "the lease is taken: \(hold.status) \(hold.body)")
+        await #expect(try serve.control("check").status == 200)
+        _ = try await rig.waitForStatus(timeout: 120) { $0.apply?.contains("lease") == true || $0.current == .installed("1.1.0") }
+        try Self.move(offset, to: "+1d")
+        try await Task.sleep(for: .seconds(2))
+        try Self.move(offset, to: "+10950d")
+        // The driver decides at least every 30 s: its next decision sees the jump.
+        let noticed = try await rig.waitForStatus(timeout: 90) {
+            $0.apply?.contains("wall clock jumped") == true || $0.current == .installed("1.1.0")
+        }
+        #expect(noticed.apply?.contains("wall clock jumped") == true, "status says the clock jumped: \(noticed.apply ?? "nil")")
+        let ends = held + .seconds(120)
+        for sample in try await Self.samples(rig, until: ends - .seconds(2)) where sample.endedBy < ends {
+            #expect(sample.status.current == .installed("1.0.0"), "thirty years ahead did not end the lease early: \(sample.status.current)")
+        }
+        let status = try await rig.waitForStatus(timeout: 300) { $0.lastKnownGood == "1.1.0" }
+        #expect(status.current == .installed("1.1.0"), "the lease ended and 1.1.0 took over: \(status.current)")
+        _ = serve.stop(SIGTERM)
+    }
+
+    /// A deadline reached by a jump of the wall clock: the release waits for an hour of
+    /// quiet (`idle`) with a deadline 2 h after it was published and no grace. Moved 3 h
+    /// ahead under `serve`, the device is past the deadline at the driver's next decision
+    /// and switches; before the jump it waited.
+    @Test func aDeadlineReachedByAJumpOfTheWallClockSwitchesAtTheNextDecision() async throws {
+        let (rig, serve, offset) = try await Self.servedUnderFaketime(startupTimeout: 60, label: "time-deadline")
+        let page = try OpenChromiumPage(serve.baseURL)
+        defer { page.close() }
+        _ = try await rig.waitForStatus(timeout: 120) { $0.lastKnownGood == "1.0.0" }
+        try await rig.publish(
+            "1.1.0", script: ReleaseRig.acknowledging,
+            arguments: ["--apply", "idle", "--idle-seconds", "3600", "--deadline", "2h", "--grace", "0s", "--expires", "365d"])
+        await #expect(try serve.control("check").status == 200)
+        let waiting = try await rig.waitForStatus(timeout: 120) { $0.apply != nil || $0.current == .installed("1.1.0") }
+        #expect(waiting.current == .installed("1.0.0"), "an hour of quiet and a deadline 2 h away: it waits (\(waiting.apply ?? "nil"))")
+        try Self.move(offset, to: "+3h")
+        let status = try await rig.waitForStatus(timeout: 300) { $0.lastKnownGood == "1.1.0" }
+        #expect(status.current == .installed("1.1.0"), "past the deadline: \(status.current)")
+        _ = serve.stop(SIGTERM)
+    }
+
+    /// A maintenance window reached by a jump of the wall clock: the device's window starts
+    /// 3 h from now (UTC); moved 4 h ahead under `serve`, the device is inside it at the
+    /// driver's next decision and switches; before the jump it waited.
+    @Test func aWindowReachedByAJumpOfTheWallClockOpensAtTheNextDecision() async throws {
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC") ?? utc.timeZone
+        let opens = utc.dateComponents([.hour, .minute], from: Date().addingTimeInterval(3 * 3600))
+        let closes = utc.dateComponents([.hour, .minute], from: Date().addingTimeInterval(5 * 3600))
+        let hhmm = { (c: DateComponents) in String(format: "%02d:%02d", c.hour ?? 0, c.minute ?? 0) }
+        let window = "\(hhmm(opens))-\(hhmm(closes))@UTC"
+        let (rig, serve, offset) = try await Self.servedUnderFaketime(
+            startupTimeout: 60, label: "time-window", initArguments: ["--apply-window", window])
+        let page = try OpenChromiumPage(serve.baseURL)
+        defer { page.close() }
+        _ = try await rig.waitForStatus(timeout: 120) { $0.lastKnownGood == "1.0.0" }
+        try await rig.publish("1.1.0", script: ReleaseRig.acknowledging, arguments: ["--apply", "window", "--expires", "365d"])
+        await #expect(try serve.control("check").status == 200)
+        let waiting = try await rig.waitForStatus(timeout: 120) { $0.apply != nil || $0.current == .installed("1.1.0") }
+        #expect(waiting.current == .installed("1.0.0"), "the window \(window) is 3 h away: it waits (\(waiting.apply ?? "nil"))")
+        try Self.move(offset, to: "+4h")
+        let status = try await rig.waitForStatus(timeout: 300) { $0.lastKnownGood == "1.1.0" }
+        #expect(status.current == .installed("1.1.0"), "inside the window: \(status.current)")
         _ = serve.stop(SIGTERM)
     }
 }

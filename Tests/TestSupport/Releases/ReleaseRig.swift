@@ -10,18 +10,20 @@ public struct ReleaseRig: Sendable {
     public var releases: String { tmp("releases") }
     public var key: String { tmp("keys/release") }
 
-    public init(startupTimeout: Double = 10, label: String = "pipeline") async throws {
+    /// - Parameter initArguments: more `init` flags for the device root (`--apply-window …`).
+    public init(startupTimeout: Double = 10, label: String = "pipeline", initArguments: [String] = []) async throws {
         tmp = try TemporaryDirectory(label)
         try FileManager.default.createDirectory(atPath: tmp("keys"), withIntermediateDirectories: true)
         try await run(["keygen", "--out", key])
         try FileManager.default.createDirectory(atPath: tmp("seed"), withIntermediateDirectories: true)
         try Self.page(version: "0.0.1", script: "").write(to: URL(fileURLWithPath: tmp("seed/index.html")))
-        try await run([
-            "init", "--root", root, "--app", app, "--channel", "stable",
-            "--manifest-url", "file://" + releases + "/stable/manifest.json",
-            "--trust", key + ".pub.pem", "--shell-version", "1.0.0", "--embedded", tmp("seed"),
-            "--startup-timeout", String(startupTimeout),
-        ])
+        try await run(
+            [
+                "init", "--root", root, "--app", app, "--channel", "stable",
+                "--manifest-url", "file://" + releases + "/stable/manifest.json",
+                "--trust", key + ".pub.pem", "--shell-version", "1.0.0", "--embedded", tmp("seed"),
+                "--startup-timeout", String(startupTimeout),
+            ] + initArguments)
     }
 
     /// A page that shows its version and runs `script` (after the shim, which is first in <head>).
