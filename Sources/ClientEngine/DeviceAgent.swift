@@ -25,8 +25,9 @@ import Synchronization
 /// A host whose own loop owns the main thread (the GTK shell, Examples/MinimalHost) runs the
 /// group in a task and calls `triggerGracefulShutdown()` when its loop ends. A host that
 /// cannot use a group drives the same steps by hand: ``start(bridge:)``,
-/// ``checkPeriodically(every:first:onFailure:)``, ``stopping()`` and ``shutdown()``. Either way the host adds its sinks (stderr lines, the page), says when it
-/// is ready (`SupervisorStatus.ready(_:)` on ``supervisor``) and beats its own watchdog
+/// ``checkPeriodically(every:first:onFailure:)``, ``stopping()`` and ``shutdown()``. Either
+/// way the host adds its sinks (stderr lines, the page), says when it is ready
+/// (`SupervisorStatus.ready(_:)` on ``supervisor``) and beats its own watchdog
 /// (`SupervisorStatus.watchdog()`). The calls of the updater it does not make
 /// (acknowledging a start-up, switching to a pending version, rolling back) stay the
 /// host's, on ``updater``.
