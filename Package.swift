@@ -69,7 +69,8 @@ let package = Package(
         .target(name: "ClientFoundation", dependencies: ["COpenSSL", .product(name: "NIOPosix", package: "swift-nio")]),
         // A device's setup, read and written by both sides: config.json, the device template,
         // the settings init, a template and package share, the root-setup check, the report URL rule.
-        .target(name: "DeviceSetup", dependencies: ["ApplyPolicy", "AuthenticatedTime", "ClientFoundation", "SignedManifest"]),
+        .target(
+            name: "DeviceSetup", dependencies: ["ApplyPolicy", "AuthenticatedTime", "ClientFoundation", "DeviceTargeting", "SignedManifest"]),
         // When a staged version takes over (issue 45): apply modes and policies, maintenance
         // windows read on the wall clock of their own zone, and the one decision of their precedence.
         .target(name: "ApplyPolicy", dependencies: ["StrictJSON"]),
@@ -101,15 +102,18 @@ let package = Package(
         .target(name: "StrictJSON", dependencies: ["ClientFoundation"]),
         // The fleet report model both sides share: a report, a batch and its strict reader,
         // the fleet summary a collector answers. No device or release logic.
-        .target(name: "FleetReports", dependencies: ["ClientFoundation", "StrictJSON"]),
+        .target(name: "FleetReports", dependencies: ["ClientFoundation", "DeviceTargeting", "StrictJSON"]),
         // The fleet seen: a FleetSummary as `fleet status`'s text and as the self-contained
         // page (inline SVG charts, no script). Pure rendering, no I/O.
         .target(name: "FleetPage", dependencies: ["ClientFoundation", "FleetReports"]),
+        // Who a release is for (issue 55): device labels and their grammar, the target
+        // expression language over labels and device ids. Pure values, no I/O.
+        .target(name: "DeviceTargeting", dependencies: ["ClientFoundation"]),
         // Signed manifests: Ed25519 through OpenSSL, the manifest, index, trust-root and rollout rules.
         .target(
             name: "SignedManifest",
             dependencies: [
-                "ApplyPolicy", "ClientFoundation", "StrictJSON", "COpenSSL",
+                "ApplyPolicy", "ClientFoundation", "DeviceTargeting", "StrictJSON", "COpenSSL",
             ]
         ),
         // Authenticated time (Roughtime, RFC 10049): requests, strict parsing and verification of
@@ -139,7 +143,8 @@ let package = Package(
         .target(
             name: "SignedArchive",
             dependencies: [
-                "ApplyPolicy", "DeviceSetup", "ClientUpdater", "StrictJSON", "SignedManifest", "SafeArchive", "DeltaPatch", "FleetReports",
+                "ApplyPolicy", "DeviceSetup", "DeviceTargeting", "ClientUpdater", "StrictJSON", "SignedManifest", "SafeArchive", "DeltaPatch",
+                "FleetReports",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -148,7 +153,8 @@ let package = Package(
         .target(
             name: "ArchivePublishing",
             dependencies: [
-                "ApplyPolicy", "ReleaseSigning", "ClientFoundation", "StrictJSON", "SignedManifest", "SafeArchive", "DeltaPatch", "COpenSSL",
+                "ApplyPolicy", "ReleaseSigning", "ClientFoundation", "DeviceTargeting", "StrictJSON", "SignedManifest", "SafeArchive",
+                "DeltaPatch", "COpenSSL",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -237,14 +243,15 @@ let package = Package(
         .target(
             name: "CommandSupport",
             dependencies: [
-                "ClientFoundation", "DeviceSetup", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "ClientFoundation", "DeviceSetup", "DeviceTargeting", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // ... the device's commands (init, install, serve, the watchdog's): all a device runs ...
         .target(
             name: "DeviceCommands",
             dependencies: [
-                "DeviceSetup", "CommandSupport", "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest",
+                "DeviceSetup", "DeviceTargeting", "CommandSupport", "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP",
+                "SignedManifest",
                 "SignedArchive",
                 "MeteorHotCodePush", "ClientServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -254,7 +261,7 @@ let package = Package(
         ),
         // Release-side signing: keys and their files, signers (a key, a command: an HSM or
         // KMS), and the drafts of manifests, trust roots and restrictions they sign.
-        .target(name: "ReleaseSigning", dependencies: ["ApplyPolicy", "ClientFoundation", "StrictJSON", "SignedManifest", "COpenSSL"]),
+        .target(name: "ReleaseSigning", dependencies: ["ApplyPolicy", "ClientFoundation", "DeviceTargeting", "StrictJSON", "SignedManifest", "COpenSSL"]),
         // The rollout guard as a library: the rule, one pass and its outcome, the fleet and
         // the clock injected (`clientctl rollout guard` is its adapter).
         .target(
@@ -265,8 +272,8 @@ let package = Package(
         .target(
             name: "ReleaseCommands",
             dependencies: [
-                "ApplyPolicy", "DeviceSetup", "ReleaseSigning", "CommandSupport", "ClientFoundation", "ClientUpdater", "ClientUpdaterHTTP",
-                "StrictJSON", "SignedManifest", "SafeArchive",
+                "ApplyPolicy", "DeviceSetup", "DeviceTargeting", "ReleaseSigning", "CommandSupport", "ClientFoundation", "ClientUpdater",
+                "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive",
                 "ArchivePublishing", "FleetReports", "FleetPage", "AppPackaging", "FleetCollector", "RolloutGuard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
@@ -352,6 +359,7 @@ let package = Package(
             name: "RolloutGuardTests",
             dependencies: ["RolloutGuard", "FleetReports", "ClientFoundation", "SignedManifest", "ArchivePublishing", "TestSupport"]),
         .testTarget(name: "FleetCollectorTests", dependencies: ["FleetCollector", "FleetReports", "CZstd", "SignedManifest", "TestSupport"]),
+        .testTarget(name: "DeviceTargetingTests", dependencies: ["DeviceTargeting", "ClientFoundation"]),
         .testTarget(name: "FleetPageTests", dependencies: ["FleetPage", "FleetReports", "TestSupport"]),
         .testTarget(
             name: "SignedManifestTests",
