@@ -1,5 +1,6 @@
 import ApplyPolicy
 import ClientFoundation
+import DeviceTargeting
 import Foundation
 import ReleaseSigning
 import SignedManifest
@@ -17,6 +18,17 @@ public enum ManifestChange: Sendable, Equatable {
     case complete
     /// Devices must leave these versions and never select them again.
     case revoke([Version])
+    /// Which devices the release is for; `nil`: every device of the channel
+    /// (docs/targeting.md).
+    case setTarget(TargetExpression?)
+    /// The older releases offered beside this one (`index.json` versions; empty: none),
+    /// docs/targeting.md#two-releases-at-once.
+    case setAlongside([Version])
+    /// Hold the devices `target` admits at most on `version`, a release of `index.json`
+    /// (docs/targeting.md#pins); a pin with the same target is replaced.
+    case pin(TargetExpression, Version)
+    /// Drop the pin of this target; `nil`: every pin.
+    case unpin(TargetExpression?)
 }
 
 /// Re-signs a channel's current release with a ``ManifestChange`` (`clientctl rollout …`,
@@ -54,7 +66,46 @@ public enum ChannelEditor {
         _ change: ManifestChange, releases: String, channel: String, signers: [any DocumentSigner], now: Date = Date(),
         expires: Date? = nil
     ) async throws -> Manifest {
-        try await rewrite(releases: releases, channel: channel, signers: signers, now: now, expires: expires) { o, current in
+        try await rewrite(releases: releases, channel: channel, signers: signers, now: now, expires: expires) { o, current, index, indexPath in
+            if case .pin(let target, let version) = change {
+                guard version <= current.version else {
+                    throw ArchivePublishingError(
+                        .invalidArgument, "a pin holds devices at most on the channel's release \(current.version) or an older one, not \(version)")
+                }
+                // A pin of the release itself names it as signed now; a device pinned to the
+                // newest release judges the newest, and a later publish names it again.
+                let pinned =
+                    version == current.version
+                    ? current : try AlongsidePlan.releases([version], own: current.version, index: index, indexPath: indexPath)[0]
+                var pins = current.pins.filter { $0.target != target }
+                pins.append(ReleasePin(target: target, release: AlongsideRelease(naming: pinned)))
+                guard pins.count <= ReleasePin.maxCount else {
+                    throw ArchivePublishingError(
+                        .invalidArgument, "release \(current.version) has \(ReleasePin.maxCount) pins already: unpin one first")
+                }
+                o["pins"] = .array(pins.map(\.jsonValue))
+                return
+            }
+            if case .unpin(let target) = change {
+                let pins = target.map { t in current.pins.filter { $0.target != t } } ?? []
+                if let target, pins.count == current.pins.count {
+                    throw ArchivePublishingError(.notFound, "release \(current.version) has no pin of the target '\(target)'")
+                }
+                if pins.isEmpty { o.removeValue(forKey: "pins") } else { o["pins"] = .array(pins.map(\.jsonValue)) }
+                return
+            }
+            if case .setAlongside(let versions) = change {
+                let beside = try AlongsidePlan.releases(versions, own: current.version, index: index, indexPath: indexPath)
+                if beside.isEmpty {
+                    o.removeValue(forKey: "alongside")
+                } else {
+                    o["alongside"] = .array(beside.map { AlongsideRelease(naming: $0).jsonValue })
+                }
+                if let rollout = current.rollout {
+                    o["rollout"] = try AlongsidePlan.placed(rollout, version: current.version, beside: beside).jsonValue
+                }
+                return
+            }
             try edit(&o, current: current, change: change)
         }
     }
@@ -68,7 +119,7 @@ public enum ChannelEditor {
         _ policy: ApplyPolicy, releases: String, channel: String, signers: [any DocumentSigner], now: Date = Date(),
         expires: Date? = nil
     ) async throws -> Manifest {
-        try await rewrite(releases: releases, channel: channel, signers: signers, now: now, expires: expires) { o, current in
+        try await rewrite(releases: releases, channel: channel, signers: signers, now: now, expires: expires) { o, current, _, _ in
             if let deadline = policy.deadline, deadline <= now {
                 throw ArchivePublishingError(
                     .invalidArgument, "the apply deadline \(RFC3339.format(deadline)) is not after now (\(RFC3339.format(now)))")
@@ -79,7 +130,7 @@ public enum ChannelEditor {
 
     private static func rewrite(
         releases: String, channel: String, signers: [any DocumentSigner], now: Date, expires: Date?,
-        edit: (inout JSONObject, Manifest) throws -> Void
+        edit: (inout JSONObject, Manifest, ReleaseIndex, String) throws -> Void
     ) async throws -> Manifest {
         let folder = releases + "/" + channel
         let manifestPath = folder + "/manifest.json"
@@ -95,8 +146,9 @@ public enum ChannelEditor {
         }
         let object = try StrictJSON.parseObject(data, limits: .manifest, source: manifestPath)
         let current = try Manifest.validate(object).mapError { $0.error(context: manifestPath) }.get()
+        var index = try ReleaseIndex.parse(FileManager.default.contents(atPath: indexPath) ?? Data(), source: indexPath)
         var edited = object
-        try edit(&edited, current)
+        try edit(&edited, current, index, indexPath)
         let published = max(now, current.published.addingTimeInterval(1))
         edited["published"] = .string(RFC3339.format(published))
         // The version's first publication rides along every re-signing: the rollout guard
@@ -111,7 +163,6 @@ public enum ChannelEditor {
             edited.removeValue(forKey: "expires")
         }
         let manifest = try await Manifest.sign(edited, by: signers)
-        var index = try ReleaseIndex.parse(FileManager.default.contents(atPath: indexPath) ?? Data(), source: indexPath)
         index.insert(manifest)
         do {
             try AtomicFile.write(Data(index.jsonBytes()), to: indexPath)
@@ -131,10 +182,26 @@ public enum ChannelEditor {
             o["rollout"] = rollout.jsonValue
         }
         switch change {
-        case .setRollout(let rollout): o["rollout"] = rollout.jsonValue
+        case .setRollout(var rollout):
+            // A new percent keeps the places the release already draws from, so raising
+            // it only adds devices (docs/targeting.md#two-releases-at-once).
+            if rollout.draw == nil, rollout.from == 0, let old = current.rollout {
+                rollout.draw = old.draw
+                rollout.from = old.from
+            }
+            guard rollout.from + rollout.highestPercent <= 100 else {
+                throw ArchivePublishingError(
+                    .invalidArgument,
+                    "release \(current.version) draws its places from \(FeedNumber.text(rollout.from)) %: "
+                        + "\(FeedNumber.text(rollout.highestPercent)) % more runs past 100 %")
+            }
+            o["rollout"] = rollout.jsonValue
         case .pause: try withPause(true)
         case .resume: try withPause(false)
         case .complete: o.removeValue(forKey: "rollout")
+        case .setTarget(let target?): o["target"] = .string(target.description)
+        case .setTarget(nil): o.removeValue(forKey: "target")
+        case .setAlongside, .pin, .unpin: break  // need the index: apply(_:releases:channel:signers:now:expires:) does them
         case .revoke(let versions):
             if versions.contains(current.version) {
                 throw ArchivePublishingError(

@@ -1,5 +1,6 @@
 import ApplyPolicy
 import ClientFoundation
+import DeviceTargeting
 import Foundation
 import ReleaseSigning
 import SignedManifest
@@ -22,6 +23,9 @@ public struct RestrictionRequest: Sendable, Equatable {
     public var release: Version?
     /// A more patient apply policy for the release (it may only make devices wait longer).
     package var apply: ApplyPolicy?
+    /// A narrower target: devices take the release only where both this and the
+    /// release's own target admit them (docs/targeting.md).
+    public var target: TargetExpression?
 
     public init(
         pause: Bool = false, percent: Double? = nil, revoke: [Version] = [], lifetime: TimeInterval? = nil, release: Version? = nil
@@ -98,6 +102,7 @@ public enum ChannelRestrictor {
         var draft = RestrictionDraft(
             for: manifest, issued: now, expires: expires, percent: request.percent, paused: request.pause, revoked: request.revoke)
         draft.apply = request.apply
+        draft.target = request.target
         let restriction: Restriction
         do {
             restriction = try await draft.sign(by: signers, source: folder + "/restriction.json")

@@ -1,5 +1,6 @@
 import ApplyPolicy
 import ClientFoundation
+import DeviceTargeting
 import Foundation
 import ReleaseSigning
 import SafeArchive
@@ -32,6 +33,12 @@ public struct PublishRequest: Sendable {
     public var rollout: Rollout?
     /// Versions devices must leave and never select again.
     public var revoked: [Version] = []
+    /// Which devices the release is for (`nil`: every device of the channel), signed into
+    /// the manifest's `target` (docs/targeting.md).
+    public var target: TargetExpression?
+    /// Older releases of the channel offered beside this one to the devices it is not for
+    /// (docs/targeting.md#two-releases-at-once); each must be in `index.json`.
+    public var alongside: [Version] = []
     /// When devices switch to the release once staged (`nil`: `next-start`); signed into
     /// the manifest's `apply` (docs/apply-policies.md).
     package var apply: ApplyPolicy?
@@ -170,7 +177,16 @@ public enum Publisher {
             published: request.now, expires: request.expires)
         draft.rollout = request.rollout
         draft.revoked = request.revoked
+        draft.target = request.target
         draft.apply = request.apply
+        // Pins hold through every later release of the channel until `rollout unpin`
+        // (docs/targeting.md#pins): the new manifest carries the current one's.
+        draft.pins = currentPins(manifestPath, below: request.version, index: index)
+        if !request.alongside.isEmpty {
+            let beside = try AlongsidePlan.releases(request.alongside, own: request.version, index: index, indexPath: indexPath)
+            draft.alongside = beside.map(AlongsideRelease.init(naming:))
+            draft.rollout = try draft.rollout.map { try AlongsidePlan.placed($0, version: request.version, beside: beside) }
+        }
         if let rollout = request.rollout, draft.expires == nil {
             draft.expires = ChannelEditor.defaultExpiry(
                 for: rollout, published: Date(timeIntervalSince1970: floor(request.now.timeIntervalSince1970)))
@@ -236,6 +252,23 @@ public enum Publisher {
             }
         }
         return result(manifest)
+    }
+
+    /// The pins of the channel's current `manifest.json` that hold below `version` (none
+    /// without one, or when it does not read), each naming its release as `index` holds it
+    /// now: the pinned release may have been re-signed since (a pin of the newest release
+    /// re-signs it), and devices look it up by that digest.
+    static func currentPins(_ manifestPath: String, below version: Version, index: ReleaseIndex) -> [ReleasePin] {
+        guard let data = FileManager.default.contents(atPath: manifestPath),
+            let object = try? StrictJSON.parseObject(data, limits: .manifest, source: manifestPath),
+            let current = try? Manifest.validate(object).get()
+        else { return [] }
+        return current.pins.compactMap { pin in
+            guard pin.release.version < version,
+                let entry = index.releases.lazy.compactMap({ try? Manifest.validate($0).get() }).first(where: { $0.version == pin.release.version })
+            else { return nil }
+            return ReleasePin(target: pin.target, release: AlongsideRelease(naming: entry))
+        }
     }
 
     /// A publish killed before it finished leaves `.publish-*` files and delta work

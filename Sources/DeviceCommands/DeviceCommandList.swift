@@ -9,6 +9,7 @@ package enum DeviceCommandList {
         InstallCommand.self,
         StatusCommand.self,
         ListCommand.self,
+        LabelCommand.self,
         ServeCommand.self,
         ReloadCommand.self,
         AckCommand.self,

@@ -1,6 +1,7 @@
 import ApplyPolicy
 import AuthenticatedTime
 import ClientFoundation
+import DeviceTargeting
 import Foundation
 
 /// What `clientctl init`, a package's device template and `clientctl package` share: one
@@ -31,10 +32,15 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
     public var timeServers: [TimeServerSetting]
     /// How many of ``timeServers`` must agree; `nil`: a majority of them.
     public var timeQuorum: Int?
+    /// The device's labels (`store=12`, `ring=beta`): what a release's signed target reads
+    /// on the device (docs/targeting.md). Sent in the device's signed reports, never to the
+    /// release host.
+    public var labels: DeviceLabels
 
     public init(
         startupTimeoutSeconds: Double = 10, keep: Int = 3, reportURL: String? = nil, applyWindows: [String] = [],
-        applyTimeZone: String? = nil, timeServers: [TimeServerSetting] = [], timeQuorum: Int? = nil
+        applyTimeZone: String? = nil, timeServers: [TimeServerSetting] = [], timeQuorum: Int? = nil,
+        labels: DeviceLabels = DeviceLabels()
     ) {
         self.startupTimeoutSeconds = startupTimeoutSeconds
         self.keep = keep
@@ -43,10 +49,11 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         self.applyTimeZone = applyTimeZone
         self.timeServers = timeServers
         self.timeQuorum = timeQuorum
+        self.labels = labels
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case startupTimeoutSeconds, keep, reportURL, applyWindows, applyTimeZone, timeServers, timeQuorum
+        case startupTimeoutSeconds, keep, reportURL, applyWindows, applyTimeZone, timeServers, timeQuorum, labels
     }
 
     /// Most time servers a device asks.
@@ -102,6 +109,7 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         applyTimeZone = try c.decodeIfPresent(String.self, forKey: .applyTimeZone)
         timeServers = try c.decodeIfPresent([TimeServerSetting].self, forKey: .timeServers) ?? []
         timeQuorum = try c.decodeIfPresent(Int.self, forKey: .timeQuorum)
+        labels = try c.decodeIfPresent(DeviceLabels.self, forKey: .labels) ?? DeviceLabels()
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -113,6 +121,7 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         try c.encodeIfPresent(applyTimeZone, forKey: .applyTimeZone)
         if !timeServers.isEmpty { try c.encode(timeServers, forKey: .timeServers) }
         try c.encodeIfPresent(timeQuorum, forKey: .timeQuorum)
+        if !labels.isEmpty { try c.encode(labels, forKey: .labels) }
     }
 
     /// Startup timeout: more than 0, at most one day.
@@ -233,5 +242,10 @@ extension CarriesDeviceSettings {
     public var applyTimeZone: String? {
         get { deviceSettings.applyTimeZone }
         set { deviceSettings.applyTimeZone = newValue }
+    }
+    /// The device's labels, what a release's signed target reads (docs/targeting.md).
+    public var labels: DeviceLabels {
+        get { deviceSettings.labels }
+        set { deviceSettings.labels = newValue }
     }
 }

@@ -53,6 +53,9 @@ public enum ReportReason: String, Sendable, CaseIterable, Codable {
     case floor
     /// The rollout has not reached this device's place yet (or is paused).
     case rollout
+    /// The release's signed target does not admit this device (its labels or id;
+    /// docs/targeting.md).
+    case target
     /// The release needs another shell than this one.
     case needsShell = "needs-shell"
     /// The release was revoked by its channel.

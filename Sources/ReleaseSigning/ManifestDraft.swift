@@ -1,5 +1,6 @@
 import ApplyPolicy
 import ClientFoundation
+import DeviceTargeting
 import Foundation
 import SignedManifest
 import StrictJSON
@@ -20,6 +21,12 @@ public struct ManifestDraft: Sendable, Equatable {
     public var rollout: Rollout?
     /// Versions devices must leave.
     public var revoked: [Version] = []
+    /// Which devices the release is for (`nil`: every device of the channel).
+    public var target: TargetExpression?
+    /// Older releases offered beside this one to the devices it is not for.
+    public var alongside: [AlongsideRelease] = []
+    /// Devices held at most on an older release, in order.
+    public var pins: [ReleasePin] = []
     /// The release's tree tar and patches from older releases (`nil`: none).
     package var delta: ReleaseDelta?
     /// When devices switch to the release once staged (`nil`: no `apply`, i.e. `next-start`).
@@ -61,6 +68,9 @@ public struct ManifestDraft: Sendable, Equatable {
         if let expires { o["expires"] = .string(RFC3339.format(expires)) }
         if let rollout { o["rollout"] = rollout.jsonValue }
         if !revoked.isEmpty { o["revoked"] = .array(revoked.map { .string($0.description) }) }
+        if let target { o["target"] = .string(target.description) }
+        if !alongside.isEmpty { o["alongside"] = .array(alongside.map(\.jsonValue)) }
+        if !pins.isEmpty { o["pins"] = .array(pins.map(\.jsonValue)) }
         if let delta { o["delta"] = delta.json }
         if let apply { o["apply"] = apply.jsonValue }
         for m in extraFields where !Manifest.knownFields.contains(m.key) { o[m.key] = m.value }

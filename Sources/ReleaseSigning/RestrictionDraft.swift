@@ -1,5 +1,6 @@
 import ApplyPolicy
 import ClientFoundation
+import DeviceTargeting
 import Foundation
 import SignedManifest
 import StrictJSON
@@ -15,6 +16,8 @@ public struct RestrictionDraft: Sendable, Equatable {
     public var revoked: [Version]
     /// A more patient apply policy (`rollout restrict --apply`); nil: none.
     package var apply: ApplyPolicy?
+    /// A narrower target: both it and the release's own must admit a device; nil: none.
+    public var target: TargetExpression?
 
     public init(for manifest: Manifest, issued: Date, expires: Date, percent: Double? = nil, paused: Bool = false, revoked: [Version] = []) {
         self.manifest = manifest
@@ -48,6 +51,7 @@ public struct RestrictionDraft: Sendable, Equatable {
             o["revoked"] = .array(revoked.map(\.description).filter { seen.insert($0).inserted }.map { .string($0) })
         }
         if let apply { o["apply"] = apply.jsonValue }
+        if let target { o["target"] = .string(target.description) }
         return o
     }
 

@@ -1,5 +1,6 @@
 import ClientFoundation
 import ClientUpdater
+import DeviceTargeting
 import Foundation
 import SignedManifest
 import StrictJSON
@@ -23,13 +24,18 @@ package enum ArchiveDecision {
         package var now: Date
         /// `install --ignore-rollout`.
         package var ignoreRollout: Bool
+        /// The device's labels, read at the check (`config.json`): what a release's target reads.
+        package var labels: DeviceLabels
 
-        package init(app: String, channel: String, shellVersion: Version, now: Date, ignoreRollout: Bool = false) {
+        package init(
+            app: String, channel: String, shellVersion: Version, now: Date, ignoreRollout: Bool = false, labels: DeviceLabels = DeviceLabels()
+        ) {
             self.app = app
             self.channel = channel
             self.shellVersion = shellVersion
             self.now = now
             self.ignoreRollout = ignoreRollout
+            self.labels = labels
         }
     }
 
@@ -56,6 +62,9 @@ package enum ArchiveDecision {
         /// Not now, and why; `waitsForRollout` when the staged rollout holds this device back
         /// (the manifest is kept so the next check decides again, even on a 304).
         case skip(String, waitsForRollout: Bool)
+        /// The release's target does not admit this device, and why: it keeps what it runs,
+        /// and the manifest is kept so the next check decides again (labels may change).
+        case notTargeted(String)
         /// Download, verify, unpack and promote this release.
         case install(Manifest)
     }
@@ -138,6 +147,13 @@ package enum ArchiveDecision {
         if isUnpacked {
             let recorded = state.archive.highestAccepted.flatMap(Version.init).map { candidate.version <= $0 } ?? false
             return .upToDate(candidate.version, recorded: recorded)
+        }
+        // The target before the rollout: a device outside it is not waiting for anything.
+        // `--ignore-rollout` does not override it: who a release is for is signed.
+        if let refusal = try FeedRules.targetRefusal(
+            candidate, restriction: restriction, device: { TargetDevice(id: try deviceId(), labels: policy.labels) })
+        {
+            return .notTargeted(refusal)
         }
         if !policy.ignoreRollout,
             let refusal = FeedRules.rolloutRefusal(candidate, restriction: restriction, deviceId: try deviceId(), now: policy.now)

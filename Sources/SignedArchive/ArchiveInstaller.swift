@@ -1,6 +1,7 @@
 import ClientFoundation
 import ClientUpdater
 import DeviceSetup
+import DeviceTargeting
 import FleetReports
 import Foundation
 import SafeArchive
@@ -41,7 +42,7 @@ struct ArchiveInstaller {
         // The decision is pure (ArchiveDecision); this step reads what it needs and carries it out.
         let policy = ArchiveDecision.Policy(
             app: config.app, channel: channel.settings.channel, shellVersion: config.shellVersion, now: channel.now(),
-            ignoreRollout: channel.options.ignoreRollout)
+            ignoreRollout: channel.options.ignoreRollout, labels: currentLabels())
         let candidate: Manifest
         let running = [state.current, state.pending].compactMap { $0 }
         switch try ArchiveDecision.screen(
@@ -73,10 +74,39 @@ struct ArchiveInstaller {
             reporter.report(.checkRefused, version: manifest.version.description, reason: belowFloor ? .floor : .badRelease, detail: reason)
             throw SignedArchiveError(.archiveRejected, reason)
         }
-        let decision = try ArchiveDecision.decide(
-            candidate, restriction: restriction, state: state,
-            isUnpacked: FileManager.default.fileExists(atPath: layout.clientDirectory(candidate.version)),
-            policy: policy, deviceId: try DeviceIdentity.readOrCreate(layout))
+        let isUnpacked = FileManager.default.fileExists(atPath: layout.clientDirectory(candidate.version))
+        // A pin of the newest manifest holds this device at most on an older release
+        // (docs/targeting.md#pins); the release it names is then offered as if beside it.
+        let pinned = candidate == manifest && !manifest.pins.isEmpty
+        let device = pinned ? TargetDevice(id: try DeviceIdentity.readOrCreate(layout), labels: policy.labels) : nil
+        let pin = device.flatMap { ReleasePin.first(of: manifest.pins, admitting: $0) }
+        var decision: ArchiveDecision.Decision
+        /// Why the newest release is not for this device, when one offered beside it is.
+        var besideNote: String?
+        if let pin, let device, candidate.version > pin.release.version, !isUnpacked {
+            decision = .notTargeted(FeedRules.pinNote(pin, over: candidate, device: device))
+        } else {
+            decision = try ArchiveDecision.decide(
+                candidate, restriction: restriction, state: state, isUnpacked: isUnpacked, policy: policy,
+                deviceId: try device?.id ?? DeviceIdentity.readOrCreate(layout))
+        }
+        switch decision {
+        case .skip, .notTargeted:
+            // Not for this device: the newest of the releases offered beside it that is
+            // (docs/targeting.md#two-releases-at-once). The newest is kept, so the next
+            // check, even a 304, decides again (labels change, percents grow).
+            guard candidate == manifest,
+                let (release, chosen) = try await alongsideChoice(
+                    manifest, pin: pin, state: state, policy: policy, manifestURL: manifestURL, verifier: verifier)
+            else { break }
+            channel.logger.debug("release \(manifest.version) is not for this device; release \(release.version), offered beside it, is")
+            deferred.keep([UInt8](body))
+            if case .skip(let why, _) = decision { besideNote = why }
+            if case .notTargeted(let why) = decision { besideNote = why }
+            decision = chosen
+        default:
+            break
+        }
         switch decision {
         case .skip(let reason, let waitsForRollout):
             reporter.report(
@@ -85,6 +115,11 @@ struct ArchiveInstaller {
             state.archive.manifestETag = etag
             if waitsForRollout { deferred.keep([UInt8](body)) }  // the next check, even a 304, reads the schedule again
             return .skipped(reason)
+        case .notTargeted(let reason):
+            reporter.report(.checkRefused, version: candidate.version.description, reason: .target, detail: reason)
+            state.archive.manifestETag = etag
+            deferred.keep([UInt8](body))  // the next check, even a 304, decides again on the labels it has then
+            return .skipped(reason)
         case .upToDate(let version, let recorded):
             state.archive.manifestETag = etag
             channel.store.cleanLeftovers()  // the partial download of a run that died after promoting
@@ -92,7 +127,7 @@ struct ArchiveInstaller {
             if !recorded, let promoted = try channel.store.installedVersions().first(where: { $0.id == version.description }) {
                 return .installed(promoted)  // promoted by a run that died before recording it in state.json
             }
-            return .upToDate("up to date: \(version) is installed")
+            return .upToDate("up to date: \(version) is installed" + (besideNote.map { " (\($0))" } ?? ""))
         case .install(let release):
             reporter.report(.updateFound, version: release.version.description, rollout: Self.rolloutSeen(release, now: policy.now))
             let installed = try await install(release, manifestURL: manifestURL, downloader: downloader)
@@ -100,6 +135,12 @@ struct ArchiveInstaller {
             ArchiveDecision.raiseFloor(&state, to: release.version)
             return .installed(installed)
         }
+    }
+
+    /// The labels `config.json` holds now (`clientctl label set` changes them while an agent
+    /// runs); those the channel was opened with when it no longer reads.
+    private func currentLabels() -> DeviceLabels {
+        (try? DeviceConfig.load(layout))?.labels ?? config.labels
     }
 
     /// The rollout a release's manifest states at `now`, for reports.
@@ -113,15 +154,7 @@ struct ArchiveInstaller {
     private func newestCompatibleFromIndex(
         manifestURL: URL, floor: Version?, downloader: Downloader, verifier: ManifestVerifier, policy: ArchiveDecision.Policy
     ) async throws -> Manifest? {
-        guard let indexURL = URL(string: "index.json", relativeTo: manifestURL)?.absoluteURL else { return nil }
-        let fetched: Downloader.SmallFetch
-        do {
-            fetched = try await downloader.fetchSmall(indexURL, cap: StrictJSON.Limits.index.maxBytes)
-        } catch let error as UpdaterError where error.httpStatus == 404 || error.httpStatus == 410 {
-            return nil  // index.json is optional: a feed without one has no other release to offer
-        }
-        guard case .fetched(let body, _) = fetched else { return nil }
-        let index = try ReleaseIndex.parse(body, source: indexURL.absoluteString)
+        guard let index = try await fetchIndex(manifestURL: manifestURL) else { return nil }
         var policy = policy
         policy.now = channel.now()
         return index.validReleases(with: verifier)

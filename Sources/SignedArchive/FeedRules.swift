@@ -1,5 +1,6 @@
 import ClientFoundation
 import ClientUpdater
+import DeviceTargeting
 import Foundation
 import SignedManifest
 import StrictJSON
@@ -50,11 +51,41 @@ package enum FeedRules {
         if restriction?.paused == true { return "the rollout of release \(manifest.version) is paused\(by); this device waits" }
         let own = manifest.rollout?.percent(at: now) ?? 100
         let percent = min(own, restriction?.percent ?? 100)
-        let bucket = Rollout.bucket(channel: manifest.channel, version: manifest.version.description, deviceId: deviceId)
-        guard bucket >= Int((percent * 100).rounded()) else { return nil }
+        let rollout = manifest.rollout ?? .percent(100)
+        let draw = rollout.drawName(version: manifest.version.description)
+        let bucket = Rollout.bucket(channel: manifest.channel, draw: draw, deviceId: deviceId)
+        let places = rollout.places(percent: percent)
+        guard !places.contains(bucket) else { return nil }
         let capped = percent < own ? " (capped\(by))" : ""
+        let range = rollout.from == 0 && rollout.draw == nil ? "" : " (places \(places.lowerBound)…\(places.upperBound - 1) of the draw \(draw))"
         return
-            "release \(manifest.version) is rolling out to \(Self.format(percent)) % of devices\(capped); this device (place \(bucket) of 10000) waits"
+            "release \(manifest.version) is rolling out to \(Self.format(percent)) % of devices\(capped)\(range); this device (place \(bucket) of 10000) waits"
+    }
+
+    /// Why `device` is not among the devices `manifest` is for, or nil when it is: the
+    /// manifest's signed `target`, and the target of the rollout role's `restriction` in
+    /// force for this release, which can only narrow it (both must admit the device).
+    /// `device` is read only when a target decides.
+    package static func targetRefusal(
+        _ manifest: Manifest, restriction: Restriction? = nil, device readDevice: () throws -> TargetDevice
+    ) rethrows -> String? {
+        let restriction = restriction.flatMap { $0.version == manifest.version ? $0 : nil }
+        guard manifest.target != nil || restriction?.target != nil else { return nil }
+        let device = try readDevice()
+        if let target = manifest.target, !target.admits(device) {
+            return "not in the target of release \(manifest.version) `\(target)`: \(target.explain(device)); this device keeps what it runs"
+        }
+        if let restriction, let target = restriction.target, !target.admits(device) {
+            return "not in the target `\(target)` the rollout role's restriction of release \(manifest.version) narrows it to "
+                + "until \(RFC3339.format(restriction.expires)): \(target.explain(device)); this device keeps what it runs"
+        }
+        return nil
+    }
+
+    /// Why a pinned device does not take `release` (docs/targeting.md#pins).
+    package static func pinNote(_ pin: ReleasePin, over release: Manifest, device: TargetDevice) -> String {
+        "pinned to \(pin.release.version) by the pin `\(pin.target)` (\(pin.target.explain(device))): "
+            + "release \(release.version) is not for this device; it stays at most on \(pin.release.version)"
     }
 
     static func format(_ percent: Double) -> String {

@@ -26,6 +26,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
     /// The device's public key (`device-key.pub`, 64 hex digits), which signs its report
     /// batches and which `clientctl fleet admit` takes; nil before the root has one.
     public var deviceKey: String?
+    /// The device's labels (`config.json`), which release targets read (docs/targeting.md).
+    public var labels: [String: String]?
     public var app: String
     /// `signed-archive` or `meteor`.
     public var channelKind: String
@@ -106,6 +108,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
         root = layout.root
         deviceId = DeviceIdentity.read(layout)
         deviceKey = DeviceIdentity.readPublicKey(layout)
+        labels = config.labels.values
         app = config.app
         channelKind = config.channelKind.rawValue
         channel = summary.channel

@@ -59,6 +59,8 @@ package enum StatusExplanation {
             switch reason {
             case .rollout:
                 return ["rollout: " + message]
+            case .target:
+                return ["not for this device: " + message]
             case .blacklisted:
                 return []  // the blacklist lines say it
             case .revoked:
@@ -88,6 +90,7 @@ package enum StatusExplanation {
     /// why ("it is revoked"), and the blacklist lines explain it.
     static func classify(_ message: String) -> ReportReason {
         if message.contains("is blacklisted on this device") { return .blacklisted }
+        if message.hasPrefix("not in the target") || message.hasPrefix("pinned to") { return .target }
         if message.contains("revoke") { return .revoked }
         if message.contains("rolling out") || message.contains("rollout") { return .rollout }
         if message.contains("blacklisted") { return .blacklisted }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import DeviceSetup
+import DeviceTargeting
 
 /// The settings `init` writes and `package` puts in a device template (DeviceSetup's
 /// ``DeviceSettings``): how long a new version has to start, how many versions retention
@@ -43,16 +44,45 @@ package struct RootSettingsOptions: ParsableArguments {
         name: .customLong("time-quorum"),
         help: ArgumentHelp("How many time servers must agree (default: a majority of them).", valueName: "N"))
     package var timeQuorum: Int?
+    @Option(
+        name: .customLong("label"),
+        help: ArgumentHelp(
+            "A device label KEY=VALUE that release targets read (store=12, ring=beta); repeat for several (docs/targeting.md).",
+            valueName: "KEY=VALUE"))
+    package var labels: [String] = []
+
+    /// The `--label` flags as labels; nil when one does not read (``validate()`` says why).
+    package var deviceLabels: DeviceLabels? { try? Self.labels(labels) }
+
+    /// `KEY=VALUE` texts as labels, refusing a bad one or a key given twice.
+    /// - Throws: `DeviceTargetingError` `.invalidLabel` naming the text and why.
+    package static func labels(_ assignments: [String]) throws -> DeviceLabels {
+        var out = DeviceLabels()
+        for text in assignments {
+            let (key, value) = try DeviceLabels.parseAssignment(text)
+            if out[key] != nil {
+                throw DeviceTargetingError(.invalidLabel, "label '\(key)' is given twice: a device has one value per key")
+            }
+            try out.set(key, value)
+        }
+        return out
+    }
 
     /// The settings as one value.
     package var deviceSettings: DeviceSettings {
         DeviceSettings(
             startupTimeoutSeconds: startupTimeout.value, keep: keep, reportURL: reportURL, applyWindows: applyWindows,
             applyTimeZone: timeZone,
-            timeServers: zip(timeServers, timeServerKeys).map { TimeServerSetting(address: $0, key: $1) }, timeQuorum: timeQuorum)
+            timeServers: zip(timeServers, timeServerKeys).map { TimeServerSetting(address: $0, key: $1) }, timeQuorum: timeQuorum,
+            labels: deviceLabels ?? DeviceLabels())
     }
 
     package func validate() throws {
+        do {
+            _ = try Self.labels(labels)
+        } catch let error as DeviceTargetingError {
+            throw ValidationError("--label: \(error.message)")
+        }
         try startupTimeout.requireStartupTimeout()
         guard DeviceSettings.keepRange.contains(keep) else { throw ValidationError("--keep \(keep) is out of range: 1…1000") }
         if timeZone != nil, applyWindows.isEmpty { throw ValidationError("--timezone goes with --apply-window") }

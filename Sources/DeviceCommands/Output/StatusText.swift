@@ -16,12 +16,13 @@ enum StatusText {
             "shell:           \(s.shellVersion)",
             "device id:       \(s.deviceId ?? "-")",
             "device key:      \(s.deviceKey ?? "-")",
+            "labels:          \((s.labels ?? [:]).isEmpty ? "none" : (s.labels ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", "))",
             "current:         \(s.current)",
             "pending:         \(s.pending ?? "-")",
             "last known good: \(s.lastKnownGood ?? "-")",
             "selected:        \(s.selected)",
         ]
-        if let apply = s.apply { lines.insert("takes over:      \(apply)", at: 7) }
+        if let apply = s.apply { lines.insert("takes over:      \(apply)", at: 8) }
         if let root = s.trustRoot {
             lines.append("trust root:      \(root == 0 ? "the --trust keys (no signed root yet)" : "root/\(root).json")")
         }

@@ -50,6 +50,9 @@ struct ChannelEditOptions: ParsableArguments {
         } else {
             line += "every device"
         }
+        if let target = m.target { line += " of the target \(target)" }
+        if !m.alongside.isEmpty { line += "; beside it: \(m.alongside.map(\.version.description).joined(separator: ", "))" }
+        for pin in m.pins { line += "; pinned to \(pin.release.version): \(pin.target)" }
         if !m.revoked.isEmpty { line += "; revoked: \(m.revoked.map(\.description).joined(separator: ", "))" }
         if let expires = m.expires { line += "; expires \(RFC3339.format(expires))" }
         if let apply = m.apply { line += "; apply \(apply.summary)" }

@@ -59,6 +59,10 @@ struct PublishCommand: AsyncParsableCommand {
               clientctl publish build/ --app com.example.notes --channel stable \\
                   --version 1.6.0 --min-shell 2.0.0 --key keys/release.pem \\
                   --out releases --apply window --deadline 48h --grace 2h
+              # Stores 12 and 14 first (devices decide from their labels)
+              clientctl publish build/ --app com.example.notes --channel stable \\
+                  --version 1.7.0 --min-shell 2.0.0 --key keys/release.pem \\
+                  --out releases --target 'store in (12, 14)'
             """
     )
 
@@ -100,6 +104,10 @@ struct PublishCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("A version devices must leave; repeat for several.", valueName: "VERSION"))
     var revoke: [Version] = []
 
+    @OptionGroup var target: TargetOption
+
+    @OptionGroup var placement: PlacementOptions
+
     @Option(
         name: .customLong("delta-bases"),
         help: ArgumentHelp("Older releases that get a delta patch to this one (0–32; 0: none).", valueName: "K"))
@@ -115,6 +123,8 @@ struct PublishCommand: AsyncParsableCommand {
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
+        _ = try target.expression()
+        if placement.placesRollout, rollout == nil { throw ValidationError("--draw and --draw-from go with --rollout") }
         guard (0...ReleaseDelta.maxPatches).contains(deltaBases) else {
             throw ValidationError("--delta-bases must be 0 to \(ReleaseDelta.maxPatches), not \(deltaBases)")
         }
@@ -133,8 +143,10 @@ struct PublishCommand: AsyncParsableCommand {
                 version: version, minShellVersion: minShell, maxShellVersion: maxShell,
                 outputDirectory: out, baseURL: baseURL, format: format, expires: expiry, now: now)
             request.includeHidden = includeHidden
-            request.rollout = rollout?.rollout(start: now)
+            request.rollout = try rollout.map { try placement.placed($0.rollout(start: now)) }
+            request.alongside = placement.alongside
             request.revoked = revoke
+            request.target = try target.expression()
             request.deltaBases = deltaBases
             request.apply = try applyPolicy.policy(releasedAt: Date(timeIntervalSince1970: floor(now.timeIntervalSince1970)))
             let result = try await Publisher.publish(request, signers: try signing.signers())

@@ -18,10 +18,14 @@ struct RolloutCommand: AsyncParsableCommand {
               clientctl rollout pause stable --out releases --key k.pem
               clientctl rollout resume stable --out releases --key k.pem
               clientctl rollout complete stable --out releases --key k.pem
+              clientctl rollout set stable --out releases --key k.pem \\
+                --target 'ring = beta' --percent 50
+              clientctl rollout pin stable --out releases --key k.pem \\
+                --target 'site = lobby' --version 1.3.2
             """,
         subcommands: [
             RolloutSetCommand.self, RolloutPauseCommand.self, RolloutResumeCommand.self, RolloutCompleteCommand.self,
-            RolloutRestrictCommand.self, RolloutGuardCommand.self,
+            RolloutRestrictCommand.self, RolloutGuardCommand.self, RolloutPinCommand.self, RolloutUnpinCommand.self,
         ]
     )
 }

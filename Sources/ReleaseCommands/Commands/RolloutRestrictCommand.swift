@@ -27,6 +27,9 @@ struct RolloutRestrictCommand: AsyncParsableCommand {
             grace. One that would hurry them (now, an earlier deadline, a deadline the \
             release has not) is refused (exit 64).
 
+            --target EXPR narrows the devices the release is for: a device takes it only \
+            where both this and the release's own target admit it (docs/targeting.md).
+
             Examples:
               clientctl rollout restrict stable --out releases --key rollout.pem --pause
               clientctl rollout restrict stable --out releases --key rollout.pem \\
@@ -36,6 +39,9 @@ struct RolloutRestrictCommand: AsyncParsableCommand {
               # the release said --apply now: devices switch at their next start
               clientctl rollout restrict stable --out releases --key rollout.pem \\
                 --apply next-start
+              # only the lobby screens until the event is over
+              clientctl rollout restrict stable --out releases --key rollout.pem \\
+                --target 'site = lobby' --expires-in 2d
             """
     )
 
@@ -63,6 +69,8 @@ struct RolloutRestrictCommand: AsyncParsableCommand {
 
     @OptionGroup var applyPolicy: ApplyOptions
 
+    @OptionGroup var target: TargetOption
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -72,8 +80,9 @@ struct RolloutRestrictCommand: AsyncParsableCommand {
         if let expiresIn, (RolloutArgument.seconds(expiresIn) ?? 0) <= 0 {
             throw ValidationError("--expires-in \(expiresIn) is not a duration like 3600, 30m, 12h or 7d")
         }
-        guard pause || percent != nil || !revoke.isEmpty || applyPolicy.given else {
-            throw ValidationError("give --pause, --percent, --revoke or --apply")
+        _ = try target.expression()
+        guard pause || percent != nil || !revoke.isEmpty || applyPolicy.given || target.target != nil else {
+            throw ValidationError("give --pause, --percent, --revoke, --apply or --target")
         }
     }
 
@@ -83,6 +92,7 @@ struct RolloutRestrictCommand: AsyncParsableCommand {
             let lifetime = expiresIn.flatMap(RolloutArgument.seconds).map(TimeInterval.init)
             var request = RestrictionRequest(pause: pause, percent: percent, revoke: revoke, lifetime: lifetime)
             request.apply = try applyPolicy.policy(releasedAt: now)
+            request.target = try target.expression()
             let r = try await ChannelRestrictor.restrict(request, releases: out, channel: channel, signers: try signing.signers(), now: now)
             if output.json {
                 Console.out(Data(r.jsonBytes()))
@@ -93,6 +103,7 @@ struct RolloutRestrictCommand: AsyncParsableCommand {
             if let p = r.percent { held.append("at most \(FeedPercent.text(p)) %") }
             if !r.revoked.isEmpty { held.append("revoked: \(r.revoked.map(\.description).joined(separator: ", "))") }
             if let apply = r.apply { held.append("apply \(apply.summary)") }
+            if let target = r.target { held.append("only where \(target)") }
             print("\(r.app) \(r.version) on \(r.channel): restricted (\(held.joined(separator: "; "))) until \(RFC3339.format(r.expires))")
         }
     }

@@ -1,5 +1,6 @@
 import ApplyPolicy
 import ClientFoundation
+import DeviceTargeting
 import Foundation
 import StrictJSON
 
@@ -44,6 +45,16 @@ public struct Manifest: Sendable, Equatable {
     public let rollout: Rollout?
     /// Versions devices must leave and never select again (at most 1,000).
     public let revoked: [Version]
+    /// Which devices the release is for (docs/targeting.md): each device evaluates it on
+    /// its own labels and id; a device it does not admit never takes the release. `nil`:
+    /// every device of the channel.
+    public let target: TargetExpression?
+    /// Older releases the channel offers beside this one, to the devices this one is not
+    /// for (docs/targeting.md#two-releases-at-once), newest first; empty: none.
+    public let alongside: [AlongsideRelease]
+    /// Devices held at most on an older release (docs/targeting.md#pins), in order: the
+    /// first whose target admits a device holds; empty: none.
+    public let pins: [ReleasePin]
     /// When a device that staged this release switches to it (docs/apply-policies.md);
     /// `nil` when the manifest carries no `apply` (then `next-start`, the rule before apply
     /// policies). Signed like every other field.
@@ -60,6 +71,7 @@ public struct Manifest: Sendable, Equatable {
     public static let knownFields: Set<String> = [
         "format", "app", "channel", "version", "url", "sha256", "size", "minShellVersion",
         "maxShellVersion", "published", "firstPublished", "expires", "keyId", "signature", "signatures", "rollout", "revoked", "delta", "apply",
+        "target", "alongside", "pins",
     ]
 
     /// Fields this version does not know: signed like every other field, otherwise ignored.
@@ -165,6 +177,10 @@ public struct Manifest: Sendable, Equatable {
                 }
             } ?? []
         if revoked.contains(version) { throw fields.invalid("revoked", "revokes the release it describes (\(version))") }
+        target = try fields.optional("target") { try fields.target($0) }
+        let own = version
+        alongside = (try fields.optional("alongside") { try fields.alongside($0, own: own) } ?? []).sorted { $1.version < $0.version }
+        pins = try fields.optional("pins") { try fields.pins($0, own: own) } ?? []
         // A deadline is not compared with `published`: a release re-signed after its
         // deadline (`rollout pause`) keeps it, and a device past it switches at once.
         apply = try fields.optional("apply") { try ApplyPolicy.read(try fields.value($0), field: $0) }

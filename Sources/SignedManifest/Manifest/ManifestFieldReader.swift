@@ -1,4 +1,5 @@
 import ClientFoundation
+import DeviceTargeting
 import Foundation
 import StrictJSON
 
@@ -106,5 +107,17 @@ struct ManifestFieldReader {
             throw invalid(name, "is \(data.count) bytes, an Ed25519 signature is \(Ed25519.signatureLength)")
         }
         return Array(data)
+    }
+}
+
+extension ManifestFieldReader {
+    /// A target expression (docs/targeting.md): a string in the target language.
+    func target(_ name: String) throws -> TargetExpression {
+        let text = try string(name)
+        do {
+            return try TargetExpression(parsing: text)
+        } catch let error as DeviceTargetingError {
+            throw invalid(name, "is not a target: \(error.message)")
+        }
     }
 }

@@ -1,5 +1,6 @@
 import ApplyPolicy
 import ClientFoundation
+import DeviceTargeting
 import Foundation
 import StrictJSON
 
@@ -24,7 +25,7 @@ public struct Restriction: Sendable, Equatable {
     public static let maxRevoked = 1_000
     /// The members a restriction may have; any other is refused.
     public static let knownFields: Set<String> = [
-        "format", "app", "channel", "manifest", "issued", "expires", "rollout", "revoked", "apply", "signatures",
+        "format", "app", "channel", "manifest", "issued", "expires", "rollout", "revoked", "apply", "target", "signatures",
     ]
 
     /// The object as signed (`signatures` included).
@@ -49,15 +50,17 @@ public struct Restriction: Sendable, Equatable {
     /// A more patient apply policy for the release (docs/apply-policies.md): it may make
     /// devices wait longer, never hurry them (``ApplyPolicy/restricted(by:)``).
     package let apply: ApplyPolicy?
+    /// A narrower target (docs/targeting.md): a device takes the release only when both
+    /// this and the manifest's own `target` admit it, so it can narrow the devices a
+    /// release is for, never widen them.
+    public let target: TargetExpression?
     /// The signatures over ``signedBytes``.
     public let signatures: [DocumentSignature]
 
     /// SHA-256 (lowercase hex) of `manifest`'s signed bytes: the RFC 8785 form without its
     /// signatures, so whitespace, member order and added countersignatures do not matter,
     /// and any re-signed edit (a later `published`) gives another digest.
-    public static func digest(of manifest: Manifest) -> String {
-        Digest.hex(.sha256, of: Data(manifest.signedBytes))
-    }
+    public static func digest(of manifest: Manifest) -> String { manifest.signedDigest }
 
     /// The bytes the signatures cover: RFC 8785 of the object without `signatures`.
     public var signedBytes: [UInt8] { Self.signedBytes(of: object) }
@@ -158,8 +161,9 @@ public struct Restriction: Sendable, Equatable {
         }
         self.revoked = revoked
         apply = try fields.optional("apply") { try ApplyPolicy.read(try fields.value($0), field: $0) }
-        guard percent != nil || paused || !revoked.isEmpty || apply != nil else {
-            throw fields.invalid("rollout", "'revoked' and 'apply' are all absent: the restriction restricts nothing")
+        target = try fields.optional("target") { try fields.target($0) }
+        guard percent != nil || paused || !revoked.isEmpty || apply != nil || target != nil else {
+            throw fields.invalid("rollout", "'revoked', 'apply' and 'target' are all absent: the restriction restricts nothing")
         }
         signatures = try DocumentSignature.readList(of: o)
         guard !signatures.isEmpty else { throw ManifestRejection(.missingField, field: "signatures", "field 'signatures' is missing or empty") }

@@ -8,6 +8,12 @@ import StrictJSON
 /// Forms: a plain percent (`"rollout": 25`), or an object with either `percent` or a
 /// schedule (`"start": RFC 3339, "steps": [[seconds after start, percent], …]`), and
 /// `"paused": true` to stop new installs (installed devices are left alone).
+///
+/// Where the devices come from (docs/targeting.md#two-releases-at-once): each device has a
+/// place 0…9999 in a *draw* (``bucket(channel:draw:deviceId:)``), by default one of the
+/// release's own; a release takes the places from ``from`` up, as many as its percent. Two
+/// releases of one draw whose ranges do not overlap never take the same device, and a
+/// percent that grows only adds places.
 public struct Rollout: Sendable, Equatable {
     /// A percent that holds from `seconds` after ``start`` on.
     public struct Step: Sendable, Equatable {
@@ -25,15 +31,29 @@ public struct Rollout: Sendable, Equatable {
     public var steps: [Step]
     /// No new installs while paused.
     public var paused: Bool
+    /// The draw the device's place is taken in (`draw`); nil: the release's own version, so
+    /// each release draws its own devices first.
+    public var draw: String?
+    /// Where in the draw the release's places begin, in percent (`from`, default 0): it
+    /// takes places `from × 100` up to `(from + percent) × 100`.
+    public var from: Double
 
     /// Most steps in a schedule.
     public static let maxSteps = 32
 
-    public init(start: Date? = nil, steps: [Step], paused: Bool = false) {
+    public init(start: Date? = nil, steps: [Step], paused: Bool = false, draw: String? = nil, from: Double = 0) {
         self.start = start
         self.steps = steps
         self.paused = paused
+        self.draw = draw
+        self.from = from
     }
+
+    /// The highest percent the rollout reaches.
+    public var highestPercent: Double { steps.map(\.percent).max() ?? 0 }
+
+    /// The draw's name for a release of `version`: ``draw``, else the version.
+    public func drawName(version: String) -> String { draw ?? version }
 
     /// A plain percent.
     public static func percent(_ percent: Double, paused: Bool = false) -> Rollout {
@@ -51,19 +71,38 @@ public struct Rollout: Sendable, Equatable {
     /// `SHA-256("rollout" ‖ channel ‖ version ‖ deviceId) mod 10000`, so a different subset
     /// of devices goes first for each release.
     public static func bucket(channel: String, version: String, deviceId: String) -> Int {
-        let hex = Digest.hex(.sha256, of: Data(("rollout" + channel + version + deviceId).utf8))
+        bucket(channel: channel, draw: version, deviceId: deviceId)
+    }
+
+    /// The device's place in `draw` of `channel`, 0…9999:
+    /// `SHA-256("rollout" ‖ channel ‖ draw ‖ deviceId) mod 10000` (a release's own draw is
+    /// its version, ``bucket(channel:version:deviceId:)``).
+    public static func bucket(channel: String, draw: String, deviceId: String) -> Int {
+        let hex = Digest.hex(.sha256, of: Data(("rollout" + channel + draw + deviceId).utf8))
         return hex.reduce(0) { ($0 * 16 + ($1.hexDigitValue ?? 0)) % 10_000 }
     }
 
-    /// Whether the device in `bucket` takes the release at `now` (never while paused): its
-    /// place is below the percent in hundredths (`12.5` → places 0…1249).
-    public func admits(bucket: Int, at now: Date) -> Bool {
-        !paused && bucket < Int((percent(at: now) * 100).rounded())
+    /// The places `percent` takes from ``from`` on: `from × 100 ..< (from + percent) × 100`
+    /// (`12.5` from 0 → places 0…1249).
+    public func places(percent: Double) -> Range<Int> {
+        let low = Int((from * 100).rounded())
+        return low..<max(low, min(10_000, Int(((from + percent) * 100).rounded())))
     }
+
+    /// Whether the device in `bucket` takes the release at `now` (never while paused): its
+    /// place is among ``places(percent:)`` of the percent in force.
+    public func admits(bucket: Int, at now: Date) -> Bool {
+        !paused && places(percent: percent(at: now)).contains(bucket)
+    }
+
+    /// Longest ``draw`` name.
+    public static let maxDrawLength = 64
 
     /// The JSON value as the manifest carries it.
     public var jsonValue: JSONValue {
-        if start == nil, steps.count == 1, steps[0].seconds == 0, !paused, let whole = Int64(exactly: steps[0].percent) {
+        if start == nil, steps.count == 1, steps[0].seconds == 0, !paused, draw == nil, from == 0,
+            let whole = Int64(exactly: steps[0].percent)
+        {
             return .integer(whole)
         }
         var o = JSONObject()
@@ -74,6 +113,8 @@ public struct Rollout: Sendable, Equatable {
             o["percent"] = Self.number(steps.first?.percent ?? 0)
         }
         if paused { o["paused"] = .bool(true) }
+        if let draw { o["draw"] = .string(draw) }
+        if from != 0 { o["from"] = Self.number(from) }
         return .object(o)
     }
 
@@ -100,17 +141,37 @@ public struct Rollout: Sendable, Equatable {
         guard case .object(let o) = value else {
             throw ManifestRejection(.wrongType, field: "rollout", "field 'rollout' must be a percent or an object, got \(value.typeName)")
         }
-        let allowed: Set<String> = ["start", "steps", "percent", "paused"]
+        let allowed: Set<String> = ["start", "steps", "percent", "paused", "draw", "from"]
         if let unknown = o.keys.first(where: { !allowed.contains($0) }) { throw bad("has an unknown member '\(unknown)'") }
         var paused = false
         if let p = o["paused"] {
             guard case .bool(let b) = p else { throw bad("member 'paused' must be true or false") }
             paused = b
         }
+        var draw: String?
+        if let d = o["draw"] {
+            guard case .string(let name) = d, drawProblem(name) == nil else {
+                throw bad("member 'draw' must be a name of 1 to \(maxDrawLength) letters, digits, '.', '_', '-' or '+'")
+            }
+            draw = name
+        }
+        var from = 0.0
+        if let f = o["from"] {
+            from = try percent(f)
+        }
+        func placed(_ rollout: Rollout) throws -> Rollout {
+            var r = rollout
+            r.draw = draw
+            r.from = from
+            guard from + r.highestPercent <= 100 else {
+                throw bad("takes places from \(from) % to \(from + r.highestPercent) %, past 100 %")
+            }
+            return r
+        }
         switch (o["percent"], o["steps"]) {
         case (let p?, nil):
             guard o["start"] == nil else { throw bad("has 'start' without 'steps'") }
-            return .percent(try percent(p), paused: paused)
+            return try placed(.percent(try percent(p), paused: paused))
         case (nil, .array(let entries)?):
             guard case .string(let text)? = o["start"], let start = RFC3339.parse(text) else {
                 throw bad("needs 'start', an RFC 3339 UTC time, with 'steps'")
@@ -127,9 +188,19 @@ public struct Rollout: Sendable, Equatable {
                 }
                 steps.append(step)
             }
-            return Rollout(start: start, steps: steps, paused: paused)
+            return try placed(Rollout(start: start, steps: steps, paused: paused))
         default:
             throw bad("needs either 'percent' or 'start' and 'steps'")
         }
+    }
+
+    /// Why `name` cannot be a ``draw``, or nil: 1 to ``maxDrawLength`` ASCII letters,
+    /// digits, `.`, `_`, `-` or `+` (a version is one).
+    public static func drawProblem(_ name: String) -> String? {
+        guard (1...maxDrawLength).contains(name.utf8.count) else { return "is \(name.utf8.count) characters, 1 to \(maxDrawLength) allowed" }
+        let allowed = name.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2E || c == 0x5F || c == 0x2D || c == 0x2B
+        }
+        return allowed ? nil : "has a character other than letters, digits, '.', '_', '-' and '+'"
     }
 }
