@@ -324,6 +324,11 @@ let package = Package(
             ],
             path: "Benchmarks/fleet-bench"
         ),
+        // Scripts/bench/targeting: which release each of 10,000 simulated devices takes (not shipped).
+        .executableTarget(
+            name: "targeting-bench",
+            dependencies: ["ClientFoundation", "ClientUpdater", "DeviceTargeting", "ReleaseSigning", "SignedArchive", "SignedManifest"],
+            path: "Benchmarks/targeting-bench"),
         // Scripts/bench/apply: a fleet's apply decisions on a simulated clock (not shipped).
         .executableTarget(name: "apply-bench", dependencies: ["ApplyPolicy"], path: "Benchmarks/apply-bench"),
         // Scripts/bench/roughtime: authenticated time's cost on loopback against real servers (not shipped).

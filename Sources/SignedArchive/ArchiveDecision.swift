@@ -163,6 +163,55 @@ package enum ArchiveDecision {
         return .install(candidate)
     }
 
+    /// Judges the channel's newest release for this device: a pin of its manifest that
+    /// holds the device below it first (docs/targeting.md#pins), then
+    /// ``decide(_:restriction:state:isUnpacked:policy:deviceId:)``.
+    /// - Returns: the decision and the pin that holds the device, if any (its release is
+    ///   then offered as if beside the newest, ``chooseBeside(_:state:policy:isUnpacked:deviceId:)``).
+    package static func decideNewest(
+        _ newest: Manifest, restriction: Restriction? = nil, state: DeviceState, isUnpacked: Bool, policy: Policy,
+        deviceId: () throws -> String
+    ) rethrows -> (Decision, pin: ReleasePin?) {
+        let pin =
+            newest.pins.isEmpty ? nil : ReleasePin.first(of: newest.pins, admitting: TargetDevice(id: try deviceId(), labels: policy.labels))
+        if let pin, newest.version > pin.release.version, !isUnpacked {
+            let device = TargetDevice(id: try deviceId(), labels: policy.labels)
+            return (.notTargeted(FeedRules.pinNote(pin, over: newest, device: device)), pin)
+        }
+        return (try decide(newest, restriction: restriction, state: state, isUnpacked: isUnpacked, policy: policy, deviceId: try deviceId()), pin)
+    }
+
+    /// What a device takes of the releases offered beside the newest, when the newest is
+    /// not for it (docs/targeting.md#two-releases-at-once): the newest of `offered` that is,
+    /// by the same rules (not blacklisted, not below the floor, the policy, the target, the
+    /// rollout); nil when none is.
+    package static func chooseBeside(
+        _ offered: [Manifest], state: DeviceState, policy: Policy, isUnpacked: (Version) -> Bool, deviceId: () throws -> String
+    ) rethrows -> (Manifest, Decision)? {
+        let floor = state.archive.highestAccepted.flatMap(Version.init)
+        for release in offered.sorted(by: { $1.version < $0.version }) {
+            if state.blacklist.contains(release.version.description) { continue }
+            if let floor, release.version < floor { continue }  // this device accepted a newer release: never down
+            guard acceptsFallback(release, floor: floor, policy: policy) else { continue }
+            let decision = try decide(release, state: state, isUnpacked: isUnpacked(release.version), policy: policy, deviceId: try deviceId())
+            switch decision {
+            case .install, .upToDate: return (release, decision)
+            case .skip, .notTargeted: continue
+            }
+        }
+        return nil
+    }
+
+    /// The releases a device may take beside `newest`, newest first: those it names
+    /// `alongside`, and the release of a `pin` that holds the device (then nothing above it).
+    package static func offeredBeside(_ newest: Manifest, pin: ReleasePin?) -> [AlongsideRelease] {
+        var offered = newest.alongside
+        if let pin, pin.release.version < newest.version {
+            offered = offered.filter { $0.version < pin.release.version } + [pin.release]
+        }
+        return offered.sorted { $1.version < $0.version }
+    }
+
     /// `state`'s floor raised to `version` (never lowered).
     package static func raiseFloor(_ state: inout DeviceState, to version: Version) {
         if let floor = state.archive.highestAccepted.flatMap(Version.init), version <= floor { return }

@@ -5,59 +5,38 @@ import SignedManifest
 import StrictJSON
 
 extension ArchiveInstaller {
-    /// What this device takes when the channel's newest release is not for it (its target,
-    /// its rollout place, a blacklisting) and the newest names older releases beside it
-    /// (docs/targeting.md#two-releases-at-once): the newest of those that is for it, by the
-    /// same rules as the newest (signature, app and channel, floor, shell, expiry, target,
-    /// rollout, blacklist); nil when none is.
-    ///
-    /// Each is the exact manifest the verified newest names by digest, so `index.json`,
-    /// which is not signed as a whole, cannot serve another signing of it. They are kept in
-    /// `alongside/` by digest (verified again when read), so a device that stays on one
-    /// fetches `index.json` once, not at every check.
-    ///
-    /// A `pin` that holds this device offers its release too, and nothing above it.
-    func alongsideChoice(
-        _ head: Manifest, pin: ReleasePin?, state: DeviceState, policy: ArchiveDecision.Policy, manifestURL: URL,
-        verifier: ManifestVerifier
-    ) async throws -> (Manifest, ArchiveDecision.Decision)? {
-        var offered = head.alongside
-        if let pin, pin.release.version < head.version {
-            offered = offered.filter { $0.version < pin.release.version } + [pin.release]
-            offered.sort { $1.version < $0.version }
-        }
-        guard !offered.isEmpty else { return nil }
+    /// The verified manifests of `offered` (releases offered beside `newest`, which names
+    /// them by digest: docs/targeting.md#two-releases-at-once), from `alongside/` where kept,
+    /// else from `index.json`, read at most once. A release the index does not hold as named
+    /// is left out: `index.json` is not signed as a whole and can only serve exactly the
+    /// manifest the verified newest names. Kept by digest (verified again when read), so a
+    /// device that stays beside the newest reads `index.json` once, not at every check.
+    func offeredManifests(
+        _ offered: [AlongsideRelease], newest: Manifest, manifestURL: URL, verifier: ManifestVerifier
+    ) async throws -> [Manifest] {
+        guard !offered.isEmpty else { return [] }
         let kept = AlongsideStore(layout: layout)
-        defer { kept.prune(keeping: Set((head.alongside + head.pins.map(\.release)).map(\.digest))) }
-        let floor = state.archive.highestAccepted.flatMap(Version.init)
+        defer { kept.prune(keeping: Set((newest.alongside + newest.pins.map(\.release)).map(\.digest))) }
+        var out: [Manifest] = []
         var index: ReleaseIndex?
         var indexRead = false
         for named in offered {
-            if state.blacklist.contains(named.version.description) { continue }
-            if let floor, named.version < floor { continue }  // this device accepted a newer release: never down
-            var release = kept.read(named, verifier: verifier)
-            if release == nil {
-                if !indexRead {
-                    index = try await fetchIndex(manifestURL: manifestURL)
-                    indexRead = true
-                }
-                release = index?.releases.lazy.compactMap { verifier.verify($0).manifest }.first { named.names($0) }
-                if let release { kept.keep(release) }
-            }
-            guard let release else {
-                channel.logger.debug("release \(named.version), named by release \(head.version), is not in index.json as signed")
+            if let release = kept.read(named, verifier: verifier) {
+                out.append(release)
                 continue
             }
-            guard ArchiveDecision.acceptsFallback(release, floor: floor, policy: policy) else { continue }
-            let decision = try ArchiveDecision.decide(
-                release, state: state, isUnpacked: FileManager.default.fileExists(atPath: layout.clientDirectory(release.version)),
-                policy: policy, deviceId: try DeviceIdentity.readOrCreate(layout))
-            switch decision {
-            case .install, .upToDate: return (release, decision)
-            case .skip, .notTargeted: continue
+            if !indexRead {
+                index = try await fetchIndex(manifestURL: manifestURL)
+                indexRead = true
             }
+            guard let release = index?.releases.lazy.compactMap({ verifier.verify($0).manifest }).first(where: { named.names($0) }) else {
+                channel.logger.debug("release \(named.version), named by release \(newest.version), is not in index.json as signed")
+                continue
+            }
+            kept.keep(release)
+            out.append(release)
         }
-        return nil
+        return out
     }
 
     /// `index.json` beside `manifestURL`, or nil when the feed has none (404, 410).

@@ -75,34 +75,39 @@ struct ArchiveInstaller {
             throw SignedArchiveError(.archiveRejected, reason)
         }
         let isUnpacked = FileManager.default.fileExists(atPath: layout.clientDirectory(candidate.version))
-        // A pin of the newest manifest holds this device at most on an older release
-        // (docs/targeting.md#pins); the release it names is then offered as if beside it.
-        let pinned = candidate == manifest && !manifest.pins.isEmpty
-        let device = pinned ? TargetDevice(id: try DeviceIdentity.readOrCreate(layout), labels: policy.labels) : nil
-        let pin = device.flatMap { ReleasePin.first(of: manifest.pins, admitting: $0) }
+        let deviceId = { try DeviceIdentity.readOrCreate(layout) }
         var decision: ArchiveDecision.Decision
-        /// Why the newest release is not for this device, when one offered beside it is.
-        var besideNote: String?
-        if let pin, let device, candidate.version > pin.release.version, !isUnpacked {
-            decision = .notTargeted(FeedRules.pinNote(pin, over: candidate, device: device))
+        /// A pin of the newest manifest that holds this device (docs/targeting.md#pins).
+        var pin: ReleasePin?
+        if candidate == manifest {
+            (decision, pin) = try ArchiveDecision.decideNewest(
+                candidate, restriction: restriction, state: state, isUnpacked: isUnpacked, policy: policy, deviceId: deviceId)
         } else {
             decision = try ArchiveDecision.decide(
-                candidate, restriction: restriction, state: state, isUnpacked: isUnpacked, policy: policy,
-                deviceId: try device?.id ?? DeviceIdentity.readOrCreate(layout))
+                candidate, restriction: restriction, state: state, isUnpacked: isUnpacked, policy: policy, deviceId: try deviceId())
         }
+        /// Why the newest release is not for this device, when one offered beside it is.
+        var besideNote: String?
         switch decision {
-        case .skip, .notTargeted:
+        case .skip(let why, _), .notTargeted(let why):
             // Not for this device: the newest of the releases offered beside it that is
             // (docs/targeting.md#two-releases-at-once). The newest is kept, so the next
             // check, even a 304, decides again (labels change, percents grow).
-            guard candidate == manifest,
-                let (release, chosen) = try await alongsideChoice(
-                    manifest, pin: pin, state: state, policy: policy, manifestURL: manifestURL, verifier: verifier)
+            guard candidate == manifest else { break }
+            // Nothing below the floor or blacklisted here is read at all.
+            let floor = state.archive.highestAccepted.flatMap(Version.init)
+            let wanted = ArchiveDecision.offeredBeside(manifest, pin: pin).filter { named in
+                !state.blacklist.contains(named.version.description) && floor.map { named.version >= $0 } != false
+            }
+            let offered = try await offeredManifests(wanted, newest: manifest, manifestURL: manifestURL, verifier: verifier)
+            guard
+                let (release, chosen) = try ArchiveDecision.chooseBeside(
+                    offered, state: state, policy: policy,
+                    isUnpacked: { FileManager.default.fileExists(atPath: layout.clientDirectory($0)) }, deviceId: deviceId)
             else { break }
             channel.logger.debug("release \(manifest.version) is not for this device; release \(release.version), offered beside it, is")
             deferred.keep([UInt8](body))
-            if case .skip(let why, _) = decision { besideNote = why }
-            if case .notTargeted(let why) = decision { besideNote = why }
+            besideNote = why
             decision = chosen
         default:
             break
