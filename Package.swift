@@ -78,8 +78,8 @@ let package = Package(
         .target(
             name: "ClientUpdater",
             dependencies: [
-                "ApplyPolicy", "AuthenticatedTime", "ClientFoundation", "ClientShim", "COpenSSL", "CZstd", "DeviceSetup", "FleetReports",
-                "StrictJSON",
+                "ApplyPolicy", "AuthenticatedTime", "ClientFoundation", "ClientShim", "COpenSSL", "CZstd", "DeviceSetup", "DeviceTargeting",
+                "FleetReports", "StrictJSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -359,21 +359,27 @@ let package = Package(
         .testTarget(name: "ClientUpdaterTests", dependencies: ["DeviceSetup", "ClientUpdater", "ClientUpdaterHTTP", "FleetReports", "TestSupport"]),
         .testTarget(name: "ClientUpdaterHTTPTests", dependencies: ["ClientUpdaterHTTP", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
-        .testTarget(name: "FleetReportsTests", dependencies: ["FleetReports", "StrictJSON"]),
+        .testTarget(name: "FleetReportsTests", dependencies: ["DeviceTargeting", "FleetReports", "StrictJSON"]),
         .testTarget(
             name: "RolloutGuardTests",
             dependencies: ["RolloutGuard", "FleetReports", "ClientFoundation", "SignedManifest", "ArchivePublishing", "TestSupport"]),
-        .testTarget(name: "FleetCollectorTests", dependencies: ["FleetCollector", "FleetReports", "CZstd", "SignedManifest", "TestSupport"]),
+        .testTarget(
+            name: "FleetCollectorTests", dependencies: ["DeviceTargeting", "FleetCollector", "FleetReports", "CZstd", "SignedManifest", "TestSupport"]),
         .testTarget(name: "DeviceTargetingTests", dependencies: ["DeviceTargeting", "ClientFoundation"]),
         .testTarget(name: "FleetPageTests", dependencies: ["FleetPage", "FleetReports", "TestSupport"]),
         .testTarget(
             name: "SignedManifestTests",
-            dependencies: ["ApplyPolicy", "ReleaseSigning", "SignedManifest", "SafeArchive", "StrictJSON", "ClientUpdater", "TestSupport"]),
+            dependencies: [
+                "ApplyPolicy", "DeviceTargeting", "ReleaseSigning", "SignedManifest", "SafeArchive", "StrictJSON", "ClientUpdater", "TestSupport",
+            ]),
         .testTarget(name: "SafeArchiveTests", dependencies: ["SafeArchive", "ClientFoundation", "SignedManifest", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "DeltaPatchTests", dependencies: ["DeltaPatch", "ClientUpdater", "TestSupport"]),
         .testTarget(
             name: "SignedArchiveTests",
-            dependencies: ["ReleaseSigning", "SignedArchive", "SignedManifest", "StrictJSON", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
+            dependencies: [
+                "DeviceTargeting", "ReleaseSigning", "SignedArchive", "SignedManifest", "StrictJSON", "ClientUpdater", "ClientUpdaterHTTP",
+                "TestSupport",
+            ]),
         .testTarget(
             name: "ArchivePublishingTests",
             dependencies: [
@@ -401,8 +407,8 @@ let package = Package(
         .testTarget(
             name: "clientctlTests",
             dependencies: [
-                "ApplyPolicy", "AuthenticatedTime", "DeviceSetup", "ReleaseSigning", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON",
-                "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "TestSupport",
+                "ApplyPolicy", "AuthenticatedTime", "DeviceSetup", "DeviceTargeting", "ReleaseSigning", "ClientUpdater", "ClientUpdaterHTTP",
+                "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "TestSupport",
             ]),
         .testTarget(name: "ClientctlShellTests", dependencies: ["TestSupport"]),
         .testTarget(name: "ShellRulesTests", dependencies: ["ShellRules"]),

@@ -19,12 +19,15 @@ package enum FleetHTML {
     /// The page of `summary`.
     package static func render(_ summary: FleetSummary) -> String {
         let palette = VersionPalette(summary)
-        let title = "\(summary.app) · \(summary.channel)"
+        let cohort = summary.labels.map { LabelFilter.text($0) } ?? ""
+        let title = "\(summary.app) · \(summary.channel)" + (cohort.isEmpty ? "" : " · \(cohort)")
         var out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         out += "<meta http-equiv=\"Content-Security-Policy\" content=\"\(contentSecurityPolicy)\">"
         out += "<meta name=\"referrer\" content=\"no-referrer\"><meta name=\"viewport\" content=\"width=device-width\">"
         out += "<title>\(HTMLText.escape(title)) — fleet</title><style>\(style)</style></head><body>\n"
-        out += "<header><h1>\(HTMLText.escape(summary.app)) <span class=\"channel\">· \(HTMLText.escape(summary.channel))</span></h1>"
+        out += "<header><h1>\(HTMLText.escape(summary.app)) <span class=\"channel\">· \(HTMLText.escape(summary.channel))</span>"
+        if !cohort.isEmpty { out += " <span class=\"channel\" data-field=\"labels\">· \(HTMLText.escape(cohort))</span>" }
+        out += "</h1>"
         out += "<p class=\"totals\"><span data-field=\"devices\">\(summary.devices)</span> device\(summary.devices == 1 ? "" : "s")"
         out += " · <span data-field=\"silentDevices\">\(summary.silentDevices)</span> silent for more than "
         out += "<span data-field=\"windowSeconds\" data-value=\"\(summary.windowSeconds)\">"

@@ -13,7 +13,9 @@ import Foundation
 package enum FleetText {
     /// The text of `summary`, ending with a newline.
     package static func render(_ summary: FleetSummary) -> String {
-        var out = "\(clean(summary.app)) · \(clean(summary.channel)): \(summary.devices) device\(summary.devices == 1 ? "" : "s"), "
+        // A cohort's figures (`--label`) say whose they are.
+        let cohort = summary.labels.map { " · labels \(clean(LabelFilter.text($0)))" } ?? ""
+        var out = "\(clean(summary.app)) · \(clean(summary.channel))\(cohort): \(summary.devices) device\(summary.devices == 1 ? "" : "s"), "
         out += "\(summary.silentDevices) silent (window \(FleetFormat.duration(seconds: summary.windowSeconds))), "
         out += "as of \(FleetFormat.time(summary.generated))\n"
         // The versions not listed (docs/fleet-reports.md#the-fleet-summary) as one last row.

@@ -13,12 +13,16 @@ public struct DeviceList: Sendable, Equatable, Codable {
     public var counts: [String: Int]
     /// The devices listed, most recently heard from first.
     public var devices: [DeviceEntry]
+    /// The labels every device listed (and counted in ``counts``) has (`?label=KEY=VALUE`);
+    /// nil: every device (and always from a collector before labels).
+    public var labels: [String: String]?
 
     /// A list.
-    public init(admission: String, counts: [String: Int], devices: [DeviceEntry]) {
+    public init(admission: String, counts: [String: Int], devices: [DeviceEntry], labels: [String: String]? = nil) {
         self.admission = admission
         self.counts = counts
         self.devices = devices
+        self.labels = labels
     }
 }
 
@@ -38,9 +42,15 @@ public struct DeviceEntry: Sendable, Equatable, Codable {
     public var lastSeen: Date
     /// Its reports held apart (not admitted yet).
     public var held: Int
+    /// Its labels as the latest batch it sent carried them, admitted or held (empty: none);
+    /// nil from a collector before labels.
+    public var labels: [String: String]?
 
     /// An entry.
-    public init(device: String, key: String, status: String, app: String, channel: String, firstSeen: Date, lastSeen: Date, held: Int) {
+    public init(
+        device: String, key: String, status: String, app: String, channel: String, firstSeen: Date, lastSeen: Date, held: Int,
+        labels: [String: String]? = nil
+    ) {
         self.device = device
         self.key = key
         self.status = status
@@ -49,6 +59,7 @@ public struct DeviceEntry: Sendable, Equatable, Codable {
         self.firstSeen = firstSeen
         self.lastSeen = lastSeen
         self.held = held
+        self.labels = labels
     }
 }
 

@@ -13,6 +13,10 @@ public struct FleetSummary: Sendable, Equatable, Codable {
     public var generated: Date
     /// A device is *on* a version *now* when its last report, within this many seconds, ran it.
     public var windowSeconds: Int
+    /// The cohort the figures are of: only devices whose latest labels include every one of
+    /// these count (`?label=KEY=VALUE`, docs/fleet-reports.md#one-cohorts-figures); nil: every
+    /// device of the app and channel (and always from a collector before labels).
+    public var labels: [String: String]?
     /// Distinct devices that ever reported (within the collector's retention).
     public var devices: Int
     /// Devices whose last report is older than the window.

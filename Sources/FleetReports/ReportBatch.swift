@@ -1,3 +1,4 @@
+import DeviceTargeting
 import Foundation
 import StrictJSON
 
@@ -14,6 +15,9 @@ import StrictJSON
 /// Schema 2 names the device's public key (its Ed25519 key, 32 bytes as hex) and the
 /// journal's stream; the body is signed with that key (the `Clientctl-Signature` header,
 /// ``signatureHeader``). Schema 1, of devices made before device keys, has neither.
+///
+/// Either schema may carry the device's labels, `"labels": {"ring": "beta", "store": "12"}`
+/// (written only when the device has some), after `channel`.
 public struct ReportBatch: Sendable, Equatable {
     /// The schema this version writes for a device with a key.
     public static let schema: Int64 = 2
@@ -41,15 +45,21 @@ public struct ReportBatch: Sendable, Equatable {
     /// is lost, so sequence numbers that start again are never taken for duplicates (schema 2;
     /// nil: schema 1, the empty stream).
     public var stream: String?
+    /// The device's labels (its `config.json`'s) when the batch was sent; none when empty.
+    public var labels: DeviceLabels
 
     /// A batch of `reports`; with `key` and `stream`, a schema-2 batch.
-    public init(device: String, app: String, channel: String, reports: [FleetReport], key: String? = nil, stream: String? = nil) {
+    public init(
+        device: String, app: String, channel: String, reports: [FleetReport], key: String? = nil, stream: String? = nil,
+        labels: DeviceLabels = DeviceLabels()
+    ) {
         self.device = device
         self.app = app
         self.channel = channel
         self.reports = reports
         self.key = key
         self.stream = stream
+        self.labels = labels
     }
 
     /// The stream as stored: the empty string for a schema-1 batch.
@@ -62,13 +72,28 @@ public struct ReportBatch: Sendable, Equatable {
         var out = "{\"schema\":\(key == nil ? Self.unsignedSchema : Self.schema),\"device\":" + Self.quote(device)
         if let key { out += ",\"key\":" + Self.quote(key) + ",\"stream\":" + Self.quote(stream ?? "") }
         out += ",\"app\":" + Self.quote(app)
-        out += ",\"channel\":" + Self.quote(channel) + ",\"reports\":["
+        out += ",\"channel\":" + Self.quote(channel)
+        if !labels.isEmpty { out += ",\"labels\":" + Self.labelsJSON(labels) }
+        out += ",\"reports\":["
         for (i, report) in reports.enumerated() {
             if i > 0 { out += "," }
             out += Self.encode(report)
         }
         out += "]}"
         return Data(out.utf8)
+    }
+
+    /// The batch's labels as ``labelsJSON(_:)`` writes them: what a collector stores.
+    public var labelsJSON: String { Self.labelsJSON(labels) }
+
+    /// Labels as canonical JSON: one compact object, keys in byte order
+    /// (`{"ring":"beta","store":"12"}`), or the empty string when there are none. Neither a
+    /// label's key nor its value holds a character JSON escapes, so a label `KEY=VALUE` is in
+    /// it exactly when it contains `"KEY":"VALUE"` (``LabelFilter/patterns``).
+    public static func labelsJSON(_ labels: DeviceLabels) -> String {
+        guard !labels.isEmpty else { return "" }
+        let members = labels.values.sorted { $0.key.utf8.lexicographicallyPrecedes($1.key.utf8) }.map { quote($0.key) + ":" + quote($0.value) }
+        return "{" + members.joined(separator: ",") + "}"
     }
 
     /// One report as a JSON object (also a line of the device's journal).
@@ -147,6 +172,7 @@ public struct ReportBatch: Sendable, Equatable {
         }
         let app = try fields.string("app", rule: .identifier(maxBytes: 255))
         let channel = try fields.string("channel", rule: .identifier(maxBytes: 64))
+        let labels = try fields.take("labels").map(decodeLabels) ?? DeviceLabels()
         let list = try fields.array("reports")
         guard !list.isEmpty else { throw FleetReportsError(.invalidField, "reports: empty") }
         guard list.count <= maxReports else {
@@ -158,7 +184,32 @@ public struct ReportBatch: Sendable, Equatable {
         for (i, item) in list.enumerated() {
             reports.append(try decodeReport(item, path: "reports[\(i)]"))
         }
-        return ReportBatch(device: device, app: app, channel: channel, reports: reports, key: key, stream: stream)
+        return ReportBatch(device: device, app: app, channel: channel, reports: reports, key: key, stream: stream, labels: labels)
+    }
+
+    /// Reads a batch's `labels`: an object of at most `DeviceLabels.maxCount` members whose
+    /// keys and values follow the label grammar (an empty object is no labels).
+    /// - Throws: ``FleetReportsError`` `.invalidField` naming the label and why.
+    static func decodeLabels(_ value: JSONValue) throws -> DeviceLabels {
+        guard case .object(let object) = value else { throw FleetReportsError(.invalidField, "labels: not an object") }
+        guard object.members.count <= DeviceLabels.maxCount else {
+            throw FleetReportsError(.invalidField, "labels: \(object.members.count) labels, more than \(DeviceLabels.maxCount)")
+        }
+        var values: [String: String] = [:]
+        for member in object {
+            let key = FieldReader.printable(member.key)
+            if let why = DeviceLabels.keyProblem(member.key) {
+                throw FleetReportsError(.invalidField, "labels: the key \"\(key)\" \(why)")
+            }
+            guard case .string(let text) = member.value else { throw FleetReportsError(.invalidField, "labels.\(key): not a string") }
+            if let why = DeviceLabels.valueProblem(text) { throw FleetReportsError(.invalidField, "labels.\(key): the value \(why)") }
+            values[member.key] = text
+        }
+        do {
+            return try DeviceLabels(values)
+        } catch let error as DeviceTargetingError {
+            throw FleetReportsError(.invalidField, "labels: \(error.message)", underlying: error)
+        }
     }
 
     /// Reads and checks one report (a batch element or a journal line).

@@ -1,4 +1,5 @@
 import CZstd
+import DeviceTargeting
 import FleetCollector
 import FleetReports
 import Foundation
@@ -29,6 +30,13 @@ enum CollectorFixtures {
         ReportBatch(device: Self.device(device), app: app, channel: channel, reports: reports)
     }
 
+    /// `batch` carrying `labels`, as a device whose config has them sends it.
+    static func labelled(_ batch: ReportBatch, _ labels: [String: String]) throws -> ReportBatch {
+        var b = batch
+        b.labels = try DeviceLabels(labels)
+        return b
+    }
+
     /// `count` heartbeats of one device, seq `from`….
     static func heartbeats(device: Int, from: Int64 = 1, count: Int = 1) -> ReportBatch {
         batch(device: device, (0..<Int64(count)).map { report(from + $0, .heartbeat, at: 1_764_090_000 + Double($0), running: "1.0.0") })
@@ -47,6 +55,15 @@ enum CollectorFixtures {
         let store = try SQLiteReportStore(path: path)
         defer { Task { await store.close() } }
         return Int(try await store.query("SELECT COUNT(*) FROM reports", []).first?.first?.integer ?? -1)
+    }
+
+    /// Rows of a query on the SQLite file at `path`, each row's columns joined by `|`.
+    static func rows(_ path: String, _ sql: String) async throws -> [String] {
+        let store = try SQLiteReportStore(path: path)
+        defer { Task { await store.close() } }
+        return try await store.query(sql, []).map { row in
+            row.map { value in value.text ?? value.integer.map(String.init) ?? "NULL" }.joined(separator: "|")
+        }
     }
 
     /// `{"error": "…"}`'s message.

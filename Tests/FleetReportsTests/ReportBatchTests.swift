@@ -85,6 +85,77 @@ import Testing
         #expect(error?.message == message)
     }
 
+    /// A device with labels sends them after the channel, keys in byte order; they read
+    /// back, and the collector's canonical JSON of them is what the batch carries. A batch
+    /// without labels has no `labels` member at all (as before labels), and `{}` reads as none.
+    @Test func aBatchCarriesTheDevicesLabels() throws {
+        let text =
+            "{\"schema\":1,\"device\":\"\(device)\",\"app\":\"a\",\"channel\":\"stable\","
+            + "\"labels\":{\"store\":\"12\",\"ring\":\"beta\",\"site\":\"hq/lobby:2+b@x_y.z-1\"},"
+            + "\"reports\":[{\"seq\":1,\"time\":5,\"type\":\"start\",\"running\":\"1.0.0\"}]}"
+        let batch = try ReportBatch.decode(Array(text.utf8))
+        #expect(batch.labels["store"] == "12" && batch.labels["ring"] == "beta" && batch.labels.count == 3)
+        #expect(batch.labels["site"] == "hq/lobby:2+b@x_y.z-1")
+        let canonical = "{\"ring\":\"beta\",\"site\":\"hq/lobby:2+b@x_y.z-1\",\"store\":\"12\"}"
+        #expect(batch.labelsJSON == canonical)
+        let written = String(decoding: batch.encoded(), as: UTF8.self)
+        #expect(written.contains("\"channel\":\"stable\",\"labels\":\(canonical),\"reports\":["), "\(written)")
+        #expect(try ReportBatch.decode(batch.encoded()) == batch)
+
+        var signed = batch
+        signed.key = String(repeating: "ab", count: 32)
+        signed.stream = "00000000000000ff"
+        #expect(try ReportBatch.decode(signed.encoded()) == signed)
+        #expect(String(decoding: signed.encoded(), as: UTF8.self).hasPrefix("{\"schema\":2,"), "labels keep schema 2")
+
+        let plain = sample()
+        #expect(plain.labels.isEmpty && plain.labelsJSON == "")
+        #expect(!String(decoding: plain.encoded(), as: UTF8.self).contains("labels"))
+        let empty = text.replacingOccurrences(of: "{\"store\":\"12\",\"ring\":\"beta\",\"site\":\"hq/lobby:2+b@x_y.z-1\"}", with: "{}")
+        #expect(try ReportBatch.decode(Array(empty.utf8)).labels.isEmpty)
+    }
+
+    /// Labels are read strictly: an object of at most 32 members whose keys and values follow
+    /// the label grammar, or the batch is refused naming the label and why.
+    @Test(arguments: [
+        ("[\"store=12\"]", "labels: not an object"),
+        ("null", "labels: not an object"),
+        ("\"store=12\"", "labels: not an object"),
+        ("{\"Store\":\"12\"}", "labels: the key \"Store\" must start with a lowercase letter"),
+        ("{\"id\":\"12\"}", "labels: the key \"id\" is reserved by the target language"),
+        ("{\"st ore\":\"12\"}", "labels: the key \"st ore\" has the character ' ' (allowed: lowercase letters, digits and . _ -)"),
+        ("{\"\":\"12\"}", "labels: the key \"\" is empty"),
+        ("{\"store\":12}", "labels.store: not a string"),
+        ("{\"store\":{\"n\":\"12\"}}", "labels.store: not a string"),
+        ("{\"store\":\"\"}", "labels.store: the value is empty"),
+        ("{\"store\":\"1 2\"}", "labels.store: the value has the character ' ' (allowed: letters, digits and . _ - : / + @)"),
+        ("{\"store\":\"a\\u0007b\"}", "labels.store: the value has the character '\\u{7}' (allowed: letters, digits and . _ - : / + @)"),
+        ("{\"store\":\"\(String(repeating: "x", count: 65))\"}", "labels.store: the value is 65 characters, at most 64"),
+        ("{\"store\":\"1\",\"store\":\"2\"}", "uplicate"),
+        (
+            "{" + (1...33).map { "\"k\($0)\":\"v\"" }.joined(separator: ",") + "}",
+            "labels: 33 labels, more than 32"
+        ),
+    ])
+    func badLabelsRefuseTheBatch(labels: String, message: String) {
+        let text =
+            "{\"schema\":1,\"device\":\"0123456789abcdef0123456789abcdef\",\"app\":\"a\",\"channel\":\"c\",\"labels\":\(labels),"
+            + "\"reports\":[{\"seq\":1,\"time\":5,\"type\":\"start\",\"running\":\"1.0.0\"}]}"
+        let error = #expect(throws: FleetReportsError.self) { try ReportBatch.decode(Array(text.utf8)) }
+        #expect(error?.message.contains(message) == true, "\(error?.message ?? "read")")
+        #expect(error.map { $0.code == .invalidField || $0.code == .malformed } == true)
+    }
+
+    /// 32 labels are read; the 33rd refuses the batch (above).
+    @Test func thirtyTwoLabelsAreRead() throws {
+        let labels = "{" + (1...32).map { "\"k\($0)\":\"v\($0)\"" }.joined(separator: ",") + "}"
+        let text =
+            "{\"schema\":1,\"device\":\"0123456789abcdef0123456789abcdef\",\"app\":\"a\",\"channel\":\"c\",\"labels\":\(labels),"
+            + "\"reports\":[{\"seq\":1,\"time\":5,\"type\":\"start\",\"running\":\"1.0.0\"}]}"
+        let batch = try ReportBatch.decode(Array(text.utf8))
+        #expect(batch.labels.count == 32 && batch.labels["k32"] == "v32")
+    }
+
     @Test func limitsAreEnforced() {
         var batch = sample()
         let one = batch.reports[0]

@@ -116,6 +116,45 @@ import Testing
         #expect(collector.stop() == 0)
     }
 
+    /// The batches of ``batches`` again, devices 1 and 2 in store 12 (device 2 also in ring
+    /// beta) and devices 3 and 4 in store 13: `fleet status --label` shows one store's
+    /// figures alone, `--json` says whose, and a cohort nobody is in has none.
+    @Test func labelsShowOneCohortsFiguresOnly() async throws {
+        let dir = try TemporaryDirectory("fleet-collect")
+        let collector = try await CollectProcess(database: "sqlite:" + dir("reports.db"), scratch: dir.path)
+        let labels = ["{\"store\":\"12\"}", "{\"store\":\"12\",\"ring\":\"beta\"}", "{\"store\":\"13\"}", "{\"store\":\"13\"}"]
+        for (i, batch) in Self.batches.enumerated() {
+            let text = String(decoding: batch, as: UTF8.self)
+            let labelled = text.replacingOccurrences(of: ",\"reports\":", with: ",\"labels\":\(labels[i]),\"reports\":")
+            let posted = try await collector.post(Data(labelled.utf8))
+            #expect(posted.status == 200, "\(posted.body)")
+        }
+        // Store 12: device 1 committed 1.1.0, device 2 rolled it back and blacklisted it.
+        let store12 = try await status(collector, ["--window", "1h", "--label", "store=12"])
+        #expect(store12.status == 0, "\(store12.errorOutput)")
+        #expect(store12.output.hasPrefix("com.example.notes · stable · labels store=12: 2 devices, 0 silent (window 1 h)"), "\(store12.output)")
+        let row = try #require(store12.output.split(separator: "\n").first { $0.hasPrefix("1.1.0 ") })
+        #expect(row.split(separator: " ").joined(separator: " ") == "1.1.0 1 2 2 1 1 50.0 % 1 0 800 ms 0 – 50 %", "\(row)")
+        #expect(store12.output.contains("1.1.0  rollbacks: timed-out 1"))
+        #expect(!store12.output.contains("web-process deaths"), "device 3's crash is store 13's: \(store12.output)")
+        // Store 13: device 3 committed 1.1.0 and its page crashed; device 4 waits for the rollout.
+        let store13 = try await status(collector, ["--window", "1h", "--label", "store=13"])
+        let row13 = try #require(store13.output.split(separator: "\n").first { $0.hasPrefix("1.1.0 ") })
+        #expect(row13.split(separator: " ").joined(separator: " ") == "1.1.0 1 1 1 1 0 0.0 % 0 1 800 ms 0 – 50 %", "\(row13)")
+        #expect(store13.output.contains("1.1.0  refusals: rollout 1"), "\(store13.output)")
+        // Both labels of device 2.
+        let beta = try await status(collector, ["--window", "1h", "--label", "ring=beta", "--label", "store=12", "--json"])
+        #expect(beta.status == 0, "\(beta.errorOutput)")
+        let object = try #require(try JSONSerialization.jsonObject(with: beta.stdout) as? [String: Any])
+        #expect(object["devices"] as? Int == 1 && object["labels"] as? [String: String] == ["ring": "beta", "store": "12"], "\(beta.output)")
+        // Nobody is in store 14; without --label, every device as before.
+        let none = try await status(collector, ["--label", "store=14"])
+        #expect(none.status == 0 && none.output.contains("labels store=14: 0 devices") && none.output.contains("No reports yet."), "\(none.output)")
+        let all = try await status(collector, ["--window", "1h"])
+        #expect(all.output.hasPrefix("com.example.notes · stable: 4 devices"), "\(all.output)")
+        #expect(collector.stop() == 0)
+    }
+
     @Test func theCollectorServesThePageBehindBasicAuth() async throws {
         let dir = try TemporaryDirectory("fleet-collect")
         let collector = try await fed(dir)

@@ -85,6 +85,56 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted() == ["fleet.html", "read.token"])
     }
 
+    /// `--label` asks for one cohort (`label=KEY=VALUE`, percent-encoded, in key order) and
+    /// takes only an answer that says it is of that cohort: a collector before labels ignores
+    /// the parameter and answers for every device, which is refused (65), never shown as
+    /// the cohort's figures.
+    @Test func labelsAskForOneCohortAndAnAnswerForEveryDeviceIsRefused() async throws {
+        let dir = try TemporaryDirectory("fleet-status")
+        let cohort = Self.summaryJSON.replacingOccurrences(of: "\"generated\"", with: "\"labels\":{\"ring\":\"beta\",\"store\":\"12\"},\"generated\"")
+        let server = try LoopbackHTTPServer { request in
+            .text(request.queryItems["label"] == nil ? Self.summaryJSON : cohort, contentType: "application/json")
+        }
+        let text = try await status(server.baseURL.absoluteString, dir, ["--label", "store=12", "--label", "ring=beta"])
+        #expect(text.status == 0, "\(text.errorOutput)")
+        #expect(text.output.hasPrefix("com.example.notes · stable · labels ring=beta,store=12: 3 devices"), "\(text.output)")
+        let request = try #require(server.requests.last)
+        #expect(request.query?.hasSuffix("&label=ring%3Dbeta&label=store%3D12") == true, "\(request.query ?? "")")
+
+        let json = try await status(server.baseURL.absoluteString, dir, ["--label", "store=12", "--label", "ring=beta", "--json"])
+        #expect(json.status == 0 && json.output == cohort + "\n", "\(json.errorOutput)")
+
+        let old = try LoopbackHTTPServer { _ in .text(Self.summaryJSON, contentType: "application/json") }
+        let refused = try await status(old.baseURL.absoluteString, dir, ["--label", "store=12", "--html", dir("fleet.html")])
+        #expect(refused.status == 65, "\(refused.errorOutput)")
+        #expect(refused.errorOutput.contains("the collector answered for every device, not for --label store=12"), "\(refused.errorOutput)")
+        #expect(refused.errorOutput.split(separator: "\n").count == 1 && refused.output.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: dir("fleet.html")))
+    }
+
+    /// A bad `--label` is one line and exit 64, before the collector or the token file is touched.
+    @Test(arguments: [
+        (["store"], "--label 'store': not KEY=VALUE"),
+        (["Store=12"], "--label 'Store=12': the key must start with a lowercase letter"),
+        (["store="], "--label 'store=': the value is empty"),
+        (["store=1 2"], "--label 'store=1 2': the value has the character ' '"),
+        (["id=3"], "--label 'id=3': the key is reserved by the target language"),
+        (["store=12", "store=13"], "--label 'store=13': the key 'store' is given twice"),
+        ((1...9).map { "k\($0)=v" }, "--label: 9 labels, at most 8"),
+    ])
+    func aBadLabelIsOneLineAnd64(labels: [String], message: String) async throws {
+        let dir = try TemporaryDirectory("fleet-status")
+        for command in ["status", "devices"] {
+            let scope = command == "status" ? ["--app", "a", "--channel", "c"] : []
+            let run = try await ClientctlBinary.run(
+                ["fleet", command, "--collector", "http://127.0.0.1:9/", "--token-file", dir("none")] + scope
+                    + labels.flatMap { ["--label", $0] })
+            #expect(run.status == 64, "\(command) \(labels): \(run.errorOutput)")
+            #expect(run.errorOutput.hasPrefix("clientctl: " + message), "\(command): \(run.errorOutput)")
+            #expect(run.errorOutput.split(separator: "\n").count == 1, "one line: \(run.errorOutput)")
+        }
+    }
+
     @Test func aCollectorThatIsDownIs69() async throws {
         let dir = try TemporaryDirectory("fleet-status")
         let refusing = try LoopbackHTTPServer.refusingPort()

@@ -102,12 +102,13 @@ package struct ReportDeliverySchedule: Sendable, Equatable {
     }
 
     /// A report that only says the device is still there and still waiting: a `heartbeat`,
-    /// or a `check-refused` because the rollout has not reached the device. Losing a few
-    /// hours on these changes no figure of the fleet view but the "last seen".
+    /// or a `check-refused` because the rollout has not reached the device or the release
+    /// is not for it (its target, a pin). Losing a few hours on these changes no figure of
+    /// the fleet view but the "last seen".
     package static func canWait(_ report: FleetReport) -> Bool {
         switch report.type {
         case .heartbeat: true
-        case .checkRefused: report.reason == .rollout
+        case .checkRefused: report.reason == .rollout || report.reason == .target
         default: false
         }
     }

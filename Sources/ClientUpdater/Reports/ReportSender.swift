@@ -1,4 +1,5 @@
 import ClientFoundation
+import DeviceTargeting
 import FleetReports
 import Foundation
 import Synchronization
@@ -74,6 +75,8 @@ package final class ReportSender: Sendable {
         var schedule: ReportDeliverySchedule
         var woken = false
         var sleeper: Task<Void, Never>?
+        /// The device's labels as last read (``ReportSource/labels()``), for a moment they cannot be.
+        var labels = DeviceLabels()
     }
     private let loop: Mutex<Loop>
 
@@ -119,7 +122,14 @@ package final class ReportSender: Sendable {
         }
         let started = options.uptime()
         loop.withLock { $0.schedule.attempting(now: started) }
-        var batch = ReportBatch(device: identity.device, app: identity.app, channel: identity.channel, reports: reports)
+        // The labels of the device's config now: a batch tells the collector the device's
+        // labels as they are when it is sent (the signature covers them with the rest).
+        let read = source.labels()
+        let labels = loop.withLock { loop in
+            if let read { loop.labels = read }
+            return loop.labels
+        }
+        var batch = ReportBatch(device: identity.device, app: identity.app, channel: identity.channel, reports: reports, labels: labels)
         if let signer {
             batch.key = signer.publicKeyHex
             batch.stream = source.stream()

@@ -1,4 +1,6 @@
 internal import CZstd
+import DeviceSetup
+import DeviceTargeting
 import FleetReports
 import Foundation
 
@@ -14,6 +16,14 @@ package protocol ReportSource: Sendable {
     func dropped(_ count: Int, through seq: Int64, at: Date, reason: String)
     /// The journal's stream (schema-2 batches): made anew whenever its state was lost.
     func stream() -> String
+    /// The device's labels now, read when a batch is made (the root's `config.json`); nil
+    /// when they cannot be read now (the sender keeps those it read last).
+    func labels() -> DeviceLabels?
+}
+
+extension ReportSource {
+    /// No labels known: batches carry the labels read last, none at first.
+    package func labels() -> DeviceLabels? { nil }
 }
 
 /// Signs batches with the device's key (docs/fleet-reports.md#device-keys): the host
@@ -25,7 +35,13 @@ package protocol ReportSigner: Sendable {
     func sign(_ message: [UInt8]) throws -> [UInt8]
 }
 
-extension ReportJournal: ReportSource {}
+extension ReportJournal: ReportSource {
+    /// The labels of the root's `config.json` as it is now (`clientctl label set` changes
+    /// them under a running `serve`); nil when it does not read.
+    package func labels() -> DeviceLabels? {
+        try? DeviceConfig.load(layout).labels
+    }
+}
 
 /// Who sends: the identity fields of every batch (docs/fleet-reports.md#a-batch).
 package struct ReportIdentity: Sendable, Equatable {

@@ -139,10 +139,14 @@ struct BatchAdmission {
     }
 
     /// Statements after the reports went into `table`: the device's row (admitted) or its
-    /// held count, and its key's last sight.
+    /// held count, and its key's last sight; when a report was stored now, the device's
+    /// labels become the batch's (a batch that stored nothing, a replay, changes none).
     func after(_ table: String, stored: Set<Int64>) -> [SQLStatement] {
         var out: [SQLStatement] = []
         let now = ReportSQL.millis(received)
+        if !stored.isEmpty {
+            out.append(SQLStatement(ReportSQL.upsertLabels, ReportSQL.labelArguments(batch, received: received)))
+        }
         if table == "reports" {
             if let device = ReportSQL.deviceArguments(batch, stored: stored, received: received) {
                 out.append(SQLStatement(ReportSQL.upsertDevice, device))
@@ -170,10 +174,10 @@ struct BatchAdmission {
     static let deviceOfKey = "SELECT device FROM device_keys WHERE key = ? ORDER BY first_ms, device LIMIT 1"
 
     /// Admits `key`: listed from now on, the device it speaks for accepted, its held reports
-    /// moved to the fleet's (its row made from them). Only an operator's admission
-    /// (`lifting`) lifts a rejection; an admit list (`--admit-file`, `listed` admission)
-    /// never admits a key an operator rejected: every statement after the first acts only
-    /// when the key is listed after it.
+    /// moved to the fleet's (its row made from them, with the labels its latest batch
+    /// carried). Only an operator's admission (`lifting`) lifts a rejection; an admit list
+    /// (`--admit-file`, `listed` admission) never admits a key an operator rejected: every
+    /// statement after the first acts only when the key is listed after it.
     static func admit(key: String, now: Int64, lifting: Bool) -> [SQLStatement] {
         let ofKey = "device IN (SELECT device FROM device_keys WHERE key = ? AND status = 'accepted')"
         let list =
@@ -196,8 +200,9 @@ struct BatchAdmission {
                     + "ON CONFLICT (device, stream, seq) DO NOTHING", [.text(key)]),
             SQLStatement(
                 """
-                INSERT INTO devices (app, channel, device, last_ms, running, received_ms, first_ms)
-                SELECT app, channel, device, time_ms, running, last_received, first_received FROM (
+                INSERT INTO devices (app, channel, device, last_ms, running, received_ms, first_ms, labels)
+                SELECT app, channel, device, time_ms, running, last_received, first_received,
+                    COALESCE((SELECT l.labels FROM device_labels l WHERE l.device = latest.device), '') FROM (
                     SELECT app, channel, device, time_ms, running,
                         MAX(received_ms) OVER (PARTITION BY app, channel, device) AS last_received,
                         MIN(received_ms) OVER (PARTITION BY app, channel, device) AS first_received,
@@ -209,7 +214,8 @@ struct BatchAdmission {
                     running = CASE WHEN excluded.last_ms >= devices.last_ms THEN excluded.running ELSE devices.running END,
                     received_ms = CASE WHEN excluded.received_ms >= devices.received_ms THEN excluded.received_ms ELSE devices.received_ms END,
                     first_ms = CASE WHEN devices.first_ms IS NULL OR excluded.first_ms < devices.first_ms
-                        THEN excluded.first_ms ELSE devices.first_ms END
+                        THEN excluded.first_ms ELSE devices.first_ms END,
+                    labels = excluded.labels
                 """, [.text(key)]),
             SQLStatement("DELETE FROM held_reports WHERE \(ofKey)", [.text(key)]),
             SQLStatement("UPDATE device_keys SET held = 0 WHERE key = ? AND status = 'accepted'", [.text(key)]),

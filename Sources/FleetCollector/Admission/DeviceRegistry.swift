@@ -52,26 +52,43 @@ extension ReportStore {
         return AdmissionChange(named: ids.count, devices: devices, reports: reports)
     }
 
-    /// The devices known by key, most recently heard from first (at most `limit`), and the count per status.
+    /// The devices known by key, most recently heard from first (at most `limit`), and the
+    /// count per status, each with its labels; with `labels`, only the devices whose labels
+    /// include them are counted and listed.
     /// - Throws: ``FleetCollectorError`` `.storeFailed`.
-    public func devices(status: DeviceStatus?, limit: Int, admission: AdmissionMode) async throws -> DeviceList {
+    public func devices(
+        status: DeviceStatus?, limit: Int, admission: AdmissionMode, labels: LabelFilter = LabelFilter()
+    ) async throws -> DeviceList {
+        // A device's labels: those its latest stored batch carried (`device_labels`), admitted or held.
+        let from = "FROM device_keys k LEFT JOIN device_labels l ON l.device = k.device"
+        let patterns = labels.patterns.map { SQLValue.text($0) }
+        let matches = labels.patterns.map { _ in "REPLACE(COALESCE(l.labels, ''), ?, '') <> COALESCE(l.labels, '')" }
+        let cohort = matches.isEmpty ? "" : " WHERE " + matches.joined(separator: " AND ")
         var counts: [String: Int] = [:]
-        for row in try await query("SELECT status, COUNT(*) FROM device_keys GROUP BY status", []) {
+        for row in try await query("SELECT k.status, COUNT(*) \(from)\(cohort) GROUP BY k.status", patterns) {
             if row.count == 2, let s = row[0].text, let n = row[1].integer { counts[s] = Int(n) }
         }
-        let filter = status == nil ? "" : " WHERE status = ?"
+        let conditions = (status == nil ? [] : ["k.status = ?"]) + matches
+        let filter = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let rows = try await query(
-            "SELECT device, key, status, app, channel, first_ms, last_ms, held FROM device_keys\(filter) ORDER BY last_ms DESC, device LIMIT ?",
-            (status.map { [SQLValue.text($0.rawValue)] } ?? []) + [.integer(Int64(max(0, min(limit, DeviceList.maxListed))))])
+            "SELECT k.device, k.key, k.status, k.app, k.channel, k.first_ms, k.last_ms, k.held, COALESCE(l.labels, '') "
+                + "\(from)\(filter) ORDER BY k.last_ms DESC, k.device LIMIT ?",
+            (status.map { [SQLValue.text($0.rawValue)] } ?? []) + patterns + [.integer(Int64(max(0, min(limit, DeviceList.maxListed))))])
         let devices = rows.compactMap { r -> DeviceEntry? in
-            guard r.count == 8, let device = r[0].text, let key = r[1].text, let status = r[2].text, let app = r[3].text,
-                let channel = r[4].text, let first = r[5].integer, let last = r[6].integer, let held = r[7].integer
+            guard r.count == 9, let device = r[0].text, let key = r[1].text, let status = r[2].text, let app = r[3].text,
+                let channel = r[4].text, let first = r[5].integer, let last = r[6].integer, let held = r[7].integer, let stored = r[8].text
             else { return nil }
             return DeviceEntry(
                 device: device, key: key, status: status, app: app, channel: channel, firstSeen: Self.date(first), lastSeen: Self.date(last),
-                held: Int(held))
+                held: Int(held), labels: Self.labels(stored))
         }
-        return DeviceList(admission: admission.rawValue, counts: counts, devices: devices)
+        return DeviceList(admission: admission.rawValue, counts: counts, devices: devices, labels: labels.isEmpty ? nil : labels.labels)
+    }
+
+    /// Stored labels (`ReportBatch.labelsJSON`, the empty string for none) as key to value.
+    static func labels(_ stored: String) -> [String: String] {
+        guard !stored.isEmpty else { return [:] }
+        return (try? JSONDecoder().decode([String: String].self, from: Data(stored.utf8))) ?? [:]
     }
 
     /// The guard's figures for `versions` of `app`/`channel` (docs/fleet-reports.md#the-rollout-guard).

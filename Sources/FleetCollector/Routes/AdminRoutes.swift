@@ -19,7 +19,7 @@ struct AdminRoutes: Sendable {
     /// The largest body of a change.
     static let maxBody = 128 * 1024
 
-    /// `GET /v1/devices[?status=pending|accepted|rejected][&limit=N]`.
+    /// `GET /v1/devices[?status=pending|accepted|rejected][&limit=N][&label=KEY=VALUE…]`.
     func devices(_ request: Request) async -> Response {
         if let why = collector.configuration.readToken.refusal(request.headers, allowBasic: false) {
             return Refusal.response(.unauthorized, why)
@@ -39,8 +39,14 @@ struct AdminRoutes: Sendable {
             }
             limit = n
         }
+        let labels: LabelFilter
+        switch ReadRoutes.labelFilter(query[values: "label"].map(String.init)) {
+        case .success(let filter): labels = filter
+        case .failure(let problem): return Refusal.response(.badRequest, problem.message)
+        }
         do {
-            let list = try await collector.store.devices(status: status, limit: limit, admission: collector.configuration.admission)
+            let list = try await collector.store.devices(
+                status: status, limit: limit, admission: collector.configuration.admission, labels: labels)
             return Refusal.json(try Self.encoder().encode(list) + Data("\n".utf8))
         } catch {
             collector.logger.error("device list failed: \(error)")

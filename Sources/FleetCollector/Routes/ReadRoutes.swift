@@ -6,7 +6,7 @@ import Hummingbird
 struct ReadRoutes: Sendable {
     let collector: Collector
 
-    /// `GET /v1/fleet?app=ID&channel=NAME[&window=SECONDS][&version=V…]`.
+    /// `GET /v1/fleet?app=ID&channel=NAME[&window=SECONDS][&version=V…][&label=KEY=VALUE…]`.
     func fleet(_ request: Request) async -> Response {
         if let why = collector.configuration.readToken.refusal(request.headers, allowBasic: false) {
             return Refusal.response(.unauthorized, why)
@@ -29,7 +29,8 @@ struct ReadRoutes: Sendable {
         return Refusal.text(collector.metrics.text(), contentType: "text/plain; version=0.0.4; charset=utf-8")
     }
 
-    /// `GET /?app=ID&channel=NAME`: the fleet page (HTTP basic auth, the token as password).
+    /// `GET /?app=ID&channel=NAME[&label=KEY=VALUE…]`: the fleet page (HTTP basic auth, the
+    /// token as password).
     func page(_ request: Request) async -> Response {
         if let why = collector.configuration.readToken.refusal(request.headers, allowBasic: true) {
             var response = Refusal.response(.unauthorized, why)
@@ -83,13 +84,37 @@ struct ReadRoutes: Sendable {
                     response: Refusal.response(
                         .badRequest, "version: \"\(bad.prefix(80))\" is not a version (1 to 64 of letters, digits, '.', '+', '-', '_')")))
         }
+        let labels: LabelFilter
+        switch Self.labelFilter(query[values: "label"].map(String.init)) {
+        case .success(let filter): labels = filter
+        case .failure(let problem): return .failure(Failure(response: Refusal.response(.badRequest, problem.message)))
+        }
         do {
             let summary = try await collector.store.summary(
-                app: app, channel: channel, windowSeconds: window, now: collector.now(), versions: versions)
+                app: app, channel: channel, windowSeconds: window, now: collector.now(), versions: versions, labels: labels)
             return .success(summary)
         } catch {
             collector.logger.error("summary failed: \(error)")
             return .failure(Failure(response: Refusal.response(.serviceUnavailable, "the report store is unavailable; retry later", retryAfter: 30)))
+        }
+    }
+}
+
+extension ReadRoutes {
+    /// Why a query's `label` parameters are refused: one line for a 400.
+    struct LabelProblem: Error {
+        let message: String
+    }
+
+    /// The filter of a query's `label=KEY=VALUE` parameters (at most `LabelFilter.maxLabels`,
+    /// each of the label grammar, one value a key); none: every device.
+    static func labelFilter(_ texts: [String]) -> Result<LabelFilter, LabelProblem> {
+        do {
+            return .success(try LabelFilter(texts))
+        } catch let error as FleetReportsError {
+            return .failure(LabelProblem(message: error.message + " (?label=KEY=VALUE&label=…)"))
+        } catch {
+            return .failure(LabelProblem(message: "label: \(error)"))
         }
     }
 }

@@ -201,6 +201,7 @@ public final class PostgresReportStore: ReportStore, SQLQuerying {
         let reports = Self.query(ReportSQL.pruneReports, [.integer(ReportSQL.millis(cutoff))])
         let devices = Self.query(ReportSQL.pruneDevices, [.integer(ReportSQL.millis(cutoff))])
         let held = Self.query(ReportSQL.pruneHeld, [.integer(ReportSQL.millis(cutoff))])
+        let labels = Self.query(ReportSQL.pruneLabels, [.integer(ReportSQL.millis(cutoff))])
         let pending = Self.query(ReportSQL.prunePendingKeys, [.integer(ReportSQL.millis(cutoff))])
         do {
             return try await bounded { client, logger in
@@ -208,6 +209,7 @@ public final class PostgresReportStore: ReportStore, SQLQuerying {
                     let removed = try await connection.query(reports, logger: logger).get().metadata.rows ?? 0
                     try await connection.query(devices, logger: logger)
                     try await connection.query(held, logger: logger)
+                    try await connection.query(labels, logger: logger)
                     try await connection.query(pending, logger: logger)
                     return removed
                 }

@@ -7,7 +7,7 @@ import Foundation
 public enum ReportSQL {
     /// The schema this collector writes; a database with a newer one is refused, one with
     /// an older one is brought forward by ``migrations``.
-    public static let schemaVersion: Int64 = 3
+    public static let schemaVersion: Int64 = 4
 
     /// The columns of a stored report, in the order of ``insertReport``'s placeholders.
     static let reportColumnList = """
@@ -44,9 +44,17 @@ public enum ReportSQL {
             CREATE TABLE IF NOT EXISTS devices (
                 app TEXT NOT NULL, channel TEXT NOT NULL, device TEXT NOT NULL,
                 last_ms BIGINT NOT NULL, running TEXT NOT NULL, received_ms BIGINT NOT NULL, first_ms BIGINT,
+                labels TEXT NOT NULL DEFAULT '',
                 PRIMARY KEY (app, channel, device))
             """,
             "CREATE INDEX IF NOT EXISTS devices_by_received ON devices (received_ms)",
+            // Each device id's labels as its latest stored batch carried them, admitted or held
+            // (`fleet devices`; an admitted device's row in `devices` starts from them).
+            """
+            CREATE TABLE IF NOT EXISTS device_labels (
+                device TEXT NOT NULL PRIMARY KEY, labels TEXT NOT NULL, received_ms BIGINT NOT NULL)
+            """,
+            "CREATE INDEX IF NOT EXISTS device_labels_by_received ON device_labels (received_ms)",
             reportTable("held_reports"),
             "CREATE INDEX IF NOT EXISTS held_reports_by_received ON held_reports (received_ms)",
             // Each device id bound to the first key that signed for it (docs/fleet-reports.md#device-keys).
@@ -104,6 +112,12 @@ public enum ReportSQL {
             "DELETE FROM held_reports WHERE device IN (SELECT device FROM device_keys WHERE \(laterIdsOfAKey))",
             "UPDATE device_keys SET status = 'rejected', held = 0 WHERE \(laterIdsOfAKey)",
         ],
+        // 3 → 4: devices carry their labels (the latest batch's; none known yet for the
+        // devices of before, until their next batch). `device_labels` is new: made by
+        // ``createSchema``.
+        3: [
+            "ALTER TABLE devices ADD COLUMN labels TEXT NOT NULL DEFAULT ''"
+        ],
     ]
 
     /// The recorded schema versions (none in a new database).
@@ -124,22 +138,33 @@ public enum ReportSQL {
         """
     }
 
-    /// The device's last-seen row, moved forward only; `first_ms` kept once set. Arguments:
+    /// The device's last-seen row, moved forward only; `first_ms` kept once set; the labels
+    /// those of the batch stored now (the latest received wins). Arguments:
     /// ``deviceArguments(_:stored:received:)``.
     public static let upsertDevice = """
-        INSERT INTO devices (app, channel, device, last_ms, running, received_ms, first_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
+        INSERT INTO devices (app, channel, device, last_ms, running, received_ms, first_ms, labels) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (app, channel, device) DO UPDATE SET
             last_ms = CASE WHEN excluded.last_ms >= devices.last_ms THEN excluded.last_ms ELSE devices.last_ms END,
             running = CASE WHEN excluded.last_ms >= devices.last_ms THEN excluded.running ELSE devices.running END,
             received_ms = excluded.received_ms,
             first_ms = CASE WHEN devices.first_ms IS NULL OR excluded.first_ms < devices.first_ms
-                THEN excluded.first_ms ELSE devices.first_ms END
+                THEN excluded.first_ms ELSE devices.first_ms END,
+            labels = excluded.labels
+        """
+
+    /// The device id's labels, those of the batch stored now (admitted or held). Arguments:
+    /// ``labelArguments(_:received:)``.
+    public static let upsertLabels = """
+        INSERT INTO device_labels (device, labels, received_ms) VALUES (?, ?, ?)
+        ON CONFLICT (device) DO UPDATE SET labels = excluded.labels, received_ms = excluded.received_ms
         """
 
     /// Deletes reports received before a time (`?`: milliseconds).
     public static let pruneReports = "DELETE FROM reports WHERE received_ms < ?"
     /// Deletes devices not heard from since a time (`?`: milliseconds).
     public static let pruneDevices = "DELETE FROM devices WHERE received_ms < ?"
+    /// Deletes the labels of devices not heard from since a time (`?`: milliseconds).
+    public static let pruneLabels = "DELETE FROM device_labels WHERE received_ms < ?"
     /// Deletes held reports received before a time (`?`: milliseconds).
     public static let pruneHeld = "DELETE FROM held_reports WHERE received_ms < ?"
     /// Forgets devices that were never admitted and not heard from since a time (`?`: ms).
@@ -165,8 +190,13 @@ public enum ReportSQL {
         }
         return [
             .text(batch.app), .text(batch.channel), .text(batch.device), .integer(millis(last.time)), .text(last.running),
-            .integer(millis(received)), .integer(millis(received)),
+            .integer(millis(received)), .integer(millis(received)), .text(batch.labelsJSON),
         ]
+    }
+
+    /// The arguments of ``upsertLabels`` for `batch`.
+    public static func labelArguments(_ batch: ReportBatch, received: Date) -> [SQLValue] {
+        [.text(batch.device), .text(batch.labelsJSON), .integer(millis(received))]
     }
 
     /// `sql` with each `?` replaced by `$1`, `$2`, … (PostgreSQL's placeholders). The shared

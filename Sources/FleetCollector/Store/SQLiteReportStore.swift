@@ -125,6 +125,7 @@ public final class SQLiteReportStore: ReportStore, SQLQuerying {
                 let removed = db.changesCount
                 try db.execute(sql: ReportSQL.pruneDevices, arguments: [ReportSQL.millis(cutoff)])
                 try db.execute(sql: ReportSQL.pruneHeld, arguments: [ReportSQL.millis(cutoff)])
+                try db.execute(sql: ReportSQL.pruneLabels, arguments: [ReportSQL.millis(cutoff)])
                 try db.execute(sql: ReportSQL.prunePendingKeys, arguments: [ReportSQL.millis(cutoff)])
                 return removed
             }

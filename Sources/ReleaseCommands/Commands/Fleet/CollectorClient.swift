@@ -25,7 +25,7 @@ struct CollectorClient {
         }
         let base = components?.path ?? ""
         components?.path = (base.hasSuffix("/") ? base : base + "/") + path
-        components?.queryItems = query.isEmpty ? nil : query
+        components?.percentEncodedQueryItems = query.isEmpty ? nil : Self.percentEncoded(query)
         guard let url = components?.url else {
             throw CommandError(.invalidArgument, "--collector \(collector.absoluteString): cannot make the request URL")
         }
@@ -74,6 +74,15 @@ struct CollectorClient {
             throw FleetQuery.refusal(reply.status, body: reply.body, url: url, location: reply[header: "location"], method: "POST")
         }
         return reply.body
+    }
+
+    /// `items` with every byte of their names and values but ASCII letters, digits and
+    /// `- . _ ~` percent-encoded: a `label=store=12` or a version `1.0.0+b` reaches the
+    /// collector as it was given, whatever a proxy makes of `=`, `+` or `&` in a query.
+    static func percentEncoded(_ items: [URLQueryItem]) -> [URLQueryItem] {
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        func encode(_ text: String) -> String { text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? "" }
+        return items.map { URLQueryItem(name: encode($0.name), value: $0.value.map(encode)) }
     }
 
     /// The decoder of the collector's answers (dates as RFC 3339).

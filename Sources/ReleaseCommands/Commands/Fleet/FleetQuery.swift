@@ -23,6 +23,8 @@ struct FleetQuery {
     var channel: String
     /// Seconds; nil: the collector's default.
     var windowSeconds: Int?
+    /// The cohort: only devices whose latest labels include these (`--label`); empty: all.
+    var labels = LabelFilter()
 
     /// The largest answer read: a summary holds at most 100 silent devices and a bounded
     /// timeline, far below this.
@@ -58,9 +60,10 @@ struct FleetQuery {
             }
             let base = components?.path ?? ""
             components?.path = (base.hasSuffix("/") ? base : base + "/") + "v1/fleet"
-            components?.queryItems =
+            components?.percentEncodedQueryItems = CollectorClient.percentEncoded(
                 [URLQueryItem(name: "app", value: app), URLQueryItem(name: "channel", value: channel)]
-                + (windowSeconds.map { [URLQueryItem(name: "window", value: String($0))] } ?? [])
+                    + (windowSeconds.map { [URLQueryItem(name: "window", value: String($0))] } ?? [])
+                    + Self.labelItems(labels))
             guard let url = components?.url else {
                 throw CommandError(.invalidArgument, "--collector \(collector.absoluteString): cannot make the request URL")
             }
@@ -73,16 +76,46 @@ struct FleetQuery {
     ///   ``CommandError`` `.unauthorized` (401: exit 78), `.unavailable` (5xx, 429: exit 69),
     ///   `.invalidArgument` (400, or a 3xx: a redirect, not followed: exit 64), `.rejected`
     ///   (any other status, an answer that is not a fleet summary or is over
-    ///   ``maxAnswerBytes``: exit 65).
+    ///   ``maxAnswerBytes``, a summary not of the cohort asked for: exit 65).
     func fetch(transport: any Transport = DefaultTransport()) async throws -> Answer {
         let url = try url
         let client = CollectorClient(collector: collector, token: token, transport: transport, maxAnswerBytes: Self.maxAnswerBytes)
         let data = try await client.get(url: url)
+        let summary: FleetSummary
         do {
-            return Answer(json: data, summary: try FleetSummary.decoder().decode(FleetSummary.self, from: data))
+            summary = try FleetSummary.decoder().decode(FleetSummary.self, from: data)
         } catch {
             throw CommandError(.rejected, "GET \(url.absoluteString): the answer is not a fleet summary (\(Self.oneLine(error)))")
         }
+        try Self.check(cohort: summary.labels, asked: labels, url: url)
+        return Answer(json: data, summary: summary)
+    }
+
+    /// `--label` flags as a filter.
+    /// - Throws: ``CommandError`` `.invalidArgument` (exit 64), one line naming the flag and why.
+    static func labelFilter(_ flags: [String]) throws -> LabelFilter {
+        do {
+            return try LabelFilter(flags)
+        } catch let error as FleetReportsError {
+            throw CommandError(.invalidArgument, "--" + oneLine(error.message))
+        }
+    }
+
+    /// The `label=KEY=VALUE` query items of `labels`, in key order.
+    static func labelItems(_ labels: LabelFilter) -> [URLQueryItem] {
+        labels.assignments.map { URLQueryItem(name: "label", value: $0) }
+    }
+
+    /// Refuses an answer whose cohort is not the one asked for: a collector before labels
+    /// ignores `label` and would answer for every device, which must not pass for the cohort's figures.
+    /// - Throws: ``CommandError`` `.rejected` (exit 65).
+    static func check(cohort: [String: String]?, asked: LabelFilter, url: URL) throws {
+        guard (cohort ?? [:]) != asked.labels else { return }
+        let what = cohort.map { "the devices labelled '\(oneLine(LabelFilter.text($0)))'" } ?? "every device"
+        throw CommandError(
+            .rejected,
+            "GET \(url.absoluteString): the collector answered for \(what), not for --label \(asked.assignments.joined(separator: " --label ")) "
+                + "(a collector before labels ignores --label: upgrade it)")
     }
 
     /// The error of a status other than 200, with the collector's own `{"error": …}` line;

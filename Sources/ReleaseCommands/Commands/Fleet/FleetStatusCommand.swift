@@ -17,6 +17,10 @@ struct FleetStatusCommand: AsyncParsableCommand {
             median time from load to acknowledgement and the rollout step devices saw; then \
             the devices silent for longer than the window.
 
+            --label KEY=VALUE (repeatable, at most 8) narrows every figure to one cohort: \
+            the devices whose latest labels (those their latest batch carried, from their \
+            config.json) include every label given; the first line names the cohort.
+
             --json prints the collector's JSON as it came (docs/reference/json-output.md). \
             --html FILE also writes the same figures as one self-contained page (inline SVG \
             charts, no script, nothing loaded from anywhere), replacing FILE atomically.
@@ -25,8 +29,9 @@ struct FleetStatusCommand: AsyncParsableCommand {
             a 3xx names its Location; give that URL instead.
 
             Exit status: 69 the collector is unreachable or answers 5xx/429, 78 the token is \
-            refused (401), 65 the answer is not a fleet summary, 66 the token file is missing, \
-            64 the collector answers 400 or redirects (3xx).
+            refused (401), 65 the answer is not a fleet summary (or not of the --label \
+            cohort: a collector before labels), 66 the token file is missing, 64 a bad \
+            --label, or the collector answers 400 or redirects (3xx).
 
             Examples:
               clientctl fleet status --collector http://127.0.0.1:9400/ \\
@@ -36,6 +41,9 @@ struct FleetStatusCommand: AsyncParsableCommand {
                 --window 6h --html fleet.html
               clientctl fleet status --collector http://127.0.0.1:9400/ \\
                 --token-file read.token --app com.example.notes --channel beta --json
+              clientctl fleet status --collector http://127.0.0.1:9400/ \\
+                --token-file read.token --app com.example.notes --channel stable \\
+                --label store=12 --label ring=beta
             """
     )
 
@@ -58,6 +66,12 @@ struct FleetStatusCommand: AsyncParsableCommand {
             valueName: "duration"))
     var window: FleetWindow?
 
+    @Option(
+        name: .customLong("label"),
+        help: ArgumentHelp(
+            "Only devices whose latest labels include this one (repeatable, all must match, at most 8).", valueName: "key=value"))
+    var labels: [String] = []
+
     @Flag(name: .long, help: "Print the collector's JSON on stdout instead of the table.")
     var json = false
 
@@ -69,8 +83,10 @@ struct FleetStatusCommand: AsyncParsableCommand {
             guard let url = URL(string: collector) else {
                 throw CommandError(.invalidArgument, "--collector \(collector): not a URL")
             }
+            let cohort = try FleetQuery.labelFilter(labels)
             let query = FleetQuery(
-                collector: url, token: try FleetQuery.token(file: tokenFile), app: app, channel: channel, windowSeconds: window?.seconds)
+                collector: url, token: try FleetQuery.token(file: tokenFile), app: app, channel: channel, windowSeconds: window?.seconds,
+                labels: cohort)
             let answer = try await query.fetch()
             if let html {
                 do {
