@@ -261,7 +261,9 @@ let package = Package(
         ),
         // Release-side signing: keys and their files, signers (a key, a command: an HSM or
         // KMS), and the drafts of manifests, trust roots and restrictions they sign.
-        .target(name: "ReleaseSigning", dependencies: ["ApplyPolicy", "ClientFoundation", "DeviceTargeting", "StrictJSON", "SignedManifest", "COpenSSL"]),
+        .target(
+            name: "ReleaseSigning",
+            dependencies: ["ApplyPolicy", "ClientFoundation", "DeviceTargeting", "StrictJSON", "SignedManifest", "COpenSSL"]),
         // The rollout guard as a library: the rule, one pass and its outcome, the fleet and
         // the clock injected (`clientctl rollout guard` is its adapter).
         .target(
@@ -364,7 +366,8 @@ let package = Package(
             name: "RolloutGuardTests",
             dependencies: ["RolloutGuard", "FleetReports", "ClientFoundation", "SignedManifest", "ArchivePublishing", "TestSupport"]),
         .testTarget(
-            name: "FleetCollectorTests", dependencies: ["DeviceTargeting", "FleetCollector", "FleetReports", "CZstd", "SignedManifest", "TestSupport"]),
+            name: "FleetCollectorTests",
+            dependencies: ["DeviceTargeting", "FleetCollector", "FleetReports", "CZstd", "SignedManifest", "TestSupport"]),
         .testTarget(name: "DeviceTargetingTests", dependencies: ["DeviceTargeting", "ClientFoundation"]),
         .testTarget(name: "FleetPageTests", dependencies: ["FleetPage", "FleetReports", "TestSupport"]),
         .testTarget(
