@@ -189,6 +189,17 @@ struct PublishCommand: AsyncParsableCommand {
                 )
             }
             if !output.json {
+                if let target = m.target { print("  for the devices of the target \(target)") }
+                if !m.alongside.isEmpty {
+                    print("  beside it, for the devices it is not for: \(m.alongside.map(\.version.description).joined(separator: ", "))")
+                }
+                if let rollout = m.rollout, rollout.draw != nil || rollout.from != 0 {
+                    let places = rollout.places(percent: rollout.highestPercent)
+                    print(
+                        "  rollout places \(places.lowerBound)…\(places.upperBound - 1) of the draw \(rollout.drawName(version: m.version.description))"
+                    )
+                }
+                for pin in m.pins { print("  pinned to \(pin.release.version): \(pin.target)") }
                 if case .success(let delta)? = m.delta, let files = delta.files {
                     print(
                         "  from any older release: file list of \(files.size) bytes for \(files.count) files, "
