@@ -24,15 +24,18 @@ public enum ChannelPrune {
         public init(channel: String) { self.channel = channel }
     }
 
-    /// `index` with its newest `keep` releases and the manifest's own release.
-    package static func trim(_ index: ReleaseIndex, keep: Int, manifestVersion: Version?) -> (ReleaseIndex, removed: [Version]) {
+    /// `index` with its newest `keep` releases and the releases the manifest names: its
+    /// own, those it offers beside it and those its pins hold devices on
+    /// (``namedVersions(_:)``; docs/targeting.md), which devices may still download.
+    package static func trim(_ index: ReleaseIndex, keep: Int, manifest: JSONObject?) -> (ReleaseIndex, removed: [Version]) {
+        let named = manifest.map(namedVersions) ?? []
         let versioned = index.releases.map { ($0, $0["version"]?.stringValue.flatMap(Version.init)) }
         let newest = Set(versioned.compactMap(\.1).sorted(by: >).prefix(max(keep, 1)))
         var trimmed = index
         trimmed.releases = []
         var removed: [Version] = []
         for (entry, version) in versioned {
-            if let version, !newest.contains(version), version != manifestVersion {
+            if let version, !newest.contains(version), !named.contains(version) {
                 removed.append(version)
             } else {
                 trimmed.releases.append(entry)
@@ -93,7 +96,7 @@ public enum ChannelPrune {
         let manifest = FileManager.default.contents(atPath: folder + "/manifest.json").flatMap {
             try? StrictJSON.parseObject($0, limits: .manifest)
         }
-        let (trimmed, removed) = trim(index, keep: keep, manifestVersion: manifest.map(versionOf))
+        let (trimmed, removed) = trim(index, keep: keep, manifest: manifest)
         var report = Report(channel: channel)
         report.removedReleases = removed
         // Releases still waiting for signatures have their files in the folder already.
@@ -153,6 +156,19 @@ public enum ChannelPrune {
         let parts = url.split(separator: "/", omittingEmptySubsequences: false)
         guard !parts.contains(where: { $0 == ".." || $0 == "." }) else { return nil }
         return url
+    }
+
+    /// The versions a manifest object names: its own, its `alongside` and its `pins`
+    /// (read without verifying: the release side's own files).
+    package static func namedVersions(_ manifest: JSONObject) -> Set<Version> {
+        var out: Set<Version> = [versionOf(manifest)]
+        for field in ["alongside", "pins"] {
+            guard case .array(let entries)? = manifest[field] else { continue }
+            for case .object(let entry) in entries {
+                if let version = entry["version"]?.stringValue.flatMap(Version.init) { out.insert(version) }
+            }
+        }
+        return out
     }
 
     static func versionOf(_ entry: JSONObject) -> Version {

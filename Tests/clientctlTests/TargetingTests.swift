@@ -229,6 +229,27 @@ struct TargetingRig {
         #expect(try await rig.holds(seven) == "1.0.0")
     }
 
+    /// `prune --keep 1` keeps what the newest manifest names besides itself: the release
+    /// offered beside it and the pinned one, with their archives; devices can still take them.
+    @Test func pruneKeepsTheReleasesTheNewestOffersBesideItAndPins() async throws {
+        let rig = try TargetingRig()
+        for version in ["1.0.0", "1.1.0"] { try await rig.publish(version) }
+        try await rig.rollout(["pin", "stable", "--target", "site = lobby", "--version", "1.0.0"])
+        try await rig.publish("1.2.0")
+        try await rig.publish("1.3.0", ["--target", "ring = beta", "--alongside", "1.2.0"])
+        try await rig.clientctl(["prune", "stable", "--out", rig.dir("rel"), "--keep", "1"])
+        let index = try ReleaseIndex.parse(Data(contentsOf: URL(fileURLWithPath: rig.channelFolder + "/index.json")))
+        #expect(index.releases.compactMap { $0["version"]?.stringValue } == ["1.3.0", "1.2.0", "1.0.0"], "1.1.0 alone is pruned")
+        for kept in ["v1.0.0.tar.gz", "v1.2.0.tar.gz", "v1.3.0.tar.gz"] {
+            #expect(FileManager.default.fileExists(atPath: rig.channelFolder + "/" + kept), "\(kept)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: rig.channelFolder + "/v1.1.0.tar.gz"))
+        let lobby = try await rig.device("lobby", labels: ["site=lobby"])
+        let stable = try await rig.device("stable", labels: ["ring=stable"])
+        #expect(try await rig.install(lobby).version == "1.0.0")
+        #expect(try await rig.install(stable).version == "1.2.0")
+    }
+
     /// A target changed after signing fails the signature: refused, nothing written.
     @Test func aTamperedTargetIsRefusedAndChangesNothing() async throws {
         let rig = try TargetingRig()

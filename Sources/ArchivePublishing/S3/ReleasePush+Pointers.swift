@@ -18,7 +18,7 @@ extension ReleasePush {
             var merge = try ChannelMerge.merge(remote: remote, local: local)
             try await requireArchives(of: merge, channel: channel)
             if let keep {
-                (merge.index, report.removed) = ChannelPrune.trim(merge.index, keep: keep, manifestVersion: merge.manifest.version)
+                (merge.index, report.removed) = ChannelPrune.trim(merge.index, keep: keep, manifest: merge.manifest.object)
             }
             report.added = merge.added
             report.updated = merge.updated

@@ -74,7 +74,7 @@ public struct ReleasePush: Sendable {
         if let keep, let index = local.index {
             // Releases this push would prune are not offered to the store at all (they would
             // be refused as older than its newest once it has pruned them).
-            local.index = ChannelPrune.trim(index, keep: keep, manifestVersion: local.manifest.map(ChannelPrune.versionOf)).0
+            local.index = ChannelPrune.trim(index, keep: keep, manifest: local.manifest).0
         }
         var report = PushReport(channel: channel)
         // The version rules first, so a refused push uploads nothing (an archive left
