@@ -13,7 +13,8 @@ struct PruneCommand: AsyncParsableCommand {
         abstract: "Keep the newest N releases of a channel and delete the files no kept release needs.",
         discussion: """
             Under the channel's publishing lock: index.json keeps the newest N releases (and \
-            the release manifest.json offers, always); it is rewritten first, then every \
+            the releases manifest.json names, always: its own, those beside it, those its \
+            pins hold); it is rewritten first, then every \
             archive, delta patch, file list and file object that no kept release (and no \
             release waiting in pending/) names is deleted. Trust roots and files clientctl \
             did not write are never touched. Devices keep what they installed; a device on \
