@@ -143,7 +143,7 @@ package enum DebPackager {
         let name = "\(request.package)_\(debianVersion)_\(architecture).deb"
         let built = scratch + "/" + name
         _ = try ToolRun(
-            tool: "dpkg-deb", arguments: ["--root-owner-group", "-Zxz", "-z6", "--build", staging.root, built],
+            tool: "dpkg-deb", arguments: ["--root-owner-group"] + request.compression.dpkgArguments + ["--build", staging.root, built],
             environment: ["SOURCE_DATE_EPOCH": String(epoch)]
         ).run(scratch: scratch)
         let target = request.out + "/" + name

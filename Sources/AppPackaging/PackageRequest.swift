@@ -38,6 +38,8 @@ package struct PackageRequest: Sendable {
     package var origin: String
     /// The apt repository the package names as its own source (`--apt-repo`), or `nil`.
     package var aptSource: AptSource?
+    /// How `dpkg-deb` compresses the package's members (`--compression`; xz by default).
+    package var compression: DebCompression = .xz
 
     package init(
         buildDirectory: String, app: String, name: String, package: String, version: Version, channel: String, manifestURL: String,
@@ -107,4 +109,21 @@ package struct PackageResult: Sendable {
     package var installedSizeKiB: Int64
     /// The same .deb was there already, byte for byte: nothing was written.
     package var unchanged: Bool
+}
+
+/// How a `.deb`'s members are compressed (`package --compression`): xz at level 6, what
+/// Debian's own packages use and the default; gzip at level 1, fast; or none. Every
+/// setting gives a package dpkg and apt install alike; only the size and the time to
+/// build it differ (the tests build many packages and use the fast settings).
+package enum DebCompression: String, CaseIterable, Sendable {
+    case xz, gzip, none
+
+    /// `dpkg-deb`'s flags for it.
+    var dpkgArguments: [String] {
+        switch self {
+        case .xz: ["-Zxz", "-z6"]
+        case .gzip: ["-Zgzip", "-z1"]
+        case .none: ["-Znone"]
+        }
+    }
 }

@@ -12,11 +12,15 @@ import Testing
 @Suite(.serialized) struct PackageCommandTests {
     @Test func aClientBuildBecomesADebThatDebiansToolsAccept() async throws {
         let inputs = try PackageInputs("package-deb")
-        let built = try await ReleaseBinaries.package(inputs.arguments(version: "1.2.0"))
+        // The default compression, as a vendor ships it: lintian judges this package.
+        let built = try await ReleaseBinaries.package(inputs.arguments(version: "1.2.0") + ["--compression", "xz"])
         #expect(built.status == 0, "\(built.errorOutput)")
         let deb = inputs.tmp("dist/" + PackageInputs.debName("1.2.0"))
         #expect(built.output == deb + "\n")
 
+        // ar(1) lists the members: xz, as Debian's own packages (the tests' others are gzip).
+        let members = try await Subprocess.run("ar", ["t", deb])
+        #expect(members.output.split(separator: "\n").contains("data.tar.xz"), "\(members.output)")
         let info = try await Subprocess.run("dpkg-deb", ["--field", deb])
         let fields = Self.fields(info.output)
         #expect(fields["Package"] == PackageInputs.package && fields["Version"] == "1.2.0", "\(fields)")

@@ -120,9 +120,17 @@ struct PackageCommand: AsyncParsableCommand {
         help: ArgumentHelp(
             "The self-contained clientctl-device to ship (default: the one beside this clientctl).", valueName: "FILE"))
     var deviceProgram: String?
+    @Option(
+        help: ArgumentHelp(
+            "How the .deb is compressed: xz (level 6, as Debian's packages; the default), gzip (level 1, fast) or none.",
+            valueName: "xz|gzip|none"))
+    var compression = "xz"
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
+        guard DebCompression(rawValue: compression) != nil else {
+            throw ValidationError("--compression must be one of \(DebCompression.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
         guard checkInterval == 0 || (1...604_800).contains(checkInterval) else {
             throw ValidationError("--check-interval must be 0 (off) or 1 to 604800 seconds")
         }
@@ -149,11 +157,12 @@ struct PackageCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let request = PackageRequest(
+            var request = PackageRequest(
                 buildDirectory: buildDirectory, app: app, name: name, package: package, version: version, channel: channel,
                 manifestURL: manifestURL, trust: trust, trustRoot: trustRoot, icon: icon, maintainer: maintainer, out: out,
                 description: description, category: category, section: section, copyrightFile: copyright,
                 deviceSettings: settings.deviceSettings, checkIntervalSeconds: checkInterval, origin: origin, aptSource: aptSource)
+            request.compression = DebCompression(rawValue: compression) ?? .xz
             let result = try DebPackager.build(request, deviceProgram: deviceProgram)
             if output.json {
                 let o: JSONObject = [

@@ -22,11 +22,18 @@ public enum ReleaseBinaries {
 
     /// `clientctl package arguments… --device-program DEVICE`: the tests' `clientctl` packages
     /// the release device program, as a build machine's `clientctl` does with the one beside it.
-    /// Capped at 30 minutes: `package` runs Debian's dpkg-shlibdeps, dpkg-deb and lintian,
-    /// which took over 10 minutes beside two other suites on a loaded 2-core machine.
+    /// Capped at 30 minutes: `package` runs Debian's dpkg-shlibdeps and dpkg-deb, which took
+    /// over 10 minutes beside two other suites on a loaded 2-core machine.
+    ///
+    /// Without a `--compression` of their own the tests' packages are built with `gzip`
+    /// (level 1): xz at level 6, the default, took half an hour of CPU for a suite's packages,
+    /// and what the tests judge (contents, fields, installs, upgrades) does not depend on
+    /// it. The test that judges the shipped package with lintian asks for the default.
     @discardableResult
     public static func package(_ arguments: [String], environment: [String: String] = [:]) async throws -> Subprocess.Result {
         precondition(arguments.first == "package", "ReleaseBinaries.package runs `clientctl package`")
-        return try await ClientctlBinary.run(arguments + ["--device-program", try device()], environment: environment, timeout: .seconds(1800))
+        let compression = arguments.contains("--compression") ? [] : ["--compression", "gzip"]
+        return try await ClientctlBinary.run(
+            arguments + compression + ["--device-program", try device()], environment: environment, timeout: .seconds(1800))
     }
 }
