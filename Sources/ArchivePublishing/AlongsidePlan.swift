@@ -11,22 +11,25 @@ enum AlongsidePlan {
     /// The entries naming `versions` in `index`, newest first.
     /// - Throws: `ArchivePublishingError` `.notFound` for a version the index does not
     ///   hold, `.invalidArgument` for one not below `own`, twice, or too many.
-    static func releases(_ versions: [Version], own: Version, index: ReleaseIndex, indexPath: String) throws -> [Manifest] {
+    /// - Parameter flag: the flag that named them, for messages (`--alongside`, `--version`).
+    static func releases(
+        _ versions: [Version], own: Version, index: ReleaseIndex, indexPath: String, flag: String = "--alongside"
+    ) throws -> [Manifest] {
         guard versions.count <= AlongsideRelease.maxCount else {
             throw ArchivePublishingError(
-                .invalidArgument, "--alongside names \(versions.count) releases, at most \(AlongsideRelease.maxCount)")
+                .invalidArgument, "\(flag) names \(versions.count) releases, at most \(AlongsideRelease.maxCount)")
         }
         var out: [Manifest] = []
         for version in versions {
             guard version < own else {
-                throw ArchivePublishingError(.invalidArgument, "--alongside \(version) is not below the release \(own) itself")
+                throw ArchivePublishingError(.invalidArgument, "\(flag) \(version) is not below the release \(own) itself")
             }
             guard !out.contains(where: { $0.version == version }) else {
-                throw ArchivePublishingError(.invalidArgument, "--alongside names \(version) twice")
+                throw ArchivePublishingError(.invalidArgument, "\(flag) names \(version) twice")
             }
             let entry = index.releases.lazy.compactMap { try? Manifest.validate($0).get() }.first { $0.version == version }
             guard let entry else {
-                throw ArchivePublishingError(.notFound, "--alongside \(version): \(indexPath) holds no release \(version)")
+                throw ArchivePublishingError(.notFound, "\(flag) \(version): \(indexPath) holds no release \(version)")
             }
             out.append(entry)
         }

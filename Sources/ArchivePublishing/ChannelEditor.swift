@@ -76,7 +76,7 @@ public enum ChannelEditor {
                 // newest release judges the newest, and a later publish names it again.
                 let pinned =
                     version == current.version
-                    ? current : try AlongsidePlan.releases([version], own: current.version, index: index, indexPath: indexPath)[0]
+                    ? current : try AlongsidePlan.releases([version], own: current.version, index: index, indexPath: indexPath, flag: "--version")[0]
                 var pins = current.pins.filter { $0.target != target }
                 pins.append(ReleasePin(target: target, release: AlongsideRelease(naming: pinned)))
                 guard pins.count <= ReleasePin.maxCount else {

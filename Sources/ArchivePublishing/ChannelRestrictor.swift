@@ -62,9 +62,9 @@ public enum ChannelRestrictor {
         guard FileManager.default.fileExists(atPath: manifestPath) else {
             throw ArchivePublishingError(.notFound, "\(manifestPath) does not exist: publish a release on channel \(channel) first")
         }
-        guard request.pause || request.percent != nil || !request.revoke.isEmpty || request.apply != nil else {
+        guard request.pause || request.percent != nil || !request.revoke.isEmpty || request.apply != nil || request.target != nil else {
             throw ArchivePublishingError(
-                .invalidArgument, "a restriction needs --pause, --percent, --revoke or --apply: this one restricts nothing")
+                .invalidArgument, "a restriction needs --pause, --percent, --revoke, --apply or --target: this one restricts nothing")
         }
         let lock = try DirectoryLock(folder)
         defer { lock.release() }

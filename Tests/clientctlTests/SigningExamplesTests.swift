@@ -51,6 +51,7 @@ import Testing
         (["rollout", "complete"], .channel(rollout: "running"), true),
         (["revoke"], .channel(rollout: nil), false),
         (["rollout", "restrict"], .rolloutRole, false),
+        (["rollout", "pin"], .channel(rollout: nil), false),
     ]
 
     @Test(arguments: pages.indices)

@@ -122,7 +122,7 @@ struct PackageCommand: AsyncParsableCommand {
     var deviceProgram: String?
     @Option(
         help: ArgumentHelp(
-            "How the .deb is compressed: xz (level 6, as Debian's packages; the default), gzip (level 1, fast) or none.",
+            "How the .deb is compressed: xz (level 6, as Debian's packages), gzip (level 1, fast) or none.",
             valueName: "xz|gzip|none"))
     var compression = "xz"
     @OptionGroup var output: OutputOptions

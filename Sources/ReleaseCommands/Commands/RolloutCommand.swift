@@ -21,7 +21,7 @@ struct RolloutCommand: AsyncParsableCommand {
               clientctl rollout set stable --out releases --key k.pem \\
                 --target 'ring = beta' --percent 50
               clientctl rollout pin stable --out releases --key k.pem \\
-                --target 'site = lobby' --version 1.3.2
+                --target 'site = lobby' --version 1.4.0
             """,
         subcommands: [
             RolloutSetCommand.self, RolloutPauseCommand.self, RolloutResumeCommand.self, RolloutCompleteCommand.self,

@@ -17,7 +17,7 @@ struct RolloutPinCommand: AsyncParsableCommand {
 
             Examples:
               clientctl rollout pin stable --out releases --key k.pem \\
-                --target 'site = lobby' --version 1.3.2
+                --target 'site = lobby' --version 1.4.0
             """
     )
 
