@@ -358,7 +358,8 @@ let package = Package(
         // clientctlTests and ClientctlShellTests drive the two binaries.
         .testTarget(name: "ClientFoundationTests", dependencies: ["ClientFoundation", "TestSupport"]),
         .testTarget(name: "ClientShimTests", dependencies: ["ClientShim", "TestSupport"]),
-        .testTarget(name: "ClientUpdaterTests", dependencies: ["DeviceSetup", "ClientUpdater", "ClientUpdaterHTTP", "FleetReports", "TestSupport"]),
+        .testTarget(
+            name: "ClientUpdaterTests", dependencies: ["DeviceSetup", "DeviceTargeting", "ClientUpdater", "ClientUpdaterHTTP", "FleetReports", "TestSupport"]),
         .testTarget(name: "ClientUpdaterHTTPTests", dependencies: ["ClientUpdaterHTTP", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "FleetReportsTests", dependencies: ["DeviceTargeting", "FleetReports", "StrictJSON"]),

@@ -1,5 +1,6 @@
 import ClientUpdater
 import ClientUpdaterHTTP
+import DeviceTargeting
 import FleetReports
 import Foundation
 import TestSupport
@@ -184,6 +185,36 @@ import Testing
         rig.record(1)
         stub.script([], otherwise: .ok)
         #expect(try await rig.sender(stub.baseURL).attempt() == .delivered(count: 1, through: 3, more: false))
+    }
+
+    /// The journal with labels, as a device's config gives them.
+    struct Labelled: ReportSource {
+        let journal: ReportJournal
+        func pending(maxReports: Int, maxBytes: Int) -> [FleetReport] { journal.pending(maxReports: maxReports, maxBytes: maxBytes) }
+        func delivered(through seq: Int64, at: Date) { journal.delivered(through: seq, at: at) }
+        func deliveryFailed(at: Date, reason: String) { journal.deliveryFailed(at: at, reason: reason) }
+        func dropped(_ count: Int, through seq: Int64, at: Date, reason: String) { journal.dropped(count, through: seq, at: at, reason: reason) }
+        func stream() -> String { journal.stream() }
+        func labels() -> DeviceLabels? { try? DeviceLabels(["store": "12"]) }
+    }
+
+    /// A collector older than labels refuses the member (its strict reader: "unknown
+    /// field"): the same reports go again without the labels and are delivered, none lost.
+    @Test func aCollectorThatRefusesLabelsGetsTheReportsWithoutThem() async throws {
+        let rig = try Rig()
+        rig.record(2)
+        let stub = try ReportCollectorStub()
+        stub.script([.status(400, body: #"{"error": "labels: unknown field"}"#)], otherwise: .ok)
+        let sender = ReportSender(
+            source: Labelled(journal: rig.journal), identity: ReportIdentity(device: Self.device, app: "com.example.notes", channel: "stable"),
+            url: try #require(URL(string: stub.baseURL)), transport: DefaultTransport(settings: HTTPTransportSettings()), options: Self.options())
+        #expect(try await sender.attempt() == .delivered(count: 2, through: 2, more: false))
+        let received = stub.received
+        #expect(received.count == 2, "the refused batch, then the same reports without labels")
+        let batches = try received.map(Self.batch)
+        #expect(batches.first?.labels == (try DeviceLabels(["store": "12"])) && batches.last?.labels.isEmpty == true)
+        #expect(batches.first?.reports == batches.last?.reports)
+        #expect(rig.journal.pending(maxReports: 500, maxBytes: 1 << 20).isEmpty)
     }
 
     @Test func aSlowCollectorIsCutAtTheBound() async throws {

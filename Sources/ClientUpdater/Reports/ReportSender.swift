@@ -134,7 +134,14 @@ package final class ReportSender: Sendable {
             batch.key = signer.publicKeyHex
             batch.stream = source.stream()
         }
-        var (outcome, why) = await send(batch, firstSeq: first.seq, timeLimit: min(timeLimit ?? options.timeLimit, options.timeLimit))
+        let limit = min(timeLimit ?? options.timeLimit, options.timeLimit)
+        var (outcome, why) = await send(batch, firstSeq: first.seq, timeLimit: limit)
+        if case .refused = outcome, !batch.labels.isEmpty, why.contains("labels") {
+            // A collector older than labels (schema 4) refuses the member: the reports matter
+            // more than the labels, so the same reports go again without them, signed anew.
+            batch.labels = DeviceLabels()
+            (outcome, why) = await send(batch, firstSeq: first.seq, timeLimit: limit)
+        }
         let date = options.now()
         var more = false
         if case .delivered = outcome {
