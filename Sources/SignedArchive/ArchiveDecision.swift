@@ -172,13 +172,15 @@ package enum ArchiveDecision {
         _ newest: Manifest, restriction: Restriction? = nil, state: DeviceState, isUnpacked: Bool, policy: Policy,
         deviceId: () throws -> String
     ) rethrows -> (Decision, pin: ReleasePin?) {
-        let pin =
-            newest.pins.isEmpty ? nil : ReleasePin.first(of: newest.pins, admitting: TargetDevice(id: try deviceId(), labels: policy.labels))
+        guard !newest.pins.isEmpty else {
+            return (try decide(newest, restriction: restriction, state: state, isUnpacked: isUnpacked, policy: policy, deviceId: try deviceId()), nil)
+        }
+        let device = TargetDevice(id: try deviceId(), labels: policy.labels)
+        let pin = ReleasePin.first(of: newest.pins, admitting: device)
         if let pin, newest.version > pin.release.version, !isUnpacked {
-            let device = TargetDevice(id: try deviceId(), labels: policy.labels)
             return (.notTargeted(FeedRules.pinNote(pin, over: newest, device: device)), pin)
         }
-        return (try decide(newest, restriction: restriction, state: state, isUnpacked: isUnpacked, policy: policy, deviceId: try deviceId()), pin)
+        return (decide(newest, restriction: restriction, state: state, isUnpacked: isUnpacked, policy: policy, deviceId: device.id), pin)
     }
 
     /// What a device takes of the releases offered beside the newest, when the newest is
@@ -202,14 +204,18 @@ package enum ArchiveDecision {
         return nil
     }
 
-    /// The releases a device may take beside `newest`, newest first: those it names
-    /// `alongside`, and the release of a `pin` that holds the device (then nothing above it).
-    package static func offeredBeside(_ newest: Manifest, pin: ReleasePin?) -> [AlongsideRelease] {
+    /// The releases a device in `state` may take beside `newest`, newest first: those it
+    /// names `alongside`, and the release of a `pin` that holds the device (then nothing
+    /// above it); none blacklisted or below the floor, so the channel reads nothing of them.
+    package static func offeredBeside(_ newest: Manifest, pin: ReleasePin?, state: DeviceState) -> [AlongsideRelease] {
         var offered = newest.alongside
         if let pin, pin.release.version < newest.version {
             offered = offered.filter { $0.version < pin.release.version } + [pin.release]
         }
-        return offered.sorted { $1.version < $0.version }
+        let floor = state.archive.highestAccepted.flatMap(Version.init)
+        return offered.filter { named in
+            !state.blacklist.contains(named.version.description) && floor.map { named.version >= $0 } != false
+        }.sorted { $1.version < $0.version }
     }
 
     /// `state`'s floor raised to `version` (never lowered).

@@ -60,7 +60,7 @@ struct ArchiveInstaller {
         case .incompatibleShell(let floor):
             guard
                 let fallback = try await newestCompatibleFromIndex(
-                    manifestURL: manifestURL, floor: floor, downloader: downloader, verifier: verifier, policy: policy)
+                    manifestURL: manifestURL, floor: floor, verifier: verifier, policy: policy)
             else {
                 state.archive.manifestETag = etag
                 let why = ArchiveDecision.noCompatibleRelease(manifest, policy: policy)
@@ -94,11 +94,7 @@ struct ArchiveInstaller {
             // (docs/targeting.md#two-releases-at-once). The newest is kept, so the next
             // check, even a 304, decides again (labels change, percents grow).
             guard candidate == manifest else { break }
-            // Nothing below the floor or blacklisted here is read at all.
-            let floor = state.archive.highestAccepted.flatMap(Version.init)
-            let wanted = ArchiveDecision.offeredBeside(manifest, pin: pin).filter { named in
-                !state.blacklist.contains(named.version.description) && floor.map { named.version >= $0 } != false
-            }
+            let wanted = ArchiveDecision.offeredBeside(manifest, pin: pin, state: state)
             let offered = try await offeredManifests(wanted, newest: manifest, manifestURL: manifestURL, verifier: verifier)
             guard
                 let (release, chosen) = try ArchiveDecision.chooseBeside(
@@ -157,7 +153,7 @@ struct ArchiveInstaller {
     /// The newest release of `index.json` that verifies, passes the policy and is above
     /// what this device has; `nil` when there is none.
     private func newestCompatibleFromIndex(
-        manifestURL: URL, floor: Version?, downloader: Downloader, verifier: ManifestVerifier, policy: ArchiveDecision.Policy
+        manifestURL: URL, floor: Version?, verifier: ManifestVerifier, policy: ArchiveDecision.Policy
     ) async throws -> Manifest? {
         guard let index = try await fetchIndex(manifestURL: manifestURL) else { return nil }
         var policy = policy

@@ -86,7 +86,9 @@ import Testing
             return
         }
         #expect(why == "pinned to 1.1.0 by the pin `site = lobby` (site=lobby): release 1.2.3 is not for this device; it stays at most on 1.1.0")
-        #expect(ArchiveDecision.offeredBeside(newest, pin: pin) == [AlongsideRelease(naming: pinned)])
+        #expect(ArchiveDecision.offeredBeside(newest, pin: pin, state: Self.state()) == [AlongsideRelease(naming: pinned)])
+        #expect(ArchiveDecision.offeredBeside(newest, pin: pin, state: Self.state(floor: "1.2.0")).isEmpty, "nothing below the floor is read")
+        #expect(ArchiveDecision.offeredBeside(newest, pin: pin, state: Self.state(blacklist: ["1.1.0"])).isEmpty, "nor a blacklisted release")
         let chosen = ArchiveDecision.chooseBeside(
             [pinned], state: Self.state(), policy: lobby, isUnpacked: { _ in false }, deviceId: { Self.deviceId })
         #expect(chosen?.0 == pinned && chosen?.1 == .install(pinned))
