@@ -67,46 +67,7 @@ public enum ChannelEditor {
         expires: Date? = nil
     ) async throws -> Manifest {
         try await rewrite(releases: releases, channel: channel, signers: signers, now: now, expires: expires) { o, current, index, indexPath in
-            if case .pin(let target, let version) = change {
-                guard version <= current.version else {
-                    throw ArchivePublishingError(
-                        .invalidArgument, "a pin holds devices at most on the channel's release \(current.version) or an older one, not \(version)")
-                }
-                // A pin of the release itself names it as signed now; a device pinned to the
-                // newest release judges the newest, and a later publish names it again.
-                let pinned =
-                    version == current.version
-                    ? current : try AlongsidePlan.releases([version], own: current.version, index: index, indexPath: indexPath, flag: "--version")[0]
-                var pins = current.pins.filter { $0.target != target }
-                pins.append(ReleasePin(target: target, release: AlongsideRelease(naming: pinned)))
-                guard pins.count <= ReleasePin.maxCount else {
-                    throw ArchivePublishingError(
-                        .invalidArgument, "release \(current.version) has \(ReleasePin.maxCount) pins already: unpin one first")
-                }
-                o["pins"] = .array(pins.map(\.jsonValue))
-                return
-            }
-            if case .unpin(let target) = change {
-                let pins = target.map { t in current.pins.filter { $0.target != t } } ?? []
-                if let target, pins.count == current.pins.count {
-                    throw ArchivePublishingError(.notFound, "release \(current.version) has no pin of the target '\(target)'")
-                }
-                if pins.isEmpty { o.removeValue(forKey: "pins") } else { o["pins"] = .array(pins.map(\.jsonValue)) }
-                return
-            }
-            if case .setAlongside(let versions) = change {
-                let beside = try AlongsidePlan.releases(versions, own: current.version, index: index, indexPath: indexPath)
-                if beside.isEmpty {
-                    o.removeValue(forKey: "alongside")
-                } else {
-                    o["alongside"] = .array(beside.map { AlongsideRelease(naming: $0).jsonValue })
-                }
-                if let rollout = current.rollout {
-                    o["rollout"] = try AlongsidePlan.placed(rollout, version: current.version, beside: beside).jsonValue
-                }
-                return
-            }
-            try edit(&o, current: current, change: change)
+            try edit(&o, current: current, change: change, index: index, indexPath: indexPath)
         }
     }
 
@@ -173,7 +134,9 @@ public enum ChannelEditor {
         return manifest
     }
 
-    static func edit(_ o: inout JSONObject, current: Manifest, change: ManifestChange) throws {
+    /// Applies `change` to the manifest object `o` of `current`; `index` (at `indexPath`) is
+    /// where the releases a change names beside it or in a pin are looked up.
+    static func edit(_ o: inout JSONObject, current: Manifest, change: ManifestChange, index: ReleaseIndex, indexPath: String) throws {
         func withPause(_ paused: Bool) throws {
             guard var rollout = current.rollout else {
                 throw ArchivePublishingError(.invalidArgument, "release \(current.version) has no staged rollout to \(paused ? "pause" : "resume")")
@@ -201,7 +164,12 @@ public enum ChannelEditor {
         case .complete: o.removeValue(forKey: "rollout")
         case .setTarget(let target?): o["target"] = .string(target.description)
         case .setTarget(nil): o.removeValue(forKey: "target")
-        case .setAlongside, .pin, .unpin: break  // need the index: apply(_:releases:channel:signers:now:expires:) does them
+        case .setAlongside(let versions):
+            try setAlongside(&o, current: current, versions: versions, index: index, indexPath: indexPath)
+        case .pin(let target, let version):
+            try pin(&o, current: current, target: target, version: version, index: index, indexPath: indexPath)
+        case .unpin(let target):
+            try unpin(&o, current: current, target: target)
         case .revoke(let versions):
             if versions.contains(current.version) {
                 throw ArchivePublishingError(
