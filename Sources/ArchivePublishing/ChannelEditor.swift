@@ -29,6 +29,9 @@ public enum ManifestChange: Sendable, Equatable {
     case pin(TargetExpression, Version)
     /// Drop the pin of this target; `nil`: every pin.
     case unpin(TargetExpression?)
+    /// Nothing but what every signing does: name the cohort lists the channel holds now
+    /// (docs/targeting.md#cohorts), after `clientctl cohort set`.
+    case refreshCohorts
 }
 
 /// Re-signs a channel's current release with a ``ManifestChange`` (`clientctl rollout …`,
@@ -110,6 +113,8 @@ public enum ChannelEditor {
         var index = try ReleaseIndex.parse(FileManager.default.contents(atPath: indexPath) ?? Data(), source: indexPath)
         var edited = object
         try edit(&edited, current, index, indexPath)
+        // Every signing names the cohort lists the channel holds now (docs/targeting.md#cohorts).
+        try ChannelCohorts.refresh(&edited, folder: folder)
         let published = max(now, current.published.addingTimeInterval(1))
         edited["published"] = .string(RFC3339.format(published))
         // The version's first publication rides along every re-signing: the rollout guard
@@ -170,6 +175,8 @@ public enum ChannelEditor {
             try pin(&o, current: current, target: target, version: version, index: index, indexPath: indexPath)
         case .unpin(let target):
             try unpin(&o, current: current, target: target)
+        case .refreshCohorts:
+            break  // `rewrite` names the current cohort lists at every signing
         case .revoke(let versions):
             if versions.contains(current.version) {
                 throw ArchivePublishingError(

@@ -64,6 +64,7 @@ public enum ChannelPrune {
             }
             for file in list.files { paths.insert(objects + file.sha256) }
         }
+        paths.formUnion(ChannelCohorts.copies(namedBy: releases))
         return (paths, complete)
     }
 
@@ -76,6 +77,7 @@ public enum ChannelPrune {
         case 2 where parts[0] == "patches": return ImmutableFiles.isContentName(parts[1], suffix: ".zst")
         case 2 where parts[0] == "files": return ImmutableFiles.isContentName(parts[1], suffix: ".json")
         case 2 where parts[0] == "objects": return objects && ImmutableFiles.isContentName(parts[1], suffix: "")
+        case 3: return ChannelCohorts.isCopyPath(parts)
         default: return false
         }
     }
@@ -146,7 +148,7 @@ public enum ChannelPrune {
         for sub in ["patches", "files", "objects"] {
             paths += ((try? FileManager.default.contentsOfDirectory(atPath: folder + "/" + sub)) ?? []).map { sub + "/" + $0 }
         }
-        return paths.sorted()
+        return (paths + ChannelCohorts.existingCopies(in: folder)).sorted()
     }
 
     /// A URL relative to the channel folder, as a path inside it; nil for absolute URLs or

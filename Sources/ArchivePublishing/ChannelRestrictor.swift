@@ -99,6 +99,14 @@ public enum ChannelRestrictor {
                 .invalidArgument,
                 "release \(manifest.version)'s manifest expired at \(manifest.expires.map(RFC3339.format) ?? "-"): nothing to restrict")
         }
+        // A device answers a cohort test from the file the release's manifest names, and
+        // reads a cohort it does not name as false: refuse what would silently hold everyone.
+        if let name = request.target?.cohorts.first(where: { manifest.cohort(named: $0) == nil }) {
+            throw ArchivePublishingError(
+                .invalidArgument,
+                "--target asks about the cohort '\(name)', which release \(manifest.version) does not name: "
+                    + "a restriction can only ask about the cohorts the release's own targets ask about")
+        }
         var draft = RestrictionDraft(
             for: manifest, issued: now, expires: expires, percent: request.percent, paused: request.pause, revoked: request.revoke)
         draft.apply = request.apply

@@ -182,6 +182,8 @@ public enum Publisher {
         // Pins hold through every later release of the channel until `rollout unpin`
         // (docs/targeting.md#pins): the new manifest carries the current one's.
         draft.pins = currentPins(manifestPath, below: request.version, index: index)
+        // The cohort lists the targets ask about, as the channel holds them now (docs/targeting.md#cohorts).
+        draft.cohorts = try ChannelCohorts.references(for: [draft.target] + draft.pins.map(\.target), folder: channelDir)
         if !request.alongside.isEmpty {
             let beside = try AlongsidePlan.releases(request.alongside, own: request.version, index: index, indexPath: indexPath)
             draft.alongside = beside.map(AlongsideRelease.init(naming:))

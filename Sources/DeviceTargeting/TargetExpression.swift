@@ -77,6 +77,12 @@ public struct TargetExpression: Sendable, Equatable, Hashable, CustomStringConve
         return Set(names).sorted()
     }
 
+    /// Why `name` cannot name a cohort (the label key grammar, not a keyword), or nil when it can.
+    public static func cohortNameProblem(_ name: String) -> String? {
+        if TargetParser.keywords.contains(name) { return "is a keyword of the target language" }
+        return DeviceLabels.nameProblem(name)
+    }
+
     /// Whether the expression reads the device id: compares it or asks whether it is in a cohort.
     public var readsDeviceId: Bool {
         root.tests.contains { $0.operand == .id }

@@ -14,6 +14,7 @@ package enum ReleaseCommandList {
         VerifyCommand.self,
         ManifestCommand.self,
         RolloutCommand.self,
+        CohortCommand.self,
         RevokeCommand.self,
         CollectCommand.self,
         PackageCommand.self,

@@ -27,6 +27,8 @@ public struct ManifestDraft: Sendable, Equatable {
     public var alongside: [AlongsideRelease] = []
     /// Devices held at most on an older release, in order.
     public var pins: [ReleasePin] = []
+    /// The cohort files the targets ask about (docs/targeting.md#cohorts).
+    public var cohorts: [CohortReference] = []
     /// The release's tree tar and patches from older releases (`nil`: none).
     package var delta: ReleaseDelta?
     /// When devices switch to the release once staged (`nil`: no `apply`, i.e. `next-start`).
@@ -71,6 +73,7 @@ public struct ManifestDraft: Sendable, Equatable {
         if let target { o["target"] = .string(target.description) }
         if !alongside.isEmpty { o["alongside"] = .array(alongside.map(\.jsonValue)) }
         if !pins.isEmpty { o["pins"] = .array(pins.map(\.jsonValue)) }
+        if !cohorts.isEmpty { o["cohorts"] = .array(cohorts.map(\.jsonValue)) }
         if let delta { o["delta"] = delta.json }
         if let apply { o["apply"] = apply.jsonValue }
         for m in extraFields where !Manifest.knownFields.contains(m.key) { o[m.key] = m.value }

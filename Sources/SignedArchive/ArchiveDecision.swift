@@ -26,9 +26,12 @@ package enum ArchiveDecision {
         package var ignoreRollout: Bool
         /// The device's labels, read at the check (`config.json`): what a release's target reads.
         package var labels: DeviceLabels
+        /// Whether the cohort files read so far list this device (`id in cohort NAME`).
+        package var cohorts: CohortAnswers
 
         package init(
-            app: String, channel: String, shellVersion: Version, now: Date, ignoreRollout: Bool = false, labels: DeviceLabels = DeviceLabels()
+            app: String, channel: String, shellVersion: Version, now: Date, ignoreRollout: Bool = false, labels: DeviceLabels = DeviceLabels(),
+            cohorts: CohortAnswers = CohortAnswers()
         ) {
             self.app = app
             self.channel = channel
@@ -36,6 +39,7 @@ package enum ArchiveDecision {
             self.now = now
             self.ignoreRollout = ignoreRollout
             self.labels = labels
+            self.cohorts = cohorts
         }
     }
 
@@ -67,6 +71,9 @@ package enum ArchiveDecision {
         case notTargeted(String)
         /// Download, verify, unpack and promote this release.
         case install(Manifest)
+        /// Whether a target admits this device depends on a cohort file it has no answer
+        /// for: read it (``CohortAnswers``) and decide again.
+        case needsCohort(CohortReference)
     }
 
     /// Judges a verified manifest: for a fresh one of this device's app and channel, the
@@ -150,10 +157,12 @@ package enum ArchiveDecision {
         }
         // The target before the rollout: a device outside it is not waiting for anything.
         // `--ignore-rollout` does not override it: who a release is for is signed.
-        if let refusal = try FeedRules.targetRefusal(
-            candidate, restriction: restriction, device: { TargetDevice(id: try deviceId(), labels: policy.labels) })
+        switch try FeedRules.targetVerdict(
+            candidate, restriction: restriction, cohorts: policy.cohorts, device: { TargetDevice(id: try deviceId(), labels: policy.labels) })
         {
-            return .notTargeted(refusal)
+        case .admitted: break
+        case .refused(let why): return .notTargeted(why)
+        case .needsCohort(let cohort): return .needsCohort(cohort)
         }
         if !policy.ignoreRollout,
             let refusal = FeedRules.rolloutRefusal(candidate, restriction: restriction, deviceId: try deviceId(), now: policy.now)
@@ -176,7 +185,8 @@ package enum ArchiveDecision {
             return (try decide(newest, restriction: restriction, state: state, isUnpacked: isUnpacked, policy: policy, deviceId: try deviceId()), nil)
         }
         let device = TargetDevice(id: try deviceId(), labels: policy.labels)
-        let pin = ReleasePin.first(of: newest.pins, admitting: device)
+        let (pin, missing) = policy.cohorts.evaluate(for: newest) { ReleasePin.first(of: newest.pins, admitting: device, inCohort: $0) }
+        if let missing { return (.needsCohort(missing), nil) }
         if let pin, newest.version > pin.release.version, !isUnpacked {
             return (.notTargeted(FeedRules.pinNote(pin, over: newest, device: device)), pin)
         }
@@ -197,7 +207,7 @@ package enum ArchiveDecision {
             guard acceptsFallback(release, floor: floor, policy: policy) else { continue }
             let decision = try decide(release, state: state, isUnpacked: isUnpacked(release.version), policy: policy, deviceId: try deviceId())
             switch decision {
-            case .install, .upToDate: return (release, decision)
+            case .install, .upToDate, .needsCohort: return (release, decision)
             case .skip, .notTargeted: continue
             }
         }

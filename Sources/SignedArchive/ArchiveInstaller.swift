@@ -40,7 +40,7 @@ struct ArchiveInstaller {
         }
         let downloader = channel.downloader
         // The decision is pure (ArchiveDecision); this step reads what it needs and carries it out.
-        let policy = ArchiveDecision.Policy(
+        var policy = ArchiveDecision.Policy(
             app: config.app, channel: channel.settings.channel, shellVersion: config.shellVersion, now: channel.now(),
             ignoreRollout: channel.options.ignoreRollout, labels: currentLabels())
         let candidate: Manifest
@@ -77,37 +77,23 @@ struct ArchiveInstaller {
         let isUnpacked = FileManager.default.fileExists(atPath: layout.clientDirectory(candidate.version))
         let deviceId = { try DeviceIdentity.readOrCreate(layout) }
         var decision: ArchiveDecision.Decision
-        /// A pin of the newest manifest that holds this device (docs/targeting.md#pins).
-        var pin: ReleasePin?
-        if candidate == manifest {
-            (decision, pin) = try ArchiveDecision.decideNewest(
-                candidate, restriction: restriction, state: state, isUnpacked: isUnpacked, policy: policy, deviceId: deviceId)
-        } else {
-            decision = try ArchiveDecision.decide(
-                candidate, restriction: restriction, state: state, isUnpacked: isUnpacked, policy: policy, deviceId: try deviceId())
-        }
         /// Why the newest release is not for this device, when one offered beside it is.
         var besideNote: String?
-        switch decision {
-        case .skip(let why, _), .notTargeted(let why):
-            // Not for this device: the newest of the releases offered beside it that is
-            // (docs/targeting.md#two-releases-at-once). The newest is kept, so the next
-            // check, even a 304, decides again (labels change, percents grow).
-            guard candidate == manifest else { break }
-            let wanted = ArchiveDecision.offeredBeside(manifest, pin: pin, state: state)
-            let offered = try await offeredManifests(wanted, newest: manifest, manifestURL: manifestURL, verifier: verifier)
-            guard
-                let (release, chosen) = try ArchiveDecision.chooseBeside(
-                    offered, state: state, policy: policy,
-                    isUnpacked: { FileManager.default.fileExists(atPath: layout.clientDirectory($0)) }, deviceId: deviceId)
-            else { break }
-            channel.logger.debug("release \(manifest.version) is not for this device; release \(release.version), offered beside it, is")
-            deferred.keep([UInt8](body))
-            besideNote = why
-            decision = chosen
-        default:
-            break
+        // A target that asks about a cohort file this device has no answer for yet: read
+        // that file (docs/targeting.md#cohorts) and decide again, until nothing is missing.
+        var cohortsRead = 0
+        while true {
+            (decision, besideNote) = try await decideRelease(
+                candidate, newest: manifest, restriction: restriction, state: state, isUnpacked: isUnpacked, policy: policy,
+                manifestURL: manifestURL, verifier: verifier, body: [UInt8](body), deferred: &deferred, deviceId: deviceId)
+            guard case .needsCohort(let cohort) = decision else { break }
+            cohortsRead += 1
+            guard cohortsRead <= 4 * CohortReference.maxCount else {
+                throw SignedArchiveError(.internalError, "the decision asked for cohort \(cohort.name) again after \(cohortsRead - 1) reads")
+            }
+            policy.cohorts.byDigest[cohort.digest] = try await cohortAnswer(cohort, manifestURL: manifestURL, deviceId: try deviceId())
         }
+        CohortAnswerStore(layout: layout).prune(keeping: Set(policy.cohorts.byDigest.keys).union(manifest.cohorts.map(\.digest)))
         switch decision {
         case .skip(let reason, let waitsForRollout):
             reporter.report(
@@ -135,6 +121,8 @@ struct ArchiveInstaller {
             state.archive.manifestETag = etag
             ArchiveDecision.raiseFloor(&state, to: release.version)
             return .installed(installed)
+        case .needsCohort(let cohort):
+            throw SignedArchiveError(.internalError, "the decision still asks for cohort \(cohort.name) after reading it")
         }
     }
 

@@ -62,24 +62,42 @@ package enum FeedRules {
             "release \(manifest.version) is rolling out to \(Self.format(percent)) % of devices\(capped)\(range); this device (place \(bucket) of 10000) waits"
     }
 
-    /// Why `device` is not among the devices `manifest` is for, or nil when it is: the
-    /// manifest's signed `target`, and the target of the rollout role's `restriction` in
-    /// force for this release, which can only narrow it (both must admit the device).
-    /// `device` is read only when a target decides.
-    package static func targetRefusal(
-        _ manifest: Manifest, restriction: Restriction? = nil, device readDevice: () throws -> TargetDevice
-    ) rethrows -> String? {
+    /// Whether a target admits a device.
+    package enum TargetVerdict: Sendable, Equatable {
+        /// No target refuses the device.
+        case admitted
+        /// Why a target does not admit the device.
+        case refused(String)
+        /// The answer depends on a cohort file this device has no answer for yet.
+        case needsCohort(CohortReference)
+    }
+
+    /// Whether `device` is among the devices `manifest` is for: the manifest's signed
+    /// `target`, and the target of the rollout role's `restriction` in force for this
+    /// release, which can only narrow it (both must admit the device). `device` is read
+    /// only when a target decides; `cohorts` answers `id in cohort NAME` for the cohorts
+    /// the manifest names.
+    package static func targetVerdict(
+        _ manifest: Manifest, restriction: Restriction? = nil, cohorts: CohortAnswers = CohortAnswers(),
+        device readDevice: () throws -> TargetDevice
+    ) rethrows -> TargetVerdict {
         let restriction = restriction.flatMap { $0.version == manifest.version ? $0 : nil }
-        guard manifest.target != nil || restriction?.target != nil else { return nil }
+        guard manifest.target != nil || restriction?.target != nil else { return .admitted }
         let device = try readDevice()
-        if let target = manifest.target, !target.admits(device) {
-            return "not in the target of release \(manifest.version) `\(target)`: \(target.explain(device)); this device keeps what it runs"
+        for (target, restricted) in [(manifest.target, false), (restriction?.target, true)] {
+            guard let target else { continue }
+            let (admitted, missing) = cohorts.evaluate(for: manifest) { target.admits(device, inCohort: $0) }
+            if let missing { return .needsCohort(missing) }
+            if admitted { continue }
+            guard restricted, let restriction else {
+                return .refused(
+                    "not in the target of release \(manifest.version) `\(target)`: \(target.explain(device)); this device keeps what it runs")
+            }
+            return .refused(
+                "not in the target `\(target)` the rollout role's restriction of release \(manifest.version) narrows it to "
+                    + "until \(RFC3339.format(restriction.expires)): \(target.explain(device)); this device keeps what it runs")
         }
-        if let restriction, let target = restriction.target, !target.admits(device) {
-            return "not in the target `\(target)` the rollout role's restriction of release \(manifest.version) narrows it to "
-                + "until \(RFC3339.format(restriction.expires)): \(target.explain(device)); this device keeps what it runs"
-        }
-        return nil
+        return .admitted
     }
 
     /// Why a pinned device does not take `release` (docs/targeting.md#pins).

@@ -28,6 +28,9 @@ enum ImmutableFiles {
                 files.append((key: "\(channel)/\(folder)/\(name)", path: try regular(dir + "/\(folder)/" + name)))
             }
         }
+        for path in ChannelCohorts.existingCopies(in: dir) {
+            files.append((key: "\(channel)/\(path)", path: try regular(dir + "/" + path)))
+        }
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
         for name in names.sorted() where isArchiveName(name) {
             files.append((key: "\(channel)/\(name)", path: try regular(dir + "/" + name)))

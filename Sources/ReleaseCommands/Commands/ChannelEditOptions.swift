@@ -53,6 +53,7 @@ struct ChannelEditOptions: ParsableArguments {
         if let target = m.target { line += " of the target \(target)" }
         if !m.alongside.isEmpty { line += "; beside it: \(m.alongside.map(\.version.description).joined(separator: ", "))" }
         for pin in m.pins { line += "; pinned to \(pin.release.version): \(pin.target)" }
+        for cohort in m.cohorts { line += "; cohort \(cohort.name): \(cohort.count) ids" }
         if !m.revoked.isEmpty { line += "; revoked: \(m.revoked.map(\.description).joined(separator: ", "))" }
         if let expires = m.expires { line += "; expires \(RFC3339.format(expires))" }
         if let apply = m.apply { line += "; apply \(apply.summary)" }

@@ -55,6 +55,9 @@ public struct Manifest: Sendable, Equatable {
     /// Devices held at most on an older release (docs/targeting.md#pins), in order: the
     /// first whose target admits a device holds; empty: none.
     public let pins: [ReleasePin]
+    /// The cohort files the targets of this release and of its pins (and the rollout role's
+    /// restriction of it) may ask about, by name (docs/targeting.md#cohorts); empty: none.
+    public let cohorts: [CohortReference]
     /// When a device that staged this release switches to it (docs/apply-policies.md);
     /// `nil` when the manifest carries no `apply` (then `next-start`, the rule before apply
     /// policies). Signed like every other field.
@@ -71,7 +74,7 @@ public struct Manifest: Sendable, Equatable {
     public static let knownFields: Set<String> = [
         "format", "app", "channel", "version", "url", "sha256", "size", "minShellVersion",
         "maxShellVersion", "published", "firstPublished", "expires", "keyId", "signature", "signatures", "rollout", "revoked", "delta", "apply",
-        "target", "alongside", "pins",
+        "target", "alongside", "pins", "cohorts",
     ]
 
     /// Fields this version does not know: signed like every other field, otherwise ignored.
@@ -181,6 +184,13 @@ public struct Manifest: Sendable, Equatable {
         let own = version
         alongside = (try fields.optional("alongside") { try fields.alongside($0, own: own) } ?? []).sorted { $1.version < $0.version }
         pins = try fields.optional("pins") { try fields.pins($0, own: own) } ?? []
+        cohorts = try fields.optional("cohorts") { try fields.cohorts($0) } ?? []
+        // Every cohort a target asks about is named, so a device knows which file to read.
+        for (field, expression) in [("target", target)] + pins.map({ ("pins", Optional($0.target)) }) {
+            for name in expression?.cohorts ?? [] where !cohorts.contains(where: { $0.name == name }) {
+                throw fields.invalid(field, "asks about the cohort '\(name)', which 'cohorts' does not name")
+            }
+        }
         // A deadline is not compared with `published`: a release re-signed after its
         // deadline (`rollout pause`) keeps it, and a device past it switches at once.
         apply = try fields.optional("apply") { try ApplyPolicy.read(try fields.value($0), field: $0) }

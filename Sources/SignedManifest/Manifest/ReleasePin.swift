@@ -36,9 +36,12 @@ public struct ReleasePin: Sendable, Equatable, Hashable {
         return .object(o)
     }
 
-    /// The first of `pins` that admits `device`, or nil.
-    public static func first(of pins: [ReleasePin], admitting device: TargetDevice) -> ReleasePin? {
-        pins.first { $0.target.admits(device) }
+    /// The first of `pins` that admits `device`, or nil; `inCohort` answers the cohort
+    /// tests (``TargetExpression/admits(_:inCohort:)``).
+    public static func first(
+        of pins: [ReleasePin], admitting device: TargetDevice, inCohort: (String) throws -> Bool = { _ in false }
+    ) rethrows -> ReleasePin? {
+        try pins.first { try $0.target.admits(device, inCohort: inCohort) }
     }
 }
 

@@ -1,0 +1,72 @@
+import ArchivePublishing
+import ArgumentParser
+import ClientFoundation
+import CommandSupport
+import Foundation
+import SignedManifest
+
+/// `clientctl cohort set CHANNEL NAME --ids FILE --out RELEASES --key K`.
+struct CohortSetCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set",
+        abstract: "Write a cohort's device ids and re-sign the release that names it.",
+        discussion: """
+            Reads FILE (or stdin for -): one device id per line (32 lowercase hex digits, \
+            as `clientctl status` shows it), blank lines and # comments allowed, at most \
+            100000 ids. Writes the sorted list to OUT/CHANNEL/cohorts/NAME.txt and the copy \
+            devices read to OUT/CHANNEL/cohorts/NAME/<sha256>.txt. When the channel's \
+            current manifest names the cohort, it is re-signed to name the new list (like \
+            `rollout set`); otherwise the next publish or rollout edit names it.
+
+            A line that is not a device id is refused with its number, exit 64, and nothing \
+            is written.
+
+            Examples:
+              clientctl cohort set stable pilot --ids pilot-ids.txt \\
+                --out releases --key k.pem
+            """
+    )
+
+    @Argument(help: ArgumentHelp("The release channel, e.g. stable.", valueName: "CHANNEL"))
+    var channel: String
+
+    @Argument(help: ArgumentHelp("The cohort's name, as `id in cohort NAME` writes it.", valueName: "NAME"))
+    var name: String
+
+    @Option(name: .long, help: ArgumentHelp("The device ids, one per line; - reads stdin.", valueName: "FILE"))
+    var ids: String
+
+    @Option(name: .long, help: ArgumentHelp("Release folder root (as given to publish --out).", valueName: "RELEASES"))
+    var out: String
+
+    @OptionGroup var signing: SigningOptions
+
+    func run() async throws {
+        try await runReportingErrors {
+            let text = try Self.read(ids)
+            let outcome = try ChannelCohorts.set(name, ids: text, source: ids == "-" ? "stdin" : ids, releases: out, channel: channel)
+            let cohort = outcome.cohort
+            print("cohort \(cohort.name) of \(channel): \(cohort.count) device\(cohort.count == 1 ? "" : "s"), sha256 \(cohort.digest)")
+            guard outcome.currentNamesOther else { return }
+            let manifest = try await ChannelEditor.apply(.refreshCohorts, releases: out, channel: channel, signers: try signing.signers())
+            print("\(manifest.app) \(manifest.version) on \(manifest.channel): re-signed to name it")
+        }
+    }
+
+    /// The text of `path` (`-`: stdin), at most 8 MiB.
+    static func read(_ path: String) throws -> String {
+        let limit = 8 << 20
+        let data: Data
+        if path == "-" {
+            data = FileHandle.standardInput.readData(ofLength: limit + 1)
+        } else {
+            guard let read = try BoundedFile.read(path, cap: limit + 1, code: CommandError.Code.io, tooLarge: CommandError.Code.tooLarge) else {
+                throw CommandError(.notFound, "\(path) does not exist: the device ids of the cohort, one per line")
+            }
+            data = read
+        }
+        guard data.count <= limit else { throw CommandError(.tooLarge, "\(path) is larger than 8 MiB: not a list of device ids") }
+        guard let text = String(data: data, encoding: .utf8) else { throw CommandError(.invalidArgument, "\(path) is not UTF-8 text") }
+        return text
+    }
+}
