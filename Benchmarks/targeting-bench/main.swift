@@ -189,10 +189,88 @@ let onRC2at45 = Set(fleet.indices.filter { taken45[$0] == "1.5.0-rc.2" })
     return rollout.admits(bucket: place, at: published.addingTimeInterval(10))
 }
 let bothRCs = fleet.filter { admitted(rc1, $0) && admitted(head45, $0) }.count
+func micros(_ d: Duration) -> Double { Double(d.components.seconds) * 1e6 + Double(d.components.attoseconds) / 1e12 }
+
+// A cohort of 100,000 ids (docs/targeting.md#cohorts): the first 1,000 beta devices of the
+// fleet and 99,000 ids of devices elsewhere. 1.6.0 targets `ring = beta and id in cohort
+// pilot` beside 1.4.0. Each device checks as the installer does: decide, and on
+// `.needsCohort` "fetch" the file (its bytes counted), check it, answer, decide again.
+let pilotMembers = Set(fleet.filter(\.beta).prefix(1_000).map(\.id))
+var cohortRandom = SeededRandom(state: seed &+ 7)
+var pilotIds = Array(pilotMembers)
+while pilotIds.count < CohortFile.maxIds {
+    pilotIds.append((0..<2).map { _ in String(format: "%016llx", cohortRandom.next()) }.joined())
+}
+let pilotFile: [UInt8]
+do { pilotFile = try CohortFile.canonical(text: pilotIds.joined(separator: "\n"), source: "pilot") } catch { fail("\(error)") }
+let pilot = CohortReference(name: "pilot", file: pilotFile)
+let cohortRelease: Manifest = {
+    guard let v = Version("1.6.0") else { fail("bad version") }
+    var draft = ManifestDraft(
+        app: "com.example.notes", channel: "stable", version: v, url: "v1.6.0.tar.gz", sha256: String(repeating: "0", count: 64), size: 1,
+        minShellVersion: Version(1, 0, 0), published: published.addingTimeInterval(20))
+    do {
+        draft.target = try TargetExpression(parsing: "ring = beta and id in cohort pilot")
+        draft.alongside = [AlongsideRelease(naming: base)]
+        draft.cohorts = [pilot]
+        return try draft.signed(with: key)
+    } catch { fail("\(error)") }
+}()
+
+/// One check of `device` against 1.6.0 beside 1.4.0, with the answers it kept: the release
+/// it takes and the cohort bytes it fetched.
+@MainActor func cohortCheck(_ device: Device, answers: inout CohortAnswers) -> (String?, bytes: Int) {
+    var policy = ArchiveDecision.Policy(
+        app: "com.example.notes", channel: "stable", shellVersion: Version(1, 0, 0), now: published.addingTimeInterval(30),
+        labels: device.labels, cohorts: answers)
+    var bytes = 0
+    let state = DeviceState()
+    while true {
+        var (decision, pin) = ArchiveDecision.decideNewest(cohortRelease, state: state, isUnpacked: false, policy: policy, deviceId: { device.id })
+        if case .notTargeted = decision {
+            let named = ArchiveDecision.offeredBeside(cohortRelease, pin: pin, state: state)
+            let offered = [base].filter { m in named.contains { $0.names(m) } }
+            decision =
+                ArchiveDecision.chooseBeside(offered, state: state, policy: policy, isUnpacked: { _ in false }, deviceId: { device.id })?.1
+                ?? decision
+        }
+        switch decision {
+        case .needsCohort(let cohort):
+            bytes += pilotFile.count
+            guard CohortFile.problem(pilotFile, reference: cohort) == nil else { fail("the cohort file does not match") }
+            policy.cohorts.byDigest[cohort.digest] = CohortFile.contains(pilotFile, id: device.id)
+            pin = nil
+        case .install(let m):
+            answers = policy.cohorts
+            return (m.version.description, bytes)
+        default:
+            answers = policy.cohorts
+            return (nil, bytes)
+        }
+    }
+}
+
+var keptAnswers = [CohortAnswers](repeating: CohortAnswers(), count: fleet.count)
+let cohortStart = ContinuousClock.now
+let firstChecks = fleet.indices.map { cohortCheck(fleet[$0], answers: &keptAnswers[$0]) }
+let cohortElapsed = ContinuousClock.now - cohortStart
+let secondChecks = fleet.indices.map { cohortCheck(fleet[$0], answers: &keptAnswers[$0]) }
+let stableIdx = fleet.indices.filter { !fleet[$0].beta }
+let memberIdx = fleet.indices.filter { pilotMembers.contains(fleet[$0].id) }
+let askerIdx = fleet.indices.filter { fleet[$0].beta && !pilotMembers.contains(fleet[$0].id) }
+let cohortResult: [String: Any] = [
+    "ids": pilot.count, "fileBytes": pilotFile.count,
+    "bytesPerStableDevice": stableIdx.map { firstChecks[$0].bytes }.max() ?? 0,
+    "bytesPerBetaNonMember": askerIdx.map { firstChecks[$0].bytes }.max() ?? 0,
+    "bytesPerMember": memberIdx.map { firstChecks[$0].bytes }.max() ?? 0,
+    "bytesAtSecondCheck": secondChecks.map(\.bytes).reduce(0, +),
+    "membersOn160": memberIdx.filter { firstChecks[$0].0 == "1.6.0" }.count, "members": memberIdx.count,
+    "othersOn160": fleet.indices.filter { !pilotMembers.contains(fleet[$0].id) && firstChecks[$0].0 == "1.6.0" }.count,
+    "microsecondsPerCheck": micros(cohortElapsed) / Double(max(1, deviceCount)),
+]
 
 var usage = rusage()
 getrusage(RUSAGE_SELF.rawValue, &usage)
-func micros(_ d: Duration) -> Double { Double(d.components.seconds) * 1e6 + Double(d.components.attoseconds) / 1e12 }
 
 let result: [String: Any] = [
     "devices": deviceCount, "seed": seed,
@@ -209,6 +287,7 @@ let result: [String: Any] = [
     "microsecondsPerDevice": micros(elapsed) / Double(max(1, deviceCount)),
     "baselineMicrosecondsPerDevice": micros(baseline) / Double(max(1, deviceCount)),
     "ratioToBaseline": micros(elapsed) / max(1, micros(baseline)), "maxResidentKiB": usage.ru_maxrss,
+    "cohort": cohortResult,
 ]
 do {
     let data = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
