@@ -122,3 +122,80 @@ import Testing
         #expect(choose(Self.state(floor: "1.0.1"), policy, []) == nil)
     }
 }
+
+/// `id in cohort NAME` as a pure decision (docs/targeting.md#cohorts): a decision that
+/// needs an answer it does not have says which file; with the answer it decides.
+@Suite struct CohortDecisionTests {
+    static let pilot = CohortReference(name: "pilot", digest: String(repeating: "cd", count: 32), count: 3)
+
+    static func release(_ target: String) throws -> Manifest {
+        try TargetDecisionTests.manifest("1.2.3") {
+            $0.target = try TargetExpression(parsing: target)
+            $0.cohorts = [Self.pilot]
+        }
+    }
+
+    static func decide(_ m: Manifest, labels: [String: String], answer: Bool?) throws -> ArchiveDecision.Decision {
+        var policy = try TargetDecisionTests.policy(labels)
+        if let answer { policy.cohorts = CohortAnswers([Self.pilot.digest: answer]) }
+        return ArchiveDecision.decide(
+            m, state: TargetDecisionTests.state(), isUnpacked: false, policy: policy, deviceId: TargetDecisionTests.deviceId)
+    }
+
+    @Test func aLabelThatDecidesAsksNoCohort() throws {
+        let m = try Self.release("ring = beta and id in cohort pilot")
+        guard case .notTargeted(let why) = try Self.decide(m, labels: ["ring": "stable"], answer: nil) else {
+            Issue.record("a stable device was not refused by its label")
+            return
+        }
+        #expect(why.contains("ring=stable"))
+        #expect(try Self.decide(m, labels: ["ring": "beta"], answer: nil) == .needsCohort(Self.pilot))
+        #expect(try Self.decide(m, labels: ["ring": "beta"], answer: true) == .install(m))
+        guard case .notTargeted = try Self.decide(m, labels: ["ring": "beta"], answer: false) else {
+            Issue.record("a device not in the cohort was admitted")
+            return
+        }
+        let either = try Self.release("ring = beta or id in cohort pilot")
+        #expect(try Self.decide(either, labels: ["ring": "beta"], answer: nil) == .install(either), "`or` decided by the label")
+        #expect(try Self.decide(either, labels: [:], answer: nil) == .needsCohort(Self.pilot))
+    }
+
+    /// A restriction may ask only about the cohorts the release names; another is false.
+    @Test func aRestrictionsCohortTheReleaseDoesNotNameAdmitsNobody() async throws {
+        let key = try Ed25519.PrivateKey.generate()
+        var draft = ManifestSamples.draft(version: "1.2.3")
+        draft.target = try TargetExpression(parsing: "ring = beta")
+        let m = try draft.signed(with: key)
+        var restrictionDraft = RestrictionDraft(
+            for: m, issued: ManifestSamples.published, expires: TargetDecisionTests.now.addingTimeInterval(60))
+        restrictionDraft.target = try TargetExpression(parsing: "id in cohort other")
+        let restriction = try await restrictionDraft.sign(by: [key])
+        let decision = ArchiveDecision.decide(
+            m, restriction: restriction, state: TargetDecisionTests.state(), isUnpacked: false,
+            policy: try TargetDecisionTests.policy(["ring": "beta"]), deviceId: TargetDecisionTests.deviceId)
+        guard case .notTargeted = decision else {
+            Issue.record("\(decision)")
+            return
+        }
+    }
+
+    /// A pin that asks about a cohort needs its answer before the newest is judged.
+    @Test func aPinAskingACohortNeedsItsAnswerFirst() throws {
+        let base = try TargetDecisionTests.manifest("1.0.0")
+        let newest = try TargetDecisionTests.manifest("1.2.3") {
+            $0.pins = [ReleasePin(target: try TargetExpression(parsing: "id in cohort pilot"), release: AlongsideRelease(naming: base))]
+            $0.cohorts = [Self.pilot]
+        }
+        var policy = try TargetDecisionTests.policy([:])
+        let (asked, _) = ArchiveDecision.decideNewest(
+            newest, state: TargetDecisionTests.state(), isUnpacked: false, policy: policy, deviceId: { TargetDecisionTests.deviceId })
+        #expect(asked == .needsCohort(Self.pilot))
+        policy.cohorts = CohortAnswers([Self.pilot.digest: true])
+        let (held, pin) = ArchiveDecision.decideNewest(
+            newest, state: TargetDecisionTests.state(), isUnpacked: false, policy: policy, deviceId: { TargetDecisionTests.deviceId })
+        guard case .notTargeted = held, pin?.release.version == base.version else {
+            Issue.record("\(held)")
+            return
+        }
+    }
+}

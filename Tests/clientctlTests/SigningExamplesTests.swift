@@ -29,6 +29,8 @@ import Testing
         /// A root with release key k and rollout key `rollout.pem`, and 1.4.0 and 1.5.0
         /// published with k.
         case rolloutRole
+        /// `.channel(rollout: nil)` and `pilot-ids.txt`, two device ids.
+        case cohort
     }
 
     /// The signing help pages, the folder their examples need, and whether each example
@@ -52,6 +54,9 @@ import Testing
         (["revoke"], .channel(rollout: nil), false),
         (["rollout", "restrict"], .rolloutRole, false),
         (["rollout", "pin"], .channel(rollout: nil), false),
+        (["cohort"], .cohort, false),
+        (["cohort", "set"], .cohort, false),
+        (["cohort", "list"], .cohort, false),
     ]
 
     @Test(arguments: pages.indices)
@@ -157,6 +162,14 @@ import Testing
                 \(publish) --version 1.4.0 --key k.pem
                 \(publish) --version 1.5.0 --key k.pem \(rollout == nil ? "" : "--rollout 0:5,1d:25,2d:100")
                 \(rollout == "paused" ? "clientctl rollout pause stable --out releases --key k.pem" : "")
+                """)
+        case .cohort:
+            try await run(
+                """
+                cp -R '\(sample)' build; KEYS=k; \(keys)
+                \(publish) --version 1.4.0 --key k.pem
+                \(publish) --version 1.5.0 --key k.pem
+                printf '%s\\n' 0123456789abcdef0123456789abcdef fedcba9876543210fedcba9876543210 > pilot-ids.txt
                 """)
         case .roots(let draft):
             try await run(

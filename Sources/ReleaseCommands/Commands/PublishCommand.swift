@@ -190,6 +190,7 @@ struct PublishCommand: AsyncParsableCommand {
             }
             if !output.json {
                 if let target = m.target { print("  for the devices of the target \(target)") }
+                for cohort in m.cohorts { print("  cohort \(cohort.name): \(cohort.count) device ids, sha256 \(cohort.digest)") }
                 if !m.alongside.isEmpty {
                     print("  beside it, for the devices it is not for: \(m.alongside.map(\.version.description).joined(separator: ", "))")
                 }

@@ -60,8 +60,8 @@ public enum CohortFile {
     ///   device id (32 lowercase hex digits), or a list longer than ``maxIds``.
     public static func canonical(text: String, source: String) throws -> [UInt8] {
         var ids = Set<String>()
-        for (number, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let line = raw.trimmingCharacters(in: .whitespaces.union(.init(charactersIn: "\r")))
+        for (number, raw) in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).enumerated() {
+            let line = raw.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard isDeviceId(Array(line.utf8)[...]) else {
                 let shown = line.count > 40 ? String(line.prefix(40)) + "…" : line
