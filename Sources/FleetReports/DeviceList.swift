@@ -112,6 +112,9 @@ public struct GuardFigures: Sendable, Equatable, Codable {
     /// Devices left out (neither admitted nor with a history, or pending, rejected, a later
     /// id of a key) that reported on the versions named.
     public var untrustedDevices: Int
+    /// The cohort counted: only devices whose latest labels include these (`label=KEY=VALUE`);
+    /// nil for every device, and from a collector before labels, which ignores `label`.
+    public var labels: [String: String]?
 
     /// The ``trust`` of a collector that counts admitted devices and devices with a history.
     public static let admittedOrHistory = "admitted-or-history"
@@ -119,7 +122,7 @@ public struct GuardFigures: Sendable, Equatable, Codable {
     /// Figures.
     public init(
         app: String, channel: String, admission: String, trust: String, trustedBefore: Date?, since: Date?, versions: [VersionFigures],
-        reported: [String], untrustedDevices: Int
+        reported: [String], untrustedDevices: Int, labels: [String: String]? = nil
     ) {
         self.app = app
         self.channel = channel
@@ -130,6 +133,7 @@ public struct GuardFigures: Sendable, Equatable, Codable {
         self.versions = versions
         self.reported = reported
         self.untrustedDevices = untrustedDevices
+        self.labels = labels
     }
 }
 

@@ -98,28 +98,35 @@ extension ReportStore {
     /// operator or an admit list admitted its key, or the collector first heard from it
     /// before `trustedBefore` (it has a history). The mode decides who may store reports;
     /// it never changes who counts, so a collector restarted in another mode on the same
-    /// database judges the same devices.
+    /// database judges the same devices. With `labels`, only devices whose latest labels (their
+    /// row in `devices`: those of the latest batch stored) include every one of them count,
+    /// all their reports with them, as in a summary of that cohort.
     /// - Parameters:
     ///   - trustedBefore: devices first heard from before it have a history (nil: none has).
     ///   - since: only reports received after it count.
+    ///   - labels: the cohort (empty: every device).
     /// - Throws: ``FleetCollectorError`` `.storeFailed`.
     public func guardFigures(
-        app: String, channel: String, versions: [String], trustedBefore: Date?, since: Date?, admission: AdmissionMode
+        app: String, channel: String, versions: [String], trustedBefore: Date?, since: Date?, admission: AdmissionMode,
+        labels: LabelFilter = LabelFilter()
     ) async throws -> GuardFigures {
         let sinceMs = since.map(ReportSQL.millis) ?? Int64.min
         let trustedMs = trustedBefore.map(ReportSQL.millis) ?? Int64.min
-        let key: [SQLValue] = [.text(app), .text(channel)]
+        // The cohort's condition and its patterns come right after the window's `?`
+        // (matched as in a summary: FleetSummaryQuery.Scope).
+        let cohort = labels.patterns.map { _ in " AND REPLACE(d.labels, ?, '') <> d.labels" }.joined()
+        let scope: [SQLValue] = [.text(app), .text(channel), .integer(sinceMs)] + labels.patterns.map { .text($0) }
         let join = """
             FROM reports r JOIN devices d ON d.app = r.app AND d.channel = r.channel AND d.device = r.device
             LEFT JOIN device_keys k ON k.device = r.device
             LEFT JOIN admitted_keys a ON a.key = k.key
-            WHERE r.app = ? AND r.channel = ? AND r.received_ms > ?
+            WHERE r.app = ? AND r.channel = ? AND r.received_ms > ?\(cohort)
             """
         let trusted = "COALESCE(k.status, 'accepted') = 'accepted' AND (a.key IS NOT NULL OR COALESCE(d.first_ms, 0) < ?)"
         var figures: [VersionFigures] = []
         var untrusted = 0
         for version in versions {
-            let args = key + [.integer(sinceMs), .text(version)]
+            let args = scope + [.text(version)]
             let trials = try await query(
                 "SELECT COUNT(DISTINCT r.device) \(join) AND r.version = ? AND r.type IN ('trial-started', 'rolled-back') AND \(trusted)",
                 args + [.integer(trustedMs)])
@@ -135,13 +142,14 @@ extension ReportStore {
         let reportedRows = try await query(
             "SELECT r.version, MAX(r.received_ms) \(join) AND r.version IS NOT NULL AND \(trusted) "
                 + "GROUP BY r.version ORDER BY 2 DESC, 1 LIMIT \(GuardFigures.maxReported + GuardFigures.maxVersions)",
-            key + [.integer(sinceMs), .integer(trustedMs)])
+            scope + [.integer(trustedMs)])
         let named = Set(versions)
         let reported = reportedRows.compactMap { $0.first?.text }.filter { !named.contains($0) }.prefix(GuardFigures.maxReported)
             .sorted { FleetSummaryQuery.newer($0, than: $1) }
         return GuardFigures(
             app: app, channel: channel, admission: admission.rawValue, trust: GuardFigures.admittedOrHistory,
-            trustedBefore: trustedBefore, since: since, versions: figures, reported: Array(reported), untrustedDevices: untrusted)
+            trustedBefore: trustedBefore, since: since, versions: figures, reported: Array(reported), untrustedDevices: untrusted,
+            labels: labels.isEmpty ? nil : labels.labels)
     }
 
     /// Keys of `names`: a key as it is, a device id as the key bound to it (none: left out).

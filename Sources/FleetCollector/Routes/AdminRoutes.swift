@@ -94,7 +94,9 @@ struct AdminRoutes: Sendable {
         }
     }
 
-    /// `GET /v1/guard?app=ID&channel=NAME&version=V[&version=W…][&trusted-before=MS][&since=MS]`.
+    /// `GET /v1/guard?app=ID&channel=NAME&version=V[&version=W…][&trusted-before=MS][&since=MS][&label=KEY=VALUE…]`:
+    /// with labels, the figures of the devices whose latest labels include them (the answer's
+    /// `labels` says so; a collector before labels ignored them and said nothing).
     func guardFigures(_ request: Request) async -> Response {
         if let why = collector.configuration.readToken.refusal(request.headers, allowBasic: false) {
             return Refusal.response(.unauthorized, why)
@@ -120,10 +122,15 @@ struct AdminRoutes: Sendable {
             }
             times[name] = Date(timeIntervalSince1970: Double(ms) / 1000)
         }
+        let labels: LabelFilter
+        switch ReadRoutes.labelFilter(query[values: "label"].map(String.init)) {
+        case .success(let filter): labels = filter
+        case .failure(let problem): return Refusal.response(.badRequest, problem.message)
+        }
         do {
             let figures = try await collector.store.guardFigures(
                 app: app, channel: channel, versions: versions, trustedBefore: times["trusted-before"], since: times["since"],
-                admission: collector.configuration.admission)
+                admission: collector.configuration.admission, labels: labels)
             return Refusal.json(try Self.encoder().encode(figures) + Data("\n".utf8))
         } catch {
             collector.logger.error("guard figures failed: \(error)")
