@@ -26,6 +26,10 @@ public struct RestrictionRequest: Sendable, Equatable {
     /// A narrower target: devices take the release only where both this and the
     /// release's own target admit them (docs/targeting.md).
     public var target: TargetExpression?
+    /// Sign only while `restriction.json` is still what this request was made from: two
+    /// guards of one channel (one cohort each) never drop what the other signed. nil:
+    /// whatever is there is replaced.
+    public var basis: RestrictionBasis?
 
     public init(
         pause: Bool = false, percent: Double? = nil, revoke: [Version] = [], lifetime: TimeInterval? = nil, release: Version? = nil
@@ -35,6 +39,19 @@ public struct RestrictionRequest: Sendable, Equatable {
         self.revoke = revoke
         self.lifetime = lifetime
         self.release = release
+    }
+}
+
+/// What `restriction.json` held when a request was made from it (``RestrictionRequest/basis``).
+public enum RestrictionBasis: Sendable, Equatable {
+    /// There was none.
+    case none
+    /// The SHA-256 (hex) of its bytes.
+    case sha256(String)
+
+    /// The basis of `bytes`, a file's contents (nil: there is no file).
+    public init(_ bytes: Data?) {
+        self = bytes.map { .sha256(Digest.hex(.sha256, of: $0)) } ?? .none
     }
 }
 
@@ -52,7 +69,8 @@ public enum ChannelRestrictor {
     ///   trust root with a `rollout` role, `.untrustedKey`/`.thresholdNotMet` for signers
     ///   that are not enough rollout keys, `.invalidArgument` for a request that restricts
     ///   nothing or asks for more than the manifest, `.contended` when the release is no
-    ///   longer ``RestrictionRequest/release``; a signer's own errors.
+    ///   longer ``RestrictionRequest/release`` or `restriction.json` no longer its
+    ///   ``RestrictionRequest/basis``; a signer's own errors.
     @discardableResult
     public static func restrict(
         _ request: RestrictionRequest, releases: String, channel: String, signers: [any DocumentSigner], now: Date = Date()
@@ -91,6 +109,9 @@ public enum ChannelRestrictor {
             throw ArchivePublishingError(
                 .contended,
                 "channel \(channel)'s release is now \(manifest.version), not \(release) whose figures were judged: nothing signed")
+        }
+        if let basis = request.basis, RestrictionBasis(FileManager.default.contents(atPath: folder + "/restriction.json")) != basis {
+            throw ArchivePublishingError(.contended, "\(folder)/restriction.json changed since it was read: nothing signed")
         }
         var expires = now.addingTimeInterval(request.lifetime ?? defaultLifetime)
         if request.lifetime == nil, let limit = manifest.expires { expires = min(expires, limit) }

@@ -1,6 +1,7 @@
 import ArchivePublishing
 import ClientFoundation
 import ClientUpdater
+import DeviceTargeting
 import Foundation
 import SignedArchive
 import SignedManifest
@@ -18,19 +19,26 @@ import Testing
     static func device(_ n: Int) -> String { String(format: "%032x", n) }
 
     /// One batch of `device`: `reports` are `(type, running, extra fields)`, numbered from
-    /// `firstSeq`, a millisecond apart, a minute ago.
-    static func batch(device n: Int, firstSeq: Int = 1, channel: String = "stable", _ reports: [(String, String, String)]) -> Data {
+    /// `firstSeq`, a millisecond apart, a minute ago; with `labels`, the device's labels.
+    static func batch(
+        device n: Int, firstSeq: Int = 1, channel: String = "stable", labels: [String: String] = [:], _ reports: [(String, String, String)]
+    ) -> Data {
         let now = Int64(Date().timeIntervalSince1970 * 1000) - 60_000
         let lines = reports.enumerated().map { i, r in
             "{\"seq\":\(firstSeq + i),\"time\":\(now - Int64(reports.count - i)),\"type\":\"\(r.0)\",\"running\":\"\(r.1)\"\(r.2)}"
         }
+        let members = labels.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\"\($0.value)\"" }
+        let labelled = labels.isEmpty ? "" : ",\"labels\":{" + members.joined(separator: ",") + "}"
         return Data(
-            "{\"schema\":1,\"device\":\"\(device(n))\",\"app\":\"\(app)\",\"channel\":\"\(channel)\",\"reports\":[\(lines.joined(separator: ","))]}"
+            "{\"schema\":1,\"device\":\"\(device(n))\",\"app\":\"\(app)\",\"channel\":\"\(channel)\"\(labelled),\"reports\":[\(lines.joined(separator: ","))]}"
                 .utf8)
     }
 
-    /// Devices `range` try `version` (from `from`); the first `failing` of them roll it back.
-    static func trials(_ version: String, devices range: Range<Int>, failing: Int, from: String = "1.0.0") -> [Data] {
+    /// Devices `range` (labelled `labels`) try `version` (from `from`); the first `failing`
+    /// of them roll it back.
+    static func trials(
+        _ version: String, devices range: Range<Int>, failing: Int, from: String = "1.0.0", labels: [String: String] = [:]
+    ) -> [Data] {
         range.enumerated().map { i, n in
             var reports = [("trial-started", version, ",\"version\":\"\(version)\"")]
             if i < failing {
@@ -38,7 +46,7 @@ import Testing
             } else {
                 reports.append(("committed", version, ",\"version\":\"\(version)\",\"ms\":700"))
             }
-            return batch(device: n, reports)
+            return batch(device: n, labels: labels, reports)
         }
     }
 
@@ -143,6 +151,33 @@ import Testing
         let signed = try await ChannelRestrictor.restrict(
             RestrictionRequest(pause: true, release: Version(1, 1, 0)), releases: rig.d.releases.path, channel: "stable", signers: [rig.guardKey])
         #expect(signed.paused && signed.version == Version(1, 1, 0))
+    }
+
+    /// A restriction asked for on the basis of the `restriction.json` read is signed only
+    /// while that file is still there: one another guard (or a person) replaced meanwhile
+    /// is not overwritten (75, nothing signed), so two guards never drop each other's halt.
+    @Test func aRestrictionMadeFromAnOlderRestrictionIsNotSigned() async throws {
+        let rig = try await RestrictionRig()
+        try rig.d.publish("1.0.0")
+        let path = Self.restrictionPath(rig)
+        var request = RestrictionRequest(release: Version(1, 0, 0))
+        request.target = try TargetExpression(parsing: "not store = 12")
+        request.basis = RestrictionBasis(nil)
+        try await ChannelRestrictor.restrict(request, releases: rig.d.releases.path, channel: "stable", signers: [rig.guardKey])
+        let first = try Data(contentsOf: URL(fileURLWithPath: path))
+
+        // A second request made when there was none: refused, the first stays.
+        request.target = try TargetExpression(parsing: "not store = 14")
+        let error = await #expect(throws: ArchivePublishingError.self) {
+            try await ChannelRestrictor.restrict(request, releases: rig.d.releases.path, channel: "stable", signers: [rig.guardKey])
+        }
+        #expect(error?.code == .contended && error?.message.contains("restriction.json changed since it was read") == true)
+        #expect(error?.kind.exitStatus == 75)
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == first)
+        // Made from the first: signed.
+        request.basis = RestrictionBasis(first)
+        let signed = try await ChannelRestrictor.restrict(request, releases: rig.d.releases.path, channel: "stable", signers: [rig.guardKey])
+        #expect(signed.target?.description == "not store = 14")
     }
 
     /// 1 of 40 devices rolls back: nothing is written, exit 0; one failing device of one
