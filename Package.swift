@@ -268,7 +268,10 @@ let package = Package(
         // the clock injected (`clientctl rollout guard` is its adapter).
         .target(
             name: "RolloutGuard",
-            dependencies: ["ReleaseSigning", "ClientFoundation", "FleetReports", "SignedManifest", "StrictJSON", "ArchivePublishing"]
+            dependencies: [
+                "ApplyPolicy", "DeviceTargeting", "ReleaseSigning", "ClientFoundation", "FleetReports", "SignedManifest", "StrictJSON",
+                "ArchivePublishing",
+            ]
         ),
         // ... and the release engineer's (keys, publishing, rollouts, packaging, the fleet).
         .target(
@@ -365,7 +368,10 @@ let package = Package(
         .testTarget(name: "FleetReportsTests", dependencies: ["DeviceTargeting", "FleetReports", "StrictJSON"]),
         .testTarget(
             name: "RolloutGuardTests",
-            dependencies: ["RolloutGuard", "FleetReports", "ClientFoundation", "SignedManifest", "ArchivePublishing", "TestSupport"]),
+            dependencies: [
+                "ApplyPolicy", "RolloutGuard", "DeviceTargeting", "FleetReports", "ClientFoundation", "SignedManifest", "ArchivePublishing",
+                "TestSupport",
+            ]),
         .testTarget(
             name: "FleetCollectorTests",
             dependencies: ["DeviceTargeting", "FleetCollector", "FleetReports", "CZstd", "SignedManifest", "TestSupport"]),

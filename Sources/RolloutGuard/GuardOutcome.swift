@@ -1,4 +1,5 @@
 import ClientFoundation
+import FleetReports
 import Foundation
 import SignedManifest
 import StrictJSON
@@ -19,11 +20,13 @@ public struct GuardOutcome: Sendable {
     public var restriction: Restriction?
     /// Push's one-line report, when the pass pushed the channel.
     public var pushed: String?
+    /// The devices judged (`--label`); empty: every device.
+    public var cohort = LabelFilter()
 
     /// Halted now or already: `rollout guard` exits 3.
     public var halted: Bool { action != .hold }
 
-    /// The one line: the version, the counts, the rule, what was done.
+    /// The one line: the version (and the cohort judged), the counts, the rule, what was done.
     public var line: String {
         let verb: String
         switch action {
@@ -31,9 +34,14 @@ public struct GuardOutcome: Sendable {
         case .halted: verb = "halted"
         case .alreadyHalted: verb = "already halted"
         }
-        var text = "\(app) \(decision.version) on \(channel): \(verb): \(decision.details)"
+        let devices = cohort.isEmpty ? "" : " (devices labelled \(cohort))"
+        var text = "\(app) \(decision.version) on \(channel)\(devices): \(verb): \(decision.details)"
         if let restriction {
-            text += "; restriction.json pauses it"
+            if restriction.paused {
+                text += "; restriction.json pauses it"
+            } else {
+                text += "; restriction.json narrows it to '\(restriction.target.map(\.description) ?? "")'"
+            }
             if !restriction.revoked.isEmpty { text += " and revokes \(restriction.revoked.map(\.description).joined(separator: ", "))" }
             text += " until \(RFC3339.format(restriction.expires))"
             if action == .halted { text += " (\(Self.signedBy(restriction.signatures)))" }
@@ -60,6 +68,7 @@ public struct GuardOutcome: Sendable {
             var baseline: RolloutGuardRule.Baseline?
             var ignored: [String]
             var ignoredVersions: Int
+            var labels: [String: String]?
             var restriction: RestrictionShape?
             var pushed: String?
             var trust: String?
@@ -70,6 +79,7 @@ public struct GuardOutcome: Sendable {
         struct RestrictionShape: Encodable {
             var paused: Bool
             var revoked: [String]
+            var target: String?
             var expires: String
             var keyIds: [String]
         }
@@ -77,11 +87,11 @@ public struct GuardOutcome: Sendable {
         let shape = Shape(
             app: app, channel: channel, version: d.version, action: action, verdict: d.verdict, rule: d.rule, failed: d.failed,
             trials: d.trials, rate: d.rate, lowerBound: d.lowerBound, limit: d.limit, minDevices: d.minDevices, baseline: d.baseline,
-            ignored: d.ignored, ignoredVersions: d.ignored.count,
+            ignored: d.ignored, ignoredVersions: d.ignored.count, labels: cohort.isEmpty ? nil : cohort.labels,
             restriction: restriction.map {
                 RestrictionShape(
-                    paused: $0.paused, revoked: $0.revoked.map(\.description), expires: RFC3339.format($0.expires),
-                    keyIds: $0.signatures.map(\.keyId))
+                    paused: $0.paused, revoked: $0.revoked.map(\.description), target: $0.target?.description,
+                    expires: RFC3339.format($0.expires), keyIds: $0.signatures.map(\.keyId))
             }, pushed: pushed, trust: d.trust, trustedBefore: d.trustedBefore.map(RFC3339.format), since: d.since.map(RFC3339.format),
             untrusted: d.untrusted)
         let encoder = JSONEncoder()

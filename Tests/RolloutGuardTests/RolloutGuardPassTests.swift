@@ -54,8 +54,26 @@ import Testing
         #expect(query.app == "com.example.notes" && query.channel == "stable")
         #expect(query.versions == ["1.1.0", "1.0.0"], "the version, then the baseline")
         #expect(query.trustedBefore <= start, "no later than the rollout's start")
-        #expect(query.since == nil)
+        #expect(query.since == nil && query.labels.isEmpty, "every device")
         #expect(try TreeSnapshot(tmp("releases")) == before, "a pass that holds writes nothing")
+    }
+
+    /// `--label`: the fleet is asked for that cohort's figures only, and the line names it.
+    @Test func aPassForACohortAsksForItsFiguresOnly() async throws {
+        let tmp = try TemporaryDirectory("guard-pass-cohort")
+        let folder = try ReleaseFolder(path: tmp("releases"), key: try ReleaseFolder.testKey())
+        try folder.publish("1.0.0", archive: Data("a".utf8))
+        let fleet = FixedFleet(.success(Self.figures("1.0.0", failed: 1, trials: 30)))
+        let cohort = try LabelFilter(["store=12", "ring=beta"])
+        let pass = RolloutGuardPass(
+            releases: tmp("releases"), channel: "stable", fleet: fleet, signers: [],
+            options: .init(maxFailureRate: 0.1, minDevices: 20, baseline: false), cohort: cohort)
+        let outcome = try await pass.run()
+        #expect(outcome.action == .hold && outcome.cohort == cohort)
+        #expect(outcome.line.hasPrefix("com.example.notes 1.0.0 on stable (devices labelled ring=beta,store=12): holds: 1 of 30"), "\(outcome.line)")
+        #expect(fleet.asked.withLock { $0.map(\.labels) } == [cohort])
+        let json = try #require(try JSONSerialization.jsonObject(with: outcome.jsonLine()) as? [String: Any])
+        #expect(json["labels"] as? [String: String] == ["ring": "beta", "store": "12"])
     }
 
     @Test func aFleetThatFailsLeavesTheFolderAsItWas() async throws {

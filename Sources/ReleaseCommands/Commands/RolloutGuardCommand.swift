@@ -28,11 +28,24 @@ struct RolloutGuardCommand: AsyncParsableCommand {
             version's upper bound), so one device or a handful never halts a rollout. \
             Reports of versions the channel never published are ignored and counted.
 
+            --label KEY=VALUE (repeatable, at most 8) judges one cohort: only the figures of \
+            the devices whose latest labels include every label given (GET /v1/guard?label=; \
+            a collector before labels is refused, exit 65). A halt then narrows the release \
+            away from that cohort instead of pausing it: the restriction's target becomes \
+            its target in force and 'not (KEY = VALUE and …)', so devices outside the cohort \
+            keep taking the release and devices in it keep what they run. Guards of two \
+            cohorts compose, each narrowing further, never widening; a narrowed target over \
+            a target's bounds is refused (65, nothing signed). --revoke is for every device \
+            and cannot go with --label. Labels are what devices claim; only devices a \
+            release's target admits can report its version.
+
             Halting writes OUT/CHANNEL/restriction.json atomically, signed by the trust \
             root's rollout role (as rollout restrict --pause; with --revoke devices on the \
             version also leave it), keeping what an earlier restriction of this manifest \
-            held back. A release whose restriction already pauses it is not signed again \
-            (until less than a day of it is left). --push uploads the channel afterwards, \
+            held back (its pause, percent, revocations, apply policy and target). A release \
+            whose restriction already halts it is not signed again (until less than a day \
+            of it is left). The restriction binds the channel's newest manifest only: a \
+            release offered beside it (alongside) is not guarded. --push uploads the channel afterwards, \
             as push does (same credentials, --endpoint, --region, --max-age).
 
             Prints one line per pass naming the version, the counts and the rule that \
@@ -51,6 +64,9 @@ struct RolloutGuardCommand: AsyncParsableCommand {
                 --collector https://reports.example.com/ --token-file read.token \\
                 --max-failure-rate 0.05 --min-devices 50 --baseline --revoke \\
                 --push s3://cdn-origin/notes --every 15m
+              clientctl rollout guard stable --out releases --key rollout.pem \\
+                --collector http://127.0.0.1:9400/ --token-file read.token \\
+                --label store=12 --every 15m
             """
     )
 
@@ -81,6 +97,13 @@ struct RolloutGuardCommand: AsyncParsableCommand {
 
     @Flag(name: .long, help: "When halting, also revoke the version: devices on it leave it.")
     var revoke = false
+
+    @Option(
+        name: .customLong("label"),
+        help: ArgumentHelp(
+            "Judge only devices whose latest labels include this one and halt the release for them alone (repeatable, at most 8).",
+            valueName: "key=value"))
+    var labels: [String] = []
 
     @Option(name: .long, help: ArgumentHelp("After halting, push the channel to s3://BUCKET/PREFIX as push does.", valueName: "S3-URL"))
     var push: String?
@@ -116,6 +139,10 @@ struct RolloutGuardCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
+            if revoke && !labels.isEmpty {
+                throw CommandError(
+                    .invalidArgument, "--revoke revokes the version for every device: it cannot go with --label (a halt for a cohort only narrows)")
+            }
             let pusher = try push.map { try store.push(to: $0) }
             let (releases, channel, destination) = (out, self.channel, push ?? "")
             var afterHalt: (@Sendable () async throws -> String)?
@@ -129,11 +156,12 @@ struct RolloutGuardCommand: AsyncParsableCommand {
                 }
                 trustedBefore = date
             }
+            let cohort = try FleetQuery.labelFilter(labels)
             let client = CollectorClient(collector: try Self.collectorURL(collector), token: try FleetQuery.token(file: tokenFile))
             let guardian = RolloutGuardPass(
                 releases: out, channel: channel, fleet: CollectorGuardFleet(client: client), signers: try signing.signers(),
                 options: RolloutGuardRule.Options(maxFailureRate: maxFailureRate.value, minDevices: minDevices, baseline: baseline),
-                revoke: revoke, historyBefore: trustedBefore, afterHalt: afterHalt)
+                revoke: revoke, cohort: cohort, historyBefore: trustedBefore, afterHalt: afterHalt)
             guard let every, let seconds = RolloutArgument.seconds(every) else {
                 let outcome = try await guardian.run()
                 show(outcome)
@@ -212,17 +240,30 @@ final class StopRequest: Sendable {
 struct CollectorGuardFleet: GuardFleet {
     let client: CollectorClient
 
+    /// - Throws: what ``CollectorClient/get(_:_:)`` throws; ``CommandError`` `.rejected`
+    ///   (65) for an answer that is not the guard's figures, or not of the cohort asked for
+    ///   (a collector before labels ignores `label`: its whole fleet must not pass for a cohort).
     func figures(_ query: GuardQuery) async throws -> GuardFigures {
         var items = [URLQueryItem(name: "app", value: query.app), URLQueryItem(name: "channel", value: query.channel)]
         items += query.versions.map { URLQueryItem(name: "version", value: $0) }
         items.append(URLQueryItem(name: "trusted-before", value: String(Self.millis(query.trustedBefore))))
         if let since = query.since { items.append(URLQueryItem(name: "since", value: String(Self.millis(since)))) }
+        items += FleetQuery.labelItems(query.labels)
         let data = try await client.get("v1/guard", items)
+        let figures: GuardFigures
         do {
-            return try CollectorClient.decoder().decode(GuardFigures.self, from: data)
+            figures = try CollectorClient.decoder().decode(GuardFigures.self, from: data)
         } catch {
             throw CommandError(.rejected, "GET v1/guard: the answer is not the guard's figures (\(error))")
         }
+        guard (figures.labels ?? [:]) == query.labels.labels else {
+            let what = figures.labels.map { "the devices labelled '\(FleetQuery.oneLine(LabelFilter.text($0)))'" } ?? "every device"
+            throw CommandError(
+                .rejected,
+                "GET v1/guard: the collector answered for \(what), not for --label \(query.labels.assignments.joined(separator: " --label ")) "
+                    + "(a collector before labels ignores --label: upgrade it)")
+        }
+        return figures
     }
 
     static func millis(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
