@@ -78,7 +78,7 @@ let package = Package(
         .target(
             name: "ClientUpdater",
             dependencies: [
-                "ApplyPolicy", "AuthenticatedTime", "ClientFoundation", "ClientShim", "COpenSSL", "CZstd", "DeviceSetup", "DeviceTargeting",
+                "ApplyPolicy", "AuthenticatedTime", "ClientFoundation", "ClientShim", "COpenSSL", "CZstd", "DeviceIdentity", "DeviceSetup", "DeviceTargeting",
                 "FleetReports", "StrictJSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -102,13 +102,16 @@ let package = Package(
         .target(name: "StrictJSON", dependencies: ["ClientFoundation"]),
         // The fleet report model both sides share: a report, a batch and its strict reader,
         // the fleet summary a collector answers. No device or release logic.
-        .target(name: "FleetReports", dependencies: ["ClientFoundation", "DeviceTargeting", "StrictJSON"]),
+        .target(name: "FleetReports", dependencies: ["ClientFoundation", "DeviceIdentity", "DeviceTargeting", "StrictJSON"]),
         // The fleet seen: a FleetSummary as `fleet status`'s text and as the self-contained
         // page (inline SVG charts, no script). Pure rendering, no I/O.
         .target(name: "FleetPage", dependencies: ["ClientFoundation", "FleetReports"]),
         // Who a release is for (issue 55): device labels and their grammar, the target
         // expression language over labels and device ids. Pure values, no I/O.
-        .target(name: "DeviceTargeting", dependencies: ["ClientFoundation"]),
+        .target(name: "DeviceTargeting", dependencies: ["ClientFoundation", "DeviceIdentity"]),
+        // Who a device is (issue 55): its id, its public key and its labels, one type each
+        // and one hex rule, for the device, the collector and the commands alike. No I/O.
+        .target(name: "DeviceIdentity", dependencies: ["ClientFoundation"]),
         // Signed manifests: Ed25519 through OpenSSL, the manifest, index, trust-root and rollout rules.
         .target(
             name: "SignedManifest",
@@ -196,7 +199,7 @@ let package = Package(
         .target(
             name: "FleetCollector",
             dependencies: [
-                "ClientFoundation", "FleetReports", "StrictJSON", "CZstd", "SignedManifest",
+                "ClientFoundation", "DeviceIdentity", "FleetReports", "StrictJSON", "CZstd", "SignedManifest",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -215,7 +218,7 @@ let package = Package(
         .target(
             name: "ClientEngine",
             dependencies: [
-                "ApplyPolicy", "ClientShim", "DeviceSetup", "ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "SignedManifest",
+                "ApplyPolicy", "ClientShim", "DeviceIdentity", "DeviceSetup", "ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "SignedManifest",
                 "MeteorHotCodePush",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -277,7 +280,7 @@ let package = Package(
         .target(
             name: "ReleaseCommands",
             dependencies: [
-                "ApplyPolicy", "DeviceSetup", "DeviceTargeting", "ReleaseSigning", "CommandSupport", "ClientFoundation", "ClientUpdater",
+                "ApplyPolicy", "DeviceIdentity", "DeviceSetup", "DeviceTargeting", "ReleaseSigning", "CommandSupport", "ClientFoundation", "ClientUpdater",
                 "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive",
                 "ArchivePublishing", "FleetReports", "FleetPage", "AppPackaging", "FleetCollector", "RolloutGuard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -376,6 +379,7 @@ let package = Package(
             name: "FleetCollectorTests",
             dependencies: ["DeviceTargeting", "FleetCollector", "FleetReports", "CZstd", "SignedManifest", "TestSupport"]),
         .testTarget(name: "DeviceTargetingTests", dependencies: ["DeviceTargeting", "ClientFoundation"]),
+        .testTarget(name: "DeviceIdentityTests", dependencies: ["DeviceIdentity", "ClientFoundation"]),
         .testTarget(name: "FleetPageTests", dependencies: ["FleetPage", "FleetReports", "TestSupport"]),
         .testTarget(
             name: "SignedManifestTests",

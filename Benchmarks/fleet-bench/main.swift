@@ -181,7 +181,7 @@ do {
 
 var ids: [String] = []
 for n in 0..<devices {
-    guard let id = DeviceIdentity.read(RootLayout(root: deviceFolder + "/\(n)")) else { fail("device \(n) has no id") }
+    guard let id = DeviceIdFile.read(RootLayout(root: deviceFolder + "/\(n)")) else { fail("device \(n) has no id") }
     ids.append(id)
 }
 let deviceIds = ids

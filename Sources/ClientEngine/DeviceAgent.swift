@@ -256,7 +256,7 @@ public final class DeviceAgent: Service, Sendable {
         guard seconds > 0 else { return }
         // The device's id (made now if the root has none yet: a packaged app's roots share
         // their path on every device, so the path alone would not spread a fleet).
-        let device = (try? DeviceIdentity.readOrCreate(updater.layout)) ?? updater.layout.root
+        let device = (try? DeviceIdFile.readOrCreate(updater.layout)) ?? updater.layout.root
         let schedule = CheckSchedule(every: seconds, device: device)
         if let first {
             await first()

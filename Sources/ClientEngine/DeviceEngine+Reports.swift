@@ -13,7 +13,7 @@ extension DeviceEngine {
     /// rule the journal follows too): then nothing is recorded or sent.
     package func reportSender(options: ReportSender.Options = .init()) -> ReportSender? {
         guard let url = ReportDelivery.reportURL(config: config),
-            let device = try? DeviceIdentity.readOrCreate(layout)
+            let device = try? DeviceIdFile.readOrCreate(layout)
         else { return nil }
         let identity = ReportIdentity(device: device, app: config.app, channel: Self.reportChannel(config))
         // A root made before device keys gets one now; one whose key is unusable (a

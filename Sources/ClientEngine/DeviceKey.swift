@@ -1,5 +1,6 @@
 import ClientFoundation
 import ClientUpdater
+import DeviceIdentity
 import Foundation
 import SignedManifest
 
@@ -58,7 +59,7 @@ package struct DeviceKey: ReportSigner {
         }
         do {
             let key = try Ed25519.PrivateKey(pemFile: layout.deviceKey)
-            return DeviceKey(pem: try key.pemRepresentation(), publicKeyHex: ReportSender.hex(key.publicKey.rawRepresentation))
+            return DeviceKey(pem: try key.pemRepresentation(), publicKeyHex: LowerHex.encode(key.publicKey.rawRepresentation))
         } catch {
             throw EngineError(.deviceKey, "\(layout.deviceKey): not an Ed25519 private key (\(error))")
         }
@@ -66,7 +67,7 @@ package struct DeviceKey: ReportSigner {
 
     /// Writes `device-key.pub` when it does not hold this key (status reads it).
     func recordPublicKey(_ layout: RootLayout) {
-        guard DeviceIdentity.readPublicKey(layout) != publicKeyHex else { return }
+        guard DeviceIdFile.readPublicKey(layout) != publicKeyHex else { return }
         try? AtomicFile.write(Data((publicKeyHex + "\n").utf8), to: layout.deviceKeyPublic)
     }
 

@@ -238,7 +238,7 @@ struct TargetParser {
         }
         switch operand {
         case .id:
-            if !Self.isDeviceId(word) {
+            if !DeviceID.isValid(word) {
                 throw failure("device id \(Quoting.quoted(word)) at character \(lexeme.position): must be 32 lowercase hex digits")
             }
         case .label:
@@ -270,11 +270,6 @@ struct TargetParser {
         if depth > TargetExpression.maxDepth {
             throw failure("nests deeper than \(TargetExpression.maxDepth) at character \(lexeme.position)")
         }
-    }
-
-    /// Whether `word` is 32 lowercase hex digits.
-    static func isDeviceId(_ word: String) -> Bool {
-        word.utf8.count == 32 && word.utf8.allSatisfy { ("0"..."9").contains(Unicode.Scalar($0)) || ("a"..."f").contains(Unicode.Scalar($0)) }
     }
 
     /// Whether `word` is a keyword in other letter case, such as `AND`.

@@ -1,4 +1,5 @@
 import ClientFoundation
+import DeviceIdentity
 import StrictJSON
 
 /// Reads the members of one object, each once, and says which are left over.
@@ -8,8 +9,10 @@ struct FieldReader {
 
     /// The rules a string field is held to.
     enum Rule {
-        /// 32 lowercase hex digits.
+        /// A device id (``DeviceID``: 32 lowercase hex digits).
         case deviceId
+        /// A device's public key (``DevicePublicKey``: 64 lowercase hex digits).
+        case deviceKey
         /// Exactly `digits` lowercase hex digits.
         case hex(digits: Int)
         /// 1 to `maxBytes` of letters, digits, `.`, `_`, `-`.
@@ -90,10 +93,12 @@ struct FieldReader {
         let alnum: (UInt8) -> Bool = { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5a) || ($0 >= 0x61 && $0 <= 0x7a) }
         switch rule {
         case .deviceId:
-            return problem(s, .hex(digits: 32))
+            return problem(s, .hex(digits: DeviceID.hexDigits))
+        case .deviceKey:
+            return problem(s, .hex(digits: DevicePublicKey.hexDigits))
         case .hex(let digits):
             guard bytes.count == digits else { return "not \(digits) lowercase hex digits" }
-            return only(digits, { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }, "\(digits) lowercase hex digits")
+            return LowerHex.matches(bytes, count: digits) ? nil : "not \(digits) lowercase hex digits"
         case .identifier(let max):
             return only(max, { alnum($0) || $0 == 0x2e || $0 == 0x5f || $0 == 0x2d }, "an identifier (letters, digits, . _ -)")
         case .version:

@@ -167,7 +167,7 @@ public struct ReportBatch: Sendable, Equatable {
         var key: String?
         var stream: String?
         if n == Self.schema {
-            key = try fields.string("key", rule: .hex(digits: 64))
+            key = try fields.string("key", rule: .deviceKey)
             stream = try fields.string("stream", rule: .hex(digits: 16))
         }
         let app = try fields.string("app", rule: .identifier(maxBytes: 255))

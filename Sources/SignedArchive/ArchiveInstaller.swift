@@ -75,7 +75,7 @@ struct ArchiveInstaller {
             throw SignedArchiveError(.archiveRejected, reason)
         }
         let isUnpacked = FileManager.default.fileExists(atPath: layout.clientDirectory(candidate.version))
-        let deviceId = { try DeviceIdentity.readOrCreate(layout) }
+        let deviceId = { try DeviceIdFile.readOrCreate(layout) }
         var decision: ArchiveDecision.Decision
         /// Why the newest release is not for this device, when one offered beside it is.
         var besideNote: String?

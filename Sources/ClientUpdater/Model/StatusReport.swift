@@ -106,8 +106,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
         summary: ChannelSummary = ChannelSummary()
     ) {
         root = layout.root
-        deviceId = DeviceIdentity.read(layout)
-        deviceKey = DeviceIdentity.readPublicKey(layout)
+        deviceId = DeviceIdFile.read(layout)
+        deviceKey = DeviceIdFile.readPublicKey(layout)
         labels = config.labels.values
         app = config.app
         channelKind = config.channelKind.rawValue

@@ -1,4 +1,5 @@
 import ClientFoundation
+import DeviceIdentity
 import DeviceTargeting
 import FleetReports
 import Foundation
@@ -301,14 +302,7 @@ package final class ReportSender: Sendable {
 
     /// Lowercase hex of `bytes`.
     package static func hex(_ bytes: [UInt8]) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(bytes.count * 2)
-        for b in bytes {
-            out.append(digits[Int(b >> 4)])
-            out.append(digits[Int(b & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        LowerHex.encode(bytes)
     }
 
     static func seconds(_ d: Duration) -> Double {

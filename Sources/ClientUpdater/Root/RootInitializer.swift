@@ -5,7 +5,7 @@ import Foundation
 /// Creates a device root from a validated config (`clientctl init`).
 package enum RootInitializer {
     /// Creates `layout.root` if needed, writes `config.json` atomically and gives the root
-    /// its ``DeviceIdentity`` (kept when it has one). The wait for the root's lock (up to
+    /// its ``DeviceIdFile`` (kept when it has one). The wait for the root's lock (up to
     /// `lockWait` seconds, while another process installs) suspends the caller, and the
     /// writes run on the ``BlockingExecutor``.
     ///
@@ -93,7 +93,7 @@ package enum RootInitializer {
     /// The writes, with the root's lock held.
     private static func writeLocked(_ bytes: Data, to layout: RootLayout, store: String?) throws {
         try AtomicFile.write(bytes, to: layout.config)
-        _ = try DeviceIdentity.readOrCreate(layout)
+        _ = try DeviceIdFile.readOrCreate(layout)
         if let store { try AtomicFile.makeDirectory(store) }
     }
 }

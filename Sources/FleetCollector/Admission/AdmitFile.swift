@@ -1,4 +1,5 @@
 import ClientFoundation
+import DeviceIdentity
 import Foundation
 import ServiceLifecycle
 import SignedManifest
@@ -37,7 +38,7 @@ public enum AdmitFile {
             let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
             let key = line.trimmingCharacters(in: .whitespaces).lowercased()
             if key.isEmpty { continue }
-            guard key.utf8.count == 64, key.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
+            guard DevicePublicKey.isValid(key) else {
                 throw FleetCollectorError(.invalidConfiguration, "--admit-file \(path):\(n + 1): not a device key (64 hex digits)")
             }
             keys.append(key)

@@ -1,3 +1,4 @@
+import DeviceIdentity
 import FleetReports
 import Foundation
 import HTTPTypes
@@ -153,10 +154,7 @@ struct AdminRoutes: Sendable {
             return .failure(Problem(message: "devices: 1 to \(maxNames) keys or device ids are needed"))
         }
         for name in list {
-            let bytes = Array(name.utf8)
-            let hex = bytes.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
-            let allowed = change == .forget ? [32] : [32, 64]
-            guard hex, allowed.contains(bytes.count) else {
+            guard DeviceID.isValid(name) || (change != .forget && DevicePublicKey.isValid(name)) else {
                 let what = change == .forget ? "a device id (32 hex digits)" : "a key (64 hex digits) or a device id (32)"
                 return .failure(Problem(message: "devices: \"\(name.prefix(70))\" is not \(what)"))
             }

@@ -113,7 +113,7 @@ public enum CohortFile {
     }
 
     static func isDeviceId(_ bytes: ArraySlice<UInt8>) -> Bool {
-        bytes.count == 32 && bytes.allSatisfy(ManifestFieldReader.isLowerHex)
+        DeviceID.isValid(bytes)
     }
 }
 

@@ -67,7 +67,7 @@ struct ManifestFieldReader {
         return s
     }
 
-    static func isLowerHex(_ b: UInt8) -> Bool { (b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x66) }
+    static func isLowerHex(_ b: UInt8) -> Bool { LowerHex.isDigit(b) }
 
     func size(_ name: String) throws -> Int64 {
         let v = try value(name)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import ClientFoundation
 import CommandSupport
+import DeviceIdentity
 import FleetReports
 import Foundation
 
@@ -34,8 +35,10 @@ enum FleetAdmission {
     static func validate(_ names: [String], lengths: Set<Int>, what: String) throws {
         guard (1...maxNames).contains(names.count) else { throw ValidationError("name 1 to \(maxNames) \(what)") }
         for name in names {
-            let hex = name.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
-            guard hex, lengths.contains(name.utf8.count) else {
+            let valid =
+                (lengths.contains(DeviceID.hexDigits) && DeviceID.isValid(name))
+                || (lengths.contains(DevicePublicKey.hexDigits) && DevicePublicKey.isValid(name))
+            guard valid else {
                 throw ValidationError("\(TerminalText.escaped(String(name.prefix(70)))): not \(what) (lowercase hex)")
             }
         }

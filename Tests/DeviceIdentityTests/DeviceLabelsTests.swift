@@ -1,5 +1,5 @@
 import ClientFoundation
-import DeviceTargeting
+import DeviceIdentity
 import Foundation
 import Testing
 
@@ -119,7 +119,7 @@ import Testing
 
     @Test(arguments: badAssignments)
     func aBadAssignmentIsRefusedInOneLineQuotingIt(text: String, message: String) {
-        let error = #expect(throws: DeviceTargetingError.self) { try DeviceLabels.parseAssignment(text) }
+        let error = #expect(throws: DeviceIdentityError.self) { try DeviceLabels.parseAssignment(text) }
         #expect(error?.message == message)
         #expect(error?.code == .invalidLabel)
         #expect(error?.kind == .usage)
@@ -147,9 +147,9 @@ import Testing
 
     @Test func setRefusesABadKeyOrValueAndLeavesTheLabelsAsTheyWere() throws {
         var labels = try DeviceLabels(["store": "12"])
-        let badKey = #expect(throws: DeviceTargetingError.self) { try labels.set("Ring", "beta") }
+        let badKey = #expect(throws: DeviceIdentityError.self) { try labels.set("Ring", "beta") }
         #expect(badKey?.message == "label key 'Ring': must start with a lowercase letter")
-        let badValue = #expect(throws: DeviceTargetingError.self) { try labels.set("store", "") }
+        let badValue = #expect(throws: DeviceIdentityError.self) { try labels.set("store", "") }
         #expect(badValue?.message == "label value '': is empty")
         #expect(labels.description == "store=12")
     }
@@ -164,7 +164,7 @@ import Testing
         #expect(labels.count == 32)
         try labels.set("k0", "changed")
         #expect(labels["k0"] == "changed", "a 32nd label's value still changes")
-        let error = #expect(throws: DeviceTargetingError.self) { try labels.set("extra", "1") }
+        let error = #expect(throws: DeviceIdentityError.self) { try labels.set("extra", "1") }
         #expect(error?.message == "label 'extra': a device has at most 32 labels")
         #expect(labels.count == 32 && labels["extra"] == nil)
         labels.unset("k1")
@@ -181,7 +181,7 @@ import Testing
 
     @Test(arguments: badSets)
     func theInitializerRefusesTheFirstBadLabelInKeyOrder(values: [String: String], message: String) {
-        let error = #expect(throws: DeviceTargetingError.self) { try DeviceLabels(values) }
+        let error = #expect(throws: DeviceIdentityError.self) { try DeviceLabels(values) }
         #expect(error?.message == message)
         #expect(error?.code == .invalidLabel)
     }
@@ -224,11 +224,10 @@ import Testing
     }
 
     @Test func theErrorCodesAreBadInputFromTheCaller() {
-        #expect(DeviceTargetingErrorCode.invalidLabel.description == "invalidLabel")
-        #expect(DeviceTargetingErrorCode.invalidTarget.description == "invalidTarget")
-        #expect(DeviceTargetingErrorCode.invalidLabel != .invalidTarget)
-        #expect(DeviceTargetingError(.invalidLabel, "x").kind == .usage)
-        #expect(DeviceTargetingError(.invalidTarget, "x").kind == .usage)
+        #expect(DeviceIdentityErrorCode.invalidLabel.description == "invalidLabel")
+        #expect(DeviceIdentityErrorCode.invalidId.description == "invalidId")
+        #expect(DeviceIdentityErrorCode.invalidLabel != .invalidKey)
+        for code in [DeviceIdentityErrorCode.invalidLabel, .invalidId, .invalidKey] { #expect(DeviceIdentityError(code, "x").kind == .usage) }
         #expect(DeviceLabels.reservedWords == ["and", "cohort", "false", "id", "in", "not", "or", "true"])
     }
 }

@@ -1,5 +1,5 @@
 /// A device's labels: `KEY=VALUE` pairs such as `store=12` or `ring=beta` that a release's target
-/// expression reads (see ``TargetExpression``).
+/// expression reads (DeviceTargeting's `TargetExpression`).
 ///
 /// Grammar:
 /// - key: 1 to 63 characters, first a lowercase ASCII letter, then lowercase ASCII letters, digits,
@@ -29,10 +29,10 @@ public struct DeviceLabels: Sendable, Equatable, Hashable, Codable, CustomString
     }
 
     /// The given labels, checked against the grammar.
-    /// - Throws: ``DeviceTargetingError`` ``DeviceTargetingErrorCode/invalidLabel`` naming the first bad key or
+    /// - Throws: ``DeviceIdentityError`` ``DeviceIdentityErrorCode/invalidLabel`` naming the first bad key or
     ///   value (in key order), or saying there are more than ``maxCount``.
     public init(_ values: [String: String]) throws {
-        if let problem = Self.problem(values) { throw DeviceTargetingError(.invalidLabel, problem) }
+        if let problem = Self.problem(values) { throw DeviceIdentityError(.invalidLabel, problem) }
         self.values = values
     }
 
@@ -57,13 +57,13 @@ public struct DeviceLabels: Sendable, Equatable, Hashable, Codable, CustomString
     }
 
     /// Splits a `KEY=VALUE` text at its `=` and checks both sides.
-    /// - Throws: ``DeviceTargetingError`` ``DeviceTargetingErrorCode/invalidLabel``, one line quoting the text:
+    /// - Throws: ``DeviceIdentityError`` ``DeviceIdentityErrorCode/invalidLabel``, one line quoting the text:
     ///   `label 'store 12': expected KEY=VALUE`, `label key 'Store': must start with a lowercase letter`,
     ///   `label value '': is empty`.
     public static func parseAssignment(_ text: String) throws -> (key: String, value: String) {
         let parts = text.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
         guard parts.count == 2, !parts[1].contains("=") else {
-            throw DeviceTargetingError(.invalidLabel, "label \(Quoting.quoted(text)): expected KEY=VALUE")
+            throw DeviceIdentityError(.invalidLabel, "label \(Quoting.quoted(text)): expected KEY=VALUE")
         }
         let key = String(parts[0])
         let value = String(parts[1])
@@ -72,12 +72,12 @@ public struct DeviceLabels: Sendable, Equatable, Hashable, Codable, CustomString
     }
 
     /// Sets the label `key` to `value`, replacing its value when it is set already.
-    /// - Throws: ``DeviceTargetingError`` ``DeviceTargetingErrorCode/invalidLabel`` for a bad key or value, or
+    /// - Throws: ``DeviceIdentityError`` ``DeviceIdentityErrorCode/invalidLabel`` for a bad key or value, or
     ///   a new key when there are ``maxCount`` labels already (`label 'k': a device has at most 32 labels`).
     public mutating func set(_ key: String, _ value: String) throws {
         try Self.check(key, value)
         if values[key] == nil, values.count >= Self.maxCount {
-            throw DeviceTargetingError(.invalidLabel, "label \(Quoting.quoted(key)): a device has at most \(Self.maxCount) labels")
+            throw DeviceIdentityError(.invalidLabel, "label \(Quoting.quoted(key)): a device has at most \(Self.maxCount) labels")
         }
         values[key] = value
     }
@@ -127,7 +127,7 @@ public struct DeviceLabels: Sendable, Equatable, Hashable, Codable, CustomString
 
 extension DeviceLabels {
     /// Why `name` does not follow the key grammar, reserved words aside (cohort names use it too).
-    static func nameProblem(_ name: String) -> String? {
+    package static func nameProblem(_ name: String) -> String? {
         let scalars = name.unicodeScalars
         guard let first = scalars.first else { return "is empty" }
         if scalars.count > maxKeyLength { return "is \(scalars.count) characters, at most \(maxKeyLength)" }
@@ -158,7 +158,7 @@ extension DeviceLabels {
 
     /// Refuses a bad key, then a bad value.
     private static func check(_ key: String, _ value: String) throws {
-        if let problem = labelProblem(key, value) { throw DeviceTargetingError(.invalidLabel, problem) }
+        if let problem = labelProblem(key, value) { throw DeviceIdentityError(.invalidLabel, problem) }
     }
 
     /// The first problem of a whole set of labels: too many, or a bad key or value in key order.

@@ -1,16 +1,16 @@
-/// How user text appears in this module's one-line messages.
-enum Quoting {
+/// How user text appears in the one-line messages of DeviceIdentity and DeviceTargeting.
+package enum Quoting {
     /// Texts are cut to this many Unicode scalars in messages.
-    static let maxCharacters = 64
+    package static let maxCharacters = 64
 
     /// `text` in single quotes, with control characters (including newlines) and line or paragraph
     /// separators escaped as `\u{…}` so the message stays on one line, cut to 64 characters followed by `…`.
-    static func quoted(_ text: String) -> String {
+    package static func quoted(_ text: String) -> String {
         "'" + escaped(text, limit: maxCharacters) + "'"
     }
 
     /// `text` with control characters escaped as `\u{…}`, cut to `limit` characters followed by `…`.
-    static func escaped(_ text: String, limit: Int) -> String {
+    package static func escaped(_ text: String, limit: Int) -> String {
         var out = ""
         var count = 0
         for scalar in text.unicodeScalars {
@@ -26,7 +26,7 @@ enum Quoting {
 
     /// One scalar as it appears in a message: as is, or `\u{…}` (lowercase hex) when it is a control
     /// character, a format character or a line or paragraph separator.
-    static func escaped(_ scalar: Unicode.Scalar) -> String {
+    package static func escaped(_ scalar: Unicode.Scalar) -> String {
         switch scalar.properties.generalCategory {
         case .control, .format, .lineSeparator, .paragraphSeparator:
             return "\\u{" + String(scalar.value, radix: 16) + "}"

@@ -1,16 +1,16 @@
 import ClientFoundation
+import DeviceIdentity
 import Foundation
 
 /// `<root>/device-id`: 128 random bits made once at `init` (32 lowercase hex characters),
 /// the device's place in every staged rollout. Kept by `init --force`; a root made before
 /// device ids gets one at its first use.
-package enum DeviceIdentity {
+package enum DeviceIdFile {
     /// The id of the root, made (atomically) when it has none or an unreadable one.
     /// - Throws: ``UpdaterError`` `.io` when the file cannot be written.
     package static func readOrCreate(_ layout: RootLayout) throws -> String {
         if let id = read(layout) { return id }
-        var bytes = SystemRandomNumberGenerator()
-        let id = (0..<16).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &bytes)) }.joined()
+        let id = DeviceID.random().text
         try AtomicFile.write(Data((id + "\n").utf8), to: layout.deviceId)
         return id
     }
@@ -19,20 +19,16 @@ package enum DeviceIdentity {
     package static func read(_ layout: RootLayout) -> String? {
         guard let data = try? BoundedFile.read(layout.deviceId, cap: 256, code: UpdaterError.Code.corruptState) else { return nil }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.utf8.count == 32, text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
-            return nil
-        }
-        return text
+        return DeviceID(text)?.text
     }
 }
 
-extension DeviceIdentity {
+extension DeviceIdFile {
     /// The device's public key as `device-key.pub` holds it (64 lowercase hex digits), or nil.
     package static func readPublicKey(_ layout: RootLayout) -> String? {
         guard let data = try? BoundedFile.read(layout.deviceKeyPublic, cap: 256, code: UpdaterError.Code.corruptState) else { return nil }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard text.utf8.count == 64, text.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else { return nil }
-        return text
+        return DevicePublicKey(hex: text)?.hex
     }
 }
 
