@@ -36,7 +36,7 @@ struct RolloutGuardCommand: AsyncParsableCommand {
             keep taking the release and devices in it keep what they run. Guards of two \
             cohorts compose, each narrowing further, never widening; a narrowed target over \
             a target's bounds is refused (65, nothing signed). --revoke is for every device \
-            and cannot go with --label. Labels are what devices claim; only devices a \
+            and cannot go with --label (64). Labels are what devices claim; only devices a \
             release's target admits can report its version.
 
             Halting writes OUT/CHANNEL/restriction.json atomically, signed by the trust \
@@ -45,8 +45,9 @@ struct RolloutGuardCommand: AsyncParsableCommand {
             held back (its pause, percent, revocations, apply policy and target). A release \
             whose restriction already halts it is not signed again (until less than a day \
             of it is left). The restriction binds the channel's newest manifest only: a \
-            release offered beside it (alongside) is not guarded. --push uploads the channel afterwards, \
-            as push does (same credentials, --endpoint, --region, --max-age).
+            release offered beside it (alongside) is not guarded. --push uploads the \
+            channel afterwards, as push does (same credentials, --endpoint, --region, \
+            --max-age).
 
             Prints one line per pass naming the version, the counts and the rule that \
             decided (--json: one JSON object per line). Exit status: 0 it holds (nothing \
