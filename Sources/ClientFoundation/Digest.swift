@@ -93,7 +93,8 @@ public final class Digest {
         return d.finalizeHex()
     }
 
-    static func hex<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
+    /// `bytes` as lowercase hex, two digits a byte (the hex of every digest and key).
+    public static func hex<S: Sequence>(_ bytes: S) -> String where S.Element == UInt8 {
         let digits = Array("0123456789abcdef".utf8)
         var chars: [UInt8] = []
         for b in bytes {

@@ -1,3 +1,5 @@
+import ClientFoundation
+
 /// The one hex rule of device identity (docs/fleet-reports.md#device-keys): lowercase hex digits
 /// `0-9a-f`, nothing else, of an exact length. Device ids, device keys and cohort files use it, on
 /// the device, in the collector and in the commands alike.
@@ -21,12 +23,6 @@ public enum LowerHex {
 
     /// `bytes` as lowercase hex, two digits a byte.
     public static func encode<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
-        let digits = Array("0123456789abcdef".utf8)
-        var out: [UInt8] = []
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        Digest.hex(bytes)
     }
 }
