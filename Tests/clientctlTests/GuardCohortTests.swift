@@ -165,6 +165,11 @@ import Testing
         let lines = bad.errorOutput.split(separator: "\n")
         #expect(lines.count == 1 && lines[0].contains("label 'Store=12'"), "\(bad.errorOutput)")
         #expect(try TreeSnapshot(rig.d.releases.path) == before)
+        // The collector refuses a bad label itself, and names the cohort it counted.
+        let refused = try await collector.read("v1/guard?app=com.example.notes&channel=stable&version=1.0.0&label=Store%3D12", token: collector.token)
+        #expect(refused.status == 400 && refused.body.contains("label 'Store=12'"), "\(refused.body)")
+        let counted = try await collector.read("v1/guard?app=com.example.notes&channel=stable&version=1.0.0&label=store%3D12", token: collector.token)
+        #expect(counted.status == 200 && counted.body.contains("\"labels\":{\"store\":\"12\"}"), "\(counted.body)")
         #expect(collector.stop() == 0)
     }
 }
