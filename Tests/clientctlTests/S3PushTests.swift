@@ -131,6 +131,41 @@ import Testing
         #expect(try await clientctl(["install", "--root", dir("device")]).output == "installed 1.0.0\n")
     }
 
+    /// A cohort's copy goes to the store under its digest with the other immutable files
+    /// (the release side's own list does not), and a device in the cohort reads it there
+    /// and installs; one outside it keeps what it runs.
+    @Test func aCohortCopyIsPushedAndDevicesAnswerFromTheStore() async throws {
+        let s3 = try await SeaweedS3.shared()
+        let bucket = s3.freshArea("cohort")
+        let manifestURL = "\(s3.endpoint)/\(bucket)/notes/stable/manifest.json"
+        var ids: [String: String] = [:]
+        for name in ["in", "out"] {
+            try await clientctl([
+                "init", "--root", dir(name), "--app", "com.example.notes", "--channel", "stable", "--manifest-url", manifestURL,
+                "--trust", publicKey, "--shell-version", "1.0.0",
+            ])
+            let id = try String(contentsOfFile: dir(name) + "/device-id", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            ids[name] = id
+        }
+        try Data("\(ids["in"] ?? "")\n".utf8).write(to: URL(fileURLWithPath: dir("pilot.txt")))
+        try FileManager.default.createDirectory(atPath: dir("rel"), withIntermediateDirectories: true)
+        try await clientctl(["cohort", "set", "stable", "pilot", "--ids", dir("pilot.txt"), "--out", dir("rel"), "--key", key])
+        try await clientctl([
+            "publish", sample, "--app", "com.example.notes", "--channel", "stable", "--version", "1.0.0", "--min-shell", "1.0.0",
+            "--key", key, "--out", dir("rel"), "--target", "id in cohort pilot",
+        ])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: dir("rel/stable/manifest.json")))
+        let manifest = try ManifestVerifier(trustedKeys: [try ReleaseFolder.testKey().publicKey]).verify(bytes: Array(bytes)).get()
+        let cohort = try #require(manifest.cohort(named: "pilot"))
+        try await push(dir("rel"), s3, bucket: bucket)
+        let copy = try await s3.head("\(bucket)/notes/stable/\(cohort.path)")
+        #expect(copy.status == 200 && copy.headers["cache-control"] == "public, max-age=31536000, immutable", "\(copy.headers)")
+        #expect(try await s3.head("\(bucket)/notes/stable/cohorts/pilot.txt").status == 404, "the release side's list stays home")
+        #expect(try await clientctl(["install", "--root", dir("in")]).output == "installed 1.0.0\n")
+        let out = try await clientctl(["install", "--root", dir("out")])
+        #expect(out.output.contains("not in the target of release 1.0.0 `id in cohort pilot`"), "\(out.output)")
+    }
+
     /// The store honours Range, and a kept partial download is resumed from it: the
     /// downloader asks only for the rest (one request, resumed after the kept bytes), and a
     /// device completes its kept partial archive.
