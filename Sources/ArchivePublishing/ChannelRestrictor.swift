@@ -29,7 +29,7 @@ public struct RestrictionRequest: Sendable, Equatable {
     /// Sign only while `restriction.json` is still what this request was made from: two
     /// guards of one channel (one cohort each) never drop what the other signed. nil:
     /// whatever is there is replaced.
-    public var basis: RestrictionBasis?
+    package var basis: RestrictionBasis?
 
     public init(
         pause: Bool = false, percent: Double? = nil, revoke: [Version] = [], lifetime: TimeInterval? = nil, release: Version? = nil
@@ -43,14 +43,14 @@ public struct RestrictionRequest: Sendable, Equatable {
 }
 
 /// What `restriction.json` held when a request was made from it (``RestrictionRequest/basis``).
-public enum RestrictionBasis: Sendable, Equatable {
+package enum RestrictionBasis: Sendable, Equatable {
     /// There was none.
     case none
     /// The SHA-256 (hex) of its bytes.
     case sha256(String)
 
     /// The basis of `bytes`, a file's contents (nil: there is no file).
-    public init(_ bytes: Data?) {
+    package init(_ bytes: Data?) {
         self = bytes.map { .sha256(Digest.hex(.sha256, of: $0)) } ?? .none
     }
 }
@@ -69,8 +69,8 @@ public enum ChannelRestrictor {
     ///   trust root with a `rollout` role, `.untrustedKey`/`.thresholdNotMet` for signers
     ///   that are not enough rollout keys, `.invalidArgument` for a request that restricts
     ///   nothing or asks for more than the manifest, `.contended` when the release is no
-    ///   longer ``RestrictionRequest/release`` or `restriction.json` no longer its
-    ///   ``RestrictionRequest/basis``; a signer's own errors.
+    ///   longer ``RestrictionRequest/release`` or `restriction.json` no longer what the
+    ///   request was made from (its `basis`); a signer's own errors.
     @discardableResult
     public static func restrict(
         _ request: RestrictionRequest, releases: String, channel: String, signers: [any DocumentSigner], now: Date = Date()
