@@ -13,6 +13,9 @@ public struct RootDraft: Sendable, Equatable {
     public var version: Int
     public var app: String
     public var channel: String
+    /// The other channels a device of this root may choose to follow (`--choosable`),
+    /// sorted; written as the root's `choosable` when not empty. See ``setChoosable(_:)``.
+    public private(set) var choosable: [String] = []
     public var expires: Date
     public private(set) var keys: [String: Ed25519.PublicKey]
     public private(set) var roles: [Role: RoleKeys]
@@ -41,6 +44,7 @@ public struct RootDraft: Sendable, Equatable {
         version = root.version
         app = root.app
         channel = root.channel
+        choosable = root.choosable
         expires = root.expires ?? Date()
         keys = root.keys
         roles = [.root: root.root, .release: root.release]
@@ -85,6 +89,29 @@ public struct RootDraft: Sendable, Equatable {
         signatures = []
     }
 
+    /// Sets the other channels a device of this root may choose to follow (none: only the
+    /// root's own channel). Duplicates count once.
+    /// - Throws: ``SignedManifestError`` `.invalidArgument` for a name off the channel-name
+    ///   rule, the root's own channel, or more than ``TrustRoot/maxChoosable`` channels.
+    public mutating func setChoosable(_ names: [String]) throws {
+        let unique = Array(Set(names)).sorted()
+        for name in unique {
+            if let problem = ReleaseIdentifier.channel.problem(name) {
+                throw SignedManifestError(.invalidArgument, "choosable channel '\(name)': \(problem)")
+            }
+            guard name != channel else {
+                throw SignedManifestError(
+                    .invalidArgument, "choosable channel '\(name)' is the root's own channel, which its devices always follow: name only others")
+            }
+        }
+        guard unique.count <= TrustRoot.maxChoosable else {
+            throw SignedManifestError(.invalidArgument, "\(unique.count) choosable channels: at most \(TrustRoot.maxChoosable)")
+        }
+        guard unique != choosable else { return }
+        choosable = unique
+        signatures = []
+    }
+
     /// Sets how many distinct keys of `role` must sign.
     /// - Throws: ``SignedManifestError`` `.invalidArgument` outside 1…(keys of the role).
     public mutating func setThreshold(_ threshold: Int, for role: Role) throws {
@@ -103,6 +130,7 @@ public struct RootDraft: Sendable, Equatable {
         o["format"] = .string(TrustRoot.format)
         o["app"] = .string(app)
         o["channel"] = .string(channel)
+        if !choosable.isEmpty { o["choosable"] = .array(choosable.map { .string($0) }) }
         o["version"] = .integer(Int64(version))
         o["expires"] = .string(RFC3339.format(expires))
         o["keys"] = .object(JSONObject(keys.sorted { $0.key < $1.key }.map { ($0.key, .string($0.value.pemRepresentation)) }))

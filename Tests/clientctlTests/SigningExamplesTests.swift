@@ -44,6 +44,7 @@ import Testing
         (["root", "add-key"], .roots(draft: true), false),
         (["root", "remove-key"], .roots(draft: true), false),
         (["root", "set-threshold"], .roots(draft: true), false),
+        (["root", "set-choosable"], .roots(draft: true), false),
         (["root", "sign"], .roots(draft: true), false),
         (["root", "verify"], .roots(draft: false), false),
         (["rollout"], .channel(rollout: "running"), false),

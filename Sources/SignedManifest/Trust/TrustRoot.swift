@@ -16,6 +16,8 @@ public struct TrustRoot: Sendable, Equatable {
     public static let maxBytes = 64 * 1024
     /// Most keys one root may list.
     public static let maxKeys = 64
+    /// Most channels one root may let its devices choose besides its own.
+    public static let maxChoosable = 16
 
     /// The object as signed (`signatures` included), unknown fields preserved.
     public let object: JSONObject
@@ -24,6 +26,11 @@ public struct TrustRoot: Sendable, Equatable {
     /// The application and channel the root is for: a root of another channel is refused.
     public let app: String
     public let channel: String
+    /// The other channels of the app a device of this root may choose to follow
+    /// (`clientctl channel set`, docs/targeting.md#choosing-a-channel), sorted; empty when
+    /// the root lets it follow only ``channel``, as the implicit root does. Manifests of a
+    /// chosen channel are verified with this root's `release` role, like its own.
+    public let choosable: [String]
     /// Past this time the root is not used (TUF §5.3.10); `nil` only for the implicit root.
     public let expires: Date?
     /// Every key, by key id.
@@ -45,19 +52,20 @@ public struct TrustRoot: Sendable, Equatable {
         let ids = trusted.map(\.keyId)
         let role = RoleKeys(keyIds: ids, threshold: 1)
         return TrustRoot(
-            object: JSONObject(), version: 0, app: app, channel: channel, expires: nil,
+            object: JSONObject(), version: 0, app: app, channel: channel, choosable: [], expires: nil,
             keys: Dictionary(trusted.map { ($0.keyId, $0) }, uniquingKeysWith: { a, _ in a }), root: role, release: role,
             rollout: nil, signatures: [])
     }
 
     init(
-        object: JSONObject, version: Int, app: String, channel: String, expires: Date?, keys: [String: Ed25519.PublicKey],
-        root: RoleKeys, release: RoleKeys, rollout: RoleKeys?, signatures: [DocumentSignature]
+        object: JSONObject, version: Int, app: String, channel: String, choosable: [String], expires: Date?,
+        keys: [String: Ed25519.PublicKey], root: RoleKeys, release: RoleKeys, rollout: RoleKeys?, signatures: [DocumentSignature]
     ) {
         self.object = object
         self.version = version
         self.app = app
         self.channel = channel
+        self.choosable = choosable
         self.expires = expires
         self.keys = keys
         self.root = root
@@ -68,6 +76,14 @@ public struct TrustRoot: Sendable, Equatable {
 
     /// True for the implicit root of `--trust` keys.
     public var isImplicit: Bool { version == 0 }
+
+    /// Every channel a device of this root may follow: its own ``channel`` and the
+    /// ``choosable`` ones, sorted.
+    public var channels: [String] { ([channel] + choosable).sorted() }
+
+    /// True when a device of this root may follow `name`: the root's own channel, or one
+    /// it lists as ``choosable``.
+    public func allowsChannel(_ name: String) -> Bool { name == channel || choosable.contains(name) }
 
     /// The bytes the signatures cover: RFC 8785 of the object without `signatures`.
     public var signedBytes: [UInt8] { Self.signedBytes(of: object) }
@@ -88,7 +104,8 @@ public struct TrustRoot: Sendable, Equatable {
     public func jsonBytes() -> [UInt8] { JSONPrettyPrinter.render(.object(object)) }
 
     /// Parses a root file strictly (``maxBytes``) and checks its shape: format, version,
-    /// app and channel, expiry, every key under its own key id, the roles `root` and
+    /// app and channel, the channels it lets devices choose (`choosable`, when present),
+    /// expiry, every key under its own key id, the roles `root` and
     /// `release` (and `rollout` when present) with thresholds their keys can meet, and well-formed signatures. It checks no signature.
     /// - Throws: ``SignedManifestError`` `.untrustedRoot` naming `source` and the field.
     public static func parse<Bytes: Collection>(_ bytes: Bytes, source: String) throws -> TrustRoot where Bytes.Element == UInt8 {
@@ -116,6 +133,7 @@ public struct TrustRoot: Sendable, Equatable {
         version = Int(number)
         app = try fields.identifier(.app)
         channel = try fields.identifier(.channel)
+        choosable = try Self.choosable(in: fields, own: channel)
         expires = try fields.date("expires")
         guard case .object(let keyObject) = try fields.value("keys") else {
             throw ManifestRejection(.wrongType, field: "keys", "field 'keys' must be an object of key id → PEM public key")
@@ -166,5 +184,32 @@ public struct TrustRoot: Sendable, Equatable {
         }
         signatures = try DocumentSignature.readList(of: o)
         object = o
+    }
+
+    /// `choosable`: an array of 1 to ``maxChoosable`` channel names, each once, none of
+    /// them the root's own; absent: none.
+    private static func choosable(in fields: ManifestFieldReader, own: String) throws -> [String] {
+        guard let value = fields.object["choosable"] else { return [] }
+        guard case .array(let items) = value else {
+            throw ManifestRejection(.wrongType, field: "choosable", "field 'choosable' must be an array of channel names")
+        }
+        guard (1...maxChoosable).contains(items.count) else {
+            throw fields.invalid("choosable", "lists \(items.count) channels: expected 1 to \(maxChoosable)")
+        }
+        var names: [String] = []
+        for item in items {
+            guard case .string(let name) = item else {
+                throw ManifestRejection(.wrongType, field: "choosable", "field 'choosable' must be an array of channel names")
+            }
+            if let problem = ReleaseIdentifier.channel.problem(name) {
+                throw fields.invalid("choosable", "entry \(fields.quoted(name)): \(problem)")
+            }
+            guard name != own else {
+                throw fields.invalid("choosable", "lists the root's own channel \(fields.quoted(name)): list only the others")
+            }
+            guard !names.contains(name) else { throw fields.invalid("choosable", "lists \(fields.quoted(name)) twice") }
+            names.append(name)
+        }
+        return names.sorted()
     }
 }

@@ -13,7 +13,8 @@ struct RootCommand: AsyncParsableCommand {
             sign and how many must. Publish it as OUT/CHANNEL/root/N.json; devices walk
             N → N+1 at each check. Root N+1 must be signed by a threshold of root N's root
             keys and of its own. Every edit drops the signatures (they covered other
-            bytes): edit first, then sign.
+            bytes): edit first, then sign. A root may also name other channels of the
+            app its devices may choose to follow (--choosable, set-choosable).
 
             The examples write root 1, then root 2, which replaces release key r1 by r3.
 
@@ -32,7 +33,7 @@ struct RootCommand: AsyncParsableCommand {
             """,
         subcommands: [
             RootInitCommand.self, RootAddKeyCommand.self, RootRemoveKeyCommand.self, RootSetThresholdCommand.self,
-            RootSignCommand.self, RootVerifyCommand.self,
+            RootSetChoosableCommand.self, RootSignCommand.self, RootVerifyCommand.self,
         ]
     )
 }

@@ -17,6 +17,9 @@ struct RootInitCommand: AsyncParsableCommand {
                 --release-key r1.pub.pem --release-threshold 1 --expires 365d
               clientctl root init root-2.json --from releases/stable/root/1.json \\
                 --expires 365d
+              clientctl root init testers-root-1.json --app com.example.notes \\
+                --channel stable --choosable beta --root-key a.pub.pem \\
+                --release-key r1.pub.pem --expires 365d
             """
     )
 
@@ -40,6 +43,11 @@ struct RootInitCommand: AsyncParsableCommand {
     var rolloutKeys: [String] = []
     @Option(name: .customLong("rollout-threshold"), help: ArgumentHelp("How many rollout keys must sign a restriction.", valueName: "N"))
     var rolloutThreshold: Int?
+    @Option(
+        help: ArgumentHelp(
+            "Another channel of the app its devices may choose to follow ('clientctl channel set'); repeat. With --from: replaces the list.",
+            valueName: "CHANNEL"))
+    var choosable: [String] = []
     @Option(help: ArgumentHelp("Expiry: RFC 3339 UTC time or Nd (days from now).", valueName: "RFC3339|Nd"))
     var expires: Expiry
     @Flag(help: "Overwrite FILE.") var force = false
@@ -77,6 +85,7 @@ struct RootInitCommand: AsyncParsableCommand {
             if let rootThreshold { try draft.setThreshold(rootThreshold, for: .root) }
             if let releaseThreshold { try draft.setThreshold(releaseThreshold, for: .release) }
             if let rolloutThreshold { try draft.setThreshold(rolloutThreshold, for: .rollout) }
+            if !choosable.isEmpty { try draft.setChoosable(choosable) }
             try RootFile.write(draft, to: file, note: "unsigned")
         }
     }

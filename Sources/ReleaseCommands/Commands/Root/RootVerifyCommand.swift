@@ -44,6 +44,7 @@ struct RootVerifyCommand: AsyncParsableCommand {
             "root \(root.version): root keys \(root.root.keyIds.joined(separator: ", ")) (threshold \(root.root.threshold)); "
                 + "release keys \(root.release.keyIds.joined(separator: ", ")) (threshold \(root.release.threshold)); "
                 + (root.rollout.map { "rollout keys \($0.keyIds.joined(separator: ", ")) (threshold \($0.threshold)); " } ?? "")
+                + (root.choosable.isEmpty ? "" : "devices may choose \(root.choosable.joined(separator: ", ")); ")
                 + "signed by \(root.signatures.map(\.keyId).joined(separator: ", ")); expires \(root.expires.map(RFC3339.format) ?? "-")")
     }
 }
