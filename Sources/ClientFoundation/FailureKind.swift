@@ -16,6 +16,9 @@ public enum FailureKind: Sendable, CaseIterable {
     case cannotCreate
     /// A temporary failure: the root is busy (locked, or an agent runs on it); retry later.
     case tempFail
+    /// Not permitted: a well-formed request that what the device trusts does not allow
+    /// (a channel its trust root does not let it choose).
+    case notPermitted
     /// The configuration is missing or invalid.
     case config
 }
@@ -48,6 +51,7 @@ extension FailureKind {
         case .software: return 70  // EX_SOFTWARE
         case .cannotCreate: return 73  // EX_CANTCREAT
         case .tempFail: return 75  // EX_TEMPFAIL
+        case .notPermitted: return 77  // EX_NOPERM
         case .config: return 78  // EX_CONFIG
         }
     }

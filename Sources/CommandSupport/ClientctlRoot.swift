@@ -18,7 +18,7 @@ package enum ClientctlRoot {
     package static let exitCodes = """
         Exit codes (sysexits): 0 ok, 64 usage, 65 bad or rejected data, 66 missing \
         input, 69 network unavailable, 70 internal error, 73 cannot create, 75 busy \
-        (locked root), 78 configuration.
+        (locked root), 77 not permitted by the device's trust, 78 configuration.
         """
 
     /// Runs `root` on the process's arguments: `--version` alone prints the tool's version;

@@ -29,8 +29,10 @@ package struct ArchiveChannel: UpdateChannel {
 
     package let layout: RootLayout
     package let config: DeviceConfig
-    /// The channel's section of `config.json`.
-    package let settings: ArchiveSettings
+    /// The channel's section of `config.json`. During a check (``ArchiveInstaller``) its
+    /// `channel` and `manifestURL` are those of the channel the device follows then
+    /// (``ChannelChoice/following(_:root:)``); ``trust`` keeps the root's own.
+    package private(set) var settings: ArchiveSettings
     package let store: ArchiveStore
     let downloader: Downloader
     /// The trust roots the device accepted (or its `--trust` keys).
@@ -91,24 +93,102 @@ package struct ArchiveChannel: UpdateChannel {
         return InstalledVersion(id: "embedded-\(config.shellVersion)", directory: path, isEmbedded: true)
     }
 
+    /// Checks the channel the device follows now: the one chosen in `config.json` (read at
+    /// every check: `clientctl channel set` and the page's `setChannel` change it while an
+    /// agent runs) when the trust root lets the device follow it, else the root's own. A
+    /// move parks the memory of the channel left and takes up the one of the channel
+    /// followed (``ChannelChoice/follow(_:home:memory:)``).
     package func check(state: inout DeviceState, reporter: CheckReporter) async throws -> CheckOutcome {
-        let installer = ArchiveInstaller(channel: self, reporter: reporter)
-        return try await installer.run(state: &state)
+        let following = try ChannelChoice.following(currentSettings(), root: try trust.current())
+        if let note = following.note { reporter.note(note) }
+        let left = state.archive.channel ?? settings.channel
+        if ChannelChoice.follow(following.channel, home: settings.channel, memory: &state.archive) {
+            reporter.note("this device follows channel '\(following.channel)' now (it followed '\(left)')")
+            logger.info("following channel \(following.channel) (was \(left)): \(following.manifestURL)")
+        }
+        var followed = self
+        followed.settings.channel = following.channel
+        followed.settings.manifestURL = following.manifestURL
+        let installer = ArchiveInstaller(channel: followed, reporter: reporter)
+        let outcome = try await installer.run(state: &state)
+        return try restaged(outcome, state: state)
     }
 
+    /// On a device that moved between channels, a check that finds the followed channel's
+    /// release already installed while another channel's is staged (or runs) hands it back
+    /// as installed, so the caller stages it: back on stable, stable's 1.4.0 replaces beta's
+    /// staged 1.5.0-rc.1 (the seed rule alone would not restage over a pending version).
+    private func restaged(_ outcome: CheckOutcome, state: DeviceState) throws -> CheckOutcome {
+        guard case .upToDate = outcome, state.archive.channel != nil,
+            let selected = select(from: try installedVersions(), state: state), !selected.isEmbedded,
+            selected.id != (state.pending ?? state.current)
+        else { return outcome }
+        return .installed(selected)
+    }
+
+    /// The channel settings `config.json` holds now for the channel chosen (and the URLs
+    /// given for channels), over those the channel was opened with; those alone when the
+    /// file no longer reads.
+    private func currentSettings() -> ArchiveSettings {
+        var current = settings
+        if let fresh = try? DeviceConfig.load(layout).settings(ArchiveSettings.self, layout: layout) {
+            current.chosenChannel = fresh.chosenChannel
+            current.channelURLs = fresh.channelURLs
+        }
+        return current
+    }
+
+    /// The manifest URL of the trust root's own channel, beside which the roots are walked
+    /// (`root/<N+1>.json`) whichever channel the device follows.
+    package var rootsURL: URL? { URL(string: trust.settings.manifestURL) }
+
+    /// Refuses a manifest of a chosen channel when `root` (the root in force after the walk)
+    /// no longer lets the device follow that channel: nothing of it is taken, and the next
+    /// check follows the root's own channel again.
+    /// - Throws: ``SignedArchiveError`` `.channelNotAllowed`.
+    package func requireFollowable(by root: TrustRoot) throws {
+        guard !root.allowsChannel(settings.channel) else { return }
+        throw SignedArchiveError(
+            .channelNotAllowed,
+            "\(ChannelChoice.rootName(root)) does not let this device follow channel '\(settings.channel)': nothing of it is taken; "
+                + "the next check follows '\(root.channel)'")
+    }
+
+    /// The seed rule over the versions of the channel the device follows
+    /// (``ChannelChoice/selectable(_:memory:)``): the highest compatible, not blacklisted.
     package func select(from installed: [InstalledVersion], state: DeviceState) -> InstalledVersion? {
-        Selection.highestCompatible(installed, shell: config.shellVersion, blacklist: state.blacklist)
+        Selection.highestCompatible(
+            ChannelChoice.selectable(installed, memory: state.archive), shell: config.shellVersion, blacklist: state.blacklist)
     }
 
-    /// After a shell update the monotonic floor stays (an older release is still older);
-    /// the manifest ETag goes, so the next check reads the manifest again.
+    /// After a shell update the monotonic floor stays (an older release is still older),
+    /// with the channel followed and the floors of the channels followed before; the
+    /// manifest ETag goes, so the next check reads the manifest again.
     package func shellUpdated(state: inout DeviceState) throws {
-        state.archive = ArchiveMemory(highestAccepted: state.archive.highestAccepted)
+        let kept = state.archive
+        state.archive = ArchiveMemory(highestAccepted: kept.highestAccepted)
+        state.archive.channel = kept.channel
+        state.archive.parked = kept.parked.map { $0.mapValues { ArchiveMemory.ParkedChannel(highestAccepted: $0.highestAccepted) } }
     }
 
-    /// The floor of a rebuilt state: the highest version installed.
+    /// The floor of a rebuilt state: the highest version installed. A device that follows
+    /// or followed another channel than its root's gets a floor per channel, from the
+    /// channel each installed version's verified manifest names.
     package func recover(state: inout DeviceState, installed: [InstalledVersion]) {
-        state.archive.highestAccepted = installed.compactMap { Version($0.id) }.max()?.description
+        let versions = installed.compactMap { Version($0.id) }
+        state.archive.highestAccepted = versions.max()?.description
+        var floors: [String: Version] = [:]
+        for version in versions {
+            guard let channel = store.verifiedSidecar(version)?.channel else { continue }
+            if floors[channel].map({ $0 < version }) ?? true { floors[channel] = version }
+        }
+        let following = (try? ChannelChoice.following(currentSettings(), root: try trust.current()))?.channel ?? settings.channel
+        guard following != settings.channel || floors.keys.contains(where: { $0 != settings.channel }) else { return }
+        var memory = ArchiveMemory(highestAccepted: floors[following]?.description)
+        memory.channel = following
+        let parked = floors.filter { $0.key != following }.mapValues { ArchiveMemory.ParkedChannel(highestAccepted: $0.description) }
+        memory.parked = parked.isEmpty ? nil : parked
+        state.archive = memory
     }
 
     /// The `apply` of the version's verified sidecar manifest, made more patient by the
@@ -121,9 +201,26 @@ package struct ArchiveChannel: UpdateChannel {
         return (try? (own ?? .nextStart).restricted(by: kept.policy)) ?? own
     }
 
+    /// The channel the device follows by `config` and its root (and, when it is not the
+    /// root's own, that one and the channels the device may choose), the floor of the
+    /// channel it followed at its last check, the root's version.
     package func summary(config: DeviceConfig, state: DeviceState) -> ChannelSummary {
-        ChannelSummary(
-            channel: settings.channel, highestAccepted: state.archive.highestAccepted, trustRoot: try? trust.current().version)
+        let root = try? trust.current()
+        var summary = ChannelSummary(channel: settings.channel, highestAccepted: state.archive.highestAccepted, trustRoot: root?.version)
+        guard let root else { return summary }
+        summary.choosableChannels = root.channels
+        var chosen = settings
+        if let fresh = try? config.settings(ArchiveSettings.self, layout: layout) {
+            chosen.chosenChannel = fresh.chosenChannel
+            chosen.channelURLs = fresh.channelURLs
+        }
+        guard let following = try? ChannelChoice.following(chosen, root: root) else { return summary }
+        summary.channel = following.channel
+        if following.channel != settings.channel { summary.rootChannel = settings.channel }
+        let last = state.archive.channel ?? settings.channel
+        let moving = "this device follows channel '\(following.channel)' from its next check (its last check followed '\(last)')"
+        summary.choiceNote = following.note ?? (last != following.channel ? moving : nil)
+        return summary
     }
 
     /// A verification failure is a refusal of the release: its signature, an expired

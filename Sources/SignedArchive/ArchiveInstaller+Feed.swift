@@ -34,7 +34,8 @@ extension ArchiveInstaller {
             throw SignedArchiveError(.configInvalid, "\(layout.config) has no manifestURL")
         }
         let downloader = channel.downloader
-        let refresh = TrustRefresh(store: channel.trust, downloader: downloader, manifestURL: manifestURL, now: channel.now())
+        // The roots live beside the root's own channel, whichever channel the device follows.
+        let refresh = TrustRefresh(store: channel.trust, downloader: downloader, manifestURL: channel.rootsURL ?? manifestURL, now: channel.now())
         let fetched = try await downloader.fetchSmall(manifestURL, cap: 64 * 1024, ifNoneMatch: state.archive.manifestETag)
         let body: Data
         let etag: String?
@@ -87,6 +88,7 @@ extension ArchiveInstaller {
         }
         let manifest = try verifier.verify(bytes: body, source: manifestURL.absoluteString)
             .get(context: "manifest \(manifestURL.absoluteString)")
+        try channel.requireFollowable(by: verifier.root)  // a chosen channel the root in force still allows
         // A verified signed time: the device's time is at least this (docs/device-time.md#the-floor).
         channel.clock?.witnessed(manifest.published, source: "release \(manifest.version) published")
         var restriction: Restriction?

@@ -12,32 +12,54 @@ extension DeviceConfig.ChannelKind {
 
 /// The signed-archive channel's keys of `config.json`.
 package struct ArchiveSettings: ChannelSettings {
-    /// Release channel name (`stable`).
+    /// Release channel name (`stable`): the channel of the device's trust root, which it
+    /// follows unless its owner chose another (``chosenChannel``).
     package var channel: String
-    /// Where `manifest.json` lives (https:, http: to loopback, or file:).
+    /// Where `manifest.json` of ``channel`` lives (https:, http: to loopback, or file:);
+    /// the trust roots are walked beside it whichever channel the device follows.
     package var manifestURL: String
     /// PEM SubjectPublicKeyInfo text of every trusted Ed25519 key (`init --trust`): the
     /// implicit root (threshold 1) until the channel publishes `root/1.json`.
     package var trustedKeys: [String]
     /// True when `init --trust-root` pinned a signed root: trust comes from `trust/<N>.json`.
     package var pinnedRoot: Bool?
+    /// The channel the device's owner (or its page) chose to follow instead of ``channel``
+    /// (`clientctl channel set`, docs/targeting.md#choosing-a-channel); nil: ``channel``.
+    /// Followed only while the trust root in force lets the device choose it.
+    package var chosenChannel: String?
+    /// Where the manifests of other channels live, by channel name, when not in the sibling
+    /// folder of ``manifestURL`` (`../<channel>/manifest.json`): `channel set --manifest-url`.
+    package var channelURLs: [String: String]?
 
-    package init(channel: String, manifestURL: String, trustedKeys: [String], pinnedRoot: Bool? = nil) {
+    package init(
+        channel: String, manifestURL: String, trustedKeys: [String], pinnedRoot: Bool? = nil, chosenChannel: String? = nil,
+        channelURLs: [String: String]? = nil
+    ) {
         self.channel = channel
         self.manifestURL = manifestURL
         self.trustedKeys = trustedKeys
         self.pinnedRoot = pinnedRoot
+        self.chosenChannel = chosenChannel
+        self.channelURLs = channelURLs
     }
 
-    /// The channel name rule, the trust rule and the URL rules of ``URLPolicy``.
+    /// The channel name rule, the trust rule and the URL rules of ``URLPolicy``, for the
+    /// manifest URL and every channel's mapped one.
     package func problem(in config: DeviceConfig) -> String? {
         if let problem = ReleaseIdentifier.channel.problem(channel) { return "channel: \(problem)" }
+        if let chosenChannel, let problem = ReleaseIdentifier.channel.problem(chosenChannel) { return "chosenChannel: \(problem)" }
         if trustedKeys.isEmpty, pinnedRoot != true {
             return "trustedKeys is empty: a signed-archive root must trust at least one key (or pin a root)"
         }
         guard let url = URL(string: manifestURL), url.scheme != nil else { return "manifestURL is missing or not an absolute URL" }
         if case .refused(let why) = URLPolicy.check(url, manifestIsFile: url.isFileURL, allowInsecureHTTP: config.allowInsecureHTTP) {
             return "manifestURL: \(why)"
+        }
+        for (name, mapped) in (channelURLs ?? [:]).sorted(by: { $0.key < $1.key }) {
+            if let problem = ReleaseIdentifier.channel.problem(name) { return "channelURLs: '\(name)': \(problem)" }
+            if let problem = ChannelChoice.manifestURLProblem(mapped, allowInsecureHTTP: config.allowInsecureHTTP) {
+                return "channelURLs: '\(name)': \(problem)"
+            }
         }
         return nil
     }
@@ -59,6 +81,27 @@ package struct ArchiveMemory: Codable, Sendable, Equatable {
     /// The apply policy of the rollout role's restriction in force at the last check
     /// (docs/apply-policies.md): for `version`, until `expires`.
     package var restrictedApply: RestrictedApply?
+    /// The channel this memory is of, once the device followed another channel than its
+    /// root's (docs/targeting.md#choosing-a-channel); nil: the root's own, and the device
+    /// never moved. Set, it also caps what the seed rule selects at ``highestAccepted``.
+    package var channel: String?
+    /// The floor and replay memory of the channels the device followed before, by name:
+    /// each channel keeps its own, so coming back to one never goes below what it accepted
+    /// there, nor takes an older manifest of it. nil when there are none.
+    package var parked: [String: ParkedChannel]?
+
+    /// What a device keeps of a channel it no longer follows (``ArchiveMemory/parked``).
+    package struct ParkedChannel: Codable, Sendable, Equatable {
+        /// The channel's floor: the highest release accepted from it.
+        package var highestAccepted: String?
+        /// The `published` time of the newest manifest of it accepted.
+        package var newestPublished: String?
+
+        package init(highestAccepted: String? = nil, newestPublished: String? = nil) {
+            self.highestAccepted = highestAccepted
+            self.newestPublished = newestPublished
+        }
+    }
 
     /// A restriction's apply policy, kept for the version it restricts.
     package struct RestrictedApply: Codable, Sendable, Equatable {

@@ -16,6 +16,7 @@ package struct SignedArchiveErrorCode: ClientctlErrorCode {
     fileprivate enum Base: Hashable, Sendable {
         case archiveRejected, archiveLimit, deltaRejected, configInvalid, corruptState
         case invalidArgument, notFound, alreadyExists, io, internalError
+        case channelNotAllowed
     }
     fileprivate let base: Base
     package var description: String { "\(base)" }
@@ -45,10 +46,13 @@ package struct SignedArchiveErrorCode: ClientctlErrorCode {
     package static let io = Self(base: .io)
     /// An unexpected failure: a bug.
     package static let internalError = Self(base: .internalError)
+    /// A channel the device's trust root does not let it choose (`clientctl channel set`,
+    /// the page's `setChannel`), or a manifest of such a channel: nothing is written.
+    package static let channelNotAllowed = Self(base: .channelNotAllowed)
 
     /// The sysexits status, as `UpdaterError`'s and `SignedManifestError`'s codes of the same
     /// name: 65 for a refused release, 78 config, 64 usage, 66 missing input, 73 cannot
-    /// create, 70 internal.
+    /// create, 70 internal; 77 a channel the trust root does not allow.
     package func kind(underlying: (any Error & Sendable)?) -> FailureKind {
         switch base {
         case .archiveRejected, .archiveLimit, .deltaRejected: return .dataError
@@ -57,6 +61,7 @@ package struct SignedArchiveErrorCode: ClientctlErrorCode {
         case .notFound: return .noInput
         case .alreadyExists, .io: return .cannotCreate
         case .internalError: return .software
+        case .channelNotAllowed: return .notPermitted
         }
     }
 }

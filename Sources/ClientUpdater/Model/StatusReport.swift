@@ -31,7 +31,16 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var app: String
     /// `signed-archive` or `meteor`.
     public var channelKind: String
+    /// The release channel the device follows (docs/targeting.md#choosing-a-channel).
     public var channel: String?
+    /// The trust root's own channel, when the device follows another one its owner chose.
+    public var rootChannel: String?
+    /// Every channel the device's trust root lets it follow, its own included (`clientctl
+    /// channel set`); nil for a Meteor root.
+    public var choosableChannels: [String]?
+    /// Why the device does not follow the channel chosen (its root no longer allows it), or
+    /// that it moves to it at its next check; nil otherwise.
+    public var channelChoice: String?
     public var shellVersion: String
     /// The version being served (`"embedded"` in JSON when the embedded seed runs).
     public var current: RunningVersion
@@ -112,6 +121,9 @@ public struct StatusReport: Codable, Sendable, Equatable {
         app = config.app
         channelKind = config.channelKind.rawValue
         channel = summary.channel
+        rootChannel = summary.rootChannel
+        choosableChannels = summary.choosableChannels
+        channelChoice = summary.choiceNote
         shellVersion = config.shellVersion.description
         current = RunningVersion(state.current)
         embeddedVersion = embedded?.id

@@ -86,6 +86,14 @@ package struct ChannelSummary: Sendable, Equatable {
     /// What the channel says about the version it stages or runs, in one line (Meteor: a
     /// version that only renames the seed's build).
     package var note: String?
+    /// The trust root's own channel, when the device follows another one its owner chose
+    /// (docs/targeting.md#choosing-a-channel).
+    package var rootChannel: String?
+    /// Every channel the trust root lets the device follow, its own included, sorted.
+    package var choosableChannels: [String]?
+    /// Why the device does not follow the channel chosen, or that it moves at its next check.
+    package var choiceNote: String?
+
     package init(channel: String? = nil, highestAccepted: String? = nil, trustRoot: Int? = nil, note: String? = nil) {
         self.channel = channel
         self.highestAccepted = highestAccepted
