@@ -207,7 +207,7 @@ public struct ReportBatch: Sendable, Equatable {
         }
         do {
             return try DeviceLabels(values)
-        } catch let error as DeviceTargetingError {
+        } catch let error as DeviceIdentityError {
             throw FleetReportsError(.invalidField, "labels: \(error.message)", underlying: error)
         }
     }

@@ -55,13 +55,13 @@ package struct RootSettingsOptions: ParsableArguments {
     package var deviceLabels: DeviceLabels? { try? Self.labels(labels) }
 
     /// `KEY=VALUE` texts as labels, refusing a bad one or a key given twice.
-    /// - Throws: `DeviceTargetingError` `.invalidLabel` naming the text and why.
+    /// - Throws: `DeviceIdentityError` `.invalidLabel` naming the text and why.
     package static func labels(_ assignments: [String]) throws -> DeviceLabels {
         var out = DeviceLabels()
         for text in assignments {
             let (key, value) = try DeviceLabels.parseAssignment(text)
             if out[key] != nil {
-                throw DeviceTargetingError(.invalidLabel, "label '\(key)' is given twice: a device has one value per key")
+                throw DeviceIdentityError(.invalidLabel, "label '\(key)' is given twice: a device has one value per key")
             }
             try out.set(key, value)
         }
@@ -80,7 +80,7 @@ package struct RootSettingsOptions: ParsableArguments {
     package func validate() throws {
         do {
             _ = try Self.labels(labels)
-        } catch let error as DeviceTargetingError {
+        } catch let error as DeviceIdentityError {
             throw ValidationError("--label: \(error.message)")
         }
         try startupTimeout.requireStartupTimeout()
