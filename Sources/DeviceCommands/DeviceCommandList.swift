@@ -10,6 +10,7 @@ package enum DeviceCommandList {
         StatusCommand.self,
         ListCommand.self,
         LabelCommand.self,
+        ChannelCommand.self,
         ServeCommand.self,
         ReloadCommand.self,
         AckCommand.self,

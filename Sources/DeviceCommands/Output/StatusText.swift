@@ -23,6 +23,9 @@ enum StatusText {
             "selected:        \(s.selected)",
         ]
         if let apply = s.apply { lines.insert("takes over:      \(apply)", at: 8) }
+        if s.rootChannel != nil || s.channelChoice != nil || (s.choosableChannels?.count ?? 0) > 1 {
+            lines.insert("channel:         " + ChannelText.line(s), at: 2)
+        }
         if let root = s.trustRoot {
             lines.append("trust root:      \(root == 0 ? "the --trust keys (no signed root yet)" : "root/\(root).json")")
         }
