@@ -11,12 +11,15 @@ import Foundation
 package struct AgentControl: ControlHandler {
     private let control: UpdaterControl
     private let apply: ApplyDriver
+    /// The root whose channel the page may choose (`setChannel`).
+    private let layout: RootLayout
 
     /// Answers for `agent`'s updater and feeds its apply driver; a page's check runs
     /// through the agent, so the driver knows it downloads.
     package init(_ agent: DeviceAgent) {
         control = UpdaterControl(agent.updater, check: { _ = try await agent.checkForUpdates() })
         apply = agent.apply
+        layout = agent.updater.layout
         apply.switchThroughPages()
     }
 
@@ -53,5 +56,14 @@ package struct AgentControl: ControlHandler {
     package func pageNavigates() async {
         guard apply.waitsForNavigation else { return }
         _ = await apply.navigated()
+    }
+
+    /// The root's channel choice (docs/targeting.md#choosing-a-channel).
+    package func channels() async throws -> ControlChannels { try await PageChannels.read(layout) }
+
+    /// The page chooses a channel under the rule of `clientctl channel set`: the agent
+    /// follows it from its next check (the page may ask for one with `checkForUpdates`).
+    package func setChannel(_ name: String, version: String?) async throws -> ControlChannels {
+        try await PageChannels.set(name, layout: layout)
     }
 }

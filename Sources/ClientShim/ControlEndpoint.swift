@@ -11,6 +11,10 @@ public enum ControlEndpoint: String, CaseIterable, Sendable {
     case activity
     /// The page holds a switch back, or lets go (`holdUpdate(seconds)`).
     case hold
+    /// The channel the device follows and those it may choose (`getChannel()`).
+    case channel
+    /// The page chooses the channel the device follows (`setChannel(name)`, for testers).
+    case setChannel = "set-channel"
 
     /// Where the endpoints live on the page's own origin.
     public static let prefix = "/__clientctl/"
@@ -21,8 +25,8 @@ public enum ControlEndpoint: String, CaseIterable, Sendable {
     /// `GET` (status, the event stream) or `POST` (the actions).
     public var method: String {
         switch self {
-        case .status, .events: return "GET"
-        case .startupComplete, .check, .switchToPending, .activity, .hold: return "POST"
+        case .status, .events, .channel: return "GET"
+        case .startupComplete, .check, .switchToPending, .activity, .hold, .setChannel: return "POST"
         }
     }
 

@@ -37,6 +37,13 @@ public protocol ControlHandler: Sendable {
     /// navigate`, `Sec-Fetch-Dest: document`): a staged version that waits for it takes
     /// over first, so the navigation gets it.
     func pageNavigates() async
+    /// `GET /__clientctl/channel`: the channel the device follows and those its trust root
+    /// lets it choose (docs/targeting.md#choosing-a-channel).
+    func channels() async throws -> ControlChannels
+    /// `POST /__clientctl/set-channel`: the page chooses the channel the device follows
+    /// from its next check, under the same rule as `clientctl channel set`. A channel the
+    /// trust root does not list throws an error of kind `notPermitted` and changes nothing.
+    func setChannel(_ name: String, version: String?) async throws -> ControlChannels
 }
 
 extension ControlHandler {
@@ -50,6 +57,39 @@ extension ControlHandler {
     public func holdUpdate(lease: String, seconds: Double, version: String?) async throws -> Date { Date() }
     /// Handlers without an apply driver switch nothing on a navigation.
     public func pageNavigates() async {}
+    /// Handlers of roots without channels to choose answer ``ControlChannelsUnavailable``.
+    public func channels() async throws -> ControlChannels { throw ControlChannelsUnavailable() }
+    /// Handlers of roots without channels to choose answer ``ControlChannelsUnavailable``.
+    public func setChannel(_ name: String, version: String?) async throws -> ControlChannels { throw ControlChannelsUnavailable() }
+}
+
+/// The channel a device follows and those it may choose (`GET /__clientctl/channel`, the
+/// answer of `set-channel`, the value of `getChannel()` and `setChannel(name)`).
+public struct ControlChannels: Codable, Sendable, Equatable {
+    /// The channel the device follows (from its next check, when just chosen).
+    public var channel: String
+    /// Every channel the device's trust root lets it follow, sorted.
+    public var choosable: [String]
+    /// The trust root's own channel, which the device follows unless another is chosen.
+    public var rootChannel: String
+    /// Why the device does not follow the channel chosen on it; absent when it does.
+    public var note: String?
+
+    public init(channel: String, choosable: [String], rootChannel: String, note: String? = nil) {
+        self.channel = channel
+        self.choosable = choosable
+        self.rootChannel = rootChannel
+        self.note = note
+    }
+}
+
+/// What a handler whose root has no channels to choose (a Meteor root, a test host)
+/// throws from ``ControlHandler/channels()`` and ``ControlHandler/setChannel(_:version:)``.
+public struct ControlChannelsUnavailable: ClientctlError {
+    public init() {}
+    public var message: String { "this device has no channels to choose" }
+    public var kind: FailureKind { .config }
+    public var underlying: (any Error & Sendable)? { nil }
 }
 
 /// The state the shim sees (`GET /__clientctl/status` and the body of every POST).

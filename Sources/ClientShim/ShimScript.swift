@@ -36,6 +36,8 @@ enum ShimScript {
               checkForUpdates: function () { return call("POST", "check"); },
               switchToPendingVersion: function () { return call("POST", "switch-to-pending"); },
               status: function () { return call("GET", "status"); },
+              getChannel: function () { return call("GET", "channel"); },
+              setChannel: function (name) { return call("POST", "set-channel", { channel: name }); },
               // A lease dies with its page: let go when the page goes (and the agent caps it).
               holdUpdate: function (seconds) {
                 if (!lease.registered && typeof window.addEventListener === "function") {
@@ -108,6 +110,8 @@ enum ShimScript {
               switchToPendingVersion: function () { return call("switchToPendingVersion"); },
               status: function () { return call("status"); },
               holdUpdate: function () { return Promise.reject(new Error("holdUpdate is not supported by this host")); },
+              getChannel: function () { return Promise.reject(new Error("getChannel is not supported by this host")); },
+              setChannel: function () { return Promise.reject(new Error("setChannel is not supported by this host")); },
               listen: function () {
                 var p = plugin();
                 p.addListener("updateAvailable", function (e) { ready(e && e.version); });
@@ -123,11 +127,12 @@ enum ShimScript {
             return window.webkit && window.webkit.messageHandlers && window.webkit.messageHandlers.clientctl;
           }
           function webkitBackend() {
-            function call(action, seconds) {
+            function call(action, seconds, channel) {
               var handler = webkitHandler();
               if (!handler) return Promise.reject(new Error("the clientctl message handler is not available"));
               var message = { action: action };
               if (typeof seconds === "number") message.seconds = seconds;
+              if (typeof channel === "string") message.channel = channel;
               if (cfg.version) message.version = cfg.version;
               return Promise.resolve(handler.postMessage(message)).then(function (reply) {
                 return typeof reply === "string" ? JSON.parse(reply) : (reply || {});
@@ -140,6 +145,8 @@ enum ShimScript {
               status: function () { return call("status"); },
               // The shell ends the lease with the page and its web process.
               holdUpdate: function (seconds) { return call("hold-update", seconds); },
+              getChannel: function () { return call("channel"); },
+              setChannel: function (name) { return call("set-channel", undefined, name); },
               // The shell delivers engine events by evaluating this function in the page.
               listen: function () {
                 window.__clientctlEvent = function (name, data) {
@@ -159,6 +166,11 @@ enum ShimScript {
           }
           function report(promise, cb, errCb) {
             promise.then(function () { if (cb) cb(); }, function (e) { if (errCb) errCb(e); else failed(e.message); });
+          }
+          // A promise of the value, also given to cb (or the error to errCb, else onError).
+          function settle(promise, cb, errCb) {
+            if (cb || errCb) promise.then(function (v) { if (cb) cb(v); }, function (e) { if (errCb) errCb(e); else failed(e.message); });
+            return promise;
           }
 
           if (backend.watchTrial) backend.watchTrial();
@@ -182,7 +194,16 @@ enum ShimScript {
             holdUpdate: function (value) {
               try { return backend.holdUpdate(seconds(value)); } catch (e) { return Promise.reject(e); }
             },
-            releaseUpdate: function () { return backend.holdUpdate(0); }
+            releaseUpdate: function () { return backend.holdUpdate(0); },
+            // The channel the device follows and those its trust root lets it choose:
+            // {channel, choosable, rootChannel[, note]}.
+            getChannel: function (cb, errCb) { return settle(backend.getChannel(), cb, errCb); },
+            // For testers: follow another channel the trust root lets the device choose, from
+            // its next check (checkForUpdates checks now). A refused channel rejects, naming why.
+            setChannel: function (name, cb, errCb) {
+              var p = typeof name === "string" && name ? backend.setChannel(name) : Promise.reject(new Error("setChannel takes a channel name"));
+              return settle(p, cb, errCb);
+            }
           };
         }
         """#

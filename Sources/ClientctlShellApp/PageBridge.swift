@@ -17,6 +17,9 @@ struct PageBridge: Sendable {
     /// The page holds the switch to a staged version back for so many seconds (0: lets go);
     /// returns when the lease ends (docs/apply-policies.md#page-leases).
     let hold: @Sendable (Double) -> Date
+    /// The page reads (nil) or chooses (a name) the channel the device follows
+    /// (docs/targeting.md#choosing-a-channel): the rule of `clientctl channel set`.
+    let channels: @Sendable (String?) async throws -> ControlChannels
 
     /// Posted by every page of the app after its first frame (two animation frames after
     /// the document loaded): the `firstPaint` event.
@@ -53,6 +56,11 @@ struct PageBridge: Sendable {
                 guard seconds.isFinite, seconds >= 0 else { return .failure(BridgeRefusal("holdUpdate takes a number of seconds, 0 or more")) }
                 let until = hold(seconds)
                 return .success("{\"until\":\(Self.jsString(Self.iso8601(until)))}")
+            case "channel", "set-channel":
+                if message.action == "set-channel", message.channel == nil {
+                    return .failure(BridgeRefusal("setChannel takes a channel name"))
+                }
+                return .success(Self.json(try await channels(message.action == "set-channel" ? message.channel : nil)))
             case let other:
                 return .failure(BridgeRefusal("unknown action \(other.map { "'\($0)'" } ?? "(none)")"))
             }
@@ -68,7 +76,7 @@ struct PageBridge: Sendable {
         return formatter.string(from: date)
     }
 
-    static func json(_ status: ControlStatus) -> String {
+    static func json<Value: Encodable>(_ status: Value) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return (try? encoder.encode(status)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
@@ -89,6 +97,8 @@ struct BridgeMessage: Sendable {
     var pageVersion: String?
     /// `holdUpdate(seconds)`'s number.
     var seconds: Double?
+    /// `setChannel(name)`'s channel.
+    var channel: String?
 
     /// Reads the page's `{action, version}` (JSON of the posted value).
     init(json: String, pageVersion: String?) {
@@ -96,6 +106,7 @@ struct BridgeMessage: Sendable {
         action = object["action"] as? String
         version = object["version"] as? String
         seconds = (object["seconds"] as? NSNumber)?.doubleValue
+        channel = object["channel"] as? String
         self.pageVersion = pageVersion
     }
 }

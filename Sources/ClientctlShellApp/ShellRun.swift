@@ -170,7 +170,11 @@ final class ShellRun: Sendable {
                 pageStart?.acknowledged(version)
                 GMain.after(seconds: 0.2) { self.takeSnapshot(view) }
             },
-            hold: { seconds in apply.hold(lease: "page", seconds: seconds) })
+            hold: { seconds in apply.hold(lease: "page", seconds: seconds) },
+            channels: { [layout = engine.layout] name in
+                if let name { return try await PageChannels.set(name, layout: layout) }
+                return try await PageChannels.read(layout)
+            })
         // The switch to a staged version (docs/apply-policies.md#the-native-shell): idle time
         // from the view's own input; a page's lease ends with its page and its web process;
         // a top-level navigation of the app waits while a staged version takes over.

@@ -61,6 +61,36 @@ import Testing
         }
     }
 
+    /// `channel` and `set-channel` (docs/targeting.md#choosing-a-channel): the choice as
+    /// JSON; a refusal answers 4xx naming why (400 a bad name or body, 403 a channel the
+    /// root does not list, or no shim header), 405 a GET of `set-channel`.
+    @Test func channelRoutesReadAndChooseAndRefuseNamingWhy() async throws {
+        let handler = FakeControlHandler()
+        let headers = shim.merging(["Content-Type": "application/json"]) { a, _ in a }
+        try await withServer(handler) { port in
+            let read = try await LoopbackHTTP.request(port: port, "/__clientctl/channel")
+            #expect(read.status == 200 && read["cache-control"] == "no-store")
+            #expect(read.text == #"{"channel":"stable","choosable":["beta","stable"],"rootChannel":"stable"}"#, "\(read.text)")
+            let set = try await LoopbackHTTP.request(
+                port: port, "/__clientctl/set-channel", method: "POST", headers: headers, body: #"{"channel":"beta","version":"1.0.0"}"#)
+            let chosen = try JSONDecoder().decode(ControlChannels.self, from: set.body)
+            #expect(set.status == 200 && chosen.channel == "beta")
+            #expect(handler.calls.last == "setChannel beta")
+            for (body, status, says) in [
+                (#"{"channel":"nightly"}"#, 403, "channel 'nightly' is not allowed by trust root 1"),
+                (#"{"channel":"be ta"}"#, 400, "not a channel name"), ("{}", 400, "the body needs"),
+                (#"{"channel":7}"#, 400, "must be a channel name"),
+            ] {
+                let refused = try await LoopbackHTTP.request(port: port, "/__clientctl/set-channel", method: "POST", headers: headers, body: body)
+                #expect(refused.status == status && refused.text.contains(says), "\(body): \(refused.status) \(refused.text)")
+            }
+            let crossSite = try await LoopbackHTTP.request(port: port, "/__clientctl/set-channel", method: "POST", body: #"{"channel":"beta"}"#)
+            #expect(crossSite.status == 403 && handler.calls.filter { $0.hasPrefix("setChannel") }.count == 3, "never reaches the agent")
+            let get = try await LoopbackHTTP.request(port: port, "/__clientctl/set-channel")
+            #expect(get.status == 405 && get["allow"] == "POST")
+        }
+    }
+
     @Test func refusals() async throws {
         let handler = FakeControlHandler()
         handler.switchError = UpdaterError(.notFound, "no pending version to switch to")

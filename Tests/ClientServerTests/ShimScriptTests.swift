@@ -105,6 +105,41 @@ func nodePath() throws -> String {
         #expect(handler.calls.contains("startupDidComplete") && handler.calls.contains("switchToPendingVersion"))
     }
 
+    /// `getChannel()` and `setChannel(name, cb, errCb)` of the serve backend, through the
+    /// control routes: a promise of the choice, the callbacks, and a refusal's reason.
+    @Test func aPageReadsAndChoosesTheChannelThroughTheControlRoutes() async throws {
+        let handler = FakeControlHandler(status: ControlStatus(current: "1.0.0", lastKnownGood: "1.0.0"))
+        let server = try ClientServer(configuration: ServerHarness.configuration(), control: handler, logger: ServerHarness.quietLogger)
+        let results = try await ServerHarness.withServer(server) { port in
+            try await Self.runNode(
+                """
+                const origin = "http://127.0.0.1:\(port)";
+                const realFetch = fetch;
+                globalThis.fetch = (url, opts) => realFetch(origin + url, opts);
+                globalThis.window = globalThis;
+                \(Self.shimJS(Shim()))
+                const out = {};
+                const done = () => { console.log(JSON.stringify(out)); process.exit(0); };
+                WebAppLocalServer.onError((e) => { out.onError = e.message; });
+                WebAppLocalServer.getChannel().then((c) => {
+                  out.read = c.channel + " of " + c.choosable.join(",");
+                  WebAppLocalServer.setChannel("nightly", () => { out.nightly = "unexpected"; }, (e) => {
+                    out.nightly = e.message;
+                    WebAppLocalServer.setChannel("beta", (chosen) => { out.beta = chosen.channel; done(); });
+                  });
+                });
+                WebAppLocalServer.setChannel("").catch((e) => { out.empty = e.message; });
+                setTimeout(() => { out.timeout = "yes"; done(); }, 30000);
+                """)
+        }
+        #expect(results["read"] == "stable of beta,stable")
+        #expect(results["nightly"] == "channel 'nightly' is not allowed by trust root 1")
+        #expect(results["beta"] == "beta")
+        #expect(results["empty"] == "setChannel takes a channel name")
+        #expect(results["onError"] == nil && results["timeout"] == nil)
+        #expect(handler.calls.contains("setChannel beta") && handler.calls.contains("channels"))
+    }
+
     @Test func aPageOnTrialThatNeverRegisteredReloadsAfterARollback() async throws {
         let handler = FakeControlHandler(status: ControlStatus(current: "1.2.0", lastKnownGood: "1.1.0", inTrial: true))
         let server = try ClientServer(configuration: ServerHarness.configuration(), control: handler, logger: ServerHarness.quietLogger)

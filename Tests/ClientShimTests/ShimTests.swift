@@ -62,10 +62,10 @@ import Testing
         }
     }
 
-    @Test func onlyStatusAndEventsAreReads() {
+    @Test func onlyStatusEventsAndTheChannelAreReads() {
         for endpoint in ControlEndpoint.allCases {
             #expect(endpoint.path == "/__clientctl/" + endpoint.rawValue)
-            #expect(endpoint.method == ([.status, .events].contains(endpoint) ? "GET" : "POST"), "\(endpoint)")
+            #expect(endpoint.method == ([.status, .events, .channel].contains(endpoint) ? "GET" : "POST"), "\(endpoint)")
         }
     }
 }

@@ -52,6 +52,8 @@ struct ControlResponder: Sendable {
                 }
                 let until = try await handler.holdUpdate(lease: lease, seconds: seconds, version: version)
                 return Self.json(.ok, ["until": Date.ISO8601FormatStyle().format(until)])
+            case .channel, .setChannel:
+                return await channel(endpoint, body: body, version: version, handler: handler)
             }
         } catch {
             let message = (error as? any ClientctlError)?.message ?? "\(error)"
@@ -108,6 +110,40 @@ struct ControlResponder: Sendable {
             }
         }
         return Response(status: .ok, headers: headers, body: body)
+    }
+
+    /// `GET channel` and `POST set-channel` (docs/serving.md#control-endpoints): the choice,
+    /// or a refusal that names why — 400 a name off the rule, 403 a channel the device's
+    /// trust root does not let it choose, 409 a root without channels, 503 a busy root.
+    private func channel(_ endpoint: ControlEndpoint, body: PageVersion.Body, version: String?, handler: any ControlHandler) async
+        -> Response
+    {
+        do {
+            let choice: ControlChannels
+            if endpoint == .setChannel {
+                guard let name = body.channel else {
+                    return Self.json(.badRequest, ["error": "\(endpoint.path): the body needs \"channel\""])
+                }
+                choice = try await handler.setChannel(name, version: version)
+            } else {
+                choice = try await handler.channels()
+            }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            return Self.body(.ok, try encoder.encode(choice))
+        } catch {
+            let message = (error as? any ClientctlError)?.message ?? "\(error)"
+            logger.warning("control \(endpoint.rawValue) refused: \(message)")
+            let status: HTTPResponse.Status =
+                switch (error as? any ClientctlError)?.kind {
+                case .usage: .badRequest
+                case .notPermitted: .forbidden
+                case .config: .conflict
+                case .tempFail: .serviceUnavailable
+                default: .internalServerError
+                }
+            return Self.json(status, ["error": message])
+        }
     }
 
     static func frame(_ event: ControlEvent) -> String {

@@ -15,11 +15,14 @@ enum PageVersion {
     /// Bodies are tiny; anything longer is not a shim's.
     static let maxBytes = 1024
 
-    /// What a POST's body says besides the version: `holdUpdate`'s seconds and lease id.
+    /// What a POST's body says besides the version: `holdUpdate`'s seconds and lease id,
+    /// `setChannel`'s channel.
     struct Body: Equatable {
         var version: String?
         var seconds: Double?
         var lease: String?
+        /// `setChannel`'s channel name (its rule is the device's, checked by the handler).
+        var channel: String?
     }
 
     static func read(_ request: Request) async -> Result<String?, Refusal> {
@@ -72,6 +75,12 @@ enum PageVersion {
                 return .failure(Refusal(message: "\"lease\" must be 1 to 64 letters, digits or dashes"))
             }
             body.lease = lease
+        }
+        if let value = object["channel"] {
+            guard case .string(let channel) = value, (1...128).contains(channel.utf8.count) else {
+                return .failure(Refusal(message: "\"channel\" must be a channel name"))
+            }
+            body.channel = channel
         }
         return .success(body)
     }

@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientShim
 import ClientUpdater
 import Foundation
@@ -55,9 +56,30 @@ final class FakeControlHandler: ControlHandler, Sendable {
         _ = record("hold lease \(Int(seconds))")
         return Date(timeIntervalSince1970: 1_800_000_000 + seconds)
     }
+    /// The device follows stable and may choose beta; `setChannel` refuses any other
+    /// name as the device does (kind `notPermitted`), and a name with a space (kind `usage`).
+    func channels() async throws -> ControlChannels {
+        _ = record("channels")
+        return ControlChannels(channel: "stable", choosable: ["beta", "stable"], rootChannel: "stable")
+    }
+    func setChannel(_ name: String, version: String?) async throws -> ControlChannels {
+        _ = record("setChannel \(name)")
+        if name.contains(" ") { throw ChannelRefusal(message: "channel '\(name)': not a channel name", kind: .usage) }
+        guard ["beta", "stable"].contains(name) else {
+            throw ChannelRefusal(message: "channel '\(name)' is not allowed by trust root 1", kind: .notPermitted)
+        }
+        return ControlChannels(channel: name, choosable: ["beta", "stable"], rootChannel: "stable")
+    }
     func events() async -> AsyncStream<ControlEvent> {
         let (stream, continuation) = AsyncStream<ControlEvent>.makeStream()
         state.withLock { $0.continuations.append(continuation) }
         return stream
     }
+}
+
+/// A refusal of `setChannel` of the kind the device's would be.
+struct ChannelRefusal: ClientctlError {
+    let message: String
+    let kind: FailureKind
+    var underlying: (any Error & Sendable)? { nil }
 }
