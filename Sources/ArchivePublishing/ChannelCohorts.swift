@@ -23,7 +23,7 @@ public enum ChannelCohorts {
     /// `#` comments and blank lines allowed), sorted and each once, under the channel's
     /// publishing lock. Manifests signed from now on name this list.
     /// - Throws: ``ArchivePublishingError`` `.invalidArgument` for a bad name or a line that is
-    ///   not a device id, more than ``CohortFile/maxIds`` ids; `.notFound` without the
+    ///   not a device id, more than 100,000 ids (`CohortFile.maxIds`); `.notFound` without the
     ///   release folder; `.busy` while a publish holds the lock; `.io`. Nothing is written then.
     public static func set(_ name: String, ids text: String, source: String, releases: String, channel: String) throws -> Outcome {
         try checkName(name)

@@ -25,7 +25,7 @@ public struct CohortReference: Sendable, Equatable, Hashable {
         self.count = count
     }
 
-    /// The reference to the cohort file `bytes` (canonical: ``CohortFile/canonical(_:)``).
+    /// The reference to the cohort file `bytes` (canonical: ``CohortFile/canonical(text:source:)``).
     public init(name: String, file bytes: [UInt8]) {
         self.init(name: name, digest: Digest.hex(.sha256, of: bytes), count: bytes.count / CohortFile.recordBytes)
     }
