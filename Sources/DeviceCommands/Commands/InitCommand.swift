@@ -48,7 +48,10 @@ struct InitCommand: AsyncParsableCommand {
     @OptionGroup var device: DeviceOptions
     @Option(help: ArgumentHelp("Application id, e.g. com.example.notes; releases of other apps are rejected.", valueName: "ID"))
     var app: String?
-    @Option(help: ArgumentHelp("Release channel name, e.g. stable; releases of other channels are rejected.", valueName: "NAME"))
+    @Option(
+        help: ArgumentHelp(
+            "Release channel name, e.g. stable; releases of other channels are rejected unless the trust root lets the device choose them ('channel set').",
+            valueName: "NAME"))
     var channel: String?
     @Option(
         name: .customLong("manifest-url"),
