@@ -82,6 +82,14 @@ struct ArchiveInstaller {
         // A target that asks about a cohort file this device has no answer for yet: read
         // that file (docs/targeting.md#cohorts) and decide again, until nothing is missing.
         var cohortsRead = 0
+        if !manifest.cohorts.isEmpty, let id = DeviceIdFile.read(layout) {
+            // The answers kept for the lists this manifest names: a device that asked before
+            // decides at once, reading no cohort file.
+            let kept = CohortAnswerStore(layout: layout)
+            for cohort in manifest.cohorts {
+                if let answer = kept.read(cohort.digest, deviceId: id) { policy.cohorts.byDigest[cohort.digest] = answer }
+            }
+        }
         while true {
             (decision, besideNote) = try await decideRelease(
                 candidate, newest: manifest, restriction: restriction, state: state, isUnpacked: isUnpacked, policy: policy,

@@ -117,6 +117,12 @@ import Testing
         try bytes.write(to: URL(fileURLWithPath: served))
 
         let before = try TreeSnapshot(d)
+        let copy = try Data(contentsOf: URL(fileURLWithPath: served))
+        try FileManager.default.removeItem(atPath: served)
+        let missing = try await rig.clientctl(["install", "--root", d], expect: 65)
+        #expect(missing.errorOutput.contains("cohorts/pilot/\(cohort.digest).txt is missing (404)"), "\(missing.errorOutput)")
+        #expect(try TreeSnapshot(d) == before, "a store that answers 404 changes nothing")
+        try copy.write(to: URL(fileURLWithPath: served))
         let tampered = try await rig.clientctl(["install", "--root", d], expect: 65)
         #expect(tampered.errorOutput.contains("cohorts/pilot/\(cohort.digest).txt does not match the SHA-256"), "\(tampered.errorOutput)")
         #expect(try TreeSnapshot(d) == before, "nothing installed, no answer kept")
