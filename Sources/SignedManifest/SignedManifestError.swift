@@ -19,7 +19,7 @@ public struct SignedManifestErrorCode: ClientctlErrorCode {
         case malformedJSON, invalidManifest, invalidSignature, untrustedKey, invalidKey, crypto
         case alreadyExists, notFound, io, invalidArgument
         case internalError, untrustedRoot, rootExpired, thresholdNotMet
-        case signerUnavailable, restrictionRefused
+        case signerUnavailable, restrictionRefused, mediaRefused
     }
     fileprivate let base: Base
     public var description: String { "\(base)" }
@@ -61,13 +61,17 @@ public struct SignedManifestErrorCode: ClientctlErrorCode {
     /// signed by a threshold of the trust root's `rollout` keys, or asking for more than
     /// the manifest it restricts (a higher percent, a later expiry, a version above it).
     public static let restrictionRefused = Self(base: .restrictionRefused)
+    /// An offline media index (`media.json`, docs/offline-media.md) was refused: malformed,
+    /// for another app or channel than its folder, not signed by a threshold of the trust
+    /// root's `release` keys, or vouching past the root's expiry.
+    public static let mediaRefused = Self(base: .mediaRefused)
 
     /// The sysexits status: 65 for bad or rejected data, 66 missing input, 73 cannot create,
     /// 64 usage, 69 a sign command unavailable, 70 internal.
     public func kind(underlying: (any Error & Sendable)?) -> FailureKind {
         switch base {
         case .malformedJSON, .invalidManifest, .invalidSignature, .untrustedKey, .invalidKey,
-            .untrustedRoot, .rootExpired, .thresholdNotMet, .restrictionRefused:
+            .untrustedRoot, .rootExpired, .thresholdNotMet, .restrictionRefused, .mediaRefused:
             return .dataError
         case .crypto, .internalError: return .software
         case .alreadyExists, .io: return .cannotCreate

@@ -38,15 +38,18 @@ package enum ManifestPolicy {
     }
 
     /// Applies the device rules in order: app, channel, expiry, floor, shell compatibility.
-    /// - Parameter floor: the highest version ever accepted (``ArchiveMemory/highestAccepted``);
-    ///   the floor itself is accepted (re-installing it is not a rollback).
+    /// - Parameters:
+    ///   - floor: the highest version ever accepted (``ArchiveMemory/highestAccepted``);
+    ///     the floor itself is accepted (re-installing it is not a rollback).
+    ///   - expiresInstead: the expiry to judge instead of the manifest's own: a media
+    ///     index's `offlineExpires` for a release read from offline media.
     package static func evaluate(
         _ manifest: Manifest, app: String, channel: String, shellVersion: Version,
-        floor: Version?, now: Date
+        floor: Version?, now: Date, expires expiresInstead: Date? = nil
     ) -> Decision {
         guard manifest.app == app else { return .wrongApp(expected: app, actual: manifest.app) }
         guard manifest.channel == channel else { return .wrongChannel(expected: channel, actual: manifest.channel) }
-        if let expires = manifest.expires, expires <= now { return .expired(expires) }
+        if let expires = expiresInstead ?? manifest.expires, expires <= now { return .expired(expires) }
         if let floor, manifest.version < floor { return .belowFloor(floor: floor) }
         guard manifest.isCompatible(withShell: shellVersion) else { return .incompatibleShell(shell: shellVersion) }
         return .accept
