@@ -28,7 +28,8 @@ public enum DeviceMain {
     /// says where that command is (exit 64) instead of argument-parser's "unexpected
     /// argument". (`DeviceLinkageTests` checks the list against the full clientctl's help.)
     static let releaseCommands: Set<String> = [
-        "keygen", "publish", "push", "prune", "sign", "root", "verify", "manifest", "rollout", "cohort", "revoke", "collect", "package", "repo",
+        "keygen", "publish", "push", "prune", "export", "sign", "root", "verify", "manifest", "rollout", "cohort", "revoke", "collect", "package",
+        "repo",
         "fleet",
     ]
 

@@ -9,6 +9,7 @@ package enum ReleaseCommandList {
         PublishCommand.self,
         PushCommand.self,
         PruneCommand.self,
+        ExportCommand.self,
         SignCommand.self,
         RootCommand.self,
         VerifyCommand.self,

@@ -31,6 +31,8 @@ import Testing
         case rolloutRole
         /// `.channel(rollout: nil)` and `pilot-ids.txt`, two device ids.
         case cohort
+        /// `releases/stable` with 1.4.0 and 1.5.0 published with `release.pem`.
+        case media
     }
 
     /// The signing help pages, the folder their examples need, and whether each example
@@ -58,6 +60,7 @@ import Testing
         (["cohort"], .cohort, false),
         (["cohort", "set"], .cohort, false),
         (["cohort", "list"], .cohort, false),
+        (["export"], .media, false),
     ]
 
     @Test(arguments: pages.indices)
@@ -171,6 +174,13 @@ import Testing
                 \(publish) --version 1.4.0 --key k.pem
                 \(publish) --version 1.5.0 --key k.pem
                 printf '%s\\n' 0123456789abcdef0123456789abcdef fedcba9876543210fedcba9876543210 > pilot-ids.txt
+                """)
+        case .media:
+            try await run(
+                """
+                cp -R '\(sample)' build; KEYS=release; \(keys)
+                \(publish) --version 1.4.0 --key release.pem
+                \(publish) --version 1.5.0 --key release.pem
                 """)
         case .roots(let draft):
             try await run(
