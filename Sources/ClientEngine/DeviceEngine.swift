@@ -38,6 +38,13 @@ public struct DeviceEngine: Sendable {
             get { archive.useDelta }
             set { archive.useDelta = newValue }
         }
+        /// Archive roots: check the offline media in this folder instead of the feed
+        /// (`install --from`, docs/offline-media.md): no time server is asked and nothing
+        /// is sent to any network. nil: the feed.
+        package var media: String? {
+            get { archive.media }
+            set { archive.media = newValue }
+        }
         /// Where the updater and the channel log (swift-log); by default the label
         /// `clientctl.engine` on whatever handler the host bootstrapped. The engine logs
         /// below `warning`: failures reach the host as errors and events.
@@ -106,7 +113,9 @@ public struct DeviceEngine: Sendable {
                 reading.wall = wall()
                 return reading
             },
-            servers: config.deviceSettings.roughtimeServers, quorum: config.deviceSettings.effectiveTimeQuorum, logger: options.logger)
+            // A check from offline media asks no time server: it sends nothing anywhere.
+            servers: options.media == nil ? config.deviceSettings.roughtimeServers : [], quorum: config.deviceSettings.effectiveTimeQuorum,
+            logger: options.logger)
         let channel = try makeChannel(config: config, layout: layout, transport: transport, options: options, clock: clock)
         return DeviceEngine(
             layout: layout, config: config, channel: channel,

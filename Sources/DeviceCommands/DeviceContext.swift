@@ -18,13 +18,14 @@ struct DeviceContext {
     ///   - ignoreRollout: `install --ignore-rollout` (archive roots).
     ///   - useDelta: false for `install --no-delta` (archive roots).
     ///   - startupTimeout: `serve --startup-timeout`.
+    ///   - media: `install --from DIR` (archive roots): check the offline media in DIR.
     static func open(
-        _ options: DeviceOptions, ignoreRollout: Bool = false, useDelta: Bool = true, startupTimeout: Double? = nil
+        _ options: DeviceOptions, ignoreRollout: Bool = false, useDelta: Bool = true, startupTimeout: Double? = nil, media: String? = nil
     ) throws -> DeviceContext {
-        let engine = try DeviceEngine.open(
-            try options.layout(),
-            options: .init(
-                startupTimeoutSeconds: startupTimeout, ignoreRollout: ignoreRollout, useDelta: useDelta, logger: engineLogger()))
+        var engineOptions = DeviceEngine.Options(
+            startupTimeoutSeconds: startupTimeout, ignoreRollout: ignoreRollout, useDelta: useDelta, logger: engineLogger())
+        engineOptions.media = media
+        let engine = try DeviceEngine.open(try options.layout(), options: engineOptions)
         return DeviceContext(engine: engine)
     }
 

@@ -20,10 +20,14 @@ package struct ArchiveChannel: UpdateChannel {
         package var ignoreRollout: Bool
         /// `install --no-delta`: false to download the full archive even when a patch applies.
         package var useDelta: Bool
+        /// `install --from DIR`: check the releases on offline media in DIR instead of the
+        /// feed (docs/offline-media.md); nil: the feed.
+        package var media: String?
 
-        package init(ignoreRollout: Bool = false, useDelta: Bool = true) {
+        package init(ignoreRollout: Bool = false, useDelta: Bool = true, media: String? = nil) {
             self.ignoreRollout = ignoreRollout
             self.useDelta = useDelta
+            self.media = media
         }
     }
 
@@ -32,9 +36,12 @@ package struct ArchiveChannel: UpdateChannel {
     /// The channel's section of `config.json`. During a check (``ArchiveInstaller``) its
     /// `channel` and `manifestURL` are those of the channel the device follows then
     /// (``ChannelChoice/following(_:root:)``); ``trust`` keeps the root's own.
-    package private(set) var settings: ArchiveSettings
+    package internal(set) var settings: ArchiveSettings
     package let store: ArchiveStore
-    let downloader: Downloader
+    /// The feed's downloader; a check from media reads through the media's (``MediaTransport``).
+    var downloader: Downloader
+    /// During a check from offline media: its verified index and where it is.
+    var media: MediaSource?
     /// The trust roots the device accepted (or its `--trust` keys).
     package let trust: TrustStore
     let now: @Sendable () -> Date
@@ -109,8 +116,15 @@ package struct ArchiveChannel: UpdateChannel {
         var followed = self
         followed.settings.channel = following.channel
         followed.settings.manifestURL = following.manifestURL
+        if let media = options.media {
+            return try restaged(try await followed.checkMedia(media, state: &state, reporter: reporter), state: state)
+        }
         let installer = ArchiveInstaller(channel: followed, reporter: reporter)
         let outcome = try await installer.run(state: &state)
+        if case .installed(let version) = outcome, state.archive.fromMedia?[version.id] != nil {
+            state.archive.fromMedia?[version.id] = nil  // installed from the feed this time
+            if state.archive.fromMedia?.isEmpty == true { state.archive.fromMedia = nil }
+        }
         return try restaged(outcome, state: state)
     }
 
@@ -140,7 +154,7 @@ package struct ArchiveChannel: UpdateChannel {
 
     /// The manifest URL of the trust root's own channel, beside which the roots are walked
     /// (`root/<N+1>.json`) whichever channel the device follows.
-    package var rootsURL: URL? { URL(string: trust.settings.manifestURL) }
+    package var rootsURL: URL? { media.map { URL(fileURLWithPath: $0.staging + "/manifest.json") } ?? URL(string: trust.settings.manifestURL) }
 
     /// Refuses a manifest of a chosen channel when `root` (the root in force after the walk)
     /// no longer lets the device follow that channel: nothing of it is taken, and the next
@@ -168,6 +182,7 @@ package struct ArchiveChannel: UpdateChannel {
         let kept = state.archive
         state.archive = ArchiveMemory(highestAccepted: kept.highestAccepted)
         state.archive.channel = kept.channel
+        state.archive.fromMedia = kept.fromMedia
         state.archive.parked = kept.parked.map { $0.mapValues { ArchiveMemory.ParkedChannel(highestAccepted: $0.highestAccepted) } }
     }
 
@@ -207,6 +222,9 @@ package struct ArchiveChannel: UpdateChannel {
     package func summary(config: DeviceConfig, state: DeviceState) -> ChannelSummary {
         let root = try? trust.current()
         var summary = ChannelSummary(channel: settings.channel, highestAccepted: state.archive.highestAccepted, trustRoot: root?.version)
+        if let current = state.current, Version(current) != nil {
+            summary.currentSource = state.archive.fromMedia?[current].map { "offline media exported \($0)" } ?? "the feed"
+        }
         guard let root else { return summary }
         summary.choosableChannels = root.channels
         var chosen = settings

@@ -28,6 +28,16 @@ package enum ArchiveDecision {
         package var labels: DeviceLabels
         /// Whether the cohort files read so far list this device (`id in cohort NAME`).
         package var cohorts: CohortAnswers
+        /// For a check from offline media: the signed digests of the manifests its index
+        /// names, with the `offlineExpires` judged instead of their own `expires`
+        /// (docs/offline-media.md#time-offline); empty online.
+        package var offlineExpires: [String: Date] = [:]
+
+        /// The expiry `manifest` is judged by: the media's `offlineExpires` for a manifest
+        /// its index names, else the manifest's own.
+        package func expiry(of manifest: Manifest) -> Date? {
+            offlineExpires.isEmpty ? manifest.expires : offlineExpires[manifest.signedDigest] ?? manifest.expires
+        }
 
         package init(
             app: String, channel: String, shellVersion: Version, now: Date, ignoreRollout: Bool = false, labels: DeviceLabels = DeviceLabels(),
@@ -91,7 +101,7 @@ package enum ArchiveDecision {
     ) rethrows -> Verdict {
         // An expired manifest is reported as such by the policy below; a fresh one of this
         // device's app and channel first passes the fleet rules (replay, revocation).
-        let fresh = manifest.expires.map { $0 > policy.now } ?? true
+        let fresh = policy.expiry(of: manifest).map { $0 > policy.now } ?? true
         if fresh, manifest.app == policy.app, manifest.channel == policy.channel {
             if let replay = FeedRules.replayProblem(manifest, memory: state.archive) { return .stale(replay) }
             FeedRules.recordPublished(manifest, in: &state.archive)
@@ -110,7 +120,8 @@ package enum ArchiveDecision {
         }
         let floor = state.archive.highestAccepted.flatMap(Version.init)
         switch ManifestPolicy.evaluate(
-            manifest, app: policy.app, channel: policy.channel, shellVersion: policy.shellVersion, floor: floor, now: policy.now)
+            manifest, app: policy.app, channel: policy.channel, shellVersion: policy.shellVersion, floor: floor, now: policy.now,
+            expires: policy.expiry(of: manifest))
         {
         case .accept:
             return .candidate(manifest)
@@ -126,7 +137,8 @@ package enum ArchiveDecision {
     /// Whether a release of `index.json` may stand in for an incompatible manifest.
     package static func acceptsFallback(_ release: Manifest, floor: Version?, policy: Policy) -> Bool {
         ManifestPolicy.evaluate(
-            release, app: policy.app, channel: policy.channel, shellVersion: policy.shellVersion, floor: floor, now: policy.now) == .accept
+            release, app: policy.app, channel: policy.channel, shellVersion: policy.shellVersion, floor: floor, now: policy.now,
+            expires: policy.expiry(of: release)) == .accept
     }
 
     /// Why no release runs on this shell (the manifest's and `index.json`'s).

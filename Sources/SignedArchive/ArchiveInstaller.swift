@@ -38,18 +38,34 @@ struct ArchiveInstaller {
         state.archive.restrictedApply = restriction.flatMap { r in
             r.apply.map { ArchiveMemory.RestrictedApply(version: r.version.description, expires: r.expires, policy: $0) }
         }
+        // From offline media: only a release its verified index names, judged by the
+        // index's `offlineExpires` (docs/offline-media.md#time-offline).
+        var offlineExpires: [String: Date] = [:]
+        if let media = channel.media {
+            guard media.index.names(manifest) else {
+                throw SignedArchiveError(
+                    .mediaRefused,
+                    "\(media.path)/manifest.json: release \(manifest.version) is not one its media.json names (a manifest from another export)")
+            }
+            if let until = media.index.offlineExpires {
+                for release in media.index.releases { offlineExpires[release.manifestDigest] = until }
+            }
+        }
         let downloader = channel.downloader
         // The decision is pure (ArchiveDecision); this step reads what it needs and carries it out.
         var policy = ArchiveDecision.Policy(
             app: config.app, channel: channel.settings.channel, shellVersion: config.shellVersion, now: channel.now(),
             ignoreRollout: channel.options.ignoreRollout, labels: currentLabels())
+        policy.offlineExpires = offlineExpires
         let candidate: Manifest
         let running = [state.current, state.pending].compactMap { $0 }
         switch try ArchiveDecision.screen(
             manifest, restriction: restriction, state: &state, held: Set(running + (try channel.store.installedVersions()).map(\.id)), policy: policy)
         {
-        case .stale(let reason):
-            let expired = manifest.expires.map { $0 <= policy.now } ?? false
+        case .stale(let feedReason):
+            // From media, what is stale is the stick, not the feed.
+            let reason = channel.media == nil ? feedReason : feedReason.replacingOccurrences(of: "the feed is stale", with: "the media is stale")
+            let expired = policy.expiry(of: manifest).map { $0 <= policy.now } ?? false
             reporter.report(.checkRefused, version: manifest.version.description, reason: expired ? .expired : .badRelease, detail: reason)
             return .stale(reason)
         case .revoked(let reason):
@@ -71,6 +87,19 @@ struct ArchiveInstaller {
         case .rejected(let reason):
             let floor = state.archive.highestAccepted.flatMap(Version.init)
             let belowFloor = floor.map { manifest.version < $0 } ?? false
+            // A site that took a newer release from offline media than its feed offers:
+            // the feed is behind, not an attack (docs/offline-media.md#mixed-sites).
+            if belowFloor, channel.media == nil, let floor, state.archive.fromMedia?[floor.description] != nil {
+                state.archive.manifestETag = etag
+                return .upToDate("up to date: \(floor) from offline media is newer than the feed's release \(manifest.version)")
+            }
+            // An older stick (left in, or from an earlier visit): media never downgrades, and
+            // it is no attack on this device either way: the same answer as for a replay.
+            if belowFloor, let media = channel.media, let floor {
+                reporter.report(.checkRefused, version: manifest.version.description, reason: .floor, detail: reason)
+                return .stale(
+                    "media never downgrades: release \(manifest.version) in \(media.path) is below \(floor), the highest this device accepted")
+            }
             reporter.report(.checkRefused, version: manifest.version.description, reason: belowFloor ? .floor : .badRelease, detail: reason)
             throw SignedArchiveError(.archiveRejected, reason)
         }
@@ -213,6 +242,9 @@ struct ArchiveInstaller {
         channel.logger.info("downloading release \(version): \(archiveURL.absoluteString) (\(manifest.size) bytes)")
         try await BlockingExecutor.run { store.cleanLeftovers(keeping: [partial]) }
         try requireSpace(for: manifest, archive: archiveURL, partial: partial)
+        // From media: the archive is copied once, straight to the download file, which the
+        // downloader then finds complete and verifies (docs/offline-media.md).
+        if let media = channel.media { try await BlockingExecutor.run { try media.transport.place(archiveURL, at: partial) } }
         let staging = try channel.store.makeStagingDirectory(label: "v\(version)")
         let started = ContinuousClock.now
         do {

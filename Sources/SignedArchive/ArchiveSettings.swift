@@ -89,6 +89,10 @@ package struct ArchiveMemory: Codable, Sendable, Equatable {
     /// each channel keeps its own, so coming back to one never goes below what it accepted
     /// there, nor takes an older manifest of it. nil when there are none.
     package var parked: [String: ParkedChannel]?
+    /// The versions installed from offline media (`install --from`), with the `exported`
+    /// time of the media's index: what `status` says the running version came from. nil
+    /// when none (docs/offline-media.md#mixed-sites).
+    package var fromMedia: [String: String]?
 
     /// What a device keeps of a channel it no longer follows (``ArchiveMemory/parked``).
     package struct ParkedChannel: Codable, Sendable, Equatable {

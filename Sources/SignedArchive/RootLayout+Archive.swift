@@ -15,6 +15,9 @@ extension RootLayout {
     /// `restriction.json`: the channel's last `restriction.json` as fetched (re-verified
     /// whenever read), so a `304` for it decides again from the same bytes.
     package var keptRestriction: String { store("restriction.json") }
+    /// `media-import/`: what a check from offline media copied from the media, read from
+    /// there and removed when the check ends (docs/offline-media.md).
+    package var mediaImport: String { store("media-import") }
 }
 
 /// The archive channel's trust roots on the device: `trust/<N>.json`, every root it accepted.

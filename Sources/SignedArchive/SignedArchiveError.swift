@@ -16,7 +16,7 @@ package struct SignedArchiveErrorCode: ClientctlErrorCode {
     fileprivate enum Base: Hashable, Sendable {
         case archiveRejected, archiveLimit, deltaRejected, configInvalid, corruptState
         case invalidArgument, notFound, alreadyExists, io, internalError
-        case channelNotAllowed
+        case channelNotAllowed, mediaRefused
     }
     fileprivate let base: Base
     package var description: String { "\(base)" }
@@ -49,13 +49,18 @@ package struct SignedArchiveErrorCode: ClientctlErrorCode {
     /// A channel the device's trust root does not let it choose (`clientctl channel set`,
     /// the page's `setChannel`), or a manifest of such a channel: nothing is written.
     package static let channelNotAllowed = Self(base: .channelNotAllowed)
+    /// Offline media the device refuses (docs/offline-media.md): a symbolic or hard link,
+    /// a special file, a path out of its folder, a file over its cap or other than its
+    /// index lists, one that changed while it was copied, a manifest its index does not
+    /// name. Nothing of it is taken.
+    package static let mediaRefused = Self(base: .mediaRefused)
 
     /// The sysexits status, as `UpdaterError`'s and `SignedManifestError`'s codes of the same
     /// name: 65 for a refused release, 78 config, 64 usage, 66 missing input, 73 cannot
     /// create, 70 internal; 77 a channel the trust root does not allow.
     package func kind(underlying: (any Error & Sendable)?) -> FailureKind {
         switch base {
-        case .archiveRejected, .archiveLimit, .deltaRejected: return .dataError
+        case .archiveRejected, .archiveLimit, .deltaRejected, .mediaRefused: return .dataError
         case .configInvalid, .corruptState: return .config
         case .invalidArgument: return .usage
         case .notFound: return .noInput

@@ -44,6 +44,9 @@ public struct StatusReport: Codable, Sendable, Equatable {
     public var shellVersion: String
     /// The version being served (`"embedded"` in JSON when the embedded seed runs).
     public var current: RunningVersion
+    /// Where the running version came from: `the feed` or `offline media exported <time>`
+    /// (docs/offline-media.md#mixed-sites); nil when unknown or the embedded seed runs.
+    public var currentSource: String?
     /// The embedded seed's version, when known.
     public var embeddedVersion: String?
     public var pending: String?
@@ -126,6 +129,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
         channelChoice = summary.choiceNote
         shellVersion = config.shellVersion.description
         current = RunningVersion(state.current)
+        currentSource = summary.currentSource
         embeddedVersion = embedded?.id
         pending = state.pending
         lastKnownGood = state.lastKnownGood

@@ -93,6 +93,9 @@ package struct ChannelSummary: Sendable, Equatable {
     package var choosableChannels: [String]?
     /// Why the device does not follow the channel chosen, or that it moves at its next check.
     package var choiceNote: String?
+    /// Where the running version came from (`offline media exported …`, `the feed`); nil
+    /// when the channel does not say or nothing installed runs.
+    package var currentSource: String?
 
     package init(channel: String? = nil, highestAccepted: String? = nil, trustRoot: Int? = nil, note: String? = nil) {
         self.channel = channel

@@ -2,6 +2,7 @@ import ArgumentParser
 import ClientUpdater
 import CommandSupport
 import Foundation
+import SignedArchive
 
 /// `clientctl install`: one full update check on a device root.
 struct InstallCommand: AsyncParsableCommand {
@@ -19,8 +20,16 @@ struct InstallCommand: AsyncParsableCommand {
 
             For a Meteor root, performs a hot-code-push check against ROOT_URL instead.
 
+            --from DIR checks the offline media in DIR (a USB stick's mount point, written \
+            by `clientctl export`) instead of the feed: every file this device reads is \
+            copied into its root first and verified as an online release; the media is \
+            never written to and nothing is sent to any network. Reports wait for the next \
+            check that reaches the collector. Media without this device's app and channel \
+            installs nothing (exit 0); media refused for its content exits 65 \
+            (docs/offline-media.md).
+
             Exit status: 0 installed, up to date, or nothing compatible; 65 rejected input; \
-            69 network failure after retries; 75 the root is locked by another clientctl \
+            66 no --from folder; 69 network failure after retries; 75 the root is locked by another clientctl \
             past --wait; 78 bad config.
 
             Examples:
@@ -29,6 +38,7 @@ struct InstallCommand: AsyncParsableCommand {
               clientctl install --root /var/lib/notes --wait 0     # fail at once if busy
               clientctl install --root /var/lib/notes --ignore-rollout  # operator
               clientctl install --root /var/lib/notes --no-delta        # full archive
+              clientctl install --root /var/lib/notes --from /media/stick # no network
             """
     )
 
@@ -40,6 +50,8 @@ struct InstallCommand: AsyncParsableCommand {
     var ignoreRollout = false
     @Flag(help: "Download the full archive even when a delta patch from an installed version applies.")
     var noDelta = false
+    @Option(help: ArgumentHelp("Install from the offline media in this folder (clientctl export) instead of the feed.", valueName: "DIR"))
+    var from: String?
 
     func validate() throws {
         try wait.require(in: 0...86_400, flag: "--wait", rule: "0 to 86400 seconds")
@@ -47,7 +59,10 @@ struct InstallCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            let context = try DeviceContext.open(device, ignoreRollout: ignoreRollout, useDelta: !noDelta)
+            let context = try DeviceContext.open(device, ignoreRollout: ignoreRollout, useDelta: !noDelta, media: from)
+            if from != nil, context.config.channelKind != .signedArchive {
+                throw DeviceCommandError(.invalidArgument, "--from reads signed releases of offline media: \(context.layout.root) is a Meteor root")
+            }
             // How a delta update went (patch used, or why the full archive) goes to stderr,
             // the progress bar too when stderr is a terminal: both from the updater's events.
             let events = context.updater.events(bufferingPolicy: .unbounded)
@@ -70,8 +85,9 @@ struct InstallCommand: AsyncParsableCommand {
             }
             await context.updater.shutdown()  // ends the stream once its events are printed
             await printer.value
-            // Pending fleet reports, this check's included, within a few seconds.
-            await context.engine.deliverReportsBeforeExit()
+            // Pending fleet reports, this check's included, within a few seconds; from
+            // offline media nothing is sent: they wait for a check that reaches the collector.
+            if from == nil { await context.engine.deliverReportsBeforeExit() }
             let report = try result.get()
             if output.json {
                 try printJSON(report)

@@ -23,6 +23,7 @@ enum StatusText {
             "selected:        \(s.selected)",
         ]
         if let apply = s.apply { lines.insert("takes over:      \(apply)", at: 8) }
+        if let source = s.currentSource { lines.insert("from:            \(source)", at: 7) }
         if s.rootChannel != nil || s.channelChoice != nil || (s.choosableChannels?.count ?? 0) > 1 {
             lines.insert("channel:         " + ChannelText.line(s), at: 2)
         }
