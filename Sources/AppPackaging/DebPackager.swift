@@ -119,6 +119,8 @@ package enum DebPackager {
         try staging.write(icon.bytes, to: "usr/share/icons/hicolor/\(icon.folder)/apps/\(request.package).\(icon.fileExtension)")
         try staging.write(texts.userUnit, to: "usr/lib/systemd/user/\(request.package).service")
         try staging.write(texts.systemUnit, to: "lib/systemd/system/\(request.package)-serve.service")
+        try staging.write(texts.mediaUnit, to: String(texts.mediaUnitPath.dropFirst()))
+        try staging.write(texts.mediaRule, to: String(texts.mediaRulePath.dropFirst()))
         try staging.write(texts.copyright(vendorText: vendorCopyright), to: "usr/share/doc/\(request.package)/copyright")
         try staging.write(texts.lintianOverrides, to: "usr/share/lintian/overrides/\(request.package)")
         try staging.writeGzip(

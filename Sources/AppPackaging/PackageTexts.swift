@@ -88,6 +88,7 @@ struct PackageTexts: Sendable {
         RestartSec=2
         WatchdogSec=30
         DynamicUser=yes
+        User=\(serviceUser)
         StateDirectory=\(pkg)
         StateDirectoryMode=0750
         UMask=0027
@@ -125,6 +126,130 @@ struct PackageTexts: Sendable {
         WantedBy=multi-user.target
 
         """
+    }
+
+    /// The dynamic user `PKG-serve.service` and `PKG-media@.service` both run as, named in
+    /// both (`User=` with `DynamicUser=yes`, systemd.exec(5)) so that they share one UID
+    /// while they run and so the state directory `/var/lib/PKG`. `PKG-serve` is the name
+    /// systemd derives for the serve unit itself when it is a valid user name (a letter or
+    /// `_` first, then letters, digits, `_` and `-`, at most 31 characters); a package name
+    /// that makes it invalid (a leading digit, `+` or `.`, or a long name) gets
+    /// `_clientctl-` and 12 hex digits of the name's SHA-256 instead, never systemd's own
+    /// hashed name, which another unit cannot spell.
+    var serviceUser: String {
+        let derived = "\(pkg)-serve"
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-")
+        if derived.count <= 31, let first = derived.first, first.isASCII, first.isLetter || first == "_", derived.allSatisfy(allowed.contains) {
+            return derived
+        }
+        return "_clientctl-" + Digest.hex(.sha256, of: Data(pkg.utf8)).prefix(12)
+    }
+
+    /// `/lib/udev/rules.d/61-PKG-media.rules`: numbered after udev's own
+    /// `60-persistent-storage.rules`, whose `usb_id` and `blkid` set the `ID_BUS` and `ID_FS_*`
+    /// properties the rule matches (rules files run in the lexical order of their names,
+    /// udev(7); `60-PKG-…` would sort before `60-persistent-…` and match nothing).
+    var mediaRulePath: String { "/lib/udev/rules.d/61-\(pkg)-media.rules" }
+    /// `/lib/systemd/system/PKG-media@.service`: the template the rule starts, one instance
+    /// per block device (`PKG-media@sdb1.service`).
+    var mediaUnitPath: String { "/lib/systemd/system/\(pkg)-media@.service" }
+    /// Where an instance mounts its stick: its `RuntimeDirectory=` (`%i` the kernel name).
+    var mediaMountPoint: String { "/run/\(pkg)-media/%i" }
+
+    /// The udev rule that starts `PKG-media@KERNEL.service` when a USB stick's file system
+    /// appears (udev(7) syntax: comma-separated `KEY==value` matches, then assignments).
+    var mediaRule: String {
+        """
+        # \(request.name) (\(request.app)): an update from a USB stick with no command typed
+        # (clientctl package; docs/packaging.md#updates-from-removable-media).
+        #
+        # Narrow on purpose: only when a block device is added, only on the USB bus, only a
+        # file system (not swap, RAID or LUKS members) of type vfat, exfat or ext4. A broad
+        # automount rule (every sd* and mmcblk* device) mounted a system partition and broke
+        # updates (ValveSoftware/SteamOS#2055); this one never matches a disk on another bus
+        # or a change or remove event, and the unit leaves a file system that is mounted
+        # already (a system disk on USB) alone.
+        #
+        # udev mounts nothing itself: udevd runs with PrivateMounts=yes, so a mount made by a
+        # RUN program stays in udevd's own namespace, invisible to everyone else
+        # (guysoft/OctoPi#582). The rule only asks systemd for \(pkg)-media@KERNEL.service,
+        # which mounts the stick read-only, runs `clientctl install --from` and unmounts it.
+        #
+        # To turn it off, mask this file with one of the same name in /etc/udev/rules.d
+        # linking to /dev/null.
+        ACTION=="add", SUBSYSTEM=="block", KERNEL=="sd*", \\
+          ENV{ID_BUS}=="usb", ENV{ID_FS_USAGE}=="filesystem", ENV{ID_FS_TYPE}=="vfat|exfat|ext4", \\
+          TAG+="systemd", ENV{SYSTEMD_WANTS}+="\(pkg)-media@%k.service"
+
+        """
+    }
+
+    /// `/lib/systemd/system/PKG-media@.service`: `clientctl install --from` on a stick the
+    /// udev rule found, as serve's dynamic user, without network, on a read-only mount the
+    /// unit's privileged steps make and remove (docs/packaging.md lists what each setting
+    /// takes away).
+    var mediaUnit: String {
+        let mount = mediaMountPoint
+        let options = "ro,nosuid,nodev,noexec"
+        return """
+            [Unit]
+            Description=\(request.name) update from removable media (%I)
+            Documentation=man:\(pkg)(1)
+            BindsTo=dev-%i.device
+            After=dev-%i.device \(pkg)-serve.service
+            ConditionPathExists=/var/lib/\(pkg)/config.json
+
+            [Service]
+            Type=oneshot
+            ExecCondition=+/bin/sh -c '! /usr/bin/findmnt --source /dev/%I'
+            ExecStartPre=-+/usr/bin/mount -t vfat,exfat -o \(options),fmask=0133,dmask=0022 /dev/%I \(mount)
+            ExecStartPre=-+/usr/bin/mount -t ext4 -o \(options),noload /dev/%I \(mount)
+            ExecStartPre=+/usr/bin/mountpoint -q \(mount)
+            ExecStart=\(lib)/clientctl install --root /var/lib/\(pkg) --from \(mount) --wait 600
+            ExecStopPost=-+/usr/bin/umount \(mount)
+            ExecStopPost=-+/usr/bin/umount --lazy \(mount)
+            TimeoutStartSec=15min
+            DynamicUser=yes
+            User=\(serviceUser)
+            StateDirectory=\(pkg)
+            StateDirectoryMode=0750
+            RuntimeDirectory=\(pkg)-media/%i
+            ReadOnlyPaths=\(mount)
+            UMask=0027
+            CapabilityBoundingSet=
+            AmbientCapabilities=
+            NoNewPrivileges=yes
+            PrivateTmp=yes
+            PrivateDevices=yes
+            PrivateUsers=yes
+            PrivateMounts=yes
+            PrivateNetwork=yes
+            IPAddressDeny=any
+            DevicePolicy=closed
+            ProtectSystem=strict
+            ProtectHome=yes
+            ProtectProc=invisible
+            ProcSubset=pid
+            ProtectKernelTunables=yes
+            ProtectKernelModules=yes
+            ProtectKernelLogs=yes
+            ProtectControlGroups=yes
+            ProtectClock=yes
+            ProtectHostname=yes
+            RestrictAddressFamilies=AF_UNIX
+            RestrictNamespaces=yes
+            RestrictRealtime=yes
+            RestrictSUIDSGID=yes
+            LockPersonality=yes
+            MemoryDenyWriteExecute=yes
+            RemoveIPC=yes
+            KeyringMode=private
+            SystemCallArchitectures=native
+            SystemCallFilter=@system-service
+            SystemCallFilter=~@privileged
+            SystemCallErrorNumber=EPERM
+
+            """
     }
 
     /// `/usr/share/doc/PKG/copyright` (machine-readable format 1.0).
@@ -266,6 +391,12 @@ struct PackageTexts: Sendable {
             .I /lib/systemd/system/\(roff(pkg))\\-serve.service
             The headless agent: the client served on 127.0.0.1, its root in
             .IR /var/lib/\(roff(pkg)) .
+            .TP
+            .I /lib/systemd/system/\(roff(pkg))\\-media@.service
+            Installs from a USB stick as it is plugged in, with no command typed: its udev rule,
+            .IR \(roff(mediaRulePath)) ,
+            starts it for a vfat, exfat or ext4 file system on the USB bus; the stick is mounted
+            read\\-only and nothing is sent to any network.
             .SH EXIT STATUS
             0 on success; otherwise a
             .BR sysexits (3)
