@@ -92,35 +92,7 @@ struct PackageTexts: Sendable {
         StateDirectory=\(pkg)
         StateDirectoryMode=0750
         UMask=0027
-        CapabilityBoundingSet=
-        AmbientCapabilities=
-        NoNewPrivileges=yes
-        PrivateTmp=yes
-        PrivateDevices=yes
-        PrivateUsers=yes
-        DevicePolicy=closed
-        ProtectSystem=strict
-        ProtectHome=yes
-        ProtectProc=invisible
-        ProcSubset=pid
-        ProtectKernelTunables=yes
-        ProtectKernelModules=yes
-        ProtectKernelLogs=yes
-        ProtectControlGroups=yes
-        ProtectClock=yes
-        ProtectHostname=yes
-        RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX
-        RestrictNamespaces=yes
-        RestrictRealtime=yes
-        RestrictSUIDSGID=yes
-        LockPersonality=yes
-        MemoryDenyWriteExecute=yes
-        RemoveIPC=yes
-        KeyringMode=private
-        SystemCallArchitectures=native
-        SystemCallFilter=@system-service
-        SystemCallFilter=~@privileged
-        SystemCallErrorNumber=EPERM
+        \(sandbox(addressFamilies: "AF_INET AF_INET6 AF_UNIX"))
 
         [Install]
         WantedBy=multi-user.target
@@ -216,40 +188,28 @@ struct PackageTexts: Sendable {
             RuntimeDirectory=\(pkg)-media/%i
             ReadOnlyPaths=\(mount)
             UMask=0027
-            CapabilityBoundingSet=
-            AmbientCapabilities=
-            NoNewPrivileges=yes
-            PrivateTmp=yes
-            PrivateDevices=yes
-            PrivateUsers=yes
             PrivateMounts=yes
             PrivateNetwork=yes
             IPAddressDeny=any
-            DevicePolicy=closed
-            ProtectSystem=strict
-            ProtectHome=yes
-            ProtectProc=invisible
-            ProcSubset=pid
-            ProtectKernelTunables=yes
-            ProtectKernelModules=yes
-            ProtectKernelLogs=yes
-            ProtectControlGroups=yes
-            ProtectClock=yes
-            ProtectHostname=yes
-            RestrictAddressFamilies=AF_UNIX
-            RestrictNamespaces=yes
-            RestrictRealtime=yes
-            RestrictSUIDSGID=yes
-            LockPersonality=yes
-            MemoryDenyWriteExecute=yes
-            RemoveIPC=yes
-            KeyringMode=private
-            SystemCallArchitectures=native
-            SystemCallFilter=@system-service
-            SystemCallFilter=~@privileged
-            SystemCallErrorNumber=EPERM
+            \(sandbox(addressFamilies: "AF_UNIX"))
 
             """
+    }
+
+    /// The sandbox both system units share (docs/packaging.md lists what each setting takes
+    /// away): no capabilities, a private /tmp, devices and users, a read-only system, no
+    /// kernel tunables, modules, logs or clock, only `addressFamilies`, the
+    /// `@system-service` system calls without `@privileged`. One line per setting.
+    func sandbox(addressFamilies: String) -> String {
+        [
+            "CapabilityBoundingSet=", "AmbientCapabilities=", "NoNewPrivileges=yes", "PrivateTmp=yes", "PrivateDevices=yes",
+            "PrivateUsers=yes", "DevicePolicy=closed", "ProtectSystem=strict", "ProtectHome=yes", "ProtectProc=invisible",
+            "ProcSubset=pid", "ProtectKernelTunables=yes", "ProtectKernelModules=yes", "ProtectKernelLogs=yes",
+            "ProtectControlGroups=yes", "ProtectClock=yes", "ProtectHostname=yes", "RestrictAddressFamilies=\(addressFamilies)",
+            "RestrictNamespaces=yes", "RestrictRealtime=yes", "RestrictSUIDSGID=yes", "LockPersonality=yes",
+            "MemoryDenyWriteExecute=yes", "RemoveIPC=yes", "KeyringMode=private", "SystemCallArchitectures=native",
+            "SystemCallFilter=@system-service", "SystemCallFilter=~@privileged", "SystemCallErrorNumber=EPERM",
+        ].joined(separator: "\n")
     }
 
     /// `/usr/share/doc/PKG/copyright` (machine-readable format 1.0).

@@ -57,15 +57,7 @@ package struct MediaIndexDraft: Sendable, Equatable {
     ///   for an index a device would refuse.
     package func sign(by signers: [any DocumentSigner], source: String = "media.json") async throws -> MediaIndex {
         guard !signers.isEmpty else { throw SignedManifestError(.invalidArgument, "a media index needs at least one release key") }
-        let unsigned = unsignedObject
-        let message = CanonicalJSON.serialize(unsigned)
-        var seen = Set<String>()
-        var signatures: [DocumentSignature] = []
-        for signer in signers where seen.insert(signer.publicKey.keyId).inserted {
-            signatures.append(DocumentSignature(keyId: signer.publicKey.keyId, signature: try await signer.sign(message)))
-        }
-        var o = unsigned
-        o["signatures"] = .array(signatures.map(\.jsonValue))
+        let o = try await SignedObject.sign(unsignedObject, by: signers)
         return try MediaIndex.parse(JSONPrettyPrinter.render(.object(o)), source: source)
     }
 }

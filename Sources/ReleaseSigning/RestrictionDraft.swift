@@ -62,15 +62,7 @@ public struct RestrictionDraft: Sendable, Equatable {
     ///   `.restrictionRefused` for a restriction that asks for more than the manifest.
     public func sign(by signers: [any DocumentSigner], source: String = "restriction") async throws -> Restriction {
         guard !signers.isEmpty else { throw SignedManifestError(.invalidArgument, "a restriction needs at least one rollout key") }
-        let unsigned = unsignedObject
-        let message = CanonicalJSON.serialize(unsigned)
-        var seen = Set<String>()
-        var signatures: [DocumentSignature] = []
-        for signer in signers where seen.insert(signer.publicKey.keyId).inserted {
-            signatures.append(DocumentSignature(keyId: signer.publicKey.keyId, signature: try await signer.sign(message)))
-        }
-        var o = unsigned
-        o["signatures"] = .array(signatures.map(\.jsonValue))
+        let o = try await SignedObject.sign(unsignedObject, by: signers)
         let restriction = try Restriction.parse(JSONPrettyPrinter.render(.object(o)), source: source)
         try restriction.requireWithin(manifest) { SignedManifestError(.restrictionRefused, "\(source): \($0)") }
         return restriction
