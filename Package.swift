@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "ClientServer", targets: ["ClientServer"]),
         .library(name: "DeltaPatch", targets: ["DeltaPatch"]),
         .library(name: "AuthenticatedTime", targets: ["AuthenticatedTime"]),
+        .library(name: "AuthenticatedTimeClient", targets: ["AuthenticatedTimeClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -70,16 +71,17 @@ let package = Package(
         // A device's setup, read and written by both sides: config.json, the device template,
         // the settings init, a template and package share, the root-setup check, the report URL rule.
         .target(
-            name: "DeviceSetup", dependencies: ["ApplyPolicy", "AuthenticatedTime", "ClientFoundation", "DeviceTargeting", "SignedManifest"]),
+            name: "DeviceSetup",
+            dependencies: ["ApplyPolicy", "AuthenticatedTime", "ClientFoundation", "DeviceIdentity", "DeviceTargeting", "SignedManifest"]),
         // When a staged version takes over (issue 45): apply modes and policies, maintenance
         // windows read on the wall clock of their own zone, and the one decision of their precedence.
-        .target(name: "ApplyPolicy", dependencies: ["StrictJSON"]),
+        .target(name: "ApplyPolicy", dependencies: ["ClientFoundation", "StrictJSON"]),
         // Channel-agnostic core: versions, store, state, selection, watchdog, retention, seams.
         .target(
             name: "ClientUpdater",
             dependencies: [
-                "ApplyPolicy", "AuthenticatedTime", "ClientFoundation", "ClientShim", "COpenSSL", "CZstd", "DeviceIdentity", "DeviceSetup", "DeviceTargeting",
-                "FleetReports", "StrictJSON",
+                "ApplyPolicy", "AuthenticatedTime", "ClientFoundation", "ClientShim", "COpenSSL", "CZstd", "DeviceIdentity", "DeviceSetup",
+                "DeviceTargeting", "FleetReports", "StrictJSON",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -88,7 +90,7 @@ let package = Package(
         .target(
             name: "ClientUpdaterHTTP",
             dependencies: [
-                "DeviceSetup", "ClientUpdater",
+                "ClientFoundation", "DeviceSetup", "ClientUpdater",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -116,16 +118,19 @@ let package = Package(
         .target(
             name: "SignedManifest",
             dependencies: [
-                "ApplyPolicy", "ClientFoundation", "DeviceTargeting", "StrictJSON", "COpenSSL",
+                "ApplyPolicy", "ClientFoundation", "DeviceIdentity", "DeviceTargeting", "StrictJSON", "COpenSSL",
             ]
         ),
         // Authenticated time (Roughtime, RFC 10049): requests, strict parsing and verification of
-        // answers (Ed25519 of SignedManifest, SHA-512 of OpenSSL), a bounded UDP query (NIO) and
-        // the quorum of several servers. Pure steps on bytes; no device logic.
+        // answers (Ed25519 of SignedManifest, SHA-512 of OpenSSL), the quorum's decision, the
+        // value a device persists. Pure steps on bytes: no socket (the release side links it).
+        .target(name: "AuthenticatedTime", dependencies: ["ClientFoundation", "SignedManifest", "COpenSSL"]),
+        // The device's client of authenticated time: one bounded UDP query of a Roughtime server
+        // (NIO) and the quorum of several. Device layer: no release module reaches it (Scripts/layers).
         .target(
-            name: "AuthenticatedTime",
+            name: "AuthenticatedTimeClient",
             dependencies: [
-                "ClientFoundation", "SignedManifest", "COpenSSL",
+                "AuthenticatedTime", "ClientFoundation",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
@@ -146,8 +151,8 @@ let package = Package(
         .target(
             name: "SignedArchive",
             dependencies: [
-                "ApplyPolicy", "DeviceSetup", "DeviceTargeting", "ClientUpdater", "StrictJSON", "SignedManifest", "SafeArchive", "DeltaPatch",
-                "FleetReports",
+                "ApplyPolicy", "ClientFoundation", "DeviceIdentity", "DeviceSetup", "DeviceTargeting", "ClientUpdater", "StrictJSON",
+                "SignedManifest", "SafeArchive", "DeltaPatch", "FleetReports",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -166,19 +171,23 @@ let package = Package(
         // Channel 2: Meteor hot code push (StrictJSON for its strict JSON reader).
         .target(
             name: "MeteorHotCodePush",
-            dependencies: ["DeviceSetup", "ClientUpdater", "StrictJSON", "FleetReports", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "ClientFoundation", "DeviceSetup", "ClientUpdater", "StrictJSON", "FleetReports", .product(name: "Logging", package: "swift-log"),
+            ]
         ),
         // The serving rules of a client, whatever the front end (`serve`'s HTTP server, the
         // shell's app: scheme and loopback origin): versions, files, ranges, caching. No HTTP server.
         .target(
             name: "ServingCore",
-            dependencies: ["ClientUpdater", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio")]
+            dependencies: [
+                "ClientFoundation", "ClientUpdater", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
+            ]
         ),
         // The loopback HTTP server behind `clientctl serve` (Hummingbird over the serving core).
         .target(
             name: "ClientServer",
             dependencies: [
-                "ClientShim", "ClientUpdater", "ServingCore", "StrictJSON",
+                "ClientFoundation", "ClientShim", "ClientUpdater", "ServingCore", "StrictJSON",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -189,7 +198,7 @@ let package = Package(
         .target(
             name: "ShellLoopback",
             dependencies: [
-                "ClientServer", "ServingCore", "ClientShim",
+                "ClientFoundation", "ClientServer", "ServingCore", "ClientShim",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -218,8 +227,8 @@ let package = Package(
         .target(
             name: "ClientEngine",
             dependencies: [
-                "ApplyPolicy", "ClientShim", "DeviceIdentity", "DeviceSetup", "ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "SignedManifest",
-                "MeteorHotCodePush",
+                "ApplyPolicy", "AuthenticatedTime", "AuthenticatedTimeClient", "ClientFoundation", "ClientShim", "DeviceIdentity", "DeviceSetup",
+                "ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "SignedManifest", "MeteorHotCodePush",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -246,15 +255,16 @@ let package = Package(
         .target(
             name: "CommandSupport",
             dependencies: [
-                "ClientFoundation", "DeviceSetup", "DeviceTargeting", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "ClientFoundation", "DeviceIdentity", "DeviceSetup", "DeviceTargeting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
         // ... the device's commands (init, install, serve, the watchdog's): all a device runs ...
         .target(
             name: "DeviceCommands",
             dependencies: [
-                "DeviceSetup", "DeviceTargeting", "CommandSupport", "ClientFoundation", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP",
-                "SignedManifest",
+                "DeviceIdentity", "DeviceSetup", "DeviceTargeting", "CommandSupport", "ClientFoundation", "ClientEngine", "ClientUpdater",
+                "ClientUpdaterHTTP", "ServingCore", "SignedManifest",
                 "SignedArchive",
                 "MeteorHotCodePush", "ClientServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -280,7 +290,8 @@ let package = Package(
         .target(
             name: "ReleaseCommands",
             dependencies: [
-                "ApplyPolicy", "DeviceIdentity", "DeviceSetup", "DeviceTargeting", "ReleaseSigning", "CommandSupport", "ClientFoundation", "ClientUpdater",
+                "ApplyPolicy", "DeviceIdentity", "DeviceSetup", "DeviceTargeting", "ReleaseSigning", "CommandSupport", "ClientFoundation",
+                "ClientUpdater",
                 "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive",
                 "ArchivePublishing", "FleetReports", "FleetPage", "AppPackaging", "FleetCollector", "RolloutGuard",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -306,7 +317,7 @@ let package = Package(
         .executableTarget(
             name: "minimal-host",
             dependencies: [
-                "ClientEngine", "ClientUpdater", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "ClientFoundation", "ClientEngine", "ClientUpdater", .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Examples/MinimalHost"
@@ -314,20 +325,21 @@ let package = Package(
         // Driver of Scripts/bench/serve: organizer timing and a bare server for load tests (not shipped).
         .executableTarget(
             name: "serve-bench",
-            dependencies: ["ClientUpdater", "ClientServer"],
+            dependencies: ["ServingCore", "ClientUpdater", "ClientServer"],
             path: "Benchmarks/serve-bench"
         ),
         // Client of Scripts/bench/transport (not shipped).
         .executableTarget(
             name: "transport-bench",
-            dependencies: ["ClientUpdater", "ClientUpdaterHTTP"],
+            dependencies: ["ClientFoundation", "ClientUpdater", "ClientUpdaterHTTP"],
             path: "Benchmarks/transport-bench"
         ),
         // Scripts/bench/fleet: 1,000 library Updaters on a simulated clock (not shipped).
         .executableTarget(
             name: "fleet-bench",
             dependencies: [
-                "DeviceSetup", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SignedArchive",
+                "ClientFoundation", "DeviceSetup", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest",
+                "SignedArchive",
                 "ArchivePublishing",
             ],
             path: "Benchmarks/fleet-bench"
@@ -335,12 +347,15 @@ let package = Package(
         // Scripts/bench/targeting: which release each of 10,000 simulated devices takes (not shipped).
         .executableTarget(
             name: "targeting-bench",
-            dependencies: ["ClientFoundation", "ClientUpdater", "DeviceTargeting", "ReleaseSigning", "SignedArchive", "SignedManifest"],
+            dependencies: [
+                "ClientFoundation", "ClientUpdater", "DeviceIdentity", "DeviceTargeting", "ReleaseSigning", "SignedArchive", "SignedManifest",
+            ],
             path: "Benchmarks/targeting-bench"),
         // Scripts/bench/apply: a fleet's apply decisions on a simulated clock (not shipped).
         .executableTarget(name: "apply-bench", dependencies: ["ApplyPolicy"], path: "Benchmarks/apply-bench"),
         // Scripts/bench/roughtime: authenticated time's cost on loopback against real servers (not shipped).
-        .executableTarget(name: "roughtime-bench", dependencies: ["AuthenticatedTime"], path: "Benchmarks/roughtime-bench"),
+        .executableTarget(
+            name: "roughtime-bench", dependencies: ["AuthenticatedTime", "AuthenticatedTimeClient"], path: "Benchmarks/roughtime-bench"),
         // Scripts/bench/collector: batches POSTed to a real `clientctl collect` (not shipped).
         .executableTarget(
             name: "collector-bench",
@@ -365,20 +380,28 @@ let package = Package(
         .testTarget(name: "ClientFoundationTests", dependencies: ["ClientFoundation", "TestSupport"]),
         .testTarget(name: "ClientShimTests", dependencies: ["ClientShim", "TestSupport"]),
         .testTarget(
-            name: "ClientUpdaterTests", dependencies: ["DeviceSetup", "DeviceTargeting", "ClientUpdater", "ClientUpdaterHTTP", "FleetReports", "TestSupport"]),
+            name: "ClientUpdaterTests",
+            dependencies: [
+                "AuthenticatedTime", "ClientFoundation", "DeviceIdentity", "DeviceSetup", "DeviceTargeting", "ClientUpdater",
+                "ClientUpdaterHTTP", "FleetReports", "TestSupport",
+            ]),
         .testTarget(name: "ClientUpdaterHTTPTests", dependencies: ["ClientUpdaterHTTP", "ClientUpdater", "TestSupport"]),
         .testTarget(name: "StrictJSONTests", dependencies: ["StrictJSON"]),
         .testTarget(name: "FleetReportsTests", dependencies: ["DeviceTargeting", "FleetReports", "StrictJSON"]),
         .testTarget(
             name: "RolloutGuardTests",
             dependencies: [
-                "ApplyPolicy", "RolloutGuard", "DeviceTargeting", "FleetReports", "ClientFoundation", "SignedManifest", "ArchivePublishing",
+                "DeviceIdentity", "ApplyPolicy", "RolloutGuard", "DeviceTargeting", "FleetReports", "ClientFoundation", "SignedManifest",
+                "ArchivePublishing",
                 "TestSupport",
             ]),
         .testTarget(
             name: "FleetCollectorTests",
-            dependencies: ["DeviceTargeting", "FleetCollector", "FleetReports", "CZstd", "SignedManifest", "TestSupport"]),
-        .testTarget(name: "DeviceTargetingTests", dependencies: ["DeviceTargeting", "ClientFoundation"]),
+            dependencies: [
+                "ClientFoundation", "DeviceIdentity", "DeviceTargeting", "FleetCollector", "FleetReports", "CZstd", "SignedManifest",
+                "TestSupport",
+            ]),
+        .testTarget(name: "DeviceTargetingTests", dependencies: ["DeviceIdentity", "DeviceTargeting", "ClientFoundation"]),
         .testTarget(name: "DeviceIdentityTests", dependencies: ["DeviceIdentity", "ClientFoundation"]),
         .testTarget(name: "FleetPageTests", dependencies: ["FleetPage", "FleetReports", "TestSupport"]),
         .testTarget(
@@ -391,8 +414,8 @@ let package = Package(
         .testTarget(
             name: "SignedArchiveTests",
             dependencies: [
-                "DeviceTargeting", "ReleaseSigning", "SignedArchive", "SignedManifest", "StrictJSON", "ClientUpdater", "ClientUpdaterHTTP",
-                "TestSupport",
+                "ClientFoundation", "DeviceIdentity", "DeviceTargeting", "ReleaseSigning", "SignedArchive", "SignedManifest", "StrictJSON",
+                "ClientUpdater", "ClientUpdaterHTTP", "TestSupport",
             ]),
         .testTarget(
             name: "ArchivePublishingTests",
@@ -401,7 +424,9 @@ let package = Package(
             ]),
         .testTarget(
             name: "MeteorHotCodePushTests",
-            dependencies: ["DeviceSetup", "MeteorHotCodePush", "SignedManifest", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport"]),
+            dependencies: [
+                "ClientFoundation", "DeviceSetup", "MeteorHotCodePush", "SignedManifest", "ClientUpdater", "ClientUpdaterHTTP", "TestSupport",
+            ]),
         .testTarget(
             name: "ClientServerTests",
             dependencies: [
@@ -414,15 +439,16 @@ let package = Package(
         .testTarget(
             name: "ClientEngineTests",
             dependencies: [
-                "ApplyPolicy", "DeviceSetup", "FleetReports", "ReleaseSigning", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "SignedManifest", "TestSupport",
+                "ApplyPolicy", "ClientFoundation", "DeviceSetup", "FleetReports", "ReleaseSigning", "ClientEngine", "ClientUpdater",
+                "ClientUpdaterHTTP", "SignedManifest", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]),
         .testTarget(
             name: "clientctlTests",
             dependencies: [
-                "ApplyPolicy", "AuthenticatedTime", "DeviceSetup", "DeviceTargeting", "ReleaseSigning", "ClientUpdater", "ClientUpdaterHTTP",
-                "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "TestSupport",
+                "ApplyPolicy", "AuthenticatedTime", "ClientFoundation", "DeviceSetup", "DeviceTargeting", "ReleaseSigning", "ClientUpdater",
+                "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "TestSupport",
             ]),
         .testTarget(name: "ClientctlShellTests", dependencies: ["TestSupport"]),
         .testTarget(name: "ShellRulesTests", dependencies: ["ShellRules"]),
@@ -433,10 +459,11 @@ let package = Package(
             dependencies: [
                 "ShellLoopback", "ServingCore", "ClientShim", "ClientUpdater", "TestSupport", .product(name: "Logging", package: "swift-log"),
             ]),
+        // AuthenticatedTime's tests and its client's (one fake signer, the real servers of Scripts/roughtime-server).
         .testTarget(
             name: "AuthenticatedTimeTests",
             dependencies: [
-                "AuthenticatedTime", "SignedManifest", "ClientFoundation", "TestSupport",
+                "AuthenticatedTime", "AuthenticatedTimeClient", "SignedManifest", "ClientFoundation", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ]),
         .testTarget(name: "AppPackagingTests", dependencies: ["AppPackaging", "ClientFoundation", "TestSupport"]),

@@ -6,6 +6,7 @@
 //
 // Usage: roughtime-bench --rounds N roughtime://HOST:PORT=BASE64KEY...
 import AuthenticatedTime
+import AuthenticatedTimeClient
 import Foundation
 
 var rounds = 50

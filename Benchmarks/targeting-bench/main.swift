@@ -19,6 +19,7 @@
 // rc.2 draw disjoint devices, and the time one device's choice takes.
 import ClientFoundation
 import ClientUpdater
+import DeviceIdentity
 import DeviceTargeting
 import Foundation
 import ReleaseSigning

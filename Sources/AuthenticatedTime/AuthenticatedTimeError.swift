@@ -1,16 +1,18 @@
 import ClientFoundation
 
 /// An error of authenticated time: a Roughtime packet that is not what RFC 10049 says, an
-/// answer that does not verify, a server that does not answer, or servers that do not agree.
+/// answer that does not verify, a server's address or key that is not one, or servers that
+/// do not agree. (A server that does not answer is the UDP client's error,
+/// `AuthenticatedTimeClientError` of AuthenticatedTimeClient.)
 ///
 /// Its message names what and why (`SREP.RADI: 2 bytes, expected 4`,
-/// `roughtime://127.0.0.1:2002: no answer within 2 s`).
+/// `authenticated time: no 2 verified answers overlap, the quorum is 2 of 3: …`).
 public typealias AuthenticatedTimeError = ModuleError<AuthenticatedTimeErrorCode>
 
 /// The code of ``AuthenticatedTimeError``. New codes may be added in later versions.
 public struct AuthenticatedTimeErrorCode: ClientctlErrorCode {
     fileprivate enum Base: Hashable, Sendable {
-        case malformed, unverified, invalidServer, timedOut, network, noQuorum
+        case malformed, unverified, invalidServer, noQuorum
     }
     fileprivate let base: Base
     public var description: String { "\(base)" }
@@ -23,20 +25,16 @@ public struct AuthenticatedTimeErrorCode: ClientctlErrorCode {
     public static let unverified = Self(base: .unverified)
     /// A server's address or key that is not `roughtime://HOST:PORT` and a 32-byte Ed25519 key.
     public static let invalidServer = Self(base: .invalidServer)
-    /// No valid answer within the query's time.
-    public static let timedOut = Self(base: .timedOut)
-    /// The socket could not be opened, bound or written.
-    public static let network = Self(base: .network)
     /// Fewer verified answers agree than the quorum asks for.
     public static let noQuorum = Self(base: .noQuorum)
 
     /// Bad data for packets and answers, a configuration error for a server's name, a
-    /// temporary failure for the network and the quorum.
+    /// temporary failure for the quorum.
     public func kind(underlying: (any Error & Sendable)?) -> FailureKind {
         switch base {
         case .malformed, .unverified: .dataError
         case .invalidServer: .config
-        case .timedOut, .network, .noQuorum: .tempFail
+        case .noQuorum: .tempFail
         }
     }
 }

@@ -1,36 +1,9 @@
 import Foundation
 
-/// Asks several Roughtime servers and decides the interval enough of them agree on.
+/// Decides the interval enough Roughtime servers agree on, from their verified answers: a
+/// pure function of the answers and the clocks. Asking the servers over UDP is the device's
+/// (`RoughtimeQuorum.query(_:quorum:timeout:)` in AuthenticatedTimeClient).
 public enum RoughtimeQuorum {
-    /// Queries every server at once (each bounded by `timeout`) and decides with
-    /// ``decide(answers:failures:quorum:at:reading:)`` on the clocks read once all are in.
-    /// - Throws: ``AuthenticatedTimeErrorCode/noQuorum`` naming each server and why, when
-    ///   fewer than `quorum` verified answers overlap.
-    public static func query(_ servers: [RoughtimeServer], quorum: Int, timeout: Duration) async throws -> AuthenticatedTime {
-        let results = await withTaskGroup(of: (Int, Result<RoughtimeAnswer, any Error>).self) { group in
-            for (i, server) in servers.enumerated() {
-                group.addTask {
-                    do { return (i, .success(try await RoughtimeClient.query(server, timeout: timeout))) } catch { return (i, .failure(error)) }
-                }
-            }
-            var results: [(Int, Result<RoughtimeAnswer, any Error>)] = []
-            for await result in group { results.append(result) }
-            return results.sorted { $0.0 < $1.0 }.map(\.1)
-        }
-        var answers: [RoughtimeAnswer] = []
-        var failures: [String] = []
-        for (server, result) in zip(servers, results) {
-            switch result {
-            case .success(let answer): answers.append(answer)
-            case .failure(let error as AuthenticatedTimeError):
-                failures.append(error.message.hasPrefix("\(server)") ? error.message : "\(server): \(error.message)")
-            case .failure(let error): failures.append("\(server): \(error)")
-            }
-        }
-        let instant = ContinuousClock.now
-        return try decide(answers: answers, failures: failures, quorum: quorum, at: instant, reading: .now())
-    }
-
     /// Decides the authenticated interval from verified `answers`, a pure function: the
     /// clocks come in as `instant` (`ContinuousClock`) and `reading` (taken at that instant).
     ///

@@ -1,4 +1,5 @@
 import AuthenticatedTime
+import AuthenticatedTimeClient
 import ClientUpdater
 import ClientUpdaterHTTP
 import DeviceSetup
@@ -115,7 +116,7 @@ public struct DeviceEngine: Sendable {
             },
             // A check from offline media asks no time server: it sends nothing anywhere.
             servers: options.media == nil ? config.deviceSettings.roughtimeServers : [], quorum: config.deviceSettings.effectiveTimeQuorum,
-            logger: options.logger)
+            query: RoughtimeQuorum.query, logger: options.logger)
         let channel = try makeChannel(config: config, layout: layout, transport: transport, options: options, clock: clock)
         return DeviceEngine(
             layout: layout, config: config, channel: channel,

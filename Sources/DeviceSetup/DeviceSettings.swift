@@ -1,6 +1,7 @@
 import ApplyPolicy
 import AuthenticatedTime
 import ClientFoundation
+import DeviceIdentity
 import DeviceTargeting
 import Foundation
 

@@ -1,4 +1,5 @@
 import ClientFoundation
+import DeviceIdentity
 
 /// An error of DeviceTargeting's rules: a device label or a target expression that is refused.
 ///

@@ -1,3 +1,5 @@
+import DeviceIdentity
+
 /// What a target expression reads of a device: its id and its labels.
 public struct TargetDevice: Sendable, Equatable {
     /// The device id: 32 lowercase hex digits (`id` in the target language).

@@ -1,3 +1,5 @@
+import DeviceIdentity
+
 /// Targets about the devices that carry some labels: what the rollout guard narrows a release
 /// by when it halts it for one group of devices (docs/fleet-reports.md#the-rollout-guard).
 extension TargetExpression {

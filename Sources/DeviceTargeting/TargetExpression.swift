@@ -1,3 +1,5 @@
+import DeviceIdentity
+
 /// Which devices a release is for: an expression over a device's labels and id, signed with the release and
 /// evaluated by each device itself (``admits(_:inCohort:)``).
 ///

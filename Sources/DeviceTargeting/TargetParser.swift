@@ -1,3 +1,5 @@
+import DeviceIdentity
+
 /// Reads the target language (see ``TargetExpression``): checks the text's bounds and characters, splits it
 /// into tokens and parses them by recursive descent, one function a grammar rule.
 struct TargetParser {

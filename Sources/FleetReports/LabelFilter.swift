@@ -1,4 +1,5 @@
 import ClientFoundation
+import DeviceIdentity
 import DeviceTargeting
 
 /// One cohort of a fleet: the devices whose latest labels include every label of the filter

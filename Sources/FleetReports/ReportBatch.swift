@@ -1,3 +1,4 @@
+import DeviceIdentity
 import DeviceTargeting
 import Foundation
 import StrictJSON

@@ -1,5 +1,6 @@
 import ClientFoundation
 import ClientUpdater
+import DeviceIdentity
 import DeviceSetup
 import DeviceTargeting
 import FleetReports

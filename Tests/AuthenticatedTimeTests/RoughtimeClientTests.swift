@@ -1,3 +1,4 @@
+import AuthenticatedTimeClient
 import NIOCore
 import NIOPosix
 import Synchronization
@@ -37,7 +38,7 @@ import Testing
         let server = try RoughtimeServer(host: "127.0.0.1", port: fake.port, publicKey: [UInt8](repeating: 9, count: 32))
         let clock = ContinuousClock()
         let start = clock.now
-        let error = await #expect(throws: AuthenticatedTimeError.self) { try await RoughtimeClient.query(server, timeout: .milliseconds(300)) }
+        let error = await #expect(throws: AuthenticatedTimeClientError.self) { try await RoughtimeClient.query(server, timeout: .milliseconds(300)) }
         let took = clock.now - start
         #expect(error?.code == .timedOut)
         #expect(error?.message == "roughtime://127.0.0.1:\(fake.port): no valid answer within 0.3 seconds")
@@ -55,7 +56,7 @@ import Testing
         }
         defer { oversized.close() }
         let first = try RoughtimeServer(host: "127.0.0.1", port: oversized.port, publicKey: signer.publicKey)
-        let tooLarge = await #expect(throws: AuthenticatedTimeError.self) { try await RoughtimeClient.query(first, timeout: .seconds(5)) }
+        let tooLarge = await #expect(throws: AuthenticatedTimeClientError.self) { try await RoughtimeClient.query(first, timeout: .seconds(5)) }
         #expect(
             tooLarge?.message.hasSuffix("; ignored an answer: answer: 1100 bytes, more than the 1024 a request may get") == true,
             "\(tooLarge?.message ?? "")")
@@ -63,7 +64,7 @@ import Testing
         let impostor = try await FakeRoughtimeServer { request, send in try send(RoughtimeTestSigner(pems: keys).answer(requests: [request]), false) }
         defer { impostor.close() }
         let second = try RoughtimeServer(host: "127.0.0.1", port: impostor.port, publicKey: try RoughtimeTestSigner().publicKey)
-        let unverified = await #expect(throws: AuthenticatedTimeError.self) { try await RoughtimeClient.query(second, timeout: .seconds(5)) }
+        let unverified = await #expect(throws: AuthenticatedTimeClientError.self) { try await RoughtimeClient.query(second, timeout: .seconds(5)) }
         #expect(unverified?.message.hasSuffix("ignored an answer: CERT.SIG: the delegation is not signed by the server's long-term key") == true)
     }
 

@@ -1,3 +1,4 @@
+import AuthenticatedTimeClient
 import Foundation
 import TestSupport
 import Testing
@@ -76,7 +77,7 @@ import Testing
 
         let clock = ContinuousClock()
         let start = clock.now
-        let timedOut = await #expect(throws: AuthenticatedTimeError.self) {
+        let timedOut = await #expect(throws: AuthenticatedTimeClientError.self) {
             try await RoughtimeClient.query(silent.server, timeout: .milliseconds(500))
         }
         #expect(timedOut?.code == .timedOut)

@@ -1,5 +1,6 @@
 import ClientUpdater
 import ClientUpdaterHTTP
+import DeviceIdentity
 import DeviceTargeting
 import FleetReports
 import Foundation

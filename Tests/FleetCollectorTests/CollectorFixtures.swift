@@ -1,4 +1,5 @@
 import CZstd
+import DeviceIdentity
 import DeviceTargeting
 import FleetCollector
 import FleetReports

@@ -1,6 +1,7 @@
 import ApplyPolicy
 import ArchivePublishing
 import ClientFoundation
+import DeviceIdentity
 import DeviceTargeting
 import FleetReports
 import Foundation

@@ -1,5 +1,6 @@
 import ClientFoundation
 import ClientUpdater
+import DeviceIdentity
 import DeviceTargeting
 import Foundation
 import ReleaseSigning

@@ -1,4 +1,5 @@
 internal import CZstd
+import DeviceIdentity
 import DeviceSetup
 import DeviceTargeting
 import FleetReports

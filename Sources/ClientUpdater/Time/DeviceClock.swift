@@ -13,7 +13,17 @@ import Synchronization
 ///
 /// Durations are not its business: they are measured on the monotonic clock
 /// (`ContinuousClock`), which no wall-clock jump moves.
+///
+/// Asking the time servers is injected (``TimeServerQuery``): the engine passes the Roughtime
+/// client (AuthenticatedTimeClient's `RoughtimeQuorum.query`), so this module, which the
+/// release side's fleet client links too, holds no UDP client.
 public final class DeviceClock: Sendable {
+    /// Asks `servers` at once, each bounded by `timeout`, and returns the interval at least
+    /// `quorum` of them vouch for (or throws why not): AuthenticatedTimeClient's
+    /// `RoughtimeQuorum.query(_:quorum:timeout:)`, or a test's stand-in.
+    public typealias TimeServerQuery =
+        @Sendable (_ servers: [RoughtimeServer], _ quorum: Int, _ timeout: Duration) async throws -> AuthenticatedTime
+
     /// The root whose `time.json` keeps the floor; nil: kept in memory only.
     public let layout: RootLayout?
     let clocks: @Sendable () -> ClockReading
@@ -22,6 +32,8 @@ public final class DeviceClock: Sendable {
     public let servers: [RoughtimeServer]
     /// How many of ``servers`` must agree.
     public let quorum: Int
+    /// Asks ``servers``; nil: this host has no client for them.
+    let query: TimeServerQuery?
     let logger: Logger
     private let cached = Mutex<Cached>(Cached())
 
@@ -38,24 +50,28 @@ public final class DeviceClock: Sendable {
     ///   - clocks: the wall and monotonic clocks read at one moment (injected for tests).
     ///   - servers: the time servers of the root's settings.
     ///   - quorum: how many of them must agree.
+    ///   - query: what asks them (AuthenticatedTimeClient's `RoughtimeQuorum.query`); nil
+    ///     with servers named: every ``authenticate(timeout:)`` fails saying so.
     ///   - logger: where the clock logs an answer outvoted or a record not written.
     public convenience init(
         layout: RootLayout?, clocks: @escaping @Sendable () -> ClockReading = { ClockReading.now() },
-        servers: [RoughtimeServer] = [], quorum: Int = 1, logger: Logger = Logger(label: "clientctl.engine")
+        servers: [RoughtimeServer] = [], quorum: Int = 1, query: TimeServerQuery? = nil, logger: Logger = Logger(label: "clientctl.engine")
     ) {
-        self.init(layout: layout, clocks: clocks, programDate: ProgramDate.released, servers: servers, quorum: quorum, logger: logger)
+        self.init(
+            layout: layout, clocks: clocks, programDate: ProgramDate.released, servers: servers, quorum: quorum, query: query, logger: logger)
     }
 
     /// A clock whose floor starts at `programDate` (tests).
     package init(
         layout: RootLayout?, clocks: @escaping @Sendable () -> ClockReading, programDate: Date, servers: [RoughtimeServer] = [],
-        quorum: Int = 1, logger: Logger = Logger(label: "clientctl.engine")
+        quorum: Int = 1, query: TimeServerQuery? = nil, logger: Logger = Logger(label: "clientctl.engine")
     ) {
         self.layout = layout
         self.clocks = clocks
         self.programDate = programDate
         self.servers = servers
         self.quorum = max(1, quorum)
+        self.query = query
         self.logger = logger
     }
 
@@ -130,7 +146,8 @@ public final class DeviceClock: Sendable {
         guard !servers.isEmpty else { return nil }
         let tried = clocks().wall
         do {
-            let answer = try await RoughtimeQuorum.query(servers, quorum: min(quorum, servers.count), timeout: timeout)
+            guard let query else { throw NoTimeServerClient() }
+            let answer = try await query(servers, min(quorum, servers.count), timeout)
             update { record in
                 record.authenticated = answer
                 record.authenticationFailure = nil
@@ -145,7 +162,7 @@ public final class DeviceClock: Sendable {
             for line in answer.outvoted { logger.info("\(line)") }
             return nil
         } catch {
-            let line = (error as? AuthenticatedTimeError)?.message ?? "authenticated time: \(error)"
+            let line = (error as? any ClientctlError)?.message ?? "authenticated time: \(error)"
             update { record in
                 record.authenticationFailure = line
                 record.authenticationTried = tried
@@ -220,6 +237,12 @@ public final class DeviceClock: Sendable {
             return c.record
         }
     }
+}
+
+/// A clock with servers named but nothing to ask them with (a host that built its own
+/// ``DeviceClock`` without a ``DeviceClock/TimeServerQuery``).
+private struct NoTimeServerClient: Error, CustomStringConvertible {
+    var description: String { "no time server client in this host (DeviceEngine.open passes one)" }
 }
 
 /// What identifies one version of a file without reading it: inode, size and change time.

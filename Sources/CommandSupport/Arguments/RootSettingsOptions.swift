@@ -1,4 +1,5 @@
 import ArgumentParser
+import DeviceIdentity
 import DeviceSetup
 import DeviceTargeting
 

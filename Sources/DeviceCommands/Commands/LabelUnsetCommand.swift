@@ -1,6 +1,7 @@
 import ArgumentParser
 import ClientUpdater
 import CommandSupport
+import DeviceIdentity
 import DeviceSetup
 import DeviceTargeting
 

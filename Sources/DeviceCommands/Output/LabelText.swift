@@ -1,3 +1,4 @@
+import DeviceIdentity
 import DeviceTargeting
 
 /// What `clientctl label set|unset` says on stderr.

@@ -1,4 +1,5 @@
 import ClientFoundation
+import DeviceIdentity
 import DeviceTargeting
 import Foundation
 import StrictJSON

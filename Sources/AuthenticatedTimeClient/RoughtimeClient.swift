@@ -1,39 +1,13 @@
+import AuthenticatedTime
 import ClientFoundation
 import Foundation
 import NIOCore
 import NIOPosix
 import Synchronization
 
-/// One verified answer of one server, with what the query measured.
-public struct RoughtimeAnswer: Sendable, Hashable {
-    /// Who answered.
-    public var server: RoughtimeServer
-    /// The time it proves.
-    public var time: RoughtimeTime
-    /// From sending the request to receiving the answer, on `ContinuousClock`.
-    public var roundTrip: Duration
-    /// When the answer arrived, on `ContinuousClock`.
-    public var receivedAt: ContinuousClock.Instant
-    /// Bytes of the request (UDP payload).
-    public var bytesSent: Int
-    /// Bytes of the answer (UDP payload).
-    public var bytesReceived: Int
-
-    /// An answer (the quorum's tests make them by hand).
-    public init(
-        server: RoughtimeServer, time: RoughtimeTime, roundTrip: Duration, receivedAt: ContinuousClock.Instant, bytesSent: Int = 0,
-        bytesReceived: Int = 0
-    ) {
-        self.server = server
-        self.time = time
-        self.roundTrip = roundTrip
-        self.receivedAt = receivedAt
-        self.bytesSent = bytesSent
-        self.bytesReceived = bytesReceived
-    }
-}
-
-/// Asks one Roughtime server over UDP.
+/// Asks one Roughtime server over UDP: the device's client of the pure steps of
+/// AuthenticatedTime (`Roughtime.request(nonce:serverKey:)`, `RoughtimeResponse.parse(_:)`,
+/// `Roughtime.verify(_:request:longTermKey:)`) on a socket of NIO's.
 public enum RoughtimeClient {
     /// Sends one request with a fresh nonce to `server` and waits at most `timeout` for an
     /// answer that verifies.
@@ -43,9 +17,9 @@ public enum RoughtimeClient {
     /// on until a valid one or the timeout. Nothing blocks a thread: the socket is NIO's, on
     /// its event loop (a host name is resolved on the blocking executor first). Cancelling
     /// the task ends the wait.
-    /// - Throws: ``AuthenticatedTimeErrorCode/timedOut`` (naming the last answer ignored and
-    ///   why), ``AuthenticatedTimeErrorCode/network``, ``AuthenticatedTimeErrorCode/invalidServer``
-    ///   for a host that does not resolve.
+    /// - Throws: ``AuthenticatedTimeClientErrorCode/timedOut`` (naming the last answer ignored
+    ///   and why), ``AuthenticatedTimeClientErrorCode/network``,
+    ///   ``AuthenticatedTimeClientErrorCode/unresolved`` for a host that does not resolve.
     public static func query(_ server: RoughtimeServer, timeout: Duration) async throws -> RoughtimeAnswer {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
@@ -65,19 +39,19 @@ public enum RoughtimeClient {
                 .get()
         } catch {
             promise.fail(error)
-            throw AuthenticatedTimeError(.network, "\(server): cannot open a UDP socket: \(error)", underlying: error)
+            throw AuthenticatedTimeClientError(.network, "\(server): cannot open a UDP socket: \(error)", underlying: error)
         }
         defer { channel.close(promise: nil) }
         let remaining = deadline - clock.now
         let timer = loop.scheduleTask(in: .nanoseconds(max(0, remaining.nanoseconds))) {
-            promise.fail(AuthenticatedTimeError(.timedOut, "\(server): no valid answer within \(timeout)\(handler.ignoredNote)"))
+            promise.fail(AuthenticatedTimeClientError(.timedOut, "\(server): no valid answer within \(timeout)\(handler.ignoredNote)"))
         }
         defer { timer.cancel() }
         handler.sentAt.withLock { $0 = clock.now }
         var buffer = channel.allocator.buffer(capacity: request.count)
         buffer.writeBytes(request)
         channel.writeAndFlush(AddressedEnvelope(remoteAddress: address, data: buffer)).whenFailure { error in
-            promise.fail(AuthenticatedTimeError(.network, "\(server): cannot send the request: \(error)", underlying: error))
+            promise.fail(AuthenticatedTimeClientError(.network, "\(server): cannot send the request: \(error)", underlying: error))
         }
         return try await withTaskCancellationHandler {
             try await promise.futureResult.get()
@@ -93,7 +67,7 @@ public enum RoughtimeClient {
         do {
             return try await BlockingExecutor.run { try SocketAddress.makeAddressResolvingHost(server.host, port: server.port) }
         } catch {
-            throw AuthenticatedTimeError(.invalidServer, "\(server): cannot resolve \(server.host): \(error)", underlying: error)
+            throw AuthenticatedTimeClientError(.unresolved, "\(server): cannot resolve \(server.host): \(error)", underlying: error)
         }
     }
 }
