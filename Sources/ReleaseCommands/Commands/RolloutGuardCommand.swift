@@ -1,13 +1,9 @@
-import ArchivePublishing
 import ArgumentParser
 import ClientFoundation
 import CommandSupport
-import FleetReports
 import Foundation
 import RolloutGuard
-import SignedManifest
 import StrictJSON
-import Synchronization
 
 /// `clientctl rollout guard CHANNEL`: halts the channel's release when the fleet's reports
 /// say it fails, with the rollout role's key (docs/fleet-reports.md#the-rollout-guard).
@@ -77,34 +73,11 @@ struct RolloutGuardCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Release folder root (as given to publish --out).", valueName: "RELEASES"))
     var out: String
 
-    @Option(help: ArgumentHelp("The collector's base URL.", valueName: "URL"))
-    var collector: String
-
-    @Option(name: .customLong("token-file"), help: ArgumentHelp("A file holding the collector's read token.", valueName: "FILE"))
-    var tokenFile: String
+    @OptionGroup var collector: GuardCollectorOptions
 
     @OptionGroup var signing: SigningOptions
 
-    @Option(
-        name: .customLong("max-failure-rate"),
-        help: ArgumentHelp("The failure rate a release may have: a fraction (0.1) or a percent (10%).", valueName: "P"))
-    var maxFailureRate: FailureRateArgument = FailureRateArgument(value: 0.1)
-
-    @Option(name: .customLong("min-devices"), help: ArgumentHelp("Devices that must have tried the release before anything halts.", valueName: "N"))
-    var minDevices = 20
-
-    @Flag(name: .long, help: "Allow the previous published version's failure rate on top of --max-failure-rate.")
-    var baseline = false
-
-    @Flag(name: .long, help: "When halting, also revoke the version: devices on it leave it.")
-    var revoke = false
-
-    @Option(
-        name: .customLong("label"),
-        help: ArgumentHelp(
-            "Judge only devices whose latest labels include this one and halt the release for them alone (repeatable, at most 8).",
-            valueName: "key=value"))
-    var labels: [String] = []
+    @OptionGroup var rule: GuardRuleOptions
 
     @Option(name: .long, help: ArgumentHelp("After halting, push the channel to s3://BUCKET/PREFIX as push does.", valueName: "S3-URL"))
     var push: String?
@@ -118,154 +91,54 @@ struct RolloutGuardCommand: AsyncParsableCommand {
             valueName: "TIME"))
     var historyBefore: String?
 
-    @Flag(name: .long, help: "One pass, then exit (the default).")
-    var once = false
-
-    @Option(name: .long, help: ArgumentHelp("Repeat the pass this often until SIGTERM or SIGINT: 15m, 1h.", valueName: "DURATION"))
-    var every: String?
+    @OptionGroup var repeating: GuardRepeatOptions
 
     @OptionGroup var output: OutputOptions
 
-    /// The shortest and longest `--every`.
-    static let everyRange: ClosedRange<Int64> = 1...86_400
-
     func validate() throws {
-        guard (1...1_000_000).contains(minDevices) else { throw ValidationError("--min-devices must be 1 to 1000000, not \(minDevices)") }
-        if once && every != nil { throw ValidationError("--once and --every cannot be used together") }
-        if let every, !Self.everyRange.contains(RolloutArgument.seconds(every) ?? 0) {
-            throw ValidationError("--every \(every) is not a duration from 1s to 1d like 30s, 15m or 1h")
-        }
         if push == nil && (store.endpoint != nil || store.region != nil) { throw ValidationError("--endpoint and --region go with --push") }
     }
 
     func run() async throws {
         try await runReportingErrors {
-            if revoke && !labels.isEmpty {
-                throw CommandError(
-                    .invalidArgument, "--revoke revokes the version for every device: it cannot go with --label (a halt for a cohort only narrows)")
-            }
-            let pusher = try push.map { try store.push(to: $0) }
-            let (releases, channel, destination) = (out, self.channel, push ?? "")
-            var afterHalt: (@Sendable () async throws -> String)?
-            if let pusher {
-                afterHalt = { PushCommand.summary(try await pusher.push(folder: releases, channel: channel), destination: destination) }
-            }
-            var trustedBefore: Date?
-            if let historyBefore {
-                guard let date = RFC3339.parse(historyBefore) else {
-                    throw CommandError(.invalidArgument, "--history-before \(historyBefore): not an RFC 3339 time like 2026-12-01T00:00:00Z")
-                }
-                trustedBefore = date
-            }
-            let cohort = try FleetQuery.labelFilter(labels)
-            let client = CollectorClient(collector: try Self.collectorURL(collector), token: try FleetQuery.token(file: tokenFile))
-            let guardian = RolloutGuardPass(
-                releases: out, channel: channel, fleet: CollectorGuardFleet(client: client), signers: try signing.signers(),
-                options: RolloutGuardRule.Options(maxFailureRate: maxFailureRate.value, minDevices: minDevices, baseline: baseline),
-                revoke: revoke, cohort: cohort, historyBefore: trustedBefore, afterHalt: afterHalt)
-            guard let every, let seconds = RolloutArgument.seconds(every) else {
+            let guardian = try pass()
+            guard let interval = repeating.interval else {
                 let outcome = try await guardian.run()
                 show(outcome)
                 if outcome.halted { throw ExitCode(OutcomeStatus.halted.exitStatus) }
                 return
             }
-            try await loop(guardian, every: Duration.seconds(seconds))
+            // Until SIGTERM or SIGINT; a pass that fails for a while is reported and the next one tried.
+            let stop = GuardStop()
+            try await stop.requested(by: [SIGTERM, SIGINT]) {
+                try await guardian.repeating(every: interval, clock: ContinuousClock(), until: stop, passed: show) { error in
+                    Console.err("clientctl: \(FlagNames.message(for: error))\n")
+                }
+            }
         }
     }
 
-    /// `--every`: passes until SIGTERM or SIGINT, which end the wait between passes (a pass
-    /// under way, bounded by the collector's and the signer's time limits, finishes first).
-    func loop(_ guardian: RolloutGuardPass, every interval: Duration) async throws {
-        let stop = StopRequest()
-        let sources = [SIGTERM, SIGINT].map { signalNumber in
-            signal(signalNumber, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
-            source.setEventHandler { stop.request() }
-            source.resume()
-            return source
+    /// The pass the flags ask for, on the collector's figures.
+    func pass() throws -> RolloutGuardPass {
+        try rule.checkRevoke()
+        let (pusher, releases, channel, destination) = (try push.map { try store.push(to: $0) }, out, channel, push ?? "")
+        var afterHalt: (@Sendable () async throws -> String)?
+        if let pusher {
+            afterHalt = { PushCommand.summary(try await pusher.push(folder: releases, channel: channel), destination: destination) }
         }
-        defer { for source in sources { source.cancel() } }
-        while !stop.requested {
-            let started = ContinuousClock.now
-            do {
-                show(try await guardian.run())
-            } catch let error as any ClientctlError where error.kind == .unavailable || error.kind == .tempFail {
-                // The collector, a signer or the store down for a while: the next pass may succeed.
-                Console.err("clientctl: \(FlagNames.message(for: error))\n")
+        let trustedBefore = try historyBefore.map { text in
+            guard let date = RFC3339.parse(text) else {
+                throw CommandError(.invalidArgument, "--history-before \(text): not an RFC 3339 time like 2026-12-01T00:00:00Z")
             }
-            while !stop.requested && ContinuousClock.now < started + interval {
-                try? await Task.sleep(for: .milliseconds(100))
-            }
+            return date
         }
+        let cohort = try rule.cohort()
+        return RolloutGuardPass(
+            releases: out, channel: channel, fleet: try collector.fleet(), signers: try signing.signers(), options: rule.options, revoke: rule.revoke,
+            cohort: cohort, historyBefore: trustedBefore, afterHalt: afterHalt)
     }
 
     func show(_ outcome: GuardOutcome) {
-        if output.json {
-            Console.out(outcome.jsonLine())
-        } else {
-            Console.out(Data((outcome.line + "\n").utf8))
-        }
+        Console.out(output.json ? outcome.jsonLine() : Data((outcome.line + "\n").utf8))
     }
-
-    static func collectorURL(_ text: String) throws -> URL {
-        guard let url = URL(string: text) else { throw CommandError(.invalidArgument, "--collector \(text): not a URL") }
-        return url
-    }
-}
-
-/// `--max-failure-rate`: a fraction from 0 to 1 (`0.1`), or a percent (`10%`).
-struct FailureRateArgument: ExpressibleByArgument, Sendable {
-    var value: Double
-
-    init(value: Double) { self.value = value }
-
-    init?(argument: String) {
-        let percent = argument.hasSuffix("%")
-        guard let n = Double(percent ? String(argument.dropLast()) : argument), n.isFinite else { return nil }
-        let value = percent ? n / 100 : n
-        guard (0...1).contains(value) else { return nil }
-        self.value = value
-    }
-
-    var defaultValueDescription: String { "\(value)" }
-}
-
-/// A stop asked for by a signal handler, read by the loop between passes.
-final class StopRequest: Sendable {
-    private let flag = Mutex(false)
-    func request() { flag.withLock { $0 = true } }
-    var requested: Bool { flag.withLock { $0 } }
-}
-
-/// The collector's `GET /v1/guard` as the guard's fleet.
-struct CollectorGuardFleet: GuardFleet {
-    let client: CollectorClient
-
-    /// - Throws: what ``CollectorClient/get(_:_:)`` throws; ``CommandError`` `.rejected`
-    ///   (65) for an answer that is not the guard's figures, or not of the cohort asked for
-    ///   (a collector before labels ignores `label`: its whole fleet must not pass for a cohort).
-    func figures(_ query: GuardQuery) async throws -> GuardFigures {
-        var items = [URLQueryItem(name: "app", value: query.app), URLQueryItem(name: "channel", value: query.channel)]
-        items += query.versions.map { URLQueryItem(name: "version", value: $0) }
-        items.append(URLQueryItem(name: "trusted-before", value: String(Self.millis(query.trustedBefore))))
-        if let since = query.since { items.append(URLQueryItem(name: "since", value: String(Self.millis(since)))) }
-        items += FleetQuery.labelItems(query.labels)
-        let data = try await client.get("v1/guard", items)
-        let figures: GuardFigures
-        do {
-            figures = try CollectorClient.decoder().decode(GuardFigures.self, from: data)
-        } catch {
-            throw CommandError(.rejected, "GET v1/guard: the answer is not the guard's figures (\(error))")
-        }
-        guard (figures.labels ?? [:]) == query.labels.labels else {
-            let what = figures.labels.map { "the devices labelled '\(FleetQuery.oneLine(LabelFilter.text($0)))'" } ?? "every device"
-            throw CommandError(
-                .rejected,
-                "GET v1/guard: the collector answered for \(what), not for --label \(query.labels.assignments.joined(separator: " --label ")) "
-                    + "(a collector before labels ignores --label: upgrade it)")
-        }
-        return figures
-    }
-
-    static func millis(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded(.down)) }
 }
