@@ -1,6 +1,6 @@
 // A host embedding the engine with public API only: open a root, run its agent (the host
-// loop `clientctl serve` and the shell run too) in a swift-service-lifecycle ServiceGroup
-// with a bridge and a sink for its events, acknowledge start-up, shut the group down.
+// loop `clientctl serve` and the shell run too) in the DeviceHost's ServiceGroup with a
+// bridge and a sink for its events, acknowledge start-up, shut the host down.
 //
 //     minimal-host ROOT     (a root made by `clientctl init`, and `clientctl install`)
 //
@@ -11,8 +11,6 @@ import ClientEngine
 import ClientFoundation
 import ClientUpdater
 import Foundation
-import Logging
-import ServiceLifecycle
 
 /// The host side of the engine: where the page is served from, and reloading it.
 struct PrintingBridge: HostBridge {
@@ -34,32 +32,22 @@ enum MinimalHost {
         }
         do {
             let engine = try DeviceEngine.open(root: CommandLine.arguments[1])
-            // Start-up's end, handed from the agent's `started` to this task.
-            let (startedUp, startUpEnded) = AsyncStream.makeStream(of: Void.self)
-            // The sinks get every event, start-up's own included, in order. Checks every
-            // hour; `started` runs once start-up has chosen the version to serve.
+            // The sinks get every event, start-up's own included, in order. Checks every hour.
             let agent = DeviceAgent(
-                engine, sinks: [{ event in print("event \(event)") }], bridge: PrintingBridge(), checkEvery: 3600,
-                started: { _ in startUpEnded.yield() })
-            let group = ServiceGroup(
-                configuration: ServiceGroupConfiguration(
-                    services: [.init(service: agent)], gracefulShutdownSignals: [.sigterm, .sigint],
-                    logger: Logger(label: "minimal-host", factory: { _ in SwiftLogNoOpLogHandler() })))
+                engine, sinks: [{ event in print("event \(event)") }], bridge: PrintingBridge(), checkEvery: .seconds(3600))
+            let host = DeviceHost(agent, stopsOnSignals: true)
             try await withThrowingTaskGroup(of: Void.self) { tasks in
-                tasks.addTask {
-                    defer { startUpEnded.finish() }  // a failed start-up ends the wait below
-                    try await group.run()
-                }
-                for await _ in startedUp {
-                    // The page of the served version has loaded: confirm it (ends a trial).
-                    let version = await agent.updater.currentVersion
-                    try await agent.updater.startupDidComplete(version: version)
-                    print("acknowledged \(version ?? "the embedded seed")")
-                    // Done: the agent says STOPPING=1, shuts the updater down and waits
-                    // until the sinks have had every event.
-                    await group.triggerGracefulShutdown()
-                }
-                try await tasks.waitForAll()  // what start-up threw, if it failed
+                tasks.addTask { try await host.run() }
+                // Start-up has chosen the version to serve (this throws what start-up threw).
+                _ = try await host.startedUp()
+                // The page of the served version has loaded: confirm it (ends a trial).
+                let version = await agent.updater.currentVersion
+                try await agent.updater.startupDidComplete(version: version)
+                print("acknowledged \(version ?? "the embedded seed")")
+                // Done: the agent says STOPPING=1, shuts the updater down and waits until
+                // the sinks have had every event.
+                await host.shutDown()
+                try await tasks.waitForAll()
             }
         } catch let error as any ClientctlError {
             FileHandle.standardError.write(Data("minimal-host: \(error.message)\n".utf8))

@@ -21,10 +21,10 @@ package struct CheckSchedule: Sendable, Equatable {
     package static let retryAfterCap: Duration = .seconds(86_400)
 
     /// - Parameters:
-    ///   - seconds: the interval (more than 0).
+    ///   - interval: the interval (more than 0).
     ///   - device: what tells this device apart (its device id; the root's path when it has none).
-    package init(every seconds: Double, device: String) {
-        interval = .milliseconds(Int64((seconds * 1000).rounded()))
+    package init(every interval: Duration, device: String) {
+        self.interval = interval
         let digest = Digest.hex(.sha256, of: Data(device.utf8))
         seed = UInt64(digest.prefix(16), radix: 16) ?? 0
     }

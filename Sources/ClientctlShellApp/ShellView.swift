@@ -19,7 +19,9 @@ final class ShellView: @unchecked Sendable {
         var inspect: Bool
     }
 
-    let origin: String
+    /// The app's origin: `app://<appId>`, or the loopback listener's, which
+    /// ``LoopbackOrigin/attach(_:)`` sets once its port is bound (before the first load).
+    var origin: String
     let settings: Settings
     /// What ``loadApp()`` loads: the app's start page (with `--origin loopback`, a new
     /// launch URL every time: ``LoopbackOrigin/startURI()``).

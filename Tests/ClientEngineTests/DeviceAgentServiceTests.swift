@@ -8,9 +8,10 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// `DeviceAgent` is a swift-service-lifecycle `Service`: in a `ServiceGroup` it starts the
-/// engine, checks periodically and, when the group shuts down gracefully, shuts the updater
-/// down (its lock released) and ends. Its fleet reports go through the transport the host
+/// `DeviceAgent` is a swift-service-lifecycle `Service` whose `run()` is all there is to
+/// start and stop it: in a `ServiceGroup` (its own, or the one `DeviceHost` builds) it
+/// starts the engine, checks periodically and, when the group shuts down gracefully or its
+/// task is cancelled, shuts the updater down (its lock released) and ends. Its fleet reports go through the transport the host
 /// gave the engine, like every fetch of the channel.
 @Suite struct DeviceAgentServiceTests {
     /// A host's transport that counts what passes through it and hands it to `inner`.
@@ -63,7 +64,7 @@ import Testing
         let checked = Mutex(0)
         let agent = DeviceAgent(
             engine, sinks: [{ event in if case .updateAvailable = event { checked.withLock { $0 += 1 } } }], bridge: NoBridge(),
-            checkEvery: 0.2, started: { report in started.withLock { $0 = report } })
+            checkEvery: .milliseconds(200), started: { report in started.withLock { $0 = report } })
         let group = ServiceGroup(services: [agent], logger: .quiet)
         let running = Task { try await group.run() }
         // A periodic check finds 1.1.0; what the device did is reported.
@@ -101,7 +102,7 @@ import Testing
                 response = LoopbackResponse(status: 503, headers: [("Retry-After", "3")])
             }, path: "/stable/manifest.json")
         let engine = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
-        let agent = DeviceAgent(engine, sinks: [], bridge: NoBridge(), checkEvery: 0.3)
+        let agent = DeviceAgent(engine, bridge: NoBridge(), checkEvery: .milliseconds(300))
         let group = ServiceGroup(services: [agent], logger: .quiet)
         let running = Task { try await group.run() }
         try await Poll.until("three refused requests for the manifest", timeout: 120) { asked.withLock { $0.count } >= 3 }
@@ -113,13 +114,42 @@ import Testing
         }
     }
 
-    /// An agent made without a bridge cannot run as a service: it says so.
-    @Test func anAgentWithoutABridgeRefusesToRun() async throws {
+    /// Start-up's end reaches whoever waits for it (`startedUp()`), before and after it
+    /// happened; an agent runs once; cancelling its task stops it and frees the root.
+    @Test func startUpReachesWhoWaitsAndAnAgentRunsOnce() async throws {
         let device = try DeviceFixture()
+        try await device.installAndCommit(["1.0.0"])
         let engine = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
-        let agent = DeviceAgent(engine, sinks: [])
-        let error = await #expect(throws: EngineError.self) { try await agent.run() }
-        #expect(error?.code == .invalidArgument)
+        let agent = DeviceAgent(engine, bridge: NoBridge(), checkEvery: .zero)
+        let early = Task { try await agent.startedUp() }
+        let running = Task { try await agent.run() }
+        let report = try await early.value
+        #expect(report.current == .installed("1.0.0"))
+        #expect(try await agent.startedUp().current == .installed("1.0.0"), "told again to a later waiter")
+        let again = await #expect(throws: EngineError.self) { try await agent.run() }
+        #expect(again?.code == .invalidArgument)
+        running.cancel()
+        try await running.value
+        let next = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
+        _ = try await next.updater.start(bridge: NoBridge())
+        await next.updater.shutdown()
+    }
+
+    /// A start-up that fails (here its `started` hook) ends `run()` with that error, and
+    /// whoever waits for start-up gets it too; the root is left free.
+    @Test func aFailedStartUpReachesWhoWaits() async throws {
+        struct Refused: Error {}
+        let device = try DeviceFixture()
+        try await device.installAndCommit(["1.0.0"])
+        let engine = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
+        let agent = DeviceAgent(engine, bridge: NoBridge(), checkEvery: .seconds(3600), started: { _ in throw Refused() })
+        let host = DeviceHost(agent)
+        let running = Task { try await host.run() }
+        await #expect(throws: Refused.self) { try await host.startedUp() }
+        await #expect(throws: Refused.self) { try await running.value }
+        let next = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
+        _ = try await next.updater.start(bridge: NoBridge())
+        await next.updater.shutdown()
     }
 
     /// A release with `apply` `now` found by a periodic check takes over right after that
@@ -131,10 +161,9 @@ import Testing
         try device.publish("1.1.0") { $0["apply"] = .object(["mode": .string("now")]) }
         let engine = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
         let bridge = NoBridge()
-        let agent = DeviceAgent(engine, sinks: [])
-        try await agent.start(bridge: bridge)
         // The first check at once, the next one an hour later.
-        agent.checkPeriodically(every: 3_600, first: {})
+        let host = DeviceHost(DeviceAgent(engine, bridge: bridge, checkEvery: .seconds(3_600), firstCheck: {}))
+        let running = Task { try await host.run() }
         do {
             // The state is written before the bridge is told: wait for both.
             try await Poll.until("1.1.0 switched to after the first check", timeout: 300) {
@@ -146,8 +175,8 @@ import Testing
         }
         let folders = await bridge.folders
         #expect(folders.last?.hasSuffix("/1.1.0") == true, "\(folders)")
-        agent.stopping()
-        await agent.shutdown()
+        await host.shutDown()
+        try await running.value
     }
 
     /// Every check tells the apply driver about its download, whoever asks for it: under
@@ -160,9 +189,11 @@ import Testing
         try await device.installAndCommit(["1.0.0"])
         let held = HeldTransport(DefaultTransport(settings: HTTPTransportSettings()), holding: "/stable/v1.2.0.tar.gz")
         let engine = try DeviceEngine.open(device.layout, options: .init(transport: held, logger: .quiet))
-        let agent = DeviceAgent(engine, sinks: [])
+        let agent = DeviceAgent(engine, bridge: NoBridge(), checkEvery: .zero)
         let control = AgentControl(agent)  // serve's: a page's shim switches
-        try await agent.start(bridge: NoBridge())
+        let host = DeviceHost(agent)
+        let running = Task { try await host.run() }
+        _ = try await host.startedUp()
         // 1.1.0 (mode now) staged by a check: the driver allows the switch.
         try device.publish("1.1.0") { $0["apply"] = .object(["mode": .string("now")]) }
         try await agent.checkForUpdates()
@@ -182,7 +213,7 @@ import Testing
             let status = try? await control.status()
             return status?.pending == "1.2.0" && status?.switchNow == true
         }
-        agent.stopping()
-        await agent.shutdown()
+        await host.shutDown()
+        try await running.value
     }
 }

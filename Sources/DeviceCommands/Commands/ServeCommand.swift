@@ -1,12 +1,6 @@
 import ArgumentParser
-import ClientEngine
-import ClientServer
-import ClientUpdater
 import CommandSupport
 import DeviceSetup
-import Foundation
-import Logging
-import ServiceLifecycle
 import ServingCore
 
 /// `clientctl serve`: the device agent.
@@ -105,61 +99,11 @@ struct ServeCommand: AsyncParsableCommand {
                 interval = checkInterval?.value ?? prepared.checkInterval ?? interval
             }
             let context = try DeviceContext.open(device, startupTimeout: startupTimeout?.value)
-            let updater = context.updater
-            let server = try ClientServer(
-                configuration: ServerConfiguration(
-                    port: port ?? ServerConfiguration.derivedPort(forApp: context.config.app),
-                    contentSecurityPolicy: csp, wwwDirectory: context.engine.wwwDirectory,
-                    headerTimeoutSeconds: headerTimeout.value, idleTimeoutSeconds: idleTimeout.value))
-            // The server listens once start-up has chosen what it serves.
-            let (startedUp, startUpEnded) = AsyncStream<Void>.makeStream()
-            // Start-up's watchdog events reach stderr too; systemd's STATUS follows them.
-            let agent = DeviceAgent(
-                context.engine, sinks: [Self.logEvent], bridge: ServerBridge(server), checkEvery: interval,
-                started: { report in
-                    if report.shellUpdateReset { printError("clientctl serve: new embedded seed: downloaded versions dropped") }
-                    startUpEnded.finish()
-                },
-                checkFailed: { printError("clientctl serve: update check failed: \($0)") })
-            // The control endpoints, with the apply driver behind them (docs/apply-policies.md#serve);
-            // nothing listens before start-up has ended.
-            server.setControlHandler(AgentControl(agent))
-            // WATCHDOG=1 from the event loops that serve (docs/serving.md#systemd).
-            let systemd = agent.supervisor
-            let heartbeat = systemd.watchdogInterval.map { LoopHeartbeat(interval: $0) { systemd.watchdog() } }
-            let listening = server.service(heartbeat: heartbeat, after: { for await _ in startedUp {} }) { port in
-                await updater.recordControlAddress("http://127.0.0.1:\(port)/__clientctl/")
-                printError("serving http://127.0.0.1:\(port)/")
-                systemd.ready { version, state in "serving \(version) (\(state)) on http://127.0.0.1:\(port)/" }
-            }
-            // SIGTERM or SIGINT shut the group down gracefully, in reverse order: the server
-            // stops answering (open event streams end), then the agent says STOPPING=1 and
-            // shuts the updater down. A server that cannot listen shuts the agent down too.
-            let group = ServiceGroup(
-                configuration: ServiceGroupConfiguration(
-                    services: [
-                        .init(service: agent),
-                        .init(
-                            service: listening, successTerminationBehavior: .gracefullyShutdownGroup,
-                            failureTerminationBehavior: .gracefullyShutdownGroup),
-                    ],
-                    gracefulShutdownSignals: [.sigterm, .sigint], logger: Logger(label: "clientctl.serve", factory: { _ in SwiftLogNoOpLogHandler() })
-                ))
-            try await group.run()
+            let configuration = ServerConfiguration(
+                port: port ?? ServerConfiguration.derivedPort(forApp: context.config.app), contentSecurityPolicy: csp,
+                wwwDirectory: context.engine.wwwDirectory, headerTimeoutSeconds: headerTimeout.value, idleTimeoutSeconds: idleTimeout.value)
+            try await ServeHost.make(context, configuration: configuration, checkEvery: .seconds(interval)).run()
             printError("clientctl serve: stopped")
-        }
-    }
-
-    /// What happens while serving, one line each on stderr.
-    @Sendable static func logEvent(_ event: UpdaterEvent) {
-        switch event {
-        case .watchdog(.trialStarted), .watchdog(.committed), .watchdog(.failed), .watchdog(.revoked):
-            if case .watchdog(let e) = event { printError("clientctl serve: " + e.message) }
-        case .updateAvailable(let version):
-            printError("clientctl serve: \(version) is ready; it is served after switch-to-pending or the next start")
-        case .error(let message): printError("clientctl serve: error: " + message)
-        case .switched(let version): printError("clientctl serve: now serving \(version)")
-        case .downloadProgress, .installNote, .watchdog: break
         }
     }
 }
