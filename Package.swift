@@ -183,22 +183,32 @@ let package = Package(
                 "ClientFoundation", "ClientUpdater", .product(name: "Logging", package: "swift-log"), .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
+        // The loopback HTTP listener rules `serve` and the shell's loopback origin share (the
+        // Host check, GET and HEAD only, the file route, timeouts, the one Application builder).
+        .target(
+            name: "LoopbackHTTP",
+            dependencies: [
+                "ClientShim", "ServingCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The loopback HTTP server behind `clientctl serve` (Hummingbird over the serving core).
         .target(
             name: "ClientServer",
             dependencies: [
-                "ClientFoundation", "ClientShim", "ClientUpdater", "ServingCore", "StrictJSON",
+                "ClientFoundation", "ClientShim", "ClientUpdater", "LoopbackHTTP", "ServingCore", "StrictJSON",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        // The native shell's loopback http origin: the serving core over ClientServer's
-        // listener rules, behind the run's launch secret.
+        // The native shell's loopback http origin: the serving core over the listener rules
+        // it shares with `serve` (LoopbackHTTP), behind the run's launch secret.
         .target(
             name: "ShellLoopback",
             dependencies: [
-                "ClientFoundation", "ClientServer", "ServingCore", "ClientShim",
+                "ClientFoundation", "LoopbackHTTP", "ServingCore", "ClientShim",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,6 +1,6 @@
-import ClientServer
 import ClientShim
 import Hummingbird
+import LoopbackHTTP
 
 /// On every request of the shell's loopback origin, after the ``HostGuard`` check:
 /// the ``LaunchSecret``. `GET /?clientctl-launch=TOKEN` with a token the shell minted is

@@ -1,8 +1,8 @@
-import ClientServer
 import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
+import LoopbackHTTP
 import NIOCore
 import ServingCore
 import struct ServingCore.ServerConfiguration

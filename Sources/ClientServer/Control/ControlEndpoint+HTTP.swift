@@ -1,5 +1,6 @@
 import ClientShim
 import Hummingbird
+import LoopbackHTTP
 
 extension ControlEndpoint {
     /// The endpoint's method as Hummingbird names it.

@@ -1,6 +1,7 @@
 import ClientShim
 import ClientUpdater
 import Hummingbird
+import LoopbackHTTP
 
 /// The checks every `/__clientctl/` request passes before its route: a known endpoint
 /// (404), its method (405 with `Allow`; HEAD where GET is allowed), the shim header on

@@ -4,6 +4,7 @@ import ClientUpdater
 import Foundation
 import Hummingbird
 import Logging
+import LoopbackHTTP
 import NIOCore
 import ServiceLifecycle
 
@@ -156,10 +157,7 @@ struct ControlResponder: Sendable {
         return body(.ok, try encoder.encode(status))
     }
 
-    static func json(_ status: HTTPResponse.Status, _ object: [String: String]) -> Response {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return body(status, data)
-    }
+    static func json(_ status: HTTPResponse.Status, _ object: [String: String]) -> Response { JSONResponse.make(status, object) }
 
     private static func body(_ status: HTTPResponse.Status, _ data: Data) -> Response {
         var headers = HTTPFields()

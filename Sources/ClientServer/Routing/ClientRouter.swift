@@ -1,6 +1,7 @@
 import ClientShim
 import ClientUpdater
 import Hummingbird
+import LoopbackHTTP
 import ServingCore
 
 /// The router of `serve`: middleware for what every request must pass, then one route per

@@ -4,6 +4,7 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
+import LoopbackHTTP
 import NIOCore
 import ServiceLifecycle
 import ServingCore

@@ -1,14 +1,5 @@
 import Hummingbird
-
-extension HTTPFields.Element.Name {
-    /// A header name from a literal that is a valid HTTP token (checked once, at first use).
-    static func token(_ literal: StaticString) -> HTTPFields.Element.Name {
-        guard let name = HTTPFields.Element.Name(literal.description) else {
-            preconditionFailure("\(literal) is not a valid HTTP header name")
-        }
-        return name
-    }
-}
+import LoopbackHTTP
 
 /// Fetch Metadata request headers (https://www.w3.org/TR/fetch-metadata/): what kind of
 /// request a browser makes.

@@ -7,7 +7,7 @@ import ServingCore
 /// becomes a ``FileRequest``, and the core's ``FileAnswer`` becomes a Hummingbird response
 /// (a file body streamed in chunks read off the cooperative pool).
 package struct FileRoute: Sendable {
-    let core: ServingCore
+    package let core: ServingCore
     /// Called with the version of every page answered, before its response is sent (the
     /// native shell's loopback origin records the document's version; `serve` has none).
     var onPage: (@Sendable (String) async -> Void)? = nil

@@ -7,7 +7,7 @@ import NIOCore
 package struct ServeRequestContext: RequestContext {
     package var coreContext: CoreRequestContextStorage
     /// Completes when the request's connection closes.
-    let connectionClosed: EventLoopFuture<Void>?
+    package let connectionClosed: EventLoopFuture<Void>?
 
     package init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

@@ -29,13 +29,13 @@ package final class HostGuard: Sendable {
             request.headers[values: Self.hostField].isEmpty
         else {
             let named = request.head.authority.map { "Host \($0)" } ?? "no Host"
-            return ControlResponder.json(
+            return JSONResponse.make(
                 .misdirectedRequest, ["error": "\(named) is not this server: it answers 127.0.0.1:\(port), localhost:\(port) and [::1]:\(port) only"])
         }
         if request.method == .post, let origin = request.headers[.origin],
             origin.lowercased() != "http://" + host.lowercased()
         {
-            return ControlResponder.json(.forbidden, ["error": "a POST from origin \(origin) is refused: only pages of http://\(host) may post here"])
+            return JSONResponse.make(.forbidden, ["error": "a POST from origin \(origin) is refused: only pages of http://\(host) may post here"])
         }
         return nil
     }
