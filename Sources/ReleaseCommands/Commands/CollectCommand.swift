@@ -86,30 +86,11 @@ struct CollectCommand: AsyncParsableCommand {
         help: ArgumentHelp("A public key (PEM) that must have signed the admit file: FILE.sig holds the signature.", valueName: "KEY.pub.pem"))
     var admitFileKey: String?
 
-    @Option(
-        name: .customLong("idle-timeout"),
-        help: ArgumentHelp("Seconds a connection may stay silent, between requests or inside one.", valueName: "SECONDS"))
-    var idleTimeout = Seconds(30)
-
-    @Option(
-        name: .customLong("connections-per-address"),
-        help: ArgumentHelp("Connections open at once from one source address; more are closed as they open (1–1024).", valueName: "N"))
-    var connectionsPerAddress = 32
-
-    @Option(
-        name: .customLong("reads-per-address"),
-        help: ArgumentHelp("Batch bodies read at once from one source address; more get 429 (1–1024).", valueName: "N"))
-    var readsPerAddress = 8
-
-    @Option(
-        name: .customLong("body-min-rate"),
-        help: ArgumentHelp("The slowest pace of a batch's body after its first 5 s, bytes a second; slower is cut off (0: none).", valueName: "BYTES")
-    )
-    var bodyMinRate = 1024
+    @OptionGroup var limits: CollectorLimitOptions
 
     func validate() throws {
         if admitFileKey != nil && admitFile == nil { throw ValidationError("--admit-file-key goes with --admit-file") }
-        guard Self.hostPort(listen) != nil else {
+        guard ListenArgument.hostPort(listen) != nil else {
             throw ValidationError("--listen \(listen): not HOST:PORT with a port 0–65535 (127.0.0.1:9400)")
         }
         guard CollectorConfiguration.retentionRange.contains(retentionDays) else {
@@ -119,14 +100,7 @@ struct CollectCommand: AsyncParsableCommand {
         where !(rate.isFinite && rate >= 1 && rate <= 1_000_000) {
             throw ValidationError("\(flag) \(rate) is out of range: 1 to 1000000 batches a minute")
         }
-        try idleTimeout.require(in: 1...3600, flag: "--idle-timeout", rule: "1 to 3600 seconds")
-        for (flag, n) in [("--connections-per-address", connectionsPerAddress), ("--reads-per-address", readsPerAddress)]
-        where !(1...1024).contains(n) {
-            throw ValidationError("\(flag) \(n) is out of range: 1 to 1024")
-        }
-        guard (0...1_048_576).contains(bodyMinRate) else {
-            throw ValidationError("--body-min-rate \(bodyMinRate) is out of range: 0 to 1048576 bytes a second")
-        }
+        try limits.check()
         do {
             _ = try DatabaseURL(database)
         } catch let error as FleetCollectorError {
@@ -136,7 +110,7 @@ struct CollectCommand: AsyncParsableCommand {
 
     func run() async throws {
         try await runReportingErrors {
-            guard let (host, port) = Self.hostPort(listen) else { throw ValidationError("--listen \(listen): not HOST:PORT") }
+            guard let (host, port) = ListenArgument.hostPort(listen) else { throw ValidationError("--listen \(listen): not HOST:PORT") }
             let token = try ReadToken.load(path: readTokenFile)
             let adminToken = try adminTokenFile.map { try ReadToken.load(path: $0, flag: "--admin-token-file") }
             let admitSigner = try admitFileKey.map { try Ed25519.PublicKey(pemFile: $0) }
@@ -146,10 +120,8 @@ struct CollectCommand: AsyncParsableCommand {
             var configuration = CollectorConfiguration(
                 host: host, port: port, readToken: token, retentionDays: retentionDays,
                 rateLimits: RateLimits(perAddressPerMinute: ratePerAddress, perDevicePerMinute: ratePerDevice, maxKeys: 100_000),
-                idleTimeoutSeconds: idleTimeout.value)
-            configuration.connectionsPerAddress = connectionsPerAddress
-            configuration.readsPerAddress = readsPerAddress
-            configuration.minBodyBytesPerSecond = bodyMinRate
+                idleTimeoutSeconds: limits.idleTimeout.value)
+            limits.apply(to: &configuration)
             configuration.admission = admission.mode
             configuration.adminToken = adminToken
             configuration.admitFile = admitFile
@@ -165,30 +137,4 @@ struct CollectCommand: AsyncParsableCommand {
             printError("clientctl collect: stopped")
         }
     }
-
-    /// `HOST:PORT` or `[V6]:PORT`.
-    static func hostPort(_ text: String) -> (String, Int)? {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else {
-            return nil
-        }
-        var host = String(text[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty, !host.contains("["), host.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 0x20 }) else { return nil }
-        return (host, port)
-    }
-}
-
-/// `--admission`: `open`, `listed` or `manual`.
-struct AdmissionArgument: ExpressibleByArgument, Sendable {
-    var mode: AdmissionMode
-
-    init(mode: AdmissionMode) { self.mode = mode }
-
-    init?(argument: String) {
-        guard let mode = AdmissionMode(rawValue: argument) else { return nil }
-        self.mode = mode
-    }
-
-    var defaultValueDescription: String { mode.rawValue }
-    static var allValueStrings: [String] { AdmissionMode.allCases.map(\.rawValue) }
 }

@@ -2,7 +2,6 @@ import AppPackaging
 import ArgumentParser
 import ClientFoundation
 import CommandSupport
-import DeviceSetup
 import Foundation
 import SignedManifest
 import StrictJSON
@@ -96,25 +95,8 @@ struct PackageCommand: AsyncParsableCommand {
     var section = "web"
     @Option(help: ArgumentHelp("The vendor's copyright text for the client.", valueName: "FILE"))
     var copyright: String?
-    @OptionGroup var settings: RootSettingsOptions
-    @Option(
-        name: .customLong("check-interval"),
-        help: ArgumentHelp("Seconds between update checks; 0 checks only when the page asks.", valueName: "SECONDS"))
-    var checkInterval: Int = 3600
-    @Option(
-        help: ArgumentHelp(
-            "Where the app's page lives: app (app://ID/) or loopback (http://127.0.0.1:PORT/, for service workers and ws: URLs).",
-            valueName: "app|loopback"))
-    var origin = "app"
-    @Option(
-        name: .customLong("apt-repo"),
-        help: ArgumentHelp("URL of the apt repository the package names as its source (clientctl repo).", valueName: "URL"))
-    var aptRepo: String?
-    @Option(name: .customLong("apt-suite"), help: ArgumentHelp("With --apt-repo: the suite, e.g. stable.", valueName: "NAME"))
-    var aptSuite: String?
-    @Option(
-        name: .customLong("apt-key"), help: ArgumentHelp("With --apt-repo: the repository's public OpenPGP key.", valueName: "PUBLIC.asc"))
-    var aptKey: String?
+    @OptionGroup var template: PackageTemplateOptions
+    @OptionGroup var apt: AptSourceOptions
     @Option(
         name: .customLong("device-program"),
         help: ArgumentHelp(
@@ -131,28 +113,11 @@ struct PackageCommand: AsyncParsableCommand {
         guard DebCompression(rawValue: compression) != nil else {
             throw ValidationError("--compression must be one of \(DebCompression.allCases.map(\.rawValue).joined(separator: ", "))")
         }
-        guard checkInterval == 0 || (1...604_800).contains(checkInterval) else {
-            throw ValidationError("--check-interval must be 0 (off) or 1 to 604800 seconds")
-        }
-        guard DeviceTemplate.origins.contains(origin) else {
-            throw ValidationError("--origin must be one of \(DeviceTemplate.origins.joined(separator: ", "))")
-        }
-        if let problem = settings.deviceSettings.fieldProblem(allowInsecureHTTP: false) {
-            throw ValidationError("\(FlagNames.flag(problem.field)) \(problem.problem)")
-        }
-        let apt = [aptRepo, aptSuite, aptKey].compactMap { $0 }
-        guard apt.isEmpty || apt.count == 3 else {
-            throw ValidationError("--apt-repo, --apt-suite and --apt-key go together: the source, its suite and the key it is signed with")
-        }
+        try template.check()
+        try apt.check()
         guard trust.isEmpty != (trustRoot == nil) else {
             throw ValidationError("give --trust keys or one --trust-root: a device trusts only what its package names")
         }
-    }
-
-    /// The apt source of `--apt-repo`, `--apt-suite` and `--apt-key` (all three, checked by ``validate()``).
-    var aptSource: AptSource? {
-        guard let aptRepo, let aptSuite, let aptKey else { return nil }
-        return AptSource(url: aptRepo, suite: aptSuite, keyFile: aptKey)
     }
 
     func run() async throws {
@@ -161,24 +126,15 @@ struct PackageCommand: AsyncParsableCommand {
                 buildDirectory: buildDirectory, app: app, name: name, package: package, version: version, channel: channel,
                 manifestURL: manifestURL, trust: trust, trustRoot: trustRoot, icon: icon, maintainer: maintainer, out: out,
                 description: description, category: category, section: section, copyrightFile: copyright,
-                deviceSettings: settings.deviceSettings, checkIntervalSeconds: checkInterval, origin: origin, aptSource: aptSource)
+                deviceSettings: template.settings.deviceSettings, checkIntervalSeconds: template.checkInterval, origin: template.origin,
+                aptSource: apt.source)
             request.compression = DebCompression(rawValue: compression) ?? .xz
             let result = try DebPackager.build(request, deviceProgram: deviceProgram)
             if output.json {
-                let o: JSONObject = [
-                    "path": .string(result.path), "bytes": .integer(result.bytes), "sha256": .string(result.sha256),
-                    "version": .string(result.debianVersion), "architecture": .string(result.architecture),
-                    "depends": .string(result.depends), "installedSizeKiB": .integer(result.installedSizeKiB),
-                    "unchanged": .bool(result.unchanged),
-                ]
-                Console.out(Data(JSONPrettyPrinter.render(.object(o))))
+                Console.out(Data(JSONPrettyPrinter.render(.object(result.jsonObject))))
             } else {
                 print(result.path)
-                let size = String(format: "%.1f MiB", Double(result.bytes) / 1_048_576)
-                printError(
-                    result.unchanged
-                        ? "unchanged: \(result.path) holds these bytes already"
-                        : "wrote \(result.path) (\(size), installs \(result.installedSizeKiB) KiB; Depends: \(result.depends))")
+                printError(result.summary)
             }
         }
     }

@@ -108,10 +108,7 @@ struct PublishCommand: AsyncParsableCommand {
 
     @OptionGroup var placement: PlacementOptions
 
-    @Option(
-        name: .customLong("delta-bases"),
-        help: ArgumentHelp("Older releases that get a delta patch to this one (0–32; 0: none).", valueName: "K"))
-    var deltaBases = 3
+    @OptionGroup var delta: DeltaOptions
 
     @OptionGroup var applyPolicy: ApplyOptions
 
@@ -125,9 +122,7 @@ struct PublishCommand: AsyncParsableCommand {
     func validate() throws {
         _ = try target.expression()
         if placement.placesRollout, rollout == nil { throw ValidationError("--draw and --draw-from go with --rollout") }
-        guard (0...ReleaseDelta.maxPatches).contains(deltaBases) else {
-            throw ValidationError("--delta-bases must be 0 to \(ReleaseDelta.maxPatches), not \(deltaBases)")
-        }
+        try delta.check()
     }
 
     func run() async throws {
@@ -139,84 +134,17 @@ struct PublishCommand: AsyncParsableCommand {
             let now = Date()
             let expiry = try expires?.date(now: now)
             var request = PublishRequest(
-                source: dir, app: app, channel: channel,
-                version: version, minShellVersion: minShell, maxShellVersion: maxShell,
+                source: dir, app: app, channel: channel, version: version, minShellVersion: minShell, maxShellVersion: maxShell,
                 outputDirectory: out, baseURL: baseURL, format: format, expires: expiry, now: now)
             request.includeHidden = includeHidden
             request.rollout = try rollout.map { try placement.placed($0.rollout(start: now)) }
             request.alongside = placement.alongside
             request.revoked = revoke
             request.target = try target.expression()
-            request.deltaBases = deltaBases
+            request.deltaBases = delta.deltaBases
             request.apply = try applyPolicy.policy(releasedAt: Date(timeIntervalSince1970: floor(now.timeIntervalSince1970)))
             let result = try await Publisher.publish(request, signers: try signing.signers())
-            let m = result.manifest
-            if !result.skippedHidden.isEmpty {
-                printError("skipped hidden files: \(result.skippedHidden.joined(separator: ", ")) (pass --include-hidden to publish them)")
-            }
-            if output.json {
-                var o: JSONObject = [
-                    "app": .string(m.app), "channel": .string(m.channel), "version": .string(m.version.description),
-                    "unchanged": .bool(result.unchanged), "archive": .string(result.archivePath),
-                    "manifest": .string(result.manifestPath), "index": .string(result.indexPath),
-                    "sha256": .string(m.sha256), "size": .integer(m.size), "keyId": .string(m.keyId), "url": .string(m.url),
-                ]
-                if !result.deltaCosts.isEmpty {
-                    o["delta"] = .array(
-                        result.deltaCosts.map { cost in
-                            .object(
-                                JSONObject(
-                                    [
-                                        ("from", .string(cost.from.description)),
-                                        ("bytes", .integer(cost.patchBytes ?? m.size)), ("patch", .bool(cost.patchBytes != nil)),
-                                    ] + (cost.skipped.map { [("skipped", JSONValue.string($0))] } ?? [])))
-                        })
-                }
-                if let pending = result.pendingPath {
-                    o["pending"] = .string(pending)
-                    o["missingSignatures"] = .integer(Int64(result.missingSignatures))
-                }
-                Console.out(Data(JSONPrettyPrinter.render(.object(o))))
-            } else if let pending = result.pendingPath {
-                print(
-                    "pending: \(m.app) \(m.version) waits for \(result.missingSignatures) more release signature(s) before it is published; "
-                        + "each release key holder runs: clientctl sign \(pending) --key KEY.pem")
-            } else if result.unchanged {
-                print("unchanged: \(m.app) \(m.version) is already published on \(m.channel) with identical bytes (\(result.archivePath))")
-            } else {
-                print(
-                    "published \(m.app) \(m.version) on \(m.channel): \(result.archivePath) (\(m.size) bytes, sha256 \(m.sha256)), \(SigningOptions.signedBy(m.signatures))"
-                )
-            }
-            if !output.json {
-                if let target = m.target { print("  for the devices of the target \(target)") }
-                for cohort in m.cohorts { print("  cohort \(cohort.name): \(cohort.count) device ids, sha256 \(cohort.digest)") }
-                if !m.alongside.isEmpty {
-                    print("  beside it, for the devices it is not for: \(m.alongside.map(\.version.description).joined(separator: ", "))")
-                }
-                if let rollout = m.rollout, rollout.draw != nil || rollout.from != 0 {
-                    let places = rollout.places(percent: rollout.highestPercent)
-                    print(
-                        "  rollout places \(places.lowerBound)…\(places.upperBound - 1) of the draw \(rollout.drawName(version: m.version.description))"
-                    )
-                }
-                for pin in m.pins { print("  pinned to \(pin.release.version): \(pin.target)") }
-                if case .success(let delta)? = m.delta, let files = delta.files {
-                    print(
-                        "  from any older release: file list of \(files.size) bytes for \(files.count) files, "
-                            + "plus the files a device does not hold")
-                }
-                for cost in result.deltaCosts {
-                    if let bytes = cost.patchBytes {
-                        let share = String(format: "%.1f", 100 * Double(bytes) / Double(max(m.size, 1)))
-                        print("  from \(cost.from): patch of \(bytes) bytes (\(share) % of the archive)")
-                    } else if let skipped = cost.skipped {
-                        print("  from \(cost.from): full archive (\(m.size) bytes; no patch built: \(skipped))")
-                    } else {
-                        print("  from \(cost.from): full archive (\(m.size) bytes; a patch would not be smaller)")
-                    }
-                }
-            }
+            result.show(json: output.json)
         }
     }
 }
