@@ -300,7 +300,7 @@ let tally = Tally()
         source: ReportJournal(layout: layout, now: { time }), identity: ReportIdentity(device: deviceIds[n], app: app, channel: "stable"),
         url: collectorURL, transport: reportTransport, options: options, refusalFile: layout.root + "/" + ReportSender.refusalFileName,
         signer: try? DeviceKey.readOrCreate(layout))
-    for attempt in await sender.flush(within: 3) {
+    for attempt in await sender.flush(within: .seconds(3)) {
         switch attempt {
         case .delivered(let count, _, _): tally.delivered(count, phase: phase)
         case .failed(_, let why), .dropped(_, let why): tally.deliveryFailed(why)

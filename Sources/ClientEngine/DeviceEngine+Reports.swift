@@ -5,7 +5,7 @@ import Foundation
 extension DeviceEngine {
     /// How long `install` and `ack` spend delivering pending reports before they exit
     /// (seconds); what is left stays for the next run.
-    package static let exitFlushSeconds = 3.0
+    package static let exitFlush: Duration = .seconds(3)
 
     /// The sender of this root's fleet reports (docs/fleet-reports.md#delivery), on the
     /// engine's transport (``transport``: the host's, else the root's `proxy` and `caFile`);
@@ -26,11 +26,11 @@ extension DeviceEngine {
             refusalFile: layout.root + "/" + ReportSender.refusalFileName, signer: signer)
     }
 
-    /// Delivers the pending reports within ``exitFlushSeconds`` (`install`, `ack`); does
+    /// Delivers the pending reports within ``exitFlush`` (`install`, `ack`); does
     /// nothing without a report URL. Never throws: what is not delivered stays pending.
-    package func deliverReportsBeforeExit(within seconds: Double = exitFlushSeconds) async {
+    package func deliverReportsBeforeExit(within limit: Duration = exitFlush) async {
         guard let sender = reportSender() else { return }
-        await sender.flush(within: seconds)
+        await sender.flush(within: limit)
     }
 
     /// The channel named in a batch: the archive channel's `channel`, else the root's

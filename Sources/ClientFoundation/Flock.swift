@@ -118,7 +118,7 @@ package final class Flock: Sendable {
             if try lock.tryLock() { return lock }
             let left = clock.now.duration(to: deadline)
             guard left > .zero else { return nil }
-            let leftSeconds = Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18
+            let leftSeconds = left.inSeconds
             usleep(useconds_t(min(delay, leftSeconds) * 1_000_000))
             delay = min(delay * 2, maxDelay)
         }

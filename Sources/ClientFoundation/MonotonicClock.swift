@@ -1,7 +1,10 @@
-/// The monotonic clock a watchdog driver reads and sleeps on, as `Duration` since the
-/// clock was made. Wraps any `Clock` (a `ContinuousClock` in production, a manual test
-/// clock in tests), so the watchdog itself only ever sees durations.
-public struct WatchdogClock: Sendable {
+/// The one monotonic clock the device's timers read and sleep on: durations since the clock
+/// was made, never a wall-clock date. It wraps any standard-library `Clock` whose duration is
+/// `Duration` (a `ContinuousClock` in production, a manual clock in tests), so the watchdog,
+/// the apply driver and every other timer are driven by the same seam and tested without
+/// sleeping. Instants of the device's own time (what a release's `expires` is judged against)
+/// are not this clock's: they stay on `DeviceClock`.
+public struct MonotonicClock: Sendable {
     private let elapsed: @Sendable () -> Duration
     private let sleeper: @Sendable (Duration) async throws -> Void
 
@@ -12,8 +15,8 @@ public struct WatchdogClock: Sendable {
         sleeper = { deadline in try await clock.sleep(until: origin.advanced(by: deadline), tolerance: nil) }
     }
 
-    /// The real monotonic clock.
-    public static var continuous: WatchdogClock { WatchdogClock(ContinuousClock()) }
+    /// The real monotonic clock (`ContinuousClock`, which no setting of the system's time moves).
+    public static var continuous: MonotonicClock { MonotonicClock(ContinuousClock()) }
 
     /// Time since the clock was made.
     public var now: Duration { elapsed() }
@@ -21,5 +24,26 @@ public struct WatchdogClock: Sendable {
     /// Suspends until `deadline` (time since the clock was made); throws on cancellation.
     public func sleep(until deadline: Duration) async throws {
         try await sleeper(deadline)
+    }
+
+    /// Suspends for `duration` from now; throws on cancellation.
+    public func sleep(for duration: Duration) async throws {
+        try await sleeper(elapsed() + duration)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a `Double`: for a figure shown to a person or written in a
+    /// file, never for arithmetic on time.
+    public var inSeconds: Double {
+        let (s, a) = components
+        return Double(s) + Double(a) / 1e18
+    }
+
+    /// `seconds` as a duration, rounded to the millisecond; a value that is not finite or is
+    /// negative is zero, and the result is at most `limit`.
+    public static func seconds(clamping seconds: Double, limit: Duration = .seconds(86_400 * 366)) -> Duration {
+        guard seconds.isFinite, seconds > 0 else { return .zero }
+        return min(.milliseconds(Int64(min(seconds, limit.inSeconds) * 1000)), limit)
     }
 }

@@ -89,6 +89,6 @@ public struct CommandSigner: DocumentSigner, Sendable {
     static func seconds(_ duration: Duration) -> String {
         let (whole, attoseconds) = duration.components
         if attoseconds == 0 { return "\(whole)" }
-        return String(format: "%.3g", Double(whole) + Double(attoseconds) / 1e18)
+        return String(format: "%.3g", duration.inSeconds)
     }
 }

@@ -156,10 +156,13 @@ struct LifecycleRig {
 
     func makeUpdater() -> Updater {
         let wall = self.wall
-        return Updater(layout: layout, config: config, channel: channel, now: { wall.now }, logger: .quiet)
+        return Updater(layout: layout, config: config, channel: channel, now: { wall.now }, bootClock: { wall.instant }, logger: .quiet)
     }
 
-    func advanceWallClock(_ seconds: Double) { wall.advance(seconds) }
+    /// Time passes: the wall clock and the boot clock move together.
+    func advanceClocks(_ seconds: Double) { wall.advance(seconds) }
+    /// Someone sets the wall clock: only it moves.
+    func jumpWallClock(_ seconds: Double) { wall.jump(seconds) }
 
     /// Publishes `id` on the feed, lets `updater` find it, and switches to it (a trial starts).
     func publishAndSwitch(_ id: String, on updater: Updater) async throws {
@@ -194,9 +197,16 @@ func isFailure(_ event: UpdaterEvent) -> Bool {
     return false
 }
 
-/// A settable wall clock.
+/// A settable wall clock and the boot clock beside it: ``advance(_:)`` is time passing
+/// (both move), ``jump(_:)`` someone setting the wall clock (only it moves).
 final class WallClock: Sendable {
     private let date = Mutex(Date(timeIntervalSince1970: 1_700_000_000))
+    private let uptime = Mutex(Duration.seconds(1_000))
     var now: Date { date.withLock { $0 } }
-    func advance(_ seconds: Double) { date.withLock { $0 = $0.addingTimeInterval(seconds) } }
+    var instant: BootInstant { BootInstant(bootID: "boot-1", uptime: uptime.withLock { $0 }) }
+    func advance(_ seconds: Double) {
+        date.withLock { $0 = $0.addingTimeInterval(seconds) }
+        uptime.withLock { $0 += .milliseconds(Int64(seconds * 1000)) }
+    }
+    func jump(_ seconds: Double) { date.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }

@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 import Foundation
 import TestSupport
@@ -27,7 +28,7 @@ import Testing
     @Test func anOldPagesAcknowledgementLeavesTheTrialAlone() async throws {
         let rig = try LifecycleRig()
         let updater = rig.makeUpdater()
-        try await updater.start(bridge: rig.bridge, clock: WatchdogClock(rig.clock))
+        try await updater.start(bridge: rig.bridge, clock: MonotonicClock(rig.clock))
         try await rig.publishAndSwitch("1.1.0", on: updater)
         try await updater.startupDidComplete(version: "1.1.0")
         try await rig.publishAndSwitch("1.3.0", on: updater)
@@ -57,7 +58,7 @@ import Testing
     @Test func theControlHandlerPassesThePagesVersion() async throws {
         let rig = try LifecycleRig()
         let updater = rig.makeUpdater()
-        try await updater.start(bridge: rig.bridge, clock: WatchdogClock(rig.clock))
+        try await updater.start(bridge: rig.bridge, clock: MonotonicClock(rig.clock))
         try await rig.publishAndSwitch("1.1.0", on: updater)
         let control = UpdaterControl(updater)
         await #expect(throws: UpdaterError.self) { try await control.startupDidComplete(version: "0.9.0") }
@@ -72,7 +73,7 @@ import Testing
     @Test func oneShotWritersAreRefusedWhileAnAgentRuns() async throws {
         let rig = try LifecycleRig()
         let agent = rig.makeUpdater()
-        try await agent.start(bridge: rig.bridge, clock: WatchdogClock(rig.clock))
+        try await agent.start(bridge: rig.bridge, clock: MonotonicClock(rig.clock))
         try await rig.publishAndSwitch("1.1.0", on: agent)
         try await agent.startupDidComplete()
         rig.channel.publish("1.2.0")
@@ -116,7 +117,7 @@ import Testing
     func everyCheckRestagesTheRetryVersion(entry: String) async throws {
         let rig = try LifecycleRig()
         let agent = rig.makeUpdater()
-        try await agent.start(bridge: rig.bridge, clock: WatchdogClock(rig.clock))
+        try await agent.start(bridge: rig.bridge, clock: MonotonicClock(rig.clock))
         try await rig.publishAndSwitch("1.1.0", on: agent)
         try await agent.startupDidComplete()
         try await rig.publishAndSwitch("1.2.0", on: agent)

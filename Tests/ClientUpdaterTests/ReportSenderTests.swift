@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 import ClientUpdaterHTTP
 import DeviceIdentity
@@ -87,7 +88,7 @@ import Testing
     @Test func nothingPendingSendsNothing() async throws {
         let rig = try Rig()
         let stub = try ReportCollectorStub()
-        #expect(try await rig.sender(stub.baseURL).flush(within: 3) == [.nothingPending])
+        #expect(try await rig.sender(stub.baseURL).flush(within: .seconds(3)) == [.nothingPending])
         #expect(stub.received.isEmpty)
     }
 
@@ -95,7 +96,7 @@ import Testing
         let rig = try Rig()
         rig.record(2)
         let refusing = try LoopbackHTTPServer.refusingPort()
-        let down = try await rig.sender("http://127.0.0.1:\(refusing.port)/").flush(within: 3)
+        let down = try await rig.sender("http://127.0.0.1:\(refusing.port)/").flush(within: .seconds(3))
         guard case .failed(.failed, let why) = down.first else {
             Issue.record("\(down)")
             return
@@ -105,7 +106,7 @@ import Testing
         #expect(rig.journal.status.lastAttempt?.failure?.contains("refused") == true, "status says why")
         rig.record(1)
         let stub = try ReportCollectorStub()
-        let later = try await rig.sender(stub.baseURL).flush(within: 5)
+        let later = try await rig.sender(stub.baseURL).flush(within: .seconds(5))
         #expect(later == [.delivered(count: 3, through: 3, more: false)])
         #expect(try Self.batch(try #require(stub.received.first)).reports.map(\.seq) == [1, 2, 3])
     }
@@ -131,7 +132,9 @@ import Testing
         stub.script([.status(status, headers: ["Retry-After": "1200"], body: #"{"error": "slow down"}"#)])
         let now = Duration.seconds(5000)
         var options = Self.options()
-        options.uptime = { now }
+        let manual = ManualClock()
+        options.clock = MonotonicClock(manual)
+        manual.advance(by: now)
         let sender = try rig.sender(stub.baseURL, options: options)
         let result = await sender.attempt()
         #expect(result == .failed(.busy(retryAfter: .seconds(1200)), why: "the collector answered \(status) (busy): slow down"))
@@ -224,7 +227,7 @@ import Testing
         let stub = try ReportCollectorStub()
         stub.script([.after(seconds: 60, .ok)])
         let start = ContinuousClock.now
-        let result = try await rig.sender(stub.baseURL, options: ReportSender.Options()).flush(within: 2)
+        let result = try await rig.sender(stub.baseURL, options: ReportSender.Options()).flush(within: .seconds(2))
         #expect(ContinuousClock.now - start < .seconds(30), "bounded: the collector answers after 60 s")
         guard case .failed(.failed, _) = result.first else {
             Issue.record("\(result)")
@@ -269,7 +272,7 @@ import Testing
             if HeartbeatRule.isDue(lastRecorded: journal.lastRecordedAt(), now: clock.now) {
                 journal.record(ReportDraft(.heartbeat, running: "1.1.0", shell: "2.1.0"))
             }
-            for attempt in await sender.flush(within: 30) {
+            for attempt in await sender.flush(within: .seconds(30)) {
                 if case .delivered(_, let through, _) = attempt { lastDelivered = Int(through) }
                 if case .failed(_, let why) = attempt { Issue.record("hour \(hour): \(why)") }
             }
@@ -298,12 +301,12 @@ import Testing
         journal.record(ReportDraft(.heartbeat, running: "1.0.0"))
         clock.advance(600)
         journal.record(ReportDraft(.checkRefused, running: "1.0.0", version: "1.1.0", reason: .rollout, detail: "place 71 of 100"))
-        #expect(await sender.flush(within: 30) == [.held(until: recorded.addingTimeInterval(12 * 3600))])
+        #expect(await sender.flush(within: .seconds(30)) == [.held(until: recorded.addingTimeInterval(12 * 3600))])
         #expect(stub.received.isEmpty, "nothing sent for a heartbeat and a wait")
         #expect(sender.due != nil, "a running sender wakes at the hold's end")
         clock.advance(600)
         journal.record(ReportDraft(.installed, running: "1.0.0", version: "1.1.0"))
-        #expect(await sender.flush(within: 30) == [.delivered(count: 3, through: 3, more: false)])
+        #expect(await sender.flush(within: .seconds(30)) == [.delivered(count: 3, through: 3, more: false)])
         let batch = try Self.batch(try #require(stub.received.first))
         #expect(stub.received.count == 1 && batch.reports.map(\.type) == [.heartbeat, .checkRefused, .installed])
     }

@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 import Foundation
 import TestSupport
@@ -16,7 +17,7 @@ import Testing
         rig.channel.publish("1.1.0")
         try await rig.makeUpdater().checkForUpdates()
         try await rig.makeUpdater().reload()
-        rig.advanceWallClock(10)
+        rig.advanceClocks(10)
         #expect(try await rig.makeUpdater().startupDidComplete().retry == ["1.1.0"])
 
         rig.channel.publish("1.2.0")
@@ -62,7 +63,8 @@ import Testing
         #expect(TrialOwner.status(of: trial, session: "mine") == .gone)
         // Without a start time, the deadline decides: an hour past it, nobody owns it.
         trial.pidStart = nil
-        #expect(TrialOwner.status(of: trial, session: "mine", now: Date(), timeout: 10) == .otherProcess)
-        #expect(TrialOwner.status(of: trial, session: "mine", now: Date().addingTimeInterval(3600), timeout: 10) == .gone)
+        let instant = BootInstant.now()
+        #expect(TrialOwner.status(of: trial, session: "mine", now: Date(), instant: instant, timeout: 10) == .otherProcess)
+        #expect(TrialOwner.status(of: trial, session: "mine", now: Date().addingTimeInterval(3600), instant: instant, timeout: 10) == .gone)
     }
 }

@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientShim
 import ClientUpdater
 import Foundation
@@ -10,7 +11,7 @@ import Testing
     @Test func startServesTheSeedThenANewVersionIsStagedSwitchedAndCommitted() async throws {
         let rig = try LifecycleRig()
         let updater = rig.makeUpdater()
-        let started = try await updater.start(bridge: rig.bridge, clock: WatchdogClock(rig.clock))
+        let started = try await updater.start(bridge: rig.bridge, clock: MonotonicClock(rig.clock))
         #expect(started.current == .embedded && started.trial == nil)
         #expect(await rig.bridge.take() == ["base 0.9.0"])
         let page = try String(contentsOfFile: rig.layout.serving + "/0.9.0/index.html", encoding: .utf8)
@@ -44,7 +45,7 @@ import Testing
     @Test func timeoutRetriesOnceThenBlacklists() async throws {
         let rig = try LifecycleRig(timeout: 10)
         let updater = rig.makeUpdater()
-        try await updater.start(bridge: rig.bridge, clock: WatchdogClock(rig.clock))
+        try await updater.start(bridge: rig.bridge, clock: MonotonicClock(rig.clock))
         try await rig.publishAndSwitch("1.1.0", on: updater)
         try await updater.startupDidComplete()
         rig.channel.publish("1.2.0")
@@ -84,7 +85,7 @@ import Testing
     @Test func aPageThatDiesOnTrialRollsBackAtOnce() async throws {
         let rig = try LifecycleRig(timeout: 10)
         let updater = rig.makeUpdater()
-        try await updater.start(bridge: rig.bridge, clock: WatchdogClock(rig.clock))
+        try await updater.start(bridge: rig.bridge, clock: MonotonicClock(rig.clock))
         try await rig.publishAndSwitch("1.0.0", on: updater)
         try await updater.startupDidComplete()
         let kept = try await updater.pageCrashed(version: "1.0.0")
@@ -106,7 +107,7 @@ import Testing
         let rig = try LifecycleRig()
         do {
             let first = rig.makeUpdater()
-            try await first.start(bridge: rig.bridge, clock: WatchdogClock(rig.clock))
+            try await first.start(bridge: rig.bridge, clock: MonotonicClock(rig.clock))
             try await rig.publishAndSwitch("1.0.0", on: first)
             try await first.startupDidComplete()
             try await rig.publishAndSwitch("1.1.0", on: first)
@@ -114,7 +115,7 @@ import Testing
             // The process "dies": no shutdown.
         }
         let next = rig.makeUpdater()
-        let report = try await next.start(bridge: rig.bridge, clock: WatchdogClock(ManualClock()))
+        let report = try await next.start(bridge: rig.bridge, clock: MonotonicClock(ManualClock()))
         #expect(report.current == .installed("1.0.0"))
         #expect(report.retry == ["1.1.0"] && report.trial == nil)
         let died = WatchdogEvent.failed(version: "1.1.0", reason: .processDied, blacklisted: false, revertedTo: .installed("1.0.0"))
@@ -125,12 +126,12 @@ import Testing
     @Test func gracefulShutdownMidTrialCountsNoFailure() async throws {
         let rig = try LifecycleRig()
         let updater = rig.makeUpdater()
-        try await updater.start(bridge: rig.bridge, clock: WatchdogClock(rig.clock))
+        try await updater.start(bridge: rig.bridge, clock: MonotonicClock(rig.clock))
         try await rig.publishAndSwitch("1.0.0", on: updater)
         await updater.shutdown()
         #expect(rig.state.trial == nil && rig.state.retry.isEmpty && rig.state.current == "1.0.0")
         let next = rig.makeUpdater()
-        let report = try await next.start(bridge: rig.bridge, clock: WatchdogClock(ManualClock()))
+        let report = try await next.start(bridge: rig.bridge, clock: MonotonicClock(ManualClock()))
         #expect(report.current == .installed("1.0.0") && report.trial == "1.0.0", "a fresh trial at the next start")
         await next.shutdown()
     }
@@ -138,7 +139,7 @@ import Testing
     @Test func retentionAfterTheFourthCommitRemovesTheOldestAndItsServingFolder() async throws {
         let rig = try LifecycleRig(keep: 3)
         let updater = rig.makeUpdater()
-        try await updater.start(bridge: rig.bridge, clock: WatchdogClock(rig.clock))
+        try await updater.start(bridge: rig.bridge, clock: MonotonicClock(rig.clock))
         var last: LifecycleReport?
         for id in ["1.0.0", "1.1.0", "1.2.0", "1.3.0"] {
             try await rig.publishAndSwitch(id, on: updater)
@@ -153,14 +154,14 @@ import Testing
     @Test func aNewEmbeddedSeedDropsDownloadedVersions() async throws {
         let rig = try LifecycleRig()
         let updater = rig.makeUpdater()
-        try await updater.start(bridge: rig.bridge, clock: WatchdogClock(rig.clock))
+        try await updater.start(bridge: rig.bridge, clock: MonotonicClock(rig.clock))
         try await rig.publishAndSwitch("1.0.0", on: updater)
         try await updater.startupDidComplete()
         await updater.shutdown()
 
         try rig.channel.replaceSeed("2.0.0")
         let next = rig.makeUpdater()
-        let report = try await next.start(bridge: rig.bridge, clock: WatchdogClock(ManualClock()))
+        let report = try await next.start(bridge: rig.bridge, clock: MonotonicClock(ManualClock()))
         #expect(report.shellUpdateReset && report.current == .embedded && report.lastKnownGood == nil)
         #expect(rig.clients().isEmpty && rig.channel.removed == ["1.0.0"])
         #expect(rig.serving() == ["2.0.0"])
@@ -171,7 +172,7 @@ import Testing
     @Test func switchesAndAcknowledgementsNeverOverlapOnTheBridge() async throws {
         let rig = try LifecycleRig()
         let updater = rig.makeUpdater()
-        try await updater.start(bridge: rig.bridge, clock: WatchdogClock(rig.clock))
+        try await updater.start(bridge: rig.bridge, clock: MonotonicClock(rig.clock))
         for id in ["1.0.0", "1.1.0", "1.2.0"] {
             rig.channel.publish(id)
             try await updater.checkForUpdates()
@@ -207,20 +208,23 @@ import Testing
         await updater.shutdown()
     }
 
-    @Test func oneShotCommandsTimeTrialsOnTheWallClock() async throws {
+    @Test func oneShotCommandsTimeTrialsOnTheBootClock() async throws {
         let rig = try LifecycleRig(timeout: 10)
         let cli = rig.makeUpdater()
         rig.channel.publish("1.0.0")
         try await cli.checkForUpdates()
         let switched = try await cli.reload()
         #expect(switched.trial == "1.0.0" && rig.state.trial?.pid == nil)
-        rig.advanceWallClock(4)
+        // A wall clock set a year ahead between the two commands fails no trial: 4 s of
+        // its 10 passed on the boot clock.
+        rig.jumpWallClock(365 * 86_400)
+        rig.advanceClocks(4)
         #expect(try await rig.makeUpdater().startupDidComplete().lastKnownGood == "1.0.0")
 
         rig.channel.publish("1.1.0")
         try await rig.makeUpdater().checkForUpdates()
         try await rig.makeUpdater().reload()
-        rig.advanceWallClock(10)
+        rig.advanceClocks(10)
         let late = try await rig.makeUpdater().startupDidComplete()
         #expect(late.current == .installed("1.0.0") && late.retry == ["1.1.0"])
         let timedOut = WatchdogEvent.failed(version: "1.1.0", reason: .timedOut, blacklisted: false, revertedTo: .installed("1.0.0"))
@@ -250,7 +254,7 @@ import Testing
         try await rig.publishAndSwitch("1.1.0", on: cli)
         try await cli.rollback()
         let next = rig.makeUpdater()
-        let report = try await next.start(bridge: rig.bridge, clock: WatchdogClock(ManualClock()))
+        let report = try await next.start(bridge: rig.bridge, clock: MonotonicClock(ManualClock()))
         #expect(report.current == .installed("1.0.0") && report.trial == nil, "the seed rule finds nothing: last known good, not the seed")
         await next.shutdown()
     }

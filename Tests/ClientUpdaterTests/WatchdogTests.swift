@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 import TestSupport
 import Testing
@@ -9,6 +10,9 @@ import Testing
     let t0 = Date(timeIntervalSince1970: 1_700_000_000)
     var owner: TrialOwner { TrialOwner(startedAt: t0, pid: 4242, session: "s1", boot: "b1") }
     let available: Set<String> = ["1.0.0", "1.1.0", "1.2.0"]
+    /// The boot clock when the trials here start, and `seconds` later in the same boot.
+    let i0 = BootInstant(bootID: "b1", uptime: .seconds(1_000))
+    func later(_ seconds: Int64, boot: String = "b1") -> BootInstant { BootInstant(bootID: boot, uptime: .seconds(1_000 + seconds)) }
 
     func state(current: String? = nil, lkg: String? = nil, pending: String? = nil) -> DeviceState {
         var s = DeviceState()
@@ -224,7 +228,7 @@ import Testing
     @Test func aTrialWhoseProcessDiedFails() {
         var w = Watchdog(timeout: .seconds(10))
         var s = trialState(owner: owner)
-        let actions = w.recover(state: &s, now: .zero, wallClock: t0.addingTimeInterval(1), owner: .gone, available: available)
+        let actions = w.recover(state: &s, now: .zero, wallClock: t0.addingTimeInterval(1), instant: later(1), owner: .gone, available: available)
         #expect(
             actions == [
                 .persist, .reload(to: .installed("1.0.0")),
@@ -237,7 +241,7 @@ import Testing
         var w = Watchdog(timeout: .seconds(10))
         var s = trialState(owner: owner)
         s.retry = ["1.1.0"]
-        _ = w.recover(state: &s, now: .zero, wallClock: t0, owner: .gone, available: available)
+        _ = w.recover(state: &s, now: .zero, wallClock: t0, instant: i0, owner: .gone, available: available)
         #expect(s.blacklist == ["1.1.0"] && s.retry.isEmpty)
     }
 
@@ -245,14 +249,17 @@ import Testing
         var w = Watchdog(timeout: .seconds(10))
         var s = trialState(owner: owner)
         let before = s
-        #expect(w.recover(state: &s, now: .zero, wallClock: t0.addingTimeInterval(100), owner: .otherProcess, available: available).isEmpty)
+        #expect(
+            w.recover(state: &s, now: .zero, wallClock: t0.addingTimeInterval(100), instant: later(100), owner: .otherProcess, available: available)
+                .isEmpty)
         #expect(s == before && w.phase == .idle)
     }
 
     @Test func aDetachedTrialIsAdoptedWithTheTimeThatRemains() {
         var w = Watchdog(timeout: .seconds(10))
-        var s = trialState(owner: .detached(at: t0))
-        let actions = w.recover(state: &s, now: .seconds(100), wallClock: t0.addingTimeInterval(4), owner: .none, available: available)
+        var s = trialState(owner: .detached(at: t0, instant: i0))
+        let actions = w.recover(
+            state: &s, now: .seconds(100), wallClock: t0.addingTimeInterval(4), instant: later(4), owner: .none, available: available)
         #expect(actions == [.armTimer(deadline: .seconds(106))])
         #expect(w.phase == .trial(version: "1.1.0", deadline: .seconds(106)))
         let done = w.startupDidComplete(state: &s, now: .seconds(105), available: available)
@@ -261,23 +268,49 @@ import Testing
 
     @Test func anExpiredDetachedTrialFails() {
         var w = Watchdog(timeout: .seconds(10))
-        var s = trialState(owner: .detached(at: t0))
-        let actions = w.recover(state: &s, now: .zero, wallClock: t0.addingTimeInterval(10), owner: .none, available: available)
+        var s = trialState(owner: .detached(at: t0, instant: i0))
+        let actions = w.recover(state: &s, now: .zero, wallClock: t0.addingTimeInterval(10), instant: later(10), owner: .none, available: available)
         #expect(actions.contains(.report(.failed(version: "1.1.0", reason: .timedOut, blacklisted: false, revertedTo: .installed("1.0.0")))))
+    }
+
+    /// A trial started by a one-shot command is timed on the boot clock by the next one:
+    /// a wall clock set a year ahead (or back) between the two neither fails it early nor
+    /// lets it run long; only across a reboot (another boot id) does the wall clock decide.
+    @Test(arguments: [365 * 86_400.0, -365 * 86_400.0])
+    func aDetachedTrialIsTimedOnTheBootClockWhateverTheWallClockDoes(_ jump: TimeInterval) {
+        var w = Watchdog(timeout: .seconds(10))
+        var s = trialState(owner: .detached(at: t0, instant: i0))
+        #expect(s.trial?.startedUptimeMs == 1_000_000)
+        let adopted = w.recover(
+            state: &s, now: .seconds(100), wallClock: t0.addingTimeInterval(4 + jump), instant: later(4), owner: .none, available: available)
+        #expect(adopted == [.armTimer(deadline: .seconds(106))], "4 s of the boot clock ran, 6 remain")
+        var late = trialState(owner: .detached(at: t0, instant: i0))
+        var w2 = Watchdog(timeout: .seconds(10))
+        let failed = w2.recover(
+            state: &late, now: .zero, wallClock: t0.addingTimeInterval(-86_400), instant: later(10), owner: .none,
+            available: available)
+        #expect(failed.contains(.report(.failed(version: "1.1.0", reason: .timedOut, blacklisted: false, revertedTo: .installed("1.0.0")))))
+        // After a reboot the boot clock started again: the wall clock is all there is.
+        var rebooted = trialState(owner: .detached(at: t0, instant: i0))
+        var w3 = Watchdog(timeout: .seconds(10))
+        let afterBoot = w3.recover(
+            state: &rebooted, now: .zero, wallClock: t0.addingTimeInterval(3), instant: later(-900, boot: "b2"), owner: .none,
+            available: available)
+        #expect(afterBoot == [.armTimer(deadline: .seconds(7))])
     }
 
     @Test func aStaleTrialOfAVersionThatIsNotCurrentIsDropped() {
         var w = Watchdog(timeout: .seconds(10))
         var s = trialState(owner: owner)
         s.current = "1.0.0"
-        #expect(w.recover(state: &s, now: .zero, wallClock: t0, owner: .gone, available: available) == [.persist])
+        #expect(w.recover(state: &s, now: .zero, wallClock: t0, instant: i0, owner: .gone, available: available) == [.persist])
         #expect(s.trial == nil && s.retry.isEmpty)
     }
 
     @Test func recoverWithoutTrialIsIdle() {
         var w = Watchdog(timeout: .seconds(10))
         var s = state(current: "1.0.0", lkg: "1.0.0")
-        #expect(w.recover(state: &s, now: .zero, wallClock: t0, owner: .none, available: available).isEmpty)
+        #expect(w.recover(state: &s, now: .zero, wallClock: t0, instant: i0, owner: .none, available: available).isEmpty)
     }
 
     // MARK: rollback and shutdown
@@ -352,7 +385,7 @@ import Testing
 
     @Test func watchdogClockSleepsOnTheInjectedClock() async throws {
         let manual = ManualClock()
-        let clock = WatchdogClock(manual)
+        let clock = MonotonicClock(manual)
         #expect(clock.now == .zero)
         let woke = Task {
             try await clock.sleep(until: .seconds(5))

@@ -1,18 +1,13 @@
+import ClientFoundation
 import FleetReports
 import Foundation
-import Synchronization
+import TestSupport
 import Testing
 
 @testable import FleetCollector
 
 /// The collector's limits as pure state machines, on an injected clock (no sleeping).
 @Suite struct LimitsTests {
-    final class Clock: Sendable {
-        private let value = Mutex(0.0)
-        func now() -> Double { value.withLock { $0 } }
-        func advance(_ s: Double) { value.withLock { $0 += s } }
-    }
-
     @Test func aBucketGrantsItsBurstThenOneTokenPerPeriod() {
         var bucket = TokenBucket(rate: 1, capacity: 2, now: 0)
         #expect(bucket.take(now: 0) == nil)
@@ -27,12 +22,12 @@ import Testing
     }
 
     @Test func theLimiterRemembersAtMostMaxKeys() {
-        let clock = Clock()
+        let clock = ManualClock()
         let limiter = RateLimiter(
-            limits: RateLimits(perAddressPerMinute: 4, perDevicePerMinute: 4, maxKeys: 3), now: { clock.now() })
+            limits: RateLimits(perAddressPerMinute: 4, perDevicePerMinute: 4, maxKeys: 3), clock: MonotonicClock(clock))
         #expect(limiter.admit(device: "a") == .allowed)
         #expect(limiter.admit(device: "a") == .limited(retryAfterSeconds: 15))
-        clock.advance(15)
+        clock.advance(by: .seconds(15))
         #expect(limiter.admit(device: "a") == .allowed)
         for n in 0..<1000 { _ = limiter.admit(device: "d\(n)") }
         #expect(limiter.remembered.devices == 3)

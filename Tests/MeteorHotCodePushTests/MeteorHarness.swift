@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 import ClientUpdaterHTTP
 import DeviceSetup
@@ -161,7 +162,7 @@ final class MeteorHarness: @unchecked Sendable {
     /// A fresh agent start over the same root, shut down again.
     func restart() async throws -> LifecycleReport {
         let agent = updater()
-        let report = try await agent.start(bridge: nil, clock: WatchdogClock(ManualClock()), lockWait: 5)
+        let report = try await agent.start(bridge: nil, clock: MonotonicClock(ManualClock()), lockWait: 5)
         await agent.shutdown()
         return report
     }

@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation
@@ -105,7 +106,7 @@ import Testing
         var status = try await d.updater().status()
         #expect(status.blacklist == ["1.1.0"] && status.lastKnownGood == nil && status.selected == .installed("1.0.0") && status.pending == "1.0.0")
         let restart = try d.updater()
-        let started = try await restart.start(bridge: nil, clock: WatchdogClock(ManualClock()))
+        let started = try await restart.start(bridge: nil, clock: MonotonicClock(ManualClock()))
         #expect(started.current == .installed("1.0.0"))
         await restart.shutdown()
         #expect(try await d.updater().install().version == "1.2.0")

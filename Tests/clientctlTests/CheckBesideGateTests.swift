@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 import ClientUpdaterHTTP
 import Foundation
@@ -34,7 +35,7 @@ import Testing
         func startOnGoodVersion() async throws {
             try d.publish("1.0.0")
             _ = try await updater.install()
-            try await updater.start(bridge: nil, clock: WatchdogClock(clock))
+            try await updater.start(bridge: nil, clock: MonotonicClock(clock))
             try await updater.startupDidComplete()
         }
     }

@@ -1,3 +1,4 @@
+import ClientFoundation
 import DeviceSetup
 import Foundation
 
@@ -23,9 +24,13 @@ public struct DeviceState: Codable, Sendable, Equatable {
         /// When `pid` started, in clock ticks after boot (`/proc/PID/stat` field 22): a
         /// live process with the same pid but another start time is not the owner.
         public var pidStart: UInt64?
+        /// When the trial started on `CLOCK_BOOTTIME`, in milliseconds since `boot` began:
+        /// how long it has run is measured on it by any process of the same boot, whatever
+        /// the wall clock did (nil in a `state.json` written before it was kept).
+        public var startedUptimeMs: Int64?
         public init(
             version: String, startedAt: Date, pid: Int32? = nil, session: String? = nil, boot: String? = nil,
-            pidStart: UInt64? = nil
+            pidStart: UInt64? = nil, startedUptimeMs: Int64? = nil
         ) {
             self.version = version
             self.startedAt = startedAt
@@ -33,12 +38,28 @@ public struct DeviceState: Codable, Sendable, Equatable {
             self.session = session
             self.boot = boot
             self.pidStart = pidStart
+            self.startedUptimeMs = startedUptimeMs
         }
         /// A trial of `version` run by `owner`.
         package init(version: String, owner: TrialOwner) {
             self.init(
                 version: version, startedAt: owner.startedAt, pid: owner.pid, session: owner.session, boot: owner.boot,
-                pidStart: owner.pidStart)
+                pidStart: owner.pidStart, startedUptimeMs: owner.startedUptime.map(Self.milliseconds))
+        }
+
+        /// How long the trial has run at `instant` (device time `wallClock`): on the boot
+        /// clock within the boot it started in, else (another boot, or a trial recorded
+        /// before the boot clock was kept) on the wall clock from ``startedAt``, never below zero.
+        package func elapsed(at instant: BootInstant, wallClock: Date) -> Duration {
+            if let ms = startedUptimeMs, let ran = instant.since(BootInstant(bootID: boot, uptime: .milliseconds(ms))) {
+                return ran
+            }
+            return .milliseconds(Int64(max(0, wallClock.timeIntervalSince(startedAt)) * 1000))
+        }
+
+        static func milliseconds(_ d: Duration) -> Int64 {
+            let (s, a) = d.components
+            return s * 1000 + a / 1_000_000_000_000_000
         }
     }
 

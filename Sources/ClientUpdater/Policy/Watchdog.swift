@@ -6,13 +6,13 @@ import Foundation
 /// Activating a version that is not `lastKnownGood` starts a *trial*, persisted in
 /// ``DeviceState/trial``. ``startupDidComplete(state:now:)`` commits it;
 /// the timer firing at the deadline, ``pageCrashed(version:state:now:available:)``, or
-/// ``recover(state:now:wallClock:owner:available:)`` finding a trial whose process died,
+/// ``recover(state:now:wallClock:instant:owner:available:)`` finding a trial whose process died,
 /// fails it: the first failure puts the version on
 /// the retry list, a second blacklists it, and the device reverts to `lastKnownGood`,
 /// else the embedded seed.
 ///
 /// The machine never touches a clock, a file or the web view. Every transition takes the
-/// current time as a monotonic ``Duration`` (from a ``WatchdogClock``), edits the state it
+/// current time as a monotonic ``Duration`` (from a ``MonotonicClock``), edits the state it
 /// is given, and returns the ``WatchdogAction``s the driver must perform, in order.
 /// `state.json` is the truth: every transition first reconciles with the state passed
 /// in, so a trial resolved by another process (`clientctl ack`) is never failed here.
@@ -135,11 +135,13 @@ package struct Watchdog: Sendable, Equatable {
     ///
     /// - A trial whose process is gone failed (``FailureReason/processDied``).
     /// - A trial without a process (started by `clientctl reload`) fails once its
-    ///   deadline, measured on the wall clock from `startedAt`, has passed; before that it
-    ///   is adopted with the time that remains.
+    ///   deadline has passed, measured on the boot clock (`instant`, `CLOCK_BOOTTIME`)
+    ///   from its start within the same boot, on the wall clock only across a reboot or
+    ///   for a trial recorded before the boot clock was kept; before that it is adopted
+    ///   with the time that remains.
     /// - A trial of another live process is left alone.
     package mutating func recover(
-        state: inout DeviceState, now: Duration, wallClock: Date,
+        state: inout DeviceState, now: Duration, wallClock: Date, instant: BootInstant,
         owner: TrialOwnerStatus, available: Set<String>
     ) -> [WatchdogAction] {
         guard let trial = state.trial else {
@@ -159,7 +161,7 @@ package struct Watchdog: Sendable, Equatable {
         case .gone:
             return fail(trial.version, reason: .processDied, state: &state, available: available)
         case .thisProcess, .none:
-            let elapsed = Duration.seconds(max(0, wallClock.timeIntervalSince(trial.startedAt)))
+            let elapsed = trial.elapsed(at: instant, wallClock: wallClock)
             guard elapsed < timeout else {
                 return fail(trial.version, reason: .timedOut, state: &state, available: available)
             }

@@ -7,7 +7,7 @@ package enum WatchdogAction: Sendable, Equatable {
     /// Write the edited ``DeviceState`` to `state.json`.
     case persist
     /// (Re)arm the startup timer to call ``Watchdog/timerFired(state:now:available:)`` at
-    /// `deadline` (monotonic time of the driver's ``WatchdogClock``).
+    /// `deadline` (monotonic time of the driver's ``MonotonicClock``).
     case armTimer(deadline: Duration)
     /// Stop the startup timer.
     case cancelTimer

@@ -1,3 +1,4 @@
+import ClientFoundation
 import FleetReports
 import Foundation
 
@@ -211,6 +212,6 @@ package struct ReportDeliverySchedule: Sendable, Equatable {
     }
 
     private func seconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+        d.inSeconds
     }
 }

@@ -35,8 +35,8 @@ package final class ReportSender: Sendable {
         package var tuning: ReportDeliverySchedule.Tuning = .standard
         /// The wall clock (journal times, `Retry-After` dates).
         package var now: @Sendable () -> Date = { Date() }
-        /// The monotonic clock of the schedule.
-        package var uptime: @Sendable () -> Duration = { ContinuousClock.now - ReportSender.epoch }
+        /// The monotonic clock of the schedule and of the loop's waits.
+        package var clock: MonotonicClock = .continuous
         /// The jitter's random source: a number in 0..<1.
         package var random: @Sendable () -> Double = { Double.random(in: 0..<1) }
 
@@ -58,7 +58,6 @@ package final class ReportSender: Sendable {
         case dropped(count: Int, why: String)
     }
 
-    static let epoch = ContinuousClock.now
     /// The file, under the root, that counts the collector's refusals of the oldest batch.
     package static let refusalFileName = "reports/refused-batch"
 
@@ -75,11 +74,12 @@ package final class ReportSender: Sendable {
     private struct Loop {
         var schedule: ReportDeliverySchedule
         var woken = false
-        var sleeper: Task<Void, Never>?
         /// The device's labels as last read (``ReportSource/labels()``), for a moment they cannot be.
         var labels = DeviceLabels()
     }
     private let loop: Mutex<Loop>
+    /// What ends ``run()``'s wait early: a report recorded, or cancellation.
+    private let signal: WakeSignal
 
     /// - Parameters:
     ///   - url: the collector's base URL (``ReportDelivery/reportURL(config:)``).
@@ -97,7 +97,8 @@ package final class ReportSender: Sendable {
         self.transport = transport
         self.options = options
         self.refusalFile = refusalFile
-        var schedule = ReportDeliverySchedule(tuning: options.tuning, now: options.uptime())
+        self.signal = WakeSignal(clock: options.clock)
+        var schedule = ReportDeliverySchedule(tuning: options.tuning, now: options.clock.now)
         if let refusalFile, let (seq, count) = Self.readRefusals(refusalFile) {
             schedule.refusedSeq = seq
             schedule.refusedCount = count
@@ -117,11 +118,11 @@ package final class ReportSender: Sendable {
         }
         let wallNow = options.now()
         if let until = ReportDeliverySchedule.heldUntil(reports, now: wallNow, hold: options.tuning.hold) {
-            let at = options.uptime() + .milliseconds(Int64(until.timeIntervalSince(wallNow) * 1000))
+            let at = options.clock.now + .milliseconds(Int64(until.timeIntervalSince(wallNow) * 1000))
             loop.withLock { $0.schedule.holding(until: at) }
             return .held(until: until)
         }
-        let started = options.uptime()
+        let started = options.clock.now
         loop.withLock { $0.schedule.attempting(now: started) }
         // The labels of the device's config now: a batch tells the collector the device's
         // labels as they are when it is sent (the signature covers them with the rest).
@@ -151,7 +152,7 @@ package final class ReportSender: Sendable {
             outcome = .delivered(more: more)
         }
         let verdict = loop.withLock { loop in
-            loop.schedule.attempted(outcome, now: options.uptime(), random: options.random())
+            loop.schedule.attempted(outcome, now: options.clock.now, random: options.random())
         }
         defer { saveRefusals() }
         switch (outcome, verdict) {
@@ -171,16 +172,16 @@ package final class ReportSender: Sendable {
 
     /// Delivers what is pending, batch after batch, until nothing is left, an attempt fails,
     /// only reports that can wait are left (``Attempt/held(until:)``) or `seconds` have
-    /// passed (`install` and `ack` before they exit); the rest stays.
+    /// passed on the sender's clock (`install` and `ack` before they exit); the rest stays.
     /// - Returns: every attempt made, in order.
     @discardableResult
-    package func flush(within seconds: Double) async -> [Attempt] {
-        let start = ContinuousClock.now
+    package func flush(within limit: Duration) async -> [Attempt] {
+        let end = options.clock.now + limit
         var attempts: [Attempt] = []
         while true {
-            let left = seconds - Self.seconds(ContinuousClock.now - start)
-            guard left > 0.05 else { return attempts }
-            let result = await attempt(timeLimit: left)
+            let left = end - options.clock.now
+            guard left > .milliseconds(50) else { return attempts }
+            let result = await attempt(timeLimit: left.inSeconds)
             attempts.append(result)
             switch result {
             case .delivered(_, _, true), .dropped: continue
@@ -240,11 +241,11 @@ package final class ReportSender: Sendable {
     /// its own (`Task(priority: .background)`): it never blocks a check or a trial.
     package func run() async {
         if !source.pending(maxReports: 1, maxBytes: ReportSenderBatch.maxBytes).isEmpty {
-            let now = options.uptime()
+            let now = options.clock.now
             loop.withLock { $0.schedule.reportsWaiting(now: now) }
         }
         while !Task.isCancelled {
-            let now = options.uptime()
+            let now = options.clock.now
             let due = loop.withLock { loop -> Duration? in
                 if loop.woken {
                     loop.woken = false
@@ -257,18 +258,8 @@ package final class ReportSender: Sendable {
                 continue
             }
             let wait = due.map { $0 - now } ?? options.idlePoll
-            let sleeper = Task<Void, Never> { try? await Task.sleep(for: min(wait, options.idlePoll)) }
-            let alreadyWoken = loop.withLock { loop -> Bool in
-                loop.sleeper = sleeper
-                return loop.woken
-            }
-            if alreadyWoken { sleeper.cancel() }
-            await withTaskCancellationHandler {
-                await sleeper.value
-            } onCancel: {
-                sleeper.cancel()
-            }
-            loop.withLock { $0.sleeper = nil }
+            // A wake() since the loop looked is not lost: the signal keeps it for this wait.
+            await signal.wait(upTo: min(wait, options.idlePoll))
             if due == nil, !Task.isCancelled {
                 // The idle poll: a report another process recorded (a heartbeat).
                 let pending = !source.pending(maxReports: 1, maxBytes: ReportSenderBatch.maxBytes).isEmpty
@@ -280,11 +271,8 @@ package final class ReportSender: Sendable {
     /// A report was recorded: the running ``run()`` sends it within the batching window.
     /// Cheap and non-blocking (a `DeviceAgent` sink calls it for every event).
     package func wake() {
-        let sleeper = loop.withLock { loop -> Task<Void, Never>? in
-            loop.woken = true
-            return loop.sleeper
-        }
-        sleeper?.cancel()
+        loop.withLock { $0.woken = true }
+        signal.wake()
     }
 
     /// When the next attempt of ``run()`` is due (monotonic), for tests and status.
@@ -303,10 +291,6 @@ package final class ReportSender: Sendable {
     /// Lowercase hex of `bytes`.
     package static func hex(_ bytes: [UInt8]) -> String {
         LowerHex.encode(bytes)
-    }
-
-    static func seconds(_ d: Duration) -> Double {
-        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
     }
 
     private func saveRefusals() {

@@ -6,7 +6,7 @@ package struct TrialOwner: Sendable, Equatable {
     /// When the trial started (wall clock).
     package var startedAt: Date
     /// The process timing the trial; `nil` for a trial started by `clientctl reload`,
-    /// which is timed on the wall clock by whichever command runs next.
+    /// which is timed by whichever command runs next, on the boot clock.
     package var pid: Int32?
     /// The updater instance timing the trial.
     package var session: String?
@@ -14,18 +14,26 @@ package struct TrialOwner: Sendable, Equatable {
     package var boot: String?
     /// When `pid` started (clock ticks after boot), to tell a reused pid from the owner.
     package var pidStart: UInt64?
+    /// When the trial started on the boot clock (`CLOCK_BOOTTIME`, within ``boot``).
+    package var startedUptime: Duration?
 
-    package init(startedAt: Date, pid: Int32?, session: String?, boot: String?, pidStart: UInt64? = nil) {
+    package init(
+        startedAt: Date, pid: Int32?, session: String?, boot: String?, pidStart: UInt64? = nil, startedUptime: Duration? = nil
+    ) {
         self.startedAt = startedAt
         self.pid = pid
         self.session = session
         self.boot = boot
         self.pidStart = pidStart
+        self.startedUptime = startedUptime
     }
 
-    /// This process, as the updater instance `session`.
-    package static func thisProcess(session: String, at time: Date) -> TrialOwner {
-        TrialOwner(startedAt: time, pid: getpid(), session: session, boot: bootID(), pidStart: processStart(getpid()))
+    /// This process, as the updater instance `session`, at device time `time` and boot
+    /// clock instant `instant`.
+    package static func thisProcess(session: String, at time: Date, instant: BootInstant = .now()) -> TrialOwner {
+        TrialOwner(
+            startedAt: time, pid: getpid(), session: session, boot: instant.bootID, pidStart: processStart(getpid()),
+            startedUptime: instant.uptime)
     }
 
     /// How long past its deadline a trial of another live process is still believed: its
@@ -35,15 +43,18 @@ package struct TrialOwner: Sendable, Equatable {
     /// ``status(of:session:)``, with the deadline honoured: a trial still recorded more than
     /// ``staleGrace`` seconds after its deadline (`startedAt + timeout`) is `.gone`, whoever
     /// holds its pid now.
-    package static func status(of trial: DeviceState.Trial, session: String, now: Date, timeout: Double) -> TrialOwnerStatus {
+    package static func status(
+        of trial: DeviceState.Trial, session: String, now: Date, instant: BootInstant, timeout: Double
+    ) -> TrialOwnerStatus {
         let found = status(of: trial, session: session)
         guard found == .otherProcess else { return found }
-        return now.timeIntervalSince(trial.startedAt) > timeout + staleGrace ? .gone : found
+        return trial.elapsed(at: instant, wallClock: now) > .milliseconds(Int64((timeout + staleGrace) * 1000)) ? .gone : found
     }
 
-    /// No process: a trial timed on the wall clock (`clientctl reload`).
-    package static func detached(at time: Date) -> TrialOwner {
-        TrialOwner(startedAt: time, pid: nil, session: nil, boot: bootID())
+    /// No process: a trial timed by whichever command runs next (`clientctl reload`), on the
+    /// boot clock within this boot.
+    package static func detached(at time: Date, instant: BootInstant = .now()) -> TrialOwner {
+        TrialOwner(startedAt: time, pid: nil, session: nil, boot: instant.bootID, startedUptime: instant.uptime)
     }
 
     /// Looks at the system to tell whether `trial`'s process is still alive.

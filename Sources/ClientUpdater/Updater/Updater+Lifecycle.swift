@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientShim
 import FleetReports
 import Foundation
@@ -33,7 +34,7 @@ extension Updater {
     ///   this root, `.notFound` when there is nothing to serve.
     @discardableResult
     public func start(
-        bridge: (any HostBridge)?, clock: WatchdogClock = .continuous, shim: Shim = Shim(),
+        bridge: (any HostBridge)?, clock: MonotonicClock = .continuous, shim: Shim = Shim(),
         lockWait: Double = 30
     ) async throws -> LifecycleReport {
         try await exclusively {

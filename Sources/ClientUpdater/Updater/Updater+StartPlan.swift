@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 extension Updater {
@@ -9,7 +10,7 @@ extension Updater {
     ///   rule's choice) rather than start a pending version's trial, so that nothing needs
     ///   to be written (docs/device-layout.md#a-full-disk).
     func startLocked(
-        watchdog: inout Watchdog, followup: inout Followup, reset: inout Bool, clock: WatchdogClock, keepServing: Bool
+        watchdog: inout Watchdog, followup: inout Followup, reset: inout Bool, clock: MonotonicClock, keepServing: Bool
     ) throws -> (DeviceState, Served) {
         try Trash.finishInterrupted(layout)
         var state = try loadState()
@@ -18,14 +19,15 @@ extension Updater {
         let available = Set(installed.map(\.id))
         var actions: [WatchdogAction] = []
         if let trial = state.trial {
+            let (wall, instant) = (now(), bootClock())
             let owner = TrialOwner.status(
-                of: trial, session: lifecycle.session, now: now(),
-                timeout: config.startupTimeoutSeconds)
+                of: trial, session: lifecycle.session, now: wall, instant: instant, timeout: config.startupTimeoutSeconds)
             if owner == .otherProcess, trial.version == state.current {
                 throw UpdaterError(
                     .locked, "another process (pid \(trial.pid ?? 0)) runs a trial of \(trial.version) on \(layout.root); stop it first")
             }
-            actions = watchdog.recover(state: &state, now: clock.now, wallClock: now(), owner: owner, available: available)
+            actions = watchdog.recover(
+                state: &state, now: clock.now, wallClock: wall, instant: instant, owner: owner, available: available)
         }
         let failed = actions.contains { if case .report(.failed) = $0 { return true } else { return false } }
         if !failed, watchdog.phase == .idle {
@@ -56,7 +58,7 @@ extension Updater {
             }
             actions += watchdog.activate(
                 target, state: &state, now: clock.now,
-                trial: .thisProcess(session: lifecycle.session, at: now()))
+                trial: .thisProcess(session: lifecycle.session, at: now(), instant: bootClock()))
         }
         let served = try organizeOrFail(&watchdog, &state, available: available, actions: &actions)
         if !keepServing, let pending = state.pending, pending != state.current { _ = try? organizeForServing(pending) }

@@ -92,14 +92,18 @@ extension Updater {
     /// Who owns a trial started now: this process when it runs as an agent, else nobody
     /// (timed on the wall clock).
     func trialOwner() -> TrialOwner {
-        lifecycle.attached ? .thisProcess(session: lifecycle.session, at: now()) : .detached(at: now())
+        lifecycle.attached
+            ? .thisProcess(session: lifecycle.session, at: now(), instant: bootClock()) : .detached(at: now(), instant: bootClock())
     }
 
     /// When this process times no trial, decides about one found in `state.json`.
     func reconcile(_ watchdog: inout Watchdog, _ state: inout DeviceState, available: Set<String>) -> [WatchdogAction] {
         guard watchdog.phase == .idle, let trial = state.trial else { return [] }
-        let owner = TrialOwner.status(of: trial, session: lifecycle.session, now: now(), timeout: config.startupTimeoutSeconds)
-        return watchdog.recover(state: &state, now: lifecycle.clock.now, wallClock: now(), owner: owner, available: available)
+        let (wall, instant) = (now(), bootClock())
+        let owner = TrialOwner.status(
+            of: trial, session: lifecycle.session, now: wall, instant: instant, timeout: config.startupTimeoutSeconds)
+        return watchdog.recover(
+            state: &state, now: lifecycle.clock.now, wallClock: wall, instant: instant, owner: owner, available: available)
     }
 
     /// Performs the actions that touch the root (with the lock held). The version to
@@ -147,7 +151,7 @@ extension Updater {
         while true {
             do {
                 return try organizeForServing(state.current)
-            } catch let error as UpdaterError where error.code == .invalidArgument || error.code == .notFound {
+            } catch let error as any ClientctlError where UpdaterError.makesVersionUnservable(error) {
                 guard let current = state.current, !unservable.contains(current) else { throw error }
                 unservable.insert(current)
                 emit(.error(message: "\(error.message)"))

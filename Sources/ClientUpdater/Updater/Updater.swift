@@ -15,6 +15,9 @@ public actor Updater {
     public nonisolated let config: DeviceConfig
     package nonisolated let channel: any UpdateChannel
     let now: @Sendable () -> Date
+    /// The boot clock (`CLOCK_BOOTTIME` with the boot id), shared by every process of one
+    /// boot: a trial started by a one-shot command is timed on it by the next one.
+    let bootClock: @Sendable () -> BootInstant
     /// The device's time (the floor, authenticated time), when the engine keeps one: `now`
     /// is its `now()`, a check asks its time servers first, and `status` shows it.
     package nonisolated let clock: DeviceClock?
@@ -40,12 +43,15 @@ public actor Updater {
     /// - Parameters:
     ///   - now: the wall clock (injected so tests can control time); ignored when `clock` is given.
     ///   - clock: the device's time (docs/device-time.md); its `now()` decides.
+    ///   - bootClock: the boot clock (injected so tests can move it with the wall clock).
     ///   - logger: where the updater logs; swift-log's default handler unless the host
     ///     passes its own.
     package init(
         layout: RootLayout, config: DeviceConfig, channel: any UpdateChannel,
-        now: @escaping @Sendable () -> Date = { Date() }, clock: DeviceClock? = nil, logger: Logger = Logger(label: "clientctl.engine")
+        now: @escaping @Sendable () -> Date = { Date() }, clock: DeviceClock? = nil,
+        bootClock: @escaping @Sendable () -> BootInstant = { BootInstant.now() }, logger: Logger = Logger(label: "clientctl.engine")
     ) {
+        self.bootClock = bootClock
         self.layout = layout
         self.config = config
         self.channel = channel

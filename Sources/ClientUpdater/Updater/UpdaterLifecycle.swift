@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientShim
 import Foundation
 
@@ -10,7 +11,7 @@ struct UpdaterLifecycle {
     /// wall clock and checked by whichever command runs next.
     var attached = false
     var bridge: (any HostBridge)?
-    var clock = WatchdogClock.continuous
+    var clock = MonotonicClock.continuous
     var shim = Shim()
     var watchdog: Watchdog?
     /// Identifies this updater instance in persisted trials.

@@ -1,4 +1,4 @@
-import Glibc
+import ClientFoundation
 import Synchronization
 
 /// How fast one source address and one device id may send batches.
@@ -22,8 +22,8 @@ public struct RateLimits: Sendable, Equatable {
 }
 
 /// The collector's flood guard: one token bucket per source address and one per device id,
-/// each holding a quarter of a minute's allowance as its burst. Time comes from `now`
-/// (seconds, monotonic), so tests drive it without sleeping.
+/// each holding a quarter of a minute's allowance as its burst. Time comes from the injected
+/// monotonic clock, so tests drive it with a manual clock, without sleeping.
 public final class RateLimiter: Sendable {
     /// What a limiter decided: go on, or wait this many seconds.
     public enum Verdict: Sendable, Equatable {
@@ -32,28 +32,28 @@ public final class RateLimiter: Sendable {
     }
 
     let limits: RateLimits
-    let now: @Sendable () -> Double
+    let clock: MonotonicClock
     private let addresses: Mutex<LRUBuckets>
     private let devices: Mutex<LRUBuckets>
 
-    /// A limiter on `limits`, reading the time from `now` (default: the monotonic clock).
-    public init(limits: RateLimits, now: @escaping @Sendable () -> Double = RateLimiter.monotonicSeconds) {
+    /// A limiter on `limits`, reading the time from `clock`.
+    public init(limits: RateLimits, clock: MonotonicClock = .continuous) {
         self.limits = limits
-        self.now = now
+        self.clock = clock
         addresses = Mutex(LRUBuckets(maxKeys: limits.maxKeys))
         devices = Mutex(LRUBuckets(maxKeys: limits.maxKeys))
     }
 
     /// One batch from `address`.
     public func admit(address: String) -> Verdict {
-        let t = now()
+        let t = clock.now.inSeconds
         let rate = limits.perAddressPerMinute
         return Self.verdict(addresses.withLock { $0.take(address, now: t, make: { Self.bucket(perMinute: rate, now: t) }) })
     }
 
     /// One batch from `device`.
     public func admit(device: String) -> Verdict {
-        let t = now()
+        let t = clock.now.inSeconds
         let rate = limits.perDevicePerMinute
         return Self.verdict(devices.withLock { $0.take(device, now: t, make: { Self.bucket(perMinute: rate, now: t) }) })
     }
@@ -70,12 +70,5 @@ public final class RateLimiter: Sendable {
     static func verdict(_ wait: Double?) -> Verdict {
         guard let wait else { return .allowed }
         return .limited(retryAfterSeconds: max(1, Int(wait.rounded(.up))))
-    }
-
-    /// Seconds on the monotonic clock (time since boot; never jumps).
-    @Sendable public static func monotonicSeconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 }

@@ -1,3 +1,4 @@
+import ClientFoundation
 import FleetReports
 import Foundation
 import Hummingbird
@@ -73,7 +74,7 @@ struct BodyReader: Sendable {
 
     /// `.tooSlow` when `received` bytes after `elapsed` is past a limit, else nil.
     func verdict(received: Int, after elapsed: Duration) -> Outcome? {
-        let s = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let s = elapsed.inSeconds
         if s > seconds { return .tooSlow("the body took more than \(Int(seconds)) s to arrive") }
         if minBytesPerSecond > 0, s > graceSeconds, Double(received) < Double(minBytesPerSecond) * (s - graceSeconds) {
             return .tooSlow(

@@ -59,7 +59,7 @@ import Testing
         let port = try #require(await portIterator.next())
         let url = "http://127.0.0.1:\(port)/"
 
-        let started = try await updater.start(bridge: ServerBridge(server), clock: WatchdogClock(clock))
+        let started = try await updater.start(bridge: ServerBridge(server), clock: MonotonicClock(clock))
         server.setControlHandler(UpdaterControl(updater))
         #expect(started.current == .embedded)
         #expect(Self.pageVersion(try await Chromium.dumpDOM(url)) == "version1")
