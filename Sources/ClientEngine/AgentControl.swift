@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientShim
 import ClientUpdater
 import Foundation
@@ -50,7 +51,7 @@ package struct AgentControl: ControlHandler {
     }
 
     package func holdUpdate(lease: String, seconds: Double, version: String?) async throws -> Date {
-        apply.hold(lease: "page-" + lease, seconds: seconds)
+        apply.hold(lease: "page-" + lease, for: .seconds(clamping: seconds, limit: ApplyDriver.maxLease))
     }
 
     package func pageNavigates() async {

@@ -1,35 +1,40 @@
 import ApplyPolicy
+import ClientFoundation
 import ClientUpdater
 import Foundation
 import Synchronization
 
 /// Switches a host to its staged version when the version's apply policy allows it
-/// (docs/apply-policies.md): the thin executor of ``ApplyMachine``, the one place that feeds
-/// it what a running host knows — the last user input, the page's leases, a download or a
-/// trial — and carries out what it answers.
+/// (docs/apply-policies.md): the thin executor of `ApplyMachine`, the one place that feeds
+/// it what a running host knows (the last user input, the page's leases, a download, a
+/// trial) and carries out every action it answers.
 ///
-/// It holds no rule of its own: each event goes to the machine with the two injected clocks
-/// read once, and the machine's actions are carried out here (a switch through the updater,
-/// `apply-status.json`, one timer). The staged version and its verified policy are read when
-/// the root changed (`state.json` replaced, a check ended, the host woke it), not at every
-/// decision. It decides again when the host wakes it (a new version staged, a trial ended, a
-/// lease released, a navigation) and at `ApplyDecision.nextWake(_:now:)`, at least every
-/// ``maxSleep``. Input does not wake it: input only ever delays a switch.
+/// It holds no rule of its own: each event goes to the machine with the device's time and
+/// the injected monotonic clock read once, and the machine's actions are carried out here (a
+/// switch through the updater, `apply-status.json`, one timer). The staged version and its
+/// verified policy are read when the root changed (`state.json` replaced, a check ended,
+/// the host woke it), not at every decision. It decides again when the host wakes it and
+/// after the duration the machine asks for, at least every `ApplyMachine.maxSleep`. Input
+/// does not wake it: input only ever delays a switch.
+///
+/// One switch at a time: the machine starts at most one, and a navigation or a page's call
+/// that arrives meanwhile waits for that switch's outcome and answers with it.
 package final class ApplyDriver: Sendable {
     /// The longest lease a page may hold at once (it may renew).
-    package static let maxLeaseSeconds = ApplyMachine.maxLeaseSeconds
+    package static let maxLease = ApplyMachine.maxLease
     /// The most leases held at once (pages of one host).
     package static let maxLeases = ApplyMachine.maxLeases
-    /// The longest wait between two decisions.
-    package static let maxSleep: Duration = .seconds(ApplyMachine.maxSleep)
-    /// After a switch that failed, the wait before trying again.
-    package static let retryAfterFailure = ApplyMachine.retryAfterFailure
 
     private let updater: Updater
     private let now: @Sendable () -> Date
-    private let monotonic: @Sendable () -> Duration
-    private let signal = WakeSignal()
-    private let machine: Mutex<ApplyMachine>
+    private let clock: MonotonicClock
+    private let signal: WakeSignal
+    /// The machine and the switch in flight, changed together.
+    private let locked: Mutex<Locked>
+    private struct Locked {
+        var machine: ApplyMachine
+        var flight: SwitchFlight?
+    }
     /// The staged version as last read, and the `state.json` it was read from.
     private let staged = Mutex<StagedRead>(StagedRead())
     private struct StagedRead {
@@ -42,32 +47,31 @@ package final class ApplyDriver: Sendable {
     /// - Parameters:
     ///   - windows: the device's maintenance windows (config `applyWindows`, read in its zone).
     ///   - now: the device's time (docs/device-time.md).
-    ///   - monotonic: the monotonic clock, as time since any fixed origin (default:
-    ///     `ContinuousClock`, which no setting of the system's time moves).
+    ///   - clock: the monotonic clock its durations and timers go by.
     package init(
         updater: Updater, windows: [MaintenanceWindow], now: @escaping @Sendable () -> Date = { Date() },
-        monotonic: (@Sendable () -> Duration)? = nil
+        clock: MonotonicClock = .continuous
     ) {
         self.updater = updater
         self.now = now
-        let clock = monotonic ?? Self.continuous()
-        self.monotonic = clock
-        self.machine = Mutex(ApplyMachine(windows: windows, started: clock()))
+        self.clock = clock
+        self.signal = WakeSignal(clock: clock)
+        self.locked = Mutex(Locked(machine: ApplyMachine(windows: windows, started: clock.now)))
     }
 
-    /// Time since now on `ContinuousClock`.
-    private static func continuous() -> @Sendable () -> Duration {
-        let origin = ContinuousClock.now
-        return { origin.duration(to: ContinuousClock.now) }
-    }
-
-    /// The two clocks, read once.
-    private func clocks() -> ApplyMachine.Clocks { ApplyMachine.Clocks(wall: now(), monotonic: monotonic()) }
-
-    /// Hands `event` to the machine (the clocks read once) and returns its actions.
-    private func send(_ event: ApplyMachine.Event) -> [ApplyMachine.Action] {
-        let at = clocks()
-        return machine.withLock { $0.handle(event, at: at) }
+    /// Hands `event` to the machine (the clocks read once): its actions, and the switch in
+    /// flight after it (a new one when the event started a switch).
+    private func send(_ event: ApplyMachine.Event) -> (actions: [ApplyMachine.Action], flight: SwitchFlight?) {
+        let at = ApplyMachine.Clocks(wall: now(), monotonic: clock.now)
+        return locked.withLock { l in
+            let actions = l.machine.handle(event, at: at)
+            if actions.contains(where: \.startsSwitch) {
+                l.flight = SwitchFlight()
+            } else if !l.machine.isSwitching {
+                l.flight = nil
+            }
+            return (actions, l.flight)
+        }
     }
 
     /// `serve`: the host cannot put a version on screen, a page must. From now on a
@@ -77,34 +81,63 @@ package final class ApplyDriver: Sendable {
 
     /// The staged version a page may switch to now, when the policy allows it and the host
     /// switches through its pages. None while a check downloads.
-    package func allowedSwitch() -> String? { machine.withLock { $0.allowedSwitch } }
+    package func allowedSwitch() -> String? { locked.withLock { $0.machine.allowedSwitch } }
 
     /// A page asks to switch (its shim saw ``allowedSwitch()``, or the page's own
     /// `switchToPendingVersion()`): with the policy's trigger when it allows the switch,
-    /// else as asked. `pageVersion`: the version the page was served with.
+    /// else as asked; while a switch is in flight, its outcome. `pageVersion`: the version
+    /// the page was served with.
     package func switchForPage(from pageVersion: String?) async throws -> LifecycleReport {
-        let allowed = machine.withLock { m in m.allowedTrigger.map { (version: m.allowedSwitch ?? "", trigger: $0) } }
-        let report: LifecycleReport
-        if let allowed {
-            report = try await updater.switchStaged(allowed.version, trigger: allowed.trigger, from: pageVersion)
-        } else {
-            report = try await updater.reload(from: pageVersion)
+        let (actions, flight) = send(.pageAsks)
+        for action in actions {
+            switch action {
+            case .joinSwitch:
+                guard let joined = try await flight?.outcome().get().report else { break }
+                return joined
+            case .switchForPage(let version, let trigger):
+                guard let flight else { break }
+                let report: LifecycleReport
+                do {
+                    if let version, let trigger {
+                        report = try await updater.switchStaged(version, trigger: trigger, from: pageVersion)
+                    } else {
+                        report = try await updater.reload(from: pageVersion)
+                    }
+                } catch {
+                    // Refused (the page was served another version, nothing is pending any
+                    // more): the page hears why, the machine is where it was, and the root
+                    // is read again before the next decision.
+                    _ = await perform(send(.pageRefused).actions)
+                    staged.withLock { $0.stale = true }
+                    flight.finish(.failure(error))
+                    signal.wake()
+                    throw error
+                }
+                _ = await perform(send(.switched(version: version)).actions)
+                staged.withLock { $0.stale = true }
+                flight.finish(.success(SwitchOutcome(version: version, report: report)))
+                signal.wake()
+                return report
+            case .writeStatus, .removeStatus, .wake, .switchTo:
+                continue
+            }
         }
-        perform(send(.pageSwitched(allowed: allowed?.version)))
-        return report
+        // The switch it joined found the root changed under it: the page's own reload now.
+        return try await switchForPage(from: pageVersion)
     }
 
     /// The user did something (a key, the pointer, a touch): idle time starts again.
     package func noteInput() { _ = send(.input) }
 
-    /// A page holds the switch back for `seconds` (at most ``maxLeaseSeconds``; 0 or less
-    /// releases `lease`). Returns when the lease ends.
+    /// A page holds the switch back for `duration` (at most ``maxLease``; zero releases
+    /// `lease`). Returns when the lease ends, on the device's time.
     @discardableResult
-    package func hold(lease: String, seconds: Double) -> Date {
+    package func hold(lease: String, for duration: Duration) -> Date {
         let t = now()
-        _ = send(.hold(lease: lease, seconds: seconds))
+        let held = min(max(duration, .zero), Self.maxLease)
+        _ = send(.hold(lease: lease, duration: held))
         signal.wake()
-        return t.addingTimeInterval(min(max(seconds.isFinite ? seconds : 0, 0), Self.maxLeaseSeconds))
+        return t.addingTimeInterval(held.inSeconds)
     }
 
     /// Ends every lease whose id starts with `prefix` (all when empty): their page, web
@@ -128,7 +161,7 @@ package final class ApplyDriver: Sendable {
     }
 
     /// Checks downloading now.
-    package var downloadCount: Int { machine.withLock { $0.downloads } }
+    package var downloadCount: Int { locked.withLock { $0.machine.downloads } }
 
     /// Something changed that may allow a switch (a version staged, a trial ended): the
     /// staged version is read again at the next decision.
@@ -138,16 +171,17 @@ package final class ApplyDriver: Sendable {
     }
 
     /// What the status says of the last jump of the wall clock, if one was seen lately.
-    package var clockNote: String? { machine.withLock { $0.clockNote } }
+    package var clockNote: ApplyStatusFacts.ClockJump? { locked.withLock { $0.machine.clockNote } }
 
     /// What one ``step(navigation:)`` decided and did.
     package struct Step: Sendable, Equatable {
-        /// The answer; nil when nothing is staged.
+        /// The answer; nil when nothing is staged (or a switch was in flight).
         package var decision: ApplyDecision?
-        /// The version switched to in this step, if it switched.
+        /// The version switched to in this step (or by the switch it joined), if it switched.
         package var switched: String?
-        /// When to decide again at the latest (nil: only when woken).
-        package var wake: Date?
+        /// How long until the next decision at the latest, on the monotonic clock (nil:
+        /// only when woken).
+        package var sleep: Duration?
     }
 
     /// The staged version, read and verified again only when the root changed since the
@@ -171,126 +205,155 @@ package final class ApplyDriver: Sendable {
     /// decisions do not read the root again.
     package var stagedReads: Int { staged.withLock { $0.reads } }
 
-    /// Decides once and switches when the answer says so. With `navigation` (the page
-    /// navigates), a version that waits for the next navigation switches too, and the host
-    /// need not reload (the navigation loads it).
+    /// Decides once and carries out the answer: a switch when the policy allows it, or the
+    /// outcome of the switch in flight when `navigation` joins it. With `navigation` (the
+    /// page navigates), a version that waits for the next navigation switches too, and the
+    /// host need not reload (the navigation loads it).
     @discardableResult
     package func step(navigation: Bool = false) async -> Step {
         refreshStaged()
-        var actions = send(.decide(navigation: navigation))
-        var switched: String?
-        if case .switchTo(let version, let trigger, let reload)? = actions.first {
-            do {
-                try await updater.switchStaged(version, trigger: trigger, reload: reload)
-                actions = send(.switched(version: version))
-                switched = version
-            } catch {
-                actions = send(.switchFailed(version: version, message: "\(error)"))
-            }
-            // The switch changed the root: read it again at the next decision.
-            staged.withLock { $0.stale = true }
-        }
-        let wake = perform(actions)
-        return Step(decision: machine.withLock { $0.lastDecision }, switched: switched, wake: wake)
+        let (actions, flight) = send(.decide(navigation: navigation))
+        var step = await perform(actions, flight: flight)
+        step.decision = locked.withLock { $0.machine.lastDecision }
+        return step
     }
 
-    /// Carries out the machine's actions; returns the time it asked to decide again at.
-    @discardableResult
-    private func perform(_ actions: [ApplyMachine.Action]) -> Date? {
-        var wake: Date?
+    /// Carries out the machine's actions in order.
+    private func perform(_ actions: [ApplyMachine.Action], flight: SwitchFlight? = nil) async -> Step {
+        var step = Step()
         for action in actions {
             switch action {
-            case .writeStatus(let version, let line, let policy, let decidedAt, let next):
-                ApplyStatus(version: version, line: line, policy: policy, decidedAt: decidedAt, nextDecision: next, pid: getpid())
-                    .write(updater.layout)
+            case .switchTo(let version, let trigger, let reload):
+                guard let flight else { continue }
+                step.switched = await carryOut(version: version, trigger: trigger, reload: reload, flight: flight)
+            case .joinSwitch:
+                step.switched = try? await flight?.outcome().get().version
+            case .switchForPage:
+                break  // only ever the answer to a page's call (switchForPage(from:))
+            case .writeStatus(let facts):
+                ApplyStatus(facts, pid: getpid()).write(updater.layout)
             case .removeStatus:
                 ApplyStatus.remove(updater.layout)
-            case .wakeAt(let at):
-                wake = at
-            case .switchTo:
-                break  // only ever first, carried out by step(navigation:)
+            case .wake(let after):
+                step.sleep = after
             }
         }
-        return wake
+        return step
+    }
+
+    /// The switch the machine started: its outcome goes back to the machine, then to
+    /// whoever joined it. Returns the version switched to, if it switched.
+    private func carryOut(version: String, trigger: String, reload: Bool, flight: SwitchFlight) async -> String? {
+        var outcome: Result<SwitchOutcome, any Error>
+        let after: [ApplyMachine.Action]
+        do {
+            let report = try await updater.switchStaged(version, trigger: trigger, reload: reload)
+            outcome = .success(SwitchOutcome(version: version, report: report))
+            after = send(.switched(version: version)).actions
+        } catch let error as UpdaterError where error.code == .conflict {
+            // Another process switched first, or the version is no longer pending: nothing
+            // failed here, the root changed.
+            outcome = .success(SwitchOutcome(version: nil, report: nil))
+            after = send(.switchSuperseded).actions
+        } catch {
+            outcome = .failure(error)
+            after = send(.switchFailed(version: version, message: "\(error)")).actions
+        }
+        // The switch changed the root: read it again at the next decision.
+        staged.withLock { $0.stale = true }
+        flight.finish(outcome)
+        _ = await perform(after)
+        return (try? outcome.get())?.version
     }
 
     /// How many decisions the driver made since it was made: what shows that it sleeps when
     /// nothing changes.
-    package var decisions: Int { machine.withLock { $0.decisions } }
+    package var decisions: Int { locked.withLock { $0.machine.decisions } }
+
+    /// Callers waiting for the switch in flight (a navigation, a page's call).
+    package var joined: Int { locked.withLock { $0.flight?.waiting ?? 0 } }
 
     /// Leases held now (expired ones are dropped at the next decision).
-    package var leaseCount: Int { machine.withLock { $0.leaseCount } }
+    package var leaseCount: Int { locked.withLock { $0.machine.leaseCount } }
 
-    /// True when the last decision would let a navigation switch (the staged version waits
-    /// for one, or may switch now): a host then holds a top-level navigation back for
-    /// ``navigated()``. Cheap: no file is read.
-    package var waitsForNavigation: Bool { machine.withLock { $0.waitsForNavigation } }
+    /// True when a navigation now switches or joins a switch (the staged version waits for
+    /// one, its switch is allowed, or a switch is in flight): a host then holds a top-level
+    /// navigation back for ``navigated()``. Cheap: no file is read.
+    package var waitsForNavigation: Bool { locked.withLock { $0.machine.waitsForNavigation } }
 
     /// The page navigates (a top-level navigation): a version that waits for it, or whose
-    /// switch is allowed now, takes over. Returns the version switched to, if any.
+    /// switch is allowed now, takes over, or the switch in flight ends first. Returns the
+    /// version switched to, if any.
     package func navigated() async -> String? {
         await step(navigation: true).switched
     }
 
-    /// Decides until the task is cancelled: at each wake-up and at the next instant the
-    /// answer can change (at most ``maxSleep`` apart).
+    /// Decides until the task is cancelled: at each wake-up and after the duration each
+    /// answer asks for (at most `ApplyMachine.maxSleep` apart), on the injected clock.
     package func run() async {
         while !Task.isCancelled {
-            let wake = await step().wake
-            var sleep = Self.maxSleep
-            if let wake {
-                let seconds = max(0.05, wake.timeIntervalSince(now()))
-                sleep = min(sleep, .milliseconds(Int64(min(seconds, 86_400) * 1000)))
-            }
-            await signal.wait(upTo: sleep)
+            let sleep = await step().sleep ?? ApplyMachine.maxSleep
+            await signal.wait(upTo: min(max(sleep, .milliseconds(50)), ApplyMachine.maxSleep))
         }
     }
 }
 
-/// A wake-up that is not lost when it comes before the wait: ``wait(upTo:)`` returns at
-/// once after a ``wake()`` it has not consumed yet.
-final class WakeSignal: Sendable {
+extension ApplyMachine.Action {
+    /// True for an action that puts a switch in flight.
+    fileprivate var startsSwitch: Bool {
+        switch self {
+        case .switchTo, .switchForPage: return true
+        case .joinSwitch, .writeStatus, .removeStatus, .wake: return false
+        }
+    }
+}
+
+extension ApplyStatus {
+    /// `apply-status.json` for `facts`, written by the host process `pid`.
+    init(_ facts: ApplyStatusFacts, pid: Int32) {
+        self.init(
+            version: facts.version, line: facts.line, policy: facts.policy, decidedAt: facts.decidedAt,
+            nextDecision: facts.nextDecision, pid: pid)
+    }
+}
+
+/// What a switch in flight ended with: the version switched to and the updater's report,
+/// both nil when the root changed under it (nothing switched, nothing failed).
+struct SwitchOutcome: Sendable {
+    var version: String?
+    var report: LifecycleReport?
+}
+
+/// The one switch in flight: whoever joins it waits for its outcome.
+final class SwitchFlight: Sendable {
     private struct State {
-        var pending = false
-        var waiter: CheckedContinuation<Void, Never>?
+        var outcome: Result<SwitchOutcome, any Error>?
+        var waiters: [CheckedContinuation<Result<SwitchOutcome, any Error>, Never>] = []
     }
     private let state = Mutex(State())
 
-    func wake() {
-        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
-            if let w = s.waiter {
-                s.waiter = nil
-                return w
-            }
-            s.pending = true
-            return nil
+    /// Ends the flight: every waiter, and every later one, gets `outcome`.
+    func finish(_ outcome: Result<SwitchOutcome, any Error>) {
+        let waiters = state.withLock { s -> [CheckedContinuation<Result<SwitchOutcome, any Error>, Never>] in
+            s.outcome = outcome
+            defer { s.waiters = [] }
+            return s.waiters
         }
-        waiter?.resume()
+        for waiter in waiters { waiter.resume(returning: outcome) }
     }
 
-    /// Returns after a wake-up, after `duration`, or when the task is cancelled.
-    func wait(upTo duration: Duration) async {
-        let timer = Task { [weak self] in
-            // Cancelled (the wait ended first): no wake-up, else the next wait would end at
-            // once and the driver would spin.
-            do { try await Task.sleep(for: duration) } catch { return }
-            self?.wake()
-        }
-        defer { timer.cancel() }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { s -> Bool in
-                    if s.pending {
-                        s.pending = false
-                        return true
-                    }
-                    s.waiter = continuation
-                    return false
-                }
-                if resumeNow { continuation.resume() }
+    /// How many wait for the outcome now.
+    var waiting: Int { state.withLock { $0.waiters.count } }
+
+    /// The outcome, once the switch ended.
+    func outcome() async -> Result<SwitchOutcome, any Error> {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Result<SwitchOutcome, any Error>, Never>) in
+            let ready = state.withLock { s -> Result<SwitchOutcome, any Error>? in
+                if let outcome = s.outcome { return outcome }
+                s.waiters.append(continuation)
+                return nil
             }
-        } onCancel: {
-            wake()
+            if let ready { continuation.resume(returning: ready) }
         }
     }
 }

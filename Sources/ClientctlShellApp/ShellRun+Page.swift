@@ -31,7 +31,7 @@ extension ShellRun {
                 pageStart?.acknowledged(version)
                 GMain.after(seconds: 0.2) { self.takeSnapshot(view) }
             },
-            hold: { seconds in apply.hold(lease: "page", seconds: seconds) },
+            hold: { seconds in apply.hold(lease: "page", for: .seconds(clamping: seconds, limit: ApplyDriver.maxLease)) },
             channels: { [layout = engine.layout] name in
                 if let name { return try await PageChannels.set(name, layout: layout) }
                 return try await PageChannels.read(layout)

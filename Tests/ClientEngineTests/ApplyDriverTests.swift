@@ -1,5 +1,6 @@
 import ApplyPolicy
 import ClientEngine
+import ClientFoundation
 import ClientUpdater
 import DeviceSetup
 import FleetReports
@@ -17,27 +18,46 @@ import Testing
 /// sleeps: the clock moves only when the test moves it.
 @Suite struct ApplyDriverTests {
     /// A wall clock and a monotonic clock that move only when told: ``advance(_:)`` moves
-    /// both (time passes), ``jump(_:)`` only the wall clock (someone set it).
+    /// both (time passes), ``jump(_:)`` only the wall clock (someone set it). The monotonic
+    /// one is a manual clock the driver's timers sleep on.
     final class TestClock: Sendable {
-        private let time: Mutex<(wall: Date, monotonic: Duration)>
-        init(_ start: Date) { time = Mutex((start, .seconds(1_000))) }
-        var now: @Sendable () -> Date { { self.time.withLock { $0.wall } } }
-        var monotonic: @Sendable () -> Duration { { self.time.withLock { $0.monotonic } } }
-        func advance(_ seconds: TimeInterval) {
-            time.withLock {
-                $0.wall = $0.wall.addingTimeInterval(seconds)
-                $0.monotonic += .milliseconds(Int64(seconds * 1000))
-            }
+        private let wall: Mutex<Date>
+        let manual = ManualClock()
+        init(_ start: Date) { wall = Mutex(start) }
+        var now: @Sendable () -> Date { { self.wall.withLock { $0 } } }
+        func advance(_ seconds: Int64) {
+            wall.withLock { $0 = $0.addingTimeInterval(TimeInterval(seconds)) }
+            manual.advance(by: .seconds(seconds))
         }
-        func jump(_ seconds: TimeInterval) { time.withLock { $0.wall = $0.wall.addingTimeInterval(seconds) } }
+        func jump(_ seconds: TimeInterval) { wall.withLock { $0 = $0.addingTimeInterval(seconds) } }
     }
 
-    /// Counts what the updater asks of the host.
+    /// Counts what the updater asks of the host; ``hold()`` makes the next switch wait in
+    /// the host until ``open()`` (a switch in flight, for as long as a test needs).
     actor Bridge: HostBridge {
         var folders: [String] = []
         var reloads = 0
-        func setServerBasePath(_ path: String) async throws { folders.append(path) }
+        private var held = false
+        private var gate: CheckedContinuation<Void, Never>?
+        private let (entered, enter) = AsyncStream<Void>.makeStream()
+
+        func setServerBasePath(_ path: String) async throws {
+            folders.append(path)
+            guard held else { return }
+            enter.yield()
+            await withCheckedContinuation { gate = $0 }
+        }
         func reload() async throws { reloads += 1 }
+        func hold() { held = true }
+        /// Returns once a switch waits in the host.
+        func switchEntered() async {
+            for await _ in entered { return }
+        }
+        func open() {
+            held = false
+            gate?.resume()
+            gate = nil
+        }
     }
 
     /// A device running 1.0.0 (committed), with 1.1.0 published under `apply` and staged by
@@ -49,7 +69,7 @@ import Testing
         let bridge: Bridge
 
         func driver(windows: [MaintenanceWindow] = []) -> ApplyDriver {
-            ApplyDriver(updater: updater, windows: windows, now: clock.now, monotonic: clock.monotonic)
+            ApplyDriver(updater: updater, windows: windows, now: clock.now, clock: MonotonicClock(clock.manual))
         }
 
         /// The fleet reports the root recorded, newest last.
@@ -111,14 +131,14 @@ import Testing
     @Test func aLeaseHoldsModeNowUntilItIsReleasedOrRunsOut() async throws {
         let s = try await staged(Self.policy(("mode", .string("now"))))
         let driver = s.driver()
-        let until = driver.hold(lease: "page", seconds: 120)
+        let until = driver.hold(lease: "page", for: .seconds(120))
         #expect(until == Self.start.addingTimeInterval(120))
         #expect(await driver.step().decision == .wait(.lease(until: until)))
         #expect(s.current == "1.0.0")
-        // A lease is capped: asking for a day holds at most ApplyDriver.maxLeaseSeconds.
-        #expect(driver.hold(lease: "page", seconds: 86_400) == Self.start.addingTimeInterval(ApplyDriver.maxLeaseSeconds))
+        // A lease is capped: asking for a day holds at most ApplyDriver.maxLease.
+        #expect(driver.hold(lease: "page", for: .seconds(86_400)) == Self.start.addingTimeInterval(600))
         // A page posting lease after lease holds at most maxLeases of them.
-        for n in 0..<1_000 { driver.hold(lease: "flood-\(n)", seconds: 60) }
+        for n in 0..<1_000 { driver.hold(lease: "flood-\(n)", for: .seconds(60)) }
         #expect(driver.leaseCount == ApplyDriver.maxLeases)
         driver.releaseLeases()  // the page (or its web process) is gone
         let step = await driver.step()
@@ -129,7 +149,7 @@ import Testing
     @Test func aLeaseThatIsNotRenewedRunsOutOnTheClock() async throws {
         let s = try await staged(Self.policy(("mode", .string("now"))))
         let driver = s.driver()
-        driver.hold(lease: "page", seconds: 60)
+        driver.hold(lease: "page", for: .seconds(60))
         #expect(await driver.step().switched == nil)
         s.clock.advance(60)
         #expect(await driver.step().switched == "1.1.0", "a lease ending exactly now no longer holds")
@@ -172,7 +192,7 @@ import Testing
         let step = await driver.step()
         let opens = try #require(ISO8601DateFormatter().date(from: "2026-11-27T01:00:00Z"))
         #expect(step.decision == .wait(.window(opens: opens, window: window)))
-        #expect(step.wake == opens, "the driver sleeps until the window opens")
+        #expect(step.sleep == .seconds(30 * 60), "the driver sleeps until the window opens")
         let status = try await s.updater.status()
         let line = try #require(status.apply)
         #expect(line.contains("1.1.0 staged") && line.contains("02:00–04:00 Europe/Berlin") && line.contains("host pid \(getpid())"), "\(line)")
@@ -193,7 +213,7 @@ import Testing
         #expect(await driver.step().decision == .wait(.nextStart))
         s.clock.advance(3_600)
         driver.noteInput()
-        driver.hold(lease: "page", seconds: 600)
+        driver.hold(lease: "page", for: .seconds(600))
         #expect(await driver.step().decision == .wait(.deadlineIdle(until: deadline.addingTimeInterval(60))), "a lease holds no longer")
         s.clock.advance(30)
         driver.noteInput()  // the user keeps working
@@ -273,19 +293,57 @@ import Testing
         let s = try await staged(nil)
         let driver = s.driver()
         let running = Task { await driver.run() }
-        try await Poll.until("the first decision", timeout: 30) { driver.decisions >= 1 }
-        // Woken twice, it decides again, then sleeps: a few decisions in 2 s, not thousands.
+        defer { running.cancel() }
+        // Asleep on the manual clock after its first decision.
+        try await s.clock.manual.waitForSleeper()
+        #expect(driver.decisions == 1)
+        // Woken twice, it decides again each time, then sleeps.
         for _ in 0..<2 {
             let before = driver.decisions
             driver.wake()
             try await Poll.until("a decision after a wake-up", timeout: 30) { driver.decisions > before }
         }
+        try await s.clock.manual.waitForSleeper()
+        // Each 30 s of the clock is one decision, no more: a loop that spun would count more.
         let woken = driver.decisions
-        try await Task.sleep(for: .seconds(2))
-        let decided = driver.decisions - woken
+        for round in 1...10 {
+            s.clock.advance(30)
+            try await Poll.until("the decision after 30 s", timeout: 30) { driver.decisions >= woken + round }
+            try await s.clock.manual.waitForSleeper()
+        }
+        #expect(driver.decisions == woken + 10, "decisions in 300 s of the clock with nothing changing: \(driver.decisions - woken)")
         running.cancel()
         await running.value
-        #expect(decided <= 2, "decisions in 2 s with nothing changing: \(decided)")
+    }
+
+    /// Exactly one switch in flight: a timer's decision starts the switch (held in the host
+    /// by the test); a navigation, a second timer, a check and a page's call arrive while it
+    /// runs. One switch, one `switched` report, one reload; the navigation and the page get
+    /// the switch's outcome, and no status says the switch failed. (Before the machine had a
+    /// `switching` state, the navigation started a second switch that found nothing pending
+    /// and wrote "the switch failed", and the page's own reload was refused.)
+    @Test func aNavigationATimerACheckAndAPageAtOnceSwitchOnceAndReportOnce() async throws {
+        let s = try await staged(Self.policy(("mode", .string("now"))))
+        let driver = s.driver()
+        await s.bridge.hold()
+        let timer = Task { await driver.step() }
+        await s.bridge.switchEntered()
+        let navigation = Task { await driver.navigated() }
+        let secondTimer = Task { await driver.step() }
+        let page = Task { try await driver.switchForPage(from: "1.0.0") }
+        let check = Task { try await driver.whileDownloading { try await s.updater.checkForUpdates() } }
+        try await Poll.until("the navigation and the page wait for the switch in flight", timeout: 30) { driver.joined == 2 }
+        await s.bridge.open()
+        #expect(await timer.value.switched == "1.1.0")
+        #expect(await navigation.value == "1.1.0", "the navigation got the switch in flight")
+        #expect(await secondTimer.value.switched == nil, "a second timer starts no second switch")
+        #expect(try await page.value.current == .installed("1.1.0"), "the page's call got the same switch")
+        _ = try await check.value
+        #expect(s.reports(.switched).filter { $0.version == "1.1.0" }.count == 1, "one switch, reported once")
+        #expect(await s.bridge.reloads == 1)
+        #expect(s.current == "1.1.0")
+        #expect(ApplyStatus.read(s.device.layout) == nil, "no status says the switch failed")
+        #expect(await driver.step().switched == nil, "and never again")
     }
 
     /// The staged version and its verified policy are read when the root changes, not at
@@ -345,7 +403,7 @@ import Testing
     func aLeaseHoldsItsSecondsWhenTheWallClockJumps(_ jump: TimeInterval) async throws {
         let s = try await staged(Self.policy(("mode", .string("now"))))
         let driver = s.driver()
-        driver.hold(lease: "page", seconds: 120)
+        driver.hold(lease: "page", for: .seconds(120))
         s.clock.jump(jump)
         s.clock.advance(119)
         let step = await driver.step()
