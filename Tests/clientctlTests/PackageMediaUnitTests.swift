@@ -380,7 +380,11 @@ struct UdevHarness {
         let rules = tmp("rules-" + UUID().uuidString)
         try FileManager.default.copyItem(atPath: (udevRoot == "/" ? "" : udevRoot) + "/lib/udev/rules.d", toPath: rules)
         try FileManager.default.copyItem(atPath: rule, toPath: rules + "/" + ruleName)
-        var sandbox = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run", "--tmpfs", "/etc/udev"]
+        var sandbox = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run"]
+        // The machine's own udev settings are hidden where it has them. A machine without udev
+        // installed has no /etc/udev, and bwrap cannot make one on the read-only root: there is
+        // nothing to hide then.
+        if FileManager.default.fileExists(atPath: "/etc/udev") { sandbox += ["--tmpfs", "/etc/udev"] }
         if udevRoot != "/" { sandbox += ["--ro-bind", udevRoot + "/lib/udev", "/lib/udev"] }
         sandbox += ["--ro-bind", rules, "/lib/udev/rules.d"] + binds + ["--die-with-parent"]
         let result = try await Subprocess.run(
