@@ -17,7 +17,9 @@ import Foundation
 /// through. At most ``maxWaiting`` messages wait for their answers; more are refused at
 /// once. Refusals are counted and reported, coalesced, at most once a second.
 final class BridgeGuard: @unchecked Sendable {
-    // Confined to the GTK main thread: every method is called there (the report timer too).
+    // @unchecked Sendable: it holds JavaScriptCore pointers (`JSCContext`, `JSCValue`, C types
+    // of WebKitGTK, not Sendable), confined to the GTK main thread: every method is called
+    // there (the report timer too).
 
     /// Why a message was refused (the counters of the `bridgeRefused` event).
     enum Refusal: String, CaseIterable, Sendable, Error {

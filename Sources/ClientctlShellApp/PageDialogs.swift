@@ -22,8 +22,9 @@ import Foundation
 ///
 /// Refusals are counted by kind and reported (``refusals``) at most once a second.
 final class PageDialogs: @unchecked Sendable {
-    // Confined to the GTK main thread: every method and signal handler runs there; the
-    // GTK and WebKit pointers it holds are never handed to another thread.
+    // @unchecked Sendable: it holds GTK and WebKit pointers (C types, not Sendable), confined
+    // to the GTK main thread: every method and signal handler runs there, and the pointers
+    // are never handed to another thread.
 
     /// What a page asked for.
     enum Kind: String, CaseIterable, Sendable {

@@ -7,7 +7,8 @@ import Foundation
 /// before the page's scripts, posts it to a handler of its own with a key drawn for this run,
 /// which no frame and no page script can read; a message without it is ignored. Main thread only.
 final class PageErrors: @unchecked Sendable {
-    // Confined to the GTK main thread: made, connected and called there.
+    // @unchecked Sendable: it holds the `ShellView` (a `WebKitWebView`, a GTK object) and is
+    // confined to the GTK main thread: made, connected and called there.
     static let handlerName = "clientctlPageError"
     /// Longest message kept (characters); the script cuts it there already.
     static let maxMessage = 300

@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 import Foundation
 
@@ -10,7 +11,8 @@ import Foundation
 /// delay; when it keeps dying the shell says so (an `error` event, a line on stderr and a
 /// page in the window) and tries again only after a long pause. Main thread only.
 final class PageRecovery: @unchecked Sendable {
-    // Confined to the GTK main thread: `backoff` is read and written there only.
+    // @unchecked Sendable: it holds the `ShellView` (a `WebKitWebView`, a GTK object) and is
+    // confined to the GTK main thread: `backoff` is read and written there only.
     let updater: Updater
     let view: ShellView
     let log: EventLog
@@ -58,7 +60,7 @@ final class PageRecovery: @unchecked Sendable {
     /// Reloads the page after the backoff's delay; reports when it gives up.
     private func reload(reason: String, version: String?) {
         let elapsed = ContinuousClock.now - started
-        let decision = backoff.died(at: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        let decision = backoff.died(at: elapsed.inSeconds)
         var fields = Self.fields(reason: reason, version: version)
         fields["deaths"] = decision.deaths
         fields["reloadInMs"] = Int(decision.reloadAfter * 1000)

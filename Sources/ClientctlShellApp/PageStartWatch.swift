@@ -1,4 +1,5 @@
 internal import CWebKitGTK
+import ClientFoundation
 import ClientUpdater
 import Foundation
 import ShellRules
@@ -12,7 +13,8 @@ import ShellRules
 /// Every entry point may be called from any thread; the rule, the timer and the view are
 /// touched on the GTK main thread only.
 final class PageStartWatch: @unchecked Sendable {
-    // Confined to the GTK main thread: `rule` and `generation` are read and written there only.
+    // @unchecked Sendable: it holds the `ShellView` (a `WebKitWebView`, a GTK object) and is
+    // confined to the GTK main thread: `rule` and `generation` are read and written there only.
     private let updater: Updater
     private let view: ShellView
     private let log: EventLog
@@ -42,7 +44,7 @@ final class PageStartWatch: @unchecked Sendable {
     /// Monotonic seconds since this watch was made.
     private var now: Double {
         let elapsed = ContinuousClock.now - origin
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return elapsed.inSeconds
     }
 
     /// The engine started on `report.current`: watched when it is a committed version

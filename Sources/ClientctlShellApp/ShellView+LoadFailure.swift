@@ -1,32 +1,48 @@
 internal import CWebKitGTK
 import Foundation
+import Synchronization
 
 /// A load of the app's page that fails in the main frame (its connection refused, reset or
 /// cancelled, the network process gone: docs/native-shell.md#a-page-that-dies) is never
 /// taken for the app: WebKit's error page is not shown, nothing from that document reaches
 /// the engine (no `firstPaint`, no acknowledgement), a `loadFailed` event names the URI and
 /// WebKit's message, and the page is loaded again after ``LoadFailureBackoff``'s delay.
-/// Main thread only.
-final class LoadFailures: @unchecked Sendable {
-    // Confined to the GTK main thread: every member is read and written there only.
+/// Called on the GTK main thread; its state is behind a lock all the same, so it is plainly
+/// `Sendable`.
+final class LoadFailures: Sendable {
+    private struct State {
+        var documentFailed = false
+        var backoff = LoadFailureBackoff()
+        var onFailed: @Sendable ([String: Any]) -> Void = { _ in }
+    }
+    private let state = Mutex(State())
+
     /// The view's last main-frame load failed and no load has committed since: its
     /// document (WebKit's error page, or what the failed load left) is not the app.
-    private(set) var documentFailed = false
-    private var backoff = LoadFailureBackoff()
+    var documentFailed: Bool { state.withLock { $0.documentFailed } }
+
     /// Called with the fields of each `loadFailed` event.
-    var onFailed: ([String: Any]) -> Void = { _ in }
+    var onFailed: @Sendable ([String: Any]) -> Void {
+        get { state.withLock { $0.onFailed } }
+        set { state.withLock { $0.onFailed = newValue } }
+    }
 
     /// A load committed: the document shown is a new one.
     func committed(showsApp: Bool) {
-        documentFailed = false
-        if showsApp { backoff.succeeded() }
+        state.withLock { s in
+            s.documentFailed = false
+            if showsApp { s.backoff.succeeded() }
+        }
     }
 
     /// Records a failure of the app's load at `uri`; returns the seconds until the reload.
     fileprivate func failed(uri: String, message: String, code: Int32) -> Double {
-        documentFailed = true
-        let delay = backoff.failed()
-        onFailed(["uri": uri, "message": message, "code": Int(code), "failures": backoff.failures, "reloadInMs": Int(delay * 1000)])
+        let (delay, failures, report) = state.withLock { s in
+            s.documentFailed = true
+            let delay = s.backoff.failed()
+            return (delay, s.backoff.failures, s.onFailed)
+        }
+        report(["uri": uri, "message": message, "code": Int(code), "failures": failures, "reloadInMs": Int(delay * 1000)])
         return delay
     }
 }

@@ -9,7 +9,8 @@ import Foundation
 /// may use the bridge (``BridgeGuard``), and a web process that dies or hangs is reported
 /// (docs/native-shell.md#a-page-that-dies).
 final class ShellView: @unchecked Sendable {
-    // Confined to the GTK main thread: created there, and every method is called there.
+    // @unchecked Sendable: it holds the GTK window and the `WebKitWebView` (C types, not
+    // Sendable), confined to the GTK main thread: created there, and every method is called there.
     struct Settings: Sendable {
         var title: String
         var width: Int
