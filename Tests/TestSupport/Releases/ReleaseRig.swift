@@ -83,12 +83,21 @@ public struct ReleaseRig: Sendable {
     }
 
     /// Polls `status --json` until `done` holds (real time: a real watchdog runs in serve).
+    ///
+    /// `status` is asked again when the root's files changed (a state written, a status of
+    /// the apply driver, a report), and at least once a second for what a status computes
+    /// from the time alone: not ten processes a second for as long as the wait lasts.
     public func waitForStatus(timeout: Double = 20, _ done: (StatusReport) -> Bool) async throws -> StatusReport {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = ContinuousClock.now + .milliseconds(Int64(timeout * 1000))
+        let watch = FolderWatch(root)
         var last = try await status()
         while !done(last) {
-            guard Date() < deadline else { throw HarnessError("status never reached the expected state: \(last)") }
-            try await Task.sleep(nanoseconds: 100_000_000)
+            guard ContinuousClock.now < deadline else { throw HarnessError("status never reached the expected state: \(last)") }
+            if let watch {
+                try await watch.next(within: min(.seconds(1), deadline - ContinuousClock.now))
+            } else {
+                try await Task.sleep(for: .milliseconds(100))
+            }
             last = try await status()
         }
         return last
