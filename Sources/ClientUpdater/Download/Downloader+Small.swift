@@ -29,7 +29,7 @@ extension Downloader {
             var headers = self.headers
             if let etag { headers["If-None-Match"] = etag }
             let body = SmallBody(cap: cap)
-            let response = try await transport.get(
+            let response = try await get(
                 TransportRequest(url: url, headers: headers, idleTimeout: idleTimeout, timeLimit: timeLimit),
                 head: { head in
                     switch head.status {

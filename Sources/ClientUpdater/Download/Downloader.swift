@@ -1,5 +1,6 @@
 import ClientFoundation
 import Foundation
+import Synchronization
 
 /// Download policy on top of a ``Transport``: files streamed to disk with a digest,
 /// resume with `Range`, retries with capped backoff, caps; small capped bodies with
@@ -8,6 +9,10 @@ import Foundation
 /// Transient failures (refused, reset, timed out, DNS, truncated body, 5xx/408/429) are
 /// retried per ``retry``; permanent ones (other statuses, too large, hash mismatch) are
 /// thrown at once. After the last attempt the error says how many attempts were made.
+///
+/// The transport's own errors are read through ``TransportFailing`` and leave the
+/// downloader as ``UpdaterError`` (``get(_:head:sink:)``): a caller sees one error type
+/// whatever transport it was given.
 package struct Downloader: Sendable {
     package var transport: any Transport
     package var retry: RetryPolicy
@@ -21,7 +26,7 @@ package struct Downloader: Sendable {
     package var headers: [String: String]
     /// Called before each retry with the attempt that failed (1-based), the delay and
     /// the error: for logging.
-    package var onRetry: (@Sendable (Int, Double, UpdaterError) -> Void)?
+    package var onRetry: (@Sendable (Int, Double, any TransportFailing) -> Void)?
 
     /// - Parameter transport: the network seam; `ClientUpdaterHTTP` adds an initializer
     ///   without it that uses its `DefaultTransport`.
@@ -146,7 +151,7 @@ package struct Downloader: Sendable {
             var headers = self.headers
             if offset > 0 { headers["Range"] = "bytes=\(offset)-" }
             do {
-                let response = try await transport.get(
+                let response = try await get(
                     TransportRequest(url: url, headers: headers, idleTimeout: idleTimeout, timeLimit: timeLimit),
                     head: { head in try Self.begin(head, url: url, file: file, offset: offset, expectedSize: expectedSize) },
                     sink: { chunk in
@@ -203,26 +208,55 @@ package struct Downloader: Sendable {
 
     static func name(_ algorithm: Digest.Algorithm) -> String { algorithm == .sha1 ? "SHA-1" : "SHA-256" }
 
+    /// Performs `request` on ``transport``, saying the transport's own failures
+    /// (``TransportFailing``) as ``UpdaterError`` `.network` or `.httpStatus` with their
+    /// message; what `head` or `sink` throw is rethrown as it is.
+    package func get(
+        _ request: TransportRequest,
+        head: @Sendable (TransportResponse) throws -> Void,
+        sink: @Sendable (UnsafeRawBufferPointer) throws -> Void
+    ) async throws -> TransportResponse {
+        let caller = CallerThrew()
+        do {
+            return try await transport.get(
+                request,
+                head: { response in
+                    do { try head(response) } catch {
+                        caller.set()
+                        throw error
+                    }
+                },
+                sink: { chunk in
+                    do { try sink(chunk) } catch {
+                        caller.set()
+                        throw error
+                    }
+                })
+        } catch let error where !caller.isSet {
+            throw UpdaterError.saying(error)
+        }
+    }
+
     /// The one retry loop of the device: runs `operation` (given the 1-based attempt) until
-    /// it succeeds or fails permanently; a transient ``UpdaterError`` (network, 5xx, 408,
-    /// 429) is retried after ``retry``'s backoff (reported to ``onRetry``) until the
-    /// attempts run out, then `exhausted` turns the last error and the number of attempts
-    /// into what is thrown.
+    /// it succeeds or fails permanently; a transient failure (``TransportFailing``: network,
+    /// 5xx, 408, 429, whichever module's error says it) is retried after ``retry``'s backoff
+    /// (reported to ``onRetry``) until the attempts run out, then `exhausted` turns the last
+    /// error and the number of attempts into what is thrown.
     package func retrying<T>(
         _ operation: (Int) async throws -> T,
-        exhausted: (UpdaterError, Int) -> any Error = Downloader.gaveUp
+        exhausted: (any TransportFailing, Int) -> any Error = Downloader.gaveUp
     ) async throws -> T {
         var attempt = 0
         while true {
             attempt += 1
             do {
                 return try await operation(attempt)
-            } catch let error as UpdaterError where error.isTransient {
+            } catch let error as any TransportFailing where error.isTransient {
                 guard attempt < retry.maxAttempts else { throw exhausted(error, attempt) }
                 var delay = retry.delay(beforeRetry: attempt, random: Double.random(in: 0..<1))
                 // A server that said when to come back (`Retry-After`) is not asked sooner; one
                 // that asks for longer than this policy ever waits is left to the next check.
-                if let asked = (error.underlying as? HTTPStatusFailure)?.retryAfter {
+                if let asked = error.statusFailure?.retryAfter {
                     let seconds = Double(asked.components.seconds) + Double(asked.components.attoseconds) / 1e18
                     guard seconds <= retry.maxDelay else { throw exhausted(error, attempt) }
                     delay = max(delay, seconds)
@@ -233,15 +267,25 @@ package struct Downloader: Sendable {
         }
     }
 
-    /// The last transient error, saying how many attempts were made (when more than one).
-    package static func gaveUp(_ error: UpdaterError, after attempts: Int) -> any Error {
-        guard attempts > 1 else { return error }
+    /// The last transient error as an ``UpdaterError``, saying how many attempts were made
+    /// (when more than one).
+    package static func gaveUp(_ error: any TransportFailing, after attempts: Int) -> any Error {
+        let said = UpdaterError.saying(error)
+        guard attempts > 1, let error = said as? UpdaterError else { return said }
         return UpdaterError(error.code, "\(error.message) (gave up after \(attempts) attempts)", underlying: error.underlying)
     }
 }
 
 /// Thrown by a response head to make the downloader start again from byte 0.
 struct RestartFromZero: Error {}
+
+/// Set when the caller's `head` or `sink` threw, so ``Downloader/get(_:head:sink:)`` tells
+/// the caller's own error from the transport's.
+final class CallerThrew: Sendable {
+    private let value = Mutex(false)
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
+}
 
 /// A parsed `Content-Range: bytes a-b/total` (total may be `*`).
 struct ContentRange: Equatable {

@@ -5,6 +5,10 @@ import Synchronization
 ///
 /// Implementations only move bytes. Size caps, hashing, retries and policy live in the
 /// core, so a test or another platform can plug in its own transport.
+///
+/// A transport fails with its own module's error; the core reads it through
+/// ``TransportFailing`` (ClientUpdaterHTTP's `HTTPTransportError` is one), and the
+/// `Downloader` says it as ``UpdaterError`` to its callers.
 public protocol Transport: Sendable {
     /// Performs a GET and streams the body to `sink` chunk by chunk, as it arrives.
     ///
@@ -14,9 +18,11 @@ public protocol Transport: Sendable {
     ///     never after `get` returns; throwing from it aborts the transfer (used to stop
     ///     a body that grows past its cap) and `get` rethrows that error.
     /// - Returns: the response head, once the body has been fully delivered.
-    /// - Throws: ``UpdaterError`` `.network` (with a ``TransportFailure`` as the
-    ///   underlying cause) for connection failures, truncated bodies and timeouts. An
-    ///   HTTP error status is *returned*, not thrown: the caller judges it.
+    /// - Throws: for connection failures, truncated bodies and timeouts, the transport's
+    ///   ``TransportFailing`` error with a ``TransportFailure`` (its `.network` code, the
+    ///   failure as the underlying cause; the message as `ModuleError.network(_:_:)` words
+    ///   it). An HTTP error status is *returned*, not thrown: the caller judges it. What
+    ///   `sink` throws is rethrown as it is.
     func get(_ request: TransportRequest, sink: @Sendable (UnsafeRawBufferPointer) throws -> Void) async throws -> TransportResponse
 
     /// Like ``get(_:sink:)``, but hands the response head to `head` as soon as it arrives,
@@ -39,8 +45,8 @@ public protocol Transport: Sendable {
     /// The same connection setup as ``get(_:sink:)`` (proxies, trust store, timeouts).
     /// The default implementation, for transports that fetch only, throws
     /// ``UpdaterError`` `.unsupported`.
-    /// - Throws: ``UpdaterError`` `.network` (with a ``TransportFailure``) for connection
-    ///   failures and timeouts, `.unsupported` for a URL scheme the transport cannot send to;
+    /// - Throws: the transport's ``TransportFailing`` error with a ``TransportFailure`` for
+    ///   connection failures and timeouts, its own error for a URL scheme it cannot send to;
     ///   an HTTP error status is *returned*.
     func exchange(_ request: TransportExchange) async throws -> TransportReply
 }

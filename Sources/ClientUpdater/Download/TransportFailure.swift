@@ -1,7 +1,8 @@
 import Foundation
 
-/// Why a transfer failed below HTTP: kept as the `underlying` cause of an
-/// ``UpdaterError`` `.network`, so policy (retry or not) can branch on it.
+/// Why a transfer failed below HTTP: kept as the `underlying` cause of a transport's
+/// `.network` error (``TransportFailing``) and of an ``UpdaterError`` `.network`, so policy
+/// (retry or not) can branch on it.
 public enum TransportFailure: Error, Sendable, Equatable, CustomStringConvertible {
     /// Nothing listens on the port (or the host refused the connection).
     case refused
@@ -58,18 +59,10 @@ public enum TransportFailure: Error, Sendable, Equatable, CustomStringConvertibl
     }
 }
 
-extension UpdaterError {
-    /// A `.network` error for `url`, e.g. "GET http://…/app.tgz: connection refused".
-    public static func network(_ url: URL, _ failure: TransportFailure) -> UpdaterError {
-        UpdaterError(.network, "GET \(url.absoluteString): \(failure)", underlying: failure)
-    }
-
-    /// The ``TransportFailure`` behind a `.network` error, if any.
-    public var transportFailure: TransportFailure? { underlying as? TransportFailure }
-}
-
 /// An HTTP status that is not acceptable, kept as the `underlying` cause of an
-/// ``UpdaterError`` `.httpStatus` (so callers can tolerate, e.g., a 404 on a source map).
+/// ``UpdaterError`` `.httpStatus` or of another module's error about a status
+/// (``TransportFailing/statusFailure``), so callers can tolerate, e.g., a 404 on a source
+/// map, and the retry loop retries a 5xx.
 public struct HTTPStatusFailure: Error, Sendable, Equatable {
     public let status: Int
     /// How long the server asked to be left alone (its `Retry-After`, RFC 9110 §10.2.3), when
@@ -90,16 +83,5 @@ extension UpdaterError {
         let suffix = detail.map { " (\($0))" } ?? ""
         return UpdaterError(
             .httpStatus, "GET \(url.absoluteString): HTTP \(status)\(suffix)", underlying: HTTPStatusFailure(status: status, retryAfter: retryAfter))
-    }
-
-    /// The HTTP status behind a `.httpStatus` error, if any.
-    public var httpStatus: Int? { (underlying as? HTTPStatusFailure)?.status }
-
-    /// Whether retrying may succeed: network failures (refused, reset, timeout, DNS,
-    /// truncated body) and 5xx/408/429 statuses. Everything else is permanent.
-    public var isTransient: Bool {
-        if code == .network { return transportFailure?.isTransient ?? true }
-        if code == .httpStatus { return (underlying as? HTTPStatusFailure)?.isTransient ?? false }
-        return false
     }
 }
