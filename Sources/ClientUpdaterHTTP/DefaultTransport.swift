@@ -8,10 +8,11 @@ import Foundation
 /// Every `DefaultTransport` with the same settings shares one connection pool, so
 /// making one per channel or per command costs nothing.
 ///
-/// A request fails with the `Transport` contract's error, ClientUpdater's `UpdaterError`
-/// (`.network` with a `TransportFailure` the `Downloader` retries when it is transient,
-/// `.unsupported` for a scheme it does not speak); settings it cannot use fail with this
-/// module's ``HTTPTransportError``.
+/// A request fails with this module's ``HTTPTransportError``: `.network` with a
+/// `TransportFailure` (ClientUpdater's `Downloader` reads it through `TransportFailing` and
+/// retries it when it is transient), `.unsupported` for a scheme it does not speak,
+/// `.configInvalid` for settings it cannot use. A `file:` URL is read by ClientUpdater's
+/// `FileTransport`, whose failures are ClientUpdater's.
 public struct DefaultTransport: HeadFirstTransport {
     package let http: HTTPTransport
 
@@ -37,7 +38,7 @@ public struct DefaultTransport: HeadFirstTransport {
         case "http", "https":
             return try await http.get(request, head: head, sink: sink)
         default:
-            throw UpdaterError(.unsupported, "GET \(request.url.absoluteString): unsupported URL scheme (use https:, http: or file:)")
+            throw HTTPTransportError(.unsupported, "GET \(request.url.absoluteString): unsupported URL scheme (use https:, http: or file:)")
         }
     }
 
@@ -48,10 +49,10 @@ public struct DefaultTransport: HeadFirstTransport {
         case "http", "https":
             return try await http.exchange(request)
         case "file":
-            throw UpdaterError(
+            throw HTTPTransportError(
                 .unsupported, "\(request.method) \(request.url.absoluteString): a file: URL takes no request with a body (use https: or http:)")
         default:
-            throw UpdaterError(
+            throw HTTPTransportError(
                 .unsupported, "\(request.method) \(request.url.absoluteString): unsupported URL scheme (use https: or http:)")
         }
     }

@@ -39,11 +39,10 @@ package final class HTTPClientRegistry: Sendable {
 
     /// The client for `key`, made on first use.
     /// - Throws: ``HTTPTransportError`` `.configInvalid` when the CA file cannot be loaded;
-    ///   `UpdaterError` `.internalError` after ``shutdown()`` (the `Transport` contract's
-    ///   error, as every failure of a request).
+    ///   `.shutDown` after ``shutdown()``.
     func client(for key: Key) throws -> HTTPClient {
         try state.withLockedValue { state in
-            guard !state.isShutDown else { throw UpdaterError(.internalError, "the HTTP transport was shut down") }
+            guard !state.isShutDown else { throw HTTPTransportError(.shutDown, "the HTTP transport was shut down") }
             if let client = state.clients[key] { return client }
             let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: try Self.configuration(key))
             state.clients[key] = client

@@ -11,14 +11,14 @@ extension HTTPTransport {
     ///
     /// The idle timeout covers every wait for the server (the head, each chunk); the time
     /// limit covers the whole exchange, connecting included.
-    /// - Throws: ``UpdaterError`` `.network` with a ``TransportFailure``; `.unsupported` for
+    /// - Throws: ``HTTPTransportError`` `.network` with a `TransportFailure`; `.unsupported` for
     ///   a scheme other than `http:`/`https:`. HTTP statuses are returned.
     package func exchange(_ request: TransportExchange) async throws -> TransportReply {
         if let error = settings.deferredError { throw error }
         switch request.url.scheme?.lowercased() {
         case "http", "https": break
         default:
-            throw UpdaterError(
+            throw HTTPTransportError(
                 .unsupported, "\(request.method) \(request.url.absoluteString): unsupported URL scheme for HTTP (use https: or http:)")
         }
         let deadline = NIODeadline.now() + .nanoseconds(Int64(request.timeLimit * 1e9))
@@ -73,7 +73,7 @@ extension HTTPTransport {
             }
             stall.arrived()
             if stall.isOverTime() {
-                throw UpdaterError.network(url, .deadlineExceeded(seconds: request.timeLimit))
+                throw HTTPTransportError.network(url, .deadlineExceeded(seconds: request.timeLimit))
             }
             guard let chunk else { break }
             let room = TransportExchange.maxResponseBytes - body.count
@@ -89,9 +89,9 @@ extension HTTPTransport {
     }
 
     private static func exchangeFailure(_ error: any Error, url: URL, _ context: HTTPFailureMapping.Context) -> any Error {
-        if error is CancellationError || error is UpdaterError { return error }
+        if error is CancellationError || error is HTTPTransportError { return error }
         if let client = error as? HTTPClientError, client == .cancelled { return CancellationError() }
         if Task.isCancelled { return CancellationError() }
-        return UpdaterError.network(url, HTTPFailureMapping.failure(error, context))
+        return HTTPTransportError.network(url, HTTPFailureMapping.failure(error, context))
     }
 }

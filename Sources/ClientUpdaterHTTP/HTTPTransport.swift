@@ -21,12 +21,11 @@ import NIOHTTP1
 ///   overall ``TransportRequest/timeLimit``.
 /// - Proxies per ``ProxySettings``; trust from the system store or
 ///   ``HTTPTransportSettings/caFile``.
-/// - Failures below HTTP throw ``UpdaterError`` `.network` with a ``TransportFailure``;
-///   HTTP statuses are returned. Cancelling the calling task cancels the request. That
-///   `UpdaterError` is the `Transport` contract's error, not this module's: the
-///   `Downloader` retries what ``TransportFailure`` calls transient (as AsyncHTTPClient's
-///   errors are the ones NIO's channel reports); settings it cannot use are its own
-///   ``HTTPTransportError``.
+/// - Failures below HTTP throw this module's ``HTTPTransportError`` `.network` with a
+///   `TransportFailure`; HTTP statuses are returned. Cancelling the calling task cancels
+///   the request. The `Downloader` reads the error through `TransportFailing` and retries
+///   what the `TransportFailure` calls transient (as AsyncHTTPClient's errors are the ones
+///   NIO's channel reports); settings it cannot use are `.configInvalid`.
 package struct HTTPTransport: HeadFirstTransport {
     package let settings: HTTPTransportSettings
     let registry: HTTPClientRegistry
@@ -47,7 +46,7 @@ package struct HTTPTransport: HeadFirstTransport {
         switch request.url.scheme?.lowercased() {
         case "http", "https": break
         default:
-            throw UpdaterError(.unsupported, "GET \(request.url.absoluteString): unsupported URL scheme for HTTP (use https: or http:)")
+            throw HTTPTransportError(.unsupported, "GET \(request.url.absoluteString): unsupported URL scheme for HTTP (use https: or http:)")
         }
         // AsyncHTTPClient's deadline covers the wait for the head; the watch covers the body.
         let deadline = request.timeLimit.map { NIODeadline.now() + .nanoseconds(Int64($0 * 1e9)) } ?? .distantFuture
@@ -130,14 +129,14 @@ package struct HTTPTransport: HeadFirstTransport {
                 // Checked here too, so a body that arrives late fails even when the watch
                 // task did not get to run in time.
                 if stall.isOverTime() {
-                    throw UpdaterError.network(url, .deadlineExceeded(seconds: request.timeLimit ?? 0))
+                    throw HTTPTransportError.network(url, .deadlineExceeded(seconds: request.timeLimit ?? 0))
                 }
                 guard let chunk else { break }
                 try chunk.withUnsafeReadableBytes { try sink($0) }
                 context.received += Int64(chunk.readableBytes)
             }
             if let declared = context.declared, context.received < declared {
-                throw UpdaterError.network(url, .truncated(received: context.received, expected: declared))
+                throw HTTPTransportError.network(url, .truncated(received: context.received, expected: declared))
             }
             return answer
         }
@@ -146,14 +145,14 @@ package struct HTTPTransport: HeadFirstTransport {
     /// A certificate failure on a direct connection, with its reason when the certificate's
     /// dates give it (``CertificateDiagnosis``).
     private func explained(_ error: any Error, url: URL, direct: Bool) async -> any Error {
-        guard direct, let failure = (error as? UpdaterError)?.transportFailure, case .tls(let text) = failure,
+        guard direct, let failure = (error as? HTTPTransportError)?.transportFailure, case .tls(let text) = failure,
             text.contains("CERTIFICATE_VERIFY_FAILED"), let host = url.host
         else { return error }
         let port = url.port ?? 443
         guard let reason = await CertificateDiagnosis.validityProblem(host: host, port: port, timeout: settings.connectTimeout) else {
             return error
         }
-        return UpdaterError.network(url, .tls("the server's certificate failed verification: \(reason)"))
+        return HTTPTransportError.network(url, .tls("the server's certificate failed verification: \(reason)"))
     }
 
     private func makeRequest(_ url: URL, _ headers: [String: String]) -> HTTPClientRequest {
@@ -177,9 +176,9 @@ package struct HTTPTransport: HeadFirstTransport {
     }
 
     private static func mapped(_ error: any Error, url: URL, _ context: HTTPFailureMapping.Context) -> any Error {
-        if error is CancellationError || error is UpdaterError { return error }
+        if error is CancellationError || error is HTTPTransportError { return error }
         if let client = error as? HTTPClientError, client == .cancelled { return CancellationError() }
         if Task.isCancelled { return CancellationError() }
-        return UpdaterError.network(url, HTTPFailureMapping.failure(error, context))
+        return HTTPTransportError.network(url, HTTPFailureMapping.failure(error, context))
     }
 }

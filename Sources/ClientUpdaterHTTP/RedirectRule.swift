@@ -17,14 +17,14 @@ package enum RedirectRule {
     /// The next URL after `status` from `url` with `location`, or `nil` when the response
     /// is not a redirect to follow (it is then returned to the caller as is).
     /// - Parameter hop: the number of this redirect (1 for the first).
-    /// - Throws: ``UpdaterError`` `.network` with ``TransportFailure/redirect(_:)``.
+    /// - Throws: ``HTTPTransportError`` `.network` with `TransportFailure.redirect(_:)`.
     package static func next(from url: URL, status: Int, location: String?, hop: Int, maxRedirects: Int) throws -> URL? {
         guard statuses.contains(status), let location, !location.isEmpty else { return nil }
         guard hop <= maxRedirects else {
-            throw UpdaterError.network(url, .redirect("more than \(maxRedirects) redirects"))
+            throw HTTPTransportError.network(url, .redirect("more than \(maxRedirects) redirects"))
         }
         guard let target = URL(string: location, relativeTo: url)?.absoluteURL, target.host?.isEmpty == false else {
-            throw UpdaterError.network(url, .redirect("Location '\(location)' is not a URL"))
+            throw HTTPTransportError.network(url, .redirect("Location '\(location)' is not a URL"))
         }
         let from = url.scheme?.lowercased()
         switch target.scheme?.lowercased() {
@@ -33,9 +33,9 @@ package enum RedirectRule {
         case "http" where from == "http":
             return target
         case "http":
-            throw UpdaterError.network(url, .redirect("\(target.absoluteString) would downgrade https: to http:"))
+            throw HTTPTransportError.network(url, .redirect("\(target.absoluteString) would downgrade https: to http:"))
         default:
-            throw UpdaterError.network(url, .redirect("\(target.absoluteString) is not an http: or https: URL"))
+            throw HTTPTransportError.network(url, .redirect("\(target.absoluteString) is not an http: or https: URL"))
         }
     }
 }

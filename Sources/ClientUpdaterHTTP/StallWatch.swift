@@ -94,8 +94,8 @@ final class StallWatch: Sendable {
         while true {
             try await Task.sleep(nanoseconds: step)
             let t = now()
-            if isOverTime(now: t) { throw UpdaterError.network(url, .deadlineExceeded(seconds: timeLimit ?? 0)) }
-            if tick(now: t) { throw UpdaterError.network(url, .timedOut(seconds: idleTimeout)) }
+            if isOverTime(now: t) { throw HTTPTransportError.network(url, .deadlineExceeded(seconds: timeLimit ?? 0)) }
+            if tick(now: t) { throw HTTPTransportError.network(url, .timedOut(seconds: idleTimeout)) }
         }
     }
 }

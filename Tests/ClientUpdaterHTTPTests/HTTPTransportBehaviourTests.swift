@@ -59,7 +59,7 @@ extension HTTPSuites {
                 #expect(server.requests.map(\.path) == ["/old", "/mid", "/new"])
                 #expect(server.requests.allSatisfy { $0[header: "if-none-match"] == "\"e\"" }, "headers go to every hop, like curl")
                 server.clearLog()
-                let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(server.url("/loop")) }
+                let error = await #expect(throws: HTTPTransportError.self) { try await transport.fetchAll(server.url("/loop")) }
                 #expect(error?.transportFailure == .redirect("more than 10 redirects"), "\(error?.message ?? "")")
                 #expect(error?.isTransient == false)
                 #expect(server.requests.count == 11)
@@ -76,7 +76,7 @@ extension HTTPSuites {
             #expect(try RedirectRule.next(from: http, status: 304, location: "/x", hop: 1, maxRedirects: 3) == nil)
             #expect(try RedirectRule.next(from: http, status: 302, location: nil, hop: 1, maxRedirects: 3) == nil)
             for (from, location, hop) in [(https, "http://cdn.example.com/m", 1), (http, "ftp://x/y", 1), (http, "/x", 4)] {
-                #expect(throws: UpdaterError.self) {
+                #expect(throws: HTTPTransportError.self) {
                     try RedirectRule.next(from: from, status: 302, location: location, hop: hop, maxRedirects: 3)
                 }
             }
@@ -91,7 +91,7 @@ extension HTTPSuites {
             settings.connectTimeout = 0.3
             let url = try #require(URL(string: "http://127.0.0.1:\(blackhole.port)/x"))
             try await withTransport(settings) { transport in
-                let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(url, idleTimeout: 30) }
+                let error = await #expect(throws: HTTPTransportError.self) { try await transport.fetchAll(url, idleTimeout: 30) }
                 #expect(error?.transportFailure == .connectTimedOut(seconds: 0.3), "\(error?.message ?? "")")
                 #expect(error?.isTransient == true)
             }
@@ -105,7 +105,7 @@ extension HTTPSuites {
             let server = try LoopbackHTTPServer(handler: faults.wrap { _ in LoopbackResponse(status: 200, body: .data(httpTestBytes(20_000))) })
             defer { server.stop() }
             try await withTransport { transport in
-                let error = await #expect(throws: UpdaterError.self) {
+                let error = await #expect(throws: HTTPTransportError.self) {
                     try await transport.fetchAll(server.url("/slow"), idleTimeout: 5, timeLimit: 0.4)
                 }
                 #expect(error?.transportFailure == .deadlineExceeded(seconds: 0.4), "\(error?.message ?? "")")
@@ -198,8 +198,8 @@ extension HTTPSuites {
             #expect(registry.clientCount == 1)
             try await registry.shutdown()
             #expect(registry.clientCount == 0)
-            let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(server.url("/z")) }
-            #expect(error?.code == .internalError)
+            let error = await #expect(throws: HTTPTransportError.self) { try await transport.fetchAll(server.url("/z")) }
+            #expect(error?.code == .shutDown)
         }
     }
 }

@@ -70,7 +70,7 @@ extension HTTPSuites {
         @Test func refusedConnectionIsANetworkError() async throws {
             let refusing = try LoopbackHTTPServer.refusingPort()
             let url = try #require(URL(string: "http://127.0.0.1:\(refusing.port)/app.tgz"))
-            let error = await #expect(throws: UpdaterError.self) { try await HTTPTransport().fetchAll(url) }
+            let error = await #expect(throws: HTTPTransportError.self) { try await HTTPTransport().fetchAll(url) }
             #expect(error?.code == .network)
             #expect(error?.transportFailure == .refused)
             #expect(error?.message == "GET \(url.absoluteString): connection refused")
@@ -81,7 +81,7 @@ extension HTTPSuites {
             faults.add(.reset(afterBytes: 50_000))
             let server = try serve(faults)
             defer { server.stop() }
-            let error = await #expect(throws: UpdaterError.self) { try await HTTPTransport().fetchAll(server.url("/app.tgz")) }
+            let error = await #expect(throws: HTTPTransportError.self) { try await HTTPTransport().fetchAll(server.url("/app.tgz")) }
             #expect(error?.code == .network)
             // The reset may discard bytes still in flight: the body is cut at or before 50,000.
             switch error?.transportFailure {
@@ -96,7 +96,7 @@ extension HTTPSuites {
             faults.add(.truncate(afterBytes: 1234))
             let server = try serve(faults)
             defer { server.stop() }
-            let error = await #expect(throws: UpdaterError.self) { try await HTTPTransport().fetchAll(server.url("/app.tgz")) }
+            let error = await #expect(throws: HTTPTransportError.self) { try await HTTPTransport().fetchAll(server.url("/app.tgz")) }
             #expect(error?.code == .network)
             #expect(error?.transportFailure == .truncated(received: 1234, expected: 300_000), "\(error?.message ?? "")")
         }
@@ -106,7 +106,7 @@ extension HTTPSuites {
             faults.add(.stall(afterBytes: 1000))
             let server = try serve(faults)
             defer { server.stop() }
-            let error = await #expect(throws: UpdaterError.self) {
+            let error = await #expect(throws: HTTPTransportError.self) {
                 try await HTTPTransport().fetchAll(server.url("/app.tgz"), idleTimeout: 0.3)
             }
             #expect(error?.transportFailure == .timedOut(seconds: 0.3))
@@ -146,9 +146,9 @@ extension HTTPSuites {
 
         @Test func unsupportedScheme() async throws {
             let url = try #require(URL(string: "ftp://127.0.0.1/x"))
-            let error = await #expect(throws: UpdaterError.self) { try await DefaultTransport().fetchAll(url) }
+            let error = await #expect(throws: HTTPTransportError.self) { try await DefaultTransport().fetchAll(url) }
             #expect(error?.code == .unsupported)
-            let file = await #expect(throws: UpdaterError.self) {
+            let file = await #expect(throws: HTTPTransportError.self) {
                 try await HTTPTransport().fetchAll(URL(fileURLWithPath: scratch.path + "/app.tgz"))
             }
             #expect(file?.code == .unsupported, "file: is DefaultTransport's, not HTTPTransport's")
@@ -181,7 +181,7 @@ extension HTTPSuites {
 
         @Test func reportsUnknownHostAsDNS() async throws {
             let url = try #require(URL(string: "http://no-such-host.invalid/x"))
-            let error = await #expect(throws: UpdaterError.self) { try await HTTPTransport().fetchAll(url) }
+            let error = await #expect(throws: HTTPTransportError.self) { try await HTTPTransport().fetchAll(url) }
             #expect(error?.transportFailure == .dns)
             #expect(error?.message == "GET http://no-such-host.invalid/x: host name not found (DNS)")
         }
@@ -201,7 +201,7 @@ extension HTTPSuites {
         @Test func defaultTransportHandsHTTPSToHTTPTransport() async throws {
             let refusing = try LoopbackHTTPServer.refusingPort()
             let url = try #require(URL(string: "https://127.0.0.1:\(refusing.port)/m.json"))
-            let error = await #expect(throws: UpdaterError.self) { try await DefaultTransport().fetchAll(url) }
+            let error = await #expect(throws: HTTPTransportError.self) { try await DefaultTransport().fetchAll(url) }
             #expect(error?.transportFailure == .refused, "\(error?.message ?? "")")
         }
 
@@ -214,7 +214,7 @@ extension HTTPSuites {
                 return r
             }
             defer { server.stop() }
-            let error = await #expect(throws: UpdaterError.self) { try await HTTPTransport().fetchAll(server.url("/c")) }
+            let error = await #expect(throws: HTTPTransportError.self) { try await HTTPTransport().fetchAll(server.url("/c")) }
             // A chunked body has no declared length: the early close is a lost connection.
             #expect(error?.transportFailure == .reset, "\(error?.message ?? "")")
         }

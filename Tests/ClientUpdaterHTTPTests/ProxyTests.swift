@@ -107,7 +107,7 @@ extension HTTPSuites {
             defer { server.stop() }
             let settings = HTTPTransportSettings.fromEnvironment(["http_proxy": "http://127.0.0.1:\(port)"])
             try await withTransport(settings) { transport in
-                let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(server.url("/x")) }
+                let error = await #expect(throws: HTTPTransportError.self) { try await transport.fetchAll(server.url("/x")) }
                 guard case .proxy(let text) = error?.transportFailure else {
                     Issue.record("expected a proxy failure, got \(error?.message ?? "nothing")")
                     return
@@ -174,7 +174,7 @@ extension HTTPSuites {
             defer { server.stop() }
             let settings = HTTPTransportSettings.fromEnvironment(["http_proxy": "http://u:p@127.0.0.1:\(resetting.port)"])
             try await withTransport(settings) { transport in
-                let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(server.url("/x")) }
+                let error = await #expect(throws: HTTPTransportError.self) { try await transport.fetchAll(server.url("/x")) }
                 let message = error?.message ?? ""
                 #expect(message.contains("proxy 127.0.0.1:\(resetting.port)"), "\(message)")
                 #expect(message.contains("reset"), "\(message)")

@@ -69,7 +69,7 @@ extension HTTPSuites {
         @Test func systemTrustStoreRefusesThePrivateCA() async throws {
             let f = try await offPool { try Fixture() }
             try await withTransport { transport in
-                let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(f.nginx.url(0, "/app.tgz")) }
+                let error = await #expect(throws: HTTPTransportError.self) { try await transport.fetchAll(f.nginx.url(0, "/app.tgz")) }
                 try Self.expectCertificateFailure(error)
             }
         }
@@ -77,7 +77,7 @@ extension HTTPSuites {
         @Test func wrongCAIsRefused() async throws {
             let f = try await offPool { try Fixture() }
             try await withTransport(f.trusting) { transport in
-                let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(f.nginx.url(1, "/app.tgz")) }
+                let error = await #expect(throws: HTTPTransportError.self) { try await transport.fetchAll(f.nginx.url(1, "/app.tgz")) }
                 try Self.expectCertificateFailure(error)
             }
         }
@@ -85,7 +85,7 @@ extension HTTPSuites {
         @Test func expiredCertificateIsRefused() async throws {
             let f = try await offPool { try Fixture() }
             try await withTransport(f.trusting) { transport in
-                let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(f.nginx.url(2, "/app.tgz")) }
+                let error = await #expect(throws: HTTPTransportError.self) { try await transport.fetchAll(f.nginx.url(2, "/app.tgz")) }
                 try Self.expectCertificateFailure(error)
                 #expect(
                     error?.message.hasSuffix("TLS failure: the server's certificate failed verification: it expired on 2020-02-01T00:00:00Z") == true,
@@ -96,7 +96,7 @@ extension HTTPSuites {
         @Test func httpsToHTTPRedirectIsRefused() async throws {
             let f = try await offPool { try Fixture() }
             try await withTransport(f.trusting) { transport in
-                let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(f.nginx.url(3, "/app.tgz")) }
+                let error = await #expect(throws: HTTPTransportError.self) { try await transport.fetchAll(f.nginx.url(3, "/app.tgz")) }
                 guard case .redirect(let why) = error?.transportFailure else {
                     Issue.record("expected a refused redirect, got \(error?.message ?? "nothing")")
                     return
@@ -139,7 +139,7 @@ extension HTTPSuites {
             ]
             try await withTransport(settings) { transport in
                 for (url, words) in cases {
-                    let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(url) }
+                    let error = await #expect(throws: HTTPTransportError.self) { try await transport.fetchAll(url) }
                     let message = error?.message ?? ""
                     #expect(message.hasPrefix("GET \(url.absoluteString): \(words)"), "\(message)")
                     #expect(message.hasSuffix(via), "\(message)")
@@ -151,7 +151,7 @@ extension HTTPSuites {
             }
             // Direct, the same words without the proxy.
             try await withTransport(f.trusting) { transport in
-                let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(plainHTTPS) }
+                let error = await #expect(throws: HTTPTransportError.self) { try await transport.fetchAll(plainHTTPS) }
                 let message = error?.message ?? ""
                 #expect(
                     message == "GET \(plainHTTPS.absoluteString): " + cases[1].1
@@ -159,7 +159,7 @@ extension HTTPSuites {
             }
         }
 
-        static func expectCertificateFailure(_ error: UpdaterError?) throws {
+        static func expectCertificateFailure(_ error: HTTPTransportError?) throws {
             let error = try #require(error)
             #expect(error.code == .network)
             #expect(error.kind == .unavailable, "exit 69")

@@ -37,7 +37,7 @@ import Testing
         #expect(Set(server.requests.map(\.connection)).count == 1, "one keep-alive connection")
         let port = server.port
         server.stop()
-        await #expect(throws: UpdaterError.self) { try await DefaultTransport().fetchAll(server.url("/x")) }
+        await #expect(throws: HTTPTransportError.self) { try await DefaultTransport().fetchAll(server.url("/x")) }
         try server.start()
         #expect(server.port == port)
         let (response, body) = try await DefaultTransport().fetchAll(server.url("/x"))
@@ -51,7 +51,7 @@ import Testing
         server.dropConnections(2)
         let transport = DefaultTransport()
         for _ in 0..<2 {
-            let error = await #expect(throws: UpdaterError.self) { try await transport.fetchAll(server.url("/x")) }
+            let error = await #expect(throws: HTTPTransportError.self) { try await transport.fetchAll(server.url("/x")) }
             #expect(error?.code == .network)
         }
         let (response, _) = try await transport.fetchAll(server.url("/x"))
@@ -122,7 +122,7 @@ import Testing
         let port = server.port
         let transport = DefaultTransport()
         for path in ["/stall", "/drip"] {
-            await #expect(throws: UpdaterError.self) { try await transport.fetchAll(server.url(path), idleTimeout: 0.2) }
+            await #expect(throws: HTTPTransportError.self) { try await transport.fetchAll(server.url(path), idleTimeout: 0.2) }
         }
         // A connection that sent half a request: the server is blocked reading it.
         let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

@@ -49,7 +49,7 @@ final class FailureRecordingTransport: HeadFirstTransport {
         sink: @Sendable (UnsafeRawBufferPointer) throws -> Void
     ) async throws -> TransportResponse {
         do { return try await inner.get(request, head: head, sink: sink) } catch {
-            let failure = ((error as? UpdaterError)?.underlying as? TransportFailure).map { "\($0)" } ?? "\(error)"
+            let failure = (error as? any TransportFailing)?.transportFailure.map { "\($0)" } ?? "\(error)"
             recorded.withLock { $0.append(failure) }
             throw error
         }
