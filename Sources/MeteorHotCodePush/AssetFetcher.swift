@@ -72,27 +72,24 @@ struct AssetFetcher: Sendable {
         let limit =
             asset.hash != nil
             ? min(max((asset.size ?? maxAssetBytes) + Self.sourceMapLineMargin, 1 << 20), maxAssetBytes) : maxAssetBytes
-        do {
-            return try await downloader.retrying(
-                { _ in
-                    try await attemptFetch(asset, url: url, version: version, to: temp, limit: limit)
-                },
-                exhausted: { error, attempts in
-                    if let status = error.httpStatus {
-                        return MeteorError(
-                            .httpStatus,
-                            "Non-success status code \(status) for asset: \(asset.urlPath) (version \(version), gave up after \(attempts) attempts)",
-                            underlying: error)
-                    }
+        // A status the head refuses is this module's `.httpStatus`, read by the retry loop
+        // through `TransportFailing` (a 5xx is retried); a failed request is the
+        // downloader's `UpdaterError` `.network`.
+        return try await downloader.retrying(
+            { _ in
+                try await attemptFetch(asset, url: url, version: version, to: temp, limit: limit)
+            },
+            exhausted: { error, attempts in
+                if let status = error.httpStatus {
                     return MeteorError(
-                        .network, "Could not download asset \(asset.urlPath) of version \(version) after \(attempts) attempts: \(error.message)",
+                        .httpStatus,
+                        "Non-success status code \(status) for asset: \(asset.urlPath) (version \(version), gave up after \(attempts) attempts)",
                         underlying: error)
-                })
-        } catch let error as UpdaterError where error.httpStatus != nil {
-            throw MeteorError(
-                .httpStatus, "Non-success status code \(error.httpStatus ?? 0) for asset: \(asset.urlPath) (version \(version))",
-                underlying: error)
-        }
+                }
+                return MeteorError(
+                    .network, "Could not download asset \(asset.urlPath) of version \(version) after \(attempts) attempts: \(error.message)",
+                    underlying: error)
+            })
     }
 
     private struct MissingSourceMap: Error {}
@@ -111,13 +108,15 @@ struct AssetFetcher: Sendable {
         let request = TransportRequest(url: url, headers: downloader.headers, idleTimeout: downloader.idleTimeout)
         let vouched = ETagVerdict()
         do {
-            _ = try await downloader.transport.get(
+            _ = try await downloader.get(
                 request,
                 head: { head in
                     if head.status == 404, asset.isSourceMap { throw MissingSourceMap() }
-                    // `Downloader.retrying`'s contract: its error, `UpdaterError.httpStatus`, is
-                    // retried when transient; it leaves this module as MeteorError `.httpStatus`.
-                    guard (200..<300).contains(head.status) else { throw UpdaterError.httpStatus(url, head.status) }
+                    guard (200..<300).contains(head.status) else {
+                        throw MeteorError(
+                            .httpStatus, "Non-success status code \(head.status) for asset: \(asset.urlPath) (version \(version))",
+                            underlying: HTTPStatusFailure(status: head.status))
+                    }
                     if let hash = asset.hash, let etag = head[header: "etag"], let tagged = Self.quotedSHA1(in: etag) {
                         guard tagged == hash else {
                             throw MeteorError(.hashMismatch, "Hash mismatch for asset: \(asset.urlPath) (version \(version), ETag \(tagged))")

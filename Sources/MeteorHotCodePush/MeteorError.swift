@@ -59,3 +59,7 @@ public struct MeteorErrorCode: ClientctlErrorCode {
 }
 
 extension MeteorErrorCode: FieldReportingCode {}
+
+/// An asset's refused status is `.httpStatus` with an `HTTPStatusFailure` as its cause, so
+/// the downloader's retry loop reads it (`TransportFailing`) and retries a 5xx.
+extension MeteorErrorCode: TransportFailureCode {}
