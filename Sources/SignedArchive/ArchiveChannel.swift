@@ -270,12 +270,13 @@ package struct ArchiveChannel: UpdateChannel {
     /// Every regular file of the version's tree, served at its relative path; `index.html`
     /// at the root is also `/`. A name ``ServedPathRule`` refuses throws `.invalidArgument`. Archives carry no per-file hashes, so names with a
     /// content hash in them are what makes an asset cacheable.
-    /// - Throws: `UpdaterError` `.notFound` or `.invalidArgument`: the `Channel` contract's
-    ///   error, on which the updater's watchdog fails the version and tries the next.
+    /// - Throws: ``SignedArchiveError`` `.notFound` or `.invalidArgument` with an
+    ///   `UnservableVersion` cause: the `UpdateChannel` contract's seam, on which the
+    ///   updater's watchdog fails the version and tries the next.
     package func servedAssets(for version: InstalledVersion) throws -> [ServedAsset] {
         let root = version.directory
         guard let enumerator = FileManager.default.enumerator(atPath: root) else {
-            throw UpdaterError(.notFound, "version \(version.id): \(root) cannot be read")
+            throw SignedArchiveError(.notFound, "version \(version.id): \(root) cannot be read", underlying: UnservableVersion(id: version.id))
         }
         var assets: [ServedAsset] = []
         while let relative = enumerator.nextObject() as? String {
@@ -284,7 +285,8 @@ package struct ArchiveChannel: UpdateChannel {
             guard lstat(full, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
             if let problem = ServedPathRule.problem(withStoredPath: relative) {
                 // Installed by an older clientctl: the organizer fails the version instead.
-                throw UpdaterError(.invalidArgument, "cannot organize version \(version.id): \(relative): \(problem)")
+                throw SignedArchiveError(
+                    .invalidArgument, "cannot organize version \(version.id): \(relative): \(problem)", underlying: UnservableVersion(id: version.id))
             }
             let urlPath = relative == "index.html" ? "/" : "/" + relative
             assets.append(ServedAsset(urlPath: urlPath, sourceFile: full, cacheable: HashedName.looksHashed(relative)))

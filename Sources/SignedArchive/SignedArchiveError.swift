@@ -7,8 +7,10 @@ import Foundation
 /// What it rethrows keeps its own type: SignedManifest's `SignedManifestError` (a manifest,
 /// signature or trust root refused), SafeArchive's `SafeArchiveError` (an archive's
 /// entries), DeltaPatch's `DeltaError` (a patch that does not apply), and ClientUpdater's `UpdaterError` from the
-/// downloader, the root's files and the `Channel` contract (``ArchiveChannel/servedAssets(for:)``
-/// fails with the codes the updater's watchdog acts on).
+/// downloader and the root's files. Where it implements ClientUpdater's `UpdateChannel`
+/// contract it fails with this error too: ``ArchiveChannel/servedAssets(for:)`` with
+/// `.notFound` or `.invalidArgument` and an `UnservableVersion` cause, which the updater's
+/// watchdog acts on.
 package typealias SignedArchiveError = ModuleError<SignedArchiveErrorCode>
 
 /// The code of ``SignedArchiveError``: what kind of failure it is. New codes may be added in later versions.
