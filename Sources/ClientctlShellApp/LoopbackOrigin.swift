@@ -91,7 +91,10 @@ final class LoopbackOrigin: Service, Sendable {
 
     /// The server listens on `port`: the run's `listening` event, then the engine may start.
     private func listened(_ server: ShellOriginServer, port: Int, instead: Bool) {
-        guard port > 0 else { return }
+        guard port > 0 else {
+            listens.resolve(.failure(ShellError(.cannotListen, "cannot serve on 127.0.0.1:\(server.configuration.port)")))
+            return
+        }
         bound.withLock { $0 = (server, port) }
         if instead {
             ShellRun.printError("port \(ports[0]) is taken: serving on \(port) instead (this run's storage lives under \(origin))")
