@@ -88,7 +88,7 @@ do {
     default:
         throw UpdaterError(.invalidArgument, "unknown mode \(args[1])")
     }
-} catch let error as UpdaterError {
+} catch let error as any ClientctlError {
     FileHandle.standardError.write(Data("transport-bench: \(error.message)\n".utf8))
     exit(1)
 }
