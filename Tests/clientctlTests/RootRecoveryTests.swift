@@ -108,6 +108,7 @@ import Testing
         trial.session = "an-earlier-serve"
         if pastDeadlineWithoutStartTime {
             trial.pidStart = nil  // a state written before start times were recorded …
+            trial.startedUptimeMs = nil  // … and before the boot clock was kept …
             trial.startedAt = Date().addingTimeInterval(-3600)  // … an hour past its deadline
         } else {
             trial.pidStart = 1  // the owner started at another time than the sleeper
