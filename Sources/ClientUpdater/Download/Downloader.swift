@@ -232,7 +232,8 @@ package struct Downloader: Sendable {
                         throw error
                     }
                 })
-        } catch let error where !caller.isSet {
+        } catch let error where !caller.isSet || (error as? any TransportFailing)?.transportFailure != nil {
+            // A failure below HTTP is the transport's even when `head` or `sink` threw too.
             throw UpdaterError.saying(error)
         }
     }
