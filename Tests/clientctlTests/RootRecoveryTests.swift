@@ -24,9 +24,12 @@ import Testing
         try f.publish("1.0.0")
         await #expect(try run(["install"], root: root).status == 0)
         await #expect(try run(["reload"], root: root).status == 0)
-        // The trial began long ago: its 0.2 s have passed (no waiting for the clock).
+        // The trial began long ago: its 0.2 s have passed (no waiting for the clock), on the
+        // boot clock the next command times it on, and on the wall clock.
         var begun = StateStore.load(f.layout)
         let trial = try #require(begun.trial, "reload started a trial")
+        let startedUptimeMs = try #require(trial.startedUptimeMs, "reload kept the trial's start on the boot clock")
+        begun.trial?.startedUptimeMs = startedUptimeMs - 60_000
         begun.trial?.startedAt = trial.startedAt.addingTimeInterval(-60)
         try StateStore.save(begun, f.layout)
         for attempt in 1...2 {
