@@ -179,12 +179,11 @@ do {
     fail("setup: \(error)")
 }
 
-var ids: [String] = []
-for n in 0..<devices {
+let deviceIDs = (0..<devices).map { n in
     guard let id = DeviceIdFile.read(RootLayout(root: deviceFolder + "/\(n)")) else { fail("device \(n) has no id") }
-    ids.append(id)
+    return id
 }
-let deviceIds = ids
+let deviceIds = deviceIDs.map(\.text)
 
 // Which devices 1.1.0 fails on (its trial is never acknowledged there).
 var random = SeededRandom(seed: seed)
@@ -297,7 +296,7 @@ let tally = Tally()
     var options = ReportSender.Options()
     options.now = { time }
     let sender = ReportSender(
-        source: ReportJournal(layout: layout, now: { time }), identity: ReportIdentity(device: deviceIds[n], app: app, channel: "stable"),
+        source: ReportJournal(layout: layout, now: { time }), identity: ReportIdentity(device: deviceIDs[n], app: app, channel: "stable"),
         url: collectorURL, transport: reportTransport, options: options, refusalFile: layout.root + "/" + ReportSender.refusalFileName,
         signer: try? DeviceKey.readOrCreate(layout))
     for attempt in await sender.flush(within: .seconds(3)) {

@@ -197,7 +197,7 @@ public final class DeviceAgent: Service, Sendable {
         guard checks.interval > .zero else { return }
         // The device's id (made now if the root has none yet: a packaged app's roots share
         // their path on every device, so the path alone would not spread a fleet).
-        let device = (try? DeviceIdFile.readOrCreate(updater.layout)) ?? updater.layout.root
+        let device = (try? DeviceIdFile.readOrCreate(updater.layout))?.text ?? updater.layout.root
         let schedule = CheckSchedule(every: checks.interval, device: device)
         if let first = checks.first {
             await first()

@@ -11,8 +11,8 @@ import SignedManifest
 package struct DeviceKey: ReportSigner {
     /// The private key, PEM (PKCS #8).
     private let pem: String
-    /// The public key, 64 lowercase hex digits.
-    package let publicKeyHex: String
+    /// The public key.
+    package let publicKey: DevicePublicKey
 
     /// The root's key, made (atomically, mode 0600) when it has none. Two processes that
     /// make one at once keep the first: the file is linked into place, never replaced.
@@ -57,18 +57,24 @@ package struct DeviceKey: ReportSigner {
             throw EngineError(
                 .deviceKey, "\(layout.deviceKey) has mode \(String(info.st_mode & 0o777, radix: 8)): a device key is for its owner alone (chmod 600)")
         }
+        let key: Ed25519.PrivateKey
+        let pem: String
         do {
-            let key = try Ed25519.PrivateKey(pemFile: layout.deviceKey)
-            return DeviceKey(pem: try key.pemRepresentation(), publicKeyHex: LowerHex.encode(key.publicKey.rawRepresentation))
+            key = try Ed25519.PrivateKey(pemFile: layout.deviceKey)
+            pem = try key.pemRepresentation()
         } catch {
             throw EngineError(.deviceKey, "\(layout.deviceKey): not an Ed25519 private key (\(error))")
         }
+        guard let publicKey = DevicePublicKey(raw: key.publicKey.rawRepresentation) else {
+            throw EngineError(.deviceKey, "\(layout.deviceKey): not an Ed25519 private key (its public key is not 32 bytes)")
+        }
+        return DeviceKey(pem: pem, publicKey: publicKey)
     }
 
     /// Writes `device-key.pub` when it does not hold this key (status reads it).
     func recordPublicKey(_ layout: RootLayout) {
-        guard DeviceIdFile.readPublicKey(layout) != publicKeyHex else { return }
-        try? AtomicFile.write(Data((publicKeyHex + "\n").utf8), to: layout.deviceKeyPublic)
+        guard DeviceIdFile.readPublicKey(layout) != publicKey else { return }
+        try? AtomicFile.write(Data((publicKey.hex + "\n").utf8), to: layout.deviceKeyPublic)
     }
 
     package func sign(_ message: [UInt8]) throws -> [UInt8] {

@@ -1,3 +1,5 @@
+import ClientFoundation
+
 /// A device id: 128 random bits made once when a device root is made, written as 32 lowercase hex
 /// digits (`<root>/device-id`, shown by `clientctl status`). It is the device's place in every
 /// staged rollout, what `id` and cohorts in a target compare, and the name a collector binds to the

@@ -1,3 +1,5 @@
+import ClientFoundation
+
 /// A device's labels: `KEY=VALUE` pairs such as `store=12` or `ring=beta` that a release's target
 /// expression reads (DeviceTargeting's `TargetExpression`).
 ///

@@ -1,3 +1,5 @@
+import ClientFoundation
+
 /// A device's public key: the 32 raw bytes of its Ed25519 public key, written as 64 lowercase hex
 /// digits (`<root>/device-key.pub`, a collector's admit list, `fleet admit`). Every report batch
 /// a device sends is signed with the private half (docs/fleet-reports.md#device-keys).
@@ -32,6 +34,9 @@ public struct DevicePublicKey: Sendable, Hashable, Comparable, CustomStringConve
 
     /// Whether `text` is 64 lowercase hex digits.
     public static func isValid(_ text: String) -> Bool { LowerHex.matches(text, count: hexDigits) }
+
+    /// The key's 32 raw bytes (what Ed25519 verifies with).
+    public var raw: [UInt8] { LowerHex.decode(hex) ?? [] }
 
     public var description: String { hex }
 

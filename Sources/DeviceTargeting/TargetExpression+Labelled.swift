@@ -1,3 +1,4 @@
+import ClientFoundation
 import DeviceIdentity
 
 /// Targets about the devices that carry some labels: what the rollout guard narrows a release

@@ -1,3 +1,4 @@
+import ClientFoundation
 import DeviceIdentity
 
 /// Which devices a release is for: an expression over a device's labels and id, signed with the release and

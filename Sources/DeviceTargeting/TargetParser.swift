@@ -1,3 +1,4 @@
+import ClientFoundation
 import DeviceIdentity
 
 /// Reads the target language (see ``TargetExpression``): checks the text's bounds and characters, splits it

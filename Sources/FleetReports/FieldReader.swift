@@ -9,10 +9,6 @@ struct FieldReader {
 
     /// The rules a string field is held to.
     enum Rule {
-        /// A device id (``DeviceID``: 32 lowercase hex digits).
-        case deviceId
-        /// A device's public key (``DevicePublicKey``: 64 lowercase hex digits).
-        case deviceKey
         /// Exactly `digits` lowercase hex digits.
         case hex(digits: Int)
         /// 1 to `maxBytes` of letters, digits, `.`, `_`, `-`.
@@ -44,6 +40,29 @@ struct FieldReader {
         guard case .string(let s) = value else { throw FleetReportsError(.invalidField, "\(path)\(key): not a string") }
         if let why = Self.problem(s, rule) { throw FleetReportsError(.invalidField, "\(path)\(key): \(why)") }
         return s
+    }
+
+    /// A string member as it is, for a type that checks it (missing or null: refused).
+    private mutating func unchecked(_ key: String) throws -> String {
+        guard let value = take(key), value != .null else { throw FleetReportsError(.invalidField, "\(path)\(key): missing") }
+        guard case .string(let s) = value else { throw FleetReportsError(.invalidField, "\(path)\(key): not a string") }
+        return s
+    }
+
+    /// A device id, checked once as it becomes a ``DeviceID``.
+    mutating func deviceID(_ key: String) throws -> DeviceID {
+        let text = try unchecked(key)
+        guard let id = DeviceID(text) else { throw FleetReportsError(.invalidField, "\(path)\(key): not \(DeviceID.hexDigits) lowercase hex digits") }
+        return id
+    }
+
+    /// A device's public key, checked once as it becomes a ``DevicePublicKey``.
+    mutating func deviceKey(_ key: String) throws -> DevicePublicKey {
+        let text = try unchecked(key)
+        guard let publicKey = DevicePublicKey(hex: text) else {
+            throw FleetReportsError(.invalidField, "\(path)\(key): not \(DevicePublicKey.hexDigits) lowercase hex digits")
+        }
+        return publicKey
     }
 
     mutating func integer(_ key: String, in range: ClosedRange<Int64>) throws -> Int64 {
@@ -92,12 +111,7 @@ struct FieldReader {
         }
         let alnum: (UInt8) -> Bool = { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5a) || ($0 >= 0x61 && $0 <= 0x7a) }
         switch rule {
-        case .deviceId:
-            return problem(s, .hex(digits: DeviceID.hexDigits))
-        case .deviceKey:
-            return problem(s, .hex(digits: DevicePublicKey.hexDigits))
         case .hex(let digits):
-            guard bytes.count == digits else { return "not \(digits) lowercase hex digits" }
             return LowerHex.matches(bytes, count: digits) ? nil : "not \(digits) lowercase hex digits"
         case .identifier(let max):
             return only(max, { alnum($0) || $0 == 0x2e || $0 == 0x5f || $0 == 0x2d }, "an identifier (letters, digits, . _ -)")

@@ -32,16 +32,16 @@ public struct ReportBatch: Sendable, Equatable {
     /// The largest batch, in bytes of JSON (after decompression).
     public static let maxBytes = 256 * 1024
 
-    /// The device's random id: 32 lowercase hex digits (`<root>/device-id`).
-    public var device: String
+    /// The device's random id (`<root>/device-id`), 32 lowercase hex digits on the wire.
+    public var device: DeviceID
     /// The app's identifier.
     public var app: String
     /// The channel's name.
     public var channel: String
     /// 1 to ``maxReports`` reports, in sequence order.
     public var reports: [FleetReport]
-    /// The device's Ed25519 public key, 64 lowercase hex digits (schema 2; nil: schema 1).
-    public var key: String?
+    /// The device's Ed25519 public key, 64 lowercase hex digits on the wire (schema 2; nil: schema 1).
+    public var key: DevicePublicKey?
     /// The journal's stream: 16 lowercase hex digits, new whenever the device's journal state
     /// is lost, so sequence numbers that start again are never taken for duplicates (schema 2;
     /// nil: schema 1, the empty stream).
@@ -51,7 +51,7 @@ public struct ReportBatch: Sendable, Equatable {
 
     /// A batch of `reports`; with `key` and `stream`, a schema-2 batch.
     public init(
-        device: String, app: String, channel: String, reports: [FleetReport], key: String? = nil, stream: String? = nil,
+        device: DeviceID, app: String, channel: String, reports: [FleetReport], key: DevicePublicKey? = nil, stream: String? = nil,
         labels: DeviceLabels = DeviceLabels()
     ) {
         self.device = device
@@ -70,8 +70,8 @@ public struct ReportBatch: Sendable, Equatable {
 
     /// The batch's JSON, compact, fields in a fixed order.
     public func encoded() -> Data {
-        var out = "{\"schema\":\(key == nil ? Self.unsignedSchema : Self.schema),\"device\":" + Self.quote(device)
-        if let key { out += ",\"key\":" + Self.quote(key) + ",\"stream\":" + Self.quote(stream ?? "") }
+        var out = "{\"schema\":\(key == nil ? Self.unsignedSchema : Self.schema),\"device\":" + Self.quote(device.text)
+        if let key { out += ",\"key\":" + Self.quote(key.hex) + ",\"stream\":" + Self.quote(stream ?? "") }
         out += ",\"app\":" + Self.quote(app)
         out += ",\"channel\":" + Self.quote(channel)
         if !labels.isEmpty { out += ",\"labels\":" + Self.labelsJSON(labels) }
@@ -164,11 +164,11 @@ public struct ReportBatch: Sendable, Equatable {
             throw FleetReportsError(.unknownSchema, "schema: \(n) is not a schema this collector knows (1, 2)")
         }
         _ = fields.take("schema")
-        let device = try fields.string("device", rule: .deviceId)
-        var key: String?
+        let device = try fields.deviceID("device")
+        var key: DevicePublicKey?
         var stream: String?
         if n == Self.schema {
-            key = try fields.string("key", rule: .deviceKey)
+            key = try fields.deviceKey("key")
             stream = try fields.string("stream", rule: .hex(digits: 16))
         }
         let app = try fields.string("app", rule: .identifier(maxBytes: 255))

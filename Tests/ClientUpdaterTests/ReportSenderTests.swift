@@ -12,7 +12,7 @@ import Testing
 /// journal in a temp dir: what reaches the collector, what leaves the journal, and what the
 /// collector's answers (500, 429, a lost reply, a refusal, silence) do.
 @Suite struct ReportSenderTests {
-    static let device = "0123456789abcdef0123456789abcdef"
+    static let device = DeviceID("0123456789abcdef0123456789abcdef") ?? .random()
 
     /// The production options but for one request's bounds: a full suite on 2 cores once
     /// starved these requests past the 20 s limit (a CI run), which is not what they test.

@@ -14,6 +14,12 @@ enum CollectorFixtures {
     /// A device id: 32 lowercase hex digits ending in `n`.
     static func device(_ n: Int) -> String { String(format: "%032x", n) }
 
+    /// The id of device `n` as a batch carries it.
+    static func deviceID(_ n: Int) -> DeviceID {
+        guard let id = DeviceID(device(n)) else { preconditionFailure("\(device(n)) is not a device id") }
+        return id
+    }
+
     /// A report of `type` at `seconds` since 1970.
     static func report(
         _ seq: Int64, _ type: ReportKind, at seconds: Double, running: String, version: String? = nil, reason: ReportReason? = nil,
@@ -28,7 +34,7 @@ enum CollectorFixtures {
     }
 
     static func batch(device: Int, _ reports: [FleetReport], channel: String = channel) -> ReportBatch {
-        ReportBatch(device: Self.device(device), app: app, channel: channel, reports: reports)
+        ReportBatch(device: Self.deviceID(device), app: app, channel: channel, reports: reports)
     }
 
     /// `batch` carrying `labels`, as a device whose config has them sends it.

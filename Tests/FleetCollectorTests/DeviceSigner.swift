@@ -1,3 +1,4 @@
+import DeviceIdentity
 import FleetReports
 import Foundation
 import SignedManifest
@@ -16,10 +17,16 @@ struct DeviceSigner {
     /// The public key as a batch names it: 64 lowercase hex digits.
     var publicKey: String { Self.hex(key.publicKey.rawRepresentation) }
 
+    /// The public key as a ``DevicePublicKey``.
+    var devicePublicKey: DevicePublicKey {
+        guard let typed = DevicePublicKey(raw: key.publicKey.rawRepresentation) else { preconditionFailure("an Ed25519 key is 32 bytes") }
+        return typed
+    }
+
     /// `batch` as schema 2 with this key and stream: its bytes and the signature header.
     func signed(_ batch: ReportBatch, stream: String? = nil) throws -> (body: Data, headers: [String]) {
         var b = batch
-        b.key = publicKey
+        b.key = devicePublicKey
         b.stream = stream ?? self.stream
         let body = b.encoded()
         return (body, ["\(ReportBatch.signatureHeader): " + Self.hex(try key.signature(for: Array(body)))])

@@ -25,14 +25,15 @@ import Testing
         let clock = ManualClock()
         let limiter = RateLimiter(
             limits: RateLimits(perAddressPerMinute: 4, perDevicePerMinute: 4, maxKeys: 3), clock: MonotonicClock(clock))
-        #expect(limiter.admit(device: "a") == .allowed)
-        #expect(limiter.admit(device: "a") == .limited(retryAfterSeconds: 15))
+        let a = CollectorFixtures.deviceID(0)
+        #expect(limiter.admit(device: a) == .allowed)
+        #expect(limiter.admit(device: a) == .limited(retryAfterSeconds: 15))
         clock.advance(by: .seconds(15))
-        #expect(limiter.admit(device: "a") == .allowed)
-        for n in 0..<1000 { _ = limiter.admit(device: "d\(n)") }
+        #expect(limiter.admit(device: a) == .allowed)
+        for n in 0..<1000 { _ = limiter.admit(device: CollectorFixtures.deviceID(n + 1)) }
         #expect(limiter.remembered.devices == 3)
         // "a" was forgotten (least recently used): it comes back with a full bucket.
-        #expect(limiter.admit(device: "a") == .allowed)
+        #expect(limiter.admit(device: a) == .allowed)
         #expect(limiter.admit(address: "127.0.0.1") == .allowed)
         #expect(limiter.admit(address: "127.0.0.1") == .limited(retryAfterSeconds: 15))
     }

@@ -1,3 +1,4 @@
+import DeviceIdentity
 import FleetReports
 import Foundation
 
@@ -16,12 +17,18 @@ enum SyntheticFleet {
         return String(repeating: "0", count: 32 - hex.count) + hex
     }
 
+    /// The id of device `n` as a batch carries it.
+    static func deviceID(_ n: Int) -> DeviceID {
+        guard let id = DeviceID(device(n)) else { preconditionFailure("\(device(n)) is not a device id") }
+        return id
+    }
+
     /// Every device's reports, `perBatch` reports a batch, in the order a device sends them.
     static func batches(devices: Int, perBatch: Int = 4) -> [ReportBatch] {
         (0..<devices).flatMap { n -> [ReportBatch] in
             let reports = self.reports(n)
             return stride(from: 0, to: reports.count, by: perBatch).map { i in
-                ReportBatch(device: device(n), app: app, channel: channel, reports: Array(reports[i..<min(i + perBatch, reports.count)]))
+                ReportBatch(device: deviceID(n), app: app, channel: channel, reports: Array(reports[i..<min(i + perBatch, reports.count)]))
             }
         }
     }

@@ -1,3 +1,4 @@
+import DeviceIdentity
 import FleetReports
 import Foundation
 import StrictJSON
@@ -6,6 +7,7 @@ import Testing
 /// The batch a device sends, read back as a collector reads it.
 @Suite struct ReportBatchTests {
     let device = "0123456789abcdef0123456789abcdef"
+    let key = DevicePublicKey(hex: String(repeating: "ab", count: 32))
 
     func sample() -> ReportBatch {
         var committed = FleetReport(seq: 2, time: Date(timeIntervalSince1970: 1_764_090_000.5), type: .committed, running: "1.1.0")
@@ -18,7 +20,7 @@ import Testing
         refused.rollout = RolloutSeen(percent: 25, paused: true)
         refused.detail = "place 61 of 100, step 25 %"
         return ReportBatch(
-            device: device, app: "com.example.notes", channel: "stable",
+            device: DeviceID(device) ?? .random(), app: "com.example.notes", channel: "stable",
             reports: [FleetReport(seq: 1, time: Date(timeIntervalSince1970: 1_764_090_000), type: .start, running: "1.0.0"), committed, refused])
     }
 
@@ -26,10 +28,10 @@ import Testing
     /// a schema-2 batch without them, or with a key that is not 64 hex digits, is refused.
     @Test func aSignedBatchNamesItsKeyAndStream() throws {
         var batch = sample()
-        batch.key = String(repeating: "ab", count: 32)
+        batch.key = key
         batch.stream = "00000000000000ff"
         let text = String(decoding: batch.encoded(), as: UTF8.self)
-        #expect(text.hasPrefix("{\"schema\":2,\"device\":\"\(device)\",\"key\":\"\(batch.key ?? "")\",\"stream\":\"00000000000000ff\""))
+        #expect(text.hasPrefix("{\"schema\":2,\"device\":\"\(device)\",\"key\":\"\(batch.key?.hex ?? "")\",\"stream\":\"00000000000000ff\""))
         #expect(try ReportBatch.decode(batch.encoded()) == batch)
         for (edit, why) in [
             ((",\"stream\":\"00000000000000ff\""), "stream: missing"),
@@ -103,7 +105,7 @@ import Testing
         #expect(try ReportBatch.decode(batch.encoded()) == batch)
 
         var signed = batch
-        signed.key = String(repeating: "ab", count: 32)
+        signed.key = key
         signed.stream = "00000000000000ff"
         #expect(try ReportBatch.decode(signed.encoded()) == signed)
         #expect(String(decoding: signed.encoded(), as: UTF8.self).hasPrefix("{\"schema\":2,"), "labels keep schema 2")

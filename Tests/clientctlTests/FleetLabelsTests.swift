@@ -53,7 +53,7 @@ import Testing
         let beta = try await Self.device(collector, ["store": "12", "ring": "beta"])
         let twelve = try await Self.device(collector, ["store": "12"])
         _ = try await Self.device(collector, ["store": "13"])
-        let ids = try [beta, twelve].map { try #require(DeviceIdFile.read($0.layout)) }
+        let ids = try [beta, twelve].map { try #require(DeviceIdFile.read($0.layout)?.text) }
 
         let store12 = try await Self.fleet(collector, "status", ["store=12"])
         #expect(store12.status == 0, "\(store12.errorOutput)")

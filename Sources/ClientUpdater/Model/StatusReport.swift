@@ -118,8 +118,8 @@ public struct StatusReport: Codable, Sendable, Equatable {
         summary: ChannelSummary = ChannelSummary()
     ) {
         root = layout.root
-        deviceId = DeviceIdFile.read(layout)
-        deviceKey = DeviceIdFile.readPublicKey(layout)
+        deviceId = DeviceIdFile.read(layout)?.text
+        deviceKey = DeviceIdFile.readPublicKey(layout)?.hex
         labels = config.labels.values
         app = config.app
         channelKind = config.channelKind.rawValue

@@ -133,7 +133,7 @@ package final class ReportSender: Sendable {
         }
         var batch = ReportBatch(device: identity.device, app: identity.app, channel: identity.channel, reports: reports, labels: labels)
         if let signer {
-            batch.key = signer.publicKeyHex
+            batch.key = signer.publicKey
             batch.stream = source.stream()
         }
         let limit = min(timeLimit ?? options.timeLimit, options.timeLimit)

@@ -30,8 +30,8 @@ extension ReportSource {
 /// Signs batches with the device's key (docs/fleet-reports.md#device-keys): the host
 /// injects it (``ReportSender``'s `signer`); a sender without one sends schema-1 batches.
 package protocol ReportSigner: Sendable {
-    /// The Ed25519 public key, 64 lowercase hex digits.
-    var publicKeyHex: String { get }
+    /// The Ed25519 public key.
+    var publicKey: DevicePublicKey { get }
     /// The signature of `message` (64 bytes).
     func sign(_ message: [UInt8]) throws -> [UInt8]
 }
@@ -47,11 +47,11 @@ extension ReportJournal: ReportSource {
 /// Who sends: the identity fields of every batch (docs/fleet-reports.md#a-batch).
 package struct ReportIdentity: Sendable, Equatable {
     /// `<root>/device-id`.
-    package var device: String
+    package var device: DeviceID
     package var app: String
     package var channel: String
 
-    package init(device: String, app: String, channel: String) {
+    package init(device: DeviceID, app: String, channel: String) {
         self.device = device
         self.app = app
         self.channel = channel

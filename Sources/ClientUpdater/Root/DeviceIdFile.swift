@@ -8,27 +8,27 @@ import Foundation
 package enum DeviceIdFile {
     /// The id of the root, made (atomically) when it has none or an unreadable one.
     /// - Throws: ``UpdaterError`` `.io` when the file cannot be written.
-    package static func readOrCreate(_ layout: RootLayout) throws -> String {
+    package static func readOrCreate(_ layout: RootLayout) throws -> DeviceID {
         if let id = read(layout) { return id }
-        let id = DeviceID.random().text
-        try AtomicFile.write(Data((id + "\n").utf8), to: layout.deviceId)
+        let id = DeviceID.random()
+        try AtomicFile.write(Data((id.text + "\n").utf8), to: layout.deviceId)
         return id
     }
 
     /// The id of the root, or nil when it has none (or the file is not an id).
-    package static func read(_ layout: RootLayout) -> String? {
+    package static func read(_ layout: RootLayout) -> DeviceID? {
         guard let data = try? BoundedFile.read(layout.deviceId, cap: 256, code: UpdaterError.Code.corruptState) else { return nil }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return DeviceID(text)?.text
+        return DeviceID(text)
     }
 }
 
 extension DeviceIdFile {
     /// The device's public key as `device-key.pub` holds it (64 lowercase hex digits), or nil.
-    package static func readPublicKey(_ layout: RootLayout) -> String? {
+    package static func readPublicKey(_ layout: RootLayout) -> DevicePublicKey? {
         guard let data = try? BoundedFile.read(layout.deviceKeyPublic, cap: 256, code: UpdaterError.Code.corruptState) else { return nil }
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return DevicePublicKey(hex: text)?.hex
+        return DevicePublicKey(hex: text)
     }
 }
 

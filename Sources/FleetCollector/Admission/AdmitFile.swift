@@ -21,7 +21,7 @@ public enum AdmitFile {
     /// - Throws: ``FleetCollectorError`` `.invalidConfiguration` naming the line that is not
     ///   a key, `.tokenUnreadable` when the file (or its signature) cannot be read,
     ///   `.badSignature` when the signature does not verify.
-    public static func keys(path: String, signer: Ed25519.PublicKey? = nil) throws -> [String] {
+    public static func keys(path: String, signer: Ed25519.PublicKey? = nil) throws -> [DevicePublicKey] {
         guard let data = try BoundedFile.read(path, cap: maxBytes, code: FleetCollectorErrorCode.tokenUnreadable, tooLarge: .invalidConfiguration)
         else { throw FleetCollectorError(.tokenUnreadable, "--admit-file \(path): no such file") }
         if let signer {
@@ -33,12 +33,12 @@ public enum AdmitFile {
                     .badSignature, "--admit-file \(path): \(path).sig is not a signature of this list by --admit-file-key (\(signer.keyId))")
             }
         }
-        var keys: [String] = []
+        var keys: [DevicePublicKey] = []
         for (n, raw) in String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = raw.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
-            let key = line.trimmingCharacters(in: .whitespaces).lowercased()
-            if key.isEmpty { continue }
-            guard DevicePublicKey.isValid(key) else {
+            let text = line.trimmingCharacters(in: .whitespaces).lowercased()
+            if text.isEmpty { continue }
+            guard let key = DevicePublicKey(hex: text) else {
                 throw FleetCollectorError(.invalidConfiguration, "--admit-file \(path):\(n + 1): not a device key (64 hex digits)")
             }
             keys.append(key)
@@ -64,7 +64,7 @@ struct AdmitFileService: Service {
                         let keys = try AdmitFile.keys(path: path, signer: signer)
                         if !keys.isEmpty {
                             let rejected = try await collector.store.rejectedKeys(among: keys).count
-                            let change = try await collector.store.admit(keys, now: collector.now(), byOperator: false)
+                            let change = try await collector.store.admit(keys.map(DeviceReference.key), now: collector.now(), byOperator: false)
                             collector.logger.notice(
                                 "--admit-file \(path): \(keys.count) keys, \(change.devices) devices admitted now, \(rejected) rejected by an operator left out"
                             )

@@ -1,3 +1,4 @@
+import DeviceIdentity
 import FleetReports
 import Foundation
 
@@ -39,13 +40,14 @@ struct BatchAdmission {
     /// The device's bound key, its status, reports held and app; whether its key is listed;
     /// whether an operator rejected its key; and another device its key already speaks for.
     var reads: [SQLStatement] {
-        let key = SQLValue.text(batch.key ?? "")
+        let key = SQLValue.text(batch.key?.hex ?? "")
+        let device = SQLValue.text(batch.device.text)
         return [
-            SQLStatement("SELECT key, status, held, app FROM device_keys WHERE device = ?", [.text(batch.device)]),
+            SQLStatement("SELECT key, status, held, app FROM device_keys WHERE device = ?", [device]),
             SQLStatement("SELECT COUNT(*) FROM admitted_keys WHERE key = ?", [key]),
             SQLStatement("SELECT COUNT(*) FROM rejected_keys WHERE key = ?", [key]),
             SQLStatement(
-                "SELECT device FROM device_keys WHERE key = ? AND device <> ? ORDER BY first_ms, device LIMIT 1", [key, .text(batch.device)]),
+                "SELECT device FROM device_keys WHERE key = ? AND device <> ? ORDER BY first_ms, device LIMIT 1", [key, device]),
         ]
     }
 
@@ -71,7 +73,7 @@ struct BatchAdmission {
             return Decision(verdict: .accepted, table: "reports", before: [])
         }
         if let boundKey {
-            guard boundKey == key else {
+            guard boundKey == key.hex else {
                 return refuse(.keyMismatch, "device \(batch.device) is bound to another key: this batch's key is refused")
             }
             if status == .rejected || isRejected {
@@ -111,21 +113,21 @@ struct BatchAdmission {
             ON CONFLICT DO NOTHING
             """,
             [
-                .text(batch.device), .text(key), .text((admitted ? DeviceStatus.accepted : .pending).rawValue), .text(batch.app),
+                .text(batch.device.text), .text(key.hex), .text((admitted ? DeviceStatus.accepted : .pending).rawValue), .text(batch.app),
                 .text(batch.channel), .integer(now), .integer(now),
             ])
         return Decision(verdict: admitted ? .accepted : .held, table: admitted ? "reports" : "held_reports", before: [bind])
     }
 
     /// The refusal of a key that already speaks for another device id.
-    static func keyBoundMessage(key: String, device: String?) -> String {
+    static func keyBoundMessage(key: DevicePublicKey, device: String?) -> String {
         guard let device else { return "key \(key) already speaks for another device: one key, one device" }
         return "key \(key) already speaks for device \(device): one key, one device (`clientctl fleet forget \(device)` frees it)"
     }
 
     /// Read after ``Decision/before`` in the same transaction: the key bound now. Another
     /// collector may have bound the id to another key between the read and the bind.
-    var confirm: SQLStatement { SQLStatement("SELECT key FROM device_keys WHERE device = ?", [.text(batch.device)]) }
+    var confirm: SQLStatement { SQLStatement("SELECT key FROM device_keys WHERE device = ?", [.text(batch.device.text)]) }
 
     /// The refusal when the confirmed key is not the batch's, or when none is bound (the
     /// bind found the key taken by another id at the same moment).
@@ -134,7 +136,7 @@ struct BatchAdmission {
         guard let bound = rows.first?.first?.text else {
             return AdmissionRefusal(.keyBound, Self.keyBoundMessage(key: key, device: nil))
         }
-        guard bound != key else { return nil }
+        guard bound != key.hex else { return nil }
         return AdmissionRefusal(.keyMismatch, "device \(batch.device) is bound to another key: this batch's key is refused")
     }
 
@@ -152,13 +154,13 @@ struct BatchAdmission {
                 out.append(SQLStatement(ReportSQL.upsertDevice, device))
             }
             if batch.key != nil {
-                out.append(SQLStatement("UPDATE device_keys SET last_ms = ? WHERE device = ?", [.integer(now), .text(batch.device)]))
+                out.append(SQLStatement("UPDATE device_keys SET last_ms = ? WHERE device = ?", [.integer(now), .text(batch.device.text)]))
             }
         } else {
             out.append(
                 SQLStatement(
                     "UPDATE device_keys SET last_ms = ?, held = held + ? WHERE device = ?",
-                    [.integer(now), .integer(Int64(stored.count)), .text(batch.device)]))
+                    [.integer(now), .integer(Int64(stored.count)), .text(batch.device.text)]))
         }
         return out
     }
@@ -178,7 +180,8 @@ struct BatchAdmission {
     /// carried). Only an operator's admission (`lifting`) lifts a rejection; an admit list
     /// (`--admit-file`, `listed` admission) never admits a key an operator rejected: every
     /// statement after the first acts only when the key is listed after it.
-    static func admit(key: String, now: Int64, lifting: Bool) -> [SQLStatement] {
+    static func admit(key publicKey: DevicePublicKey, now: Int64, lifting: Bool) -> [SQLStatement] {
+        let key = publicKey.hex
         let ofKey = "device IN (SELECT device FROM device_keys WHERE key = ? AND status = 'accepted')"
         let list =
             lifting
@@ -228,8 +231,9 @@ struct BatchAdmission {
 
     /// Rejects `key`: no longer listed, remembered as rejected (no admit list lists it again;
     /// only `fleet admit` lifts it), its devices' batches refused, their held reports deleted.
-    static func reject(key: String, now: Int64) -> [SQLStatement] {
-        [
+    static func reject(key publicKey: DevicePublicKey, now: Int64) -> [SQLStatement] {
+        let key = publicKey.hex
+        return [
             SQLStatement("DELETE FROM admitted_keys WHERE key = ?", [.text(key)]),
             SQLStatement("DELETE FROM held_reports WHERE device IN (SELECT device FROM device_keys WHERE key = ?)", [.text(key)]),
             SQLStatement("UPDATE device_keys SET status = 'rejected', held = 0 WHERE key = ?", [.text(key)]),
@@ -239,10 +243,10 @@ struct BatchAdmission {
 
     /// Forgets `device`'s key (a device that lost its key file): its next batch binds again,
     /// under the collector's admission; what it reported stays.
-    static func forget(device: String) -> [SQLStatement] {
+    static func forget(device: DeviceID) -> [SQLStatement] {
         [
-            SQLStatement("DELETE FROM held_reports WHERE device = ?", [.text(device)]),
-            SQLStatement("DELETE FROM device_keys WHERE device = ?", [.text(device)]),
+            SQLStatement("DELETE FROM held_reports WHERE device = ?", [.text(device.text)]),
+            SQLStatement("DELETE FROM device_keys WHERE device = ?", [.text(device.text)]),
         ]
     }
 }

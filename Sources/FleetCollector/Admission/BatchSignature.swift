@@ -1,3 +1,4 @@
+import ClientFoundation
 import FleetReports
 import Foundation
 import HTTPTypes
@@ -17,37 +18,9 @@ enum BatchSignature {
             return header == nil ? nil : "\(ReportBatch.signatureHeader) on a schema-1 batch: a signed batch names its key (schema 2)"
         }
         guard let header else { return "no \(ReportBatch.signatureHeader) header: a schema-2 batch is signed by its device's key" }
-        guard let signature = Hex.bytes(header.trimmingCharacters(in: .whitespaces)), signature.count == Ed25519.signatureLength else {
+        guard let signature = LowerHex.decode(header.trimmingCharacters(in: .whitespaces)), signature.count == Ed25519.signatureLength else {
             return "\(ReportBatch.signatureHeader): not \(Ed25519.signatureLength * 2) hex digits"
         }
-        guard let raw = Hex.bytes(key), raw.count == Ed25519.publicKeyLength else { return "key: not an Ed25519 public key" }
-        return Ed25519.isValidSignature(signature, for: body, rawPublicKey: raw) ? nil : "the signature does not match the batch and its key"
-    }
-}
-
-/// Lowercase hex.
-enum Hex {
-    /// The bytes of an even count of hex digits, or nil.
-    static func bytes(_ text: String) -> [UInt8]? {
-        let digits = Array(text.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(digits.count / 2)
-        var i = 0
-        while i < digits.count {
-            guard let high = value(digits[i]), let low = value(digits[i + 1]) else { return nil }
-            out.append(high << 4 | low)
-            i += 2
-        }
-        return out
-    }
-
-    static func value(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: return c - 0x30
-        case 0x61...0x66: return c - 0x61 + 10
-        case 0x41...0x46: return c - 0x41 + 10
-        default: return nil
-        }
+        return Ed25519.isValidSignature(signature, for: body, rawPublicKey: key.raw) ? nil : "the signature does not match the batch and its key"
     }
 }

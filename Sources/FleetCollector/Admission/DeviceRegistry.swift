@@ -1,3 +1,4 @@
+import DeviceIdentity
 import FleetReports
 import Foundation
 
@@ -10,7 +11,7 @@ extension ReportStore {
     /// - Parameter byOperator: an operator's `fleet admit`, which lifts a rejection; an admit
     ///   list (false) never admits a key an operator rejected.
     /// - Throws: ``FleetCollectorError`` `.storeFailed`.
-    public func admit(_ names: [String], now: Date, byOperator: Bool = true) async throws -> AdmissionChange {
+    public func admit(_ names: [DeviceReference], now: Date, byOperator: Bool = true) async throws -> AdmissionChange {
         var keys = try await keys(of: names)
         if !byOperator {
             let rejected = try await rejectedKeys(among: keys)
@@ -22,7 +23,7 @@ extension ReportStore {
         // between the read above and this transaction.
         for key in keys { statements += BatchAdmission.admit(key: key, now: ReportSQL.millis(now), lifting: byOperator) }
         let changed = try await execute(statements)
-        let run = BatchAdmission.admit(key: "", now: 0, lifting: byOperator).count
+        let run = keys.isEmpty ? 1 : statements.count / keys.count
         let devices = stride(from: BatchAdmission.acceptedIndex(lifting: byOperator), to: changed.count, by: run).reduce(0) { $0 + changed[$1] }
         return AdmissionChange(named: names.count, devices: devices, reports: held)
     }
@@ -30,12 +31,12 @@ extension ReportStore {
     /// Rejects the devices named: their batches are refused from now on, their held reports
     /// deleted, and no admit list admits their keys again until an operator admits them.
     /// - Throws: ``FleetCollectorError`` `.storeFailed`.
-    public func reject(_ names: [String], now: Date = Date()) async throws -> AdmissionChange {
+    public func reject(_ names: [DeviceReference], now: Date = Date()) async throws -> AdmissionChange {
         let keys = try await keys(of: names)
         var statements: [SQLStatement] = []
         for key in keys { statements += BatchAdmission.reject(key: key, now: ReportSQL.millis(now)) }
         let changed = try await execute(statements)
-        let run = BatchAdmission.reject(key: "", now: 0).count
+        let run = keys.isEmpty ? 1 : statements.count / keys.count
         let reports = stride(from: 1, to: changed.count, by: run).reduce(0) { $0 + changed[$1] }
         let devices = stride(from: 2, to: changed.count, by: run).reduce(0) { $0 + changed[$1] }
         return AdmissionChange(named: names.count, devices: devices, reports: reports)
@@ -43,7 +44,7 @@ extension ReportStore {
 
     /// Forgets the keys of the devices named by id: each binds again at its next batch.
     /// - Throws: ``FleetCollectorError`` `.storeFailed`.
-    public func forget(devices ids: [String]) async throws -> AdmissionChange {
+    public func forget(devices ids: [DeviceID]) async throws -> AdmissionChange {
         var statements: [SQLStatement] = []
         for id in ids { statements += BatchAdmission.forget(device: id) }
         let changed = try await execute(statements)
@@ -153,32 +154,34 @@ extension ReportStore {
     }
 
     /// Keys of `names`: a key as it is, a device id as the key bound to it (none: left out).
-    func keys(of names: [String]) async throws -> [String] {
-        var keys: [String] = []
+    func keys(of names: [DeviceReference]) async throws -> [DevicePublicKey] {
+        var keys: Set<DevicePublicKey> = []
         for name in names {
-            if name.utf8.count == 64 {
-                keys.append(name)
-            } else if let key = try await query("SELECT key FROM device_keys WHERE device = ?", [.text(name)]).first?.first?.text {
-                keys.append(key)
+            switch name {
+            case .key(let key):
+                keys.insert(key)
+            case .id(let id):
+                let stored = try await query("SELECT key FROM device_keys WHERE device = ?", [.text(id.text)]).first?.first?.text
+                if let key = stored.flatMap(DevicePublicKey.init(hex:)) { keys.insert(key) }
             }
         }
-        return Array(Set(keys)).sorted()
+        return keys.sorted()
     }
 
     /// The keys of `keys` an operator rejected.
-    func rejectedKeys(among keys: [String]) async throws -> Set<String> {
-        var out: Set<String> = []
-        for key in keys where try await query("SELECT COUNT(*) FROM rejected_keys WHERE key = ?", [.text(key)]).first?.first?.integer ?? 0 > 0 {
+    func rejectedKeys(among keys: [DevicePublicKey]) async throws -> Set<DevicePublicKey> {
+        var out: Set<DevicePublicKey> = []
+        for key in keys where try await query("SELECT COUNT(*) FROM rejected_keys WHERE key = ?", [.text(key.hex)]).first?.first?.integer ?? 0 > 0 {
             out.insert(key)
         }
         return out
     }
 
-    func heldCount(keys: [String]) async throws -> Int {
+    func heldCount(keys: [DevicePublicKey]) async throws -> Int {
         var n = 0
         for key in keys {
             let rows = try await query(
-                "SELECT COUNT(*) FROM held_reports WHERE device IN (SELECT device FROM device_keys WHERE key = ?)", [.text(key)])
+                "SELECT COUNT(*) FROM held_reports WHERE device IN (SELECT device FROM device_keys WHERE key = ?)", [.text(key.hex)])
             n += Int(rows.first?.first?.integer ?? 0)
         }
         return n

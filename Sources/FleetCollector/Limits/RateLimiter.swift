@@ -1,4 +1,5 @@
 import ClientFoundation
+import DeviceIdentity
 import Synchronization
 
 /// How fast one source address and one device id may send batches.
@@ -52,10 +53,10 @@ public final class RateLimiter: Sendable {
     }
 
     /// One batch from `device`.
-    public func admit(device: String) -> Verdict {
+    public func admit(device: DeviceID) -> Verdict {
         let t = clock.now.inSeconds
         let rate = limits.perDevicePerMinute
-        return Self.verdict(devices.withLock { $0.take(device, now: t, make: { Self.bucket(perMinute: rate, now: t) }) })
+        return Self.verdict(devices.withLock { $0.take(device.text, now: t, make: { Self.bucket(perMinute: rate, now: t) }) })
     }
 
     /// Keys remembered now (addresses, devices): never more than ``RateLimits/maxKeys`` each.

@@ -74,7 +74,7 @@ struct AdminRoutes: Sendable {
         } catch {
             return Refusal.response(.badRequest, "the body could not be read: \(error)")
         }
-        let names: [String]
+        let names: [DeviceReference]
         switch Self.names(body, change: change) {
         case .success(let list): names = list
         case .failure(let why): return Refusal.response(.badRequest, why.message)
@@ -84,7 +84,7 @@ struct AdminRoutes: Sendable {
             switch change {
             case .admit: result = try await collector.store.admit(names, now: collector.now())
             case .reject: result = try await collector.store.reject(names, now: collector.now())
-            case .forget: result = try await collector.store.forget(devices: names)
+            case .forget: result = try await collector.store.forget(devices: names.compactMap(\.id))
             }
             collector.logger.notice(
                 "\(change.rawValue): \(result.named) named, \(result.devices) devices changed, \(result.reports) held reports moved or deleted")
@@ -144,7 +144,7 @@ struct AdminRoutes: Sendable {
     }
 
     /// The names of a change's body: keys (64 hex digits) or device ids (32); forget takes ids only.
-    static func names(_ body: [UInt8], change: Change) -> Result<[String], Problem> {
+    static func names(_ body: [UInt8], change: Change) -> Result<[DeviceReference], Problem> {
         guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any], object.count == 1,
             let list = object["devices"] as? [String]
         else {
@@ -153,13 +153,15 @@ struct AdminRoutes: Sendable {
         guard (1...maxNames).contains(list.count) else {
             return .failure(Problem(message: "devices: 1 to \(maxNames) keys or device ids are needed"))
         }
+        var names: [DeviceReference] = []
         for name in list {
-            guard DeviceID.isValid(name) || (change != .forget && DevicePublicKey.isValid(name)) else {
+            guard let named = DeviceReference(name), change != .forget || named.id != nil else {
                 let what = change == .forget ? "a device id (32 hex digits)" : "a key (64 hex digits) or a device id (32)"
                 return .failure(Problem(message: "devices: \"\(name.prefix(70))\" is not \(what)"))
             }
+            names.append(named)
         }
-        return .success(list)
+        return .success(names)
     }
 
     static func encoder() -> JSONEncoder {

@@ -138,7 +138,7 @@ public final class PostgresReportStore: ReportStore, SQLQuerying {
             return try await bounded { client, logger in
                 try await client.withTransaction(logger: logger) { connection in
                     // One batch of a device at a time: its key's binding is read and written once.
-                    try await connection.query(Self.query("SELECT pg_advisory_xact_lock(hashtext(?))", [.text(batch.device)]), logger: logger)
+                    try await connection.query(Self.query("SELECT pg_advisory_xact_lock(hashtext(?))", [.text(batch.device.text)]), logger: logger)
                     var reads: [[[SQLValue]]] = []
                     for statement in plan.reads { reads.append(try await Self.rows(connection, statement, logger)) }
                     let decision = plan.decide(reads)

@@ -173,7 +173,7 @@ public enum ReportSQL {
     /// The arguments of ``insertReport`` for one report of `batch`.
     public static func reportArguments(_ r: FleetReport, of batch: ReportBatch, received: Date) -> [SQLValue] {
         [
-            .text(batch.device), .text(batch.streamKey), .integer(r.seq), .text(batch.app), .text(batch.channel), .integer(millis(r.time)),
+            .text(batch.device.text), .text(batch.streamKey), .integer(r.seq), .text(batch.app), .text(batch.channel), .integer(millis(r.time)),
             .integer(millis(received)), .text(r.type.rawValue), .text(r.running), .optional(r.shell), .optional(r.version),
             .optional(r.from), .optional(r.reason?.rawValue), .optional(r.detail), .optional(r.via?.rawValue), .optional(r.bytes),
             .optional(r.ms), .optional(r.count), .optional(r.rollout.map { Int64($0.percent) }),
@@ -189,14 +189,14 @@ public enum ReportSQL {
             return nil
         }
         return [
-            .text(batch.app), .text(batch.channel), .text(batch.device), .integer(millis(last.time)), .text(last.running),
+            .text(batch.app), .text(batch.channel), .text(batch.device.text), .integer(millis(last.time)), .text(last.running),
             .integer(millis(received)), .integer(millis(received)), .text(batch.labelsJSON),
         ]
     }
 
     /// The arguments of ``upsertLabels`` for `batch`.
     public static func labelArguments(_ batch: ReportBatch, received: Date) -> [SQLValue] {
-        [.text(batch.device), .text(batch.labelsJSON), .integer(millis(received))]
+        [.text(batch.device.text), .text(batch.labelsJSON), .integer(millis(received))]
     }
 
     /// `sql` with each `?` replaced by `$1`, `$2`, … (PostgreSQL's placeholders). The shared
