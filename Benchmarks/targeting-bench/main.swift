@@ -185,7 +185,7 @@ let onRC2at45 = Set(fleet.indices.filter { taken45[$0] == "1.5.0-rc.2" })
 // Disjoint draws: the devices each rc's rollout admits (its target and its places), whatever
 // else they could take.
 @MainActor func admitted(_ m: Manifest, _ d: Device) -> Bool {
-    guard let rollout = m.rollout, m.target?.admits(TargetDevice(id: d.id, labels: d.labels)) != false else { return false }
+    guard let rollout = m.rollout, m.target?.admits(TargetDevice(id: DeviceID(d.id), labels: d.labels)) != false else { return false }
     let place = Rollout.bucket(channel: "stable", draw: rollout.drawName(version: m.version.description), deviceId: d.id)
     return rollout.admits(bucket: place, at: published.addingTimeInterval(10))
 }

@@ -117,7 +117,7 @@ public struct TargetExpression: Sendable, Equatable, Hashable, CustomStringConve
             parts.append(device.labels[key].map { "\(key)=\($0)" } ?? "\(key) unset")
         }
         if readsDeviceId {
-            parts.append(device.id.isEmpty ? "id unset" : "id " + Quoting.escaped(device.id, limit: 8))
+            parts.append(device.id.map { "id " + Quoting.escaped($0.text, limit: 8) } ?? "id unset")
         }
         return parts.joined(separator: ", ")
     }

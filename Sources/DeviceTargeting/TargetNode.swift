@@ -16,7 +16,7 @@ enum TargetOperand: Hashable, Sendable {
     /// The device's value of the operand, nil for a label it does not have.
     func value(of device: TargetDevice) -> String? {
         switch self {
-        case .id: return device.id
+        case .id: return device.id?.text
         case .label(let key): return device.labels[key]
         }
     }

@@ -171,7 +171,8 @@ package enum ArchiveDecision {
         // The target before the rollout: a device outside it is not waiting for anything.
         // `--ignore-rollout` does not override it: who a release is for is signed.
         switch try FeedRules.targetVerdict(
-            candidate, restriction: restriction, cohorts: policy.cohorts, device: { TargetDevice(id: try deviceId(), labels: policy.labels) })
+            candidate, restriction: restriction, cohorts: policy.cohorts,
+            device: { TargetDevice(id: DeviceID(try deviceId()), labels: policy.labels) })
         {
         case .admitted: break
         case .refused(let why): return .notTargeted(why)
@@ -197,13 +198,14 @@ package enum ArchiveDecision {
         guard !newest.pins.isEmpty else {
             return (try decide(newest, restriction: restriction, state: state, isUnpacked: isUnpacked, policy: policy, deviceId: try deviceId()), nil)
         }
-        let device = TargetDevice(id: try deviceId(), labels: policy.labels)
+        let id = try deviceId()
+        let device = TargetDevice(id: DeviceID(id), labels: policy.labels)
         let (pin, missing) = policy.cohorts.evaluate(for: newest) { ReleasePin.first(of: newest.pins, admitting: device, inCohort: $0) }
         if let missing { return (.needsCohort(missing), nil) }
         if let pin, newest.version > pin.release.version, !isUnpacked {
             return (.notTargeted(FeedRules.pinNote(pin, over: newest, device: device)), pin)
         }
-        return (decide(newest, restriction: restriction, state: state, isUnpacked: isUnpacked, policy: policy, deviceId: device.id), pin)
+        return (decide(newest, restriction: restriction, state: state, isUnpacked: isUnpacked, policy: policy, deviceId: id), pin)
     }
 
     /// What a device takes of the releases offered beside the newest, when the newest is

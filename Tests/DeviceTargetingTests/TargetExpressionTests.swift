@@ -10,7 +10,7 @@ import Testing
     static let deviceId = "0123456789abcdef0123456789abcdef"
     static let otherId = "fedcba9876543210fedcba9876543210"
 
-    static func device(_ labels: [String: String], id: String = deviceId) throws -> TargetDevice {
+    static func device(_ labels: [String: String], id: DeviceID? = DeviceID(deviceId)) throws -> TargetDevice {
         TargetDevice(id: id, labels: try DeviceLabels(labels))
     }
 
@@ -237,11 +237,19 @@ import Testing
         #expect(try Self.parse(text).explain(Self.device(labels)) == expected)
     }
 
-    @Test func explainShortensAndEscapesAnOddId() throws {
+    @Test func explainShortensTheIdOrSaysItIsUnset() throws {
         let expression = try Self.parse("id in cohort a")
-        #expect(try expression.explain(Self.device([:], id: "abc")) == "id abc")
-        #expect(try expression.explain(Self.device([:], id: "")) == "id unset")
-        #expect(try expression.explain(Self.device([:], id: "a\nbcdefghij")) == #"id a\u{a}bcdefg…"#)
+        #expect(try expression.explain(Self.device([:], id: DeviceID(Self.otherId))) == "id fedcba98…")
+        #expect(try expression.explain(Self.device([:], id: nil)) == "id unset")
+    }
+
+    /// What a device's id was read from before it was a type (a short, odd or multi-line text)
+    /// cannot become one: a target never sees it.
+    @Test func anIdThatIsNotOneNeverReachesATarget() {
+        for text in ["abc", "", "a\nbcdefghij", Self.deviceId.uppercased(), Self.deviceId + "0"] {
+            #expect(DeviceID(text) == nil, "\(text)")
+            #expect(throws: DeviceIdentityError.self) { try DeviceID(validating: text) }
+        }
     }
 
     @Test func andNarrowsATargetByARestriction() throws {

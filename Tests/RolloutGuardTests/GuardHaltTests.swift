@@ -89,7 +89,7 @@ import Testing
 
         let two = try Self.request(try Self.plan(nil, cohort: try Self.cohort("store=12", "ring=beta")))
         #expect(two.target?.description == "not (ring = beta and store = 12)", "keys in order, one group of devices")
-        let device = { (labels: [String: String]) in TargetDevice(id: "", labels: try DeviceLabels(labels)) }
+        let device = { (labels: [String: String]) in TargetDevice(id: nil, labels: try DeviceLabels(labels)) }
         let target = try #require(two.target)
         #expect(!target.admits(try device(["store": "12", "ring": "beta", "site": "lobby"])))
         let others = [try device(["store": "12"]), try device(["ring": "beta"]), try device([:])]
