@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 import Foundation
 import Synchronization
@@ -159,7 +160,7 @@ struct AssetFetcher: Sendable {
         guard bytes.count >= 42 else { return nil }
         for start in 0...(bytes.count - 42) where bytes[start] == 0x22 && bytes[start + 41] == 0x22 {
             let inner = bytes[(start + 1)...(start + 40)]
-            if inner.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) {
+            if LowerHex.matches(inner) {
                 return String(decoding: inner, as: UTF8.self)
             }
         }

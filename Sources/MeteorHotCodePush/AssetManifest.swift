@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 import Foundation
 import StrictJSON
@@ -156,7 +157,7 @@ package struct AssetManifest: Sendable, Equatable {
         guard let filePath = AssetPath.filePath(path) else {
             throw MeteorError(.unsafePath, "Asset manifest of version \(version) has an unsafe path: \(path.prefix(200))")
         }
-        guard hash.utf8.count == 40, hash.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
+        guard LowerHex.matches(hash.utf8, count: 40) else {
             throw MeteorError(.invalidManifest, "Asset manifest of version \(version) has an invalid hash for asset: \(urlPath)")
         }
         let size = entry["size"]?.integerValue.flatMap { $0 >= 0 ? $0 : nil }

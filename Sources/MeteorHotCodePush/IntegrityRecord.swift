@@ -62,7 +62,7 @@ final class IntegrityRecord: Sendable {
         for line in data.split(separator: 0x0A) {
             guard line.count > 65, line[line.startIndex + 64] == 0x20 else { continue }
             let digest = String(decoding: line.prefix(64), as: UTF8.self)
-            guard digest.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else { continue }
+            guard LowerHex.matches(digest.utf8) else { continue }
             result[String(decoding: line.dropFirst(65), as: UTF8.self)] = digest
         }
         return result

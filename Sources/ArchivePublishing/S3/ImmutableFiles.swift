@@ -50,8 +50,7 @@ enum ImmutableFiles {
     /// `<64 lowercase hex><suffix>`, as `publish` names content-addressed files.
     static func isContentName(_ name: String, suffix: String) -> Bool {
         let hex = name.utf8.prefix(64)
-        return name.utf8.count == 64 + suffix.utf8.count && name.hasSuffix(suffix) && hex.count == 64
-            && hex.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+        return name.utf8.count == 64 + suffix.utf8.count && name.hasSuffix(suffix) && LowerHex.matches(hex, count: 64)
     }
 
     /// `path` when it is a regular file (not a symlink or anything else).
