@@ -1,5 +1,6 @@
 import ClientUpdater
 import ClientUpdaterHTTP
+import Foundation
 import Synchronization
 import TestSupport
 
@@ -53,5 +54,30 @@ final class FailureRecordingTransport: HeadFirstTransport {
             recorded.withLock { $0.append(failure) }
             throw error
         }
+    }
+}
+
+/// The production transport, recording the path of every request it is asked for.
+final class PathRecordingTransport: HeadFirstTransport {
+    /// The paths asked for, shared by the transports a harness makes.
+    final class Log: Sendable {
+        private let recorded = Mutex<[String]>([])
+        var paths: Set<String> { Set(recorded.withLock { $0 }) }
+        func append(_ path: String) { recorded.withLock { $0.append(path) } }
+        func clear() { recorded.withLock { $0.removeAll() } }
+    }
+
+    private let inner = DefaultTransport(settings: HTTPTransportSettings())
+    private let log: Log
+
+    init(_ log: Log) { self.log = log }
+
+    func get(
+        _ request: TransportRequest, head: @Sendable (TransportResponse) throws -> Void,
+        sink: @Sendable (UnsafeRawBufferPointer) throws -> Void
+    ) async throws -> TransportResponse {
+        // The path as sent, undecoded and with its trailing slash, as the server logs it.
+        log.append(URLComponents(url: request.url, resolvingAgainstBaseURL: false)?.percentEncodedPath ?? request.url.path)
+        return try await inner.get(request, head: head, sink: sink)
     }
 }

@@ -29,6 +29,11 @@ final class MeteorHarness: @unchecked Sendable {
     var keep = 1
     /// Set when the mock runs over real HTTP on 127.0.0.1.
     let http: LoopbackHTTPServer?
+    /// The paths the channel asked for over HTTP since the last ``check(serving:)``,
+    /// recorded at the client: a request a refused check had already sent may reach the
+    /// server after that check ended, so the server's log cannot tell checks apart.
+    var askedPathSet: Set<String> { asked.paths }
+    private let asked = PathRecordingTransport.Log()
 
     /// - Parameters:
     ///   - embedded: the embedded bundle folder (read-only).
@@ -94,7 +99,7 @@ final class MeteorHarness: @unchecked Sendable {
         if let http {  // direct: the loopback server is never reached through the environment's proxy
             return MeteorChannel(
                 layout: layout, rootURL: http.baseURL, platform: .ios, embeddedPath: embeddedPath,
-                transport: DefaultTransport(settings: HTTPTransportSettings()), options: options)
+                transport: PathRecordingTransport(asked), options: options)
         }
         return MeteorChannel(
             layout: layout, rootURL: URL(string: "http://127.0.0.1:3000/") ?? URL(fileURLWithPath: "/"), platform: .ios,
@@ -117,7 +122,7 @@ final class MeteorHarness: @unchecked Sendable {
     @discardableResult
     func check(progress: CheckReporter.Progress? = nil) async throws -> CheckOutcome {
         outcomes.last = nil
-        _ = try await updater(progress: progress).install(lockWait: 5)
+        _ = try await updater(progress: progress).install(lockWait: .seconds(5))
         guard let outcome = outcomes.last else { throw HarnessError("the updater did not run a check") }
         return outcome
     }
@@ -127,6 +132,7 @@ final class MeteorHarness: @unchecked Sendable {
     func check(serving name: String, progress: CheckReporter.Progress? = nil) async throws -> CheckOutcome {
         server.serve(name)
         server.clearRequests()
+        asked.clear()
         return try await check(progress: progress)
     }
 
@@ -141,14 +147,14 @@ final class MeteorHarness: @unchecked Sendable {
     /// The page's `switchToPendingVersion` (`clientctl reload`): the pending version becomes
     /// current (the embedded seed's own version runs as the seed, `current` nil).
     func reload() async throws {
-        try await updater().reload(lockWait: 5)
+        try await updater().reload(lockWait: .seconds(5))
     }
 
     /// The page's startupDidComplete (`clientctl ack`): commits the trial, then retention
     /// with N = `keep`.
     func startupDidComplete(keep: Int) async throws {
         self.keep = keep
-        try await updater().startupDidComplete(lockWait: 5)
+        try await updater().startupDidComplete(lockWait: .seconds(5))
     }
 
     /// What the next process start runs: a fresh ``Updater/start`` over the same root
@@ -162,7 +168,7 @@ final class MeteorHarness: @unchecked Sendable {
     /// A fresh agent start over the same root, shut down again.
     func restart() async throws -> LifecycleReport {
         let agent = updater()
-        let report = try await agent.start(bridge: nil, clock: MonotonicClock(ManualClock()), lockWait: 5)
+        let report = try await agent.start(bridge: nil, clock: MonotonicClock(ManualClock()), lockWait: .seconds(5))
         await agent.shutdown()
         return report
     }
