@@ -108,10 +108,8 @@ import Testing
     /// units start, runs on the installed package: PackageInstallTests).
     @Test func theServeUnitIsHardened() async throws {
         let inputs = try PackageInputs("package-units")
-        let built = try await ReleaseBinaries.package(inputs.arguments())
-        #expect(built.status == 0, "\(built.errorOutput)")
         let tree = inputs.tmp("tree")
-        let extract = try await Subprocess.run("dpkg-deb", ["-x", inputs.tmp("dist/" + PackageInputs.debName("1.0.0")), tree])
+        let extract = try await Subprocess.run("dpkg-deb", ["-x", try await SharedPackage.defaultDeb(), tree])
         #expect(extract.status == 0, "\(extract.errorOutput)")
         let pkg = PackageInputs.package
         let security = try await Subprocess.run(

@@ -28,7 +28,7 @@ import Testing
         let tree = try await Self.packagedTree(inputs)
         let pkg = Self.pkg
 
-        let listing = try await Subprocess.run("dpkg-deb", ["--contents", inputs.tmp("dist/" + PackageInputs.debName("1.0.0"))]).output
+        let listing = try await Subprocess.run("dpkg-deb", ["--contents", try await SharedPackage.defaultDeb()]).output
         let entries = PackageCommandTests.listing(listing)
         for path in ["./lib/systemd/system/\(pkg)-media@.service", "./lib/udev/rules.d/61-\(pkg)-media.rules"] {
             #expect(entries[path]?.mode == "-rw-r--r--" && entries[path]?.owner == "root/root", "\(path): \(listing)")
@@ -190,12 +190,10 @@ import Testing
 
     // MARK: - Helpers
 
-    /// Builds the package for `inputs` and unpacks it into `tmp/tree`.
+    /// The default package (built once, shared) unpacked into `inputs`' `tmp/tree`.
     static func packagedTree(_ inputs: PackageInputs) async throws -> String {
-        let built = try await ReleaseBinaries.package(inputs.arguments())
-        try #require(built.status == 0, "\(built.errorOutput)")
         let tree = inputs.tmp("tree")
-        let extract = try await Subprocess.run("dpkg-deb", ["-x", inputs.tmp("dist/" + PackageInputs.debName("1.0.0")), tree])
+        let extract = try await Subprocess.run("dpkg-deb", ["-x", try await SharedPackage.defaultDeb(), tree])
         try #require(extract.status == 0, "\(extract.errorOutput)")
         return tree
     }
