@@ -30,10 +30,10 @@ public struct AuthenticatedTime: Sendable, Hashable, Codable {
     public var midpoint: Date { earliest + latest.timeIntervalSince(earliest) / 2 }
 
     /// The interval carried forward to `reading` on the monotonic clock: shifted by the
-    /// uptime elapsed since ``obtainedAt``. Nil in another boot (uptimes do not compare) or
-    /// before it was obtained.
+    /// uptime elapsed since ``obtainedAt``. Nil in another boot (uptimes do not compare), on
+    /// a system without a boot id (the boot is unknown) or before it was obtained.
     public func interval(at reading: ClockReading) -> ClosedRange<Date>? {
-        guard reading.bootID == obtainedAt.bootID, reading.uptime >= obtainedAt.uptime else { return nil }
+        guard !obtainedAt.bootID.isEmpty, reading.bootID == obtainedAt.bootID, reading.uptime >= obtainedAt.uptime else { return nil }
         let elapsed = reading.uptime - obtainedAt.uptime
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         return (earliest + seconds)...(latest + seconds)

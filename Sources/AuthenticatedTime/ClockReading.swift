@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// The device's two clocks read at one moment: the wall clock (which may be wrong) and the
@@ -19,16 +20,12 @@ public struct ClockReading: Sendable, Hashable, Codable {
         self.bootID = bootID
     }
 
-    /// The clocks now.
+    /// The clocks now: the boot clock through ClientFoundation's `BootInstant` (the one
+    /// reader of `CLOCK_BOOTTIME` and the boot id), the wall clock right after it. A system
+    /// without a boot id reads as an empty one, whose uptimes a later reading does not trust
+    /// (``AuthenticatedTime/interval(at:)`` compares boot ids).
     public static func now() -> ClockReading {
-        var spec = timespec()
-        clock_gettime(CLOCK_BOOTTIME, &spec)
-        return ClockReading(wall: Date(), uptime: .seconds(spec.tv_sec) + .nanoseconds(spec.tv_nsec), bootID: bootID)
+        let boot = BootInstant.now()
+        return ClockReading(wall: Date(), uptime: boot.uptime, bootID: boot.bootID ?? "")
     }
-
-    /// This boot's id, read once (a procfs read, which does not wait on a disk).
-    static let bootID: String = {
-        let text = (try? String(contentsOfFile: "/proc/sys/kernel/random/boot_id", encoding: .utf8)) ?? ""
-        return text.trimmingCharacters(in: .whitespacesAndNewlines)
-    }()
 }

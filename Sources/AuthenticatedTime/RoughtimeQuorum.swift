@@ -9,12 +9,18 @@ public enum RoughtimeQuorum {
     ///
     /// Each answer stands for `[midpoint − radius − round trip, midpoint + radius + round trip]`
     /// (the server stamped its time somewhere in the round trip), carried forward from when it
-    /// arrived to `instant`. The largest group of answers that overlap at one point (Marzullo's
-    /// sweep) wins when it has at least `quorum` members; the interval is their intersection.
-    /// Every other answer is named and outvoted.
+    /// arrived to `instant`. The decision is by the intervals themselves, as Marzullo's
+    /// algorithm does: the most answers whose intervals share a point (touching intervals
+    /// agree) decide when they are at least `quorum`. Where several such sets exist and share
+    /// an answer (an honest server with a wide radius overlaps an honest one with a narrow
+    /// radius on one side and a server a few seconds off on the other), the true time may be
+    /// in any of their common parts: the interval spans them all, from the earliest to the
+    /// latest point that many answers share. Every answer in none of those sets is named and
+    /// outvoted.
     /// - Parameter failures: one line per server without a verified answer, for the messages.
     /// - Throws: ``AuthenticatedTimeErrorCode/noQuorum`` when fewer than `quorum` answers
-    ///   overlap, or when two different groups of the same size both reach it.
+    ///   share a point, or when two such sets share no answer (disjoint groups, possible only
+    ///   with a quorum below a majority).
     public static func decide(
         answers: [RoughtimeAnswer], failures: [String] = [], quorum: Int, at instant: ContinuousClock.Instant, reading: ClockReading
     ) throws -> AuthenticatedTime {
@@ -25,46 +31,66 @@ public enum RoughtimeQuorum {
             let spread = Double(answer.time.radius) + seconds(answer.roundTrip)
             return (middle - spread, middle + spread)
         }
-        // Starts sort before ends at the same second: touching intervals agree.
-        let events = intervals.enumerated().flatMap { (i, interval) -> [(Double, Int, Int)] in [(interval.low, 0, i), (interval.high, 1, i)] }
-            .sorted { ($0.0, $0.1) < ($1.0, $1.1) }
-        var active = Set<Int>()
-        var best = Set<Int>()
-        var rival: Set<Int>?
-        for (_, kind, i) in events {
-            if kind == 1 {
-                active.remove(i)
-                continue
-            }
-            active.insert(i)
-            if active.count > best.count {
-                best = active
-                rival = nil
-            } else if active.count == best.count, active != best {
-                rival = active
-            }
-        }
+        let groups = largestOverlaps(intervals)
+        let size = groups.first?.members.count ?? 0
         let described = answers.map { describe($0) }
-        guard best.count >= quorum else {
-            let agreeing = best.count <= 1 ? "no \(quorum) verified answers overlap" : "only \(best.count) verified answers overlap"
+        let total = answers.count + failures.count
+        guard size >= quorum, size > 0 else {
+            let agreeing = size <= 1 ? "no \(quorum) verified answers overlap" : "only \(size) verified answers overlap"
             let all = (described + failures).joined(separator: "; ")
-            throw AuthenticatedTimeError(
-                .noQuorum, "authenticated time: \(agreeing), the quorum is \(quorum) of \(answers.count + failures.count): \(all)")
+            throw AuthenticatedTimeError(.noQuorum, "authenticated time: \(agreeing), the quorum is \(quorum) of \(total): \(all)")
         }
-        if let rival {
-            let groups = [best, rival].map { group in group.sorted().map { "\(answers[$0].server)" }.joined(separator: ", ") }
-            throw AuthenticatedTimeError(
-                .noQuorum,
-                "authenticated time: two groups of \(best.count) disagree (\(groups[0]) against \(groups[1])): \(described.joined(separator: "; "))")
+        for (i, a) in groups.enumerated() {
+            for b in groups[(i + 1)...] where a.members.isDisjoint(with: b.members) {
+                let names = [a, b].map { group in group.members.sorted().map { "\(answers[$0].server)" }.joined(separator: ", ") }
+                throw AuthenticatedTimeError(
+                    .noQuorum,
+                    "authenticated time: two groups of \(size) that share no server disagree (\(names[0]) against \(names[1])): "
+                        + described.joined(separator: "; "))
+            }
         }
-        let low = best.map { intervals[$0].low }.max() ?? 0
-        let high = best.map { intervals[$0].high }.min() ?? 0
-        let outvoted = answers.indices.filter { !best.contains($0) }.map {
-            "time server \(described[$0]): outvoted by \(best.count) of \(answers.count + failures.count)"
+        let members = groups.reduce(into: Set<Int>()) { $0.formUnion($1.members) }
+        let low = groups.map(\.low).min() ?? 0
+        let high = groups.map(\.high).max() ?? 0
+        let outvoted = answers.indices.filter { !members.contains($0) }.map {
+            "time server \(described[$0]): outvoted by \(size) of \(total)"
         }
         return AuthenticatedTime(
             earliest: Date(timeIntervalSince1970: low), latest: Date(timeIntervalSince1970: high), obtainedAt: reading,
-            agreeing: best.sorted().map { "\(answers[$0].server)" }, outvoted: outvoted, failed: failures)
+            agreeing: members.sorted().map { "\(answers[$0].server)" }, outvoted: outvoted, failed: failures)
+    }
+
+    /// Every largest set of intervals that share a point, with the part they share: a sweep
+    /// over the ends in order (a start before an end at the same point, so touching intervals
+    /// agree), one set per stretch where the most intervals overlap.
+    static func largestOverlaps(_ intervals: [(low: Double, high: Double)]) -> [(members: Set<Int>, low: Double, high: Double)] {
+        let events = intervals.enumerated().flatMap { (i, interval) -> [(Double, Int, Int)] in [(interval.low, 0, i), (interval.high, 1, i)] }
+            .sorted { ($0.0, $0.1) < ($1.0, $1.1) }
+        var active = Set<Int>()
+        var most = 0
+        for (_, kind, i) in events {
+            if kind == 0 {
+                active.insert(i)
+                most = max(most, active.count)
+            } else {
+                active.remove(i)
+            }
+        }
+        guard most > 0 else { return [] }
+        var groups: [(members: Set<Int>, low: Double, high: Double)] = []
+        active = []
+        for (point, kind, i) in events {
+            if kind == 0 {
+                active.insert(i)
+                if active.count == most { groups.append((active, point, point)) }
+            } else {
+                // The stretch of the most overlapping intervals ends where the first of them
+                // ends (no start comes between: it would make more than the most).
+                if active.count == most, let last = groups.indices.last { groups[last].high = point }
+                active.remove(i)
+            }
+        }
+        return groups
     }
 
     /// `roughtime://H:P says 2031-05-01T12:00:00Z, ± 3 s`.

@@ -76,11 +76,39 @@ import Testing
             try RoughtimeQuorum.decide(answers: answers, quorum: 2, at: now, reading: reading)
         }
         #expect(
-            error?.message.hasPrefix("authenticated time: two groups of 2 disagree (roughtime://127.0.0.1:2002, roughtime://127.0.0.2:2002 against")
+            error?.message.hasPrefix(
+                "authenticated time: two groups of 2 that share no server disagree (roughtime://127.0.0.1:2002, roughtime://127.0.0.2:2002 against")
                 == true)
         // A third member settles it.
         let settled = try RoughtimeQuorum.decide(answers: answers + [try answer(5, 1_900_000_002)], quorum: 2, at: now, reading: reading)
         #expect(settled.agreeing.count == 3 && settled.outvoted.count == 2)
+    }
+
+    /// Issue 65: two honest servers (radius 1 s and 30 s) and one with valid signatures 20 s
+    /// behind (radius 5 s). The wide honest answer overlaps both others, so the sets {1 s,
+    /// 30 s} and {30 s, behind} both have the most members; they share a server and are no
+    /// rivals. The interval spans both shared parts, and a wall clock in 2099 is corrected
+    /// into it, as it is with a dead server in the third place.
+    @Test func aServerSlightlyBehindBesideAWideHonestOneIsNoRival() throws {
+        let truth: UInt64 = 1_800_000_000
+        let answers = [try answer(1, truth, radius: 1), try answer(2, truth, radius: 30), try answer(3, truth - 20, radius: 5)]
+        let time = try RoughtimeQuorum.decide(answers: answers, quorum: 2, at: now, reading: reading)
+        #expect(time.earliest == Date(timeIntervalSince1970: Double(truth - 25)))
+        #expect(time.latest == Date(timeIntervalSince1970: Double(truth + 1)))
+        #expect(time.agreeing == ["roughtime://127.0.0.1:2002", "roughtime://127.0.0.2:2002", "roughtime://127.0.0.3:2002"])
+        #expect(time.outvoted.isEmpty)
+        let in2099 = ClockReading(wall: Date(timeIntervalSince1970: 4_085_000_000), uptime: reading.uptime, bootID: reading.bootID)
+        #expect(time.correctedTime(at: in2099) == Date(timeIntervalSince1970: Double(truth + 1)))
+        // The same with the third server dead: the two honest ones decide alone.
+        let dead = try RoughtimeQuorum.decide(
+            answers: Array(answers.prefix(2)), failures: ["roughtime://127.0.0.3:2002: no valid answer within 3 seconds"], quorum: 2, at: now,
+            reading: reading)
+        #expect(dead.earliest == Date(timeIntervalSince1970: Double(truth - 1)) && dead.latest == Date(timeIntervalSince1970: Double(truth + 1)))
+        #expect(dead.correctedTime(at: in2099) == time.correctedTime(at: in2099))
+        // A server far off beside them is still named and outvoted.
+        let liar = try RoughtimeQuorum.decide(answers: answers + [try answer(4, truth + 600, radius: 1)], quorum: 2, at: now, reading: reading)
+        #expect(liar.outvoted == ["time server roughtime://127.0.0.4:2002 says 2027-01-15T08:10:00Z, ± 1 s: outvoted by 2 of 4"])
+        #expect(liar.earliest == time.earliest && liar.latest == time.latest)
     }
 
     @Test func quorumBelowOneIsRefused() {

@@ -115,6 +115,39 @@ struct DeviceClockTests {
         #expect(clock.status().authenticated == nil && clock.status().verdict == .behindFloor)
     }
 
+    /// Issue 65: one configured server (quorum 1 of 1) answers 2019, long before this
+    /// program was released. Its interval is not used and decisions never go below the
+    /// program's date, in the rule and through the clock's own authentication; an interval
+    /// that reaches past that date still corrects a wall clock into it, never below it.
+    @Test func noServerAnswerTakesADeviceBelowItsProgramsDate() async throws {
+        let in2019 = Date(timeIntervalSince1970: 1_560_000_000)
+        let judged = ClockJudgement.judge(wall: Self.floor + 10, floor: Self.floor, authenticated: in2019...(in2019 + 2), programDate: Self.floor)
+        #expect(judged.trusted == Self.floor + 10 && judged.verdict == .trusted, "\(judged)")
+        let straddling = ClockJudgement.judge(
+            wall: Date(timeIntervalSince1970: 0), floor: Self.floor, authenticated: (Self.floor - 20)...(Self.floor + 20), programDate: Self.floor)
+        #expect(straddling.trusted == Self.floor, "\(straddling)")
+        // A signed floor above the interval: the servers win, but not below the program's date.
+        let signerAhead = ClockJudgement.judge(
+            wall: Self.floor - Self.day, floor: Self.floor + 30 * Self.day, authenticated: (Self.floor - 20)...(Self.floor + 20),
+            programDate: Self.floor)
+        #expect(signerAhead.trusted == Self.floor, "\(signerAhead)")
+
+        let tmp = try TemporaryDirectory("clock-2019")
+        let clocks = Clocks(wall: Self.floor + 60)
+        let server = try RoughtimeServer(host: "127.0.0.1", port: 2002, publicKey: [UInt8](repeating: 1, count: 32))
+        let clock = DeviceClock(
+            layout: RootLayout(root: tmp.path), clocks: { clocks.read() }, programDate: Self.floor, servers: [server], quorum: 1,
+            query: { _, _, _ in
+                AuthenticatedTime(earliest: in2019 - 1, latest: in2019 + 1, obtainedAt: clocks.read(), agreeing: ["roughtime://127.0.0.1:2002"])
+            })
+        let failure = await clock.authenticate()
+        #expect(
+            failure == "authenticated time: time servers roughtime://127.0.0.1:2002 vouch for 2019-06-08T13:19:59Z to 2019-06-08T13:20:01Z, "
+                + "before the release date of this clientctl (2027-01-15T08:00:00Z): not used", "\(failure ?? "nil")")
+        #expect(clock.now() == Self.floor + 60 && clock.status().authenticated == nil)
+        #expect(clock.status().floor == Self.floor, "the floor is not lowered either")
+    }
+
     /// A wrong clock is reported once per episode, and again when it changes.
     @Test func aWrongClockIsReportedOncePerEpisode() throws {
         let tmp = try TemporaryDirectory("clock-report")

@@ -9,6 +9,9 @@ import Foundation
 /// | outside the authenticated interval | its nearest end (then the floor) | behind / ahead of authenticated time |
 /// | below the floor (no interval, or the floor inside it) | the floor | behind the floor |
 /// | any, with the floor above the interval | the interval's rule | floor ahead of authenticated time |
+///
+/// Nothing goes below the program's own release date: no server answer makes it untrue, so
+/// an interval that ends before it is not used, and no decision is made at a time before it.
 package enum ClockJudgement {
     /// How far below the floor the wall clock may read before it is called wrong (two
     /// machines' clocks a few seconds apart are not a wrong clock); decisions use the
@@ -16,8 +19,12 @@ package enum ClockJudgement {
     package static let tolerance: TimeInterval = 300
 
     /// The time to decide by, and what the wall clock is.
-    package static func judge(wall: Date, floor: Date, authenticated: ClosedRange<Date>?) -> (trusted: Date, verdict: ClockVerdict) {
-        guard let interval = authenticated else {
+    /// - Parameter programDate: the release date of the program deciding, below which no
+    ///   decision goes (`floor` is never below it either).
+    package static func judge(
+        wall: Date, floor: Date, authenticated: ClosedRange<Date>?, programDate: Date = .distantPast
+    ) -> (trusted: Date, verdict: ClockVerdict) {
+        guard let interval = authenticated, interval.upperBound >= programDate else {
             if wall < floor {
                 return (floor, floor.timeIntervalSince(wall) > tolerance ? .behindFloor : .trusted)
             }
@@ -26,8 +33,9 @@ package enum ClockJudgement {
         let clamped = min(max(wall, interval.lowerBound), interval.upperBound)
         if floor > interval.upperBound {
             // A signed time later than what a quorum of time servers vouch for: the signer's
-            // clock ran ahead. The servers win; the floor is kept (it only moves forward).
-            return (clamped, .floorAheadOfAuthenticated)
+            // clock ran ahead. The servers win, never below the program's own date; the
+            // floor is kept (it only moves forward).
+            return (max(clamped, programDate), .floorAheadOfAuthenticated)
         }
         let trusted = max(clamped, floor)
         if wall < interval.lowerBound { return (trusted, .behindAuthenticated) }

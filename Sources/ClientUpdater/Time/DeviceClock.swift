@@ -82,9 +82,10 @@ public final class DeviceClock: Sendable {
     public func status() -> ClockStatus {
         let record = current()
         let reading = clocks()
-        let interval = record?.authenticated?.interval(at: reading)
+        // An interval that ends before the program's own date is none (ClockJudgement).
+        let interval = record?.authenticated?.interval(at: reading).flatMap { $0.upperBound >= programDate ? $0 : nil }
         let floor = floor(of: record)
-        let (trusted, verdict) = ClockJudgement.judge(wall: reading.wall, floor: floor.date, authenticated: interval)
+        let (trusted, verdict) = ClockJudgement.judge(wall: reading.wall, floor: floor.date, authenticated: interval, programDate: programDate)
         return ClockStatus(
             wall: reading.wall, trusted: trusted, floor: floor.date, floorSource: floor.source, verdict: verdict,
             authenticated: interval.map {
@@ -98,7 +99,8 @@ public final class DeviceClock: Sendable {
         let record = current()
         let reading = clocks()
         return ClockJudgement.judge(
-            wall: reading.wall, floor: floor(of: record).date, authenticated: record?.authenticated?.interval(at: reading))
+            wall: reading.wall, floor: floor(of: record).date, authenticated: record?.authenticated?.interval(at: reading),
+            programDate: programDate)
     }
 
     private func floor(of record: TimeRecord?) -> (date: Date, source: String) {
@@ -148,6 +150,11 @@ public final class DeviceClock: Sendable {
         do {
             guard let query else { throw NoTimeServerClient() }
             let answer = try await query(servers, min(quorum, servers.count), timeout)
+            // No server makes the program's own release date untrue: an interval that ends
+            // before it is a wrong answer, however many agree (docs/device-time.md#the-rule).
+            if answer.latest < programDate {
+                throw BeforeProgramDate(answer: answer, programDate: programDate)
+            }
             update { record in
                 record.authenticated = answer
                 record.authenticationFailure = nil
@@ -243,6 +250,16 @@ public final class DeviceClock: Sendable {
 /// ``DeviceClock`` without a ``DeviceClock/TimeServerQuery``).
 private struct NoTimeServerClient: Error, CustomStringConvertible {
     var description: String { "no time server client in this host (DeviceEngine.open passes one)" }
+}
+
+/// Time servers that agree on an interval before the program's own release date.
+private struct BeforeProgramDate: Error, CustomStringConvertible {
+    let answer: AuthenticatedTime
+    let programDate: Date
+    var description: String {
+        "time servers \(answer.agreeing.joined(separator: ", ")) vouch for \(RFC3339.format(answer.earliest)) "
+            + "to \(RFC3339.format(answer.latest)), before the release date of this clientctl (\(RFC3339.format(programDate))): not used"
+    }
 }
 
 /// What identifies one version of a file without reading it: inode, size and change time.
