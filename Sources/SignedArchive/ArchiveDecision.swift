@@ -33,6 +33,10 @@ package enum ArchiveDecision {
         /// names, with the `offlineExpires` judged instead of their own `expires`
         /// (docs/offline-media.md#time-offline); empty online.
         package var offlineExpires: [String: Date] = [:]
+        /// The latest time the device's time servers vouch for now, with the clock tolerance
+        /// (nil: no authenticated time): a `published` beyond it is refused, and a newest
+        /// `published` remembered beyond it is no measure of a replay.
+        package var publishedCeiling: Date?
 
         /// The expiry `manifest` is judged by: the media's `offlineExpires` for a manifest
         /// its index names, else the manifest's own.
@@ -102,10 +106,13 @@ package enum ArchiveDecision {
     ) rethrows -> Verdict {
         // An expired manifest is reported as such by the policy below; a fresh one of this
         // device's app and channel first passes the fleet rules (replay, revocation).
+        // A signer's clock that ran ahead: named, and remembered nowhere (docs/device-time.md).
+        if let future = FeedRules.futureProblem(manifest, ceiling: policy.publishedCeiling) { return .rejected("rejected: " + future) }
         let fresh = policy.expiry(of: manifest).map { $0 > policy.now } ?? true
         if fresh, manifest.app == policy.app, manifest.channel == policy.channel {
-            if let replay = FeedRules.replayProblem(manifest, memory: state.archive) { return .stale(replay) }
-            FeedRules.recordPublished(manifest, in: &state.archive)
+            let ceiling = policy.publishedCeiling
+            if let replay = FeedRules.replayProblem(manifest, memory: state.archive, ceiling: ceiling) { return .stale(replay) }
+            FeedRules.recordPublished(manifest, in: &state.archive, ceiling: ceiling)
             let held = try held()
             let restricted = restriction?.revoked ?? []
             let revoked = FeedRules.applyRevocations(manifest.revoked + restricted, to: &state).filter(held.contains)

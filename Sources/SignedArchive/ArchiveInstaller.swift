@@ -58,6 +58,15 @@ struct ArchiveInstaller {
             app: config.app, channel: channel.settings.channel, shellVersion: config.shellVersion, now: channel.now(),
             ignoreRollout: channel.options.ignoreRollout, labels: currentLabels())
         policy.offlineExpires = offlineExpires
+        policy.publishedCeiling = channel.clock?.status().authenticated.map { $0.latest + ClockJudgement.tolerance }
+        // A feed behind what this device took from a stick: up to date, not a replay, and no
+        // report (docs/offline-media.md#mixed-sites). Its older `published` decides nothing.
+        if channel.media == nil, manifest.app == config.app, manifest.channel == channel.settings.channel,
+            let newer = FeedRules.behindMedia(manifest, memory: state.archive)
+        {
+            state.archive.manifestETag = etag
+            return .upToDate("up to date: \(newer) from offline media is newer than the feed's release \(manifest.version)")
+        }
         let candidate: Manifest
         let running = [state.current, state.pending].compactMap { $0 }
         switch try ArchiveDecision.screen(

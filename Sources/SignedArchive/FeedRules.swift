@@ -10,15 +10,40 @@ import StrictJSON
 package enum FeedRules {
     /// A manifest published before the newest one this device accepted is a replay (a
     /// stale CDN cache serving yesterday's "100 %" after a pause): it decides nothing.
-    package static func replayProblem(_ manifest: Manifest, memory: ArchiveMemory) -> String? {
+    ///
+    /// A newest `published` beyond `ceiling` (the latest time the device's time servers vouch
+    /// for) was signed by a clock that ran ahead: it is no measure of a replay, or one release
+    /// signed in 2099 would freeze the channel for ever. It is then ignored, and replaced by
+    /// the next manifest accepted.
+    package static func replayProblem(_ manifest: Manifest, memory: ArchiveMemory, ceiling: Date? = nil) -> String? {
         guard let seenText = memory.newestPublished, let seen = RFC3339.parse(seenText), manifest.published < seen else { return nil }
+        if let ceiling, seen > ceiling { return nil }
         return "the manifest of release \(manifest.version) was published at \(RFC3339.format(manifest.published)), "
             + "before the newest one this device accepted (\(seenText)): a stale cache or a replay; keeping what this device has"
     }
 
+    /// A feed behind what this device took from offline media (docs/offline-media.md#mixed-sites):
+    /// the manifest is a release below the highest this device accepted, and that release came
+    /// from a stick. Its older `published` is no replay and no attack: the stick is newer.
+    /// - Returns: the release from media this device holds above the feed's, or nil.
+    package static func behindMedia(_ manifest: Manifest, memory: ArchiveMemory) -> Version? {
+        guard let floor = memory.highestAccepted.flatMap(Version.init), manifest.version < floor, memory.fromMedia?[floor.description] != nil
+        else { return nil }
+        return floor
+    }
+
     /// Remembers `manifest`'s publish time as the newest accepted.
-    package static func recordPublished(_ manifest: Manifest, in memory: inout ArchiveMemory) {
-        if replayProblem(manifest, memory: memory) == nil { memory.newestPublished = RFC3339.format(manifest.published) }
+    package static func recordPublished(_ manifest: Manifest, in memory: inout ArchiveMemory, ceiling: Date? = nil) {
+        if replayProblem(manifest, memory: memory, ceiling: ceiling) == nil { memory.newestPublished = RFC3339.format(manifest.published) }
+    }
+
+    /// Why a manifest `published` beyond `ceiling` (the latest time the device's time servers
+    /// vouch for, with the clock tolerance) is not taken: its signer's clock ran ahead, and
+    /// accepting it would make every later release a replay. Nil without a ceiling or within it.
+    package static func futureProblem(_ manifest: Manifest, ceiling: Date?) -> String? {
+        guard let ceiling, manifest.published > ceiling else { return nil }
+        return "release \(manifest.version) was published at \(RFC3339.format(manifest.published)), after the latest time this device's "
+            + "time servers vouch for (\(RFC3339.format(ceiling))): its signer's clock ran ahead; publish it again from a machine on the right time"
     }
 
     /// Puts every revoked version on the blacklist (never selected, staged or installed

@@ -47,6 +47,51 @@ import Testing
         #expect(reason.contains("a stale cache or a replay"))
     }
 
+    /// Issue 65: with authenticated time, a manifest `published` beyond the latest time the
+    /// servers vouch for is refused and named, and remembered nowhere; a newest `published`
+    /// remembered beyond it (a release once signed in 2099) no longer makes every later
+    /// release a replay: the next one accepted replaces it.
+    @Test func aPublishedTimeBeyondTheAuthenticatedIntervalIsRefusedAndNoMeasureOfAReplay() throws {
+        var policy = Self.policy
+        policy.publishedCeiling = Self.now.addingTimeInterval(300)
+        let far = try Self.manifest("1.3.0") {
+            $0.published = Date(timeIntervalSince1970: 4_085_000_000)
+            $0.expires = nil
+        }
+        var state = Self.state()
+        let verdict = ArchiveDecision.screen(far, state: &state, held: [], policy: policy)
+        guard case .rejected(let reason) = verdict else {
+            Issue.record("\(verdict)")
+            return
+        }
+        #expect(
+            reason.hasPrefix(
+                "rejected: release 1.3.0 was published at 2099-06-13T"), "\(reason)")
+        #expect(reason.contains("after the latest time this device's time servers vouch for (\(RFC3339.format(Self.now.addingTimeInterval(300))))"))
+        #expect(state.archive.newestPublished == nil, "a refused time is remembered nowhere")
+
+        // Remembered from before: ignored with time servers, a replay without them.
+        var frozen = Self.state(newestPublished: "2099-06-13T00:00:00Z")
+        let fresh = try Self.manifest()
+        #expect(ArchiveDecision.screen(fresh, state: &frozen, held: [], policy: policy) == .candidate(fresh))
+        #expect(frozen.archive.newestPublished == RFC3339.format(ManifestSamples.published))
+        var unauthenticated = Self.state(newestPublished: "2099-06-13T00:00:00Z")
+        guard case .stale = ArchiveDecision.screen(fresh, state: &unauthenticated, held: [], policy: Self.policy) else {
+            Issue.record("without time servers the memory stands")
+            return
+        }
+    }
+
+    /// Issue 65: a feed behind what this device took from offline media is no replay.
+    @Test func aFeedBehindAReleaseFromMediaIsBehindTheStick() throws {
+        var memory = ArchiveMemory(highestAccepted: "1.2.0", newestPublished: RFC3339.format(ManifestSamples.published.addingTimeInterval(60)))
+        let feed = try Self.manifest("1.1.0")
+        #expect(FeedRules.behindMedia(feed, memory: memory) == nil, "1.2.0 came from the feed: a replay stays a replay")
+        memory.fromMedia = ["1.2.0": "2026-11-28T12:00:00Z"]
+        #expect(FeedRules.behindMedia(feed, memory: memory) == Version(1, 2, 0))
+        #expect(FeedRules.behindMedia(try Self.manifest("1.3.0"), memory: memory) == nil, "a newer feed is judged as ever")
+    }
+
     @Test func revokingAHeldVersionSkipsAndBlacklistsIt() throws {
         let manifest = try Self.manifest("1.2.3") { $0.revoked = [Version(1, 1, 0)] }
         var state = Self.state()

@@ -183,8 +183,18 @@ struct MediaRig {
         ])
         try await rig.clientctl(["export", "stable", "--from", rig.dir("rel2"), "--to", rig.stick, "--key", rig.key])
         #expect(try rig.report(try await rig.installFrom(root)).version == "1.2.0")
-        let online = try await rig.clientctl(["install", "--root", root, "--json"])
-        #expect(try rig.report(online).result != .installed)
+        // Issue 65: the feed's 1.1.0, published before the stick's 1.2.0, is behind the
+        // stick, not a replay: up to date, and no check-refused report reaches the fleet.
+        let collector = try ReportCollectorStub()
+        let path = root + "/config.json"
+        var config = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: path))) as? [String: Any])
+        config["reportURL"] = collector.baseURL
+        try JSONSerialization.data(withJSONObject: config, options: [.sortedKeys]).write(to: URL(fileURLWithPath: path))
+        let online = try rig.report(try await rig.clientctl(["install", "--root", root, "--json"]))
+        #expect(online.result == .upToDate, "\(online)")
+        #expect(online.message == "up to date: 1.2.0 from offline media is newer than the feed's release 1.1.0", "\(online.message)")
+        let types = try ReportDeliveryCommandTests.reports(collector).compactMap { $0["type"] as? String }
+        #expect(!types.contains("check-refused"), "\(types)")
         #expect(try await rig.status(root).pending == "1.2.0")
         // The feed's 1.1.0 re-signed later (not a replay): behind the stick, not an attack.
         try await rig.clientctl(["rollout", "set", "stable", "--out", rig.dir("rel"), "--key", rig.key, "--percent", "100"])
