@@ -13,13 +13,13 @@ import NIOSSL
 /// problem during the diagnosis just leaves the generic message.
 enum CertificateDiagnosis {
     /// The problem with the certificate `host:port` presents, when its dates explain it.
-    static func validityProblem(host: String, port: Int, timeout: Double) async -> String? {
+    static func validityProblem(host: String, port: Int, timeout: Duration) async -> String? {
         let seen = NIOLockedValueBox<[NIOSSLCertificate]>([])
         do {
             let context = try NIOSSLContext(configuration: TLSConfiguration.makeClientConfiguration())
             let serverName: String? = host.contains(":") || host.allSatisfy({ $0.isNumber || $0 == "." }) ? nil : host
             let bootstrap = ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-                .connectTimeout(.milliseconds(Int64(timeout * 1000)))
+                .connectTimeout(TimeAmount(timeout))
                 .channelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         let refuse: NIOSSLCustomVerificationCallback = { certificates, verdict in
@@ -31,7 +31,7 @@ enum CertificateDiagnosis {
                     }
                 }
             let channel = try await bootstrap.connect(host: host, port: port).get()
-            let giveUp = TimeAmount.milliseconds(Int64(timeout * 1000))
+            let giveUp = TimeAmount(timeout)
             channel.eventLoop.scheduleTask(in: giveUp) { channel.close(promise: nil as EventLoopPromise<Void>?) }
             try? await channel.closeFuture.get()
         } catch {

@@ -21,7 +21,7 @@ package final class HTTPClientRegistry: Sendable {
     struct Key: Hashable {
         var proxy: ProxyEndpoint?
         var caFile: String?
-        var connectTimeout: Double
+        var connectTimeout: Duration
         var maxConnectionsPerHost: Int
     }
 
@@ -72,7 +72,7 @@ package final class HTTPClientRegistry: Sendable {
         var config = HTTPClient.Configuration(
             tlsConfiguration: tls,
             redirectConfiguration: .disallow,  // HTTPTransport follows them under its own rule
-            timeout: .init(connect: .nanoseconds(Int64(key.connectTimeout * 1e9))),
+            timeout: .init(connect: TimeAmount(key.connectTimeout)),
             connectionPool: .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: key.maxConnectionsPerHost),
             proxy: key.proxy.map(Self.proxy),
             decompression: .disabled)

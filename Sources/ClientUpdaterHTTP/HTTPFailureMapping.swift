@@ -12,8 +12,8 @@ import NIOSSL
 enum HTTPFailureMapping {
     /// What was known about the transfer when it failed.
     struct Context {
-        var connectTimeout: Double
-        var timeLimit: Double?
+        var connectTimeout: Duration
+        var timeLimit: Duration?
         /// Body bytes delivered so far and the promised `Content-Length`, once a head arrived.
         var received: Int64 = 0
         var declared: Int64?
@@ -28,9 +28,9 @@ enum HTTPFailureMapping {
         let proxy = context.proxy?.address
         if let client = error as? HTTPClientError {
             switch client {
-            case .deadlineExceeded: return .deadlineExceeded(seconds: context.timeLimit ?? 0)
+            case .deadlineExceeded: return .deadlineExceeded(context.timeLimit ?? .zero)
             case .connectTimeout, .socksHandshakeTimeout, .httpProxyHandshakeTimeout:
-                return .connectTimedOut(seconds: context.connectTimeout)
+                return .connectTimedOut(context.connectTimeout)
             case .tlsHandshakeTimeout: return .tls("the TLS handshake timed out" + through(proxy))
             case .remoteConnectionClosed, .readTimeout, .writeTimeout: return reset(proxy)
             case .invalidProxyResponse: return .proxy("the proxy \(proxy ?? "") refused the CONNECT tunnel (it answered with an error)")
@@ -55,12 +55,12 @@ enum HTTPFailureMapping {
             switch io.errnoCode {
             case ECONNREFUSED: return proxy.map { .proxy("the proxy \($0) refused the connection") } ?? .refused
             case ECONNRESET, EPIPE: return reset(proxy)
-            case ETIMEDOUT: return .connectTimedOut(seconds: context.connectTimeout)
+            case ETIMEDOUT: return .connectTimedOut(context.connectTimeout)
             default: return .other("\(io)")
             }
         }
         if error is ChannelError, case .connectTimeout = error as? ChannelError {
-            return .connectTimedOut(seconds: context.connectTimeout)
+            return .connectTimedOut(context.connectTimeout)
         }
         if error is SocketAddressError { return .dns }
         if error is NIOSSLError || error is BoringSSLError || error is NIOSSLExtraError {

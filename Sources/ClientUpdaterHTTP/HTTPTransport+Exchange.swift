@@ -21,8 +21,9 @@ extension HTTPTransport {
             throw HTTPTransportError(
                 .unsupported, "\(request.method) \(request.url.absoluteString): unsupported URL scheme for HTTP (use https: or http:)")
         }
-        let deadline = NIODeadline.now() + .nanoseconds(Int64(request.timeLimit * 1e9))
-        let stall = StallWatch(idleTimeout: request.idleTimeout, timeLimit: request.timeLimit)
+        let (idleTimeout, timeLimit) = (Duration.seconds(request.idleTimeout), Duration.seconds(request.timeLimit))
+        let deadline = NIODeadline.now() + TimeAmount(timeLimit)
+        let stall = StallWatch(idleTimeout: idleTimeout, timeLimit: timeLimit)
         return try await withThrowingTaskGroup(of: TransportReply.self) { group in
             group.addTask { try await send(request, deadline: deadline, stall: stall) }
             group.addTask { () async throws -> TransportReply in try await stall.watch(url: request.url) }
@@ -35,7 +36,7 @@ extension HTTPTransport {
     private func send(_ request: TransportExchange, deadline: NIODeadline, stall: StallWatch) async throws -> TransportReply {
         let url = request.url
         let proxy = settings.proxies.proxy(for: url)
-        let context = HTTPFailureMapping.Context(connectTimeout: settings.connectTimeout, timeLimit: request.timeLimit, proxy: proxy)
+        let context = HTTPFailureMapping.Context(connectTimeout: settings.connectTimeout, timeLimit: .seconds(request.timeLimit), proxy: proxy)
         let client = try registry.client(
             for: .init(
                 proxy: proxy, caFile: settings.caFile, connectTimeout: settings.connectTimeout,
@@ -73,7 +74,7 @@ extension HTTPTransport {
             }
             stall.arrived()
             if stall.isOverTime() {
-                throw HTTPTransportError.network(url, .deadlineExceeded(seconds: request.timeLimit))
+                throw HTTPTransportError.network(url, .deadlineExceeded(.seconds(request.timeLimit)))
             }
             guard let chunk else { break }
             let room = TransportExchange.maxResponseBytes - body.count

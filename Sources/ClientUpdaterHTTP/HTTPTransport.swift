@@ -17,7 +17,7 @@ import NIOHTTP1
 ///   never from `https:` to `http:`), unless the request says
 ///   ``TransportRequest/followsRedirects`` `false`: then a 3xx is returned as it came.
 /// - Timeouts: connect (``HTTPTransportSettings/connectTimeout``), stall (no byte for
-///   ``TransportRequest/idleTimeout`` seconds while waiting for the server) and an
+///   ``TransportRequest/idleTimeout`` while waiting for the server) and an
 ///   overall ``TransportRequest/timeLimit``.
 /// - Proxies per ``ProxySettings``; trust from the system store or
 ///   ``HTTPTransportSettings/caFile``.
@@ -49,7 +49,7 @@ package struct HTTPTransport: HeadFirstTransport {
             throw HTTPTransportError(.unsupported, "GET \(request.url.absoluteString): unsupported URL scheme for HTTP (use https: or http:)")
         }
         // AsyncHTTPClient's deadline covers the wait for the head; the watch covers the body.
-        let deadline = request.timeLimit.map { NIODeadline.now() + .nanoseconds(Int64($0 * 1e9)) } ?? .distantFuture
+        let deadline = request.timeLimit.map { NIODeadline.now() + TimeAmount($0) } ?? .distantFuture
         let stall = StallWatch(idleTimeout: request.idleTimeout, timeLimit: request.timeLimit)
         return try await withoutActuallyEscaping(head) { head in
             try await withoutActuallyEscaping(sink) { sink in
@@ -129,7 +129,7 @@ package struct HTTPTransport: HeadFirstTransport {
                 // Checked here too, so a body that arrives late fails even when the watch
                 // task did not get to run in time.
                 if stall.isOverTime() {
-                    throw HTTPTransportError.network(url, .deadlineExceeded(seconds: request.timeLimit ?? 0))
+                    throw HTTPTransportError.network(url, .deadlineExceeded(request.timeLimit ?? .zero))
                 }
                 guard let chunk else { break }
                 try chunk.withUnsafeReadableBytes { try sink($0) }

@@ -11,8 +11,8 @@ public struct HTTPTransportSettings: Sendable {
     /// A PEM file of CA certificates to trust *instead of* the system trust store (like
     /// curl's `--cacert`); `nil` for the system store.
     public var caFile: String?
-    /// Give up connecting (TCP, proxy handshake and TLS) after this many seconds.
-    public var connectTimeout: Double
+    /// Give up connecting (TCP, proxy handshake and TLS) after this long.
+    public var connectTimeout: Duration
     /// Redirects followed per request (curl `-L --max-redirs`).
     public var maxRedirects: Int
     /// Parallel HTTP/1.1 connections to one host.
@@ -26,7 +26,7 @@ public struct HTTPTransportSettings: Sendable {
     public static let defaultUserAgent = "clientctl/\(ClientctlVersion.string)"
 
     public init(
-        proxies: ProxySettings = .direct, caFile: String? = nil, connectTimeout: Double = 15, maxRedirects: Int = 10,
+        proxies: ProxySettings = .direct, caFile: String? = nil, connectTimeout: Duration = .seconds(15), maxRedirects: Int = 10,
         maxConnectionsPerHost: Int = 6, userAgent: String = defaultUserAgent
     ) {
         self.proxies = proxies

@@ -1,9 +1,10 @@
+import ClientFoundation
 import ClientUpdater
 import Foundation
-import NIOConcurrencyHelpers
+import Synchronization
 
 /// Measures how long a transfer has been waiting for the network, to enforce the stall
-/// timeout ("no byte for N seconds"), and how long it has run, for its time limit.
+/// timeout ("no byte for this long"), and how long it has run, for its time limit.
 ///
 /// Only time spent waiting for the server counts: time inside the caller's sink (a slow
 /// disk, hashing) does not, so back-pressure never looks like a stalled server.
@@ -14,88 +15,93 @@ import NIOConcurrencyHelpers
 /// one late tick must not turn the starvation into a stall. A real stall still ends the
 /// transfer after the idle timeout, over several ticks. The decisions are pure functions
 /// of the clock readings passed in (``tick(now:)``, ``isOverTime(now:)``); ``watch(url:)``
-/// ticks on the real clock.
+/// ticks on the injected ``MonotonicClock`` (the real one in production, a manual one in
+/// tests).
 final class StallWatch: Sendable {
-    let idleTimeout: Double
-    let timeLimit: Double?
-    /// The most waiting time one tick may add, in nanoseconds.
-    let maxTickCredit: UInt64
-    private let started: UInt64
-    private let now: @Sendable () -> UInt64
-    private let state: NIOLockedValueBox<State>
+    let idleTimeout: Duration
+    let timeLimit: Duration?
+    /// The most waiting time one tick may add.
+    let maxTickCredit: Duration
+    private let clock: MonotonicClock
+    private let started: Duration
+    private let state: Mutex<State>
 
     private struct State {
-        /// Uptime (ns) since which the transfer has been waiting, or nil while the sink runs.
-        var waitingSince: UInt64?
-        /// Waiting time counted so far in the current wait (ns).
-        var counted: UInt64 = 0
+        /// The clock's reading since which the transfer has been waiting, or nil while the sink runs.
+        var waitingSince: Duration?
+        /// Waiting time counted so far in the current wait.
+        var counted: Duration = .zero
         /// When the watch last ticked.
-        var lastTick: UInt64
+        var lastTick: Duration
     }
 
-    init(
-        idleTimeout: Double, timeLimit: Double? = nil, maxTickCredit: Double = 1,
-        now: @escaping @Sendable () -> UInt64 = { DispatchTime.now().uptimeNanoseconds }
-    ) {
+    init(idleTimeout: Duration, timeLimit: Duration? = nil, maxTickCredit: Duration = .seconds(1), clock: MonotonicClock = .continuous) {
         self.idleTimeout = idleTimeout
         self.timeLimit = timeLimit
-        self.maxTickCredit = UInt64(maxTickCredit * 1e9)
-        self.now = now
-        let t = now()
+        self.maxTickCredit = maxTickCredit
+        self.clock = clock
+        let t = clock.now
         started = t
-        state = NIOLockedValueBox(State(waitingSince: t, lastTick: t))
+        state = Mutex(State(waitingSince: t, lastTick: t))
     }
 
     /// The transfer starts waiting for the network (a connection, a head, a chunk).
     func waiting() {
-        let t = now()
-        state.withLockedValue { state in
+        let t = clock.now
+        state.withLock { state in
             guard state.waitingSince == nil else { return }
             state.waitingSince = t
-            state.counted = 0
+            state.counted = .zero
         }
     }
 
     /// Something arrived: the caller's code runs now.
     func arrived() {
-        state.withLockedValue { state in
+        state.withLock { state in
             state.waitingSince = nil
-            state.counted = 0
+            state.counted = .zero
         }
     }
 
-    /// One tick of the watch at `now`: counts the waiting time since the last tick (at most
-    /// ``maxTickCredit``) and says whether the transfer has now waited the idle timeout.
-    func tick(now: UInt64) -> Bool {
-        state.withLockedValue { state in
+    /// One tick of the watch at `now` (the clock's reading): counts the waiting time since
+    /// the last tick (at most ``maxTickCredit``) and says whether the transfer has now waited
+    /// the idle timeout.
+    func tick(now: Duration) -> Bool {
+        state.withLock { state in
             defer { state.lastTick = max(state.lastTick, now) }
             guard let since = state.waitingSince else { return false }
             let from = max(since, state.lastTick)
             if now > from { state.counted += min(now - from, maxTickCredit) }
-            return Double(state.counted) / 1e9 >= idleTimeout
+            return state.counted >= idleTimeout
         }
     }
 
     /// Whether the transfer has run past its time limit now.
-    func isOverTime() -> Bool { isOverTime(now: now()) }
+    func isOverTime() -> Bool { isOverTime(now: clock.now) }
 
     /// Whether the transfer has run past its time limit at `now` (wall time: the sink's
     /// time and a starved process count too; a deadline is a deadline).
-    func isOverTime(now: UInt64) -> Bool {
+    func isOverTime(now: Duration) -> Bool {
         guard let timeLimit else { return false }
-        return Double(now &- started) / 1e9 >= timeLimit
+        return now - started >= timeLimit
     }
 
-    /// Returns normally never: throws `.network` with ``TransportFailure/timedOut(seconds:)``
-    /// once stalled or ``TransportFailure/deadlineExceeded(seconds:)`` once over time, or
-    /// `CancellationError` when the transfer ended first.
+    /// How long the watch sleeps between ticks: an eighth of the shorter timeout, between
+    /// 5 ms and 250 ms.
+    var step: Duration {
+        min(max(min(idleTimeout, timeLimit ?? idleTimeout) / 8, .milliseconds(5)), .milliseconds(250))
+    }
+
+    /// Returns normally never: throws `.network` with ``TransportFailure/timedOut(_:)``
+    /// once stalled or ``TransportFailure/deadlineExceeded(_:)`` once over time, or
+    /// `CancellationError` when the transfer ended first. Sleeps on the watch's clock.
     func watch(url: URL) async throws -> Never {
-        let step = UInt64(min(max(min(idleTimeout, timeLimit ?? idleTimeout) / 8, 0.005), 0.25) * 1e9)
+        let step = step
         while true {
-            try await Task.sleep(nanoseconds: step)
-            let t = now()
-            if isOverTime(now: t) { throw HTTPTransportError.network(url, .deadlineExceeded(seconds: timeLimit ?? 0)) }
-            if tick(now: t) { throw HTTPTransportError.network(url, .timedOut(seconds: idleTimeout)) }
+            try await clock.sleep(for: step)
+            let t = clock.now
+            if isOverTime(now: t) { throw HTTPTransportError.network(url, .deadlineExceeded(timeLimit ?? .zero)) }
+            if tick(now: t) { throw HTTPTransportError.network(url, .timedOut(idleTimeout)) }
         }
     }
 }

@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 import Foundation
 import Synchronization
@@ -30,7 +31,7 @@ extension HTTPSuites {
             defer { server.stop() }
             let probe = BackPressureProbe(server: server, secondPauseAt: size / 2)
             try await withTransport { transport in
-                let response = try await transport.get(TransportRequest(url: server.url("/big.bin"), idleTimeout: 30)) { chunk in
+                let response = try await transport.get(TransportRequest(url: server.url("/big.bin"), idleTimeout: .seconds(30))) { chunk in
                     probe.received(chunk.count)
                 }
                 #expect(response.status == 200)
@@ -88,11 +89,11 @@ extension HTTPSuites {
             let blackhole = try FullBacklogListener()
             defer { blackhole.close() }
             var settings = HTTPTransportSettings()
-            settings.connectTimeout = 0.3
+            settings.connectTimeout = .milliseconds(300)
             let url = try #require(URL(string: "http://127.0.0.1:\(blackhole.port)/x"))
             try await withTransport(settings) { transport in
-                let error = await #expect(throws: HTTPTransportError.self) { try await transport.fetchAll(url, idleTimeout: 30) }
-                #expect(error?.transportFailure == .connectTimedOut(seconds: 0.3), "\(error?.message ?? "")")
+                let error = await #expect(throws: HTTPTransportError.self) { try await transport.fetchAll(url, idleTimeout: .seconds(30)) }
+                #expect(error?.transportFailure == .connectTimedOut(.milliseconds(300)), "\(error?.message ?? "")")
                 #expect(error?.isTransient == true)
             }
         }
@@ -106,53 +107,86 @@ extension HTTPSuites {
             defer { server.stop() }
             try await withTransport { transport in
                 let error = await #expect(throws: HTTPTransportError.self) {
-                    try await transport.fetchAll(server.url("/slow"), idleTimeout: 5, timeLimit: 0.4)
+                    try await transport.fetchAll(server.url("/slow"), idleTimeout: .seconds(5), timeLimit: .milliseconds(400))
                 }
-                #expect(error?.transportFailure == .deadlineExceeded(seconds: 0.4), "\(error?.message ?? "")")
+                #expect(error?.transportFailure == .deadlineExceeded(.milliseconds(400)), "\(error?.message ?? "")")
             }
         }
 
-        /// The stall rule on an injected clock: only time spent waiting for the server counts.
+        /// The stall rule on the manual clock: only time spent waiting for the server counts.
         @Test func stallWatchCountsOnlyWaitingTime() {
-            let clock = ManualNanos()
-            let watch = StallWatch(idleTimeout: 2, now: { clock.now })
-            func tick(_ seconds: Double) -> Bool {
-                clock.advance(seconds: seconds)
-                return watch.tick(now: clock.now)
+            let clock = ManualClock()
+            let watch = StallWatch(idleTimeout: .seconds(2), clock: MonotonicClock(clock))
+            var now: Duration { clock.now.offset }
+            func tick(_ by: Duration) -> Bool {
+                clock.advance(by: by)
+                return watch.tick(now: now)
             }
-            #expect(!tick(0.9) && !tick(0.9))
+            #expect(!tick(.milliseconds(900)) && !tick(.milliseconds(900)))
             watch.arrived()  // a chunk: the sink runs for a long time
-            #expect(!tick(0.5) && !tick(59.5))
+            #expect(!tick(.milliseconds(500)) && !tick(.milliseconds(59_500)))
             watch.waiting()
-            #expect(!tick(0.75))
+            #expect(!tick(.milliseconds(750)))
             watch.waiting()  // still the same wait
-            #expect(!tick(0.75))
-            #expect(tick(0.5), "2 s of waiting is a stall")
-            let limited = StallWatch(idleTimeout: 30, timeLimit: 5, now: { clock.now })
-            clock.advance(seconds: 4.9)
-            #expect(!limited.isOverTime(now: clock.now))
+            #expect(!tick(.milliseconds(750)))
+            #expect(tick(.milliseconds(500)), "2 s of waiting is a stall")
+            let limited = StallWatch(idleTimeout: .seconds(30), timeLimit: .seconds(5), clock: MonotonicClock(clock))
+            clock.advance(by: .milliseconds(4_900))
+            #expect(!limited.isOverTime())
             limited.arrived()
-            clock.advance(seconds: 0.1)
-            #expect(limited.isOverTime(now: clock.now), "the time limit counts the sink's time too")
+            clock.advance(by: .milliseconds(100))
+            #expect(limited.isOverTime(), "the time limit counts the sink's time too")
         }
 
         /// A process starved of CPU wakes its watch late: one late tick counts at most one
         /// second of waiting, so only a wait that goes on over several ticks is a stall.
         @Test func aStarvedProcessIsNotAStall() {
-            let clock = ManualNanos()
-            let watch = StallWatch(idleTimeout: 2, now: { clock.now })
-            clock.advance(seconds: 60)  // neither the transfer nor the watch ran for a minute
-            #expect(!watch.tick(now: clock.now), "one late tick is no stall")
+            let clock = ManualClock()
+            let watch = StallWatch(idleTimeout: .seconds(2), clock: MonotonicClock(clock))
+            var now: Duration { clock.now.offset }
+            clock.advance(by: .seconds(60))  // neither the transfer nor the watch ran for a minute
+            #expect(!watch.tick(now: now), "one late tick is no stall")
             watch.arrived()  // the starved transfer gets its bytes
             watch.waiting()
-            clock.advance(seconds: 60)
-            #expect(!watch.tick(now: clock.now))
-            clock.advance(seconds: 0.25)
-            #expect(!watch.tick(now: clock.now))
-            clock.advance(seconds: 0.25)
-            #expect(!watch.tick(now: clock.now))
-            clock.advance(seconds: 0.5)
-            #expect(watch.tick(now: clock.now), "still nothing after ticks worth 2 s: a stall")
+            clock.advance(by: .seconds(60))
+            #expect(!watch.tick(now: now))
+            clock.advance(by: .milliseconds(250))
+            #expect(!watch.tick(now: now))
+            clock.advance(by: .milliseconds(250))
+            #expect(!watch.tick(now: now))
+            clock.advance(by: .milliseconds(500))
+            #expect(watch.tick(now: now), "still nothing after ticks worth 2 s: a stall")
+        }
+
+        /// The watch's own loop on the manual clock, no real time passing: it sleeps a step
+        /// (an eighth of the idle timeout), and a transfer that waits the idle timeout ends
+        /// with the stall's failure, one that runs past its time limit with the deadline's.
+        @Test func theWatchEndsAStalledTransferOnItsClock() async throws {
+            let url = try #require(URL(string: "http://127.0.0.1:1/x"))
+            let clock = ManualClock()
+            let watch = StallWatch(idleTimeout: .seconds(2), clock: MonotonicClock(clock))
+            #expect(watch.step == .milliseconds(250))
+            let stalled = Task { try await watch.watch(url: url) }
+            for _ in 0..<7 {
+                try await clock.waitForSleeper()
+                clock.advance(by: watch.step)
+            }
+            try await clock.waitForSleeper()  // 1.75 s waited: still watching
+            clock.advance(by: watch.step)
+            let error = await #expect(throws: HTTPTransportError.self) { try await stalled.value }
+            #expect(error?.transportFailure == .timedOut(.seconds(2)))
+
+            let limited = StallWatch(idleTimeout: .seconds(30), timeLimit: .seconds(1), clock: MonotonicClock(clock))
+            #expect(limited.step == .milliseconds(125))
+            let overTime = Task { try await limited.watch(url: url) }
+            for _ in 0..<8 {
+                try await clock.waitForSleeper()
+                limited.arrived()  // bytes keep coming: never a stall
+                clock.advance(by: limited.step)
+            }
+            let late = await #expect(throws: HTTPTransportError.self) { try await overTime.value }
+            #expect(late?.transportFailure == .deadlineExceeded(.seconds(1)))
+            #expect(late?.message.contains("took longer than the time limit of 1 s") == true, "\(late?.message ?? "")")
         }
 
         /// The many small requests of a Meteor update share a few kept-alive connections.
@@ -211,13 +245,6 @@ func nioThreads() -> Int {
         let comm = (try? String(contentsOfFile: "/proc/self/task/\(id)/comm", encoding: .utf8)) ?? ""
         return comm.hasPrefix("NIO")
     }.count
-}
-
-/// A monotonic clock in nanoseconds moved by hand.
-final class ManualNanos: Sendable {
-    private let value = Mutex<UInt64>(1_000_000_000)
-    var now: UInt64 { value.withLock { $0 } }
-    func advance(seconds: Double) { value.withLock { $0 += UInt64(seconds * 1e9) } }
 }
 
 /// Watches how far the server gets ahead of a sink that stops reading.

@@ -107,9 +107,9 @@ extension HTTPSuites {
             let server = try serve(faults)
             defer { server.stop() }
             let error = await #expect(throws: HTTPTransportError.self) {
-                try await HTTPTransport().fetchAll(server.url("/app.tgz"), idleTimeout: 0.3)
+                try await HTTPTransport().fetchAll(server.url("/app.tgz"), idleTimeout: .milliseconds(300))
             }
-            #expect(error?.transportFailure == .timedOut(seconds: 0.3))
+            #expect(error?.transportFailure == .timedOut(.milliseconds(300)))
         }
 
         @Test func slowDripWithinIdleTimeoutSucceeds() async throws {
@@ -119,7 +119,7 @@ extension HTTPSuites {
             defer { server.stop() }
             // 15 pauses of 0.2 s: longer in total than the idle timeout, never idle that long
             // (with room for a loaded machine to starve the server thread for a while).
-            let (response, body) = try await HTTPTransport().fetchAll(server.url("/app.tgz"), idleTimeout: 2)
+            let (response, body) = try await HTTPTransport().fetchAll(server.url("/app.tgz"), idleTimeout: .seconds(2))
             #expect(response.status == 200)
             #expect(body == payload)
         }
@@ -191,7 +191,7 @@ extension HTTPSuites {
             faults.add(.stall(afterBytes: 10))
             let server = try serve(faults)
             defer { server.stop() }
-            let task = Task { try await HTTPTransport().fetchAll(server.url("/app.tgz"), idleTimeout: 30) }
+            let task = Task { try await HTTPTransport().fetchAll(server.url("/app.tgz"), idleTimeout: .seconds(30)) }
             // Stalled: the server sent its 10 bytes and now sends nothing.
             try await Poll.until("the server to stall after 10 bytes") { server.log.first.map { $0.finished && $0.bodyBytesSent == 10 } ?? false }
             task.cancel()

@@ -122,7 +122,7 @@ import Testing
         let port = server.port
         let transport = DefaultTransport()
         for path in ["/stall", "/drip"] {
-            await #expect(throws: HTTPTransportError.self) { try await transport.fetchAll(server.url(path), idleTimeout: 0.2) }
+            await #expect(throws: HTTPTransportError.self) { try await transport.fetchAll(server.url(path), idleTimeout: .milliseconds(200)) }
         }
         // A connection that sent half a request: the server is blocked reading it.
         let client = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)

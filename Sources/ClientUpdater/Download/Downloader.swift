@@ -152,7 +152,8 @@ package struct Downloader: Sendable {
             if offset > 0 { headers["Range"] = "bytes=\(offset)-" }
             do {
                 let response = try await get(
-                    TransportRequest(url: url, headers: headers, idleTimeout: idleTimeout, timeLimit: timeLimit),
+                    TransportRequest(
+                        url: url, headers: headers, idleTimeout: .seconds(idleTimeout), timeLimit: timeLimit.map { Duration.seconds($0) }),
                     head: { head in try Self.begin(head, url: url, file: file, offset: offset, expectedSize: expectedSize) },
                     sink: { chunk in
                         if let expectedSize, file.size + Int64(chunk.count) > expectedSize {

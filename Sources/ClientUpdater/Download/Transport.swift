@@ -97,18 +97,19 @@ final class TransportBodyBuffer: Sendable {
 public struct TransportRequest: Sendable, Equatable {
     public var url: URL
     public var headers: [String: String]
-    /// Give up when no byte arrives for this long (seconds).
-    public var idleTimeout: Double
+    /// Give up when no byte arrives for this long.
+    public var idleTimeout: Duration
     /// Give up when the whole request (connect, redirects, head and body) takes longer
-    /// than this (seconds); `nil` for no limit.
-    public var timeLimit: Double?
+    /// than this; `nil` for no limit.
+    public var timeLimit: Duration?
     /// Follow redirects (the transport's rule, as for manifests and archives); `false`
     /// returns a 3xx to the caller as it came, and nothing is sent to its `Location`: for a
     /// request whose headers are a credential (`fleet status`'s bearer token) that must
     /// reach the host it was given for and no other.
     public var followsRedirects: Bool
     public init(
-        url: URL, headers: [String: String] = [:], idleTimeout: Double = 30, timeLimit: Double? = nil, followsRedirects: Bool = true
+        url: URL, headers: [String: String] = [:], idleTimeout: Duration = .seconds(30), timeLimit: Duration? = nil,
+        followsRedirects: Bool = true
     ) {
         self.url = url
         self.headers = headers

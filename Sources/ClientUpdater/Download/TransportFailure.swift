@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// Why a transfer failed below HTTP: kept as the `underlying` cause of a transport's
@@ -9,7 +10,7 @@ public enum TransportFailure: Error, Sendable, Equatable, CustomStringConvertibl
     /// The connection was reset or lost while talking to the server.
     case reset
     /// No byte arrived within the idle timeout.
-    case timedOut(seconds: Double)
+    case timedOut(Duration)
     /// The host name could not be resolved.
     case dns
     /// The body ended before the promised `Content-Length`.
@@ -17,9 +18,9 @@ public enum TransportFailure: Error, Sendable, Equatable, CustomStringConvertibl
     /// TLS failed (certificate, handshake); the text names the problem.
     case tls(String)
     /// The connection could not be set up within the connect timeout.
-    case connectTimedOut(seconds: Double)
+    case connectTimedOut(Duration)
     /// The whole request took longer than its time limit.
-    case deadlineExceeded(seconds: Double)
+    case deadlineExceeded(Duration)
     /// A redirect was refused (a downgrade from https: to http:, too many hops, a bad `Location`).
     case redirect(String)
     /// The proxy refused or failed the request (retried: it may work later).
@@ -54,8 +55,10 @@ public enum TransportFailure: Error, Sendable, Equatable, CustomStringConvertibl
         }
     }
 
-    static func seconds(_ s: Double) -> String {
-        s == s.rounded() ? "\(Int(s)) s" : String(format: "%.2g s", s)
+    /// `duration` as a person reads it: whole seconds, else two significant digits.
+    static func seconds(_ duration: Duration) -> String {
+        let s = duration.inSeconds
+        return s == s.rounded() ? "\(Int(s)) s" : String(format: "%.2g s", s)
     }
 }
 

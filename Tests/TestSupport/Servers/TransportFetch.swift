@@ -13,7 +13,7 @@ public final class BodyCollector: Sendable {
 extension Transport {
     /// GET into memory (tests only): the response head and the whole body.
     public func fetchAll(
-        _ url: URL, headers: [String: String] = [:], idleTimeout: Double = 5, timeLimit: Double? = nil
+        _ url: URL, headers: [String: String] = [:], idleTimeout: Duration = .seconds(5), timeLimit: Duration? = nil
     ) async throws -> (TransportResponse, Data) {
         let body = BodyCollector()
         let request = TransportRequest(url: url, headers: headers, idleTimeout: idleTimeout, timeLimit: timeLimit)

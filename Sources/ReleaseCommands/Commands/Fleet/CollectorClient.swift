@@ -45,7 +45,8 @@ struct CollectorClient {
         let body = Mutex(Data())
         let limit = maxAnswerBytes
         let request = TransportRequest(
-            url: url, headers: ["Authorization": "Bearer \(token)", "Accept": "application/json"], idleTimeout: 30, timeLimit: 120,
+            url: url, headers: ["Authorization": "Bearer \(token)", "Accept": "application/json"], idleTimeout: .seconds(30),
+            timeLimit: .seconds(120),
             followsRedirects: false)
         let response = try await transport.get(request) { chunk in
             try body.withLock { data in
