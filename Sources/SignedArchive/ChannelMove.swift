@@ -45,7 +45,7 @@ package enum ChannelMove {
     ///   not list), `.configInvalid` (a Meteor root); `UpdaterError` `.locked` when another
     ///   process holds the root's lock past `lockWait`. Nothing is written then.
     @discardableResult
-    package static func set(_ name: String, manifestURL: String? = nil, layout: RootLayout, lockWait: Double = 30) async throws -> (
+    package static func set(_ name: String, manifestURL: String? = nil, layout: RootLayout, lockWait: Duration = .seconds(30)) async throws -> (
         before: Choice, after: Choice
     ) {
         let (before, after) = try await DeviceConfig.edit(layout, lockWait: lockWait) { config in

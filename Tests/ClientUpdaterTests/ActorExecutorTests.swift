@@ -54,7 +54,7 @@ import Testing
                 let channel = FakeChannel(storeDirectory: tmp("clients-\(n)"), shell: shell)
                 channel.onListing = { disk.list() }
                 let updater = Updater(layout: layout, config: config, channel: channel, logger: .quiet)
-                return try await updater.collectGarbage(lockWait: 30)
+                return try await updater.collectGarbage(lockWait: .seconds(30))
             }
         }
         try await Poll.until("\(held) updaters inside their locked sections at once", timeout: 60) { disk.inside == held }

@@ -30,7 +30,7 @@ import Testing
     }
 
     /// How many descriptors of this process are open on `path`: each waiting
-    /// ``FileLock/acquire(path:wait:)`` keeps one open between its attempts.
+    /// ``FileLock/acquire(path:wait:clock:)`` keeps one open between its attempts.
     static func openDescriptors(on path: String) -> Int {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
         return entries.filter { (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0)) == path }.count
@@ -59,7 +59,7 @@ import Testing
             return Task {
                 let channel = FakeChannel(storeDirectory: store, shell: shell)
                 let updater = Updater(layout: layout, config: config, channel: channel, logger: .quiet)
-                return try await updater.collectGarbage(lockWait: 240)
+                return try await updater.collectGarbage(lockWait: .seconds(240))
             }
         }
         try await Poll.until("\(writers) writers waiting for the lock at once", timeout: 180) {
@@ -79,5 +79,35 @@ import Testing
         #expect(sum == width * (width - 1) / 2)
         #expect(stillWaiting == writers, "a writer went through while another process held the lock")
         #expect(Self.openDescriptors(on: lockPath) == 0)
+    }
+
+    /// The wait for a lock runs on the injected clock: the manual clock, not real time,
+    /// decides when a waiter gives up (`.locked`, naming how long it waited), and a lock the
+    /// other process let go meanwhile is taken at the waiter's next attempt.
+    @Test func theLockWaitRunsOnTheInjectedClock() async throws {
+        let tmp = try TemporaryDirectory("lock-wait-clock")
+        let path = tmp("lock")
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        let holder = try ForeignHolder(path)
+        try await Poll.until("flock(1) to hold \(path)") { try FileLock.attempt(path: path) == nil }
+        let clock = ManualClock()
+
+        let givesUp = Task { try await FileLock.acquire(path: path, wait: .seconds(30), clock: MonotonicClock(clock)) }
+        try await clock.waitForSleeper()
+        clock.advance(by: .seconds(29))  // before its deadline: it tries again, and sleeps again
+        try await clock.waitForSleeper()
+        clock.advance(by: .seconds(1))
+        let error = await #expect(throws: UpdaterError.self) { try await givesUp.value }
+        #expect(error?.code == .locked)
+        #expect(error?.message == "\(path) is locked by another clientctl process; waited 30.0 s (retry later, or wait longer)")
+
+        let takes = Task { try await FileLock.acquire(path: path, wait: .seconds(30), clock: MonotonicClock(clock)) }
+        try await clock.waitForSleeper()
+        try holder.release()
+        try await Poll.until("flock(1) to let go of \(path)") { try FileLock.attempt(path: path) != nil }
+        clock.advance(by: .milliseconds(5))
+        let lock = try await takes.value
+        #expect(lock.path == path)
+        #expect(try FileLock.attempt(path: path) == nil, "the waiter holds the lock")
     }
 }

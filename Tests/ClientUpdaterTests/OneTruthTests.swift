@@ -97,7 +97,7 @@ import Testing
         }
         #expect(try Data(contentsOf: URL(fileURLWithPath: rig.layout.state)) == stateBefore, "state.json untouched")
         // A second agent is refused as well.
-        await #expect(throws: UpdaterError.self) { try await rig.makeUpdater().start(bridge: nil, lockWait: 0) }
+        await #expect(throws: UpdaterError.self) { try await rig.makeUpdater().start(bridge: nil, lockWait: .zero) }
         // The agent itself still writes; an update check from elsewhere stays allowed.
         rig.channel.publish("1.3.0")
         #expect(try await other.install().pending == "1.3.0")

@@ -75,8 +75,8 @@ import Testing
     }
 
     @Test func secondProcessWaitsForTheLockThenReportsBusy() async throws {
-        let holder = try await FileLock.acquire(path: layout.lock, wait: 0)
-        await #expect(throws: UpdaterError.self) { try await updater.install(lockWait: 0.05) }
+        let holder = try await FileLock.acquire(path: layout.lock, wait: .zero)
+        await #expect(throws: UpdaterError.self) { try await updater.install(lockWait: .milliseconds(50)) }
         withExtendedLifetime(holder) {}
     }
 }

@@ -80,7 +80,7 @@ import Testing
     @Test func busyRootExits75() async throws {
         let f = try DeviceFixture()
         try f.publish("1.0.0")
-        let holder = try await FileLock.acquire(path: f.layout.lock, wait: 0)
+        let holder = try await FileLock.acquire(path: f.layout.lock, wait: .zero)
         let busy = try await ClientctlBinary.run(["install", "--root", f.layout.root, "--wait", "0.2"])
         #expect(busy.status == 75)
         #expect(busy.errorOutput.contains("is locked by another clientctl process"))

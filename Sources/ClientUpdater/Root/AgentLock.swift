@@ -22,9 +22,9 @@ enum AgentLock {
     static func infoPath(_ layout: RootLayout) -> String { layout.root + "/agent.json" }
 
     /// Taken by an agent at start-up for its whole run; a one-shot command holding it
-    /// briefly is waited for, suspending the caller (``FileLock/acquire(path:wait:)``).
+    /// briefly is waited for, suspending the caller (``FileLock/acquire(path:wait:clock:)``).
     /// - Throws: ``UpdaterError`` `.locked` when another agent runs on the root.
-    static func acquireForAgent(_ layout: RootLayout, wait: Double) async throws -> FileLock {
+    static func acquireForAgent(_ layout: RootLayout, wait: Duration) async throws -> FileLock {
         let lock = try await acquire(layout, wait: wait)
         try await BlockingExecutor.run { record(Holder(pid: getpid(), control: nil), layout) }
         return lock
@@ -38,7 +38,7 @@ enum AgentLock {
     /// - Throws: ``UpdaterError`` `.locked` naming the agent when one runs on the root.
     static func acquireForCommand(_ layout: RootLayout) async throws -> FileLock? {
         guard try await BlockingExecutor.run({ FileManager.default.fileExists(atPath: path(layout)) }) else { return nil }
-        return try await acquire(layout, wait: 0)
+        return try await acquire(layout, wait: .zero)
     }
 
     static func record(_ holder: Holder, _ layout: RootLayout) {
@@ -58,7 +58,7 @@ enum AgentLock {
         return try? JSONDecoder().decode(Holder.self, from: data)
     }
 
-    private static func acquire(_ layout: RootLayout, wait: Double) async throws -> FileLock {
+    private static func acquire(_ layout: RootLayout, wait: Duration) async throws -> FileLock {
         do {
             return try await FileLock.acquire(path: path(layout), wait: wait)
         } catch let error as UpdaterError where error.code == .locked {

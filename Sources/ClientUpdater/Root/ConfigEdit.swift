@@ -12,7 +12,7 @@ extension DeviceConfig {
     ///   when the config does not read, `.invalidArgument` when a changed value is out of
     ///   range, `.locked` when another process holds the root's lock past `lockWait`.
     package static func edit(
-        _ layout: RootLayout, lockWait: Double = 30, _ change: @escaping @Sendable (inout DeviceConfig) throws -> Void
+        _ layout: RootLayout, lockWait: Duration = .seconds(30), _ change: @escaping @Sendable (inout DeviceConfig) throws -> Void
     ) async throws -> (before: DeviceConfig, after: DeviceConfig) {
         let lock = try await FileLock.acquire(path: layout.lock, wait: lockWait)
         return try await BlockingExecutor.run {

@@ -6,7 +6,7 @@ import Foundation
 package enum RootInitializer {
     /// Creates `layout.root` if needed, writes `config.json` atomically and gives the root
     /// its ``DeviceIdFile`` (kept when it has one). The wait for the root's lock (up to
-    /// `lockWait` seconds, while another process installs) suspends the caller, and the
+    /// `lockWait`, while another process installs) suspends the caller, and the
     /// writes run on the ``BlockingExecutor``.
     ///
     /// - Parameters:
@@ -18,7 +18,7 @@ package enum RootInitializer {
     ///   `.invalidArgument` for a value out of range (checked before anything is created),
     ///   `.locked` when another process holds the root's lock past `lockWait`.
     package static func write(
-        _ config: DeviceConfig, to layout: RootLayout, force: Bool, store: String? = nil, lockWait: Double = 30
+        _ config: DeviceConfig, to layout: RootLayout, force: Bool, store: String? = nil, lockWait: Duration = .seconds(30)
     ) async throws {
         let bytes = try config.rootBytes()
         try await BlockingExecutor.run { try prepare(layout, force: force) }
@@ -36,7 +36,7 @@ package enum RootInitializer {
     package static func writeUnlessLocked(_ config: DeviceConfig, to layout: RootLayout, force: Bool, store: String? = nil) throws {
         let bytes = try config.rootBytes()
         try prepare(layout, force: force)
-        guard let lock = try FileLock.attempt(path: layout.lock) else { throw FileLock.lockedError(layout.lock, wait: 0) }
+        guard let lock = try FileLock.attempt(path: layout.lock) else { throw FileLock.lockedError(layout.lock, wait: .zero) }
         try withExtendedLifetime(lock) { try writeLocked(bytes, to: layout, store: store) }
     }
 
@@ -46,7 +46,7 @@ package enum RootInitializer {
     /// - Returns: true when this call wrote the config.
     /// - Throws: as ``write(_:to:force:store:lockWait:)``.
     package static func createIfAbsent(
-        _ config: DeviceConfig, to layout: RootLayout, store: String? = nil, lockWait: Double = 30
+        _ config: DeviceConfig, to layout: RootLayout, store: String? = nil, lockWait: Duration = .seconds(30)
     ) async throws -> Bool {
         let bytes = try config.rootBytes()
         try await BlockingExecutor.run { try prepare(layout, force: true) }
@@ -66,7 +66,7 @@ package enum RootInitializer {
     /// - Throws: ``UpdaterError`` `.configInvalid` for a missing or invalid config,
     ///   `.locked` past `lockWait`, or what `change` throws (nothing is written then).
     package static func update(
-        _ layout: RootLayout, lockWait: Double = 30, _ change: @escaping @Sendable (inout DeviceConfig) throws -> Bool
+        _ layout: RootLayout, lockWait: Duration = .seconds(30), _ change: @escaping @Sendable (inout DeviceConfig) throws -> Bool
     ) async throws -> DeviceConfig {
         let lock = try await FileLock.acquire(path: layout.lock, wait: lockWait)
         return try await BlockingExecutor.run {

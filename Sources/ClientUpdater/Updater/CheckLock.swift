@@ -19,22 +19,23 @@ final class CheckLock: Sendable {
 
     private init(lock: Flock) { self.lock = lock }
 
-    /// Takes the lock, waiting up to `wait` seconds (0 = fail at once) without blocking
-    /// a thread: the wait is `Task.sleep` between attempts.
+    /// Takes the lock, waiting up to `wait` (zero = fail at once) without blocking a thread:
+    /// the wait between attempts is a sleep on `clock` (ClientFoundation's `LockWait`).
     /// - Throws: ``UpdaterError`` `.locked` when another check holds it past `wait`.
-    static func acquire(_ layout: RootLayout, wait: Double) async throws -> CheckLock {
-        let deadline = ContinuousClock.now + .milliseconds(Int64(max(0, wait) * 1000))
-        var delay = Duration.milliseconds(5)
-        while true {
-            if let lock = try attempt(layout) { return lock }
-            guard ContinuousClock.now < deadline else {
-                throw UpdaterError(
-                    .locked,
-                    "\(layout.lock) is locked by another clientctl process running an update check; waited \(wait) s (retry later, or wait longer)")
-            }
-            try await Task.sleep(for: delay)
-            delay = min(delay * 2, .milliseconds(100))
+    static func acquire(_ layout: RootLayout, wait: Duration, clock: MonotonicClock = .continuous) async throws -> CheckLock {
+        var taken: CheckLock?
+        guard
+            try await LockWait(wait, clock: clock).until({
+                taken = try attempt(layout)
+                return taken != nil
+            }), let taken
+        else {
+            throw UpdaterError(
+                .locked,
+                "\(layout.lock) is locked by another clientctl process running an update check; waited \(wait.inSeconds) s (retry later, or wait longer)"
+            )
         }
+        return taken
     }
 
     /// The lock when it is free now, else nil.

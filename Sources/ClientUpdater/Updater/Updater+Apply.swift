@@ -22,7 +22,7 @@ extension Updater {
     ///   ``reload(from:lockWait:)`` throws.
     @discardableResult
     package func switchStaged(
-        _ version: String, trigger: String, from pageVersion: String? = nil, reload: Bool = true, lockWait: Double = 30
+        _ version: String, trigger: String, from pageVersion: String? = nil, reload: Bool = true, lockWait: Duration = .seconds(30)
     ) async throws -> LifecycleReport {
         try await switchToPending(from: pageVersion, expected: version, trigger: trigger, reload: reload, lockWait: lockWait)
     }

@@ -17,7 +17,7 @@ extension Updater {
     /// A check already running in this updater is joined, not queued: every caller gets
     /// its report (and the feed is asked once).
     @discardableResult
-    public func checkForUpdates(lockWait: Double = 30) async throws -> InstallReport {
+    public func checkForUpdates(lockWait: Duration = .seconds(30)) async throws -> InstallReport {
         if let running = lifecycle.runningCheck {
             lifecycle.checkJoiners += 1
             defer { lifecycle.checkJoiners -= 1 }
@@ -31,7 +31,7 @@ extension Updater {
         return try await task.value
     }
 
-    private func checkBesideTheGate(lockWait: Double) async throws -> InstallReport {
+    private func checkBesideTheGate(lockWait: Duration) async throws -> InstallReport {
         let commit: CheckCommit
         do {
             let checkLock = try await CheckLock.acquire(layout, wait: lockWait)
@@ -74,7 +74,7 @@ extension Updater {
     /// The channel's check, on no actor: its notes and download progress go out on the
     /// event stream as they happen, in order. A failure is recorded in `last-check.json`
     /// (shown by `status`) and rethrown.
-    nonisolated func runChannelCheck(from before: DeviceState, lockWait: Double) async throws -> (CheckOutcome, DeviceState) {
+    nonisolated func runChannelCheck(from before: DeviceState, lockWait: Duration) async throws -> (CheckOutcome, DeviceState) {
         var state = before
         // What the channel reported of this check (docs/fleet-reports.md#report-types).
         let memory = CheckReportMemory()

@@ -29,13 +29,13 @@ extension Updater {
     ///   - bridge: the host; `nil` to only prepare the root.
     ///   - clock: the watchdog's monotonic clock (a manual clock in tests).
     ///   - shim: the WebAppLocalServer shim injected into organized pages.
-    ///   - lockWait: seconds to wait for the root's lock (at most 5 for the agent lock).
+    ///   - lockWait: how long to wait for the root's lock (at most 5 s for the agent lock).
     /// - Throws: ``UpdaterError`` `.locked` when another live process runs a trial on
     ///   this root, `.notFound` when there is nothing to serve.
     @discardableResult
     public func start(
         bridge: (any HostBridge)?, clock: MonotonicClock = .continuous, shim: Shim = Shim(),
-        lockWait: Double = 30
+        lockWait: Duration = .seconds(30)
     ) async throws -> LifecycleReport {
         try await exclusively {
             // Held from here to shutdown; released at once if start-up fails.
@@ -43,7 +43,7 @@ extension Updater {
             if let held = lifecycle.agentLock {
                 agentLock = held
             } else {
-                agentLock = try await AgentLock.acquireForAgent(layout, wait: min(lockWait, 5))
+                agentLock = try await AgentLock.acquireForAgent(layout, wait: min(lockWait, .seconds(5)))
             }
             lifecycle.attached = true
             lifecycle.bridge = bridge
@@ -87,7 +87,7 @@ extension Updater {
 
     /// When the check put the running version on the blacklist (its channel revoked it),
     /// switch to the newest good version (else the seed) and reload open pages.
-    func leaveRevokedCurrent(lockWait: Double) async throws {
+    func leaveRevokedCurrent(lockWait: Duration) async throws {
         guard let current = StateStore.load(layout).current, StateStore.load(layout).blacklist.contains(current) else { return }
         let clock = lifecycle.clock
         _ = try await transition(lockWait: lockWait) { watchdog, state, available in
@@ -104,18 +104,18 @@ extension Updater {
     /// - Parameters:
     ///   - pageVersion: the version of the page asking (`nil`: not said); a page of
     ///     another version than the one served is refused.
-    ///   - lockWait: seconds to wait for the root's lock.
+    ///   - lockWait: how long to wait for the root's lock.
     /// - Throws: ``UpdaterError`` `.notFound` when no version is pending, `.conflict`
     ///   when `pageVersion` is not the version served.
     @discardableResult
-    public func reload(from pageVersion: String? = nil, lockWait: Double = 30) async throws -> LifecycleReport {
+    public func reload(from pageVersion: String? = nil, lockWait: Duration = .seconds(30)) async throws -> LifecycleReport {
         try await switchToPending(from: pageVersion, expected: nil, trigger: "asked", reload: true, lockWait: lockWait)
     }
 
     /// ``reload(from:lockWait:)`` for `trigger` (a `switched` report's `detail`), refused
     /// with `.conflict` when `expected` is given and is not the pending version.
     func switchToPending(
-        from pageVersion: String?, expected: String?, trigger: String, reload: Bool, lockWait: Double
+        from pageVersion: String?, expected: String?, trigger: String, reload: Bool, lockWait: Duration
     ) async throws -> LifecycleReport {
         try await exclusively {
             var watchdog = currentWatchdog()
@@ -169,11 +169,11 @@ extension Updater {
     /// - Parameters:
     ///   - version: the version the page was served with (`clientctl ack --version`);
     ///     `nil` acknowledges whatever is current.
-    ///   - lockWait: seconds to wait for the root's lock.
+    ///   - lockWait: how long to wait for the root's lock.
     /// - Throws: ``UpdaterError`` `.conflict` when `version` is not the version on trial
     ///   (the trial goes on, nothing is written).
     @discardableResult
-    public func startupDidComplete(version: String? = nil, lockWait: Double = 30) async throws -> LifecycleReport {
+    public func startupDidComplete(version: String? = nil, lockWait: Duration = .seconds(30)) async throws -> LifecycleReport {
         let arrival = lifecycle.clock.now
         return try await transition(lockWait: lockWait) { watchdog, state, available in
             let actions = watchdog.startupDidComplete(version: version, state: &state, now: arrival, available: available)
@@ -191,9 +191,9 @@ extension Updater {
     /// page) is left alone: the report's `failed` is `nil` and the host reloads its page.
     /// - Parameters:
     ///   - version: the version the page that died was served with.
-    ///   - lockWait: seconds to wait for the root's lock.
+    ///   - lockWait: how long to wait for the root's lock.
     @discardableResult
-    public func pageCrashed(version: String, lockWait: Double = 30) async throws -> LifecycleReport {
+    public func pageCrashed(version: String, lockWait: Duration = .seconds(30)) async throws -> LifecycleReport {
         let arrival = lifecycle.clock.now
         return try await transition(lockWait: lockWait) { watchdog, state, available in
             watchdog.pageCrashed(version: version, state: &state, now: arrival, available: available)
@@ -204,7 +204,7 @@ extension Updater {
     /// the current one.
     /// - Throws: ``UpdaterError`` `.notFound` when there is neither (the root is left as it was).
     @discardableResult
-    public func rollback(lockWait: Double = 30) async throws -> LifecycleReport {
+    public func rollback(lockWait: Duration = .seconds(30)) async throws -> LifecycleReport {
         try await transition(lockWait: lockWait) { watchdog, state, available in
             guard watchdog.canRollBack(state: state, available: available) else {
                 throw UpdaterError(
@@ -218,7 +218,7 @@ extension Updater {
 
     /// Runs retention now (`clientctl gc`), after finishing interrupted deletions.
     @discardableResult
-    public func collectGarbage(lockWait: Double = 30) async throws -> LifecycleReport {
+    public func collectGarbage(lockWait: Duration = .seconds(30)) async throws -> LifecycleReport {
         try await transition(lockWait: lockWait) { _, _, _ in
             try Trash.finishInterrupted(layout)
             return [.runRetention]
@@ -232,7 +232,7 @@ extension Updater {
             lifecycle.timer?.cancel()
             lifecycle.timer = nil
             if var watchdog = lifecycle.watchdog {
-                try? await locked(wait: 5) {
+                try? await locked(wait: .seconds(5)) {
                     var state = try loadState()
                     if watchdog.shutdown(state: &state).contains(.persist) { try StateStore.save(state, layout) }
                 }

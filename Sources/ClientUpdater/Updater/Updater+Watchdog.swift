@@ -45,7 +45,7 @@ extension Updater {
     /// Runs one watchdog transition: lock, read state, fail or adopt a stale trial, apply
     /// `body`, persist, organize, retention; then timer, events and bridge.
     func transition(
-        lockWait: Double,
+        lockWait: Duration,
         _ body: (inout Watchdog, inout DeviceState, Set<String>) throws -> [WatchdogAction]
     ) async throws -> LifecycleReport {
         try await exclusively {
@@ -73,7 +73,7 @@ extension Updater {
         lifecycle.timer = nil
         let clock = lifecycle.clock
         do {
-            _ = try await transition(lockWait: 30) { watchdog, state, available in
+            _ = try await transition(lockWait: .seconds(30)) { watchdog, state, available in
                 watchdog.timerFired(state: &state, now: clock.now, available: available)
             }
         } catch {

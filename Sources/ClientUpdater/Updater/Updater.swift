@@ -75,8 +75,8 @@ public actor Updater {
     /// Install notes and download progress go out on ``events(bufferingPolicy:)`` as they happen.
     /// On any failure `state.json` is left byte-identical; the failure is recorded in
     /// `last-check.json` (shown by `status`) and rethrown.
-    /// - Parameter lockWait: seconds to wait for another process's lock.
-    public func install(lockWait: Double = 30) async throws -> InstallReport {
+    /// - Parameter lockWait: how long to wait for another process's lock.
+    public func install(lockWait: Duration = .seconds(30)) async throws -> InstallReport {
         let checkLock = try await CheckLock.acquire(layout, wait: lockWait)
         let lock = try await FileLock.acquire(path: layout.lock, wait: lockWait)
         defer { withExtendedLifetime((checkLock, lock)) {} }

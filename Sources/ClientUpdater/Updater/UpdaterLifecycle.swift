@@ -56,9 +56,9 @@ extension Updater {
 
     /// Runs `body` with the root's flock held (inside ``exclusively(_:)`` only: two
     /// locks of one process on the same file would wait for each other). The wait for the
-    /// lock suspends the actor (``FileLock/acquire(path:wait:)``): no thread sleeps while
+    /// lock suspends the actor (``FileLock/acquire(path:wait:clock:)``): no thread sleeps while
     /// another process holds it.
-    func locked<T>(wait: Double = 30, _ body: () throws -> T) async throws -> T {
+    func locked<T>(wait: Duration = .seconds(30), _ body: () throws -> T) async throws -> T {
         let lock = try await FileLock.acquire(path: layout.lock, wait: wait)
         return try withExtendedLifetime(lock) { try body() }
     }
@@ -66,7 +66,7 @@ extension Updater {
     /// ``locked(wait:_:)`` for the watchdog's writers (switch, acknowledge, roll back,
     /// retention): a one-shot caller also takes ``AgentLock`` for the duration, so it is
     /// refused while an agent runs on the root; the agent itself already holds it.
-    func writerLocked<T>(wait: Double = 30, _ body: () throws -> T) async throws -> T {
+    func writerLocked<T>(wait: Duration = .seconds(30), _ body: () throws -> T) async throws -> T {
         if lifecycle.agentLock != nil { return try await locked(wait: wait, body) }
         let agent = try await AgentLock.acquireForCommand(layout)
         let lock = try await FileLock.acquire(path: layout.lock, wait: wait)

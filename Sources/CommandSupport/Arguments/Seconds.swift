@@ -1,4 +1,5 @@
 import ArgumentParser
+import ClientFoundation
 import DeviceSetup
 
 /// A duration given on the command line in seconds: a finite decimal number, 0 or more
@@ -21,6 +22,10 @@ package struct Seconds: ExpressibleByArgument, Sendable, Equatable, CustomString
     }
 
     package var defaultValueDescription: String { description }
+
+    /// The value as a `Duration` (rounded to the millisecond), as every API takes it: an
+    /// option stays a number of seconds on the command line and becomes a duration here.
+    package var duration: Duration { .seconds(clamping: value) }
 
     /// Throws a `ValidationError` naming `flag` unless the value is in `range`.
     package func require(in range: ClosedRange<Double>, flag: String, rule: String) throws {

@@ -79,7 +79,7 @@ struct InstallCommand: AsyncParsableCommand {
             }
             let result: Result<InstallReport, any Error>
             do {
-                result = .success(try await context.updater.install(lockWait: wait.value))
+                result = .success(try await context.updater.install(lockWait: wait.duration))
             } catch {
                 result = .failure(error)
             }
