@@ -23,8 +23,8 @@ package enum LoopbackApplication {
         connections: some AvailableConnectionsDelegate, group: (any EventLoopGroup)? = nil,
         onRunning: @escaping @Sendable (any Channel) async -> Void, logger: Logger
     ) -> some ApplicationProtocol {
-        let headerTimeout = TimeAmount.nanoseconds(Int64(configuration.headerTimeoutSeconds * 1e9))
-        let idleTimeout = TimeAmount.nanoseconds(Int64(configuration.idleTimeoutSeconds * 1e9))
+        let headerTimeout = TimeAmount(configuration.headerTimeout)
+        let idleTimeout = TimeAmount(configuration.idleTimeout)
         return Application(
             router: router,
             server: .http1(

@@ -18,12 +18,12 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var memoryCacheFileLimit: Int
     /// Total bytes kept in memory per version.
     public var memoryCacheTotalLimit: Int
-    /// Seconds between keep-alive comments on the event stream.
-    public var eventHeartbeatSeconds: Double
-    /// Seconds a new connection has to send a complete request head (slowloris, silent clients).
-    public var headerTimeoutSeconds: Double
-    /// Seconds a keep-alive connection may wait for its next request.
-    public var idleTimeoutSeconds: Double
+    /// The time between keep-alive comments on the event stream.
+    public var eventHeartbeat: Duration
+    /// How long a new connection has to send a complete request head (slowloris, silent clients).
+    public var headerTimeout: Duration
+    /// How long a keep-alive connection may wait for its next request.
+    public var idleTimeout: Duration
     /// Most connections open at once; past it the server stops accepting until one closes
     /// (the kernel's backlog holds the rest). Default: half the descriptor limit, at most 512.
     public var maxConnections: Int
@@ -31,12 +31,12 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var maxEventStreams: Int
 
     /// The timeouts `serve` accepts (a longer one would let idle clients pin descriptors).
-    public static let timeoutRange: ClosedRange<Double> = 0.1...3600
+    public static let timeoutRange: ClosedRange<Duration> = .milliseconds(100)...(.seconds(3600))
 
     public init(
         host: String = "127.0.0.1", port: Int, contentSecurityPolicy: String? = nil, wwwDirectory: String? = nil,
-        memoryCacheFileLimit: Int = 1 << 20, memoryCacheTotalLimit: Int = 64 << 20, eventHeartbeatSeconds: Double = 15,
-        headerTimeoutSeconds: Double = 10, idleTimeoutSeconds: Double = 30,
+        memoryCacheFileLimit: Int = 1 << 20, memoryCacheTotalLimit: Int = 64 << 20, eventHeartbeat: Duration = .seconds(15),
+        headerTimeout: Duration = .seconds(10), idleTimeout: Duration = .seconds(30),
         maxConnections: Int = ServerConfiguration.defaultMaxConnections(), maxEventStreams: Int = 64
     ) {
         self.host = host
@@ -45,9 +45,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         self.wwwDirectory = wwwDirectory
         self.memoryCacheFileLimit = memoryCacheFileLimit
         self.memoryCacheTotalLimit = memoryCacheTotalLimit
-        self.eventHeartbeatSeconds = eventHeartbeatSeconds
-        self.headerTimeoutSeconds = headerTimeoutSeconds
-        self.idleTimeoutSeconds = idleTimeoutSeconds
+        self.eventHeartbeat = eventHeartbeat
+        self.headerTimeout = headerTimeout
+        self.idleTimeout = idleTimeout
         self.maxConnections = maxConnections
         self.maxEventStreams = maxEventStreams
     }

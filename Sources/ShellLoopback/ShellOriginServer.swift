@@ -71,7 +71,7 @@ package final class ShellOriginServer: Sendable {
     package func run(onRunning: @escaping @Sendable (Int) async -> Void) async throws {
         // The view's connections ahead of a local flood: untrusted ones make room.
         let admission = ConnectionAdmission(
-            limit: configuration.maxConnections, untrustedTimeout: .nanoseconds(Int64(configuration.headerTimeoutSeconds * 1e9)), secret: secret)
+            limit: configuration.maxConnections, untrustedTimeout: TimeAmount(configuration.headerTimeout), secret: secret)
         let application = LoopbackApplication.make(
             router: router(), configuration: configuration, hostGuard: hostGuard,
             connectionHandlers: { [admission.handler()] }, connections: ConnectionAdmission.AcceptDelegate(admission: admission),

@@ -8,9 +8,9 @@ import Testing
 @Suite struct ControlEndpointTests {
     let shim = ["X-Clientctl-Shim": "1"]
 
-    func withServer(_ handler: FakeControlHandler?, heartbeat: Double = 15, _ body: @Sendable (Int) async throws -> Void) async throws {
+    func withServer(_ handler: FakeControlHandler?, heartbeat: Duration = .seconds(15), _ body: @Sendable (Int) async throws -> Void) async throws {
         var configuration = ServerHarness.configuration()
-        configuration.eventHeartbeatSeconds = heartbeat
+        configuration.eventHeartbeat = heartbeat
         let server = try ClientServer(configuration: configuration, control: handler, logger: ServerHarness.quietLogger)
         try await ServerHarness.withServer(server, body)
     }
@@ -115,7 +115,7 @@ import Testing
 
     @Test func eventStreamDeliversEvents() async throws {
         let handler = FakeControlHandler(status: ControlStatus(current: "1.0.0", pending: "1.1.0"))
-        try await withServer(handler, heartbeat: 0.2) { port in
+        try await withServer(handler, heartbeat: .milliseconds(200)) { port in
             let stream = try await EventStreamConnection(port: port)
             let opened = try await stream.waitFor("event: updateAvailable\ndata: {\"version\":\"1.1.0\"}\n\n")
             #expect(opened.contains("Content-Type: text/event-stream") || opened.lowercased().contains("content-type: text/event-stream"))

@@ -9,7 +9,7 @@ import Testing
 @Suite struct EventStreamLimitTests {
     @Test func aClosedClientFreesItsStreamAtOnce() async throws {
         var configuration = ServerHarness.configuration()
-        configuration.eventHeartbeatSeconds = 600  // only the close can end these streams
+        configuration.eventHeartbeat = .seconds(600)  // only the close can end these streams
         let server = try ClientServer(configuration: configuration, control: FakeControlHandler(), logger: ServerHarness.quietLogger)
         try await ServerHarness.withServer(server) { port in
             for _ in 0..<3 {

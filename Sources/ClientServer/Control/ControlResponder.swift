@@ -13,7 +13,7 @@ import ServiceLifecycle
 /// POSTs must carry `X-Clientctl-Shim: 1`: a page from another origin cannot send that
 /// header without a CORS preflight, which this server never grants.
 struct ControlResponder: Sendable {
-    let heartbeatSeconds: Double
+    let heartbeat: Duration
     let logger: Logger
     /// Open event streams, capped.
     let streams: StreamGate
@@ -76,7 +76,7 @@ struct ControlResponder: Sendable {
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
         headers[.cacheControl] = "no-store"
-        let heartbeat = heartbeatSeconds
+        let heartbeat = self.heartbeat
         let body = ResponseBody { writer in
             defer { ticket.close() }
             let (merged, continuation) = AsyncStream<String>.makeStream()
@@ -91,7 +91,7 @@ struct ControlResponder: Sendable {
             }
             let beat = Task {
                 while !Task.isCancelled {
-                    try await Task.sleep(nanoseconds: UInt64(heartbeat * 1_000_000_000))
+                    try await Task.sleep(for: heartbeat)
                     continuation.yield(": keep-alive\n\n")
                 }
             }

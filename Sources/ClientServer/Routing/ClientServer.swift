@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientShim
 import ClientUpdater
 import Foundation
@@ -46,9 +47,9 @@ public final class ClientServer: Sendable {
             throw ServerError(.invalidConfiguration, "port \(configuration.port) is not between 0 and 65535")
         }
         guard !configuration.host.isEmpty else { throw ServerError(.invalidConfiguration, "no address to listen on") }
-        for (name, seconds) in [("header timeout", configuration.headerTimeoutSeconds), ("idle timeout", configuration.idleTimeoutSeconds)]
-        where !ServerConfiguration.timeoutRange.contains(seconds) {
-            throw ServerError(.invalidConfiguration, "the \(name) must be between 0.1 and 3600 seconds, got \(seconds)")
+        for (name, timeout) in [("header timeout", configuration.headerTimeout), ("idle timeout", configuration.idleTimeout)]
+        where !ServerConfiguration.timeoutRange.contains(timeout) {
+            throw ServerError(.invalidConfiguration, "the \(name) must be between 0.1 and 3600 seconds, got \(timeout.inSeconds)")
         }
         guard configuration.maxConnections > 0, configuration.maxEventStreams > 0 else {
             throw ServerError(.invalidConfiguration, "connection and event-stream limits must be positive")
@@ -104,7 +105,7 @@ public final class ClientServer: Sendable {
         let router = ClientRouter.make(
             slot: control,
             files: FileRoute(core: core),
-            control: ControlResponder(heartbeatSeconds: configuration.eventHeartbeatSeconds, logger: logger, streams: eventStreams),
+            control: ControlResponder(heartbeat: configuration.eventHeartbeat, logger: logger, streams: eventStreams),
             hostGuard: hostGuard)
         return LoopbackApplication.make(
             router: router, configuration: configuration, hostGuard: hostGuard,

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ClientFoundation
 import CommandSupport
 import DeviceSetup
 import ServingCore
@@ -76,8 +77,9 @@ struct ServeCommand: AsyncParsableCommand {
     var idleTimeout = Seconds(30)
 
     func validate() throws {
+        let range = ServerConfiguration.timeoutRange
         for (flag, seconds) in [("--header-timeout", headerTimeout.value), ("--idle-timeout", idleTimeout.value)]
-        where !ServerConfiguration.timeoutRange.contains(seconds) {
+        where !(range.lowerBound.inSeconds...range.upperBound.inSeconds).contains(seconds) {
             throw ValidationError("\(flag) must be between 0.1 and 3600 seconds")
         }
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
@@ -101,7 +103,7 @@ struct ServeCommand: AsyncParsableCommand {
             let context = try DeviceContext.open(device, startupTimeout: startupTimeout?.value)
             let configuration = ServerConfiguration(
                 port: port ?? ServerConfiguration.derivedPort(forApp: context.config.app), contentSecurityPolicy: csp,
-                wwwDirectory: context.engine.wwwDirectory, headerTimeoutSeconds: headerTimeout.value, idleTimeoutSeconds: idleTimeout.value)
+                wwwDirectory: context.engine.wwwDirectory, headerTimeout: headerTimeout.duration, idleTimeout: idleTimeout.duration)
             try await ServeHost.make(context, configuration: configuration, checkEvery: .seconds(interval)).run()
             printError("clientctl serve: stopped")
         }
