@@ -13,6 +13,7 @@ public struct ArchivePublishingErrorCode: ClientctlErrorCode {
         case invalidManifest, untrustedKey, thresholdNotMet, archiveLimit, archiveFailed
         case sourceRejected, conflict, notNewer, alreadyExists, notFound, io, invalidArgument, busy
         case internalError, storageUnavailable, storageDenied, contended, storageWriteLost, storageMisbehaved
+        case needsFlag, unfollowablePin
     }
     fileprivate let base: Base
     public var description: String { "\(base)" }
@@ -59,12 +60,21 @@ public struct ArchivePublishingErrorCode: ClientctlErrorCode {
     /// continuation token, is truncated without one, or does not end within its page cap.
     public static let storageMisbehaved = Self(base: .storageMisbehaved)
 
+    /// An act that changes more than it seems to, refused without the flag that names it:
+    /// an edit that would lift a halt of the channel's release (`--lift-halt`), a `published`
+    /// time far beyond the channel's newest (`--allow-far-future`), a pin to an expired
+    /// release (`--allow-expired`).
+    public static let needsFlag = Self(base: .needsFlag)
+    /// A pin no device could follow: to a release the channel revokes.
+    public static let unfollowablePin = Self(base: .unfollowablePin)
+
     /// The sysexits status: 65 for bad or rejected data, 66 missing input, 73 cannot create,
-    /// 64 usage, 75 busy or contended, 69 a store unavailable, 78 a store refusing, 70 internal.
+    /// 64 usage, 75 busy or contended, 69 a store unavailable, 78 a store refusing, 70 internal,
+    /// 77 an act refused without the flag that names it.
     public func kind(underlying: (any Error & Sendable)?) -> FailureKind {
         switch base {
         case .invalidManifest, .untrustedKey, .thresholdNotMet, .archiveLimit, .archiveFailed,
-            .sourceRejected, .conflict, .notNewer, .storageMisbehaved:
+            .sourceRejected, .conflict, .notNewer, .storageMisbehaved, .unfollowablePin:
             return .dataError
         case .internalError: return .software
         case .alreadyExists, .io, .storageWriteLost: return .cannotCreate
@@ -73,6 +83,7 @@ public struct ArchivePublishingErrorCode: ClientctlErrorCode {
         case .busy, .contended: return .tempFail
         case .storageUnavailable: return .unavailable
         case .storageDenied: return .config
+        case .needsFlag: return .notPermitted
         }
     }
 }

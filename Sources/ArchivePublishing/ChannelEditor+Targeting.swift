@@ -20,7 +20,8 @@ extension ChannelEditor {
     }
 
     static func pin(
-        _ o: inout JSONObject, current: Manifest, target: TargetExpression, version: Version, index: ReleaseIndex, indexPath: String
+        _ o: inout JSONObject, current: Manifest, target: TargetExpression, version: Version, index: ReleaseIndex, indexPath: String,
+        now: Date = Date(), allowExpired: Bool = false
     ) throws {
         guard version <= current.version else {
             throw ArchivePublishingError(
@@ -31,6 +32,19 @@ extension ChannelEditor {
         let pinned =
             version == current.version
             ? current : try AlongsidePlan.releases([version], own: current.version, index: index, indexPath: indexPath, flag: "--version")[0]
+        // A pin no device can follow holds its devices on no release at all (issue 65).
+        if current.revoked.contains(version) {
+            throw ArchivePublishingError(
+                .unfollowablePin,
+                "release \(version) is revoked by the channel's release \(current.version): devices never take it, so the devices of "
+                    + "'\(target)' would take no release at all; pin another version, nothing was changed")
+        }
+        if version != current.version, let expires = pinned.expires, expires <= now, !allowExpired {
+            throw ArchivePublishingError(
+                .needsFlag,
+                "release \(version) expired at \(RFC3339.format(expires)): devices refuse it, so the devices of '\(target)' would "
+                    + "keep what they run and take no release until it is unpinned; give --allow-expired to hold them so, nothing was changed")
+        }
         var pins = current.pins.filter { $0.target != target }
         pins.append(ReleasePin(target: target, release: AlongsideRelease(naming: pinned)))
         guard pins.count <= ReleasePin.maxCount else {

@@ -34,6 +34,43 @@ public enum ManifestChange: Sendable, Equatable {
     case refreshCohorts
 }
 
+/// What an operator names on purpose when a channel's release is re-signed: each flag
+/// allows one act that is refused without it (docs/guides/releasing.md#acts-that-need-a-flag).
+public struct EditFlags: Sendable, Equatable {
+    /// `--lift-halt`: re-sign a release the channel's `restriction.json` halts, lifting it.
+    public var liftHalt: Bool
+    /// `--allow-far-future`: stamp a `published` more than a year beyond the channel's newest.
+    public var allowFarFuture: Bool
+    /// `--allow-expired`: pin devices to a release whose manifest has expired (they keep
+    /// what they run until it is unpinned).
+    public var allowExpired: Bool
+
+    /// Flags; none by default.
+    public init(liftHalt: Bool = false, allowFarFuture: Bool = false, allowExpired: Bool = false) {
+        self.liftHalt = liftHalt
+        self.allowFarFuture = allowFarFuture
+        self.allowExpired = allowExpired
+    }
+}
+
+extension ManifestChange {
+    /// The command that makes this change, for messages.
+    var act: String {
+        switch self {
+        case .setRollout: "rollout set"
+        case .pause: "rollout pause"
+        case .resume: "rollout resume"
+        case .complete: "rollout complete"
+        case .revoke: "revoke"
+        case .setTarget: "rollout set --target"
+        case .setAlongside: "rollout set --alongside"
+        case .pin: "rollout pin"
+        case .unpin: "rollout unpin"
+        case .refreshCohorts: "cohort set"
+        }
+    }
+}
+
 /// Re-signs a channel's current release with a ``ManifestChange`` (`clientctl rollout …`,
 /// `clientctl revoke`): the same release and archive, new fields, a `published` time later
 /// than the last one (devices refuse an older manifest as a replay), and while a rollout is
@@ -61,16 +98,26 @@ public enum ChannelEditor {
     ///   - now: the time of the change.
     ///   - expires: the new `expires`; nil keeps the default rule above (and no
     ///     `expires` once the rollout is complete).
+    ///   - flags: what the operator named on purpose: lifting a halt, a clock far ahead, a
+    ///     pin to an expired release.
     /// - Throws: `ArchivePublishingError`: `.notFound` without a manifest, `.invalidArgument`
     ///   for a change that does not apply (pausing a release without a rollout, revoking
-    ///   the release itself), the trust root's key rules.
+    ///   the release itself), the trust root's key rules; `.needsFlag` for an edit that would
+    ///   lift a halt of the channel's `restriction.json` (only `resume` and `complete` lift
+    ///   one by themselves) or stamp a time far beyond the newest, or pin an expired release,
+    ///   each without its flag; `.unfollowablePin` for a pin to a revoked release.
     @discardableResult
     public static func apply(
         _ change: ManifestChange, releases: String, channel: String, signers: [any DocumentSigner], now: Date = Date(),
-        expires: Date? = nil
+        expires: Date? = nil, flags: EditFlags = EditFlags()
     ) async throws -> Manifest {
-        try await rewrite(releases: releases, channel: channel, signers: signers, now: now, expires: expires) { o, current, index, indexPath in
-            try edit(&o, current: current, change: change, index: index, indexPath: indexPath)
+        var flags = flags
+        if change == .resume || change == .complete { flags.liftHalt = true }
+        return try await rewrite(
+            releases: releases, channel: channel, signers: signers, now: now, expires: expires, flags: flags, act: change.act,
+            pausing: change == .pause
+        ) { o, current, index, indexPath in
+            try edit(&o, current: current, change: change, index: index, indexPath: indexPath, now: now, flags: flags)
         }
     }
 
@@ -81,9 +128,12 @@ public enum ChannelEditor {
     @discardableResult
     package static func setApply(
         _ policy: ApplyPolicy, releases: String, channel: String, signers: [any DocumentSigner], now: Date = Date(),
-        expires: Date? = nil
+        expires: Date? = nil, flags: EditFlags = EditFlags()
     ) async throws -> Manifest {
-        try await rewrite(releases: releases, channel: channel, signers: signers, now: now, expires: expires) { o, current, _, _ in
+        try await rewrite(
+            releases: releases, channel: channel, signers: signers, now: now, expires: expires, flags: flags, act: "rollout set --apply",
+            pausing: false
+        ) { o, current, _, _ in
             if let deadline = policy.deadline, deadline <= now {
                 throw ArchivePublishingError(
                     .invalidArgument, "the apply deadline \(RFC3339.format(deadline)) is not after now (\(RFC3339.format(now)))")
@@ -93,8 +143,8 @@ public enum ChannelEditor {
     }
 
     private static func rewrite(
-        releases: String, channel: String, signers: [any DocumentSigner], now: Date, expires: Date?,
-        edit: (inout JSONObject, Manifest, ReleaseIndex, String) throws -> Void
+        releases: String, channel: String, signers: [any DocumentSigner], now: Date, expires: Date?, flags: EditFlags, act: String,
+        pausing: Bool, edit: (inout JSONObject, Manifest, ReleaseIndex, String) throws -> Void
     ) async throws -> Manifest {
         let folder = releases + "/" + channel
         let manifestPath = folder + "/manifest.json"
@@ -111,6 +161,12 @@ public enum ChannelEditor {
         let object = try StrictJSON.parseObject(data, limits: .manifest, source: manifestPath)
         let current = try Manifest.validate(object).mapError { $0.error(context: manifestPath) }.get()
         var index = try ReleaseIndex.parse(FileManager.default.contents(atPath: indexPath) ?? Data(), source: indexPath)
+        // A halt is lifted only on purpose, and a clock far ahead never freezes the channel
+        // (docs/guides/releasing.md#acts-that-need-a-flag): checked before anything is signed.
+        try ChannelEditGuards.requireNoHalt(inFolder: folder, of: current, now: now, lifting: flags.liftHalt, pausing: pausing, act: act)
+        try ChannelEditGuards.requirePlausible(
+            now, newest: max(current.published, ChannelEditGuards.newestPublished(index) ?? current.published), channel: channel,
+            allowed: flags.allowFarFuture)
         var edited = object
         try edit(&edited, current, index, indexPath)
         // Every signing names the cohort lists the channel holds now (docs/targeting.md#cohorts).
@@ -141,7 +197,10 @@ public enum ChannelEditor {
 
     /// Applies `change` to the manifest object `o` of `current`; `index` (at `indexPath`) is
     /// where the releases a change names beside it or in a pin are looked up.
-    static func edit(_ o: inout JSONObject, current: Manifest, change: ManifestChange, index: ReleaseIndex, indexPath: String) throws {
+    static func edit(
+        _ o: inout JSONObject, current: Manifest, change: ManifestChange, index: ReleaseIndex, indexPath: String, now: Date = Date(),
+        flags: EditFlags = EditFlags()
+    ) throws {
         func withPause(_ paused: Bool) throws {
             guard var rollout = current.rollout else {
                 throw ArchivePublishingError(.invalidArgument, "release \(current.version) has no staged rollout to \(paused ? "pause" : "resume")")
@@ -172,7 +231,9 @@ public enum ChannelEditor {
         case .setAlongside(let versions):
             try setAlongside(&o, current: current, versions: versions, index: index, indexPath: indexPath)
         case .pin(let target, let version):
-            try pin(&o, current: current, target: target, version: version, index: index, indexPath: indexPath)
+            try pin(
+                &o, current: current, target: target, version: version, index: index, indexPath: indexPath, now: now, allowExpired: flags.allowExpired
+            )
         case .unpin(let target):
             try unpin(&o, current: current, target: target)
         case .refreshCohorts:

@@ -45,6 +45,10 @@ public struct PublishRequest: Sendable {
     /// How many older releases of the channel get a delta patch to this one (0: none);
     /// docs/delta-updates.md.
     public var deltaBases = 3
+    /// `--allow-far-future`: stamp ``now`` even when it is more than a year beyond the
+    /// channel's newest `published` (refused otherwise: a clock far ahead would make every
+    /// later release a replay to devices).
+    public var allowFarFuture = false
 
     public init(
         source: String, app: String, channel: String, version: Version, minShellVersion: Version,
@@ -202,6 +206,9 @@ public enum Publisher {
                 manifest: existing, archivePath: archivePath, manifestPath: manifestPath,
                 indexPath: indexPath, unchanged: true)
         }
+        // A new release: its `published` must not run far ahead of the channel's newest.
+        try ChannelEditGuards.requirePlausible(
+            request.now, newest: ChannelEditGuards.newestPublished(index), channel: request.channel, allowed: request.allowFarFuture)
         var built: DeltaBuilder.Built?
         if request.deltaBases > 0 {
             built = try await BlockingExecutor.run { [index] in

@@ -103,7 +103,19 @@ struct RestrictionRig {
         #expect(rig.d.requests(to: "/stable/restriction.json").count == 2)
         #expect(rig.d.requests(to: "/stable/restriction.json").last?.headers["if-none-match"] != nil)
 
-        try await RestrictionRig.clientctl(["rollout", "set", "stable", "--percent", "100", "--out", rig.d.releases.path, "--key", rig.releasePEM])
+        // Re-signing lifts the restriction's halt: only on purpose (issue 65).
+        let before = try TreeSnapshot(rig.d.releases.path)
+        let refused = try await RestrictionRig.clientctl(
+            ["rollout", "set", "stable", "--percent", "100", "--out", rig.d.releases.path, "--key", rig.releasePEM], expect: 77)
+        #expect(refused.errorOutput.contains("/stable/restriction.json pauses it (release 1.1.0, until "), "\(refused.errorOutput)")
+        #expect(
+            refused.errorOutput.contains(
+                "rollout set re-signs the manifest and would lift that halt; give --lift-halt to lift it, nothing was changed"),
+            "\(refused.errorOutput)")
+        #expect(try TreeSnapshot(rig.d.releases.path) == before)
+        try await RestrictionRig.clientctl([
+            "rollout", "set", "stable", "--percent", "100", "--out", rig.d.releases.path, "--key", rig.releasePEM, "--lift-halt",
+        ])
         let report = try await rig.d.updater().install()
         #expect(report.result == .installed && report.version == "1.1.0", "\(report)")
     }

@@ -125,7 +125,7 @@ import Testing
         let held = try await clientctl(["install", "--root", dir("device")])
         #expect(held.output.contains("the rollout of release 1.0.0 is paused by the rollout role's restriction until"), "\(held.output)")
 
-        try await clientctl(["rollout", "set", "stable", "--percent", "100", "--out", dir("rel"), "--key", key])
+        try await clientctl(["rollout", "set", "stable", "--percent", "100", "--out", dir("rel"), "--key", key, "--lift-halt"])
         try await push(dir("rel"), s3, bucket: bucket)
         #expect(try await s3.get("\(bucket)/notes/stable/restriction.json").body == local, "a superseded restriction is not pushed")
         #expect(try await clientctl(["install", "--root", dir("device")]).output == "installed 1.0.0\n")

@@ -21,13 +21,18 @@ struct ChannelEditOptions: ParsableArguments {
         name: .long, help: ArgumentHelp("Expiry: RFC 3339 UTC time or Nd (default: 48 h after the rollout's last step).", valueName: "RFC3339|Nd"))
     var expires: Expiry?
 
+    @OptionGroup var acts: EditFlagOptions
+
     @OptionGroup var output: OutputOptions
 
     /// Applies `change` and prints what the channel offers now.
-    func apply(_ change: ManifestChange) async throws {
+    func apply(_ change: ManifestChange, allowExpired: Bool = false) async throws {
         let now = Date()
+        var flags = acts.flags
+        flags.allowExpired = allowExpired
         let m = try await ChannelEditor.apply(
-            change, releases: out, channel: channel, signers: try signing.signers(), now: now, expires: try expires?.date(now: now))
+            change, releases: out, channel: channel, signers: try signing.signers(), now: now, expires: try expires?.date(now: now),
+            flags: flags)
         show(m, now: now)
     }
 
@@ -35,7 +40,8 @@ struct ChannelEditOptions: ParsableArguments {
     func setApply(_ policy: ApplyPolicy) async throws {
         let now = Date()
         let m = try await ChannelEditor.setApply(
-            policy, releases: out, channel: channel, signers: try signing.signers(), now: now, expires: try expires?.date(now: now))
+            policy, releases: out, channel: channel, signers: try signing.signers(), now: now, expires: try expires?.date(now: now),
+            flags: acts.flags)
         show(m, now: now)
     }
 
@@ -59,6 +65,22 @@ struct ChannelEditOptions: ParsableArguments {
         if let apply = m.apply { line += "; apply \(apply.summary)" }
         print(line)
     }
+}
+
+/// The flags that allow an act every re-signing of a channel's release refuses without
+/// them (docs/guides/releasing.md#acts-that-need-a-flag).
+struct EditFlagOptions: ParsableArguments {
+    @Flag(
+        name: .customLong("lift-halt"),
+        help: "Re-sign even though the channel's restriction.json halts the release: the re-signing lifts the halt.")
+    var liftHalt = false
+
+    @Flag(
+        name: .customLong("allow-far-future"),
+        help: "Re-sign even when this machine's clock reads more than a year after the channel's newest release.")
+    var allowFarFuture = false
+
+    var flags: EditFlags { EditFlags(liftHalt: liftHalt, allowFarFuture: allowFarFuture) }
 }
 
 /// Percent text for people: whole numbers without a fraction.

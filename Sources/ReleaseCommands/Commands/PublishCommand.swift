@@ -24,7 +24,10 @@ struct PublishCommand: AsyncParsableCommand {
             Publishing a version again with identical bytes and settings changes nothing \
             (exit 0). A version already published with other bytes, a version not above the \
             channel's newest, or a DIR with symlinks, special files or unreadable files is \
-            refused (exit 65) naming the reason or path.
+            refused (exit 65) naming the reason or path. A clock more than a year after the \
+            channel's newest release (a release machine whose clock reads 2099 would make \
+            every later release a replay to devices) is refused, exit 77, unless \
+            --allow-far-future says it is right.
 
             --base-url is the public URL of OUT: manifests then carry absolute archive URLs \
             (BASE/CHANNEL/vX.Y.Z.tar.gz) instead of URLs relative to manifest.json. \
@@ -117,6 +120,11 @@ struct PublishCommand: AsyncParsableCommand {
         help: "Also publish files and folders whose name starts with '.' (.env, .well-known/); skipped by default.")
     var includeHidden = false
 
+    @Flag(
+        name: .customLong("allow-far-future"),
+        help: "Publish even when this machine's clock reads more than a year after the channel's newest release.")
+    var allowFarFuture = false
+
     @OptionGroup var output: OutputOptions
 
     func validate() throws {
@@ -142,6 +150,7 @@ struct PublishCommand: AsyncParsableCommand {
             request.revoked = revoke
             request.target = try target.expression()
             request.deltaBases = delta.deltaBases
+            request.allowFarFuture = allowFarFuture
             request.apply = try applyPolicy.policy(releasedAt: Date(timeIntervalSince1970: floor(now.timeIntervalSince1970)))
             let result = try await Publisher.publish(request, signers: try signing.signers())
             result.show(json: output.json)

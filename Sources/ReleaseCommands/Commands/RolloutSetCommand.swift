@@ -22,6 +22,14 @@ struct RolloutSetCommand: AsyncParsableCommand {
             --alongside VERSION offers an older release of the channel to the devices this \
             one is not for, --alone stops that (docs/targeting.md#two-releases-at-once).
 
+            Every re-signing (this, pause, pin, unpin, revoke, cohort set) lifts a halt the \
+            channel's restriction.json holds the release in (`rollout guard`, `rollout \
+            restrict`): it is refused, exit 77 and nothing signed, unless --lift-halt says so \
+            (`rollout resume` and `rollout complete` lift it by themselves; `rollout pause` \
+            needs the flag only when the halt revokes versions). A clock more than a year \
+            after the channel's newest release is refused the same way without \
+            --allow-far-future.
+
             Examples:
               clientctl rollout set stable --out releases --key k.pem --percent 10
               clientctl rollout set stable --out releases --key k.pem \\

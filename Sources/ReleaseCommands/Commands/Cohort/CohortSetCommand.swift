@@ -19,11 +19,16 @@ struct CohortSetCommand: AsyncParsableCommand {
             `rollout set`); otherwise the next publish or rollout edit names it.
 
             A line that is not a device id is refused with its number, exit 64, and nothing \
-            is written.
+            is written. When the channel's restriction.json halts its release (a pause, a \
+            target narrowed by `rollout guard --label`), re-signing the manifest would lift \
+            that halt: the command refuses it, exit 77, unless --lift-halt says so.
 
             Examples:
               clientctl cohort set stable pilot --ids pilot-ids.txt \\
                 --out releases --key k.pem
+              # the guard halted the release for a store: lift that halt on purpose
+              clientctl cohort set stable pilot --ids pilot-ids.txt \\
+                --out releases --key k.pem --lift-halt
             """
     )
 
@@ -41,14 +46,19 @@ struct CohortSetCommand: AsyncParsableCommand {
 
     @OptionGroup var signing: SigningOptions
 
+    @OptionGroup var acts: EditFlagOptions
+
     func run() async throws {
         try await runReportingErrors {
             let text = try Self.read(ids)
+            // A halt of the release this list would re-sign is refused before the list is written.
+            try ChannelEditor.requireNoHalt(releases: out, channel: channel, flags: acts.flags, act: "cohort set", naming: name)
             let outcome = try ChannelCohorts.set(name, ids: text, source: ids == "-" ? "stdin" : ids, releases: out, channel: channel)
             let cohort = outcome.cohort
             print("cohort \(cohort.name) of \(channel): \(cohort.count) device\(cohort.count == 1 ? "" : "s"), sha256 \(cohort.digest)")
             guard outcome.currentNamesOther else { return }
-            let manifest = try await ChannelEditor.apply(.refreshCohorts, releases: out, channel: channel, signers: try signing.signers())
+            let manifest = try await ChannelEditor.apply(
+                .refreshCohorts, releases: out, channel: channel, signers: try signing.signers(), flags: acts.flags)
             print("\(manifest.app) \(manifest.version) on \(manifest.channel): re-signed to name it")
         }
     }
