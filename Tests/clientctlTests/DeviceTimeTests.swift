@@ -158,6 +158,55 @@ struct DeviceTimeTests {
         #expect(quorum.status == 64 && quorum.errorOutput.contains("--time-quorum 3 is out of range (1…2"), "\(quorum.errorOutput) \(quorum.output)")
     }
 
+    /// Issue 65, items 1 and 4, with real `roughly` servers. Two honest servers (radius 1 s
+    /// and 30 s, both 20 s ahead of this machine, so this machine's clock is the one "behind")
+    /// and one 20 s behind them with radius 5 s: the wide honest answer overlaps both others.
+    /// A device whose wall clock reads 2099 authenticates (the sets share a server: no
+    /// rivals) and takes a fresh release. A release then signed on a machine whose clock
+    /// reads 2099 is refused and named, and the next release signed on the right time is
+    /// taken: the channel is not frozen.
+    @Test func aSlightlyWrongServerAndASignerIn2099DoNotFreezeADevice() async throws {
+        let rig = try await ReleaseRig(label: "time-quorum")
+        try await rig.publish("1.0.0", script: ReleaseRig.acknowledging, arguments: ["--expires", "30d"])
+        let year2099 = "@2099-06-01 00:00:00"
+        let narrow = try await RoughlyServer(scratch: rig.tmp.path, offset: "+20", radius: 1)
+        let wide = try await RoughlyServer(scratch: rig.tmp.path, offset: "+20", radius: 30)
+        let behind = try await RoughlyServer(scratch: rig.tmp.path, radius: 5)
+        defer { for server in [narrow, wide, behind] { server.stop() } }
+        let servers = [narrow, wide, behind].flatMap { s in
+            ["--time-server", "\(s.server)", "--time-server-key", Data(s.server.publicKey).base64EncodedString()]
+        }
+        let root = rig.tmp("device-quorum")
+        try await rig.run(
+            [
+                "init", "--root", root, "--app", rig.app, "--channel", "stable",
+                "--manifest-url", "file://" + rig.releases + "/stable/manifest.json", "--trust", rig.key + ".pub.pem",
+                "--shell-version", "1.0.0", "--embedded", rig.tmp("seed"),
+            ] + servers)
+        let installed = try await Self.clientctl(["install", "--root", root], wall: year2099)
+        #expect(installed.status == 0 && installed.output == "installed 1.0.0\n", "\(installed.output) \(installed.errorOutput)")
+        let clock = try #require(try await Self.status(root, wall: year2099).clock)
+        #expect(clock.authenticationFailure == nil && clock.outvoted.isEmpty, "\(clock)")
+        #expect(clock.authenticated?.servers.count == 3, "\(clock)")
+        #expect(abs(clock.trusted.timeIntervalSinceNow) < 120, "decided by the servers' time, not 2099: \(clock.trusted)")
+
+        // A signer in 2099 (publish says so unless told): the device names it and keeps 1.0.0.
+        let signer = try await Self.clientctl(
+            [
+                "publish", rig.tmp("build-1.0.0"), "--app", rig.app, "--channel", "stable", "--version", "1.1.0", "--min-shell", "1.0.0",
+                "--key", rig.key + ".pem", "--out", rig.releases, "--allow-far-future",
+            ], wall: year2099)
+        #expect(signer.status == 0, "\(signer.errorOutput)")
+        let refused = try await Self.clientctl(["install", "--root", root], wall: year2099)
+        #expect(refused.status == 65, "\(refused.output) \(refused.errorOutput)")
+        #expect(refused.errorOutput.contains("release 1.1.0 was published at 2099-06-01T00:00:"), "\(refused.errorOutput)")
+        #expect(refused.errorOutput.contains("after the latest time this device's time servers vouch for ("), "\(refused.errorOutput)")
+        // The next release, signed on the right time, is no replay of 2099.
+        try await rig.publish("1.2.0", script: ReleaseRig.acknowledging, arguments: ["--expires", "30d"])
+        let next = try await Self.clientctl(["install", "--root", root], wall: year2099)
+        #expect(next.status == 0 && next.output == "installed 1.2.0\n", "\(next.output) \(next.errorOutput)")
+    }
+
     /// `status` until `deadline` (monotonic), each sample with the instant its command had
     /// ended by: a sample ended before the instant a wait must last until says the wait was
     /// not cut short; a later one (a loaded machine) says nothing, so the test never races it.
