@@ -1,3 +1,4 @@
+import ClientFoundation
 /// When a verified, staged version of the web client takes over from the running one.
 ///
 /// The raw value is the spelling used by `clientctl publish --apply` and in the `"mode"` key of a signed
@@ -26,7 +27,7 @@ package enum ApplyMode: String, Sendable, Equatable, Hashable, CaseIterable, Cus
             let reason = text.isEmpty ? "is empty" : "is not a known apply mode"
             throw ApplyPolicyError(
                 code: .invalidMode,
-                message: "apply mode \(ApplyPolicyError.quoted(text)) \(reason) (use one of \(ApplyMode.spellings))"
+                message: "apply mode \(Quoting.quoted(text)) \(reason) (use one of \(ApplyMode.spellings))"
             )
         }
         self = mode

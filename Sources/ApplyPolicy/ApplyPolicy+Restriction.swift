@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 extension ApplyPolicy {
@@ -33,14 +34,14 @@ extension ApplyPolicy {
             throw ApplyPolicyError(
                 code: .notAllowedByRestriction,
                 message: "rollout restriction mode 'now' would hurry a release whose mode is"
-                    + " \(ApplyPolicyError.quoted(unknownMode ?? mode.rawValue)); \(rule) (use the release's mode or another mode than now)"
+                    + " \(Quoting.quoted(unknownMode ?? mode.rawValue)); \(rule) (use the release's mode or another mode than now)"
             )
         }
         if other.mode.patience < mode.patience {
             throw ApplyPolicyError(
                 code: .notAllowedByRestriction,
-                message: "rollout restriction mode \(ApplyPolicyError.quoted(other.mode.rawValue)) would hurry a release whose mode is"
-                    + " \(ApplyPolicyError.quoted(unknownMode ?? mode.rawValue)); \(rule) (modes from eager to patient: now, idle, window,"
+                message: "rollout restriction mode \(Quoting.quoted(other.mode.rawValue)) would hurry a release whose mode is"
+                    + " \(Quoting.quoted(unknownMode ?? mode.rawValue)); \(rule) (modes from eager to patient: now, idle, window,"
                     + " next-navigation, next-start)"
             )
         }

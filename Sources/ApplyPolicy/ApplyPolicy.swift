@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// When a staged version takes over, as signed with the release (and possibly narrowed by a rollout restriction).
@@ -88,7 +89,7 @@ package struct ApplyPolicy: Sendable, Equatable {
             guard graceSecondsRange.contains(graceSeconds) else {
                 throw ApplyPolicyError(
                     code: .invalidDuration,
-                    message: "apply grace \(ApplyPolicyError.quoted(grace)) is longer than 7d (use 0s to 7d, e.g. 1h)"
+                    message: "apply grace \(Quoting.quoted(grace)) is longer than 7d (use 0s to 7d, e.g. 1h)"
                 )
             }
         }
@@ -120,7 +121,7 @@ package struct ApplyPolicy: Sendable, Equatable {
         guard instant > releasedAt else {
             throw ApplyPolicyError(
                 code: .invalidDeadline,
-                message: "\(field) \(ApplyPolicyError.quoted(text)) is not after the release time \(RFC3339Time.string(from: releasedAt))"
+                message: "\(field) \(Quoting.quoted(text)) is not after the release time \(RFC3339Time.string(from: releasedAt))"
                     + " (give a later time or a duration such as 48h)"
             )
         }
@@ -192,7 +193,7 @@ extension ApplyPolicy {
     /// The policy in one phrase for people: `idle 300 s, deadline 2026-12-01T00:00:00Z + grace 1h`,
     /// `next-start`, or `unknown mode 'later' (read as next-start)`.
     package var summary: String {
-        var text = unknownMode.map { "unknown mode \(ApplyPolicyError.quoted($0)) (read as next-start)" } ?? mode.rawValue
+        var text = unknownMode.map { "unknown mode \(Quoting.quoted($0)) (read as next-start)" } ?? mode.rawValue
         if let idleSeconds { text += " \(idleSeconds) s" }
         if let deadline {
             text += ", deadline \(RFC3339Time.string(from: deadline)) + grace \(DurationText.render(seconds: graceSeconds))"

@@ -27,7 +27,7 @@ package struct ApplyPolicyError: Error, Sendable, Equatable, CustomStringConvert
     /// One line: the offending value, why it is refused and the valid form.
     package let message: String
 
-    /// Creates an error; `message` must already be a single line (use ``quoted(_:)`` for values).
+    /// Creates an error; `message` must already be a single line (values quoted with ClientFoundation's `Quoting.quoted(_:)`).
     package init(code: Code, message: String) {
         self.code = code
         self.message = message
@@ -35,24 +35,4 @@ package struct ApplyPolicyError: Error, Sendable, Equatable, CustomStringConvert
 
     /// The ``message``.
     package var description: String { message }
-
-    /// Renders a user-supplied value for a message: in single quotes, with control characters (including newlines)
-    /// escaped as `\u{…}` so the message stays on one line, and cut to 64 characters followed by `…`.
-    package static func quoted(_ value: String) -> String {
-        var out = ""
-        var count = 0
-        for scalar in value.unicodeScalars {
-            if count == 64 {
-                out += "…"
-                break
-            }
-            if scalar.properties.generalCategory == .control || scalar == "\u{2028}" || scalar == "\u{2029}" {
-                out += "\\u{" + String(scalar.value, radix: 16) + "}"
-            } else {
-                out.unicodeScalars.append(scalar)
-            }
-            count += 1
-        }
-        return "'" + out + "'"
-    }
 }

@@ -1,3 +1,4 @@
+import ClientFoundation
 /// Durations as operators write them (`48h`, `90m`, `2d`, `3600s`, `1d12h`, `3600`) and as status lines show them
 /// (`1d 12h`).
 ///
@@ -21,7 +22,7 @@ package enum DurationText {
     ///   misordered or repeated units, and anything longer than 365 days (including values that would overflow).
     package static func seconds(parsing text: String, field: String) throws -> Int {
         func refuse(_ reason: String) -> ApplyPolicyError {
-            ApplyPolicyError(code: .invalidDuration, message: "\(field) \(ApplyPolicyError.quoted(text)) \(reason)")
+            ApplyPolicyError(code: .invalidDuration, message: "\(field) \(Quoting.quoted(text)) \(reason)")
         }
         if text.isEmpty {
             throw refuse("is empty (\(examples))")
@@ -48,12 +49,12 @@ package enum DurationText {
             }
             guard let unitIndex = units.firstIndex(where: { $0.symbol == scalar }) else {
                 if scalar.properties.isAlphabetic {
-                    throw refuse("has unknown unit \(ApplyPolicyError.quoted(String(scalar))) (units are d, h, m, s; \(examples))")
+                    throw refuse("has unknown unit \(Quoting.quoted(String(scalar))) (units are d, h, m, s; \(examples))")
                 }
-                throw refuse("has unexpected character \(ApplyPolicyError.quoted(String(scalar))) (\(examples), no spaces or signs)")
+                throw refuse("has unexpected character \(Quoting.quoted(String(scalar))) (\(examples), no spaces or signs)")
             }
             guard let value = number else {
-                throw refuse("has unit \(ApplyPolicyError.quoted(String(scalar))) without a number before it (\(examples))")
+                throw refuse("has unit \(Quoting.quoted(String(scalar))) without a number before it (\(examples))")
             }
             guard unitIndex >= nextUnitIndex else {
                 throw refuse("repeats a unit or lists units out of order (largest first, each once: d, h, m, s; e.g. 1d12h)")

@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// A daily maintenance window of a device: a start and an end local wall-clock time in an IANA time zone.
@@ -46,7 +47,7 @@ package struct MaintenanceWindow: Sendable, Hashable, Codable, CustomStringConve
     package init(startMinute: Int, endMinute: Int, timeZoneIdentifier: String) throws {
         let text = "\(MaintenanceWindow.clock(startMinute))-\(MaintenanceWindow.clock(endMinute))"
         guard (0...1439).contains(startMinute), (0...1440).contains(endMinute) else {
-            throw ApplyPolicyError(code: .invalidWindow, message: "apply window \(ApplyPolicyError.quoted(text)) is not \(MaintenanceWindow.shape)")
+            throw ApplyPolicyError(code: .invalidWindow, message: "apply window \(Quoting.quoted(text)) is not \(MaintenanceWindow.shape)")
         }
         guard startMinute != endMinute else {
             throw ApplyPolicyError(code: .invalidWindow, message: MaintenanceWindow.emptyMessage(text))
@@ -72,8 +73,8 @@ package struct MaintenanceWindow: Sendable, Hashable, Codable, CustomStringConve
         if let textZone, let timeZone, textZone != timeZone {
             throw ApplyPolicyError(
                 code: .invalidTimeZone,
-                message: "apply window \(ApplyPolicyError.quoted(text)) names zone \(ApplyPolicyError.quoted(textZone)) but time zone"
-                    + " \(ApplyPolicyError.quoted(timeZone)) was also given (give the zone once)"
+                message: "apply window \(Quoting.quoted(text)) names zone \(Quoting.quoted(textZone)) but time zone"
+                    + " \(Quoting.quoted(timeZone)) was also given (give the zone once)"
             )
         }
         try self.init(startMinute: start, endMinute: end, timeZoneIdentifier: textZone ?? timeZone ?? defaultZone.identifier)
@@ -88,7 +89,7 @@ package struct MaintenanceWindow: Sendable, Hashable, Codable, CustomStringConve
         guard let textZone else {
             throw ApplyPolicyError(
                 code: .invalidTimeZone,
-                message: "apply window \(ApplyPolicyError.quoted(text)) has no time zone (stored windows are HH:MM-HH:MM@Zone,"
+                message: "apply window \(Quoting.quoted(text)) has no time zone (stored windows are HH:MM-HH:MM@Zone,"
                     + " e.g. 02:00-04:00@Europe/Berlin)"
             )
         }
@@ -118,7 +119,7 @@ package struct MaintenanceWindow: Sendable, Hashable, Codable, CustomStringConve
     /// - Throws: ``ApplyPolicyError`` with code `.invalidTimeZone`, naming the identifier.
     package static func acceptedTimeZone(_ identifier: String) throws -> TimeZone {
         let suggestion = "use an IANA Area/City identifier, e.g. Europe/Berlin, or UTC"
-        let quoted = ApplyPolicyError.quoted(identifier)
+        let quoted = Quoting.quoted(identifier)
         if identifier == "UTC", let utc = TimeZone(identifier: "UTC") {
             return utc
         }
@@ -178,7 +179,7 @@ package struct MaintenanceWindow: Sendable, Hashable, Codable, CustomStringConve
 
     /// The message for a window whose start equals its end.
     private static func emptyMessage(_ text: String) -> String {
-        "apply window \(ApplyPolicyError.quoted(text)) is empty: start equals end (use e.g. 03:00-04:00, or 00:00-24:00 for the whole day)"
+        "apply window \(Quoting.quoted(text)) is empty: start equals end (use e.g. 03:00-04:00, or 00:00-24:00 for the whole day)"
     }
 
     /// Splits `times@zone` at the first `@`; the zone is nil when there is no `@`.
@@ -191,7 +192,7 @@ package struct MaintenanceWindow: Sendable, Hashable, Codable, CustomStringConve
 
     /// Reads `HH:MM-HH:MM` into start and end minutes; `wholeText` is quoted in messages.
     private static func minutes(parsing times: Substring, wholeText: String) throws -> (start: Int, end: Int) {
-        let quoted = ApplyPolicyError.quoted(wholeText)
+        let quoted = Quoting.quoted(wholeText)
         func refuse(_ reason: String) -> ApplyPolicyError {
             ApplyPolicyError(code: .invalidWindow, message: "apply window \(quoted) \(reason)")
         }

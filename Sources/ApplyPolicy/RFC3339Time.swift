@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 import StrictJSON
 
@@ -23,7 +24,7 @@ package enum RFC3339Time {
     private static func read(_ text: String, typed: Bool, field: String, code: ApplyPolicyError.Code) throws -> Date {
         let example = typed ? "e.g. 2026-12-01T00:00:00Z or 2026-12-01T01:00:00+01:00" : "e.g. 2026-12-01T00:00:00Z"
         func refuse(_ reason: String) -> ApplyPolicyError {
-            ApplyPolicyError(code: code, message: "\(field) \(ApplyPolicyError.quoted(text)) \(reason)")
+            ApplyPolicyError(code: code, message: "\(field) \(Quoting.quoted(text)) \(reason)")
         }
         switch RFC3339.read(text, typed: typed) {
         case .success(let date):

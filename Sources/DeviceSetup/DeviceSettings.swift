@@ -81,7 +81,7 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         } catch let error as ApplyPolicyError {
             throw ApplyPolicyError(
                 code: error.code,
-                message: "this system's time zone \(ApplyPolicyError.quoted(identifier)) cannot read windows: \(error.message); pass --timezone")
+                message: "this system's time zone \(Quoting.quoted(identifier)) cannot read windows: \(error.message); pass --timezone")
         }
     }
 

@@ -30,7 +30,7 @@ public struct LabelFilter: Sendable, Equatable, CustomStringConvertible {
         }
         var labels: [String: String] = [:]
         for text in assignments {
-            let quoted = Self.quoted(text)
+            let quoted = Quoting.quoted(text)
             guard let equals = text.firstIndex(of: "=") else {
                 throw FleetReportsError(.invalidField, "label \(quoted): not KEY=VALUE")
             }
@@ -76,11 +76,5 @@ public struct LabelFilter: Sendable, Equatable, CustomStringConvertible {
     /// member's own, around a whole key and its whole value.
     public var patterns: [String] {
         sorted.map { ReportBatch.quote($0.key) + ":" + ReportBatch.quote($0.value) }
-    }
-
-    /// `text` in single quotes as one printable line: controls escaped, cut to 64 characters.
-    static func quoted(_ text: String) -> String {
-        let cut = text.unicodeScalars.count > 64 ? String(String.UnicodeScalarView(text.unicodeScalars.prefix(64))) + "…" : text
-        return "'" + TerminalText.escaped(cut) + "'"
     }
 }

@@ -1,4 +1,5 @@
 import ApplyPolicy
+import ClientFoundation
 import Testing
 
 @Suite("ApplyMode")
@@ -20,7 +21,7 @@ struct ApplyModeTests {
 
     @Test("strict parsing refuses unknown text", arguments: ["soon", "NOW", "next_start", "nextStart", " now", "now\n"])
     func refused(text: String) {
-        let error = expectRefusal(.invalidMode, naming: "apply mode \(ApplyPolicyError.quoted(text))") { _ = try ApplyMode(parsing: text) }
+        let error = expectRefusal(.invalidMode, naming: "apply mode \(Quoting.quoted(text))") { _ = try ApplyMode(parsing: text) }
         #expect(error?.message.contains("next-start, next-navigation, idle, window, now") == true)
     }
 

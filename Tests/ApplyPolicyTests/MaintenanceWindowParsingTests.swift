@@ -1,4 +1,5 @@
 import ApplyPolicy
+import ClientFoundation
 import Foundation
 import Testing
 
@@ -93,7 +94,7 @@ struct MaintenanceWindowParsingTests {
         ]
     )
     func refusedZones(zone: String, reason: String) {
-        let error = expectRefusal(.invalidTimeZone, naming: "time zone \(ApplyPolicyError.quoted(zone))") {
+        let error = expectRefusal(.invalidTimeZone, naming: "time zone \(Quoting.quoted(zone))") {
             _ = try MaintenanceWindow(parsing: "02:00-04:00", timeZone: zone, defaultZone: berlin)
         }
         #expect(error?.message.contains(reason) == true, "\(error?.message ?? "")")

@@ -48,9 +48,9 @@ import Testing
         (.string("beta"), "field 'choosable' must be an array of channel names"),
         (.array([]), "field 'choosable' lists 0 channels: expected 1 to 16"),
         (.array([.integer(1)]), "field 'choosable' must be an array of channel names"),
-        (.array([.string("stable")]), "field 'choosable' lists the root's own channel \"stable\": list only the others"),
-        (.array([.string("beta"), .string("beta")]), "field 'choosable' lists \"beta\" twice"),
-        (.array([.string("b/eta")]), "field 'choosable' entry \"b/eta\": expected 1–64 ASCII letters"),
+        (.array([.string("stable")]), "field 'choosable' lists the root's own channel 'stable': list only the others"),
+        (.array([.string("beta"), .string("beta")]), "field 'choosable' lists 'beta' twice"),
+        (.array([.string("b/eta")]), "field 'choosable' entry 'b/eta': expected 1–64 ASCII letters"),
     ]
 
     @Test(arguments: refused.indices)

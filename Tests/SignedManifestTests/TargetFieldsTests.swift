@@ -49,7 +49,7 @@ import Testing
             "field 'alongside' names 1.0.0 twice"
         ),
         ("alongside", #"[{"version": "1.0.0"}]"#, "field 'alongside' entries must be objects with exactly 'version' and 'sha256'"),
-        ("alongside", #"[{"version": "1.0.0", "sha256": "AB"}]"#, "field 'sha256' is \"AB\": expected 64 lowercase hex characters"),
+        ("alongside", #"[{"version": "1.0.0", "sha256": "AB"}]"#, "field 'sha256' is 'AB': expected 64 lowercase hex characters"),
         ("pins", #"[{"target": "a = 1", "version": "1.3.0", "sha256": "\#(digest)"}]"#, "field 'pins' pins to 1.3.0, above the release's own 1.2.3"),
         (
             "pins", #"[{"version": "1.0.0", "sha256": "\#(digest)"}]"#,

@@ -24,7 +24,7 @@ import Testing
     }
 
     static let cases: [(String, @Sendable (inout JSONObject) -> Void, String)] = [
-        ("format", { $0["format"] = .string("tuf-root") }, "field 'format' is \"tuf-root\", expected \"clientctl-root-v1\""),
+        ("format", { $0["format"] = .string("tuf-root") }, "field 'format' is 'tuf-root', expected \"clientctl-root-v1\""),
         ("version 0", { $0["version"] = .integer(0) }, "field 'version' is 0: expected 1 to 1000000"),
         ("no expiry", { $0.removeValue(forKey: "expires") }, "required field 'expires' is missing"),
         (

@@ -92,11 +92,11 @@ import Testing
 
     /// Lists a device must refuse, each with its exact reason; the archive installs.
     @Test(arguments: [
-        ("traversal", #"file list entry "../evil.js" rejected: ".." path component"#),
-        ("absolute", #"file list entry "/etc/evil.js" rejected: absolute path"#),
-        ("duplicate", #"file list entry "assets/f1.js" rejected: duplicate entry"#),
-        ("case", #"file list entry "assets/F1.js" rejected: collides with "assets/f1.js" when case is ignored"#),
-        ("file-as-folder", #"file list entry "assets/f1.js/x.js" rejected: parent "assets/f1.js" is a file"#),
+        ("traversal", #"file list entry '../evil.js' rejected: ".." path component"#),
+        ("absolute", #"file list entry '/etc/evil.js' rejected: absolute path"#),
+        ("duplicate", #"file list entry 'assets/f1.js' rejected: duplicate entry"#),
+        ("case", #"file list entry 'assets/F1.js' rejected: collides with "assets/f1.js" when case is ignored"#),
+        ("file-as-folder", #"file list entry 'assets/f1.js/x.js' rejected: parent "assets/f1.js" is a file"#),
         ("no-index", "file list rejected: no index.html file at the root"),
     ])
     func aHostileListIsRefused(_ kind: String, _ reason: String) async throws {

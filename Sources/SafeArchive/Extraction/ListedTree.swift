@@ -55,11 +55,11 @@ package struct ListedTree<File: ListedFile>: Sendable {
             total += UInt64(file.size)
             guard total <= limits.maxTotalBytes else {
                 throw SafeArchiveError(
-                    .archiveLimit, "file list entry \(quoted(file.path)) rejected: more than \(limits.maxTotalBytes) bytes in all")
+                    .archiveLimit, "file list entry \(Quoting.quoted(file.path)) rejected: more than \(limits.maxTotalBytes) bytes in all")
             }
             guard items.count + 1 + folders.count <= limits.maxEntries else {
                 throw SafeArchiveError(
-                    .archiveLimit, "file list entry \(quoted(file.path)) rejected: more than \(limits.maxEntries) entries")
+                    .archiveLimit, "file list entry \(Quoting.quoted(file.path)) rejected: more than \(limits.maxEntries) entries")
             }
             items.append(Item(components: components, file: file))
         }
@@ -70,17 +70,6 @@ package struct ListedTree<File: ListedFile>: Sendable {
     }
 
     private static func refuse(_ path: String, _ why: String) -> SafeArchiveError {
-        SafeArchiveError(.archiveRejected, "file list entry \(quoted(path)) rejected: \(why)")
-    }
-
-    private static func quoted(_ path: String) -> String {
-        let escaped = path.unicodeScalars.prefix(200).map { s -> String in
-            switch s {
-            case "\"": return "\\\""
-            case "\\": return "\\\\"
-            default: return s.value < 0x20 || s.value == 0x7F ? "\\u{\(String(s.value, radix: 16))}" : String(s)
-            }
-        }
-        return "\"" + escaped.joined() + "\""
+        SafeArchiveError(.archiveRejected, "file list entry \(Quoting.quoted(path)) rejected: \(why)")
     }
 }

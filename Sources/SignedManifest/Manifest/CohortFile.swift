@@ -143,12 +143,12 @@ extension ManifestFieldReader {
             let fields = ManifestFieldReader(object: o)
             let cohort = try fields.string("name")
             if let problem = TargetExpression.cohortNameProblem(cohort) {
-                throw invalid(name, "names the cohort \(quoted(cohort)): \(problem)")
+                throw invalid(name, "names the cohort \(Quoting.quoted(cohort)): \(problem)")
             }
             guard case .integer(let n) = try fields.value("count"), n >= 0, n <= Int64(CohortFile.maxIds) else {
-                throw invalid(name, "gives cohort \(quoted(cohort)) a count that is not a whole number from 0 to \(CohortFile.maxIds)")
+                throw invalid(name, "gives cohort \(Quoting.quoted(cohort)) a count that is not a whole number from 0 to \(CohortFile.maxIds)")
             }
-            guard !out.contains(where: { $0.name == cohort }) else { throw invalid(name, "names the cohort \(quoted(cohort)) twice") }
+            guard !out.contains(where: { $0.name == cohort }) else { throw invalid(name, "names the cohort \(Quoting.quoted(cohort)) twice") }
             out.append(CohortReference(name: cohort, digest: try fields.sha256("sha256"), count: Int(n)))
         }
         return out

@@ -174,7 +174,7 @@ public struct Manifest: Sendable, Equatable {
                 guard entries.count <= 1_000 else { throw fields.invalid(name, "lists \(entries.count) versions, at most 1000") }
                 return try entries.map { entry in
                     guard case .string(let text) = entry, let v = Version(text) else {
-                        throw fields.invalid(name, "holds \(entry.stringValue.map(fields.quoted) ?? entry.typeName): not a SemVer 2.0 version")
+                        throw fields.invalid(name, "holds \(entry.stringValue.map(Quoting.quoted) ?? entry.typeName): not a SemVer 2.0 version")
                     }
                     return v
                 }

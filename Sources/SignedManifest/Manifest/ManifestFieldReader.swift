@@ -31,31 +31,23 @@ struct ManifestFieldReader {
         ManifestRejection(.invalidValue, field: name, "field '\(name)' \(why)")
     }
 
-    /// Shown in messages, shortened and with control characters escaped.
-    func quoted(_ s: String) -> String {
-        var text = s.unicodeScalars.prefix(80).map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }
-            .joined()
-        if s.unicodeScalars.count > 80 { text += "…" }
-        return "\"\(text)\""
-    }
-
     /// An app id or channel name under ``ReleaseIdentifier``'s rule.
     func identifier(_ kind: ReleaseIdentifier) throws -> String {
         let s = try string(kind.rawValue)
-        if let problem = kind.problem(s) { throw invalid(kind.rawValue, "is \(quoted(s)): \(problem)") }
+        if let problem = kind.problem(s) { throw invalid(kind.rawValue, "is \(Quoting.quoted(s)): \(problem)") }
         return s
     }
 
     func version(_ name: String) throws -> Version {
         let s = try string(name)
-        guard let v = Version(s) else { throw invalid(name, "is \(quoted(s)): not a SemVer 2.0 version (no 'v' prefix)") }
+        guard let v = Version(s) else { throw invalid(name, "is \(Quoting.quoted(s)): not a SemVer 2.0 version (no 'v' prefix)") }
         return v
     }
 
     func url(_ name: String) throws -> String {
         let s = try string(name)
         guard !s.isEmpty, s.utf8.count <= 4096, s.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F }) else {
-            throw invalid(name, "is \(quoted(s)): expected a non-empty URL of at most 4096 bytes without spaces or control characters")
+            throw invalid(name, "is \(Quoting.quoted(s)): expected a non-empty URL of at most 4096 bytes without spaces or control characters")
         }
         return s
     }
@@ -63,7 +55,7 @@ struct ManifestFieldReader {
     func sha256(_ name: String) throws -> String {
         let s = try string(name)
         guard s.utf8.count == 64, s.utf8.allSatisfy(Self.isLowerHex) else {
-            throw invalid(name, "is \(quoted(s)): expected 64 lowercase hex characters")
+            throw invalid(name, "is \(Quoting.quoted(s)): expected 64 lowercase hex characters")
         }
         return s
     }
@@ -85,7 +77,7 @@ struct ManifestFieldReader {
     func date(_ name: String) throws -> Date {
         let s = try string(name)
         guard let d = RFC3339.parse(s) else {
-            throw invalid(name, "is \(quoted(s)): expected an RFC 3339 UTC time like 2026-05-01T12:00:00Z")
+            throw invalid(name, "is \(Quoting.quoted(s)): expected an RFC 3339 UTC time like 2026-05-01T12:00:00Z")
         }
         return d
     }
@@ -93,7 +85,7 @@ struct ManifestFieldReader {
     func keyId(_ name: String) throws -> String {
         let s = try string(name)
         guard s.utf8.count == 16, s.utf8.allSatisfy(Self.isLowerHex) else {
-            throw invalid(name, "is \(quoted(s)): expected 16 lowercase hex characters")
+            throw invalid(name, "is \(Quoting.quoted(s)): expected 16 lowercase hex characters")
         }
         return s
     }

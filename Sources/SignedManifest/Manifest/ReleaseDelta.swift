@@ -118,7 +118,7 @@ package struct ReleaseDelta: Sendable, Equatable {
                 }
                 let fields = ManifestFieldReader(object: f)
                 let objects = try fields.url("objects")
-                guard objects.hasSuffix("/") else { throw fields.invalid("objects", "is \(fields.quoted(objects)): must end with '/'") }
+                guard objects.hasSuffix("/") else { throw fields.invalid("objects", "is \(Quoting.quoted(objects)): must end with '/'") }
                 let count = try fields.size("count")
                 guard count <= Int64(Int32.max) else { throw fields.invalid("count", "is \(count): too large") }
                 delta.files = Files(

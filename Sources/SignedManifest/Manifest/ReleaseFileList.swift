@@ -64,7 +64,7 @@ package struct ReleaseFileList: Sendable, Equatable {
             }
             let top = ManifestFieldReader(object: o)
             guard try top.string("format") == format else {
-                throw top.invalid("format", "is \(top.quoted(try top.string("format"))): expected \(format)")
+                throw top.invalid("format", "is \(Quoting.quoted(try top.string("format"))): expected \(format)")
             }
             guard case .array(let entries)? = o["files"] else {
                 throw ManifestRejection(.missingField, field: "files", "field 'files' must be an array")
@@ -83,11 +83,11 @@ package struct ReleaseFileList: Sendable, Equatable {
                 let path = try fields.string("path")
                 do {
                     guard try fields.string("mode") == fileMode else {
-                        throw fields.invalid("mode", "is \(fields.quoted(try fields.string("mode"))): files are \(fileMode)")
+                        throw fields.invalid("mode", "is \(Quoting.quoted(try fields.string("mode"))): files are \(fileMode)")
                     }
                     files.append(File(path: path, size: try fields.size("size"), sha256: try fields.sha256("sha256")))
                 } catch let rejection as ManifestRejection {
-                    throw ManifestRejection(rejection.reason, field: "files[\(k)]", "files[\(k)] \(fields.quoted(path)): \(rejection.message)")
+                    throw ManifestRejection(rejection.reason, field: "files[\(k)]", "files[\(k)] \(Quoting.quoted(path)): \(rejection.message)")
                 }
             }
             return .success(ReleaseFileList(unsorted: files))

@@ -109,7 +109,7 @@ package struct MediaIndex: Sendable, Equatable {
             throw fields.invalid(unknown, "is not a member of a media index")
         }
         let format = try fields.string("format")
-        guard format == Self.format else { throw fields.invalid("format", "is \(fields.quoted(format)), expected \"\(Self.format)\"") }
+        guard format == Self.format else { throw fields.invalid("format", "is \(Quoting.quoted(format)), expected \"\(Self.format)\"") }
         app = try fields.identifier(.app)
         channel = try fields.identifier(.channel)
         exported = try fields.date("exported")
@@ -155,8 +155,8 @@ package struct MediaIndex: Sendable, Equatable {
             }
             let reader = ManifestFieldReader(object: e)
             let path = try reader.string("path")
-            if let problem = pathProblem(path) { throw fields.invalid("files", "entry \(i): path \(fields.quoted(path)) \(problem)") }
-            guard seen.insert(path).inserted else { throw fields.invalid("files", "lists \(fields.quoted(path)) twice") }
+            if let problem = pathProblem(path) { throw fields.invalid("files", "entry \(i): path \(Quoting.quoted(path)) \(problem)") }
+            guard seen.insert(path).inserted else { throw fields.invalid("files", "lists \(Quoting.quoted(path)) twice") }
             return File(path: path, size: try reader.size("size"), sha256: try reader.sha256("sha256"))
         }
     }

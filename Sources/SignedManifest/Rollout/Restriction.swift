@@ -102,7 +102,7 @@ public struct Restriction: Sendable, Equatable {
             throw fields.invalid(unknown, "is not a member of a restriction: a restriction carries nothing else")
         }
         let format = try fields.string("format")
-        guard format == Self.format else { throw fields.invalid("format", "is \(fields.quoted(format)), expected \"\(Self.format)\"") }
+        guard format == Self.format else { throw fields.invalid("format", "is \(Quoting.quoted(format)), expected \"\(Self.format)\"") }
         app = try fields.identifier(.app)
         channel = try fields.identifier(.channel)
         guard case .object(let bound) = try fields.value("manifest") else {

@@ -127,7 +127,7 @@ public struct TrustRoot: Sendable, Equatable {
     private init(validating o: JSONObject) throws {
         let fields = ManifestFieldReader(object: o)
         let format = try fields.string("format")
-        guard format == Self.format else { throw fields.invalid("format", "is \(fields.quoted(format)), expected \"\(Self.format)\"") }
+        guard format == Self.format else { throw fields.invalid("format", "is \(Quoting.quoted(format)), expected \"\(Self.format)\"") }
         let number = try fields.size("version")
         guard (1...1_000_000).contains(number) else { throw fields.invalid("version", "is \(number): expected 1 to 1000000") }
         version = Int(number)
@@ -145,9 +145,9 @@ public struct TrustRoot: Sendable, Equatable {
         for member in keyObject {
             guard case .string(let pem) = member.value,
                 let key = try? Ed25519.PublicKey(pem: pem, source: "key \(member.key)")
-            else { throw fields.invalid("keys", "entry \(fields.quoted(member.key)) is not a PEM Ed25519 public key") }
+            else { throw fields.invalid("keys", "entry \(Quoting.quoted(member.key)) is not a PEM Ed25519 public key") }
             guard key.keyId == member.key else {
-                throw fields.invalid("keys", "entry \(fields.quoted(member.key)) holds the key \(key.keyId): a key is listed under its own id")
+                throw fields.invalid("keys", "entry \(Quoting.quoted(member.key)) holds the key \(key.keyId): a key is listed under its own id")
             }
             keys[member.key] = key
         }
@@ -202,12 +202,12 @@ public struct TrustRoot: Sendable, Equatable {
                 throw ManifestRejection(.wrongType, field: "choosable", "field 'choosable' must be an array of channel names")
             }
             if let problem = ReleaseIdentifier.channel.problem(name) {
-                throw fields.invalid("choosable", "entry \(fields.quoted(name)): \(problem)")
+                throw fields.invalid("choosable", "entry \(Quoting.quoted(name)): \(problem)")
             }
             guard name != own else {
-                throw fields.invalid("choosable", "lists the root's own channel \(fields.quoted(name)): list only the others")
+                throw fields.invalid("choosable", "lists the root's own channel \(Quoting.quoted(name)): list only the others")
             }
-            guard !names.contains(name) else { throw fields.invalid("choosable", "lists \(fields.quoted(name)) twice") }
+            guard !names.contains(name) else { throw fields.invalid("choosable", "lists \(Quoting.quoted(name)) twice") }
             names.append(name)
         }
         return names.sorted()
