@@ -73,6 +73,21 @@ public struct DeviceLabels: Sendable, Equatable, Hashable, Codable, CustomString
         return (key, value)
     }
 
+    /// Labels from `KEY=VALUE` texts (`--label` flags, `clientctl label set`), each key once.
+    /// - Throws: ``DeviceIdentityError`` ``DeviceIdentityErrorCode/invalidLabel`` for a text
+    ///   ``parseAssignment(_:)`` refuses, a key given twice (`label 'store' is given twice: a
+    ///   device has one value per key`) or one label too many.
+    public init(assignments: [String]) throws {
+        self.init()
+        for text in assignments {
+            let (key, value) = try Self.parseAssignment(text)
+            if self[key] != nil {
+                throw DeviceIdentityError(.invalidLabel, "label '\(key)' is given twice: a device has one value per key")
+            }
+            try set(key, value)
+        }
+    }
+
     /// Sets the label `key` to `value`, replacing its value when it is set already.
     /// - Throws: ``DeviceIdentityError`` ``DeviceIdentityErrorCode/invalidLabel`` for a bad key or value, or
     ///   a new key when there are ``maxCount`` labels already (`label 'k': a device has at most 32 labels`).

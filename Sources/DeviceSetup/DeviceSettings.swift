@@ -73,15 +73,17 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
 
     /// The device's own time zone (`TZ`, else `/etc/localtime`), when it is an IANA name
     /// windows can be read in.
-    /// - Throws: `ApplyPolicyError` `.invalidTimeZone` naming the zone and asking for `--timezone`.
+    /// - Throws: ``DeviceSetupError`` `.invalidArgument` naming the zone and asking for
+    ///   `--timezone`, with ApplyPolicy's refusal as its cause.
     package static func systemZone() throws -> TimeZone {
         let identifier = TimeZone.current.identifier
         do {
             return try MaintenanceWindow.acceptedTimeZone(identifier)
         } catch let error as ApplyPolicyError {
-            throw ApplyPolicyError(
-                code: error.code,
-                message: "this system's time zone \(Quoting.quoted(identifier)) cannot read windows: \(error.message); pass --timezone")
+            throw DeviceSetupError(
+                .invalidArgument,
+                "this system's time zone \(Quoting.quoted(identifier)) cannot read windows: \(error.message); pass --timezone",
+                underlying: error)
         }
     }
 

@@ -126,6 +126,17 @@ import Testing
         #expect(error?.message.contains("\n") == false)
     }
 
+    /// `--label` flags and `clientctl label set`: each key once, in DeviceIdentity's error.
+    @Test func assignmentsGiveLabelsWithEachKeyOnce() throws {
+        #expect(try DeviceLabels(assignments: ["store=12", "ring=beta"]).description == "ring=beta,store=12")
+        #expect(try DeviceLabels(assignments: []).isEmpty)
+        let twice = #expect(throws: DeviceIdentityError.self) { try DeviceLabels(assignments: ["store=12", "store=14"]) }
+        #expect(twice?.message == "label 'store' is given twice: a device has one value per key")
+        #expect(twice?.code == .invalidLabel && twice?.kind == .usage)
+        let bad = #expect(throws: DeviceIdentityError.self) { try DeviceLabels(assignments: ["store=12", "Ring=1"]) }
+        #expect(bad?.message == "label key 'Ring': must start with a lowercase letter")
+    }
+
     @Test func labelsAreSetReadReplacedAndUnset() throws {
         var labels = DeviceLabels()
         #expect(labels.isEmpty && labels.count == 0 && labels.description == "")

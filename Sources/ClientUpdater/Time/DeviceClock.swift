@@ -211,11 +211,11 @@ public final class DeviceClock: Sendable {
         defer { lock?.release() }
         var record = TimeRecord.read(layout) ?? TimeRecord(floor: programDate, floorSource: "the release date of this clientctl")
         guard change(&record) else { return }
-        do {
-            if lock == nil { throw FileSystemError.io("cannot lock", path: TimeRecord.lockPath(layout), errno: EWOULDBLOCK) }
-            try record.write(layout)
-        } catch {
-            logger.info("\(TimeRecord.path(layout)) not written (the floor stays in memory): \(error)")
+        let notWritten = "\(TimeRecord.path(layout)) not written (the floor stays in memory)"
+        if lock == nil {
+            logger.info("\(notWritten): cannot lock \(TimeRecord.lockPath(layout)): \(String(cString: strerror(EWOULDBLOCK)))")
+        } else {
+            do { try record.write(layout) } catch { logger.info("\(notWritten): \(error)") }
         }
         cached.withLock { c in
             c.record = record

@@ -58,15 +58,7 @@ package struct RootSettingsOptions: ParsableArguments {
     /// `KEY=VALUE` texts as labels, refusing a bad one or a key given twice.
     /// - Throws: `DeviceIdentityError` `.invalidLabel` naming the text and why.
     package static func labels(_ assignments: [String]) throws -> DeviceLabels {
-        var out = DeviceLabels()
-        for text in assignments {
-            let (key, value) = try DeviceLabels.parseAssignment(text)
-            if out[key] != nil {
-                throw DeviceIdentityError(.invalidLabel, "label '\(key)' is given twice: a device has one value per key")
-            }
-            try out.set(key, value)
-        }
-        return out
+        try DeviceLabels(assignments: assignments)
     }
 
     /// The settings as one value.
