@@ -370,8 +370,9 @@ let package = Package(
         .executableTarget(
             name: "collector-bench",
             dependencies: [
-                "FleetReports", "CZstd", "SignedManifest", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "FleetCollector", "FleetReports", "CZstd", "SignedManifest", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             path: "Benchmarks/collector-bench"
         ),

@@ -6,6 +6,9 @@
 //       its own devices, so every report is new); every (device, seq) is sent once.
 //       Batches are zstd-compressed (as devices send them) or plain JSON; `signed`: schema 2,
 //       each device with an Ed25519 key of its own, every batch signed as devices sign it.
+//   collector-bench floor DBPATH REPORTS BATCH DEVICES RUN [signed]
+//       Writes the reports of the same batches into a new SQLite database at DBPATH as a
+//       plain program would (Floor.swift): the floor the collector is measured against.
 //
 // Prints one JSON line: reports, batches, seconds, reports per second, accepted,
 // duplicates and the count of each HTTP status. Exits 1 when a batch was not answered 200.
@@ -21,12 +24,21 @@ import NIOHTTP1
 import SignedManifest
 import Synchronization
 
-let args = CommandLine.arguments
-guard args.count >= 8, args[1] == "ingest", let base = URL(string: args[2]), let total = Int(args[3]), let perBatch = Int(args[4]),
+/// The arguments, a floor run's laid out as an ingest run's (one writer, plain JSON).
+let args: [String] = {
+    let given = CommandLine.arguments
+    guard given.count >= 7, given[1] == "floor" else { return given }
+    return Array(given[0...4]) + ["1", given[5], given[6], "plain"] + given.dropFirst(7)
+}()
+let floorRun = args.count > 1 && args[1] == "floor"
+guard args.count >= 8, args[1] == "ingest" || floorRun, let base = URL(string: args[2]), let total = Int(args[3]), let perBatch = Int(args[4]),
     let concurrency = Int(args[5]), let devices = Int(args[6]), args[7].count == 8, UInt32(args[7], radix: 16) != nil,
     total > 0, (1...500).contains(perBatch), concurrency > 0, devices > 0
 else {
-    FileHandle.standardError.write(Data("usage: collector-bench ingest URL REPORTS BATCH(1-500) CONCURRENCY DEVICES RUN(8 hex) [zstd|plain]\n".utf8))
+    FileHandle.standardError.write(
+        Data(
+            ("usage: collector-bench ingest URL REPORTS BATCH(1-500) CONCURRENCY DEVICES RUN(8 hex) [zstd|plain] [signed]\n"
+                + "       collector-bench floor DBPATH REPORTS BATCH(1-500) DEVICES RUN(8 hex) [signed]\n").utf8))
     exit(64)
 }
 let run = args[7].lowercased()
@@ -94,6 +106,19 @@ do {
 } catch {
     FileHandle.standardError.write(Data("collector-bench: the generated batch is not valid: \(error)\n".utf8))
     exit(1)
+}
+
+if floorRun {
+    do {
+        let seconds = try writeFloor(path: args[2], batches: batches, makeBatch: json)
+        print(
+            "{\"reports\":\(total),\"batches\":\(batches),\"seconds\":\(String(format: "%.3f", seconds)),"
+                + "\"reportsPerSecond\":\(Int(Double(total) / seconds)),\"accepted\":\(total)}")
+        exit(0)
+    } catch {
+        FileHandle.standardError.write(Data("collector-bench floor: \(error)\n".utf8))
+        exit(1)
+    }
 }
 
 struct Tally: Sendable {
