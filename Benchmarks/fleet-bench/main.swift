@@ -196,7 +196,8 @@ let failing: [Bool] = deviceIds.map { id in
     }
 }
 
-let downloader = Downloader(transport: DefaultTransport(), retry: RetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0), idleTimeout: 30)
+let downloader = Downloader(
+    transport: DefaultTransport(), retry: RetryPolicy(maxAttempts: 3, initialDelay: .zero, maxDelay: .zero), idleTimeout: .seconds(30))
 let traffic = ReportTraffic()
 let reportTransport = CountingTransport(inner: DefaultTransport(), traffic: traffic)
 

@@ -61,7 +61,7 @@ public struct DefaultTransport: HeadFirstTransport {
 extension Downloader {
     /// A downloader on ``DefaultTransport`` (the environment's proxies, the system trust store).
     package init(
-        retry: RetryPolicy = .standard, sleeper: any Sleeper = TaskSleeper(), idleTimeout: Double = 30,
+        retry: RetryPolicy = .standard, sleeper: any Sleeper = TaskSleeper(), idleTimeout: Duration = .seconds(30),
         headers: [String: String] = [:]
     ) {
         self.init(transport: DefaultTransport(), retry: retry, sleeper: sleeper, idleTimeout: idleTimeout, headers: headers)

@@ -106,7 +106,7 @@ struct AssetFetcher: Sendable {
             sink.close()
             if !keep { unlink(temp) }
         }
-        let request = TransportRequest(url: url, headers: downloader.headers, idleTimeout: .seconds(downloader.idleTimeout))
+        let request = TransportRequest(url: url, headers: downloader.headers, idleTimeout: downloader.idleTimeout)
         let vouched = ETagVerdict()
         do {
             _ = try await downloader.get(

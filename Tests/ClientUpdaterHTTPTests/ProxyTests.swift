@@ -141,7 +141,7 @@ extension HTTPSuites {
             ] {
                 let retries = Counter()
                 try await withTransport(HTTPTransportSettings.fromEnvironment(["http_proxy": proxyURL])) { transport in
-                    var downloader = Downloader(transport: transport, retry: RetryPolicy(maxAttempts: 5, initialDelay: 0, maxDelay: 0))
+                    var downloader = Downloader(transport: transport, retry: RetryPolicy(maxAttempts: 5, initialDelay: .zero, maxDelay: .zero))
                     downloader.onRetry = { _, _, _ in retries.increment() }
                     let error = await #expect(throws: UpdaterError.self) { try await downloader.fetchSmall(server.url("/m.json"), cap: 1024) }
                     guard case .proxyRejected = error?.transportFailure else {

@@ -8,13 +8,13 @@ import Testing
 
 /// Records retry delays instead of sleeping; optionally acts on each sleep.
 final class RecordingSleeper: Sleeper, Sendable {
-    private let recorded = Mutex<[Double]>([])
+    private let recorded = Mutex<[Duration]>([])
     private let action: (@Sendable (Int) throws -> Void)?
     init(action: (@Sendable (Int) throws -> Void)? = nil) { self.action = action }
-    var delays: [Double] { recorded.withLock { $0 } }
-    func sleep(seconds: Double) async throws {
+    var delays: [Duration] { recorded.withLock { $0 } }
+    func sleep(for duration: Duration) async throws {
         let n = recorded.withLock { recorded -> Int in
-            recorded.append(seconds)
+            recorded.append(duration)
             return recorded.count
         }
         try action?(n)
@@ -34,7 +34,8 @@ final class RecordingSleeper: Sleeper, Sendable {
         scratch = try FetchScratch()
         try scratch.write("www/app.tgz", payload)
         server = try LoopbackHTTPServer(handler: faults.wrap(LoopbackHTTPServer.folder(scratch.path + "/www")))
-        downloader = Downloader(transport: DefaultTransport(), sleeper: sleeper, idleTimeout: 10)  // no false stall when the suite loads both cores
+        // No false stall when the suite loads both cores.
+        downloader = Downloader(transport: DefaultTransport(), sleeper: sleeper, idleTimeout: .seconds(10))
     }
 
     var url: URL { server.url("/app.tgz") }
@@ -183,8 +184,8 @@ final class RecordingSleeper: Sleeper, Sendable {
         #expect(result.requests == 3 && result.digest == sha256)
         let delays = sleeper.delays
         try #require(delays.count == 2)
-        #expect(delays[0] >= 0.25 && delays[0] <= 0.5)
-        #expect(delays[1] >= 0.5 && delays[1] <= 1.0)
+        #expect(delays[0] >= .milliseconds(250) && delays[0] <= .milliseconds(500))
+        #expect(delays[1] >= .milliseconds(500) && delays[1] <= .seconds(1))
     }
 
     @Test func notFoundIsNotRetried() async throws {
@@ -199,12 +200,12 @@ final class RecordingSleeper: Sleeper, Sendable {
     @Test func persistentFailureGivesUpAfterMaxAttempts() async throws {
         faults.add(.status(500))
         var d = downloader
-        d.retry = RetryPolicy(maxAttempts: 3, initialDelay: 1, maxDelay: 1.5)
+        d.retry = RetryPolicy(maxAttempts: 3, initialDelay: .seconds(1), maxDelay: .milliseconds(1500))
         let error = await #expect(throws: UpdaterError.self) { try await d.download(url, to: target) }
         #expect(error?.message == "GET \(url.absoluteString): HTTP 500 (gave up after 3 attempts)")
         #expect(error?.kind == .dataError || error?.kind == .unavailable)
         #expect(server.requests.count == 3)
-        #expect(sleeper.delays.allSatisfy { $0 <= 1.5 })
+        #expect(sleeper.delays.allSatisfy { $0 <= .milliseconds(1500) })
     }
 
     @Test func refusedThenRecovers() async throws {
@@ -212,7 +213,7 @@ final class RecordingSleeper: Sleeper, Sendable {
         server.stop()
         let server = self.server
         let sleeper = RecordingSleeper { n in if n == 2 { try server.start() } }
-        let d = Downloader(transport: DefaultTransport(), sleeper: sleeper, idleTimeout: 10)
+        let d = Downloader(transport: DefaultTransport(), sleeper: sleeper, idleTimeout: .seconds(10))
         let result = try await d.download(server.url("/app.tgz"), to: target, expectedSize: 600_000, expectedDigest: sha256)
         #expect(result.digest == sha256 && result.requests == 3)
         #expect(server.port == port && server.requests.count == 1)
@@ -237,7 +238,7 @@ final class RecordingSleeper: Sleeper, Sendable {
         // a machine that sees it at once still ends this test 2 s into the first gap.
         faults.add(.drip(bytes: 100_000, every: 8.0), path: "/app.tgz", requests: 1...1)
         var d = downloader
-        d.idleTimeout = 2
+        d.idleTimeout = .seconds(2)
         let result = try await d.download(url, to: target, expectedSize: 600_000, expectedDigest: sha256)
         #expect(result.digest == sha256)
         try #require(server.requests.count >= 2, "the stall was noticed: \(server.log)")
@@ -251,7 +252,7 @@ final class RecordingSleeper: Sleeper, Sendable {
     @Test func stallPastIdleTimeoutFailsAsTimeout() async throws {
         faults.add(.stall(afterBytes: 1000))
         var d = downloader
-        d.idleTimeout = 0.2
+        d.idleTimeout = .milliseconds(200)
         d.retry = RetryPolicy(maxAttempts: 2)
         let error = await #expect(throws: UpdaterError.self) { try await d.download(url, to: target, expectedSize: 600_000) }
         #expect(error?.code == .network && error?.kind == .unavailable)
@@ -296,12 +297,13 @@ final class RecordingSleeper: Sleeper, Sendable {
     }
 
     @Test func backoffIsCappedAndJittered() {
-        let policy = RetryPolicy(maxAttempts: 10, initialDelay: 0.5, maxDelay: 8, multiplier: 2, jitter: 0.5)
-        #expect(policy.delay(beforeRetry: 1, random: 0) == 0.5)
-        #expect(policy.delay(beforeRetry: 4, random: 0) == 4)
-        #expect(policy.delay(beforeRetry: 9, random: 0) == 8)
-        #expect(policy.delay(beforeRetry: 9, random: 0.999) > 4)
-        #expect(policy.delay(beforeRetry: 2, random: 0.5) == 0.75)
+        let policy = RetryPolicy(maxAttempts: 10, initialDelay: .milliseconds(500), maxDelay: .seconds(8), multiplier: 2, jitter: 0.5)
+        #expect(policy.delay(beforeRetry: 1, random: 0) == .milliseconds(500))
+        #expect(policy.delay(beforeRetry: 4, random: 0) == .seconds(4))
+        #expect(policy.delay(beforeRetry: 9, random: 0) == .seconds(8))
+        #expect(policy.delay(beforeRetry: 9, random: 0.999) > .seconds(4))
+        #expect(policy.delay(beforeRetry: 2, random: 0.5) == .milliseconds(750))
+        #expect(policy.delay(beforeRetry: 5_000, random: 0) == .seconds(8), "no overflow far past the cap")
     }
 
     @Test func partialLongerThanTheFileRestartsFromZeroAfter416() async throws {

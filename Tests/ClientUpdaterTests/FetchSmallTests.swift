@@ -18,7 +18,8 @@ import Testing
         try scratch.write("manifest.json", manifest)
         try scratch.write("big.json", Data(repeating: 0x20, count: 70_000))
         server = try LoopbackHTTPServer(handler: faults.wrap(LoopbackHTTPServer.folder(scratch.path)))
-        downloader = Downloader(transport: DefaultTransport(), sleeper: sleeper, idleTimeout: 10)  // no false stall when the suite loads both cores
+        // No false stall when the suite loads both cores.
+        downloader = Downloader(transport: DefaultTransport(), sleeper: sleeper, idleTimeout: .seconds(10))
     }
 
     @Test func fetchesThenAnswersNotModifiedForTheSameETag() async throws {
@@ -42,7 +43,7 @@ import Testing
         let result = try await downloader.fetchSmall(server.url("/manifest.json"))
         #expect(result.etag != nil, "the third request got the manifest")
         #expect(server.log.map(\.status) == [503, 503, 200])
-        #expect(sleeper.delays.count == 2 && sleeper.delays.allSatisfy { $0 >= 3 }, "\(sleeper.delays)")
+        #expect(sleeper.delays.count == 2 && sleeper.delays.allSatisfy { $0 >= .seconds(3) }, "\(sleeper.delays)")
     }
 
     /// A `Retry-After` longer than the check's retries ever wait ends the check at once; the

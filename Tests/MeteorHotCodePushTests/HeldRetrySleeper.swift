@@ -21,7 +21,7 @@ final class HeldRetrySleeper: Sleeper {
         try await gate.enter()
     }
 
-    func sleep(seconds: Double) async throws {
+    func sleep(for duration: Duration) async throws {
         reported.yield()
         try await gate.enter()
         gate.leave()

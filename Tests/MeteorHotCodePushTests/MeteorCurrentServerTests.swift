@@ -125,7 +125,7 @@ import Testing
         h.maxConnections = 1
         let last = "/__cordova/some-other-file"
         h.server.override("/__cordova" + last, with: .init(status: 404))
-        h.retry = RetryPolicy(maxAttempts: 1, initialDelay: 0.001, maxDelay: 0.001)
+        h.retry = RetryPolicy(maxAttempts: 1, initialDelay: .milliseconds(1), maxDelay: .milliseconds(1))
         await #expect(throws: MeteorError.self) { try await h.check() }
         let record = try String(contentsOfFile: h.layout.meteor + "/Downloading/.clientctl-integrity", encoding: .utf8)
         #expect(record.contains(" app/some-file\n"))

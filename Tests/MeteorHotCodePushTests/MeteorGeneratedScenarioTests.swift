@@ -104,7 +104,9 @@ import Testing
         let backoff = try await HeldRetrySleeper()
         let channel = MeteorChannel(
             layout: h.layout, rootURL: http.baseURL, platform: .ios, embeddedPath: h.embeddedPath, transport: transport,
-            options: .init(retry: RetryPolicy(maxAttempts: 3, initialDelay: 0.1, maxDelay: 0.1, jitter: 0), sleeper: backoff, logger: .quiet))
+            options: .init(
+                retry: RetryPolicy(maxAttempts: 3, initialDelay: .milliseconds(100), maxDelay: .milliseconds(100), jitter: 0), sleeper: backoff,
+                logger: .quiet))
         let attempt = Task { () -> CheckOutcome in
             defer { backoff.checkEnded() }
             var state = h.state

@@ -22,7 +22,7 @@ final class MeteorHarness: @unchecked Sendable {
     let embeddedPath: String
     /// The config `init` wrote (retention's N and the trial timeout are set per operation).
     let config: DeviceConfig
-    var retry = RetryPolicy(maxAttempts: 4, initialDelay: 0.001, maxDelay: 0.002)
+    var retry = RetryPolicy(maxAttempts: 4, initialDelay: .milliseconds(1), maxDelay: .milliseconds(2))
     /// Downloads in flight at once (1 makes the order of downloads the manifest's).
     var maxConnections = 3
     /// Retention's N for the next operations.

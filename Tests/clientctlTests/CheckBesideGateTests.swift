@@ -24,7 +24,7 @@ import Testing
             d.config.startupTimeoutSeconds = timeout
             held = HeldTransport(DefaultTransport(), holding: "/stable/v2.0.0.tar.gz")
             let downloader = Downloader(
-                transport: held, retry: RetryPolicy(maxAttempts: 1, initialDelay: 0, maxDelay: 0), idleTimeout: 30)
+                transport: held, retry: RetryPolicy(maxAttempts: 1, initialDelay: .zero, maxDelay: .zero), idleTimeout: .seconds(30))
             let channel = try ArchiveChannel(layout: d.layout, config: d.config, downloader: downloader, logger: .quiet)
             updater = Updater(layout: d.layout, config: d.config, channel: channel, logger: .quiet)
         }

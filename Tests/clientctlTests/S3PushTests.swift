@@ -194,7 +194,7 @@ import Testing
         let kept = dir("kept.tar.gz")
         try Data(archive.prefix(archive.count / 2)).write(to: URL(fileURLWithPath: kept))
         let archiveURL = try #require(URL(string: "\(s3.endpoint)/\(bucket)/notes/stable/v1.0.0.tar.gz"))
-        let result = try await Downloader(transport: DefaultTransport(), idleTimeout: 10).download(
+        let result = try await Downloader(transport: DefaultTransport(), idleTimeout: .seconds(10)).download(
             archiveURL, to: kept, expectedSize: Int64(archive.count), expectedDigest: manifest.sha256)
         #expect(result.resumedFrom == Int64(archive.count / 2) && result.requests == 1 && result.digest == manifest.sha256)
 

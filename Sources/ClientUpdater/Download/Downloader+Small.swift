@@ -30,7 +30,7 @@ extension Downloader {
             if let etag { headers["If-None-Match"] = etag }
             let body = SmallBody(cap: cap)
             let response = try await get(
-                TransportRequest(url: url, headers: headers, idleTimeout: .seconds(idleTimeout), timeLimit: timeLimit.map { Duration.seconds($0) }),
+                TransportRequest(url: url, headers: headers, idleTimeout: idleTimeout, timeLimit: timeLimit),
                 head: { head in
                     switch head.status {
                     case 304 where etag != nil:

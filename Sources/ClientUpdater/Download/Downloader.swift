@@ -17,22 +17,22 @@ package struct Downloader: Sendable {
     package var transport: any Transport
     package var retry: RetryPolicy
     package var sleeper: any Sleeper
-    /// Give up on a request when no byte arrives for this long (seconds).
-    package var idleTimeout: Double
-    /// Give up on one request (connect, head and body) after this long (seconds); `nil`
-    /// for no limit. A request cut by it is retried like any transient failure.
-    package var timeLimit: Double?
+    /// Give up on a request when no byte arrives for this long.
+    package var idleTimeout: Duration
+    /// Give up on one request (connect, head and body) after this long; `nil` for no
+    /// limit. A request cut by it is retried like any transient failure.
+    package var timeLimit: Duration?
     /// Extra request headers sent with every request.
     package var headers: [String: String]
     /// Called before each retry with the attempt that failed (1-based), the delay and
     /// the error: for logging.
-    package var onRetry: (@Sendable (Int, Double, any TransportFailing) -> Void)?
+    package var onRetry: (@Sendable (Int, Duration, any TransportFailing) -> Void)?
 
     /// - Parameter transport: the network seam; `ClientUpdaterHTTP` adds an initializer
     ///   without it that uses its `DefaultTransport`.
     package init(
         transport: any Transport, retry: RetryPolicy = .standard,
-        sleeper: any Sleeper = TaskSleeper(), idleTimeout: Double = 30, headers: [String: String] = [:]
+        sleeper: any Sleeper = TaskSleeper(), idleTimeout: Duration = .seconds(30), headers: [String: String] = [:]
     ) {
         self.transport = transport
         self.retry = retry
@@ -152,8 +152,7 @@ package struct Downloader: Sendable {
             if offset > 0 { headers["Range"] = "bytes=\(offset)-" }
             do {
                 let response = try await get(
-                    TransportRequest(
-                        url: url, headers: headers, idleTimeout: .seconds(idleTimeout), timeLimit: timeLimit.map { Duration.seconds($0) }),
+                    TransportRequest(url: url, headers: headers, idleTimeout: idleTimeout, timeLimit: timeLimit),
                     head: { head in try Self.begin(head, url: url, file: file, offset: offset, expectedSize: expectedSize) },
                     sink: { chunk in
                         if let expectedSize, file.size + Int64(chunk.count) > expectedSize {
@@ -259,12 +258,11 @@ package struct Downloader: Sendable {
                 // A server that said when to come back (`Retry-After`) is not asked sooner; one
                 // that asks for longer than this policy ever waits is left to the next check.
                 if let asked = error.statusFailure?.retryAfter {
-                    let seconds = Double(asked.components.seconds) + Double(asked.components.attoseconds) / 1e18
-                    guard seconds <= retry.maxDelay else { throw exhausted(error, attempt) }
-                    delay = max(delay, seconds)
+                    guard asked <= retry.maxDelay else { throw exhausted(error, attempt) }
+                    delay = max(delay, asked)
                 }
                 onRetry?(attempt, delay, error)
-                try await sleeper.sleep(seconds: delay)
+                try await sleeper.sleep(for: delay)
             }
         }
     }

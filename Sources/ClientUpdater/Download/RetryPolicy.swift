@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// How often and how patiently transient failures are retried: capped exponential
@@ -5,16 +6,19 @@ import Foundation
 package struct RetryPolicy: Sendable, Equatable {
     /// Total attempts, the first included (1 = no retry).
     package var maxAttempts: Int
-    /// The delay before the first retry, in seconds.
-    package var initialDelay: Double
-    /// No delay is longer than this, in seconds.
-    package var maxDelay: Double
+    /// The delay before the first retry.
+    package var initialDelay: Duration
+    /// No delay is longer than this.
+    package var maxDelay: Duration
     /// Each retry waits `multiplier` times longer than the previous one.
     package var multiplier: Double
     /// Fraction of the delay that is randomised (0 = none, 0.5 = between half and all).
     package var jitter: Double
 
-    package init(maxAttempts: Int = 5, initialDelay: Double = 0.5, maxDelay: Double = 8, multiplier: Double = 2, jitter: Double = 0.5) {
+    package init(
+        maxAttempts: Int = 5, initialDelay: Duration = .milliseconds(500), maxDelay: Duration = .seconds(8), multiplier: Double = 2,
+        jitter: Double = 0.5
+    ) {
         self.maxAttempts = max(1, maxAttempts)
         self.initialDelay = initialDelay
         self.maxDelay = maxDelay
@@ -28,24 +32,27 @@ package struct RetryPolicy: Sendable, Equatable {
     package static let never = RetryPolicy(maxAttempts: 1)
 
     /// The delay before retry number `retry` (1-based), with `random` in `0..<1`.
-    package func delay(beforeRetry retry: Int, random: Double) -> Double {
-        let exponent = Double(max(0, retry - 1))
-        let base = min(maxDelay, initialDelay * pow(multiplier, exponent))
+    package func delay(beforeRetry retry: Int, random: Double) -> Duration {
+        let factor = pow(multiplier, Double(max(0, retry - 1)))
+        // The factor grows without bound; past the cap only the cap counts.
+        let base = factor.isFinite && initialDelay.inSeconds * factor < maxDelay.inSeconds ? initialDelay * factor : maxDelay
         return base * (1 - jitter * random)
     }
 }
 
 /// Waits between retries. Injected so tests never sleep.
 package protocol Sleeper: Sendable {
-    /// Waits `seconds`; throws `CancellationError` when the task is cancelled.
-    func sleep(seconds: Double) async throws
+    /// Waits `duration`; throws `CancellationError` when the task is cancelled.
+    func sleep(for duration: Duration) async throws
 }
 
-/// The real ``Sleeper``: `Task.sleep`.
+/// The real ``Sleeper``: a sleep on a ``MonotonicClock`` (the real one unless a caller
+/// gives its own).
 package struct TaskSleeper: Sleeper {
-    package init() {}
-    package func sleep(seconds: Double) async throws {
-        guard seconds > 0 else { return try Task.checkCancellation() }
-        try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+    package let clock: MonotonicClock
+    package init(clock: MonotonicClock = .continuous) { self.clock = clock }
+    package func sleep(for duration: Duration) async throws {
+        guard duration > .zero else { return try Task.checkCancellation() }
+        try await clock.sleep(for: duration)
     }
 }

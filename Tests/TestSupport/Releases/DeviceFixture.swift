@@ -40,8 +40,8 @@ public final class DeviceFixture: @unchecked Sendable {
     /// reached through the environment's proxy), with retries that do not sleep.
     public func updater(now: @escaping @Sendable () -> Date = { Date() }) throws -> Updater {
         let downloader = Downloader(
-            transport: DefaultTransport(settings: HTTPTransportSettings()), retry: RetryPolicy(maxAttempts: 3, initialDelay: 0, maxDelay: 0),
-            idleTimeout: 5)
+            transport: DefaultTransport(settings: HTTPTransportSettings()), retry: RetryPolicy(maxAttempts: 3, initialDelay: .zero, maxDelay: .zero),
+            idleTimeout: .seconds(5))
         let channel = try ArchiveChannel(layout: layout, config: config, downloader: downloader, now: now, logger: .quiet)
         return Updater(layout: layout, config: config, channel: channel, now: now, logger: .quiet)
     }
