@@ -21,9 +21,8 @@ extension HTTPTransport {
             throw HTTPTransportError(
                 .unsupported, "\(request.method) \(request.url.absoluteString): unsupported URL scheme for HTTP (use https: or http:)")
         }
-        let (idleTimeout, timeLimit) = (Duration.seconds(request.idleTimeout), Duration.seconds(request.timeLimit))
-        let deadline = NIODeadline.now() + TimeAmount(timeLimit)
-        let stall = StallWatch(idleTimeout: idleTimeout, timeLimit: timeLimit)
+        let deadline = NIODeadline.now() + TimeAmount(request.timeLimit)
+        let stall = StallWatch(idleTimeout: request.idleTimeout, timeLimit: request.timeLimit)
         return try await withThrowingTaskGroup(of: TransportReply.self) { group in
             group.addTask { try await send(request, deadline: deadline, stall: stall) }
             group.addTask { () async throws -> TransportReply in try await stall.watch(url: request.url) }
@@ -36,7 +35,7 @@ extension HTTPTransport {
     private func send(_ request: TransportExchange, deadline: NIODeadline, stall: StallWatch) async throws -> TransportReply {
         let url = request.url
         let proxy = settings.proxies.proxy(for: url)
-        let context = HTTPFailureMapping.Context(connectTimeout: settings.connectTimeout, timeLimit: .seconds(request.timeLimit), proxy: proxy)
+        let context = HTTPFailureMapping.Context(connectTimeout: settings.connectTimeout, timeLimit: request.timeLimit, proxy: proxy)
         let client = try registry.client(
             for: .init(
                 proxy: proxy, caFile: settings.caFile, connectTimeout: settings.connectTimeout,
@@ -74,7 +73,7 @@ extension HTTPTransport {
             }
             stall.arrived()
             if stall.isOverTime() {
-                throw HTTPTransportError.network(url, .deadlineExceeded(.seconds(request.timeLimit)))
+                throw HTTPTransportError.network(url, .deadlineExceeded(request.timeLimit))
             }
             guard let chunk else { break }
             let room = TransportExchange.maxResponseBytes - body.count

@@ -19,8 +19,8 @@ import Testing
     /// `aSlowCollectorIsCutAtTheBound` keeps the production bounds.
     static func options() -> ReportSender.Options {
         var options = ReportSender.Options()
-        options.timeLimit = 120
-        options.idleTimeout = 60
+        options.timeLimit = .seconds(120)
+        options.idleTimeout = .seconds(60)
         return options
     }
 

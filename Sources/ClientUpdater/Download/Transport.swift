@@ -141,12 +141,15 @@ public struct TransportExchange: Sendable, Equatable {
     public var url: URL
     public var headers: [String: String]
     public var body: Data
-    /// Give up when no byte arrives for this long (seconds).
-    public var idleTimeout: Double
-    /// Give up when the whole exchange takes longer than this (seconds).
-    public var timeLimit: Double
+    /// Give up when no byte arrives for this long.
+    public var idleTimeout: Duration
+    /// Give up when the whole exchange takes longer than this.
+    public var timeLimit: Duration
 
-    public init(method: String, url: URL, headers: [String: String] = [:], body: Data, idleTimeout: Double = 10, timeLimit: Double = 30) {
+    public init(
+        method: String, url: URL, headers: [String: String] = [:], body: Data, idleTimeout: Duration = .seconds(10),
+        timeLimit: Duration = .seconds(30)
+    ) {
         self.method = method
         self.url = url
         self.headers = headers

@@ -25,10 +25,10 @@ import Synchronization
 package final class ReportSender: Sendable {
     /// The sender's bounds and clocks.
     package struct Options: Sendable {
-        /// The whole of one request, connecting included (seconds).
-        package var timeLimit: Double = 20
-        /// No byte from the collector for this long ends a request (seconds).
-        package var idleTimeout: Double = 10
+        /// The whole of one request, connecting included.
+        package var timeLimit: Duration = .seconds(20)
+        /// No byte from the collector for this long ends a request.
+        package var idleTimeout: Duration = .seconds(10)
         /// How often ``run()`` looks at the journal when nothing woke it (heartbeats
         /// recorded by another process of the root).
         package var idlePoll: Duration = .seconds(15 * 60)
@@ -109,8 +109,8 @@ package final class ReportSender: Sendable {
     // MARK: Attempts
 
     /// Sends the oldest pending batch once and records the outcome in the journal.
-    /// - Parameter timeLimit: the bound of this request (seconds; at most ``Options/timeLimit``).
-    package func attempt(timeLimit: Double? = nil) async -> Attempt {
+    /// - Parameter timeLimit: the bound of this request (at most ``Options/timeLimit``).
+    package func attempt(timeLimit: Duration? = nil) async -> Attempt {
         let reports = source.pending(maxReports: ReportSenderBatch.maxReports, maxBytes: ReportSenderBatch.maxBytes)
         guard let first = reports.first, let last = reports.last else {
             loop.withLock { $0.schedule.nothingPending() }
@@ -118,7 +118,7 @@ package final class ReportSender: Sendable {
         }
         let wallNow = options.now()
         if let until = ReportDeliverySchedule.heldUntil(reports, now: wallNow, hold: options.tuning.hold) {
-            let at = options.clock.now + .milliseconds(Int64(until.timeIntervalSince(wallNow) * 1000))
+            let at = options.clock.now + .seconds(clamping: until.timeIntervalSince(wallNow))
             loop.withLock { $0.schedule.holding(until: at) }
             return .held(until: until)
         }
@@ -171,7 +171,7 @@ package final class ReportSender: Sendable {
     }
 
     /// Delivers what is pending, batch after batch, until nothing is left, an attempt fails,
-    /// only reports that can wait are left (``Attempt/held(until:)``) or `seconds` have
+    /// only reports that can wait are left (``Attempt/held(until:)``) or `limit` has
     /// passed on the sender's clock (`install` and `ack` before they exit); the rest stays.
     /// - Returns: every attempt made, in order.
     @discardableResult
@@ -181,7 +181,7 @@ package final class ReportSender: Sendable {
         while true {
             let left = end - options.clock.now
             guard left > .milliseconds(50) else { return attempts }
-            let result = await attempt(timeLimit: left.inSeconds)
+            let result = await attempt(timeLimit: left)
             attempts.append(result)
             switch result {
             case .delivered(_, _, true), .dropped: continue
@@ -191,7 +191,7 @@ package final class ReportSender: Sendable {
     }
 
     /// One POST of `batch`, judged: the outcome for the schedule and a line for status.
-    private func send(_ batch: ReportBatch, firstSeq: Int64, timeLimit: Double) async -> (ReportDeliverySchedule.Outcome, String) {
+    private func send(_ batch: ReportBatch, firstSeq: Int64, timeLimit: Duration) async -> (ReportDeliverySchedule.Outcome, String) {
         let body: Data
         let json = batch.encoded()
         var headers = ["Content-Type": "application/json", "Accept": "application/json"]

@@ -69,7 +69,7 @@ struct CollectorClient {
         let request = TransportExchange(
             method: "POST", url: url,
             headers: ["Authorization": "Bearer \(token)", "Accept": "application/json", "Content-Type": "application/json"], body: json,
-            idleTimeout: 30, timeLimit: 120)
+            idleTimeout: .seconds(30), timeLimit: .seconds(120))
         let reply = try await transport.exchange(request)
         guard reply.status == 200 else {
             throw FleetQuery.refusal(reply.status, body: reply.body, url: url, location: reply[header: "location"], method: "POST")
