@@ -119,7 +119,7 @@ extension AptRepository {
         try AtomicFile.makeDirectory(parent)
         let held: Flock?
         do {
-            held = try Flock.waiting(parent, .folder, seconds: 60, firstDelay: 0.1, maxDelay: 0.1)
+            held = try Flock.waiting(parent, .folder, for: .seconds(60), firstDelay: .milliseconds(100), maxDelay: .milliseconds(100))
         } catch .cannotOpen(let err), .cannotLock(let err) {
             throw PackageError(.io, "cannot lock \(parent): \(String(cString: strerror(err)))")
         } catch {

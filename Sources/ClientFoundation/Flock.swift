@@ -101,25 +101,24 @@ package final class Flock: Sendable {
         return try lock.tryLock(mode) ? lock : nil
     }
 
-    /// Attempts until `seconds` have passed, sleeping this thread between attempts (from
+    /// Attempts until `wait` has passed, sleeping this thread between attempts (from
     /// `firstDelay`, doubling up to `maxDelay`): the lock, or nil when another process still
     /// holds it. One descriptor serves every attempt. For synchronous callers; an async
-    /// caller opens once (``opening(_:_:)``) and loops on ``tryLock()`` with `Task.sleep`
-    /// between attempts, so that no thread waits (the root's `FileLock`).
+    /// caller opens once (``opening(_:_:)``) and waits with ``LockWait``, which suspends the
+    /// task instead, so that no thread waits (the root's `FileLock`).
     package static func waiting(
-        _ path: String, _ kind: Kind, seconds: Double, firstDelay: Double = 0.001, maxDelay: Double = 0.1
+        _ path: String, _ kind: Kind, for wait: Duration, firstDelay: Duration = .milliseconds(1), maxDelay: Duration = .milliseconds(100)
     ) throws(Failure) -> Flock? {
         // A duration: on the monotonic clock, which a wall clock set back or forth never moves.
-        let clock = ContinuousClock()
-        let deadline = clock.now + .milliseconds(Int64(max(0, min(seconds, 1e9)) * 1000))
+        let clock = MonotonicClock.continuous
+        let deadline = clock.now + max(wait, .zero)
         var delay = firstDelay
         let lock = try opening(path, kind)
         while true {
             if try lock.tryLock() { return lock }
-            let left = clock.now.duration(to: deadline)
+            let left = deadline - clock.now
             guard left > .zero else { return nil }
-            let leftSeconds = left.inSeconds
-            usleep(useconds_t(min(delay, leftSeconds) * 1_000_000))
+            Thread.sleep(forTimeInterval: min(delay, left).inSeconds)
             delay = min(delay * 2, maxDelay)
         }
     }

@@ -27,7 +27,7 @@ import Testing
         let tmp = try TemporaryDirectory("flock-folder")
         try FileManager.default.createDirectory(atPath: tmp("releases"), withIntermediateDirectories: true)
         do {
-            let lock = try #require(try Flock.waiting(tmp("releases"), .folder, seconds: 1))
+            let lock = try #require(try Flock.waiting(tmp("releases"), .folder, for: .seconds(1)))
             #expect(try await !Self.otherProcessCanLock(tmp("releases")))
             withExtendedLifetime(lock) {}
         }
@@ -38,9 +38,9 @@ import Testing
     @Test func aWaiterGivesUpAtItsDeadline() throws {
         let tmp = try TemporaryDirectory("flock-wait")
         let held = try #require(try Flock.attempt(tmp("lock"), .file))
-        #expect(try Flock.waiting(tmp("lock"), .file, seconds: 0.2) == nil)
+        #expect(try Flock.waiting(tmp("lock"), .file, for: .milliseconds(200)) == nil)
         held.release()
-        #expect(try Flock.waiting(tmp("lock"), .file, seconds: 0.2) != nil)
+        #expect(try Flock.waiting(tmp("lock"), .file, for: .milliseconds(200)) != nil)
     }
 
     @Test func aPlantedSymlinkOrFIFOIsNeverOpened() throws {

@@ -8,7 +8,9 @@ struct JournalLock {
 
     static func take(_ path: String, folder: String) -> JournalLock? {
         if mkdir(folder, 0o755) != 0, errno != EEXIST { return nil }
-        guard let held = try? Flock.waiting(path, .file, seconds: 0.1, firstDelay: 0.001, maxDelay: 0.03) else { return nil }
+        guard let held = try? Flock.waiting(path, .file, for: .milliseconds(100), firstDelay: .milliseconds(1), maxDelay: .milliseconds(30)) else {
+            return nil
+        }
         return JournalLock(held: held)
     }
 

@@ -207,7 +207,7 @@ public final class DeviceClock: Sendable {
             }
             return
         }
-        let lock = try? Flock.waiting(TimeRecord.lockPath(layout), .file, seconds: 2)
+        let lock = try? Flock.waiting(TimeRecord.lockPath(layout), .file, for: .seconds(2))
         defer { lock?.release() }
         var record = TimeRecord.read(layout) ?? TimeRecord(floor: programDate, floorSource: "the release date of this clientctl")
         guard change(&record) else { return }
