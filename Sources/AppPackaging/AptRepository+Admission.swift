@@ -35,7 +35,7 @@ extension AptRepository {
         do {
             output = try ToolRun(
                 tool: "dpkg-deb", arguments: ["--field", path, "Package", "Version", "Architecture", PackageTexts.templateField],
-                timeout: 120
+                timeout: .seconds(120)
             ).run(scratch: NSTemporaryDirectory()).standardOutput
         } catch let error as PackageError where error.code == .toolFailed && ToolRun.find("dpkg-deb") != nil {
             throw PackageError(.foreignPackage, "\(path) is not a Debian package (\(error.message))")
@@ -85,7 +85,7 @@ extension AptRepository {
 
     static func compareVersions(_ a: String, _ op: String, _ b: String) throws -> Bool {
         do {
-            _ = try ToolRun(tool: "dpkg", arguments: ["--compare-versions", a, op, b], timeout: 60).run(scratch: NSTemporaryDirectory())
+            _ = try ToolRun(tool: "dpkg", arguments: ["--compare-versions", a, op, b], timeout: .seconds(60)).run(scratch: NSTemporaryDirectory())
             return true
         } catch let error as PackageError where error.message.contains("exit status 1") {
             return false

@@ -24,7 +24,7 @@ package enum AptRepository {
     /// The architectures every suite carries.
     package static let architectures = ["amd64", "arm64"]
     /// Seconds a reprepro run may take.
-    static let timeout: Double = 600
+    static let timeout: Duration = .seconds(600)
 
     /// What the repository's `conf/clientctl.json` holds.
     package struct State: Codable, Sendable, Equatable {

@@ -14,7 +14,7 @@ package final class ArchiveSigner {
     /// The signing key's fingerprint.
     package let fingerprint: String
     /// Seconds a gpg run may take.
-    static let timeout: Double = 120
+    static let timeout: Duration = .seconds(120)
 
     /// Imports `keyFile` into a fresh GNUPGHOME and checks it signs.
     /// - Throws: ``PackageError`` `.notFound` (no such file), `.unusableKey` (garbage, a
@@ -90,7 +90,7 @@ package final class ArchiveSigner {
     package func close() { Self.close(home) }
 
     static func close(_ home: String) {
-        _ = try? ToolRun(tool: "gpgconf", arguments: ["--homedir", home, "--kill", "all"], timeout: 30).run(scratch: home)
+        _ = try? ToolRun(tool: "gpgconf", arguments: ["--homedir", home, "--kill", "all"], timeout: .seconds(30)).run(scratch: home)
         try? AtomicFile.removeTree(home)
     }
 

@@ -85,7 +85,7 @@ package enum DebPackager {
         _ request: PackageRequest, debianVersion: String, epoch: Int64, icon: AppIcon, vendorCopyright: String?, aptKeyring: Data?,
         seed: SourceTree, shipped: ShippedBinaries, scratch: String
     ) throws -> PackageResult {
-        let architecture = try ToolRun(tool: "dpkg", arguments: ["--print-architecture"], timeout: 60).run(scratch: scratch)
+        let architecture = try ToolRun(tool: "dpkg", arguments: ["--print-architecture"], timeout: .seconds(60)).run(scratch: scratch)
             .standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
         let staging = DebStaging(root: scratch + "/tree")
         let texts = PackageTexts(request: request, debianVersion: debianVersion)

@@ -56,7 +56,7 @@ struct DebStaging {
     /// `gzip -9n`: no name, no time, so the bytes depend on the text alone.
     func writeGzip(_ text: String, to relative: String, scratch: String) throws {
         try write(text, to: relative)
-        _ = try ToolRun(tool: "gzip", arguments: ["-9n", path(relative)], timeout: 60).run(scratch: scratch)
+        _ = try ToolRun(tool: "gzip", arguments: ["-9n", path(relative)], timeout: .seconds(60)).run(scratch: scratch)
     }
 
     /// Every path below the root, relative, sorted by bytes, without `DEBIAN/`.

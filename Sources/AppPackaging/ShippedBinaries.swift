@@ -48,7 +48,7 @@ package struct ShippedBinaries: Sendable, Equatable {
 
     /// The `NEEDED` entries of an ELF file's dynamic section, as `objdump -p` prints them.
     static func neededLibraries(_ path: String, scratch: String) throws -> [String] {
-        let output = try ToolRun(tool: "objdump", arguments: ["-p", path], timeout: 120).run(scratch: scratch)
+        let output = try ToolRun(tool: "objdump", arguments: ["-p", path], timeout: .seconds(120)).run(scratch: scratch)
         return output.standardOutput.split(separator: "\n").compactMap { line in
             let fields = line.split(separator: " ", omittingEmptySubsequences: true)
             return fields.count == 2 && fields[0] == "NEEDED" ? String(fields[1]) : nil

@@ -13,9 +13,10 @@ package struct ToolRun: Sendable {
     package let arguments: [String]
     package var environment: [String: String] = [:]
     package var directory: String?
-    package var timeout: Double = 600
+    package var timeout: Duration = .seconds(600)
 
-    package init(tool: String, arguments: [String], environment: [String: String] = [:], directory: String? = nil, timeout: Double = 600) {
+    package init(tool: String, arguments: [String], environment: [String: String] = [:], directory: String? = nil, timeout: Duration = .seconds(600))
+    {
         self.tool = tool
         self.arguments = arguments
         self.environment = environment
@@ -44,7 +45,7 @@ package struct ToolRun: Sendable {
         let child = ChildProcess(
             path, arguments, environment: env, directory: directory, input: .none,
             standardOutput: .memory(cap: Self.outputCap), standardError: .memory(cap: Self.outputCap),
-            timeout: .milliseconds(Int64(max(0, timeout) * 1000)))
+            timeout: max(.zero, timeout))
         let ran: ChildProcess.Result
         do {
             ran = try child.runBlocking()
@@ -53,7 +54,7 @@ package struct ToolRun: Sendable {
         }
         if ran.timedOut {
             // Killed outright: what it left is in the scratch folder, which goes anyway.
-            throw PackageError(.toolFailed, "\(tool) ran over \(Int(timeout)) s and was stopped")
+            throw PackageError(.toolFailed, "\(tool) ran over \(timeout.components.seconds) s and was stopped")
         }
         let output = Output(
             standardOutput: String(decoding: ran.standardOutput, as: UTF8.self),

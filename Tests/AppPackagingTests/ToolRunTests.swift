@@ -10,7 +10,7 @@ import Testing
         let tmp = try TemporaryDirectory("tool-slow")
         let started = ContinuousClock.now
         let error = try #require(throws: PackageError.self) {
-            try ToolRun(tool: "sleep", arguments: ["30"], timeout: 0.5).run(scratch: tmp.path)
+            try ToolRun(tool: "sleep", arguments: ["30"], timeout: .milliseconds(500)).run(scratch: tmp.path)
         }
         #expect(error.code == .toolFailed && error.message.contains("ran over"), "\(error.message)")
         #expect(ContinuousClock.now - started < .seconds(20), "stopped, not waited for")
