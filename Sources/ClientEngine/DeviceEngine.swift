@@ -1,5 +1,6 @@
 import AuthenticatedTime
 import AuthenticatedTimeClient
+import ClientFoundation
 import ClientUpdater
 import ClientUpdaterHTTP
 import DeviceSetup
@@ -25,8 +26,9 @@ public struct DeviceEngine: Sendable {
         public var transport: (any Transport)?
         /// The wall clock (for expiries and trial records).
         public var now: @Sendable () -> Date
-        /// Overrides the config's startup timeout (seconds), e.g. `serve --startup-timeout`.
-        public var startupTimeoutSeconds: Double?
+        /// Overrides the config's startup timeout, e.g. `serve --startup-timeout` (the root's
+        /// `config.json` is not changed).
+        public var startupTimeout: Duration?
         /// The archive channel's own options, given to it at `init`.
         package var archive: ArchiveChannel.Options
         /// Archive roots: take the newest release whatever its staged rollout says.
@@ -53,12 +55,12 @@ public struct DeviceEngine: Sendable {
 
         public init(
             transport: (any Transport)? = nil, now: @escaping @Sendable () -> Date = { Date() },
-            startupTimeoutSeconds: Double? = nil, ignoreRollout: Bool = false, useDelta: Bool = true,
+            startupTimeout: Duration? = nil, ignoreRollout: Bool = false, useDelta: Bool = true,
             logger: Logger = Logger(label: "clientctl.engine")
         ) {
             self.transport = transport
             self.now = now
-            self.startupTimeoutSeconds = startupTimeoutSeconds
+            self.startupTimeout = startupTimeout
             self.archive = ArchiveChannel.Options(ignoreRollout: ignoreRollout, useDelta: useDelta)
             self.logger = logger
         }
@@ -104,7 +106,7 @@ public struct DeviceEngine: Sendable {
             throw EngineError(.configInvalid, "device root \(layout.root) does not exist: run `clientctl init --root \(layout.root) …` first")
         }
         var config = try DeviceConfig.load(layout)
-        if let seconds = options.startupTimeoutSeconds { config.startupTimeoutSeconds = seconds }
+        if let timeout = options.startupTimeout { config.startupTimeoutSeconds = timeout.inSeconds }
         let transport = options.transport ?? DefaultTransport(config: config, root: layout.root)
         let wall = options.now
         let clock = DeviceClock(

@@ -56,7 +56,8 @@ final class ShellRun: Sendable {
             let root = try ShellRoot.prepare(options)
             template = root.template
             origin = try ShellOrigin.chosen(flag: options.origin, template: template, port: options.port)
-            engine = try DeviceEngine.open(root: root.path, options: .init(startupTimeoutSeconds: options.startupTimeout, logger: logger))
+            engine = try DeviceEngine.open(
+                root: root.path, options: .init(startupTimeout: options.startupTimeout.map { .seconds(clamping: $0) }, logger: logger))
             core = try ServingCore(
                 wwwDirectory: engine.wwwDirectory, contentSecurityPolicy: options.csp, logger: Logger(label: "clientctl.shell"))
         } catch {

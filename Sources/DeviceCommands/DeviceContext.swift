@@ -20,10 +20,10 @@ struct DeviceContext {
     ///   - startupTimeout: `serve --startup-timeout`.
     ///   - media: `install --from DIR` (archive roots): check the offline media in DIR.
     static func open(
-        _ options: DeviceOptions, ignoreRollout: Bool = false, useDelta: Bool = true, startupTimeout: Double? = nil, media: String? = nil
+        _ options: DeviceOptions, ignoreRollout: Bool = false, useDelta: Bool = true, startupTimeout: Duration? = nil, media: String? = nil
     ) throws -> DeviceContext {
         var engineOptions = DeviceEngine.Options(
-            startupTimeoutSeconds: startupTimeout, ignoreRollout: ignoreRollout, useDelta: useDelta, logger: engineLogger())
+            startupTimeout: startupTimeout, ignoreRollout: ignoreRollout, useDelta: useDelta, logger: engineLogger())
         engineOptions.media = media
         let engine = try DeviceEngine.open(try options.layout(), options: engineOptions)
         return DeviceContext(engine: engine)

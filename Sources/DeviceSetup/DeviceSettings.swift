@@ -225,6 +225,9 @@ extension CarriesDeviceSettings {
         get { deviceSettings.startupTimeoutSeconds }
         set { deviceSettings.startupTimeoutSeconds = newValue }
     }
+    /// ``startupTimeoutSeconds`` as a `Duration`, as the watchdog takes it (the file keeps
+    /// its seconds).
+    public var startupTimeout: Duration { .seconds(clamping: deviceSettings.startupTimeoutSeconds) }
     /// How many installed versions retention keeps (default 3).
     public var keep: Int {
         get { deviceSettings.keep }

@@ -33,7 +33,7 @@ import Testing
         try device.publish("1.0.0")
         let transport = HeldTransport(DefaultTransport(), holding: "/never-requested")
         let engine = try DeviceEngine.open(
-            device.layout, options: .init(transport: transport, startupTimeoutSeconds: 7, logger: .quiet))
+            device.layout, options: .init(transport: transport, startupTimeout: .seconds(7), logger: .quiet))
         #expect(engine.config.channelKind == .signedArchive)
         #expect(engine.config.startupTimeoutSeconds == 7)
 

@@ -64,7 +64,7 @@ import Testing
         // Without a start time, the deadline decides: an hour past it, nobody owns it.
         trial.pidStart = nil
         let instant = BootInstant.now()
-        #expect(TrialOwner.status(of: trial, session: "mine", now: Date(), instant: instant, timeout: 10) == .otherProcess)
-        #expect(TrialOwner.status(of: trial, session: "mine", now: Date().addingTimeInterval(3600), instant: instant, timeout: 10) == .gone)
+        #expect(TrialOwner.status(of: trial, session: "mine", now: Date(), instant: instant, timeout: .seconds(10)) == .otherProcess)
+        #expect(TrialOwner.status(of: trial, session: "mine", now: Date().addingTimeInterval(3600), instant: instant, timeout: .seconds(10)) == .gone)
     }
 }

@@ -34,7 +34,7 @@ package struct Watchdog: Sendable, Equatable {
     /// the blacklist as usual: a device never ends up with nothing to serve.
     package var hasSeed = true
 
-    /// - Parameter timeout: the startup timeout (`DeviceConfig.startupTimeoutSeconds`).
+    /// - Parameter timeout: the startup timeout (`DeviceConfig.startupTimeout`, its `startupTimeoutSeconds`).
     package init(timeout: Duration) {
         self.timeout = timeout
     }

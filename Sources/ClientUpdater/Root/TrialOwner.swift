@@ -38,17 +38,17 @@ package struct TrialOwner: Sendable, Equatable {
 
     /// How long past its deadline a trial of another live process is still believed: its
     /// own timer fails it at the deadline, so a trial found much later has no live owner.
-    package static let staleGrace: Double = 60
+    package static let staleGrace: Duration = .seconds(60)
 
     /// ``status(of:session:)``, with the deadline honoured: a trial still recorded more than
-    /// ``staleGrace`` seconds after its deadline (`startedAt + timeout`) is `.gone`, whoever
+    /// ``staleGrace`` after its deadline (`startedAt + timeout`) is `.gone`, whoever
     /// holds its pid now.
     package static func status(
-        of trial: DeviceState.Trial, session: String, now: Date, instant: BootInstant, timeout: Double
+        of trial: DeviceState.Trial, session: String, now: Date, instant: BootInstant, timeout: Duration
     ) -> TrialOwnerStatus {
         let found = status(of: trial, session: session)
         guard found == .otherProcess else { return found }
-        return trial.elapsed(at: instant, wallClock: now) > .milliseconds(Int64((timeout + staleGrace) * 1000)) ? .gone : found
+        return trial.elapsed(at: instant, wallClock: now) > timeout + staleGrace ? .gone : found
     }
 
     /// No process: a trial timed by whichever command runs next (`clientctl reload`), on the

@@ -49,12 +49,12 @@ extension Updater {
             lifecycle.bridge = bridge
             lifecycle.clock = clock
             lifecycle.shim = shim
-            var watchdog = Watchdog(timeout: .seconds(config.startupTimeoutSeconds))
+            var watchdog = Watchdog(timeout: config.startupTimeout)
             watchdog.hasSeed = (try channel.embeddedVersion()) != nil
             var followup = Followup()
             var reset = false
             let plan = { (keepServing: Bool) async throws -> (DeviceState, Served) in
-                watchdog = Watchdog(timeout: .seconds(self.config.startupTimeoutSeconds))
+                watchdog = Watchdog(timeout: self.config.startupTimeout)
                 watchdog.hasSeed = (try self.channel.embeddedVersion()) != nil
                 followup = Followup()
                 return try await self.locked(wait: lockWait) {

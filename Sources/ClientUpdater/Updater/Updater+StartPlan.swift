@@ -21,7 +21,7 @@ extension Updater {
         if let trial = state.trial {
             let (wall, instant) = (now(), bootClock())
             let owner = TrialOwner.status(
-                of: trial, session: lifecycle.session, now: wall, instant: instant, timeout: config.startupTimeoutSeconds)
+                of: trial, session: lifecycle.session, now: wall, instant: instant, timeout: config.startupTimeout)
             if owner == .otherProcess, trial.version == state.current {
                 throw UpdaterError(
                     .locked, "another process (pid \(trial.pid ?? 0)) runs a trial of \(trial.version) on \(layout.root); stop it first")

@@ -84,7 +84,7 @@ extension Updater {
     /// The watchdog of this process, or a fresh one (one-shot commands).
     func currentWatchdog() -> Watchdog {
         if let watchdog = lifecycle.watchdog { return watchdog }
-        var watchdog = Watchdog(timeout: .seconds(config.startupTimeoutSeconds))
+        var watchdog = Watchdog(timeout: config.startupTimeout)
         watchdog.hasSeed = (try? channel.embeddedVersion()) != nil
         return watchdog
     }
@@ -101,7 +101,7 @@ extension Updater {
         guard watchdog.phase == .idle, let trial = state.trial else { return [] }
         let (wall, instant) = (now(), bootClock())
         let owner = TrialOwner.status(
-            of: trial, session: lifecycle.session, now: wall, instant: instant, timeout: config.startupTimeoutSeconds)
+            of: trial, session: lifecycle.session, now: wall, instant: instant, timeout: config.startupTimeout)
         return watchdog.recover(
             state: &state, now: lifecycle.clock.now, wallClock: wall, instant: instant, owner: owner, available: available)
     }

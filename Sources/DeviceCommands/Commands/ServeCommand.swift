@@ -100,7 +100,7 @@ struct ServeCommand: AsyncParsableCommand {
                 device.root = prepared.root
                 interval = checkInterval?.value ?? prepared.checkInterval ?? interval
             }
-            let context = try DeviceContext.open(device, startupTimeout: startupTimeout?.value)
+            let context = try DeviceContext.open(device, startupTimeout: startupTimeout?.duration)
             let configuration = ServerConfiguration(
                 port: port ?? ServerConfiguration.derivedPort(forApp: context.config.app), contentSecurityPolicy: csp,
                 wwwDirectory: context.engine.wwwDirectory, headerTimeout: headerTimeout.duration, idleTimeout: idleTimeout.duration)
