@@ -69,7 +69,7 @@ import Testing
         try f.publish("1.0.0")
         try await Self.deliverAll(f)
         let device = try #require(DeviceIdFile.read(f.layout)?.text)
-        let key = try #require(DeviceIdFile.readPublicKey(f.layout)?.hex)
+        let key = try #require(DeviceKeyFile.readPublic(f.layout)?.hex)
         let devices = try await collector.read("v1/devices", token: collector.token)
         #expect(devices.body.contains("\"device\":\"\(device)\"") && devices.body.contains("\"key\":\"\(key)\""), "\(devices.body)")
         #expect(devices.body.contains("\"status\":\"accepted\""), "\(devices.body)")

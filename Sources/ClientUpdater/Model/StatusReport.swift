@@ -119,7 +119,7 @@ public struct StatusReport: Codable, Sendable, Equatable {
     ) {
         root = layout.root
         deviceId = DeviceIdFile.read(layout)?.text
-        deviceKey = DeviceIdFile.readPublicKey(layout)?.hex
+        deviceKey = DeviceKeyFile.readPublic(layout)?.hex
         labels = config.labels.values
         app = config.app
         channelKind = config.channelKind.rawValue

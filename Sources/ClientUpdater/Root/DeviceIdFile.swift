@@ -4,7 +4,8 @@ import Foundation
 
 /// `<root>/device-id`: 128 random bits made once at `init` (32 lowercase hex characters),
 /// the device's place in every staged rollout. Kept by `init --force`; a root made before
-/// device ids gets one at its first use.
+/// device ids gets one at its first use. Read and written here alone, as the key's files are
+/// beside it (``DeviceKeyFile``).
 package enum DeviceIdFile {
     /// The id of the root, made (atomically) when it has none or an unreadable one.
     /// - Throws: ``UpdaterError`` `.io` when the file cannot be written.
@@ -23,18 +24,7 @@ package enum DeviceIdFile {
     }
 }
 
-extension DeviceIdFile {
-    /// The device's public key as `device-key.pub` holds it (64 lowercase hex digits), or nil.
-    package static func readPublicKey(_ layout: RootLayout) -> DevicePublicKey? {
-        guard let data = try? BoundedFile.read(layout.deviceKeyPublic, cap: 256, code: UpdaterError.Code.corruptState) else { return nil }
-        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        return DevicePublicKey(hex: text)
-    }
-}
-
 extension RootLayout {
-    /// `device-key.pub`: the public half of `device-key.pem`, as 64 hex digits (for status).
-    package var deviceKeyPublic: String { root + "/device-key.pub" }
     /// `device-id`.
     package var deviceId: String { root + "/device-id" }
 }
