@@ -135,7 +135,7 @@ public enum ChannelRestrictor {
         let restriction: Restriction
         do {
             restriction = try await draft.sign(by: signers, source: folder + "/restriction.json")
-        } catch let error as SignedManifestError where error.code == .restrictionRefused {
+        } catch let error as ReleaseSigningError where error.code == .restrictionRefused {
             throw ArchivePublishingError(.invalidArgument, error.message)
         }
         do {

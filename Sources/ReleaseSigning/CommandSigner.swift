@@ -17,7 +17,7 @@ import SignedManifest
 /// are kept (more on standard output is not a signature, and the group is ended within
 /// about 10 ms); CMD and everything it started are killed (`SIGKILL` to
 /// the group) when it runs longer than ``timeout``. A command that fails or runs over is
-/// ``SignedManifestErrorCode/signerUnavailable`` (exit 69); output that is not a valid
+/// ``ReleaseSigningErrorCode/signerUnavailable`` (exit 69); output that is not a valid
 /// signature of ``publicKey`` is `.invalidSignature` (exit 65).
 public struct CommandSigner: DocumentSigner, Sendable {
     /// The shell command.
@@ -58,29 +58,29 @@ public struct CommandSigner: DocumentSigner, Sendable {
         let said = outcome.errorText.isEmpty ? "" : ": \(outcome.errorText)"
         if outcome.outputOverflowed, outcome.ending != .timedOut {
             // The group was killed for it: whatever its status, this is what went wrong.
-            throw SignedManifestError(
+            throw ReleaseSigningError(
                 .invalidSignature,
                 "\(name) wrote more than \(Self.outputCap) bytes: not a signature (a raw Ed25519 signature is \(Ed25519.signatureLength))")
         }
         switch outcome.ending {
         case .timedOut:
-            throw SignedManifestError(
+            throw ReleaseSigningError(
                 .signerUnavailable,
                 "\(name) did not finish within \(Self.seconds(timeout)) s and was killed with its process group (--sign-timeout)\(said)")
         case .signal(let number):
-            throw SignedManifestError(.signerUnavailable, "\(name) was killed by signal \(number)\(said)")
+            throw ReleaseSigningError(.signerUnavailable, "\(name) was killed by signal \(number)\(said)")
         case .exited(let status) where status != 0:
-            throw SignedManifestError(.signerUnavailable, "\(name) failed (status \(status))\(said)")
+            throw ReleaseSigningError(.signerUnavailable, "\(name) failed (status \(status))\(said)")
         case .exited:
             break
         }
         guard outcome.output.count == Ed25519.signatureLength else {
-            throw SignedManifestError(
+            throw ReleaseSigningError(
                 .invalidSignature,
                 "\(name) wrote \(outcome.output.count) bytes; a raw Ed25519 signature is \(Ed25519.signatureLength)\(said)")
         }
         guard publicKey.isValidSignature(outcome.output, for: message) else {
-            throw SignedManifestError(.invalidSignature, "\(name) made a signature that does not verify with that key (another key?)")
+            throw ReleaseSigningError(.invalidSignature, "\(name) made a signature that does not verify with that key (another key?)")
         }
         return outcome.output
     }

@@ -11,12 +11,12 @@ package enum KeyFiles {
 
     /// Generates a key pair and writes both files; never overwrites anything.
     /// - Returns: the new key's public half (its `keyId` identifies it in manifests).
-    /// - Throws: ``SignedManifestError`` `.alreadyExists` if either file exists, `.io`.
+    /// - Throws: ``ReleaseSigningError`` `.alreadyExists` if either file exists, `.io`.
     @discardableResult
     package static func generate(prefix: String) throws -> Ed25519.PublicKey {
         let (privatePath, publicPath) = paths(prefix: prefix)
         for path in [privatePath, publicPath] where FileManager.default.fileExists(atPath: path) {
-            throw SignedManifestError(.alreadyExists, "\(path) exists already; keygen never overwrites a key (choose another `prefix`)")
+            throw ReleaseSigningError(.alreadyExists, "\(path) exists already; keygen never overwrites a key (choose another `prefix`)")
         }
         let key = try Ed25519.PrivateKey.generate()
         try create(privatePath, contents: try key.pemRepresentation(), mode: 0o600)
@@ -32,8 +32,8 @@ package enum KeyFiles {
     static func create(_ path: String, contents: String, mode: mode_t) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
         guard fd >= 0 else {
-            let code: SignedManifestError.Code = errno == EEXIST ? .alreadyExists : .io
-            throw SignedManifestError(code, "cannot create \(path): \(String(cString: strerror(errno)))")
+            let code: ReleaseSigningError.Code = errno == EEXIST ? .alreadyExists : .io
+            throw ReleaseSigningError(code, "cannot create \(path): \(String(cString: strerror(errno)))")
         }
         defer { close(fd) }
         let bytes = Array(contents.utf8)
@@ -43,14 +43,14 @@ package enum KeyFiles {
             if n < 0, errno == EINTR { continue }
             guard n > 0 else {
                 unlink(path)
-                throw SignedManifestError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
+                throw ReleaseSigningError(.io, "cannot write \(path): \(String(cString: strerror(errno)))")
             }
             offset += n
         }
         // The umask may have cleared bits of `mode`; set it exactly (0600 stays 0600).
         guard fchmod(fd, mode) == 0, fsync(fd) == 0 else {
             unlink(path)
-            throw SignedManifestError(.io, "cannot finish \(path): \(String(cString: strerror(errno)))")
+            throw ReleaseSigningError(.io, "cannot finish \(path): \(String(cString: strerror(errno)))")
         }
     }
 }

@@ -104,7 +104,7 @@ extension Manifest {
     /// with every signer over the same canonical bytes: the first as the `keyId`/`signature`
     /// pair, the others in `signatures`; validated like any received manifest.
     public static func sign(_ unsigned: JSONObject, by signers: [any DocumentSigner]) async throws -> Manifest {
-        guard let first = signers.first else { throw SignedManifestError(.invalidArgument, "a manifest needs at least one signing key") }
+        guard let first = signers.first else { throw ReleaseSigningError(.invalidArgument, "a manifest needs at least one signing key") }
         let (o, message) = prepare(unsigned, firstKeyId: first.publicKey.keyId)
         var signatures: [DocumentSignature] = []
         for signer in distinct(signers) {
@@ -115,7 +115,7 @@ extension Manifest {
 
     /// ``sign(_:by:)-(_,[DocumentSigner])`` with key files, which sign without waiting.
     public static func sign(_ unsigned: JSONObject, by keys: [Ed25519.PrivateKey]) throws -> Manifest {
-        guard let first = keys.first else { throw SignedManifestError(.invalidArgument, "a manifest needs at least one signing key") }
+        guard let first = keys.first else { throw ReleaseSigningError(.invalidArgument, "a manifest needs at least one signing key") }
         let (o, message) = prepare(unsigned, firstKeyId: first.publicKey.keyId)
         let signatures = try distinct(keys).map { DocumentSignature(keyId: $0.publicKey.keyId, signature: try $0.signature(for: message)) }
         return try assemble(o, signatures: signatures, keys: keys.map(\.publicKey))
@@ -144,13 +144,13 @@ extension Manifest {
     /// validated like any received manifest.
     private static func assemble(_ prepared: JSONObject, signatures: [DocumentSignature], keys: [Ed25519.PublicKey]) throws -> Manifest {
         var o = prepared
-        guard let first = signatures.first else { throw SignedManifestError(.invalidArgument, "a manifest needs at least one signing key") }
+        guard let first = signatures.first else { throw ReleaseSigningError(.invalidArgument, "a manifest needs at least one signing key") }
         o["signature"] = .string(Data(first.signature).base64EncodedString())
         if signatures.count > 1 { o["signatures"] = .array(signatures.dropFirst().map(\.jsonValue)) }
         switch ManifestVerifier(trustedKeys: keys).verify(o) {
         case .valid(let manifest): return manifest
         case .invalid(let rejection):
-            throw SignedManifestError(.invalidManifest, "cannot publish: \(rejection.message)", underlying: rejection)
+            throw ReleaseSigningError(.invalidManifest, "cannot publish: \(rejection.message)", underlying: rejection)
         }
     }
 
@@ -166,7 +166,7 @@ extension Manifest {
         switch ManifestVerifier(trustedKeys: [signer.publicKey]).verify(o) {
         case .valid(let manifest): return manifest
         case .invalid(let rejection):
-            throw SignedManifestError(.invalidManifest, "cannot add the signature: \(rejection.message)", underlying: rejection)
+            throw ReleaseSigningError(.invalidManifest, "cannot add the signature: \(rejection.message)", underlying: rejection)
         }
     }
 }

@@ -53,10 +53,10 @@ package struct MediaIndexDraft: Sendable, Equatable {
 
     /// Signs with each of `signers` (distinct keys) and returns the index as parsed back,
     /// so one a device would refuse for its shape is never written.
-    /// - Throws: ``SignedManifestError`` `.invalidArgument` without signers, `.mediaRefused`
+    /// - Throws: ``ReleaseSigningError`` `.invalidArgument` without signers; SignedManifest's `.mediaRefused`
     ///   for an index a device would refuse.
     package func sign(by signers: [any DocumentSigner], source: String = "media.json") async throws -> MediaIndex {
-        guard !signers.isEmpty else { throw SignedManifestError(.invalidArgument, "a media index needs at least one release key") }
+        guard !signers.isEmpty else { throw ReleaseSigningError(.invalidArgument, "a media index needs at least one release key") }
         let o = try await SignedObject.sign(unsignedObject, by: signers)
         return try MediaIndex.parse(JSONPrettyPrinter.render(.object(o)), source: source)
     }

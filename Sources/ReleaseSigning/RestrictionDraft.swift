@@ -58,13 +58,13 @@ public struct RestrictionDraft: Sendable, Equatable {
     /// Signs with each of `signers` (distinct keys) and returns the restriction as parsed
     /// back and checked against its manifest, so one a device would refuse for its content
     /// is never written.
-    /// - Throws: ``SignedManifestError`` `.invalidArgument` without signers,
+    /// - Throws: ``ReleaseSigningError`` `.invalidArgument` without signers,
     ///   `.restrictionRefused` for a restriction that asks for more than the manifest.
     public func sign(by signers: [any DocumentSigner], source: String = "restriction") async throws -> Restriction {
-        guard !signers.isEmpty else { throw SignedManifestError(.invalidArgument, "a restriction needs at least one rollout key") }
+        guard !signers.isEmpty else { throw ReleaseSigningError(.invalidArgument, "a restriction needs at least one rollout key") }
         let o = try await SignedObject.sign(unsignedObject, by: signers)
         let restriction = try Restriction.parse(JSONPrettyPrinter.render(.object(o)), source: source)
-        try restriction.requireWithin(manifest) { SignedManifestError(.restrictionRefused, "\(source): \($0)") }
+        try restriction.requireWithin(manifest) { ReleaseSigningError(.restrictionRefused, "\(source): \($0)") }
         return restriction
     }
 }

@@ -71,15 +71,15 @@ public struct RootDraft: Sendable, Equatable {
 
     /// Removes the key `keyId` from `role`; a key no role names any more leaves the root.
     /// Removing the last key of the optional `rollout` role removes the role.
-    /// - Throws: ``SignedManifestError`` `.invalidArgument` when the role does not list it,
+    /// - Throws: ``ReleaseSigningError`` `.invalidArgument` when the role does not list it,
     ///   or when the threshold could no longer be met.
     public mutating func removeKey(_ keyId: String, from role: Role) throws {
         guard let current = roles[role], current.keyIds.contains(keyId) else {
-            throw SignedManifestError(.invalidArgument, "the \(role.rawValue) role has no key \(keyId)")
+            throw ReleaseSigningError(.invalidArgument, "the \(role.rawValue) role has no key \(keyId)")
         }
         let remaining = current.keyIds.filter { $0 != keyId }
         guard current.threshold <= remaining.count || (role == .rollout && remaining.isEmpty) else {
-            throw SignedManifestError(
+            throw ReleaseSigningError(
                 .invalidArgument,
                 "removing \(keyId) leaves \(remaining.count) \(role.rawValue) keys for a threshold of \(current.threshold): add its replacement first, or lower the threshold first"
             )
@@ -91,21 +91,21 @@ public struct RootDraft: Sendable, Equatable {
 
     /// Sets the other channels a device of this root may choose to follow (none: only the
     /// root's own channel). Duplicates count once.
-    /// - Throws: ``SignedManifestError`` `.invalidArgument` for a name off the channel-name
+    /// - Throws: ``ReleaseSigningError`` `.invalidArgument` for a name off the channel-name
     ///   rule, the root's own channel, or more than ``TrustRoot/maxChoosable`` channels.
     public mutating func setChoosable(_ names: [String]) throws {
         let unique = Array(Set(names)).sorted()
         for name in unique {
             if let problem = ReleaseIdentifier.channel.problem(name) {
-                throw SignedManifestError(.invalidArgument, "choosable channel '\(name)': \(problem)")
+                throw ReleaseSigningError(.invalidArgument, "choosable channel '\(name)': \(problem)")
             }
             guard name != channel else {
-                throw SignedManifestError(
+                throw ReleaseSigningError(
                     .invalidArgument, "choosable channel '\(name)' is the root's own channel, which its devices always follow: name only others")
             }
         }
         guard unique.count <= TrustRoot.maxChoosable else {
-            throw SignedManifestError(.invalidArgument, "\(unique.count) choosable channels: at most \(TrustRoot.maxChoosable)")
+            throw ReleaseSigningError(.invalidArgument, "\(unique.count) choosable channels: at most \(TrustRoot.maxChoosable)")
         }
         guard unique != choosable else { return }
         choosable = unique
@@ -113,11 +113,11 @@ public struct RootDraft: Sendable, Equatable {
     }
 
     /// Sets how many distinct keys of `role` must sign.
-    /// - Throws: ``SignedManifestError`` `.invalidArgument` outside 1…(keys of the role).
+    /// - Throws: ``ReleaseSigningError`` `.invalidArgument` outside 1…(keys of the role).
     public mutating func setThreshold(_ threshold: Int, for role: Role) throws {
         let current = roles[role] ?? RoleKeys(keyIds: [], threshold: 1)
         guard threshold >= 1, threshold <= current.keyIds.count else {
-            throw SignedManifestError(
+            throw ReleaseSigningError(
                 .invalidArgument, "threshold \(threshold) for the \(role.rawValue) role: expected 1 to \(current.keyIds.count) (its keys)")
         }
         roles[role] = RoleKeys(keyIds: current.keyIds, threshold: threshold)
@@ -159,7 +159,7 @@ public struct RootDraft: Sendable, Equatable {
 
     /// The root as parsed back from its own bytes, so a draft that devices would refuse
     /// (a threshold no keys can meet, a bad id) never leaves this machine.
-    /// - Throws: ``SignedManifestError`` `.untrustedRoot` naming what is wrong.
+    /// - Throws: SignedManifest's `SignedManifestError` `.untrustedRoot` naming what is wrong.
     public func root(source: String = "root") throws -> TrustRoot {
         var o = unsignedObject
         o["signatures"] = .array(signatures.map(\.jsonValue))

@@ -50,7 +50,7 @@ struct SignCommandRun: Sendable {
             close(descriptor)
         } catch {
             close(descriptor)
-            throw SignedManifestError(.signerUnavailable, "sign command '\(command)' cannot be run: \(error)", underlying: error)
+            throw ReleaseSigningError(.signerUnavailable, "sign command '\(command)' cannot be run: \(error)", underlying: error)
         }
         let terminal = TerminalHandover.give(to: running.pid)
         defer { terminal?.takeBack() }

@@ -21,7 +21,7 @@ struct SignInputFile: Sendable {
             return mkdtemp(start) != nil
         }
         guard made else {
-            throw SignedManifestError(.io, "cannot make a private folder in \(base) for the sign command's input: \(Self.lastError())")
+            throw ReleaseSigningError(.io, "cannot make a private folder in \(base) for the sign command's input: \(Self.lastError())")
         }
         folder = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         path = folder + "/message"
@@ -29,7 +29,7 @@ struct SignInputFile: Sendable {
         guard fd >= 0 else {
             let reason = Self.lastError()
             rmdir(folder)
-            throw SignedManifestError(.io, "cannot create \(path) for the sign command's input: \(reason)")
+            throw ReleaseSigningError(.io, "cannot create \(path) for the sign command's input: \(reason)")
         }
         defer { close(fd) }
         var written = 0
@@ -39,7 +39,7 @@ struct SignInputFile: Sendable {
             guard n > 0 else {
                 let reason = Self.lastError()
                 remove()
-                throw SignedManifestError(.io, "cannot write \(path) for the sign command's input: \(reason)")
+                throw ReleaseSigningError(.io, "cannot write \(path) for the sign command's input: \(reason)")
             }
             written += n
         }
@@ -48,7 +48,7 @@ struct SignInputFile: Sendable {
     /// A new read-only descriptor of the file, for the command's standard input.
     func openForReading() throws -> Int32 {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw SignedManifestError(.io, "cannot open \(path) for the sign command's input: \(Self.lastError())") }
+        guard fd >= 0 else { throw ReleaseSigningError(.io, "cannot open \(path) for the sign command's input: \(Self.lastError())") }
         return fd
     }
 

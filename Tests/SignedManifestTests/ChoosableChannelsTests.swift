@@ -38,9 +38,9 @@ import Testing
 
     @Test func aDraftRefusesTheRootsOwnChannelABadNameOrTooMany() {
         var d = draft()
-        #expect(throws: SignedManifestError.self) { try d.setChoosable(["stable"]) }
-        #expect(throws: SignedManifestError.self) { try d.setChoosable(["../beta"]) }
-        #expect(throws: SignedManifestError.self) { try d.setChoosable((0...16).map { "c\($0)" }) }
+        #expect(throws: ReleaseSigningError.self) { try d.setChoosable(["stable"]) }
+        #expect(throws: ReleaseSigningError.self) { try d.setChoosable(["../beta"]) }
+        #expect(throws: ReleaseSigningError.self) { try d.setChoosable((0...16).map { "c\($0)" }) }
         #expect(d.choosable.isEmpty, "a refused list changes nothing")
     }
 

@@ -79,7 +79,7 @@ import Testing
 
     /// The sample manifest for `ring = beta and id in cohort pilot`, changed and signed
     /// (signing validates as a device does); the error's text when it is refused.
-    static func signed(_ change: (inout JSONObject) -> Void) throws -> Result<Manifest, SignedManifestError> {
+    static func signed(_ change: (inout JSONObject) -> Void) throws -> Result<Manifest, ReleaseSigningError> {
         var draft = ManifestSamples.draft(version: "1.2.3")
         draft.target = try TargetExpression(parsing: "ring = beta and id in cohort pilot")
         draft.cohorts = [CohortReference(name: "pilot", digest: String(repeating: "ab", count: 32), count: 2)]
@@ -89,7 +89,7 @@ import Testing
         let key = try Ed25519.PrivateKey.generate()
         do {
             return .success(try Manifest.sign(o, by: [key]))
-        } catch let error as SignedManifestError {
+        } catch let error as ReleaseSigningError {
             return .failure(error)
         }
     }

@@ -97,8 +97,8 @@ import Testing
             app: "com.example.notes", channel: "stable", expires: Date().addingTimeInterval(86_400),
             rootKeys: [keys[0].publicKey, keys[1].publicKey], rootThreshold: 2,
             releaseKeys: [keys[2].publicKey], releaseThreshold: 1)
-        #expect(throws: SignedManifestError.self) { try draft.setThreshold(3, for: .root) }
-        #expect(throws: SignedManifestError.self) { try draft.removeKey(keys[0].publicKey.keyId, from: .root) }
+        #expect(throws: ReleaseSigningError.self) { try draft.setThreshold(3, for: .root) }
+        #expect(throws: ReleaseSigningError.self) { try draft.removeKey(keys[0].publicKey.keyId, from: .root) }
         try draft.sign(with: keys[0])
         try draft.setThreshold(1, for: .root)
         #expect(draft.signatures.isEmpty, "a change drops the signatures: they covered other bytes")
@@ -119,7 +119,7 @@ import Testing
         let root = try draft.root()
         #expect(root.rollout == RoleKeys(keyIds: [keys[2].publicKey.keyId], threshold: 1))
         #expect(RootDraft.successor(of: root, expires: Date().addingTimeInterval(172_800)).roles[.rollout] == root.rollout)
-        #expect(throws: SignedManifestError.self) { try draft.setThreshold(2, for: .rollout) }
+        #expect(throws: ReleaseSigningError.self) { try draft.setThreshold(2, for: .rollout) }
         try draft.removeKey(keys[2].publicKey.keyId, from: .rollout)
         let without = try draft.root()
         #expect(without.rollout == nil && without.keys[keys[2].publicKey.keyId] == nil && without.object["roles"]?.objectValue?["rollout"] == nil)

@@ -226,7 +226,7 @@ extension Restriction {
     }
 
     /// Refuses anything `manifest` did not sign (step 4 of ``check(_:for:root:now:source:)``).
-    package func requireWithin(_ manifest: Manifest, refuse: (String) -> SignedManifestError) throws {
+    package func requireWithin<Refusal: Error>(_ manifest: Manifest, refuse: (String) -> Refusal) throws {
         guard app == manifest.app, channel == manifest.channel, version == manifest.version else {
             throw refuse("restricts \(app) \(channel) \(version), but the manifest is \(manifest.app) \(manifest.channel) \(manifest.version)")
         }
