@@ -55,6 +55,15 @@ enum ChannelEditGuards {
                 + "check the clock, or give --allow-far-future, nothing was changed")
     }
 
+    /// Refuses to revoke a release a pin holds devices on: they would take no release at all.
+    static func requireNoPinTo(_ revoked: [Version], in pins: [ReleasePin]) throws {
+        guard let pin = pins.first(where: { revoked.contains($0.release.version) }) else { return }
+        throw ArchivePublishingError(
+            .unfollowablePin,
+            "release \(pin.release.version) holds the devices of '\(pin.target)' by a pin: revoked, it would leave them on no release "
+                + "at all; unpin them first (rollout unpin --target '\(pin.target)'), nothing was changed")
+    }
+
     /// The newest `published` of a channel's `index.json` entries (nil: none).
     static func newestPublished(_ index: ReleaseIndex) -> Date? {
         index.releases.compactMap { $0["published"]?.stringValue.flatMap(RFC3339.parse) }.max()

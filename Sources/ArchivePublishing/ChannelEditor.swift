@@ -243,6 +243,7 @@ public enum ChannelEditor {
                 throw ArchivePublishingError(
                     .invalidArgument, "\(current.version) is the release the channel offers: publish a newer one that revokes it")
             }
+            try ChannelEditGuards.requireNoPinTo(versions, in: current.pins)
             let all = (current.revoked + versions).map(\.description)
             var seen = Set<String>()
             o["revoked"] = .array(all.filter { seen.insert($0).inserted }.map { .string($0) })

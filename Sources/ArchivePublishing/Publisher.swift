@@ -186,6 +186,7 @@ public enum Publisher {
         // Pins hold through every later release of the channel until `rollout unpin`
         // (docs/targeting.md#pins): the new manifest carries the current one's.
         draft.pins = currentPins(manifestPath, below: request.version, index: index)
+        try ChannelEditGuards.requireNoPinTo(request.revoked, in: draft.pins)
         // The cohort lists the targets ask about, as the channel holds them now (docs/targeting.md#cohorts).
         draft.cohorts = try ChannelCohorts.references(for: [draft.target] + draft.pins.map(\.target), folder: channelDir)
         if !request.alongside.isEmpty {

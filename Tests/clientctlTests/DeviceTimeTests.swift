@@ -207,6 +207,42 @@ struct DeviceTimeTests {
         #expect(next.status == 0 && next.output == "installed 1.2.0\n", "\(next.output) \(next.errorOutput)")
     }
 
+    /// Issue 65, item 2: a device whose one time server (quorum 1 of 1, a real `roughly`
+    /// whose clock reads 2019) vouches for a time before this program's release date. The
+    /// answer is not used and no decision goes below that date: a feed that expired 30 days
+    /// ago is stale, as it is for the same device without the server.
+    @Test func oneServerIn2019CannotTakeADeviceBelowItsProgramsDate() async throws {
+        let rig = try await ReleaseRig(label: "time-2019")
+        let now = Date()
+        let expired = now - 30 * Self.day
+        try FileManager.default.createDirectory(atPath: rig.tmp("old"), withIntermediateDirectories: true)
+        try ReleaseRig.page(version: "1.0.0", script: "").write(to: URL(fileURLWithPath: rig.tmp("old/index.html")))
+        let old = try await Self.clientctl(
+            [
+                "publish", rig.tmp("old"), "--app", rig.app, "--channel", "stable", "--version", "1.0.0", "--min-shell", "1.0.0",
+                "--key", rig.key + ".pem", "--out", rig.releases, "--expires", RFC3339.format(expired),
+            ], wall: Self.at(now - 60 * Self.day))
+        #expect(old.status == 0, "\(old.errorOutput)")
+        let server = try await RoughlyServer(scratch: rig.tmp.path, offset: "@2019-06-01 00:00:00")
+        defer { server.stop() }
+        let root = rig.tmp("device-2019")
+        try await rig.run([
+            "init", "--root", root, "--app", rig.app, "--channel", "stable",
+            "--manifest-url", "file://" + rig.releases + "/stable/manifest.json", "--trust", rig.key + ".pub.pem",
+            "--shell-version", "1.0.0", "--embedded", rig.tmp("seed"),
+            "--time-server", "\(server.server)", "--time-server-key", Data(server.server.publicKey).base64EncodedString(),
+        ])
+        let stale = try await Self.clientctl(["install", "--root", root])
+        #expect(stale.status == 0, "\(stale.errorOutput)")
+        #expect(stale.output.contains("the feed is stale: release 1.0.0 expired at \(RFC3339.format(expired))"), "\(stale.output)")
+        let status = try await Self.status(root)
+        #expect(status.current == .embedded, "nothing of the stale feed was installed")
+        let clock = try #require(status.clock)
+        #expect(clock.authenticated == nil && clock.trusted >= ProgramDate.released, "\(clock)")
+        #expect(clock.authenticationFailure?.contains(" vouch for 2019-") == true, "\(clock)")
+        #expect(clock.authenticationFailure?.hasSuffix(": not used") == true, "\(clock)")
+    }
+
     /// `status` until `deadline` (monotonic), each sample with the instant its command had
     /// ended by: a sample ended before the instant a wait must last until says the wait was
     /// not cut short; a later one (a loaded machine) says nothing, so the test never races it.

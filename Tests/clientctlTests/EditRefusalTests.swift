@@ -88,6 +88,13 @@ import Testing
 
         let held = try await Self.run(pin + ["1.0.0", "--allow-expired"])
         #expect(held.status == 0 && held.output.contains("pinned to 1.0.0: site = lobby"), "\(held.output) \(held.errorOutput)")
+        // Nor may a revocation leave the pinned devices on nothing, by `revoke` or by `publish --revoke`.
+        let pinned = try TreeSnapshot(out)
+        let revoke = try await Self.run(["revoke", "stable", "1.0.0", "--out", out, "--key", key])
+        #expect(revoke.status == 65, "\(revoke.errorOutput)")
+        #expect(revoke.errorOutput.contains("release 1.0.0 holds the devices of 'site = lobby' by a pin: revoked, it would leave them"))
+        #expect(try await Self.publish(out, "1.3.0", ["--revoke", "1.0.0"]).status == 65)
+        #expect(try TreeSnapshot(out) == pinned)
     }
 
     /// A release machine whose clock reads 2099: `publish` and a re-signing refuse to stamp
