@@ -104,6 +104,13 @@ package struct ApplyMachine: Sendable {
     package static let maxLease: Duration = .seconds(600)
     /// The most leases held at once (pages of one host).
     package static let maxLeases = 64
+
+    /// How long a lease asked for `requested` holds: at most ``maxLease``, zero (a release)
+    /// for a negative request. The one rule; a host reads it to say when a lease ends.
+    package static func leaseLength(_ requested: Duration) -> Duration {
+        min(max(requested, .zero), maxLease)
+    }
+
     /// The longest wait between two decisions.
     package static let maxSleep: Duration = .seconds(30)
     /// After a switch that failed, the wait before trying again.
@@ -198,7 +205,7 @@ package struct ApplyMachine: Sendable {
             lastInput = m
             return []
         case .hold(let lease, let duration):
-            let held = min(max(duration, .zero), Self.maxLease)
+            let held = Self.leaseLength(duration)
             leases[lease] = held > .zero ? m + held : nil
             // Bounded whatever a page posts: past the cap the lease ending first goes.
             while leases.count > Self.maxLeases, let first = leases.min(by: { $0.value < $1.value })?.key { leases[first] = nil }

@@ -134,7 +134,7 @@ package final class ApplyDriver: Sendable {
     @discardableResult
     package func hold(lease: String, for duration: Duration) -> Date {
         let t = now()
-        let held = min(max(duration, .zero), Self.maxLease)
+        let held = ApplyMachine.leaseLength(duration)
         _ = send(.hold(lease: lease, duration: held))
         signal.wake()
         return t.addingTimeInterval(held.inSeconds)
