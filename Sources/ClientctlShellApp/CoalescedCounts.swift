@@ -33,7 +33,7 @@ where Kind.RawValue == String {
             return true
         }
         guard schedule else { return }
-        GMain.after(seconds: 1) { [self] in
+        GMain.after(.seconds(1)) { [self] in
             state.withLock { $0.scheduled = false }
             flush()
         }

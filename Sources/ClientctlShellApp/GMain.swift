@@ -27,11 +27,17 @@ enum GMain {
         }
     }
 
-    /// Calls `body` on the GTK main thread after `seconds`, once.
-    static func after(seconds: Double, _ body: @escaping @Sendable () -> Void) {
+    /// `duration` in whole milliseconds for GLib's timers: at least `least`, at most
+    /// what a `guint` holds.
+    private static func milliseconds(_ duration: Duration, atLeast least: Double) -> guint {
+        guint(min(max(least, duration / .milliseconds(1)), Double(guint.max)))
+    }
+
+    /// Calls `body` on the GTK main thread after `delay`, once.
+    static func after(_ delay: Duration, _ body: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(Work(body)).toOpaque()
         g_timeout_add_full(
-            G_PRIORITY_DEFAULT, guint(max(0, seconds * 1000)),
+            G_PRIORITY_DEFAULT, milliseconds(delay, atLeast: 0),
             { data in
                 guard let data else { return gboolean(0) }
                 Unmanaged<Work>.fromOpaque(data).takeRetainedValue().body()
@@ -57,12 +63,12 @@ enum GMain {
             })
     }
 
-    /// Calls `body` on the GTK main thread every `seconds`, for as long as the main loop
+    /// Calls `body` on the GTK main thread every `interval`, for as long as the main loop
     /// runs: a main loop that hangs stops the calls.
-    static func every(seconds: Double, _ body: @escaping @Sendable () -> Void) {
+    static func every(_ interval: Duration, _ body: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(Work(body)).toOpaque()
         g_timeout_add_full(
-            G_PRIORITY_DEFAULT, guint(max(1, seconds * 1000)),
+            G_PRIORITY_DEFAULT, milliseconds(interval, atLeast: 1),
             { data in
                 guard let data else { return gboolean(0) }
                 Unmanaged<Work>.fromOpaque(data).takeUnretainedValue().body()

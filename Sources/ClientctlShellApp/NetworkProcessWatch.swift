@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// Watches WebKit's network process, a child of the shell named `WebKitNetworkProcess`
@@ -26,11 +27,11 @@ final class NetworkProcessWatch: @unchecked Sendable {
 
     init(onEnded: @escaping @Sendable (Int32) -> Void) { self.onEnded = onEnded }
 
-    /// Checks every `seconds` until the process exits.
-    func start(every seconds: Double = 1) {
+    /// Checks every `interval` until the process exits.
+    func start(every interval: Duration = .seconds(1)) {
         queue.async { [self] in
             let source = DispatchSource.makeTimerSource(queue: queue)
-            source.schedule(deadline: .now() + seconds, repeating: seconds)
+            source.schedule(deadline: .now() + interval.inSeconds, repeating: interval.inSeconds)
             source.setEventHandler { [self] in check() }
             source.resume()
             timer = source

@@ -17,7 +17,8 @@ final class PageRecovery: @unchecked Sendable {
     let view: ShellView
     let log: EventLog
     private var backoff = ReloadBackoff()
-    private let started = ContinuousClock.now
+    /// The clock the backoff's deaths are timed on.
+    private let clock = MonotonicClock.continuous
 
     init(updater: Updater, view: ShellView, log: EventLog) {
         self.updater = updater
@@ -59,21 +60,20 @@ final class PageRecovery: @unchecked Sendable {
 
     /// Reloads the page after the backoff's delay; reports when it gives up.
     private func reload(reason: String, version: String?) {
-        let elapsed = ContinuousClock.now - started
-        let decision = backoff.died(at: elapsed.inSeconds)
+        let decision = backoff.died(at: clock.now)
         var fields = Self.fields(reason: reason, version: version)
         fields["deaths"] = decision.deaths
-        fields["reloadInMs"] = Int(decision.reloadAfter * 1000)
+        fields["reloadInMs"] = Int(decision.reloadAfter / .milliseconds(1))
         log.emit("webProcessTerminated", fields)
         if decision.gaveUp {
             let message =
                 "the page of \(version ?? "the app") stopped \(decision.deaths) times in a row (\(reason)): "
-                + "the next reload is in \(Int(decision.reloadAfter)) s"
+                + "the next reload is in \(decision.reloadAfter.components.seconds) s"
             ShellRun.printError(message)
             log.emit("error", ["message": message])
             view.showProblem(message)
         }
-        GMain.after(seconds: decision.reloadAfter) { [view] in view.loadApp() }
+        GMain.after(decision.reloadAfter) { [view] in view.loadApp() }
     }
 
     private static func fields(reason: String, version: String?) -> [String: Any] {
@@ -86,29 +86,29 @@ final class PageRecovery: @unchecked Sendable {
 /// When to reload a page whose web process died, so that a page that dies at once never
 /// makes the shell spin: after 1, 2, then 4 s; a fourth death in a row gives up (reported)
 /// and waits ``retryAfterGivingUp`` before the next reload. A page that lives ``calm``
-/// seconds after its reload ends the series.
+/// after its reload ends the series.
 struct ReloadBackoff: Sendable, Equatable {
-    /// Seconds before the reload after the first, second and third death in a row.
-    static let delays: [Double] = [1, 2, 4]
-    /// Seconds a reloaded page has to live for its next death to start a new series.
-    static let calm: Double = 60
-    /// Seconds before the reload after the shell gave up.
-    static let retryAfterGivingUp: Double = 300
+    /// The time before the reload after the first, second and third death in a row.
+    static let delays: [Duration] = [.seconds(1), .seconds(2), .seconds(4)]
+    /// How long a reloaded page has to live for its next death to start a new series.
+    static let calm: Duration = .seconds(60)
+    /// The time before the reload after the shell gave up.
+    static let retryAfterGivingUp: Duration = .seconds(300)
 
     struct Decision: Sendable, Equatable {
         /// Deaths in a row, this one included.
         var deaths: Int
-        /// Seconds until the reload.
-        var reloadAfter: Double
+        /// The time until the reload.
+        var reloadAfter: Duration
         /// More deaths in a row than ``ReloadBackoff/delays`` has: report it.
         var gaveUp: Bool
     }
 
     private(set) var deaths = 0
-    private var reloadAt: Double?
+    private var reloadAt: Duration?
 
-    /// A death at `now` (monotonic seconds).
-    mutating func died(at now: Double) -> Decision {
+    /// A death at `now` (a reading of the monotonic clock).
+    mutating func died(at now: Duration) -> Decision {
         if let reloadAt, now - reloadAt >= Self.calm { deaths = 0 }
         deaths += 1
         let gaveUp = deaths > Self.delays.count

@@ -21,7 +21,8 @@ final class PageStartWatch: @unchecked Sendable {
     private var rule: RollbackWatch
     /// Bumped whenever the deadline changes: an older timer finds another value and does nothing.
     private var generation = 0
-    private let origin = ContinuousClock.now
+    /// The watch's clock: its readings are what the rule's deadlines count in.
+    private let clock = MonotonicClock.continuous
 
     /// The website data a cleared storage loses: everything the app's pages keep, except
     /// cookies (the loopback origin's session lives in one) and HSTS/ITP bookkeeping.
@@ -31,9 +32,9 @@ final class PageStartWatch: @unchecked Sendable {
         WEBKIT_WEBSITE_DATA_WEBSQL_DATABASES, WEBKIT_WEBSITE_DATA_MEMORY_CACHE, WEBKIT_WEBSITE_DATA_DISK_CACHE,
     ]
 
-    /// `timeout`: the engine's startup timeout, in seconds. Made on the main thread once
-    /// the view is built: the top page's uncaught errors are listened for from here on.
-    init(updater: Updater, view: ShellView, log: EventLog, timeout: Double) {
+    /// `timeout`: the engine's startup timeout. Made on the main thread once the view is
+    /// built: the top page's uncaught errors are listened for from here on.
+    init(updater: Updater, view: ShellView, log: EventLog, timeout: Duration) {
         self.updater = updater
         self.view = view
         self.log = log
@@ -41,11 +42,8 @@ final class PageStartWatch: @unchecked Sendable {
         PageErrors(view: view) { [self] message, version in rule.pageError(message, version: version) }.install()
     }
 
-    /// Monotonic seconds since this watch was made.
-    private var now: Double {
-        let elapsed = ContinuousClock.now - origin
-        return elapsed.inSeconds
-    }
+    /// Time on the watch's clock.
+    private var now: Duration { clock.now }
 
     /// The engine started on `report.current`: watched when it is a committed version
     /// (not on trial, not the seed).
@@ -100,7 +98,7 @@ final class PageStartWatch: @unchecked Sendable {
         generation += 1
         guard let deadline = rule.deadline else { return }
         let mine = generation
-        GMain.after(seconds: max(0, deadline - now) + 0.05) { [self] in
+        GMain.after(max(.zero, deadline - now) + .milliseconds(50)) { [self] in
             guard mine == generation else { return }
             fire()
         }
@@ -113,7 +111,7 @@ final class PageStartWatch: @unchecked Sendable {
         }
         var fields: [String: Any] = [
             "version": step.version, "step": step.number, "remedy": step.remedy.rawValue, "reason": step.reason,
-            "after": step.cause.rawValue, "waitedMs": Int(step.waited * 1000),
+            "after": step.cause.rawValue, "waitedMs": Int(step.waited / .milliseconds(1)),
         ]
         if let error = step.pageError { fields["message"] = error }
         log.emit("pageNotStarting", fields)

@@ -72,7 +72,7 @@ extension ShellRun {
             GMain.async { view.deliver(event: "error", json: "{\"message\":\(PageBridge.jsString(message))}") }
         case .watchdog(.failed), .watchdog(.revoked):
             // The good version reloads; if its page never acknowledges, snapshot anyway.
-            GMain.after(seconds: 2) { self.takeSnapshot(view) }
+            GMain.after(.seconds(2)) { self.takeSnapshot(view) }
         default: break
         }
     }

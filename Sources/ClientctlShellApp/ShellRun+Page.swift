@@ -29,7 +29,7 @@ extension ShellRun {
             },
             onAcknowledged: { [self] version in
                 pageStart?.acknowledged(version)
-                GMain.after(seconds: 0.2) { self.takeSnapshot(view) }
+                GMain.after(.milliseconds(200)) { self.takeSnapshot(view) }
             },
             hold: { seconds in apply.hold(lease: "page", for: .seconds(clamping: seconds, limit: ApplyDriver.maxLease)) },
             channels: { [layout = engine.layout] name in
@@ -80,7 +80,7 @@ extension ShellRun {
         view.loadFailures.onFailed = { [log] fields in log.emit("loadFailed", fields) }
         // A page that dies, hangs or floods the bridge (docs/native-shell.md#a-page-that-dies).
         let recovery = PageRecovery(updater: engine.updater, view: view, log: log)
-        let watch = PageStartWatch(updater: engine.updater, view: view, log: log, timeout: engine.config.startupTimeoutSeconds)
+        let watch = PageStartWatch(updater: engine.updater, view: view, log: log, timeout: engine.config.startupTimeout)
         state.withLock { $0.pageStart = watch }
         view.onWebProcessTerminated = { reason, version, byShell in
             apply.releaseLeases()  // a lease dies with its web process

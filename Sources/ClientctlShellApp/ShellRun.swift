@@ -110,12 +110,12 @@ final class ShellRun: Sendable {
         }
         // Loading starts now, beside the engine's start-up: its requests wait for the first version.
         view.loadApp()
-        if let seconds = options.exitAfter { GMain.after(seconds: seconds) { gtk_main_quit() } }
+        if let seconds = options.exitAfter { GMain.after(.seconds(clamping: seconds)) { gtk_main_quit() } }
         // `systemctl stop` sends SIGTERM, Ctrl-C SIGINT: the same orderly end as a closed
         // window (STOPPING=1, refusals reported, the engine shut down, a stopped event).
         for signal in [SIGTERM, SIGINT] { GMain.onSignal(signal) { gtk_main_quit() } }
         // WATCHDOG=1 from GTK's main loop: a hung loop stops it and systemd restarts the shell.
-        if let interval = systemd.watchdogInterval { GMain.every(seconds: interval / .seconds(1)) { [systemd] in systemd.watchdog() } }
+        if let interval = systemd.watchdogInterval { GMain.every(interval) { [systemd] in systemd.watchdog() } }
         gtk_main()
         view.dialogs.dismiss(because: "stopping")
         view.bridgeGuard.refusals.flush()  // refusals not reported yet

@@ -35,14 +35,14 @@ final class LoadFailures: Sendable {
         }
     }
 
-    /// Records a failure of the app's load at `uri`; returns the seconds until the reload.
-    fileprivate func failed(uri: String, message: String, code: Int32) -> Double {
+    /// Records a failure of the app's load at `uri`; returns the time until the reload.
+    fileprivate func failed(uri: String, message: String, code: Int32) -> Duration {
         let (delay, failures, report) = state.withLock { s in
             s.documentFailed = true
             let delay = s.backoff.failed()
             return (delay, s.backoff.failures, s.onFailed)
         }
-        report(["uri": uri, "message": message, "code": Int(code), "failures": failures, "reloadInMs": Int(delay * 1000)])
+        report(["uri": uri, "message": message, "code": Int(code), "failures": failures, "reloadInMs": Int(delay / .milliseconds(1))])
         return delay
     }
 }
@@ -52,12 +52,12 @@ final class LoadFailures: Sendable {
 /// tries; the shell never stops trying, and reports every failure). A load that commits
 /// ends the series.
 struct LoadFailureBackoff: Sendable, Equatable {
-    static let delays: [Double] = [1, 2, 4, 8, 15]
+    static let delays: [Duration] = [.seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(15)]
     /// Failures in a row.
     private(set) var failures = 0
 
-    /// One more failure: the seconds until the next load.
-    mutating func failed() -> Double {
+    /// One more failure: the time until the next load.
+    mutating func failed() -> Duration {
         failures += 1
         return Self.delays[min(failures, Self.delays.count) - 1]
     }
@@ -83,7 +83,7 @@ extension ShellView {
         }
         let message = error.pointee.message.map { String(cString: $0) } ?? "unknown error"
         let delay = loadFailures.failed(uri: uri, message: message, code: code)
-        GMain.after(seconds: delay) { [self] in
+        GMain.after(delay) { [self] in
             // A load that committed since (a switch, a recovery) needs no other.
             if loadFailures.documentFailed { loadApp() }
         }

@@ -49,26 +49,26 @@ package struct RollbackWatch: Sendable, Equatable {
         package var pageError: String?
         /// Why the page was watched.
         package var cause: Cause
-        /// Seconds since the load the step gives up on.
-        package var waited: Double
+        /// Time since the load the step gives up on.
+        package var waited: Duration
     }
 
     /// The version watched, and where its rule is.
     private struct Watched: Sendable, Equatable {
         var version: String
         var cause: Cause
-        /// Monotonic seconds of the load the deadline counts from.
-        var since: Double
+        /// The monotonic clock's reading at the load the deadline counts from.
+        var since: Duration
         /// Steps taken so far for this version.
         var steps: Int
         var pageError: String?
     }
 
-    /// Seconds a page has to acknowledge (the engine's startup timeout).
-    package let timeout: Double
+    /// How long a page has to acknowledge (the engine's startup timeout).
+    package let timeout: Duration
     private var watched: Watched?
 
-    package init(timeout: Double) {
+    package init(timeout: Duration) {
         self.timeout = timeout
     }
 
@@ -76,12 +76,13 @@ package struct RollbackWatch: Sendable, Equatable {
     package var version: String? { watched?.version }
     /// Steps taken for the watched version.
     package var steps: Int { watched?.steps ?? 0 }
-    /// When the next step is due (monotonic seconds), `nil` when nothing is watched.
-    package var deadline: Double? { watched.map { $0.since + timeout } }
+    /// When the next step is due (a reading of the monotonic clock), `nil` when nothing is
+    /// watched.
+    package var deadline: Duration? { watched.map { $0.since + timeout } }
 
     /// The page of `version` is loading for `cause` at `now`: watch it. A version already
     /// watched keeps its steps (a second rollback onto it does not start the rule over).
-    package mutating func watch(_ version: String, cause: Cause, now: Double) {
+    package mutating func watch(_ version: String, cause: Cause, now: Duration) {
         if let watched, watched.version == version {
             self.watched?.since = now
             self.watched?.pageError = nil
@@ -113,7 +114,7 @@ package struct RollbackWatch: Sendable, Equatable {
     /// The step due at `now`, if the deadline passed: the watch counts it and, for a
     /// reload or a cleared storage, waits `timeout` again from `now` (the page's new load);
     /// after ``Remedy/seed`` nothing is watched.
-    package mutating func due(now: Double) -> Step? {
+    package mutating func due(now: Duration) -> Step? {
         guard var current = watched, now >= current.since + timeout else { return nil }
         current.steps += 1
         let remedy: Remedy = current.steps == 1 ? .reload : current.steps == 2 ? .clearStorage : .seed
