@@ -219,7 +219,7 @@ let package = Package(
             name: "FleetCollector",
             dependencies: [
                 "ClientFoundation", "DeviceIdentity", "FleetReports", "StrictJSON", "CZstd", "SignedManifest",
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),

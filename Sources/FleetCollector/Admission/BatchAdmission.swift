@@ -39,11 +39,14 @@ struct BatchAdmission {
 
     /// The device's bound key, its status, reports held and app; whether its key is listed;
     /// whether an operator rejected its key; and another device its key already speaks for.
+    /// An unsigned batch names no key: only the first is read (a bound key refuses it).
     var reads: [SQLStatement] {
-        let key = SQLValue.text(batch.key?.hex ?? "")
         let device = SQLValue.text(batch.device.text)
+        let bound = SQLStatement("SELECT key, status, held, app FROM device_keys WHERE device = ?", [device])
+        guard let signer = batch.key else { return [bound] }
+        let key = SQLValue.text(signer.hex)
         return [
-            SQLStatement("SELECT key, status, held, app FROM device_keys WHERE device = ?", [device]),
+            bound,
             SQLStatement("SELECT COUNT(*) FROM admitted_keys WHERE key = ?", [key]),
             SQLStatement("SELECT COUNT(*) FROM rejected_keys WHERE key = ?", [key]),
             SQLStatement(
@@ -126,8 +129,12 @@ struct BatchAdmission {
     }
 
     /// Read after ``Decision/before`` in the same transaction: the key bound now. Another
-    /// collector may have bound the id to another key between the read and the bind.
-    var confirm: SQLStatement { SQLStatement("SELECT key FROM device_keys WHERE device = ?", [.text(batch.device.text)]) }
+    /// collector may have bound the id to another key between the read and the bind. Nil for
+    /// an unsigned batch, which binds nothing (``confirmed(_:)`` has nothing to check).
+    var confirm: SQLStatement? {
+        guard batch.key != nil else { return nil }
+        return SQLStatement("SELECT key FROM device_keys WHERE device = ?", [.text(batch.device.text)])
+    }
 
     /// The refusal when the confirmed key is not the batch's, or when none is bound (the
     /// bind found the key taken by another id at the same moment).

@@ -144,7 +144,7 @@ public final class PostgresReportStore: ReportStore, SQLQuerying {
                     let decision = plan.decide(reads)
                     guard let table = decision.table else { return IngestResult(accepted: 0, duplicates: 0, verdict: decision.verdict) }
                     for statement in decision.before { try await connection.query(Self.query(statement.sql, statement.arguments), logger: logger) }
-                    if let refusal = plan.confirmed(try await Self.rows(connection, plan.confirm, logger)) { throw refusal }
+                    if let confirm = plan.confirm, let refusal = plan.confirmed(try await Self.rows(connection, confirm, logger)) { throw refusal }
                     // `RETURNING` names the rows stored now (a skipped duplicate returns none).
                     let insert = Self.query(Self.insertReports(into: table, rows: reports.count) + " RETURNING seq", rows)
                     var stored = Set<Int64>()

@@ -56,6 +56,9 @@ public final class SQLiteReportStore: ReportStore, SQLQuerying {
 
     public func insert(_ batch: ReportBatch, received: Date, admission: AdmissionMode) async throws -> IngestResult {
         let plan = BatchAdmission(batch: batch, mode: admission, received: received)
+        // Built before the writer is taken: the writer holds the one write lock, so what it
+        // does per report is what every batch waits for (BENCHMARKS.md, issue 68).
+        let rows = batch.reports.map { ReportSQL.reportArguments($0, of: batch, received: received) }
         do {
             return try await pool.write { db in
                 let reads = try plan.reads.map { try Self.rows(db, $0) }
@@ -63,19 +66,16 @@ public final class SQLiteReportStore: ReportStore, SQLQuerying {
                 guard let table = decision.table else {
                     return IngestResult(accepted: 0, duplicates: 0, verdict: decision.verdict)
                 }
-                for statement in decision.before { try db.execute(sql: statement.sql, arguments: Self.arguments(statement.arguments)) }
-                if let refusal = plan.confirmed(try Self.rows(db, plan.confirm)) {
+                for statement in decision.before { try Self.run(db, statement) }
+                if let confirm = plan.confirm, let refusal = plan.confirmed(try Self.rows(db, confirm)) {
                     throw refusal
                 }
-                let insert = try db.cachedStatement(sql: ReportSQL.insertReport(into: table))
-                var stored = Set<Int64>()
-                for report in batch.reports {
-                    try insert.execute(arguments: Self.arguments(ReportSQL.reportArguments(report, of: batch, received: received)))
-                    if db.changesCount > 0 { stored.insert(report.seq) }
+                let insert = try SQLiteReportInsert(db, table: table)
+                var stored = Set<Int64>(minimumCapacity: rows.count)
+                for (report, row) in zip(batch.reports, rows) where try insert.insert(row) {
+                    stored.insert(report.seq)
                 }
-                for statement in plan.after(table, stored: stored) {
-                    try db.execute(sql: statement.sql, arguments: Self.arguments(statement.arguments))
-                }
+                for statement in plan.after(table, stored: stored) { try Self.run(db, statement) }
                 return IngestResult(
                     accepted: stored.count, duplicates: batch.reports.count - stored.count, storedSeqs: stored, verdict: decision.verdict)
             }
@@ -99,8 +99,15 @@ public final class SQLiteReportStore: ReportStore, SQLQuerying {
         }
     }
 
+    /// The rows of one statement of a batch's admission. Its SQL is one of a few fixed texts:
+    /// prepared once per connection (GRDB's statement cache), not per batch.
     static func rows(_ db: Database, _ statement: SQLStatement) throws -> [[SQLValue]] {
-        try Row.fetchAll(db, sql: statement.sql, arguments: arguments(statement.arguments)).map(values)
+        try Row.fetchAll(db.cachedStatement(sql: statement.sql), arguments: arguments(statement.arguments)).map(values)
+    }
+
+    /// Runs one statement of a batch's admission (a fixed text, prepared once).
+    static func run(_ db: Database, _ statement: SQLStatement) throws {
+        try db.cachedStatement(sql: statement.sql).execute(arguments: arguments(statement.arguments))
     }
 
     static func values(_ row: Row) -> [SQLValue] {
