@@ -77,10 +77,22 @@ public final class CollectorMetrics: Sendable {
     public func stored(_ batch: ReportBatch, result: IngestResult, fresh: [FleetReport]) {
         accepted.increment(by: Int64(result.accepted))
         duplicates.increment(by: Int64(result.duplicates))
+        // A batch's reports share a few series: each is looked up once, in the order of its
+        // first report (which decides the version labels), and counted by its reports.
+        var tallies: [(series: Int, version: String, reason: ReportReason?, count: Int64)] = []
         for report in fresh {
-            guard let entry = Self.series.first(where: { $0.type == report.type }) else { continue }
+            guard let series = Self.series.firstIndex(where: { $0.type == report.type }) else { continue }
             let subject = report.type == .webProcessDied ? report.running : (report.version ?? report.running)
-            counter(entry, app: batch.app, channel: batch.channel, version: subject, reason: report.reason)?.increment()
+            let reason = Self.series[series].byReason ? report.reason : nil
+            if let i = tallies.firstIndex(where: { $0.series == series && $0.version == subject && $0.reason == reason }) {
+                tallies[i].count += 1
+            } else {
+                tallies.append((series, subject, reason, 1))
+            }
+        }
+        for tally in tallies {
+            counter(Self.series[tally.series], app: batch.app, channel: batch.channel, version: tally.version, reason: tally.reason)?
+                .increment(by: tally.count)
         }
     }
 
@@ -110,8 +122,10 @@ public final class CollectorMetrics: Sendable {
 
     /// The `version` label of `version` for the pair: itself when among the newest, else `other`.
     private func labelVersion(_ version: String, pair: String, state: inout LabelState, app: String, channel: String) -> String {
-        guard app != "other" || channel != "other", var versions = state.channels[pair], let v = Version(version) else { return "other" }
+        guard app != "other" || channel != "other", var versions = state.channels[pair] else { return "other" }
+        // A labelled version was a SemVer when it took its place: no need to read it again.
         if versions.contains(version) { return version }
+        guard let v = Version(version) else { return "other" }
         if versions.count < maxVersions {
             versions.append(version)
             state.channels[pair] = versions

@@ -92,7 +92,8 @@ struct IngestRoute: Sendable {
         }
         switch result.verdict {
         case .accepted:
-            metrics.stored(batch, result: result, fresh: batch.reports.filter { result.storedSeqs.contains($0.seq) })
+            let fresh = result.accepted == batch.reports.count ? batch.reports : batch.reports.filter { result.storedSeqs.contains($0.seq) }
+            metrics.stored(batch, result: result, fresh: fresh)
         case .held:
             metrics.held(result)
         case .refused(let refusal):
