@@ -3,7 +3,7 @@ import ClientFoundation
 /// A device's public key: the 32 raw bytes of its Ed25519 public key, written as 64 lowercase hex
 /// digits (`<root>/device-key.pub`, a collector's admit list, `fleet admit`). Every report batch
 /// a device sends is signed with the private half (docs/fleet-reports.md#device-keys).
-public struct DevicePublicKey: Sendable, Hashable, Comparable, CustomStringConvertible {
+public struct DevicePublicKey: Sendable, Hashable, Comparable, Codable, CustomStringConvertible {
     /// The number of hex digits of a key.
     public static let hexDigits = 64
 
@@ -41,4 +41,20 @@ public struct DevicePublicKey: Sendable, Hashable, Comparable, CustomStringConve
     public var description: String { hex }
 
     public static func < (a: DevicePublicKey, b: DevicePublicKey) -> Bool { a.hex < b.hex }
+
+    /// Decodes a string, refusing one that is not a key.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let key = DevicePublicKey(hex: text) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "not a device key (\(Self.hexDigits) lowercase hex digits)")
+        }
+        self = key
+    }
+
+    /// Encodes the 64 hex digits as a string.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(hex)
+    }
 }

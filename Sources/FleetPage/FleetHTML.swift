@@ -136,7 +136,7 @@ package enum FleetHTML {
         var out = "<section><h2>Silent devices</h2><table id=\"silent\"><thead><tr><th>Device</th><th>Last seen</th><th>Running</th>"
         out += "</tr></thead><tbody>"
         for device in summary.silent {
-            let id = HTMLText.escape(device.device)
+            let id = HTMLText.escape(device.device.text)
             out += "<tr><td class=\"mono\" data-device=\"\(id)\" data-field=\"device\">\(id)</td>"
             out += "<td data-device=\"\(id)\" data-field=\"lastSeen\">\(FleetFormat.time(device.lastSeen))</td>"
             out += "<td data-device=\"\(id)\" data-field=\"running\">\(HTMLText.escape(device.running))</td></tr>"

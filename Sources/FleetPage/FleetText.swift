@@ -32,7 +32,7 @@ package enum FleetText {
             out += "\nSilent devices (\(summary.silentDevices), longest silent first"
             out += summary.silent.count < summary.silentDevices ? ", first \(summary.silent.count)):\n" : "):\n"
             for device in summary.silent {
-                out += "  \(clean(device.device))  last seen \(FleetFormat.time(device.lastSeen))  running \(clean(device.running))\n"
+                out += "  \(device.device)  last seen \(FleetFormat.time(device.lastSeen))  running \(clean(device.running))\n"
             }
         }
         return out

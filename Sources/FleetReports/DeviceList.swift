@@ -1,3 +1,4 @@
+import DeviceIdentity
 import Foundation
 
 /// The answer of `GET /v1/devices` (`clientctl fleet devices`): the devices that signed
@@ -29,9 +30,9 @@ public struct DeviceList: Sendable, Equatable, Codable {
 /// One device a collector knows by its key.
 public struct DeviceEntry: Sendable, Equatable, Codable {
     /// Its id.
-    public var device: String
-    /// Its Ed25519 public key (64 hex digits).
-    public var key: String
+    public var device: DeviceID
+    /// Its Ed25519 public key (64 hex digits in JSON).
+    public var key: DevicePublicKey
     /// `accepted`, `pending` or `rejected`.
     public var status: String
     /// The app and channel of its first batch.
@@ -48,7 +49,7 @@ public struct DeviceEntry: Sendable, Equatable, Codable {
 
     /// An entry.
     public init(
-        device: String, key: String, status: String, app: String, channel: String, firstSeen: Date, lastSeen: Date, held: Int,
+        device: DeviceID, key: DevicePublicKey, status: String, app: String, channel: String, firstSeen: Date, lastSeen: Date, held: Int,
         labels: [String: String]? = nil
     ) {
         self.device = device

@@ -1,3 +1,4 @@
+import DeviceIdentity
 import Foundation
 
 /// What a collector knows of one app and channel: the answer of `GET /v1/fleet`, what
@@ -140,14 +141,14 @@ public struct FoldedVersions: Sendable, Equatable, Codable {
 /// A device that has not reported within the window.
 public struct SilentDevice: Sendable, Equatable, Codable {
     /// Its id.
-    public var device: String
+    public var device: DeviceID
     /// Its last report's time.
     public var lastSeen: Date
     /// The version its last report ran.
     public var running: String
 
     /// A silent device.
-    public init(device: String, lastSeen: Date, running: String) {
+    public init(device: DeviceID, lastSeen: Date, running: String) {
         self.device = device
         self.lastSeen = lastSeen
         self.running = running

@@ -52,7 +52,7 @@ import Testing
         #expect(summary.devices == 4)
         #expect(summary.windowSeconds == 86_400)
         #expect(summary.silentDevices == 1)
-        #expect(summary.silent.map(\.device) == [F.device(4)])
+        #expect(summary.silent.map(\.device.text) == [F.device(4)])
         #expect(summary.versions.map(\.version) == ["1.1.0", "1.0.0"])
         let new = try #require(summary.versions.first)
         #expect(new.devicesNow == 2)

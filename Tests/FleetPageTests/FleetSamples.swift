@@ -1,3 +1,4 @@
+import DeviceIdentity
 import FleetReports
 import Foundation
 
@@ -14,8 +15,8 @@ enum FleetSamples {
         s.devices = 12
         s.silentDevices = 2
         s.silent = [
-            SilentDevice(device: "00000000000000000000000000000001", lastSeen: hour(3), running: "1.0.0"),
-            SilentDevice(device: "00000000000000000000000000000002", lastSeen: hour(5.5), running: "1.1.0"),
+            SilentDevice(device: DeviceID("00000000000000000000000000000001") ?? .random(), lastSeen: hour(3), running: "1.0.0"),
+            SilentDevice(device: DeviceID("00000000000000000000000000000002") ?? .random(), lastSeen: hour(5.5), running: "1.1.0"),
         ]
         var v120 = VersionSummary(version: "1.2.0")
         v120.installs = 5

@@ -76,7 +76,8 @@ extension ReportStore {
                 + "\(from)\(filter) ORDER BY k.last_ms DESC, k.device LIMIT ?",
             (status.map { [SQLValue.text($0.rawValue)] } ?? []) + patterns + [.integer(Int64(max(0, min(limit, DeviceList.maxListed))))])
         let devices = rows.compactMap { r -> DeviceEntry? in
-            guard r.count == 9, let device = r[0].text, let key = r[1].text, let status = r[2].text, let app = r[3].text,
+            guard r.count == 9, let device = r[0].text.flatMap(DeviceID.init), let key = r[1].text.flatMap(DevicePublicKey.init(hex:)),
+                let status = r[2].text, let app = r[3].text,
                 let channel = r[4].text, let first = r[5].integer, let last = r[6].integer, let held = r[7].integer, let stored = r[8].text
             else { return nil }
             return DeviceEntry(

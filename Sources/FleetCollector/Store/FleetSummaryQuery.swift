@@ -1,4 +1,5 @@
 import ClientFoundation
+import DeviceIdentity
 import FleetReports
 import Foundation
 
@@ -230,7 +231,9 @@ public enum FleetSummaryQuery {
         summary.devices = Int(try await db.query(deviceCount(s), key).first?.first?.integer ?? 0)
         summary.silentDevices = Int(try await db.query(silentCount(s), key + [.integer(since)]).first?.first?.integer ?? 0)
         summary.silent = try await db.query(silentList(s), key + [.integer(since)]).compactMap { row in
-            guard row.count == 3, let device = row[0].text, let last = row[1].integer, let running = row[2].text else { return nil }
+            guard row.count == 3, let device = row[0].text.flatMap(DeviceID.init), let last = row[1].integer, let running = row[2].text else {
+                return nil
+            }
             return SilentDevice(device: device, lastSeen: date(last), running: running)
         }
         var unique: [String] = []

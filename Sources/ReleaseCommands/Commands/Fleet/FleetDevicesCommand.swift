@@ -94,7 +94,7 @@ struct FleetDevicesCommand: AsyncParsableCommand {
             let labels = d.labels.map { ["labels " + ($0.isEmpty ? "none" : LabelFilter.text($0))] } ?? []
             out +=
                 ([
-                    d.status.padding(toLength: 8, withPad: " ", startingAt: 0), d.device, d.key, "\(d.app)/\(d.channel)",
+                    d.status.padding(toLength: 8, withPad: " ", startingAt: 0), d.device.text, d.key.hex, "\(d.app)/\(d.channel)",
                     "first \(RFC3339.format(d.firstSeen))", "last \(RFC3339.format(d.lastSeen))", "held \(d.held)",
                 ] + labels).map { TerminalText.escaped($0) }.joined(separator: "  ") + "\n"
         }
