@@ -64,6 +64,15 @@ enum ChannelEditGuards {
                 + "at all; unpin them first (rollout unpin --target '\(pin.target)'), nothing was changed")
     }
 
+    /// The `published` to stamp at `now`: the second after the channel's `newest` when that
+    /// is at most a minute ahead (a re-signing in the same second stamps the next one, so a
+    /// release published right after it must come later to be no replay), else `now`. A
+    /// newest further ahead is a clock's error, which this does not carry on.
+    static func stamp(_ now: Date, after newest: Date?) -> Date {
+        guard let newest, newest >= now.addingTimeInterval(-1), newest.timeIntervalSince(now) <= 60 else { return now }
+        return max(now, Date(timeIntervalSince1970: newest.timeIntervalSince1970.rounded(.down) + 1))
+    }
+
     /// The newest `published` of a channel's `index.json` entries (nil: none).
     static func newestPublished(_ index: ReleaseIndex) -> Date? {
         index.releases.compactMap { $0["published"]?.stringValue.flatMap(RFC3339.parse) }.max()

@@ -210,6 +210,9 @@ public enum Publisher {
         // A new release: its `published` must not run far ahead of the channel's newest.
         try ChannelEditGuards.requirePlausible(
             request.now, newest: ChannelEditGuards.newestPublished(index), channel: request.channel, allowed: request.allowFarFuture)
+        // A re-signing a moment ago stamped the second after its own: a release published in
+        // the same second would be a replay to devices that took that re-signing.
+        draft.published = ChannelEditGuards.stamp(request.now, after: ChannelEditGuards.newestPublished(index))
         var built: DeltaBuilder.Built?
         if request.deltaBases > 0 {
             built = try await BlockingExecutor.run { [index] in

@@ -1,6 +1,7 @@
 import ClientFoundation
 import Foundation
 import SignedManifest
+import StrictJSON
 import TestSupport
 import Testing
 
@@ -118,5 +119,26 @@ import Testing
 
         let allowed = try await Self.publish(out, "1.1.0", ["--allow-far-future"], wall: in2099)
         #expect(allowed.status == 0, "\(allowed.errorOutput)")
+    }
+
+    /// A release published right after a re-signing of the channel (which stamps the second
+    /// after its own, here half a minute ahead of this machine) is stamped after it: else
+    /// devices that took the re-signing would refuse the new release as a replay.
+    @Test func aReleasePublishedRightAfterAResigningIsNoReplay() async throws {
+        let tmp = try TemporaryDirectory("publish-order")
+        let out = tmp("rel")
+        #expect(try await Self.publish(out, "1.0.0", ["--rollout", "10"]).status == 0)
+        let key = ClientctlBinary.packagePath("Keys/test-signing.pem")
+        let ahead = DeviceTimeTests.at(Date().addingTimeInterval(30))
+        let edit = try await Self.run(["rollout", "set", "stable", "--out", out, "--key", key, "--percent", "50"], wall: ahead)
+        #expect(edit.status == 0, "\(edit.errorOutput)")
+        let resigned = try ReleaseIndex.parse(Data(contentsOf: URL(fileURLWithPath: out + "/stable/index.json"))).releases
+        let times = resigned.compactMap { $0["published"]?.stringValue.flatMap(RFC3339.parse) }
+        let before = try #require(times.max())
+        #expect(try await Self.publish(out, "1.1.0").status == 0)
+        let manifest = try Manifest.validate(
+            StrictJSON.parseObject(Data(contentsOf: URL(fileURLWithPath: out + "/stable/manifest.json")), limits: .manifest)
+        ).get()
+        #expect(manifest.version == Version(1, 1, 0) && manifest.published > before, "\(manifest.published) \(before)")
     }
 }
