@@ -50,8 +50,8 @@ package struct AgentControl: ControlHandler {
         apply.noteInput()
     }
 
-    package func holdUpdate(lease: String, seconds: Double, version: String?) async throws -> Date {
-        apply.hold(lease: "page-" + lease, for: .seconds(clamping: seconds, limit: ApplyDriver.maxLease))
+    package func holdUpdate(lease: String, for duration: Duration, version: String?) async throws -> Date {
+        apply.hold(lease: "page-" + lease, for: min(duration, ApplyDriver.maxLease))
     }
 
     package func pageNavigates() async {

@@ -31,8 +31,8 @@ public protocol ControlHandler: Sendable {
     /// shim sends at most one every few seconds); idle time starts again.
     func userActivity(version: String?) async
     /// `POST /__clientctl/hold`: the page holds the switch to a staged version back for
-    /// `seconds` (0: lets go) under its `lease`; returns when the lease ends.
-    func holdUpdate(lease: String, seconds: Double, version: String?) async throws -> Date
+    /// `duration` (zero: lets go) under its `lease`; returns when the lease ends.
+    func holdUpdate(lease: String, for duration: Duration, version: String?) async throws -> Date
     /// A top-level navigation of the page is about to be answered (`Sec-Fetch-Mode:
     /// navigate`, `Sec-Fetch-Dest: document`): a staged version that waits for it takes
     /// over first, so the navigation gets it.
@@ -54,7 +54,7 @@ extension ControlHandler {
     /// Handlers without an apply driver ignore activity.
     public func userActivity(version: String?) async {}
     /// Handlers without an apply driver hold nothing: the lease ends at once.
-    public func holdUpdate(lease: String, seconds: Double, version: String?) async throws -> Date { Date() }
+    public func holdUpdate(lease: String, for duration: Duration, version: String?) async throws -> Date { Date() }
     /// Handlers without an apply driver switch nothing on a navigation.
     public func pageNavigates() async {}
     /// Handlers of roots without channels to choose answer ``ControlChannelsUnavailable``.

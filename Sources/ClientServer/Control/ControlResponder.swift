@@ -51,7 +51,7 @@ struct ControlResponder: Sendable {
                 guard let lease = body.lease, let seconds = body.seconds else {
                     return Self.json(.badRequest, ["error": "\(endpoint.path): the body needs \"lease\" and \"seconds\""])
                 }
-                let until = try await handler.holdUpdate(lease: lease, seconds: seconds, version: version)
+                let until = try await handler.holdUpdate(lease: lease, for: .seconds(clamping: seconds), version: version)
                 return Self.json(.ok, ["until": Date.ISO8601FormatStyle().format(until)])
             case .channel, .setChannel:
                 return await channel(endpoint, body: body, version: version, handler: handler)

@@ -2,37 +2,43 @@ import ClientFoundation
 import ClientShim
 import ClientUpdater
 import Foundation
-import Synchronization
+import TestSupport
 
 /// A scripted ``ControlHandler``: records calls, returns a fixed status, lets tests push events.
 final class FakeControlHandler: ControlHandler, Sendable {
-    private struct State {
+    private struct State: Sendable {
         var calls: [String] = []
         var status: ControlStatus
         var continuations: [AsyncStream<ControlEvent>.Continuation] = []
         var switchError: UpdaterError?
     }
-    private let state: Mutex<State>
+    private let state: Observed<State>
 
-    init(status: ControlStatus = ControlStatus(current: "v1")) { state = Mutex(State(status: status)) }
+    init(status: ControlStatus = ControlStatus(current: "v1")) { state = Observed(State(status: status)) }
 
-    var calls: [String] { state.withLock { $0.calls } }
-    var subscribers: Int { state.withLock { $0.continuations.count } }
+    var calls: [String] { state.value.calls }
+    var subscribers: Int { state.value.continuations.count }
+
+    /// Waits until `condition` holds for the calls so far and the event streams open,
+    /// checked at each call and each subscription (no polling).
+    func wait(for what: String, until condition: @escaping @Sendable (_ calls: [String], _ subscribers: Int) -> Bool) async throws {
+        try await state.wait(for: what) { condition($0.calls, $0.continuations.count) }
+    }
     /// What `switchToPendingVersion` throws, if anything.
     var switchError: UpdaterError? {
-        get { state.withLock { $0.switchError } }
-        set { state.withLock { $0.switchError = newValue } }
+        get { state.value.switchError }
+        set { state.update { $0.switchError = newValue } }
     }
 
     /// What `status` (and the other calls) return from now on.
-    func setStatus(_ status: ControlStatus) { state.withLock { $0.status = status } }
+    func setStatus(_ status: ControlStatus) { state.update { $0.status = status } }
 
     func push(_ event: ControlEvent) {
-        for continuation in state.withLock({ $0.continuations }) { continuation.yield(event) }
+        for continuation in state.value.continuations { continuation.yield(event) }
     }
 
     private func record(_ name: String) -> ControlStatus {
-        state.withLock { state in
+        state.update { state in
             state.calls.append(name)
             return state.status
         }
@@ -51,10 +57,10 @@ final class FakeControlHandler: ControlHandler, Sendable {
     }
     func status() async throws -> ControlStatus { record("status") }
     func userActivity(version: String?) async { _ = record("activity") }
-    /// Records `hold lease SECONDS`; the lease ends `seconds` after 2027-01-15T08:00:00Z.
-    func holdUpdate(lease: String, seconds: Double, version: String?) async throws -> Date {
-        _ = record("hold lease \(Int(seconds))")
-        return Date(timeIntervalSince1970: 1_800_000_000 + seconds)
+    /// Records `hold lease SECONDS`; the lease ends `duration` after 2027-01-15T08:00:00Z.
+    func holdUpdate(lease: String, for duration: Duration, version: String?) async throws -> Date {
+        _ = record("hold lease \(duration.components.seconds)")
+        return Date(timeIntervalSince1970: 1_800_000_000 + duration.inSeconds)
     }
     /// The device follows stable and may choose beta; `setChannel` refuses any other
     /// name as the device does (kind `notPermitted`), and a name with a space (kind `usage`).
@@ -72,7 +78,7 @@ final class FakeControlHandler: ControlHandler, Sendable {
     }
     func events() async -> AsyncStream<ControlEvent> {
         let (stream, continuation) = AsyncStream<ControlEvent>.makeStream()
-        state.withLock { $0.continuations.append(continuation) }
+        state.update { $0.continuations.append(continuation) }
         return stream
     }
 }
