@@ -73,7 +73,7 @@ import Testing
         defer { fake.close() }
         let server = try RoughtimeServer(host: "127.0.0.1", port: fake.port, publicKey: [UInt8](repeating: 9, count: 32))
         let task = Task { try await RoughtimeClient.query(server, timeout: .seconds(600)) }
-        try await Poll.until("the request") { fake.requests == 1 }
+        try await fake.received.wait(for: "the request") { $0 == 1 }
         task.cancel()
         await #expect(throws: CancellationError.self) { try await task.value }
     }
@@ -85,23 +85,19 @@ import Testing
 final class FakeRoughtimeServer: Sendable {
     typealias Respond = @Sendable (_ request: [UInt8], _ send: ([UInt8], Bool) throws -> Void) throws -> Void
 
-    /// Requests received.
-    final class Counter: Sendable {
-        let value = Mutex(0)
-    }
-
     let channel: any Channel
     let decoy: any Channel
     let port: Int
-    private let counter: Counter
+    /// Requests received.
+    let received: Observed<Int>
 
-    var requests: Int { counter.value.withLock { $0 } }
+    var requests: Int { received.value }
 
     init(respond: @escaping Respond) async throws {
         let group = MultiThreadedEventLoopGroup.singleton
         let decoy = try await DatagramBootstrap(group: group).bind(host: "127.0.0.1", port: 0).get()
-        let counter = Counter()
-        self.counter = counter
+        let counter = Observed(0)
+        received = counter
         let channel = try await DatagramBootstrap(group: group)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -123,9 +119,9 @@ final class FakeRoughtimeServer: Sendable {
         typealias InboundIn = AddressedEnvelope<ByteBuffer>
         let respond: Respond
         let decoy: any Channel
-        let counter: Counter
+        let counter: Observed<Int>
 
-        init(respond: @escaping Respond, decoy: any Channel, counter: Counter) {
+        init(respond: @escaping Respond, decoy: any Channel, counter: Observed<Int>) {
             self.respond = respond
             self.decoy = decoy
             self.counter = counter
@@ -133,7 +129,7 @@ final class FakeRoughtimeServer: Sendable {
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             let envelope = unwrapInboundIn(data)
-            counter.value.withLock { $0 += 1 }
+            counter.update { $0 += 1 }
             var sends: [([UInt8], Bool)] = []
             try? respond(Array(envelope.data.readableBytesView)) { bytes, fromDecoy in sends.append((bytes, fromDecoy)) }
             let channel = context.channel

@@ -95,20 +95,20 @@ import Testing
     @Test func aFeedsRetryAfterHoldsThePeriodicChecksBack() async throws {
         let device = try DeviceFixture()
         try await device.installAndCommit(["1.0.0"])
-        let asked = Mutex<[ContinuousClock.Instant]>([])
+        let asked = Observed<[ContinuousClock.Instant]>([])
         device.faults.add(
             .custom { response in
-                asked.withLock { $0.append(.now) }
+                asked.update { $0.append(.now) }
                 response = LoopbackResponse(status: 503, headers: [("Retry-After", "3")])
             }, path: "/stable/manifest.json")
         let engine = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
         let agent = DeviceAgent(engine, bridge: NoBridge(), checkEvery: .milliseconds(300))
         let group = ServiceGroup(services: [agent], logger: .quiet)
         let running = Task { try await group.run() }
-        try await Poll.until("three refused requests for the manifest", timeout: 120) { asked.withLock { $0.count } >= 3 }
+        try await asked.wait(for: "three refused requests for the manifest", timeout: .seconds(120)) { $0.count >= 3 }
         await group.triggerGracefulShutdown()
         try await running.value
-        let times = asked.withLock { $0 }
+        let times = asked.value
         for (earlier, later) in zip(times, times.dropFirst()) {
             #expect(later - earlier >= .seconds(3), "asked again after \(later - earlier)")
         }

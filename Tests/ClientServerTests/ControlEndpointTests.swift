@@ -119,7 +119,7 @@ import Testing
             let stream = try await EventStreamConnection(port: port)
             let opened = try await stream.waitFor("event: updateAvailable\ndata: {\"version\":\"1.1.0\"}\n\n")
             #expect(opened.contains("Content-Type: text/event-stream") || opened.lowercased().contains("content-type: text/event-stream"))
-            try await Poll.until("the event stream to subscribe to the handler") { handler.subscribers > 0 }
+            try await handler.wait(for: "the event stream to subscribe to the handler") { _, subscribers in subscribers > 0 }
             handler.push(.error(message: "Hash mismatch for asset: /app.js"))
             _ = try await stream.waitFor("event: error\ndata: {\"message\":\"Hash mismatch for asset: /app.js\"}\n\n")
             handler.push(.updateAvailable(version: "1.2.0"))

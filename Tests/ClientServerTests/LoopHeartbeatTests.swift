@@ -1,7 +1,6 @@
 import Foundation
 import NIOCore
 import NIOPosix
-import Synchronization
 import TestSupport
 import Testing
 
@@ -10,13 +9,6 @@ import Testing
 /// The beat `serve` sends systemd's WATCHDOG=1 from: it runs while every event loop of the
 /// group runs tasks, stops while one of them hangs, and comes back when it is free again.
 @Suite struct LoopHeartbeatTests {
-    /// Counts calls, from any thread.
-    final class Counter: Sendable {
-        private let count = Mutex(0)
-        func increment() { count.withLock { $0 += 1 } }
-        var value: Int { count.withLock { $0 } }
-    }
-
     @Test func aHungLoopStopsTheBeatsUntilItRunsAgain() async throws {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
         let release = DispatchSemaphore(value: 0)
@@ -32,10 +24,10 @@ import Testing
 
     static func hangAndRelease(_ group: MultiThreadedEventLoopGroup, release: DispatchSemaphore) async throws {
         let loops = Array(group.makeIterator())
-        let beats = Counter()
-        let task = LoopHeartbeat(interval: .milliseconds(10)) { beats.increment() }.start(on: loops[0], watching: loops)
+        let beats = Observed(0)
+        let task = LoopHeartbeat(interval: .milliseconds(10)) { beats.update { $0 += 1 } }.start(on: loops[0], watching: loops)
         defer { task.cancel() }
-        try await Poll.until("three beats") { beats.value >= 3 }
+        try await beats.wait(for: "three beats") { $0 >= 3 }
 
         // The second loop hangs in a task of its own until `release`.
         let entered = DispatchSemaphore(value: 0)
@@ -47,14 +39,14 @@ import Testing
         // A round whose task the second loop ran just before it hung may still beat once.
         let hung = beats.value
         // The clock: ticks of the first loop at the beat's own interval, which keeps running.
-        let ticks = Counter()
-        let clock = loops[0].scheduleRepeatedTask(initialDelay: .zero, delay: .milliseconds(10)) { _ in ticks.increment() }
-        try await Poll.until("twenty ticks of the first loop") { ticks.value >= 20 }
+        let ticks = Observed(0)
+        let clock = loops[0].scheduleRepeatedTask(initialDelay: .zero, delay: .milliseconds(10)) { _ in ticks.update { $0 += 1 } }
+        try await ticks.wait(for: "twenty ticks of the first loop") { $0 >= 20 }
         clock.cancel()
         #expect(beats.value <= hung + 1, "beats went on while a loop hung: \(hung) → \(beats.value)")
 
         release.signal()
         let resumed = beats.value
-        try await Poll.until("beats once the loop runs again") { beats.value >= resumed + 3 }
+        try await beats.wait(for: "beats once the loop runs again") { $0 >= resumed + 3 }
     }
 }

@@ -146,7 +146,7 @@ func nodePath() throws -> String {
         let results = try await ServerHarness.withServer(server) { port in
             async let rolledBack: Void = {
                 // Once the page has polled twice, the watchdog rolls back to 1.1.0.
-                try await Poll.until("the page to poll the status twice") { handler.calls.filter({ $0 == "status" }).count >= 2 }
+                try await handler.wait(for: "the page to poll the status twice") { calls, _ in calls.filter { $0 == "status" }.count >= 2 }
                 handler.setStatus(ControlStatus(current: "1.1.0", lastKnownGood: "1.1.0", inTrial: false))
             }()
             let output = try await Self.runNode(

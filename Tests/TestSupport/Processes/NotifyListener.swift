@@ -72,20 +72,18 @@ public final class NotifyListener: Sendable {
     /// Waits until `done` holds for the messages received so far, and returns them.
     /// - Throws: ``HarnessError`` naming `what` and what arrived when `timeout` passes first.
     @discardableResult
-    public func wait(for what: String, timeout: Double = 30, _ done: @escaping ([[String: String]]) -> Bool) async throws -> [[String: String]] {
-        do {
-            try await Poll.until(what, timeout: timeout) { done(self.messages) }
-        } catch {
-            throw HarnessError("\(error); received: \(datagrams)")
-        }
-        return messages
+    public func wait(
+        for what: String, timeout: Duration = .seconds(30), _ done: @escaping @Sendable ([[String: String]]) -> Bool
+    ) async throws -> [[String: String]] {
+        try await inbox.datagrams.wait(for: what, timeout: timeout) { done($0.map(Self.fields)) }.map(Self.fields)
     }
 
     /// The socket and what it received; the collecting thread holds it, not the listener.
     private final class Inbox: Sendable {
         /// Closed once: by the collecting thread when there is one, else by `stop`.
         let descriptor: Int32
-        private let datagrams = Mutex<[String]>([])
+        /// Every datagram so far; a test waits on its changes.
+        let datagrams = Observed<[String]>([])
         private let stopped = Mutex(false)
         /// Whether a thread runs ``collect()`` (it then closes the descriptor).
         private let collecting: Bool
@@ -95,7 +93,7 @@ public final class NotifyListener: Sendable {
             self.collecting = collecting
         }
 
-        var received: [String] { datagrams.withLock { $0 } }
+        var received: [String] { datagrams.value }
 
         /// Reads datagrams until ``stop()`` (polling every 50 ms for the stop).
         func collect() {
@@ -106,7 +104,7 @@ public final class NotifyListener: Sendable {
                 let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
                 guard count >= 0 else { continue }
                 let text = String(decoding: buffer[0..<count], as: UTF8.self)
-                datagrams.withLock { $0.append(text) }
+                datagrams.update { $0.append(text) }
             }
             close(descriptor)
         }

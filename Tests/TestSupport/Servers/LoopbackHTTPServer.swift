@@ -41,6 +41,8 @@ public final class LoopbackHTTPServer: Sendable {
         var port: UInt16
     }
     private let state: Mutex<State>
+    /// Bumped after each change of the log, so ``settledLog()`` waits on changes.
+    private let logChanges = Observed(0)
 
     /// The TCP port (kept across ``stop()``/``start()``).
     public var port: UInt16 { state.withLock { $0.port } }
@@ -80,7 +82,7 @@ public final class LoopbackHTTPServer: Sendable {
     /// count after its last write, which the client may see first.
     /// - Throws: ``HarnessError`` when an exchange is still unfinished after 30 s.
     public func settledLog() async throws -> [LoopbackExchange] {
-        try await Poll.until("every exchange of the loopback server to finish") { log.allSatisfy(\.finished) }
+        try await logChanges.wait(for: "every exchange of the loopback server to finish") { [self] _ in log.allSatisfy(\.finished) }
         return log
     }
     /// Every request received so far, in arrival order.
@@ -224,7 +226,8 @@ public final class LoopbackHTTPServer: Sendable {
     // MARK: - Used by LoopbackConnection
 
     func record(_ head: LoopbackRequestParser.Head, connection: Int) -> (LoopbackRequest, Int) {
-        state.withLock { state in
+        defer { logChanges.update { $0 += 1 } }
+        return state.withLock { state in
             let (rawPath, query) = Self.split(head.target)
             let request = LoopbackRequest(
                 index: state.exchanges.count + 1, connection: connection, method: head.method, target: head.target,
@@ -236,6 +239,7 @@ public final class LoopbackHTTPServer: Sendable {
     }
 
     func update(_ slot: Int, status: Int?, sent: Int64, finished: Bool) {
+        defer { logChanges.update { $0 += 1 } }
         state.withLock { state in
             guard slot < state.exchanges.count else { return }
             state.exchanges[slot].status = status
