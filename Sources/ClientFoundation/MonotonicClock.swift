@@ -40,6 +40,14 @@ extension Duration {
         return Double(s) + Double(a) / 1e18
     }
 
+    /// The duration in whole milliseconds, rounded toward zero (and held within `Int64`): for
+    /// a figure in a report, an event or a file, never for arithmetic on time.
+    public var inMilliseconds: Int64 {
+        let (s, a) = components
+        let (ms, overflow) = s.multipliedReportingOverflow(by: 1000)
+        return overflow ? (s < 0 ? .min : .max) : ms + a / 1_000_000_000_000_000
+    }
+
     /// `seconds` as a duration, rounded to the millisecond; a value that is not finite or is
     /// negative is zero, and the result is at most `limit`.
     public static func seconds(clamping seconds: Double, limit: Duration = .seconds(86_400 * 366)) -> Duration {

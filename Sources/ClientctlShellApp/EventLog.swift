@@ -16,8 +16,7 @@ final class EventLog: Sendable {
 
     /// Milliseconds since the shell started.
     var millisecondsSinceLaunch: Int {
-        let elapsed = ContinuousClock.now - launched
-        return Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000)
+        Int(clamping: (ContinuousClock.now - launched).inMilliseconds)
     }
 
     func emit(_ event: String, _ fields: [String: Any] = [:]) {

@@ -65,7 +65,7 @@ extension MeteorChannel {
         }
         reporter.report(
             .downloaded, version: version, via: .files,
-            ms: took.components.seconds * 1000 + took.components.attoseconds / 1_000_000_000_000_000)
+            ms: took.inMilliseconds)
         state.meteor?.lastDownloadedVersion = version
         return .installed(installedVersion(bundle))
     }

@@ -279,7 +279,7 @@ struct ArchiveInstaller {
             let took = ContinuousClock.now - started
             reporter.report(
                 .downloaded, version: version.description, via: .archive, bytes: manifest.size,
-                ms: took.components.seconds * 1000 + took.components.attoseconds / 1_000_000_000_000_000)
+                ms: took.inMilliseconds)
             CrashPoint.hit("unpack.done")
             try await BlockingExecutor.run {
                 try store.promote(staging: tree, version: version, sidecar: sidecar)

@@ -16,7 +16,7 @@ package enum RetryAfter {
             formatter.timeZone = TimeZone(identifier: "GMT")
             formatter.dateFormat = format
             if let date = formatter.date(from: text) {
-                return .milliseconds(Int64(max(0, date.timeIntervalSince(now)) * 1000))
+                return .seconds(clamping: date.timeIntervalSince(now))
             }
         }
         return nil

@@ -44,7 +44,7 @@ public struct DeviceState: Codable, Sendable, Equatable {
         package init(version: String, owner: TrialOwner) {
             self.init(
                 version: version, startedAt: owner.startedAt, pid: owner.pid, session: owner.session, boot: owner.boot,
-                pidStart: owner.pidStart, startedUptimeMs: owner.startedUptime.map(Self.milliseconds))
+                pidStart: owner.pidStart, startedUptimeMs: owner.startedUptime.map(\.inMilliseconds))
         }
 
         /// How long the trial has run at `instant` (device time `wallClock`): on the boot
@@ -54,12 +54,7 @@ public struct DeviceState: Codable, Sendable, Equatable {
             if let ms = startedUptimeMs, let ran = instant.since(BootInstant(bootID: boot, uptime: .milliseconds(ms))) {
                 return ran
             }
-            return .milliseconds(Int64(max(0, wallClock.timeIntervalSince(startedAt)) * 1000))
-        }
-
-        static func milliseconds(_ d: Duration) -> Int64 {
-            let (s, a) = d.components
-            return s * 1000 + a / 1_000_000_000_000_000
+            return .seconds(clamping: wallClock.timeIntervalSince(startedAt))
         }
     }
 
