@@ -58,6 +58,10 @@ import Testing
         #expect(bad.status == 401 && F.error(bad) == "the signature does not match the batch and its key", "\(bad.body)")
         let missing = try await collector.post(first.body)
         #expect(missing.status == 401 && F.error(missing)?.hasPrefix("no Clientctl-Signature header") == true, "\(missing.body)")
+        // The one hex rule: the right signature in uppercase digits is not lowercase hex.
+        let upper = try await collector.post(
+            first.body, headers: first.headers.map { $0.uppercased().replacingOccurrences(of: "CLIENTCTL-SIGNATURE", with: "Clientctl-Signature") })
+        #expect(upper.status == 401 && F.error(upper) == "Clientctl-Signature: not 128 hex digits", "\(upper.body)")
         #expect(try await F.storedReports(dir("reports.db")) == 2)
 
         // The device itself goes on; its sequence numbers cannot be taken by the forger.
@@ -67,7 +71,7 @@ import Testing
         let metrics = try await collector.read("metrics", token: collector.token).body
         #expect(metrics.contains("fleet_collector_batches_refused_total{reason=\"key-mismatch\"} 1"), "\(metrics)")
         #expect(metrics.contains("fleet_collector_batches_refused_total{reason=\"unsigned\"} 1"), "\(metrics)")
-        #expect(metrics.contains("fleet_collector_batches_refused_total{reason=\"bad-signature\"} 2"), "\(metrics)")
+        #expect(metrics.contains("fleet_collector_batches_refused_total{reason=\"bad-signature\"} 3"), "\(metrics)")
         #expect(collector.stop() == 0)
     }
 
