@@ -67,10 +67,8 @@ public struct RoughtimeServer: Sendable, Hashable, Codable, CustomStringConverti
     /// 32 bytes from base64 or hex text, or nil.
     static func decodeKey(_ text: String) -> [UInt8]? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if trimmed.count == 64, trimmed.allSatisfy(\.isHexDigit) {
-            let digits = Array(trimmed.utf8)
-            return stride(from: 0, to: 64, by: 2).compactMap { UInt8(String(decoding: digits[$0..<($0 + 2)], as: UTF8.self), radix: 16) }
-        }
+        // Hex in either case (as servers print their keys), read by the one hex rule.
+        if trimmed.utf8.count == 64, let bytes = LowerHex.decode(trimmed.lowercased()) { return bytes }
         guard let data = Data(base64Encoded: trimmed), data.count == 32 else { return nil }
         return Array(data)
     }

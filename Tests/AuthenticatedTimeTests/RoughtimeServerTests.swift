@@ -12,6 +12,7 @@ import Testing
         #expect(server.description == "roughtime://127.0.0.1:2002")
         let hex = RecordedVector.publicKey.map { String(format: "%02x", $0) }.joined()
         #expect(try RoughtimeServer(address: "roughtime://time.example:5319", key: hex).publicKey == RecordedVector.publicKey)
+        #expect(try RoughtimeServer(address: "roughtime://time.example:5319", key: hex.uppercased()).publicKey == RecordedVector.publicKey)
         let six = try RoughtimeServer(address: "roughtime://[::1]:5319", key: Self.base64Key)
         #expect(six.host == "::1" && six.description == "roughtime://[::1]:5319")
     }
@@ -26,6 +27,8 @@ import Testing
         ("roughtime://[::1]2002", base64Key, "[ADDRESS]:PORT"),
         ("roughtime://127.0.0.1:2002", "AAAA", "not a 32-byte Ed25519 public key"),
         ("roughtime://127.0.0.1:2002", String(repeating: "zz", count: 32), "not a 32-byte Ed25519 public key"),
+        // Fullwidth digits are hex digits to `Character.isHexDigit`, not to the one hex rule.
+        ("roughtime://127.0.0.1:2002", String(repeating: "\u{FF11}", count: 64), "not a 32-byte Ed25519 public key"),
     ])
     func badNamesAreConfigurationErrors(address: String, key: String, says: String) {
         let error = #expect(throws: AuthenticatedTimeError.self) { try RoughtimeServer(address: address, key: key) }
