@@ -25,7 +25,7 @@ struct RolloutPinCommand: AsyncParsableCommand {
                 --target 'site = lobby' --version 1.4.0
               # hold the lobby where it is, on an old release that has expired
               clientctl rollout pin stable --out releases --key k.pem \\
-                --target 'site = lobby' --version 1.2.0 --allow-expired
+                --target 'site = lobby' --version 1.4.0 --allow-expired
             """
     )
 
