@@ -86,12 +86,13 @@ import Testing
 
     // MARK: Terminal escapes
 
-    /// A summary whose every string a collector controls carries ESC [ 2 J, BEL, U+009B and
-    /// U+202E (JSON escapes for C0, the rest raw, as JSON allows).
+    /// A summary whose every free-text string a collector controls carries ESC [ 2 J, BEL,
+    /// U+009B and U+202E (JSON escapes for C0, the rest raw, as JSON allows). Device ids are
+    /// not free text: one that is not a device id is refused (the test after this one).
     static let hostileSummaryJSON = """
         {"app":"com.example.notes\\u001b[2J","channel":"stable\\u0007","devices":2,"generated":"2026-11-25T12:00:00Z",\
         "rollouts":[{"rollout":{"paused":false,"percent":50},"time":"2026-11-25T10:00:00Z","version":"1.1.0\u{9b}2J"}],\
-        "silent":[{"device":"0123\\u001b]0;owned\\u0007cdef\u{202e}fedc","lastSeen":"2026-11-24T09:00:00Z","running":"1.0.0\u{9b}31m\u{202e}"}],\
+        "silent":[{"device":"0123456789abcdef0123456789abcdef","lastSeen":"2026-11-24T09:00:00Z","running":"1.0.0\u{9b}31m\u{202e}"}],\
         "silentDevices":1,"timeline":[{"devices":{"1.1.0\u{9b}2J":1},"time":"2026-11-25T12:00:00Z"}],\
         "versions":[{"blacklists":{},"commits":0,"devicesNow":1,"downloadFailures":{"net\\u001b[2Jwork":1},"failureRate":1,\
         "installs":1,"refusals":{},"rollbacks":{"timed-out\u{202e}\\u0007":1},"trials":1,"version":"1.1.0\u{9b}2J",\
@@ -104,7 +105,7 @@ import Testing
         let text = try await Self.status(collector.baseURL.absoluteString, dir)
         #expect(text.status == 0, "\(text.errorOutput)")
         #expect(Self.isClean(text.output), "\(text.output.debugDescription)")
-        for shown in ["com.example.notes\\u{1b}[2J", "1.1.0\\u{9b}2J", "0123\\u{1b}]0;owned\\u{7}cdef\\u{202e}fedc", "1.0.0\\u{9b}31m\\u{202e}"] {
+        for shown in ["com.example.notes\\u{1b}[2J", "1.1.0\\u{9b}2J", "1.0.0\\u{9b}31m\\u{202e}"] {
             #expect(text.output.contains(shown), "\(shown): \(text.output)")
         }
         // --json: the same JSON value, with those characters as \u escapes.
@@ -114,6 +115,21 @@ import Testing
         let printed = try JSONSerialization.jsonObject(with: json.stdout) as? NSDictionary
         let sent = try JSONSerialization.jsonObject(with: Data(Self.hostileSummaryJSON.utf8)) as? NSDictionary
         #expect(printed != nil && printed == sent)
+    }
+
+    /// A summary naming a silent device by a text that is no device id (here with terminal
+    /// escapes in it) is not a fleet summary: refused with 65, naming the field, the text
+    /// itself not printed.
+    @Test func aSummaryWithAnInventedDeviceIdIsRefusedNamingTheField() async throws {
+        let dir = try TemporaryDirectory("fleet-escapes")
+        let hostile = Self.hostileSummaryJSON.replacingOccurrences(
+            of: "0123456789abcdef0123456789abcdef", with: "0123\\u001b]0;owned\\u0007cdef\u{202e}fedc")
+        let collector = try LoopbackHTTPServer { _ in .text(hostile, contentType: "application/json") }
+        let run = try await Self.status(collector.baseURL.absoluteString, dir)
+        #expect(run.status == 65, "\(run.errorOutput)")
+        #expect(run.output.isEmpty && Self.isClean(run.errorOutput), "\(run.errorOutput.debugDescription)")
+        #expect(run.errorOutput.contains("is not a fleet summary") && run.errorOutput.contains("silent[0].device"), "\(run.errorOutput)")
+        #expect(run.errorOutput.contains("not a device id"), "\(run.errorOutput)")
     }
 
     /// The collector's `{"error": …}` line in a refusal is printed on stderr, escaped.
