@@ -1,5 +1,4 @@
 import ArgumentParser
-import ClientFoundation
 import CommandSupport
 import DeviceSetup
 import ServingCore
@@ -77,9 +76,8 @@ struct ServeCommand: AsyncParsableCommand {
     var idleTimeout = Seconds(30)
 
     func validate() throws {
-        let range = ServerConfiguration.timeoutRange
-        for (flag, seconds) in [("--header-timeout", headerTimeout.value), ("--idle-timeout", idleTimeout.value)]
-        where !(range.lowerBound.inSeconds...range.upperBound.inSeconds).contains(seconds) {
+        for (flag, seconds) in [("--header-timeout", headerTimeout), ("--idle-timeout", idleTimeout)]
+        where !ServerConfiguration.timeoutRange.contains(seconds.duration) {
             throw ValidationError("\(flag) must be between 0.1 and 3600 seconds")
         }
         if let port, !(0...65535).contains(port) { throw ValidationError("--port must be between 0 and 65535") }
