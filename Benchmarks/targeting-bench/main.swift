@@ -59,7 +59,7 @@ while !args.isEmpty {
 }
 
 struct Device {
-    var id: String
+    var id: DeviceID
     var labels: DeviceLabels
     var beta: Bool { labels["ring"] == "beta" }
     var store: Int { Int(labels["store"] ?? "") ?? 0 }
@@ -69,7 +69,7 @@ func makeFleet(_ count: Int, seed: UInt64) -> [Device] {
     var random = SeededRandom(state: seed)
     var fleet: [Device] = []
     for _ in 0..<count {
-        let id = (0..<2).map { _ in String(format: "%016llx", random.next()) }.joined()
+        let id = DeviceID((0..<2).map { _ in String(format: "%016llx", random.next()) }.joined()) ?? .random()
         var labels = DeviceLabels()
         do {
             try labels.set("ring", random.unit() < 0.5 ? "beta" : "stable")
@@ -185,8 +185,8 @@ let onRC2at45 = Set(fleet.indices.filter { taken45[$0] == "1.5.0-rc.2" })
 // Disjoint draws: the devices each rc's rollout admits (its target and its places), whatever
 // else they could take.
 @MainActor func admitted(_ m: Manifest, _ d: Device) -> Bool {
-    guard let rollout = m.rollout, m.target?.admits(TargetDevice(id: DeviceID(d.id), labels: d.labels)) != false else { return false }
-    let place = Rollout.bucket(channel: "stable", draw: rollout.drawName(version: m.version.description), deviceId: d.id)
+    guard let rollout = m.rollout, m.target?.admits(TargetDevice(id: d.id, labels: d.labels)) != false else { return false }
+    let place = Rollout.bucket(channel: "stable", draw: rollout.drawName(version: m.version.description), deviceId: d.id.text)
     return rollout.admits(bucket: place, at: published.addingTimeInterval(10))
 }
 let bothRCs = fleet.filter { admitted(rc1, $0) && admitted(head45, $0) }.count
@@ -196,7 +196,7 @@ func micros(_ d: Duration) -> Double { Double(d.components.seconds) * 1e6 + Doub
 // fleet and 99,000 ids of devices elsewhere. 1.6.0 targets `ring = beta and id in cohort
 // pilot` beside 1.4.0. Each device checks as the installer does: decide, and on
 // `.needsCohort` "fetch" the file (its bytes counted), check it, answer, decide again.
-let pilotMembers = Set(fleet.filter(\.beta).prefix(1_000).map(\.id))
+let pilotMembers = Set(fleet.filter(\.beta).prefix(1_000).map(\.id.text))
 var cohortRandom = SeededRandom(state: seed &+ 7)
 var pilotIds = Array(pilotMembers)
 while pilotIds.count < CohortFile.maxIds {
@@ -239,7 +239,7 @@ let cohortRelease: Manifest = {
         case .needsCohort(let cohort):
             bytes += pilotFile.count
             guard CohortFile.problem(pilotFile, reference: cohort) == nil else { fail("the cohort file does not match") }
-            policy.cohorts.byDigest[cohort.digest] = CohortFile.contains(pilotFile, id: device.id)
+            policy.cohorts.byDigest[cohort.digest] = CohortFile.contains(pilotFile, id: device.id.text)
             pin = nil
         case .install(let m):
             answers = policy.cohorts
@@ -257,8 +257,8 @@ let firstChecks = fleet.indices.map { cohortCheck(fleet[$0], answers: &keptAnswe
 let cohortElapsed = ContinuousClock.now - cohortStart
 let secondChecks = fleet.indices.map { cohortCheck(fleet[$0], answers: &keptAnswers[$0]) }
 let stableIdx = fleet.indices.filter { !fleet[$0].beta }
-let memberIdx = fleet.indices.filter { pilotMembers.contains(fleet[$0].id) }
-let askerIdx = fleet.indices.filter { fleet[$0].beta && !pilotMembers.contains(fleet[$0].id) }
+let memberIdx = fleet.indices.filter { pilotMembers.contains(fleet[$0].id.text) }
+let askerIdx = fleet.indices.filter { fleet[$0].beta && !pilotMembers.contains(fleet[$0].id.text) }
 let cohortResult: [String: Any] = [
     "ids": pilot.count, "fileBytes": pilotFile.count,
     "bytesPerStableDevice": stableIdx.map { firstChecks[$0].bytes }.max() ?? 0,
@@ -266,7 +266,7 @@ let cohortResult: [String: Any] = [
     "bytesPerMember": memberIdx.map { firstChecks[$0].bytes }.max() ?? 0,
     "bytesAtSecondCheck": secondChecks.map(\.bytes).reduce(0, +),
     "membersOn160": memberIdx.filter { firstChecks[$0].0 == "1.6.0" }.count, "members": memberIdx.count,
-    "othersOn160": fleet.indices.filter { !pilotMembers.contains(fleet[$0].id) && firstChecks[$0].0 == "1.6.0" }.count,
+    "othersOn160": fleet.indices.filter { !pilotMembers.contains(fleet[$0].id.text) && firstChecks[$0].0 == "1.6.0" }.count,
     "microsecondsPerCheck": micros(cohortElapsed) / Double(max(1, deviceCount)),
 ]
 

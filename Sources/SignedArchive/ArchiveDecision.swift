@@ -163,7 +163,7 @@ package enum ArchiveDecision {
     ///   - deviceId: this device's id, read only when the rollout decides.
     package static func decide(
         _ candidate: Manifest, restriction: Restriction? = nil, state: DeviceState, isUnpacked: Bool, policy: Policy,
-        deviceId: @autoclosure () throws -> String
+        deviceId: @autoclosure () throws -> DeviceID
     ) rethrows -> Decision {
         if state.blacklist.contains(candidate.version.description) {
             let why =
@@ -179,7 +179,7 @@ package enum ArchiveDecision {
         // `--ignore-rollout` does not override it: who a release is for is signed.
         switch try FeedRules.targetVerdict(
             candidate, restriction: restriction, cohorts: policy.cohorts,
-            device: { TargetDevice(id: DeviceID(try deviceId()), labels: policy.labels) })
+            device: { TargetDevice(id: try deviceId(), labels: policy.labels) })
         {
         case .admitted: break
         case .refused(let why): return .notTargeted(why)
@@ -200,13 +200,13 @@ package enum ArchiveDecision {
     ///   then offered as if beside the newest, ``chooseBeside(_:state:policy:isUnpacked:deviceId:)``).
     package static func decideNewest(
         _ newest: Manifest, restriction: Restriction? = nil, state: DeviceState, isUnpacked: Bool, policy: Policy,
-        deviceId: () throws -> String
+        deviceId: () throws -> DeviceID
     ) rethrows -> (Decision, pin: ReleasePin?) {
         guard !newest.pins.isEmpty else {
             return (try decide(newest, restriction: restriction, state: state, isUnpacked: isUnpacked, policy: policy, deviceId: try deviceId()), nil)
         }
         let id = try deviceId()
-        let device = TargetDevice(id: DeviceID(id), labels: policy.labels)
+        let device = TargetDevice(id: id, labels: policy.labels)
         let (pin, missing) = policy.cohorts.evaluate(for: newest) { ReleasePin.first(of: newest.pins, admitting: device, inCohort: $0) }
         if let missing { return (.needsCohort(missing), nil) }
         if let pin, newest.version > pin.release.version, !isUnpacked {
@@ -220,7 +220,7 @@ package enum ArchiveDecision {
     /// by the same rules (not blacklisted, not below the floor, the policy, the target, the
     /// rollout); nil when none is.
     package static func chooseBeside(
-        _ offered: [Manifest], state: DeviceState, policy: Policy, isUnpacked: (Version) -> Bool, deviceId: () throws -> String
+        _ offered: [Manifest], state: DeviceState, policy: Policy, isUnpacked: (Version) -> Bool, deviceId: () throws -> DeviceID
     ) rethrows -> (Manifest, Decision)? {
         let floor = state.archive.highestAccepted.flatMap(Version.init)
         for release in offered.sorted(by: { $1.version < $0.version }) {

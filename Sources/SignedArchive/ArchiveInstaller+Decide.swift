@@ -1,5 +1,6 @@
 import ClientFoundation
 import ClientUpdater
+import DeviceIdentity
 import Foundation
 import SignedManifest
 
@@ -14,7 +15,7 @@ extension ArchiveInstaller {
     func decideRelease(
         _ candidate: Manifest, newest manifest: Manifest, restriction: Restriction?, state: DeviceState, isUnpacked: Bool,
         policy: ArchiveDecision.Policy, manifestURL: URL, verifier: ManifestVerifier, body: [UInt8], deferred: inout DeferredManifest,
-        deviceId: () throws -> String
+        deviceId: () throws -> DeviceID
     ) async throws -> (ArchiveDecision.Decision, besideNote: String?) {
         var decision: ArchiveDecision.Decision
         /// A pin of the newest manifest that holds this device (docs/targeting.md#pins).

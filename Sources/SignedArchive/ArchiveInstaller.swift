@@ -114,14 +114,14 @@ struct ArchiveInstaller {
             throw SignedArchiveError(.archiveRejected, reason)
         }
         let isUnpacked = FileManager.default.fileExists(atPath: layout.clientDirectory(candidate.version))
-        let deviceId = { try DeviceIdFile.readOrCreate(layout).text }
+        let deviceId = { try DeviceIdFile.readOrCreate(layout) }
         var decision: ArchiveDecision.Decision
         /// Why the newest release is not for this device, when one offered beside it is.
         var besideNote: String?
         // A target that asks about a cohort file this device has no answer for yet: read
         // that file (docs/targeting.md#cohorts) and decide again, until nothing is missing.
         var cohortsRead = 0
-        if !manifest.cohorts.isEmpty, let id = DeviceIdFile.read(layout)?.text {
+        if !manifest.cohorts.isEmpty, let id = DeviceIdFile.read(layout) {
             // The answers kept for the lists this manifest names: a device that asked before
             // decides at once, reading no cohort file.
             let kept = CohortAnswerStore(layout: layout)

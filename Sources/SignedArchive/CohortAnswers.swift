@@ -1,5 +1,6 @@
 import ClientFoundation
 import ClientUpdater
+import DeviceIdentity
 import Foundation
 import SignedManifest
 
@@ -46,16 +47,16 @@ struct CohortAnswerStore {
     }
 
     /// The kept answer for `digest`, when it is for `deviceId`.
-    func read(_ digest: String, deviceId: String) -> Bool? {
+    func read(_ digest: String, deviceId: DeviceID) -> Bool? {
         guard let data = try? BoundedFile.read(path(digest), cap: 4096, code: SignedArchiveError.Code.corruptState),
-            let answer = try? JSONDecoder().decode(Answer.self, from: data), answer.id == deviceId
+            let answer = try? JSONDecoder().decode(Answer.self, from: data), answer.id == deviceId.text
         else { return nil }
         return answer.member
     }
 
     /// Keeps an answer (best effort: without it the next check reads the file again).
-    func keep(_ digest: String, deviceId: String, member: Bool) {
-        guard let data = try? JSONEncoder().encode(Answer(id: deviceId, member: member)) else { return }
+    func keep(_ digest: String, deviceId: DeviceID, member: Bool) {
+        guard let data = try? JSONEncoder().encode(Answer(id: deviceId.text, member: member)) else { return }
         try? AtomicFile.makeDirectory(folder)
         try? AtomicFile.write(data, to: path(digest))
     }
@@ -76,7 +77,7 @@ extension ArchiveInstaller {
     /// - Throws: ``SignedArchiveError`` `.archiveRejected` for a file that is missing, of
     ///   another size, or does not match (a CDN serving another version of it, or an
     ///   altered one): the check installs nothing and the device keeps what it runs.
-    func cohortAnswer(_ cohort: CohortReference, manifestURL: URL, deviceId: String) async throws -> Bool {
+    func cohortAnswer(_ cohort: CohortReference, manifestURL: URL, deviceId: DeviceID) async throws -> Bool {
         let store = CohortAnswerStore(layout: layout)
         if let kept = store.read(cohort.digest, deviceId: deviceId) { return kept }
         guard let url = URL(string: cohort.path, relativeTo: manifestURL)?.absoluteURL else {
@@ -96,7 +97,7 @@ extension ArchiveInstaller {
         if let problem = CohortFile.problem(bytes, reference: cohort) {
             throw SignedArchiveError(.archiveRejected, "cohort file \(url.absoluteString) \(problem): keeping what this device runs")
         }
-        let member = CohortFile.contains(bytes, id: deviceId)
+        let member = CohortFile.contains(bytes, id: deviceId.text)
         store.keep(cohort.digest, deviceId: deviceId, member: member)
         return member
     }

@@ -1,5 +1,6 @@
 import ClientFoundation
 import ClientUpdater
+import DeviceIdentity
 import DeviceTargeting
 import Foundation
 import SignedManifest
@@ -68,7 +69,7 @@ package enum FeedRules {
     /// With a `restriction` in force for this release the rollout in force is the
     /// stricter of the two: paused when either is, the lower percent (a manifest without
     /// `rollout` counts as 100 %).
-    package static func rolloutRefusal(_ manifest: Manifest, restriction: Restriction? = nil, deviceId: String, now: Date) -> String? {
+    package static func rolloutRefusal(_ manifest: Manifest, restriction: Restriction? = nil, deviceId: DeviceID, now: Date) -> String? {
         let restriction = restriction.flatMap { $0.version == manifest.version ? $0 : nil }
         guard manifest.rollout != nil || restriction != nil else { return nil }
         let by = " by the rollout role's restriction until \(restriction.map { RFC3339.format($0.expires) } ?? "")"
@@ -78,7 +79,7 @@ package enum FeedRules {
         let percent = min(own, restriction?.percent ?? 100)
         let rollout = manifest.rollout ?? .percent(100)
         let draw = rollout.drawName(version: manifest.version.description)
-        let bucket = Rollout.bucket(channel: manifest.channel, draw: draw, deviceId: deviceId)
+        let bucket = Rollout.bucket(channel: manifest.channel, draw: draw, deviceId: deviceId.text)
         let places = rollout.places(percent: percent)
         guard !places.contains(bucket) else { return nil }
         let capped = percent < own ? " (capped\(by))" : ""

@@ -1,5 +1,6 @@
 import ClientFoundation
 import ClientUpdater
+import DeviceIdentity
 import Foundation
 import ReleaseSigning
 import SignedArchive
@@ -12,6 +13,8 @@ import Testing
 /// ``ArchiveDecision`` from values (docs/formats.md#device-policy).
 @Suite struct ArchiveDecisionTests {
     static let now = ManifestSamples.published.addingTimeInterval(3600)
+    /// The device deciding (a valid id literal; the fallback is never taken).
+    static let device = DeviceID(String(repeating: "0d", count: 16)) ?? .random()
     static let policy = ArchiveDecision.Policy(app: "com.example.notes", channel: "stable", shellVersion: Version(1, 5, 0), now: now)
 
     /// A signed manifest of `version` (the samples' app and channel, shells 1.0.0–2.0.0).
@@ -174,7 +177,7 @@ import Testing
             manifest, state: Self.state(blacklist: ["1.2.3"]), isUnpacked: false, policy: Self.policy,
             deviceId: {
                 read = true
-                return "device"
+                return Self.device
             }())
         #expect(decision == .skip("release 1.2.3 is blacklisted on this device (it failed start-up twice)", waitsForRollout: false))
         #expect(!read)
@@ -182,15 +185,17 @@ import Testing
 
     @Test func anUnpackedReleaseIsUpToDateAndSaysWhetherStateRecordedIt() throws {
         let manifest = try Self.manifest()
-        let recorded = ArchiveDecision.decide(manifest, state: Self.state(floor: "1.2.3"), isUnpacked: true, policy: Self.policy, deviceId: "d")
+        let recorded = ArchiveDecision.decide(
+            manifest, state: Self.state(floor: "1.2.3"), isUnpacked: true, policy: Self.policy, deviceId: Self.device)
         #expect(recorded == .upToDate(Version(1, 2, 3), recorded: true))
-        let unrecorded = ArchiveDecision.decide(manifest, state: Self.state(floor: "1.0.0"), isUnpacked: true, policy: Self.policy, deviceId: "d")
+        let unrecorded = ArchiveDecision.decide(
+            manifest, state: Self.state(floor: "1.0.0"), isUnpacked: true, policy: Self.policy, deviceId: Self.device)
         #expect(unrecorded == .upToDate(Version(1, 2, 3), recorded: false))
     }
 
     @Test func aPausedRolloutHoldsTheDeviceBackUnlessIgnored() throws {
         let manifest = try Self.manifest { $0.rollout = Rollout(steps: [.init(seconds: 0, percent: 100)], paused: true) }
-        let held = ArchiveDecision.decide(manifest, state: Self.state(), isUnpacked: false, policy: Self.policy, deviceId: "d")
+        let held = ArchiveDecision.decide(manifest, state: Self.state(), isUnpacked: false, policy: Self.policy, deviceId: Self.device)
         #expect(held == .skip("the rollout of release 1.2.3 is paused; this device waits", waitsForRollout: true))
         var ignoring = Self.policy
         ignoring.ignoreRollout = true
@@ -199,14 +204,16 @@ import Testing
             manifest, state: Self.state(), isUnpacked: false, policy: ignoring,
             deviceId: {
                 read = true
-                return "d"
+                return Self.device
             }())
         #expect(taken == .install(manifest) && !read)
     }
 
     @Test func aReleaseWithoutRolloutIsInstalled() throws {
         let manifest = try Self.manifest()
-        #expect(ArchiveDecision.decide(manifest, state: Self.state(), isUnpacked: false, policy: Self.policy, deviceId: "d") == .install(manifest))
+        #expect(
+            ArchiveDecision.decide(manifest, state: Self.state(), isUnpacked: false, policy: Self.policy, deviceId: Self.device) == .install(manifest)
+        )
     }
 
     @Test func theFloorOnlyRises() {

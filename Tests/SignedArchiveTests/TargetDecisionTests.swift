@@ -14,7 +14,8 @@ import Testing
 /// beside the newest, each from values.
 @Suite struct TargetDecisionTests {
     static let now = ManifestSamples.published.addingTimeInterval(3600)
-    static let deviceId = String(repeating: "ab", count: 16)
+    /// A valid id literal (the fallback is never taken).
+    static let deviceId = DeviceID(String(repeating: "ab", count: 16)) ?? .random()
 
     static func policy(_ labels: [String: String]) throws -> ArchiveDecision.Policy {
         ArchiveDecision.Policy(
