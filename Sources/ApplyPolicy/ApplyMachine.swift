@@ -297,7 +297,7 @@ package struct ApplyMachine: Sendable {
         let input = input(staged, at: clocks)
         let decision = ApplyDecision.decide(input, now: t)
         let next = ApplyDecision.nextWake(input, now: t)
-        let sleep = next.map { Self.duration(from: t, to: $0) }
+        let sleep = next.map { Duration.wallClock(from: t, to: $0) }
         lastDecision = decision
         if case .retrying(_, let until) = state, until > m {
             guard decision.isSwitch || (decision == .wait(.nextNavigation) && navigation) else {
@@ -344,7 +344,7 @@ package struct ApplyMachine: Sendable {
     /// A wall clock that moved more or less than the monotonic one since the last decision jumped.
     private mutating func noteReading(_ clocks: Clocks) {
         if let last = lastReading {
-            let wall = Self.duration(from: last.wall, to: clocks.wall)
+            let wall = Duration.wallClock(from: last.wall, to: clocks.wall)
             let drift = wall - (clocks.monotonic - last.monotonic)
             if drift > Self.jumpTolerance || drift < .zero - Self.jumpTolerance { jump = (drift, clocks.wall, clocks.monotonic) }
         }
@@ -366,11 +366,6 @@ package struct ApplyMachine: Sendable {
         return [.writeStatus(facts)]
     }
 
-    /// The duration from one wall-clock instant to another, to the millisecond (negative when
-    /// `to` is earlier).
-    static func duration(from: Date, to: Date) -> Duration {
-        .milliseconds(Int64((to.timeIntervalSince(from) * 1000).rounded()))
-    }
 }
 
 extension ApplyDecision {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The one monotonic clock the device's timers read and sleep on: durations since the clock
 /// was made, never a wall-clock date. It wraps any standard-library `Clock` whose duration is
 /// `Duration` (a `ContinuousClock` in production, a manual clock in tests), so the watchdog,
@@ -53,5 +55,15 @@ extension Duration {
     public static func seconds(clamping seconds: Double, limit: Duration = .seconds(86_400 * 366)) -> Duration {
         guard seconds.isFinite, seconds > 0 else { return .zero }
         return min(.milliseconds(Int64(min(seconds, limit.inSeconds) * 1000)), limit)
+    }
+
+    /// The time from one wall-clock instant to another, rounded to the millisecond, negative
+    /// when `to` is earlier (a clock set back), and held within a century either way: for
+    /// comparing a wall clock's advance with the monotonic clock's, or sleeping until a
+    /// wall-clock moment.
+    public static func wallClock(from: Date, to: Date) -> Duration {
+        let century = 100 * 366 * 86_400.0
+        let seconds = min(max(to.timeIntervalSince(from), -century), century)
+        return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 }

@@ -18,9 +18,8 @@ package final class LineThrottle: Sendable {
     package func admit(now: ContinuousClock.Instant = .now) -> Bool {
         state.withLock { state in
             if let at = state.at {
-                let elapsed = now - at
-                let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                state.tokens = min(burst, state.tokens + seconds)
+                let elapsed: Duration = now - at
+                state.tokens = min(burst, state.tokens + elapsed / .seconds(1))
             }
             state.at = now
             guard state.tokens >= 1 else { return false }

@@ -120,7 +120,7 @@ package struct ReportDeliverySchedule: Sendable, Equatable {
     /// sent at once rather than held for as long as the jump.
     package static func heldUntil(_ pending: [FleetReport], now: Date, hold: Duration) -> Date? {
         guard let oldest = pending.first, pending.allSatisfy(canWait), oldest.time <= now else { return nil }
-        let until = oldest.time.addingTimeInterval(Double(hold.components.seconds))
+        let until = oldest.time.addingTimeInterval(hold.inSeconds)
         return until > now ? until : nil
     }
 
@@ -183,11 +183,11 @@ package struct ReportDeliverySchedule: Sendable, Equatable {
     /// The wait after the `failures`-th failure in a row: `base · 2^(failures−1)`, capped,
     /// then a random point in its upper half.
     private func backoffDelay(random: Double) -> Duration {
-        let base = seconds(tuning.backoffBase)
-        let cap = seconds(tuning.backoffCap)
+        let base = tuning.backoffBase.inSeconds
+        let cap = tuning.backoffCap.inSeconds
         let full = min(cap, base * pow(2, Double(max(0, min(failures - 1, 30)))))
         let jittered = full * (0.5 + 0.5 * min(max(random, 0), 1))
-        return .milliseconds(Int64(jittered * 1000))
+        return .seconds(clamping: jittered, limit: tuning.backoffCap)
     }
 
     /// Sets ``due`` to the later of `earliest`, the backoff and the next token, unless an
@@ -198,7 +198,7 @@ package struct ReportDeliverySchedule: Sendable, Equatable {
         if let notBefore { at = max(at, notBefore) }
         if tokens < 1 {
             let missing = 1 - tokens
-            at = max(at, now + .milliseconds(Int64(missing * seconds(tuning.refill) * 1000)))
+            at = max(at, now + .seconds(clamping: missing * tuning.refill.inSeconds, limit: tuning.refill))
         }
         if let due, due <= at { return }
         due = at
@@ -206,12 +206,8 @@ package struct ReportDeliverySchedule: Sendable, Equatable {
 
     private mutating func refill(now: Duration) {
         guard now > refilledAt else { return }
-        let gained = seconds(now - refilledAt) / seconds(tuning.refill)
+        let gained = (now - refilledAt) / tuning.refill
         tokens = min(Double(tuning.burst), tokens + gained)
         refilledAt = now
-    }
-
-    private func seconds(_ d: Duration) -> Double {
-        d.inSeconds
     }
 }
