@@ -30,10 +30,10 @@ public struct CollectorConfiguration: Sendable {
     /// The slowest average pace of a batch's body after its first 5 s, in bytes a second
     /// (slower: the connection is closed with no answer; 0: no such limit).
     public var minBodyBytesPerSecond = 1024
-    /// Seconds a connection may stay silent (between requests, or inside one).
-    public var idleTimeoutSeconds: Double
-    /// Seconds a batch's body has to arrive.
-    public var bodyTimeoutSeconds: Double
+    /// How long a connection may stay silent (between requests, or inside one).
+    public var idleTimeout: Duration
+    /// How long a batch's body has to arrive.
+    public var bodyTimeout: Duration
     /// The default window of `GET /v1/fleet` (a device is *on* a version when seen within it).
     public var windowSeconds: Int
     /// Which devices' reports count (docs/fleet-reports.md#admission).
@@ -55,7 +55,7 @@ public struct CollectorConfiguration: Sendable {
     /// A configuration with the defaults of `clientctl collect`.
     public init(
         host: String = "127.0.0.1", port: Int, readToken: ReadToken, retentionDays: Int = 90, rateLimits: RateLimits = .standard,
-        maxInFlight: Int = 32, maxConnections: Int = 1024, idleTimeoutSeconds: Double = 30, bodyTimeoutSeconds: Double = 30,
+        maxInFlight: Int = 32, maxConnections: Int = 1024, idleTimeout: Duration = .seconds(30), bodyTimeout: Duration = .seconds(30),
         windowSeconds: Int = 86_400
     ) {
         self.host = host
@@ -65,8 +65,8 @@ public struct CollectorConfiguration: Sendable {
         self.rateLimits = rateLimits
         self.maxInFlight = maxInFlight
         self.maxConnections = maxConnections
-        self.idleTimeoutSeconds = idleTimeoutSeconds
-        self.bodyTimeoutSeconds = bodyTimeoutSeconds
+        self.idleTimeout = idleTimeout
+        self.bodyTimeout = bodyTimeout
         self.windowSeconds = windowSeconds
     }
 }
@@ -119,7 +119,7 @@ public final class Collector: Sendable {
     func router() -> Router<CollectorRequestContext> {
         let router = Router(context: CollectorRequestContext.self)
         let ingest = IngestRoute(
-            store: store, limiter: limiter, gate: gate, metrics: metrics, bodySeconds: configuration.bodyTimeoutSeconds,
+            store: store, limiter: limiter, gate: gate, metrics: metrics, bodyTimeout: configuration.bodyTimeout,
             admission: configuration.admission, now: now, logger: logger)
         router.post("/v1/reports") { request, context in await ingest.handle(request, context: context) }
         let reads = ReadRoutes(collector: self)
@@ -142,7 +142,7 @@ public final class Collector: Sendable {
             server: .http1(
                 configuration: .init(
                     additionalChannelHandlers: [self.connections.handler()],
-                    idleTimeout: .nanoseconds(Int64(configuration.idleTimeoutSeconds * 1e9)))),
+                    idleTimeout: TimeAmount(configuration.idleTimeout))),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port), serverName: nil,
                 availableConnectionsDelegate: MaximumAvailableConnections(configuration.maxConnections, logger: logger)),

@@ -6,8 +6,8 @@ import NIOCore
 import Synchronization
 
 /// Reads a batch's body before anything else is spent on it (docs/fleet-reports.md#the-collector):
-/// at most ``maxBytes`` as sent, all of it within ``seconds``, and no slower than
-/// ``minBytesPerSecond`` on average once ``graceSeconds`` have passed, so a body trickled a
+/// at most ``maxBytes`` as sent, all of it within ``limit``, and no slower than
+/// ``minBytesPerSecond`` on average once ``grace`` has passed, so a body trickled a
 /// byte at a time is cut within seconds, not at the time limit. A watchdog checks the pace
 /// twice a second whether or not bytes arrive. A body cut for its time or pace ends its
 /// connection without an answer: a device retries it later as after a network failure,
@@ -18,11 +18,11 @@ struct BodyReader: Sendable {
     /// The most bytes as sent.
     var maxBytes = ReportBatch.maxBytes
     /// The time limit of the whole body.
-    var seconds: Double
-    /// The slowest average pace allowed after ``graceSeconds`` (0: none).
+    var limit: Duration
+    /// The slowest average pace allowed after ``grace`` (0: none).
     var minBytesPerSecond: Int
     /// The time a body has before its pace counts.
-    var graceSeconds: Double = 5
+    var grace: Duration = .seconds(5)
 
     /// What became of a body.
     enum Outcome: Sendable, Equatable {
@@ -74,11 +74,10 @@ struct BodyReader: Sendable {
 
     /// `.tooSlow` when `received` bytes after `elapsed` is past a limit, else nil.
     func verdict(received: Int, after elapsed: Duration) -> Outcome? {
-        let s = elapsed.inSeconds
-        if s > seconds { return .tooSlow("the body took more than \(Int(seconds)) s to arrive") }
-        if minBytesPerSecond > 0, s > graceSeconds, Double(received) < Double(minBytesPerSecond) * (s - graceSeconds) {
+        if elapsed > limit { return .tooSlow("the body took more than \(Int(limit.inSeconds)) s to arrive") }
+        if minBytesPerSecond > 0, elapsed > grace, Double(received) < Double(minBytesPerSecond) * (elapsed - grace).inSeconds {
             return .tooSlow(
-                "the body arrived at less than \(minBytesPerSecond) bytes a second (\(received) bytes in \(Int(s)) s)")
+                "the body arrived at less than \(minBytesPerSecond) bytes a second (\(received) bytes in \(Int(elapsed.inSeconds)) s)")
         }
         return nil
     }

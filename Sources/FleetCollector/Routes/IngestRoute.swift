@@ -14,7 +14,7 @@ struct IngestRoute: Sendable {
     let limiter: RateLimiter
     let gate: InFlightGate
     let metrics: CollectorMetrics
-    let bodySeconds: Double
+    let bodyTimeout: Duration
     let admission: AdmissionMode
     let now: @Sendable () -> Date
     let logger: Logger
@@ -42,7 +42,7 @@ struct IngestRoute: Sendable {
                 .rateLimited, .tooManyRequests,
                 "rate limit: \(gate.reads.limit) bodies are being read from \(context.sourceAddress) at once; retry later", retryAfter: 5)
         }
-        let read = await BodyReader(seconds: bodySeconds, minBytesPerSecond: gate.minBodyBytesPerSecond).read(request.body, channel: context.channel)
+        let read = await BodyReader(limit: bodyTimeout, minBytesPerSecond: gate.minBodyBytesPerSecond).read(request.body, channel: context.channel)
         gate.reads.leave(context.sourceAddress)
         var body: [UInt8]
         switch read {

@@ -120,7 +120,7 @@ struct CollectCommand: AsyncParsableCommand {
             var configuration = CollectorConfiguration(
                 host: host, port: port, readToken: token, retentionDays: retentionDays,
                 rateLimits: RateLimits(perAddressPerMinute: ratePerAddress, perDevicePerMinute: ratePerDevice, maxKeys: 100_000),
-                idleTimeoutSeconds: limits.idleTimeout.value)
+                idleTimeout: limits.idleTimeout.duration)
             limits.apply(to: &configuration)
             configuration.admission = admission.mode
             configuration.adminToken = adminToken
