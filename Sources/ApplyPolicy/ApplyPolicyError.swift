@@ -20,6 +20,8 @@ package struct ApplyPolicyError: Error, Sendable, Equatable, CustomStringConvert
         case invalidDeadline
         /// A rollout restriction that would make devices switch sooner than the release allows.
         case notAllowedByRestriction
+        /// A download rate or metered mode that does not read (docs/download-policy.md).
+        case invalidDownloadPolicy
     }
 
     /// What kind of value was refused.

@@ -37,11 +37,24 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
     /// on the device (docs/targeting.md). Sent in the device's signed reports, never to the
     /// release host.
     public var labels: DeviceLabels
+    /// The device's download windows as typed, the grammar of ``applyWindows`` (and its
+    /// zone, ``applyTimeZone``): a release downloads only inside one (docs/download-policy.md).
+    /// Empty: any time.
+    public var downloadWindows: [String]
+    /// The download rate cap as typed (`2MB/s`, read by `ByteRate`); `nil`: no cap.
+    public var downloadRate: String?
+    /// What a metered link allows as typed: `never`, `patches:SIZE` or `always`; `nil`:
+    /// `always`, as before the setting existed.
+    public var metered: String?
+    /// Interfaces the device counts as metered (`wwan0`), for a machine without
+    /// NetworkManager to ask; empty: none named.
+    public var meteredInterfaces: [String]
 
     public init(
         startupTimeoutSeconds: Double = 10, keep: Int = 3, reportURL: String? = nil, applyWindows: [String] = [],
         applyTimeZone: String? = nil, timeServers: [TimeServerSetting] = [], timeQuorum: Int? = nil,
-        labels: DeviceLabels = DeviceLabels()
+        labels: DeviceLabels = DeviceLabels(), downloadWindows: [String] = [], downloadRate: String? = nil, metered: String? = nil,
+        meteredInterfaces: [String] = []
     ) {
         self.startupTimeoutSeconds = startupTimeoutSeconds
         self.keep = keep
@@ -51,10 +64,15 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         self.timeServers = timeServers
         self.timeQuorum = timeQuorum
         self.labels = labels
+        self.downloadWindows = downloadWindows
+        self.downloadRate = downloadRate
+        self.metered = metered
+        self.meteredInterfaces = meteredInterfaces
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case startupTimeoutSeconds, keep, reportURL, applyWindows, applyTimeZone, timeServers, timeQuorum, labels
+        case downloadWindows, downloadRate, metered, meteredInterfaces
     }
 
     /// Most time servers a device asks.
@@ -87,10 +105,10 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         }
     }
 
-    /// True when a window names no zone and no ``applyTimeZone`` is set: the device's own
-    /// zone reads it.
+    /// True when a window (apply or download) names no zone and no ``applyTimeZone`` is
+    /// set: the device's own zone reads it.
     package var usesSystemZone: Bool {
-        applyTimeZone == nil && applyWindows.contains { !$0.contains("@") }
+        applyTimeZone == nil && (applyWindows + downloadWindows).contains { !$0.contains("@") }
     }
 
     /// The windows read in `zone` where they name none: ``applyTimeZone`` when set, else
@@ -113,6 +131,10 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         timeServers = try c.decodeIfPresent([TimeServerSetting].self, forKey: .timeServers) ?? []
         timeQuorum = try c.decodeIfPresent(Int.self, forKey: .timeQuorum)
         labels = try c.decodeIfPresent(DeviceLabels.self, forKey: .labels) ?? DeviceLabels()
+        downloadWindows = try c.decodeIfPresent([String].self, forKey: .downloadWindows) ?? []
+        downloadRate = try c.decodeIfPresent(String.self, forKey: .downloadRate)
+        metered = try c.decodeIfPresent(String.self, forKey: .metered)
+        meteredInterfaces = try c.decodeIfPresent([String].self, forKey: .meteredInterfaces) ?? []
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -125,6 +147,10 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         if !timeServers.isEmpty { try c.encode(timeServers, forKey: .timeServers) }
         try c.encodeIfPresent(timeQuorum, forKey: .timeQuorum)
         if !labels.isEmpty { try c.encode(labels, forKey: .labels) }
+        if !downloadWindows.isEmpty { try c.encode(downloadWindows, forKey: .downloadWindows) }
+        try c.encodeIfPresent(downloadRate, forKey: .downloadRate)
+        try c.encodeIfPresent(metered, forKey: .metered)
+        if !meteredInterfaces.isEmpty { try c.encode(meteredInterfaces, forKey: .meteredInterfaces) }
     }
 
     /// Startup timeout: more than 0, at most one day.
@@ -163,7 +189,73 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         } catch {
             return FieldProblem("applyWindows", "\(error)")
         }
+        return downloadProblem()
+    }
+}
+
+extension DeviceSettings {
+    /// Most download windows and metered interfaces a device keeps.
+    package static let maxDownloadWindows = 16
+    package static let maxMeteredInterfaces = 16
+
+    /// The first download setting that does not read: a window, the rate, the metered mode,
+    /// an interface name.
+    package func downloadProblem() -> FieldProblem? {
+        if downloadWindows.count > Self.maxDownloadWindows {
+            return FieldProblem("downloadWindows", "lists \(downloadWindows.count) windows, at most \(Self.maxDownloadWindows)")
+        }
+        let utc = TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
+        for window in downloadWindows {
+            do {
+                _ = try DownloadPolicy(windows: [window], zone: applyTimeZone, defaultZone: utc, rate: nil, metered: nil)
+            } catch let error as ApplyPolicyError {
+                return FieldProblem("downloadWindows", error.message)
+            } catch {
+                return FieldProblem("downloadWindows", "\(error)")
+            }
+        }
+        if let downloadRate, let problem = ByteRate.problem(downloadRate) { return FieldProblem("downloadRate", problem) }
+        if let metered {
+            do {
+                _ = try MeteredAllowance(parsing: metered)
+            } catch let error as ApplyPolicyError {
+                return FieldProblem("metered", error.message)
+            } catch {
+                return FieldProblem("metered", "\(error)")
+            }
+        }
+        if meteredInterfaces.count > Self.maxMeteredInterfaces {
+            return FieldProblem("meteredInterfaces", "lists \(meteredInterfaces.count) interfaces, at most \(Self.maxMeteredInterfaces)")
+        }
+        for name in meteredInterfaces {
+            if let problem = Self.interfaceProblem(name) { return FieldProblem("meteredInterfaces", problem) }
+        }
+        if let twice = meteredInterfaces.first(where: { n in meteredInterfaces.filter { $0 == n }.count > 1 }) {
+            return FieldProblem("meteredInterfaces", "names \(Quoting.quoted(twice)) twice")
+        }
         return nil
+    }
+
+    /// Why `name` is not a network interface name (1 to 15 characters, none of them `/`,
+    /// `:`, a space or a control character; not `.` or `..`), or `nil`.
+    package static func interfaceProblem(_ name: String) -> String? {
+        let bad = name.unicodeScalars.contains { $0.value <= 0x20 || $0.value == 0x7F || $0 == "/" || $0 == ":" || !$0.isASCII }
+        if name.isEmpty || name.utf8.count > 15 || bad || name == "." || name == ".." {
+            return "\(Quoting.quoted(name)) is not an interface name (1 to 15 ASCII characters, no '/', ':' or spaces, as in wwan0)"
+        }
+        return nil
+    }
+
+    /// The download policy these settings name, windows that name no zone read in
+    /// ``applyTimeZone``, else `systemZone`; what does not read is left out (it was refused
+    /// before it was written), so an unreadable mode is `always`.
+    package func downloadPolicy(systemZone: TimeZone) -> DownloadPolicy {
+        DownloadPolicy(
+            windows: downloadWindows.compactMap {
+                try? MaintenanceWindow(parsing: $0, timeZone: $0.contains("@") ? nil : applyTimeZone, defaultZone: systemZone)
+            },
+            rate: downloadRate.flatMap(ByteRate.init(parsing:)),
+            metered: metered.flatMap { try? MeteredAllowance(parsing: $0) } ?? .always)
     }
 }
 
@@ -253,5 +345,25 @@ extension CarriesDeviceSettings {
     public var labels: DeviceLabels {
         get { deviceSettings.labels }
         set { deviceSettings.labels = newValue }
+    }
+    /// The device's download windows as typed (docs/download-policy.md).
+    public var downloadWindows: [String] {
+        get { deviceSettings.downloadWindows }
+        set { deviceSettings.downloadWindows = newValue }
+    }
+    /// The download rate cap as typed; `nil`: none.
+    public var downloadRate: String? {
+        get { deviceSettings.downloadRate }
+        set { deviceSettings.downloadRate = newValue }
+    }
+    /// What a metered link allows as typed; `nil`: `always`.
+    public var metered: String? {
+        get { deviceSettings.metered }
+        set { deviceSettings.metered = newValue }
+    }
+    /// Interfaces counted as metered without NetworkManager.
+    public var meteredInterfaces: [String] {
+        get { deviceSettings.meteredInterfaces }
+        set { deviceSettings.meteredInterfaces = newValue }
     }
 }

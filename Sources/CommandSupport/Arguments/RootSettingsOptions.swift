@@ -1,4 +1,5 @@
 import ArgumentParser
+import ClientFoundation
 import DeviceIdentity
 import DeviceSetup
 import DeviceTargeting
@@ -51,6 +52,28 @@ package struct RootSettingsOptions: ParsableArguments {
             "A device label KEY=VALUE that release targets read (store=12, ring=beta); repeat for several (docs/targeting.md).",
             valueName: "KEY=VALUE"))
     package var labels: [String] = []
+    @Option(
+        name: .customLong("download-window"),
+        help: ArgumentHelp(
+            "A download window, local time HH:MM-HH:MM[@Area/City] (01:00-05:00; may cross midnight); repeat for several"
+                + " (default: any time).",
+            valueName: "WINDOW"))
+    package var downloadWindows: [String] = []
+    @Option(
+        name: .customLong("download-rate"),
+        help: ArgumentHelp("The most a download takes, as 2MB/s, 500KiB/s or 20Mbit/s (default: no cap).", valueName: "RATE"))
+    package var downloadRate: String?
+    @Option(
+        name: .customLong("metered"),
+        help: ArgumentHelp(
+            "What a metered link allows: never, patches:SIZE (a patch up to SIZE, as patches:5MB) or always (the default).",
+            valueName: "MODE"))
+    package var metered: String?
+    @Option(
+        name: .customLong("metered-interface"),
+        help: ArgumentHelp(
+            "A network interface counted as metered where NetworkManager cannot tell (wwan0); repeat for several.", valueName: "NAME"))
+    package var meteredInterfaces: [String] = []
 
     /// The `--label` flags as labels; nil when one does not read (``validate()`` says why).
     package var deviceLabels: DeviceLabels? { try? Self.labels(labels) }
@@ -61,13 +84,24 @@ package struct RootSettingsOptions: ParsableArguments {
         try DeviceLabels(assignments: assignments)
     }
 
+    /// A download setting's problem as its flag's message.
+    package static func downloadMessage(_ problem: FieldProblem) -> String {
+        switch problem.field {
+        case "downloadRate": "--download-rate \(problem.problem)"
+        case "metered": "--metered: \(problem.problem)"
+        case "meteredInterfaces": "--metered-interface \(problem.problem)"
+        default: problem.problem
+        }
+    }
+
     /// The settings as one value.
     package var deviceSettings: DeviceSettings {
         DeviceSettings(
             startupTimeoutSeconds: startupTimeout.value, keep: keep, reportURL: reportURL, applyWindows: applyWindows,
             applyTimeZone: timeZone,
             timeServers: zip(timeServers, timeServerKeys).map { TimeServerSetting(address: $0, key: $1) }, timeQuorum: timeQuorum,
-            labels: deviceLabels ?? DeviceLabels())
+            labels: deviceLabels ?? DeviceLabels(), downloadWindows: downloadWindows, downloadRate: downloadRate, metered: metered,
+            meteredInterfaces: meteredInterfaces)
     }
 
     package func validate() throws {
@@ -78,7 +112,9 @@ package struct RootSettingsOptions: ParsableArguments {
         }
         try startupTimeout.requireStartupTimeout()
         guard DeviceSettings.keepRange.contains(keep) else { throw ValidationError("--keep \(keep) is out of range: 1…1000") }
-        if timeZone != nil, applyWindows.isEmpty { throw ValidationError("--timezone goes with --apply-window") }
+        if timeZone != nil, applyWindows.isEmpty, downloadWindows.isEmpty {
+            throw ValidationError("--timezone goes with --apply-window or --download-window")
+        }
         if let problem = deviceSettings.fieldProblem(allowInsecureHTTP: true), problem.field.hasPrefix("apply") {
             throw ValidationError(problem.problem)
         }
@@ -90,5 +126,6 @@ package struct RootSettingsOptions: ParsableArguments {
             let flag = problem.field == "timeQuorum" ? "--time-quorum" : "--time-server"
             throw ValidationError(problem.problem.hasPrefix("time server") ? problem.problem : "\(flag) \(problem.problem)")
         }
+        if let problem = deviceSettings.downloadProblem() { throw ValidationError(Self.downloadMessage(problem)) }
     }
 }
