@@ -41,23 +41,26 @@ public struct ByteRate: Sendable, Equatable, Hashable, CustomStringConvertible {
 
     private static func read(_ text: String) -> Result<ByteRate, Refusal> {
         let shown = Quoting.quoted(text)
-        var body = Substring(text)
+        // Spaces around the whole text, the number, the unit and the `/s` are allowed.
+        var body = Substring(text.trimmingSpaces())
         if body.hasSuffix("/s") { body = body.dropLast(2) }
         body = Substring(body.trimmingSpaces())
         let number = body.prefix { $0.isASCII && ($0.isNumber || $0 == ".") }
         let unitText = String(body.dropFirst(number.count)).trimmingSpaces()
-        guard !number.isEmpty, number.filter({ $0 == "." }).count <= 1, let value = Double(number), value.isFinite else {
+        guard number.contains(where: \.isNumber), number.filter({ $0 == "." }).count <= 1, let value = Double(number) else {
             return .failure(Refusal(message: "\(shown) is not a rate: a number then a unit, as in 2MB/s, 500KiB/s or 20Mbit/s"))
         }
         guard let unit = units.first(where: { $0.name == unitText }) else {
             return .failure(
                 Refusal(message: "\(shown) has no known unit (B, kB, MB, GB, KiB, MiB, GiB, kbit, Mbit or Gbit, then an optional /s)"))
         }
-        let bytes = value * unit.bytes
-        guard bytes >= Double(minimum), bytes <= Double(maximum) else {
+        // Rounded to the nearest byte: a decimal such as 0.29MB is not exact in binary, and
+        // rounding down would make it 289 999.
+        let bytes = (value * unit.bytes).rounded()
+        guard bytes.isFinite, bytes >= Double(minimum), bytes <= Double(maximum) else {
             return .failure(Refusal(message: "\(shown) is out of range (1KiB/s to 10GB/s)"))
         }
-        return .success(ByteRate(bytesPerSecond: Int64(bytes.rounded(.down))))
+        return .success(ByteRate(bytesPerSecond: Int64(bytes)))
     }
 
     /// The rate in the largest binary unit it fills, as `2.0MiB/s`; bytes below 1 KiB.
