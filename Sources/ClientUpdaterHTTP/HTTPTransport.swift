@@ -9,6 +9,9 @@ import NIOHTTP1
 /// - Streaming with back-pressure: the next chunk is read from the connection only after
 ///   the sink returned, so a slow sink slows the server down (TCP flow control) instead
 ///   of filling memory.
+/// - A request's ``TransportRequest/rateLimiter`` (the device's download rate cap) is kept
+///   the same way: after each chunk the transfer waits as long as the cap asks before
+///   reading the next one.
 /// - Connections are pooled per ``HTTPClientRegistry`` client (keep-alive for HTTP/1.1,
 ///   HTTP/2 over TLS when the server offers it).
 /// - `Accept-Encoding: identity` and no decoding: the bytes a signature or hash covers
@@ -134,6 +137,10 @@ package struct HTTPTransport: HeadFirstTransport {
                 guard let chunk else { break }
                 try chunk.withUnsafeReadableBytes { try sink($0) }
                 context.received += Int64(chunk.readableBytes)
+                // The cap waits here, between chunks and outside the stall watch's waiting:
+                // the body is not read meanwhile, so the socket's buffers fill and TCP slows
+                // the sender down (nothing is read ahead into memory).
+                if let limiter = request.rateLimiter { try await limiter.admit(chunk.readableBytes) }
             }
             if let declared = context.declared, context.received < declared {
                 throw HTTPTransportError.network(url, .truncated(received: context.received, expected: declared))

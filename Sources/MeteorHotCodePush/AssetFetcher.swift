@@ -106,7 +106,9 @@ struct AssetFetcher: Sendable {
             sink.close()
             if !keep { unlink(temp) }
         }
-        let request = TransportRequest(url: url, headers: downloader.headers, idleTimeout: downloader.idleTimeout)
+        // An asset is a download: it is read under the device's rate cap (the manifest is not).
+        let request = TransportRequest(
+            url: url, headers: downloader.headers, idleTimeout: downloader.idleTimeout, rateLimiter: downloader.rateLimiter)
         let vouched = ETagVerdict()
         do {
             _ = try await downloader.get(

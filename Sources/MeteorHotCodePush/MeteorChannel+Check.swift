@@ -23,7 +23,8 @@ extension MeteorChannel {
     package func check(state: inout DeviceState, reporter: CheckReporter) async throws -> CheckOutcome {
         try refreshMemory(state: &state)
         let embedded = try embeddedBundle()
-        let downloader = Downloader(transport: transport, retry: options.retry, sleeper: options.sleeper)
+        var downloader = Downloader(transport: transport, retry: options.retry, sleeper: options.sleeper)
+        downloader.rateLimiter = options.rateLimiter
         let fetcher = AssetFetcher(baseURL: baseURL, downloader: downloader, maxAssetBytes: options.maxAssetBytes)
         let manifestData = try await fetcher.fetchManifest(maxBytes: options.manifestLimits.maxBytes)
         let manifest = try AssetManifest.parse(manifestData, platform: platform, limits: options.manifestLimits)

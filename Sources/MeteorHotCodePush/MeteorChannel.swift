@@ -26,11 +26,14 @@ package struct MeteorChannel: UpdateChannel {
         package var maxAssetBytes: Int64
         /// Where the channel logs its steps (assets reused and fetched, versions stored).
         package var logger: Logger
+        /// The device's download rate cap, kept on asset downloads (never on the manifest);
+        /// `nil`: no cap.
+        package var rateLimiter: RateLimiter?
 
         package init(
             maxConnections: Int = 6, retry: RetryPolicy = .standard, sleeper: any Sleeper = TaskSleeper(),
             manifestLimits: AssetManifest.Limits = AssetManifest.Limits(), maxAssetBytes: Int64 = 256 << 20,
-            logger: Logger = Logger(label: "clientctl.engine")
+            logger: Logger = Logger(label: "clientctl.engine"), rateLimiter: RateLimiter? = nil
         ) {
             self.maxConnections = max(1, maxConnections)
             self.retry = retry
@@ -38,6 +41,7 @@ package struct MeteorChannel: UpdateChannel {
             self.manifestLimits = manifestLimits
             self.maxAssetBytes = maxAssetBytes
             self.logger = logger
+            self.rateLimiter = rateLimiter
         }
     }
 

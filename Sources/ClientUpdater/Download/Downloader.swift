@@ -27,6 +27,13 @@ package struct Downloader: Sendable {
     /// Called before each retry with the attempt that failed (1-based), the delay and
     /// the error: for logging.
     package var onRetry: (@Sendable (Int, Duration, any TransportFailing) -> Void)?
+    /// The device's rate cap (its `downloadRate`), carried by the requests of
+    /// ``download(_:to:expectedSize:expectedDigest:algorithm:progress:)`` (release payloads:
+    /// archives, patches, file lists), their retries and their `Range` resumes, and never by
+    /// ``fetchSmall(_:cap:ifNoneMatch:)`` (manifests, indexes, restrictions, trust roots,
+    /// cohort files). One limiter for every download of this downloader: parallel downloads
+    /// share the cap. `nil`: no cap.
+    package var rateLimiter: RateLimiter?
 
     /// - Parameter transport: the network seam; `ClientUpdaterHTTP` adds an initializer
     ///   without it that uses its `DefaultTransport`.
@@ -152,7 +159,7 @@ package struct Downloader: Sendable {
             if offset > 0 { headers["Range"] = "bytes=\(offset)-" }
             do {
                 let response = try await get(
-                    TransportRequest(url: url, headers: headers, idleTimeout: idleTimeout, timeLimit: timeLimit),
+                    TransportRequest(url: url, headers: headers, idleTimeout: idleTimeout, timeLimit: timeLimit, rateLimiter: rateLimiter),
                     head: { head in try Self.begin(head, url: url, file: file, offset: offset, expectedSize: expectedSize) },
                     sink: { chunk in
                         if let expectedSize, file.size + Int64(chunk.count) > expectedSize {

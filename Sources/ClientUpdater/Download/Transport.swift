@@ -107,15 +107,28 @@ public struct TransportRequest: Sendable, Equatable {
     /// request whose headers are a credential (`fleet status`'s bearer token) that must
     /// reach the host it was given for and no other.
     public var followsRedirects: Bool
+    /// The rate cap this request's body is read under (the device's `downloadRate`), shared
+    /// with every other request that carries the same limiter (a download's `Range`
+    /// resumes, the other downloads of the check); `nil`: read as fast as it comes.
+    ///
+    /// Only release payloads carry one (archives, patches and their file lists, Meteor
+    /// assets): manifests, indexes, restrictions, trust roots, cohort files and reports
+    /// never do. A transport that reads from the network waits in
+    /// ``RateLimiter/admit(_:)`` after each chunk, before reading the next, so the socket is
+    /// not read meanwhile; the wait is not a stall (``idleTimeout`` does not count it) but
+    /// counts toward ``timeLimit``. `file:` URLs and offline media ignore it: their bytes
+    /// are local.
+    public var rateLimiter: RateLimiter?
     public init(
         url: URL, headers: [String: String] = [:], idleTimeout: Duration = .seconds(30), timeLimit: Duration? = nil,
-        followsRedirects: Bool = true
+        followsRedirects: Bool = true, rateLimiter: RateLimiter? = nil
     ) {
         self.url = url
         self.headers = headers
         self.idleTimeout = idleTimeout
         self.timeLimit = timeLimit
         self.followsRedirects = followsRedirects
+        self.rateLimiter = rateLimiter
     }
 }
 
