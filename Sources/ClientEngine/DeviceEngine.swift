@@ -80,6 +80,9 @@ public struct DeviceEngine: Sendable {
     /// The device's time: the wall clock, the floor in `time.json` and the time servers of the
     /// root's settings (docs/device-time.md).
     public let clock: DeviceClock
+    /// Who holds the device's downloads back now (docs/download-policy.md#holds): the leases
+    /// of the page and of local processes, which the agent takes and the channel reads.
+    package let downloadHolds: DownloadHolds
 
     /// The device root a host was given: `explicit` (a `--root` flag) when set, else the
     /// `CLIENTCTL_ROOT` environment variable.
@@ -119,11 +122,12 @@ public struct DeviceEngine: Sendable {
             // A check from offline media asks no time server: it sends nothing anywhere.
             servers: options.media == nil ? config.deviceSettings.roughtimeServers : [], quorum: config.deviceSettings.effectiveTimeQuorum,
             query: RoughtimeQuorum.query, logger: options.logger)
+        let holds = DownloadHolds(now: { clock.now() })
         let channel = try makeChannel(config: config, layout: layout, transport: transport, options: options, clock: clock)
         return DeviceEngine(
             layout: layout, config: config, channel: channel,
             updater: Updater(layout: layout, config: config, channel: channel, clock: clock, logger: options.logger),
-            transport: transport, now: { clock.now() }, clock: clock)
+            transport: transport, now: { clock.now() }, clock: clock, downloadHolds: holds)
     }
 
     /// Meteor roots: the shell's `www` folder (the parent of the embedded `application`),
@@ -140,14 +144,20 @@ public struct DeviceEngine: Sendable {
     static func makeChannel(
         config: DeviceConfig, layout: RootLayout, transport: any Transport, options: Options, clock: DeviceClock
     ) throws -> any UpdateChannel {
+        // The device's download rate cap, one for the channel: its archive, patch and asset
+        // downloads and their resumes share it; manifests and the other small files never
+        // carry it (docs/download-policy.md).
+        let limiter = RateLimiter(setting: config.downloadRate)
         switch config.channelKind {
         case .signedArchive:
+            var downloader = Downloader(transport: transport)
+            downloader.rateLimiter = limiter
             return try ArchiveChannel(
-                layout: layout, config: config, downloader: Downloader(transport: transport),
+                layout: layout, config: config, downloader: downloader,
                 options: options.archive, clock: clock, logger: options.logger)
         case .meteor:
             return try MeteorChannel(
-                layout: layout, config: config, transport: transport, options: .init(logger: options.logger))
+                layout: layout, config: config, transport: transport, options: .init(logger: options.logger, rateLimiter: limiter))
         default:
             throw EngineError(.configInvalid, "\(layout.config): channelKind '\(config.channelKind.rawValue)' is not signed-archive or meteor")
         }
