@@ -156,6 +156,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // `clientctl mirror`: a verified copy of a channel in a folder any static server serves
+        // (roots, manifests, archives rebuilt from patches); the device's verification, no trust.
+        .target(
+            name: "SiteMirror",
+            dependencies: ["ClientFoundation", "ClientUpdater", "DeltaPatch", "SafeArchive", "SignedManifest", "StrictJSON"]
+        ),
         // Channel 1 for release engineers: build folder → archive, signed manifest, release folder;
         // push to S3-compatible storage.
         .target(
@@ -275,7 +281,7 @@ let package = Package(
             dependencies: [
                 "DeviceIdentity", "DeviceSetup", "DeviceTargeting", "CommandSupport", "ClientFoundation", "ClientEngine", "ClientUpdater",
                 "ClientUpdaterHTTP", "ServingCore", "SignedManifest",
-                "SignedArchive",
+                "SignedArchive", "SiteMirror",
                 "MeteorHotCodePush", "ClientServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -10,11 +10,13 @@ package enum DeviceCommandList {
         StatusCommand.self,
         ListCommand.self,
         LabelCommand.self,
+        DownloadCommand.self,
         ChannelCommand.self,
         ServeCommand.self,
         ReloadCommand.self,
         AckCommand.self,
         RollbackCommand.self,
         GcCommand.self,
+        MirrorCommand.self,
     ]
 }

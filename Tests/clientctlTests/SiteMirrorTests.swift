@@ -1,0 +1,289 @@
+import ArchivePublishing
+import ClientFoundation
+import Foundation
+import SignedManifest
+import StrictJSON
+import TestSupport
+import Testing
+
+/// `clientctl mirror` as a site runs it (docs/site-mirror.md): the real binary against an
+/// origin on 127.0.0.1 holding releases the real `Publisher` wrote, the origin's requests
+/// and bytes counted; the mirror's folder served by a real nginx to a real device.
+@Suite struct SiteMirrorTests {
+    /// An origin (a release folder on a loopback server) and a mirror's folder.
+    final class Site: @unchecked Sendable {
+        // @unchecked: owned by one test.
+        let tmp: TemporaryDirectory
+        let key: Ed25519.PrivateKey
+        let server: LoopbackHTTPServer
+        let keyFile: String
+
+        init() throws {
+            tmp = try TemporaryDirectory("site-mirror")
+            key = try ReleaseFolder.testKey()
+            try FileManager.default.createDirectory(atPath: tmp("releases"), withIntermediateDirectories: true)
+            server = try LoopbackHTTPServer(handler: LoopbackHTTPServer.folder(tmp("releases")))
+            keyFile = tmp("release.pub.pem")
+            try Data(try ReleaseFolder.testPublicKeyPEM().utf8).write(to: URL(fileURLWithPath: keyFile))
+            // nginx reads the mirror's folder: every folder on its way must be searchable.
+            chmod(tmp.path, 0o755)
+        }
+
+        deinit { server.stop() }
+
+        var origin: String { tmp("releases") + "/stable" }
+        var mirror: String { tmp("mirror") }
+        var manifestURL: String { server.url("/stable/manifest.json").absoluteString }
+
+        /// A 300-file client where file `i` has the content of seed `seeds[i] ?? i`.
+        func client(_ version: String, seeds: [Int: UInt64]) throws -> String {
+            let dir = tmp("src-\(version)")
+            try FileManager.default.createDirectory(atPath: dir + "/assets", withIntermediateDirectories: true)
+            try Data("<!doctype html><title>\(version)</title><script src=\"assets/f0.js\"></script>\n".utf8)
+                .write(to: URL(fileURLWithPath: dir + "/index.html"))
+            for i in 0..<300 {
+                try SyntheticCode.content(seed: seeds[i] ?? UInt64(i), count: 2_000 + i * 7)
+                    .write(to: URL(fileURLWithPath: dir + "/assets/f\(i).js"))
+            }
+            return dir
+        }
+
+        /// Publishes with the real `Publisher` on a thread of its own (patches cost seconds of CPU).
+        @discardableResult
+        func publish(_ version: String, seeds: [Int: UInt64] = [:], bases: Int = 3) async throws -> PublishResult {
+            var request = PublishRequest(
+                source: try client(version, seeds: seeds), app: "com.example.notes", channel: "stable",
+                version: Version(version) ?? Version(0, 0, 0), minShellVersion: Version(1, 0, 0), outputDirectory: tmp("releases"))
+            request.deltaBases = bases
+            let result = try await onOwnThread { [self, request] in try await Publisher.publish(request, key: self.key) }
+            chmodReadable(tmp("releases"))
+            return result
+        }
+
+        /// `clientctl mirror` (or `clientctl-device mirror`) into the mirror's folder.
+        func mirrorRun(binary: String = ClientctlBinary.path) async throws -> (Subprocess.Result, JSONObject?) {
+            let result = try await Subprocess.run(binary, ["mirror", manifestURL, "--trust", keyFile, "--to", mirror, "--json"])
+            let report = result.status == 0 ? try? StrictJSON.parseObject(result.stdout) : nil
+            return (result, report)
+        }
+
+        /// Requests the origin answered since `mark`, and the body bytes it sent for them.
+        func origin(since mark: Int) async throws -> (paths: [String], bytes: Int64) {
+            let log = try await server.settledLog().dropFirst(mark)
+            return (log.map(\.request.path), log.reduce(0) { $0 + $1.bodyBytesSent })
+        }
+
+        func manifest() throws -> JSONObject { try StrictJSON.parseObject(try Data(contentsOf: URL(fileURLWithPath: origin + "/manifest.json"))) }
+
+        func delta() throws -> ReleaseDelta {
+            let object = try manifest()
+            let version = Version(object["version"]?.stringValue ?? "") ?? Version(0, 0, 0)
+            return try #require(object["delta"].map { ReleaseDelta.parse($0, version: version) }).get()
+        }
+
+        /// The mirror's folder as it is now (temporary files included).
+        func snapshot() throws -> TreeSnapshot { try TreeSnapshot(mirror, ignoring: []) }
+    }
+
+    static let changed: [Int: UInt64] = [3: 9003, 40: 9040, 41: 9041, 150: 9150, 299: 9299]
+
+    static func strings(_ value: JSONValue?) -> [String] {
+        guard case .array(let items)? = value else { return [] }
+        return items.compactMap(\.stringValue)
+    }
+
+    static func bytes(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+
+    /// The first run copies what a device reads, each file the origin's bytes; a second run
+    /// with nothing new takes no archive; a new release costs the origin its patch alone,
+    /// and the archive rebuilt from it is the signed one.
+    @Test func aMirrorCopiesAChannelThenTakesOnlyThePatchOfTheNextRelease() async throws {
+        let site = try Site()
+        try await site.publish("1.0.0")
+        let (first, report) = try await site.mirrorRun()
+        #expect(first.status == 0, "\(first.errorOutput)")
+        for name in ["manifest.json", "index.json", "v1.0.0.tar.gz"] {
+            #expect(Self.bytes(site.mirror + "/stable/" + name) == Self.bytes(site.origin + "/" + name), "\(name)")
+        }
+        #expect(report?["version"]?.stringValue == "1.0.0" && report?["manifest"]?.stringValue == "stable/manifest.json")
+        #expect(Self.strings(report?["written"]).sorted() == ["stable/index.json", "stable/manifest.json", "stable/v1.0.0.tar.gz"])
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: site.mirror).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+
+        // Nothing new: the small documents again, no archive.
+        var mark = try await site.server.settledLog().count
+        let (again, unchanged) = try await site.mirrorRun()
+        #expect(again.status == 0 && unchanged?["changed"] == .bool(false), "\(again.errorOutput)")
+        #expect(try await !site.origin(since: mark).paths.contains("/stable/v1.0.0.tar.gz"))
+
+        let published = try await site.publish("1.1.0", seeds: Self.changed)
+        let patch = try #require(try site.delta().patches.first)
+        mark = try await site.server.settledLog().count
+        let (second, secondReport) = try await site.mirrorRun()
+        #expect(second.status == 0, "\(second.errorOutput)")
+        let taken = try await site.origin(since: mark)
+        #expect(taken.paths.contains("/stable/patches/\(patch.sha256).zst"), "\(taken.paths)")
+        #expect(!taken.paths.contains("/stable/v1.1.0.tar.gz"), "the archive is rebuilt, not downloaded: \(taken.paths)")
+        // The patch and the small documents (manifest, index, a 404 for the next root).
+        let documents = Int64((Self.bytes(site.origin + "/manifest.json")?.count ?? 0) + (Self.bytes(site.origin + "/index.json")?.count ?? 0))
+        #expect(taken.bytes <= patch.size + documents + 1024, "origin sent \(taken.bytes) B; patch \(patch.size) B")
+        #expect(taken.bytes * 5 < published.manifest.size, "origin sent \(taken.bytes) B for a \(published.manifest.size)-byte archive")
+        #expect(Self.strings(secondReport?["rebuilt"]) == ["stable/v1.1.0.tar.gz"])
+        let rebuilt = site.mirror + "/stable/v1.1.0.tar.gz"
+        #expect(try Digest.hex(.sha256, ofFileAt: rebuilt) == published.manifest.sha256)
+        #expect(Self.bytes(rebuilt) == Self.bytes(site.origin + "/v1.1.0.tar.gz"))
+        #expect(Self.bytes(site.mirror + "/stable/patches/\(patch.sha256).zst") == Self.bytes(site.origin + "/patches/\(patch.sha256).zst"))
+        #expect(Self.bytes(site.mirror + "/stable/manifest.json") == Self.bytes(site.origin + "/manifest.json"))
+        #expect(FileManager.default.fileExists(atPath: site.mirror + "/stable/v1.0.0.tar.gz"), "the index still names 1.0.0")
+    }
+
+    /// An archive that is not the signed one, a manifest altered after signing, and an
+    /// older manifest served again: each run exits 65 naming why, and the folder is byte
+    /// for byte what the last good run left (no staged file either).
+    @Test func whatDoesNotVerifyLeavesTheLastGoodCopy() async throws {
+        let site = try Site()
+        try await site.publish("1.0.0")
+        let oldManifest = try #require(Self.bytes(site.origin + "/manifest.json"))
+        #expect(try await site.mirrorRun().0.status == 0)
+        var good = try site.snapshot()
+
+        // 1.1.0 without patches: its archive is downloaded; the origin's has other bytes.
+        try await site.publish("1.1.0", seeds: Self.changed, bases: 0)
+        let archive = site.origin + "/v1.1.0.tar.gz"
+        let signed = try #require(Self.bytes(archive))
+        var altered = signed
+        altered[altered.count / 2] ^= 0xFF
+        try altered.write(to: URL(fileURLWithPath: archive))
+        let (tampered, _) = try await site.mirrorRun()
+        #expect(tampered.status == 65, "\(tampered.errorOutput)")
+        #expect(tampered.errorOutput.contains("v1.1.0.tar.gz"), "\(tampered.errorOutput)")
+        #expect(try site.snapshot() == good)
+
+        // A manifest changed after signing.
+        try signed.write(to: URL(fileURLWithPath: archive))
+        let manifestPath = site.origin + "/manifest.json"
+        let signedManifest = try #require(Self.bytes(manifestPath))
+        let text = String(decoding: signedManifest, as: UTF8.self).replacingOccurrences(
+            of: "\"minShellVersion\": \"1.0.0\"", with: "\"minShellVersion\": \"0.9.0\"")
+        #expect(text.utf8.count == signedManifest.count && Data(text.utf8) != signedManifest, "the edit must change the manifest")
+        try Data(text.utf8).write(to: URL(fileURLWithPath: manifestPath))
+        let (forged, _) = try await site.mirrorRun()
+        #expect(forged.status == 65, "\(forged.errorOutput)")
+        #expect(forged.errorOutput.contains("signature"), "\(forged.errorOutput)")
+        #expect(try site.snapshot() == good)
+
+        // The origin whole again: the mirror takes 1.1.0.
+        try signedManifest.write(to: URL(fileURLWithPath: manifestPath))
+        #expect(try await site.mirrorRun().0.status == 0)
+        #expect(Self.bytes(site.mirror + "/stable/v1.1.0.tar.gz") == signed)
+        good = try site.snapshot()
+
+        // An older manifest (a stale cache): refused as a device refuses a rollback.
+        try oldManifest.write(to: URL(fileURLWithPath: manifestPath))
+        let (replayed, _) = try await site.mirrorRun()
+        #expect(replayed.status == 65, "\(replayed.errorOutput)")
+        #expect(replayed.errorOutput.contains("below 1.1.0"), "\(replayed.errorOutput)")
+        #expect(try site.snapshot() == good)
+    }
+
+    /// The mirror's folder under nginx is what a device installs from: the first release
+    /// as an archive, the next through the patch the mirror holds, the origin never asked.
+    @Test func aDeviceInstallsFromTheMirrorServedByNginx() async throws {
+        let site = try Site()
+        try await site.publish("1.0.0")
+        #expect(try await site.mirrorRun(binary: ClientctlBinary.devicePath).0.status == 0, "clientctl-device has the command too")
+        let nginx = try PlainNginx(root: site.mirror, in: site.tmp("nginx"))
+        defer { nginx.stop() }
+        let root = site.tmp("device")
+        let device = ClientctlBinary.devicePath
+        let initialised = try await Subprocess.run(
+            device,
+            [
+                "init", "--root", root, "--app", "com.example.notes", "--channel", "stable", "--manifest-url",
+                "http://127.0.0.1:\(nginx.port)/stable/manifest.json", "--trust", site.keyFile, "--shell-version", "1.0.0",
+            ])
+        #expect(initialised.status == 0, "\(initialised.errorOutput)")
+        var mark = try await site.server.settledLog().count
+        let first = try await Subprocess.run(device, ["install", "--root", root, "--json"])
+        #expect(first.status == 0, "\(first.errorOutput)")
+        #expect(try StrictJSON.parseObject(first.stdout)["version"]?.stringValue == "1.0.0", "\(first.output)")
+        #expect(try await site.origin(since: mark).paths.isEmpty, "the device reads the mirror only")
+
+        try await site.publish("1.1.0", seeds: Self.changed)
+        let patch = try #require(try site.delta().patches.first)
+        #expect(try await site.mirrorRun().0.status == 0)
+        mark = try await site.server.settledLog().count
+        let linesBefore = nginx.accessLog.count
+        let second = try await Subprocess.run(device, ["install", "--root", root, "--json"])
+        #expect(second.status == 0, "\(second.errorOutput)")
+        #expect(try StrictJSON.parseObject(second.stdout)["version"]?.stringValue == "1.1.0", "\(second.output)")
+        let served = nginx.accessLog.dropFirst(linesBefore).joined(separator: "\n")
+        #expect(served.contains("/stable/patches/\(patch.sha256).zst") && !served.contains("v1.1.0.tar.gz"), "\(served)")
+        #expect(try await site.origin(since: mark).paths.isEmpty, "the device reads the mirror only")
+        let installed = try TreeSnapshot(root + "/clients/v1.1.0")
+        #expect(installed == (try TreeSnapshot(site.tmp("src-1.1.0"))))
+    }
+}
+
+/// Makes every file and folder under `path` readable by any user (nginx's worker).
+private func chmodReadable(_ path: String) {
+    chmod(path, 0o755)
+    guard let walker = FileManager.default.enumerator(atPath: path) else { return }
+    while let rel = walker.nextObject() as? String {
+        var st = stat()
+        let full = path + "/" + rel
+        guard lstat(full, &st) == 0 else { continue }
+        chmod(full, st.st_mode & S_IFMT == S_IFDIR ? 0o755 : 0o644)
+    }
+}
+
+/// nginx (Debian `nginx-light`) serving `root` over plain HTTP on 127.0.0.1, with its own
+/// config and prefix, no master process (as Scripts/nginx-integration starts it).
+final class PlainNginx: @unchecked Sendable {
+    // @unchecked: immutable after init.
+    let daemon: LoopbackDaemon
+    let port: UInt16
+    let folder: String
+
+    init(root: String, in folder: String) throws {
+        guard let binary = LoopbackDaemon.find("nginx") else { throw DaemonError("nginx not installed") }
+        self.folder = folder
+        try FileManager.default.createDirectory(atPath: folder + "/tmp", withIntermediateDirectories: true)
+        port = try LoopbackHTTPServer.unusedPort()
+        let config = """
+            daemon off;
+            master_process off;
+            worker_processes 1;
+            pid \(folder)/nginx.pid;
+            error_log \(folder)/error.log warn;
+            events { worker_connections 128; }
+            http {
+              access_log \(folder)/access.log;
+              client_body_temp_path \(folder)/tmp/body;
+              proxy_temp_path \(folder)/tmp/proxy;
+              fastcgi_temp_path \(folder)/tmp/fastcgi;
+              uwsgi_temp_path \(folder)/tmp/uwsgi;
+              scgi_temp_path \(folder)/tmp/scgi;
+              types { application/json json; application/gzip gz; }
+              default_type application/octet-stream;
+              server {
+                listen 127.0.0.1:\(port);
+                root \(root);
+                etag on;
+                location ~ /\\. { return 404; }
+                location ~ (manifest|index|restriction)\\.json$ { add_header Cache-Control no-cache; }
+              }
+            }
+
+            """
+        try config.write(toFile: folder + "/nginx.conf", atomically: true, encoding: .utf8)
+        daemon = try LoopbackDaemon(binary, ["-p", folder, "-c", folder + "/nginx.conf"], port: port, log: folder + "/nginx.out")
+    }
+
+    /// Lines of nginx's access log.
+    var accessLog: [String] {
+        ((try? String(contentsOfFile: folder + "/access.log", encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+    }
+
+    func stop() { daemon.stop() }
+}
