@@ -3,6 +3,9 @@
 //   transport-bench get URL OUT [CA]                 DefaultTransport, body to OUT
 //   transport-bench slow URL OUT MBPS [CA]           same, the sink sleeps to write at most MBPS MB/s
 //   transport-bench download URL OUT [CA]            Downloader: O_EXCL file, SHA-256 while writing, fsync
+//   transport-bench capped URL OUT RATE|none [CA]    Downloader under a rate cap (a ByteRate text, as
+//       `downloadRate` takes it) or none; prints {"bytes","seconds","waited"} as JSON, the time
+//       from the first request to the verified file (Scripts/bench/download-rate)
 //   transport-bench update BASE COUNT reuse|fresh [CA]
 //       a Meteor-shaped update: GET BASE/manifest.json, then BASE/a0 … a<COUNT-1>, 6 at a
 //       time; `reuse` shares one connection pool, `fresh` opens a new client per request
@@ -82,6 +85,20 @@ do {
         unlink(args[3])
         let downloader = Downloader(transport: DefaultTransport(settings: settings(ca: args.count > 4 ? args[4] : nil)), retry: .never)
         print(try await downloader.download(url, to: args[3]).digest)
+    case "capped":
+        guard args.count >= 5 else { throw UpdaterError(.invalidArgument, "capped needs RATE or none") }
+        let limiter = args[4] == "none" ? nil : RateLimiter(setting: args[4])
+        guard args[4] == "none" || limiter != nil else {
+            throw UpdaterError(.invalidArgument, "RATE \(ByteRate.problem(args[4]) ?? args[4])")
+        }
+        unlink(args[3])
+        var downloader = Downloader(transport: DefaultTransport(settings: settings(ca: args.count > 5 ? args[5] : nil)), retry: .never)
+        downloader.rateLimiter = limiter
+        let started = ContinuousClock.now
+        let result = try await downloader.download(url, to: args[3])
+        let took = ContinuousClock.now - started
+        let waited = limiter?.accounting.waited ?? .zero
+        print("{\"bytes\": \(result.size), \"seconds\": \(took.inSeconds), \"waited\": \(waited.inSeconds)}")
     case "update":
         guard args.count >= 5, let count = Int(args[3]) else { throw UpdaterError(.invalidArgument, "update needs COUNT") }
         try await update(base: url, count: count, reuse: args[4] == "reuse", ca: args.count > 5 ? args[5] : nil)
