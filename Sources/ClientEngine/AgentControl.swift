@@ -12,6 +12,8 @@ import Foundation
 package struct AgentControl: ControlHandler {
     private let control: UpdaterControl
     private let apply: ApplyDriver
+    /// The agent's download holds.
+    private let downloads: DownloadHolds
     /// The root whose channel the page may choose (`setChannel`).
     private let layout: RootLayout
 
@@ -20,6 +22,7 @@ package struct AgentControl: ControlHandler {
     package init(_ agent: DeviceAgent) {
         control = UpdaterControl(agent.updater, check: { _ = try await agent.checkForUpdates() })
         apply = agent.apply
+        downloads = agent.downloadHolds
         layout = agent.updater.layout
         apply.switchThroughPages()
     }
@@ -52,6 +55,12 @@ package struct AgentControl: ControlHandler {
 
     package func holdUpdate(lease: String, for duration: Duration, version: String?) async throws -> Date {
         apply.hold(lease: "page-" + lease, for: min(duration, ApplyDriver.maxLease))
+    }
+
+    /// A page's download hold (the shim's leases are `page-…`), or a local process's, named
+    /// by its lease: `POST /__clientctl/hold-downloads` (docs/download-policy.md#holds).
+    package func holdDownloads(lease: String, for duration: Duration, version: String?) async throws -> Date {
+        downloads.hold(lease: lease, holder: lease.hasPrefix("page-") ? "the page" : "process \(Quoting.quoted(lease))", for: duration)
     }
 
     package func pageNavigates() async {

@@ -39,6 +39,9 @@ public final class DeviceAgent: Service, Sendable {
     /// Switches to a staged version when its apply policy allows (docs/apply-policies.md);
     /// the host tells it of input, leases and navigations.
     package let apply: ApplyDriver
+    /// Who holds the device's downloads back (docs/download-policy.md#holds): the host takes
+    /// the page's leases here and ends them with the page.
+    package let downloadHolds: DownloadHolds
     private let sinks: [Sink]
     /// Sends the root's fleet reports in the background (nil without a report URL).
     private let reports: ReportSender?
@@ -84,6 +87,7 @@ public final class DeviceAgent: Service, Sendable {
         self.reports = engine.reportSender()
         self.sinks = sinks
         self.apply = Self.applyDriver(engine)
+        self.downloadHolds = engine.downloadHolds
         self.bridge = bridge
         self.checks = Checks(interval: interval, first: firstCheck, failed: checkFailed)
         self.started = started

@@ -11,6 +11,9 @@ public enum ControlEndpoint: String, CaseIterable, Sendable {
     case activity
     /// The page holds a switch back, or lets go (`holdUpdate(seconds)`).
     case hold
+    /// The page (or a local process) holds the device's downloads back, or lets go
+    /// (`holdDownloads(seconds)`, docs/download-policy.md#holds).
+    case holdDownloads = "hold-downloads"
     /// The channel the device follows and those it may choose (`getChannel()`).
     case channel
     /// The page chooses the channel the device follows (`setChannel(name)`, for testers).
@@ -26,7 +29,7 @@ public enum ControlEndpoint: String, CaseIterable, Sendable {
     public var method: String {
         switch self {
         case .status, .events, .channel: return "GET"
-        case .startupComplete, .check, .switchToPending, .activity, .hold, .setChannel: return "POST"
+        case .startupComplete, .check, .switchToPending, .activity, .hold, .holdDownloads, .setChannel: return "POST"
         }
     }
 

@@ -33,6 +33,10 @@ public protocol ControlHandler: Sendable {
     /// `POST /__clientctl/hold`: the page holds the switch to a staged version back for
     /// `duration` (zero: lets go) under its `lease`; returns when the lease ends.
     func holdUpdate(lease: String, for duration: Duration, version: String?) async throws -> Date
+    /// `POST /__clientctl/hold-downloads`: `lease` holds the device's downloads back for
+    /// `duration` (zero: lets go): a download in flight stops, keeping what it has, and none
+    /// starts until the lease ends (docs/download-policy.md#holds). Returns when it ends.
+    func holdDownloads(lease: String, for duration: Duration, version: String?) async throws -> Date
     /// A top-level navigation of the page is about to be answered (`Sec-Fetch-Mode:
     /// navigate`, `Sec-Fetch-Dest: document`): a staged version that waits for it takes
     /// over first, so the navigation gets it.
@@ -55,6 +59,8 @@ extension ControlHandler {
     public func userActivity(version: String?) async {}
     /// Handlers without an apply driver hold nothing: the lease ends at once.
     public func holdUpdate(lease: String, for duration: Duration, version: String?) async throws -> Date { Date() }
+    /// Handlers without download holds hold nothing: the lease ends at once.
+    public func holdDownloads(lease: String, for duration: Duration, version: String?) async throws -> Date { Date() }
     /// Handlers without an apply driver switch nothing on a navigation.
     public func pageNavigates() async {}
     /// Handlers of roots without channels to choose answer ``ControlChannelsUnavailable``.

@@ -5,8 +5,9 @@ import Foundation
 /// It gives pages the Cordova plugin's API unchanged — `startupDidComplete(cb)`,
 /// `checkForUpdates(cb)`, `onNewVersionReady(cb)`, `switchToPendingVersion(cb, errCb)`,
 /// `onError(cb)`, `localFileSystemUrl()` — over the backend the host chose, plus clientctl's
-/// own: `holdUpdate(seconds)`, and `getChannel()` / `setChannel(name)` for testers moving a
-/// device between the channels its trust root allows (docs/targeting.md#choosing-a-channel).
+/// own: `holdUpdate(seconds)`, `holdDownloads(seconds)` (docs/download-policy.md#holds), and
+/// `getChannel()` / `setChannel(name)` for testers moving a device between the channels its
+/// trust root allows (docs/targeting.md#choosing-a-channel).
 public struct Shim: Sendable, Equatable {
     /// Where the shim sends its calls.
     public enum Backend: String, Sendable, Codable, CaseIterable {

@@ -10,7 +10,7 @@ enum ShimScript {
           function ready(version) { each(readyCallbacks, version); }
           function failed(message) { each(errorCallbacks, new Error(message)); }
 
-          var lease = { id: Math.random().toString(36).slice(2, 12) + Date.now().toString(36), registered: false };
+          var lease = { id: Math.random().toString(36).slice(2, 12) + Date.now().toString(36), registered: false, downloads: false };
           function serveBackend() {
             // POSTs name the version this page was served with, so the agent can refuse an
             // acknowledgement (or a switch) from a page of another version: an old tab.
@@ -45,6 +45,15 @@ enum ShimScript {
                   window.addEventListener("pagehide", function () { call("POST", "hold", { lease: lease.id, seconds: 0 }, true).catch(function () {}); });
                 }
                 return call("POST", "hold", { lease: lease.id, seconds: seconds });
+              },
+              // The page's download hold, a lease of its own that also ends with the page.
+              holdDownloads: function (seconds) {
+                var id = "page-" + lease.id;
+                if (!lease.downloads && typeof window.addEventListener === "function") {
+                  lease.downloads = true;
+                  window.addEventListener("pagehide", function () { call("POST", "hold-downloads", { lease: id, seconds: 0 }, true).catch(function () {}); });
+                }
+                return call("POST", "hold-downloads", { lease: id, seconds: seconds });
               },
               // Input resets the device's idle time: at most one report every 5 s.
               watchInput: function () {
@@ -110,6 +119,7 @@ enum ShimScript {
               switchToPendingVersion: function () { return call("switchToPendingVersion"); },
               status: function () { return call("status"); },
               holdUpdate: function () { return Promise.reject(new Error("holdUpdate is not supported by this host")); },
+              holdDownloads: function () { return Promise.reject(new Error("holdDownloads is not supported by this host")); },
               getChannel: function () { return Promise.reject(new Error("getChannel is not supported by this host")); },
               setChannel: function () { return Promise.reject(new Error("setChannel is not supported by this host")); },
               listen: function () {
@@ -145,6 +155,7 @@ enum ShimScript {
               status: function () { return call("status"); },
               // The shell ends the lease with the page and its web process.
               holdUpdate: function (seconds) { return call("hold-update", seconds); },
+              holdDownloads: function (seconds) { return call("hold-downloads", seconds); },
               getChannel: function () { return call("channel"); },
               setChannel: function (name) { return call("set-channel", undefined, name); },
               // The shell delivers engine events by evaluating this function in the page.
@@ -175,9 +186,9 @@ enum ShimScript {
 
           if (backend.watchTrial) backend.watchTrial();
           if (backend.watchInput) backend.watchInput();
-          function seconds(value) {
+          function seconds(value, name) {
             var n = Number(value);
-            if (!isFinite(n) || n < 0) throw new Error("holdUpdate takes a number of seconds, 0 or more");
+            if (!isFinite(n) || n < 0) throw new Error((name || "holdUpdate") + " takes a number of seconds, 0 or more");
             return n;
           }
 
@@ -195,6 +206,12 @@ enum ShimScript {
               try { return backend.holdUpdate(seconds(value)); } catch (e) { return Promise.reject(e); }
             },
             releaseUpdate: function () { return backend.holdUpdate(0); },
+            // Holds the device's downloads back for `seconds` (a call on a metered link, a
+            // video call: renew before it ends; the agent caps each lease); resolves to
+            // {until}. 0 lets go; the hold also ends with the page.
+            holdDownloads: function (value) {
+              try { return backend.holdDownloads(seconds(value, "holdDownloads")); } catch (e) { return Promise.reject(e); }
+            },
             // The channel the device follows and those its trust root lets it choose:
             // {channel, choosable, rootChannel[, note]}.
             getChannel: function (cb, errCb) { return settle(backend.getChannel(), cb, errCb); },

@@ -17,6 +17,9 @@ struct PageBridge: Sendable {
     /// The page holds the switch to a staged version back for so many seconds (0: lets go);
     /// returns when the lease ends (docs/apply-policies.md#page-leases).
     let hold: @Sendable (Double) -> Date
+    /// The page holds the device's downloads back for so many seconds (0: lets go); returns
+    /// when the lease ends (docs/download-policy.md#holds).
+    let holdDownloads: @Sendable (Double) -> Date
     /// The page reads (nil) or chooses (a name) the channel the device follows
     /// (docs/targeting.md#choosing-a-channel): the rule of `clientctl channel set`.
     let channels: @Sendable (String?) async throws -> ControlChannels
@@ -56,6 +59,10 @@ struct PageBridge: Sendable {
                 guard seconds.isFinite, seconds >= 0 else { return .failure(BridgeRefusal("holdUpdate takes a number of seconds, 0 or more")) }
                 let until = hold(seconds)
                 return .success("{\"until\":\(Self.jsString(Self.iso8601(until)))}")
+            case "hold-downloads":
+                let seconds = message.seconds ?? 0
+                guard seconds.isFinite, seconds >= 0 else { return .failure(BridgeRefusal("holdDownloads takes a number of seconds, 0 or more")) }
+                return .success("{\"until\":\(Self.jsString(Self.iso8601(holdDownloads(seconds))))}")
             case "channel", "set-channel":
                 if message.action == "set-channel", message.channel == nil {
                     return .failure(BridgeRefusal("setChannel takes a channel name"))
@@ -95,7 +102,7 @@ struct BridgeMessage: Sendable {
     var action: String?
     var version: String?
     var pageVersion: String?
-    /// `holdUpdate(seconds)`'s number.
+    /// `holdUpdate(seconds)`'s or `holdDownloads(seconds)`'s number.
     var seconds: Double?
     /// `setChannel(name)`'s channel.
     var channel: String?

@@ -13,6 +13,7 @@ extension ShellRun {
     /// The page's messages go to the engine; the window's close ends the run.
     func connect(_ view: ShellView, engine: DeviceEngine, agent: DeviceAgent, core: ServingCore) {
         let apply = agent.apply
+        let downloads = agent.downloadHolds
         // The page's check runs through the agent, so the apply driver sees its download.
         let bridge = PageBridge(
             control: UpdaterControl(engine.updater, check: { _ = try await agent.checkForUpdates() }),
@@ -32,6 +33,9 @@ extension ShellRun {
                 GMain.after(.milliseconds(200)) { self.takeSnapshot(view) }
             },
             hold: { seconds in apply.hold(lease: "page", for: .seconds(clamping: seconds, limit: ApplyDriver.maxLease)) },
+            holdDownloads: { seconds in
+                downloads.hold(lease: "page", holder: "the page", for: .seconds(clamping: seconds, limit: DownloadHoldLeases.maxLease))
+            },
             channels: { [layout = engine.layout] name in
                 if let name { return try await PageChannels.set(name, layout: layout) }
                 return try await PageChannels.read(layout)
@@ -41,7 +45,10 @@ extension ShellRun {
         // a top-level navigation of the app waits while a staged version takes over.
         view.watchInput()
         view.onInput = { apply.noteInput() }
-        view.onPageReplaced = { apply.releaseLeases() }
+        view.onPageReplaced = {
+            apply.releaseLeases()
+            downloads.release()
+        }
         view.onNavigation = { [log] uri in
             // Only a navigation to the start page, where the bridge's page acknowledges the
             // trial: a page of its own (another HTML file) loads from the running version.
@@ -84,6 +91,7 @@ extension ShellRun {
         state.withLock { $0.pageStart = watch }
         view.onWebProcessTerminated = { reason, version, byShell in
             apply.releaseLeases()  // a lease dies with its web process
+            downloads.release()
             recovery.terminated(reason: reason, version: version, byShell: byShell)
         }
         view.bridgeGuard.refusals.onReport = { [log] counts in log.emit("bridgeRefused", CoalescedCounts.fields(counts)) }

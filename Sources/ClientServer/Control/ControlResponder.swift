@@ -47,11 +47,14 @@ struct ControlResponder: Sendable {
             case .activity:
                 await handler.userActivity(version: version)
                 return Self.json(.ok, [:])
-            case .hold:
+            case .hold, .holdDownloads:
                 guard let lease = body.lease, let seconds = body.seconds else {
                     return Self.json(.badRequest, ["error": "\(endpoint.path): the body needs \"lease\" and \"seconds\""])
                 }
-                let until = try await handler.holdUpdate(lease: lease, for: .seconds(clamping: seconds), version: version)
+                let until =
+                    endpoint == .hold
+                    ? try await handler.holdUpdate(lease: lease, for: .seconds(clamping: seconds), version: version)
+                    : try await handler.holdDownloads(lease: lease, for: .seconds(clamping: seconds), version: version)
                 return Self.json(.ok, ["until": Date.ISO8601FormatStyle().format(until)])
             case .channel, .setChannel:
                 return await channel(endpoint, body: body, version: version, handler: handler)
