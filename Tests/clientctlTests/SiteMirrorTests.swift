@@ -50,9 +50,11 @@ import Testing
 
         /// Publishes with the real `Publisher` on a thread of its own (patches cost seconds of CPU).
         @discardableResult
-        func publish(_ version: String, seeds: [Int: UInt64] = [:], bases: Int = 3) async throws -> PublishResult {
+        func publish(_ version: String, seeds: [Int: UInt64] = [:], bases: Int = 3, executable: Bool = false) async throws -> PublishResult {
+            let source = try client(version, seeds: seeds)
+            if executable { chmod(source + "/assets/f7.js", 0o755) }
             var request = PublishRequest(
-                source: try client(version, seeds: seeds), app: "com.example.notes", channel: "stable",
+                source: source, app: "com.example.notes", channel: "stable",
                 version: Version(version) ?? Version(0, 0, 0), minShellVersion: Version(1, 0, 0), outputDirectory: tmp("releases"))
             request.deltaBases = bases
             let result = try await onOwnThread { [self, request] in try await Publisher.publish(request, key: self.key) }
@@ -137,6 +139,27 @@ import Testing
         #expect(FileManager.default.fileExists(atPath: site.mirror + "/stable/v1.0.0.tar.gz"), "the index still names 1.0.0")
     }
 
+    /// A release whose archive holds an executable file: the tree tar keeps no execute bit,
+    /// so the rebuilt archive is not the signed one; the run says so and downloads it.
+    @Test func anArchiveThatDoesNotRebuildIsDownloaded() async throws {
+        let site = try Site()
+        try await site.publish("1.0.0")
+        #expect(try await site.mirrorRun().0.status == 0)
+        let published = try await site.publish("1.1.0", seeds: Self.changed, executable: true)
+        let patch = try #require(try site.delta().patches.first)
+        let mark = try await site.server.settledLog().count
+        let (run, report) = try await site.mirrorRun()
+        #expect(run.status == 0, "\(run.errorOutput)")
+        let taken = try await site.origin(since: mark).paths
+        #expect(taken.contains("/stable/patches/\(patch.sha256).zst") && taken.contains("/stable/v1.1.0.tar.gz"), "\(taken)")
+        #expect(Self.strings(report?["rebuilt"]) == [])
+        let notes = Self.strings(report?["notes"])
+        #expect(notes.count == 1 && notes[0].contains("not rebuilt from the patch from 1.0.0"), "\(notes)")
+        #expect(run.errorOutput.contains("note: release 1.1.0: not rebuilt"), "\(run.errorOutput)")
+        #expect(try Digest.hex(.sha256, ofFileAt: site.mirror + "/stable/v1.1.0.tar.gz") == published.manifest.sha256)
+        #expect(FileManager.default.fileExists(atPath: site.mirror + "/stable/patches/\(patch.sha256).zst"), "devices on 1.0.0 take the patch")
+    }
+
     /// An archive that is not the signed one, a manifest altered after signing, and an
     /// older manifest served again: each run exits 65 naming why, and the folder is byte
     /// for byte what the last good run left (no staged file either).
@@ -184,6 +207,68 @@ import Testing
         #expect(replayed.status == 65, "\(replayed.errorOutput)")
         #expect(replayed.errorOutput.contains("below 1.1.0"), "\(replayed.errorOutput)")
         #expect(try site.snapshot() == good)
+    }
+
+    /// A channel with trust roots and a rollout role: the roots and the restriction in
+    /// force are mirrored; a next root that does not verify refuses the run and the folder
+    /// stays; the properly signed one is walked to; releases the origin's index no longer
+    /// names are pruned, the current one kept.
+    @Test func rootsRestrictionsAndPruning() async throws {
+        let site = try Site()
+        let releasePEM = ClientctlBinary.packagePath("Keys/test-signing.pem")
+        let pub = ClientctlBinary.packagePath("Keys/test-signing.pub.pem")
+        func clientctl(_ args: [String]) async throws {
+            let r = try await ClientctlBinary.run(args)
+            #expect(r.status == 0, "clientctl \(args.joined(separator: " ")): \(r.errorOutput)")
+        }
+        try await clientctl(["keygen", "--out", site.tmp("guard")])
+        try await clientctl([
+            "root", "init", site.tmp("root-1.json"), "--app", "com.example.notes", "--channel", "stable", "--root-key", pub,
+            "--release-key", pub, "--rollout-key", site.tmp("guard.pub.pem"), "--expires", "365d",
+        ])
+        try await clientctl(["root", "sign", site.tmp("root-1.json"), "--key", releasePEM])
+        try FileManager.default.createDirectory(atPath: site.origin + "/root", withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: site.tmp("root-1.json"), toPath: site.origin + "/root/1.json")
+        try await site.publish("1.0.0", bases: 0)
+        try await clientctl(["rollout", "restrict", "stable", "--out", site.tmp("releases"), "--key", site.tmp("guard.pem"), "--pause"])
+        let (first, report) = try await site.mirrorRun()
+        #expect(first.status == 0, "\(first.errorOutput)")
+        for name in ["root/1.json", "restriction.json", "manifest.json"] {
+            #expect(Self.bytes(site.mirror + "/stable/" + name) == Self.bytes(site.origin + "/" + name), "\(name)")
+        }
+        #expect(Self.strings(report?["written"]).first == "stable/root/1.json", "roots go in place first")
+        #expect(Self.strings(report?["written"]).last == "stable/manifest.json", "the manifest last")
+        let good = try site.snapshot()
+
+        // Root 2 with a field changed after signing: refused, nothing changes.
+        try await clientctl(["root", "init", site.tmp("root-2.json"), "--from", site.origin + "/root/1.json", "--expires", "300d"])
+        try await clientctl(["root", "sign", site.tmp("root-2.json"), "--key", releasePEM])
+        let signed = try Data(contentsOf: URL(fileURLWithPath: site.tmp("root-2.json")))
+        var forged = try StrictJSON.parseObject(signed)
+        forged["expires"] = .string(RFC3339.format(Date(timeIntervalSinceNow: 200 * 86_400)))
+        try Data(JSONPrettyPrinter.render(.object(forged))).write(to: URL(fileURLWithPath: site.origin + "/root/2.json"))
+        let (refused, _) = try await site.mirrorRun()
+        #expect(refused.status == 65, "\(refused.errorOutput)")
+        #expect(refused.errorOutput.contains("root/2.json"), "\(refused.errorOutput)")
+        #expect(try site.snapshot() == good)
+        try signed.write(to: URL(fileURLWithPath: site.origin + "/root/2.json"))
+        #expect(try await site.mirrorRun().0.status == 0)
+        #expect(Self.bytes(site.mirror + "/stable/root/2.json") == signed)
+
+        // Two more releases, then the origin keeps only the newest: so does the mirror.
+        try await site.publish("1.1.0", seeds: Self.changed, bases: 0)
+        #expect(try await site.mirrorRun().0.status == 0)
+        #expect(!FileManager.default.fileExists(atPath: site.mirror + "/stable/restriction.json"), "the pause was for 1.0.0's manifest")
+        try await site.publish("1.2.0", seeds: [7: 9007], bases: 0)
+        #expect(try await site.mirrorRun().0.status == 0)
+        #expect(FileManager.default.fileExists(atPath: site.mirror + "/stable/v1.0.0.tar.gz"), "the index still names 1.0.0")
+        try await clientctl(["prune", "stable", "--out", site.tmp("releases"), "--keep", "1"])
+        let (pruning, pruned) = try await site.mirrorRun()
+        #expect(pruning.status == 0, "\(pruning.errorOutput)")
+        #expect(Self.strings(pruned?["pruned"]) == ["stable/v1.0.0.tar.gz", "stable/v1.1.0.tar.gz"])
+        let left = try FileManager.default.contentsOfDirectory(atPath: site.mirror + "/stable").sorted()
+        #expect(left == ["index.json", "manifest.json", "root", "v1.2.0.tar.gz"], "\(left)")
+        #expect(Self.bytes(site.mirror + "/stable/index.json") == Self.bytes(site.origin + "/index.json"))
     }
 
     /// The mirror's folder under nginx is what a device installs from: the first release
