@@ -207,6 +207,14 @@ import Testing
         #expect(replayed.status == 65, "\(replayed.errorOutput)")
         #expect(replayed.errorOutput.contains("below 1.1.0"), "\(replayed.errorOutput)")
         #expect(try site.snapshot() == good)
+
+        // Another run holds the folder (a timer firing twice): 75, nothing touched.
+        try signedManifest.write(to: URL(fileURLWithPath: manifestPath))
+        let held = try #require(try Flock.attempt(site.mirror, .folder))
+        let (busy, _) = try await site.mirrorRun()
+        held.release()
+        #expect(busy.status == 75, "\(busy.errorOutput)")
+        #expect(try site.snapshot() == good)
     }
 
     /// A channel with trust roots and a rollout role: the roots and the restriction in
