@@ -26,6 +26,9 @@ public struct FleetReport: Sendable, Equatable {
     public var via: Transfer?
     /// Bytes downloaded.
     public var bytes: Int64?
+    /// For ``ReportKind/downloaded``: how many of the bytes came from a site mirror
+    /// (docs/site-mirror.md#devices); nil when the device has no mirror.
+    public var mirrorBytes: Int64?
     /// Milliseconds: a download's duration, or from a trial's load to its acknowledgement.
     public var ms: Int64?
     /// For ``ReportKind/dropped``: how many older reports the journal dropped.

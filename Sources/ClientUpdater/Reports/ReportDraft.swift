@@ -22,6 +22,8 @@ package struct ReportDraft: Sendable, Equatable {
     package var via: FleetReport.Transfer?
     /// Bytes downloaded.
     package var bytes: Int64?
+    /// Of them, the bytes that came from a site mirror.
+    package var mirrorBytes: Int64?
     /// Milliseconds (a download, or a trial's load to its acknowledgement).
     package var ms: Int64?
     /// For `dropped`: how many reports.
@@ -60,6 +62,7 @@ package struct ReportDraft: Sendable, Equatable {
         r.detail = detail.map(FleetReport.clip)
         r.via = via
         r.bytes = bytes.map { max(0, $0) }
+        r.mirrorBytes = mirrorBytes.map { max(0, $0) }
         r.ms = ms.map { max(0, $0) }
         r.count = count
         r.rollout = rollout

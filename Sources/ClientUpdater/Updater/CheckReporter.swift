@@ -34,13 +34,15 @@ package struct CheckReporter: Sendable {
     /// report per step. `running` and `shell` are filled by the updater.
     package func report(
         _ type: ReportKind, version: String? = nil, reason: ReportReason? = nil, detail: String? = nil,
-        rollout: RolloutSeen? = nil, via: FleetReport.Transfer? = nil, bytes: Int64? = nil, ms: Int64? = nil
+        rollout: RolloutSeen? = nil, via: FleetReport.Transfer? = nil, bytes: Int64? = nil, ms: Int64? = nil,
+        mirrorBytes: Int64? = nil
     ) {
         guard let onReport else { return }
         var draft = ReportDraft(type, running: "", version: version, reason: reason, detail: detail)
         draft.rollout = rollout
         draft.via = via
         draft.bytes = bytes
+        draft.mirrorBytes = mirrorBytes
         draft.ms = ms
         onReport(draft)
     }

@@ -103,8 +103,9 @@ public final class PostgresReportStore: ReportStore, SQLQuerying {
                         throw FleetCollectorError(
                             .cannotOpenDatabase, "\(self.description) has schema \(found), newer than this collector's \(ReportSQL.schemaVersion)")
                     }
-                    if let found, found < ReportSQL.schemaVersion {
-                        for version in found..<ReportSQL.schemaVersion {
+                    // A new database was made in `createdSchemaVersion`'s shape: brought forward from there.
+                    if (found ?? 0) < ReportSQL.schemaVersion {
+                        for version in (found ?? ReportSQL.createdSchemaVersion)..<ReportSQL.schemaVersion {
                             for statement in ReportSQL.migrations[version] ?? [] {
                                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                             }

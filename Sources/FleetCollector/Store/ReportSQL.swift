@@ -7,13 +7,22 @@ import Foundation
 public enum ReportSQL {
     /// The schema this collector writes; a database with a newer one is refused, one with
     /// an older one is brought forward by ``migrations``.
-    public static let schemaVersion: Int64 = 4
+    public static let schemaVersion: Int64 = 5
 
-    /// The columns of a stored report, in the order of ``insertReport``'s placeholders.
-    static let reportColumnList = """
+    /// The schema ``createSchema`` makes a new database in: it is then brought forward by
+    /// the ``migrations`` from there, as an older database is (so the tables have one
+    /// shape, whichever way they were made).
+    public static let createdSchemaVersion: Int64 = 4
+
+    /// The columns of a stored report in the tables ``reportTable(_:)`` makes (schema 4).
+    static let schema4ColumnList = """
         device, stream, seq, app, channel, time_ms, received_ms, type, running, shell, version,
             from_version, reason, detail, via, bytes, ms, count, rollout_percent, rollout_paused
         """
+
+    /// The columns of a stored report, in the order of ``insertReport``'s placeholders:
+    /// schema 4's, and `mirror_bytes` (schema 5: a download's bytes from site mirrors).
+    static let reportColumnList = schema4ColumnList + ", mirror_bytes"
 
     /// A table of reports: `reports` (admitted devices) or `held_reports` (devices not
     /// admitted: stored apart, never in a summary).
@@ -95,7 +104,7 @@ public enum ReportSQL {
             "DROP INDEX IF EXISTS reports_by_channel",
             "DROP INDEX IF EXISTS reports_by_received",
             reportTable("reports"),
-            "INSERT INTO reports (\(reportColumnList)) SELECT device, '', seq, app, channel, time_ms, received_ms, type, running, "
+            "INSERT INTO reports (\(schema4ColumnList)) SELECT device, '', seq, app, channel, time_ms, received_ms, type, running, "
                 + "shell, version, from_version, reason, detail, via, bytes, ms, count, rollout_percent, rollout_paused FROM reports_v1",
             "DROP TABLE reports_v1",
         ] + reportIndexes + [
@@ -118,6 +127,11 @@ public enum ReportSQL {
         3: [
             "ALTER TABLE devices ADD COLUMN labels TEXT NOT NULL DEFAULT ''"
         ],
+        // 4 → 5: a `downloaded` report's bytes from site mirrors (docs/site-mirror.md#devices).
+        4: [
+            "ALTER TABLE reports ADD COLUMN mirror_bytes BIGINT",
+            "ALTER TABLE held_reports ADD COLUMN mirror_bytes BIGINT",
+        ],
     ]
 
     /// The recorded schema versions (none in a new database).
@@ -133,7 +147,7 @@ public enum ReportSQL {
     static func insertReport(into table: String) -> String {
         """
         INSERT INTO \(table) (\(reportColumnList))
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
         ON CONFLICT (device, stream, seq) DO NOTHING
         """
     }
@@ -177,7 +191,7 @@ public enum ReportSQL {
             .integer(millis(received)), .text(r.type.rawValue), .text(r.running), .optional(r.shell), .optional(r.version),
             .optional(r.from), .optional(r.reason?.rawValue), .optional(r.detail), .optional(r.via?.rawValue), .optional(r.bytes),
             .optional(r.ms), .optional(r.count), .optional(r.rollout.map { Int64($0.percent) }),
-            .optional(r.rollout.map { $0.paused ? 1 : 0 }),
+            .optional(r.rollout.map { $0.paused ? 1 : 0 }), .optional(r.mirrorBytes),
         ]
     }
 
