@@ -17,6 +17,8 @@ package struct ArchiveSetupRequest: Sendable {
     package var deviceSettings: DeviceSettings
     package var allowInsecureHTTP: Bool
     package var limits: DeviceConfig.Limits
+    /// Site mirrors' addresses of the manifest, in the order to try them (``MirrorURLs``).
+    package var mirrors: [String] = []
 
     package init(
         app: String?, channel: String?, manifestURL: String?, trustFiles: [String], shellVersion: String,
@@ -53,6 +55,8 @@ package struct CheckedArchiveSetup: Sendable {
     package var deviceSettings: DeviceSettings
     package var allowInsecureHTTP: Bool
     package var limits: DeviceConfig.Limits
+    /// Site mirrors' addresses of the manifest, absolute, in order.
+    package var mirrors: [String] = []
 }
 
 extension ArchiveSetupRequest {
@@ -75,6 +79,10 @@ extension ArchiveSetupRequest {
         let isFile = url.isFileURL
         if case .refused(let why) = URLPolicy.check(url, manifestIsFile: isFile, allowInsecureHTTP: r.allowInsecureHTTP) {
             throw DeviceSetupError.field("manifestURL", "refused: \(why)")
+        }
+        if let problem = MirrorURLs.problem(r.mirrors, manifestURL: url) {
+            let (field, why) = problem.hasPrefix("mirrors: ") ? ("mirrors", String(problem.dropFirst(9))) : ("mirrors", problem)
+            throw DeviceSetupError.field(field, why)
         }
         guard let shell = Version(r.shellVersion) else {
             throw DeviceSetupError.field("shellVersion", "'\(r.shellVersion)' is not a SemVer 2.0 version (e.g. 1.4.0)")
@@ -120,6 +128,7 @@ extension ArchiveSetupRequest {
         return CheckedArchiveSetup(
             app: app, channel: channel, manifestURL: url.absoluteString, trustedKeys: keys, pinnedRoot: pinned,
             shellVersion: shell, embeddedPath: embeddedPath, deviceSettings: r.deviceSettings,
-            allowInsecureHTTP: r.allowInsecureHTTP, limits: r.limits)
+            allowInsecureHTTP: r.allowInsecureHTTP, limits: r.limits,
+            mirrors: r.mirrors.compactMap { URL(string: $0)?.absoluteString })
     }
 }

@@ -52,6 +52,9 @@ package struct ArchiveChannel: UpdateChannel {
     package let logger: Logger
     /// Rollout and delta choices, fixed at `init`.
     package let options: Options
+    /// What the download policy reads beyond the settings: the link and the holds
+    /// (docs/download-policy.md); the engine sets them, a channel on its own has neither.
+    package var downloadGate = DownloadGate()
 
     /// - Throws: ``SignedArchiveError`` `.configInvalid` for a root of another kind or a
     ///   trusted key that cannot be read; `UpdaterError` `.configInvalid` when the
@@ -119,6 +122,7 @@ package struct ArchiveChannel: UpdateChannel {
         if let media = options.media {
             return try restaged(try await followed.checkMedia(media, state: &state, reporter: reporter), state: state)
         }
+        followed.downloader = throughMirrors(followed.downloader, reporter: reporter)
         let installer = ArchiveInstaller(channel: followed, reporter: reporter)
         let outcome = try await installer.run(state: &state)
         if case .installed(let version) = outcome, state.archive.fromMedia?[version.id] != nil {
@@ -148,8 +152,40 @@ package struct ArchiveChannel: UpdateChannel {
         if let fresh = try? DeviceConfig.load(layout).settings(ArchiveSettings.self, layout: layout) {
             current.chosenChannel = fresh.chosenChannel
             current.channelURLs = fresh.channelURLs
+            current.mirrors = fresh.mirrors
+            current.mirrorIdleTimeoutSeconds = fresh.mirrorIdleTimeoutSeconds
         }
         return current
+    }
+
+    /// `downloader` through the site mirrors `config.json` names now, for one check
+    /// (docs/site-mirror.md#devices): a fresh ``MirrorTransport`` each check, so a mirror
+    /// skipped in one is asked again in the next. The mirrors mirror the root's own
+    /// manifest URL; the manifest, trust roots and restriction come from the origin
+    /// while it answers.
+    func throughMirrors(_ downloader: Downloader, reporter: CheckReporter) -> Downloader {
+        let current = currentSettings()
+        let mirrors = (current.mirrors ?? []).compactMap(URL.init(string:))
+        guard !mirrors.isEmpty, let origin = URL(string: trust.settings.manifestURL) else { return downloader }
+        var through = downloader
+        let logger = logger
+        through.transport = MirrorTransport(
+            inner: downloader.transport, origin: origin, mirrors: mirrors, idleTimeout: current.mirrorIdleTimeout,
+            prefersOrigin: Self.prefersOrigin,
+            note: { line in
+                logger.info("\(line)")
+                reporter.note(line)
+            })
+        return through
+    }
+
+    /// The files whose freshness matters: the manifest, the trust roots (`root/N.json`)
+    /// and the rollout role's restriction. A mirror serves them only when the origin
+    /// cannot be reached.
+    static func prefersOrigin(_ url: URL) -> Bool {
+        let name = url.lastPathComponent
+        return name == "manifest.json" || name == "restriction.json"
+            || (url.deletingLastPathComponent().lastPathComponent == "root" && name.hasSuffix(".json"))
     }
 
     /// The manifest URL of the trust root's own channel, beside which the roots are walked

@@ -227,9 +227,13 @@ struct ArchiveInstaller {
         // (no base, a bad patch) falls back to the full archive below.
         let delta = DeltaInstall(
             channel: channel, manifest: manifest, manifestURL: manifestURL, downloader: downloader, extractor: extractor, reporter: reporter)
+        // Bytes from site mirrors, counted from here for the `downloaded` report.
+        let mirrors = downloader.transport as? MirrorTransport
+        var mirrorBytesBefore = mirrors?.mirrorBytes ?? 0
         switch channel.options.useDelta ? await delta.run(keeping: partial) : .fullArchive(note: nil) {
         case .unpacked(let unpacked):
-            reporter.report(.downloaded, version: version.description, via: .patch)
+            reporter.report(
+                .downloaded, version: version.description, via: .patch, mirrorBytes: mirrors.map { $0.mirrorBytes - mirrorBytesBefore })
             reporter.note(unpacked.note)
             channel.logger.debug("release \(version): \(unpacked.note)")
             let (tree, staging, leftovers) = (unpacked.tree, unpacked.staging, unpacked.leftovers)
@@ -257,6 +261,7 @@ struct ArchiveInstaller {
         if let media = channel.media { try await BlockingExecutor.run { try media.transport.place(archiveURL, at: partial) } }
         let staging = try channel.store.makeStagingDirectory(label: "v\(version)")
         let started = ContinuousClock.now
+        mirrorBytesBefore = mirrors?.mirrorBytes ?? 0
         do {
             let tree = staging + "/tree"
             let report = reporter.progressHandler
@@ -279,7 +284,7 @@ struct ArchiveInstaller {
             let took = ContinuousClock.now - started
             reporter.report(
                 .downloaded, version: version.description, via: .archive, bytes: manifest.size,
-                ms: took.inMilliseconds)
+                ms: took.inMilliseconds, mirrorBytes: mirrors.map { $0.mirrorBytes - mirrorBytesBefore })
             CrashPoint.hit("unpack.done")
             try await BlockingExecutor.run {
                 try store.promote(staging: tree, version: version, sidecar: sidecar)

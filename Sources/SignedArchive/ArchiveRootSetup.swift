@@ -25,7 +25,7 @@ package enum ArchiveRootSetup {
             app: checked.app, channelKind: .signedArchive,
             settings: ArchiveSettings(
                 channel: checked.channel, manifestURL: checked.manifestURL, trustedKeys: checked.trustedKeys,
-                pinnedRoot: checked.pinnedRoot == nil ? nil : true),
+                pinnedRoot: checked.pinnedRoot == nil ? nil : true, mirrors: checked.mirrors.isEmpty ? nil : checked.mirrors),
             shellVersion: checked.shellVersion, embeddedPath: checked.embeddedPath, deviceSettings: checked.deviceSettings,
             allowInsecureHTTP: checked.allowInsecureHTTP, limits: checked.limits)
         return (config, checked.pinnedRoot)

@@ -30,10 +30,23 @@ package struct ArchiveSettings: ChannelSettings {
     /// Where the manifests of other channels live, by channel name, when not in the sibling
     /// folder of ``manifestURL`` (`../<channel>/manifest.json`): `channel set --manifest-url`.
     package var channelURLs: [String: String]?
+    /// Site mirrors (`init --mirror`): each the mirror's address of
+    /// ``manifestURL``'s `manifest.json`, tried in order before the origin for archives,
+    /// patches, cohort files and the index, and for the manifest, trust roots and
+    /// restriction only when the origin cannot be reached (docs/site-mirror.md#devices).
+    /// `http:` to any host is allowed: every byte a mirror serves is verified as if it came
+    /// from the origin (docs/threat-model.md#site-mirrors). nil: none.
+    package var mirrors: [String]?
+    /// How long a mirror may stay silent before it is skipped for the rest of the check;
+    /// nil: ``MirrorTransport/defaultIdleTimeout``.
+    package var mirrorIdleTimeoutSeconds: Double?
+
+    /// The values ``mirrorIdleTimeoutSeconds`` may take.
+    package static let mirrorIdleTimeoutRange: ClosedRange<Double> = 0.1...300
 
     package init(
         channel: String, manifestURL: String, trustedKeys: [String], pinnedRoot: Bool? = nil, chosenChannel: String? = nil,
-        channelURLs: [String: String]? = nil
+        channelURLs: [String: String]? = nil, mirrors: [String]? = nil
     ) {
         self.channel = channel
         self.manifestURL = manifestURL
@@ -41,10 +54,16 @@ package struct ArchiveSettings: ChannelSettings {
         self.pinnedRoot = pinnedRoot
         self.chosenChannel = chosenChannel
         self.channelURLs = channelURLs
+        self.mirrors = mirrors
+    }
+
+    /// ``mirrorIdleTimeoutSeconds`` as a `Duration` (the file keeps seconds).
+    package var mirrorIdleTimeout: Duration {
+        mirrorIdleTimeoutSeconds.map { .seconds(clamping: $0) } ?? MirrorTransport.defaultIdleTimeout
     }
 
     /// The channel name rule, the trust rule and the URL rules of ``URLPolicy``, for the
-    /// manifest URL and every channel's mapped one.
+    /// manifest URL and every channel's mapped one; the mirror rules of ``MirrorURLs``.
     package func problem(in config: DeviceConfig) -> String? {
         if let problem = ReleaseIdentifier.channel.problem(channel) { return "channel: \(problem)" }
         if let chosenChannel, let problem = ReleaseIdentifier.channel.problem(chosenChannel) { return "chosenChannel: \(problem)" }
@@ -61,7 +80,11 @@ package struct ArchiveSettings: ChannelSettings {
                 return "channelURLs: '\(name)': \(problem)"
             }
         }
-        return nil
+        return MirrorURLs.problem(mirrors ?? [], manifestURL: url)
+            ?? mirrorIdleTimeoutSeconds.flatMap { seconds in
+                seconds.isFinite && Self.mirrorIdleTimeoutRange.contains(seconds)
+                    ? nil : "mirrorIdleTimeoutSeconds: \(seconds) is out of range (0.1 to 300 seconds)"
+            }
     }
 }
 

@@ -84,17 +84,20 @@ extension ArchiveInstaller {
             throw SignedArchiveError(.internalError, "no URL for \(cohort.path) beside \(manifestURL.absoluteString)")
         }
         let size = cohort.count * CohortFile.recordBytes
-        let bytes: [UInt8]
-        do {
-            guard case .fetched(let body, _) = try await channel.downloader.fetchSmall(url, cap: max(size, 1)) else {
-                throw SignedArchiveError(.internalError, "GET \(url.absoluteString): not modified without a condition")
+        var bytes: [UInt8]
+        while true {
+            do {
+                guard case .fetched(let body, _) = try await channel.downloader.fetchSmall(url, cap: max(size, 1)) else {
+                    throw SignedArchiveError(.internalError, "GET \(url.absoluteString): not modified without a condition")
+                }
+                bytes = [UInt8](body)
+            } catch let error as UpdaterError where error.httpStatus == 404 || error.httpStatus == 410 {
+                throw SignedArchiveError(
+                    .archiveRejected, "cohort file \(url.absoluteString) is missing (\(error.httpStatus ?? 404)): keeping what this device runs")
             }
-            bytes = [UInt8](body)
-        } catch let error as UpdaterError where error.httpStatus == 404 || error.httpStatus == 410 {
-            throw SignedArchiveError(
-                .archiveRejected, "cohort file \(url.absoluteString) is missing (\(error.httpStatus ?? 404)): keeping what this device runs")
-        }
-        if let problem = CohortFile.problem(bytes, reference: cohort) {
+            guard let problem = CohortFile.problem(bytes, reference: cohort) else { break }
+            // A site mirror's copy that does not match: asked again from the next source.
+            if let mirrors = channel.downloader.transport as? MirrorTransport, mirrors.distrust(url) { continue }
             throw SignedArchiveError(.archiveRejected, "cohort file \(url.absoluteString) \(problem): keeping what this device runs")
         }
         let member = CohortFile.contains(bytes, id: deviceId.text)

@@ -103,6 +103,13 @@ package struct Downloader: Sendable {
             result = try await download(url, into: file, expectedSize: expectedSize, expectedDigest: expectedDigest, progress: progress)
         } catch let error as UpdaterError where error.code == .tooLarge || error.code == .hashMismatch || error.code == .rejected {
             file.remove()
+            // Bytes of a site mirror that did not verify: dropped, and the file is asked again
+            // from the next source (the mirror is skipped for the rest of the check).
+            if let mirrors = transport as? MirrorTransport, mirrors.distrust(url) {
+                return try await download(
+                    url, to: path, expectedSize: expectedSize, expectedDigest: expectedDigest, algorithm: algorithm, progress: progress,
+                    verified: verified)
+            }
             throw error
         } catch let error where DiskSpace.isNoSpace(error) {
             // Kept, it would hold the disk full and every later check would resume into it.

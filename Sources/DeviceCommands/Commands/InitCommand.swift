@@ -37,6 +37,13 @@ struct InitCommand: AsyncParsableCommand {
                 --trust release.pub.pem --shell-version 2.1.0 \\
                 --embedded /opt/kiosk/www \\
                 --apply-window 02:00-04:00 --timezone Europe/Berlin
+              # A shop behind a site mirror on its LAN (the origin is asked last,
+              # and for the manifest first while it answers)
+              clientctl init --root /var/lib/kiosk --app com.example.kiosk \\
+                --channel stable \\
+                --manifest-url https://cdn.example.com/kiosk/stable/manifest.json \\
+                --mirror http://mirror.shop.lan/kiosk/stable/manifest.json \\
+                --trust release.pub.pem --shell-version 2.1.0
               # Meteor hot code push: appId and ROOT_URL come from the embedded
               # index.html
               clientctl init --root /var/lib/todos \\
@@ -57,6 +64,12 @@ struct InitCommand: AsyncParsableCommand {
         name: .customLong("manifest-url"),
         help: ArgumentHelp("URL of the channel's manifest.json (https:, http: to loopback, or file:).", valueName: "URL"))
     var manifestURL: String?
+    @Option(
+        name: .customLong("mirror"),
+        help: ArgumentHelp(
+            "A site mirror's URL of the same manifest.json, tried before the origin (https:, or http: to any host: everything is verified); repeat for several, in order.",
+            valueName: "URL"))
+    var mirror: [String] = []
     @Option(name: .customLong("trust"), help: ArgumentHelp("A trusted Ed25519 public key (PEM); repeat for several.", valueName: "PUB.pem"))
     var trust: [String] = []
     @Option(
@@ -118,10 +131,11 @@ struct InitCommand: AsyncParsableCommand {
             guard let shellVersion else {
                 throw DeviceCommandError(.invalidArgument, "--shell-version is required (the SemVer version of the native shell)")
             }
-            let request = ArchiveRootSetup.Request(
+            var request = ArchiveRootSetup.Request(
                 app: app, channel: channel, manifestURL: manifestURL, trustFiles: trust, shellVersion: shellVersion.description,
                 embedded: embedded, deviceSettings: settings.deviceSettings, allowInsecureHTTP: allowInsecureHTTP,
                 limits: .init(maxUnpackedBytes: maxUnpackedBytes, maxEntries: maxEntries), trustRootFile: trustRoot)
+            request.mirrors = mirror
             let layout = try device.layout()
             let (made, pinned) = try ArchiveRootSetup.make(request)
             let config = try transportSettings(made)
@@ -132,10 +146,10 @@ struct InitCommand: AsyncParsableCommand {
 
     /// A Meteor root: config from the flags and the embedded bundle, plus the first state.
     private func initMeteor(url: String) async throws {
-        if app != nil || channel != nil || manifestURL != nil || !trust.isEmpty || trustRoot != nil {
+        if app != nil || channel != nil || manifestURL != nil || !trust.isEmpty || trustRoot != nil || !mirror.isEmpty {
             throw DeviceCommandError(
                 .invalidArgument,
-                "--app, --channel, --manifest-url, --trust and --trust-root are not used with --meteor-url (the appId comes from the embedded index.html)"
+                "--app, --channel, --manifest-url, --mirror, --trust and --trust-root are not used with --meteor-url (the appId comes from the embedded index.html)"
             )
         }
         let layout = try device.layout()

@@ -1,0 +1,248 @@
+import Foundation
+import Synchronization
+
+/// One check's transport through site mirrors (docs/site-mirror.md#devices): each request
+/// for a file under the origin's folder is tried at the mirrors, in order, and at the
+/// origin, each mirror's address being the origin's path under the mirror's base.
+///
+/// - Content (archives, patches, cohort files, the index): the mirrors first, the origin
+///   last.
+/// - Freshness (what ``init(inner:origin:mirrors:idleTimeout:prefersOrigin:note:)``'s
+///   `prefersOrigin` names: the manifest, trust roots, the restriction): the origin first;
+///   the mirrors only once the origin cannot be reached (a failure below HTTP, a 5xx or a
+///   429), and then for the rest of the check. A mirror's 404 for such a file is its answer.
+///
+/// A mirror that fails (a refused connection, silence for ``idleTimeout``, a 404 or 5xx for
+/// content, bytes that did not verify: ``distrust(_:)``) is skipped for the rest of the
+/// check, which is what one instance lives for. Nothing here trusts a mirror: whatever it
+/// serves is verified by the caller exactly as if the origin had served it. Requests with
+/// a body (reports) go to the inner transport as they are, never to a mirror.
+package final class MirrorTransport: HeadFirstTransport {
+    /// How long a mirror may stay silent when the settings do not say: on a LAN, an answer
+    /// is quick or not coming, and the origin is still there to ask.
+    package static let defaultIdleTimeout: Duration = .seconds(10)
+
+    /// Where a request's bytes came from.
+    package enum Source: Sendable, Hashable {
+        case origin
+        /// The mirror at this index of the list given.
+        case mirror(Int)
+    }
+
+    /// A mirror's address of the origin's folder: the origin's path components that
+    /// precede the common part, and the mirror's.
+    private struct Mapping: Sendable {
+        let base: URLComponents
+        let originPrefix: [Substring]
+        let mirrorPrefix: [Substring]
+    }
+
+    private struct State {
+        var skipped: Set<Int> = []
+        var originDown = false
+        var mirrorBytes: Int64 = 0
+        var lastSource: [URL: Source] = [:]
+        /// Bytes each URL took from mirrors, taken back from ``mirrorBytes`` by ``distrust(_:)``.
+        var mirrorBytesOf: [URL: Int64] = [:]
+    }
+
+    /// The transport that moves the bytes.
+    package let inner: any Transport
+    /// The mirrors' addresses of the manifest, in order.
+    package let mirrors: [URL]
+    /// A mirror's idle timeout (the request's own, when shorter).
+    package let idleTimeout: Duration
+    private let origin: URL
+    private let mappings: [Mapping?]
+    private let prefersOrigin: @Sendable (URL) -> Bool
+    private let note: @Sendable (String) -> Void
+    private let state = Mutex(State())
+
+    /// - Parameters:
+    ///   - inner: the transport every request goes through.
+    ///   - origin: the origin's URL of the manifest.
+    ///   - mirrors: each mirror's URL of the same manifest, in the order to try them.
+    ///   - idleTimeout: how long a mirror may stay silent.
+    ///   - prefersOrigin: true for a URL whose freshness matters (the origin first).
+    ///   - note: told, in one line, why a mirror is skipped or the origin was not reached.
+    package init(
+        inner: any Transport, origin: URL, mirrors: [URL], idleTimeout: Duration = defaultIdleTimeout,
+        prefersOrigin: @escaping @Sendable (URL) -> Bool, note: @escaping @Sendable (String) -> Void = { _ in }
+    ) {
+        self.inner = inner
+        self.origin = origin
+        self.mirrors = mirrors
+        self.idleTimeout = idleTimeout
+        self.prefersOrigin = prefersOrigin
+        self.note = note
+        let originParts = Self.parts(origin)
+        mappings = mirrors.map { mirror in
+            guard let base = URLComponents(url: mirror, resolvingAgainstBaseURL: true) else { return nil }
+            let mirrorParts = Self.parts(mirror)
+            var common = 0
+            while common < min(originParts.count, mirrorParts.count),
+                originParts[originParts.count - 1 - common] == mirrorParts[mirrorParts.count - 1 - common]
+            {
+                common += 1
+            }
+            guard common > 0 else { return nil }
+            return Mapping(
+                base: base, originPrefix: Array(originParts.dropLast(common)), mirrorPrefix: Array(mirrorParts.dropLast(common)))
+        }
+    }
+
+    /// Body bytes the mirrors delivered so far in this check, less those of files that did
+    /// not verify (``distrust(_:)``).
+    package var mirrorBytes: Int64 { state.withLock { $0.mirrorBytes } }
+
+    /// The mirrors skipped so far in this check (indexes into ``mirrors``).
+    package var skipped: Set<Int> { state.withLock { $0.skipped } }
+
+    /// Whether the origin failed to answer in this check.
+    package var originDown: Bool { state.withLock { $0.originDown } }
+
+    /// The mirror's address of `url`, or nil when `url` is not under the origin's folder.
+    package func mirrorURL(of url: URL, mirror index: Int) -> URL? {
+        guard mappings.indices.contains(index), let mapping = mappings[index], Self.sameServer(url, origin) else { return nil }
+        let parts = Self.parts(url)
+        guard parts.count > mapping.originPrefix.count, Array(parts.prefix(mapping.originPrefix.count)) == mapping.originPrefix
+        else { return nil }
+        var components = mapping.base
+        components.percentEncodedPath = "/" + (mapping.mirrorPrefix + parts.dropFirst(mapping.originPrefix.count)).joined(separator: "/")
+        components.percentEncodedQuery = nil
+        components.fragment = nil
+        return components.url
+    }
+
+    /// Called when the bytes of `url` did not verify (a digest, a size): the mirror that
+    /// served them last is skipped for the rest of the check. Returns true when it was a
+    /// mirror (asking again reaches the next source), false when it was the origin.
+    package func distrust(_ url: URL) -> Bool {
+        let source = state.withLock { state -> Source? in
+            guard case .mirror(let index) = state.lastSource[url] else { return nil }
+            state.skipped.insert(index)
+            state.lastSource[url] = nil
+            state.mirrorBytes -= state.mirrorBytesOf.removeValue(forKey: url) ?? 0
+            return .mirror(index)
+        }
+        guard case .mirror(let index) = source else { return false }
+        note(
+            "mirror \(mirrors[index].host ?? "?"): \(url.lastPathComponent) did not verify; "
+                + "taken from the next source, mirror skipped for the rest of this check")
+        return true
+    }
+
+    package func get(
+        _ request: TransportRequest, head: @Sendable (TransportResponse) throws -> Void,
+        sink: @Sendable (UnsafeRawBufferPointer) throws -> Void
+    ) async throws -> TransportResponse {
+        let freshness = prefersOrigin(request.url)
+        let sources = route(request.url, freshness: freshness)
+        for (position, (source, url)) in sources.enumerated() {
+            let last = position == sources.count - 1
+            var attempt = request
+            attempt.url = url
+            if case .mirror = source { attempt.idleTimeout = min(request.idleTimeout, idleTimeout) }
+            let passed = CallerThrew()  // set once the head went to the caller
+            let caller = CallerThrew()
+            do {
+                return try await inner.get(
+                    attempt,
+                    head: { response in
+                        if !last, let why = Self.skipReason(response.status, source: source, freshness: freshness) {
+                            throw SkipSource(why: why)
+                        }
+                        passed.set()
+                        self.record(source, for: request.url, bytes: 0)
+                        do { try head(response) } catch {
+                            caller.set()
+                            throw error
+                        }
+                    },
+                    sink: { chunk in
+                        self.record(source, for: request.url, bytes: chunk.count)
+                        do { try sink(chunk) } catch {
+                            caller.set()
+                            throw error
+                        }
+                    })
+            } catch let skip as SkipSource {
+                failed(source, url: url, why: skip.why)
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                if caller.isSet && (error as? any TransportFailing)?.transportFailure == nil { throw error }
+                failed(source, url: url, why: "\(error)")
+                // Bytes already went to the caller: the caller's retry resumes from the next source.
+                if last || passed.isSet { throw error }
+            }
+        }
+        throw UpdaterError(.internalError, "GET \(request.url.absoluteString): no source to ask")
+    }
+
+    package func exchange(_ request: TransportExchange) async throws -> TransportReply {
+        try await inner.exchange(request)
+    }
+
+    /// The sources to ask for `url`, in order, each with its address.
+    private func route(_ url: URL, freshness: Bool) -> [(Source, URL)] {
+        let (skipped, originDown) = state.withLock { ($0.skipped, $0.originDown) }
+        let mirrored = mirrors.indices.filter { !skipped.contains($0) }.compactMap { index in
+            mirrorURL(of: url, mirror: index).map { (Source.mirror(index), $0) }
+        }
+        let fromOrigin = [(Source.origin, url)]
+        return freshness && !originDown ? fromOrigin + mirrored : mirrored + fromOrigin
+    }
+
+    /// Why a source's answer sends the request on to the next source, or nil to take it.
+    private static func skipReason(_ status: Int, source: Source, freshness: Bool) -> String? {
+        switch source {
+        case .origin:
+            return status >= 500 || status == 429 ? "HTTP \(status)" : nil
+        case .mirror:
+            if (200...299).contains(status) || status == 304 || status == 416 { return nil }
+            if freshness && (status == 404 || status == 410) { return nil }  // not published there: an answer
+            return "HTTP \(status)"
+        }
+    }
+
+    private func failed(_ source: Source, url: URL, why: String) {
+        switch source {
+        case .origin:
+            state.withLock { $0.originDown = true }
+            note("origin \(url.host ?? "?") not reached for \(url.lastPathComponent) (\(why)): the mirrors are asked for the rest of this check")
+        case .mirror(let index):
+            state.withLock { _ = $0.skipped.insert(index) }
+            note("mirror \(url.host ?? "?"): \(url.lastPathComponent): \(why); skipped for the rest of this check")
+        }
+    }
+
+    private func record(_ source: Source, for url: URL, bytes: Int) {
+        state.withLock { state in
+            state.lastSource[url] = source
+            if case .mirror = source {
+                state.mirrorBytes += Int64(bytes)
+                state.mirrorBytesOf[url, default: 0] += Int64(bytes)
+            }
+        }
+    }
+
+    private static func parts(_ url: URL) -> [Substring] {
+        let path = URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath ?? url.path
+        return path.split(separator: "/")
+    }
+
+    private static func sameServer(_ a: URL, _ b: URL) -> Bool {
+        a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased()
+            && effectivePort(a) == effectivePort(b)
+    }
+
+    private static func effectivePort(_ url: URL) -> Int? {
+        url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
+    }
+}
+
+/// Thrown by a response head that sends the request on to the next source.
+private struct SkipSource: Error {
+    let why: String
+}

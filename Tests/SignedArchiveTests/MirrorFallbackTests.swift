@@ -1,0 +1,236 @@
+import ClientFoundation
+import ClientUpdater
+import ClientUpdaterHTTP
+import DeviceSetup
+import FleetReports
+import Foundation
+import SignedArchive
+import TestSupport
+import Testing
+
+/// A device behind a site mirror (docs/site-mirror.md#devices): the mirror is a copy of the
+/// origin's published folder under `/site/`, served by a second loopback server; whatever
+/// it does wrong changes only where the bytes come from, never what is installed.
+@Suite struct MirrorFallbackTests {
+    /// The origin (the fixture's server), a mirror folder copied from it, and the device
+    /// set up with the mirror (and a report URL, so the journal records its reports).
+    final class Site: @unchecked Sendable {
+        // @unchecked: owned by one test at a time.
+        let f: DeviceFixture
+        let faults = LoopbackFaults()
+        let mirror: LoopbackHTTPServer
+        var mirrorFolder: String { f.tmp("mirror") }
+
+        init(mirrorIdleSeconds: Double? = nil) throws {
+            f = try DeviceFixture()
+            try FileManager.default.createDirectory(atPath: f.tmp("mirror"), withIntermediateDirectories: true)
+            mirror = try LoopbackHTTPServer(handler: faults.wrap(LoopbackHTTPServer.folder(f.tmp("mirror"))))
+            var settings = try f.config.settings(ArchiveSettings.self, layout: f.layout)
+            settings.mirrors = [mirror.url("/site/stable/manifest.json").absoluteString]
+            settings.mirrorIdleTimeoutSeconds = mirrorIdleSeconds
+            f.config = try DeviceConfig(
+                app: f.config.app, channelKind: .signedArchive, settings: settings, shellVersion: f.config.shellVersion,
+                deviceSettings: DeviceSettings(startupTimeoutSeconds: 120, reportURL: "http://127.0.0.1:9/"))
+            try RootInitializer.writeUnlessLocked(f.config, to: f.layout, force: true, store: f.layout.clients)
+        }
+
+        deinit { mirror.stop() }
+
+        /// Makes the mirror folder a copy of what the origin publishes now.
+        func sync() throws {
+            let target = mirrorFolder + "/site"
+            if FileManager.default.fileExists(atPath: target) { try FileManager.default.removeItem(atPath: target) }
+            try FileManager.default.copyItem(atPath: f.tmp("releases"), toPath: target)
+        }
+
+        /// Body bytes each server sent for `name` (a file of the channel's folder).
+        func originBytes(_ name: String) async throws -> Int64 {
+            try await f.server.settledLog().filter { $0.request.path == "/stable/\(name)" }.reduce(0) { $0 + $1.bodyBytesSent }
+        }
+        func mirrorBytes(_ name: String) async throws -> Int64 {
+            try await mirror.settledLog().filter { $0.request.path == "/site/stable/\(name)" }.reduce(0) { $0 + $1.bodyBytesSent }
+        }
+
+        func archiveSize(_ version: String) throws -> Int64 {
+            let attributes = try FileManager.default.attributesOfItem(atPath: f.tmp("releases/stable/v\(version).tar.gz"))
+            return (attributes[.size] as? NSNumber)?.int64Value ?? 0
+        }
+
+        /// The `downloaded` reports the device's journal holds.
+        func downloadedReports() -> [FleetReport] { ReportJournal(layout: f.layout).recent().filter { $0.type == .downloaded } }
+
+        func installed(_ version: String) throws -> Bool {
+            let index = try String(contentsOfFile: f.layout.clientDirectory(Version(version) ?? Version(0, 0, 0)) + "/index.html", encoding: .utf8)
+            return index.contains("<p id=\"version\">\(version)</p>")
+        }
+    }
+
+    @Test func theArchiveComesFromTheMirrorAndTheManifestFromTheOrigin() async throws {
+        let site = try Site()
+        try site.f.publish("1.0.0")
+        try site.sync()
+        let report = try await site.f.updater().install()
+        #expect(report.result == .installed && report.version == "1.0.0", "\(report)")
+        #expect(try site.installed("1.0.0"))
+        #expect(site.f.requests(to: "/stable/v1.0.0.tar.gz").isEmpty, "the origin served no archive byte")
+        #expect(try await site.mirror.settledLog().contains { $0.request.path == "/site/stable/v1.0.0.tar.gz" && $0.status == 200 })
+        #expect(site.f.requests(to: "/stable/manifest.json").count == 1, "freshness from the origin while it answers")
+        #expect(site.mirror.requests.allSatisfy { $0.path != "/site/stable/manifest.json" })
+        let downloaded = site.downloadedReports()
+        #expect(downloaded.count == 1)
+        #expect(downloaded.first?.mirrorBytes == (try site.archiveSize("1.0.0")), "\(downloaded)")
+        #expect(downloaded.first?.bytes == (try site.archiveSize("1.0.0")))
+    }
+
+    @Test func aMirrorThatLiesIsLeftForTheOriginInTheSameCheck() async throws {
+        let site = try Site()
+        try site.f.publish("1.0.0")
+        try site.sync()
+        // Same length, other bytes: only the signed digest tells.
+        let lying = site.mirrorFolder + "/site/stable/v1.0.0.tar.gz"
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: lying))
+        bytes[bytes.count / 2] ^= 0xFF
+        try bytes.write(to: URL(fileURLWithPath: lying))
+        let report = try await site.f.updater().install()
+        #expect(report.result == .installed && report.version == "1.0.0", "\(report)")
+        #expect(try site.installed("1.0.0"))
+        #expect(try await site.mirrorBytes("v1.0.0.tar.gz") == Int64(bytes.count), "the mirror was asked first")
+        #expect(try await site.originBytes("v1.0.0.tar.gz") == Int64(bytes.count), "then the whole archive from the origin, from byte 0")
+        #expect(site.f.requests(to: "/stable/v1.0.0.tar.gz").allSatisfy { $0.headers["range"] == nil }, "nothing resumed from the lie")
+        #expect(site.downloadedReports().first?.mirrorBytes == 0, "the lie's bytes are not counted")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: site.f.layout.clients).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+    }
+
+    @Test func aMirrorThatLagsHidesNoNewerRelease() async throws {
+        let site = try Site()
+        try site.f.publish("1.0.0")
+        try site.sync()  // the mirror stays at 1.0.0
+        try site.f.publish("1.1.0")
+        let report = try await site.f.updater().install()
+        #expect(report.result == .installed && report.version == "1.1.0", "\(report)")
+        #expect(try site.installed("1.1.0"))
+        #expect(site.mirror.requests.contains { $0.path == "/site/stable/v1.1.0.tar.gz" }, "asked first, 404")
+        #expect(try await site.originBytes("v1.1.0.tar.gz") == (try site.archiveSize("1.1.0")))
+        #expect(site.downloadedReports().first?.mirrorBytes == 0)
+    }
+
+    @Test(arguments: [404, 500, 503])
+    func aMirrorThatAnswersAnErrorIsSkippedForTheCheck(status: Int) async throws {
+        let site = try Site()
+        try site.f.publish("1.0.0")
+        try site.sync()
+        site.faults.add(.status(status), path: "/site/stable/v1.0.0.tar.gz")
+        let report = try await site.f.updater().install()
+        #expect(report.result == .installed && report.version == "1.0.0", "\(report)")
+        #expect(site.mirror.requests.filter { $0.path == "/site/stable/v1.0.0.tar.gz" }.count == 1, "asked once, not retried")
+        #expect(try await site.originBytes("v1.0.0.tar.gz") == (try site.archiveSize("1.0.0")))
+    }
+
+    @Test func aMissingFileIsTakenFromTheOrigin() async throws {
+        let site = try Site()
+        try site.f.publish("1.0.0")
+        try site.sync()
+        try FileManager.default.removeItem(atPath: site.mirrorFolder + "/site/stable/v1.0.0.tar.gz")
+        let report = try await site.f.updater().install()
+        #expect(report.result == .installed && report.version == "1.0.0", "\(report)")
+        #expect(try await site.originBytes("v1.0.0.tar.gz") == (try site.archiveSize("1.0.0")))
+    }
+
+    /// A mirror that goes silent (before its body, or in the middle of it) is given up after
+    /// the mirror's idle timeout, and the check ends from the origin.
+    @Test(arguments: [0, 1])
+    func aStalledMirrorIsLeftForTheOrigin(half: Int) async throws {
+        let site = try Site(mirrorIdleSeconds: 0.5)
+        try site.f.publish("1.0.0")
+        try site.sync()
+        let size = try site.archiveSize("1.0.0")
+        site.faults.add(.stall(afterBytes: Int64(half) * size / 2), path: "/site/stable/v1.0.0.tar.gz")
+        let report = try await site.f.updater().install()
+        #expect(report.result == .installed && report.version == "1.0.0", "\(report)")
+        #expect(try site.installed("1.0.0"))
+        let fromOrigin = site.f.requests(to: "/stable/v1.0.0.tar.gz")
+        #expect(fromOrigin.count == 1)
+        if half == 1 {
+            #expect(fromOrigin.first?.headers["range"] == "bytes=\(size / 2)-", "the rest resumed from the origin")
+        }
+        #expect(site.mirror.requests.filter { $0.path == "/site/stable/v1.0.0.tar.gz" }.count == 1, "the stalled mirror is not asked again")
+    }
+
+    /// A mirror whose connection dies mid-body (reset, or closed short): the rest comes from
+    /// the origin, and what is installed verified against the signed digest.
+    @Test(arguments: [true, false])
+    func aMirrorThatDiesMidBodyIsLeftForTheOrigin(reset: Bool) async throws {
+        let site = try Site()
+        try site.f.publish("1.0.0")
+        try site.sync()
+        let size = try site.archiveSize("1.0.0")
+        site.faults.add(reset ? .reset(afterBytes: size / 3) : .truncate(afterBytes: size / 3), path: "/site/stable/v1.0.0.tar.gz")
+        let report = try await site.f.updater().install()
+        #expect(report.result == .installed && report.version == "1.0.0", "\(report)")
+        #expect(try site.installed("1.0.0"))
+        #expect(try await site.originBytes("v1.0.0.tar.gz") > 0)
+    }
+
+    @Test func theOriginDownTheMirrorServesTheManifestAndTheArchive() async throws {
+        let site = try Site()
+        try site.f.publish("1.0.0")
+        try site.sync()
+        site.f.server.stop()
+        let report = try await site.f.updater().install()
+        #expect(report.result == .installed && report.version == "1.0.0", "\(report)")
+        #expect(try site.installed("1.0.0"))
+        #expect(site.mirror.requests.contains { $0.path == "/site/stable/manifest.json" })
+        let status = try await site.f.updater().status()
+        #expect(status.highestAccepted == "1.0.0")
+    }
+
+    @Test func theOriginDownAMirrorWithAnAlteredManifestInstallsNothing() async throws {
+        let site = try Site()
+        try site.f.publish("1.0.0")
+        try site.sync()
+        let manifest = site.mirrorFolder + "/site/stable/manifest.json"
+        let text = try String(contentsOfFile: manifest, encoding: .utf8).replacingOccurrences(of: "1.0.0", with: "9.0.0")
+        try text.write(toFile: manifest, atomically: true, encoding: .utf8)
+        site.f.server.stop()
+        await #expect(throws: (any Error).self) { try await site.f.updater().install() }
+        #expect(try site.f.snapshot().entries.keys.filter { $0.hasPrefix("clients/v") }.isEmpty)
+        #expect(site.mirror.requests.allSatisfy { !$0.path.hasSuffix(".tar.gz") }, "nothing fetched on an unverified manifest")
+    }
+}
+
+/// The mirror's address of each origin file, and the settings' rules.
+@Suite struct MirrorAddressTests {
+    @Test func theOriginsPathUnderTheMirrorsBase() throws {
+        let origin = try #require(URL(string: "https://cdn.example.com/notes/stable/manifest.json"))
+        let transport = MirrorTransport(
+            inner: DefaultTransport(settings: HTTPTransportSettings()), origin: origin,
+            mirrors: [
+                try #require(URL(string: "http://mirror.shop.lan/cdn/notes/stable/manifest.json")),
+                try #require(URL(string: "http://10.0.0.2:8080/stable/manifest.json")),
+            ], prefersOrigin: { _ in false })
+        let archive = try #require(URL(string: "https://cdn.example.com/notes/stable/v1.2.0.tar.gz"))
+        #expect(transport.mirrorURL(of: archive, mirror: 0)?.absoluteString == "http://mirror.shop.lan/cdn/notes/stable/v1.2.0.tar.gz")
+        #expect(transport.mirrorURL(of: archive, mirror: 1)?.absoluteString == "http://10.0.0.2:8080/stable/v1.2.0.tar.gz")
+        let beta = try #require(URL(string: "https://cdn.example.com/notes/beta/manifest.json"))
+        #expect(transport.mirrorURL(of: beta, mirror: 0)?.absoluteString == "http://mirror.shop.lan/cdn/notes/beta/manifest.json")
+        #expect(transport.mirrorURL(of: beta, mirror: 1)?.absoluteString == "http://10.0.0.2:8080/beta/manifest.json")
+        let outside = try #require(URL(string: "https://cdn.example.com/shared/v1.2.0.tar.gz"))
+        #expect(transport.mirrorURL(of: outside, mirror: 0)?.absoluteString == "http://mirror.shop.lan/cdn/shared/v1.2.0.tar.gz")
+        #expect(transport.mirrorURL(of: outside, mirror: 1) == nil, "outside the folder that mirror keeps")
+        let elsewhere = try #require(URL(string: "https://other.example.com/notes/stable/v1.2.0.tar.gz"))
+        #expect(transport.mirrorURL(of: elsewhere, mirror: 0) == nil, "another host is never mirrored")
+    }
+
+    @Test func theRulesOfMirrorURLs() throws {
+        let manifest = try #require(URL(string: "https://cdn.example.com/notes/stable/manifest.json"))
+        #expect(MirrorURLs.problem(["http://mirror.shop.lan/notes/stable/manifest.json"], manifestURL: manifest) == nil)
+        #expect(MirrorURLs.problem(["https://mirror.shop.lan/stable/manifest.json"], manifestURL: manifest) == nil)
+        #expect(MirrorURLs.problem(["ftp://mirror.shop.lan/manifest.json"], manifestURL: manifest)?.contains("https: or http:") == true)
+        #expect(MirrorURLs.problem(["http://mirror.shop.lan/notes/stable/"], manifestURL: manifest)?.contains("manifest.json") == true)
+        #expect(MirrorURLs.problem(["http://m/manifest.json", "http://m/manifest.json"], manifestURL: manifest)?.contains("twice") == true)
+        #expect(MirrorURLs.problem(["http://m/manifest.json?x=1"], manifestURL: manifest)?.contains("query") == true)
+        let file = URL(fileURLWithPath: "/srv/stable/manifest.json")
+        #expect(MirrorURLs.problem(["http://m/manifest.json"], manifestURL: file)?.contains("file:") == true)
+    }
+}
