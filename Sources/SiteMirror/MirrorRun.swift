@@ -90,6 +90,11 @@ struct MirrorRun {
                 report.notes.append("release \(wanted.version), which the manifest names, is not in index.json as signed: not mirrored")
             }
         }
+        // A device whose shell the current release does not run on takes an older one.
+        for fallback in ShellFallbacks.releases(indexed, current: manifest, now: request.now)
+        where !carried.contains(where: { $0.version == fallback.version }) {
+            carried.append(fallback)
+        }
         // Archives the folder holds are the bases of patches.
         var known: [Version: Manifest] = [:]
         for release in indexed + (held.map { [$0] } ?? []) + carried where known[release.version] == nil { known[release.version] = release }
@@ -263,7 +268,7 @@ struct MirrorRun {
         var archiveHeld = await holds(archivePath, size: release.size, sha256: release.sha256)
         // Patches from a release the folder holds: one is the rebuild's input, each serves
         // the site's devices on that release.
-        var patches: [(patch: ReleaseDelta.Patch, base: String, file: String, url: URL, path: String)] = []
+        var patches: [(patch: ReleaseDelta.Patch, base: String, file: String)] = []
         var delta: ReleaseDelta?
         if case .success(let d)? = release.delta {
             delta = d
@@ -277,12 +282,12 @@ struct MirrorRun {
                     continue
                 }
                 if await holds(patchPath, size: patch.size, sha256: patch.sha256) {
-                    patches.append((patch, basePath, patchPath, patchURL, patchPath))
+                    patches.append((patch, basePath, patchPath))
                 } else {
                     do {
                         let staged = try await download(patchURL, size: patch.size, sha256: patch.sha256)
                         moves.append((staged, patchPath))
-                        patches.append((patch, basePath, staged, patchURL, patchPath))
+                        patches.append((patch, basePath, staged))
                     } catch let error as UpdaterError {
                         // A patch that is missing or not the signed one: devices then take the archive.
                         report.notes.append("release \(release.version): patch from \(patch.from) refused (\(error.message)): not mirrored")

@@ -50,12 +50,14 @@ import Testing
 
         /// Publishes with the real `Publisher` on a thread of its own (patches cost seconds of CPU).
         @discardableResult
-        func publish(_ version: String, seeds: [Int: UInt64] = [:], bases: Int = 3, executable: Bool = false) async throws -> PublishResult {
+        func publish(
+            _ version: String, seeds: [Int: UInt64] = [:], bases: Int = 3, executable: Bool = false, minShell: Version = Version(1, 0, 0)
+        ) async throws -> PublishResult {
             let source = try client(version, seeds: seeds)
             if executable { chmod(source + "/assets/f7.js", 0o755) }
             var request = PublishRequest(
                 source: source, app: "com.example.notes", channel: "stable",
-                version: Version(version) ?? Version(0, 0, 0), minShellVersion: Version(1, 0, 0), outputDirectory: tmp("releases"))
+                version: Version(version) ?? Version(0, 0, 0), minShellVersion: minShell, outputDirectory: tmp("releases"))
             request.deltaBases = bases
             let result = try await onOwnThread { [self, request] in try await Publisher.publish(request, key: self.key) }
             chmodReadable(tmp("releases"))
@@ -137,6 +139,20 @@ import Testing
         #expect(Self.bytes(site.mirror + "/stable/patches/\(patch.sha256).zst") == Self.bytes(site.origin + "/patches/\(patch.sha256).zst"))
         #expect(Self.bytes(site.mirror + "/stable/manifest.json") == Self.bytes(site.origin + "/manifest.json"))
         #expect(FileManager.default.fileExists(atPath: site.mirror + "/stable/v1.0.0.tar.gz"), "the index still names 1.0.0")
+    }
+
+    /// A release needing a newer shell: devices on the older shell take the newest release
+    /// of the index that runs on it, so a first run mirrors that one too, and no older one.
+    @Test func theReleaseAnOlderShellTakesIsMirroredToo() async throws {
+        let site = try Site()
+        try await site.publish("1.0.0", bases: 0)
+        try await site.publish("1.1.0", seeds: Self.changed, bases: 0)
+        try await site.publish("2.0.0", seeds: [5: 9005], bases: 0, minShell: Version(2, 0, 0))
+        let (run, report) = try await site.mirrorRun()
+        #expect(run.status == 0, "\(run.errorOutput)")
+        let written = Self.strings(report?["written"]).sorted()
+        #expect(written == ["stable/index.json", "stable/manifest.json", "stable/v1.1.0.tar.gz", "stable/v2.0.0.tar.gz"], "\(written)")
+        #expect(Self.bytes(site.mirror + "/stable/v1.1.0.tar.gz") == Self.bytes(site.origin + "/v1.1.0.tar.gz"))
     }
 
     /// A release whose archive holds an executable file: the tree tar keeps no execute bit,
