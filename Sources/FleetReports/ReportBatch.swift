@@ -108,7 +108,6 @@ public struct ReportBatch: Sendable, Equatable {
         if let v = r.detail { out += ",\"detail\":" + quote(v) }
         if let v = r.via { out += ",\"via\":" + quote(v.rawValue) }
         if let v = r.bytes { out += ",\"bytes\":\(v)" }
-        if let v = r.mirrorBytes { out += ",\"mirrorBytes\":\(v)" }
         if let v = r.ms { out += ",\"ms\":\(v)" }
         if let v = r.count { out += ",\"count\":\(v)" }
         if let v = r.rollout { out += ",\"rollout\":{\"percent\":\(v.percent),\"paused\":\(v.paused)}" }
@@ -158,7 +157,7 @@ public struct ReportBatch: Sendable, Equatable {
             throw FleetReportsError(.malformed, error.message, underlying: error)
         }
         guard case .object(let object) = value else { throw FleetReportsError(.malformed, "batch: not a JSON object") }
-        var fields = FieldReader(object, path: "")
+        var fields = FieldReader(object, at: .batch)
         guard let schema = object["schema"] else { throw FleetReportsError(.invalidField, "schema: missing") }
         guard case .integer(let n) = schema else { throw FleetReportsError(.invalidField, "schema: not an integer") }
         guard n == Self.schema || n == Self.unsignedSchema else {
@@ -184,7 +183,7 @@ public struct ReportBatch: Sendable, Equatable {
         var reports: [FleetReport] = []
         reports.reserveCapacity(list.count)
         for (i, item) in list.enumerated() {
-            reports.append(try decodeReport(item, path: "reports[\(i)]"))
+            reports.append(try decodeReport(item, at: .element(i)))
         }
         return ReportBatch(device: device, app: app, channel: channel, reports: reports, key: key, stream: stream, labels: labels)
     }
@@ -217,13 +216,18 @@ public struct ReportBatch: Sendable, Equatable {
     /// Reads and checks one report (a batch element or a journal line).
     /// - Throws: ``FleetReportsError`` naming the field and why.
     public static func decodeReport(_ value: JSONValue, path: String = "report") throws -> FleetReport {
-        guard case .object(let object) = value else { throw FleetReportsError(.invalidField, "\(path): not an object") }
-        var f = FieldReader(object, path: path + ".")
+        try decodeReport(value, at: .named(path))
+    }
+
+    /// Reads and checks one report at `place` (named in error messages only).
+    static func decodeReport(_ value: JSONValue, at place: FieldReader.ReportPlace) throws -> FleetReport {
+        guard case .object(let object) = value else { throw FleetReportsError(.invalidField, "\(place.path): not an object") }
+        var f = FieldReader(object, at: .report(place))
         let seq = try f.integer("seq", in: 1...JSONValue.maxSafeInteger)
         let time = try f.integer("time", in: 0...maxTime)
         let typeName = try f.string("type", rule: .word)
         guard let type = ReportKind(rawValue: typeName) else {
-            throw FleetReportsError(.invalidField, "\(path).type: unknown report type \"\(typeName)\"")
+            throw FleetReportsError(.invalidField, "\(place.path).type: unknown report type \"\(typeName)\"")
         }
         var r = FleetReport(
             seq: seq, time: Date(timeIntervalSince1970: Double(time) / 1000), type: type,
@@ -233,24 +237,23 @@ public struct ReportBatch: Sendable, Equatable {
         r.from = try f.optionalString("from", rule: .version)
         if let reason = try f.optionalString("reason", rule: .word) {
             guard let known = ReportReason(rawValue: reason) else {
-                throw FleetReportsError(.invalidField, "\(path).reason: unknown reason \"\(reason)\"")
+                throw FleetReportsError(.invalidField, "\(place.path).reason: unknown reason \"\(reason)\"")
             }
             r.reason = known
         }
         r.detail = try f.optionalString("detail", rule: .text(maxBytes: FleetReport.maxDetailBytes))
         if let via = try f.optionalString("via", rule: .word) {
             guard let known = FleetReport.Transfer(rawValue: via) else {
-                throw FleetReportsError(.invalidField, "\(path).via: unknown transfer \"\(via)\"")
+                throw FleetReportsError(.invalidField, "\(place.path).via: unknown transfer \"\(via)\"")
             }
             r.via = known
         }
         r.bytes = try f.optionalInteger("bytes", in: 0...JSONValue.maxSafeInteger)
-        r.mirrorBytes = try f.optionalInteger("mirrorBytes", in: 0...JSONValue.maxSafeInteger)
         r.ms = try f.optionalInteger("ms", in: 0...JSONValue.maxSafeInteger)
         r.count = try f.optionalInteger("count", in: 1...JSONValue.maxSafeInteger)
         if let rollout = f.take("rollout") {
-            guard case .object(let o) = rollout else { throw FleetReportsError(.invalidField, "\(path).rollout: not an object") }
-            var rf = FieldReader(o, path: path + ".rollout.")
+            guard case .object(let o) = rollout else { throw FleetReportsError(.invalidField, "\(place.path).rollout: not an object") }
+            var rf = FieldReader(o, at: .rollout(place))
             let percent = try rf.integer("percent", in: 0...100)
             let paused = try rf.bool("paused")
             try rf.noneLeft()

@@ -134,6 +134,11 @@ public struct JSONObject: Sendable, Equatable, Sequence, ExpressibleByDictionary
         a.unicodeScalars.elementsEqual(b.unicodeScalars)
     }
 
+    /// Makes room for `count` members (the parser, before the first).
+    mutating func reserveCapacity(_ count: Int) {
+        members.reserveCapacity(count)
+    }
+
     /// Appends without checking for duplicates (the parser checks itself).
     mutating func appendUnchecked(_ key: String, _ value: JSONValue) {
         members.append(Member(key: key, value: value))

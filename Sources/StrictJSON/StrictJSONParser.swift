@@ -28,7 +28,12 @@ extension StrictJSON {
         }
 
         mutating func skipWhitespace() {
-            while i < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[i]) { i += 1 }
+            while i < bytes.count {
+                switch bytes[i] {
+                case 0x20, 0x09, 0x0A, 0x0D: i += 1
+                default: return
+                }
+            }
         }
 
         func describe(_ b: UInt8) -> String {
@@ -56,24 +61,26 @@ extension StrictJSON {
             }
         }
 
-        mutating func literal(_ word: String) throws {
-            let w = Array(word.utf8)
-            guard bytes.count - i >= w.count, Array(bytes[i..<i + w.count]) == w else {
-                throw fail("invalid literal, expected '\(word)'")
-            }
-            i += w.count
+        mutating func literal(_ word: StaticString) throws {
+            let count = word.utf8CodeUnitCount
+            let matches = bytes.count - i >= count && word.withUTF8Buffer { w in w.elementsEqual(bytes[i..<i + count]) }
+            guard matches else { throw fail("invalid literal, expected '\(word)'") }
+            i += count
         }
 
         mutating func parseObject(depth: Int) throws -> JSONObject {
             guard depth <= maxDepth else { throw fail("nesting deeper than \(maxDepth) levels") }
             i += 1
             var object = JSONObject()
-            var seen = Set<String>()
+            // The keys read so far, once the object has more than `linearKeys` members: up to
+            // that, a scan of the members is cheaper than hashing every key.
+            var seen: Set<String>?
             skipWhitespace()
             if i < bytes.count, bytes[i] == UInt8(ascii: "}") {
                 i += 1
                 return object
             }
+            object.reserveCapacity(Self.reservedMembers)
             while true {
                 skipWhitespace()
                 guard i < bytes.count else { throw fail("unexpected end of input in object") }
@@ -81,8 +88,22 @@ extension StrictJSON {
                 let keyOffset = i
                 let key = try parseString()
                 // Swift String equality is canonical equivalence: this also refuses two keys
-                // that differ only in Unicode normalization.
-                guard seen.insert(key).inserted else { throw fail("duplicate key \"\(key)\"", at: keyOffset) }
+                // that differ only in Unicode normalization (the scan and the set alike).
+                if var keys = seen {
+                    seen = nil
+                    let inserted = keys.insert(key).inserted
+                    seen = keys
+                    guard inserted else { throw fail("duplicate key \"\(key)\"", at: keyOffset) }
+                } else {
+                    guard !object.members.contains(where: { $0.key == key }) else {
+                        throw fail("duplicate key \"\(key)\"", at: keyOffset)
+                    }
+                    if object.members.count == Self.linearKeys {
+                        var keys = Set(object.members.lazy.map(\.key))
+                        keys.insert(key)
+                        seen = keys
+                    }
+                }
                 skipWhitespace()
                 guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':' after member name \"\(key)\"") }
                 i += 1
@@ -100,6 +121,13 @@ extension StrictJSON {
                 return object
             }
         }
+
+        /// Up to this many members, an object's keys are checked for duplicates by a scan.
+        static let linearKeys = 16
+        /// Room made for a non-empty object's members at once (a report has 4 to 15): one
+        /// allocation instead of growing 1, 2, 4, 8, yet little unused in a large document's
+        /// many small objects.
+        static let reservedMembers = 8
 
         mutating func parseArray(depth: Int) throws -> [JSONValue] {
             guard depth <= maxDepth else { throw fail("nesting deeper than \(maxDepth) levels") }
@@ -128,13 +156,20 @@ extension StrictJSON {
         mutating func parseNumber() throws -> JSONValue {
             let start = i
             var isInteger = true
-            if bytes[i] == UInt8(ascii: "-") { i += 1 }
+            let negative = bytes[i] == UInt8(ascii: "-")
+            if negative { i += 1 }
             guard i < bytes.count, isDigit(bytes[i]) else { throw fail("invalid number: expected a digit") }
+            let digitsStart = i
+            // The integer part's value, exact while it has at most 16 digits (< 2⁶³).
+            var magnitude: Int64 = 0
             if bytes[i] == UInt8(ascii: "0") {
                 i += 1
                 if i < bytes.count, isDigit(bytes[i]) { throw fail("invalid number: leading zero") }
             } else {
-                while i < bytes.count, isDigit(bytes[i]) { i += 1 }
+                while i < bytes.count, isDigit(bytes[i]) {
+                    if i - digitsStart < 16 { magnitude = magnitude &* 10 &+ Int64(bytes[i] &- 0x30) }
+                    i += 1
+                }
             }
             if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
                 isInteger = false
@@ -148,6 +183,10 @@ extension StrictJSON {
                 if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
                 guard i < bytes.count, isDigit(bytes[i]) else { throw fail("invalid number: expected a digit in the exponent") }
                 while i < bytes.count, isDigit(bytes[i]) { i += 1 }
+            }
+            // The common case without making text: what `Int64(text)` gives, within the range.
+            if isInteger, i - digitsStart <= 16, magnitude <= JSONValue.maxSafeInteger {
+                return .integer(negative ? -magnitude : magnitude)
             }
             let text = String(decoding: bytes[start..<i], as: UTF8.self)
             // Integers within ±(2⁵³−1) are exact; larger ones are read as IEEE doubles, as
@@ -163,7 +202,31 @@ extension StrictJSON {
 
         mutating func parseString() throws -> String {
             i += 1
-            var out: [UInt8] = []
+            let start = i
+            // Without escapes (most strings), the String is made once from the checked bytes.
+            while i < bytes.count {
+                let b = bytes[i]
+                switch b {
+                case UInt8(ascii: "\""):
+                    let text = String(decoding: bytes[start..<i], as: UTF8.self)
+                    i += 1
+                    return text
+                case UInt8(ascii: "\\"):
+                    var out = Array(bytes[start..<i])
+                    return try parseEscapedString(into: &out)
+                case 0x00..<0x20:
+                    throw fail(String(format: "control character U+%04X in a string must be escaped", b))
+                case 0x80...:
+                    i += try utf8SequenceLength()
+                default:
+                    i += 1
+                }
+            }
+            throw fail("unterminated string")
+        }
+
+        /// The rest of a string from its first escape on, `out` holding what came before.
+        mutating func parseEscapedString(into out: inout [UInt8]) throws -> String {
             while true {
                 guard i < bytes.count else { throw fail("unterminated string") }
                 let b = bytes[i]
@@ -242,6 +305,13 @@ extension StrictJSON {
 
         /// Validates one UTF-8 sequence (Unicode Table 3-7) and copies it.
         mutating func copyUTF8Sequence(into out: inout [UInt8]) throws {
+            let length = try utf8SequenceLength()
+            out.append(contentsOf: bytes[i..<i + length])
+            i += length
+        }
+
+        /// Validates the UTF-8 sequence at `i` (Unicode Table 3-7): its length in bytes.
+        func utf8SequenceLength() throws -> Int {
             let lead = bytes[i]
             let length: Int
             var secondRange: ClosedRange<UInt8> = 0x80...0xBF
@@ -270,8 +340,7 @@ extension StrictJSON {
             for k in 2..<max(2, length) where !(0x80...0xBF).contains(bytes[i + k]) {
                 throw fail(String(format: "invalid UTF-8 (byte 0x%02X in a sequence)", bytes[i + k]))
             }
-            out.append(contentsOf: bytes[i..<i + length])
-            i += length
+            return length
         }
     }
 }
