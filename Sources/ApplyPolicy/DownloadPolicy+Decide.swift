@@ -46,6 +46,13 @@ package struct DownloadDeferral: Sendable, Equatable, CustomStringConvertible {
     package var until: Date?
     /// One line for `status --explain`.
     package var description: String
+
+    package init(reason: DownloadDeferralReason, reasons: [DownloadDeferralReason], until: Date?, description: String) {
+        self.reason = reason
+        self.reasons = reasons
+        self.until = until
+        self.description = description
+    }
 }
 
 /// The answer of ``DownloadPolicy/decide(_:)``.

@@ -40,6 +40,17 @@ package struct CheckSchedule: Sendable, Equatable {
         return max(spread, min(retryAfter, cap))
     }
 
+    /// The wait before check number `check` after a check whose download was deferred until
+    /// `until` (docs/download-policy.md): the device checks again at that moment, plus its
+    /// own share of a tenth of the interval (so a site whose window opens together does not
+    /// download together), but never later than ``delay(before:retryAfter:)`` would.
+    package func delay(before check: Int, retryAfter: Duration? = nil, deferredUntil until: Date, now: Date) -> Duration {
+        let usual = delay(before: check, retryAfter: retryAfter)
+        let away = Duration.seconds(clamping: max(0, until.timeIntervalSince(now)))
+        let share = interval * (Self.spread * unit(check))
+        return min(usual, max(away + share, .seconds(1)))
+    }
+
     /// A number in [0, 1) for `check`, from the seed (SplitMix64: well spread for
     /// consecutive inputs, the same on every platform).
     func unit(_ check: Int) -> Double {

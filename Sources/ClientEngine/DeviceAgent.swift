@@ -53,6 +53,8 @@ public final class DeviceAgent: Service, Sendable {
         let interval: Duration
         let first: (@Sendable () async -> Void)?
         let failed: @Sendable (any Error) -> Void
+        /// The device's time, against which a deferred download's moment is read.
+        let now: @Sendable () -> Date
     }
     private let started: @Sendable (LifecycleReport) async throws -> Void
     /// Start-up's report once ``run()`` has started the engine, or what ended it first.
@@ -89,7 +91,7 @@ public final class DeviceAgent: Service, Sendable {
         self.apply = Self.applyDriver(engine)
         self.downloadHolds = engine.downloadHolds
         self.bridge = bridge
-        self.checks = Checks(interval: interval, first: firstCheck, failed: checkFailed)
+        self.checks = Checks(interval: interval, first: firstCheck, failed: checkFailed, now: engine.now)
         self.started = started
     }
 
@@ -211,13 +213,18 @@ public final class DeviceAgent: Service, Sendable {
         var check = 1
         while !Task.isCancelled {
             var retryAfter: Duration?
+            var deferredUntil: Date?
             do {
-                _ = try await Self.check(updater, apply)
+                deferredUntil = try await Self.check(updater, apply).deferredUntil
             } catch {
                 retryAfter = HTTPStatusFailure.found(in: error)?.retryAfter
                 checks.failed(error)
             }
-            do { try await Task.sleep(for: schedule.delay(before: check, retryAfter: retryAfter)) } catch { return }
+            // A deferred download: check again at the first moment it may (docs/download-policy.md).
+            let wait =
+                deferredUntil.map { schedule.delay(before: check, retryAfter: retryAfter, deferredUntil: $0, now: checks.now()) }
+                ?? schedule.delay(before: check, retryAfter: retryAfter)
+            do { try await Task.sleep(for: wait) } catch { return }
             check += 1
         }
     }

@@ -123,7 +123,7 @@ public struct DeviceEngine: Sendable {
             servers: options.media == nil ? config.deviceSettings.roughtimeServers : [], quorum: config.deviceSettings.effectiveTimeQuorum,
             query: RoughtimeQuorum.query, logger: options.logger)
         let holds = DownloadHolds(now: { clock.now() })
-        let channel = try makeChannel(config: config, layout: layout, transport: transport, options: options, clock: clock)
+        let channel = try makeChannel(config: config, layout: layout, transport: transport, options: options, clock: clock, holds: holds)
         return DeviceEngine(
             layout: layout, config: config, channel: channel,
             updater: Updater(layout: layout, config: config, channel: channel, clock: clock, logger: options.logger),
@@ -138,11 +138,18 @@ public struct DeviceEngine: Sendable {
         return url.lastPathComponent == "application" ? url.deletingLastPathComponent().path : nil
     }
 
+    /// The probe that tells the download policy whether the link is metered
+    /// (docs/download-policy.md#metered-links): the one place a root's probe is chosen.
+    static func linkProbe(_ config: DeviceConfig) -> any MeteredLinkProbe {
+        MeteredLinkProbes.device(meteredInterfaces: config.deviceSettings.meteredInterfaces)
+    }
+
     /// The channel a root's config names, given the transport the engine chose (the host's,
     /// else ``DefaultTransport`` with the root's `proxy` and `caFile`) and its own options:
     /// the engine is the one place where a root's parts are chosen.
     static func makeChannel(
-        config: DeviceConfig, layout: RootLayout, transport: any Transport, options: Options, clock: DeviceClock
+        config: DeviceConfig, layout: RootLayout, transport: any Transport, options: Options, clock: DeviceClock,
+        holds: any DownloadHolding = NoDownloadHolds()
     ) throws -> any UpdateChannel {
         // The device's download rate cap, one for the channel: its archive, patch and asset
         // downloads and their resumes share it; manifests and the other small files never
@@ -152,9 +159,12 @@ public struct DeviceEngine: Sendable {
         case .signedArchive:
             var downloader = Downloader(transport: transport)
             downloader.rateLimiter = limiter
-            return try ArchiveChannel(
+            var channel = try ArchiveChannel(
                 layout: layout, config: config, downloader: downloader,
                 options: options.archive, clock: clock, logger: options.logger)
+            // The download policy's link and holds (docs/download-policy.md).
+            channel.downloadGate = DownloadGate(probe: linkProbe(config), holds: holds)
+            return channel
         case .meteor:
             return try MeteorChannel(
                 layout: layout, config: config, transport: transport, options: .init(logger: options.logger, rateLimiter: limiter))

@@ -39,6 +39,10 @@ public enum ReportKind: String, Sendable, CaseIterable, Codable {
     /// The device's wall clock is wrong (`reason`: clock-behind, clock-ahead, floor-ahead);
     /// `detail` says by what and what the device decides by (docs/device-time.md#reports).
     case clockWrong = "clock-wrong"
+    /// A check found `version` but its download waits (`reason`: window, metered, held);
+    /// `detail` says until when. Once per episode: a device that defers the same release
+    /// for the same reason at every check says so once (docs/download-policy.md#reports).
+    case downloadDeferred = "download-deferred"
 }
 
 /// Why something happened: the `reason` of a report. A closed set, so that reasons can be
@@ -107,4 +111,11 @@ public enum ReportReason: String, Sendable, CaseIterable, Codable {
     case clockAhead = "clock-ahead"
     /// A signed time the device verified is later than the time servers vouch for.
     case floorAhead = "floor-ahead"
+    // A download that waits (`download-deferred`; docs/download-policy.md).
+    /// Outside every download window.
+    case window
+    /// The link is metered and the download policy does not allow this download over it.
+    case metered
+    /// A page or a local process holds downloads.
+    case held
 }

@@ -163,8 +163,30 @@ struct ArchiveInstaller {
             }
             return .upToDate("up to date: \(version) is installed" + (besideNote.map { " (\($0))" } ?? ""))
         case .install(let release):
+            // The download policy (docs/download-policy.md): the manifest verified, a release
+            // outside what it allows stages nothing and is kept for the next check, even a 304.
+            let (verdict, patchOnly) = await downloadVerdict(release, policy: currentDownloadPolicy(), now: policy.now)
+            let pastDeadline = release.apply?.deadline.map { $0 <= policy.now } ?? false
+            if case .deferred(let why) = verdict {
+                state.archive.manifestETag = etag
+                deferred.keep([UInt8](body))
+                return deferral(why, of: release, state: &state)
+            }
+            if case .allowed(let note?) = verdict { reporter.note("release \(release.version): \(note)") }
             reporter.report(.updateFound, version: release.version.description, rollout: Self.rolloutSeen(release, now: policy.now))
-            let installed = try await install(release, manifestURL: manifestURL, downloader: downloader)
+            let installed: InstalledVersion
+            do {
+                let run: @Sendable () async throws -> InstalledVersion = { [self] in
+                    try await install(release, manifestURL: manifestURL, downloader: downloader, patchOnly: patchOnly)
+                }
+                // Past the apply deadline no hold stops it (a hold never delays a release past its grace).
+                installed = pastDeadline ? try await run() : try await racingHolds(run)
+            } catch let stopped as DownloadStopped {
+                state.archive.manifestETag = etag
+                deferred.keep([UInt8](body))
+                return deferral(stopped.deferral, of: release, state: &state)
+            }
+            state.archive.downloadDeferred = nil
             state.archive.manifestETag = etag
             ArchiveDecision.raiseFloor(&state, to: release.version)
             return .installed(installed)
@@ -199,7 +221,11 @@ struct ArchiveInstaller {
     }
 
     /// Downloads, checks and unpacks one release, then promotes it into `clients/`.
-    private func install(_ manifest: Manifest, manifestURL: URL, downloader: Downloader) async throws -> InstalledVersion {
+    /// - Parameter patchOnly: a metered link allows the patch and not the archive: a patch
+    ///   that fails stops there (``DownloadStopped``, reason metered) instead of falling back.
+    private func install(_ manifest: Manifest, manifestURL: URL, downloader: Downloader, patchOnly: Bool = false) async throws
+        -> InstalledVersion
+    {
         let version = manifest.version
         let archiveURL = try ManifestPolicy.archiveURL(
             for: manifest, manifestURL: manifestURL,
@@ -252,6 +278,9 @@ struct ArchiveInstaller {
             return try listed(version)
         case .fullArchive(let note):
             if let note { reporter.note(note) }
+            if patchOnly {
+                throw DownloadStopped.meteredPatchOnly(release: version, note: note)
+            }
         }
         channel.logger.info("downloading release \(version): \(archiveURL.absoluteString) (\(manifest.size) bytes)")
         try await BlockingExecutor.run { store.cleanLeftovers(keeping: [partial]) }

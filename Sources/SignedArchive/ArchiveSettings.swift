@@ -116,6 +116,10 @@ package struct ArchiveMemory: Codable, Sendable, Equatable {
     /// time of the media's index: what `status` says the running version came from. nil
     /// when none (docs/offline-media.md#mixed-sites).
     package var fromMedia: [String: String]?
+    /// The download deferral already reported, `VERSION REASON` (`1.4.0 window`): a
+    /// `download-deferred` report goes once per episode, not once per check
+    /// (docs/download-policy.md#reports); nil once the release downloads.
+    package var downloadDeferred: String?
 
     /// What a device keeps of a channel it no longer follows (``ArchiveMemory/parked``).
     package struct ParkedChannel: Codable, Sendable, Equatable {

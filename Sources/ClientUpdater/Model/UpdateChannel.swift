@@ -152,12 +152,16 @@ package enum CheckOutcome: Sendable, Equatable {
     /// The feed offered something the device skipped by policy (blacklisted, incompatible
     /// Meteor compatibility version); the message says why.
     case skipped(String)
+    /// A release was found and verified but its download waits: outside a download window,
+    /// on a metered link, or under a hold (docs/download-policy.md); the message says why,
+    /// `until` is the first moment it may download (`nil`: only the link can change it).
+    case deferred(String, until: Date?)
 
     /// A one-line summary for people.
     package var message: String {
         switch self {
         case .installed(let v): return "installed \(v.id)"
-        case .upToDate(let m), .noCompatibleRelease(let m), .stale(let m), .skipped(let m): return m
+        case .upToDate(let m), .noCompatibleRelease(let m), .stale(let m), .skipped(let m), .deferred(let m, _): return m
         }
     }
 }

@@ -68,6 +68,8 @@ package enum StatusExplanation {
             default:
                 return ["skipped: " + message]
             }
+        case InstallResult.deferred.rawValue:
+            return [message]  // "download deferred: why; may download from …"
         case "no-space":
             return ["disk full: " + message]
         default:

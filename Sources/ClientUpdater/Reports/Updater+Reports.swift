@@ -173,7 +173,7 @@ extension Updater {
             recordReport(ReportDraft(.checkRefused, running: "", reason: .expired, detail: why))
         case .skipped(let why) where !channelReported:
             recordReport(ReportDraft(.checkRefused, running: "", reason: .other, detail: why))
-        case .noCompatibleRelease, .stale, .skipped:
+        case .noCompatibleRelease, .stale, .skipped, .deferred:
             break
         }
     }

@@ -1,3 +1,5 @@
+import Foundation
+
 /// What one update check ended in (``InstallReport/result``); its raw value is the
 /// `result` of `install --json` and of `last-check.json`.
 public enum InstallResult: String, Codable, Sendable, CaseIterable {
@@ -14,6 +16,8 @@ public enum InstallResult: String, Codable, Sendable, CaseIterable {
     case stale
     /// The feed offered something the device skipped by policy.
     case skipped
+    /// A release was found but its download waits (docs/download-policy.md).
+    case deferred
 }
 
 /// What `install` did, as printed by the command (and its `--json` shape).
@@ -24,6 +28,12 @@ public struct InstallReport: Codable, Sendable, Equatable {
     /// The version now pending (waits for a reload or the next start).
     public var pending: String?
     public var message: String
+    /// When a deferred download may start (not in `--json`): the agent checks again then.
+    package var deferredUntil: Date?
+
+    enum CodingKeys: String, CodingKey {
+        case result, version, pending, message
+    }
 
     package init(outcome: CheckOutcome) {
         message = outcome.message
@@ -35,6 +45,9 @@ public struct InstallReport: Codable, Sendable, Equatable {
         case .noCompatibleRelease: result = .noCompatibleRelease
         case .stale: result = .stale
         case .skipped: result = .skipped
+        case .deferred(_, let until):
+            result = .deferred
+            deferredUntil = until
         }
     }
 

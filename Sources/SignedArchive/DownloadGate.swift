@@ -1,0 +1,153 @@
+import ApplyPolicy
+import ClientFoundation
+import ClientUpdater
+import DeviceSetup
+import FleetReports
+import Foundation
+import SignedManifest
+
+/// What a check reads, beyond the settings, to decide whether it may download a release now
+/// (docs/download-policy.md): whether the link is metered, and the holds in force.
+package struct DownloadGate: Sendable {
+    /// Reads whether the link is metered (NetworkManager, the settings' override, a test's).
+    package var probe: any MeteredLinkProbe
+    /// The holds of pages and local processes (none for a one-shot command).
+    package var holds: any DownloadHolding
+
+    /// A gate; the defaults are a one-shot command's: a link that is not metered, no holds.
+    package init(probe: any MeteredLinkProbe = FixedLinkProbe(), holds: any DownloadHolding = NoDownloadHolds()) {
+        self.probe = probe
+        self.holds = holds
+    }
+}
+
+/// A download stopped because the policy no longer allows it (a hold taken while it ran, a
+/// patch that failed where only patches may come over a metered link): the check ends
+/// deferred, keeping what it downloaded.
+struct DownloadStopped: Error {
+    let deferral: DownloadDeferral
+
+    /// Over a metered link that takes only patches, the patch of `release` did not apply
+    /// (`note` says why): the full archive waits for another link.
+    static func meteredPatchOnly(release: Version, note: String?) -> DownloadStopped {
+        DownloadStopped(
+            deferral: DownloadDeferral(
+                reason: .metered, reasons: [.metered], until: nil,
+                description: "download deferred: the link is metered and takes only patches, and the patch does not apply"
+                    + (note.map { " (\($0))" } ?? "") + "; the full archive waits for a link that is not metered"))
+    }
+}
+
+/// How ``ArchiveInstaller/racingHolds(_:)``'s two tasks end.
+private enum RaceFinish<T: Sendable>: Sendable {
+    case finished(Result<T, any Error>)
+    case held
+    case notHeld
+}
+
+extension ArchiveInstaller {
+    /// The settings' download policy as `config.json` holds it now (`clientctl download set`
+    /// changes it while an agent runs), windows without a zone read in the device's.
+    func currentDownloadPolicy() -> DownloadPolicy {
+        let settings = (try? DeviceConfig.load(layout))?.deviceSettings ?? config.deviceSettings
+        let zone = (try? DeviceSettings.systemZone()) ?? TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
+        return settings.downloadPolicy(systemZone: zone)
+    }
+
+    /// The patch this device would take for `release`: the smallest one from a version it
+    /// holds that is smaller than the archive (``DeltaInstall``'s choice); nil when it would
+    /// take the full archive.
+    func plannedPatch(_ release: Manifest) -> ReleaseDelta.Patch? {
+        guard channel.options.useDelta, channel.media == nil, case .success(let delta)? = release.delta else { return nil }
+        let held = Set(((try? channel.store.installedVersions()) ?? []).map(\.id))
+        return delta.patches.filter { held.contains($0.from.description) && $0.size < release.size }.min { $0.size < $1.size }
+    }
+
+    /// Whether `release` may download now; the deferral when not. Reads the link only when
+    /// the policy cares about it, the holds always.
+    func downloadVerdict(_ release: Manifest, policy: DownloadPolicy, now: Date) async -> (DownloadVerdict, patchOnly: Bool) {
+        let patch = plannedPatch(release)
+        var metered = false
+        var source: String?
+        if policy.metered != .always {
+            let reading = await channel.downloadGate.probe.read()
+            metered = reading.metered
+            source = reading.source
+        }
+        let request = DownloadRequest(
+            now: now, metered: metered, holdUntil: channel.downloadGate.holds.current()?.until, size: patch?.size ?? release.size,
+            isPatch: patch != nil, applyDeadline: release.apply?.deadline)
+        var verdict = policy.decide(request)
+        if case .deferred(var deferral) = verdict, deferral.reasons.contains(.metered), let source {
+            deferral.description += " (\(source))"
+            verdict = .deferred(deferral)
+        }
+        // Over a metered link that allows this patch and not the archive, only the patch may come.
+        let patchOnly = metered && !policy.allowsMetered(size: release.size, isPatch: false)
+        return (verdict, patchOnly)
+    }
+
+    /// Reports a deferral once per episode (a release and a reason), records the episode in
+    /// `state`, and says it as the check's outcome.
+    func deferral(_ deferral: DownloadDeferral, of release: Manifest, state: inout DeviceState) -> CheckOutcome {
+        let episode = "\(release.version) \(deferral.reason.rawValue)"
+        if state.archive.downloadDeferred != episode {
+            let reason: ReportReason =
+                switch deferral.reason {
+                case .window: .window
+                case .metered: .metered
+                case .held: .held
+                }
+            reporter.report(.downloadDeferred, version: release.version.description, reason: reason, detail: deferral.description)
+            state.archive.downloadDeferred = episode
+        }
+        channel.logger.info("release \(release.version): \(deferral.description)")
+        return .deferred("release \(release.version): \(deferral.description)", until: deferral.until)
+    }
+
+    /// Runs `download` until it ends or a hold is taken, whichever comes first; a hold stops
+    /// it (cancelled: the partial download stays, and the next allowed check resumes it with
+    /// Range) and throws ``DownloadStopped`` with reason held. A download that ends while
+    /// the hold is taken keeps its result.
+    func racingHolds<T: Sendable>(_ download: @escaping @Sendable () async throws -> T) async throws -> T {
+        let holds = channel.downloadGate.holds
+        let finished: Result<T, any Error>? = await withTaskGroup(of: RaceFinish<T>.self) { group in
+            group.addTask {
+                do { return .finished(.success(try await download())) } catch { return .finished(.failure(error)) }
+            }
+            group.addTask {
+                do {
+                    try await holds.waitForHold()
+                    return .held
+                } catch {
+                    return .notHeld  // cancelled: the download ended first
+                }
+            }
+            var held = false
+            while let next = await group.next() {
+                switch next {
+                case .finished(let result):
+                    group.cancelAll()
+                    // A download the hold cancelled ends in an error: the hold's deferral says it.
+                    if held, case .failure = result { return nil }
+                    return result
+                case .held:
+                    held = true
+                    group.cancelAll()
+                case .notHeld:
+                    continue
+                }
+            }
+            return nil
+        }
+        if let finished { return try finished.get() }
+        let hold = holds.current()
+        let until = hold?.until
+        let who = hold.map { " by \($0.holders.joined(separator: ", "))" } ?? ""
+        throw DownloadStopped(
+            deferral: DownloadDeferral(
+                reason: .held, reasons: [.held], until: until,
+                description: "download deferred: a hold was taken\(who) while it ran; it resumes from where it stopped"
+                    + (until.map { " from \(RFC3339Time.string(from: $0))" } ?? "")))
+    }
+}

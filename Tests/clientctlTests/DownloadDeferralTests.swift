@@ -1,0 +1,98 @@
+import ClientFoundation
+import ClientUpdater
+import Foundation
+import StrictJSON
+import TestSupport
+import Testing
+
+/// The download policy with the real binary and its wall clock moved by libfaketime (as
+/// DeviceTimeTests do): outside its download window a device verifies the manifest, stages
+/// nothing, says why and until when, reports one `download-deferred` per episode, and
+/// downloads inside the window (docs/download-policy.md).
+@Suite(.serialized)
+struct DownloadDeferralTests {
+    static func wall(_ date: Date) -> String {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone(identifier: "UTC")
+        f.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        return "@" + f.string(from: date)
+    }
+
+    /// `clientctl ARGS…` with its wall clock starting at `at`.
+    static func clientctl(_ arguments: [String], at: Date, expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation)
+        async throws -> Subprocess.Result
+    {
+        let r = try await Subprocess.run(
+            "faketime", ["-f", wall(at), ClientctlBinary.path] + arguments, environment: ["FAKETIME_DONT_FAKE_MONOTONIC": "1"])
+        #expect(r.status == status, "clientctl \(arguments.joined(separator: " ")): \(r.errorOutput)", sourceLocation: sourceLocation)
+        return r
+    }
+
+    /// The journal's reports of `type`.
+    static func reports(_ root: String, _ type: String) throws -> [JSONObject] {
+        try DeviceReportsTests.journal(root).filter { DeviceReportsTests.string($0, "type") == type }
+    }
+
+    /// What `clients/` holds, dot files (partial downloads, staging) included.
+    static func clients(_ root: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: root + "/clients")) ?? []).sorted()
+    }
+
+    /// True when a file named `name` is anywhere under `root`.
+    static func holds(_ root: String, _ name: String) -> Bool {
+        let files = FileManager.default.enumerator(atPath: root)?.allObjects.compactMap { $0 as? String } ?? []
+        return files.contains { ($0 as NSString).lastPathComponent == name }
+    }
+
+    @Test func outsideItsWindowADeviceVerifiesStagesNothingSaysWhyReportsOnceAndDownloadsInside() async throws {
+        let rig = try TargetingRig()
+        try await rig.publish("1.0.0")
+        let root = rig.dir("night")
+        try await rig.clientctl([
+            "init", "--root", root, "--app", "com.example.notes", "--channel", "stable",
+            "--manifest-url", rig.server.url("/stable/manifest.json").absoluteString,
+            "--trust", ClientctlBinary.packagePath("Keys/test-signing.pub.pem"), "--shell-version", "1.0.0",
+            "--download-window", "01:00-05:00@UTC", "--report-url", DeviceReportsTests.reportURL,
+        ])
+        // Tomorrow at noon UTC (after the release's `published`), then 01:00 the day after, as the window opens.
+        let midnight = Calendar(identifier: .gregorian).startOfDay(for: Date().addingTimeInterval(86_400))
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = try #require(TimeZone(identifier: "UTC"))
+        let day = utc.startOfDay(for: midnight.addingTimeInterval(12 * 3600))
+        let noon = day.addingTimeInterval(12 * 3600)
+        let opens = day.addingTimeInterval(25 * 3600)
+
+        let first = try await Self.clientctl(["install", "--root", root, "--json"], at: noon)
+        let report = try JSONDecoder().decode(InstallReport.self, from: first.stdout)
+        #expect(report.result == .deferred, "\(report)")
+        #expect(report.message.contains("outside the download windows (01:00–05:00 UTC)"), "\(report.message)")
+        #expect(Self.clients(root).filter { !$0.hasPrefix(".lock") }.isEmpty, "nothing staged: \(Self.clients(root))")
+        #expect(
+            rig.server.requests.filter { $0.path.hasSuffix(".tar.gz") || $0.path.contains("/patches/") }.isEmpty,
+            "no archive asked for")
+        #expect(Self.holds(root, "deferred-manifest.json"), "the manifest is kept for the next check")
+
+        let explained = try await Self.clientctl(["status", "--root", root, "--explain"], at: noon)
+        let when = RFC3339.format(opens)
+        #expect(explained.output.contains("download deferred: outside the download windows (01:00–05:00 UTC)"), "\(explained.output)")
+        #expect(explained.output.contains("may download from \(when)"), "\(explained.output)")
+
+        // Checks within the same episode: deferred again, reported once.
+        try await Self.clientctl(["install", "--root", root], at: noon.addingTimeInterval(3600))
+        try await Self.clientctl(["install", "--root", root], at: noon.addingTimeInterval(7200))
+        let deferred = try Self.reports(root, "download-deferred")
+        #expect(deferred.count == 1, "one report per episode: \(deferred)")
+        #expect(deferred.first.flatMap { DeviceReportsTests.string($0, "reason") } == "window")
+        #expect(deferred.first.flatMap { DeviceReportsTests.string($0, "version") } == "1.0.0")
+        #expect(try Self.reports(root, "update-found").isEmpty)
+
+        // Inside the window: it downloads.
+        let inside = try await Self.clientctl(["install", "--root", root, "--json"], at: opens)
+        let installed = try JSONDecoder().decode(InstallReport.self, from: inside.stdout)
+        #expect(installed.result == .installed && installed.version == "1.0.0", "\(installed)")
+        #expect(Self.clients(root).contains("v1.0.0"))
+        #expect(!Self.holds(root, "deferred-manifest.json"))
+        #expect(try Self.reports(root, "download-deferred").count == 1)
+    }
+}
