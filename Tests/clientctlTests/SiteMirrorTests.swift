@@ -16,13 +16,14 @@ import Testing
         let tmp: TemporaryDirectory
         let key: Ed25519.PrivateKey
         let server: LoopbackHTTPServer
+        let faults = LoopbackFaults()
         let keyFile: String
 
         init() throws {
             tmp = try TemporaryDirectory("site-mirror")
             key = try ReleaseFolder.testKey()
             try FileManager.default.createDirectory(atPath: tmp("releases"), withIntermediateDirectories: true)
-            server = try LoopbackHTTPServer(handler: LoopbackHTTPServer.folder(tmp("releases")))
+            server = try LoopbackHTTPServer(handler: faults.wrap(LoopbackHTTPServer.folder(tmp("releases"))))
             keyFile = tmp("release.pub.pem")
             try Data(try ReleaseFolder.testPublicKeyPEM().utf8).write(to: URL(fileURLWithPath: keyFile))
             // nginx reads the mirror's folder: every folder on its way must be searchable.
@@ -231,6 +232,38 @@ import Testing
         held.release()
         #expect(busy.status == 75, "\(busy.errorOutput)")
         #expect(try site.snapshot() == good)
+    }
+
+    /// A run killed while the next archive arrives: the folder's files are the last good
+    /// run's (only its staging folder is new), and the next run removes that and finishes.
+    @Test func aRunKilledMidDownloadLeavesTheLastGoodCopy() async throws {
+        let site = try Site()
+        try await site.publish("1.0.0", bases: 0)
+        #expect(try await site.mirrorRun().0.status == 0)
+        let good = try site.snapshot()
+        try await site.publish("1.1.0", seeds: Self.changed, bases: 0)
+        site.faults.add(.stall(afterBytes: 4096), path: "/stable/v1.1.0.tar.gz", requests: 1...1)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ClientctlBinary.path)
+        process.arguments = ["mirror", site.manifestURL, "--trust", site.keyFile, "--to", site.mirror]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.runUnmasked()
+        try await Poll.until("the archive's first bytes sent") {
+            site.server.log.contains { $0.request.path == "/stable/v1.1.0.tar.gz" && $0.bodyBytesSent >= 4096 }
+        }
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        var now = try site.snapshot()
+        let staging = now.entries.keys.filter { $0.hasPrefix(".mirror-staging-") }
+        #expect(!staging.isEmpty, "killed mid-run: \(now)")
+        now.entries = now.entries.filter { !$0.key.hasPrefix(".mirror-staging-") }
+        #expect(now == good)
+        site.faults.clear()
+        let (rerun, _) = try await site.mirrorRun()
+        #expect(rerun.status == 0, "\(rerun.errorOutput)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: site.mirror) == ["stable"])
+        #expect(Self.bytes(site.mirror + "/stable/v1.1.0.tar.gz") == Self.bytes(site.origin + "/v1.1.0.tar.gz"))
     }
 
     /// A channel with trust roots and a rollout role: the roots and the restriction in
