@@ -179,8 +179,9 @@ struct ArchiveInstaller {
                 let run: @Sendable () async throws -> InstalledVersion = { [self] in
                     try await install(release, manifestURL: manifestURL, downloader: downloader, patchOnly: patchOnly)
                 }
-                // Past the apply deadline no hold stops it (a hold never delays a release past its grace).
-                installed = pastDeadline ? try await run() : try await racingHolds(run)
+                // Past the apply deadline no hold stops it (a hold never delays a release past
+                // its grace); nor does one stop a copy from offline media, which is no download.
+                installed = pastDeadline || channel.media != nil ? try await run() : try await racingHolds(run)
             } catch let stopped as DownloadStopped {
                 state.archive.manifestETag = etag
                 deferred.keep([UInt8](body))

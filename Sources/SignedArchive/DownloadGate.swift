@@ -64,8 +64,10 @@ extension ArchiveInstaller {
     }
 
     /// Whether `release` may download now; the deferral when not. Reads the link only when
-    /// the policy cares about it, the holds always.
+    /// the policy cares about it, the holds always. A check from offline media downloads
+    /// nothing: the policy does not apply to it (docs/download-policy.md#what-it-is).
     func downloadVerdict(_ release: Manifest, policy: DownloadPolicy, now: Date) async -> (DownloadVerdict, patchOnly: Bool) {
+        guard channel.media == nil else { return (.allowed(note: nil), false) }
         let patch = plannedPatch(release)
         var metered = false
         var source: String?

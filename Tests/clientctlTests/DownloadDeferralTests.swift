@@ -96,3 +96,24 @@ struct DownloadDeferralTests {
         #expect(try Self.reports(root, "download-deferred").count == 1)
     }
 }
+
+@Suite struct DownloadPolicyMediaTests {
+    /// A stick is no download: a device outside its window and on `metered never` still
+    /// installs from offline media, while its feed defers the same release.
+    @Test func offlineMediaIsNotHeldByTheDownloadPolicy() async throws {
+        let rig = try MediaRig()
+        try await rig.publish("1.0.0")
+        try await rig.export()
+        let root = try await rig.device()
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = try #require(TimeZone(identifier: "UTC"))
+        // A window that opens two hours from now and lasts one: now is outside it.
+        let start = utc.component(.hour, from: Date().addingTimeInterval(2 * 3600))
+        let window = String(format: "%02d:00-%02d:00@UTC", start, (start + 1) % 24)
+        try await rig.clientctl(["download", "set", "--root", root, "--download-window", window, "--metered", "never"])
+        let feed = try rig.report(try await rig.clientctl(["install", "--root", root, "--json"]))
+        #expect(feed.result == .deferred && feed.message.contains("outside the download windows"), "\(feed)")
+        let stick = try rig.report(try await rig.installFrom(root))
+        #expect(stick.result == .installed && stick.version == "1.0.0", "\(stick)")
+    }
+}
