@@ -126,6 +126,43 @@ import Testing
         #expect(index.contains("<p id=\"version\">1.0.0</p>"))
     }
 
+    /// A cohort file the mirror changed does not match the digest the manifest names: the
+    /// device reads it again from the origin in the same check and takes the release; the
+    /// lying mirror is asked nothing more in that check.
+    @Test func aCohortFileTheMirrorChangedIsReadFromTheOrigin() async throws {
+        let rig = try TargetingRig()
+        try await rig.publish("1.0.0")
+        let a = try await rig.device("a", labels: ["ring=beta"])
+        #expect(try await rig.install(a).version == "1.0.0")
+        let id = try #require(try await rig.status(a).deviceId)
+        let list = rig.dir("pilot.txt")
+        try Data(["# the pilot stores", id, ""].joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: list))
+        try await rig.clientctl(["cohort", "set", "stable", "pilot", "--ids", list, "--out", rig.dir("rel"), "--key", rig.key])
+        try await rig.publish("1.1.0", ["--target", "ring = beta and id in cohort pilot"])
+        let pilot = try #require(try rig.manifest().cohort(named: "pilot"))
+
+        try FileManager.default.createDirectory(atPath: rig.dir("mirror"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: rig.dir("rel"), toPath: rig.dir("mirror/site"))
+        let lying = URL(fileURLWithPath: rig.dir("mirror/site/stable/" + pilot.path))
+        var bytes = try Data(contentsOf: lying)
+        bytes[0] = bytes[0] == UInt8(ascii: "0") ? UInt8(ascii: "1") : UInt8(ascii: "0")
+        try bytes.write(to: lying)
+        let mirror = try LoopbackHTTPServer(handler: LoopbackHTTPServer.folder(rig.dir("mirror")))
+        defer { mirror.stop() }
+        // The device's channel settings are keys of config.json: add the mirror there.
+        let configURL = URL(fileURLWithPath: a + "/config.json")
+        var config = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: configURL)) as? [String: Any])
+        config["mirrors"] = [mirror.url("/site/stable/manifest.json").absoluteString]
+        try JSONSerialization.data(withJSONObject: config, options: [.prettyPrinted, .sortedKeys]).write(to: configURL)
+
+        rig.server.clearLog()
+        #expect(try await rig.install(a).version == "1.1.0")
+        #expect(mirror.requests.map(\.path).contains("/site/stable/" + pilot.path), "the mirror was asked first")
+        #expect(rig.server.requests.map(\.path).contains("/stable/" + pilot.path), "then the origin")
+        let afterLie = mirror.requests.drop { $0.path != "/site/stable/" + pilot.path }.dropFirst()
+        #expect(afterLie.isEmpty, "nothing more from the lying mirror in that check: \(afterLie.map(\.path))")
+    }
+
     @Test(arguments: [
         ("ftp://mirror.lan/stable/manifest.json", "https: or http:"),
         ("http://mirror.lan/stable/", "manifest.json"),
