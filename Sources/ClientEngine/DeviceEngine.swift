@@ -153,8 +153,13 @@ public struct DeviceEngine: Sendable {
     ) throws -> any UpdateChannel {
         // The device's download rate cap, one for the channel: its archive, patch and asset
         // downloads and their resumes share it; manifests and the other small files never
-        // carry it (docs/download-policy.md).
-        let limiter = RateLimiter(setting: config.downloadRate)
+        // carry it (docs/download-policy.md). It follows `config.json` as it is at each
+        // download (`clientctl download set` under a running `serve`), else the config opened.
+        let opened = config.downloadRate
+        let limiter = RateLimiter { [layout] in
+            let now = (try? DeviceConfig.load(layout)).map(\.downloadRate) ?? opened
+            return now.flatMap { ByteRate(parsing: $0) }
+        }
         switch config.channelKind {
         case .signedArchive:
             var downloader = Downloader(transport: transport)

@@ -21,7 +21,7 @@ import Testing
             _ request: TransportRequest, head: @Sendable (TransportResponse) throws -> Void,
             sink: @Sendable (UnsafeRawBufferPointer) throws -> Void
         ) async throws -> TransportResponse {
-            seen.withLock { $0.append((request.url.path, request.rateLimiter?.rate.bytesPerSecond)) }
+            seen.withLock { $0.append((request.url.path, request.rateLimiter?.rate?.bytesPerSecond)) }
             return try await inner.get(request, head: head, sink: sink)
         }
     }
@@ -50,5 +50,24 @@ import Testing
         #expect(report.result == .installed, "\(report.message)")
         #expect(transport.requests.contains { $0.path == "/stable/v1.0.0.tar.gz" })
         #expect(transport.requests.allSatisfy { $0.cap == nil })
+    }
+
+    /// `clientctl download set --download-rate` under a running `serve`: the engine opened
+    /// before the change takes the new cap at its next download.
+    @Test func aCapSetWhileRunningAppliesToTheNextDownload() async throws {
+        let device = try DeviceFixture()
+        try device.publish("1.0.0")
+        let transport = CapRecorder()
+        let engine = try DeviceEngine.open(device.layout, options: .init(transport: transport, logger: .quiet))
+        #expect(try await engine.updater.install().result == .installed)
+        #expect(transport.requests.allSatisfy { $0.cap == nil })
+
+        var changed = try DeviceConfig.load(device.layout)
+        changed.downloadRate = "10GB/s"
+        try changed.save(device.layout)
+        try device.publish("1.1.0")
+        let report = try await engine.updater.install()
+        #expect(report.result == .installed && report.version == "1.1.0", "\(report.message)")
+        #expect(transport.requests.contains { $0.path == "/stable/v1.1.0.tar.gz" && $0.cap == 10_000_000_000 }, "\(transport.requests)")
     }
 }

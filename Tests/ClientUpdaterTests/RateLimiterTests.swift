@@ -1,6 +1,7 @@
 import ClientFoundation
 import ClientUpdater
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -116,9 +117,36 @@ import Testing
     @Test func theSettingMakesALimiterOrNone() {
         #expect(RateLimiter(setting: nil) == nil)
         #expect(RateLimiter(setting: "fast") == nil)
-        #expect(RateLimiter(setting: "2MB/s")?.rate.bytesPerSecond == 2_000_000)
+        #expect(RateLimiter(setting: "2MB/s")?.rate?.bytesPerSecond == 2_000_000)
         let one = RateLimiter(rate: ByteRate(bytesPerSecond: 5000))
         let other = RateLimiter(rate: ByteRate(bytesPerSecond: 5000))
         #expect(one == one && one != other, "requests share a cap only when they carry the same limiter")
+    }
+
+    /// A limiter that follows the device's setting takes a changed cap at the next
+    /// download (``RateLimiter/refresh()``), keeps its debt when the cap is the same, and
+    /// never waits once the cap is removed.
+    @Test func aLimiterFollowsTheSettingAtEachRefresh() throws {
+        let setting = Mutex<ByteRate?>(try rate("1MB/s"))
+        let clock = ManualClock()
+        let limiter = RateLimiter(clock: MonotonicClock(clock)) { setting.withLock { $0 } }
+        #expect(limiter.rate?.bytesPerSecond == 1_000_000)
+        _ = limiter.delay(after: 50_000)  // the burst
+        #expect(limiter.delay(after: 100_000) == .milliseconds(100))
+        limiter.refresh()
+        #expect(limiter.delay(after: 0) == .milliseconds(100), "the same cap keeps its debt")
+
+        setting.withLock { $0 = ByteRate(bytesPerSecond: 2_000_000) }
+        #expect(limiter.rate?.bytesPerSecond == 1_000_000, "read only at a refresh")
+        limiter.refresh()
+        #expect(limiter.rate?.bytesPerSecond == 2_000_000)
+        _ = limiter.delay(after: 100_000)  // a fresh bucket: its burst
+        #expect(limiter.delay(after: 200_000) == .milliseconds(100))
+
+        setting.withLock { $0 = nil }
+        limiter.refresh()
+        #expect(limiter.rate == nil)
+        #expect(limiter.delay(after: 50_000_000) == .zero, "no cap: no wait")
+        #expect(limiter.accounting.bytes == 50_450_000)
     }
 }

@@ -97,6 +97,7 @@ package struct Downloader: Sendable {
         algorithm: Digest.Algorithm = .sha256, progress: (@Sendable (Int64) -> Void)? = nil,
         verified: @escaping @Sendable (Int32) throws -> T
     ) async throws -> (Result, T) {
+        rateLimiter?.refresh()  // a cap changed while the device runs applies from this download
         let file = try await BlockingExecutor.run { try DownloadFile(path: path, algorithm: algorithm) }
         let result: Result
         do {

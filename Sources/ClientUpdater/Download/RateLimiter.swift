@@ -68,13 +68,15 @@ package struct TokenBucket: Sendable, Equatable {
 /// control slows the sender; nothing is read ahead and held in memory. Waits are on the
 /// injected ``MonotonicClock``, so tests drive them without sleeping.
 public final class RateLimiter: Sendable, Equatable {
-    /// The cap.
-    public let rate: ByteRate
     private let clock: MonotonicClock
+    private let burst: Int64?
+    /// Where a limiter that follows a setting reads it (``refresh()``); `nil`: a fixed cap.
+    private let setting: (@Sendable () -> ByteRate?)?
     private let state: Mutex<State>
 
     private struct State {
-        var bucket: TokenBucket
+        /// `nil`: no cap (a setting that was removed).
+        var bucket: TokenBucket?
         var bytes: Int64 = 0
         var asked: Duration = .zero
     }
@@ -95,9 +97,21 @@ public final class RateLimiter: Sendable, Equatable {
     /// A limiter for `rate`, waiting on `clock`; `burst` is the bucket's capacity in bytes
     /// (by default ``TokenBucket/defaultBurst(_:)``: 50 ms of the rate, from 16 KiB to 1 MiB).
     public init(rate: ByteRate, clock: MonotonicClock = .continuous, burst: Int64? = nil) {
-        self.rate = rate
         self.clock = clock
+        self.burst = burst
+        setting = nil
         state = Mutex(State(bucket: TokenBucket(rate: rate, burst: burst)))
+    }
+
+    /// A limiter that follows a setting: `setting` is read now and again by ``refresh()``
+    /// (at the start of each download), so a cap changed while the device runs
+    /// (`clientctl download set` under `serve`) applies from the next download; `nil` from
+    /// it: no cap (the limiter then never waits).
+    public init(clock: MonotonicClock = .continuous, following setting: @escaping @Sendable () -> ByteRate?) {
+        self.clock = clock
+        burst = nil
+        self.setting = setting
+        state = Mutex(State(bucket: setting().map { TokenBucket(rate: $0) }))
     }
 
     /// The limiter of a device's `downloadRate` setting (a ``ByteRate`` text); `nil` for no
@@ -107,11 +121,28 @@ public final class RateLimiter: Sendable, Equatable {
         self.init(rate: rate, clock: clock)
     }
 
+    /// The cap now; `nil`: none.
+    public var rate: ByteRate? {
+        state.withLock { $0.bucket.map { ByteRate(bytesPerSecond: $0.bytesPerSecond) } }
+    }
+
+    /// Reads the setting again (a limiter made with `following:`; a fixed one ignores it).
+    /// A new rate starts a new bucket; the same rate keeps the bucket and its debt, so a
+    /// resume still owes what the cut request owed.
+    public func refresh() {
+        guard let setting else { return }
+        let rate = setting()
+        state.withLock { state in
+            guard rate?.bytesPerSecond != state.bucket?.bytesPerSecond else { return }
+            state.bucket = rate.map { TokenBucket(rate: $0, burst: burst) }
+        }
+    }
+
     /// How long to wait after `bytes` arrived now (the bytes are counted).
     public func delay(after bytes: Int) -> Duration {
         let now = clock.now
         return state.withLock { state in
-            let wait = state.bucket.take(bytes, now: now)
+            let wait = state.bucket?.take(bytes, now: now) ?? .zero
             state.bytes += Int64(max(0, bytes))
             state.asked += wait
             return wait
@@ -119,7 +150,8 @@ public final class RateLimiter: Sendable, Equatable {
     }
 
     /// Counts `bytes` just received and suspends as long as the cap needs before more may
-    /// be read. Throws `CancellationError` when the task is cancelled while waiting.
+    /// be read (not at all without a cap). Throws `CancellationError` when the task is
+    /// cancelled while waiting.
     public func admit(_ bytes: Int) async throws {
         let wait = delay(after: bytes)
         if wait > .zero { try await clock.sleep(for: wait) }
