@@ -108,6 +108,7 @@ public struct ReportBatch: Sendable, Equatable {
         if let v = r.detail { out += ",\"detail\":" + quote(v) }
         if let v = r.via { out += ",\"via\":" + quote(v.rawValue) }
         if let v = r.bytes { out += ",\"bytes\":\(v)" }
+        if let v = r.mirrorBytes { out += ",\"mirrorBytes\":\(v)" }
         if let v = r.ms { out += ",\"ms\":\(v)" }
         if let v = r.count { out += ",\"count\":\(v)" }
         if let v = r.rollout { out += ",\"rollout\":{\"percent\":\(v.percent),\"paused\":\(v.paused)}" }
@@ -249,6 +250,7 @@ public struct ReportBatch: Sendable, Equatable {
             r.via = known
         }
         r.bytes = try f.optionalInteger("bytes", in: 0...JSONValue.maxSafeInteger)
+        r.mirrorBytes = try f.optionalInteger("mirrorBytes", in: 0...JSONValue.maxSafeInteger)
         r.ms = try f.optionalInteger("ms", in: 0...JSONValue.maxSafeInteger)
         r.count = try f.optionalInteger("count", in: 1...JSONValue.maxSafeInteger)
         if let rollout = f.take("rollout") {
