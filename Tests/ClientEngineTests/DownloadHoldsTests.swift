@@ -146,4 +146,26 @@ import Testing
         agent.downloadHolds.release(prefix: "page-")
         #expect(engine.downloadHolds.current() == nil)
     }
+
+    /// The engine's registry is the one its channel's download policy reads: a hold taken
+    /// through serve's control defers a check's download until the lease ends (nothing is
+    /// staged, the report says until when); let go, the next check downloads.
+    @Test func aHoldTakenThroughServesControlDefersTheChecksDownload() async throws {
+        let device = try DeviceFixture()
+        try await device.installAndCommit(["1.0.0"])
+        let engine = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
+        let agent = DeviceAgent(engine, bridge: DeviceAgentServiceTests.NoBridge(), checkEvery: .zero)
+        let control = AgentControl(agent)
+        let until = try await control.holdDownloads(lease: "page-k3x9", for: .seconds(300), version: "1.0.0")
+        try device.publish("1.1.0")
+        let held = try await agent.checkForUpdates()
+        // The hold's end as the registry reads it at the check (the wall clock and the
+        // monotonic one read apart by the moment between).
+        let end = try #require(held.deferredUntil, "\(held)")
+        #expect(held.result == .deferred && abs(end.timeIntervalSince(until)) < 1, "\(held) until \(end), held until \(until)")
+        #expect(StateStore.load(device.layout).pending == nil, "nothing staged while the page holds")
+        _ = try await control.holdDownloads(lease: "page-k3x9", for: .zero, version: "1.0.0")
+        let free = try await agent.checkForUpdates()
+        #expect(free.result != .deferred && StateStore.load(device.layout).pending == "1.1.0", "\(free)")
+    }
 }
