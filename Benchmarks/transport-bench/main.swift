@@ -3,9 +3,11 @@
 //   transport-bench get URL OUT [CA]                 DefaultTransport, body to OUT
 //   transport-bench slow URL OUT MBPS [CA]           same, the sink sleeps to write at most MBPS MB/s
 //   transport-bench download URL OUT [CA]            Downloader: O_EXCL file, SHA-256 while writing, fsync
-//   transport-bench capped URL OUT RATE|none [CA]    Downloader under a rate cap (a ByteRate text, as
-//       `downloadRate` takes it) or none; prints {"bytes","seconds","waited"} as JSON, the time
-//       from the first request to the verified file (Scripts/bench/download-rate)
+//   transport-bench capped URL OUT RATE|none|unset [CA]
+//       Downloader under a rate cap (a ByteRate text, as `downloadRate` takes it), with no
+//       limiter (none), or with the limiter of a device whose setting is unset (unset: it
+//       follows the setting and never waits); prints {"bytes","seconds","waited"} as JSON, the
+//       time from the first request to the verified file (Scripts/bench/download-rate)
 //   transport-bench update BASE COUNT reuse|fresh [CA]
 //       a Meteor-shaped update: GET BASE/manifest.json, then BASE/a0 … a<COUNT-1>, 6 at a
 //       time; `reuse` shares one connection pool, `fresh` opens a new client per request
@@ -87,7 +89,12 @@ do {
         print(try await downloader.download(url, to: args[3]).digest)
     case "capped":
         guard args.count >= 5 else { throw UpdaterError(.invalidArgument, "capped needs RATE or none") }
-        let limiter = args[4] == "none" ? nil : RateLimiter(setting: args[4])
+        let limiter =
+            switch args[4] {
+            case "none": nil as RateLimiter?
+            case "unset": RateLimiter(following: { nil })
+            default: RateLimiter(setting: args[4])
+            }
         guard args[4] == "none" || limiter != nil else {
             throw UpdaterError(.invalidArgument, "RATE \(ByteRate.problem(args[4]) ?? args[4])")
         }
