@@ -74,7 +74,7 @@ package enum FleetHTML {
         guard !summary.versions.isEmpty || summary.other != nil else { return "<p class=\"empty\">No versions reported.</p>" }
         let headers = [
             "Now", "Installs", "Trials", "Commits", "Rolled back", "Failed", "Black&shy;listed", "Web process died", "Download failed", "Refused",
-            "Median ack", "Staged", "Staged to running (median / p95)", "Rollout",
+            "Median ack", "Staged", "Staged to running (median / p95)", "Download deferred", "From mirrors", "Rollout",
         ]
         var out = "<table id=\"versions\"><thead><tr><th>Version</th>"
         out += headers.map { "<th class=\"num\">\($0)</th>" }.joined() + "</tr></thead><tbody>"
@@ -105,6 +105,10 @@ package enum FleetHTML {
             name, "stagedToRunning", FleetFormat.wait(median: v.stagedToRunningMedianMs, p95: v.stagedToRunningP95Ms),
             value: v.stagedToRunningMedianMs.map { "\($0)" } ?? "")
         out += cell(
+            name, "downloadDeferrals", v.downloadDeferrals.map { "\(FleetFormat.total($0))" } ?? "–",
+            value: v.downloadDeferrals.map { "\(FleetFormat.total($0))" } ?? "")
+        out += cell(name, "mirrorShare", FleetFormat.rate(v.mirrorShare), value: v.mirrorShare.map { "\($0)" } ?? "")
+        out += cell(
             name, "rollout", FleetFormat.rollout(v.rollout),
             value: v.rollout.map { "\($0.percent)\($0.paused ? " paused" : "")" } ?? "")
         return out + "</tr>"
@@ -114,7 +118,7 @@ package enum FleetHTML {
         let kinds: [(String, String, KeyPath<VersionSummary, [String: Int]>)] = [
             ("rollbacks", "rolled back", \.rollbacks), ("blacklists", "blacklisted", \.blacklists),
             ("webProcessDeaths", "web process died", \.webProcessDeaths), ("downloadFailures", "download failed", \.downloadFailures),
-            ("refusals", "refused by a check", \.refusals),
+            ("refusals", "refused by a check", \.refusals), ("downloadDeferrals", "download deferred", \.deferrals),
         ]
         var rows = ""
         for v in summary.versions {

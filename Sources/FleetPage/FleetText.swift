@@ -52,6 +52,8 @@ package enum FleetText {
         ("MEDIAN ACK", true, { FleetFormat.ack($0.medianAckMs) }),
         ("STAGED", true, { $0.staged.map { "\($0)" } ?? "–" }),
         ("TO RUNNING (MED/P95)", true, { FleetFormat.wait(median: $0.stagedToRunningMedianMs, p95: $0.stagedToRunningP95Ms) }),
+        ("DEFERRED", true, { $0.downloadDeferrals.map { "\(FleetFormat.total($0))" } ?? "–" }),
+        ("FROM MIRRORS", true, { FleetFormat.rate($0.mirrorShare) }),
         ("ROLLOUT", false, { FleetFormat.rollout($0.rollout) }),
     ]
 
@@ -79,7 +81,7 @@ package enum FleetText {
     private static func reasonLines(_ versions: [VersionSummary]) -> [String] {
         let kinds: [(String, KeyPath<VersionSummary, [String: Int]>)] = [
             ("rollbacks", \.rollbacks), ("blacklists", \.blacklists), ("web-process deaths", \.webProcessDeaths),
-            ("download failures", \.downloadFailures), ("refusals", \.refusals),
+            ("download failures", \.downloadFailures), ("refusals", \.refusals), ("download deferrals", \.deferrals),
         ]
         var lines: [String] = []
         for v in versions {

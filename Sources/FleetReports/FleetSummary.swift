@@ -107,6 +107,24 @@ public struct VersionSummary: Sendable, Equatable, Codable {
     /// `switched` reports), when any.
     public var stagedToRunningMedianMs: Int?
     public var stagedToRunningP95Ms: Int?
+    /// Devices whose download of it waited for their download policy, by reason (`window`,
+    /// `metered`, `held`; docs/download-policy.md); nil from a collector before download policies.
+    public var downloadDeferrals: [String: Int]?
+    /// The bytes its `downloaded` reports say were downloaded (archives and patches), and of
+    /// them the bytes that came from site mirrors (docs/site-mirror.md); nil from a
+    /// collector before site mirrors.
+    public var downloadedBytes: Int64?
+    public var mirrorBytes: Int64?
+
+    /// ``downloadDeferrals``, empty when the collector sent none.
+    public var deferrals: [String: Int] { downloadDeferrals ?? [:] }
+
+    /// The share of ``downloadedBytes`` that came from site mirrors, 0…1; nil when nothing
+    /// was downloaded.
+    public var mirrorShare: Double? {
+        guard let downloadedBytes, downloadedBytes > 0 else { return nil }
+        return min(1, Double(mirrorBytes ?? 0) / Double(downloadedBytes))
+    }
 
     /// A version with no figures yet.
     public init(version: String) {

@@ -260,7 +260,8 @@ struct ArchiveInstaller {
         switch channel.options.useDelta ? await delta.run(keeping: partial) : .fullArchive(note: nil) {
         case .unpacked(let unpacked):
             reporter.report(
-                .downloaded, version: version.description, via: .patch, mirrorBytes: mirrors.map { $0.mirrorBytes - mirrorBytesBefore })
+                .downloaded, version: version.description, via: .patch, bytes: unpacked.bytes,
+                mirrorBytes: mirrors.map { $0.mirrorBytes - mirrorBytesBefore })
             reporter.note(unpacked.note)
             channel.logger.debug("release \(version): \(unpacked.note)")
             let (tree, staging, leftovers) = (unpacked.tree, unpacked.staging, unpacked.leftovers)

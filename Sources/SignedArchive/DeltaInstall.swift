@@ -28,6 +28,9 @@ struct DeltaInstall {
         var staging: String
         var tree: String
         var note: String
+        /// The bytes this path downloaded (the patch; the file list and its objects), for the
+        /// `downloaded` report.
+        var bytes: Int64
         /// Downloads kept for a rerun, to remove once the tree is promoted.
         var leftovers: [String] = []
     }
@@ -109,7 +112,7 @@ struct DeltaInstall {
             unlink(partial)
             let note = "release \(manifest.version): patch from \(patch.from): \(patch.size) bytes instead of the \(manifest.size)-byte archive"
             // A file list fetched but not used goes too.
-            return .unpacked(Unpacked(staging: staging, tree: tree, note: note, leftovers: listPath.map { [$0] } ?? []))
+            return .unpacked(Unpacked(staging: staging, tree: tree, note: note, bytes: patch.size, leftovers: listPath.map { [$0] } ?? []))
         } catch {
             try? AtomicFile.removeTree(staging)
             return .fullArchive(note: "release \(manifest.version): patch from \(patch.from) refused: \(Self.message(error)); using the full archive")
@@ -144,7 +147,7 @@ struct DeltaInstall {
                 + "\(plan.missing.count) downloaded: \(cost) bytes with the file list instead of the \(manifest.size)-byte archive"
             return .unpacked(
                 Unpacked(
-                    staging: staging, tree: tree, note: note,
+                    staging: staging, tree: tree, note: note, bytes: cost,
                     leftovers: [FileListInstall.listPath(layout: layout, files: files), FileListInstall.objectsFolder(layout: layout)]))
         } catch {
             try? AtomicFile.removeTree(staging)

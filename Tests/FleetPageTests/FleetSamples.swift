@@ -31,6 +31,9 @@ enum FleetSamples {
         v120.stagedToRunningMedianMs = 5_400_000
         v120.stagedToRunningP95Ms = 90_000_000
         v120.rollout = RolloutSeen(percent: 10, paused: true)
+        v120.downloadDeferrals = ["window": 3, "metered": 1]
+        v120.downloadedBytes = 50_000_000
+        v120.mirrorBytes = 45_000_000
         var v110 = VersionSummary(version: "1.1.0")
         v110.devicesNow = 4
         v110.installs = 5
@@ -46,6 +49,9 @@ enum FleetSamples {
         v110.stagedToRunningMedianMs = 42_000
         v110.stagedToRunningP95Ms = 3_600_000
         v110.rollout = RolloutSeen(percent: 100)
+        v110.downloadDeferrals = [:]
+        v110.downloadedBytes = 12_000_000
+        v110.mirrorBytes = 0
         var v100 = VersionSummary(version: "1.0.0")
         v100.devicesNow = 6
         s.versions = [v120, v110, v100]

@@ -2,6 +2,8 @@ import ArchivePublishing
 import ClientFoundation
 import ClientUpdater
 import DeltaPatch
+import DeviceSetup
+import FleetReports
 import Foundation
 import ReleaseSigning
 import SafeArchive
@@ -107,10 +109,18 @@ import Testing
         // Five 2–4 kB files changed out of 300: the patch is a few per cent of the archive.
         #expect(patch.size * 10 < published.manifest.size, "patch \(patch.size) B, archive \(published.manifest.size) B")
 
+        // A report URL, so the journal keeps the device's reports.
+        f.d.config = try DeviceConfig(
+            app: f.d.config.app, channelKind: .signedArchive, settings: try f.d.config.settings(ArchiveSettings.self, layout: f.d.layout),
+            shellVersion: f.d.config.shellVersion, deviceSettings: DeviceSettings(reportURL: "http://127.0.0.1:9/"))
+        try RootInitializer.writeUnlessLocked(f.d.config, to: f.d.layout, force: true, store: f.d.layout.clients)
         let mark = try await f.d.server.settledLog().count
         let (report, notes) = try await f.install()
         #expect(report.version == "1.1.0")
         #expect(notes == ["release 1.1.0: patch from 1.0.0: \(patch.size) bytes instead of the \(published.manifest.size)-byte archive"])
+        // The `downloaded` report counts the patch's bytes: what the fleet's mirror share divides.
+        let downloaded = ReportJournal(layout: f.d.layout).recent().filter { $0.type == .downloaded }
+        #expect(downloaded.last?.via == .patch && downloaded.last?.bytes == patch.size, "\(downloaded)")
         let paths = try await f.paths(since: mark)
         #expect(paths.contains("/stable/patches/\(patch.sha256).zst") && !paths.contains("/stable/v1.1.0.tar.gz"), "\(paths)")
         try f.expectInstalledTree("1.1.0")

@@ -21,8 +21,9 @@ import Testing
                 .utf8)
     }
 
-    /// Four devices: two commit 1.1.0 (one's web process then dies), one rolls it back
-    /// (timed out) and blacklists it, one is refused it by the rollout.
+    /// Five devices: two commit 1.1.0 (one's web process then dies), one rolls it back
+    /// (timed out) and blacklists it, one is refused it by the rollout, one waits for its
+    /// download window and then takes three quarters of the archive from a site mirror.
     static let batches: [Data] = [
         batch(
             1,
@@ -50,13 +51,21 @@ import Testing
                 ("heartbeat", "1.0.0", ""),
                 ("check-refused", "1.0.0", ",\"version\":\"1.1.0\",\"reason\":\"rollout\",\"rollout\":{\"percent\":50,\"paused\":false}"),
             ]),
+        // A download that waited for its window, then came three quarters from a site mirror.
+        batch(
+            5,
+            [
+                ("download-deferred", "1.0.0", ",\"version\":\"1.1.0\",\"reason\":\"window\""),
+                ("downloaded", "1.0.0", ",\"version\":\"1.1.0\",\"via\":\"archive\",\"bytes\":4000,\"mirrorBytes\":3000"),
+            ]),
     ]
 
     /// The truth of ``batches`` per version and field, as the page names them.
     static let truth: [(String, String, String)] = [
         ("1.1.0", "devicesNow", "2"), ("1.1.0", "installs", "3"), ("1.1.0", "trials", "3"), ("1.1.0", "commits", "2"),
         ("1.1.0", "rollbacks", "1"), ("1.1.0", "blacklists", "1"), ("1.1.0", "webProcessDeaths", "1"), ("1.1.0", "refusals", "1"),
-        ("1.1.0", "failureRate", "33.3 %"), ("1.1.0", "medianAckMs", "800 ms"), ("1.0.0", "devicesNow", "2"),
+        ("1.1.0", "failureRate", "33.3 %"), ("1.1.0", "medianAckMs", "800 ms"), ("1.0.0", "devicesNow", "3"),
+        ("1.1.0", "downloadDeferrals", "1"), ("1.1.0", "mirrorShare", "75.0 %"),
     ]
 
     static func figure(_ html: String, version: String, field: String) -> String? {
@@ -93,12 +102,13 @@ import Testing
         let collector = try await fed(dir)
         let text = try await status(collector, ["--window", "1h"])
         #expect(text.status == 0, "\(text.errorOutput)")
-        #expect(text.output.hasPrefix("com.example.notes · stable: 4 devices, 0 silent (window 1 h)"), "\(text.output)")
-        // VERSION NOW INSTALLS TRIALS COMMITS ROLLBACKS FAILED BLACKLISTS WEB-DEATHS MEDIAN-ACK STAGED TO-RUNNING ROLLOUT
+        #expect(text.output.hasPrefix("com.example.notes · stable: 5 devices, 0 silent (window 1 h)"), "\(text.output)")
+        // VERSION NOW INSTALLS TRIALS COMMITS ROLLBACKS FAILED BLACKLISTS WEB-DEATHS MEDIAN-ACK STAGED TO-RUNNING DEFERRED FROM-MIRRORS ROLLOUT
         let row = try #require(text.output.split(separator: "\n").first { $0.hasPrefix("1.1.0 ") })
-        #expect(row.split(separator: " ").joined(separator: " ") == "1.1.0 2 3 3 2 1 33.3 % 1 1 800 ms 0 – 50 %", "\(row)")
+        #expect(row.split(separator: " ").joined(separator: " ") == "1.1.0 2 3 3 2 1 33.3 % 1 1 800 ms 0 – 1 75.0 % 50 %", "\(row)")
         #expect(text.output.contains("1.1.0  rollbacks: timed-out 1"))
         #expect(text.output.contains("1.1.0  web-process deaths: crashed 1"))
+        #expect(text.output.contains("1.1.0  download deferrals: window 1"))
 
         let json = try await status(collector, ["--window", "1h", "--json"])
         #expect(json.status == 0, "\(json.errorOutput)")
@@ -116,14 +126,14 @@ import Testing
         #expect(collector.stop() == 0)
     }
 
-    /// The batches of ``batches`` again, devices 1 and 2 in store 12 (device 2 also in ring
+    /// The first four of ``batches`` again, devices 1 and 2 in store 12 (device 2 also in ring
     /// beta) and devices 3 and 4 in store 13: `fleet status --label` shows one store's
     /// figures alone, `--json` says whose, and a cohort nobody is in has none.
     @Test func labelsShowOneCohortsFiguresOnly() async throws {
         let dir = try TemporaryDirectory("fleet-collect")
         let collector = try await CollectProcess(database: "sqlite:" + dir("reports.db"), scratch: dir.path)
         let labels = ["{\"store\":\"12\"}", "{\"store\":\"12\",\"ring\":\"beta\"}", "{\"store\":\"13\"}", "{\"store\":\"13\"}"]
-        for (i, batch) in Self.batches.enumerated() {
+        for (i, batch) in Self.batches.prefix(labels.count).enumerated() {
             let text = String(decoding: batch, as: UTF8.self)
             let labelled = text.replacingOccurrences(of: ",\"reports\":", with: ",\"labels\":\(labels[i]),\"reports\":")
             let posted = try await collector.post(Data(labelled.utf8))
@@ -134,13 +144,13 @@ import Testing
         #expect(store12.status == 0, "\(store12.errorOutput)")
         #expect(store12.output.hasPrefix("com.example.notes · stable · labels store=12: 2 devices, 0 silent (window 1 h)"), "\(store12.output)")
         let row = try #require(store12.output.split(separator: "\n").first { $0.hasPrefix("1.1.0 ") })
-        #expect(row.split(separator: " ").joined(separator: " ") == "1.1.0 1 2 2 1 1 50.0 % 1 0 800 ms 0 – 50 %", "\(row)")
+        #expect(row.split(separator: " ").joined(separator: " ") == "1.1.0 1 2 2 1 1 50.0 % 1 0 800 ms 0 – 0 – 50 %", "\(row)")
         #expect(store12.output.contains("1.1.0  rollbacks: timed-out 1"))
         #expect(!store12.output.contains("web-process deaths"), "device 3's crash is store 13's: \(store12.output)")
         // Store 13: device 3 committed 1.1.0 and its page crashed; device 4 waits for the rollout.
         let store13 = try await status(collector, ["--window", "1h", "--label", "store=13"])
         let row13 = try #require(store13.output.split(separator: "\n").first { $0.hasPrefix("1.1.0 ") })
-        #expect(row13.split(separator: " ").joined(separator: " ") == "1.1.0 1 1 1 1 0 0.0 % 0 1 800 ms 0 – 50 %", "\(row13)")
+        #expect(row13.split(separator: " ").joined(separator: " ") == "1.1.0 1 1 1 1 0 0.0 % 0 1 800 ms 0 – 0 – 50 %", "\(row13)")
         #expect(store13.output.contains("1.1.0  refusals: rollout 1"), "\(store13.output)")
         // Both labels of device 2.
         let beta = try await status(collector, ["--window", "1h", "--label", "ring=beta", "--label", "store=12", "--json"])

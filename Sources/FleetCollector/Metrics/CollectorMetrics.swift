@@ -36,6 +36,10 @@ public final class CollectorMetrics: Sendable {
         ("fleet_commits_total", .committed, false, "Trials acknowledged (committed), by app, channel and version."),
         ("fleet_rollbacks_total", .rolledBack, true, "Versions rolled back, by app, channel, version and reason."),
         ("fleet_web_process_deaths_total", .webProcessDied, true, "Web processes that died, by app, channel, version on screen and reason."),
+        (
+            "fleet_download_deferrals_total", .downloadDeferred, true,
+            "Downloads that waited for the download policy, by app, channel, version and reason."
+        ),
     ]
 
     /// Metrics with the given label bounds.

@@ -36,7 +36,7 @@ public enum FleetSummaryQuery {
     /// Types whose devices count per version.
     static let countedTypes = "('installed', 'trial-started', 'committed', 'rolled-back')"
     /// Types counted by reason.
-    static let reasonTypes = "('rolled-back', 'blacklisted', 'web-process-died', 'download-failed', 'check-refused')"
+    static let reasonTypes = "('rolled-back', 'blacklisted', 'web-process-died', 'download-failed', 'check-refused', 'download-deferred')"
     /// Installs, trials (a trial started, or a rollback whose start was lost), commits, rollbacks: distinct devices.
     static let figures = """
         COUNT(DISTINCT CASE WHEN type = 'installed' THEN device END),
@@ -133,6 +133,15 @@ public enum FleetSummaryQuery {
         WHERE \(s.sql()) AND reason IS NOT NULL AND type IN \(reasonTypes)
           AND \(subject) IS NOT NULL AND \(member(subject, n, not: true))
         GROUP BY 1, 2
+        """
+    }
+
+    /// The bytes of each listed version's `downloaded` reports, and of them the bytes from
+    /// site mirrors; arguments: app, channel, listed.
+    static func downloadedBytes(_ n: Int, _ s: Scope) -> String {
+        """
+        SELECT version, CAST(COALESCE(SUM(bytes), 0) AS BIGINT), CAST(COALESCE(SUM(mirror_bytes), 0) AS BIGINT) FROM reports
+        WHERE \(s.sql()) AND type = 'downloaded' AND \(member("version", n)) GROUP BY version
         """
     }
 
@@ -271,7 +280,19 @@ public enum FleetSummaryQuery {
             guard row.count == 2, let v = row[0].text, let n = row[1].integer.map(Int.init) else { continue }
             update(v) { $0.staged = n }
         }
-        for v in listed { update(v) { $0.staged = $0.staged ?? 0 } }
+        for v in listed {
+            update(v) {
+                $0.staged = $0.staged ?? 0
+                $0.downloadDeferrals = $0.downloadDeferrals ?? [:]
+            }
+        }
+        for row in try await db.query(downloadedBytes(listed.count, s), key + names) {
+            guard row.count == 3, let v = row[0].text, let bytes = row[1].integer, let mirrored = row[2].integer else { continue }
+            update(v) {
+                $0.downloadedBytes = bytes
+                $0.mirrorBytes = mirrored
+            }
+        }
         for row in try await db.query(switchCounts(listed.count, s), key + names) {
             guard row.count == 2, let v = row[0].text, let n = row[1].integer, n > 0 else { continue }
             // The nearest-rank percentiles: the median of the middle one or two, p95 the ⌈0.95 n⌉-th.
@@ -355,6 +376,7 @@ public enum FleetSummaryQuery {
         case .webProcessDied: entry.webProcessDeaths[reason] = n
         case .downloadFailed: entry.downloadFailures[reason] = n
         case .checkRefused: entry.refusals[reason] = n
+        case .downloadDeferred: entry.downloadDeferrals = entry.deferrals.merging([reason: n]) { _, new in new }
         default: break
         }
     }
