@@ -3,13 +3,13 @@ import Foundation
 /// Who holds the device's downloads back now, and until when: a page in the middle of a
 /// video call (`WebAppLocalServer.holdDownloads(seconds)`) or a local process, each under a
 /// bounded, renewable lease (docs/download-policy.md#holds).
-public struct DownloadHold: Sendable, Equatable {
+package struct DownloadHold: Sendable, Equatable {
     /// Who holds, for `status --explain`: `the page`, `process 'backup'`.
-    public var holders: [String]
+    package var holders: [String]
     /// When the last lease in force ends, on the device's wall clock.
-    public var until: Date
+    package var until: Date
 
-    public init(holders: [String], until: Date) {
+    package init(holders: [String], until: Date) {
         self.holders = holders
         self.until = until
     }
@@ -17,7 +17,7 @@ public struct DownloadHold: Sendable, Equatable {
 
 /// The seam the download policy reads holds through: the agent's lease registry in a host,
 /// nothing in a one-shot command, a test's answer in a test.
-public protocol DownloadHolding: Sendable {
+package protocol DownloadHolding: Sendable {
     /// The hold in force now; `nil` when no lease holds downloads.
     func current() -> DownloadHold?
     /// Returns once a hold is taken (at once when one is in force): the download in flight
@@ -27,10 +27,10 @@ public protocol DownloadHolding: Sendable {
 }
 
 /// No holds: a one-shot command (`clientctl install`), which no page can hold.
-public struct NoDownloadHolds: DownloadHolding {
-    public init() {}
-    public func current() -> DownloadHold? { nil }
-    public func waitForHold() async throws {
+package struct NoDownloadHolds: DownloadHolding {
+    package init() {}
+    package func current() -> DownloadHold? { nil }
+    package func waitForHold() async throws {
         while true { try await Task.sleep(for: .seconds(86_400)) }
     }
 }

@@ -11,9 +11,9 @@ import Foundation
 /// ``timeout``, `Metered` unknown), the probe answers with the settings override: metered
 /// when the default route's interface (from `/proc/net/route`) is one of
 /// ``meteredInterfaces``, else not metered. ``LinkReading/source`` says which.
-public struct NetworkManagerProbe: MeteredLinkProbe {
+package struct NetworkManagerProbe: MeteredLinkProbe {
     /// The interfaces the device's settings name metered (`meteredInterfaces`).
-    public var meteredInterfaces: [String]
+    package var meteredInterfaces: [String]
     /// The kernel's IPv4 routing table: its default route names the interface in use.
     package var routeFile = "/proc/net/route"
     /// The system bus the child asks (`DBUS_SYSTEM_BUS_ADDRESS`); nil: the machine's.
@@ -24,12 +24,12 @@ public struct NetworkManagerProbe: MeteredLinkProbe {
     package var dbusSend = "dbus-send"
 
     /// A probe asking the machine's NetworkManager, with `meteredInterfaces` as its override.
-    public init(meteredInterfaces: [String]) {
+    package init(meteredInterfaces: [String]) {
         self.meteredInterfaces = meteredInterfaces
     }
 
     /// NetworkManager's answer, else the override's; never longer than about ``timeout``.
-    public func read() async -> LinkReading {
+    package func read() async -> LinkReading {
         switch await askNetworkManager() {
         case .answer(let metered, let value):
             return LinkReading(metered: metered, source: "NetworkManager: Metered=\(value)")
@@ -129,10 +129,10 @@ public struct NetworkManagerProbe: MeteredLinkProbe {
 }
 
 /// The metered-link probes a host builds.
-public enum MeteredLinkProbes {
+package enum MeteredLinkProbes {
     /// A device's probe: NetworkManager's `Metered`, with the settings' `meteredInterfaces`
     /// as the override when NetworkManager cannot tell.
-    public static func device(meteredInterfaces: [String]) -> any MeteredLinkProbe {
+    package static func device(meteredInterfaces: [String]) -> any MeteredLinkProbe {
         NetworkManagerProbe(meteredInterfaces: meteredInterfaces)
     }
 }
