@@ -182,7 +182,7 @@ package struct ArchiveChannel: UpdateChannel {
     /// The files whose freshness matters: the manifest, the trust roots (`root/N.json`)
     /// and the rollout role's restriction. A mirror serves them only when the origin
     /// cannot be reached.
-    static func prefersOrigin(_ url: URL) -> Bool {
+    package static func prefersOrigin(_ url: URL) -> Bool {
         let name = url.lastPathComponent
         return name == "manifest.json" || name == "restriction.json"
             || (url.deletingLastPathComponent().lastPathComponent == "root" && name.hasSuffix(".json"))

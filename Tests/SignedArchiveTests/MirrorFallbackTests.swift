@@ -137,6 +137,27 @@ import Testing
         #expect(try await site.originBytes("v1.0.0.tar.gz") == (try site.archiveSize("1.0.0")))
     }
 
+    /// A mirror that lacks one file (a 404: it lags, or keeps no such file) is passed over for
+    /// that file alone: the next file of the same check still comes from it.
+    @Test func aMirrorThatLacksOneFileStillServesTheOthers() async throws {
+        let site = try Site()
+        try site.f.publish("1.0.0")
+        try site.sync()
+        try FileManager.default.removeItem(atPath: site.mirrorFolder + "/site/stable/index.json")
+        let notes = Observed<[String]>([])
+        let transport = MirrorTransport(
+            inner: DefaultTransport(settings: HTTPTransportSettings()), origin: site.f.server.url("/stable/manifest.json"),
+            mirrors: [site.mirror.url("/site/stable/manifest.json")], idleTimeout: .seconds(5), prefersOrigin: ArchiveChannel.prefersOrigin,
+            note: { line in notes.update { $0.append(line) } })
+        let index = try await transport.get(TransportRequest(url: site.f.server.url("/stable/index.json"))) { _ in }
+        let archive = try await transport.get(TransportRequest(url: site.f.server.url("/stable/v1.0.0.tar.gz"))) { _ in }
+        #expect(index.status == 200 && archive.status == 200)
+        #expect(transport.skipped.isEmpty, "\(notes.value)")
+        #expect(transport.mirrorBytes == (try site.archiveSize("1.0.0")), "the archive came from the mirror")
+        #expect(site.f.requests(to: "/stable/index.json").count == 1 && site.f.requests(to: "/stable/v1.0.0.tar.gz").isEmpty)
+        #expect(notes.value.contains { $0.contains("index.json: HTTP 404; taken from the next source") }, "\(notes.value)")
+    }
+
     /// A mirror that goes silent (before its body, or in the middle of it) is given up after
     /// the mirror's idle timeout, and the check ends from the origin.
     @Test(arguments: [0, 1])

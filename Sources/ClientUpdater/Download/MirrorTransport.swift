@@ -12,9 +12,11 @@ import Synchronization
 ///   the mirrors only once the origin cannot be reached (a failure below HTTP, a 5xx or a
 ///   429), and then for the rest of the check. A mirror's 404 for such a file is its answer.
 ///
-/// A mirror that fails (a refused connection, silence for ``idleTimeout``, a 404 or 5xx for
-/// content, bytes that did not verify: ``distrust(_:)``) is skipped for the rest of the
-/// check, which is what one instance lives for. Nothing here trusts a mirror: whatever it
+/// A mirror that fails (a refused connection, silence for ``idleTimeout``, a 5xx, bytes that
+/// did not verify: ``distrust(_:)``) is skipped for the rest of the check, which is what one
+/// instance lives for. A mirror that lacks one file (a 404 or 410 for content: it lags, or
+/// does not keep that kind of file) is passed over for that file alone: its other files are
+/// still taken from it. Nothing here trusts a mirror: whatever it
 /// serves is verified by the caller exactly as if the origin had served it. Requests with
 /// a body (reports) go to the inner transport as they are, never to a mirror.
 package final class MirrorTransport: HeadFirstTransport {
@@ -150,7 +152,7 @@ package final class MirrorTransport: HeadFirstTransport {
                     attempt,
                     head: { response in
                         if !last, let why = Self.skipReason(response.status, source: source, freshness: freshness) {
-                            throw SkipSource(why: why)
+                            throw SkipSource(why: why, lacksFileOnly: Self.lacksFile(response.status, source: source))
                         }
                         passed.set()
                         self.record(source, for: request.url, bytes: 0)
@@ -167,7 +169,11 @@ package final class MirrorTransport: HeadFirstTransport {
                         }
                     })
             } catch let skip as SkipSource {
-                failed(source, url: url, why: skip.why)
+                if skip.lacksFileOnly {
+                    note("mirror \(url.host ?? "?"): \(url.lastPathComponent): \(skip.why); taken from the next source")
+                } else {
+                    failed(source, url: url, why: skip.why)
+                }
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
@@ -192,6 +198,12 @@ package final class MirrorTransport: HeadFirstTransport {
         }
         let fromOrigin = [(Source.origin, url)]
         return freshness && !originDown ? fromOrigin + mirrored : mirrored + fromOrigin
+    }
+
+    /// True when a content answer says only that the mirror does not hold the file.
+    private static func lacksFile(_ status: Int, source: Source) -> Bool {
+        guard case .mirror = source else { return false }
+        return status == 404 || status == 410
     }
 
     /// Why a source's answer sends the request on to the next source, or nil to take it.
@@ -245,4 +257,6 @@ package final class MirrorTransport: HeadFirstTransport {
 /// Thrown by a response head that sends the request on to the next source.
 private struct SkipSource: Error {
     let why: String
+    /// The mirror lacks this file only: it is not skipped for the others.
+    let lacksFileOnly: Bool
 }
