@@ -20,6 +20,7 @@ struct DownloadDeferralTests {
     }
 
     /// `clientctl ARGS…` with its wall clock starting at `at`.
+    @discardableResult
     static func clientctl(_ arguments: [String], at: Date, expect status: Int32 = 0, sourceLocation: SourceLocation = #_sourceLocation)
         async throws -> Subprocess.Result
     {
@@ -103,7 +104,7 @@ struct DownloadDeferralTests {
     @Test func offlineMediaIsNotHeldByTheDownloadPolicy() async throws {
         let rig = try MediaRig()
         try await rig.publish("1.0.0")
-        try await rig.export()
+        _ = try await rig.export()
         let root = try await rig.device()
         var utc = Calendar(identifier: .gregorian)
         utc.timeZone = try #require(TimeZone(identifier: "UTC"))
