@@ -18,6 +18,8 @@ struct MirrorRun {
     var named = Set<String>()
     /// Verified files already in the folder, by path (hashing an archive once per run).
     var verified: [String: Bool] = [:]
+    /// File lists read in this run (verified and parsed), by their SHA-256; nil: refused.
+    var fileLists: [String: ReleaseFileList?] = [:]
 
     var manifestURL: URL { request.manifestURL }
     var downloader: Downloader { mirror.downloader }
@@ -106,7 +108,8 @@ struct MirrorRun {
         let bases = Set(held.map { [$0.version] + $0.alongside.map(\.version) + $0.pins.map(\.release.version) } ?? [])
         for release in carried {
             for cohort in release.cohorts { try await mirrorCohort(cohort) }
-            try await mirrorArchive(release, known: known, bases: bases)
+            let archive = try await mirrorArchive(release, known: known, bases: bases)
+            try await mirrorFileList(release, archive: archive, known: known, bases: bases)
         }
         // 5. In place: roots were staged first, then the immutable files; then the index, the
         //    restriction and the manifest last, so no device reads a manifest whose files are missing.
@@ -222,7 +225,7 @@ struct MirrorRun {
     /// The folder's paths of the files `release` names (archive, patches, cohort files).
     func localFiles(of release: Manifest) -> [String] {
         var urls = [release.url] + release.cohorts.map(\.path)
-        if case .success(let delta)? = release.delta { urls += delta.patches.map(\.url) }
+        if case .success(let delta)? = release.delta { urls += delta.patches.map(\.url) + (delta.files.map { [$0.url] } ?? []) }
         return urls.compactMap { try? folder.local(relative: $0).get() }
     }
 
@@ -256,16 +259,19 @@ struct MirrorRun {
 
     /// The release's archive, held, rebuilt from a patch or downloaded, and the patches to
     /// it from releases whose archive the folder holds (what the site's devices hold).
-    mutating func mirrorArchive(_ release: Manifest, known: [Version: Manifest], bases: Set<Version>) async throws {
+    /// Returns where the archive's verified bytes are (in the folder or staged), nil when
+    /// it is on another origin.
+    @discardableResult
+    mutating func mirrorArchive(_ release: Manifest, known: [Version: Manifest], bases: Set<Version>) async throws -> String? {
         let archiveURL = try url(release.url)
         let archivePath: String
         switch folder.local(archiveURL) {
         case .success(let path): archivePath = path
         case .failure(let why):
             report.notes.append("release \(release.version): \(why.message); devices fetch it from there")
-            return
+            return nil
         }
-        var archiveHeld = await holds(archivePath, size: release.size, sha256: release.sha256)
+        let archiveHeld = await holds(archivePath, size: release.size, sha256: release.sha256)
         // Patches from a release the folder holds: one is the rebuild's input, each serves
         // the site's devices on that release.
         var patches: [(patch: ReleaseDelta.Patch, base: String, file: String)] = []
@@ -308,8 +314,7 @@ struct MirrorRun {
                     }
                     moves.append((output, archivePath))
                     report.rebuilt.append(folder.relative(archivePath))
-                    archiveHeld = true
-                    break
+                    return output
                 } catch {
                     unlink(output)
                     let message = (error as? any ClientctlError)?.message ?? "\(error)"
@@ -318,9 +323,10 @@ struct MirrorRun {
                 }
             }
         }
-        if !archiveHeld {
-            moves.append((try await download(archiveURL, size: release.size, sha256: release.sha256), archivePath))
-        }
+        if archiveHeld { return archivePath }
+        let staged = try await download(archiveURL, size: release.size, sha256: release.sha256)
+        moves.append((staged, archivePath))
+        return staged
     }
 
     /// Downloads `url` into the staging folder, checked against the signed size and digest.
@@ -338,8 +344,9 @@ struct MirrorRun {
         moves.append((try staging.stage(bytes), path))
     }
 
-    /// Removes the archives, patches and cohort files of the channel's folder that no verified
-    /// release names any longer (what publish writes there; nothing else is touched).
+    /// Removes the archives, patches, file lists, objects and cohort files of the channel's
+    /// folder that no verified release names any longer (what publish writes there; nothing
+    /// else is touched). Objects are named by the file lists of the releases carried.
     func prune(_ channelFolder: String) -> [String] {
         var candidates: [String] = []
         let fm = FileManager.default
@@ -354,6 +361,13 @@ struct MirrorRun {
             for name in (try? fm.contentsOfDirectory(atPath: channelFolder + "/cohorts/" + cohort)) ?? [] where name.hasSuffix(".txt") {
                 candidates.append(channelFolder + "/cohorts/" + cohort + "/" + name)
             }
+        }
+        for name in (try? fm.contentsOfDirectory(atPath: channelFolder + "/files")) ?? [] where name.hasSuffix(".json") {
+            candidates.append(channelFolder + "/files/" + name)
+        }
+        for name in (try? fm.contentsOfDirectory(atPath: channelFolder + "/objects")) ?? []
+        where name.utf8.count == 64 && name.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) {
+            candidates.append(channelFolder + "/objects/" + name)
         }
         var pruned: [String] = []
         for path in candidates.sorted() where !named.contains(path) {

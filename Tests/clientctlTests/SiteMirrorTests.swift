@@ -52,13 +52,14 @@ import Testing
         /// Publishes with the real `Publisher` on a thread of its own (patches cost seconds of CPU).
         @discardableResult
         func publish(
-            _ version: String, seeds: [Int: UInt64] = [:], bases: Int = 3, executable: Bool = false, minShell: Version = Version(1, 0, 0)
+            _ version: String, seeds: [Int: UInt64] = [:], bases: Int = 3, executable: Bool = false, minShell: Version = Version(1, 0, 0),
+            baseURL: String? = nil
         ) async throws -> PublishResult {
             let source = try client(version, seeds: seeds)
             if executable { chmod(source + "/assets/f7.js", 0o755) }
             var request = PublishRequest(
                 source: source, app: "com.example.notes", channel: "stable",
-                version: Version(version) ?? Version(0, 0, 0), minShellVersion: minShell, outputDirectory: tmp("releases"))
+                version: Version(version) ?? Version(0, 0, 0), minShellVersion: minShell, outputDirectory: tmp("releases"), baseURL: baseURL)
             request.deltaBases = bases
             let result = try await onOwnThread { [self, request] in try await Publisher.publish(request, key: self.key) }
             chmodReadable(tmp("releases"))
@@ -86,6 +87,18 @@ import Testing
             return try #require(object["delta"].map { ReleaseDelta.parse($0, version: version) }).get()
         }
 
+        /// The files of the origin's file list `files`: SHA-256 → path.
+        func listed(_ files: ReleaseDelta.Files) throws -> [String: String] {
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: origin + "/" + files.url))
+            let list = try ReleaseFileList.parse([UInt8](bytes), maxFiles: 100_000).get()
+            return Dictionary(list.files.map { ($0.sha256, $0.path) }, uniquingKeysWith: { first, _ in first })
+        }
+
+        /// The objects in the mirror's folder.
+        func mirroredObjects() -> Set<String> {
+            Set((try? FileManager.default.contentsOfDirectory(atPath: mirror + "/stable/objects")) ?? [])
+        }
+
         /// The mirror's folder as it is now (temporary files included).
         func snapshot() throws -> TreeSnapshot { try TreeSnapshot(mirror, ignoring: []) }
     }
@@ -105,13 +118,18 @@ import Testing
     @Test func aMirrorCopiesAChannelThenTakesOnlyThePatchOfTheNextRelease() async throws {
         let site = try Site()
         try await site.publish("1.0.0")
+        let firstList = try #require(try site.delta().files)
         let (first, report) = try await site.mirrorRun()
         #expect(first.status == 0, "\(first.errorOutput)")
-        for name in ["manifest.json", "index.json", "v1.0.0.tar.gz"] {
+        for name in ["manifest.json", "index.json", "v1.0.0.tar.gz", firstList.url] {
             #expect(Self.bytes(site.mirror + "/stable/" + name) == Self.bytes(site.origin + "/" + name), "\(name)")
         }
         #expect(report?["version"]?.stringValue == "1.0.0" && report?["manifest"]?.stringValue == "stable/manifest.json")
-        #expect(Self.strings(report?["written"]).sorted() == ["stable/index.json", "stable/manifest.json", "stable/v1.0.0.tar.gz"])
+        #expect(
+            Self.strings(report?["written"]).sorted() == [
+                "stable/\(firstList.url)", "stable/index.json", "stable/manifest.json", "stable/v1.0.0.tar.gz",
+            ])
+        #expect(site.mirroredObjects().isEmpty, "a first run knows no release the site runs")
         let leftovers = try FileManager.default.contentsOfDirectory(atPath: site.mirror).filter { $0.hasPrefix(".") }
         #expect(leftovers.isEmpty, "\(leftovers)")
 
@@ -123,16 +141,32 @@ import Testing
 
         let published = try await site.publish("1.1.0", seeds: Self.changed)
         let patch = try #require(try site.delta().patches.first)
+        let list = try #require(try site.delta().files)
         mark = try await site.server.settledLog().count
         let (second, secondReport) = try await site.mirrorRun()
         #expect(second.status == 0, "\(second.errorOutput)")
         let taken = try await site.origin(since: mark)
         #expect(taken.paths.contains("/stable/patches/\(patch.sha256).zst"), "\(taken.paths)")
         #expect(!taken.paths.contains("/stable/v1.1.0.tar.gz"), "the archive is rebuilt, not downloaded: \(taken.paths)")
-        // The patch and the small documents (manifest, index, a 404 for the next root).
+        // The file list once; no object: each is written from the rebuilt tree.
+        #expect(taken.paths.filter { $0 == "/stable/\(list.url)" }.count == 1, "\(taken.paths)")
+        #expect(!taken.paths.contains { $0.contains("/objects/") || $0.contains(firstList.url) }, "\(taken.paths)")
+        // The patch, the file list and the small documents (manifest, index, a 404 for the next root).
         let documents = Int64((Self.bytes(site.origin + "/manifest.json")?.count ?? 0) + (Self.bytes(site.origin + "/index.json")?.count ?? 0))
-        #expect(taken.bytes <= patch.size + documents + 1024, "origin sent \(taken.bytes) B; patch \(patch.size) B")
-        #expect(taken.bytes * 5 < published.manifest.size, "origin sent \(taken.bytes) B for a \(published.manifest.size)-byte archive")
+        #expect(taken.bytes <= patch.size + list.size + documents + 1024, "origin sent \(taken.bytes) B; patch \(patch.size) B")
+        // The run counts what it downloaded: the patch and the list at least, no more than the origin sent.
+        let counted = try #require(secondReport?["originBytes"]).integerValue ?? -1
+        #expect(counted >= patch.size + list.size && counted <= taken.bytes, "originBytes \(counted); origin sent \(taken.bytes) B")
+        #expect(taken.bytes * 3 < published.manifest.size, "origin sent \(taken.bytes) B for a \(published.manifest.size)-byte archive")
+        // The objects of the files 1.0.0 does not hold (the changed ones and index.html), the origin's bytes.
+        let old = try site.listed(firstList)
+        let changed = Set(try site.listed(list).keys.filter { old[$0] == nil })
+        #expect(changed.count == Self.changed.count + 1, "\(changed)")
+        #expect(site.mirroredObjects() == changed)
+        for sha in changed {
+            #expect(Self.bytes(site.mirror + "/stable/objects/" + sha) == Self.bytes(site.origin + "/objects/" + sha), "\(sha)")
+        }
+        #expect(Self.bytes(site.mirror + "/stable/" + list.url) == Self.bytes(site.origin + "/" + list.url))
         #expect(Self.strings(secondReport?["rebuilt"]) == ["stable/v1.1.0.tar.gz"])
         let rebuilt = site.mirror + "/stable/v1.1.0.tar.gz"
         #expect(try Digest.hex(.sha256, ofFileAt: rebuilt) == published.manifest.sha256)
@@ -326,6 +360,112 @@ import Testing
         let left = try FileManager.default.contentsOfDirectory(atPath: site.mirror + "/stable").sorted()
         #expect(left == ["index.json", "manifest.json", "root", "v1.2.0.tar.gz"], "\(left)")
         #expect(Self.bytes(site.mirror + "/stable/index.json") == Self.bytes(site.origin + "/index.json"))
+    }
+
+    /// A device on 1.0.0 and a release with no patch from 1.0.0: the device takes the per-file
+    /// path, and every byte of it (the file list and the objects) comes from the mirror
+    /// under nginx; the origin serves it the manifest and the roots alone. The mirror made
+    /// the objects from the archive it holds, and prunes one no carried list names.
+    @Test func aDeviceTakesTheFileListAndObjectsFromTheMirror() async throws {
+        let site = try Site()
+        try await site.publish("1.0.0")
+        #expect(try await site.mirrorRun().0.status == 0)
+        let nginx = try PlainNginx(root: site.mirror, in: site.tmp("nginx"))
+        defer { nginx.stop() }
+        let root = site.tmp("device")
+        let device = ClientctlBinary.devicePath
+        let initialised = try await Subprocess.run(
+            device,
+            [
+                "init", "--root", root, "--app", "com.example.notes", "--channel", "stable", "--manifest-url", site.manifestURL,
+                "--mirror", "http://127.0.0.1:\(nginx.port)/stable/manifest.json", "--trust", site.keyFile, "--shell-version", "1.0.0",
+            ])
+        #expect(initialised.status == 0, "\(initialised.errorOutput)")
+        let first = try await Subprocess.run(device, ["install", "--root", root])
+        #expect(first.status == 0, "\(first.errorOutput)")
+
+        try await site.publish("1.1.0", seeds: Self.changed)
+        let between = try #require(try site.delta().files)
+        var seeds = Self.changed
+        seeds[7] = 9007
+        try await site.publish("1.2.0", seeds: seeds, bases: 1)
+        let delta = try site.delta()
+        #expect(delta.patches.map(\.from) == [Version(1, 1, 0)], "no patch from what the device runs")
+        let list = try #require(delta.files)
+        var mark = try await site.server.settledLog().count
+        let (run, _) = try await site.mirrorRun()
+        #expect(run.status == 0, "\(run.errorOutput)")
+        let taken = try await site.origin(since: mark).paths
+        #expect(taken.contains("/stable/v1.2.0.tar.gz") && taken.contains("/stable/\(list.url)"), "\(taken)")
+        #expect(!taken.contains { $0.contains("/objects/") }, "objects are written from the archive: \(taken)")
+        // 1.1.0's index.html is in no carried list: its object is gone, or was never written.
+        let betweenIndex = try #require(try site.listed(between).first { $0.value == "index.html" }?.key)
+        #expect(!site.mirroredObjects().contains(betweenIndex))
+
+        mark = try await site.server.settledLog().count
+        let lines = nginx.accessLog.count
+        let second = try await Subprocess.run(device, ["install", "--root", root, "--json"])
+        #expect(second.status == 0, "\(second.errorOutput)")
+        #expect(try StrictJSON.parseObject(second.stdout)["version"]?.stringValue == "1.2.0", "\(second.output)")
+        #expect(second.errorOutput.contains("with the file list"), "the per-file path: \(second.errorOutput)")
+        let served = nginx.accessLog.dropFirst(lines).joined(separator: "\n")
+        #expect(served.contains("/stable/\(list.url)") && served.contains("/stable/objects/"), "\(served)")
+        let origin = try await site.origin(since: mark).paths
+        #expect(origin.contains("/stable/manifest.json"), "\(origin)")
+        #expect(
+            origin.allSatisfy { $0 == "/stable/manifest.json" || $0.hasPrefix("/stable/root/") },
+            "no file list, patch, object or archive from the origin: \(origin)")
+        #expect(try TreeSnapshot(root + "/clients/v1.2.0") == (try TreeSnapshot(site.tmp("src-1.2.0"))))
+    }
+
+    /// An object the mirror cannot make (the archive is on another origin, so it holds no
+    /// tree) is fetched from the origin, checked against the list: one the origin altered
+    /// is refused and not mirrored, the others are; the next run takes it once it is whole.
+    @Test func anObjectTheOriginAlteredIsRefused() async throws {
+        let site = try Site()
+        try await site.publish("1.0.0")
+        let firstList = try #require(try site.delta().files)
+        #expect(try await site.mirrorRun().0.status == 0)
+        try await site.publish("1.1.0", seeds: Self.changed, baseURL: "http://127.0.0.1:9/cdn")
+        let list = try #require(try site.delta().files)
+        let old = try site.listed(firstList)
+        let listed = try site.listed(list)
+        let changed = Set(listed.keys.filter { old[$0] == nil })
+        let target = try #require(listed.first { $0.value == "assets/f40.js" }?.key)
+        let objectFile = site.origin + "/objects/" + target
+        let signed = try #require(Self.bytes(objectFile))
+        var altered = signed
+        altered[altered.count / 2] ^= 0x20
+        try altered.write(to: URL(fileURLWithPath: objectFile))
+        var mark = try await site.server.settledLog().count
+        let (run, report) = try await site.mirrorRun()
+        #expect(run.status == 0, "\(run.errorOutput)")
+        let taken = try await site.origin(since: mark).paths
+        #expect(taken.filter { $0.contains("/objects/") }.count >= changed.count, "fetched from the origin: \(taken)")
+        let notes = Self.strings(report?["notes"])
+        #expect(notes.contains { $0.contains("object \(target) refused") }, "\(notes)")
+        #expect(site.mirroredObjects() == changed.subtracting([target]))
+        #expect(!FileManager.default.fileExists(atPath: site.mirror + "/stable/objects/" + target))
+        for sha in changed where sha != target {
+            #expect(Self.bytes(site.mirror + "/stable/objects/" + sha) == Self.bytes(site.origin + "/objects/" + sha), "\(sha)")
+        }
+
+        try signed.write(to: URL(fileURLWithPath: objectFile))
+        mark = try await site.server.settledLog().count
+        let (again, _) = try await site.mirrorRun()
+        #expect(again.status == 0, "\(again.errorOutput)")
+        #expect(try await site.origin(since: mark).paths.filter { $0.contains("/objects/") } == ["/stable/objects/\(target)"])
+        #expect(Self.bytes(site.mirror + "/stable/objects/" + target) == signed)
+
+        // 1.2.0 changes index.html again: 1.1.0's index.html is in no carried list, so it is pruned.
+        let replaced = try #require(listed.first { $0.value == "index.html" }?.key)
+        #expect(site.mirroredObjects().contains(replaced))
+        try await site.publish("1.2.0", seeds: Self.changed.merging([7: 9007]) { a, _ in a })
+        let (pruning, pruningReport) = try await site.mirrorRun()
+        #expect(pruning.status == 0, "\(pruning.errorOutput)")
+        let removed = Self.strings(pruningReport?["pruned"])
+        #expect(removed.contains("stable/objects/\(replaced)"), "\(removed)")
+        #expect(!site.mirroredObjects().contains(replaced) && site.mirroredObjects().contains(target))
     }
 
     /// The mirror's folder under nginx is what a device installs from: the first release
