@@ -42,7 +42,7 @@ public struct DefaultTransport: HeadFirstTransport {
         }
     }
 
-    /// `http:` and `https:` through ``HTTPTransport``; a `file:` URL cannot take a request
+    /// `http:` and `https:` through `HTTPTransport`; a `file:` URL cannot take a request
     /// with a body (`.unsupported`, naming it).
     public func exchange(_ request: TransportExchange) async throws -> TransportReply {
         switch request.url.scheme?.lowercased() {

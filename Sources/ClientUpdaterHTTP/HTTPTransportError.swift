@@ -39,7 +39,7 @@ public struct HTTPTransportErrorCode: TransportFailureCode {
     public static let network = Self(base: .network)
     /// A URL scheme the transport does not speak, or a request with a body to a `file:` URL.
     public static let unsupported = Self(base: .unsupported)
-    /// A request on a transport whose ``HTTPClientRegistry`` was shut down: a bug of the host.
+    /// A request on a transport whose `HTTPClientRegistry` was shut down: a bug of the host.
     public static let shutDown = Self(base: .shutDown)
 
     /// The sysexits status, as `UpdaterError`'s codes of the same meaning: 78 config,

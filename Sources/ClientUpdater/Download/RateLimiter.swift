@@ -66,7 +66,7 @@ package struct TokenBucket: Sendable, Equatable {
 /// A transport that moves network bytes calls ``admit(_:)`` after each body chunk and
 /// before it reads the next one, so while it waits the socket is not read and TCP's flow
 /// control slows the sender; nothing is read ahead and held in memory. Waits are on the
-/// injected ``MonotonicClock``, so tests drive them without sleeping.
+/// injected `MonotonicClock`, so tests drive them without sleeping.
 public final class RateLimiter: Sendable, Equatable {
     private let clock: MonotonicClock
     private let burst: Int64?
@@ -95,7 +95,7 @@ public final class RateLimiter: Sendable, Equatable {
     }
 
     /// A limiter for `rate`, waiting on `clock`; `burst` is the bucket's capacity in bytes
-    /// (by default ``TokenBucket/defaultBurst(_:)``: 50 ms of the rate, from 16 KiB to 1 MiB).
+    /// (by default `TokenBucket.defaultBurst(_:)`: 50 ms of the rate, from 16 KiB to 1 MiB).
     public init(rate: ByteRate, clock: MonotonicClock = .continuous, burst: Int64? = nil) {
         self.clock = clock
         self.burst = burst
@@ -114,7 +114,7 @@ public final class RateLimiter: Sendable, Equatable {
         state = Mutex(State(bucket: setting().map { TokenBucket(rate: $0) }))
     }
 
-    /// The limiter of a device's `downloadRate` setting (a ``ByteRate`` text); `nil` for no
+    /// The limiter of a device's `downloadRate` setting (a `ByteRate` text); `nil` for no
     /// setting or for a text that does not read (settings are checked when they are written).
     public convenience init?(setting: String?, clock: MonotonicClock = .continuous) {
         guard let setting, let rate = ByteRate(parsing: setting) else { return nil }

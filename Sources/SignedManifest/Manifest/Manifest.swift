@@ -6,7 +6,7 @@ import StrictJSON
 
 /// A verified `signed-client-v1` manifest (docs/formats.md#manifest).
 ///
-/// Only ``ManifestVerifier`` (after the signature verified) and ``ManifestDraft/signed(with:)``
+/// Only ``ManifestVerifier`` (after the signature verified) and `ManifestDraft.signed(with:)` (ReleaseSigning)
 /// make one, so holding a `Manifest` means its fields passed validation. ``object`` is the
 /// complete JSON object as signed, unknown fields included; the typed properties are read
 /// from it.

@@ -37,7 +37,7 @@ public struct ReleasePin: Sendable, Equatable, Hashable {
     }
 
     /// The first of `pins` that admits `device`, or nil; `inCohort` answers the cohort
-    /// tests (``TargetExpression/admits(_:inCohort:)``).
+    /// tests (`TargetExpression.admits(_:inCohort:)`).
     public static func first(
         of pins: [ReleasePin], admitting device: TargetDevice, inCohort: (String) throws -> Bool = { _ in false }
     ) rethrows -> ReleasePin? {
