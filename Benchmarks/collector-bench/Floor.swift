@@ -34,6 +34,11 @@ func writeFloor(path: String, batches: Int, makeBatch: (Int) -> [UInt8]) throws 
     try exec("PRAGMA synchronous = FULL")
     try exec("BEGIN")
     for statement in ReportSQL.createSchema + ReportSQL.constraints { try exec(statement) }
+    // A new database is made in an older schema's shape and brought forward as the collector
+    // brings it: the same columns the collector writes.
+    for (version, steps) in ReportSQL.migrations.sorted(by: { $0.key < $1.key }) where version >= ReportSQL.createdSchemaVersion {
+        for statement in steps { try exec(statement) }
+    }
     try exec("INSERT INTO collector_schema (version) VALUES (\(ReportSQL.schemaVersion))")
     try exec("COMMIT")
 
