@@ -146,11 +146,15 @@ public struct VersionFigures: Sendable, Equatable, Codable {
     public var trials: Int
     /// Devices that rolled it back.
     public var failed: Int
+    /// Its errors after start, of the same devices (nil from a collector before
+    /// `page-errors`; docs/page-errors.md#in-the-fleet).
+    public var errors: ErrorFigures?
 
     /// Figures.
-    public init(version: String, trials: Int, failed: Int) {
+    public init(version: String, trials: Int, failed: Int, errors: ErrorFigures? = nil) {
         self.version = version
         self.trials = trials
         self.failed = failed
+        self.errors = errors
     }
 }

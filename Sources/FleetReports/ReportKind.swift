@@ -43,6 +43,12 @@ public enum ReportKind: String, Sendable, CaseIterable, Codable {
     /// `detail` says until when. Once per episode: a device that defers the same release
     /// for the same reason at every check says so once (docs/download-policy.md#reports).
     case downloadDeferred = "download-deferred"
+    /// The page of `version` (the version on screen) failed after its acknowledgement:
+    /// `count` problems (uncaught errors, unhandled rejections, web process deaths, the
+    /// app's own `reportProblem(kind)`; absent: none) over `ms` milliseconds of use, `detail`
+    /// a few distinct messages. One per period of use (15 minutes, then an hour, then
+    /// every 6 hours), and when the version leaves the screen (docs/page-errors.md).
+    case pageErrors = "page-errors"
 }
 
 /// Why something happened: the `reason` of a report. A closed set, so that reasons can be
@@ -118,4 +124,7 @@ public enum ReportReason: String, Sendable, CaseIterable, Codable {
     case metered
     /// A page or a local process holds downloads.
     case held
+    // A version rolled back on the device after it started (docs/page-errors.md#local-rollback).
+    /// Its page failed on most of its loads within its first hour of use.
+    case pageErrors = "page-errors"
 }
