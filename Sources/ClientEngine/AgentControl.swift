@@ -14,6 +14,8 @@ package struct AgentControl: ControlHandler {
     private let apply: ApplyDriver
     /// The agent's download holds.
     private let downloads: DownloadHolds
+    /// The agent's count of the page's problems.
+    private let problems: PageProblems
     /// The root whose channel the page may choose (`setChannel`).
     private let layout: RootLayout
 
@@ -23,6 +25,7 @@ package struct AgentControl: ControlHandler {
         control = UpdaterControl(agent.updater, check: { _ = try await agent.checkForUpdates() })
         apply = agent.apply
         downloads = agent.downloadHolds
+        problems = agent.pageProblems
         layout = agent.updater.layout
         apply.switchThroughPages()
     }
@@ -32,7 +35,21 @@ package struct AgentControl: ControlHandler {
     package func switchToPendingVersion() async throws -> ControlStatus { try await switchToPendingVersion(version: nil) }
 
     package func startupDidComplete(version: String?) async throws -> ControlStatus {
-        try await control.startupDidComplete(version: version)
+        let status = try await control.startupDidComplete(version: version)
+        problems.acknowledged(version: version ?? status.current ?? RunningVersion.embedded.description)
+        return status
+    }
+
+    /// The page's errors after its acknowledgement (the shim's `problems`): `count` uncaught
+    /// errors and unhandled rejections with a few messages, and its own problems' kinds
+    /// (`reportProblem(kind)`), for the version it was served with (docs/page-errors.md).
+    /// - Throws: `EngineError` `.invalidArgument` for an app kind that is not a word.
+    package func pageProblems(errors count: Int64, messages: [String], appKinds: [String], version: String?) async throws {
+        var served = version
+        if served == nil { served = try await control.status().current ?? RunningVersion.embedded.description }
+        let version = served ?? RunningVersion.embedded.description
+        problems.pageErrors(count, messages: messages, version: version)
+        for kind in appKinds { try problems.appProblem(kind, version: version) }
     }
     package func checkForUpdates(version: String?) async throws -> ControlStatus {
         try await control.checkForUpdates(version: version)

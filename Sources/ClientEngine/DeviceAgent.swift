@@ -42,6 +42,9 @@ public final class DeviceAgent: Service, Sendable {
     /// Who holds the device's downloads back (docs/download-policy.md#holds): the host takes
     /// the page's leases here and ends them with the page.
     package let downloadHolds: DownloadHolds
+    /// The page's problems after its acknowledgement (docs/page-errors.md): the host tells
+    /// it of acknowledgements, errors and web process deaths; the agent reports them.
+    package let pageProblems: PageProblems
     private let sinks: [Sink]
     /// Sends the root's fleet reports in the background (nil without a report URL).
     private let reports: ReportSender?
@@ -90,6 +93,7 @@ public final class DeviceAgent: Service, Sendable {
         self.sinks = sinks
         self.apply = Self.applyDriver(engine)
         self.downloadHolds = engine.downloadHolds
+        self.pageProblems = PageProblems(updater: engine.updater, allowRollback: engine.config.deviceSettings.errorRollback)
         self.bridge = bridge
         self.checks = Checks(interval: interval, first: firstCheck, failed: checkFailed, now: engine.now)
         self.started = started
@@ -133,9 +137,10 @@ public final class DeviceAgent: Service, Sendable {
     private func runOnce() async throws {
         let events = updater.events()
         let (updater, supervisor, sinks, reports, apply, checks) = (updater, supervisor, sinks, reports, apply, checks)
+        let problems = pageProblems
         try await withThrowingTaskGroup(of: Work.self) { work in
             work.addTask {
-                await Self.forward(events, supervisor: supervisor, sinks: sinks, reports: reports, apply: apply)
+                await Self.forward(events, supervisor: supervisor, sinks: sinks, reports: reports, apply: apply, problems: problems)
                 return .forward
             }
             if let reports {
@@ -155,6 +160,7 @@ public final class DeviceAgent: Service, Sendable {
             do {
                 let report = try await updater.start(bridge: bridge)
                 supervisor.started(report)
+                problems.served(report.current.description)
                 try await started(report)
                 startup.resolve(.success(report))
             } catch {
@@ -164,6 +170,7 @@ public final class DeviceAgent: Service, Sendable {
             }
             await withTaskGroup(of: Void.self) { running in
                 running.addTask { await apply.run() }
+                running.addTask { await problems.run() }
                 running.addTask { await Self.checkLoop(updater, apply, checks) }
                 // Until SIGTERM reaches the group (or the group's task is cancelled).
                 try? await gracefulShutdown()
@@ -181,7 +188,8 @@ public final class DeviceAgent: Service, Sendable {
     /// Hands every event to the supervisor and the sinks, in order, and wakes the report
     /// sender and the apply driver; ends when the updater's stream ends (at shutdown).
     private static func forward(
-        _ events: AsyncStream<UpdaterEvent>, supervisor: SupervisorStatus, sinks: [Sink], reports: ReportSender?, apply: ApplyDriver
+        _ events: AsyncStream<UpdaterEvent>, supervisor: SupervisorStatus, sinks: [Sink], reports: ReportSender?, apply: ApplyDriver,
+        problems: PageProblems
     ) async {
         for await event in events {
             supervisor.apply(event)
@@ -189,6 +197,7 @@ public final class DeviceAgent: Service, Sendable {
             reports?.wake()
             switch event {
             case .updateAvailable, .watchdog: apply.wake()
+            case .switched(let version): problems.served(version)
             default: break
             }
         }

@@ -49,6 +49,10 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
     /// Interfaces the device counts as metered (`wwan0`), for a machine without
     /// NetworkManager to ask; empty: none named.
     public var meteredInterfaces: [String]
+    /// The device may roll back on its own a version whose page failed on most of its loads
+    /// within its first hour of use (docs/page-errors.md#local-rollback); false: it reports
+    /// the errors and keeps the version.
+    public var errorRollback: Bool = false
 
     public init(
         startupTimeoutSeconds: Double = 10, keep: Int = 3, reportURL: String? = nil, applyWindows: [String] = [],
@@ -72,7 +76,7 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case startupTimeoutSeconds, keep, reportURL, applyWindows, applyTimeZone, timeServers, timeQuorum, labels
-        case downloadWindows, downloadRate, metered, meteredInterfaces
+        case downloadWindows, downloadRate, metered, meteredInterfaces, errorRollback
     }
 
     /// Most time servers a device asks.
@@ -135,6 +139,7 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         downloadRate = try c.decodeIfPresent(String.self, forKey: .downloadRate)
         metered = try c.decodeIfPresent(String.self, forKey: .metered)
         meteredInterfaces = try c.decodeIfPresent([String].self, forKey: .meteredInterfaces) ?? []
+        errorRollback = try c.decodeIfPresent(Bool.self, forKey: .errorRollback) ?? false
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -151,6 +156,7 @@ public struct DeviceSettings: Codable, Sendable, Equatable {
         try c.encodeIfPresent(downloadRate, forKey: .downloadRate)
         try c.encodeIfPresent(metered, forKey: .metered)
         if !meteredInterfaces.isEmpty { try c.encode(meteredInterfaces, forKey: .meteredInterfaces) }
+        if errorRollback { try c.encode(true, forKey: .errorRollback) }
     }
 
     /// Startup timeout: more than 0, at most one day.

@@ -187,14 +187,14 @@ package struct Watchdog: Sendable, Equatable {
     /// A manual rollback (`clientctl rollback`): blacklists the current version at once
     /// and reverts to `lastKnownGood`, else the embedded seed. When the current version
     /// is the last known good one, that mark is dropped and the device reverts to the seed.
-    package mutating func rollback(state: inout DeviceState, available: Set<String>) -> [WatchdogAction] {
+    package mutating func rollback(state: inout DeviceState, available: Set<String>, reason: FailureReason = .rolledBack) -> [WatchdogAction] {
         guard let current = state.current else {
             return [.report(.nothingToRollBack)]
         }
         if state.lastKnownGood == current { state.lastKnownGood = nil }
         state.retry.removeAll { $0 == current }
         if !state.blacklist.contains(current) { state.blacklist.append(current) }
-        return revert(failed: current, reason: .rolledBack, blacklisted: true, state: &state, available: available)
+        return revert(failed: current, reason: reason, blacklisted: true, state: &state, available: available)
     }
 
     /// The channel revoked the current version (it is on the blacklist now): the device

@@ -80,6 +80,9 @@ public enum FailureReason: String, Sendable, Equatable, Codable {
     /// The host's page died before it reported startup complete (the web view's process
     /// crashed, ran out of memory or was killed).
     case pageCrashed = "page-crashed"
+    /// After its acknowledgement, its page failed on most of its loads within its first
+    /// hour of use, and the device allows it to go back on its own (docs/page-errors.md#local-rollback).
+    case pageErrors = "page-errors"
 
     var message: String {
         switch self {
@@ -88,6 +91,7 @@ public enum FailureReason: String, Sendable, Equatable, Codable {
         case .rolledBack: return "was rolled back by hand"
         case .cannotOrganize: return "cannot be organized for serving"
         case .pageCrashed: return "stopped before it reported startup complete: its page's process died"
+        case .pageErrors: return "failed on most of its page loads in its first hour of use"
         }
     }
 }

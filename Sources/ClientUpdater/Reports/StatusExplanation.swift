@@ -107,6 +107,7 @@ package enum StatusExplanation {
         case .byHand: return "rolled back by hand"
         case .revoked: return "revoked by its channel"
         case .cannotOrganize: return "it cannot be laid out for serving"
+        case .pageErrors: return "its page failed on most of its loads in its first hour"
         default: return reason.rawValue
         }
     }

@@ -44,7 +44,7 @@ final class CheckReportMemory: Sendable {
 extension Updater {
     /// Records one report: `running` (when the draft leaves it empty) is the version served
     /// now, `shell` the root's shell version. Does nothing without a journal.
-    nonisolated func recordReport(_ draft: ReportDraft) {
+    package nonisolated func recordReport(_ draft: ReportDraft) {
         guard let journal else { return }
         var draft = draft
         if draft.running.isEmpty { draft.running = currentVersion(in: StateStore.load(layout)) ?? "none" }
@@ -84,6 +84,7 @@ extension Updater {
         case .rolledBack: return .byHand
         case .cannotOrganize: return .cannotOrganize
         case .pageCrashed: return .pageCrashed
+        case .pageErrors: return .pageErrors
         }
     }
 

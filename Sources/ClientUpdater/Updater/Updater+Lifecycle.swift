@@ -216,6 +216,25 @@ extension Updater {
         }
     }
 
+    /// Rolls `version` back as ``rollback(lockWait:)`` does, for `reason`, when it is still
+    /// the current version; returns nil, and does nothing, when another version runs now.
+    /// - Throws: ``UpdaterError`` `.notFound` when there is nothing to roll back to.
+    @discardableResult
+    package func rollback(ifCurrent version: String, reason: FailureReason, lockWait: Duration = .seconds(30)) async throws -> LifecycleReport? {
+        var skipped = false
+        let report = try await transition(lockWait: lockWait) { watchdog, state, available in
+            guard state.current == version else {
+                skipped = true
+                return []
+            }
+            guard watchdog.canRollBack(state: state, available: available) else {
+                throw UpdaterError(.notFound, "nothing to roll back \(version) to: there is no other last known good version and no embedded seed")
+            }
+            return watchdog.rollback(state: &state, available: available, reason: reason)
+        }
+        return skipped ? nil : report
+    }
+
     /// Runs retention now (`clientctl gc`), after finishing interrupted deletions.
     @discardableResult
     public func collectGarbage(lockWait: Duration = .seconds(30)) async throws -> LifecycleReport {

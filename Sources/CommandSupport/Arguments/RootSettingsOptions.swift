@@ -74,6 +74,12 @@ package struct RootSettingsOptions: ParsableArguments {
         help: ArgumentHelp(
             "A network interface counted as metered where NetworkManager cannot tell (wwan0); repeat for several.", valueName: "NAME"))
     package var meteredInterfaces: [String] = []
+    @Flag(
+        name: .customLong("error-rollback"),
+        help: ArgumentHelp(
+            "Let the device roll back on its own a version whose page fails on most of its loads in its first hour of use"
+                + " (default: it reports the errors and keeps the version)."))
+    package var errorRollback = false
 
     /// The `--label` flags as labels; nil when one does not read (``validate()`` says why).
     package var deviceLabels: DeviceLabels? { try? Self.labels(labels) }
@@ -96,12 +102,14 @@ package struct RootSettingsOptions: ParsableArguments {
 
     /// The settings as one value.
     package var deviceSettings: DeviceSettings {
-        DeviceSettings(
+        var settings = DeviceSettings(
             startupTimeoutSeconds: startupTimeout.value, keep: keep, reportURL: reportURL, applyWindows: applyWindows,
             applyTimeZone: timeZone,
             timeServers: zip(timeServers, timeServerKeys).map { TimeServerSetting(address: $0, key: $1) }, timeQuorum: timeQuorum,
             labels: deviceLabels ?? DeviceLabels(), downloadWindows: downloadWindows, downloadRate: downloadRate, metered: metered,
             meteredInterfaces: meteredInterfaces)
+        settings.errorRollback = errorRollback
+        return settings
     }
 
     package func validate() throws {
