@@ -124,7 +124,9 @@ public struct RolloutGuardPass {
         let published = try published(current: manifest)
         let (trustedBefore, since) = window(for: manifest)
         var versions = [manifest.version.description]
-        if options.baseline, let previous = published.filter({ $0 < manifest.version }).max() { versions.append(previous.description) }
+        if options.baseline || options.maxErrorIncrease != nil, let previous = published.filter({ $0 < manifest.version }).max() {
+            versions.append(previous.description)
+        }
         let figures = try await fleet.figures(
             GuardQuery(
                 app: manifest.app, channel: manifest.channel, versions: versions, trustedBefore: trustedBefore, since: since,

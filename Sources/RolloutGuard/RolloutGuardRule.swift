@@ -28,13 +28,20 @@ public enum RolloutGuardRule {
         public var baseline: Bool
         /// The normal quantile of the bounds (1.96: a two-sided 95 % interval).
         public var z: Double
+        /// Errors after start (docs/page-errors.md#the-guard): halt when the version's errors
+        /// per device-hour are clearly above this factor times the previous published
+        /// version's (`2`: more than twice). nil: errors are not judged (the default).
+        public var maxErrorIncrease: Double?
 
-        /// The defaults: 10 %, 20 devices, no baseline, z = 1.96.
-        public init(maxFailureRate: Double = 0.1, minDevices: Int = 20, baseline: Bool = false, z: Double = 1.96) {
+        /// The defaults: 10 %, 20 devices, no baseline, z = 1.96, errors not judged.
+        public init(
+            maxFailureRate: Double = 0.1, minDevices: Int = 20, baseline: Bool = false, z: Double = 1.96, maxErrorIncrease: Double? = nil
+        ) {
             self.maxFailureRate = maxFailureRate
             self.minDevices = minDevices
             self.baseline = baseline
             self.z = z
+            self.maxErrorIncrease = maxErrorIncrease
         }
     }
 
@@ -104,6 +111,8 @@ public enum RolloutGuardRule {
         public var since: Date?
         /// Devices left out: neither admitted nor with a history.
         public var untrusted: Int = 0
+        /// With `--max-error-increase`: the judgement of errors after start.
+        public var errors: ErrorJudgement?
 
         /// One line naming the version, the counts and the rule that fired.
         public var summary: String { "\(version): \(details)" }
@@ -114,7 +123,9 @@ public enum RolloutGuardRule {
             if let rate, let lowerBound {
                 line += " (\(Self.percent(rate)); lower bound \(Self.percent(lowerBound)))"
             }
-            switch (verdict, rule) {
+            // The rollbacks' own verdict: the errors' judgement may halt a release they hold.
+            let rollbacksHalt = rule != .minDevices && (lowerBound ?? 0) > limit
+            switch (rollbacksHalt ? Verdict.halt : .hold, rule) {
             case (_, .minDevices):
                 line += "; min-devices: fewer than \(minDevices) trials, nothing halts"
             case (.halt, _):
@@ -145,6 +156,7 @@ public enum RolloutGuardRule {
             default: break
             }
             if let since { line += "; reports since the resume at \(Self.time(since))" }
+            if let errors { line += "; " + errors.details }
             return line
         }
 
@@ -160,6 +172,85 @@ public enum RolloutGuardRule {
             let tenths = (x * 1000).rounded() / 10
             return tenths == tenths.rounded() ? "\(Int(tenths)) %" : "\(tenths) %"
         }
+    }
+
+    /// Errors after start against the previous published version's (`--max-error-increase`).
+    public struct ErrorJudgement: Sendable, Equatable, Codable {
+        /// What it decided alone (the release halts when this or the rollbacks say halt).
+        public var verdict: Verdict
+        /// `max-error-increase`, or `min-devices` while either version has too few devices
+        /// with 15 minutes of use (nothing halts on errors then).
+        public var rule: String
+        /// The factor allowed.
+        public var maxIncrease: Double
+        /// The version judged and its figures (nil: the collector sent none).
+        public var figures: ErrorFigures?
+        /// The bounds of its mean rate.
+        public var lowerBound: Double?
+        /// The previous published version and its figures.
+        public var previous: String?
+        public var previousFigures: ErrorFigures?
+        public var previousUpperBound: Double?
+        /// What the lower bound was compared with: the factor times the previous upper bound.
+        public var limit: Double?
+
+        /// `errors: 41.3/device-hour on 31 devices (lower bound 30.2) against 1.0.0's 0.4
+        /// (upper bound 0.6): max-error-increase: above 2 × 0.6`.
+        public var details: String {
+            var line = "errors: "
+            if let figures, let rate = figures.mean {
+                line += "\(Self.rate(rate))/device-hour on \(figures.devices) device\(figures.devices == 1 ? "" : "s")"
+                if let lowerBound { line += " (lower bound \(Self.rate(lowerBound)))" }
+            } else {
+                line += "none reported"
+            }
+            if let previous {
+                if let p = previousFigures, let rate = p.mean {
+                    line += " against \(previous)'s \(Self.rate(rate)) on \(p.devices)"
+                    if let previousUpperBound { line += " (upper bound \(Self.rate(previousUpperBound)))" }
+                } else {
+                    line += " against \(previous)'s none reported"
+                }
+            } else {
+                line += "; no earlier published version to compare with"
+            }
+            switch (verdict, rule, limit) {
+            case (.halt, _, let limit?):
+                line += "; max-error-increase: lower bound above \(Self.rate(maxIncrease)) × \(Self.rate(limit / maxIncrease))"
+            case (.hold, "min-devices", _): line += "; errors need devices with 15 minutes of use on both versions, nothing halts"
+            case (.hold, _, let limit?): line += "; max-error-increase: lower bound not above \(Self.rate(limit))"
+            default: break
+            }
+            return line
+        }
+
+        /// `0.4137` → `0.414`; `41.37` → `41.4`.
+        static func rate(_ x: Double) -> String {
+            let digits = x >= 10 ? 1 : 3
+            var text = String(format: "%.\(digits)f", x)
+            while text.contains("."), text.hasSuffix("0") { text.removeLast() }
+            if text.hasSuffix(".") { text.removeLast() }
+            return text
+        }
+    }
+
+    /// Judges errors after start: the version's mean rate's lower bound against `maxIncrease`
+    /// times the previous version's upper bound, both with at least `minDevices` devices.
+    public static func judgeErrors(
+        version: Version, figures: ErrorFigures?, previous: Version?, previousFigures: ErrorFigures?, maxIncrease: Double, minDevices: Int,
+        z: Double = 1.96
+    ) -> ErrorJudgement {
+        var judgement = ErrorJudgement(
+            verdict: .hold, rule: "min-devices", maxIncrease: maxIncrease, figures: figures, lowerBound: figures?.bounds(z: z)?.lower,
+            previous: previous?.description, previousFigures: previousFigures, previousUpperBound: previousFigures?.bounds(z: z)?.upper,
+            limit: nil)
+        guard let figures, let previousFigures, figures.devices >= minDevices, previousFigures.devices >= minDevices,
+            let lower = judgement.lowerBound, let upper = judgement.previousUpperBound
+        else { return judgement }
+        judgement.rule = "max-error-increase"
+        judgement.limit = maxIncrease * upper
+        if lower > maxIncrease * upper { judgement.verdict = .halt }
+        return judgement
     }
 
     /// The Wilson score interval of `failed` successes out of `trials` at quantile `z`
@@ -213,6 +304,17 @@ public enum RolloutGuardRule {
         decision.trustedBefore = figures.trustedBefore
         decision.since = figures.since
         decision.untrusted = figures.untrustedDevices
+        if let maxIncrease = options.maxErrorIncrease {
+            func errors(_ v: Version) -> ErrorFigures? {
+                figures.versions.first(where: { $0.version == v.description || Version($0.version) == v })?.errors
+            }
+            let previous = published.filter { $0 < version }.max()
+            let judgement = judgeErrors(
+                version: version, figures: errors(version), previous: previous, previousFigures: previous.flatMap(errors),
+                maxIncrease: maxIncrease, minDevices: options.minDevices, z: options.z)
+            decision.errors = judgement
+            if judgement.verdict == .halt { decision.verdict = .halt }
+        }
         return decision
     }
 

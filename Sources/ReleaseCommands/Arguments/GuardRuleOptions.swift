@@ -17,6 +17,14 @@ struct GuardRuleOptions: ParsableArguments {
     @Flag(name: .long, help: "Allow the previous published version's failure rate on top of --max-failure-rate.")
     var baseline = false
 
+    @Option(
+        name: .customLong("max-error-increase"),
+        help: ArgumentHelp(
+            "Also halt when the release's errors after start per device-hour are clearly more than RATIO times the previous"
+                + " published version's (2: twice; at least 1). Default: errors are not judged.",
+            valueName: "RATIO"))
+    var maxErrorIncrease: Double?
+
     @Flag(name: .long, help: "When halting, also revoke the version: devices on it leave it.")
     var revoke = false
 
@@ -29,11 +37,16 @@ struct GuardRuleOptions: ParsableArguments {
 
     func validate() throws {
         guard (1...1_000_000).contains(minDevices) else { throw ValidationError("--min-devices must be 1 to 1000000, not \(minDevices)") }
+        if let ratio = maxErrorIncrease, !(ratio.isFinite && ratio >= 1 && ratio <= 1_000) {
+            throw ValidationError(
+                "--max-error-increase must be a factor from 1 to 1000 (2: halt above twice the previous release's errors per device-hour), not \(ratio)"
+            )
+        }
     }
 
     /// The rule's options.
     var options: RolloutGuardRule.Options {
-        RolloutGuardRule.Options(maxFailureRate: maxFailureRate.value, minDevices: minDevices, baseline: baseline)
+        RolloutGuardRule.Options(maxFailureRate: maxFailureRate.value, minDevices: minDevices, baseline: baseline, maxErrorIncrease: maxErrorIncrease)
     }
 
     /// Refuses `--revoke` with `--label`: a revocation is for every device.

@@ -24,6 +24,15 @@ struct RolloutGuardCommand: AsyncParsableCommand {
             version's upper bound), so one device or a handful never halts a rollout. \
             Reports of versions the channel never published are ignored and counted.
 
+            --max-error-increase RATIO also judges errors after start (docs/page-errors.md): \
+            each device's problems per hour of use (capped at 60), averaged over the devices \
+            with 15 minutes of use. It halts when both the release and the previous published \
+            version have --min-devices such devices and the release's 95 % lower bound is \
+            above RATIO times the previous version's upper bound. Off by default: an app's \
+            error rate is its own, and a release that reports more of its failures \
+            (reportProblem) is not worse; turn it on once fleet status shows ERRORS/DEV-H for \
+            a release or two.
+
             --label KEY=VALUE (repeatable, at most 8) judges one cohort: only the figures of \
             the devices whose latest labels include every label given (GET /v1/guard?label=; \
             a collector before labels is refused, exit 65). A halt then narrows the release \
@@ -64,6 +73,9 @@ struct RolloutGuardCommand: AsyncParsableCommand {
               clientctl rollout guard stable --out releases --key rollout.pem \\
                 --collector http://127.0.0.1:9400/ --token-file read.token \\
                 --label store=12 --every 15m
+              clientctl rollout guard stable --out releases --key rollout.pem \\
+                --collector http://127.0.0.1:9400/ --token-file read.token \\
+                --max-error-increase 2 --every 15m
             """
     )
 
