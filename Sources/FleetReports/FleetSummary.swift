@@ -115,6 +115,14 @@ public struct VersionSummary: Sendable, Equatable, Codable {
     /// collector before site mirrors.
     public var downloadedBytes: Int64?
     public var mirrorBytes: Int64?
+    /// Its errors after start over the window (`page-errors` reports; docs/page-errors.md#in-the-fleet);
+    /// nil when no device reported any use of it, and from a collector before `page-errors`.
+    public var errors: ErrorFigures? {
+        didSet { errorsPerDeviceHour = errors?.errorsPerDeviceHour }
+    }
+    /// ``errors``' problems per device-hour, what `ERRORS/DEV-H` shows: kept in step with
+    /// ``errors`` (stored, so the JSON carries it for scripts, as `errorsPerDeviceHour`).
+    public private(set) var errorsPerDeviceHour: Double?
 
     /// ``downloadDeferrals``, empty when the collector sent none.
     public var deferrals: [String: Int] { downloadDeferrals ?? [:] }
