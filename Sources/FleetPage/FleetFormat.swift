@@ -24,6 +24,12 @@ enum FleetFormat {
         return String(format: "%.1f %%", value * 100)
     }
 
+    /// Errors per device-hour: `0.42`, or `–` when the version had no use reported.
+    static func perHour(_ value: Double?) -> String {
+        guard let value, value.isFinite else { return "–" }
+        return String(format: "%.2f", value)
+    }
+
     /// `840 ms`, `2.4 s`, or `–`.
     static func ack(_ ms: Int?) -> String {
         guard let ms else { return "–" }

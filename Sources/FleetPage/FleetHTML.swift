@@ -73,8 +73,8 @@ package enum FleetHTML {
     private static func versionTable(_ summary: FleetSummary, _ palette: VersionPalette) -> String {
         guard !summary.versions.isEmpty || summary.other != nil else { return "<p class=\"empty\">No versions reported.</p>" }
         let headers = [
-            "Now", "Installs", "Trials", "Commits", "Rolled back", "Failed", "Black&shy;listed", "Web process died", "Download failed", "Refused",
-            "Median ack", "Staged", "Staged to running (median / p95)", "Download deferred", "From mirrors", "Rollout",
+            "Now", "Installs", "Trials", "Commits", "Rolled back", "Failed", "Black&shy;listed", "Web process died", "Errors per device-hour",
+            "Download failed", "Refused", "Median ack", "Staged", "Staged to running (median / p95)", "Download deferred", "From mirrors", "Rollout",
         ]
         var out = "<table id=\"versions\"><thead><tr><th>Version</th>"
         out += headers.map { "<th class=\"num\">\($0)</th>" }.joined() + "</tr></thead><tbody>"
@@ -97,6 +97,8 @@ package enum FleetHTML {
         out += cell(name, "failureRate", FleetFormat.rate(v.failureRate), value: v.failureRate.map { "\($0)" } ?? "")
         out += cell(name, "blacklists", "\(FleetFormat.total(v.blacklists))")
         out += cell(name, "webProcessDeaths", "\(FleetFormat.total(v.webProcessDeaths))")
+        out += cell(
+            name, "errorsPerDeviceHour", FleetFormat.perHour(v.errorsPerDeviceHour), value: v.errorsPerDeviceHour.map { "\($0)" } ?? "")
         out += cell(name, "downloadFailures", "\(FleetFormat.total(v.downloadFailures))")
         out += cell(name, "refusals", "\(FleetFormat.total(v.refusals))")
         out += cell(name, "medianAckMs", FleetFormat.ack(v.medianAckMs), value: v.medianAckMs.map { "\($0)" } ?? "")

@@ -49,6 +49,7 @@ package enum FleetText {
         ("FAILED", true, { FleetFormat.rate($0.failureRate) }),
         ("BLACKLISTS", true, { "\(FleetFormat.total($0.blacklists))" }),
         ("WEB DEATHS", true, { "\(FleetFormat.total($0.webProcessDeaths))" }),
+        ("ERRORS/DEV-H", true, { FleetFormat.perHour($0.errorsPerDeviceHour) }),
         ("MEDIAN ACK", true, { FleetFormat.ack($0.medianAckMs) }),
         ("STAGED", true, { $0.staged.map { "\($0)" } ?? "–" }),
         ("TO RUNNING (MED/P95)", true, { FleetFormat.wait(median: $0.stagedToRunningMedianMs, p95: $0.stagedToRunningP95Ms) }),

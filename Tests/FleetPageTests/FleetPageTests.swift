@@ -102,10 +102,10 @@ import Testing
         let expected = """
             com.example.notes · stable: 12 devices, 2 silent (window 1 h), as of 2025-11-26 00:00 UTC
 
-            VERSION  NOW  INSTALLS  TRIALS  COMMITS  ROLLBACKS  FAILED  BLACKLISTS  WEB DEATHS  MEDIAN ACK  STAGED  TO RUNNING (MED/P95)  DEFERRED  FROM MIRRORS  ROLLOUT
-            1.2.0      0         5       5        1          4  80.0 %           4           1     2300 ms       3        1h 30m / 1d 1h         4        90.0 %  10 % paused
-            1.1.0      4         5       5        4          1  20.0 %           1           0      840 ms       0             42 s / 1h         0         0.0 %  100 %
-            1.0.0      6         0       0        0          0       –           0           0           –       –                     –         –             –  –
+            VERSION  NOW  INSTALLS  TRIALS  COMMITS  ROLLBACKS  FAILED  BLACKLISTS  WEB DEATHS  ERRORS/DEV-H  MEDIAN ACK  STAGED  TO RUNNING (MED/P95)  DEFERRED  FROM MIRRORS  ROLLOUT
+            1.2.0      0         5       5        1          4  80.0 %           4           1         14.00     2300 ms       3        1h 30m / 1d 1h         4        90.0 %  10 % paused
+            1.1.0      4         5       5        4          1  20.0 %           1           0          0.33      840 ms       0             42 s / 1h         0         0.0 %  100 %
+            1.0.0      6         0       0        0          0       –           0           0             –           –       –                     –         –             –  –
 
             By reason (devices):
               1.2.0  rollbacks: timed-out 3, page-crashed 1

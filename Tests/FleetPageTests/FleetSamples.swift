@@ -34,6 +34,8 @@ enum FleetSamples {
         v120.downloadDeferrals = ["window": 3, "metered": 1]
         v120.downloadedBytes = 50_000_000
         v120.mirrorBytes = 45_000_000
+        let v120Sums: [(errors: Int64, ms: Int64)] = [(errors: 30, ms: 3_600_000), (errors: 12, ms: 7_200_000)]
+        v120.errors = ErrorFigures(devices: v120Sums)
         var v110 = VersionSummary(version: "1.1.0")
         v110.devicesNow = 4
         v110.installs = 5
@@ -52,6 +54,8 @@ enum FleetSamples {
         v110.downloadDeferrals = [:]
         v110.downloadedBytes = 12_000_000
         v110.mirrorBytes = 0
+        let v110Sums: [(errors: Int64, ms: Int64)] = [(errors: 1, ms: 7_200_000), (errors: 0, ms: 3_600_000)]
+        v110.errors = ErrorFigures(devices: v110Sums)
         var v100 = VersionSummary(version: "1.0.0")
         v100.devicesNow = 6
         s.versions = [v120, v110, v100]
