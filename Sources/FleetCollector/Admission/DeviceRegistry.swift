@@ -93,7 +93,8 @@ extension ReportStore {
         return (try? JSONDecoder().decode([String: String].self, from: Data(stored.utf8))) ?? [:]
     }
 
-    /// The guard's figures for `versions` of `app`/`channel` (docs/fleet-reports.md#the-rollout-guard).
+    /// The guard's figures for `versions` of `app`/`channel` (docs/fleet-reports.md#the-rollout-guard):
+    /// trials, rollbacks and errors after start (`page-errors`) of the devices it trusts.
     ///
     /// One rule whatever the admission mode: a device counts when it is accepted (never
     /// pending, rejected or a later id of a key that speaks for another) **and** either an
@@ -137,9 +138,16 @@ extension ReportStore {
             let left = try await query(
                 "SELECT COUNT(DISTINCT r.device) \(join) AND r.version = ? AND NOT (\(trusted))", args + [.integer(trustedMs)])
             untrusted += Int(left.first?.first?.integer ?? 0)
+            // Errors after start of the same trusted devices: each one's sums, in device order
+            // (the same figures on every database).
+            let errors = try await query(
+                "SELECT r.device, \(FleetSummaryQuery.errorSums("r.")) \(join) AND COALESCE(r.version, r.running) = ? "
+                    + "AND r.type = 'page-errors' AND \(trusted) GROUP BY r.device ORDER BY r.device",
+                args + [.integer(trustedMs)])
             figures.append(
                 VersionFigures(
-                    version: version, trials: Int(trials.first?.first?.integer ?? 0), failed: Int(failed.first?.first?.integer ?? 0)))
+                    version: version, trials: Int(trials.first?.first?.integer ?? 0), failed: Int(failed.first?.first?.integer ?? 0),
+                    errors: ErrorFigures(devices: errors.compactMap { $0.count == 3 ? FleetSummaryQuery.errorSum($0[1...]) : nil })))
         }
         let reportedRows = try await query(
             "SELECT r.version, MAX(r.received_ms) \(join) AND r.version IS NOT NULL AND \(trusted) "

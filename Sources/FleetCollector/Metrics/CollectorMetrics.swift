@@ -42,6 +42,20 @@ public final class CollectorMetrics: Sendable {
         ),
     ]
 
+    /// The series of errors after start (`page-errors` reports), counted by their figures
+    /// rather than one per report: problems (an absent `count`: none) and seconds of use, by
+    /// app, channel and version (the page on screen). Each report counts for at most
+    /// 10^9 problems and 10^9 ms, as in a summary (so no counter wraps).
+    static let pageErrors = (
+        name: "fleet_page_errors_total", type: ReportKind.pageErrors, byReason: false,
+        help: "Problems after the acknowledgement (page-errors reports), by app, channel and version on screen; "
+            + "errors per device-hour: 3600 * rate(fleet_page_errors_total) / rate(fleet_usage_seconds_total)."
+    )
+    static let usage = (
+        name: "fleet_usage_seconds_total", type: ReportKind.pageErrors, byReason: false,
+        help: "Seconds of use after the acknowledgement that page-errors reports cover, by app, channel and version on screen."
+    )
+
     /// Metrics with the given label bounds.
     public init(maxChannels: Int = 32, maxVersions: Int = 5) {
         self.maxChannels = max(1, maxChannels)
@@ -97,6 +111,32 @@ public final class CollectorMetrics: Sendable {
         for tally in tallies {
             counter(Self.series[tally.series], app: batch.app, channel: batch.channel, version: tally.version, reason: tally.reason)?
                 .increment(by: tally.count)
+        }
+        countErrors(fresh.filter { $0.type == .pageErrors }, app: batch.app, channel: batch.channel)
+    }
+
+    /// `page-errors` reports' problems and seconds of use, per version, in the order of
+    /// their first report.
+    private func countErrors(_ reports: [FleetReport], app: String, channel: String) {
+        let cap = FleetSummaryQuery.maxReportFigure
+        var sums: [(version: String, errors: Int64, ms: Int64)] = []
+        for report in reports {
+            let version = report.version ?? report.running
+            let errors = min(max(0, report.count ?? 0), cap)
+            let ms = min(max(0, report.ms ?? 0), cap)
+            if let i = sums.firstIndex(where: { $0.version == version }) {
+                sums[i].errors += errors
+                sums[i].ms += ms
+            } else {
+                sums.append((version, errors, ms))
+            }
+        }
+        for sum in sums {
+            // Both series, also at zero: a version in use without a problem is a rate of 0.
+            counter(Self.pageErrors, app: app, channel: channel, version: sum.version, reason: nil)?.increment(by: sum.errors)
+            if let seconds = counter(Self.usage, app: app, channel: channel, version: sum.version, reason: nil), sum.ms > 0 {
+                seconds.increment(by: Double(sum.ms) / 1000)
+            }
         }
     }
 

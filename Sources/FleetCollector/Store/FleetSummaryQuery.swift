@@ -7,8 +7,9 @@ import Foundation
 /// every count is of distinct devices, a few small queries whose rows are assembled here, so
 /// SQLite and PostgreSQL answer alike.
 ///
-/// **Bounded whatever devices send.** Every query returns a bounded number of rows and the
-/// answer a bounded size: at most ``listedVersions`` versions by rank (plus at most
+/// **Bounded whatever devices send.** Every query returns a bounded number of rows (but the
+/// errors' two: a row per device of the versions, each device's sums, which `ErrorFigures`
+/// reduces to one fixed-size figure) and the answer a bounded size: at most ``listedVersions`` versions by rank (plus at most
 /// ``maxAskedVersions`` asked for by name), the rest folded into one `other` entry; at most
 /// ``rolloutPointsPerVersion`` rollout points per listed version; the timeline's versions are
 /// the listed ones and ``FleetSummary/otherKey``; at most ``silentListed`` silent devices.
@@ -143,6 +144,52 @@ public enum FleetSummaryQuery {
         SELECT version, CAST(COALESCE(SUM(bytes), 0) AS BIGINT), CAST(COALESCE(SUM(mirror_bytes), 0) AS BIGINT) FROM reports
         WHERE \(s.sql()) AND type = 'downloaded' AND \(member("version", n)) GROUP BY version
         """
+    }
+
+    /// The version a `page-errors` report counts for: its `version` (the page on screen, which
+    /// it names), else what it ran.
+    static let errorSubject = "COALESCE(version, running)"
+
+    /// The most problems, and the most milliseconds of use, one `page-errors` report counts
+    /// for: far more than one period of use holds, and small enough that no device's sums
+    /// overflow however many reports it sends.
+    static let maxReportFigure: Int64 = 1_000_000_000
+
+    /// A device's problems (an absent `count`: none) and milliseconds of use over its
+    /// `page-errors` reports, each report's figures at most ``maxReportFigure``; the columns
+    /// named with `prefix` (`""`, `"r."`).
+    static func errorSums(_ prefix: String = "") -> String {
+        let cap = maxReportFigure
+        return """
+            CAST(SUM(CASE WHEN \(prefix)count IS NULL THEN 0 WHEN \(prefix)count > \(cap) THEN \(cap) ELSE \(prefix)count END) AS BIGINT),
+            CAST(SUM(CASE WHEN \(prefix)ms IS NULL THEN 0 WHEN \(prefix)ms > \(cap) THEN \(cap) ELSE \(prefix)ms END) AS BIGINT)
+            """
+    }
+
+    /// Each device's ``errorSums(_:)`` per listed version, over the `page-errors` reports of
+    /// the window; arguments: app, channel, since, listed. Ordered by device within a version,
+    /// so every database gives the figures in the same order (and the same sums).
+    static func errorDevices(_ n: Int, _ s: Scope) -> String {
+        """
+        SELECT \(errorSubject), device, \(errorSums()) FROM reports
+        WHERE \(s.sql()) AND type = 'page-errors' AND time_ms >= ? AND \(member(errorSubject, n)) GROUP BY 1, 2 ORDER BY 1, 2
+        """
+    }
+
+    /// Each device's ``errorSums(_:)`` over every version not listed; arguments: app, channel,
+    /// since, listed.
+    static func otherErrorDevices(_ n: Int, _ s: Scope) -> String {
+        """
+        SELECT device, \(errorSums()) FROM reports
+        WHERE \(s.sql()) AND type = 'page-errors' AND time_ms >= ? AND \(member(errorSubject, n, not: true))
+        GROUP BY device ORDER BY device
+        """
+    }
+
+    /// A device's sums from two columns of ``errorSums(_:)``.
+    static func errorSum(_ columns: ArraySlice<SQLValue>) -> (errors: Int64, ms: Int64)? {
+        guard columns.count == 2, let errors = columns.first?.integer, let ms = columns.last?.integer else { return nil }
+        return (errors, ms)
     }
 
     /// Commits with a time per listed version; arguments: app, channel, listed.
@@ -307,6 +354,14 @@ public enum FleetSummaryQuery {
                 $0.stagedToRunningP95Ms = p95.map(Int.init)
             }
         }
+        // Every listed version has its errors (none reported: no devices, no hours), so nil
+        // says the collector is from before `page-errors`.
+        var errorsByVersion: [String: [(errors: Int64, ms: Int64)]] = [:]
+        for row in try await db.query(errorDevices(listed.count, s), key + [.integer(since)] + names) {
+            guard row.count == 4, let v = row[0].text, let sum = errorSum(row[2...]) else { continue }
+            errorsByVersion[v, default: []].append(sum)
+        }
+        for v in listed { update(v) { $0.errors = ErrorFigures(devices: errorsByVersion[v] ?? []) } }
         var points: [(ms: Int64, point: RolloutPoint)] = []
         for row in try await db.query(rollouts(listed.count, s), key + names + [.integer(Int64(rolloutPointsPerVersion))]) {
             guard row.count == 5, let v = row[0].text, let percent = row[1].integer, let paused = row[2].integer, let ms = row[3].integer,
@@ -329,6 +384,11 @@ public enum FleetSummaryQuery {
                 guard row.count == 3, let type = row[0].text, let reason = row[1].text, let n = row[2].integer.map(Int.init) else { continue }
                 record(type, reason, n, in: &other)
             }
+            // The folded versions' errors: each device's sums over all of them together.
+            let sums = try await db.query(otherErrorDevices(listed.count, s), key + [.integer(since)] + names).compactMap { row in
+                row.count == 3 ? errorSum(row[1...]) : nil
+            }
+            other.errors = ErrorFigures(devices: sums)
             summary.other = FoldedVersions(versions: folded, figures: other)
         }
         summary.timeline = try await timeline(on: db, s, listed: names, windowMs: windowMs)
