@@ -12,14 +12,19 @@ struct PageBridge: Sendable {
     let control: UpdaterControl
     /// Called once per page load when the page painted its first frame.
     let onFirstPaint: @Sendable () -> Void
-    /// Called after an acknowledgement the engine accepted.
-    let onAcknowledged: @Sendable (String?) -> Void
+    /// Called after an acknowledgement the engine accepted: the page's version and the page
+    /// load it came from (``ShellView/loadGeneration``).
+    let onAcknowledged: @Sendable (String?, Int) -> Void
     /// The page holds the switch to a staged version back for so many seconds (0: lets go);
     /// returns when the lease ends (docs/apply-policies.md#page-leases).
     let hold: @Sendable (Double) -> Date
     /// The page holds the device's downloads back for so many seconds (0: lets go); returns
     /// when the lease ends (docs/download-policy.md#holds).
     let holdDownloads: @Sendable (Double) -> Date
+    /// The page's own problem of `kind` (`reportProblem(kind)`) for the page of a version
+    /// (nil: the one the engine runs): counted, or an error naming why not
+    /// (docs/page-errors.md).
+    let reportProblem: @Sendable (_ kind: String, _ version: String?) async throws -> Void
     /// The page reads (nil) or chooses (a name) the channel the device follows
     /// (docs/targeting.md#choosing-a-channel): the rule of `clientctl channel set`.
     let channels: @Sendable (String?) async throws -> ControlChannels
@@ -47,7 +52,7 @@ struct PageBridge: Sendable {
             switch message.action {
             case "startup-complete":
                 status = try await control.startupDidComplete(version: pageVersion)
-                onAcknowledged(pageVersion)
+                onAcknowledged(pageVersion, message.load)
             case "check": status = try await control.checkForUpdates(version: pageVersion)
             case "switch-to-pending": status = try await control.switchToPendingVersion(version: pageVersion)
             case "status": status = try await control.status()
@@ -63,6 +68,10 @@ struct PageBridge: Sendable {
                 let seconds = message.seconds ?? 0
                 guard seconds.isFinite, seconds >= 0 else { return .failure(BridgeRefusal("holdDownloads takes a number of seconds, 0 or more")) }
                 return .success("{\"until\":\(Self.jsString(Self.iso8601(holdDownloads(seconds))))}")
+            case "report-problem":
+                guard let kind = message.kind else { return .failure(BridgeRefusal("reportProblem takes a kind")) }
+                try await reportProblem(kind, pageVersion)
+                return .success("{}")
             case "channel", "set-channel":
                 if message.action == "set-channel", message.channel == nil {
                     return .failure(BridgeRefusal("setChannel takes a channel name"))
@@ -106,14 +115,20 @@ struct BridgeMessage: Sendable {
     var seconds: Double?
     /// `setChannel(name)`'s channel.
     var channel: String?
+    /// `reportProblem(kind)`'s kind.
+    var kind: String?
+    /// The page load it came from (``ShellView/loadGeneration``).
+    var load: Int
 
     /// Reads the page's `{action, version}` (JSON of the posted value).
-    init(json: String, pageVersion: String?) {
+    init(json: String, pageVersion: String?, load: Int) {
         let object = (try? JSONSerialization.jsonObject(with: Data(json.utf8))) as? [String: Any] ?? [:]
         action = object["action"] as? String
         version = object["version"] as? String
         seconds = (object["seconds"] as? NSNumber)?.doubleValue
         channel = object["channel"] as? String
+        kind = object["kind"] as? String
         self.pageVersion = pageVersion
+        self.load = load
     }
 }

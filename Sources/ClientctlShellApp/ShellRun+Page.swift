@@ -14,6 +14,13 @@ extension ShellRun {
     func connect(_ view: ShellView, engine: DeviceEngine, agent: DeviceAgent, core: ServingCore) {
         let apply = agent.apply
         let downloads = agent.downloadHolds
+        let problems = agent.pageProblems
+        // The page's errors after its acknowledgement (docs/native-shell.md#errors-after-start).
+        let errorCounts = PageErrorCounts(view: view) { [log] count, messages, version in
+            problems.pageErrors(count, messages: messages, version: version)
+            log.emit("pageErrors", ["version": version, "count": count, "messages": messages])
+        }
+        errorCounts.install()
         // The page's check runs through the agent, so the apply driver sees its download.
         let bridge = PageBridge(
             control: UpdaterControl(engine.updater, check: { _ = try await agent.checkForUpdates() }),
@@ -28,13 +35,25 @@ extension ShellRun {
                     onScreen.open()
                 }
             },
-            onAcknowledged: { [self] version in
+            onAcknowledged: { [self] version, load in
                 pageStart?.acknowledged(version)
+                // Once per page load: the load is counted, and its errors from now on.
+                GMain.async {
+                    guard let version, view.loadGeneration == load, view.acknowledgedVersion == nil, view.pageVersion == version else { return }
+                    view.acknowledgedVersion = version
+                    problems.acknowledged(version: version)
+                    errorCounts.startCounting()
+                }
                 GMain.after(.milliseconds(200)) { self.takeSnapshot(view) }
             },
             hold: { seconds in apply.hold(lease: "page", for: .seconds(clamping: seconds, limit: ApplyDriver.maxLease)) },
             holdDownloads: { seconds in
                 downloads.hold(lease: "page", holder: "the page", for: .seconds(clamping: seconds, limit: DownloadHoldLeases.maxLease))
+            },
+            reportProblem: { kind, version in
+                var counted = version
+                if counted == nil { counted = try await UpdaterControl(engine.updater).status().current }
+                try problems.appProblem(kind, version: counted ?? RunningVersion.embedded.description)
             },
             channels: { [layout = engine.layout] name in
                 if let name { return try await PageChannels.set(name, layout: layout) }
@@ -89,9 +108,12 @@ extension ShellRun {
         let recovery = PageRecovery(updater: engine.updater, view: view, log: log)
         let watch = PageStartWatch(updater: engine.updater, view: view, log: log, timeout: engine.config.startupTimeout)
         state.withLock { $0.pageStart = watch }
-        view.onWebProcessTerminated = { reason, version, byShell in
+        view.onWebProcessTerminated = { reason, version, byShell, acknowledged in
             apply.releaseLeases()  // a lease dies with its web process
             downloads.release()
+            // After the page's acknowledgement a death counts among its problems; before it,
+            // it is the trial's (PageRecovery); the shell's own ends are not the page's.
+            if let acknowledged, !byShell { problems.webProcessDied(version: acknowledged, reason: reason) }
             recovery.terminated(reason: reason, version: version, byShell: byShell)
         }
         view.bridgeGuard.refusals.onReport = { [log] counts in log.emit("bridgeRefused", CoalescedCounts.fields(counts)) }

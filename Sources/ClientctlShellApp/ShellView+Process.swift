@@ -65,7 +65,9 @@ extension ShellView {
     /// The web process ended: the page is gone.
     func webProcessTerminated(_ reason: WebKitWebProcessTerminationReason) {
         let version = loadInFlight ? (servedDocument ?? pageVersion) : pageVersion
+        let acknowledged = acknowledgedVersion
         pageVersion = nil
+        acknowledgedVersion = nil
         loadInFlight = false
         appLoadsInProcess = 0
         let byShell = endingByShell != nil && reason == WEBKIT_WEB_PROCESS_TERMINATED_BY_API
@@ -77,7 +79,7 @@ extension ShellView {
             default: endingByShell ?? "terminated-by-api"
             }
         endingByShell = nil
-        onWebProcessTerminated(name, version, byShell)
+        onWebProcessTerminated(name, version, byShell, acknowledged)
     }
 
     /// The web process stopped answering while the shell waits for the app's page to

@@ -33,6 +33,12 @@ final class ShellView: @unchecked Sendable {
     var pageVersion: String?
     /// The version of the last page served (becomes ``pageVersion`` when its load commits).
     var servedDocument: String?
+    /// Page loads committed so far: a bridge message names the load it came from.
+    private(set) var loadGeneration = 0
+    /// The version of the shown page when its load acknowledged start-up (once per load;
+    /// nil until then): its errors and its web process's death count from here
+    /// (docs/native-shell.md#errors-after-start).
+    var acknowledgedVersion: String?
     /// Who may post to the bridge, and how much.
     let bridgeGuard = BridgeGuard()
     /// Main-frame loads of the app that failed (ShellView+LoadFailure.swift).
@@ -71,8 +77,9 @@ final class ShellView: @unchecked Sendable {
     var onRefusedNavigation: (_ uri: String, _ reason: String) -> Void = { _, _ in }
     /// Called when the web process ended: the reason (WebKit's, or the shell's own when it
     /// ended the process to load a page: `unresponsive`, `fresh-process`), the version of the
-    /// page it showed (or was loading), and whether the shell ended it.
-    var onWebProcessTerminated: (_ reason: String, _ version: String?, _ byShell: Bool) -> Void = { _, _, _ in }
+    /// page it showed (or was loading), whether the shell ended it, and the version of the
+    /// page it showed when that page's load had acknowledged start-up.
+    var onWebProcessTerminated: (_ reason: String, _ version: String?, _ byShell: Bool, _ acknowledged: String?) -> Void = { _, _, _, _ in }
 
     init(origin: String, settings: Settings) {
         self.origin = origin
@@ -211,7 +218,7 @@ final class ShellView: @unchecked Sendable {
             finish(.failure(BridgeRefusal(refusal.message)))
         case .success(let json):
             bridgeGuard.accepted()
-            onMessage(BridgeMessage(json: json, pageVersion: pageVersion)) { [bridgeGuard] result in
+            onMessage(BridgeMessage(json: json, pageVersion: pageVersion, load: loadGeneration)) { [bridgeGuard] result in
                 bridgeGuard.answered()
                 finish(result)
             }
@@ -269,6 +276,8 @@ final class ShellView: @unchecked Sendable {
             me.onPageReplaced()
             me.appLoadPending = false
             me.pageVersion = me.showsApp ? me.servedDocument : nil
+            me.loadGeneration += 1
+            me.acknowledgedVersion = nil
             me.loadFailures.committed(showsApp: me.showsApp)
         default: break
         }

@@ -51,6 +51,9 @@ enum ShellHarness {
         var confirm: Int?
         var prompt: Int?
         var total: Int?
+        /// `pageErrors`: errors counted since the last one, and up to three of their messages.
+        var count: Int?
+        var messages: [String]?
         var description: String {
             [event, kind, version, revertedTo.map { "→ \($0)" }, reason, action, message, uri, total.map { "total \($0)" }].compactMap { $0 }
                 .joined(separator: " ")
