@@ -12,6 +12,8 @@ import Testing
 @Suite struct PageErrorsSummaryTests {
     typealias F = CollectorFixtures
     static let hour: Int64 = 3_600_000
+    /// A minute less than a device's rate needs to count (`ErrorFigures.minDeviceHours`).
+    static let short = Int64((ErrorFigures.minDeviceHours * Double(hour)).rounded()) - 60_000
 
     /// One device's `page-errors` reports: (problems or nil for none, ms of use, seconds ago).
     struct Device {
@@ -22,14 +24,14 @@ import Testing
     }
 
     /// 1.0.0, the previous release, on devices 1–4; 1.1.0 on devices 5–9. Device 4 used its
-    /// version 10 minutes (under the minimum of a device's rate); device 8 has one report
+    /// version a minute less than a device's rate needs; device 8 has one report
     /// three days old (outside the summary's window of one day, inside the guard's, which
     /// goes by when reports were received); device 9 reports a billion problems.
     static let fleet: [Device] = [
         Device(n: 1, version: "1.0.0", periods: [(1, hour, 7_200), (nil, hour, 3_600)]),
         Device(n: 2, version: "1.0.0", periods: [(nil, hour, 3_600)]),
         Device(n: 3, version: "1.0.0", periods: [(2, hour / 2, 3_600)]),
-        Device(n: 4, version: "1.0.0", periods: [(5, 600_000, 3_600)]),
+        Device(n: 4, version: "1.0.0", periods: [(5, short, 3_600)]),
         Device(n: 5, version: "1.1.0", periods: [(4, hour, 3_600)], labels: ["ring": "beta"]),
         Device(n: 6, version: "1.1.0", periods: [(6, hour, 3_600)], labels: ["ring": "beta"]),
         Device(n: 7, version: "1.1.0", periods: [(nil, hour, 3_600)]),
@@ -111,7 +113,7 @@ import Testing
         let previousFigures = Self.expected("1.0.0", window: 86_400)
         #expect(new.errors == newFigures)
         #expect(previous.errors == previousFigures)
-        #expect(previousFigures.devices == 3 && previousFigures.errors == 8, "device 4's 10 minutes count in the totals only")
+        #expect(previousFigures.devices == 3 && previousFigures.errors == 8, "device 4's few minutes count in the totals only")
         #expect(newFigures.errors == 1_000_000_013, "device 8's report of three days ago is outside the window")
         #expect(new.errorsPerDeviceHour == newFigures.errorsPerDeviceHour && previous.errorsPerDeviceHour == previousFigures.errorsPerDeviceHour)
         // In the JSON as `errorsPerDeviceHour`, per version.
@@ -156,7 +158,7 @@ import Testing
         #expect(check.status == 0, "promtool: \(check.output) \(check.errorOutput)")
         #expect(Self.metric(metrics.body, "fleet_page_errors_total", "1.1.0") == "1000001013", "every report received counts")
         #expect(Self.metric(metrics.body, "fleet_page_errors_total", "1.0.0") == "8")
-        let seconds: (new: Double, previous: Double) = (7 * 3_600, 3.5 * 3_600 + 600)
+        let seconds: (new: Double, previous: Double) = (7 * 3_600, Double(3.5 * 3_600) + Double(Self.short) / 1000)
         #expect(Self.metric(metrics.body, "fleet_usage_seconds_total", "1.1.0").flatMap(Double.init) == seconds.new)
         #expect(Self.metric(metrics.body, "fleet_usage_seconds_total", "1.0.0").flatMap(Double.init) == seconds.previous)
         #expect(metrics.body.contains("# HELP fleet_page_errors_total ") && metrics.body.contains("# TYPE fleet_usage_seconds_total counter"))

@@ -23,14 +23,15 @@ import Testing
         #expect(abs(sd - expected) < 1e-12)
     }
 
-    @Test func aDeviceUnderFifteenMinutesCountsInTheTotalsButNotInTheMean() throws {
-        let f = Self.figures([(1, Self.hour), (50, 14 * 60_000)])
-        #expect(f.devices == 1, "14 minutes of use is less than ErrorFigures.minDeviceHours")
+    @Test func aDeviceUnderTheMinimumOfUseCountsInTheTotalsButNotInTheMean() throws {
+        let minimum = Int64((ErrorFigures.minDeviceHours * Double(Self.hour)).rounded())
+        let f = Self.figures([(1, Self.hour), (50, minimum - 60_000)])
+        #expect(f.devices == 1, "a minute short of ErrorFigures.minDeviceHours")
         #expect(f.errors == 51)
-        #expect(abs(f.hours - (1 + 14.0 / 60)) < 1e-12)
+        #expect(abs(f.hours - (1 + Double(minimum - 60_000) / Double(Self.hour))) < 1e-12)
         #expect(f.mean == 1 && f.sd == nil, "one counted device has no spread")
-        // Exactly 15 minutes counts.
-        #expect(Self.figures([(1, 15 * 60_000)]).devices == 1)
+        // Exactly the minimum counts.
+        #expect(Self.figures([(1, minimum)]).devices == 1)
     }
 
     @Test func oneDeviceOfABillionErrorsMovesTheMeanByAtMostTheCapOverTheDevices() throws {
