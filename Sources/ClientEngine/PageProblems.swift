@@ -158,7 +158,13 @@ package final class PageProblems: Sendable {
             case .rollBack(let version):
                 guard allowRollback else { continue }
                 let updater = updater
-                Task { try? await updater.rollback(ifCurrent: version, reason: .pageErrors) }
+                Task {
+                    do {
+                        try await updater.rollback(ifCurrent: version, reason: .pageErrors)
+                    } catch {
+                        updater.logger.warning("\(version) failed most of its page loads in its first hour and cannot go back: \(error)")
+                    }
+                }
             }
         }
     }

@@ -9,7 +9,7 @@ import Foundation
 ///
 /// - **Use** is the time from the version's first acknowledgement in this host until it
 ///   leaves the screen (a switch, a rollback) or the host stops.
-/// - **Periods**: a `page-errors` report after the first 15 minutes of use, the next at the
+/// - **Periods**: a `page-errors` report after the first 5 minutes of use, after 15, at the
 ///   end of the first hour, then every 6 hours of use, and one for what is left when the
 ///   version leaves the screen. A host that stops keeps its period (`Saved`) for its next
 ///   start, so restarts do not multiply reports.
@@ -19,8 +19,9 @@ import Foundation
 ///   than half of them, ``Output/rollBack(_:)`` (once; the agent acts on it only when the
 ///   device allows it).
 package struct ProblemTally: Sendable, Equatable {
-    /// The ends of the first periods, in use: 15 minutes, then 1 hour.
-    package static let firstPeriods: [Duration] = [.seconds(15 * 60), .seconds(3600)]
+    /// The ends of the first periods, in use: 5 minutes, 15 minutes, then 1 hour (so that
+    /// the guard hears from a new release within minutes of its first devices).
+    package static let firstPeriods: [Duration] = [.seconds(5 * 60), .seconds(15 * 60), .seconds(3600)]
     /// Every period after the first hour.
     package static let period: Duration = .seconds(6 * 3600)
     /// The window of the local rollback's rule.

@@ -11,9 +11,9 @@ import Foundation
 ///   times a second) moves the mean by at most ``maxDeviceRate`` over the device count, and
 ///   its spread widens the bound instead of tipping it.
 public struct ErrorFigures: Sendable, Equatable, Codable {
-    /// A device counts in ``mean`` once it used the version this long (the first
-    /// `page-errors` report of a version covers its first 15 minutes of use).
-    public static let minDeviceHours = 0.25
+    /// A device counts in ``mean`` once it used the version this long (5 minutes: the first
+    /// `page-errors` report of a version covers its first 5 minutes of use).
+    public static let minDeviceHours = 5.0 / 60
     /// A device's rate counts at most this (one problem a minute): a page broken harder than
     /// that is broken, and the cap bounds what one device can weigh.
     public static let maxDeviceRate = 60.0

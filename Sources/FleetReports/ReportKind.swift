@@ -46,7 +46,7 @@ public enum ReportKind: String, Sendable, CaseIterable, Codable {
     /// The page of `version` (the version on screen) failed after its acknowledgement:
     /// `count` problems (uncaught errors, unhandled rejections, web process deaths, the
     /// app's own `reportProblem(kind)`; absent: none) over `ms` milliseconds of use, `detail`
-    /// a few distinct messages. One per period of use (15 minutes, then an hour, then
+    /// a few distinct messages. One per period of use (5 and 15 minutes, an hour, then
     /// every 6 hours), and when the version leaves the screen (docs/page-errors.md).
     case pageErrors = "page-errors"
 }

@@ -179,7 +179,7 @@ public enum RolloutGuardRule {
         /// What it decided alone (the release halts when this or the rollbacks say halt).
         public var verdict: Verdict
         /// `max-error-increase`, or `min-devices` while either version has too few devices
-        /// with 15 minutes of use (nothing halts on errors then).
+        /// with 5 minutes of use (nothing halts on errors then).
         public var rule: String
         /// The factor allowed.
         public var maxIncrease: Double
@@ -217,7 +217,7 @@ public enum RolloutGuardRule {
             switch (verdict, rule, limit) {
             case (.halt, _, let limit?):
                 line += "; max-error-increase: lower bound above \(Self.rate(maxIncrease)) × \(Self.rate(limit / maxIncrease))"
-            case (.hold, "min-devices", _): line += "; errors need devices with 15 minutes of use on both versions, nothing halts"
+            case (.hold, "min-devices", _): line += "; errors need devices with 5 minutes of use on both versions, nothing halts"
             case (.hold, _, let limit?): line += "; max-error-increase: lower bound not above \(Self.rate(limit))"
             default: break
             }

@@ -19,11 +19,13 @@ import Testing
         }
     }
 
-    @Test func periodsOfUseEndAtFifteenMinutesAnHourThenEverySixHours() {
+    @Test func periodsOfUseEndAtFiveAndFifteenMinutesAnHourThenEverySixHours() {
         var tally = ProblemTally()
         let out1 = tally.acknowledged("1.1.0", at: .zero)
         #expect(out1.isEmpty)
-        #expect(tally.nextDue(at: .zero) == Self.minutes(15))
+        #expect(tally.nextDue(at: .zero) == Self.minutes(5))
+        let out0 = tally.due(at: Self.minutes(5))
+        #expect(Self.reports(out0).first?.ms == 5 * 60_000 && Self.reports(out0).first?.count == nil)
         let out2 = tally.problems(4, messages: ["TypeError: x is undefined (/app.js:12)"], version: "1.1.0", at: Self.minutes(5))
         #expect(out2.isEmpty)
         let out3 = tally.due(at: Self.minutes(14))
@@ -31,7 +33,7 @@ import Testing
         let first = Self.reports(tally.due(at: Self.minutes(15)))
         #expect(first.count == 1)
         #expect(first.first?.type == .pageErrors && first.first?.version == "1.1.0" && first.first?.running == "1.1.0")
-        #expect(first.first?.count == 4 && first.first?.ms == 15 * 60_000)
+        #expect(first.first?.count == 4 && first.first?.ms == 10 * 60_000)
         #expect(first.first?.detail == "TypeError: x is undefined (/app.js:12)")
         #expect(tally.nextDue(at: Self.minutes(15)) == Self.minutes(60))
         // A quiet period still reports its use, without a count: the rate's denominator.
@@ -76,7 +78,7 @@ import Testing
         let out = Self.reports(tally.acknowledged("1.1.0", at: Self.minutes(10)))
         #expect(out.count == 1 && out.first?.version == "1.0.0" && out.first?.count == 3 && out.first?.ms == 10 * 60_000)
         #expect(tally.version == "1.1.0")
-        #expect(tally.nextDue(at: Self.minutes(10)) == Self.minutes(25), "the new version's first period starts at its acknowledgement")
+        #expect(tally.nextDue(at: Self.minutes(10)) == Self.minutes(15), "the new version's first period starts at its acknowledgement")
     }
 
     @Test func aHostThatStopsKeepsItsPeriodAndTheNextStartGoesOn() {
@@ -87,11 +89,13 @@ import Testing
         #expect(tally.nextDue(at: Self.minutes(10)) == nil, "no use while stopped")
         let saved = tally.snapshot(at: Self.minutes(99))
         #expect(saved?.usedMs == 10 * 60_000 && saved?.problems == 2)
-        // The next start: a fresh monotonic clock, the saved period.
+        // The next start: a fresh monotonic clock, the saved period. Its 5 minutes ended
+        // while the host ran before: reported at the first moment it can be.
         var next = ProblemTally(saved: saved)
-        _ = next.acknowledged("1.1.0", at: .zero)
-        let report = Self.reports(next.due(at: Self.minutes(5))).first
-        #expect(report?.ms == 15 * 60_000 && report?.count == 2 && report?.detail == "boom")
+        let atStart = Self.reports(next.acknowledged("1.1.0", at: .zero))
+        #expect(atStart.map(\.ms) == [10 * 60_000] && atStart.first?.count == 2 && atStart.first?.detail == "boom")
+        let later = Self.reports(next.due(at: Self.minutes(5)))
+        #expect(later.map(\.ms) == [5 * 60_000] && later.first?.count == nil, "the 15-minute period goes on from there")
     }
 
     @Test func theFirstHourFailsWhenMostLoadsHadAProblem() {

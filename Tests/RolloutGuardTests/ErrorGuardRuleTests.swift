@@ -65,9 +65,9 @@ import Testing
         #expect(few.verdict == .hold && few.errors?.rule == "min-devices")
         let fewBefore = Self.decide(new: Self.figures(devices: 50, erroring: 50, errors: 60), old: Self.figures(devices: 5, erroring: 0, errors: 0))
         #expect(fewBefore.verdict == .hold && fewBefore.errors?.rule == "min-devices")
-        // Minutes of use are not a device yet: 100 devices with 10 minutes each.
+        // Less than 5 minutes of use is not a device yet: 100 devices with 4 minutes each.
         var sums: [(errors: Int64, ms: Int64)] = []
-        for _ in 0..<100 { sums.append((errors: 10, ms: 10 * 60_000)) }
+        for _ in 0..<100 { sums.append((errors: 10, ms: 4 * 60_000)) }
         let fresh = Self.decide(new: ErrorFigures(devices: sums), old: Self.figures(devices: 1000, erroring: 0, errors: 0))
         #expect(fresh.verdict == .hold && fresh.errors?.figures?.devices == 0)
         let none = Self.decide(new: nil, old: nil)

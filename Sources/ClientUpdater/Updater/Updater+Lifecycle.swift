@@ -218,6 +218,8 @@ extension Updater {
 
     /// Rolls `version` back as ``rollback(lockWait:)`` does, for `reason`, when it is still
     /// the current version; returns nil, and does nothing, when another version runs now.
+    /// A committed version goes back to the newest installed version below it (SemVer) that
+    /// is not blacklisted, else to the embedded seed, like a failed trial.
     /// - Throws: ``UpdaterError`` `.notFound` when there is nothing to roll back to.
     @discardableResult
     package func rollback(ifCurrent version: String, reason: FailureReason, lockWait: Duration = .seconds(30)) async throws -> LifecycleReport? {
@@ -226,6 +228,15 @@ extension Updater {
             guard state.current == version else {
                 skipped = true
                 return []
+            }
+            // A committed version is its own last known good: go back to the newest other
+            // installed version below it that is not blacklisted, as its trial would have.
+            if state.lastKnownGood == version, let mine = Version(version) {
+                let earlier = available.compactMap { id -> Version? in
+                    guard id != version, !state.blacklist.contains(id), let v = Version(id), v < mine else { return nil }
+                    return v
+                }
+                if let previous = earlier.max() { state.lastKnownGood = previous.description }
             }
             guard watchdog.canRollBack(state: state, available: available) else {
                 throw UpdaterError(.notFound, "nothing to roll back \(version) to: there is no other last known good version and no embedded seed")

@@ -26,7 +26,7 @@ struct RolloutGuardCommand: AsyncParsableCommand {
 
             --max-error-increase RATIO also judges errors after start (docs/page-errors.md): \
             each device's problems per hour of use (capped at 60), averaged over the devices \
-            with 15 minutes of use. It halts when both the release and the previous published \
+            with 5 minutes of use. It halts when both the release and the previous published \
             version have --min-devices such devices and the release's 95 % lower bound is \
             above RATIO times the previous version's upper bound. Off by default: an app's \
             error rate is its own, and a release that reports more of its failures \

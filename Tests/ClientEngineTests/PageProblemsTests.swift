@@ -1,0 +1,120 @@
+import ClientFoundation
+import ClientUpdater
+import FleetReports
+import Foundation
+import TestSupport
+import Testing
+
+@testable import ClientEngine
+
+/// The agent's count of a page's problems on a real root (docs/page-errors.md): its reports
+/// in the root's journal, its period kept across a restart in `reports/page-errors.json`,
+/// and the first hour's local rollback, only when the device allows it. The monotonic clock
+/// is a manual one: nothing sleeps.
+@Suite struct PageProblemsTests {
+    /// A root on 1.1.0 (committed, 1.0.0 before it) that records reports.
+    static func device(errorRollback: Bool) async throws -> DeviceFixture {
+        let device = try DeviceFixture()
+        device.config.reportURL = "http://127.0.0.1:9/"
+        device.config.deviceSettings.errorRollback = errorRollback
+        try device.config.save(device.layout)
+        try await device.installAndCommit(["1.0.0", "1.1.0"])
+        return device
+    }
+
+    /// The journal's `page-errors` and `rolled-back` reports.
+    static func reports(_ device: DeviceFixture, _ type: ReportKind) -> [FleetReport] {
+        ReportJournal(layout: device.layout).pending(maxReports: 2_000, maxBytes: 1 << 20).filter { $0.type == type }
+    }
+
+    @Test func aVersionFailingMostLoadsOfItsFirstHourGoesBackWhenTheDeviceAllowsIt() async throws {
+        let device = try await Self.device(errorRollback: true)
+        let engine = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
+        let clock = ManualClock()
+        let problems = PageProblems(updater: engine.updater, clock: MonotonicClock(clock), allowRollback: true)
+        for load in 0..<3 {
+            problems.acknowledged(version: "1.1.0")
+            if load != 1 { problems.pageErrors(12, messages: ["TypeError: boom (/app.js:3)"], version: "1.1.0") }
+            clock.advance(by: .seconds(60))
+        }
+        try await Poll.until("1.1.0 rolled back on its own") { StateStore.load(device.layout).current == "1.0.0" }
+        let state = StateStore.load(device.layout)
+        #expect(state.blacklist.contains("1.1.0"))
+        let rollback = Self.reports(device, .rolledBack).last
+        #expect(rollback?.version == "1.1.0" && rollback?.reason == .pageErrors && rollback?.running == "1.0.0")
+        // The version left the screen: what was counted of it is reported.
+        problems.served("1.0.0")
+        let counted = Self.reports(device, .pageErrors).filter { $0.version == "1.1.0" }
+        #expect(counted.map(\.count).reduce(0) { $0 + ($1 ?? 0) } == 24)
+        #expect(counted.last?.detail == "TypeError: boom (/app.js:3)")
+    }
+
+    @Test func withoutTheDevicesLeaveTheVersionStaysAndIsReported() async throws {
+        let device = try await Self.device(errorRollback: false)
+        let engine = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
+        let clock = ManualClock()
+        let problems = PageProblems(
+            updater: engine.updater, clock: MonotonicClock(clock), allowRollback: engine.config.deviceSettings.errorRollback)
+        for _ in 0..<4 {
+            problems.acknowledged(version: "1.1.0")
+            problems.pageErrors(1, messages: ["Error: always"], version: "1.1.0")
+        }
+        clock.advance(by: .seconds(5 * 60))
+        problems.tick()
+        #expect(StateStore.load(device.layout).current == "1.1.0")
+        #expect(Self.reports(device, .rolledBack).isEmpty)
+        let report = Self.reports(device, .pageErrors).last
+        #expect(report?.version == "1.1.0" && report?.count == 4 && report?.ms == 5 * 60_000)
+    }
+
+    @Test func aStoppedHostKeepsItsPeriodAndTheNextReportsTheVersionThatLeft() async throws {
+        let device = try await Self.device(errorRollback: false)
+        let engine = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
+        let clock = ManualClock()
+        let first = PageProblems(updater: engine.updater, clock: MonotonicClock(clock), allowRollback: false)
+        first.acknowledged(version: "1.1.0")
+        first.pageErrors(7, messages: ["RangeError: deep"], version: "1.1.0")
+        first.webProcessDied(version: "1.1.0", reason: "crashed")
+        clock.advance(by: .seconds(120))
+        first.stop()
+        #expect(Self.reports(device, .pageErrors).isEmpty, "two minutes: nothing due, nothing sent")
+        let file = device.layout.reports + "/page-errors.json"
+        #expect(FileManager.default.fileExists(atPath: file))
+
+        // The next host starts on another version: the kept period is 1.1.0's, reported now.
+        let second = PageProblems(updater: engine.updater, clock: MonotonicClock(ManualClock()), allowRollback: false)
+        second.served("1.0.0")
+        let report = Self.reports(device, .pageErrors).last
+        #expect(report?.version == "1.1.0" && report?.count == 8 && report?.ms == 120_000)
+        #expect(report?.detail == "RangeError: deep | web process crashed")
+        second.stop()
+        #expect(!FileManager.default.fileExists(atPath: file), "nothing left to keep")
+    }
+
+    @Test func anAppKindIsCountedWithinItsRateAndABadOneIsRefused() async throws {
+        let device = try await Self.device(errorRollback: false)
+        let engine = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
+        let clock = ManualClock()
+        let problems = PageProblems(updater: engine.updater, clock: MonotonicClock(clock), allowRollback: false)
+        problems.acknowledged(version: "1.1.0")
+        for _ in 0..<1_000 { try problems.appProblem("checkout-failed", version: "1.1.0") }
+        clock.advance(by: .seconds(5))
+        for _ in 0..<1_000 { try problems.appProblem("checkout-failed", version: "1.1.0") }
+        #expect(throws: EngineError.self) { try problems.appProblem("bad kind!", version: "1.1.0") }
+        problems.served("1.0.0")
+        let report = Self.reports(device, .pageErrors).last
+        #expect(report?.count == Int64(PageProblems.appBurst) + 5, "a burst of 10, then one a second")
+        #expect(report?.detail == "app: checkout-failed")
+    }
+
+    @Test func withoutAReportURLNothingIsCountedOrKept() async throws {
+        let device = try DeviceFixture()
+        try await device.installAndCommit(["1.0.0"])
+        let engine = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
+        let problems = PageProblems(updater: engine.updater, clock: MonotonicClock(ManualClock()), allowRollback: false)
+        problems.acknowledged(version: "1.0.0")
+        problems.pageErrors(3, messages: ["x"], version: "1.0.0")
+        problems.stop()
+        #expect(!FileManager.default.fileExists(atPath: device.layout.reports))
+    }
+}
