@@ -44,6 +44,8 @@ struct GuardSetup: Sendable {
     var maxFailureRate: String
     var minDevices: String
     var stderrFile: String
+    /// `--max-error-increase RATIO` for the guard (empty: errors are not judged).
+    var maxErrorIncrease = ""
 }
 
 /// One run of the guard.
@@ -67,7 +69,7 @@ func runRolloutGuard(_ g: GuardSetup) -> (GuardVerdict, String) {
         [
             "rollout", "guard", g.channel, "--out", g.releases, "--collector", g.collector, "--token-file", g.tokenFile, "--key", g.key,
             "--once", "--json", "--max-failure-rate", g.maxFailureRate, "--min-devices", g.minDevices,
-        ], stderrFile: g.stderrFile)
+        ] + (g.maxErrorIncrease.isEmpty ? [] : ["--max-error-increase", g.maxErrorIncrease]), stderrFile: g.stderrFile)
     let output = String(decoding: result.output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
     switch result.status {
     case 0: return (.holds, output)

@@ -58,6 +58,12 @@ enum Scenario: String {
     case allFail = "all-fail"
     case subsetFail = "subset-fail"
     case background
+    /// 1.1.0 starts everywhere and throws on `--error-rate` of its page loads.
+    case errors
+    /// Every version throws on `--background-error-rate` of its loads, 1.1.0 no more.
+    case errorsBackground = "errors-background"
+
+    var countsErrors: Bool { self == .errors || self == .errorsBackground }
 }
 
 var args = Array(CommandLine.arguments.dropFirst())
@@ -85,13 +91,19 @@ var minDevices = "20"
 var attackMode: GuardAttacker.Mode?
 var attackIds = 100
 var adminTokenFile = ""
+var errorRate = 0.3
+var backgroundErrorRate = 0.02
+var loadsPerHour = 4.0
+var maxErrorIncrease = ""
 while !args.isEmpty {
     let flag = args.removeFirst()
     guard let text = args.first else { fail("\(flag) needs a value") }
     args.removeFirst()
     switch flag {
     case "--scenario":
-        guard let s = Scenario(rawValue: text) else { fail("--scenario: rollout, all-fail, subset-fail or background, not \(text)") }
+        guard let s = Scenario(rawValue: text) else {
+            fail("--scenario: rollout, all-fail, subset-fail, background, errors or errors-background, not \(text)")
+        }
         scenario = s
     case "--collector": collectorArgument = text
     case "--token-file": tokenFile = text
@@ -104,6 +116,7 @@ while !args.isEmpty {
         guard let mode = GuardAttacker.Mode(rawValue: text) else { fail("--attack: pull or cut, not \(text)") }
         attackMode = mode
     case "--admin-token-file": adminTokenFile = text
+    case "--max-error-increase": maxErrorIncrease = text
     default:
         guard let value = Double(text) else { fail("\(flag) needs a number") }
         switch flag {
@@ -117,6 +130,9 @@ while !args.isEmpty {
         case "--background-rate": backgroundRate = value
         case "--ack-delay": ackDelay = value
         case "--attack-ids": attackIds = Int(value)
+        case "--error-rate": errorRate = value
+        case "--background-error-rate": backgroundErrorRate = value
+        case "--loads-per-hour": loadsPerHour = value
         default: fail("unknown option \(flag)")
         }
     }
@@ -189,12 +205,20 @@ let deviceIds = deviceIDs.map(\.text)
 var random = SeededRandom(seed: seed)
 let failing: [Bool] = deviceIds.map { id in
     switch scenario {
-    case .rollout: return false
+    case .rollout, .errors, .errorsBackground: return false
     case .allFail: return true
     case .subsetFail: return (UInt8(id.prefix(2), radix: 16) ?? 0xFF) < 0x33
     case .background: return Double.random(in: 0..<1, using: &random) < backgroundRate
     }
 }
+
+// Errors after start: every version throws on the background share of its loads, 1.1.0 on
+// `--error-rate` in the `errors` scenario.
+let (releaseThrows, otherThrows) = (scenario == .errors ? errorRate : backgroundErrorRate, backgroundErrorRate)
+let pageUse: PageUse? =
+    scenario.countsErrors
+    ? PageUse(devices: devices, seed: seed, loadsPerHour: loadsPerHour, start: simStartTime) { $0 == release ? releaseThrows : otherThrows }
+    : nil
 
 let downloader = Downloader(
     transport: DefaultTransport(), retry: RetryPolicy(maxAttempts: 3, initialDelay: .zero, maxDelay: .zero), idleTimeout: .seconds(30))
@@ -318,6 +342,8 @@ let tally = Tally()
 /// after the startup timeout when the version fails on this device); then delivery.
 @Sendable func deviceEvent(_ n: Int, at time: Date) async {
     let phase = time < simStartTime.addingTimeInterval(1) ? "warm-up" : time < t0 ? "quiet" : "release"
+    let layout = RootLayout(root: deviceFolder + "/\(n)")
+    pageUse?.advance(n, until: time.timeIntervalSince(simStartTime), layout: layout)
     let report = await check(n, at: time)
     tally.record(n, report, hour: time.timeIntervalSince(t0) / 3600)
     var last = time
@@ -333,7 +359,10 @@ let tally = Tally()
             } else {
                 last = time.addingTimeInterval(ackDelaySeconds)
                 let acked = try await updater(n, at: last).startupDidComplete(version: pending)
-                if acked.lastKnownGood == pending, acked.trial == nil { tally.commit(n, pending) }
+                if acked.lastKnownGood == pending, acked.trial == nil {
+                    tally.commit(n, pending)
+                    pageUse?.acknowledged(n, version: pending, at: last.timeIntervalSince(simStartTime), layout: layout)
+                }
             }
         } catch {
             tally.operationFailed()
@@ -341,6 +370,13 @@ let tally = Tally()
         }
     }
     await deliver(n, at: last, phase: phase)
+}
+
+/// The end of a period of use of device `n`'s page at `time`: its report, then delivery.
+@Sendable func useTick(_ n: Int, at time: Date) async {
+    let phase = time < t0 ? "quiet" : "release"
+    pageUse?.advance(n, until: time.timeIntervalSince(simStartTime), layout: RootLayout(root: deviceFolder + "/\(n)"))
+    await deliver(n, at: time, phase: phase)
 }
 
 /// Runs `work` for every item, `concurrency` at a time.
@@ -418,7 +454,21 @@ var index = 0
         batch.append(events[index])
         index += 1
     }
-    await concurrently(batch, limit: concurrency) { e in await deviceEvent(e.device, at: t0.addingTimeInterval(e.time)) }
+    // Ends of periods of use (errors after start), from seconds since the start to seconds from T0.
+    let t0Offset = t0.timeIntervalSince(simStartTime)
+    let ticks = (pageUse?.ticks(before: end + t0Offset) ?? []).map { (time: $0.time - t0Offset, device: $0.device, tick: true) }
+    // One device's events in time order, devices side by side.
+    let all = (batch.map { (time: $0.time, device: $0.device, tick: false) } + ticks).sorted { $0.time < $1.time }
+    let byDevice = Dictionary(grouping: all, by: \.device).map { $0.value }
+    await concurrently(byDevice, limit: concurrency) { list in
+        for e in list {
+            if e.tick {
+                await useTick(e.device, at: t0.addingTimeInterval(e.time))
+            } else {
+                await deviceEvent(e.device, at: t0.addingTimeInterval(e.time))
+            }
+        }
+    }
 }
 
 // The quiet hours: routine checks, nothing to install (heartbeats only).
@@ -444,7 +494,8 @@ func admittedShare(_ percent: Double, places: [Int]) -> Double {
 // and `rollout restrict`; off without a collector and in the `rollout` scenario by default.
 let guardSetup = GuardSetup(
     clientctl: clientctlPath, app: app, channel: "stable", release: release, releases: releases, collector: collectorArgument ?? "",
-    tokenFile: tokenFile, key: guardKey, maxFailureRate: maxFailureRate, minDevices: minDevices, stderrFile: work + "/guard-stderr.log")
+    tokenFile: tokenFile, key: guardKey, maxFailureRate: maxFailureRate, minDevices: minDevices, stderrFile: work + "/guard-stderr.log",
+    maxErrorIncrease: maxErrorIncrease)
 var guardUsed = collectorURL == nil || clientctlPath.isEmpty || guardKey.isEmpty ? "off" : guardMode
 if guardUsed == "auto" { guardUsed = scenario == .rollout ? "off" : "clientctl" }
 var guardRuns: [[String: Any]] = []
@@ -559,6 +610,13 @@ var result: [String: Any] = [
     "pauseHour": pauseAt / 3600, "resumeHour": resumeAt / 3600, "samples": samples, "phases": phases,
     "failingDevices": failing.filter { $0 }.count,
 ]
+if scenario.countsErrors {
+    result["pageErrors"] =
+        [
+            "releaseThrowRate": releaseThrows, "otherThrowRate": otherThrows, "loadsPerHour": loadsPerHour,
+            "maxErrorIncrease": maxErrorIncrease,
+        ] as [String: Any]
+}
 if let attacker {
     result["attack"] = [
         "mode": attacker.mode.rawValue, "ids": attacker.ids,
