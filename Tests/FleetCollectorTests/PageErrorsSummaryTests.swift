@@ -192,6 +192,53 @@ import Testing
         #expect(collector.stop() == 0)
     }
 
+    /// Under manual admission: a device an operator admitted counts in the guard's errors from
+    /// its first report (no history needed); one still pending (held apart) and one rejected
+    /// count for nothing, however many problems they report.
+    @Test(arguments: ["sqlite", "postgresql"])
+    func onlyAdmittedDevicesCountUnderManualAdmission(database: String) async throws {
+        let dir = try TemporaryDirectory("page-errors-admission")
+        try Data("admin-token-0123456789abcdef\n".utf8).write(to: URL(fileURLWithPath: dir("admin.token")))
+        chmod(dir("admin.token"), 0o600)
+        let arguments = ["--admission", "manual", "--admin-token-file", dir("admin.token")]
+        let collector: CollectProcess
+        if database == "postgresql" {
+            let url = try await TestPostgres.shared().createDatabase("pageerrorsadmission")
+            collector = try await CollectProcess(database: url, arguments: arguments, scratch: dir.path)
+        } else {
+            collector = try await CollectProcess(database: "sqlite:" + dir("reports.db"), arguments: arguments, scratch: dir.path)
+        }
+        func change(_ what: String, _ key: String) async throws -> Int {
+            try await Curl.request(
+                collector.baseURL + "v1/devices/\(what)", method: "POST",
+                headers: ["Authorization: Bearer admin-token-0123456789abcdef", "Content-Type: application/json"],
+                body: Data("{\"devices\":[\"\(key)\"]}".utf8)
+            ).status
+        }
+        let now = Date().timeIntervalSince1970
+        let admitted = try DeviceSigner()
+        let pending = try DeviceSigner()
+        let rejected = try DeviceSigner()
+        #expect(try await change("admit", admitted.publicKey) == 200, "admitted ahead of its first batch")
+        let devices = [
+            (admitted, Device(n: 1, version: "1.1.0", periods: [(2, Self.hour, 600)])),
+            (pending, Device(n: 2, version: "1.1.0", periods: [(1_000_000_000, Self.hour, 600)])),
+            (rejected, Device(n: 3, version: "1.1.0", periods: [(1_000_000_000, Self.hour, 600)])),
+        ]
+        for (signer, device) in devices {
+            let signed = try signer.signed(try Self.batch(device, now: now))
+            #expect(try await collector.post(signed.body, headers: signed.headers).status == 200)
+        }
+        #expect(try await change("admit", rejected.publicKey) == 200)
+        #expect(try await change("reject", rejected.publicKey) == 200)
+        let figures = try await Self.guardFigures(collector, "")
+        let errors = try #require(figures.versions.first { $0.version == "1.1.0" }?.errors)
+        let only: [(errors: Int64, ms: Int64)] = [(errors: 2, ms: Self.hour)]
+        #expect(errors == ErrorFigures(devices: only), "only the admitted device: \(errors)")
+        #expect(figures.versions.first { $0.version == "1.0.0" }?.errors?.devices == 0)
+        #expect(collector.stop() == 0)
+    }
+
     /// The versions folded into `other`: each device's sums over all of them together; a
     /// version listed without any report of use has figures of no device.
     @Test(arguments: ["sqlite", "postgresql"])
