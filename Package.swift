@@ -244,7 +244,7 @@ let package = Package(
             name: "ClientEngine",
             dependencies: [
                 "ApplyPolicy", "AuthenticatedTime", "AuthenticatedTimeClient", "ClientFoundation", "ClientShim", "DeviceIdentity", "DeviceSetup",
-                "ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "SignedManifest", "MeteorHotCodePush",
+                "ClientUpdater", "ClientUpdaterHTTP", "SignedArchive", "SignedManifest", "MeteorHotCodePush", "FleetReports",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -356,7 +356,7 @@ let package = Package(
             dependencies: [
                 "ClientFoundation", "DeviceSetup", "ClientEngine", "ClientUpdater", "ClientUpdaterHTTP", "StrictJSON", "SignedManifest",
                 "SignedArchive",
-                "ArchivePublishing",
+                "ArchivePublishing", "FleetReports",
             ],
             path: "Benchmarks/fleet-bench"
         ),

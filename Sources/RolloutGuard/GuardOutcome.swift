@@ -75,6 +75,7 @@ public struct GuardOutcome: Sendable {
             var trustedBefore: String?
             var since: String?
             var untrusted: Int
+            var errors: RolloutGuardRule.ErrorJudgement?
         }
         struct RestrictionShape: Encodable {
             var paused: Bool
@@ -93,7 +94,7 @@ public struct GuardOutcome: Sendable {
                     paused: $0.paused, revoked: $0.revoked.map(\.description), target: $0.target?.description,
                     expires: RFC3339.format($0.expires), keyIds: $0.signatures.map(\.keyId))
             }, pushed: pushed, trust: d.trust, trustedBefore: d.trustedBefore.map(RFC3339.format), since: d.since.map(RFC3339.format),
-            untrusted: d.untrusted)
+            untrusted: d.untrusted, errors: d.errors)
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let data = (try? encoder.encode(shape)) ?? Data("{}".utf8)
