@@ -18,6 +18,9 @@ public enum ControlEndpoint: String, CaseIterable, Sendable {
     case channel
     /// The page chooses the channel the device follows (`setChannel(name)`, for testers).
     case setChannel = "set-channel"
+    /// The page's uncaught errors and unhandled rejections after its acknowledgement, and
+    /// its own problems (`reportProblem(kind)`), coalesced by the shim (docs/page-errors.md).
+    case problems
 
     /// Where the endpoints live on the page's own origin.
     public static let prefix = "/__clientctl/"
@@ -29,7 +32,7 @@ public enum ControlEndpoint: String, CaseIterable, Sendable {
     public var method: String {
         switch self {
         case .status, .events, .channel: return "GET"
-        case .startupComplete, .check, .switchToPending, .activity, .hold, .holdDownloads, .setChannel: return "POST"
+        case .startupComplete, .check, .switchToPending, .activity, .hold, .holdDownloads, .setChannel, .problems: return "POST"
         }
     }
 

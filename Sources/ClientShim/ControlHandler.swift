@@ -48,6 +48,11 @@ public protocol ControlHandler: Sendable {
     /// from its next check, under the same rule as `clientctl channel set`. A channel the
     /// trust root does not list throws an error of kind `notPermitted` and changes nothing.
     func setChannel(_ name: String, version: String?) async throws -> ControlChannels
+    /// `POST /__clientctl/problems`: a page of `version` had `errors` uncaught errors and
+    /// unhandled rejections since its last report, a few of their `messages`, and reported
+    /// its own problems of `appKinds` (`reportProblem(kind)`, docs/page-errors.md). A kind
+    /// that is not a word throws an error of kind `usage`, naming why.
+    func pageProblems(errors: Int64, messages: [String], appKinds: [String], version: String?) async throws
 }
 
 extension ControlHandler {
@@ -67,6 +72,8 @@ extension ControlHandler {
     public func channels() async throws -> ControlChannels { throw ControlChannelsUnavailable() }
     /// Handlers of roots without channels to choose answer ``ControlChannelsUnavailable``.
     public func setChannel(_ name: String, version: String?) async throws -> ControlChannels { throw ControlChannelsUnavailable() }
+    /// Handlers without a count of the page's problems ignore them.
+    public func pageProblems(errors: Int64, messages: [String], appKinds: [String], version: String?) async throws {}
 }
 
 /// The channel a device follows and those it may choose (`GET /__clientctl/channel`, the

@@ -7,7 +7,9 @@ import Foundation
 /// `onError(cb)`, `localFileSystemUrl()` — over the backend the host chose, plus clientctl's
 /// own: `holdUpdate(seconds)`, `holdDownloads(seconds)` (docs/download-policy.md#holds), and
 /// `getChannel()` / `setChannel(name)` for testers moving a device between the channels its
-/// trust root allows (docs/targeting.md#choosing-a-channel).
+/// trust root allows (docs/targeting.md#choosing-a-channel), and `reportProblem(kind)`. Under
+/// `serve` it also counts the top window's uncaught errors and unhandled rejections after the
+/// acknowledgement and posts them, coalesced, to `problems` (docs/page-errors.md).
 public struct Shim: Sendable, Equatable {
     /// Where the shim sends its calls.
     public enum Backend: String, Sendable, Codable, CaseIterable {

@@ -11,6 +11,54 @@ enum ShimScript {
           function failed(message) { each(errorCallbacks, new Error(message)); }
 
           var lease = { id: Math.random().toString(36).slice(2, 12) + Date.now().toString(36), registered: false, downloads: false };
+          // The page's problems after its acknowledgement (docs/page-errors.md): the top window
+          // counts its uncaught errors and unhandled rejections; reportProblem(kind) adds the
+          // app's own. One post every 2 s at most, whatever the page throws: a count, the
+          // first 3 distinct messages and at most 20 kinds wait in memory, nothing more.
+          var problems = { errors: 0, messages: [], app: [], waiting: Object.create(null), kinds: 0, timer: null, busy: false, last: 0, watching: false };
+          function problemPoster(call) {
+            function post(keepalive) {
+              if (problems.timer) clearTimeout(problems.timer);
+              problems.timer = null;
+              if (!problems.errors && !problems.app.length) return;
+              var body = {}, waiting = problems.waiting;
+              if (problems.errors) body.errors = problems.errors;
+              if (problems.messages.length) body.messages = problems.messages;
+              if (problems.app.length) body.app = problems.app;
+              problems.errors = 0; problems.messages = []; problems.app = []; problems.waiting = Object.create(null); problems.kinds = 0;
+              problems.last = Date.now();
+              if (!keepalive) problems.busy = true;
+              function settle(error) {
+                var refused = (error && error.body && error.body.refused) || null;
+                Object.keys(waiting).forEach(function (kind) {
+                  var w = waiting[kind];
+                  if (refused && refused[kind]) w.reject(new Error(refused[kind]));
+                  else if (error && !refused) w.reject(error);
+                  else w.resolve();
+                });
+              }
+              call("POST", "problems", body, keepalive).then(function () { settle(null); }, settle).then(function () {
+                if (keepalive) return;
+                problems.busy = false;
+                schedule();
+              });
+            }
+            function schedule() {
+              if (problems.timer || problems.busy || (!problems.errors && !problems.app.length)) return;
+              problems.timer = setTimeout(function () { post(false); }, Math.max(0, problems.last + 2000 - Date.now()));
+            }
+            return { post: post, schedule: schedule };
+          }
+          function problemText(text) { return String(text).replace(/[\u0000-\u001f\u007f]+/g, " ").slice(0, 120); }
+          function noteProblem(poster, message) {
+            problems.errors++;
+            if (problems.messages.length < 3) {
+              var m = problemText(message());
+              if (m && problems.messages.indexOf(m) < 0) problems.messages.push(m);
+            }
+            poster.schedule();
+          }
+
           function serveBackend() {
             // POSTs name the version this page was served with, so the agent can refuse an
             // acknowledgement (or a switch) from a page of another version: an old tab.
@@ -26,13 +74,51 @@ enum ShimScript {
               return fetch(cfg.base + name, init)
                 .then(function (r) {
                   return r.json().catch(function () { return {}; }).then(function (body) {
-                    if (!r.ok) throw new Error(body.error || ("HTTP " + r.status + " from " + cfg.base + name));
+                    if (!r.ok) { var e = new Error(body.error || ("HTTP " + r.status + " from " + cfg.base + name)); e.body = body; throw e; }
                     return body;
                   });
                 });
             }
+            var poster = problemPoster(call);
             return {
               startupDidComplete: function () { return call("POST", "startup-complete"); },
+              // From the acknowledgement on, in the top window only (a frame's errors are not
+              // counted): errors of scripts of the page's own origin (another origin's are
+              // muted "Script error." or not the app's) and every unhandled rejection.
+              watchProblems: function () {
+                if (problems.watching || typeof window.addEventListener !== "function") return;
+                problems.watching = true;
+                window.addEventListener("pagehide", function () { poster.post(true); });
+                if (window.top !== window) return;
+                var own = window.location.origin + "/";
+                window.addEventListener("error", function (e) {
+                  if (!e || typeof e.filename !== "string" || e.filename.indexOf(own) !== 0) return;
+                  noteProblem(poster, function () {
+                    var path = e.filename.slice(own.length - 1).split(/[?#]/)[0];
+                    return (e.message || "error") + " @ " + path + ":" + (e.lineno || 0);
+                  });
+                });
+                window.addEventListener("unhandledrejection", function (e) {
+                  noteProblem(poster, function () {
+                    var r = e && e.reason;
+                    try { return "Unhandled rejection: " + (r && r.message !== undefined ? r.message : String(r)); } catch (x) { return "Unhandled rejection"; }
+                  });
+                });
+              },
+              // The app's own problem: counted with the next post; resolves once it was sent,
+              // rejects with the server's reason for a kind that is not a word.
+              reportProblem: function (kind) {
+                var w = problems.waiting[kind];
+                if (!w) {
+                  if (problems.kinds >= 20) return Promise.reject(new Error("reportProblem: more than 20 kinds within 2 seconds; " + kind + " was not counted"));
+                  problems.kinds++;
+                  w = problems.waiting[kind] = {};
+                  w.promise = new Promise(function (resolve, reject) { w.resolve = resolve; w.reject = reject; });
+                }
+                if (problems.app.length < 20) problems.app.push(kind);
+                poster.schedule();
+                return w.promise;
+              },
               checkForUpdates: function () { return call("POST", "check"); },
               switchToPendingVersion: function () { return call("POST", "switch-to-pending"); },
               status: function () { return call("GET", "status"); },
@@ -122,6 +208,7 @@ enum ShimScript {
               holdDownloads: function () { return Promise.reject(new Error("holdDownloads is not supported by this host")); },
               getChannel: function () { return Promise.reject(new Error("getChannel is not supported by this host")); },
               setChannel: function () { return Promise.reject(new Error("setChannel is not supported by this host")); },
+              reportProblem: function () { return Promise.reject(new Error("reportProblem is not supported by this host")); },
               listen: function () {
                 var p = plugin();
                 p.addListener("updateAvailable", function (e) { ready(e && e.version); });
@@ -137,12 +224,13 @@ enum ShimScript {
             return window.webkit && window.webkit.messageHandlers && window.webkit.messageHandlers.clientctl;
           }
           function webkitBackend() {
-            function call(action, seconds, channel) {
+            function call(action, seconds, channel, kind) {
               var handler = webkitHandler();
               if (!handler) return Promise.reject(new Error("the clientctl message handler is not available"));
               var message = { action: action };
               if (typeof seconds === "number") message.seconds = seconds;
               if (typeof channel === "string") message.channel = channel;
+              if (typeof kind === "string") message.kind = kind;
               if (cfg.version) message.version = cfg.version;
               return Promise.resolve(handler.postMessage(message)).then(function (reply) {
                 return typeof reply === "string" ? JSON.parse(reply) : (reply || {});
@@ -158,6 +246,8 @@ enum ShimScript {
               holdDownloads: function (seconds) { return call("hold-downloads", seconds); },
               getChannel: function () { return call("channel"); },
               setChannel: function (name) { return call("set-channel", undefined, name); },
+              // The shell counts the page's errors itself; the app's own go by message.
+              reportProblem: function (kind) { return call("report-problem", undefined, undefined, kind); },
               // The shell delivers engine events by evaluating this function in the page.
               listen: function () {
                 window.__clientctlEvent = function (name, data) {
@@ -193,7 +283,11 @@ enum ShimScript {
           }
 
           window.WebAppLocalServer = {
-            startupDidComplete: function (cb) { report(backend.startupDidComplete(), cb); },
+            startupDidComplete: function (cb) {
+              var acknowledged = backend.startupDidComplete();
+              if (backend.watchProblems) acknowledged.then(function () { backend.watchProblems(); }, function () {});
+              report(acknowledged, cb);
+            },
             checkForUpdates: function (cb) { listen(); report(backend.checkForUpdates(), cb); },
             onNewVersionReady: function (cb) { readyCallbacks.push(cb); listen(); },
             switchToPendingVersion: function (cb, errCb) { report(backend.switchToPendingVersion(), cb, errCb); },
@@ -220,6 +314,13 @@ enum ShimScript {
             setChannel: function (name, cb, errCb) {
               var p = typeof name === "string" && name ? backend.setChannel(name) : Promise.reject(new Error("setChannel takes a channel name"));
               return settle(p, cb, errCb);
+            },
+            // The app's own problem of `kind` (a word of at most 32 letters, digits, '-', '_'
+            // or '.'), counted like an error after the acknowledgement (docs/page-errors.md):
+            // resolves once sent; rejects naming why for a kind that is not one.
+            reportProblem: function (kind) {
+              if (typeof kind !== "string") return Promise.reject(new Error("reportProblem takes a kind: a word of at most 32 letters, digits, '-', '_' or '.'"));
+              return backend.reportProblem(kind.slice(0, 33));
             }
           };
         }

@@ -82,7 +82,7 @@ import Testing
             ControlEndpoint.allCases.map(\.path) == [
                 "/__clientctl/status", "/__clientctl/events", "/__clientctl/startup-complete", "/__clientctl/check",
                 "/__clientctl/switch-to-pending", "/__clientctl/activity", "/__clientctl/hold", "/__clientctl/hold-downloads",
-                "/__clientctl/channel", "/__clientctl/set-channel",
+                "/__clientctl/channel", "/__clientctl/set-channel", "/__clientctl/problems",
             ])
     }
 }

@@ -29,6 +29,7 @@ struct ControlResponder: Sendable {
         }
         var version: String?
         var body = PageVersion.Body()
+        if endpoint == .problems { return await problems(request, handler: handler) }
         if endpoint.httpMethod == .post {
             switch await PageVersion.readBody(request) {
             case .success(let read):
@@ -58,6 +59,8 @@ struct ControlResponder: Sendable {
                 return Self.json(.ok, ["until": Date.ISO8601FormatStyle().format(until)])
             case .channel, .setChannel:
                 return await channel(endpoint, body: body, version: version, handler: handler)
+            case .problems:
+                return await problems(request, handler: handler)
             }
         } catch {
             let message = (error as? any ClientctlError)?.message ?? "\(error)"
@@ -147,6 +150,40 @@ struct ControlResponder: Sendable {
                 default: .internalServerError
                 }
             return Self.json(status, ["error": message])
+        }
+    }
+
+    /// `POST problems` (docs/serving.md#control-endpoints): the page's errors and messages
+    /// are counted, then each app kind on its own, so one refused kind (a `usage` error of
+    /// the agent: 400 naming why, and which kinds in `refused`) costs no other its count.
+    private func problems(_ request: Request, handler: any ControlHandler) async -> Response {
+        let path = ControlEndpoint.problems.path
+        let body: ProblemsBody
+        switch await ProblemsBody.read(request) {
+        case .success(let read): body = read
+        case .failure(let refusal): return Self.json(.badRequest, ["error": "\(path): \(refusal.message)"])
+        }
+        do {
+            if body.errors > 0 || !body.messages.isEmpty {
+                try await handler.pageProblems(errors: body.errors, messages: body.messages, appKinds: [], version: body.version)
+            }
+            var refused: [String: String] = [:]
+            var first: String?
+            for kind in body.app {
+                do {
+                    try await handler.pageProblems(errors: 0, messages: [], appKinds: [kind], version: body.version)
+                } catch let error as any ClientctlError where error.kind == .usage {
+                    refused[kind] = error.message
+                    if first == nil { first = error.message }
+                }
+            }
+            guard let first else { return Self.json(.ok, [:]) }
+            let data = (try? JSONSerialization.data(withJSONObject: ["error": first, "refused": refused], options: [.sortedKeys])) ?? Data()
+            return Self.body(.badRequest, data)
+        } catch {
+            let message = (error as? any ClientctlError)?.message ?? "\(error)"
+            logger.warning("control problems failed: \(message)")
+            return Self.json(.internalServerError, ["error": message])
         }
     }
 
