@@ -96,6 +96,58 @@ import Testing
         #expect(calls.flatMap(\.kinds) == ["sync-failed", "render"], "the other kinds are counted: \(calls.map(\.kinds))")
     }
 
+    /// The shim in Node.js: nothing counts before the acknowledgement; another origin's
+    /// script and a muted "Script error." are not counted; a path:line names no query; 20
+    /// kinds wait at most (the 21st is refused in the page); `pagehide` posts what waits at
+    /// once with `keepalive`.
+    @Test func theShimCountsOwnErrorsBoundedAndPostsOnPagehide() async throws {
+        let handler = ProblemRecorder()
+        let server = try ClientServer(configuration: ServerHarness.configuration(), control: handler, logger: ServerHarness.quietLogger)
+        let results = try await ServerHarness.withServer(server) { port in
+            try await ShimScriptTests.runNode(
+                """
+                const origin = "http://127.0.0.1:\(port)";
+                const realFetch = fetch;
+                const out = { keepalive: [] };
+                globalThis.fetch = (url, opts) => {
+                  if (url.endsWith("/problems")) out.keepalive.push(String(!!opts.keepalive));
+                  return realFetch(origin + url, opts);
+                };
+                globalThis.window = globalThis;
+                window.top = window;
+                window.location = { origin: origin, href: origin + "/" };
+                const listeners = {};
+                window.addEventListener = (name, fn) => { (listeners[name] = listeners[name] || []).push(fn); };
+                const fire = (name, e) => (listeners[name] || []).forEach((fn) => fn(e || { type: name }));
+                \(ShimScriptTests.shimJS(Shim(backend: .serve)))
+                fire("error", { filename: origin + "/app.js", message: "Uncaught Error: before", lineno: 1 });
+                WebAppLocalServer.startupDidComplete(() => {
+                  fire("error", { filename: origin + "/app.js?token=secret#x", message: "Uncaught Error: own", lineno: 7 });
+                  fire("error", { filename: "", message: "Script error.", lineno: 0 });
+                  fire("error", { filename: "http://cdn.example.com/lib.js", message: "Uncaught Error: cdn", lineno: 3 });
+                  fire("unhandledrejection", { reason: new Error("refused") });
+                  const kinds = [];
+                  for (let i = 0; i < 22; i++) kinds.push(WebAppLocalServer.reportProblem("kind-" + i).then(() => "ok", (e) => e.message));
+                  fire("pagehide");
+                  Promise.all(kinds).then((r) => {
+                    out.first = r[0]; out.last = r[21]; out.ok = String(r.filter((x) => x === "ok").length);
+                    out.keepalive = out.keepalive.join(",");
+                    console.log(JSON.stringify(out)); process.exit(0);
+                  });
+                });
+                setTimeout(() => { out.timeout = "yes"; console.log(JSON.stringify(out)); process.exit(0); }, 30000);
+                """)
+        }
+        #expect(results["timeout"] == nil, "\(results)")
+        #expect(results["first"] == "ok" && results["ok"] == "20", "\(results)")
+        #expect(results["last"] == "reportProblem: more than 20 kinds within 2 seconds; kind-21 was not counted", "\(results)")
+        #expect(results["keepalive"] == "true", "one post, on pagehide, with keepalive: \(results)")
+        let calls = handler.calls
+        #expect(calls.first?.errors == 2, "the own error and the rejection: \(calls.map(\.errors))")
+        #expect(calls.first?.messages == ["Uncaught Error: own @ /app.js:7", "Unhandled rejection: refused"], "\(calls.map(\.messages))")
+        #expect(calls.flatMap(\.kinds) == (0..<20).map { "kind-\($0)" })
+    }
+
     /// A page in headless Chromium that acknowledges, then throws: once an error and a
     /// rejection, then 10,000 errors a second for 5 s. Another origin's script and a frame of
     /// the app throw all along and are not counted; posts come at most one every ~2 s, each
