@@ -7,6 +7,8 @@ import GRDB
 /// (`synchronous=FULL`), so a report acknowledged survives a SIGKILL or a power loss.
 public final class SQLiteReportStore: ReportStore, SQLQuerying {
     let pool: DatabasePool
+    /// The batches' writer: those waiting while it commits are committed together.
+    let group: SQLiteGroupCommit
     /// The file.
     public let path: String
 
@@ -25,6 +27,7 @@ public final class SQLiteReportStore: ReportStore, SQLQuerying {
         } catch {
             throw FleetCollectorError(.cannotOpenDatabase, "cannot open sqlite:\(path): \(Self.describe(error))", underlying: error)
         }
+        group = SQLiteGroupCommit(pool: pool)
     }
 
     public func prepare() async throws {
@@ -61,30 +64,47 @@ public final class SQLiteReportStore: ReportStore, SQLQuerying {
         // does per report is what every batch waits for (BENCHMARKS.md, issue 68).
         let rows = batch.reports.map { ReportSQL.reportArguments($0, of: batch, received: received) }
         do {
-            return try await pool.write { db in
-                let reads = try plan.reads.map { try Self.rows(db, $0) }
-                let decision = plan.decide(reads)
-                guard let table = decision.table else {
-                    return IngestResult(accepted: 0, duplicates: 0, verdict: decision.verdict)
-                }
-                for statement in decision.before { try Self.run(db, statement) }
-                if let confirm = plan.confirm, let refusal = plan.confirmed(try Self.rows(db, confirm)) {
-                    throw refusal
-                }
-                let insert = try SQLiteReportInsert(db, table: table)
-                var stored = Set<Int64>(minimumCapacity: rows.count)
-                for (report, row) in zip(batch.reports, rows) where try insert.insert(row) {
-                    stored.insert(report.seq)
-                }
-                for statement in plan.after(table, stored: stored) { try Self.run(db, statement) }
-                return IngestResult(
-                    accepted: stored.count, duplicates: batch.reports.count - stored.count, storedSeqs: stored, verdict: decision.verdict)
-            }
+            return try await group.write { db in try Self.ingest(db, plan: plan, rows: rows) }
         } catch let refusal as AdmissionRefusal {
             return IngestResult(accepted: 0, duplicates: 0, verdict: .refused(refusal))
         } catch {
             throw FleetCollectorError(.storeFailed, "cannot store the batch: \(Self.describe(error))", underlying: error)
         }
+    }
+
+    /// One batch in the writer's transaction (``SQLiteGroupCommit``: perhaps with others
+    /// before and after it): its admission's reads and decision, then its reports (`rows`:
+    /// their arguments) and the rows that follow them. A refusal writes nothing.
+    static func ingest(_ db: Database, plan: BatchAdmission, rows: [[SQLValue]]) throws -> IngestResult {
+        let reads = try plan.reads.map { try Self.rows(db, $0) }
+        let decision = plan.decide(reads)
+        guard let table = decision.table else {
+            return IngestResult(accepted: 0, duplicates: 0, verdict: decision.verdict)
+        }
+        // A batch that binds or admits a key confirms the key bound then. The write lock is
+        // held from the transaction's start (GRDB begins it IMMEDIATE), so a batch that binds
+        // nothing has nothing to confirm, and the confirmation cannot fail; should it, the
+        // refusal is thrown: the transaction is rolled back (a group's batches are then
+        // written again, each alone), so the batch's statements go and no one else's.
+        for statement in decision.before { try Self.run(db, statement) }
+        if !decision.before.isEmpty, let confirm = plan.confirm, let refusal = plan.confirmed(try Self.rows(db, confirm)) {
+            throw refusal
+        }
+        return try store(db, plan: plan, table: table, rows: rows, verdict: decision.verdict)
+    }
+
+    /// Inserts a batch's reports into `table`, then the statements after them.
+    private static func store(
+        _ db: Database, plan: BatchAdmission, table: String, rows: [[SQLValue]], verdict: AdmissionVerdict
+    ) throws -> IngestResult {
+        let reports = plan.batch.reports
+        let insert = try SQLiteReportInsert(db, table: table)
+        var stored = Set<Int64>(minimumCapacity: rows.count)
+        for (report, row) in zip(reports, rows) where try insert.insert(row) {
+            stored.insert(report.seq)
+        }
+        for statement in plan.after(table, stored: stored) { try Self.run(db, statement) }
+        return IngestResult(accepted: stored.count, duplicates: reports.count - stored.count, storedSeqs: stored, verdict: verdict)
     }
 
     public func execute(_ statements: [SQLStatement]) async throws -> [Int] {
