@@ -5,7 +5,8 @@
 //       in flight, from DEVICES devices whose ids start with RUN (8 hex digits: each run
 //       its own devices, so every report is new); every (device, seq) is sent once.
 //       Batches are zstd-compressed (as devices send them) or plain JSON; `signed`: schema 2,
-//       each device with an Ed25519 key of its own, every batch signed as devices sign it.
+//       each device with an Ed25519 key of its own, every batch signed as devices sign it
+//       (the keys and signatures made before the clock starts, as on devices of their own).
 //   collector-bench floor DBPATH REPORTS BATCH DEVICES RUN [signed]
 //       Writes the reports of the same batches into a new SQLite database at DBPATH as a
 //       plain program would (Floor.swift): the floor the collector is measured against.
@@ -44,10 +45,9 @@ else {
 let run = args[7].lowercased()
 let compress = args.count < 9 || args[8] == "zstd"
 let signed = args.count > 9 && args[9] == "signed"
-/// Each device's key (signed runs), made before the clock starts; a device's batches are
-/// signed as they are sent, as on a device. `nonisolated(unsafe)`: `Ed25519.PrivateKey`
-/// owns an OpenSSL key that is only read after this line (each signature makes its own
-/// context), so the sending tasks may share it.
+/// Each device's key (signed runs), made before the clock starts, as are its batches'
+/// signatures (``signatures``). `nonisolated(unsafe)`: `Ed25519.PrivateKey` owns an OpenSSL
+/// key that is only read after this line (each signature makes its own context).
 nonisolated(unsafe) let keys: [Ed25519.PrivateKey] = signed ? (0..<devices).compactMap { _ in try? Ed25519.PrivateKey.generate() } : []
 let publicKeys: [String] = keys.map { $0.publicKey.rawRepresentation.map { String(format: "%02x", $0) }.joined() }
 let endpoint = base.appendingPathComponent("v1/reports").absoluteString
@@ -88,10 +88,16 @@ func json(_ k: Int) -> [UInt8] {
     return Array(s.utf8)
 }
 
+/// Each batch's signature (signed runs), made before the clock starts: a device signs on
+/// its own CPU, so the collector's 2 cores are not shared with signing while it is timed.
+let signatures: [String] =
+    signed && !floorRun
+    ? (0..<batches).map { k in (try? keys[k % devices].signature(for: json(k)))?.map { String(format: "%02x", $0) }.joined() ?? "" } : []
+
 /// Batch `k` as sent: zstd-compressed (level 3) or plain, and its signature (signed runs).
 func body(_ k: Int) -> (bytes: [UInt8], signature: String?) {
     let json = json(k)
-    let signature = signed ? (try? keys[k % devices].signature(for: json))?.map { String(format: "%02x", $0) }.joined() : nil
+    let signature = signed ? signatures[k] : nil
     guard compress else { return (json, signature) }
     var out = [UInt8](repeating: 0, count: ZSTD_compressBound(json.count))
     let n = out.withUnsafeMutableBytes { o in json.withUnsafeBytes { i in ZSTD_compress(o.baseAddress, o.count, i.baseAddress, i.count, 3) } }
