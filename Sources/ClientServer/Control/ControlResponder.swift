@@ -29,8 +29,8 @@ struct ControlResponder: Sendable {
         }
         var version: String?
         var body = PageVersion.Body()
-        if endpoint == .problems { return await problems(request, handler: handler) }
-        if endpoint.httpMethod == .post {
+        // `problems` reads a body of its own (``ProblemsBody``).
+        if endpoint.httpMethod == .post, endpoint != .problems {
             switch await PageVersion.readBody(request) {
             case .success(let read):
                 body = read
