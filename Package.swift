@@ -456,7 +456,7 @@ let package = Package(
         .testTarget(
             name: "ClientEngineTests",
             dependencies: [
-                "ApplyPolicy", "ClientFoundation", "DeviceSetup", "FleetReports", "ReleaseSigning", "ClientEngine", "ClientUpdater",
+                "ApplyPolicy", "ClientFoundation", "DeviceIdentity", "DeviceSetup", "FleetReports", "ReleaseSigning", "ClientEngine", "ClientUpdater",
                 "ClientUpdaterHTTP", "SignedManifest", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

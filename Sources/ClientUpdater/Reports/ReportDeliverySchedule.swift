@@ -105,10 +105,14 @@ package struct ReportDeliverySchedule: Sendable, Equatable {
     /// A report that only says the device is still there and still waiting: a `heartbeat`,
     /// or a `check-refused` because the rollout has not reached the device or the release
     /// is not for it (its target, a pin). Losing a few hours on these changes no figure of
-    /// the fleet view but the "last seen".
+    /// the fleet view but the "last seen". Also a `page-errors` without a problem over a
+    /// period of an hour or more (docs/page-errors.md#periods-and-reports): a version's
+    /// steady use; its first periods (5, 10 and 45 minutes) and any period with a problem go
+    /// at once, for the guard.
     package static func canWait(_ report: FleetReport) -> Bool {
         switch report.type {
         case .heartbeat: true
+        case .pageErrors: report.count == nil && (report.ms ?? 0) >= 3_600_000
         case .checkRefused: report.reason == .rollout || report.reason == .target
         default: false
         }
