@@ -37,7 +37,10 @@ import Testing
             if load != 1 { problems.pageErrors(12, messages: ["TypeError: boom (/app.js:3)"], version: "1.1.0") }
             clock.advance(by: .seconds(60))
         }
-        try await Poll.until("1.1.0 rolled back on its own") { StateStore.load(device.layout).current == "1.0.0" }
+        // The state is written before the rollback's reports are: wait for both.
+        try await Poll.until("1.1.0 rolled back on its own, and reported") {
+            StateStore.load(device.layout).current == "1.0.0" && !Self.reports(device, .rolledBack).isEmpty
+        }
         let state = StateStore.load(device.layout)
         #expect(state.blacklist.contains("1.1.0"))
         let rollback = Self.reports(device, .rolledBack).last

@@ -52,6 +52,8 @@ import Testing
         try await Self.failingLoads(serve)
         let status = try await rig.waitForStatus { $0.current == .installed("1.0.0") }
         #expect(status.blacklist.contains("1.1.0"), "\(status)")
+        // The state is written before the rollback's reports are: wait for them too.
+        try await Poll.until("the rollback reported") { try Self.journal(rig).contains { $0.contains("\"type\":\"rolled-back\"") } }
         #expect(serve.stop(SIGTERM) == 0, "\(serve.stderr)")
         let lines = try Self.journal(rig)
         let rolledBack = lines.first { $0.contains("\"type\":\"rolled-back\"") && $0.contains("\"version\":\"1.1.0\"") }
