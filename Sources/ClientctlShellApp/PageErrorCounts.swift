@@ -32,8 +32,7 @@ final class PageErrorCounts: @unchecked Sendable {
     let onErrors: (_ count: Int64, _ messages: [String], _ version: String) -> Void
 
     init(view: ShellView, onErrors: @escaping (_ count: Int64, _ messages: [String], _ version: String) -> Void) {
-        var generator = SystemRandomNumberGenerator()
-        key = (0..<4).map { _ in String(generator.next() as UInt64, radix: 16) }.joined(separator: "-")
+        key = KeyedPageScript.newKey()
         self.view = view
         self.onErrors = onErrors
     }
@@ -95,15 +94,7 @@ final class PageErrorCounts: @unchecked Sendable {
 
     /// Registers the handler and the script on the view's content manager (after ``ShellView/build(context:)``).
     func install() {
-        guard let webView = view.view, let manager = webkit_web_view_get_user_content_manager(webView) else { return }
-        webkit_user_content_manager_register_script_message_handler_with_reply(manager, Self.handlerName, nil)
-        _ = clientctl_signal_connect(
-            manager, "script-message-with-reply-received::\(Self.handlerName)", unsafeBitCast(Self.callback, to: GCallback.self),
-            Unmanaged.passRetained(self).toOpaque())
-        let script = webkit_user_script_new(
-            self.script, WEBKIT_USER_CONTENT_INJECT_TOP_FRAME, WEBKIT_USER_SCRIPT_INJECT_AT_DOCUMENT_START, nil, nil)
-        webkit_user_content_manager_add_script(manager, script)
-        webkit_user_script_unref(script)
+        KeyedPageScript.install(on: view, name: Self.handlerName, script: script, callback: Self.callback, target: self)
     }
 
     /// The page's acknowledgement was accepted: its script starts counting.
@@ -113,20 +104,17 @@ final class PageErrorCounts: @unchecked Sendable {
         webkit_web_view_evaluate_javascript(webView, call, -1, nil, nil, nil, nil, nil)
     }
 
-    private static let callback:
-        @convention(c) (
-            UnsafeMutablePointer<WebKitUserContentManager>?, UnsafeMutablePointer<JSCValue>?, OpaquePointer?, gpointer?
-        ) -> gboolean = { _, value, _, data in
-            guard let value, let data else { return 0 }
-            Unmanaged<PageErrorCounts>.fromOpaque(data).takeUnretainedValue().received(value)
-            return 0  // no answer: the page's promise rejects, and the script ignores it
-        }
+    private static let callback: KeyedPageScript.Callback = { _, value, _, data in
+        guard let value, let data else { return 0 }
+        Unmanaged<PageErrorCounts>.fromOpaque(data).takeUnretainedValue().received(value)
+        return 0  // no answer: the page's promise rejects, and the script ignores it
+    }
 
     /// Reads `{key, count, messages}`: the key first, lengths before anything is copied; only
     /// for an app page whose load acknowledged (a page cannot start counting early itself).
     private func received(_ value: UnsafeMutablePointer<JSCValue>) {
         guard view.showsApp, let version = view.pageVersion, view.acknowledgedVersion == version, jsc_value_is_object(value) != 0,
-            let sent = Self.shortString(jsc_value_object_get_property(value, "key"), atMost: key.count), sent == key,
+            let sent = KeyedPageScript.shortString(jsc_value_object_get_property(value, "key"), atMost: key.count), sent == key,
             let count = Self.count(jsc_value_object_get_property(value, "count"))
         else { return }
         onErrors(count, Self.messages(jsc_value_object_get_property(value, "messages")), version)
@@ -151,19 +139,8 @@ final class PageErrorCounts: @unchecked Sendable {
         g_object_unref(length)
         guard count > 0 else { return [] }
         return (0..<count).compactMap { index in
-            shortString(jsc_value_object_get_property_at_index(value, UInt32(index)), atMost: maxMessage + ProblemTally.maxMessageBytes)
+            KeyedPageScript.shortString(
+                jsc_value_object_get_property_at_index(value, UInt32(index)), atMost: maxMessage + ProblemTally.maxMessageBytes)
         }
-    }
-
-    /// `value` as a string when it is one of at most `limit` characters (the value is released).
-    private static func shortString(_ value: UnsafeMutablePointer<JSCValue>?, atMost limit: Int) -> String? {
-        guard let value else { return nil }
-        defer { g_object_unref(value) }
-        guard jsc_value_is_string(value) != 0, let length = jsc_value_object_get_property(value, "length") else { return nil }
-        let count = jsc_value_to_int32(length)
-        g_object_unref(length)
-        guard count <= limit, let text = jsc_value_to_string(value) else { return nil }
-        defer { g_free(text) }
-        return String(cString: text)
     }
 }
