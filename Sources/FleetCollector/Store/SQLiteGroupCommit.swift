@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import GRDB
 import Synchronization
@@ -39,6 +40,10 @@ final class SQLiteGroupCommit: Sendable {
 
     private let pool: DatabasePool
     private let state = Mutex(State())
+    /// Where the groups are written, one after another, with GRDB's blocking `write`: the
+    /// next group starts as soon as the last one committed, without waiting for a thread of
+    /// Swift's cooperative pool (2 on 2 cores, both busy reading the next batches).
+    private let writerQueue = DispatchQueue(label: "clientctl.collect.sqlite-writer")
 
     init(pool: DatabasePool) {
         self.pool = pool
@@ -59,12 +64,12 @@ final class SQLiteGroupCommit: Sendable {
                 state.writing = true
                 return true
             }
-            if leads { Task { await self.drain() } }
+            if leads { writerQueue.async { self.drain() } }
         }
     }
 
     /// Writes groups of the waiting batches until none waits.
-    private func drain() async {
+    private func drain() {
         while true {
             let group = state.withLock { state -> [Waiting] in
                 guard !state.waiting.isEmpty else {
@@ -76,14 +81,14 @@ final class SQLiteGroupCommit: Sendable {
                 return Array(state.waiting.prefix(count))
             }
             guard !group.isEmpty else { return }
-            await write(group)
+            write(group)
         }
     }
 
-    private func write(_ group: [Waiting]) async {
+    private func write(_ group: [Waiting]) {
         if group.count > 1 {
             do {
-                let answers = try await pool.write { db in try group.map { try $0.work(db) } }
+                let answers = try pool.write { db in try group.map { try $0.work(db) } }
                 for (waiting, answer) in zip(group, answers) { waiting.answer.resume(returning: answer) }
                 return
             } catch {
@@ -94,7 +99,7 @@ final class SQLiteGroupCommit: Sendable {
         }
         for waiting in group {
             do {
-                let answer = try await pool.write { db in try waiting.work(db) }
+                let answer = try pool.write { db in try waiting.work(db) }
                 waiting.answer.resume(returning: answer)
             } catch {
                 waiting.answer.resume(throwing: error)

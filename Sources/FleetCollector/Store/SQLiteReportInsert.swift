@@ -33,7 +33,7 @@ struct SQLiteReportInsert {
             let code: Int32
             switch value {
             case .integer(let n): code = sqlite3_bind_int64(handle, column, n)
-            case .text(let s): code = sqlite3_bind_text(handle, column, s, -1, Self.transient)
+            case .text(let s): code = Self.bind(s, column, handle)
             case .null: code = sqlite3_bind_null(handle, column)
             }
             guard code == SQLITE_OK else { throw failure(code) }
@@ -44,6 +44,15 @@ struct SQLiteReportInsert {
             throw failure(code)
         }
         return sqlite3_changes(db.sqliteConnection) > 0
+    }
+
+    /// Binds `text`'s UTF-8 bytes where Swift keeps them (no C string made first, no length
+    /// counted), copied by SQLite.
+    private static func bind(_ text: String, _ column: Int32, _ handle: OpaquePointer?) -> Int32 {
+        var text = text
+        return text.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { sqlite3_bind_text(handle, column, $0.baseAddress, Int32($0.count), Self.transient) }
+        }
     }
 
     private func failure(_ code: Int32) -> DatabaseError {
