@@ -50,6 +50,7 @@ public final class ServeProcess: Sendable {
             _ = process.waitBlocking()
         }
         process.killIfRunning()
+        if wrapped { FaketimeLeftovers.remove(pid: process.pid) }
     }
 
     public var stderr: String { ListeningLine.read(stderrPath) }
@@ -63,7 +64,9 @@ public final class ServeProcess: Sendable {
         let deadline = ContinuousClock.now + .seconds(30)
         while process.isRunning && ContinuousClock.now < deadline { usleep(20_000) }
         if process.isRunning { process.signal(SIGKILL) }
-        return process.waitBlocking().termination.shellStatus
+        let status = process.waitBlocking().termination.shellStatus
+        FaketimeLeftovers.remove(pid: process.pid)
+        return status
     }
 
     /// `POST /__clientctl/<name>` as the shim sends it.

@@ -66,13 +66,17 @@ public final class RoughlyServer: Sendable {
 
     /// A server no test stopped: killed, and reaped by its handle's own thread (a `deinit`
     /// runs on Swift's cooperative pool, where it must not block).
-    deinit { process.signal(SIGKILL) }
+    deinit {
+        process.signal(SIGKILL)
+        FaketimeLeftovers.remove(pid: process.pid)
+    }
 
     /// Kills the server and reaps it (a test calls it last, which also keeps it alive until
     /// then). The whole process group: `faketime` runs the server as a child of its own.
     public func stop() {
         process.signal(SIGKILL)
         _ = process.waitBlocking()
+        FaketimeLeftovers.remove(pid: process.pid)
     }
 
     /// Stops the server answering without closing its socket (SIGSTOP to its group).
