@@ -13,11 +13,12 @@ public final class SQLiteReportStore: ReportStore, SQLQuerying {
     public let path: String
 
     /// Opens (creating when missing) the database at `path`; call ``prepare()`` before use.
+    /// `busyTimeout`: how long a write waits for another connection's lock (seconds).
     /// - Throws: ``FleetCollectorError`` `.cannotOpenDatabase`.
-    public init(path: String) throws {
+    public init(path: String, busyTimeout: Double = 10) throws {
         self.path = path
         var config = Configuration()
-        config.busyMode = .timeout(10)
+        config.busyMode = .timeout(busyTimeout)
         config.maximumReaderCount = 4
         config.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
