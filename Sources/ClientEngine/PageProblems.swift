@@ -30,10 +30,12 @@ package final class PageProblems: Sendable {
         var tokensAt: Duration = .zero
         var lastSave: Duration = .zero
         var dirty = false
+        /// ``run()`` waiting for an acknowledgement to move its next moment, and whether
+        /// one came while it was not waiting.
+        var waiter: CheckedContinuation<Void, Never>?
+        var woken = false
     }
     private let state: Mutex<State>
-    private let wakeup: AsyncStream<Void>.Continuation
-    private let wakes: AsyncStream<Void>
 
     /// - Parameters:
     ///   - updater: the engine's updater: its journal takes the reports (nothing without a
@@ -49,13 +51,20 @@ package final class PageProblems: Sendable {
         let saved = file.flatMap { try? BoundedFile.read($0, cap: 16 * 1024, code: EngineError.Code.configInvalid) }
             .flatMap { try? JSONDecoder().decode(ProblemTally.Saved.self, from: $0) }
         state = Mutex(State(tally: ProblemTally(saved: saved)))
-        (wakes, wakeup) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
     /// A page of `version` acknowledged its start (a load).
     package func acknowledged(version: String) {
         apply { $0.acknowledged(version, at: $1) }
-        wakeup.yield()
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            guard let waiter = state.waiter else {
+                state.woken = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume()
     }
 
     /// `count` uncaught errors and unhandled rejections of a page of `version` after its
@@ -113,16 +122,36 @@ package final class PageProblems: Sendable {
             let wait = min(next, saveBy)
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { [clock] in try? await clock.sleep(until: wait) }
-                group.addTask { [wakes] in
-                    var it = wakes.makeAsyncIterator()
-                    _ = await it.next()
-                }
+                group.addTask { await self.acknowledgement() }
                 _ = await group.next()
                 group.cancelAll()
             }
             tick()
         }
         stop()
+    }
+
+    /// Returns at the next acknowledgement (at once when one came since the last return), or
+    /// when the task is cancelled. Not an `AsyncStream`: a cancelled wait would end it for good.
+    private func acknowledgement() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    guard !state.woken, !Task.isCancelled else {
+                        state.woken = false
+                        return true
+                    }
+                    state.waiter = waiter
+                    return false
+                }
+                if now { waiter.resume() }
+            }
+        } onCancel: {
+            state.withLock { state -> CheckedContinuation<Void, Never>? in
+                defer { state.waiter = nil }
+                return state.waiter
+            }?.resume()
+        }
     }
 
     /// Reports what is due now and keeps the period when it changed (every 10 minutes at most).

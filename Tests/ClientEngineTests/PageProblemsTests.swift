@@ -2,6 +2,7 @@ import ClientFoundation
 import ClientUpdater
 import FleetReports
 import Foundation
+import Synchronization
 import TestSupport
 import Testing
 
@@ -108,6 +109,42 @@ import Testing
         let report = Self.reports(device, .pageErrors).last
         #expect(report?.count == Int64(PageProblems.appBurst) + 5, "a burst of 10, then one a second")
         #expect(report?.detail == "app: checkout-failed")
+    }
+
+    /// A manual clock that counts the sleeps asked of it.
+    final class CountingClock: Clock, Sendable {
+        let manual = ManualClock()
+        private let sleeps = Mutex(0)
+        var count: Int { sleeps.withLock { $0 } }
+        var now: ManualClock.Instant { manual.now }
+        var minimumResolution: Duration { manual.minimumResolution }
+        func sleep(until deadline: ManualClock.Instant, tolerance: Duration?) async throws {
+            sleeps.withLock { $0 += 1 }
+            try await manual.sleep(until: deadline, tolerance: tolerance)
+        }
+    }
+
+    /// The agent's loop sleeps until the next period's end, wakes at an acknowledgement and
+    /// at that end, and sleeps again: a wake by the clock must not leave it spinning.
+    @Test func theLoopSleepsUntilEachPeriodEndsAndReportsIt() async throws {
+        let device = try await Self.device(errorRollback: false)
+        let engine = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
+        let clock = CountingClock()
+        let problems = PageProblems(updater: engine.updater, clock: MonotonicClock(clock), allowRollback: false)
+        let loop = Task { await problems.run() }
+        try await clock.manual.waitForSleeper()
+        problems.acknowledged(version: "1.1.0")
+        problems.pageErrors(2, messages: ["Error: x"], version: "1.1.0")
+        try await Poll.until("the loop sleeps until the first period ends") { clock.count >= 2 && clock.manual.sleeperCount == 1 }
+        clock.manual.advance(by: .seconds(5 * 60))
+        try await Poll.until("the first period reported by the loop") { !Self.reports(device, .pageErrors).isEmpty }
+        try await clock.manual.waitForSleeper()
+        let settled = clock.count
+        #expect(settled <= 4, "one sleep per wake: \(settled)")
+        #expect(Self.reports(device, .pageErrors).first?.count == 2)
+        loop.cancel()
+        await loop.value
+        #expect(clock.count == settled, "no sleep after the clock's wake but the one waited for")
     }
 
     @Test func withoutAReportURLNothingIsCountedOrKept() async throws {
