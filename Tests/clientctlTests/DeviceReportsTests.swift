@@ -246,7 +246,7 @@ import Testing
         #expect(try Self.journal(root).isEmpty)
         let status = try await ClientctlBinary.run(["status", "--root", root])
         #expect(status.status == 0, "\(status.errorOutput)")
-        try FileManager.default.removeItem(atPath: mount + "/filler")
+        try Tmpfs.removeFiller(mount + "/filler")
         let again = try await ClientctlBinary.run(["install", "--root", root])
         #expect(again.status == 0, "\(again.errorOutput)")
         #expect(Self.types(try Self.journal(root)).contains("installed"))

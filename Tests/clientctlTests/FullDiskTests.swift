@@ -92,7 +92,7 @@ import Testing
         #expect(try String(contentsOfFile: (started.servingDirectory ?? "") + "/index.html", encoding: .utf8).contains(">1.0.0<"))
         await updater.shutdown()
         // With space again, the next start runs the pending version on trial.
-        unlink(disk.path + "/filler")
+        try Tmpfs.removeFiller(disk.path + "/filler")
         let later = try f.updater()
         let next = try await later.start(bridge: nil)
         #expect(next.current == .installed("1.1.0"))

@@ -42,6 +42,27 @@ public struct Tmpfs: Sendable {
             if zeros.withUnsafeBytes({ write(fd, $0.baseAddress, size) }) < size { chunk /= 2 }
         }
     }
+
+    /// Removes the filler file `path` (from ``fill(_:leaving:)``) and waits until its file
+    /// system has at least `bytes` free again, for at most `timeout` on the monotonic clock.
+    /// The space can come back late: a child that another test forks while the filler is
+    /// open holds a copy of its descriptor until that child's `exec`, which takes a while
+    /// on a loaded machine.
+    /// - Throws: ``TmpfsError`` when the space is not back in time.
+    public static func removeFiller(_ path: String, untilFree bytes: Int64 = 65_536, timeout: Duration = .seconds(30)) throws {
+        let folder = (path as NSString).deletingLastPathComponent
+        guard unlink(path) == 0 || errno == ENOENT else {
+            throw TmpfsError(description: "cannot remove \(path): errno \(errno)")
+        }
+        let clock = ContinuousClock()
+        let deadline = clock.now + timeout
+        while free(at: folder) < bytes {
+            guard clock.now < deadline else {
+                throw TmpfsError(description: "\(folder) has \(free(at: folder)) bytes free \(timeout) after its filler went")
+            }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+    }
 }
 
 struct TmpfsError: Error, CustomStringConvertible {
