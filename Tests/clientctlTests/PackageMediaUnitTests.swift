@@ -377,6 +377,11 @@ struct UdevHarness {
         // udev's rules and the package's, in one folder, as on a device.
         let rules = tmp("rules-" + UUID().uuidString)
         try FileManager.default.copyItem(atPath: (udevRoot == "/" ? "" : udevRoot) + "/lib/udev/rules.d", toPath: rules)
+        // Only udev's own: a package another test installs on this machine meanwhile
+        // (AptInstallTests) puts its rules in the same folder.
+        for name in try FileManager.default.contentsOfDirectory(atPath: rules) where name.contains("clientctl") {
+            try FileManager.default.removeItem(atPath: rules + "/" + name)
+        }
         try FileManager.default.copyItem(atPath: rule, toPath: rules + "/" + ruleName)
         var sandbox = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/run"]
         // The machine's own udev settings are hidden where it has them. A machine without udev
