@@ -37,7 +37,16 @@ enum ShimScript {
                   else w.resolve();
                 });
               }
-              call("POST", "problems", body, keepalive).then(function () { settle(null); }, settle).then(function () {
+              // A post that did not reach the agent (no answer, or a 5xx) gives its count and
+              // messages back to the next one; one the agent refused (a 4xx) is not sent again.
+              function giveBack(error) {
+                if (keepalive || (error && error.status && error.status < 500)) return;
+                problems.errors += body.errors || 0;
+                (body.messages || []).forEach(function (m) {
+                  if (problems.messages.length < 3 && problems.messages.indexOf(m) < 0) problems.messages.push(m);
+                });
+              }
+              call("POST", "problems", body, keepalive).then(function () { settle(null); }, function (error) { giveBack(error); settle(error); }).then(function () {
                 if (keepalive) return;
                 problems.busy = false;
                 schedule();
@@ -74,7 +83,7 @@ enum ShimScript {
               return fetch(cfg.base + name, init)
                 .then(function (r) {
                   return r.json().catch(function () { return {}; }).then(function (body) {
-                    if (!r.ok) { var e = new Error(body.error || ("HTTP " + r.status + " from " + cfg.base + name)); e.body = body; throw e; }
+                    if (!r.ok) { var e = new Error(body.error || ("HTTP " + r.status + " from " + cfg.base + name)); e.body = body; e.status = r.status; throw e; }
                     return body;
                   });
                 });

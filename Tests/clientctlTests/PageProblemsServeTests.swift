@@ -8,6 +8,7 @@ import Testing
 /// posts them to `problems`, the agent counts them for the version, and a stopping serve
 /// keeps the period in `reports/page-errors.json`. A kind that is not a word is refused
 /// with the agent's reason; a POST from another origin, or without the shim header, is refused.
+/// A post that never reached the agent gives its count to the next one.
 @Suite(.serialized) struct PageProblemsServeTests {
     @Test func errorsAfterTheAcknowledgementReachTheAgent() async throws {
         let stub = try LoopbackHTTPServer { _ in .text("ok") }
@@ -59,5 +60,42 @@ import Testing
         let messages = Set(tally?["messages"] as? [String] ?? [])
         #expect(messages.contains { $0.hasPrefix("Uncaught Error: boom after start @ /") }, "\(messages)")
         #expect(messages.contains("Unhandled rejection: sync refused") && messages.contains("app: sync-failed"), "\(messages)")
+    }
+
+    /// Chromium's `fetch` rejects with a TypeError when a request gets no answer (the Fetch
+    /// standard's "network error"); the page's wrapper makes the first problems post end so.
+    @Test func aProblemsPostThatGotNoAnswerIsSentAgain() async throws {
+        let stub = try LoopbackHTTPServer { _ in .text("ok") }
+        defer { stub.stop() }
+        let rig = try await ReleaseRig(startupTimeout: 60, label: "problems-retry", initArguments: ["--report-url", "http://127.0.0.1:9/"])
+        let failingOnce = """
+            function out(k, v) { fetch("http://127.0.0.1:\(stub.port)/result?" + k + "=" + encodeURIComponent(v), { mode: "no-cors" }); }
+            var realFetch = window.fetch, attempts = 0;
+            window.fetch = function (url, init) {
+              if (String(url).indexOf("__clientctl/problems") < 0) return realFetch.apply(this, arguments);
+              var attempt = ++attempts;
+              if (attempt === 1) { out("failed", "1"); return Promise.reject(new TypeError("Failed to fetch")); }
+              return realFetch.apply(this, arguments).then(function (r) { out("answered", attempt + ":" + r.status); return r; });
+            };
+            WebAppLocalServer.startupDidComplete(function () {
+              setTimeout(function () { throw new Error("lost once"); }, 0);
+            });
+            """
+        try await rig.publish("1.0.0", script: failingOnce)
+        try await rig.run(["install", "--root", rig.root])
+        let serve = try await ServeProcess(root: rig.root, scratch: rig.tmp.path)
+        let page = try OpenChromiumPage(serve.baseURL)
+        defer { page.close() }
+        func values(_ key: String) -> [String] {
+            stub.requests.filter { $0.path == "/result" }.compactMap { $0.queryItems[key] }
+        }
+        try await Poll.until("the problems posted again", timeout: 120, every: .milliseconds(200)) { !values("answered").isEmpty }
+        page.close()
+        #expect(values("failed") == ["1"] && values("answered") == ["2:200"], "\(stub.requests.map(\.queryItems))")
+        #expect(serve.stop(SIGTERM) == 0, "\(serve.stderr)")
+        let saved = try Data(contentsOf: URL(fileURLWithPath: rig.root + "/reports/page-errors.json"))
+        let tally = try JSONSerialization.jsonObject(with: saved) as? [String: Any]
+        #expect(tally?["problems"] as? Int == 1, "the error the first post lost: \(tally ?? [:])")
+        #expect((tally?["messages"] as? [String] ?? []).contains { $0.hasPrefix("Uncaught Error: lost once @ /") }, "\(tally ?? [:])")
     }
 }
