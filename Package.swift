@@ -376,9 +376,7 @@ let package = Package(
         .executableTarget(
             name: "collector-bench",
             dependencies: [
-                "FleetCollector", "FleetReports", "CZstd", "SignedManifest", .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "GRDBSQLite", package: "GRDB.swift"),
+                "FleetCollector", "FleetReports", "CZstd", "SignedManifest", .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ],
             path: "Benchmarks/collector-bench"
         ),

@@ -13,15 +13,14 @@
 //
 // Prints one JSON line: reports, batches, seconds, reports per second, accepted,
 // duplicates and the count of each HTTP status. Exits 1 when a batch was not answered 200.
-// The batches are written by hand (not by a JSON encoder), so that the generator costs
-// little of the 2 cores it shares with the collector; the first batch is read back with
-// the collector's own reader (ReportBatch.decode) to prove the bytes are a valid batch.
-import AsyncHTTPClient
+// The batches are written by hand (not by a JSON encoder) and every request's bytes are made
+// before the clock starts; CONCURRENCY threads each send theirs on a keep-alive connection
+// of its own (KeepAliveClient.swift), so that the generator costs little of the 2 cores it
+// shares with the collector. The first and last batches are read back with the
+// collector's own reader (ReportBatch.decode) to prove the bytes are valid batches.
 internal import CZstd
 import FleetReports
 import Foundation
-import NIOCore
-import NIOHTTP1
 import SignedManifest
 import Synchronization
 
@@ -127,6 +126,23 @@ if floorRun {
     }
 }
 
+/// Batch `k`'s whole request, made before the clock starts: head and body.
+func request(_ k: Int, host: String, path: String) -> [UInt8] {
+    let sent = body(k)
+    var head = "POST \(path) HTTP/1.1\r\nHost: \(host)\r\nContent-Type: application/json\r\n"
+    if compress { head += "Content-Encoding: zstd\r\n" }
+    if let signature = sent.signature { head += "\(ReportBatch.signatureHeader): \(signature)\r\n" }
+    head += "Content-Length: \(sent.bytes.count)\r\n\r\n"
+    return Array(head.utf8) + sent.bytes
+}
+
+guard base.host == "127.0.0.1", let port = base.port.flatMap({ UInt16(exactly: $0) }) else {
+    FileHandle.standardError.write(Data("collector-bench: URL must be http://127.0.0.1:PORT/\n".utf8))
+    exit(64)
+}
+let path = (base.path.hasSuffix("/") ? base.path : base.path + "/") + "v1/reports"
+let requests = (0..<batches).map { request($0, host: "127.0.0.1:\(port)", path: path) }
+
 struct Tally: Sendable {
     var next = 0
     var accepted = 0
@@ -136,28 +152,23 @@ struct Tally: Sendable {
 }
 let tally = Mutex(Tally())
 
-var configuration = HTTPClient.Configuration()
-configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: concurrency)
-configuration.timeout = .init(connect: .seconds(10), read: .seconds(120))
-let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-
-func send(_ k: Int) async {
-    var request = HTTPClientRequest(url: endpoint)
-    request.method = .POST
-    request.headers.add(name: "Content-Type", value: "application/json")
-    if compress { request.headers.add(name: "Content-Encoding", value: "zstd") }
-    let sent = body(k)
-    if let signature = sent.signature { request.headers.add(name: ReportBatch.signatureHeader, value: signature) }
-    request.body = .bytes(ByteBuffer(bytes: sent.bytes))
+/// One device connection's loop: the next batch not yet taken, until none is left.
+@Sendable func connection() {
     do {
-        let response = try await client.execute(request, timeout: .seconds(120))
-        let answer = try await response.body.collect(upTo: 1 << 16)
-        let object = try? JSONSerialization.jsonObject(with: Data(answer.readableBytesView)) as? [String: Any]
-        tally.withLock { t in
-            t.statuses[Int(response.status.code), default: 0] += 1
-            t.accepted += object?["accepted"] as? Int ?? 0
-            t.duplicates += object?["duplicates"] as? Int ?? 0
-            if response.status != .ok, t.firstError == nil { t.firstError = "\(response.status.code) \(String(buffer: answer).prefix(200))" }
+        let client = try KeepAliveClient(port: port)
+        while true {
+            let k = tally.withLock { t -> Int in
+                defer { t.next += 1 }
+                return t.next
+            }
+            guard k < batches else { return }
+            let answer = try client.exchange(requests[k])
+            tally.withLock { t in
+                t.statuses[answer.status, default: 0] += 1
+                t.accepted += answer.accepted
+                t.duplicates += answer.duplicates
+                if answer.status != 200, t.firstError == nil { t.firstError = "\(answer.status) \(answer.body)" }
+            }
         }
     } catch {
         tally.withLock { t in
@@ -167,23 +178,17 @@ func send(_ k: Int) async {
     }
 }
 
+let finished = DispatchGroup()
 let began = ContinuousClock.now
-await withTaskGroup(of: Void.self) { group in
-    for _ in 0..<concurrency {
-        group.addTask {
-            while true {
-                let k = tally.withLock { t -> Int in
-                    defer { t.next += 1 }
-                    return t.next
-                }
-                guard k < batches else { return }
-                await send(k)
-            }
-        }
-    }
+for _ in 0..<concurrency {
+    finished.enter()
+    Thread {
+        connection()
+        finished.leave()
+    }.start()
 }
+finished.wait()
 let elapsed = ContinuousClock.now - began
-try? await client.shutdown().get()
 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 let result = tally.withLock { $0 }
 let statuses = result.statuses.sorted { $0.key < $1.key }.map { "\"\($0.key)\":\($0.value)" }.joined(separator: ",")
