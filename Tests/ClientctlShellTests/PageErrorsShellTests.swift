@@ -65,13 +65,49 @@ extension NativeShellTests {
             """
     }
 
-    @Test func errorsAfterTheAcknowledgementAreCountedCoalescedAndKept() async throws {
-        let rig = try await ReleaseRig(startupTimeout: 30, label: "shell-page-errors")
+    /// The value the page gave `result(name, value)`, nil before it did.
+    static func result(_ name: String, in events: [ShellHarness.Event]) -> String? {
+        events.lazy.compactMap(\.action).first { $0.hasPrefix("result:\(name):") }.map { String($0.dropFirst("result:\(name):".count)) }
+    }
+
+    /// The first phase of ``throwingPage(otherOrigin:)``, up to its `phase1` result: the
+    /// frame and the other origin's script ran, and the shell posted the three errors of the
+    /// page's own (none of the frame, the other origin or the forged event). Returns where
+    /// the phase ended in `events` and the three messages.
+    static func firstPhaseCountsTheOwnThree(
+        _ events: [ShellHarness.Event], sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> (end: Int, messages: Set<String>) {
+        #expect(
+            result("phase1", in: events) == "frame=true,other=yes", "the frame and the other origin's script ran: \(events.map(\.description))",
+            sourceLocation: sourceLocation)
+        let end = try #require(events.firstIndex { $0.action?.hasPrefix("result:phase1:") == true }, sourceLocation: sourceLocation)
+        let early = events[..<end].filter { $0.event == "pageErrors" }
+        #expect(early.allSatisfy { $0.version == "1.0.0" }, "\(early.map(\.description))", sourceLocation: sourceLocation)
+        #expect(
+            early.reduce(0) { $0 + ($1.count ?? 0) } == 3, "\(early.map { "\($0.count ?? 0) \($0.messages ?? [])" })",
+            sourceLocation: sourceLocation)
+        let messages = Set(early.flatMap { $0.messages ?? [] })
+        #expect(
+            messages.count == 3 && messages.contains { $0.contains("boom one") && $0.contains(" @ /:") }
+                && messages.contains("Unhandled rejection: rejected two")
+                && messages.contains { $0.contains("thrown by a file") && $0.hasSuffix(" @ /js/thrower.js:1") },
+            "\(messages)", sourceLocation: sourceLocation)
+        return (end, messages)
+    }
+
+    /// Reports kept in the journal (a report URL where nothing answers, so none is sent):
+    /// the agent counts the page's problems only where reports are on.
+    static func keepReports(_ rig: ReleaseRig) throws {
         let config = rig.root + "/config.json"
         var settings = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: config))) as? [String: Any])
-        settings["reportURL"] = "http://127.0.0.1:9/"  // reports kept in the journal (none sent)
+        settings["reportURL"] = "http://127.0.0.1:9/"
         try JSONSerialization.data(withJSONObject: settings, options: [.sortedKeys]).write(to: URL(fileURLWithPath: config))
         chmod(config, 0o644)
+    }
+
+    @Test func errorsAfterTheAcknowledgementAreCountedCoalescedAndKept() async throws {
+        let rig = try await ReleaseRig(startupTimeout: 30, label: "shell-page-errors")
+        try Self.keepReports(rig)
         let other = try LoopbackHTTPServer { _ in .text("throw new Error('from another origin');\n", contentType: "text/javascript") }
         try await rig.publish(
             "1.0.0", script: ShellHarness.paint(Self.green, then: Self.throwingPage(otherOrigin: other.baseURL.absoluteString)),
@@ -81,32 +117,19 @@ extension NativeShellTests {
         let shell = try RunningShell(root: rig.root, exitAfter: 300, arguments: ["--snapshot", shot], scratch: rig.tmp.path)
         try await shell.waitFor("the first paint", timeout: 60) { $0.contains { $0.event == "firstPaint" } }
         let baseline = try #require(shell.shellPeakKiB, "the shell's VmHWM at the first paint")
-        func result(_ name: String, in events: [ShellHarness.Event]) -> String? {
-            events.lazy.compactMap(\.action).first { $0.hasPrefix("result:\(name):") }.map { String($0.dropFirst("result:\(name):".count)) }
-        }
-        let events = try await shell.waitFor("the page's flood to end", timeout: 120) { result("flood", in: $0) != nil }
+        let events = try await shell.waitFor("the page's flood to end", timeout: 120) { Self.result("flood", in: $0) != nil }
         let peak = try #require(shell.shellPeakKiB, "the shell's VmHWM after the flood")
 
         // Before the flood: the three errors of the page's own scripts, nothing of the
         // frame, the other origin, the forged event or the error before the acknowledgement.
-        #expect(result("phase1", in: events) == "frame=true,other=yes", "the frame and the other origin's script ran: \(events.map(\.description))")
-        let phase1End = try #require(events.firstIndex { $0.action?.hasPrefix("result:phase1:") == true })
-        let early = events[..<phase1End].filter { $0.event == "pageErrors" }
-        #expect(early.allSatisfy { $0.version == "1.0.0" }, "\(early.map(\.description))")
-        #expect(early.reduce(0) { $0 + ($1.count ?? 0) } == 3, "\(early.map { "\($0.count ?? 0) \($0.messages ?? [])" })")
-        let messages = Set(early.flatMap { $0.messages ?? [] })
-        #expect(
-            messages.count == 3 && messages.contains { $0.contains("boom one") && $0.contains(" @ /:") }
-                && messages.contains("Unhandled rejection: rejected two")
-                && messages.contains { $0.contains("thrown by a file") && $0.hasSuffix(" @ /js/thrower.js:1") },
-            "\(messages)")
+        let (phase1End, messages) = try Self.firstPhaseCountsTheOwnThree(events)
         // The app's own kinds: a bad one rejects naming why, a good one resolves.
-        let bad = try #require(result("bad", in: events), "\(events.map(\.description))")
+        let bad = try #require(Self.result("bad", in: events), "\(events.map(\.description))")
         #expect(bad.hasPrefix("reportProblem: the kind 'bad kind!' may hold only letters"), "\(bad)")
-        #expect(result("kind", in: events) == "ok", "\(events.map(\.description))")
+        #expect(Self.result("kind", in: events) == "ok", "\(events.map(\.description))")
         // The flood: every error counted, at most about one message a second, three messages
         // each, the bridge answering, the shell's memory flat.
-        let flood = try #require(result("flood", in: events))
+        let flood = try #require(Self.result("flood", in: events))
         var fields: [String: Int] = [:]
         for field in flood.split(separator: ",") {
             let parts = field.split(separator: "=")
