@@ -1,13 +1,18 @@
 import Synchronization
 
-/// The one wakeable sleep of the device's loops (the apply driver, the report sender): a
-/// wake-up that is not lost when it comes before the wait, since ``wait(upTo:)`` returns at
-/// once after a ``wake()`` it has not consumed yet. Its timer runs on the injected
-/// ``MonotonicClock``, so a test's manual clock ends a wait without sleeping.
+/// The one wakeable sleep of the device's loops (the apply driver, the report sender, the
+/// page problems' period): a wake-up that is not lost when it comes before the wait, since
+/// a wait returns at once after a ``wake()`` no wait has consumed yet. Its timer runs on
+/// the injected ``MonotonicClock``, so a test's manual clock ends a wait without sleeping.
+///
+/// A wait is structured: the sleep and the wait for a wake-up are two child tasks of one
+/// task group, and the first to end cancels the other, so nothing the wait started
+/// outlives it (docs/concurrency.md#waits-latches-and-rate-caps).
 public final class WakeSignal: Sendable {
     private struct State {
         var pending = false
-        var waiter: CheckedContinuation<Void, Never>?
+        var waiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiter: UInt64 = 0
     }
     private let state = Mutex(State())
     private let clock: MonotonicClock
@@ -17,42 +22,62 @@ public final class WakeSignal: Sendable {
         self.clock = clock
     }
 
-    /// Ends the current wait, or the next one at once.
+    /// Ends the current waits, or the next one at once when none waits.
     public func wake() {
-        let waiter = state.withLock { s -> CheckedContinuation<Void, Never>? in
-            if let w = s.waiter {
-                s.waiter = nil
-                return w
+        let waiters = state.withLock { s -> [CheckedContinuation<Void, Never>] in
+            guard !s.waiters.isEmpty else {
+                s.pending = true
+                return []
             }
-            s.pending = true
-            return nil
+            defer { s.waiters = [:] }
+            return Array(s.waiters.values)
         }
-        waiter?.resume()
+        for waiter in waiters { waiter.resume() }
     }
 
     /// Returns after a wake-up, after `duration` on the clock, or when the task is cancelled.
     public func wait(upTo duration: Duration) async {
-        let timer = Task { [weak self, clock] in
-            // Cancelled (the wait ended first): no wake-up, else the next wait would end at
-            // once and the driver would spin.
-            do { try await clock.sleep(for: duration) } catch { return }
-            self?.wake()
+        await wait(until: clock.now + duration)
+    }
+
+    /// Returns after a wake-up, at `deadline` (a reading of the clock), or when the task is
+    /// cancelled.
+    public func wait(until deadline: Duration) async {
+        let woken = state.withLock { s in
+            defer { s.pending = false }
+            return s.pending
         }
-        defer { timer.cancel() }
+        if woken || Task.isCancelled { return }
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { [clock] in try? await clock.sleep(until: deadline) }
+            group.addTask { await self.wakeUp() }
+            _ = await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// Returns at the next wake-up (at once for one no wait has consumed), or when the task
+    /// is cancelled, which consumes nothing.
+    private func wakeUp() async {
+        let id = state.withLock { s in
+            defer { s.nextWaiter += 1 }
+            return s.nextWaiter
+        }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let resumeNow = state.withLock { s -> Bool in
+                let now = state.withLock { s -> Bool in
                     if s.pending {
                         s.pending = false
                         return true
                     }
-                    s.waiter = continuation
+                    if Task.isCancelled { return true }
+                    s.waiters[id] = continuation
                     return false
                 }
-                if resumeNow { continuation.resume() }
+                if now { continuation.resume() }
             }
         } onCancel: {
-            wake()
+            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
         }
     }
 }

@@ -9,16 +9,16 @@ import Testing
 /// The collector's limits as pure state machines, on an injected clock (no sleeping).
 @Suite struct LimitsTests {
     @Test func aBucketGrantsItsBurstThenOneTokenPerPeriod() {
-        var bucket = TokenBucket(rate: 1, capacity: 2, now: 0)
-        #expect(bucket.take(now: 0) == nil)
-        #expect(bucket.take(now: 0) == nil)
-        #expect(bucket.take(now: 0) == 1)
-        #expect(bucket.take(now: 0.5) == 0.5)
-        #expect(bucket.take(now: 1) == nil)
+        var bucket = RateLimiter.bucket(perMinute: 8)  // a burst of 2, one token every 7.5 s
+        #expect(bucket.take(at: .zero) == nil)
+        #expect(bucket.take(at: .zero) == nil)
+        #expect(bucket.take(at: .zero) == .milliseconds(7500))
+        #expect(bucket.take(at: .milliseconds(3750)) == .milliseconds(3750))
+        #expect(bucket.take(at: .milliseconds(7500)) == nil)
         // Refill stops at the capacity.
-        #expect(bucket.take(now: 100) == nil)
-        #expect(bucket.take(now: 100) == nil)
-        #expect(bucket.take(now: 100) != nil)
+        #expect(bucket.take(at: .seconds(100)) == nil)
+        #expect(bucket.take(at: .seconds(100)) == nil)
+        #expect(bucket.take(at: .seconds(100)) != nil)
     }
 
     @Test func theLimiterRemembersAtMostMaxKeys() {
@@ -40,13 +40,13 @@ import Testing
 
     @Test func theLRUEvictsTheLeastRecentlyUsed() {
         var lru = LRUBuckets(maxKeys: 2)
-        let make = { TokenBucket(rate: 1, capacity: 1, now: 0) }
-        #expect(lru.take("a", now: 0, make: make) == nil)
-        #expect(lru.take("b", now: 0, make: make) == nil)
-        #expect(lru.take("a", now: 0, make: make) != nil)  // a is used again: b is now the oldest
-        #expect(lru.take("c", now: 0, make: make) == nil)  // evicts b
-        #expect(lru.take("a", now: 0, make: make) != nil)  // a kept its empty bucket
-        #expect(lru.take("b", now: 0, make: make) == nil)  // b came back full
+        let make = { TokenBucket(capacity: 1, refill: 1, every: .seconds(1)) }
+        #expect(lru.take("a", now: .zero, make: make) == nil)
+        #expect(lru.take("b", now: .zero, make: make) == nil)
+        #expect(lru.take("a", now: .zero, make: make) != nil)  // a is used again: b is now the oldest
+        #expect(lru.take("c", now: .zero, make: make) == nil)  // evicts b
+        #expect(lru.take("a", now: .zero, make: make) != nil)  // a kept its empty bucket
+        #expect(lru.take("b", now: .zero, make: make) == nil)  // b came back full
         #expect(lru.count == 2)
     }
 

@@ -2,26 +2,16 @@ import ClientFoundation
 import Foundation
 import Synchronization
 
-/// A token bucket: how long a transfer waits before it may take its next bytes so that, on
-/// average, no more than ``bytesPerSecond`` pass.
+/// The download rate cap's use of ClientFoundation's one ``TokenBucket``: one token a byte,
+/// refilled at the cap every second, so a transfer waits before it takes its next bytes
+/// and, on average, no more than the cap passes.
 ///
-/// A pure state machine on the readings of a monotonic clock: ``take(_:now:)`` is given the
-/// bytes just received and the clock's reading, and answers how long to wait before reading
-/// more. The bucket holds at most ``burst`` bytes of credit; taking more than it holds leaves
-/// it in debt, and the wait is the time the rate needs to pay the debt back. Time that passed
-/// without a transfer (a pause, a retry's backoff) refills at most ``burst``, so a resume
+/// The bytes just received are spent at once (``take(_:now:)``), leaving the bucket in
+/// debt, and the wait is the time the rate needs to pay the debt back. Time that passed
+/// without a transfer (a pause, a retry's backoff) refills at most the burst, so a resume
 /// never starts with a rush; time lost to a late wake-up is credited back, so oversleeping
 /// does not slow the average below the cap.
-package struct TokenBucket: Sendable, Equatable {
-    /// The rate the average holds to.
-    package let bytesPerSecond: Int64
-    /// The most bytes the bucket lets through at once (its capacity).
-    package let burst: Int64
-    /// Credit in bytes (negative: debt still to wait out).
-    package private(set) var tokens: Double
-    /// The clock's reading when ``tokens`` was last brought up to date.
-    private var refilled: Duration?
-
+extension TokenBucket {
     /// The default capacity for `rate`: 50 ms of it, from 16 KiB to 1 MiB. The full bucket
     /// a transfer starts with is the only excess over the cap, so over a 50 MB archive the
     /// average is at most 2.1 % above it at any rate (at 20 MB/s 1 MB, 2 %; at 5 MB/s
@@ -32,29 +22,16 @@ package struct TokenBucket: Sendable, Equatable {
 
     /// A full bucket of `burst` bytes (``defaultBurst(_:)`` when `nil`) for `rate`.
     package init(rate: ByteRate, burst: Int64? = nil) {
-        bytesPerSecond = rate.bytesPerSecond
-        self.burst = max(1, burst ?? Self.defaultBurst(rate))
-        tokens = Double(self.burst)
+        self.init(capacity: Double(max(1, burst ?? Self.defaultBurst(rate))), refill: Double(rate.bytesPerSecond), every: .seconds(1))
     }
+
+    /// The rate the average holds to, in bytes a second.
+    package var bytesPerSecond: Int64 { Int64(refill) }
 
     /// Takes `bytes` just received at `now` (the clock's reading) and says how long to wait
     /// before receiving more: zero while the bucket has credit.
     package mutating func take(_ bytes: Int, now: Duration) -> Duration {
-        refill(now: now)
-        tokens -= Double(max(0, bytes))
-        guard tokens < 0 else { return .zero }
-        // Whole nanoseconds, rounded up: the wait never falls short of the debt.
-        return .nanoseconds(Int64((-tokens * 1e9 / Double(bytesPerSecond)).rounded(.up)))
-    }
-
-    /// Credits the time since the last reading at the rate, up to ``burst``.
-    private mutating func refill(now: Duration) {
-        if let refilled, now > refilled {
-            let (seconds, attoseconds) = (now - refilled).components
-            let nanoseconds = Double(seconds) * 1e9 + Double(attoseconds / 1_000_000_000)
-            tokens = min(Double(burst), tokens + nanoseconds * Double(bytesPerSecond) / 1e9)
-        }
-        refilled = max(refilled ?? now, now)
+        spend(Double(max(0, bytes)), at: now)
     }
 }
 

@@ -1,4 +1,6 @@
-/// Token buckets by key, at most `maxKeys` of them: the least recently used key is
+import ClientFoundation
+
+/// Token buckets (ClientFoundation's ``TokenBucket``) by key, at most `maxKeys` of them: the least recently used key is
 /// forgotten first (it comes back with a full bucket), so memory stays bounded whatever
 /// the number of addresses or device ids a flood invents.
 struct LRUBuckets: Sendable {
@@ -20,8 +22,9 @@ struct LRUBuckets: Sendable {
 
     var count: Int { index.count }
 
-    /// Takes a token from `key`'s bucket (made with `make` when the key is new).
-    mutating func take(_ key: String, now: Double, make: () -> TokenBucket) -> Double? {
+    /// Takes a token from `key`'s bucket (made with `make` when the key is new) at the clock's
+    /// reading `now`: `nil` when granted, else how long until one is there.
+    mutating func take(_ key: String, now: Duration, make: () -> TokenBucket) -> Duration? {
         let i: Int
         if let found = index[key] {
             i = found
@@ -39,7 +42,7 @@ struct LRUBuckets: Sendable {
             index[key] = i
         }
         pushNewest(i)
-        return nodes[i].bucket.take(now: now)
+        return nodes[i].bucket.take(at: now)
     }
 
     private mutating func unlink(_ i: Int) {

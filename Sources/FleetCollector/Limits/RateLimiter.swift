@@ -22,7 +22,7 @@ public struct RateLimits: Sendable, Equatable {
     }
 }
 
-/// The collector's flood guard: one token bucket per source address and one per device id,
+/// The collector's flood guard: one token bucket (ClientFoundation's ``TokenBucket``) per source address and one per device id,
 /// each holding a quarter of a minute's allowance as its burst. Time comes from the injected
 /// monotonic clock, so tests drive it with a manual clock, without sleeping.
 public final class RateLimiter: Sendable {
@@ -47,16 +47,16 @@ public final class RateLimiter: Sendable {
 
     /// One batch from `address`.
     public func admit(address: String) -> Verdict {
-        let t = clock.now.inSeconds
+        let t = clock.now
         let rate = limits.perAddressPerMinute
-        return Self.verdict(addresses.withLock { $0.take(address, now: t, make: { Self.bucket(perMinute: rate, now: t) }) })
+        return Self.verdict(addresses.withLock { $0.take(address, now: t, make: { Self.bucket(perMinute: rate) }) })
     }
 
     /// One batch from `device`.
     public func admit(device: DeviceID) -> Verdict {
-        let t = clock.now.inSeconds
+        let t = clock.now
         let rate = limits.perDevicePerMinute
-        return Self.verdict(devices.withLock { $0.take(device.text, now: t, make: { Self.bucket(perMinute: rate, now: t) }) })
+        return Self.verdict(devices.withLock { $0.take(device.text, now: t, make: { Self.bucket(perMinute: rate) }) })
     }
 
     /// Keys remembered now (addresses, devices): never more than ``RateLimits/maxKeys`` each.
@@ -64,12 +64,14 @@ public final class RateLimiter: Sendable {
         (addresses.withLock { $0.count }, devices.withLock { $0.count })
     }
 
-    static func bucket(perMinute: Double, now: Double) -> TokenBucket {
-        TokenBucket(rate: perMinute / 60, capacity: (perMinute / 4).rounded(.down), now: now)
+    /// A full bucket of a quarter of `perMinute`, earning `perMinute` tokens a minute.
+    static func bucket(perMinute: Double) -> TokenBucket {
+        TokenBucket(capacity: (perMinute / 4).rounded(.down), refill: perMinute, every: .seconds(60))
     }
 
-    static func verdict(_ wait: Double?) -> Verdict {
+    /// Allowed, or the wait rounded up to whole seconds (at least one) for `Retry-After`.
+    static func verdict(_ wait: Duration?) -> Verdict {
         guard let wait else { return .allowed }
-        return .limited(retryAfterSeconds: max(1, Int(wait.rounded(.up))))
+        return .limited(retryAfterSeconds: max(1, Int(min(wait.inSeconds, 1e9).rounded(.up))))
     }
 }
