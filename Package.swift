@@ -251,7 +251,7 @@ let package = Package(
         ),
         // The shell's pure rules, free of GTK and WebKit (the rollback watch, the first-version
         // latch, the line throttle): tested on their own, on injected clocks.
-        .target(name: "ShellRules"),
+        .target(name: "ShellRules", dependencies: ["ClientFoundation"]),
         // The native Linux shell: one GTK window, one WebKitGTK view, the client served through
         // the app: URI scheme by the serving core, the page bridged to the engine in-process.
         // The shell's code is a library (Sources/ClientctlShellApp), so one program can hold it
@@ -466,7 +466,7 @@ let package = Package(
                 "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive", "SignedArchive", "ArchivePublishing", "TestSupport",
             ]),
         .testTarget(name: "ClientctlShellTests", dependencies: ["TestSupport"]),
-        .testTarget(name: "ShellRulesTests", dependencies: ["ShellRules"]),
+        .testTarget(name: "ShellRulesTests", dependencies: ["ShellRules", "ClientFoundation", "TestSupport"]),
         .testTarget(name: "ServingCoreTests", dependencies: ["ServingCore", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "ApplyPolicyTests", dependencies: ["ApplyPolicy"]),
         .testTarget(

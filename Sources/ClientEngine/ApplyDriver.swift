@@ -92,7 +92,7 @@ package final class ApplyDriver: Sendable {
         for action in actions {
             switch action {
             case .joinSwitch:
-                guard let joined = try await flight?.outcome().get().report else { break }
+                guard let joined = try await flight?.value().report else { break }
                 return joined
             case .switchForPage(let version, let trigger):
                 guard let flight else { break }
@@ -109,13 +109,13 @@ package final class ApplyDriver: Sendable {
                     // is read again before the next decision.
                     _ = await perform(send(.pageRefused).actions)
                     staged.withLock { $0.stale = true }
-                    flight.finish(.failure(error))
+                    flight.resolve(.failure(error))
                     signal.wake()
                     throw error
                 }
                 _ = await perform(send(.switched(version: version)).actions)
                 staged.withLock { $0.stale = true }
-                flight.finish(.success(SwitchOutcome(version: version, report: report)))
+                flight.resolve(.success(SwitchOutcome(version: version, report: report)))
                 signal.wake()
                 return report
             case .writeStatus, .removeStatus, .wake, .switchTo:
@@ -227,7 +227,7 @@ package final class ApplyDriver: Sendable {
                 guard let flight else { continue }
                 step.switched = await carryOut(version: version, trigger: trigger, reload: reload, flight: flight)
             case .joinSwitch:
-                step.switched = try? await flight?.outcome().get().version
+                step.switched = try? await flight?.value().version
             case .switchForPage:
                 break  // only ever the answer to a page's call (switchForPage(from:))
             case .writeStatus(let facts):
@@ -261,7 +261,7 @@ package final class ApplyDriver: Sendable {
         }
         // The switch changed the root: read it again at the next decision.
         staged.withLock { $0.stale = true }
-        flight.finish(outcome)
+        flight.resolve(outcome)
         _ = await perform(after)
         return (try? outcome.get())?.version
     }
@@ -324,36 +324,6 @@ struct SwitchOutcome: Sendable {
     var report: LifecycleReport?
 }
 
-/// The one switch in flight: whoever joins it waits for its outcome.
-final class SwitchFlight: Sendable {
-    private struct State {
-        var outcome: Result<SwitchOutcome, any Error>?
-        var waiters: [CheckedContinuation<Result<SwitchOutcome, any Error>, Never>] = []
-    }
-    private let state = Mutex(State())
-
-    /// Ends the flight: every waiter, and every later one, gets `outcome`.
-    func finish(_ outcome: Result<SwitchOutcome, any Error>) {
-        let waiters = state.withLock { s -> [CheckedContinuation<Result<SwitchOutcome, any Error>, Never>] in
-            s.outcome = outcome
-            defer { s.waiters = [] }
-            return s.waiters
-        }
-        for waiter in waiters { waiter.resume(returning: outcome) }
-    }
-
-    /// How many wait for the outcome now.
-    var waiting: Int { state.withLock { $0.waiters.count } }
-
-    /// The outcome, once the switch ended.
-    func outcome() async -> Result<SwitchOutcome, any Error> {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Result<SwitchOutcome, any Error>, Never>) in
-            let ready = state.withLock { s -> Result<SwitchOutcome, any Error>? in
-                if let outcome = s.outcome { return outcome }
-                s.waiters.append(continuation)
-                return nil
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
-    }
-}
+/// The one switch in flight: whoever joins it waits for its outcome (a navigation, a page's
+/// call), which ``ApplyDriver`` tells once; a joiner whose task is cancelled stops waiting.
+typealias SwitchFlight = Handshake<SwitchOutcome>

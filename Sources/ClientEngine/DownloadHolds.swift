@@ -64,9 +64,9 @@ package final class DownloadHolds: DownloadHolding {
     private let clock: MonotonicClock
     private struct State {
         var leases = DownloadHoldLeases()
-        /// Tasks in ``waitForHold()``, resumed when a lease is taken.
-        var waiters: [UInt64: CheckedContinuation<Void, any Error>] = [:]
-        var nextWaiter: UInt64 = 0
+        /// What the tasks in ``waitForHold()`` wait at: opened when a lease is taken, and
+        /// replaced by a closed one for the waits after it.
+        var taken = Latch()
     }
     private let state = Mutex(State())
 
@@ -85,15 +85,15 @@ package final class DownloadHolds: DownloadHolding {
     @discardableResult
     package func hold(lease: String, holder: String, for duration: Duration) -> Date {
         let t = now()
-        let (length, woken) = state.withLock { state in
+        let (length, taken) = state.withLock { state -> (Duration, Latch?) in
             let m = clock.now
             state.leases.expire(at: m)
             let length = state.leases.hold(lease: lease, holder: holder, for: duration, at: m)
-            guard length > .zero else { return (length, [CheckedContinuation<Void, any Error>]()) }
-            defer { state.waiters = [:] }
-            return (length, Array(state.waiters.values))
+            guard length > .zero else { return (length, nil) }
+            defer { state.taken = Latch() }
+            return (length, state.taken)
         }
-        for waiter in woken { waiter.resume() }
+        taken?.open()
         return t.addingTimeInterval(length.inSeconds)
     }
 
@@ -117,29 +117,13 @@ package final class DownloadHolds: DownloadHolding {
     /// Returns at once when a lease holds now, else once one is taken.
     /// - Throws: `CancellationError` when the waiting task is cancelled.
     package func waitForHold() async throws {
-        let id = state.withLock { state in
-            defer { state.nextWaiter += 1 }
-            return state.nextWaiter
+        try Task.checkCancellation()
+        let taken = state.withLock { state -> Latch? in
+            state.leases.inForce(at: clock.now) != nil ? nil : state.taken
         }
-        try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let resume = state.withLock { state -> (any Error)?? in
-                    if Task.isCancelled { return .some(CancellationError()) }
-                    if state.leases.inForce(at: clock.now) != nil { return .some(nil) }
-                    state.waiters[id] = continuation
-                    return .none
-                }
-                switch resume {
-                case .some(.some(let error)): continuation.resume(throwing: error)
-                case .some(.none): continuation.resume()
-                case .none: break
-                }
-            }
-        } onCancel: {
-            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume(throwing: CancellationError())
-        }
+        try await taken?.wait()
     }
 
     /// Tasks waiting in ``waitForHold()`` now (for tests).
-    package var waiting: Int { state.withLock { $0.waiters.count } }
+    package var waiting: Int { state.withLock { $0.taken }.waiting }
 }

@@ -8,8 +8,8 @@ import Synchronization
 /// The agent's count of the page's problems after its acknowledgement
 /// (docs/page-errors.md): ``ProblemTally`` on the injected monotonic clock, its reports
 /// written to the root's journal, its period kept in `reports/page-errors.json` while the
-/// host is down, and the first hour's local rollback carried out when the device allows it
-/// (`errorRollback` in `config.json`). Hosts feed it: the shell from its web view, `serve`
+/// host is down, and the first hour's local rollback carried out by ``run()`` when the
+/// device allows it (`errorRollback` in `config.json`). Hosts feed it: the shell from its web view, `serve`
 /// from the shim's `POST /__clientctl/problems`.
 package final class PageProblems: Sendable {
     /// A page's `WebAppLocalServer.reportProblem(kind)`: a word of at most 32 characters.
@@ -25,17 +25,16 @@ package final class PageProblems: Sendable {
     private let file: String?
     private struct State {
         var tally: ProblemTally
-        /// App-defined problems' bucket: tokens and the reading they were counted at.
-        var tokens = Double(PageProblems.appBurst)
-        var tokensAt: Duration = .zero
+        /// App-defined problems' bucket: a burst of ``appBurst``, then one a second.
+        var appProblems = TokenBucket(capacity: Double(PageProblems.appBurst), refill: 1, every: .seconds(1))
         var lastSave: Duration = .zero
         var dirty = false
-        /// ``run()`` waiting for an acknowledgement to move its next moment, and whether
-        /// one came while it was not waiting.
-        var waiter: CheckedContinuation<Void, Never>?
-        var woken = false
+        /// Rollbacks the tally asked for, which ``run()`` carries out.
+        var rollbacks: [String] = []
     }
     private let state: Mutex<State>
+    /// Wakes ``run()``: an acknowledgement moves its next moment, a rollback is due.
+    private let signal: WakeSignal
 
     /// - Parameters:
     ///   - updater: the engine's updater: its journal takes the reports (nothing without a
@@ -46,6 +45,7 @@ package final class PageProblems: Sendable {
         self.updater = updater
         self.clock = clock
         self.allowRollback = allowRollback
+        signal = WakeSignal(clock: clock)
         let reportsOn = updater.journal != nil
         file = reportsOn ? updater.layout.reports + "/page-errors.json" : nil
         let saved = file.flatMap { try? BoundedFile.read($0, cap: 16 * 1024, code: EngineError.Code.configInvalid) }
@@ -56,15 +56,7 @@ package final class PageProblems: Sendable {
     /// A page of `version` acknowledged its start (a load).
     package func acknowledged(version: String) {
         apply { $0.acknowledged(version, at: $1) }
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            guard let waiter = state.waiter else {
-                state.woken = true
-                return nil
-            }
-            state.waiter = nil
-            return waiter
-        }
-        waiter?.resume()
+        signal.wake()
     }
 
     /// `count` uncaught errors and unhandled rejections of a page of `version` after its
@@ -87,11 +79,7 @@ package final class PageProblems: Sendable {
     package func appProblem(_ kind: String, version: String) throws {
         guard let problem = Self.kindProblem(kind) else {
             applyCounting { tally, now, state in
-                let elapsed = (now - state.tokensAt).inSeconds
-                state.tokens = min(Double(Self.appBurst), state.tokens + max(0, elapsed))
-                state.tokensAt = now
-                guard state.tokens >= 1 else { return [] }
-                state.tokens -= 1
+                guard state.appProblems.take(at: now) == nil else { return [] }
                 return tally.problems(1, messages: ["app: \(kind)"], version: version, at: now)
             }
             return
@@ -113,44 +101,34 @@ package final class PageProblems: Sendable {
         apply { tally, now in tally.version == nil || tally.version == version ? [] : tally.left(at: now) }
     }
 
-    /// Reports due periods until the task is cancelled, then ends use and keeps the period.
+    /// Reports due periods and carries out the first hour's rollbacks until the task is
+    /// cancelled, then ends use and keeps the period. The rollbacks run in a task group the
+    /// run owns, so none outlives it: one under way when the task is cancelled is cancelled
+    /// and waited for.
     package func run() async {
-        while !Task.isCancelled {
-            let now = clock.now
-            let next = state.withLock { $0.tally.nextDue(at: now) } ?? (now + .seconds(3600))
-            let saveBy = now + .seconds(600)
-            let wait = min(next, saveBy)
-            await withTaskGroup(of: Void.self) { group in
-                group.addTask { [clock] in try? await clock.sleep(until: wait) }
-                group.addTask { await self.acknowledgement() }
-                _ = await group.next()
-                group.cancelAll()
+        await withDiscardingTaskGroup { group in
+            while !Task.isCancelled {
+                for version in state.withLock({ state in
+                    defer { state.rollbacks = [] }
+                    return state.rollbacks
+                }) {
+                    group.addTask { await self.rollBack(version) }
+                }
+                let now = clock.now
+                let next = state.withLock { $0.tally.nextDue(at: now) } ?? (now + .seconds(3600))
+                await signal.wait(until: min(next, now + .seconds(600)))
+                tick()
             }
-            tick()
         }
         stop()
     }
 
-    /// Returns at the next acknowledgement (at once when one came since the last return), or
-    /// when the task is cancelled. Not an `AsyncStream`: a cancelled wait would end it for good.
-    private func acknowledgement() async {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                let now = state.withLock { state -> Bool in
-                    guard !state.woken, !Task.isCancelled else {
-                        state.woken = false
-                        return true
-                    }
-                    state.waiter = waiter
-                    return false
-                }
-                if now { waiter.resume() }
-            }
-        } onCancel: {
-            state.withLock { state -> CheckedContinuation<Void, Never>? in
-                defer { state.waiter = nil }
-                return state.waiter
-            }?.resume()
+    /// The first hour's local rollback of `version`, when it is still the current one.
+    private func rollBack(_ version: String) async {
+        do {
+            try await updater.rollback(ifCurrent: version, reason: .pageErrors)
+        } catch {
+            updater.logger.warning("\(version) failed most of its page loads in its first hour and cannot go back: \(error)")
         }
     }
 
@@ -186,14 +164,8 @@ package final class PageProblems: Sendable {
                 updater.recordReport(draft)
             case .rollBack(let version):
                 guard allowRollback else { continue }
-                let updater = updater
-                Task {
-                    do {
-                        try await updater.rollback(ifCurrent: version, reason: .pageErrors)
-                    } catch {
-                        updater.logger.warning("\(version) failed most of its page loads in its first hour and cannot go back: \(error)")
-                    }
-                }
+                state.withLock { $0.rollbacks.append(version) }
+                signal.wake()
             }
         }
     }

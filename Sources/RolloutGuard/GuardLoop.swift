@@ -1,6 +1,5 @@
 import ClientFoundation
 import Foundation
-import Synchronization
 
 extension RolloutGuardPass {
     /// `rollout guard --every`: a pass every `interval` on `clock` (measured from each
@@ -26,28 +25,18 @@ extension RolloutGuardPass {
 }
 
 /// A stop asked for from outside the guard's loop (a signal handler), read between passes:
-/// it wakes the wait for the next pass at once.
+/// it wakes the wait for the next pass at once. ClientFoundation's `Latch`, opened once.
 public final class GuardStop: Sendable {
-    private struct State {
-        var requested = false
-        var waiters: [Int: CheckedContinuation<Void, Never>] = [:]
-        var nextWaiter = 0
-    }
-    private let state = Mutex(State())
+    private let latch = Latch()
 
     public init() {}
 
     /// Whether a stop was requested.
-    public var isRequested: Bool { state.withLock { $0.requested } }
+    public var isRequested: Bool { latch.isOpen }
 
     /// Requests the stop: every wait ends now, and every later one at once.
     public func request() {
-        let waiters = state.withLock { state in
-            state.requested = true
-            defer { state.waiters = [:] }
-            return Array(state.waiters.values)
-        }
-        for waiter in waiters { waiter.resume() }
+        latch.open()
     }
 
     /// Runs `body` while each of `signals` (SIGTERM, SIGINT) requests this stop instead of
@@ -67,31 +56,6 @@ public final class GuardStop: Sendable {
     /// Returns at `deadline` on `clock`, when the stop is requested, or when the task is
     /// cancelled, whichever comes first.
     func wait<C: Clock>(until deadline: C.Instant, on clock: C) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { try? await clock.sleep(until: deadline, tolerance: nil) }
-            group.addTask { await self.requestedOrCancelled() }
-            _ = await group.next()
-            group.cancelAll()
-        }
-    }
-
-    /// Returns once the stop is requested or the task is cancelled.
-    private func requestedOrCancelled() async {
-        let id = state.withLock { state in
-            defer { state.nextWaiter += 1 }
-            return state.nextWaiter
-        }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
-                let now = state.withLock { state in
-                    if state.requested || Task.isCancelled { return true }
-                    state.waiters[id] = waiter
-                    return false
-                }
-                if now { waiter.resume() }
-            }
-        } onCancel: {
-            state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
-        }
+        _ = await latch.wait(until: deadline, on: clock)
     }
 }

@@ -1,61 +1,34 @@
-import Foundation
-import Synchronization
+import ClientFoundation
 
 /// Opens once the engine has chosen the first version to serve. The view starts loading
 /// the app at once, in parallel with the engine's start-up (its web and network processes
 /// start meanwhile); scheme requests that arrive before the version is known wait here.
+/// ClientFoundation's ``Latch``, its timed wait on the injected monotonic clock.
 package final class FirstVersionLatch: Sendable {
-    private struct State {
-        var isOpen = false
-        var waiting: [CheckedContinuation<Void, Never>] = []
+    private let latch = Latch()
+    private let clock: MonotonicClock
+
+    /// A closed latch whose timed waits run on `clock`.
+    package init(clock: MonotonicClock = .continuous) {
+        self.clock = clock
     }
-    private let state = Mutex(State())
 
-    package init() {}
-
-    /// Returns once the latch is open.
+    /// Returns once the latch is open, or when the waiting task is cancelled.
     package func wait() async {
-        await withCheckedContinuation { continuation in
-            let resumeNow = state.withLock { state -> Bool in
-                if state.isOpen { return true }
-                state.waiting.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
+        try? await latch.wait()
     }
 
     /// Opens the latch (again is a no-op) and lets every waiting request go on.
     package func open() {
-        let released = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            state.isOpen = true
-            defer { state.waiting = [] }
-            return state.waiting
-        }
-        for continuation in released { continuation.resume() }
+        latch.open()
     }
-}
 
-extension FirstVersionLatch {
-    /// Returns once the latch is open or `limit` has passed, whichever comes first.
+    /// Returns once the latch is open or `limit` has passed on the clock, whichever comes
+    /// first (or when the task is cancelled). Nothing it starts outlives it.
     package func wait(atMost limit: Duration) async {
-        let resumed = Mutex(false)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeOnce: @Sendable () -> Void = {
-                let first = resumed.withLock { done -> Bool in
-                    defer { done = true }
-                    return !done
-                }
-                if first { continuation.resume() }
-            }
-            Task {
-                await self.wait()
-                resumeOnce()
-            }
-            Task {
-                try? await Task.sleep(for: limit)
-                resumeOnce()
-            }
-        }
+        _ = await latch.wait(atMost: limit, on: clock)
     }
+
+    /// Requests waiting now.
+    package var waiting: Int { latch.waiting }
 }

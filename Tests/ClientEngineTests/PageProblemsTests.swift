@@ -33,6 +33,8 @@ import Testing
         let engine = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
         let clock = ManualClock()
         let problems = PageProblems(updater: engine.updater, clock: MonotonicClock(clock), allowRollback: true)
+        // The loop carries the rollback out (in a task group of its own, never after it ends).
+        let loop = Task { await problems.run() }
         for load in 0..<3 {
             problems.acknowledged(version: "1.1.0")
             if load != 1 { problems.pageErrors(12, messages: ["TypeError: boom (/app.js:3)"], version: "1.1.0") }
@@ -51,6 +53,8 @@ import Testing
         let counted = Self.reports(device, .pageErrors).filter { $0.version == "1.1.0" }
         #expect(counted.map(\.count).reduce(0) { $0 + ($1 ?? 0) } == 24)
         #expect(counted.last?.detail == "TypeError: boom (/app.js:3)")
+        loop.cancel()
+        await loop.value
     }
 
     @Test func withoutTheDevicesLeaveTheVersionStaysAndIsReported() async throws {

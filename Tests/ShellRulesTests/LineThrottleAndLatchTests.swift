@@ -1,18 +1,41 @@
+import ClientFoundation
 import ShellRules
 import Synchronization
+import TestSupport
 import Testing
 
 /// The shell's line throttle (a burst, then one line a second, on an injected clock) and
 /// the latch that holds the first requests until the first version is chosen.
 @Suite struct LineThrottleAndLatchTests {
     @Test func aBurstThenOneLineASecond() {
-        let throttle = LineThrottle(burst: 3)
-        let start = ContinuousClock.now
-        #expect((0..<3).allSatisfy { _ in throttle.admit(now: start) }, "the burst")
-        #expect(!throttle.admit(now: start), "past the burst")
-        #expect(!throttle.admit(now: start + .milliseconds(500)))
-        #expect(throttle.admit(now: start + .milliseconds(1500)), "one more after a second")
-        #expect(!throttle.admit(now: start + .milliseconds(1600)))
+        let clock = ManualClock()
+        let throttle = LineThrottle(burst: 3, clock: MonotonicClock(clock))
+        #expect((0..<3).allSatisfy { _ in throttle.admit() }, "the burst")
+        #expect(!throttle.admit(), "past the burst")
+        clock.advance(by: .milliseconds(500))
+        #expect(!throttle.admit())
+        clock.advance(by: .milliseconds(1000))
+        #expect(throttle.admit(), "one more after a second")
+        clock.advance(by: .milliseconds(100))
+        #expect(!throttle.admit())
+    }
+
+    /// The shell's first check waits for the first version at most so long: the latch, or
+    /// the limit on the clock, whichever comes first, and nothing of the wait left behind.
+    @Test func aTimedWaitEndsAtTheLimitOrWhenTheLatchOpens() async throws {
+        let clock = ManualClock()
+        let latch = FirstVersionLatch(clock: MonotonicClock(clock))
+        let timedOut = Task { await latch.wait(atMost: .seconds(10)) }
+        try await clock.waitForSleeper()
+        clock.advance(by: .seconds(10))
+        await timedOut.value
+        #expect(clock.sleeperCount == 0 && latch.waiting == 0, "the limit ended the wait, and its wait at the latch")
+
+        let opened = Task { await latch.wait(atMost: .seconds(10)) }
+        try await clock.waitForSleeper()
+        latch.open()
+        await opened.value
+        #expect(clock.sleeperCount == 0, "the latch ended the wait, and its sleep")
     }
 
     @Test func theLatchHoldsWaitersUntilOpenedAndThenNoOne() async throws {
