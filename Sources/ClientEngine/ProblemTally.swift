@@ -63,7 +63,15 @@ package struct ProblemTally: Sendable, Equatable {
     /// The current load had a problem already.
     private var loadFailed = false
 
+    /// - Parameter saved: what a stopped host kept; its messages are cut again by today's
+    ///   rule (a file an older version wrote may hold characters it kept).
     package init(saved: Saved? = nil) {
+        var saved = saved
+        if let messages = saved?.messages {
+            var kept: [String] = []
+            for cut in messages.map(Self.cut) where !cut.isEmpty && !kept.contains(cut) && kept.count < Self.maxMessages { kept.append(cut) }
+            saved?.messages = kept
+        }
         self.saved = saved
     }
 
@@ -191,17 +199,37 @@ package struct ProblemTally: Sendable, Equatable {
         return s * 1000 + atto / 1_000_000_000_000_000
     }
 
-    /// A message as kept: one line, control characters as spaces, at most ``maxMessageBytes``.
+    /// A message as kept: one line, at most ``maxMessageBytes``; a character holding a scalar
+    /// ``isReplaced(_:)`` names becomes a space.
     static func cut(_ text: String) -> String {
         var out = ""
         var used = 0
         for ch in text {
-            let c: Character = ch.unicodeScalars.contains { $0.properties.generalCategory == .control || $0.value == 0x7F } ? " " : ch
+            let c: Character = ch.unicodeScalars.contains(where: isReplaced) ? " " : ch
             let n = String(c).utf8.count
             if used + n > maxMessageBytes { break }
             out.append(c)
             used += n
         }
         return out.trimmingCharacters(in: .whitespaces)
+    }
+
+    /// `text` with every character that holds a scalar ``isReplaced(_:)`` names as a space,
+    /// uncut: a page's message as a host shows it (the shell's `pageErrors` event).
+    package static func oneLine(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isReplaced) else { return text }
+        return String(text.map { ch in ch.unicodeScalars.contains(where: isReplaced) ? " " : ch })
+    }
+
+    /// Whether a kept message shows `scalar` as a space: the control characters (Cc: C0,
+    /// DEL, C1), the format characters (Cf: the bidi controls, zero-width characters, the
+    /// byte order mark), and the line and paragraph separators (Zl U+2028, Zp U+2029), the
+    /// scalars `Quoting` escapes. Each would break the one line or make it read otherwise
+    /// than its bytes on a terminal (which `TerminalText` guards against too).
+    static func isReplaced(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .format, .lineSeparator, .paragraphSeparator: return true
+        default: return false
+        }
     }
 }

@@ -18,7 +18,8 @@ extension ShellRun {
         // The page's errors after its acknowledgement (docs/native-shell.md#errors-after-start).
         let errorCounts = PageErrorCounts(view: view) { [log] count, messages, version in
             problems.pageErrors(count, messages: messages, version: version)
-            log.emit("pageErrors", ["version": version, "count": count, "messages": messages])
+            // Shown as the report keeps them: no control, format or line separator character.
+            log.emit("pageErrors", ["version": version, "count": count, "messages": messages.map(ProblemTally.oneLine)])
         }
         errorCounts.install()
         // The page's check runs through the agent, so the apply driver sees its download.

@@ -61,6 +61,28 @@ import Testing
         #expect(report?.count == 2)
     }
 
+    /// A kept message is one line that reads as its bytes: line and paragraph separators
+    /// (U+2028, U+2029, which break a line in many viewers) and format characters (bidi
+    /// controls such as U+202E, which reorder what follows on a terminal, zero-width
+    /// characters, a byte order mark) become spaces, as the control characters do (red team,
+    /// issue 75). So does a period a host kept from before.
+    @Test func messagesKeepNoLineOrParagraphSeparatorOrFormatCharacter() {
+        var tally = ProblemTally()
+        _ = tally.acknowledged("2.0.0", at: .zero)
+        let messages = ["a\u{2028}b", "c\u{2029}d", "e\u{202E}f\u{200B}g\u{FEFF}h\u{2066}i\u{85}j"]
+        _ = tally.problems(1, messages: messages, version: "2.0.0", at: .seconds(1))
+        let detail = Self.reports(tally.left(at: .seconds(2))).first?.detail
+        #expect(detail == "a b | c d | e f g h i j")
+        #expect(detail?.split(whereSeparator: \.isNewline).count == 1)
+
+        var saved = ProblemTally.Saved(
+            version: "2.0.0", usedBeforeMs: 0, usedMs: 1000, problems: 1, messages: ["x\u{2028}y", "x\u{2029}y"], loads: 1, failedLoads: 1,
+            judged: false)
+        saved.messages.append("z\u{202E}")
+        var next = ProblemTally(saved: saved)
+        #expect(Self.reports(next.left(at: .zero)).first?.detail == "x y | z")
+    }
+
     @Test func anOldTabsProblemsAndProblemsBeforeAnyAcknowledgementAreNotCounted() {
         var tally = ProblemTally()
         let out4 = tally.problems(5, messages: ["early"], version: "1.0.0", at: .zero)
