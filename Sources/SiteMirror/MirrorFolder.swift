@@ -49,6 +49,34 @@ struct MirrorFolder {
         path.hasPrefix(root + "/") ? String(path.dropFirst(root.count + 1)) : path
     }
 
+    /// The first part of `path` below ``root`` that is a symbolic link (`path` itself
+    /// included), nil when none is, when `path` is not in the folder, or from where on it
+    /// does not exist. The folder itself may be a link: the operator names it with `--to`.
+    func link(on path: String) -> String? {
+        guard path.hasPrefix(root + "/") else { return nil }
+        var current = root
+        for part in path.dropFirst(root.count + 1).split(separator: "/") {
+            current += "/" + part
+            var st = stat()
+            guard lstat(current, &st) == 0 else { return nil }
+            if st.st_mode & S_IFMT == S_IFLNK { return current }
+        }
+        return nil
+    }
+
+    /// Refuses a run that would read, write or remove any of `paths` through a symbolic
+    /// link inside the folder: a rename would land, and a prune delete, wherever it points.
+    /// - Throws: ``SiteMirrorError`` `.link` naming the link.
+    func refuseLinks(_ paths: [String]) throws {
+        for path in paths {
+            guard let link = link(on: path) else { continue }
+            throw SiteMirrorError(
+                .link,
+                "\(link) is a symbolic link inside the mirror's folder \(root): the mirror writes and prunes only the folder's own files "
+                    + "and folders, never through a link; remove it (nothing was written)")
+        }
+    }
+
     /// Removes staging folders of runs that were killed (called under the folder's lock).
     func removeStaleStaging() {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []

@@ -36,6 +36,8 @@ struct MirrorRun {
         let manifestPath = try folder.local(manifestURL).get()
         let channelFolder = (manifestPath as NSString).deletingLastPathComponent
         report.manifest = folder.relative(manifestPath)
+        // Nothing is read, written or pruned through a symbolic link inside the folder.
+        try folder.refuseLinks(channelPaths(channelFolder, manifest: manifestPath))
         // 1. The manifest, its roots, and the manifest verified with the newest root.
         let body = try await small(manifestURL, cap: 64 * 1024)
         let unverified = try StrictJSON.parseObject(body, limits: .manifest, source: manifestURL.absoluteString)
@@ -122,6 +124,8 @@ struct MirrorRun {
             try stageIfChanged(restriction, at: restrictionPath)
         }
         if manifestChanged { moves.append((try staging.stage(body), manifestPath)) }
+        let candidates = pruneCandidates(channelFolder)
+        try folder.refuseLinks(moves.map(\.target) + candidates)
         try staging.commit(moves)
         report.written = moves.map { folder.relative($0.target) }
         if restriction == nil, FileManager.default.fileExists(atPath: restrictionPath) {
@@ -133,7 +137,7 @@ struct MirrorRun {
             report.pruned.append(folder.relative(channelFolder + "/index.json"))
         }
         for release in carried { named.formUnion(localFiles(of: release)) }
-        report.pruned += prune(channelFolder)
+        report.pruned += prune(candidates)
         report.changed = !moves.isEmpty || !report.pruned.isEmpty
         return report
     }
@@ -344,10 +348,21 @@ struct MirrorRun {
         moves.append((try staging.stage(bytes), path))
     }
 
-    /// Removes the archives, patches, file lists, objects and cohort files of the channel's
-    /// folder that no verified release names any longer (what publish writes there; nothing
-    /// else is touched). Objects are named by the file lists of the releases carried.
-    func prune(_ channelFolder: String) -> [String] {
+    /// The paths of the channel's folder a run reads, writes or prunes before it knows the
+    /// releases: the manifest, the index, the restriction, and the folders of roots,
+    /// patches, file lists, objects and cohorts (each cohort's own folder too).
+    func channelPaths(_ channelFolder: String, manifest: String) -> [String] {
+        let names = ["index.json", "restriction.json", "root", "patches", "files", "objects", "cohorts"]
+        var paths = [manifest] + names.map { channelFolder + "/" + $0 }
+        let cohorts = (try? FileManager.default.contentsOfDirectory(atPath: channelFolder + "/cohorts")) ?? []
+        paths += cohorts.sorted().map { channelFolder + "/cohorts/" + $0 }
+        return paths
+    }
+
+    /// The archives, patches, file lists, objects and cohort files of the channel's folder
+    /// that a prune removes unless a verified release names them (what publish writes
+    /// there; nothing else is touched).
+    func pruneCandidates(_ channelFolder: String) -> [String] {
         var candidates: [String] = []
         let fm = FileManager.default
         for name in (try? fm.contentsOfDirectory(atPath: channelFolder)) ?? []
@@ -369,6 +384,12 @@ struct MirrorRun {
         where name.utf8.count == 64 && name.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) {
             candidates.append(channelFolder + "/objects/" + name)
         }
+        return candidates
+    }
+
+    /// Removes the `candidates` no verified release names any longer. Objects are named by
+    /// the file lists of the releases carried.
+    func prune(_ candidates: [String]) -> [String] {
         var pruned: [String] = []
         for path in candidates.sorted() where !named.contains(path) {
             if unlink(path) == 0 { pruned.append(folder.relative(path)) }

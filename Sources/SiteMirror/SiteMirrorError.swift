@@ -12,7 +12,7 @@ package typealias SiteMirrorError = ModuleError<SiteMirrorErrorCode>
 /// The code of ``SiteMirrorError``. New codes may be added in later versions.
 package struct SiteMirrorErrorCode: ClientctlErrorCode {
     fileprivate enum Base: Hashable, Sendable {
-        case refused, stale, replay, invalidArgument, notFound, locked, io, internalError
+        case refused, stale, replay, invalidArgument, notFound, locked, io, link, internalError
     }
     fileprivate let base: Base
     package var description: String { "\(base)" }
@@ -33,19 +33,22 @@ package struct SiteMirrorErrorCode: ClientctlErrorCode {
     package static let locked = Self(base: .locked)
     /// A system call on the mirror's folder failed.
     package static let io = Self(base: .io)
+    /// A symbolic link inside the mirror's folder on a path the run reads, writes or prunes:
+    /// the run would write (or delete) wherever it points, so it writes nothing.
+    package static let link = Self(base: .link)
     /// An unexpected failure: a bug.
     package static let internalError = Self(base: .internalError)
 
     /// The sysexits status: 65 for what the origin served and the mirror refuses (a
     /// stale or replayed manifest included), 64 usage, 66 missing input, 75 another run
-    /// holds the folder, 73 cannot write, 70 internal.
+    /// holds the folder, 73 cannot write (a symbolic link in the folder included), 70 internal.
     package func kind(underlying: (any Error & Sendable)?) -> FailureKind {
         switch base {
         case .refused, .stale, .replay: return .dataError
         case .invalidArgument: return .usage
         case .notFound: return .noInput
         case .locked: return .tempFail
-        case .io: return .cannotCreate
+        case .io, .link: return .cannotCreate
         case .internalError: return .software
         }
     }

@@ -26,7 +26,8 @@ struct MirrorCommand: AsyncParsableCommand {
             Exit status: 0 done (also when nothing changed), 65 the origin served something that \
             does not verify, a stale or an older manifest (DIR is left as the last good run left \
             it), 64 a bad flag, 66 a key file missing, 69 the origin unreachable, 75 another run \
-            holds DIR, 73 DIR cannot be written. Serve DIR with any static server (nginx, \
+            holds DIR, 73 DIR cannot be written or holds a symbolic link on a path the run uses \
+            (nothing is written through it). Serve DIR with any static server (nginx, \
             docs/guides/running-devices.md#a-site-mirror); devices name it with `init --mirror`.
 
             Examples:
