@@ -27,7 +27,8 @@ import DeviceIdentity
 /// `in` are false, `!=` and `not in` are true. `id in cohort NAME` asks the caller whether the device is in
 /// the cohort.
 ///
-/// Bounds: at most ``maxBytes`` bytes of text, ``maxDepth`` levels of parentheses and `not`, ``maxValues``
+/// Bounds: at most ``maxBytes`` bytes of text and of its canonical text (``description``, which may be longer:
+/// `a=1` is `a = 1`), ``maxDepth`` levels of parentheses and `not`, ``maxValues``
 /// values in all lists together and ``maxCohorts`` distinct cohorts; empty or blank text is refused.
 ///
 /// ``description`` is the canonical text: tokens separated by single spaces, except none after `(` or before
@@ -35,7 +36,7 @@ import DeviceIdentity
 /// Equality is of the parsed expression, `and` and `or` being associative: `store=12` equals `store = 12`,
 /// and `(a = 1 and b = 2) and c = 3` equals `a = 1 and (b = 2 and c = 3)`.
 public struct TargetExpression: Sendable, Equatable, Hashable, CustomStringConvertible {
-    /// The most bytes of a target text.
+    /// The most bytes of a target text, and of its canonical text.
     public static let maxBytes = 4096
     /// The most levels of parentheses and `not` around a test.
     public static let maxDepth = 16

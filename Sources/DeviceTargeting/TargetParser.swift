@@ -46,7 +46,15 @@ struct TargetParser {
     static func parse(_ text: String) throws -> TargetNode {
         var parser = TargetParser(text: text)
         try parser.tokenize()
-        return try parser.expression()
+        let root = try parser.expression()
+        // The canonical text is what a manifest carries and a device parses: its bound is the text's.
+        let canonical = root.canonical.utf8.count
+        if canonical > TargetExpression.maxBytes {
+            throw parser.failure(
+                "its canonical text (one space between tokens, as the manifest carries it) is \(canonical) bytes, "
+                    + "at most \(TargetExpression.maxBytes)")
+        }
+        return root
     }
 
     private init(text: String) {

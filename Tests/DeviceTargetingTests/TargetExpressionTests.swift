@@ -395,6 +395,25 @@ import Testing
         #expect(Self.refusal(wide)?.hasSuffix(": is 4097 bytes, at most 4096") == true)
     }
 
+    /// The bound holds for the canonical text too, which a manifest carries and a device
+    /// parses: `a=1` is `a = 1`, so a compact text under 4,096 bytes can have a canonical text
+    /// over them; it is refused as a target (a usage error), not signed into a manifest no
+    /// device reads (issue 75).
+    @Test func theCanonicalTextIsAtMost4096BytesToo() throws {
+        let compact = (0..<500).map { "k=v\($0 % 10)" }.joined(separator: " or ")
+        #expect(compact.utf8.count <= 4096)
+        let canonical = (0..<500).map { "k = v\($0 % 10)" }.joined(separator: " or ")
+        #expect(canonical.utf8.count > 4096)
+        let message = try #require(Self.refusal(compact))
+        #expect(message.hasPrefix("target 'k=v0 or k=v1 or "), "\(message)")
+        #expect(
+            message.hasSuffix(
+                "': its canonical text (one space between tokens, as the manifest carries it) is \(canonical.utf8.count) bytes, at most 4096"),
+            "\(message)")
+        let fits = (0..<400).map { "k=v\($0 % 10)" }.joined(separator: " or ")
+        #expect(try Self.parse(fits).description.utf8.count <= 4096)
+    }
+
     @Test func parenthesesAndNotNestAtMost16Deep() throws {
         #expect(TargetExpression.maxDepth == 16)
         let parens16 = String(repeating: "(", count: 16) + "a = 1" + String(repeating: ")", count: 16)

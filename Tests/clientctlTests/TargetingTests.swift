@@ -266,6 +266,33 @@ struct TargetingRig {
         #expect(try TreeSnapshot(seven) == before, "nothing installed, nothing remembered")
     }
 
+    /// A `--target` of under 4,096 bytes whose canonical text (what the manifest carries)
+    /// is longer is a usage error: one line naming it and why, exit 64, nothing signed, for
+    /// `publish` and `rollout set` alike (it exited 65 once signed: issue 75).
+    @Test func aTargetWhoseCanonicalTextIsTooLongIsAUsageError() async throws {
+        let rig = try TargetingRig()
+        try await rig.publish("1.0.0")
+        let compact = (0..<440).map { "k=\($0)" }.joined(separator: " or ")
+        #expect(compact.utf8.count < 4096)
+        let tree = try TreeSnapshot(rig.dir("rel"))
+        let published = try await rig.clientctl(
+            [
+                "publish", rig.sample, "--app", "com.example.notes", "--channel", "stable", "--version", "1.1.0", "--min-shell", "1.0.0",
+                "--key", rig.key, "--out", rig.dir("rel"), "--target", compact,
+            ], expect: 64)
+        let set = try await rig.rollout(["set", "stable", "--target", compact], expect: 64)
+        let canonical = (0..<440).map { "k = \($0)" }.joined(separator: " or ").utf8.count
+        for refused in [published, set] {
+            // argument-parser's own lines (usage, help) follow its error's line.
+            let line = refused.errorOutput.split(separator: "\n").first ?? ""
+            #expect(line.hasPrefix("Error: --target: target 'k=0 or k=1 or k=2 or "), "\(refused.errorOutput)")
+            #expect(
+                line.hasSuffix("': its canonical text (one space between tokens, as the manifest carries it) is \(canonical) bytes, at most 4096"),
+                "\(refused.errorOutput)")
+        }
+        #expect(try TreeSnapshot(rig.dir("rel")) == tree, "nothing signed or written")
+    }
+
     /// Labels as the device owner sets them: bad ones refused with one line, exit 64, and
     /// config.json left byte for byte; unset of a key that is not set is a note.
     @Test func labelCommandsRefuseBadLabelsAndWriteNothing() async throws {
