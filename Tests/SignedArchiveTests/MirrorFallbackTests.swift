@@ -127,6 +127,62 @@ import Testing
         #expect(try await site.originBytes("v1.0.0.tar.gz") == (try site.archiveSize("1.0.0")))
     }
 
+    /// A mirror that answers what the request did not ask for (a 304 to a request without a
+    /// condition, a 206 or 416 to one without Range, a 204) failed every check before: the
+    /// downloader took the answer as final and the origin was never asked. Such a mirror is
+    /// skipped like one that answers a 5xx, and the archive comes from the origin.
+    @Test(arguments: [304, 416, 206, 204])
+    func aMirrorAnswerTheRequestDidNotAskForIsSkipped(status: Int) async throws {
+        let site = try Site()
+        try site.f.publish("1.0.0")
+        try site.sync()
+        site.faults.add(.status(status), path: "/site/stable/v1.0.0.tar.gz")
+        let report = try await site.f.updater().install()
+        #expect(report.result == .installed && report.version == "1.0.0", "\(report)")
+        #expect(try site.installed("1.0.0"))
+        #expect(site.mirror.requests.filter { $0.path == "/site/stable/v1.0.0.tar.gz" }.count == 1, "asked once, then skipped")
+        #expect(try await site.originBytes("v1.0.0.tar.gz") == (try site.archiveSize("1.0.0")))
+        #expect(site.downloadedReports().first?.mirrorBytes == 0)
+    }
+
+    /// A mirror that trickles (a byte at a time, each within its idle timeout) held a check
+    /// without end before: it is left once it falls behind its floor rate, after its idle
+    /// timeout, and the rest of the archive comes from the origin with Range.
+    @Test func aTricklingMirrorIsLeftForTheOrigin() async throws {
+        let site = try Site(mirrorIdleSeconds: 0.5)
+        try site.f.publish("1.0.0")
+        try site.sync()
+        site.faults.add(.drip(bytes: 1, every: 0.1), path: "/site/stable/v1.0.0.tar.gz")
+        let report = try await site.f.updater().install()
+        #expect(report.result == .installed && report.version == "1.0.0", "\(report)")
+        #expect(try site.installed("1.0.0"))
+        let fromOrigin = site.f.requests(to: "/stable/v1.0.0.tar.gz")
+        #expect(fromOrigin.count == 1, "\(fromOrigin)")
+        #expect(fromOrigin.first?.headers["range"]?.hasPrefix("bytes=") == true, "the rest, resumed: \(fromOrigin)")
+        #expect(site.mirror.requests.filter { $0.path == "/site/stable/v1.0.0.tar.gz" }.count == 1, "the slow mirror is not asked again")
+        let fromMirror = try #require(site.downloadedReports().first?.mirrorBytes)
+        #expect(fromMirror > 0 && fromMirror < 100, "a few bytes came from the trickle, and verified: \(fromMirror)")
+    }
+
+    /// Bytes a mirror sent that turn out wrong only after a resume from the origin (the whole
+    /// file's digest does not match) are not counted as the mirror's: `mirrorBytes` counts
+    /// bytes that verified, and that mirror is not asked again in the check.
+    @Test func aMirrorsBadBytesFoundAfterAResumeAreNotCounted() async throws {
+        let site = try Site()
+        try site.f.publish("1.0.0")
+        try site.sync()
+        let path = site.mirrorFolder + "/site/stable/v1.0.0.tar.gz"
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        for k in 0..<216 { bytes[k] ^= 0x5A }
+        try bytes.write(to: URL(fileURLWithPath: path))
+        site.faults.add(.reset(afterBytes: 216), path: "/site/stable/v1.0.0.tar.gz")
+        let report = try await site.f.updater().install()
+        #expect(report.result == .installed && report.version == "1.0.0", "\(report)")
+        #expect(try site.installed("1.0.0"))
+        #expect(site.downloadedReports().first?.mirrorBytes == 0, "\(site.downloadedReports())")
+        #expect(site.mirror.requests.filter { $0.path == "/site/stable/v1.0.0.tar.gz" }.count == 1)
+    }
+
     @Test func aMissingFileIsTakenFromTheOrigin() async throws {
         let site = try Site()
         try site.f.publish("1.0.0")

@@ -1,5 +1,6 @@
 import ArchivePublishing
 import ClientFoundation
+import ClientUpdater
 import Foundation
 import SignedManifest
 import StrictJSON
@@ -507,6 +508,35 @@ import Testing
     }
 }
 
+/// A real nginx mirror that answers what a request did not ask for (nginx's `return 304`
+/// and `return 416` send those statuses whatever the request: nginx's rewrite module), in
+/// front of the real binary: before, `install` exited 65 (`HTTP 304`) and never asked the
+/// origin; now the mirror is skipped for the check and the archive comes from the origin.
+@Suite struct MirrorOddStatusTests {
+    @Test(arguments: [304, 416])
+    func aMirrorAnsweringAStatusNotAskedForCostsOnlySpeed(status: Int) async throws {
+        let f = try DeviceFixture()
+        try f.publish("1.0.0")
+        try FileManager.default.createDirectory(atPath: f.tmp("mirror"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: f.tmp("releases"), toPath: f.tmp("mirror/site"))
+        chmod(f.tmp.path, 0o755)
+        chmodReadable(f.tmp("mirror"))
+        let nginx = try PlainNginx(
+            root: f.tmp("mirror"), in: f.tmp("nginx"), locations: "location = /site/stable/v1.0.0.tar.gz { return \(status); }")
+        defer { nginx.stop() }
+        let made = try await MirrorDeviceTests.initDevice(f, mirrors: ["http://127.0.0.1:\(nginx.port)/site/stable/manifest.json"])
+        #expect(made.status == 0, "\(made.errorOutput)")
+        let install = try await ClientctlBinary.run(["install", "--root", f.tmp("device2"), "--json"])
+        #expect(install.status == 0, "\(install.errorOutput)")
+        let report = try JSONDecoder().decode(InstallReport.self, from: install.stdout)
+        #expect(report.result == .installed && report.version == "1.0.0", "\(report)")
+        #expect(f.requests(to: "/stable/v1.0.0.tar.gz").count == 1, "the archive from the origin")
+        #expect(nginx.accessLog.filter { $0.contains("GET /site/stable/v1.0.0.tar.gz") && $0.contains(" \(status) ") }.count == 1)
+        let said = install.errorOutput
+        #expect(said.contains("HTTP \(status)") && said.contains("skipped for the rest of this check"), "\(said)")
+    }
+}
+
 /// Makes every file and folder under `path` readable by any user (nginx's worker).
 private func chmodReadable(_ path: String) {
     chmod(path, 0o755)
@@ -527,7 +557,8 @@ final class PlainNginx: @unchecked Sendable {
     let port: UInt16
     let folder: String
 
-    init(root: String, in folder: String) throws {
+    /// - Parameter locations: more of the server block (`location` rules a test adds).
+    init(root: String, in folder: String, locations: String = "") throws {
         guard let binary = LoopbackDaemon.find("nginx") else { throw DaemonError("nginx not installed") }
         self.folder = folder
         try FileManager.default.createDirectory(atPath: folder + "/tmp", withIntermediateDirectories: true)
@@ -554,6 +585,7 @@ final class PlainNginx: @unchecked Sendable {
                 etag on;
                 location ~ /\\. { return 404; }
                 location ~ (manifest|index|restriction)\\.json$ { add_header Cache-Control no-cache; }
+                \(locations)
               }
             }
 

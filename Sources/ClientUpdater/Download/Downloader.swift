@@ -144,7 +144,10 @@ package struct Downloader: Sendable {
             }
             if let expectedDigest, digest != expectedDigest.lowercased() {
                 if file.resumed && pass == 0 {
-                    try file.reset()  // the bytes kept from before may be the bad ones
+                    // The bytes kept from before may be the bad ones: none of them count as a
+                    // mirror's, and a mirror that served some is not asked again in this check.
+                    (transport as? MirrorTransport)?.discard(url)
+                    try file.reset()
                     continue
                 }
                 throw UpdaterError(

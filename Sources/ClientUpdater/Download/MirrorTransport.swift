@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 import Synchronization
 
@@ -12,8 +13,10 @@ import Synchronization
 ///   the mirrors only once the origin cannot be reached (a failure below HTTP, a 5xx or a
 ///   429), and then for the rest of the check. A mirror's 404 for such a file is its answer.
 ///
-/// A mirror that fails (a refused connection, silence for ``idleTimeout``, a 5xx, bytes that
-/// did not verify: ``distrust(_:)``) is skipped for the rest of the check, which is what one
+/// A mirror that fails (a refused connection, silence for ``idleTimeout``, a body slower than
+/// its floor (``minimumRate(for:)``), a 5xx or any status but the ones its request asked for:
+/// a `304` to a request without a condition, a `416` or `206` to one without `Range`; bytes
+/// that did not verify: ``distrust(_:)``) is skipped for the rest of the check, which is what one
 /// instance lives for. A mirror that lacks one file (a 404 or 410 for content: it lags, or
 /// does not keep that kind of file) is passed over for that file alone: its other files are
 /// still taken from it. Nothing here trusts a mirror: whatever it
@@ -23,6 +26,13 @@ package final class MirrorTransport: HeadFirstTransport {
     /// How long a mirror may stay silent when the settings do not say: on a LAN, an answer
     /// is quick or not coming, and the origin is still there to ask.
     package static let defaultIdleTimeout: Duration = .seconds(10)
+
+    /// The slowest a mirror may deliver a body, on average from its head on once its first
+    /// ``idleTimeout`` has passed, when no rate cap is lower: 128 KiB/s, a small fraction of
+    /// any LAN, so only a mirror that trickles (one byte every few seconds stays under the
+    /// idle timeout) is left, and a file of N bytes can be held by a mirror for at most
+    /// ``idleTimeout`` + N / 128 KiB/s + ``idleTimeout`` before the origin is asked for the rest.
+    package static let floorRate: Int64 = 128 * 1024
 
     /// Where a request's bytes came from.
     package enum Source: Sendable, Hashable {
@@ -46,6 +56,8 @@ package final class MirrorTransport: HeadFirstTransport {
         var lastSource: [URL: Source] = [:]
         /// Bytes each URL took from mirrors, taken back from ``mirrorBytes`` by ``distrust(_:)``.
         var mirrorBytesOf: [URL: Int64] = [:]
+        /// The mirrors that served bytes of each URL, skipped by ``discard(_:)``.
+        var mirrorsOf: [URL: Set<Int>] = [:]
     }
 
     /// The transport that moves the bytes.
@@ -58,6 +70,7 @@ package final class MirrorTransport: HeadFirstTransport {
     private let mappings: [Mapping?]
     private let prefersOrigin: @Sendable (URL) -> Bool
     private let note: @Sendable (String) -> Void
+    private let clock: MonotonicClock
     private let state = Mutex(State())
 
     /// - Parameters:
@@ -67,10 +80,13 @@ package final class MirrorTransport: HeadFirstTransport {
     ///   - idleTimeout: how long a mirror may stay silent.
     ///   - prefersOrigin: true for a URL whose freshness matters (the origin first).
     ///   - note: told, in one line, why a mirror is skipped or the origin was not reached.
+    ///   - clock: the monotonic clock a mirror's body is timed on (``minimumRate(for:)``).
     package init(
         inner: any Transport, origin: URL, mirrors: [URL], idleTimeout: Duration = defaultIdleTimeout,
-        prefersOrigin: @escaping @Sendable (URL) -> Bool, note: @escaping @Sendable (String) -> Void = { _ in }
+        prefersOrigin: @escaping @Sendable (URL) -> Bool, note: @escaping @Sendable (String) -> Void = { _ in },
+        clock: MonotonicClock = .continuous
     ) {
+        self.clock = clock
         self.inner = inner
         self.origin = origin
         self.mirrors = mirrors
@@ -103,6 +119,15 @@ package final class MirrorTransport: HeadFirstTransport {
     /// Whether the origin failed to answer in this check.
     package var originDown: Bool { state.withLock { $0.originDown } }
 
+    /// The slowest average rate, in bytes per second, a mirror may deliver `request`'s body
+    /// at: ``floorRate``, or an eighth of the request's rate cap when that is lower (a capped
+    /// download shares its cap with up to four parallel ones; the floor stays well below
+    /// each one's share).
+    package static func minimumRate(for request: TransportRequest) -> Int64 {
+        guard let cap = request.rateLimiter?.rate?.bytesPerSecond else { return floorRate }
+        return max(1, min(floorRate, cap / 8))
+    }
+
     /// The mirror's address of `url`, or nil when `url` is not under the origin's folder.
     package func mirrorURL(of url: URL, mirror index: Int) -> URL? {
         guard mappings.indices.contains(index), let mapping = mappings[index], Self.sameServer(url, origin) else { return nil }
@@ -125,6 +150,7 @@ package final class MirrorTransport: HeadFirstTransport {
             state.skipped.insert(index)
             state.lastSource[url] = nil
             state.mirrorBytes -= state.mirrorBytesOf.removeValue(forKey: url) ?? 0
+            state.mirrorsOf[url] = nil
             return .mirror(index)
         }
         guard case .mirror(let index) = source else { return false }
@@ -132,6 +158,26 @@ package final class MirrorTransport: HeadFirstTransport {
             "mirror \(mirrors[index].host ?? "?"): \(url.lastPathComponent) did not verify; "
                 + "taken from the next source, mirror skipped for the rest of this check")
         return true
+    }
+
+    /// Called when the bytes of `url` on disk did not verify and are dropped whole (a resumed
+    /// download whose digest is wrong: some of its bytes came from a source that lied, and
+    /// which one cannot be told): the mirror bytes it counted are taken back, and every
+    /// mirror that served some of them is skipped for the rest of the check.
+    package func discard(_ url: URL) {
+        let skippedNow = state.withLock { state -> [Int] in
+            state.mirrorBytes -= state.mirrorBytesOf.removeValue(forKey: url) ?? 0
+            let served = state.mirrorsOf.removeValue(forKey: url) ?? []
+            state.lastSource[url] = nil
+            let newly = served.subtracting(state.skipped)
+            state.skipped.formUnion(served)
+            return newly.sorted()
+        }
+        for index in skippedNow {
+            note(
+                "mirror \(mirrors[index].host ?? "?"): \(url.lastPathComponent) did not verify after a resume; "
+                    + "taken again from the next source, mirror skipped for the rest of this check")
+        }
     }
 
     package func get(
@@ -147,14 +193,19 @@ package final class MirrorTransport: HeadFirstTransport {
             if case .mirror = source { attempt.idleTimeout = min(request.idleTimeout, idleTimeout) }
             let passed = CallerThrew()  // set once the head went to the caller
             let caller = CallerThrew()
+            let pace: BodyPace? =
+                if case .mirror = source, !last {
+                    BodyPace(clock: clock, grace: attempt.idleTimeout, minimumRate: Self.minimumRate(for: request))
+                } else { nil }
             do {
                 return try await inner.get(
                     attempt,
                     head: { response in
-                        if !last, let why = Self.skipReason(response.status, source: source, freshness: freshness) {
+                        if !last, let why = Self.skipReason(response.status, request: request, source: source, freshness: freshness) {
                             throw SkipSource(why: why, lacksFileOnly: Self.lacksFile(response.status, source: source))
                         }
                         passed.set()
+                        pace?.start()
                         self.record(source, for: request.url, bytes: 0)
                         do { try head(response) } catch {
                             caller.set()
@@ -162,6 +213,9 @@ package final class MirrorTransport: HeadFirstTransport {
                         }
                     },
                     sink: { chunk in
+                        if let pace, let slow = pace.add(chunk.count) {
+                            throw UpdaterError.network(url, .other(slow))
+                        }
                         self.record(source, for: request.url, bytes: chunk.count)
                         do { try sink(chunk) } catch {
                             caller.set()
@@ -207,15 +261,29 @@ package final class MirrorTransport: HeadFirstTransport {
     }
 
     /// Why a source's answer sends the request on to the next source, or nil to take it.
-    private static func skipReason(_ status: Int, source: Source, freshness: Bool) -> String? {
+    /// A mirror's answer is taken only when it is one the request asked for: `200`; `206` or
+    /// `416` to a request with `Range`; `304` to a conditional one (`If-None-Match`,
+    /// `If-Modified-Since`); a 404 or 410 for a file whose freshness matters.
+    private static func skipReason(_ status: Int, request: TransportRequest, source: Source, freshness: Bool) -> String? {
         switch source {
         case .origin:
             return status >= 500 || status == 429 ? "HTTP \(status)" : nil
         case .mirror:
-            if (200...299).contains(status) || status == 304 || status == 416 { return nil }
-            if freshness && (status == 404 || status == 410) { return nil }  // not published there: an answer
-            return "HTTP \(status)"
+            let ranged = has("range", in: request)
+            let conditional = has("if-none-match", in: request) || has("if-modified-since", in: request)
+            switch status {
+            case 200: return nil
+            case 206, 416: return ranged ? nil : "HTTP \(status) to a request without Range"
+            case 304: return conditional ? nil : "HTTP 304 to a request without a condition"
+            case 404 where freshness, 410 where freshness: return nil  // not published there: an answer
+            default: return "HTTP \(status)"
+            }
         }
+    }
+
+    /// True when `request` carries the header `name` (lowercase), whatever its case.
+    private static func has(_ name: String, in request: TransportRequest) -> Bool {
+        request.headers.keys.contains { $0.lowercased() == name }
     }
 
     private func failed(_ source: Source, url: URL, why: String) {
@@ -232,9 +300,10 @@ package final class MirrorTransport: HeadFirstTransport {
     private func record(_ source: Source, for url: URL, bytes: Int) {
         state.withLock { state in
             state.lastSource[url] = source
-            if case .mirror = source {
+            if case .mirror(let index) = source {
                 state.mirrorBytes += Int64(bytes)
                 state.mirrorBytesOf[url, default: 0] += Int64(bytes)
+                state.mirrorsOf[url, default: []].insert(index)
             }
         }
     }
@@ -251,6 +320,44 @@ package final class MirrorTransport: HeadFirstTransport {
 
     private static func effectivePort(_ url: URL) -> Int? {
         url.port ?? (url.scheme?.lowercased() == "https" ? 443 : url.scheme?.lowercased() == "http" ? 80 : nil)
+    }
+}
+
+/// A mirror body's pace: bytes received since its head, against the floor a mirror must
+/// keep on average once `grace` has passed (``MirrorTransport/minimumRate(for:)``). The
+/// transport calls a sink serially; the lock only makes that visible to the compiler.
+private final class BodyPace: Sendable {
+    private struct Progress {
+        var started: Duration?
+        var bytes: Int64 = 0
+    }
+    private let clock: MonotonicClock
+    private let grace: Duration
+    private let minimumRate: Int64
+    private let progress = Mutex(Progress())
+
+    init(clock: MonotonicClock, grace: Duration, minimumRate: Int64) {
+        self.clock = clock
+        self.grace = grace
+        self.minimumRate = minimumRate
+    }
+
+    /// The head arrived: the body's time starts.
+    func start() { progress.withLock { $0.started = clock.now } }
+
+    /// Counts `count` bytes; says why the mirror is too slow when it is behind its floor.
+    func add(_ count: Int) -> String? {
+        let now = clock.now
+        return progress.withLock { progress -> String? in
+            progress.bytes += Int64(count)
+            guard let started = progress.started else { return nil }
+            let elapsed = now - started
+            guard elapsed > grace else { return nil }
+            let owed = Double(minimumRate) * (elapsed - grace).inSeconds
+            guard Double(progress.bytes) < owed else { return nil }
+            return "the mirror sent \(progress.bytes) bytes in \(TransportFailure.seconds(elapsed)), slower than its floor of "
+                + "\(minimumRate) bytes/s"
+        }
     }
 }
 
