@@ -99,6 +99,27 @@ extension DownloadPolicy {
                 description: explain(reasons, request: request, until: until)))
     }
 
+    /// When a download allowed at `now` must stop because the download windows close: the
+    /// first instant after `now` inside no window (windows that overlap or follow each other
+    /// count as one opening). Nil when nothing closes it: no windows, a window open all day,
+    /// a closing beyond ``MaintenanceWindow/searchHorizon``, or an apply deadline that comes
+    /// first (from the deadline on, windows no longer defer the release).
+    package func windowsClose(after now: Date, applyDeadline: Date? = nil) -> Date? {
+        guard !windows.isEmpty, applyDeadline.map({ $0 > now }) ?? true else { return nil }
+        var instant = now
+        // Each step moves to the latest closing of the windows open then: at most one step a window.
+        for _ in 0...windows.count {
+            let open = windows.filter { $0.contains(instant) }
+            guard !open.isEmpty else { return instant > now ? instant : nil }
+            let closings = open.map { $0.closing(after: instant) }
+            guard closings.allSatisfy({ $0 != nil }), let latest = closings.compactMap({ $0 }).max() else { return nil }
+            instant = latest
+        }
+        guard windows.allSatisfy({ !$0.contains(instant) }) else { return nil }
+        if let applyDeadline, applyDeadline <= instant { return nil }
+        return instant
+    }
+
     /// True when a metered link allows `size` bytes (`isPatch`: a patch).
     package func allowsMetered(size: Int64, isPatch: Bool) -> Bool {
         switch metered {

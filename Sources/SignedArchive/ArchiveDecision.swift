@@ -155,6 +155,13 @@ package enum ArchiveDecision {
             + "; index.json has no newer compatible release"
     }
 
+    /// True when `candidate` is blacklisted because a signed revocation says so: its own
+    /// manifest's, the restriction's, or one this device met before on any channel.
+    package static func isRevoked(_ candidate: Manifest, restriction: Restriction?, state: DeviceState) -> Bool {
+        (restriction?.revoked ?? []).contains(candidate.version) || candidate.revoked.contains(candidate.version)
+            || (state.archive.revoked ?? []).contains(candidate.version.description)
+    }
+
     /// Judges the candidate release: blacklisted (it failed start-up twice here, or it is
     /// revoked), already unpacked, held back by its staged rollout (and the `restriction`
     /// in force for it), or to install.
@@ -166,9 +173,7 @@ package enum ArchiveDecision {
         deviceId: @autoclosure () throws -> DeviceID
     ) rethrows -> Decision {
         if state.blacklist.contains(candidate.version.description) {
-            let why =
-                (restriction?.revoked ?? []).contains(candidate.version) || candidate.revoked.contains(candidate.version)
-                ? "it is revoked" : "it failed start-up twice"
+            let why = isRevoked(candidate, restriction: restriction, state: state) ? "it is revoked" : "it failed start-up twice"
             return .skip("release \(candidate.version) is blacklisted on this device (\(why))", waitsForRollout: false)
         }
         if isUnpacked {

@@ -25,7 +25,16 @@ struct ArchiveInstaller {
 
     func run(state: inout DeviceState) async throws -> CheckOutcome {
         var deferred = DeferredManifest(layout: layout)
-        defer { deferred.finish() }
+        // A check that throws keeps the kept manifest: `state.json` keeps the ETag recorded
+        // with it (the caller persists nothing of a failed check), so the next check's 304
+        // decides again from it instead of saying "up to date" until the next publish.
+        let outcome = try await decide(state: &state, deferred: &deferred)
+        deferred.finish()
+        return outcome
+    }
+
+    /// ``run(state:)``'s steps; the kept manifest is `deferred`'s to keep or leave.
+    private func decide(state: inout DeviceState, deferred: inout DeferredManifest) async throws -> CheckOutcome {
         let feed: FeedRead
         switch try await readFeed(state: &state, deferred: deferred) {
         case .unchanged(let why): return .upToDate(why)
@@ -77,6 +86,15 @@ struct ArchiveInstaller {
             let reason = channel.media == nil ? feedReason : feedReason.replacingOccurrences(of: "the feed is stale", with: "the media is stale")
             let expired = policy.expiry(of: manifest).map { $0 <= policy.now } ?? false
             reporter.report(.checkRefused, version: manifest.version.description, reason: expired ? .expired : .badRelease, detail: reason)
+            // The origin out of reach and a mirror's manifest older than what this device
+            // accepted (a mirror that lags): the check fails saying so (docs/site-mirror.md),
+            // where a replay from the origin itself is its answer.
+            if let mirrors = downloader.transport as? MirrorTransport, mirrors.originDown {
+                throw SignedArchiveError(
+                    .originUnreachable,
+                    "the origin was not reached and the site mirror's manifest cannot stand in: \(reason); "
+                        + "this device keeps what it runs until the origin or a fresher mirror answers")
+            }
             return .stale(reason)
         case .revoked(let reason):
             reporter.report(.checkRefused, version: manifest.version.description, reason: .revoked, detail: reason)
@@ -143,8 +161,10 @@ struct ArchiveInstaller {
         CohortAnswerStore(layout: layout).prune(keeping: Set(policy.cohorts.byDigest.keys).union(manifest.cohorts.map(\.digest)))
         switch decision {
         case .skip(let reason, let waitsForRollout):
+            let revoked = ArchiveDecision.isRevoked(candidate, restriction: restriction, state: state)
             reporter.report(
-                .checkRefused, version: candidate.version.description, reason: waitsForRollout ? .rollout : .blacklisted, detail: reason,
+                .checkRefused, version: candidate.version.description,
+                reason: waitsForRollout ? .rollout : revoked ? .revoked : .blacklisted, detail: reason,
                 rollout: Self.rolloutSeen(candidate, now: policy.now))
             state.archive.manifestETag = etag
             if waitsForRollout { deferred.keep([UInt8](body)) }  // the next check, even a 304, reads the schedule again
@@ -165,7 +185,8 @@ struct ArchiveInstaller {
         case .install(let release):
             // The download policy (docs/download-policy.md): the manifest verified, a release
             // outside what it allows stages nothing and is kept for the next check, even a 304.
-            let (verdict, patchOnly) = await downloadVerdict(release, policy: currentDownloadPolicy(), now: policy.now)
+            let downloadPolicy = currentDownloadPolicy()
+            let (verdict, patchOnly) = await downloadVerdict(release, policy: downloadPolicy, now: policy.now)
             let pastDeadline = release.apply?.deadline.map { $0 <= policy.now } ?? false
             if case .deferred(let why) = verdict {
                 state.archive.manifestETag = etag
@@ -179,9 +200,12 @@ struct ArchiveInstaller {
                 let run: @Sendable () async throws -> InstalledVersion = { [self] in
                     try await install(release, manifestURL: manifestURL, downloader: downloader, patchOnly: patchOnly)
                 }
-                // Past the apply deadline no hold stops it (a hold never delays a release past
-                // its grace); nor does one stop a copy from offline media, which is no download.
-                installed = pastDeadline || channel.media != nil ? try await run() : try await racingHolds(run)
+                // Past the apply deadline no hold or closing window stops it (neither delays a
+                // release past its grace); nor does one stop a copy from offline media, which
+                // is no download.
+                installed =
+                    pastDeadline || channel.media != nil
+                    ? try await run() : try await racingStops(run, release: release, policy: downloadPolicy, allowedAt: policy.now)
             } catch let stopped as DownloadStopped {
                 state.archive.manifestETag = etag
                 deferred.keep([UInt8](body))
@@ -279,6 +303,9 @@ struct ArchiveInstaller {
             channel.logger.info("installed release \(version) from a patch")
             return try listed(version)
         case .fullArchive(let note):
+            // A download stopped meanwhile (a hold, a closing window): the patch's and the file
+            // list's downloads stay where they are for the next check, not cleaned as leftovers.
+            try Task.checkCancellation()
             if let note { reporter.note(note) }
             if patchOnly {
                 throw DownloadStopped.meteredPatchOnly(release: version, note: note)

@@ -120,6 +120,10 @@ package struct ArchiveMemory: Codable, Sendable, Equatable {
     /// `download-deferred` report goes once per episode, not once per check
     /// (docs/download-policy.md#reports); nil once the release downloads.
     package var downloadDeferred: String?
+    /// The blacklisted versions a signed revocation put there (a manifest's `revoked`, the
+    /// rollout role's restriction), of whichever channel: a revoked release met again on
+    /// another channel is refused as revoked, not as one that failed start-up. nil when none.
+    package var revoked: [String]?
 
     /// What a device keeps of a channel it no longer follows (``ArchiveMemory/parked``).
     package struct ParkedChannel: Codable, Sendable, Equatable {

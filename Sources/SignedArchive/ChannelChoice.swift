@@ -107,6 +107,7 @@ package enum ChannelChoice {
         let back = parked.removeValue(forKey: channel)
         var moved = ArchiveMemory(highestAccepted: back?.highestAccepted, newestPublished: back?.newestPublished)
         moved.channel = channel
+        moved.revoked = memory.revoked  // the device's, whatever channel revoked them
         moved.parked = parked.isEmpty ? nil : parked
         memory = moved
         return true

@@ -7,7 +7,10 @@ import Foundation
 /// again as the rollout's steps advance, instead of fetching the same manifest each time.
 ///
 /// It holds bytes that verified; they are verified again when read back (a file in the
-/// root is not trusted). A check that ends in anything but another deferral removes it.
+/// root is not trusted). A check that ends in anything but another deferral removes it; a
+/// check that fails keeps it, with the ETag `state.json` recorded beside it, so the next
+/// check decides again on it (a deferral followed by a failed download never freezes a
+/// device at "up to date").
 struct DeferredManifest {
     let layout: RootLayout
     private var kept = false

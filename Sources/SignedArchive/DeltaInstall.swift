@@ -128,7 +128,8 @@ struct DeltaInstall {
         do {
             plan = try await install.plan()
         } catch {
-            unlink(FileListInstall.listPath(layout: layout, files: files))
+            // A download stopped (a hold, a closing window) keeps what it fetched for the next check.
+            if !Task.isCancelled { unlink(FileListInstall.listPath(layout: layout, files: files)) }
             return .fullArchive(note: "release \(manifest.version): file list refused: \(Self.message(error))")
         }
         let cost = files.size + plan.downloadBytes

@@ -13,11 +13,16 @@ package struct DownloadGate: Sendable {
     package var probe: any MeteredLinkProbe
     /// The holds of pages and local processes (none for a one-shot command).
     package var holds: any DownloadHolding
+    /// The monotonic clock a running download waits on for its window to close.
+    package var clock: MonotonicClock
 
     /// A gate; the defaults are a one-shot command's: a link that is not metered, no holds.
-    package init(probe: any MeteredLinkProbe = FixedLinkProbe(), holds: any DownloadHolding = NoDownloadHolds()) {
+    package init(
+        probe: any MeteredLinkProbe = FixedLinkProbe(), holds: any DownloadHolding = NoDownloadHolds(), clock: MonotonicClock = .continuous
+    ) {
         self.probe = probe
         self.holds = holds
+        self.clock = clock
     }
 }
 
@@ -38,11 +43,14 @@ struct DownloadStopped: Error {
     }
 }
 
-/// How ``ArchiveInstaller/racingHolds(_:)``'s two tasks end.
+/// How ``ArchiveInstaller/racingStops(_:release:policy:allowedAt:)``'s tasks end.
 private enum RaceFinish<T: Sendable>: Sendable {
     case finished(Result<T, any Error>)
     case held
-    case notHeld
+    /// The download windows closed.
+    case closed(Date)
+    /// A watcher cancelled: the download ended first.
+    case notStopped
 }
 
 extension ArchiveInstaller {
@@ -107,12 +115,21 @@ extension ArchiveInstaller {
         return .deferred("release \(release.version): \(deferral.description)", until: deferral.until)
     }
 
-    /// Runs `download` until it ends or a hold is taken, whichever comes first; a hold stops
-    /// it (cancelled: the partial download stays, and the next allowed check resumes it with
-    /// Range) and throws ``DownloadStopped`` with reason held. A download that ends while
-    /// the hold is taken keeps its result.
-    func racingHolds<T: Sendable>(_ download: @escaping @Sendable () async throws -> T) async throws -> T {
+    /// Runs `download` until it ends, a hold is taken or the download windows close (the
+    /// device's wall clock reaches ``DownloadPolicy/windowsClose(after:applyDeadline:)``),
+    /// whichever comes first. A hold or a closing stops it (cancelled: what arrived stays,
+    /// the archive's partial file as the per-file path's list and objects, and the next
+    /// allowed check resumes it with Range) and throws ``DownloadStopped`` with reason held
+    /// or window. A download that ends meanwhile keeps its result.
+    /// - Parameter allowedAt: when the policy allowed the download (the check's time).
+    func racingStops<T: Sendable>(
+        _ download: @escaping @Sendable () async throws -> T, release: Manifest, policy: DownloadPolicy, allowedAt: Date
+    ) async throws -> T {
         let holds = channel.downloadGate.holds
+        let clock = channel.downloadGate.clock
+        let now = channel.now
+        let closes = policy.windowsClose(after: allowedAt, applyDeadline: release.apply?.deadline)
+        var stop: RaceFinish<T>?
         let finished: Result<T, any Error>? = await withTaskGroup(of: RaceFinish<T>.self) { group in
             group.addTask {
                 do { return .finished(.success(try await download())) } catch { return .finished(.failure(error)) }
@@ -122,27 +139,48 @@ extension ArchiveInstaller {
                     try await holds.waitForHold()
                     return .held
                 } catch {
-                    return .notHeld  // cancelled: the download ended first
+                    return .notStopped
                 }
             }
-            var held = false
+            if let closes {
+                group.addTask {
+                    // The wall clock decides (a window is wall-clock time); the waits are on the
+                    // monotonic clock, at most 30 s each, so a wall clock set forward is seen soon.
+                    while true {
+                        let left = Duration.wallClock(from: now(), to: closes)
+                        if left <= .zero { return .closed(closes) }
+                        do { try await clock.sleep(for: min(left, .seconds(30))) } catch { return .notStopped }
+                    }
+                }
+            }
             while let next = await group.next() {
                 switch next {
                 case .finished(let result):
                     group.cancelAll()
-                    // A download the hold cancelled ends in an error: the hold's deferral says it.
-                    if held, case .failure = result { return nil }
+                    // A download a stop cancelled ends in an error: the stop's deferral says it.
+                    if stop != nil, case .failure = result { return nil }
                     return result
-                case .held:
-                    held = true
+                case .held, .closed:
+                    if stop == nil { stop = next }
                     group.cancelAll()
-                case .notHeld:
+                case .notStopped:
                     continue
                 }
             }
             return nil
         }
         if let finished { return try finished.get() }
+        if case .closed(let closed) = stop {
+            let next = policy.decide(DownloadRequest(now: closed, size: release.size, applyDeadline: release.apply?.deadline))
+            let until: Date? = if case .deferred(let deferral) = next { deferral.until } else { nil }
+            let windows = policy.windows.map(\.description).joined(separator: ", ")
+            throw DownloadStopped(
+                deferral: DownloadDeferral(
+                    reason: .window, reasons: [.window], until: until,
+                    description: "download deferred: the download windows (\(windows)) closed at \(RFC3339Time.string(from: closed)) "
+                        + "while it ran; it resumes from where it stopped"
+                        + (until.map { " from \(RFC3339Time.string(from: $0))" } ?? "")))
+        }
         let hold = holds.current()
         let until = hold?.until
         let who = hold.map { " by \($0.holders.joined(separator: ", "))" } ?? ""

@@ -53,11 +53,15 @@ package enum FeedRules {
     @discardableResult
     package static func applyRevocations(_ revoked: [Version], to state: inout DeviceState) -> [String] {
         var newly: [String] = []
-        for version in revoked.map(\.description) where !state.blacklist.contains(version) {
+        var known = state.archive.revoked ?? []
+        for version in revoked.map(\.description) {
+            if !known.contains(version) { known.append(version) }
+            guard !state.blacklist.contains(version) else { continue }
             state.blacklist.append(version)
             state.retry.removeAll { $0 == version }
             newly.append(version)
         }
+        if !known.isEmpty, known != state.archive.revoked ?? [] { state.archive.revoked = known }
         if let pending = state.pending, state.blacklist.contains(pending) { state.pending = nil }
         if let good = state.lastKnownGood, state.blacklist.contains(good) { state.lastKnownGood = nil }
         return newly

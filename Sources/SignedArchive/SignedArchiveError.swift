@@ -18,7 +18,7 @@ package struct SignedArchiveErrorCode: ClientctlErrorCode {
     fileprivate enum Base: Hashable, Sendable {
         case archiveRejected, archiveLimit, deltaRejected, configInvalid, corruptState
         case invalidArgument, notFound, alreadyExists, io, internalError
-        case channelNotAllowed, mediaRefused
+        case channelNotAllowed, mediaRefused, originUnreachable
     }
     fileprivate let base: Base
     package var description: String { "\(base)" }
@@ -56,10 +56,15 @@ package struct SignedArchiveErrorCode: ClientctlErrorCode {
     /// index lists, one that changed while it was copied, a manifest its index does not
     /// name. Nothing of it is taken.
     package static let mediaRefused = Self(base: .mediaRefused)
+    /// The origin did not answer and what the site mirrors serve instead cannot be taken (a
+    /// manifest older than the one this device accepted: a mirror that lags): the device
+    /// keeps what it runs, and the check fails so that it is seen.
+    package static let originUnreachable = Self(base: .originUnreachable)
 
     /// The sysexits status, as `UpdaterError`'s and `SignedManifestError`'s codes of the same
     /// name: 65 for a refused release, 78 config, 64 usage, 66 missing input, 73 cannot
-    /// create, 70 internal; 77 a channel the trust root does not allow.
+    /// create, 70 internal; 77 a channel the trust root does not allow; 69 an origin out of
+    /// reach whose mirrors cannot stand in.
     package func kind(underlying: (any Error & Sendable)?) -> FailureKind {
         switch base {
         case .archiveRejected, .archiveLimit, .deltaRejected, .mediaRefused: return .dataError
@@ -69,6 +74,7 @@ package struct SignedArchiveErrorCode: ClientctlErrorCode {
         case .alreadyExists, .io: return .cannotCreate
         case .internalError: return .software
         case .channelNotAllowed: return .notPermitted
+        case .originUnreachable: return .unavailable
         }
     }
 }

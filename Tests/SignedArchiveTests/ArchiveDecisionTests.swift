@@ -183,6 +183,22 @@ import Testing
         #expect(!read)
     }
 
+    /// A version a revocation blacklisted on another channel is refused as revoked, though
+    /// the manifest met now does not revoke it: the memory of the revocation travels with
+    /// the device from channel to channel.
+    @Test func aReleaseRevokedOnAnotherChannelIsSkippedAsRevoked() throws {
+        var state = Self.state()
+        FeedRules.applyRevocations([Version(1, 2, 3)], to: &state)
+        #expect(state.blacklist == ["1.2.3"] && state.archive.revoked == ["1.2.3"])
+        var memory = state.archive
+        #expect(ChannelChoice.follow("beta", home: "stable", memory: &memory))
+        state.archive = memory
+        let decision = ArchiveDecision.decide(
+            try Self.manifest(), state: state, isUnpacked: false, policy: Self.policy, deviceId: Self.device)
+        #expect(decision == .skip("release 1.2.3 is blacklisted on this device (it is revoked)", waitsForRollout: false))
+        #expect(ArchiveDecision.isRevoked(try Self.manifest(), restriction: nil, state: state))
+    }
+
     @Test func anUnpackedReleaseIsUpToDateAndSaysWhetherStateRecordedIt() throws {
         let manifest = try Self.manifest()
         let recorded = ArchiveDecision.decide(

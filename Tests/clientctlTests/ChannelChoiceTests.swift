@@ -128,6 +128,27 @@ struct ChannelRig {
         #expect(try await rig.runs(root) == "1.5.0-rc.1")
     }
 
+    /// A release revoked on stable and met again on beta is refused as revoked (the
+    /// `check-refused` report's reason `revoked`), not as a release that "failed start-up
+    /// twice" on this device: the device remembers which of its blacklisted versions a
+    /// signed revocation put there, whatever channel it follows.
+    @Test func aReleaseRevokedOnOneChannelIsRefusedAsRevokedOnAnother() async throws {
+        let rig = try await ChannelRig()
+        try await rig.publish("1.4.0", channel: "stable")
+        try await rig.publish("1.5.0", channel: "stable")
+        try await rig.publish("1.5.0", channel: "beta")
+        try await rig.clientctl([
+            "publish", rig.sample, "--app", "com.example.notes", "--channel", "stable", "--version", "1.5.1", "--min-shell", "1.0.0",
+            "--key", rig.key, "--out", rig.dir("rel"), "--revoke", "1.5.0",
+        ])
+        let root = try await rig.device("tester")
+        #expect(try await rig.install(root)?.version == "1.5.1")
+        try await rig.clientctl(["channel", "set", "--root", root, "beta"])
+        let beta = try #require(try await rig.install(root))
+        #expect(beta.message.contains("release 1.5.0 is blacklisted on this device (it is revoked)"), "\(beta)")
+        #expect(!beta.message.contains("failed start-up"), "\(beta)")
+    }
+
     /// A channel the root does not list (77), a name off the rule (64), a move on a device
     /// of `--trust` keys only (77): one line each, and `config.json` stays byte for byte.
     @Test func aChannelTheRootDoesNotListIsRefusedAndNothingIsWritten() async throws {
@@ -159,7 +180,7 @@ struct ChannelRig {
         try await rig.clientctl(["keygen", "--out", rig.dir("rogue")])
         try await rig.publish("1.5.0-rc.1", channel: "beta", key: rig.dir("rogue.pem"))
         let root = try await rig.device("tester")
-        _ = try await rig.install(root)
+        #expect(try await rig.install(root)?.version == "1.5.1")
         try await rig.clientctl(["channel", "set", "--root", root, "beta"])
         let refused = try await rig.clientctl(["install", "--root", root], expect: 65)
         #expect(
@@ -176,7 +197,7 @@ struct ChannelRig {
         try await rig.publish("1.4.0", channel: "stable")
         try await rig.publish("1.5.0-rc.1", channel: "beta")
         let root = try await rig.device("tester")
-        _ = try await rig.install(root)
+        #expect(try await rig.install(root)?.version == "1.5.1")
         try await rig.clientctl(["channel", "set", "--root", root, "beta"])
         // Root 2 drops beta; a new stable manifest makes the device walk to it.
         let draft = rig.dir("root-2.json")

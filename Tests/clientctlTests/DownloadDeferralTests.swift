@@ -98,6 +98,45 @@ struct DownloadDeferralTests {
     }
 }
 
+extension DownloadDeferralTests {
+    /// A deferral followed by one failed download (a CDN edge that has the manifest first and
+    /// answers 404 for the archive) must not freeze the device: the check after it installs
+    /// the release, as on a device that never deferred. Before the fix the kept manifest went
+    /// with the failed check while `state.json` kept its ETag, and every later check said
+    /// "up to date (manifest not modified since the last check)" until the next publish.
+    @Test func aDeferralThenAFailedDownloadDoesNotFreezeTheDevice() async throws {
+        let rig = try TargetingRig()
+        try await rig.publish("1.0.0")
+        let root = rig.dir("night")
+        try await rig.clientctl([
+            "init", "--root", root, "--app", "com.example.notes", "--channel", "stable",
+            "--manifest-url", rig.server.url("/stable/manifest.json").absoluteString,
+            "--trust", ClientctlBinary.packagePath("Keys/test-signing.pub.pem"), "--shell-version", "1.0.0",
+            "--download-window", "01:00-05:00@UTC",
+        ])
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = try #require(TimeZone(identifier: "UTC"))
+        let day = utc.startOfDay(for: Date().addingTimeInterval(86_400 + 12 * 3600))
+        let noon = day.addingTimeInterval(12 * 3600)
+        let opens = day.addingTimeInterval(25 * 3600)
+        let deferred = try JSONDecoder().decode(
+            InstallReport.self, from: try await Self.clientctl(["install", "--root", root, "--json"], at: noon).stdout)
+        #expect(deferred.result == .deferred, "\(deferred)")
+
+        // The window opens; the edge has the manifest, not the archive yet.
+        let archive = rig.channelFolder + "/v1.0.0.tar.gz"
+        try FileManager.default.moveItem(atPath: archive, toPath: archive + ".later")
+        let failed = try await Self.clientctl(["install", "--root", root], at: opens, expect: 65)
+        #expect(failed.errorOutput.contains("404"), "\(failed.errorOutput)")
+        try FileManager.default.moveItem(atPath: archive + ".later", toPath: archive)
+
+        let next = try JSONDecoder().decode(
+            InstallReport.self, from: try await Self.clientctl(["install", "--root", root, "--json"], at: opens.addingTimeInterval(600)).stdout)
+        #expect(next.result == .installed && next.version == "1.0.0", "\(next)")
+        #expect(!Self.holds(root, "deferred-manifest.json"))
+    }
+}
+
 @Suite struct DownloadPolicyMediaTests {
     /// A stick is no download: a device outside its window and on `metered never` still
     /// installs from offline media, while its feed defers the same release.

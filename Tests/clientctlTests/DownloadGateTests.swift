@@ -3,12 +3,13 @@ import ClientUpdater
 import ClientUpdaterHTTP
 import DeviceSetup
 import Foundation
-import SignedArchive
 import SignedManifest
 import StrictJSON
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import SignedArchive
 
 /// The download policy's link and holds at a check (docs/download-policy.md), with a real
 /// feed on loopback and the channel's probe and holds given by the test: a metered link with
@@ -35,14 +36,27 @@ import Testing
         }
     }
 
-    static func updater(_ d: DeviceFixture, metered: Bool = false, holds: any DownloadHolding = NoDownloadHolds()) throws -> Updater {
+    static func updater(
+        _ d: DeviceFixture, metered: Bool = false, holds: any DownloadHolding = NoDownloadHolds(), now: @escaping @Sendable () -> Date = { Date() }
+    ) throws -> Updater {
         let downloader = Downloader(
             transport: DefaultTransport(settings: HTTPTransportSettings()), retry: RetryPolicy(maxAttempts: 3, initialDelay: .zero, maxDelay: .zero),
             idleTimeout: .seconds(30))
-        var channel = try ArchiveChannel(layout: d.layout, config: d.config, downloader: downloader, logger: .quiet)
+        var channel = try ArchiveChannel(layout: d.layout, config: d.config, downloader: downloader, now: now, logger: .quiet)
         channel.downloadGate = DownloadGate(
             probe: FixedLinkProbe(LinkReading(metered: metered, source: "test: metered=\(metered)")), holds: holds)
-        return Updater(layout: d.layout, config: d.config, channel: channel, logger: .quiet)
+        return Updater(layout: d.layout, config: d.config, channel: channel, now: now, logger: .quiet)
+    }
+
+    /// A wall clock that starts at `start` and runs with real time.
+    static func clock(from start: Date) -> @Sendable () -> Date {
+        let origin = Date()
+        return { start.addingTimeInterval(Date().timeIntervalSince(origin)) }
+    }
+
+    /// The size of the file at `path`, 0 when there is none.
+    static func size(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? nil) ?? 0
     }
 
     static func setMetered(_ d: DeviceFixture, _ mode: String?) async throws {
@@ -126,6 +140,67 @@ import Testing
         #expect(resumed.result == .installed && resumed.version == "1.0.0", "\(resumed)")
         let ranged = d.requests(to: "/stable/v1.0.0.tar.gz").last?.headers["range"]
         #expect(ranged == "bytes=200-", "resumed with Range: \(String(describing: ranged))")
+    }
+}
+
+extension DownloadGateTests {
+    /// A download window that closes while the archive downloads stops it at the close, as a
+    /// hold does: what arrived stays, the check ends deferred until the next opening, and the
+    /// check in the next window resumes with Range. Before, the window was judged once, when
+    /// the check started, and the download ran on past the close.
+    @Test func aWindowThatClosesStopsTheDownloadInFlightAndTheNextWindowResumes() async throws {
+        let d = try DeviceFixture()
+        try d.publish("1.0.0")
+        _ = try await DeviceConfig.edit(d.layout) { $0.downloadWindows = ["01:00-05:00@UTC"] }
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = try #require(TimeZone(identifier: "UTC"))
+        let day = utc.startOfDay(for: Date().addingTimeInterval(2 * 86_400))
+        let closes = day.addingTimeInterval(5 * 3600)
+        // The archive stalls after its first 200 bytes; the window closes a second into the check.
+        d.faults.first(1, .stall(afterBytes: 200), path: "/stable/v1.0.0.tar.gz")
+        let stopped = try await Self.updater(d, now: Self.clock(from: closes.addingTimeInterval(-1))).install()
+        #expect(stopped.result == .deferred, "\(stopped)")
+        #expect(stopped.message.contains("closed at \(RFC3339.format(closes)) while it ran"), "\(stopped.message)")
+        #expect(stopped.deferredUntil == day.addingTimeInterval(25 * 3600), "until the next opening: \(stopped)")
+        let clients = d.layout.root + "/clients"
+        let partial = try #require(try FileManager.default.contentsOfDirectory(atPath: clients).first { $0.hasPrefix(".staging-partial-v1.0.0") })
+        #expect(Self.size(clients + "/" + partial) == 200, "what arrived stays")
+
+        let resumed = try await Self.updater(d, now: Self.clock(from: day.addingTimeInterval(25 * 3600 + 60))).install()
+        #expect(resumed.result == .installed && resumed.version == "1.0.0", "\(resumed)")
+        #expect(d.requests(to: "/stable/v1.0.0.tar.gz").last?.headers["range"] == "bytes=200-")
+    }
+
+    /// A hold taken while the per-file path downloads keeps what it fetched: the file list
+    /// and the objects that arrived stay, and the next check fetches only the rest, resuming
+    /// the object it was in the middle of. Before, the stopped check fell through to the
+    /// archive path, which cleaned the list and the objects away, and all came again.
+    @Test func aHoldOnThePerFilePathKeepsWhatItFetched() async throws {
+        let f = try await DeltaFileListTests.behindThePatches()
+        let (files, _) = try DeltaFileListTests.list(f)
+        // The object of assets/f7.js (2,049 bytes) stalls after 1,000; index.html's arrives whole.
+        let f7 = Digest.hex(.sha256, of: [UInt8](try Data(contentsOf: URL(fileURLWithPath: f.d.tmp("src-1.2.0") + "/assets/f7.js"))))
+        let objectPath = "/stable/" + files.objects + f7
+        f.d.faults.first(1, .stall(afterBytes: 1000), path: objectPath)
+        let objects = FileListInstall.objectsFolder(layout: f.d.layout)
+        let page = [UInt8](try Data(contentsOf: URL(fileURLWithPath: f.d.tmp("src-1.2.0") + "/index.html")))
+        let index = Digest.hex(.sha256, of: page)
+        let holds = TestHolds(taken: { Self.size(objects + "/" + f7) >= 1000 && Self.size(objects + "/" + index) == page.count })
+        let mark = try await f.d.server.settledLog().count
+        let stopped = try await Self.updater(f.d, holds: holds).install()
+        #expect(stopped.result == .deferred && stopped.message.contains("a hold was taken while it ran"), "\(stopped)")
+        #expect(FileManager.default.fileExists(atPath: FileListInstall.listPath(layout: f.d.layout, files: files)), "the list stays")
+        #expect(Self.size(objects + "/" + f7) == 1000, "the object's bytes stay")
+        let first = try await f.paths(since: mark)
+        #expect(first.contains("/stable/\(files.url)") && !first.contains { $0.hasSuffix(".tar.gz") }, "\(first)")
+
+        let again = try await f.d.server.settledLog().count
+        let resumed = try await Self.updater(f.d).install()
+        #expect(resumed.result == .installed && resumed.version == "1.2.0", "\(resumed)")
+        let second = try await f.paths(since: again)
+        #expect(second == ["/stable/manifest.json", objectPath], "only the rest: \(second)")
+        #expect(f.d.requests(to: objectPath).last?.headers["range"] == "bytes=1000-")
+        try f.expectInstalledTree("1.2.0")
     }
 }
 
