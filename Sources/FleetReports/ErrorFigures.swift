@@ -3,6 +3,9 @@ import Foundation
 /// One version's errors after start (`page-errors` reports) over its devices: the figures
 /// `fleet status` shows and the rollout guard judges (docs/page-errors.md#in-the-fleet).
 ///
+/// Each device's use counts for at most the window's length when the sums are of a window
+/// (``init(devices:maxDeviceMs:)``): the collector's summary bounds it so.
+///
 /// Two rates, from the same per-device sums:
 /// - ``errorsPerDeviceHour``: all problems over all hours of use, what `ERRORS/DEV-H` shows;
 /// - ``mean`` and ``sd``: of each device's own rate, capped at ``maxDeviceRate``, over the
@@ -43,15 +46,19 @@ public struct ErrorFigures: Sendable, Equatable, Codable {
 
     /// The figures of devices' sums: each element one device's problems and milliseconds of
     /// use of the version (negative values count as zero).
-    public init<S: Sequence>(devices sums: S) where S.Element == (errors: Int64, ms: Int64) {
+    /// - Parameter maxDeviceMs: the most use one device counts for (the window the sums are
+    ///   of: no device uses a version longer than the window holds, so one that claims more,
+    ///   a broken or a lying one, cannot thin out every device's problems); nil: no bound.
+    public init<S: Sequence>(devices sums: S, maxDeviceMs: Int64? = nil) where S.Element == (errors: Int64, ms: Int64) {
         var errors: Int64 = 0
         var ms: Double = 0
         var rates: [Double] = []
         for (e, m) in sums {
             let e = max(0, e)
-            let hours = Double(max(0, m)) / 3_600_000
+            let m = min(max(0, m), max(0, maxDeviceMs ?? Int64.max))
+            let hours = Double(m) / 3_600_000
             errors = errors.addingReportingOverflow(e).overflow ? Int64.max : errors + e
-            ms += Double(max(0, m))
+            ms += Double(m)
             if hours >= Self.minDeviceHours { rates.append(min(Double(e) / hours, Self.maxDeviceRate)) }
         }
         let hours = ms / 3_600_000

@@ -192,6 +192,36 @@ import Testing
         #expect(collector.stop() == 0)
     }
 
+    /// No device used a version longer than the window holds: one admitted device posting 100
+    /// `page-errors` reports of 10⁹ ms each (about 28,000 hours) counts for a day of use at
+    /// most, so ten devices' 30 problems an hour stay at 300 over 34 hours (8.82), where the
+    /// claim alone would make them 0.01, hiding a release the guard halts.
+    @Test(arguments: ["sqlite", "postgresql"])
+    func oneDeviceCannotClaimMoreUseThanTheWindowHolds(database: String) async throws {
+        let dir = try TemporaryDirectory("page-errors-use")
+        let collector = try await Self.collector(database, dir, name: "pageerrorsuse")
+        let now = Date().timeIntervalSince1970
+        for n in 1...10 {
+            let d = Device(n: n, version: "4.0.0", periods: [(30, Self.hour, 3_600)])
+            #expect(try await collector.post(try Self.batch(d, now: now).encoded()).status == 200)
+        }
+        let claims = Device(n: 11, version: "4.0.0", periods: (0..<100).map { i in (nil, 1_000_000_000, 3_000 - Double(i)) })
+        #expect(try await collector.post(try Self.batch(claims, now: now).encoded()).status == 200)
+
+        let (summary, _) = try await Self.summary(collector)
+        let figures = try #require(summary.versions.first { $0.version == "4.0.0" }?.errors)
+        let day = 24.0
+        #expect(figures.errors == 300 && figures.hours == 10 + day, "\(figures)")
+        let rate = try #require(figures.errorsPerDeviceHour)
+        #expect(abs(rate - 300 / (10 + day)) < 1e-9, "\(figures)")
+        // The text shows the same figure.
+        let text = try await ClientctlBinary.run(
+            ["fleet", "status", "--collector", collector.baseURL, "--token-file", collector.tokenPath, "--app", F.app, "--channel", F.channel],
+            environment: ["COLUMNS": "100"])
+        #expect(text.output.split(separator: "\n").contains { $0.hasPrefix("4.0.0 ") && $0.contains(" 8.82  ") }, "\(text.output)")
+        #expect(collector.stop() == 0)
+    }
+
     /// Under manual admission: a device an operator admitted counts in the guard's errors from
     /// its first report (no history needed); one still pending (held apart) and one rejected
     /// count for nothing, however many problems they report.

@@ -48,6 +48,23 @@ import Testing
         #expect(Self.figures([(1_000_000_000, Self.hour)]).mean == ErrorFigures.maxDeviceRate)
     }
 
+    /// One device claiming 100 reports of 10⁹ ms (28,000 hours) in a day's window counts for
+    /// the day: ten devices' 30 problems an hour stay at 300 over 34 hours, not 300 over 27,788.
+    @Test func eachDevicesUseCountsForAtMostTheWindow() throws {
+        let day = 24 * Self.hour
+        let honest: [(errors: Int64, ms: Int64)] = (0..<10).map { _ in (errors: 30, ms: Self.hour) }
+        let sums = honest + [(errors: 0, ms: 100 * 1_000_000_000)]
+        let bounded = ErrorFigures(devices: sums, maxDeviceMs: day)
+        #expect(bounded.hours == 34 && bounded.errors == 300)
+        let rate = try #require(bounded.errorsPerDeviceHour)
+        #expect(abs(rate - 300.0 / 34) < 1e-12)
+        // Its own rate is of the day too; the honest devices' use, under the bound, is as it was.
+        #expect(bounded.devices == 11)
+        #expect(ErrorFigures(devices: honest, maxDeviceMs: day) == ErrorFigures(devices: honest))
+        // Without the bound the claim thins the figure out to almost nothing.
+        #expect((ErrorFigures(devices: sums).errorsPerDeviceHour ?? 1) < 0.02)
+    }
+
     @Test func negativeAndOverflowingSumsAreBounded() {
         let f = Self.figures([(-5, -Self.hour), (Int64.max, Self.hour), (10, Self.hour)])
         #expect(f.errors == Int64.max, "saturates, never wraps")

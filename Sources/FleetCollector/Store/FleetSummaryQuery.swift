@@ -361,7 +361,9 @@ public enum FleetSummaryQuery {
             guard row.count == 4, let v = row[0].text, let sum = errorSum(row[2...]) else { continue }
             errorsByVersion[v, default: []].append(sum)
         }
-        for v in listed { update(v) { $0.errors = ErrorFigures(devices: errorsByVersion[v] ?? []) } }
+        // No device used a version longer than the window holds: each one's use counts for
+        // at most the window, so one that claims more cannot thin out the others' problems.
+        for v in listed { update(v) { $0.errors = ErrorFigures(devices: errorsByVersion[v] ?? [], maxDeviceMs: windowMs) } }
         var points: [(ms: Int64, point: RolloutPoint)] = []
         for row in try await db.query(rollouts(listed.count, s), key + names + [.integer(Int64(rolloutPointsPerVersion))]) {
             guard row.count == 5, let v = row[0].text, let percent = row[1].integer, let paused = row[2].integer, let ms = row[3].integer,
@@ -388,7 +390,7 @@ public enum FleetSummaryQuery {
             let sums = try await db.query(otherErrorDevices(listed.count, s), key + [.integer(since)] + names).compactMap { row in
                 row.count == 3 ? errorSum(row[1...]) : nil
             }
-            other.errors = ErrorFigures(devices: sums)
+            other.errors = ErrorFigures(devices: sums, maxDeviceMs: windowMs)
             summary.other = FoldedVersions(versions: folded, figures: other)
         }
         summary.timeline = try await timeline(on: db, s, listed: names, windowMs: windowMs)
