@@ -39,7 +39,7 @@ package enum FleetHTML {
         out += "<section><h2>Adoption</h2>\(legend(palette))\(AdoptionChart(summary: summary, palette: palette).render())</section>\n"
         let failures = FailureChart(summary: summary, palette: palette)
         out += "<section><h2>Rolled back, per version</h2>\(reasonLegend(failures.reasonsShown))\(failures.render())</section>\n"
-        out += "<section><h2>Versions</h2>\(versionTable(summary, palette))</section>\n"
+        out += "<section><h2>Versions</h2>\(versionTable(summary, palette))\(withoutVersion(summary))</section>\n"
         out += reasonTable(summary)
         out += silentTable(summary)
         out += "<footer>clientctl fleet status · counts are of distinct devices</footer>\n</body></html>\n"
@@ -50,7 +50,7 @@ package enum FleetHTML {
         guard !palette.oldestFirst.isEmpty else { return "" }
         var out = "<ul class=\"legend\">"
         for version in palette.oldestFirst.reversed() {
-            out += "<li>\(swatch(palette.colour(version)))\(HTMLText.escape(version))</li>"
+            out += "<li>\(swatch(palette.colour(version)))\(HTMLText.escape(name(version)))</li>"
         }
         return out + "</ul>"
     }
@@ -71,14 +71,17 @@ package enum FleetHTML {
     }
 
     private static func versionTable(_ summary: FleetSummary, _ palette: VersionPalette) -> String {
-        guard !summary.versions.isEmpty || summary.other != nil else { return "<p class=\"empty\">No versions reported.</p>" }
+        guard !summary.releases.isEmpty || summary.other != nil else {
+            return summary.devicesWithoutVersion > 0 ? "" : "<p class=\"empty\">No versions reported.</p>"
+        }
         let headers = [
             "Now", "Installs", "Trials", "Commits", "Rolled back", "Failed", "Black&shy;listed", "Web process died", "Errors per device-hour",
             "Download failed", "Refused", "Median ack", "Staged", "Staged to running (median / p95)", "Download deferred", "From mirrors", "Rollout",
         ]
         var out = "<table id=\"versions\"><thead><tr><th>Version</th>"
         out += headers.map { "<th class=\"num\">\($0)</th>" }.joined() + "</tr></thead><tbody>"
-        for v in summary.versions { out += versionRow(v, label: v.version, palette) }
+        // The devices that ran no version yet are no release's row (``withoutVersion(_:)``).
+        for v in summary.releases { out += versionRow(v, label: v.version, palette) }
         if let other = summary.other {
             // The versions not listed (docs/fleet-reports.md#the-fleet-summary), as one row.
             out += versionRow(other.figures, label: "\(other.versions) other version\(other.versions == 1 ? "" : "s")", palette)
@@ -116,6 +119,18 @@ package enum FleetHTML {
         return out + "</tr>"
     }
 
+    /// The line of the devices whose reports name no version yet (``FleetSummary/noVersion``),
+    /// empty when there are none.
+    private static func withoutVersion(_ summary: FleetSummary) -> String {
+        let n = summary.devicesWithoutVersion
+        guard n > 0 else { return "" }
+        return "<p class=\"waiting\"><span data-field=\"devicesWithoutVersion\">\(n)</span> device\(n == 1 ? " has" : "s have") "
+            + "not run a version yet.</p>"
+    }
+
+    /// A version as the page names it: ``FleetSummary/noVersion`` is `no version yet`.
+    private static func name(_ version: String) -> String { version == FleetSummary.noVersion ? "no version yet" : version }
+
     private static func reasonTable(_ summary: FleetSummary) -> String {
         let kinds: [(String, String, KeyPath<VersionSummary, [String: Int]>)] = [
             ("rollbacks", "rolled back", \.rollbacks), ("blacklists", "blacklisted", \.blacklists),
@@ -123,7 +138,7 @@ package enum FleetHTML {
             ("refusals", "refused by a check", \.refusals), ("downloadDeferrals", "download deferred", \.deferrals),
         ]
         var rows = ""
-        for v in summary.versions {
+        for v in summary.releases {
             for (field, what, path) in kinds {
                 for entry in FleetFormat.sortedReasons(v[keyPath: path]) {
                     rows += "<tr><td>\(HTMLText.escape(v.version))</td><td>\(what)</td><td>\(HTMLText.escape(entry.reason))</td>"
@@ -145,7 +160,7 @@ package enum FleetHTML {
             let id = HTMLText.escape(device.device.text)
             out += "<tr><td class=\"mono\" data-device=\"\(id)\" data-field=\"device\">\(id)</td>"
             out += "<td data-device=\"\(id)\" data-field=\"lastSeen\">\(FleetFormat.time(device.lastSeen))</td>"
-            out += "<td data-device=\"\(id)\" data-field=\"running\">\(HTMLText.escape(device.running))</td></tr>"
+            out += "<td data-device=\"\(id)\" data-field=\"running\">\(HTMLText.escape(name(device.running)))</td></tr>"
         }
         if summary.silent.count < summary.silentDevices {
             out += "<tr><td colspan=\"3\">… and \(summary.silentDevices - summary.silent.count) more</td></tr>"

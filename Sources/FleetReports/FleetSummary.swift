@@ -40,6 +40,18 @@ public struct FleetSummary: Sendable, Equatable, Codable {
     /// (a version has no parentheses).
     public static let otherKey = "(other)"
 
+    /// The `version` of the devices that have not run a version yet: what a device's reports
+    /// name as running before it ran anything (its first report, before its first install).
+    /// Not a release (no version the updater installs is named so: docs/fleet-reports.md#the-fleet-summary);
+    /// `fleet status` and the fleet page count these devices on one line, not as a version.
+    public static let noVersion = "none"
+
+    /// ``versions`` without ``noVersion``: the releases.
+    public var releases: [VersionSummary] { versions.filter { $0.version != Self.noVersion } }
+
+    /// Devices whose last report within the window ran no version yet (``noVersion``'s ``VersionSummary/devicesNow``).
+    public var devicesWithoutVersion: Int { versions.first { $0.version == Self.noVersion }?.devicesNow ?? 0 }
+
     /// An empty summary.
     public init(app: String, channel: String, generated: Date, windowSeconds: Int) {
         self.app = app

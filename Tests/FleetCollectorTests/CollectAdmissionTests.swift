@@ -115,10 +115,15 @@ import Testing
         #expect(metrics.contains("fleet_collector_reports_held_total 8"), "\(metrics)")
 
         let common = ["--collector", collector.baseURL]
-        let listed = try await ClientctlBinary.run(["fleet", "devices"] + common + ["--token-file", collector.tokenPath, "--status", "pending"])
+        let listed = try await ClientctlBinary.run(
+            ["fleet", "devices"] + common + ["--token-file", collector.tokenPath, "--status", "pending", "--wide"])
         #expect(listed.status == 0, "\(listed.errorOutput)")
         #expect(listed.output.hasPrefix("admission: manual; 0 accepted, 2 pending, 0 rejected\n"), "\(listed.output)")
-        #expect(listed.output.contains(a.publicKey) && listed.output.contains(b.publicKey) && listed.output.contains("held 4"))
+        // STATUS DEVICE KEY APP/CHANNEL FIRST SEEN LAST SEEN HELD LABELS: each key's row holds 4 reports.
+        for key in [a.publicKey, b.publicKey] {
+            let cells = listed.output.split(separator: "\n").first { $0.contains(key) }?.split(separator: " ")
+            #expect(cells?.first == "pending" && cells?.count ?? 0 >= 7 && cells?[6] == "4", "\(listed.output)")
+        }
 
         let admit = try await ClientctlBinary.run(["fleet", "admit"] + common + ["--token-file", admin, a.publicKey])
         #expect(

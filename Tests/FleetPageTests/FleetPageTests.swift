@@ -125,6 +125,26 @@ import Testing
         #expect(text == expected)
     }
 
+    /// Devices whose reports name no version yet (`none`, a device's first report) are no
+    /// release's row on the page but one line, and the chart's legend names them so.
+    @Test func devicesWithoutAVersionAreALineOnThePage() {
+        var summary = FleetSamples.day()
+        var none = VersionSummary(version: FleetSummary.noVersion)
+        none.devicesNow = 3
+        summary.versions.append(none)
+        summary.timeline[0].devices[FleetSummary.noVersion] = 3
+        summary.silent[0].running = FleetSummary.noVersion
+        let html = FleetHTML.render(summary)
+        #expect(!html.contains("<th scope=\"row\" data-version=\"none\""))
+        #expect(Self.figure(html, version: "none", field: "devicesNow") == nil)
+        #expect(html.contains("<p class=\"waiting\"><span data-field=\"devicesWithoutVersion\">3</span> devices have not run a version yet.</p>"))
+        #expect(html.contains("no version yet</li>") && !html.contains(">none</li>"))
+        #expect(html.contains("data-field=\"running\">no version yet</td>"))
+        #expect(Self.figure(html, version: "1.1.0", field: "installs") == "5", "the releases' rows as before")
+        // Without such devices, no line.
+        #expect(!FleetHTML.render(FleetSamples.day()).contains("not run a version yet"))
+    }
+
     @Test func theSamePageForTheSameSummary() {
         #expect(FleetHTML.render(FleetSamples.day()) == FleetHTML.render(FleetSamples.day()))
     }

@@ -34,7 +34,7 @@ import Testing
         let scope = command == "status" ? ["--app", "com.example.notes", "--channel", "stable"] : []
         return try await ClientctlBinary.run(
             ["fleet", command, "--collector", collector.baseURL, "--token-file", collector.tokenPath] + scope + labels.flatMap { ["--label", $0] }
-                + extra)
+                + extra, environment: ["COLUMNS": "100"])
     }
 
     /// `fleet status --json`'s devices, and the installs of 1.0.0.
@@ -68,8 +68,11 @@ import Testing
         #expect(listed.status == 0, "\(listed.errorOutput)")
         let lines = listed.output.split(separator: "\n")
         #expect(lines.first == "admission: open; 1 accepted, 0 pending, 0 rejected (labels ring=beta)", "\(listed.output)")
-        #expect(lines.count == 2 && lines.last?.contains(ids[0]) == true, "\(listed.output)")
-        #expect(lines.last?.hasSuffix("  labels ring=beta,store=12") == true, "\(listed.output)")
+        // The table: a header and one device, its labels last (LABELS fits 100 columns).
+        let rows = lines.filter { $0.hasPrefix("accepted ") || $0.hasPrefix("pending ") || $0.hasPrefix("rejected ") }
+        #expect(lines.dropFirst().first?.hasPrefix("STATUS ") == true && lines.dropFirst().first?.hasSuffix("  LABELS") == true, "\(listed.output)")
+        #expect(rows.count == 1 && rows.first?.contains(ids[0]) == true, "\(listed.output)")
+        #expect(rows.first?.hasSuffix("  ring=beta,store=12") == true, "\(listed.output)")
 
         // The second device moves to store 14: its next batch says so, and its figures follow.
         try twelve.config.labels.set("store", "14")
@@ -79,7 +82,7 @@ import Testing
         #expect(try await Self.figures(collector, ["store=12"]) == [1, 1])
         #expect(try await Self.figures(collector, ["store=14"]) == [1, 1])
         let all = try await Self.fleet(collector, "devices", [])
-        #expect(all.output.split(separator: "\n").contains { $0.contains(ids[1]) && $0.hasSuffix("  labels store=14") }, "\(all.output)")
+        #expect(all.output.split(separator: "\n").contains { $0.contains(ids[1]) && $0.hasSuffix("  store=14") }, "\(all.output)")
         #expect(collector.stop() == 0)
     }
 }

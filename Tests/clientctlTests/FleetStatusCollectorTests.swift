@@ -100,7 +100,8 @@ import Testing
     @Test func theTableTheJSONAndThePageShowTheBatchesTruth() async throws {
         let dir = try TemporaryDirectory("fleet-collect")
         let collector = try await fed(dir)
-        let text = try await status(collector, ["--window", "1h"])
+        // Every column (--wide), whatever the terminal's width.
+        let text = try await status(collector, ["--window", "1h", "--wide"])
         #expect(text.status == 0, "\(text.errorOutput)")
         #expect(text.output.hasPrefix("com.example.notes · stable: 5 devices, 0 silent (window 1 h)"), "\(text.output)")
         // VERSION NOW INSTALLS TRIALS COMMITS ROLLBACKS FAILED BLACKLISTS WEB-DEATHS MEDIAN-ACK STAGED TO-RUNNING DEFERRED FROM-MIRRORS ROLLOUT
@@ -140,7 +141,7 @@ import Testing
             #expect(posted.status == 200, "\(posted.body)")
         }
         // Store 12: device 1 committed 1.1.0, device 2 rolled it back and blacklisted it.
-        let store12 = try await status(collector, ["--window", "1h", "--label", "store=12"])
+        let store12 = try await status(collector, ["--window", "1h", "--label", "store=12", "--wide"])
         #expect(store12.status == 0, "\(store12.errorOutput)")
         #expect(store12.output.hasPrefix("com.example.notes · stable · labels store=12: 2 devices, 0 silent (window 1 h)"), "\(store12.output)")
         let row = try #require(store12.output.split(separator: "\n").first { $0.hasPrefix("1.1.0 ") })
@@ -148,7 +149,7 @@ import Testing
         #expect(store12.output.contains("1.1.0  rollbacks: timed-out 1"))
         #expect(!store12.output.contains("web-process deaths"), "device 3's crash is store 13's: \(store12.output)")
         // Store 13: device 3 committed 1.1.0 and its page crashed; device 4 waits for the rollout.
-        let store13 = try await status(collector, ["--window", "1h", "--label", "store=13"])
+        let store13 = try await status(collector, ["--window", "1h", "--label", "store=13", "--wide"])
         let row13 = try #require(store13.output.split(separator: "\n").first { $0.hasPrefix("1.1.0 ") })
         #expect(row13.split(separator: " ").joined(separator: " ") == "1.1.0 1 1 1 1 0 0.0 % 0 1 – 800 ms 0 – 0 – 50 %", "\(row13)")
         #expect(store13.output.contains("1.1.0  refusals: rollout 1"), "\(store13.output)")

@@ -2,6 +2,7 @@ import ArgumentParser
 import ClientFoundation
 import CommandSupport
 import FleetCollector
+import FleetPage
 import FleetReports
 import Foundation
 import StrictJSON
@@ -12,11 +13,17 @@ struct FleetDevicesCommand: AsyncParsableCommand {
         commandName: "devices",
         abstract: "List the devices a collector knows by their keys: accepted, pending or rejected.",
         discussion: """
-            Asks GET /v1/devices with the read token. Each line: the status, the device id, \
-            its key (what fleet admit takes), the app and channel of its first batch, when it \
-            was first and last heard from, its reports held apart while it is not admitted, \
-            and its labels (those its latest batch carried, admitted or held). Most recently \
-            heard from first; at most --limit devices (1–1000).
+            Asks GET /v1/devices with the read token. A line a device: its STATUS, DEVICE id \
+            (fleet admit takes it, or the key), when it was LAST SEEN, its reports HELD apart \
+            while it is not admitted, its LABELS (those its latest batch carried, admitted or \
+            held; none from a collector before labels), the APP/CHANNEL of its first batch, \
+            its KEY and when it was FIRST SEEN. Most recently heard from first; at most \
+            --limit devices (1–1000).
+
+            The table fits the terminal: COLUMNS, else the terminal's width when stdout is \
+            one, else 100 columns. Columns that do not fit are left out from the end of that \
+            list, and one line under the table names them; --wide (or -o wide) prints every \
+            column whatever the width. --json (or -o json) prints the collector's JSON.
 
             --label KEY=VALUE (repeatable, at most 8) lists and counts only the devices whose \
             labels include every label given.
@@ -54,7 +61,10 @@ struct FleetDevicesCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the collector's JSON on stdout instead of the table.")
     var json = false
 
+    @OptionGroup var table: FleetTableOptions
+
     func validate() throws {
+        try table.validate(json: json)
         if let status, DeviceStatus(rawValue: status) == nil {
             throw ValidationError("--status \(status): not accepted, pending or rejected")
         }
@@ -76,28 +86,42 @@ struct FleetDevicesCommand: AsyncParsableCommand {
                 throw CommandError(.rejected, "GET v1/devices: the answer is not a device list (\(error))")
             }
             try FleetQuery.check(cohort: list.labels, asked: cohort, url: try client.url("v1/devices", query))
-            if json {
+            if table.json(json) {
                 Console.out(data.last == UInt8(ascii: "\n") ? data : data + Data("\n".utf8))
             } else {
-                Console.out(Data(Self.text(list).utf8))
+                Console.out(Data(Self.text(list, layout: table.layout()).utf8))
             }
         }
     }
 
-    /// The table: a header with the counts (of the cohort, with `--label`), then a line a
-    /// device, its labels last (`labels none` without; nothing from a collector before labels).
-    static func text(_ list: DeviceList) -> String {
+    /// The text: a line with the counts (of the cohort, with `--label`), then the table, a
+    /// row a device: every column with `.wide` (the default), else those of the highest
+    /// priorities that fit the width and one line naming those left out. The LABELS column
+    /// (`none` for a device without) is absent when the collector is from before labels.
+    static func text(_ list: DeviceList, layout: TextLayout = .wide) -> String {
         let counts = ["accepted", "pending", "rejected"].map { "\(list.counts[$0] ?? 0) \($0)" }.joined(separator: ", ")
         let cohort = list.labels.map { " (labels \(TerminalText.escaped(LabelFilter.text($0))))" } ?? ""
-        var out = "admission: \(TerminalText.escaped(list.admission)); \(counts)\(cohort)\n"
-        for d in list.devices {
-            let labels = d.labels.map { ["labels " + ($0.isEmpty ? "none" : LabelFilter.text($0))] } ?? []
-            out +=
-                ([
-                    d.status.padding(toLength: 8, withPad: " ", startingAt: 0), d.device.text, d.key.hex, "\(d.app)/\(d.channel)",
-                    "first \(RFC3339.format(d.firstSeen))", "last \(RFC3339.format(d.lastSeen))", "held \(d.held)",
-                ] + labels).map { TerminalText.escaped($0) }.joined(separator: "  ") + "\n"
-        }
+        var out = TextWidth.wrap("admission: \(TerminalText.escaped(list.admission)); \(counts)\(cohort)", layout)
+        guard !list.devices.isEmpty else { return out }
+        let hasLabels = list.devices.contains { $0.labels != nil }
+        let columns = deviceColumns.filter { hasLabels || $0.column.header != "LABELS" }
+        let rows = list.devices.map { d in columns.map { TerminalText.escaped($0.cell(d)) } }
+        let table = TextTable(columns: columns.map(\.column), rows: rows).render(layout)
+        out += table.text
+        if case .fit(let width) = layout, let note = TextTable.note(leftOut: table.leftOut, columns: width) { out += note + "\n" }
         return out
     }
+
+    /// The columns of the table, in the order printed, each with its priority (1 first; the
+    /// highest number is the first left out on a narrow terminal) and cell.
+    static let deviceColumns: [(column: TextTable.Column, cell: @Sendable (DeviceEntry) -> String)] = [
+        (.init("STATUS", right: false, priority: 1), { $0.status }),
+        (.init("DEVICE", right: false, priority: 2), { $0.device.text }),
+        (.init("KEY", right: false, priority: 7), { $0.key.hex }),
+        (.init("APP/CHANNEL", right: false, priority: 6), { "\($0.app)/\($0.channel)" }),
+        (.init("FIRST SEEN", right: false, priority: 8), { RFC3339.format($0.firstSeen) }),
+        (.init("LAST SEEN", right: false, priority: 3), { RFC3339.format($0.lastSeen) }),
+        (.init("HELD", priority: 4), { "\($0.held)" }),
+        (.init("LABELS", right: false, priority: 5), { $0.labels.map { $0.isEmpty ? "none" : LabelFilter.text($0) } ?? "" }),
+    ]
 }

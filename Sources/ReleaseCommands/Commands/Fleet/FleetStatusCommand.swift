@@ -21,7 +21,15 @@ struct FleetStatusCommand: AsyncParsableCommand {
             the devices whose latest labels (those their latest batch carried, from their \
             config.json) include every label given; the first line names the cohort.
 
-            --json prints the collector's JSON as it came (docs/reference/json-output.md). \
+            The table fits the terminal: COLUMNS, else the terminal's width when stdout is \
+            one, else 100 columns. Columns that do not fit are left out, the least read \
+            first (FROM MIRRORS, DEFERRED, TO RUNNING, MEDIAN ACK, STAGED, WEB DEATHS, \
+            BLACKLISTS, COMMITS, TRIALS), and one line under the table names them; VERSION, \
+            NOW, INSTALLS, FAILED, ROLLBACKS, ERRORS/DEV-H and ROLLOUT come first. --wide (or \
+            -o wide) prints every column whatever the width. Devices that have not run a \
+            version yet (their reports name none) are one line under the table, not a row.
+
+            --json (or -o json) prints the collector's JSON as it came (docs/reference/json-output.md). \
             --html FILE also writes the same figures as one self-contained page (inline SVG \
             charts, no script, nothing loaded from anywhere), replacing FILE atomically.
 
@@ -75,8 +83,12 @@ struct FleetStatusCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Print the collector's JSON on stdout instead of the table.")
     var json = false
 
+    @OptionGroup var table: FleetTableOptions
+
     @Option(help: ArgumentHelp("Also write the fleet page (self-contained HTML) to this file.", valueName: "file"))
     var html: String?
+
+    func validate() throws { try table.validate(json: json) }
 
     func run() async throws {
         try await runReportingErrors {
@@ -95,11 +107,11 @@ struct FleetStatusCommand: AsyncParsableCommand {
                     throw CommandError(.io, "--html \(html): \(error.message)", underlying: error)
                 }
             }
-            if json {
+            if table.json(json) {
                 let out = Self.escapingControls(answer.json)
                 Console.out(out.last == UInt8(ascii: "\n") ? out : out + Data("\n".utf8))
             } else {
-                Console.out(Data(FleetText.render(answer.summary).utf8))
+                Console.out(Data(FleetText.render(answer.summary, layout: table.layout()).utf8))
             }
         }
     }
