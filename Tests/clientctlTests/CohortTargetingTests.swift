@@ -127,4 +127,43 @@ import Testing
         #expect(tampered.errorOutput.contains("cohorts/pilot/\(cohort.digest).txt does not match the SHA-256"), "\(tampered.errorOutput)")
         #expect(try TreeSnapshot(d) == before, "nothing installed, no answer kept")
     }
+
+    /// A list whose bad line holds ESC and BEL (a terminal acts on both: an OSC that retitles
+    /// the window, a bell, a clear screen) is refused with them escaped: no byte 0x1B or 0x07
+    /// reaches stderr, exit 64, and the channel's `cohorts/pilot.txt` is byte for byte what it
+    /// was. A set whose re-signing fails (the signing command dies) leaves it too (issue 75).
+    @Test func aFailedSetShowsNoTerminalControlAndLeavesTheListAsItWas() async throws {
+        let rig = try TargetingRig()
+        try await rig.publish("1.0.0")
+        let ids = Self.otherIds(3, except: [])
+        let good = rig.dir("good.txt")
+        try Data(ids.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: good))
+        try await rig.clientctl(["cohort", "set", "stable", "pilot", "--ids", good, "--out", rig.dir("rel"), "--key", rig.key])
+        try await rig.publish("1.1.0", ["--target", "id in cohort pilot"])
+        let list = rig.channelFolder + "/cohorts/pilot.txt"
+        let before = try Data(contentsOf: URL(fileURLWithPath: list))
+        let tree = try TreeSnapshot(rig.channelFolder)
+
+        let bad = rig.dir("bad.txt")
+        try Data("\(ids[0])\n\u{1B}]0;owned\u{07}\u{1B}[2J\n".utf8).write(to: URL(fileURLWithPath: bad))
+        let refused = try await rig.clientctl(
+            ["cohort", "set", "stable", "pilot", "--ids", bad, "--out", rig.dir("rel"), "--key", rig.key], expect: 64)
+        #expect(!refused.stderr.contains(0x1B) && !refused.stderr.contains(0x07), "\(Array(refused.stderr))")
+        #expect(
+            refused.errorOutput == "clientctl: \(bad) line 2: '\\u{1b}]0;owned\\u{7}\\u{1b}[2J' is not a device id (32 lowercase hex digits)\n",
+            "\(refused.errorOutput)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: list)) == before)
+        #expect(try TreeSnapshot(rig.channelFolder) == tree, "nothing written")
+
+        // A good list whose re-signing fails: the signing command exits 1.
+        try Data(ids.dropFirst().joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: good))
+        let unsigned = try await rig.clientctl(
+            [
+                "cohort", "set", "stable", "pilot", "--ids", good, "--out", rig.dir("rel"), "--key",
+                ClientctlBinary.packagePath("Keys/test-signing.pub.pem"), "--sign-command", "false",
+            ], expect: 69)
+        #expect(unsigned.errorOutput.split(separator: "\n").count == 1, "\(unsigned.errorOutput)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: list)) == before, "the list the manifest names is still the channel's")
+        #expect(try TreeSnapshot(rig.channelFolder) == tree, "nothing written")
+    }
 }

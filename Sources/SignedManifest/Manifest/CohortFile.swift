@@ -65,9 +65,10 @@ public enum CohortFile {
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
             guard isDeviceId(Array(line.utf8)[...]) else {
-                let shown = line.count > 40 ? String(line.prefix(40)) + "…" : line
+                // The line is the file's: escaped (ESC, BEL and the like never reach a terminal), cut.
                 throw SignedManifestError(
-                    .invalidArgument, "\(source) line \(number + 1): '\(shown)' is not a device id (32 lowercase hex digits)")
+                    .invalidArgument,
+                    "\(source) line \(number + 1): '\(Quoting.escaped(line, limit: 40))' is not a device id (32 lowercase hex digits)")
             }
             ids.insert(line)
             guard ids.count <= maxIds else {

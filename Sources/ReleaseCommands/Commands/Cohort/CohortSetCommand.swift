@@ -18,8 +18,9 @@ struct CohortSetCommand: AsyncParsableCommand {
             current manifest names the cohort, it is re-signed to name the new list (like \
             `rollout set`); otherwise the next publish or rollout edit names it.
 
-            A line that is not a device id is refused with its number, exit 64, and nothing \
-            is written. When the channel's restriction.json halts its release (a pause, a \
+            A line that is not a device id is refused with its number (its text shown with \
+            control characters escaped), exit 64, and nothing is written; a re-signing that \
+            fails puts the list back as it was. When the channel's restriction.json halts its release (a pause, a \
             target narrowed by `rollout guard --label`), re-signing the manifest would lift \
             that halt: the command refuses it, exit 77, unless --lift-halt says so.
 
@@ -51,14 +52,26 @@ struct CohortSetCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let text = try Self.read(ids)
-            // A halt of the release this list would re-sign is refused before the list is written.
+            // A halt of the release this list would re-sign, or a key that cannot be read, is
+            // refused before the list is written.
             try ChannelEditor.requireNoHalt(releases: out, channel: channel, flags: acts.flags, act: "cohort set", naming: name)
+            let signers = try signing.signers()
+            let before = ListFiles(releases: out, channel: channel, name: name)
             let outcome = try ChannelCohorts.set(name, ids: text, source: ids == "-" ? "stdin" : ids, releases: out, channel: channel)
             let cohort = outcome.cohort
+            guard outcome.currentNamesOther else {
+                print("cohort \(cohort.name) of \(channel): \(cohort.count) device\(cohort.count == 1 ? "" : "s"), sha256 \(cohort.digest)")
+                return
+            }
+            let manifest: Manifest
+            do {
+                manifest = try await ChannelEditor.apply(.refreshCohorts, releases: out, channel: channel, signers: signers, flags: acts.flags)
+            } catch {
+                // The re-signing failed: the channel's list is what the manifest names again.
+                before.restore()
+                throw error
+            }
             print("cohort \(cohort.name) of \(channel): \(cohort.count) device\(cohort.count == 1 ? "" : "s"), sha256 \(cohort.digest)")
-            guard outcome.currentNamesOther else { return }
-            let manifest = try await ChannelEditor.apply(
-                .refreshCohorts, releases: out, channel: channel, signers: try signing.signers(), flags: acts.flags)
             print("\(manifest.app) \(manifest.version) on \(manifest.channel): re-signed to name it")
         }
     }
@@ -78,5 +91,36 @@ struct CohortSetCommand: AsyncParsableCommand {
         guard data.count <= limit else { throw CommandError(.tooLarge, "\(path) is larger than 8 MiB: not a list of device ids") }
         guard let text = String(data: data, encoding: .utf8) else { throw CommandError(.invalidArgument, "\(path) is not UTF-8 text") }
         return text
+    }
+}
+
+/// A cohort's files in a channel folder before `cohort set` writes them: the list
+/// (`cohorts/NAME.txt`) and the device copies (`cohorts/NAME/<sha256>.txt`), so that a set
+/// whose re-signing fails puts them back as they were.
+private struct ListFiles {
+    let list: String
+    let copies: String
+    let bytes: Data?
+    let copiesBefore: Set<String>?
+
+    init(releases: String, channel: String, name: String) {
+        list = releases + "/" + channel + "/cohorts/" + name + ".txt"
+        copies = releases + "/" + channel + "/cohorts/" + name
+        bytes = FileManager.default.contents(atPath: list)
+        copiesBefore = (try? FileManager.default.contentsOfDirectory(atPath: copies)).map(Set.init)
+    }
+
+    /// The list as it was (or none), and no copy the set added. Best effort: the failure
+    /// that asked for it is what the command reports.
+    func restore() {
+        if let bytes {
+            try? AtomicFile.write(bytes, to: list)
+        } else {
+            unlink(list)
+        }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: copies)) ?? [] where copiesBefore?.contains(name) != true {
+            unlink(copies + "/" + name)
+        }
+        if copiesBefore == nil { rmdir(copies) }
     }
 }
