@@ -1,4 +1,5 @@
 import ApplyPolicy
+import ClientFoundation
 import ClientUpdater
 import DeviceSetup
 import Foundation
@@ -51,6 +52,8 @@ public final class DeviceAgent: Service, Sendable {
     /// The host's web view: the folder to serve, reloading it.
     private let bridge: any HostBridge
     private let checks: Checks
+    /// When the next periodic check runs: a requested check that ends deferred moves it.
+    private let nextCheck: NextCheck
     /// The periodic checks: their interval, when the first may run, what a failure does.
     private struct Checks: Sendable {
         let interval: Duration
@@ -81,11 +84,24 @@ public final class DeviceAgent: Service, Sendable {
     /// When the root names a report URL (docs/fleet-reports.md#delivery), the agent also
     /// delivers its fleet reports: a low-priority task sends them within seconds of each
     /// event, on the root's transport; it never delays a check or a trial.
-    public init(
+    public convenience init(
         _ engine: DeviceEngine, supervisor: SupervisorStatus = SupervisorStatus(), sinks: [Sink] = [], bridge: any HostBridge,
         checkEvery interval: Duration, firstCheck: (@Sendable () async -> Void)? = nil,
         started: @escaping @Sendable (LifecycleReport) async throws -> Void = { _ in },
         checkFailed: @escaping @Sendable (any Error) -> Void = { _ in }
+    ) {
+        self.init(
+            engine, supervisor: supervisor, sinks: sinks, bridge: bridge, checkEvery: interval, firstCheck: firstCheck, started: started,
+            checkFailed: checkFailed, clock: .continuous)
+    }
+
+    /// The agent the public initializer makes, its periodic checks waiting on `clock` (a
+    /// test's manual clock).
+    package init(
+        _ engine: DeviceEngine, supervisor: SupervisorStatus = SupervisorStatus(), sinks: [Sink] = [], bridge: any HostBridge,
+        checkEvery interval: Duration, firstCheck: (@Sendable () async -> Void)? = nil,
+        started: @escaping @Sendable (LifecycleReport) async throws -> Void = { _ in },
+        checkFailed: @escaping @Sendable (any Error) -> Void = { _ in }, clock: MonotonicClock
     ) {
         self.updater = engine.updater
         self.supervisor = supervisor
@@ -96,6 +112,7 @@ public final class DeviceAgent: Service, Sendable {
         self.pageProblems = PageProblems(updater: engine.updater, allowRollback: engine.config.deviceSettings.errorRollback)
         self.bridge = bridge
         self.checks = Checks(interval: interval, first: firstCheck, failed: checkFailed, now: engine.now)
+        self.nextCheck = NextCheck(clock: clock)
         self.started = started
     }
 
@@ -136,7 +153,7 @@ public final class DeviceAgent: Service, Sendable {
     /// The body of ``run()``.
     private func runOnce() async throws {
         let events = updater.events()
-        let (updater, supervisor, sinks, reports, apply, checks) = (updater, supervisor, sinks, reports, apply, checks)
+        let (updater, supervisor, sinks, reports, apply, checks, nextCheck) = (updater, supervisor, sinks, reports, apply, checks, nextCheck)
         let problems = pageProblems
         try await withThrowingTaskGroup(of: Work.self) { work in
             work.addTask {
@@ -171,7 +188,7 @@ public final class DeviceAgent: Service, Sendable {
             await withTaskGroup(of: Void.self) { running in
                 running.addTask { await apply.run() }
                 running.addTask { await problems.run() }
-                running.addTask { await Self.checkLoop(updater, apply, checks) }
+                running.addTask { await Self.checkLoop(updater, apply, checks, nextCheck) }
                 // Until SIGTERM reaches the group (or the group's task is cancelled).
                 try? await gracefulShutdown()
                 supervisor.stopping()
@@ -207,8 +224,11 @@ public final class DeviceAgent: Service, Sendable {
     /// returns (the shell: when the client is on screen), else after one interval. Each
     /// wait is the interval spread by ±10 %, seeded by the device (so a fleet started
     /// together does not check together), and after a feed's refusal with `Retry-After` at
-    /// least what it asked, up to a day (`CheckSchedule`).
-    private static func checkLoop(_ updater: Updater, _ apply: ApplyDriver, _ checks: Checks) async {
+    /// least what it asked, up to a day (`CheckSchedule`). A check whose download was
+    /// deferred is followed by one when the deferral ends (plus the device's share of a
+    /// tenth of the interval), whether the loop ran it or someone asked for it
+    /// (``checkForUpdates()``).
+    private static func checkLoop(_ updater: Updater, _ apply: ApplyDriver, _ checks: Checks, _ next: NextCheck) async {
         guard checks.interval > .zero else { return }
         // The device's id (made now if the root has none yet: a packaged app's roots share
         // their path on every device, so the path alone would not spread a fleet).
@@ -217,7 +237,7 @@ public final class DeviceAgent: Service, Sendable {
         if let first = checks.first {
             await first()
         } else {
-            do { try await Task.sleep(for: schedule.delay(before: 0)) } catch { return }
+            guard await next.wait(schedule.delay(before: 0), check: 0, schedule: schedule) else { return }
         }
         var check = 1
         while !Task.isCancelled {
@@ -233,17 +253,24 @@ public final class DeviceAgent: Service, Sendable {
             let wait =
                 deferredUntil.map { schedule.delay(before: check, retryAfter: retryAfter, deferredUntil: $0, now: checks.now()) }
                 ?? schedule.delay(before: check, retryAfter: retryAfter)
-            do { try await Task.sleep(for: wait) } catch { return }
+            guard await next.wait(wait, check: check, schedule: schedule) else { return }
             check += 1
         }
     }
 
-    /// Checks for updates now, for whoever asks (the periodic schedule, a page's
-    /// `checkForUpdates()`, the shell's bridge): the apply driver knows the check is
-    /// downloading and switches nothing until it ended.
+    /// Checks for updates now, for whoever asks (a page's `checkForUpdates()`, the shell's
+    /// bridge): the apply driver knows the check is downloading and switches nothing until
+    /// it ended. A check whose download is deferred (a download window, a hold, a metered
+    /// link: `InstallReport.deferredUntil`) moves the next periodic check to the moment
+    /// the deferral ends, plus the device's share of a tenth of the interval, as the
+    /// agent's own checks do; never later than it was due (docs/download-policy.md).
     /// - Throws: what `Updater.checkForUpdates()` throws.
     @discardableResult
-    public func checkForUpdates() async throws -> InstallReport { try await Self.check(updater, apply) }
+    public func checkForUpdates() async throws -> InstallReport {
+        let report = try await Self.check(updater, apply)
+        if let until = report.deferredUntil { nextCheck.deferred(until: until, now: checks.now()) }
+        return report
+    }
 
     private static func check(_ updater: Updater, _ apply: ApplyDriver) async throws -> InstallReport {
         try await apply.whileDownloading { try await updater.checkForUpdates() }
@@ -255,5 +282,60 @@ public final class DeviceAgent: Service, Sendable {
         let zone = (try? DeviceSettings.systemZone()) ?? TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
         return ApplyDriver(
             updater: engine.updater, windows: engine.config.deviceSettings.maintenanceWindows(systemZone: zone), now: engine.now)
+    }
+}
+
+/// When the agent's next periodic check runs: a deadline on the agent's monotonic clock
+/// that the check loop waits for, and that a requested check which ended deferred moves
+/// earlier (to the deferral's end), waking the loop to wait for the new one.
+private final class NextCheck: Sendable {
+    private struct State {
+        /// The loop's schedule, once it has one; the number of the check it last ran.
+        var schedule: CheckSchedule?
+        var check = 0
+        /// When the loop's next check is due; nil while it checks (or before its first wait).
+        var deadline: Duration?
+    }
+    private let clock: MonotonicClock
+    private let state = Mutex(State())
+    private let signal: WakeSignal
+
+    init(clock: MonotonicClock) {
+        self.clock = clock
+        signal = WakeSignal(clock: clock)
+    }
+
+    /// Waits `delay` after check number `check`, or until the earlier moment a deferred
+    /// requested check sets meanwhile; false when the task was cancelled.
+    func wait(_ delay: Duration, check: Int, schedule: CheckSchedule) async -> Bool {
+        let start = clock.now
+        state.withLock {
+            $0.schedule = schedule
+            $0.check = check
+            $0.deadline = start + delay
+        }
+        while !Task.isCancelled {
+            let deadline = state.withLock { $0.deadline } ?? clock.now
+            if clock.now >= deadline {
+                state.withLock { $0.deadline = nil }
+                return true
+            }
+            await signal.wait(until: deadline)
+        }
+        return false
+    }
+
+    /// A requested check ended deferred until `until` (the device's time, read at `now`):
+    /// the next check is due then, plus the device's share of a tenth of the interval
+    /// (`CheckSchedule.delay(before:retryAfter:deferredUntil:now:)`), unless it was due sooner.
+    func deferred(until: Date, now: Date) {
+        let moved = state.withLock { s -> Bool in
+            guard let schedule = s.schedule, let deadline = s.deadline else { return false }
+            let at = clock.now + schedule.delay(before: s.check, deferredUntil: until, now: now)
+            guard at < deadline else { return false }
+            s.deadline = at
+            return true
+        }
+        if moved { signal.wake() }
     }
 }
