@@ -25,9 +25,9 @@ import Testing
         let manual = ManualClock()
         init(_ start: Date) { wall = Mutex(start) }
         var now: @Sendable () -> Date { { self.wall.withLock { $0 } } }
-        func advance(_ seconds: Int64) {
+        func advance(_ seconds: Int64) async {
             wall.withLock { $0 = $0.addingTimeInterval(TimeInterval(seconds)) }
-            manual.advance(by: .seconds(seconds))
+            await manual.advance(by: .seconds(seconds))
         }
         func jump(_ seconds: TimeInterval) { wall.withLock { $0 = $0.addingTimeInterval(seconds) } }
     }
@@ -104,17 +104,17 @@ import Testing
     @Test func idleSwitchesOnlyAfterTheQuietTimeSinceTheLastInput() async throws {
         let s = try await staged(Self.policy(("mode", .string("idle")), ("idleSeconds", .integer(300))))
         let driver = s.driver()
-        s.clock.advance(200)
+        await s.clock.advance(200)
         driver.noteInput()
         var step = await driver.step()
         #expect(step.decision == .wait(.idle(until: Self.start.addingTimeInterval(500))))
         #expect(step.switched == nil && s.current == "1.0.0")
         let status = try #require(ApplyStatus.read(s.device.layout), "the host's decision is on disk for `status`")
         #expect(status.version == "1.1.0" && status.line.contains("idle") && status.policy == "idle 300 s")
-        s.clock.advance(299)
+        await s.clock.advance(299)
         step = await driver.step()
         #expect(step.switched == nil, "299 s after the last input is not idle yet")
-        s.clock.advance(1)
+        await s.clock.advance(1)
         step = await driver.step()
         #expect(step.decision == .switchNow(trigger: .idle) && step.switched == "1.1.0")
         #expect(s.current == "1.1.0" && StateStore.load(s.device.layout).trial?.version == "1.1.0", "the switch starts a trial")
@@ -151,7 +151,7 @@ import Testing
         let driver = s.driver()
         driver.hold(lease: "page", for: .seconds(60))
         #expect(await driver.step().switched == nil)
-        s.clock.advance(60)
+        await s.clock.advance(60)
         #expect(await driver.step().switched == "1.1.0", "a lease ending exactly now no longer holds")
     }
 
@@ -196,9 +196,9 @@ import Testing
         let status = try await s.updater.status()
         let line = try #require(status.apply)
         #expect(line.contains("1.1.0 staged") && line.contains("02:00–04:00 Europe/Berlin") && line.contains("host pid \(getpid())"), "\(line)")
-        s.clock.advance(30 * 60 - 1)
+        await s.clock.advance(30 * 60 - 1)
         #expect(await driver.step().switched == nil, "01:59:59 Berlin is outside")
-        s.clock.advance(1)
+        await s.clock.advance(1)
         #expect(await driver.step().switched == "1.1.0")
         #expect(s.reports(.switched).last?.detail == "window")
     }
@@ -211,15 +211,15 @@ import Testing
                 ("graceSeconds", .integer(600)), ("idleSeconds", .integer(60))))
         let driver = s.driver()
         #expect(await driver.step().decision == .wait(.nextStart))
-        s.clock.advance(3_600)
+        await s.clock.advance(3_600)
         driver.noteInput()
         driver.hold(lease: "page", for: .seconds(600))
         #expect(await driver.step().decision == .wait(.deadlineIdle(until: deadline.addingTimeInterval(60))), "a lease holds no longer")
-        s.clock.advance(30)
+        await s.clock.advance(30)
         driver.noteInput()  // the user keeps working
-        s.clock.advance(30)
+        await s.clock.advance(30)
         #expect(await driver.step().switched == nil)
-        s.clock.advance(540)  // deadline + grace
+        await s.clock.advance(540)  // deadline + grace
         driver.noteInput()
         let step = await driver.step()
         #expect(step.decision == .switchNow(trigger: .graceExpired) && step.switched == "1.1.0")
@@ -246,7 +246,7 @@ import Testing
         driver.noteInput()
         #expect(await driver.step().switched == nil)
         #expect(driver.allowedSwitch() == nil, "not idle yet: no page may switch")
-        s.clock.advance(60)
+        await s.clock.advance(60)
         let step = await driver.step()
         #expect(step.switched == nil && s.current == "1.0.0", "the host does not switch by itself")
         #expect(driver.allowedSwitch() == "1.1.0")
@@ -299,17 +299,18 @@ import Testing
         #expect(driver.decisions == 1)
         // Woken twice, it decides again each time, then sleeps.
         for _ in 0..<2 {
-            let before = driver.decisions
+            let (before, slept) = (driver.decisions, s.clock.manual.sleepCount)
             driver.wake()
-            try await Poll.until("a decision after a wake-up", timeout: 30) { driver.decisions > before }
+            try await s.clock.manual.waitForSleeps(slept + 1)  // back at its timer
+            #expect(driver.decisions == before + 1, "a decision after a wake-up")
         }
-        try await s.clock.manual.waitForSleeper()
         // Each 30 s of the clock is one decision, no more: a loop that spun would count more.
         let woken = driver.decisions
         for round in 1...10 {
-            s.clock.advance(30)
-            try await Poll.until("the decision after 30 s", timeout: 30) { driver.decisions >= woken + round }
-            try await s.clock.manual.waitForSleeper()
+            let slept = s.clock.manual.sleepCount
+            await s.clock.advance(30)
+            try await s.clock.manual.waitForSleeps(slept + 1)  // the woken loop decided and is back at its timer
+            #expect(driver.decisions == woken + round, "the decision after 30 s")
         }
         #expect(driver.decisions == woken + 10, "decisions in 300 s of the clock with nothing changing: \(driver.decisions - woken)")
         running.cancel()
@@ -354,7 +355,7 @@ import Testing
         let s = try await staged(Self.policy(("mode", .string("idle")), ("idleSeconds", .integer(300))))
         let driver = s.driver()
         for _ in 0..<100 {
-            s.clock.advance(1)
+            await s.clock.advance(1)
             await driver.step()
         }
         #expect(driver.stagedReads == 1, "\(driver.stagedReads) reads for 100 decisions")
@@ -367,7 +368,7 @@ import Testing
         try StateStore.save(state, s.device.layout)
         await driver.step()
         #expect(driver.stagedReads == 3)
-        s.clock.advance(200)
+        await s.clock.advance(200)
         let step = await driver.step()
         #expect(step.switched == "1.1.0", "the policy read once still decides: \(String(describing: step.decision))")
         #expect(driver.stagedReads == 3)
@@ -383,16 +384,16 @@ import Testing
         let driver = s.driver()
         driver.noteInput()
         #expect(await driver.step().switched == nil)
-        s.clock.advance(100)
+        await s.clock.advance(100)
         s.clock.jump(jump)
-        s.clock.advance(100)
+        await s.clock.advance(100)
         var step = await driver.step()
         #expect(step.switched == nil, "200 s of quiet are not 300 whatever the wall clock says")
         let status = try #require(ApplyStatus.read(s.device.layout))
         #expect(status.line.contains("the wall clock jumped by \(jump < 0 ? "−" : "+")"), "\(status.line)")
-        s.clock.advance(99)
+        await s.clock.advance(99)
         #expect(await driver.step().switched == nil)
-        s.clock.advance(1)
+        await s.clock.advance(1)
         step = await driver.step()
         #expect(step.switched == "1.1.0" && step.decision == .switchNow(trigger: .idle), "\(String(describing: step.decision))")
     }
@@ -405,11 +406,11 @@ import Testing
         let driver = s.driver()
         driver.hold(lease: "page", for: .seconds(120))
         s.clock.jump(jump)
-        s.clock.advance(119)
+        await s.clock.advance(119)
         let step = await driver.step()
         #expect(step.switched == nil, "119 s of a 120 s lease")
         if case .wait(.lease)? = step.decision {} else { Issue.record("\(String(describing: step.decision))") }
-        s.clock.advance(1)
+        await s.clock.advance(1)
         #expect(await driver.step().switched == "1.1.0")
     }
 }

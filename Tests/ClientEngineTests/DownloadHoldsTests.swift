@@ -19,9 +19,9 @@ import Testing
         private let wall = Mutex(DownloadHoldsTests.start)
         let manual = ManualClock()
         var now: @Sendable () -> Date { { self.wall.withLock { $0 } } }
-        func advance(_ seconds: Int64) {
+        func advance(_ seconds: Int64) async {
             wall.withLock { $0 = $0.addingTimeInterval(TimeInterval(seconds)) }
-            manual.advance(by: .seconds(seconds))
+            await manual.advance(by: .seconds(seconds))
         }
         func jump(_ seconds: TimeInterval) { wall.withLock { $0 = $0.addingTimeInterval(seconds) } }
     }
@@ -74,7 +74,7 @@ import Testing
         #expect(leases.count == 0)
     }
 
-    @Test func theRegistrySaysWhoHoldsAndUntilWhenOnTheDevicesTime() {
+    @Test func theRegistrySaysWhoHoldsAndUntilWhenOnTheDevicesTime() async {
         let clock = TestClock()
         let holds = DownloadHolds(now: clock.now, clock: MonotonicClock(clock.manual))
         #expect(holds.current() == nil)
@@ -83,9 +83,9 @@ import Testing
         #expect(holds.current() == DownloadHold(holders: ["the page"], until: until))
         // A lease asked for a day holds ten minutes.
         #expect(holds.hold(lease: "page-x", holder: "the page", for: .seconds(86_400)) == Self.start.addingTimeInterval(600))
-        clock.advance(599)
+        await clock.advance(599)
         #expect(holds.current()?.until == Self.start.addingTimeInterval(600))
-        clock.advance(1)
+        await clock.advance(1)
         #expect(holds.current() == nil, "a lease not renewed runs out")
         // Let go at once with zero.
         holds.hold(lease: "page-x", holder: "the page", for: .seconds(60))
@@ -95,15 +95,15 @@ import Testing
 
     /// The wall clock set back a year or ahead thirty: the lease still ends 60 s (monotonic)
     /// after it was taken, neither earlier nor later.
-    @Test func aWallClockThatMovesNeitherEndsALeaseEarlyNorMakesItLast() {
+    @Test func aWallClockThatMovesNeitherEndsALeaseEarlyNorMakesItLast() async {
         let clock = TestClock()
         let holds = DownloadHolds(now: clock.now, clock: MonotonicClock(clock.manual))
         holds.hold(lease: "page-x", holder: "the page", for: .seconds(60))
         clock.jump(86_400 * 365 * 30)
-        clock.advance(59)
+        await clock.advance(59)
         #expect(holds.current()?.until == Self.start.addingTimeInterval(86_400 * 365 * 30 + 60))
         clock.jump(-86_400 * 365 * 31)
-        clock.advance(1)
+        await clock.advance(1)
         #expect(holds.current() == nil, "set back a year, the lease still ended on time")
     }
 
@@ -120,7 +120,7 @@ import Testing
         #expect(holds.waiting == 0)
         // A hold in force: a download that starts now stops at once.
         try await holds.waitForHold()
-        clock.advance(30)
+        await clock.advance(30)
         let again = Task { try await holds.waitForHold() }
         try await Poll.until("a second wait") { holds.waiting == 1 }
         again.cancel()

@@ -38,7 +38,7 @@ import Testing
         for load in 0..<3 {
             problems.acknowledged(version: "1.1.0")
             if load != 1 { problems.pageErrors(12, messages: ["TypeError: boom (/app.js:3)"], version: "1.1.0") }
-            clock.advance(by: .seconds(60))
+            await clock.advance(by: .seconds(60))
         }
         // The state is written before the rollback's reports are: wait for both.
         try await Poll.until("1.1.0 rolled back on its own, and reported") {
@@ -67,7 +67,7 @@ import Testing
             problems.acknowledged(version: "1.1.0")
             problems.pageErrors(1, messages: ["Error: always"], version: "1.1.0")
         }
-        clock.advance(by: .seconds(5 * 60))
+        await clock.advance(by: .seconds(5 * 60))
         problems.tick()
         #expect(StateStore.load(device.layout).current == "1.1.0")
         #expect(Self.reports(device, .rolledBack).isEmpty)
@@ -83,7 +83,7 @@ import Testing
         first.acknowledged(version: "1.1.0")
         first.pageErrors(7, messages: ["RangeError: deep"], version: "1.1.0")
         first.webProcessDied(version: "1.1.0", reason: "crashed")
-        clock.advance(by: .seconds(120))
+        await clock.advance(by: .seconds(120))
         first.stop()
         #expect(Self.reports(device, .pageErrors).isEmpty, "two minutes: nothing due, nothing sent")
         let file = device.layout.reports + "/page-errors.json"
@@ -106,7 +106,7 @@ import Testing
         let problems = PageProblems(updater: engine.updater, clock: MonotonicClock(clock), allowRollback: false)
         problems.acknowledged(version: "1.1.0")
         for _ in 0..<1_000 { try problems.appProblem("checkout-failed", version: "1.1.0") }
-        clock.advance(by: .seconds(5))
+        await clock.advance(by: .seconds(5))
         for _ in 0..<1_000 { try problems.appProblem("checkout-failed", version: "1.1.0") }
         #expect(throws: EngineError.self) { try problems.appProblem("bad kind!", version: "1.1.0") }
         problems.served("1.0.0")
@@ -139,10 +139,11 @@ import Testing
         try await clock.manual.waitForSleeper()
         problems.acknowledged(version: "1.1.0")
         problems.pageErrors(2, messages: ["Error: x"], version: "1.1.0")
-        try await Poll.until("the loop sleeps until the first period ends") { clock.count >= 2 && clock.manual.sleeperCount == 1 }
-        clock.manual.advance(by: .seconds(5 * 60))
-        try await Poll.until("the first period reported by the loop") { !Self.reports(device, .pageErrors).isEmpty }
-        try await clock.manual.waitForSleeper()
+        try await clock.manual.waitForSleeps(2)  // the acknowledgement woke it: it sleeps until the period ends
+        #expect(clock.count == 2 && clock.manual.sleeperCount == 1)
+        await clock.manual.advance(by: .seconds(5 * 60))
+        try await clock.manual.waitForSleeps(3)  // the woken loop reported and is back at its timer
+        #expect(!Self.reports(device, .pageErrors).isEmpty, "the first period reported by the loop")
         let settled = clock.count
         #expect(settled <= 4, "one sleep per wake: \(settled)")
         #expect(Self.reports(device, .pageErrors).first?.count == 2)

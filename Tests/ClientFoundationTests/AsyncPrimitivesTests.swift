@@ -35,9 +35,9 @@ import Testing
         let signal = WakeSignal(clock: MonotonicClock(clock))
         let waiting = Task { await signal.wait(until: .seconds(30)) }
         try await clock.waitForSleeper()
-        clock.advance(by: .seconds(29))
+        await clock.advance(by: .seconds(29))
         #expect(clock.sleeperCount == 1, "still a second to go")
-        clock.advance(by: .seconds(1))
+        await clock.advance(by: .seconds(1))
         await waiting.value
         // A wake after the wait ended ends the next one at once.
         signal.wake()
@@ -56,7 +56,7 @@ import Testing
         // The cancellation consumed nothing and left nothing: the next wait sleeps.
         let next = Task { await signal.wait(upTo: .seconds(5)) }
         try await clock.waitForSleeper()
-        clock.advance(by: .seconds(5))
+        await clock.advance(by: .seconds(5))
         await next.value
     }
 
@@ -122,7 +122,7 @@ import Testing
         let latch = Latch()
         let late = Task { await latch.wait(atMost: .seconds(10), on: clock) }
         try await manual.waitForSleeper()
-        manual.advance(by: .seconds(10))
+        await manual.advance(by: .seconds(10))
         #expect(await late.value == false)
         #expect(latch.waiting == 0 && manual.sleeperCount == 0, "nothing of the wait is left")
 

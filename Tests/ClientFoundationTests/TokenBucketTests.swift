@@ -39,13 +39,13 @@ import Testing
         #expect(bucket.take(at: .seconds(11)) == nil, "a second after the latest reading")
     }
 
-    @Test func onAManualClockTheBucketRefillsAsTheClockAdvances() {
+    @Test func onAManualClockTheBucketRefillsAsTheClockAdvances() async {
         let manual = ManualClock()
         let clock = MonotonicClock(manual)
         var bucket = TokenBucket(capacity: 1, refill: 4, every: .seconds(60))
         #expect(bucket.take(at: clock.now) == nil)
         #expect(bucket.take(at: clock.now) == .seconds(15))
-        manual.advance(by: .seconds(15))
+        await manual.advance(by: .seconds(15))
         #expect(bucket.take(at: clock.now) == nil)
     }
 

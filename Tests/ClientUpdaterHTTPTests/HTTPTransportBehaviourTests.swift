@@ -114,47 +114,49 @@ extension HTTPSuites {
         }
 
         /// The stall rule on the manual clock: only time spent waiting for the server counts.
-        @Test func stallWatchCountsOnlyWaitingTime() {
+        @Test func stallWatchCountsOnlyWaitingTime() async {
             let clock = ManualClock()
             let watch = StallWatch(idleTimeout: .seconds(2), clock: MonotonicClock(clock))
             var now: Duration { clock.now.offset }
-            func tick(_ by: Duration) -> Bool {
-                clock.advance(by: by)
+            func tick(_ by: Duration) async -> Bool {
+                await clock.advance(by: by)
                 return watch.tick(now: now)
             }
-            #expect(!tick(.milliseconds(900)) && !tick(.milliseconds(900)))
+            #expect(await !tick(.milliseconds(900)))
+            #expect(await !tick(.milliseconds(900)))
             watch.arrived()  // a chunk: the sink runs for a long time
-            #expect(!tick(.milliseconds(500)) && !tick(.milliseconds(59_500)))
+            #expect(await !tick(.milliseconds(500)))
+            #expect(await !tick(.milliseconds(59_500)))
             watch.waiting()
-            #expect(!tick(.milliseconds(750)))
+            #expect(await !tick(.milliseconds(750)))
             watch.waiting()  // still the same wait
-            #expect(!tick(.milliseconds(750)))
-            #expect(tick(.milliseconds(500)), "2 s of waiting is a stall")
+            #expect(await !tick(.milliseconds(750)))
+            #expect(await tick(.milliseconds(500)), "2 s of waiting is a stall")
             let limited = StallWatch(idleTimeout: .seconds(30), timeLimit: .seconds(5), clock: MonotonicClock(clock))
-            clock.advance(by: .milliseconds(4_900))
+            await clock.advance(by: .milliseconds(4_900))
             #expect(!limited.isOverTime())
             limited.arrived()
-            clock.advance(by: .milliseconds(100))
+            await clock.advance(by: .milliseconds(100))
             #expect(limited.isOverTime(), "the time limit counts the sink's time too")
         }
 
         /// A process starved of CPU wakes its watch late: one late tick counts at most one
         /// second of waiting, so only a wait that goes on over several ticks is a stall.
-        @Test func aStarvedProcessIsNotAStall() {
+        @Test func aStarvedProcessIsNotAStall() async {
             let clock = ManualClock()
             let watch = StallWatch(idleTimeout: .seconds(2), clock: MonotonicClock(clock))
             var now: Duration { clock.now.offset }
-            clock.advance(by: .seconds(60))  // neither the transfer nor the watch ran for a minute
+            await clock.advance(by: .seconds(60))  // neither the transfer nor the watch ran for a minute
             #expect(!watch.tick(now: now), "one late tick is no stall")
             watch.arrived()  // the starved transfer gets its bytes
             watch.waiting()
-            clock.advance(by: .seconds(60))
+            await clock.advance(by: .seconds(60))
             #expect(!watch.tick(now: now))
-            clock.advance(by: .milliseconds(250))
+            await clock.advance(by: .milliseconds(250))
             #expect(!watch.tick(now: now))
-            clock.advance(by: .milliseconds(250))
+            await clock.advance(by: .milliseconds(250))
             #expect(!watch.tick(now: now))
-            clock.advance(by: .milliseconds(500))
+            await clock.advance(by: .milliseconds(500))
             #expect(watch.tick(now: now), "still nothing after ticks worth 2 s: a stall")
         }
 
@@ -169,10 +171,10 @@ extension HTTPSuites {
             let stalled = Task { try await watch.watch(url: url) }
             for _ in 0..<7 {
                 try await clock.waitForSleeper()
-                clock.advance(by: watch.step)
+                await clock.advance(by: watch.step)
             }
             try await clock.waitForSleeper()  // 1.75 s waited: still watching
-            clock.advance(by: watch.step)
+            await clock.advance(by: watch.step)
             let error = await #expect(throws: HTTPTransportError.self) { try await stalled.value }
             #expect(error?.transportFailure == .timedOut(.seconds(2)))
 
@@ -182,7 +184,7 @@ extension HTTPSuites {
             for _ in 0..<8 {
                 try await clock.waitForSleeper()
                 limited.arrived()  // bytes keep coming: never a stall
-                clock.advance(by: limited.step)
+                await clock.advance(by: limited.step)
             }
             let late = await #expect(throws: HTTPTransportError.self) { try await overTime.value }
             #expect(late?.transportFailure == .deadlineExceeded(.seconds(1)))

@@ -94,9 +94,9 @@ import Testing
 
         let givesUp = Task { try await FileLock.acquire(path: path, wait: .seconds(30), clock: MonotonicClock(clock)) }
         try await clock.waitForSleeper()
-        clock.advance(by: .seconds(29))  // before its deadline: it tries again, and sleeps again
+        await clock.advance(by: .seconds(29))  // before its deadline: it tries again, and sleeps again
         try await clock.waitForSleeper()
-        clock.advance(by: .seconds(1))
+        await clock.advance(by: .seconds(1))
         let error = await #expect(throws: UpdaterError.self) { try await givesUp.value }
         #expect(error?.code == .locked)
         #expect(error?.message == "\(path) is locked by another clientctl process; waited 30.0 s (retry later, or wait longer)")
@@ -105,7 +105,7 @@ import Testing
         try await clock.waitForSleeper()
         try holder.release()
         try await Poll.until("flock(1) to let go of \(path)") { try FileLock.attempt(path: path) != nil }
-        clock.advance(by: .milliseconds(5))
+        await clock.advance(by: .milliseconds(5))
         let lock = try await takes.value
         #expect(lock.path == path)
         #expect(try FileLock.attempt(path: path) == nil, "the waiter holds the lock")

@@ -49,7 +49,7 @@ import Testing
         // The trial still runs: the deadline fails it, the old page's word did not count.
         let events = updater.events()
         try await rig.clock.waitForSleeper()
-        rig.clock.advance(by: .seconds(10))
+        await rig.clock.advance(by: .seconds(10))
         let failed = await waitForEvent(events, isFailure)
         #expect(failed == .watchdog(.failed(version: "1.3.0", reason: .timedOut, blacklisted: false, revertedTo: .installed("1.1.0"))))
         await updater.shutdown()
@@ -123,7 +123,7 @@ import Testing
         try await rig.publishAndSwitch("1.2.0", on: agent)
         let events = agent.events()
         try await rig.clock.waitForSleeper()
-        rig.clock.advance(by: .seconds(10))
+        await rig.clock.advance(by: .seconds(10))
         _ = await waitForEvent(events, isFailure)
         #expect(rig.state.retry == ["1.2.0"] && rig.state.current == "1.1.0" && rig.state.pending == nil)
 

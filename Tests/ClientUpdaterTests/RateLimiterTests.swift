@@ -80,13 +80,13 @@ import Testing
 
     /// A limiter is one cap: a resume (another request with the same limiter) inherits the
     /// debt of the request that was cut, instead of starting with a fresh bucket.
-    @Test func aResumeContinuesUnderTheSameCap() throws {
+    @Test func aResumeContinuesUnderTheSameCap() async throws {
         let clock = ManualClock()
         let limiter = RateLimiter(rate: try rate("1MB/s"), clock: MonotonicClock(clock), burst: 100_000)
         #expect(limiter.delay(after: 300_000) == .milliseconds(200))
         // The connection broke here; the resume's first chunk comes at once.
         #expect(limiter.delay(after: 100_000) == .milliseconds(300), "the debt of the cut request is still owed")
-        clock.advance(by: .milliseconds(300))
+        await clock.advance(by: .milliseconds(300))
         #expect(limiter.delay(after: 0) == .zero)
         #expect(limiter.accounting == RateLimiter.Accounting(bytes: 400_000, waited: .milliseconds(500)))
     }
@@ -98,9 +98,9 @@ import Testing
         #expect(clock.sleeperCount == 0, "within the burst: no wait")
         let waiting = Task { try await limiter.admit(500_000) }
         try await clock.waitForSleeper()
-        clock.advance(by: .milliseconds(499))
+        await clock.advance(by: .milliseconds(499))
         #expect(clock.sleeperCount == 1, "still 1 ms to wait")
-        clock.advance(by: .milliseconds(1))
+        await clock.advance(by: .milliseconds(1))
         try await waiting.value
         #expect(limiter.accounting.waited == .milliseconds(500))
     }

@@ -134,7 +134,7 @@ import Testing
         var options = Self.options()
         let manual = ManualClock()
         options.clock = MonotonicClock(manual)
-        manual.advance(by: now)
+        await manual.advance(by: now)
         let sender = try rig.sender(stub.baseURL, options: options)
         let result = await sender.attempt()
         #expect(result == .failed(.busy(retryAfter: .seconds(1200)), why: "the collector answered \(status) (busy): slow down"))

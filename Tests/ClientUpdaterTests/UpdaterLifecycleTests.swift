@@ -55,9 +55,9 @@ import Testing
 
         try await updater.reload()
         try await rig.clock.waitForSleeper()
-        rig.clock.advance(by: .seconds(9))
+        await rig.clock.advance(by: .seconds(9))
         #expect(rig.state.trial?.version == "1.2.0", "still on trial before the deadline")
-        rig.clock.advance(by: .seconds(1))
+        await rig.clock.advance(by: .seconds(1))
         let first = await waitForEvent(events, isFailure)
         #expect(first == .watchdog(.failed(version: "1.2.0", reason: .timedOut, blacklisted: false, revertedTo: .installed("1.1.0"))))
         var state = rig.state
@@ -69,7 +69,7 @@ import Testing
         #expect(again.pending == "1.2.0")
         try await updater.reload()
         try await rig.clock.waitForSleeper()
-        rig.clock.advance(by: .seconds(10))
+        await rig.clock.advance(by: .seconds(10))
         let second = await waitForEvent(events, isFailure)
         #expect(second == .watchdog(.failed(version: "1.2.0", reason: .timedOut, blacklisted: true, revertedTo: .installed("1.1.0"))))
         state = rig.state

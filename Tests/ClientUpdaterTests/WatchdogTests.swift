@@ -392,9 +392,9 @@ import Testing
             return clock.now
         }
         try await manual.waitForSleeper()
-        manual.advance(by: .seconds(4))
+        await manual.advance(by: .seconds(4))
         #expect(manual.sleeperCount == 1, "not due yet")
-        manual.advance(by: .seconds(1))
+        await manual.advance(by: .seconds(1))
         #expect(try await woke.value == .seconds(5))
         let cancelled = Task { try await clock.sleep(until: .seconds(60)) }
         try await manual.waitForSleeper()

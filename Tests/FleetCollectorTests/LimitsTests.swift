@@ -21,14 +21,14 @@ import Testing
         #expect(bucket.take(at: .seconds(100)) != nil)
     }
 
-    @Test func theLimiterRemembersAtMostMaxKeys() {
+    @Test func theLimiterRemembersAtMostMaxKeys() async {
         let clock = ManualClock()
         let limiter = RateLimiter(
             limits: RateLimits(perAddressPerMinute: 4, perDevicePerMinute: 4, maxKeys: 3), clock: MonotonicClock(clock))
         let a = CollectorFixtures.deviceID(0)
         #expect(limiter.admit(device: a) == .allowed)
         #expect(limiter.admit(device: a) == .limited(retryAfterSeconds: 15))
-        clock.advance(by: .seconds(15))
+        await clock.advance(by: .seconds(15))
         #expect(limiter.admit(device: a) == .allowed)
         for n in 0..<1000 { _ = limiter.admit(device: CollectorFixtures.deviceID(n + 1)) }
         #expect(limiter.remembered.devices == 3)

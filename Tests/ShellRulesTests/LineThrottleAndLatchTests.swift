@@ -7,16 +7,16 @@ import Testing
 /// The shell's line throttle (a burst, then one line a second, on an injected clock) and
 /// the latch that holds the first requests until the first version is chosen.
 @Suite struct LineThrottleAndLatchTests {
-    @Test func aBurstThenOneLineASecond() {
+    @Test func aBurstThenOneLineASecond() async {
         let clock = ManualClock()
         let throttle = LineThrottle(burst: 3, clock: MonotonicClock(clock))
         #expect((0..<3).allSatisfy { _ in throttle.admit() }, "the burst")
         #expect(!throttle.admit(), "past the burst")
-        clock.advance(by: .milliseconds(500))
+        await clock.advance(by: .milliseconds(500))
         #expect(!throttle.admit())
-        clock.advance(by: .milliseconds(1000))
+        await clock.advance(by: .milliseconds(1000))
         #expect(throttle.admit(), "one more after a second")
-        clock.advance(by: .milliseconds(100))
+        await clock.advance(by: .milliseconds(100))
         #expect(!throttle.admit())
     }
 
@@ -27,7 +27,7 @@ import Testing
         let latch = FirstVersionLatch(clock: MonotonicClock(clock))
         let timedOut = Task { await latch.wait(atMost: .seconds(10)) }
         try await clock.waitForSleeper()
-        clock.advance(by: .seconds(10))
+        await clock.advance(by: .seconds(10))
         await timedOut.value
         #expect(clock.sleeperCount == 0 && latch.waiting == 0, "the limit ended the wait, and its wait at the latch")
 

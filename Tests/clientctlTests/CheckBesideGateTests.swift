@@ -82,7 +82,7 @@ import Testing
         let check = Task { try await rig.updater.checkForUpdates() }
         await rig.held.waitUntilHolding()
         try await rig.clock.waitForSleeper()
-        rig.clock.advance(by: .seconds(5))
+        await rig.clock.advance(by: .seconds(5))
         let failed = await Self.event(in: events, within: 60) {
             if case .watchdog(.failed) = $0 { return true }
             return false

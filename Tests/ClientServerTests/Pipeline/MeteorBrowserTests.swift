@@ -83,7 +83,7 @@ import Testing
             try await updater.reload()
             #expect(Self.pageVersion(try await Chromium.dumpDOM(url)) == "version3")
             try await clock.waitForSleeper()
-            clock.advance(by: .seconds(2))
+            await clock.advance(by: .seconds(2))
             let failure = await waitForWatchdogFailure(events)
             #expect(failure == .failed(version: "version3", reason: .timedOut, blacklisted: round == 2, revertedTo: .installed("version2")))
         }
