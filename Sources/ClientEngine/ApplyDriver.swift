@@ -273,6 +273,12 @@ package final class ApplyDriver: Sendable {
     /// Callers waiting for the switch in flight (a navigation, a page's call).
     package var joined: Int { locked.withLock { $0.flight?.waiting ?? 0 } }
 
+    /// Returns once `count` callers wait for the switch in flight (for tests), once it
+    /// ended, or on cancellation; at once when no switch is in flight.
+    package func waitForJoined(_ count: Int) async {
+        await locked.withLock { $0.flight }?.waitForWaiters(count)
+    }
+
     /// Leases held now (expired ones are dropped at the next decision).
     package var leaseCount: Int { locked.withLock { $0.machine.leaseCount } }
 

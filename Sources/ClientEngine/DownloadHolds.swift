@@ -126,4 +126,10 @@ package final class DownloadHolds: DownloadHolding {
 
     /// Tasks waiting in ``waitForHold()`` now (for tests).
     package var waiting: Int { state.withLock { $0.taken }.waiting }
+
+    /// Returns once `count` tasks wait in ``waitForHold()`` for the next lease (for tests:
+    /// the downloads they started are waiting), once a lease is taken, or on cancellation.
+    package func waitForWaiting(_ count: Int) async {
+        await state.withLock { $0.taken }.waitForWaiters(count)
+    }
 }

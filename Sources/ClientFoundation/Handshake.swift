@@ -12,6 +12,14 @@ package final class Handshake<Value: Sendable>: Sendable {
         var result: Result<Value, any Error>?
         var waiting: [UInt64: CheckedContinuation<Value, any Error>] = [:]
         var nextWaiter: UInt64 = 0
+        /// Tasks in ``waitForWaiters(_:)``: how many waiters each waits for.
+        var watchers: [UInt64: (count: Int, continuation: CheckedContinuation<Void, Never>)] = [:]
+
+        /// Removes and returns the watchers whose count of waiters is reached.
+        mutating func satisfiedWatchers() -> [CheckedContinuation<Void, Never>] {
+            let ids = watchers.filter { $0.value.count <= waiting.count }.map(\.key)
+            return ids.compactMap { watchers.removeValue(forKey: $0)?.continuation }
+        }
     }
     private let state = Mutex(State())
 
@@ -26,13 +34,17 @@ package final class Handshake<Value: Sendable>: Sendable {
 
     /// Tells every waiter, now and later, `result`; again is a no-op.
     package func resolve(_ result: Result<Value, any Error>) {
-        let waiting = state.withLock { state -> [CheckedContinuation<Value, any Error>] in
-            guard state.result == nil else { return [] }
+        let (waiting, watchers) = state.withLock { state -> ([CheckedContinuation<Value, any Error>], [CheckedContinuation<Void, Never>]) in
+            guard state.result == nil else { return ([], []) }
             state.result = result
-            defer { state.waiting = [:] }
-            return Array(state.waiting.values)
+            defer {
+                state.waiting = [:]
+                state.watchers = [:]
+            }
+            return (Array(state.waiting.values), state.watchers.values.map(\.continuation))
         }
         for continuation in waiting { continuation.resume(with: result) }
+        for watcher in watchers { watcher.resume() }
     }
 
     /// The value once told.
@@ -44,17 +56,40 @@ package final class Handshake<Value: Sendable>: Sendable {
         }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let now = state.withLock { state -> Result<Value, any Error>? in
-                    if let result = state.result { return result }
-                    if Task.isCancelled { return .failure(CancellationError()) }
+                let (now, watchers) = state.withLock { state -> (Result<Value, any Error>?, [CheckedContinuation<Void, Never>]) in
+                    if let result = state.result { return (result, []) }
+                    if Task.isCancelled { return (.failure(CancellationError()), []) }
                     state.waiting[id] = continuation
-                    return nil
+                    return (nil, state.satisfiedWatchers())
                 }
                 if let now { continuation.resume(with: now) }
+                for watcher in watchers { watcher.resume() }
             }
         } onCancel: {
             let continuation = state.withLock { $0.waiting.removeValue(forKey: id) }
             continuation?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Returns once `count` tasks wait in ``value()`` at once (a test's event: the tasks it
+    /// started are at the handshake), once the value is told (no one waits any more), or
+    /// when the task is cancelled.
+    package func waitForWaiters(_ count: Int) async {
+        let id = state.withLock { state in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    if state.waiting.count >= count || state.result != nil || Task.isCancelled { return true }
+                    state.watchers[id] = (count, continuation)
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.watchers.removeValue(forKey: id) }?.continuation.resume()
         }
     }
 }

@@ -17,6 +17,10 @@ package final class Latch: Sendable {
     /// Tasks waiting at the latch now.
     package var waiting: Int { gate.waiting }
 
+    /// Returns once `count` tasks wait at the latch at once (a test's event), or when the
+    /// task is cancelled.
+    package func waitForWaiters(_ count: Int) async { await gate.waitForWaiters(count) }
+
     /// Opens the latch and lets every waiter go on; again is a no-op.
     package func open() { gate.resolve(.success(())) }
 

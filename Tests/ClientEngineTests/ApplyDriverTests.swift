@@ -161,9 +161,21 @@ import Testing
         // Two checks overlap (a page's beside the periodic one): the switch waits for both.
         let (firstEnds, endFirst) = AsyncStream<Void>.makeStream()
         let (secondEnds, endSecond) = AsyncStream<Void>.makeStream()
-        let first = Task { await driver.whileDownloading { for await _ in firstEnds { break } } }
-        let second = Task { await driver.whileDownloading { for await _ in secondEnds { break } } }
-        try await Poll.until("both checks downloading", timeout: 60) { driver.downloadCount == 2 }
+        let downloading = Observed(0)  // checks inside whileDownloading: counted as downloads
+        let first = Task {
+            await driver.whileDownloading {
+                downloading.update { $0 += 1 }
+                for await _ in firstEnds { break }
+            }
+        }
+        let second = Task {
+            await driver.whileDownloading {
+                downloading.update { $0 += 1 }
+                for await _ in secondEnds { break }
+            }
+        }
+        try await downloading.wait(for: "both checks downloading") { $0 == 2 }
+        #expect(driver.downloadCount == 2)
         #expect(await driver.step().decision == .wait(.download))
         endFirst.yield()
         await first.value
@@ -333,7 +345,8 @@ import Testing
         let secondTimer = Task { await driver.step() }
         let page = Task { try await driver.switchForPage(from: "1.0.0") }
         let check = Task { try await driver.whileDownloading { try await s.updater.checkForUpdates() } }
-        try await Poll.until("the navigation and the page wait for the switch in flight", timeout: 30) { driver.joined == 2 }
+        await driver.waitForJoined(2)  // the navigation and the page wait for the switch in flight
+        #expect(driver.joined == 2)
         await s.bridge.open()
         #expect(await timer.value.switched == "1.1.0")
         #expect(await navigation.value == "1.1.0", "the navigation got the switch in flight")

@@ -111,7 +111,8 @@ import Testing
         let clock = TestClock()
         let holds = DownloadHolds(now: clock.now, clock: MonotonicClock(clock.manual))
         let waited = Task { try await holds.waitForHold() }
-        try await Poll.until("the download waiting for a hold") { holds.waiting == 1 }
+        await holds.waitForWaiting(1)  // the download waits for a hold
+        #expect(holds.waiting == 1)
         // Letting go of a lease not held takes no hold: the download goes on.
         holds.hold(lease: "page-x", holder: "the page", for: .zero)
         #expect(holds.waiting == 1)
@@ -122,7 +123,8 @@ import Testing
         try await holds.waitForHold()
         await clock.advance(30)
         let again = Task { try await holds.waitForHold() }
-        try await Poll.until("a second wait") { holds.waiting == 1 }
+        await holds.waitForWaiting(1)  // a second wait
+        #expect(holds.waiting == 1)
         again.cancel()
         await #expect(throws: CancellationError.self) { try await again.value }
         #expect(holds.waiting == 0, "a cancelled wait leaves nothing behind")

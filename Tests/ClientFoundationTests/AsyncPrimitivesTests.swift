@@ -6,8 +6,8 @@ import Testing
 /// The device's waiting primitives (`WakeSignal`, `Handshake`, `Latch`) on a manual clock:
 /// each wait ends at the event or the deadline it names, a cancelled one at once, and
 /// nothing a wait started is left behind (no sleeper on the clock, no waiter). Nothing
-/// sleeps: a test waits for a sleeper on the clock, or yields until the waiters it started
-/// are at the primitive.
+/// sleeps: a test waits for a sleeper on the clock, or for the waiters it started to be at
+/// the primitive (`waitForWaiters`).
 @Suite struct AsyncPrimitivesTests {
     // MARK: WakeSignal
 
@@ -65,7 +65,7 @@ import Testing
     @Test func everyWaiterNowAndLaterGetsTheFirstValue() async throws {
         let handshake = Handshake<Int>()
         let waiters = (0..<3).map { _ in Task { try await handshake.value() } }
-        while handshake.waiting < 3 { await Task.yield() }
+        await handshake.waitForWaiters(3)
         #expect(!handshake.isResolved)
         handshake.resolve(.success(7))
         handshake.resolve(.success(8))  // again: nothing
@@ -85,12 +85,24 @@ import Testing
         let handshake = Handshake<String>()
         let cancelled = Task { try await handshake.value() }
         let patient = Task { try await handshake.value() }
-        while handshake.waiting < 2 { await Task.yield() }
+        await handshake.waitForWaiters(2)
         cancelled.cancel()
         await #expect(throws: CancellationError.self) { try await cancelled.value }
         #expect(handshake.waiting == 1)
         handshake.resolve(.success("up"))
         #expect(try await patient.value == "up")
+    }
+
+    @Test func waitingForWaitersEndsWhenTheyAreThereOrTheValueIsTold() async throws {
+        let handshake = Handshake<Int>()
+        let watcher = Task { await handshake.waitForWaiters(5) }
+        let waiter = Task { try await handshake.value() }
+        await handshake.waitForWaiters(1)
+        #expect(handshake.waiting == 1)
+        handshake.resolve(.success(1))  // five never wait: the watcher ends with the value told
+        await watcher.value
+        #expect(try await waiter.value == 1)
+        await handshake.waitForWaiters(5)  // told: at once
     }
 
     // MARK: Latch
@@ -107,7 +119,7 @@ import Testing
                 passed.count.withLock { $0 += 1 }
             }
         }
-        while latch.waiting < 3 { await Task.yield() }
+        await latch.waitForWaiters(3)
         #expect(passed.count.withLock { $0 } == 0 && !latch.isOpen)
         latch.open()
         latch.open()  // again: nothing
