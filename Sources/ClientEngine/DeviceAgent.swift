@@ -63,6 +63,8 @@ public final class DeviceAgent: Service, Sendable {
         let now: @Sendable () -> Date
     }
     private let started: @Sendable (LifecycleReport) async throws -> Void
+    /// The monotonic clock of the agent's timers and of the watchdog it starts.
+    private let clock: MonotonicClock
     /// Start-up's report once ``run()`` has started the engine, or what ended it first.
     private let startup = Handshake<LifecycleReport>()
     /// ``run()`` was called.
@@ -92,11 +94,12 @@ public final class DeviceAgent: Service, Sendable {
     ) {
         self.init(
             engine, supervisor: supervisor, sinks: sinks, bridge: bridge, checkEvery: interval, firstCheck: firstCheck, started: started,
-            checkFailed: checkFailed, clock: .continuous)
+            checkFailed: checkFailed, clock: engine.monotonic)
     }
 
-    /// The agent the public initializer makes, its periodic checks waiting on `clock` (a
-    /// test's manual clock).
+    /// The agent the public initializer makes, its timers on `clock` (the public one gives
+    /// the engine's, ``DeviceEngine/monotonic``; a test may give another): the periodic
+    /// checks, the watchdog's start-up timer, the apply driver and the page's problems.
     package init(
         _ engine: DeviceEngine, supervisor: SupervisorStatus = SupervisorStatus(), sinks: [Sink] = [], bridge: any HostBridge,
         checkEvery interval: Duration, firstCheck: (@Sendable () async -> Void)? = nil,
@@ -107,13 +110,14 @@ public final class DeviceAgent: Service, Sendable {
         self.supervisor = supervisor
         self.reports = engine.reportSender()
         self.sinks = sinks
-        self.apply = Self.applyDriver(engine)
+        self.apply = Self.applyDriver(engine, clock: clock)
         self.downloadHolds = engine.downloadHolds
-        self.pageProblems = PageProblems(updater: engine.updater, allowRollback: engine.config.deviceSettings.errorRollback)
+        self.pageProblems = PageProblems(updater: engine.updater, clock: clock, allowRollback: engine.config.deviceSettings.errorRollback)
         self.bridge = bridge
         self.checks = Checks(interval: interval, first: firstCheck, failed: checkFailed, now: engine.now)
         self.nextCheck = NextCheck(clock: clock)
         self.started = started
+        self.clock = clock
     }
 
     /// Runs the agent until its `ServiceGroup` shuts down gracefully or its task is
@@ -175,7 +179,7 @@ public final class DeviceAgent: Service, Sendable {
                 await reports?.flush(within: .seconds(2))
             }
             do {
-                let report = try await updater.start(bridge: bridge)
+                let report = try await updater.start(bridge: bridge, clock: clock)
                 supervisor.started(report)
                 problems.served(report.current.description)
                 try await started(report)
@@ -278,10 +282,11 @@ public final class DeviceAgent: Service, Sendable {
 
     /// The apply driver of `engine`'s root: its maintenance windows read in their zone,
     /// or the device's own (UTC when the system's zone cannot read windows: status says so).
-    private static func applyDriver(_ engine: DeviceEngine) -> ApplyDriver {
+    private static func applyDriver(_ engine: DeviceEngine, clock: MonotonicClock) -> ApplyDriver {
         let zone = (try? DeviceSettings.systemZone()) ?? TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
         return ApplyDriver(
-            updater: engine.updater, windows: engine.config.deviceSettings.maintenanceWindows(systemZone: zone), now: engine.now)
+            updater: engine.updater, windows: engine.config.deviceSettings.maintenanceWindows(systemZone: zone), now: engine.now,
+            clock: clock)
     }
 }
 

@@ -10,8 +10,10 @@ extension DeviceEngine {
     /// The sender of this root's fleet reports (docs/fleet-reports.md#delivery), on the
     /// engine's transport (``transport``: the host's, else the root's `proxy` and `caFile`);
     /// nil when the config names no report URL (``ReportDelivery/reportURL(config:)``, the
-    /// rule the journal follows too): then nothing is recorded or sent.
-    package func reportSender(options: ReportSender.Options = .init()) -> ReportSender? {
+    /// rule the journal follows too): then nothing is recorded or sent. Without `options`
+    /// the sender's bounds are the defaults and its clocks the engine's (``now``,
+    /// ``monotonic``).
+    package func reportSender(options: ReportSender.Options? = nil) -> ReportSender? {
         guard let url = ReportDelivery.reportURL(config: config),
             let device = try? DeviceIdFile.readOrCreate(layout)
         else { return nil }
@@ -21,9 +23,17 @@ extension DeviceEngine {
         // under open admission takes while the id is bound to no key.
         let signer = try? DeviceKey.readOrCreate(layout)
         return ReportSender(
-            source: ReportJournal(layout: layout), identity: identity, url: url,
-            transport: transport, options: options,
+            source: ReportJournal(layout: layout, now: now), identity: identity, url: url,
+            transport: transport, options: options ?? reportOptions,
             refusalFile: layout.root + "/" + ReportSender.refusalFileName, signer: signer)
+    }
+
+    /// The report sender's default options on the engine's clocks.
+    private var reportOptions: ReportSender.Options {
+        var options = ReportSender.Options()
+        options.now = now
+        options.clock = monotonic
+        return options
     }
 
     /// Delivers the pending reports within ``exitFlush`` (`install`, `ack`); does

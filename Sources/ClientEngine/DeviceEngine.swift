@@ -26,6 +26,12 @@ public struct DeviceEngine: Sendable {
         public var transport: (any Transport)?
         /// The wall clock (for expiries and trial records).
         public var now: @Sendable () -> Date
+        /// The monotonic clock every timer of the device's path reads and sleeps on
+        /// (docs/concurrency.md#the-clock-seam): the agent's checks, the watchdog, the apply
+        /// driver, page problems, download holds and windows, the download rate cap and
+        /// retries, report delivery and the channels' measures. A simulation or a test
+        /// gives a manual one; the real one by default.
+        package var clock: MonotonicClock = .continuous
         /// Overrides the config's startup timeout, e.g. `serve --startup-timeout` (the root's
         /// `config.json` is not changed).
         public var startupTimeout: Duration?
@@ -80,6 +86,9 @@ public struct DeviceEngine: Sendable {
     /// The device's time: the wall clock, the floor in `time.json` and the time servers of the
     /// root's settings (docs/device-time.md).
     public let clock: DeviceClock
+    /// The monotonic clock of the device's timers (``Options/clock``), which the engine hands
+    /// to its parts and the agent to its own (docs/concurrency.md#the-clock-seam).
+    package let monotonic: MonotonicClock
     /// Who holds the device's downloads back now (docs/download-policy.md#holds): the leases
     /// of the page and of local processes, which the agent takes and the channel reads.
     package let downloadHolds: DownloadHolds
@@ -122,12 +131,12 @@ public struct DeviceEngine: Sendable {
             // A check from offline media asks no time server: it sends nothing anywhere.
             servers: options.media == nil ? config.deviceSettings.roughtimeServers : [], quorum: config.deviceSettings.effectiveTimeQuorum,
             query: RoughtimeQuorum.query, logger: options.logger)
-        let holds = DownloadHolds(now: { clock.now() })
+        let holds = DownloadHolds(now: { clock.now() }, clock: options.clock)
         let channel = try makeChannel(config: config, layout: layout, transport: transport, options: options, clock: clock, holds: holds)
         return DeviceEngine(
             layout: layout, config: config, channel: channel,
             updater: Updater(layout: layout, config: config, channel: channel, clock: clock, logger: options.logger),
-            transport: transport, now: { clock.now() }, clock: clock, downloadHolds: holds)
+            transport: transport, now: { clock.now() }, clock: clock, monotonic: options.clock, downloadHolds: holds)
     }
 
     /// Meteor roots: the shell's `www` folder (the parent of the embedded `application`),
@@ -156,23 +165,24 @@ public struct DeviceEngine: Sendable {
         // carry it (docs/download-policy.md). It follows `config.json` as it is at each
         // download (`clientctl download set` under a running `serve`), else the config opened.
         let opened = config.downloadRate
-        let limiter = RateLimiter { [layout] in
+        let limiter = RateLimiter(clock: options.clock) { [layout] in
             let now = (try? DeviceConfig.load(layout)).map(\.downloadRate) ?? opened
             return now.flatMap { ByteRate(parsing: $0) }
         }
         switch config.channelKind {
         case .signedArchive:
-            var downloader = Downloader(transport: transport)
+            var downloader = Downloader(transport: transport, sleeper: TaskSleeper(clock: options.clock))
             downloader.rateLimiter = limiter
             var channel = try ArchiveChannel(
                 layout: layout, config: config, downloader: downloader,
                 options: options.archive, clock: clock, logger: options.logger)
             // The download policy's link and holds (docs/download-policy.md).
-            channel.downloadGate = DownloadGate(probe: linkProbe(config), holds: holds)
+            channel.downloadGate = DownloadGate(probe: linkProbe(config), holds: holds, clock: options.clock)
             return channel
         case .meteor:
             return try MeteorChannel(
-                layout: layout, config: config, transport: transport, options: .init(logger: options.logger, rateLimiter: limiter))
+                layout: layout, config: config, transport: transport,
+                options: .init(sleeper: TaskSleeper(clock: options.clock), logger: options.logger, rateLimiter: limiter, clock: options.clock))
         default:
             throw EngineError(.configInvalid, "\(layout.config): channelKind '\(config.channelKind.rawValue)' is not signed-archive or meteor")
         }

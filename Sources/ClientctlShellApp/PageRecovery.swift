@@ -17,11 +17,12 @@ final class PageRecovery: @unchecked Sendable {
     let view: ShellView
     let log: EventLog
     private var backoff = ReloadBackoff()
-    /// The clock the backoff's deaths are timed on.
-    private let clock = MonotonicClock.continuous
+    /// The clock the backoff's deaths are timed on (the engine's, `DeviceEngine.Options.clock`).
+    private let clock: MonotonicClock
 
-    init(updater: Updater, view: ShellView, log: EventLog) {
+    init(updater: Updater, view: ShellView, log: EventLog, clock: MonotonicClock) {
         self.updater = updater
+        self.clock = clock
         self.view = view
         self.log = log
     }

@@ -21,8 +21,9 @@ final class PageStartWatch: @unchecked Sendable {
     private var rule: RollbackWatch
     /// Bumped whenever the deadline changes: an older timer finds another value and does nothing.
     private var generation = 0
-    /// The watch's clock: its readings are what the rule's deadlines count in.
-    private let clock = MonotonicClock.continuous
+    /// The watch's clock (the engine's, `DeviceEngine.Options.clock`): its readings are what
+    /// the rule's deadlines count in.
+    private let clock: MonotonicClock
 
     /// The website data a cleared storage loses: everything the app's pages keep, except
     /// cookies (the loopback origin's session lives in one) and HSTS/ITP bookkeeping.
@@ -32,10 +33,12 @@ final class PageStartWatch: @unchecked Sendable {
         WEBKIT_WEBSITE_DATA_WEBSQL_DATABASES, WEBKIT_WEBSITE_DATA_MEMORY_CACHE, WEBKIT_WEBSITE_DATA_DISK_CACHE,
     ]
 
-    /// `timeout`: the engine's startup timeout. Made on the main thread once the view is
-    /// built: the top page's uncaught errors are listened for from here on.
-    init(updater: Updater, view: ShellView, log: EventLog, timeout: Duration) {
+    /// `timeout`: the engine's startup timeout; `clock`: the engine's monotonic clock. Made on
+    /// the main thread once the view is built: the top page's uncaught errors are listened
+    /// for from here on.
+    init(updater: Updater, view: ShellView, log: EventLog, timeout: Duration, clock: MonotonicClock) {
         self.updater = updater
+        self.clock = clock
         self.view = view
         self.log = log
         self.rule = RollbackWatch(timeout: timeout)

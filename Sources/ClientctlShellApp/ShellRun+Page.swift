@@ -86,7 +86,7 @@ extension ShellRun {
         view.onMessage = { message, reply in queue.yield(QueuedMessage(message: message, reply: MainThreadObject(pointer: reply))) }
         // A page that keeps making refused calls gets a few `error` lines, then one a
         // second; every refusal is counted in `bridgeRefused` (`callRefused`).
-        let errorLines = LineThrottle()
+        let errorLines = LineThrottle(clock: engine.monotonic)
         Task { [log] in
             for await item in messages {
                 let answer = { @Sendable (result: Result<String, BridgeRefusal>) in
@@ -106,8 +106,9 @@ extension ShellRun {
         view.onRefusedNavigation = { [log] uri, reason in log.emit("navigationRefused", ["uri": uri, "reason": reason]) }
         view.loadFailures.onFailed = { [log] fields in log.emit("loadFailed", fields) }
         // A page that dies, hangs or floods the bridge (docs/native-shell.md#a-page-that-dies).
-        let recovery = PageRecovery(updater: engine.updater, view: view, log: log)
-        let watch = PageStartWatch(updater: engine.updater, view: view, log: log, timeout: engine.config.startupTimeout)
+        let recovery = PageRecovery(updater: engine.updater, view: view, log: log, clock: engine.monotonic)
+        let watch = PageStartWatch(
+            updater: engine.updater, view: view, log: log, timeout: engine.config.startupTimeout, clock: engine.monotonic)
         state.withLock { $0.pageStart = watch }
         view.onWebProcessTerminated = { reason, version, byShell, acknowledged in
             apply.releaseLeases()  // a lease dies with its web process

@@ -70,7 +70,7 @@ final class ShellRun: Sendable {
             return 69
         }
         // Requests wait for the engine's first version, whichever origin serves them.
-        let ready = FirstVersionLatch()
+        let ready = FirstVersionLatch(clock: engine.monotonic)
         // --origin loopback: the listener binds its port before the engine starts and the
         // view loads (the view's origin names it).
         let loopback = origin == .loopback ? LoopbackOrigin(core: core, app: engine.config.app, port: options.port, ready: ready, log: log) : nil

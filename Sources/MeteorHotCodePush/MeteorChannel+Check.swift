@@ -53,10 +53,10 @@ extension MeteorChannel {
             state.meteor?.lastDownloadedVersion = version
             return .installed(installedVersion(existing))
         }
-        let started = ContinuousClock.now
+        let started = options.clock.now
         let bundle = try await download(
             manifest, manifestData: manifestData, embedded: embedded, state: state, fetcher: fetcher, reporter: reporter)
-        let took = ContinuousClock.now - started
+        let took = options.clock.now - started
         // The seed's own build under another version: say so (status shows it).
         let note = try await BlockingExecutor.run { SeedAgreement.note(downloaded: bundle, seed: embedded) }
         state.meteor?.noteVersion = note == nil ? nil : version

@@ -29,11 +29,15 @@ package struct MeteorChannel: UpdateChannel {
         /// The device's download rate cap, kept on asset downloads (never on the manifest);
         /// `nil`: no cap.
         package var rateLimiter: RateLimiter?
+        /// The monotonic clock a download's duration is measured on (the engine's: a
+        /// simulation's reports say its time, not the host's).
+        package var clock: MonotonicClock
 
         package init(
             maxConnections: Int = 6, retry: RetryPolicy = .standard, sleeper: any Sleeper = TaskSleeper(),
             manifestLimits: AssetManifest.Limits = AssetManifest.Limits(), maxAssetBytes: Int64 = 256 << 20,
-            logger: Logger = Logger(label: "clientctl.engine"), rateLimiter: RateLimiter? = nil
+            logger: Logger = Logger(label: "clientctl.engine"), rateLimiter: RateLimiter? = nil,
+            clock: MonotonicClock = .continuous
         ) {
             self.maxConnections = max(1, maxConnections)
             self.retry = retry
@@ -42,6 +46,7 @@ package struct MeteorChannel: UpdateChannel {
             self.maxAssetBytes = maxAssetBytes
             self.logger = logger
             self.rateLimiter = rateLimiter
+            self.clock = clock
         }
     }
 

@@ -14,6 +14,8 @@ import ServiceLifecycle
 /// header without a CORS preflight, which this server never grants.
 struct ControlResponder: Sendable {
     let heartbeat: Duration
+    /// The clock an event stream's heartbeat sleeps on (the engine's under `serve`).
+    let clock: MonotonicClock
     let logger: Logger
     /// Open event streams, capped.
     let streams: StreamGate
@@ -82,7 +84,7 @@ struct ControlResponder: Sendable {
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
         headers[.cacheControl] = "no-store"
-        let heartbeat = self.heartbeat
+        let (heartbeat, clock) = (self.heartbeat, self.clock)
         let body = ResponseBody { writer in
             defer { ticket.close() }
             let (merged, continuation) = AsyncStream<String>.makeStream()
@@ -97,7 +99,7 @@ struct ControlResponder: Sendable {
             }
             let beat = Task {
                 while !Task.isCancelled {
-                    try await Task.sleep(for: heartbeat)
+                    try await clock.sleep(for: heartbeat)
                     continuation.yield(": keep-alive\n\n")
                 }
             }

@@ -97,15 +97,22 @@ public final class ClientServer: Sendable {
 
     /// The application as `serve` runs it (its router, timeouts and connection cap), for
     /// tests that drive the router without a socket (HummingbirdTesting's `.router`).
-    package func application() -> some ApplicationProtocol { makeApplication(onRunning: { _ in }) }
+    /// - Parameter clock: what an event stream's heartbeat sleeps on.
+    package func application(clock: MonotonicClock = .continuous) -> some ApplicationProtocol {
+        makeApplication(onRunning: { _ in }, clock: clock)
+    }
 
-    func makeApplication(onRunning: @escaping @Sendable (Int) async -> Void, heartbeat: LoopHeartbeat? = nil) -> some ApplicationProtocol {
+    /// The application: its router, timeouts and connection cap; `heartbeat` beats on its
+    /// event loop and event streams' comments wait on `clock` (the engine's under `serve`).
+    func makeApplication(
+        onRunning: @escaping @Sendable (Int) async -> Void, heartbeat: LoopHeartbeat? = nil, clock: MonotonicClock = .continuous
+    ) -> some ApplicationProtocol {
         // Hummingbird's default group, named here so the heartbeat watches the loops that serve.
         let group = EventLoopGroupProvider.singleton.eventLoopGroup
         let router = ClientRouter.make(
             slot: control,
             files: FileRoute(core: core),
-            control: ControlResponder(heartbeat: configuration.eventHeartbeat, logger: logger, streams: eventStreams),
+            control: ControlResponder(heartbeat: configuration.eventHeartbeat, clock: clock, logger: logger, streams: eventStreams),
             hostGuard: hostGuard)
         return LoopbackApplication.make(
             router: router, configuration: configuration, hostGuard: hostGuard,

@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 
 /// Who holds the device's downloads back now, and until when: a page in the middle of a
@@ -30,7 +31,9 @@ package protocol DownloadHolding: Sendable {
 package struct NoDownloadHolds: DownloadHolding {
     package init() {}
     package func current() -> DownloadHold? { nil }
+    /// Never returns until the task is cancelled: no hold is ever taken. It waits at a latch
+    /// that no one opens, so it reads no clock and wakes no thread.
     package func waitForHold() async throws {
-        while true { try await Task.sleep(for: .seconds(86_400)) }
+        try await Latch().wait()
     }
 }

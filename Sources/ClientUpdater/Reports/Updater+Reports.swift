@@ -185,7 +185,7 @@ extension Updater {
     /// version runs and not a newer one, from the last check, the state and the journal.
     package func explainedStatus() throws -> StatusReport {
         var report = try status()
-        report.explanation = StatusExplanation.lines(report, recent: ReportJournal(layout: layout).recent())
+        report.explanation = StatusExplanation.lines(report, recent: ReportJournal(layout: layout, now: now).recent())
         return report
     }
 }

@@ -1,4 +1,5 @@
 import ClientShim
+import Foundation
 
 /// The `/__clientctl/` control endpoints of `clientctl serve` (and any host whose shim
 /// talks HTTP), answered by an ``Updater``.
@@ -28,6 +29,12 @@ public struct UpdaterControl: ControlHandler {
         try await updater.startupDidComplete(version: version)
         return try await status()
     }
+
+    /// Holds nothing (no apply driver): the lease ends at once, at the updater's time.
+    public func holdUpdate(lease: String, for duration: Duration, version: String?) async throws -> Date { updater.now() }
+
+    /// Holds nothing (no download holds): the lease ends at once, at the updater's time.
+    public func holdDownloads(lease: String, for duration: Duration, version: String?) async throws -> Date { updater.now() }
 
     public func checkForUpdates() async throws -> ControlStatus {
         // The outcome reaches pages as `updateAvailable` / `error` events; a failed check

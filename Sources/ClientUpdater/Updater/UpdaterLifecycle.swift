@@ -11,7 +11,8 @@ struct UpdaterLifecycle {
     /// wall clock and checked by whichever command runs next.
     var attached = false
     var bridge: (any HostBridge)?
-    var clock = MonotonicClock.continuous
+    /// The watchdog's monotonic clock, which ``Updater/start(bridge:clock:shim:lockWait:)`` sets.
+    var clock: MonotonicClock = .continuous
     var shim = Shim()
     var watchdog: Watchdog?
     /// Identifies this updater instance in persisted trials.

@@ -26,7 +26,7 @@ enum ServeHost {
         // WATCHDOG=1 from the event loops that serve (docs/serving.md#systemd).
         let (systemd, updater) = (agent.supervisor, context.updater)
         let heartbeat = systemd.watchdogInterval.map { LoopHeartbeat(interval: $0) { systemd.watchdog() } }
-        let listening = server.service(heartbeat: heartbeat) { port in
+        let listening = server.service(heartbeat: heartbeat, clock: context.engine.monotonic) { port in
             await updater.recordControlAddress("http://127.0.0.1:\(port)/__clientctl/")
             printError("serving http://127.0.0.1:\(port)/")
             systemd.ready { version, state in "serving \(version) (\(state)) on http://127.0.0.1:\(port)/" }
