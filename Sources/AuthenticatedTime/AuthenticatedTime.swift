@@ -15,6 +15,9 @@ public struct AuthenticatedTime: Sendable, Hashable, Codable {
     public var outvoted: [String]
     /// One line per server without a verified answer (timed out, failed to verify).
     public var failed: [String]
+    /// The decision in full, for `status`: who answered, the sets that overlap, who was
+    /// outvoted or failed and why (nil in a value made by hand or read from an older file).
+    package var tally: RoughtimeTally?
 
     /// A result.
     public init(earliest: Date, latest: Date, obtainedAt: ClockReading, agreeing: [String], outvoted: [String] = [], failed: [String] = []) {

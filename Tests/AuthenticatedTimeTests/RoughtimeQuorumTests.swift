@@ -111,6 +111,71 @@ import Testing
         #expect(liar.earliest == time.earliest && liar.latest == time.latest)
     }
 
+    /// Issue 75: three answers where two pairs overlap and the outer two do not (A∩B and B∩C
+    /// share a stretch each, A∩C is empty). With 2 of 3 the quorum tolerates one wrong
+    /// server: A and C cannot both be right, so B is, and the true time is in A∩B or in
+    /// B∩C. The sound interval is the smallest that holds both: from the start of A∩B to the
+    /// end of B∩C, inside B, each end vouched for by two servers. Either part alone could
+    /// leave the true time out. The tally names both sets, what each shares, and all three
+    /// as agreeing; a server that failed is named with its reason.
+    @Test func twoOverlappingPairsAtQuorumTwoSpanBothSharedParts() throws {
+        let t: UInt64 = 1_800_000_000
+        let answers = [try answer(1, t - 5), try answer(2, t, radius: 5), try answer(3, t + 5)]
+        let failures = ["roughtime://127.0.0.4:2002: no valid answer within 3 seconds"]
+        let time = try RoughtimeQuorum.decide(answers: answers, failures: failures, quorum: 2, at: now, reading: reading)
+        let at = { (s: UInt64) in Date(timeIntervalSince1970: Double(s)) }
+        #expect(time.earliest == at(t - 5) && time.latest == at(t + 5))
+        // Sound: whichever one server is wrong, the part the other two share is inside it.
+        let (a, b, c) = ((t - 8)...(t - 2), (t - 5)...(t + 5), (t + 2)...(t + 8))
+        #expect(!a.overlaps(c), "the outer two do not overlap: a wrong one among them")
+        for shared in [a.clamped(to: b), b.clamped(to: c)] {
+            #expect(time.earliest <= at(shared.lowerBound) && at(shared.upperBound) <= time.latest, "\(shared)")
+        }
+        #expect(at(b.lowerBound) <= time.earliest && time.latest <= at(b.upperBound), "never wider than the server all sets share")
+        #expect(time.agreeing == ["roughtime://127.0.0.1:2002", "roughtime://127.0.0.2:2002", "roughtime://127.0.0.3:2002"])
+        #expect(time.outvoted.isEmpty && time.failed == failures)
+        let tally = try #require(time.tally)
+        #expect(tally.quorum == 2 && tally.asked == 4 && tally.undecided == nil)
+        #expect(tally.answered.map(\.server) == time.agreeing)
+        #expect(tally.answered.map(\.earliest) == [at(t - 8), at(t - 5), at(t + 2)])
+        #expect(
+            tally.overlaps == [
+                .init(servers: ["roughtime://127.0.0.1:2002", "roughtime://127.0.0.2:2002"], earliest: at(t - 5), latest: at(t - 2)),
+                .init(servers: ["roughtime://127.0.0.2:2002", "roughtime://127.0.0.3:2002"], earliest: at(t + 2), latest: at(t + 5)),
+            ])
+        #expect(tally.agreed == time.agreeing && tally.earliest == time.earliest && tally.latest == time.latest)
+        #expect(tally.failed == [.init(server: "roughtime://127.0.0.4:2002", reason: "no valid answer within 3 seconds")])
+        let decoded = try JSONDecoder().decode(AuthenticatedTime.self, from: JSONEncoder().encode(time))
+        #expect(decoded == time && decoded.tally == tally)
+    }
+
+    /// The same answers with a quorum of 3: at most two share a point, so no interval is
+    /// decided; the error carries the tally: who answered, which overlapped, and why that
+    /// was not enough.
+    @Test func twoOverlappingPairsAtQuorumThreeDecideNothing() throws {
+        let t: UInt64 = 1_800_000_000
+        let answers = [try answer(1, t - 5), try answer(2, t, radius: 5), try answer(3, t + 5)]
+        let error = #expect(throws: AuthenticatedTimeError.self) {
+            try RoughtimeQuorum.decide(answers: answers, quorum: 3, at: now, reading: reading)
+        }
+        #expect(error?.code == .noQuorum)
+        #expect(error?.message.hasPrefix("authenticated time: only 2 verified answers overlap, the quorum is 3 of 3: ") == true)
+        let tally = try #require(error?.underlying as? RoughtimeTally)
+        #expect(tally.quorum == 3 && tally.asked == 3 && tally.answered.count == 3)
+        #expect(
+            tally.overlaps.map(\.servers) == [
+                ["roughtime://127.0.0.1:2002", "roughtime://127.0.0.2:2002"], ["roughtime://127.0.0.2:2002", "roughtime://127.0.0.3:2002"],
+            ])
+        #expect(tally.agreed.isEmpty && tally.outvoted.isEmpty && tally.earliest == nil && tally.latest == nil)
+        #expect(tally.undecided == "at most 2 verified answers overlap; the quorum is 3 of 3")
+        // A lone answer overlaps nothing.
+        let lone = #expect(throws: AuthenticatedTimeError.self) {
+            try RoughtimeQuorum.decide(answers: [try answer(1, t), try answer(2, t + 100)], quorum: 2, at: now, reading: reading)
+        }
+        let none = try #require(lone?.underlying as? RoughtimeTally)
+        #expect(none.overlaps.isEmpty && none.undecided == "no two verified answers overlap; the quorum is 2 of 2")
+    }
+
     @Test func quorumBelowOneIsRefused() {
         #expect(throws: AuthenticatedTimeError.self) { try RoughtimeQuorum.decide(answers: [], quorum: 0, at: now, reading: reading) }
     }

@@ -148,6 +148,81 @@ struct DeviceClockTests {
         #expect(clock.status().floor == Self.floor, "the floor is not lowered either")
     }
 
+    /// Issue 75: `status` says who answered, who agreed, the quorum and the interval decided,
+    /// or, when none was, which overlapped and why that was not enough. Three servers where
+    /// two pairs overlap and the outer two do not (RoughtimeQuorumTests has the decision).
+    @Test func statusNamesTheServersOfTheLastDecision() async throws {
+        let truth = Self.floor + 30 * Self.day
+        let clocks = Clocks(wall: truth)
+        let servers = try (1...3).map { try RoughtimeServer(host: "127.0.0.\($0)", port: 2002, publicKey: [UInt8](repeating: 1, count: 32)) }
+        let t = UInt64(truth.timeIntervalSince1970)
+        let times = [RoughtimeTime(midpoint: t - 5, radius: 3), RoughtimeTime(midpoint: t, radius: 5), RoughtimeTime(midpoint: t + 5, radius: 3)]
+        let (a, b, c) = ("roughtime://127.0.0.1:2002", "roughtime://127.0.0.2:2002", "roughtime://127.0.0.3:2002")
+        func clock(_ root: String, answering: Int = 3) -> DeviceClock {
+            DeviceClock(
+                layout: RootLayout(root: root), clocks: { clocks.read() }, programDate: Self.floor, servers: servers, quorum: 2,
+                query: { servers, quorum, _ in
+                    let now = ContinuousClock.now
+                    let answers = zip(servers, times).prefix(answering).map {
+                        RoughtimeAnswer(server: $0, time: $1, roundTrip: .zero, receivedAt: now)
+                    }
+                    let failures = servers.dropFirst(answering).map { "\($0): no valid answer within 3 seconds" }
+                    return try RoughtimeQuorum.decide(answers: answers, failures: failures, quorum: quorum, at: now, reading: clocks.read())
+                })
+        }
+        let two = try TemporaryDirectory("clock-pairs-2")
+        let decided = clock(two.path)
+        #expect(await decided.authenticate() == nil)
+        let status = decided.status()
+        #expect(
+            status.decisionLines == [
+                "time quorum:     2 of 3 must agree, asked 2027-02-14T08:00:00Z",
+                "time answered:   \(a), \(b), \(c)",
+                "time agreed:     \(a), \(b), \(c) (\(a) and \(b) share 2027-02-14T07:59:55Z to 2027-02-14T07:59:58Z; "
+                    + "\(b) and \(c) share 2027-02-14T08:00:02Z to 2027-02-14T08:00:05Z; \(a) and \(c) do not overlap; the interval spans them)",
+                "time interval:   2027-02-14T07:59:55Z to 2027-02-14T08:00:05Z",
+            ], "\(status.decisionLines)")
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        let json = try #require(try JSONSerialization.jsonObject(with: encoder.encode(status)) as? [String: Any])
+        let decision = try #require(json["lastDecision"] as? [String: Any], "\(json)")
+        #expect(decision["quorum"] as? Int == 2 && decision["asked"] as? Int == 3)
+        #expect(decision["agreed"] as? [String] == [a, b, c] && decision["undecided"] == nil)
+        #expect(decision["earliest"] as? String == "2027-02-14T07:59:55Z" && decision["latest"] as? String == "2027-02-14T08:00:05Z")
+        #expect((decision["overlaps"] as? [[String: Any]])?.map { $0["servers"] as? [String] ?? [] } == [[a, b], [b, c]])
+        #expect((decision["answered"] as? [[String: Any]])?.count == 3 && json["lastDecisionTried"] as? String == "2027-02-14T08:00:00Z")
+
+        // A quorum of 3: nothing decided; which overlapped and why that is not enough.
+        let three = try TemporaryDirectory("clock-pairs-3")
+        let undecided = DeviceClock(
+            layout: RootLayout(root: three.path), clocks: { clocks.read() }, programDate: Self.floor, servers: servers, quorum: 3,
+            query: decided.query)
+        let failure = await undecided.authenticate()
+        #expect(failure?.hasPrefix("authenticated time: only 2 verified answers overlap, the quorum is 3 of 3") == true, "\(failure ?? "nil")")
+        let none = undecided.status()
+        #expect(none.authenticated == nil)
+        #expect(
+            none.decisionLines == [
+                "time quorum:     3 of 3 must agree, asked 2027-02-14T08:00:00Z",
+                "time answered:   \(a), \(b), \(c)",
+                "time overlapped: \(a) and \(b) share 2027-02-14T07:59:55Z to 2027-02-14T07:59:58Z; "
+                    + "\(b) and \(c) share 2027-02-14T08:00:02Z to 2027-02-14T08:00:05Z",
+                "time undecided:  no interval: at most 2 verified answers overlap; the quorum is 3 of 3",
+            ], "\(none.decisionLines)")
+        let noneJSON = try #require(try JSONSerialization.jsonObject(with: encoder.encode(none)) as? [String: Any])
+        let noneDecision = try #require(noneJSON["lastDecision"] as? [String: Any], "\(noneJSON)")
+        #expect(noneDecision["undecided"] as? String == "at most 2 verified answers overlap; the quorum is 3 of 3")
+        #expect(noneDecision["earliest"] == nil && (noneDecision["agreed"] as? [String])?.isEmpty == true)
+
+        // A server that does not answer is named with its reason.
+        let dead = try TemporaryDirectory("clock-pairs-dead")
+        let twoAnswer = clock(dead.path, answering: 2)
+        #expect(await twoAnswer.authenticate() == nil)
+        #expect(
+            twoAnswer.status().decisionLines.contains("time failed:     \(c) (no valid answer within 3 seconds)"),
+            "\(twoAnswer.status().decisionLines)")
+    }
+
     /// A wrong clock is reported once per episode, and again when it changes.
     @Test func aWrongClockIsReportedOncePerEpisode() throws {
         let tmp = try TemporaryDirectory("clock-report")

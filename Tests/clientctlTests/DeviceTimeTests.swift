@@ -417,4 +417,36 @@ struct DeviceTimeTests {
         #expect(status.current == .installed("1.1.0"), "inside the window: \(status.current)")
         _ = serve.stop(SIGTERM)
     }
+
+    /// Issue 75 through the program: `status` prints the last decision's `time …:` lines
+    /// from `time.json` (here one that decided nothing), a control character in a server's
+    /// name escaped, and `status --json` carries it as `clock.lastDecision`.
+    @Test func statusPrintsTheLastDecisionEscaped() async throws {
+        let rig = try await ReleaseRig(label: "time-decision")
+        let evil = "roughtime://evil\u{1b}[2J:2002"
+        let record = """
+            {"format": "clientctl-time-v1", "floor": "2020-01-01T00:00:00Z", "floorSource": "old",
+             "authenticationFailure": "authenticated time: no 3 verified answers overlap, the quorum is 3 of 3: …",
+             "authenticationTried": "2027-02-14T08:00:00Z",
+             "undecided": {"quorum": 3, "asked": 3,
+               "answered": [{"server": "roughtime://127.0.0.1:2002", "earliest": "2027-02-14T07:59:52Z", "latest": "2027-02-14T07:59:58Z"},
+                            {"server": "roughtime://evil\\u001b[2J:2002", "earliest": "2027-02-14T08:10:00Z", "latest": "2027-02-14T08:10:06Z"}],
+               "overlaps": [], "agreed": [], "outvoted": [],
+               "failed": [{"server": "roughtime://127.0.0.3:2002", "reason": "no valid answer within 3 seconds"}],
+               "undecided": "no two verified answers overlap; the quorum is 3 of 3"}}
+            """
+        try Data(record.utf8).write(to: URL(fileURLWithPath: rig.root + "/time.json"))
+        let text = try await rig.run(["status", "--root", rig.root]).output
+        #expect(!text.contains("\u{1b}"), "no escape character reaches the terminal")
+        #expect(text.contains("time quorum:     3 of 3 must agree, asked 2027-02-14T08:00:00Z\n"), "\(text)")
+        #expect(text.contains("time answered:   roughtime://127.0.0.1:2002, roughtime://evil\\u{1b}[2J:2002\n"), "\(text)")
+        #expect(text.contains("time overlapped: none\n"), "\(text)")
+        #expect(text.contains("time failed:     roughtime://127.0.0.3:2002 (no valid answer within 3 seconds)\n"), "\(text)")
+        #expect(text.contains("time undecided:  no interval: no two verified answers overlap; the quorum is 3 of 3\n"), "\(text)")
+        let json = try await rig.run(["status", "--root", rig.root, "--json"]).stdout
+        let object = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+        let decision = try #require((object["clock"] as? [String: Any])?["lastDecision"] as? [String: Any], "\(object)")
+        #expect((decision["answered"] as? [[String: Any]])?.last?["server"] as? String == evil)
+        #expect(decision["undecided"] as? String == "no two verified answers overlap; the quorum is 3 of 3")
+    }
 }

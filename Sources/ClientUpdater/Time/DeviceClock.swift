@@ -92,7 +92,8 @@ public final class DeviceClock: Sendable {
                 ClockStatus.Interval(earliest: $0.lowerBound, latest: $0.upperBound, servers: record?.authenticated?.agreeing ?? [])
             },
             outvoted: record?.authenticated?.outvoted ?? [], authenticationFailure: record?.authenticationFailure,
-            timeServers: servers.count)
+            timeServers: servers.count, lastDecision: record.flatMap { $0.authenticationFailure == nil ? $0.authenticated?.tally : $0.undecided },
+            lastDecisionTried: record?.authenticationTried)
     }
 
     private func judge() -> (trusted: Date, verdict: ClockVerdict) {
@@ -158,6 +159,7 @@ public final class DeviceClock: Sendable {
             update { record in
                 record.authenticated = answer
                 record.authenticationFailure = nil
+                record.undecided = nil
                 record.authenticationTried = tried
                 let earliest = Date(timeIntervalSince1970: answer.earliest.timeIntervalSince1970.rounded(.down))
                 if earliest > record.floor {
@@ -172,6 +174,7 @@ public final class DeviceClock: Sendable {
             let line = (error as? any ClientctlError)?.message ?? "authenticated time: \(error)"
             update { record in
                 record.authenticationFailure = line
+                record.undecided = Self.tally(of: error)
                 record.authenticationTried = tried
                 return true
             }
@@ -246,6 +249,20 @@ public final class DeviceClock: Sendable {
     }
 }
 
+extension DeviceClock {
+    /// What a failed authentication decided, for `status`: the quorum's tally when the
+    /// servers were asked (no quorum, or an interval before the program's date, which is
+    /// not used), nil when they were not.
+    static func tally(of error: any Error) -> RoughtimeTally? {
+        if let early = error as? BeforeProgramDate, var tally = early.answer.tally {
+            tally.undecided =
+                "the interval ends before the release date of this clientctl (\(RFC3339.format(early.programDate))): not used"
+            return tally
+        }
+        return (error as? AuthenticatedTimeError)?.underlying as? RoughtimeTally
+    }
+}
+
 /// A clock with servers named but nothing to ask them with (a host that built its own
 /// ``DeviceClock`` without a ``DeviceClock/TimeServerQuery``).
 private struct NoTimeServerClient: Error, CustomStringConvertible {
@@ -309,6 +326,13 @@ public struct ClockStatus: Codable, Sendable, Equatable {
     public var authenticationFailure: String?
     /// How many time servers the root names.
     public var timeServers: Int
+    /// The last authenticated-time decision in full (`lastDecision` in `--json`; nil: none
+    /// made yet, or it failed before the servers were asked): the quorum, who answered,
+    /// which overlapped, who agreed, was outvoted or failed and why, the interval decided
+    /// (not carried forward) or why none was.
+    package var lastDecision: RoughtimeTally?
+    /// When it was made, by the wall clock of then.
+    package var lastDecisionTried: Date?
 
     /// One line: what the wall clock is and what the device decides by.
     public var line: String {
@@ -335,6 +359,54 @@ public struct ClockStatus: Codable, Sendable, Equatable {
         }
         if let authenticationFailure { text += "; \(authenticationFailure)" }
         return text
+    }
+
+    /// The `time …:` lines of `status` for ``lastDecision``, server names as they are (the
+    /// renderer escapes each line): `time quorum:`, `time answered:`, then `time agreed:`,
+    /// `time outvoted:`, `time failed:` and `time interval:` for a decision, or
+    /// `time overlapped:`, `time failed:` and `time undecided:` when none was made or used.
+    /// None without a decision.
+    package var decisionLines: [String] {
+        guard let d = lastDecision else { return [] }
+        func names(_ servers: [String]) -> String { servers.isEmpty ? "none" : servers.joined(separator: ", ") }
+        func span(_ earliest: Date, _ latest: Date) -> String { "\(RFC3339.format(earliest)) to \(RFC3339.format(latest))" }
+        func refusals(_ list: [RoughtimeTally.Refusal]) -> String {
+            list.map { $0.server.isEmpty ? $0.reason : "\($0.server) (\($0.reason))" }.joined(separator: "; ")
+        }
+        let overlaps = d.overlaps.map { "\($0.servers.joined(separator: " and ")) share \(span($0.earliest, $0.latest))" }
+        let tried = lastDecisionTried.map { ", asked \(RFC3339.format($0))" } ?? ""
+        var lines = ["time quorum:     \(d.quorum) of \(d.asked) must agree\(tried)", "time answered:   \(names(d.answered.map(\.server)))"]
+        if let why = d.undecided {
+            if d.overlaps.isEmpty {
+                lines.append("time overlapped: none")
+            } else {
+                lines.append("time overlapped: " + overlaps.joined(separator: "; "))
+            }
+            if !d.outvoted.isEmpty { lines.append("time outvoted:   " + refusals(d.outvoted)) }
+            if !d.failed.isEmpty { lines.append("time failed:     " + refusals(d.failed)) }
+            if let earliest = d.earliest, let latest = d.latest {
+                lines.append("time undecided:  \(span(earliest, latest)) decided, \(why)")
+            } else {
+                lines.append("time undecided:  no interval: \(why)")
+            }
+            return lines
+        }
+        var agreed = "time agreed:     \(names(d.agreed))"
+        if d.overlaps.count > 1 {
+            // Sets that share a server: each set's shared part, and which agreeing servers do
+            // not overlap each other (one of them is wrong; the interval spans both parts).
+            let apart = d.agreed.enumerated().flatMap { (i, a) in
+                d.agreed[(i + 1)...].filter { b in !d.overlaps.contains { $0.servers.contains(a) && $0.servers.contains(b) } }.map {
+                    "\(a) and \($0)"
+                }
+            }
+            agreed += " (" + (overlaps + apart.map { "\($0) do not overlap" }).joined(separator: "; ") + "; the interval spans them)"
+        }
+        lines.append(agreed)
+        if !d.outvoted.isEmpty { lines.append("time outvoted:   " + refusals(d.outvoted)) }
+        if !d.failed.isEmpty { lines.append("time failed:     " + refusals(d.failed)) }
+        if let earliest = d.earliest, let latest = d.latest { lines.append("time interval:   " + span(earliest, latest)) }
+        return lines
     }
 
     private var intervalText: String {

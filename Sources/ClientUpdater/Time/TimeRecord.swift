@@ -19,6 +19,10 @@ package struct TimeRecord: Codable, Sendable, Equatable {
     package var authenticationFailure: String?
     /// When the last attempt was made (the wall clock, for status).
     package var authenticationTried: Date?
+    /// The last attempt's decision when it decided no interval, or one not used (who
+    /// answered, which overlapped, why that was not enough); a decided one is
+    /// ``authenticated``'s own. Nil when it failed before any decision (no client).
+    package var undecided: RoughtimeTally?
     /// The last wrong-clock verdict reported to the collector (a report per episode).
     package var reported: ClockVerdict?
 

@@ -38,7 +38,12 @@ enum StatusText {
         } else {
             lines.append("last check:      never")
         }
-        if let clock = s.clock { lines.append("clock:           \(clock.line)") }
+        if let clock = s.clock {
+            lines.append("clock:           \(clock.line)")
+            // The last authenticated-time decision: who answered, agreed, was outvoted or
+            // failed, the quorum and the interval (or why none); names escaped below.
+            lines += clock.decisionLines
+        }
         if let note = s.channelNote { lines.append("note:            \(note)") }
         if let free = s.freeBytes { lines.append("free space:      \(DiskSpace.megabytes(free)) on \(s.root)") }
         lines.append("installed:       \(s.installed.isEmpty ? "none" : s.installed.map(\.version).joined(separator: ", "))")
