@@ -175,7 +175,7 @@ package struct ArchiveChannel: UpdateChannel {
             note: { line in
                 logger.info("\(line)")
                 reporter.note(line)
-            })
+            }, clock: downloadGate.clock)
         return through
     }
 

@@ -318,7 +318,8 @@ struct ArchiveInstaller {
         // downloader then finds complete and verifies (docs/offline-media.md).
         if let media = channel.media { try await BlockingExecutor.run { try media.transport.place(archiveURL, at: partial) } }
         let staging = try channel.store.makeStagingDirectory(label: "v\(version)")
-        let started = ContinuousClock.now
+        let clock = channel.downloadGate.clock
+        let started = clock.now
         mirrorBytesBefore = mirrors?.mirrorBytes ?? 0
         do {
             let tree = staging + "/tree"
@@ -339,7 +340,7 @@ struct ArchiveInstaller {
                         throw named
                     }
                 })
-            let took = ContinuousClock.now - started
+            let took = clock.now - started
             reporter.report(
                 .downloaded, version: version.description, via: .archive, bytes: manifest.size,
                 ms: took.inMilliseconds, mirrorBytes: mirrors.map { $0.mirrorBytes - mirrorBytesBefore })
