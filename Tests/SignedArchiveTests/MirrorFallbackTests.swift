@@ -5,6 +5,7 @@ import DeviceSetup
 import FleetReports
 import Foundation
 import SignedArchive
+import StrictJSON
 import TestSupport
 import Testing
 
@@ -260,6 +261,41 @@ import Testing
         #expect(site.mirror.requests.contains { $0.path == "/site/stable/manifest.json" })
         let status = try await site.f.updater().status()
         #expect(status.highestAccepted == "1.0.0")
+    }
+
+    /// Found by the simulator (docs/simulation.md): the origin answers its first manifest
+    /// request 503, so the mirrors are asked for it in the same attempt, and the mirror
+    /// answers what is no manifest (a 404: it does not keep the channel; a 204). That answer
+    /// ended the check ("HTTP 404", "empty document") where the origin's 503 alone would have
+    /// been retried. Now the origin's failure is what the downloader sees, and its retry
+    /// reaches the origin.
+    @Test(arguments: [404, 204])
+    func anOriginsPassingFailureIsRetriedWhateverTheMirrorSaysOfTheManifest(status: Int) async throws {
+        let site = try Site()
+        try site.f.publish("1.0.0")
+        try site.sync()
+        site.f.faults.first(1, .status(503), path: "/stable/manifest.json")
+        site.faults.add(.status(status), path: "/site/stable/manifest.json")
+        let report = try await site.f.updater().install()
+        #expect(report.result == .installed && report.version == "1.0.0", "\(report)")
+        #expect(site.f.requests(to: "/stable/manifest.json").count == 2, "the origin, asked again")
+    }
+
+    /// With the origin down, a mirror whose manifest is older than the one the device accepted
+    /// (the release re-signed since the mirror's timer last ran: a replay) fails the check
+    /// saying so (exit 69), as docs/site-mirror.md says, where it ended "stale" with exit 0.
+    @Test func theOriginDownALaggingMirrorsReplayFailsTheCheck() async throws {
+        let site = try Site()
+        try site.f.publish("1.0.0")
+        try site.sync()  // the mirror keeps this manifest of 1.0.0
+        try site.f.publish("1.0.0") { $0["published"] = .string(RFC3339.format(Date().addingTimeInterval(60))) }
+        let first = try await site.f.updater().install()
+        #expect(first.version == "1.0.0", "\(first)")
+        site.f.server.stop()
+        let error = await #expect(throws: SignedArchiveError.self) { try await site.f.updater().install() }
+        #expect(error?.code == .originUnreachable, "\(String(describing: error))")
+        #expect(error?.message.contains("the origin was not reached and the site mirror's manifest cannot stand in") == true)
+        #expect(error?.kind.exitStatus == 69)
     }
 
     @Test func theOriginDownAMirrorWithAnAlteredManifestInstallsNothing() async throws {

@@ -185,7 +185,14 @@ package final class MirrorTransport: HeadFirstTransport {
         sink: @Sendable (UnsafeRawBufferPointer) throws -> Void
     ) async throws -> TransportResponse {
         let freshness = prefersOrigin(request.url)
+        // A mirror's 404 for the manifest says it does not keep the channel, not that the
+        // channel has no release: the next source is asked (for roots and the restriction a
+        // 404 is an answer: no newer root, no restriction).
+        let manifest = request.url.lastPathComponent == origin.lastPathComponent
         let sources = route(request.url, freshness: freshness)
+        // Why the origin did not answer in this request, when it did not: what the caller is
+        // told when no mirror stands in, so that its retry asks the origin again.
+        var originFailure: (any Error)?
         for (position, (source, url)) in sources.enumerated() {
             let last = position == sources.count - 1
             var attempt = request
@@ -201,8 +208,14 @@ package final class MirrorTransport: HeadFirstTransport {
                 return try await inner.get(
                     attempt,
                     head: { response in
-                        if !last, let why = Self.skipReason(response.status, request: request, source: source, freshness: freshness) {
-                            throw SkipSource(why: why, lacksFileOnly: Self.lacksFile(response.status, source: source))
+                        if let why = Self.skipReason(
+                            response.status, request: request, source: source, freshness: freshness && !manifest)
+                        {
+                            // The last source's answer goes to the caller as it is, but a
+                            // mirror's answer the request did not ask for never does.
+                            if !last || source != .origin {
+                                throw SkipSource(why: why, lacksFileOnly: Self.lacksFile(response.status, source: source), status: response.status)
+                            }
                         }
                         passed.set()
                         pace?.start()
@@ -228,11 +241,18 @@ package final class MirrorTransport: HeadFirstTransport {
                 } else {
                     failed(source, url: url, why: skip.why)
                 }
+                if source == .origin { originFailure = UpdaterError.httpStatus(request.url, skip.status) }
+                if last {
+                    throw originFailure
+                        ?? UpdaterError.httpStatus(
+                            request.url, skip.status, "from mirror \(url.host ?? "?"): \(skip.why), an answer this request did not ask for")
+                }
             } catch is CancellationError {
                 throw CancellationError()
             } catch {
                 if caller.isSet && (error as? any TransportFailing)?.transportFailure == nil { throw error }
                 failed(source, url: url, why: "\(error)")
+                if source == .origin { originFailure = error }
                 // Bytes already went to the caller: the caller's retry resumes from the next source.
                 if last || passed.isSet { throw error }
             }
@@ -366,4 +386,6 @@ private struct SkipSource: Error {
     let why: String
     /// The mirror lacks this file only: it is not skipped for the others.
     let lacksFileOnly: Bool
+    /// The status that sent it on.
+    let status: Int
 }
