@@ -360,6 +360,15 @@ let package = Package(
             ],
             path: "Benchmarks/fleet-bench"
         ),
+        // Scripts/simulate: the device's world in a deterministic simulator (not shipped).
+        .executableTarget(
+            name: "device-sim",
+            dependencies: [
+                "ClientFoundation", "DeviceSetup", "ClientUpdater", "SignedArchive", "SignedManifest", "ArchivePublishing", "ReleaseSigning",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/device-sim"
+        ),
         // Scripts/bench/targeting: which release each of 10,000 simulated devices takes (not shipped).
         .executableTarget(
             name: "targeting-bench",

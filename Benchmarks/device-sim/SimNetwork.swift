@@ -1,0 +1,262 @@
+import ClientUpdater
+import Foundation
+import Synchronization
+
+/// The simulated network: the origin (`https://origin.sim/…`, the release folder the real
+/// publisher writes) and a site mirror (`http://mirror.sim/site/…`, a copy of it the
+/// simulation syncs now and then, so it lags), behind the device's own transport seam.
+///
+/// Time passes while bytes travel: each chunk moves the device's clock by its size over
+/// the link's rate, so a download window closes, or a hold starts, in the middle of a body.
+/// While faults are on, each request meets a fault drawn from the seed, the device, the
+/// check, the URL and how often this check asked for that URL, never from the order in
+/// which parallel requests arrived: the origin answers 503, 404 for a payload (an edge that
+/// lags), resets mid-body or stalls; the mirror answers any status, trickles, stalls,
+/// resets or sends other bytes of the same length.
+final class SimNetwork: HeadFirstTransport {
+    /// What the network knows of the check in flight.
+    struct Context: Sendable {
+        var device: Int
+        var check: Int
+        /// The device's clock: time passes on it while its bytes travel.
+        var clock: SimClock
+        var faults: Bool
+        /// The device's wall clock.
+        var wall: @Sendable () -> Date
+        /// True when the device's policy allows no payload byte at this wall-clock time
+        /// (outside its windows, or during a hold).
+        var barred: @Sendable (Date) -> Bool
+    }
+
+    /// A fault one request meets.
+    enum Fault: Equatable {
+        case none
+        case status(Int)
+        /// Reset after this share of the body (per mille).
+        case reset(Int)
+        case stall
+        case trickle
+        /// One byte changed at this share of the body (per mille).
+        case corrupt(Int)
+    }
+
+    /// What the network saw during one check.
+    struct Ledger: Sendable {
+        /// The origin answered the manifest (200 or 304).
+        var originAnsweredManifest = false
+        /// Payload bytes delivered while the device's policy barred them, per request, beyond
+        /// the one chunk in flight when the bar began.
+        var barredOverflow: [String] = []
+        var requests = 0
+        var bytes: Int64 = 0
+        var mirrorBytes: Int64 = 0
+        var faults = 0
+    }
+
+    static let chunk = 16 * 1024
+    static let originRate = 4_000_000.0
+    static let mirrorRate = 40_000_000.0
+
+    let seed: UInt64
+    let originRoot: String
+    let mirrorRoot: String
+    private struct State {
+        var context: Context?
+        var attempts: [String: Int] = [:]
+        var ledger = Ledger()
+    }
+    private let state = Mutex(State())
+
+    init(seed: UInt64, originRoot: String, mirrorRoot: String) {
+        self.seed = seed
+        self.originRoot = originRoot
+        self.mirrorRoot = mirrorRoot
+    }
+
+    /// Starts the ledger of a check.
+    func begin(_ context: Context) {
+        state.withLock { state in
+            state.context = context
+            state.attempts = [:]
+            state.ledger = Ledger()
+        }
+    }
+
+    /// Ends the check: its ledger.
+    func end() -> Ledger {
+        state.withLock { state in
+            state.context = nil
+            return state.ledger
+        }
+    }
+
+    private static func isPayload(_ path: String) -> Bool {
+        path.hasSuffix(".tar.gz") || path.contains("/patches/") || path.contains("/files/") || path.contains("/objects/")
+    }
+
+    private func fault(origin: Bool, path: String, context: Context?) -> Fault {
+        guard let context, context.faults else { return .none }
+        let attempt = state.withLock { state -> Int in
+            let key = "\(origin) \(path)"
+            state.attempts[key, default: 0] += 1
+            return state.attempts[key] ?? 1
+        }
+        var r = SimRandom.stream(seed, ["fault", "\(context.device)", "\(context.check)", origin ? "origin" : "mirror", path, "\(attempt)"])
+        let payload = Self.isPayload(path)
+        if origin {
+            if r.chance(0.05) { return .status(503) }
+            if payload, r.chance(0.10) { return .status(404) }
+            if payload, r.chance(0.06) { return .reset(Int(r.next() % 1000)) }
+            if payload, r.chance(0.03) { return .corrupt(Int(r.next() % 1000)) }
+            if r.chance(0.02) { return .stall }
+            return .none
+        }
+        if r.chance(0.10) { return .status([304, 416, 204, 206, 403, 500, 503, 404][Int(r.next() % 8)]) }
+        if payload, r.chance(0.08) { return .trickle }
+        if r.chance(0.03) { return .stall }
+        if payload, r.chance(0.06) { return .reset(Int(r.next() % 1000)) }
+        if payload, r.chance(0.06) { return .corrupt(Int(r.next() % 1000)) }
+        return .none
+    }
+
+    func get(
+        _ request: TransportRequest, head: @Sendable (TransportResponse) throws -> Void,
+        sink: @Sendable (UnsafeRawBufferPointer) throws -> Void
+    ) async throws -> TransportResponse {
+        let url = request.url
+        let host = url.host ?? ""
+        let origin = host == "origin.sim"
+        guard origin || host == "mirror.sim" else { throw UpdaterError.network(url, .dns) }
+        var path = url.path
+        if !origin {
+            guard path.hasPrefix("/site/") else { return try answer(404, head: head) }
+            path = String(path.dropFirst("/site".count))
+        }
+        let context = state.withLock { $0.context }
+        guard let clock = context?.clock else { throw UpdaterError.network(url, .refused) }
+        let fault = fault(origin: origin, path: path, context: context)
+        state.withLock { state in
+            state.ledger.requests += 1
+            if fault != .none { state.ledger.faults += 1 }
+        }
+        if ProcessInfo.processInfo.environment["SIM_TRACE"] != nil {
+            FileHandle.standardError.write(
+                Data(
+                    "trace: device \(context?.device ?? -1) check \(context?.check ?? -1) \(origin ? "origin" : "mirror") \(path) \(request.headers) \(fault)\n"
+                        .utf8))
+        }
+        if case .status(let status) = fault { return try answer(status, head: head) }
+        if fault == .stall {
+            clock.advance(by: request.idleTimeout)
+            throw UpdaterError.network(url, .timedOut(request.idleTimeout))
+        }
+        guard let data = FileManager.default.contents(atPath: (origin ? originRoot : mirrorRoot) + path) else {
+            return try answer(404, head: head)
+        }
+        let body = [UInt8](data)
+        let etag = "\"\(body.count)-\(Self.fnv(body))\""
+        let headers = Dictionary(uniqueKeysWithValues: request.headers.map { ($0.key.lowercased(), $0.value) })
+        if path.hasSuffix("manifest.json"), origin { state.withLock { $0.ledger.originAnsweredManifest = true } }
+        if let tag = headers["if-none-match"], tag == etag {
+            return try answer(304, head: head, extra: ["etag": etag])
+        }
+        var start = 0
+        var status = 200
+        var extra = ["etag": etag]
+        if let range = headers["range"], range.hasPrefix("bytes="), range.hasSuffix("-"), let from = Int(range.dropFirst(6).dropLast()) {
+            guard from < body.count else { return try answer(416, head: head, extra: ["content-range": "bytes */\(body.count)"]) }
+            start = from
+            status = 206
+            extra["content-range"] = "bytes \(from)-\(body.count - 1)/\(body.count)"
+        }
+        extra["content-length"] = "\(body.count - start)"
+        let response = TransportResponse(status: status, headers: extra)
+        try head(response)
+        let payload = Self.isPayload(path)
+        // A rate cap is kept by the device's transport, which reads no faster: here the link
+        // is as slow as the cap (the simulation does not wait in the limiter itself).
+        let cap = request.rateLimiter?.rate.map { Double($0.bytesPerSecond) }
+        let rate = min(origin ? Self.originRate : Self.mirrorRate, cap ?? .infinity)
+        var sent = start
+        var barredBytes = 0
+        // A payload request that starts while the policy bars downloads may deliver nothing; one
+        // in flight when the bar begins, what it has in flight (a chunk, and the one the stop
+        // races with).
+        let barredAtStart = payload && (context.map { $0.barred($0.wall()) } ?? false)
+        var reported = false
+        var trickled = 0
+        while sent < body.count {
+            try Task.checkCancellation()
+            var count = min(Self.chunk, body.count - sent)
+            var took = Duration.seconds(Double(count) / rate)
+            if fault == .trickle, trickled < 10_000 {
+                count = 1
+                took = .seconds(4)
+                trickled += 1
+            }
+            if case .reset(let share) = fault, sent >= start + (body.count - start) * share / 1000 {
+                throw UpdaterError.network(url, .reset)
+            }
+            clock.advance(by: took)
+            await Self.settle()
+            try Task.checkCancellation()
+            var bytes = Array(body[sent..<(sent + count)])
+            if case .corrupt(let share) = fault {
+                let at = body.count * share / 1000
+                if at >= sent, at < sent + count { bytes[at - sent] ^= 0x55 }
+            }
+            if payload, let context, context.barred(context.wall()) {
+                barredBytes += count
+                if barredAtStart || barredBytes > 2 * Self.chunk {
+                    let line =
+                        "device \(context.device) check \(context.check): \(path) "
+                        + (barredAtStart ? "started" : "went on past two chunks")
+                        + " while its policy bars downloads (\(RFC3339Stamp.string(context.wall())))"
+                    if !reported { state.withLock { $0.ledger.barredOverflow.append(line) } }
+                    reported = true
+                }
+            }
+            try bytes.withUnsafeBytes { try sink($0) }
+            sent += count
+            state.withLock { state in
+                state.ledger.bytes += Int64(count)
+                if !origin { state.ledger.mirrorBytes += Int64(count) }
+            }
+        }
+        return response
+    }
+
+    /// Lets the tasks that time just woke (a window's close, a hold's start) run before the
+    /// next chunk: they cancel the download they stop.
+    private static func settle() async {
+        for _ in 0..<64 { await Task.yield() }
+    }
+
+    private func answer(_ status: Int, head: @Sendable (TransportResponse) throws -> Void, extra: [String: String] = [:]) throws
+        -> TransportResponse
+    {
+        var headers = extra
+        headers["content-length"] = "0"
+        let response = TransportResponse(status: status, headers: headers)
+        try head(response)
+        return response
+    }
+
+    private static func fnv(_ bytes: [UInt8]) -> String {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in bytes {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01B3
+        }
+        return String(hash, radix: 16)
+    }
+}
+
+/// RFC 3339 in UTC, to the second, for the run's lines.
+enum RFC3339Stamp {
+    static func string(_ date: Date) -> String {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime]
+        return f.string(from: date)
+    }
+}
