@@ -104,19 +104,31 @@ extension DownloadDeferralTests {
     /// the release, as on a device that never deferred. Before the fix the kept manifest went
     /// with the failed check while `state.json` kept its ETag, and every later check said
     /// "up to date (manifest not modified since the last check)" until the next publish.
+    /// A root of `rig`'s channel that downloads only in `01:00-05:00@UTC` (and `extra`).
+    static func nightRoot(_ rig: TargetingRig, _ extra: [String] = []) async throws -> String {
+        let root = rig.dir("night")
+        try await rig.clientctl(
+            [
+                "init", "--root", root, "--app", "com.example.notes", "--channel", "stable",
+                "--manifest-url", rig.server.url("/stable/manifest.json").absoluteString,
+                "--trust", ClientctlBinary.packagePath("Keys/test-signing.pub.pem"), "--shell-version", "1.0.0",
+                "--download-window", "01:00-05:00@UTC",
+            ] + extra)
+        return root
+    }
+
+    /// The start of a UTC day at least a day from now (after any release's `published`).
+    static func aDayAhead() throws -> Date {
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = try #require(TimeZone(identifier: "UTC"))
+        return utc.startOfDay(for: Date().addingTimeInterval(86_400 + 12 * 3600))
+    }
+
     @Test func aDeferralThenAFailedDownloadDoesNotFreezeTheDevice() async throws {
         let rig = try TargetingRig()
         try await rig.publish("1.0.0")
-        let root = rig.dir("night")
-        try await rig.clientctl([
-            "init", "--root", root, "--app", "com.example.notes", "--channel", "stable",
-            "--manifest-url", rig.server.url("/stable/manifest.json").absoluteString,
-            "--trust", ClientctlBinary.packagePath("Keys/test-signing.pub.pem"), "--shell-version", "1.0.0",
-            "--download-window", "01:00-05:00@UTC",
-        ])
-        var utc = Calendar(identifier: .gregorian)
-        utc.timeZone = try #require(TimeZone(identifier: "UTC"))
-        let day = utc.startOfDay(for: Date().addingTimeInterval(86_400 + 12 * 3600))
+        let root = try await Self.nightRoot(rig)
+        let day = try Self.aDayAhead()
         let noon = day.addingTimeInterval(12 * 3600)
         let opens = day.addingTimeInterval(25 * 3600)
         let deferred = try JSONDecoder().decode(

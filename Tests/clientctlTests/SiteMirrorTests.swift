@@ -537,6 +537,45 @@ import Testing
     }
 }
 
+extension MirrorOddStatusTests {
+    /// A mirror that trickles (nginx's `limit_rate 8k`: bytes every second, each well inside
+    /// the device's 10 s mirror timeout, at a sixteenth of the floor rate) held a check for as
+    /// long as it pleased before: the 1 MiB archive alone took over two minutes from it, and
+    /// the origin was never asked. The real binary now leaves the mirror once its body falls
+    /// behind the floor, after its idle timeout, and takes the rest from the origin with
+    /// Range. The run is cut at 100 s so that the old behaviour fails instead of waiting.
+    @Test func aTricklingMirrorCostsOnlyItsTimeout() async throws {
+        let f = try DeviceFixture()
+        let source = f.tmp("big-client")
+        try FileManager.default.createDirectory(atPath: source, withIntermediateDirectories: true)
+        try Data("<!doctype html><title>notes</title><p id=\"version\">1.0.0</p>\n".utf8)
+            .write(to: URL(fileURLWithPath: source + "/index.html"))
+        let noise = try #require(FileHandle(forReadingAtPath: "/dev/urandom")).readData(ofLength: 1 << 20)
+        try noise.write(to: URL(fileURLWithPath: source + "/big.bin"))
+        let published = try await ClientctlBinary.run([
+            "publish", source, "--app", "com.example.notes", "--channel", "stable", "--version", "1.0.0", "--min-shell", "1.0.0",
+            "--key", ClientctlBinary.packagePath("Keys/test-signing.pem"), "--out", f.tmp("releases"),
+        ])
+        #expect(published.status == 0, "\(published.errorOutput)")
+        try FileManager.default.createDirectory(atPath: f.tmp("mirror"), withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: f.tmp("releases"), toPath: f.tmp("mirror/site"))
+        chmod(f.tmp.path, 0o755)
+        chmodReadable(f.tmp("mirror"))
+        let nginx = try PlainNginx(
+            root: f.tmp("mirror"), in: f.tmp("nginx"), locations: "location = /site/stable/v1.0.0.tar.gz { limit_rate 8k; }")
+        defer { nginx.stop() }
+        let made = try await MirrorDeviceTests.initDevice(f, mirrors: ["http://127.0.0.1:\(nginx.port)/site/stable/manifest.json"])
+        #expect(made.status == 0, "\(made.errorOutput)")
+        let install = try await ClientctlBinary.run(["install", "--root", f.tmp("device2"), "--json"], timeout: .seconds(100))
+        #expect(install.status == 0, "\(install.errorOutput)")
+        let report = try JSONDecoder().decode(InstallReport.self, from: install.stdout)
+        #expect(report.result == .installed && report.version == "1.0.0", "\(report)")
+        let fromOrigin = f.requests(to: "/stable/v1.0.0.tar.gz")
+        #expect(fromOrigin.count == 1 && fromOrigin.first?.headers["range"]?.hasPrefix("bytes=") == true, "the rest, resumed: \(fromOrigin)")
+        #expect(install.errorOutput.contains("slower than its floor"), "\(install.errorOutput)")
+    }
+}
+
 /// Makes every file and folder under `path` readable by any user (nginx's worker).
 private func chmodReadable(_ path: String) {
     chmod(path, 0o755)
