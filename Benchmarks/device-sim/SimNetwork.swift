@@ -64,6 +64,10 @@ final class SimNetwork: HeadFirstTransport {
         var context: Context?
         var attempts: [String: Int] = [:]
         var ledger = Ledger()
+        /// Per payload path of the check: whether its download began while the policy allowed
+        /// it, and the bytes delivered since the policy barred it (across the requests of
+        /// that download: a mirror's failover to the origin, a retry, a resume).
+        var downloads: [String: (beganAllowed: Bool, barredBytes: Int, reported: Bool)] = [:]
     }
     private let state = Mutex(State())
 
@@ -79,6 +83,7 @@ final class SimNetwork: HeadFirstTransport {
             state.context = context
             state.attempts = [:]
             state.ledger = Ledger()
+            state.downloads = [:]
         }
     }
 
@@ -145,6 +150,15 @@ final class SimNetwork: HeadFirstTransport {
                     "trace: device \(context?.device ?? -1) check \(context?.check ?? -1) \(origin ? "origin" : "mirror") \(path) \(request.headers) \(fault)\n"
                         .utf8))
         }
+        // A payload download that begins while the policy bars downloads may deliver nothing; one
+        // in flight when the bar begins, at most the chunk it has in flight, whichever source its
+        // requests go to.
+        if Self.isPayload(path), let context {
+            let barred = context.barred(context.wall())
+            state.withLock { state in
+                if state.downloads[path] == nil { state.downloads[path] = (!barred, 0, false) }
+            }
+        }
         if case .status(let status) = fault { return try answer(status, head: head) }
         if fault == .stall {
             clock.advance(by: request.idleTimeout)
@@ -178,12 +192,6 @@ final class SimNetwork: HeadFirstTransport {
         let cap = request.rateLimiter?.rate.map { Double($0.bytesPerSecond) }
         let rate = min(origin ? Self.originRate : Self.mirrorRate, cap ?? .infinity)
         var sent = start
-        var barredBytes = 0
-        // A payload request that starts while the policy bars downloads may deliver nothing; one
-        // in flight when the bar begins, what it has in flight (a chunk, and the one the stop
-        // races with).
-        let barredAtStart = payload && (context.map { $0.barred($0.wall()) } ?? false)
-        var reported = false
         var trickled = 0
         while sent < body.count {
             try Task.checkCancellation()
@@ -200,20 +208,33 @@ final class SimNetwork: HeadFirstTransport {
             clock.advance(by: took)
             await Self.settle()
             try Task.checkCancellation()
+            if payload, let context, context.barred(context.wall()) {
+                // The bar began: the device's stop (a window's close, a hold) is a task of its
+                // own that time just woke. It is given a moment of real time to cancel this
+                // download, however loaded the machine: the rule is about the device, not
+                // about how soon the scheduler runs it.
+                let deadline = ContinuousClock.now + .seconds(2)
+                while !Task.isCancelled, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
+                try Task.checkCancellation()
+            }
             var bytes = Array(body[sent..<(sent + count)])
             if case .corrupt(let share) = fault {
                 let at = body.count * share / 1000
                 if at >= sent, at < sent + count { bytes[at - sent] ^= 0x55 }
             }
             if payload, let context, context.barred(context.wall()) {
-                barredBytes += count
-                if barredAtStart || barredBytes > 2 * Self.chunk {
-                    let line =
-                        "device \(context.device) check \(context.check): \(path) "
-                        + (barredAtStart ? "started" : "went on past two chunks")
-                        + " while its policy bars downloads (\(RFC3339Stamp.string(context.wall())))"
-                    if !reported { state.withLock { $0.ledger.barredOverflow.append(line) } }
-                    reported = true
+                let stamp = RFC3339Stamp.string(context.wall())
+                state.withLock { state in
+                    guard var download = state.downloads[path] else { return }
+                    download.barredBytes += count
+                    if !download.reported, !download.beganAllowed || download.barredBytes > Self.chunk {
+                        download.reported = true
+                        state.ledger.barredOverflow.append(
+                            "device \(context.device) check \(context.check): \(path) "
+                                + (download.beganAllowed ? "went on past the chunk in flight" : "started")
+                                + " while its policy bars downloads (\(stamp))")
+                    }
+                    state.downloads[path] = download
                 }
             }
             try bytes.withUnsafeBytes { try sink($0) }
