@@ -33,7 +33,7 @@ import Testing
         let second = try await downloader.fetchSmall(server.url("/manifest.json"), ifNoneMatch: tag)
         #expect(second == .notModified(etag: tag))
         #expect(server.requests.map { $0[header: "if-none-match"] } == [nil, tag])
-        #expect(server.log.map(\.status) == [200, 304])
+        #expect(try await server.settledLog().map(\.status) == [200, 304])
     }
 
     /// A feed that answers 503 with `Retry-After` (RFC 9110 §10.2.3) is not asked again sooner
@@ -42,7 +42,7 @@ import Testing
         faults.add(.custom { $0 = LoopbackResponse(status: 503, headers: [("Retry-After", "3")]) }, path: "/manifest.json", requests: 1...2)
         let result = try await downloader.fetchSmall(server.url("/manifest.json"))
         #expect(result.etag != nil, "the third request got the manifest")
-        #expect(server.log.map(\.status) == [503, 503, 200])
+        #expect(try await server.settledLog().map(\.status) == [503, 503, 200])
         #expect(sleeper.delays.count == 2 && sleeper.delays.allSatisfy { $0 >= .seconds(3) }, "\(sleeper.delays)")
     }
 
