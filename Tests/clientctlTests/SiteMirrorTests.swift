@@ -513,19 +513,25 @@ import Testing
 /// front of the real binary: before, `install` exited 65 (`HTTP 304`) and never asked the
 /// origin; now the mirror is skipped for the check and the archive comes from the origin.
 @Suite struct MirrorOddStatusTests {
-    @Test(arguments: [304, 416])
-    func aMirrorAnsweringAStatusNotAskedForCostsOnlySpeed(status: Int) async throws {
-        let f = try DeviceFixture()
-        try f.publish("1.0.0")
+    /// The fixture's releases copied to a mirror folder served by nginx, whose location for
+    /// the archive says `archive`, and the device `device2` initialized behind it.
+    static func nginxMirror(_ f: DeviceFixture, archive: String) async throws -> PlainNginx {
         try FileManager.default.createDirectory(atPath: f.tmp("mirror"), withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: f.tmp("releases"), toPath: f.tmp("mirror/site"))
         chmod(f.tmp.path, 0o755)
         chmodReadable(f.tmp("mirror"))
-        let nginx = try PlainNginx(
-            root: f.tmp("mirror"), in: f.tmp("nginx"), locations: "location = /site/stable/v1.0.0.tar.gz { return \(status); }")
-        defer { nginx.stop() }
+        let nginx = try PlainNginx(root: f.tmp("mirror"), in: f.tmp("nginx"), locations: "location = /site/stable/v1.0.0.tar.gz { \(archive) }")
         let made = try await MirrorDeviceTests.initDevice(f, mirrors: ["http://127.0.0.1:\(nginx.port)/site/stable/manifest.json"])
         #expect(made.status == 0, "\(made.errorOutput)")
+        return nginx
+    }
+
+    @Test(arguments: [304, 416])
+    func aMirrorAnsweringAStatusNotAskedForCostsOnlySpeed(status: Int) async throws {
+        let f = try DeviceFixture()
+        try f.publish("1.0.0")
+        let nginx = try await Self.nginxMirror(f, archive: "return \(status);")
+        defer { nginx.stop() }
         let install = try await ClientctlBinary.run(["install", "--root", f.tmp("device2"), "--json"])
         #expect(install.status == 0, "\(install.errorOutput)")
         let report = try JSONDecoder().decode(InstallReport.self, from: install.stdout)
@@ -557,15 +563,8 @@ extension MirrorOddStatusTests {
             "--key", ClientctlBinary.packagePath("Keys/test-signing.pem"), "--out", f.tmp("releases"),
         ])
         #expect(published.status == 0, "\(published.errorOutput)")
-        try FileManager.default.createDirectory(atPath: f.tmp("mirror"), withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: f.tmp("releases"), toPath: f.tmp("mirror/site"))
-        chmod(f.tmp.path, 0o755)
-        chmodReadable(f.tmp("mirror"))
-        let nginx = try PlainNginx(
-            root: f.tmp("mirror"), in: f.tmp("nginx"), locations: "location = /site/stable/v1.0.0.tar.gz { limit_rate 8k; }")
+        let nginx = try await Self.nginxMirror(f, archive: "limit_rate 8k;")
         defer { nginx.stop() }
-        let made = try await MirrorDeviceTests.initDevice(f, mirrors: ["http://127.0.0.1:\(nginx.port)/site/stable/manifest.json"])
-        #expect(made.status == 0, "\(made.errorOutput)")
         let install = try await ClientctlBinary.run(["install", "--root", f.tmp("device2"), "--json"], timeout: .seconds(100))
         #expect(install.status == 0, "\(install.errorOutput)")
         let report = try JSONDecoder().decode(InstallReport.self, from: install.stdout)
