@@ -302,6 +302,32 @@ let package = Package(
                 "ArchivePublishing",
             ]
         ),
+        // The audit trail (issue 76): every act on a fleet as a hash-chained line signed with
+        // the actor's key (the rollout key, or --audit-key), its verification and its reading.
+        .target(
+            name: "AuditTrail",
+            dependencies: ["ClientFoundation", "StrictJSON", "SignedManifest", "ReleaseSigning"]
+        ),
+        // Who may use the console (issue 76): the operators file and its memory-hard password
+        // hashes (scrypt, OpenSSL's), sessions, CSRF tokens, login throttles. No HTTP.
+        .target(
+            name: "ConsoleAccess",
+            dependencies: ["ClientFoundation", "StrictJSON", "COpenSSL"]
+        ),
+        // `clientctl console` (issue 76): the operator's web console (Hummingbird) over the
+        // fleet's figures, its acts (halt, lift, cap, admit, reject) and the audit trail.
+        .target(
+            name: "OperatorConsole",
+            dependencies: [
+                "AuditTrail", "ConsoleAccess", "ClientFoundation", "StrictJSON", "SignedManifest", "ReleaseSigning", "ArchivePublishing",
+                "DeviceIdentity", "FleetReports", "FleetPage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         // ... and the release engineer's (keys, publishing, rollouts, packaging, the fleet).
         .target(
             name: "ReleaseCommands",
@@ -310,6 +336,7 @@ let package = Package(
                 "ClientUpdater",
                 "ClientUpdaterHTTP", "StrictJSON", "SignedManifest", "SafeArchive",
                 "ArchivePublishing", "FleetReports", "FleetPage", "AppPackaging", "FleetCollector", "RolloutGuard",
+                "AuditTrail", "ConsoleAccess", "OperatorConsole",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]
         ),
@@ -491,6 +518,15 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ]),
         .testTarget(name: "AppPackagingTests", dependencies: ["AppPackaging", "ClientFoundation", "TestSupport"]),
+        .testTarget(name: "AuditTrailTests", dependencies: ["AuditTrail", "ClientFoundation", "ReleaseSigning", "SignedManifest", "TestSupport"]),
+        .testTarget(name: "ConsoleAccessTests", dependencies: ["ConsoleAccess", "ClientFoundation", "TestSupport"]),
+        .testTarget(
+            name: "OperatorConsoleTests",
+            dependencies: [
+                "OperatorConsole", "AuditTrail", "ConsoleAccess", "ArchivePublishing", "ClientFoundation", "FleetReports", "ReleaseSigning",
+                "SignedManifest", "TestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )
