@@ -322,6 +322,7 @@ let package = Package(
                 "AuditTrail", "ConsoleAccess", "ClientFoundation", "StrictJSON", "SignedManifest", "ReleaseSigning", "ArchivePublishing",
                 "DeviceIdentity", "FleetReports", "FleetPage",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -391,7 +392,8 @@ let package = Package(
         .executableTarget(
             name: "device-sim",
             dependencies: [
-                "ClientFoundation", "DeviceSetup", "ClientUpdater", "SignedArchive", "SignedManifest", "ArchivePublishing", "ReleaseSigning",
+                "ClientFoundation", "DeviceIdentity", "DeviceSetup", "DeviceTargeting", "ClientUpdater", "SignedArchive", "SignedManifest",
+                "ArchivePublishing", "ReleaseSigning",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/device-sim"
@@ -523,8 +525,8 @@ let package = Package(
         .testTarget(
             name: "OperatorConsoleTests",
             dependencies: [
-                "OperatorConsole", "AuditTrail", "ConsoleAccess", "ArchivePublishing", "ClientFoundation", "FleetReports", "ReleaseSigning",
-                "SignedManifest", "TestSupport",
+                "OperatorConsole", "AuditTrail", "ConsoleAccess", "ArchivePublishing", "ClientFoundation", "ClientUpdater", "FleetReports",
+                "FleetPage", "ReleaseSigning", "SignedArchive", "SignedManifest", "TestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]),
     ],

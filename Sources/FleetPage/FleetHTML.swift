@@ -18,14 +18,23 @@ package enum FleetHTML {
 
     /// The page of `summary`.
     package static func render(_ summary: FleetSummary) -> String {
-        let palette = VersionPalette(summary)
         let cohort = summary.labels.map { LabelFilter.text($0) } ?? ""
         let title = "\(summary.app) · \(summary.channel)" + (cohort.isEmpty ? "" : " · \(cohort)")
         var out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         out += "<meta http-equiv=\"Content-Security-Policy\" content=\"\(contentSecurityPolicy)\">"
         out += "<meta name=\"referrer\" content=\"no-referrer\"><meta name=\"viewport\" content=\"width=device-width\">"
         out += "<title>\(HTMLText.escape(title)) — fleet</title><style>\(style)</style></head><body>\n"
-        out += "<header><h1>\(HTMLText.escape(summary.app)) <span class=\"channel\">· \(HTMLText.escape(summary.channel))</span>"
+        out += sections(summary)
+        out += "<footer>clientctl fleet status · counts are of distinct devices</footer>\n</body></html>\n"
+        return out
+    }
+
+    /// The page's body without its footer: the header, the charts and the tables, for a
+    /// page that holds the fleet's figures among its own (the operator's console).
+    package static func sections(_ summary: FleetSummary) -> String {
+        let palette = VersionPalette(summary)
+        let cohort = summary.labels.map { LabelFilter.text($0) } ?? ""
+        var out = "<header><h1>\(HTMLText.escape(summary.app)) <span class=\"channel\">· \(HTMLText.escape(summary.channel))</span>"
         if !cohort.isEmpty { out += " <span class=\"channel\" data-field=\"labels\">· \(HTMLText.escape(cohort))</span>" }
         out += "</h1>"
         out += "<p class=\"totals\"><span data-field=\"devices\">\(summary.devices)</span> device\(summary.devices == 1 ? "" : "s")"
@@ -42,7 +51,6 @@ package enum FleetHTML {
         out += "<section><h2>Versions</h2>\(versionTable(summary, palette))\(withoutVersion(summary))</section>\n"
         out += reasonTable(summary)
         out += silentTable(summary)
-        out += "<footer>clientctl fleet status · counts are of distinct devices</footer>\n</body></html>\n"
         return out
     }
 
@@ -168,7 +176,9 @@ package enum FleetHTML {
         return out + "</tbody></table></section>\n"
     }
 
-    private static let style = """
+    /// The page's style sheet (inline in the page; a page with a stricter policy serves it
+    /// as a file of its own).
+    package static let style = """
         body{margin:0 auto;padding:24px;max-width:1040px;font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;\
         color:#111827;background:#fff}\
         h1{font-size:22px;margin:0 0 4px}h1 .channel{color:#6b7280;font-weight:500}\

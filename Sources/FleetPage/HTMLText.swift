@@ -1,10 +1,10 @@
 /// Escaping of text and attribute values for the fleet page: every string that came from a
 /// device or a collector goes through here before it reaches the HTML.
-enum HTMLText {
+package enum HTMLText {
     /// `text` with `&`, `<`, `>`, `"` and `'` replaced by character references, so it is
     /// text in an element and in a quoted attribute value alike (HTML Living Standard,
     /// "serializing HTML fragments" escapes the same characters).
-    static func escape(_ text: String) -> String {
+    package static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for character in text.unicodeScalars {
