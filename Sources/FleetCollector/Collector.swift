@@ -124,6 +124,7 @@ public final class Collector: Sendable {
         router.post("/v1/reports") { request, context in await ingest.handle(request, context: context) }
         let reads = ReadRoutes(collector: self)
         router.get("/v1/fleet") { request, _ in await reads.fleet(request) }
+        router.get("/v1/problems") { request, _ in await ProblemsRoute(collector: self).handle(request) }
         router.get("/metrics") { request, _ in reads.metrics(request) }
         let admin = AdminRoutes(collector: self)
         router.get("/v1/devices") { request, _ in await admin.devices(request) }

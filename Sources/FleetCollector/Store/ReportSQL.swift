@@ -41,6 +41,7 @@ public enum ReportSQL {
     static let reportIndexes = [
         "CREATE INDEX IF NOT EXISTS reports_by_channel ON reports (app, channel, time_ms)",
         "CREATE INDEX IF NOT EXISTS reports_by_received ON reports (received_ms)",
+        ProblemSummaryQuery.index,
     ]
 
     /// Statements that create the schema, in order (each idempotent).
