@@ -18,6 +18,7 @@ package enum ReleaseCommandList {
         CohortCommand.self,
         RevokeCommand.self,
         CollectCommand.self,
+        ConsoleCommand.self,
         PackageCommand.self,
         RepoCommand.self,
         FleetCommand.self,
