@@ -66,7 +66,9 @@ enum AuditLine {
         }
         guard case .integer(let seq)? = object["seq"], seq >= 1 else { throw Problem(reason: "its seq is not a number from 1") }
         let timeText = try string("time")
-        guard let time = RFC3339.parse(timeText) else { throw Problem(reason: "its time is not an RFC 3339 UTC time") }
+        guard let time = RFC3339.parse(timeText), RFC3339.format(time) == timeText else {
+            throw Problem(reason: "its time is not an RFC 3339 UTC time in whole seconds")
+        }
         let previous = try string("previous")
         guard previous.utf8.count == 64, previous.utf8.allSatisfy(isLowerHex) else {
             throw Problem(reason: "its previous is not 64 lowercase hex digits")

@@ -63,6 +63,16 @@ public struct AuditEntry: Sendable, Hashable {
     }
 }
 
+extension AuditEntry {
+    /// The lowercase hex SHA-256 of the entry's line (without its newline): the next
+    /// entry's ``previous``, and the trail's head when this entry is the last. (For an entry
+    /// read from a trail or made by ``AuditTrail/append(_:to:signer:)``.)
+    public var lineHash: String {
+        let unsigned = AuditLine.unsigned(seq: seq, record: record, previous: previous, keyId: keyId)
+        return AuditLine.hash(AuditLine.bytes(unsigned, signature: signature))
+    }
+}
+
 /// What ``AuditTrail/verify(_:trust:)`` found.
 public enum AuditVerification: Sendable, Equatable {
     /// Every entry is whole, in order, chained and signed by a trusted key: how many there

@@ -80,6 +80,27 @@ public enum AuditTrail {
         return AuditEntry(seq: last.seq + 1, record: record, previous: last.hash, keyId: keyId, signature: signature)
     }
 
+    /// Checks, without writing, that ``append(_:to:signer:)`` would extend the trail at
+    /// `path`: its last line is a whole entry, or it does not exist yet and its folder
+    /// does. A command checks this before it acts, so a broken trail refuses the act
+    /// rather than leave it unrecorded.
+    /// - Throws: ``AuditTrailError`` `rejected` for a trail whose last line is not whole,
+    ///   `notFound` for a folder that does not exist, `io` for a file that cannot be read.
+    public static func checkAppendable(_ path: String) throws {
+        guard let fd = try TrailFile.openForReading(path) else {
+            let folder = (path as NSString).deletingLastPathComponent
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder.isEmpty ? "." : folder, isDirectory: &isFolder), isFolder.boolValue else {
+                throw AuditTrailError(.notFound, "cannot create \(path): its folder does not exist")
+            }
+            return
+        }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw TrailFile.failure("cannot read", path, errno) }
+        _ = try lastLine(fd: fd, size: Int(st.st_size), path: path)
+    }
+
     /// The entries of the trail at `path`, parsed but not verified (no signature, chain or
     /// order is checked: ``verify(_:trust:)`` does that).
     ///
@@ -88,6 +109,17 @@ public enum AuditTrail {
     /// - Throws: ``AuditTrailError`` `notFound` when there is no file; `rejected` naming
     ///   the first line that is not a whole entry.
     public static func read(_ path: String) throws -> [AuditEntry] {
+        let reading = try readUntilBroken(path)
+        if let problem = reading.problem { throw problem }
+        return reading.entries
+    }
+
+    /// The entries of the trail at `path` up to the first line that is not a whole entry,
+    /// and the `rejected` error that names that line (nil when every line is one): what
+    /// `clientctl audit show` prints of a broken trail. Parsed, not verified.
+    /// - Throws: ``AuditTrailError`` `notFound` when there is no file, `io` when it cannot be
+    ///   read.
+    public static func readUntilBroken(_ path: String) throws -> (entries: [AuditEntry], problem: AuditTrailError?) {
         guard let fd = try TrailFile.openForReading(path) else { throw AuditTrailError(.notFound, "\(path) does not exist") }
         defer { close(fd) }
         var lines = TrailLines(fd: fd, path: path)
@@ -95,20 +127,21 @@ public enum AuditTrail {
         var number = 0
         while let line = try lines.next() {
             number += 1
+            let why: String
             switch line {
             case .whole(let bytes):
                 do {
                     entries.append(try AuditLine.parse(bytes).entry)
+                    continue
                 } catch {
-                    throw AuditTrailError(.rejected, "\(path): entry \(number) is not an audit entry: \(error.reason)")
+                    why = "is not an audit entry: \(error.reason)"
                 }
-            case .unterminated:
-                throw AuditTrailError(.rejected, "\(path): entry \(number) is cut off (the file ends without a newline)")
-            case .tooLong:
-                throw AuditTrailError(.rejected, "\(path): entry \(number) is longer than \(maxLineBytes) bytes")
+            case .unterminated: why = "is cut off (the file ends without a newline)"
+            case .tooLong: why = "is longer than \(maxLineBytes) bytes"
             }
+            return (entries, AuditTrailError(.rejected, "\(path): entry \(number) \(why)"))
         }
-        return entries
+        return (entries, nil)
     }
 
     /// Checks the whole trail at `path`: every line a whole entry, numbered from 1 in

@@ -22,5 +22,6 @@ package enum ReleaseCommandList {
         PackageCommand.self,
         RepoCommand.self,
         FleetCommand.self,
+        AuditCommand.self,
     ]
 }

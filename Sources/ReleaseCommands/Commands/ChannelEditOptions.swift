@@ -4,6 +4,7 @@ import ArgumentParser
 import ClientFoundation
 import CommandSupport
 import Foundation
+import ReleaseSigning
 import SignedManifest
 import StrictJSON
 
@@ -25,24 +26,52 @@ struct ChannelEditOptions: ParsableArguments {
 
     @OptionGroup var output: OutputOptions
 
+    @OptionGroup var audit: AuditOptions
+
     /// Applies `change` and prints what the channel offers now.
     func apply(_ change: ManifestChange, allowExpired: Bool = false) async throws {
         let now = Date()
         var flags = acts.flags
         flags.allowExpired = allowExpired
-        let m = try await ChannelEditor.apply(
-            change, releases: out, channel: channel, signers: try signing.signers(), now: now, expires: try expires?.date(now: now),
-            flags: flags)
+        let signers = try signing.signers()
+        let m = try await audited(Self.act(change), signers) {
+            try await ChannelEditor.apply(
+                change, releases: out, channel: channel, signers: signers, now: now, expires: try expires?.date(now: now), flags: flags)
+        }
         show(m, now: now)
     }
 
     /// Re-signs the release with another apply policy and prints what the channel offers now.
     func setApply(_ policy: ApplyPolicy) async throws {
         let now = Date()
-        let m = try await ChannelEditor.setApply(
-            policy, releases: out, channel: channel, signers: try signing.signers(), now: now, expires: try expires?.date(now: now),
-            flags: acts.flags)
+        let signers = try signing.signers()
+        let m = try await audited("rollout-set", signers) {
+            try await ChannelEditor.setApply(
+                policy, releases: out, channel: channel, signers: signers, now: now, expires: try expires?.date(now: now), flags: acts.flags)
+        }
         show(m, now: now)
+    }
+
+    /// `body` recorded on `--audit`'s trail, signed by the first of `signers`.
+    private func audited(_ act: String, _ signers: [any DocumentSigner], _ body: () async throws -> Manifest) async throws -> Manifest {
+        guard audit.audit != nil, let signer = signers.first else { return try await body() }
+        let target = ChannelAuditState(releases: out, channel: channel).target(channel)
+        return try await audit.recording(
+            act, target: target, signer: signer, state: { ChannelAuditState(releases: out, channel: channel).text }, body)
+    }
+
+    /// The audit trail's name of a re-signing.
+    static func act(_ change: ManifestChange) -> String {
+        switch change {
+        case .setRollout, .setTarget, .setAlongside: return "rollout-set"
+        case .pause: return "rollout-pause"
+        case .resume: return "rollout-resume"
+        case .complete: return "rollout-complete"
+        case .revoke: return "revoke"
+        case .pin: return "rollout-pin"
+        case .unpin: return "rollout-unpin"
+        case .refreshCohorts: return "cohort-set"
+        }
     }
 
     private func show(_ m: Manifest, now: Date) {

@@ -127,6 +127,8 @@ struct PublishCommand: AsyncParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
+    @OptionGroup var audit: AuditOptions
+
     func validate() throws {
         _ = try target.expression()
         if placement.placesRollout, rollout == nil { throw ValidationError("--draw and --draw-from go with --rollout") }
@@ -152,7 +154,11 @@ struct PublishCommand: AsyncParsableCommand {
             request.deltaBases = delta.deltaBases
             request.allowFarFuture = allowFarFuture
             request.apply = try applyPolicy.policy(releasedAt: Date(timeIntervalSince1970: floor(now.timeIntervalSince1970)))
-            let result = try await Publisher.publish(request, signers: try signing.signers())
+            let signers = try signing.signers()
+            let state = { ChannelAuditState(releases: out, channel: channel).text }
+            let result = try await audit.recording("publish", target: "\(channel) \(version)", signer: signers[0], state: state) {
+                try await Publisher.publish(request, signers: signers)
+            }
             result.show(json: output.json)
         }
     }

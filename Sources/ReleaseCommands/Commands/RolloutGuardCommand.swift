@@ -107,6 +107,8 @@ struct RolloutGuardCommand: AsyncParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
+    @OptionGroup var audit: AuditOptions
+
     func validate() throws {
         if push == nil && (store.endpoint != nil || store.region != nil) { throw ValidationError("--endpoint and --region go with --push") }
     }
@@ -145,8 +147,13 @@ struct RolloutGuardCommand: AsyncParsableCommand {
             return date
         }
         let cohort = try rule.cohort()
+        var fleet: any GuardFleet = try collector.fleet()
+        if let audited = try GuardAudit(audit, signing: signing, releases: releases, channel: channel) {
+            fleet = audited.watching(fleet)
+            afterHalt = audited.afterHalt(then: afterHalt)
+        }
         return RolloutGuardPass(
-            releases: out, channel: channel, fleet: try collector.fleet(), signers: try signing.signers(), options: rule.options, revoke: rule.revoke,
+            releases: out, channel: channel, fleet: fleet, signers: try signing.signers(), options: rule.options, revoke: rule.revoke,
             cohort: cohort, historyBefore: trustedBefore, afterHalt: afterHalt)
     }
 

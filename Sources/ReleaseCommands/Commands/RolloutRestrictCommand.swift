@@ -73,6 +73,8 @@ struct RolloutRestrictCommand: AsyncParsableCommand {
 
     @OptionGroup var output: OutputOptions
 
+    @OptionGroup var audit: AuditOptions
+
     func validate() throws {
         if let percent, !(percent.isFinite && (0...100).contains(percent)) {
             throw ValidationError("--percent takes a number from 0 to 100, not \(percent)")
@@ -93,7 +95,11 @@ struct RolloutRestrictCommand: AsyncParsableCommand {
             var request = RestrictionRequest(pause: pause, percent: percent, revoke: revoke, lifetime: lifetime)
             request.apply = try applyPolicy.policy(releasedAt: now)
             request.target = try target.expression()
-            let r = try await ChannelRestrictor.restrict(request, releases: out, channel: channel, signers: try signing.signers(), now: now)
+            let signers = try signing.signers()
+            let state = { ChannelAuditState(releases: out, channel: channel) }
+            let r = try await audit.recording("rollout-restrict", target: state().target(channel), signer: signers[0], state: { state().text }) {
+                try await ChannelRestrictor.restrict(request, releases: out, channel: channel, signers: signers, now: now)
+            }
             if output.json {
                 Console.out(Data(r.jsonBytes()))
                 return

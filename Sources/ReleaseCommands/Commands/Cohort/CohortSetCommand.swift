@@ -3,6 +3,7 @@ import ArgumentParser
 import ClientFoundation
 import CommandSupport
 import Foundation
+import ReleaseSigning
 import SignedManifest
 
 /// `clientctl cohort set CHANNEL NAME --ids FILE --out RELEASES --key K`.
@@ -49,31 +50,48 @@ struct CohortSetCommand: AsyncParsableCommand {
 
     @OptionGroup var acts: EditFlagOptions
 
+    @OptionGroup var audit: AuditOptions
+
     func run() async throws {
         try await runReportingErrors {
-            let text = try Self.read(ids)
-            // A halt of the release this list would re-sign, or a key that cannot be read, is
-            // refused before the list is written.
-            try ChannelEditor.requireNoHalt(releases: out, channel: channel, flags: acts.flags, act: "cohort set", naming: name)
             let signers = try signing.signers()
-            let before = ListFiles(releases: out, channel: channel, name: name)
-            let outcome = try ChannelCohorts.set(name, ids: text, source: ids == "-" ? "stdin" : ids, releases: out, channel: channel)
-            let cohort = outcome.cohort
-            guard outcome.currentNamesOther else {
-                print("cohort \(cohort.name) of \(channel): \(cohort.count) device\(cohort.count == 1 ? "" : "s"), sha256 \(cohort.digest)")
-                return
+            let target = "\(ChannelAuditState(releases: out, channel: channel).target(channel)) cohort \(name)"
+            try await audit.recording("cohort-set", target: target, signer: signers[0], state: auditState) {
+                try await set(signers: signers)
             }
-            let manifest: Manifest
-            do {
-                manifest = try await ChannelEditor.apply(.refreshCohorts, releases: out, channel: channel, signers: signers, flags: acts.flags)
-            } catch {
-                // The re-signing failed: the channel's list is what the manifest names again.
-                before.restore()
-                throw error
-            }
-            print("cohort \(cohort.name) of \(channel): \(cohort.count) device\(cohort.count == 1 ? "" : "s"), sha256 \(cohort.digest)")
-            print("\(manifest.app) \(manifest.version) on \(manifest.channel): re-signed to name it")
         }
+    }
+
+    /// Writes the list and re-signs the release that names it.
+    private func set(signers: [any DocumentSigner]) async throws {
+        let text = try Self.read(ids)
+        // A halt of the release this list would re-sign, or a key that cannot be read, is
+        // refused before the list is written.
+        try ChannelEditor.requireNoHalt(releases: out, channel: channel, flags: acts.flags, act: "cohort set", naming: name)
+        let before = ListFiles(releases: out, channel: channel, name: name)
+        let outcome = try ChannelCohorts.set(name, ids: text, source: ids == "-" ? "stdin" : ids, releases: out, channel: channel)
+        let cohort = outcome.cohort
+        guard outcome.currentNamesOther else {
+            print("cohort \(cohort.name) of \(channel): \(cohort.count) device\(cohort.count == 1 ? "" : "s"), sha256 \(cohort.digest)")
+            return
+        }
+        let manifest: Manifest
+        do {
+            manifest = try await ChannelEditor.apply(.refreshCohorts, releases: out, channel: channel, signers: signers, flags: acts.flags)
+        } catch {
+            // The re-signing failed: the channel's list is what the manifest names again.
+            before.restore()
+            throw error
+        }
+        print("cohort \(cohort.name) of \(channel): \(cohort.count) device\(cohort.count == 1 ? "" : "s"), sha256 \(cohort.digest)")
+        print("\(manifest.app) \(manifest.version) on \(manifest.channel): re-signed to name it")
+    }
+
+    /// The audit trail's state: the channel's, and the cohort list's length.
+    private func auditState() -> String {
+        let list = (try? BoundedFile.read(out + "/" + channel + "/cohorts/" + name + ".txt", cap: 8 << 20, code: CommandError.Code.io)) ?? nil
+        let count = list.map { String(decoding: $0, as: UTF8.self).split(separator: "\n").count { !$0.isEmpty && !$0.hasPrefix("#") } }
+        return ChannelAuditState(releases: out, channel: channel).text + (count.map { ", cohort \(name) \($0) ids" } ?? ", no cohort \(name)")
     }
 
     /// The text of `path` (`-`: stdin), at most 8 MiB.

@@ -18,12 +18,25 @@ struct FleetAdmissionOptions: ParsableArguments {
 
     @Flag(name: .long, help: "Print the collector's JSON answer on stdout.")
     var json = false
+
+    @OptionGroup var audit: AuditKeyOptions
 }
 
 /// The request of one change, and its line.
 enum FleetAdmission {
     /// The most names one command takes.
     static let maxNames = 1_000
+
+    /// POSTs the change: the collector's answer, and what it says.
+    private static func post(_ change: String, names: [String], options: FleetAdmissionOptions) async throws -> (Data, AdmissionChange) {
+        let client = CollectorClient(collector: try url(options.collector), token: try FleetQuery.token(file: options.tokenFile))
+        let body = try JSONSerialization.data(withJSONObject: ["devices": names], options: [.sortedKeys])
+        let data = try await client.post("v1/devices/\(change)", json: body)
+        guard let result = try? CollectorClient.decoder().decode(AdmissionChange.self, from: data) else {
+            throw CommandError(.rejected, "POST v1/devices/\(change): the answer is not an admission change")
+        }
+        return (data, result)
+    }
 
     /// `--collector` as a URL.
     static func url(_ text: String) throws -> URL {
@@ -46,11 +59,20 @@ enum FleetAdmission {
 
     /// POSTs the change and prints its line (or the JSON).
     static func run(_ change: String, names: [String], options: FleetAdmissionOptions) async throws {
-        let client = CollectorClient(collector: try url(options.collector), token: try FleetQuery.token(file: options.tokenFile))
-        let body = try JSONSerialization.data(withJSONObject: ["devices": names], options: [.sortedKeys])
-        let data = try await client.post("v1/devices/\(change)", json: body)
-        guard let result = try? CollectorClient.decoder().decode(AdmissionChange.self, from: data) else {
-            throw CommandError(.rejected, "POST v1/devices/\(change): the answer is not an admission change")
+        // With --audit, one entry per device named: an auditor looks a device up by its id.
+        let recorder = try options.audit.trail.recorder(signer: try options.audit.signer())
+        let data: Data
+        let result: AdmissionChange
+        do {
+            (data, result) = try await post(change, names: names, options: options)
+        } catch {
+            for name in names { await recorder?.appendFailure(change, target: name, before: "", after: "", error: error) }
+            throw error
+        }
+        let done = change == "forget" ? "forgotten" : change + "ed"
+        for name in names {
+            try await recorder?.appendDone(
+                change, target: name, before: "", after: "\(done) (one of \(names.count) named; the collector changed \(result.devices))")
         }
         if options.json {
             Console.out(data.last == UInt8(ascii: "\n") ? data : data + Data("\n".utf8))
