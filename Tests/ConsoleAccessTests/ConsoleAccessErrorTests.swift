@@ -10,5 +10,7 @@ import Testing
         #expect(ConsoleAccessError(.notFound, "x").kind == .noInput)
         #expect(ConsoleAccessError(.rejected, "x").kind == .dataError)
         #expect(ConsoleAccessError(.io, "x").kind == .cannotCreate)
+        #expect(ConsoleAccessError(.exists, "x").kind == .cannotCreate)
+        #expect(ConsoleAccessError(.busy, "x").kind == .tempFail)
     }
 }
