@@ -19,6 +19,7 @@ package enum ReleaseCommandList {
         RevokeCommand.self,
         CollectCommand.self,
         ConsoleCommand.self,
+        OperatorCommand.self,
         PackageCommand.self,
         RepoCommand.self,
         FleetCommand.self,
