@@ -123,6 +123,34 @@ import Testing
         #expect(missing.errorOutput.contains("none.jsonl does not exist"), "\(missing.errorOutput)")
     }
 
+    /// Eight processes append to one trail at once: every one lands, numbered in order and
+    /// chained (an act the channel's lock turned away is on it as failed).
+    @Test func concurrentProcessesAllLandOnTheTrail() async throws {
+        let rig = try await RestrictionRig()
+        try rig.d.publish("1.0.0")
+        let trail = rig.d.tmp("audit.jsonl")
+        let runs = 8
+        let statuses = try await withThrowingTaskGroup(of: Int32.self) { group in
+            for k in 1...runs {
+                let args = [
+                    "rollout", "restrict", "stable", "--out", rig.d.releases.path, "--key", rig.d.tmp("keys/guard.pem"), "--percent", "\(k)",
+                    "--audit", trail, "--audit-operator", "op\(k)",
+                ]
+                group.addTask { try await ClientctlBinary.run(args).status }
+            }
+            var all: [Int32] = []
+            for try await status in group { all.append(status) }
+            return all
+        }
+        #expect(statuses.allSatisfy { $0 == 0 || $0 == 75 }, "\(statuses)")
+        let entries = try await Self.show(trail)
+        #expect(entries.map { $0["seq"] as? Int } == Array(1...runs).map { $0 })
+        #expect(Set(entries.compactMap { $0["operator"] as? String }) == Set((1...runs).map { "op\($0)" }))
+        #expect(entries.filter { $0["result"] as? String == "ok" }.count == statuses.filter { $0 == 0 }.count)
+        let verified = try await Self.clientctl(["audit", "verify", trail, "--trust", rig.d.tmp("keys/guard.pub.pem")])
+        #expect(verified.output.hasPrefix("\(trail): \(runs) entries intact"), "\(verified.output)")
+    }
+
     /// A trail whose last line is cut off refuses the act: nothing is signed, nothing written.
     @Test func aBrokenTrailRefusesTheAct() async throws {
         let (rig, trail) = try await Self.restrictedThrice()
