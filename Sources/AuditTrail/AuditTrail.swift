@@ -80,6 +80,83 @@ public enum AuditTrail {
         return AuditEntry(seq: last.seq + 1, record: record, previous: last.hash, keyId: keyId, signature: signature)
     }
 
+    /// The newest entries of the trail at `path`, newest first: `limit` of them after the
+    /// newest `skipping` (a page of a listing), read backwards from the end, so a page
+    /// costs the same however long the trail. Parsed, not verified.
+    /// - Throws: ``AuditTrailError`` `notFound` when there is no file; `rejected` when the
+    ///   file does not end with a newline, or for a line of the page that is not a whole
+    ///   entry or longer than ``maxLineBytes``; `io` when it cannot be read.
+    public static func readNewest(_ path: String, skipping: Int = 0, limit: Int) throws -> [AuditEntry] {
+        guard let fd = try TrailFile.openForReading(path) else { throw AuditTrailError(.notFound, "\(path) does not exist") }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw TrailFile.failure("cannot read", path, errno) }
+        var end = Int(st.st_size)
+        guard end > 0, limit > 0 else { return [] }
+        // `pending` holds the bytes read so far of the line being assembled (before `end`).
+        var pending: [UInt8] = []
+        var skipped = 0
+        var entries: [AuditEntry] = []
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        var first = true
+        while end > 0, entries.count < limit {
+            let count = min(chunk.count, end)
+            try readFully(fd, into: &chunk, count: count, at: end - count, path: path)
+            end -= count
+            var bytes = Array(chunk[0..<count]) + pending
+            if first {
+                guard bytes.last == 0x0A else {
+                    throw AuditTrailError(.rejected, "\(path): its last entry is cut off (the file ends without a newline)")
+                }
+                bytes.removeLast()
+                first = false
+            }
+            // Every whole line after the first newline of `bytes`; the part before it may
+            // continue in the chunk before.
+            var lineEnd = bytes.count
+            while let newline = bytes[..<lineEnd].lastIndex(of: 0x0A), entries.count < limit {
+                let line = Array(bytes[(newline + 1)..<lineEnd])
+                lineEnd = newline
+                if skipped < skipping {
+                    skipped += 1
+                    continue
+                }
+                entries.append(try newestEntry(line, path: path))
+            }
+            pending = Array(bytes[..<lineEnd])
+            guard pending.count <= maxLineBytes else {
+                throw AuditTrailError(.rejected, "\(path): an entry is longer than \(maxLineBytes) bytes")
+            }
+        }
+        if end == 0, entries.count < limit, !pending.isEmpty, skipped >= skipping {
+            entries.append(try newestEntry(pending, path: path))
+        }
+        return entries
+    }
+
+    private static func newestEntry(_ line: [UInt8], path: String) throws(AuditTrailError) -> AuditEntry {
+        guard line.count <= maxLineBytes else { throw AuditTrailError(.rejected, "\(path): an entry is longer than \(maxLineBytes) bytes") }
+        do {
+            return try AuditLine.parse(line).entry
+        } catch {
+            throw AuditTrailError(.rejected, "\(path): a line is not an audit entry: \(error.reason)")
+        }
+    }
+
+    private static func readFully(_ fd: Int32, into buffer: inout [UInt8], count: Int, at offset: Int, path: String) throws(AuditTrailError) {
+        var got = 0
+        while got < count {
+            let n = buffer.withUnsafeMutableBytes { b in
+                b.baseAddress.map { pread(fd, $0 + got, count - got, off_t(offset + got)) } ?? 0
+            }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else {
+                throw n == 0 ? AuditTrailError(.io, "\(path) shrank while it was read") : TrailFile.failure("cannot read", path, errno)
+            }
+            got += n
+        }
+    }
+
     /// Checks, without writing, that ``append(_:to:signer:)`` would extend the trail at
     /// `path`: its last line is a whole entry, or it does not exist yet and its folder
     /// does. A command checks this before it acts, so a broken trail refuses the act

@@ -291,6 +291,30 @@ import Testing
         #expect(try AuditTrail.read(dir("audit.jsonl")) == [entry])
     }
 
+    /// Pages read backwards from the end are the trail's entries, newest first, across
+    /// chunk boundaries (lines of every length, the file well over one 64 KiB chunk).
+    @Test func pagesOfTheNewestEntriesMatchTheWholeTrail() async throws {
+        let dir = try TemporaryDirectory()
+        let key = try Ed25519.PrivateKey.generate()
+        let path = dir("audit.jsonl")
+        for k in 1...240 {
+            var record = Self.record(k)
+            record.result = "failed: " + String(repeating: "x", count: (k * 37) % 1_500)
+            _ = try await AuditTrail.append(record, to: path, signer: key)
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)).count > 3 * 64 * 1024)
+        let newestFirst = Array(try AuditTrail.read(path).reversed())
+        for (skip, limit) in [(0, 10), (5, 20), (230, 20), (0, 1_000), (240, 5), (239, 1), (100, 0)] {
+            let page = try AuditTrail.readNewest(path, skipping: skip, limit: limit)
+            #expect(page == Array(newestFirst.dropFirst(skip).prefix(limit)), "skipping \(skip), limit \(limit)")
+        }
+        var bytes = try Data(contentsOf: URL(fileURLWithPath: path))
+        bytes.removeLast()
+        try bytes.write(to: URL(fileURLWithPath: path))
+        #expect(throws: AuditTrailError.self) { try AuditTrail.readNewest(path, limit: 10) }
+        #expect(throws: AuditTrailError.self) { try AuditTrail.readNewest(dir("none.jsonl"), limit: 10) }
+    }
+
     @Test func anAbsurdLineIsRefusedBeforeItIsHeld() throws {
         let dir = try TemporaryDirectory()
         let key = try Ed25519.PrivateKey.generate()
