@@ -123,8 +123,8 @@ _progress_follow() {
           status="${counter:+$counter }${doing:-$status}"
           ;;
         apt)
-          if [[ "$line" =~ ([0-9]+)\ newly\ installed ]]; then
-            total=${BASH_REMATCH[1]}
+          if [[ "$line" =~ ^([0-9]+)\ upgraded,\ ([0-9]+)\ newly\ installed,\ (([0-9]+)\ reinstalled,\ )? ]]; then
+            total=$((BASH_REMATCH[1] + BASH_REMATCH[2] + ${BASH_REMATCH[4]:-0}))
             status="$line"
           elif [ "$total" != 0 ] && [[ "$line" =~ $apt_get ]]; then
             got=${BASH_REMATCH[1]}
