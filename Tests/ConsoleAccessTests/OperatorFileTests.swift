@@ -155,3 +155,27 @@ import Testing
         #expect(gone?.code == .notFound)
     }
 }
+
+/// Logins checked off the caller's thread give the same answers, many at once.
+@Suite struct AsyncAuthenticationTests {
+    @Test func manyLoginsAtOnceGetTheirOwnAnswers() async throws {
+        let alice = try OperatorFileTests.account("alice", password: "alice pw")
+        let bob = try OperatorFileTests.account("bob", .viewer, password: "bob pw")
+        let file = try OperatorFile(accounts: [alice, bob])
+        let attempts: [(String, String, String?)] = [
+            ("alice", "alice pw", "alice"), ("bob", "bob pw", "bob"), ("alice", "bob pw", nil), ("carol", "alice pw", nil),
+            ("bob", "", nil), ("alice", "alice pw", "alice"),
+        ]
+        let answers = await withTaskGroup(of: (Int, String?).self) { group in
+            for (k, attempt) in attempts.enumerated() {
+                group.addTask { (k, await file.authenticated(name: attempt.0, password: Array(attempt.1.utf8))?.name) }
+            }
+            var out = [Int: String?]()
+            for await (k, name) in group { out[k] = name }
+            return out
+        }
+        for (k, attempt) in attempts.enumerated() {
+            #expect(answers[k] == .some(attempt.2), "\(attempt.0) with \(attempt.1)")
+        }
+    }
+}
