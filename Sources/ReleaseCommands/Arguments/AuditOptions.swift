@@ -82,19 +82,21 @@ struct AuditRecorder {
     let operatorName: String
     let signer: any DocumentSigner
 
-    /// Appends one entry now.
-    func append(_ act: String, target: String, before: String, after: String, result: String) async throws {
+    /// Appends one entry now and returns its number.
+    @discardableResult
+    func append(_ act: String, target: String, before: String, after: String, result: String) async throws -> Int {
         let record = AuditRecord(
             time: Date(), operatorName: operatorName, address: AuditOptions.address, act: act, target: target, before: before, after: after,
             result: result)
-        _ = try await AuditTrail.append(record, to: path, signer: signer)
+        return try await AuditTrail.append(record, to: path, signer: signer).seq
     }
 
     /// Appends the act done (`ok`).
     /// - Throws: ``CommandError`` `io` when the entry could not be appended.
-    func appendDone(_ act: String, target: String, before: String, after: String) async throws {
+    @discardableResult
+    func appendDone(_ act: String, target: String, before: String, after: String) async throws -> Int {
         do {
-            try await append(act, target: target, before: before, after: after, result: "ok")
+            return try await append(act, target: target, before: before, after: after, result: "ok")
         } catch {
             throw CommandError(.io, "\(act) \(target) was done, but not recorded in \(path): \(AuditOptions.message(error))")
         }

@@ -41,7 +41,8 @@ final class GuardAudit: Sendable {
         }
     }
 
-    /// `next` (a push, or nothing) after recording a new halt: its line, and the entry's.
+    /// `next` (a push, or nothing) after recording a new halt. Its line (the guard's line and
+    /// `pushed` in its `--json`) says where the halt was recorded, then what `next` said.
     func afterHalt(then next: (@Sendable () async throws -> String)?) -> @Sendable () async throws -> String {
         { [self] in
             let recorded = try await record()
@@ -53,10 +54,10 @@ final class GuardAudit: Sendable {
     private func record() async throws -> String {
         let now = ChannelAuditState(releases: releases, channel: channel)
         let restriction = FileManager.default.contents(atPath: releases + "/" + channel + "/restriction.json")
-        guard let before = seen.withLock({ $0 }), before.restriction != restriction else { return "halt already on the audit trail" }
+        guard let before = seen.withLock({ $0 }), before.restriction != restriction else { return "no new halt for the audit trail" }
         let recorder = try recorder()
-        try await recorder.appendDone("guard-halt", target: now.target(channel), before: before.state, after: now.text)
-        return "halt recorded in \(recorder.path)"
+        let seq = try await recorder.appendDone("guard-halt", target: now.target(channel), before: before.state, after: now.text)
+        return "halt recorded in \(recorder.path) as entry \(seq)"
     }
 }
 
