@@ -15,11 +15,12 @@
 # On a terminal the status is one line, rewritten in place (\r) and cut to the terminal's
 # width; elsewhere (a CI log) it is a plain line every PROGRESS_INTERVAL seconds (30 by
 # default). The end is one line: done and how long it took, or failed, its exit status and
-# where LOG is, then the log's error lines and its last lines (on a terminal), or the whole
-# log (elsewhere: a CI log is all there is).
+# where LOG is, then the log's error lines and its last lines (on a terminal, or with
+# PROGRESS_EXCERPT=1), or the whole log (elsewhere: a CI log is all there is).
 #
 # Settings (variables): PROGRESS_PREFIX starts every line (Scripts/demo: four spaces),
-# PROGRESS_FD is where the status goes (1 or 2; default 1), PROGRESS_INTERVAL as above.
+# PROGRESS_FD is where the status goes (1 or 2; default 1), PROGRESS_INTERVAL and
+# PROGRESS_EXCERPT as above.
 # COMMAND is a program, not a shell function: it runs in a pipeline, so a function would
 # run with `set -e` off. Interrupted (Ctrl-C), COMMAND gets the signal too: it runs in the
 # foreground.
@@ -54,7 +55,7 @@ progress_run() {
   fi
   printf '%s%s: FAILED (exit %s) after %s; full log: %s\n' "${PROGRESS_PREFIX:-}" "$label" "$status" "$took" "$log" >&"$fd"
   if [ "$kind" != test ]; then
-    if [ -t "$fd" ]; then
+    if [ -t "$fd" ] || [ "${PROGRESS_EXCERPT:-0}" = 1 ]; then
       if grep -qE '(^|: )(error|E):? ' "$log"; then
         printf '%s  its errors:\n' "${PROGRESS_PREFIX:-}" >&"$fd"
         grep -E -A3 '(^|: )(error|E):? ' "$log" | head -n 60 | sed "s/^/${PROGRESS_PREFIX:-}  /" >&"$fd"
