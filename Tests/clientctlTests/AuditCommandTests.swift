@@ -190,9 +190,16 @@ import Testing
             "--key", rig.releasePEM, "--out", out, "--rollout", "25", "--audit", trail, "--audit-operator", "ada",
         ])
         try await Self.clientctl(["rollout", "pause", "beta", "--out", out, "--key", rig.releasePEM, "--audit", trail, "--audit-operator", "ada"])
+        try Data("\(String(repeating: "a", count: 32))\n\(String(repeating: "b", count: 32))\n".utf8).write(
+            to: URL(fileURLWithPath: rig.d.tmp("pilot.txt")))
+        try await Self.clientctl([
+            "cohort", "set", "beta", "pilot", "--ids", rig.d.tmp("pilot.txt"), "--out", out, "--key", rig.releasePEM, "--audit", trail,
+        ])
         let entries = try await Self.show(trail)
-        #expect(entries.map { $0["act"] as? String } == ["publish", "rollout-pause"])
-        #expect(entries.map { $0["target"] as? String } == ["beta 2.0.0", "beta 2.0.0"])
+        #expect(entries.map { $0["act"] as? String } == ["publish", "rollout-pause", "cohort-set"])
+        #expect(entries.map { $0["target"] as? String } == ["beta 2.0.0", "beta 2.0.0", "beta 2.0.0 cohort pilot"])
+        #expect(entries[2]["before"] as? String == "2.0.0 paused, no cohort pilot", "\(entries)")
+        #expect(entries[2]["after"] as? String == "2.0.0 paused, cohort pilot 2 ids", "\(entries)")
         #expect(entries[0]["before"] as? String == "no release" && entries[0]["after"] as? String == "2.0.0 25%", "\(entries)")
         #expect(entries[1]["before"] as? String == "2.0.0 25%" && entries[1]["after"] as? String == "2.0.0 paused", "\(entries)")
         try await Self.clientctl(["audit", "verify", trail, "--trust", ClientctlBinary.packagePath("Keys/test-signing.pub.pem")])
