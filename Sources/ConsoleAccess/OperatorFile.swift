@@ -127,7 +127,13 @@ public struct OperatorFile: Sendable, Equatable {
         do {
             lock = try Flock.waiting(lockPath, .file, for: lockWait)
         } catch {
-            throw ConsoleAccessError(.io, "cannot lock \(lockPath): \(error)", underlying: error)
+            let why: String
+            switch error {
+            case .cannotOpen(let code), .cannotLock(let code): why = String(cString: strerror(code))
+            case .symlink: why = "it is a symbolic link"
+            case .notRegularFile: why = "it is not a regular file"
+            }
+            throw ConsoleAccessError(.io, "cannot lock the operators file with \(lockPath): \(why)", underlying: error)
         }
         guard let lock else {
             throw ConsoleAccessError(.busy, "\(lockPath) is locked by another process: try again when it is done")

@@ -123,6 +123,9 @@ import Testing
         let brokenAdd = try await add("bob", "viewer", tmp("good.pw"))
         #expect(brokenAdd.status == 65, "a broken file is not overwritten: \(brokenAdd.errorOutput)")
         #expect(try String(contentsOfFile: file, encoding: .utf8).contains("plain"))
+        // A file in a folder that does not exist: 73, saying why.
+        let noFolder = try await Self.run(["add", "bob", "--role", "viewer", "--operators", tmp("none/ops.json"), "--password-file", tmp("good.pw")])
+        #expect(noFolder.status == 73 && noFolder.errorOutput.contains("No such file or directory"), "\(noFolder.errorOutput)")
         // A missing --role or --password-file is the parser's usage error.
         let noRole = try await Self.run(["add", "alice", "--operators", file, "--password-file", tmp("good.pw")])
         #expect(noRole.status == 64 && noRole.errorOutput.contains("--role"), "\(noRole.errorOutput)")
