@@ -34,6 +34,9 @@ public final class OperatorConsole: Sendable {
     /// The origins a POST may come from: the public URL's, and the one it listens on
     /// (known once it listens, for port 0); nil until then: every POST is refused.
     let origins: Mutex<OriginCheck?>
+    /// Each operator's password hash at their latest login: a session whose operator's
+    /// password changed since ends (``Gate/signedIn(_:)``). One entry per name.
+    let loginHashes = Mutex<[String: String]>([:])
 
     /// A console.
     /// - Parameters:

@@ -1,4 +1,5 @@
 import AuditTrail
+import ConsoleAccess
 import Foundation
 import TestSupport
 import Testing
@@ -128,6 +129,25 @@ import Testing
         let results = try rig.trail().map(\.result)
         #expect(results.filter { $0 == "refused: wrong name or password" }.count == 5)
         #expect(results.contains { $0.hasPrefix("refused: throttled for ") } && results.last == "ok")
+        await rig.stop()
+    }
+
+    /// The console reads the operators file at every request: an operator whose password
+    /// changed, or who was removed, is logged out at their next request; the others stay.
+    @Test func aChangedOrRemovedOperatorIsLoggedOut() async throws {
+        let rig = try await ConsoleRig()
+        let alice = try await rig.login()
+        let victor = try await rig.login("victor", ConsoleRig.viewerPassword)
+        var file = try OperatorFile.load(rig.operators)
+        try file.add(
+            OperatorAccount(name: "alice", role: .operator, passwordHash: try PasswordHash.make(Array("a new passphrase".utf8))), replacing: true)
+        try Data(file.encoded()).write(to: URL(fileURLWithPath: rig.operators))
+        #expect(try await rig.get("/", cookie: alice).status == 303)
+        #expect(try await rig.get("/", cookie: victor).status == 200)
+        _ = try await rig.login("alice", "a new passphrase")
+        _ = try file.remove(named: "victor")
+        try Data(file.encoded()).write(to: URL(fileURLWithPath: rig.operators))
+        #expect(try await rig.get("/", cookie: victor).status == 303)
         await rig.stop()
     }
 }

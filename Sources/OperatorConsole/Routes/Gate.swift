@@ -12,13 +12,13 @@ struct Gate: Sendable {
     /// The cookie's name.
     static let cookie = "console_session"
 
-    /// The operator of `request`'s session, or nil (no cookie, expired, operator removed or
-    /// their role changed: the session ends).
+    /// The operator of `request`'s session, or nil (no cookie, expired, operator removed,
+    /// their role or password changed: the session ends).
     func signedIn(_ request: Request) -> SignedIn? {
         guard let id = Self.sessionID(request.headers) else { return nil }
         guard let session = console.sessions.session(id: id, now: console.uptime()) else { return nil }
         guard let file = try? OperatorFile.load(console.configuration.operators), let account = file.account(named: session.name),
-            account.role == session.role
+            account.role == session.role, console.loginHashes.withLock({ $0[session.name] }) == account.passwordHash
         else {
             console.sessions.close(id: id)
             return nil

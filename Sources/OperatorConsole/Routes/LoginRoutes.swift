@@ -54,6 +54,12 @@ struct LoginRoutes: Sendable {
             return Reply.html(LoginPage.render(problem: "Wrong name or password.", name: name), status: .unauthorized)
         }
         console.throttle.succeeded(name: name, address: address, now: now)
+        // A new password ends the sessions opened with the old one.
+        let previous = console.loginHashes.withLock { hashes in
+            defer { hashes[account.name] = account.passwordHash }
+            return hashes[account.name]
+        }
+        if let previous, previous != account.passwordHash { console.sessions.close(name: account.name) }
         let session = console.sessions.open(name: account.name, role: account.role, now: now)
         await trail.record(operator: account.name, address: address, act: "login", target: account.name, result: "ok")
         let lifetime = max(1, Int(session.expires.components.seconds - now.components.seconds))

@@ -1,3 +1,4 @@
+import ArchivePublishing
 import ArgumentParser
 import ClientFoundation
 import CommandSupport
@@ -112,7 +113,8 @@ struct ConsoleCommand: AsyncParsableCommand {
             // The key is read once here (a bad file fails now) and made again for each act:
             // a signing key stays in the task that signs.
             let pem = try Self.keyText(key)
-            _ = try Ed25519.PrivateKey(pem: pem, source: key)
+            let keyID = try Ed25519.PrivateKey(pem: pem, source: key).publicKey.keyId
+            try Self.refuseReleaseKey(keyID, releases: out)
             let keyPath = key
             var configuration = ConsoleConfiguration(
                 host: host, port: port, operators: operators, collector: collector, readToken: readToken, adminToken: adminToken,
@@ -126,6 +128,20 @@ struct ConsoleCommand: AsyncParsableCommand {
                 Console.out(Data("console on \(tlsCert == nil ? "http" : "https")://\(shown):\(port)/\n".utf8))
             }
             printError("clientctl console: stopped")
+        }
+    }
+
+    /// Refuses a `--key` that a channel of `releases` trusts as a release key: the console
+    /// holds the rollout key only, so nothing it signs can ship a release.
+    static func refuseReleaseKey(_ keyID: String, releases: String) throws {
+        let channels = (try? FileManager.default.contentsOfDirectory(atPath: releases)) ?? []
+        for channel in channels.sorted() {
+            guard let root = try? ReleaseRoots.newest(inChannelFolder: releases + "/" + channel) else { continue }
+            if root.release.keyIds.contains(keyID) || root.root.keyIds.contains(keyID) {
+                throw CommandError(
+                    .invalidArgument,
+                    "--key: key \(keyID) is a release or root key of channel \(channel): the console holds the rollout key only")
+            }
         }
     }
 
