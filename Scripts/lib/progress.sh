@@ -27,8 +27,18 @@
 
 # "45 s", "3 min 12 s".
 progress_duration() {
-  local s=$1
-  if [ "$s" -lt 60 ]; then printf '%d s' "$s"; else printf '%d min %d s' $((s / 60)) $((s % 60)); fi
+  local text
+  _progress_duration text "$1"
+  printf '%s' "$text"
+}
+
+# The same into the variable VAR, without a subshell (the status line is drawn often).
+_progress_duration() {
+  if [ "$2" -lt 60 ]; then
+    printf -v "$1" '%d s' "$2"
+  else
+    printf -v "$1" '%d min %d s' $(($2 / 60)) $(($2 % 60))
+  fi
 }
 
 progress_run() {
@@ -81,8 +91,8 @@ _progress_follow() {
   local began=$SECONDS printed=$SECONDS drawn=0 shown=0 status="starting" line more=1
   # build: the counter; apt: packages to install, and how many got through each phase;
   # test: tests ended and failed, and how many the run holds.
-  local counter="" doing="" total=0 got=0 unpacked=0 setup=0 ended=0 failed=0 text
-  local now pending="" got_line
+  local counter="" doing="" total=0 counted=0 got=0 unpacked=0 setup=0 ended=0 failed=0
+  local now pending="" got_line text took
   # apt-get's lines: "Get:12 http://… bookworm/main amd64 PACKAGE ARCH VERSION [SIZE]",
   # "Unpacking PACKAGE (VERSION) …", "Setting up PACKAGE (VERSION) …".
   local apt_get='^Get:([0-9]+) .* ([^ ]+) [^ ]+ [^ ]+ \[' apt_unpack='^Unpacking ([^ ]+)' apt_setup='^Setting up ([^ ]+)'
@@ -147,8 +157,10 @@ _progress_follow() {
           elif [[ "$line" =~ \ Test\ .*\ skipped ]]; then
             ended=$((ended + 1))
           fi
-          if [ "$total" = 0 ] && [ -n "${PROGRESS_EVENTS:-}" ] && grep -q '"kind":"runStarted"' "$PROGRESS_EVENTS" 2>/dev/null; then
+          # The event stream lists the run's tests before its runStarted event.
+          if [ "$counted" = 0 ] && [ -n "${PROGRESS_EVENTS:-}" ] && grep -q '"kind":"runStarted"' "$PROGRESS_EVENTS" 2>/dev/null; then
             total=$(grep -c '^{"kind":"test".*"kind":"function"' "$PROGRESS_EVENTS" || true)
+            counted=1
           fi
           status="$ended tests ended"
           [ "$total" = 0 ] || status="$ended of $total tests ended"
@@ -158,16 +170,20 @@ _progress_follow() {
     fi
     now=$SECONDS
     if [ "$tty" = 1 ]; then
-      # Redrawn at most once a second, and every second while nothing comes (the clock).
-      if [ "$more" = 1 ] && { [ "$shown" = 0 ] || [ "$now" != "$drawn" ]; }; then
-        text="$prefix$label, $(progress_duration $((now - began))): $status"
+      # Redrawn when the output pauses (not between the lines of a burst): at most once a
+      # second, and every second while nothing comes (the clock); at once after a test's
+      # line took its place.
+      if [ "$more" = 1 ] && { [ "$shown" = 0 ] || [ "$now" != "$drawn" ]; } && ! read -r -t 0; then
+        _progress_duration took $((now - began))
+        text="$prefix$label, $took: $status"
         [ "${#text}" -lt "$width" ] || text="${text:0:$((width - 2))}…"
         printf '\r\033[K%s' "$text" >&"$fd"
         shown=1
         drawn=$now
       fi
     elif [ $((now - printed)) -ge "$interval" ]; then
-      printf '%s%s, %s: %s\n' "$prefix" "$label" "$(progress_duration $((now - began)))" "$status" >&"$fd"
+      _progress_duration took $((now - began))
+      printf '%s%s, %s: %s\n' "$prefix" "$label" "$took" "$status" >&"$fd"
       printed=$now
     fi
   done
