@@ -31,19 +31,21 @@ struct ConsoleCommand: AsyncParsableCommand {
             SIGINT stop it. Behind a reverse proxy give --public-url (the URL operators open): \
             POSTs must come from its origin, and an https one makes cookies Secure.
 
-            Exit status: 64 bad flags, 66 a file missing, 65 a key or token file refused, \
-            69 cannot listen.
+            Exit status: 64 bad flags or a release key as --key, 65 a key, token, TLS or \
+            operators file refused, 66 a file missing, 73 cannot listen.
 
             Examples:
               clientctl console --operators operators.json \\
                   --collector http://127.0.0.1:9400/ --token-file read.token \\
-                  --admin-token-file admin.token --out releases --key rollout.pem \\
-                  --audit audit.jsonl
-              clientctl console --listen 127.0.0.1:8090 --public-url https://ops.example.com/ \\
+                  --admin-token-file admin.token --out releases \\
+                  --key rollout.pem --audit audit.jsonl
+              clientctl console --listen 127.0.0.1:8090 \\
+                  --public-url https://ops.example.com/ \\
                   --operators /etc/clientctl/operators.json \\
                   --collector http://127.0.0.1:9400/ --token-file read.token \\
-                  --admin-token-file admin.token --out releases --key rollout.pem \\
-                  --audit /var/lib/clientctl/audit.jsonl --push s3://cdn-origin/notes
+                  --admin-token-file admin.token --out releases \\
+                  --key rollout.pem --audit /var/lib/clientctl/audit.jsonl \\
+                  --push s3://cdn-origin/notes
             """
     )
 
