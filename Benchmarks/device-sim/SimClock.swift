@@ -1,3 +1,4 @@
+import ClientFoundation
 import Foundation
 import Synchronization
 
@@ -110,4 +111,47 @@ struct SimRandom: RandomNumberGenerator {
         _ = random.next()
         return random
     }
+}
+
+/// A device's wall clock: the simulation's start, plus the device's monotonic time, plus a
+/// skew that jumps (forward or back, by hours or days) at instants drawn from the seed, as a
+/// clock set by hand or by a bad time server does. Durations the device measures run on its
+/// monotonic clock (`SimClock`) and do not see the jumps.
+final class SimWall: Sendable {
+    let clock: SimClock
+    let origin: Date
+    /// The jumps, in order of their instants: from `at` on, the wall clock reads `skew` off.
+    private let jumps = Mutex<[(at: SimInstant, skew: Duration)]>([])
+
+    init(clock: SimClock, origin: Date) {
+        self.clock = clock
+        self.origin = origin
+    }
+
+    /// From `instant` on, the wall clock is `skew` off the simulation's time.
+    func jump(at instant: SimInstant, to skew: Duration) {
+        jumps.withLock { list in
+            list.append((instant, skew))
+            list.sort { $0.at < $1.at }
+        }
+    }
+
+    /// The jumps: from each instant on, the skew.
+    var schedule: [(at: SimInstant, skew: Duration)] { jumps.withLock { $0 } }
+
+    /// The skew in force at `instant`.
+    func skew(at instant: SimInstant) -> Duration {
+        jumps.withLock { list in list.last { $0.at <= instant }?.skew ?? .zero }
+    }
+
+    /// The last jump at or before `instant`.
+    func lastJump(atOrBefore instant: SimInstant) -> SimInstant? {
+        jumps.withLock { list in list.last { $0.at <= instant }?.at }
+    }
+
+    /// What the wall clock reads at `instant`.
+    func date(at instant: SimInstant) -> Date { origin.addingTimeInterval((instant.offset + skew(at: instant)).inSeconds) }
+
+    /// What the wall clock reads now.
+    var now: Date { date(at: clock.now) }
 }

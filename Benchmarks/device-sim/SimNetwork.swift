@@ -23,9 +23,20 @@ final class SimNetwork: HeadFirstTransport {
         var faults: Bool
         /// The device's wall clock.
         var wall: @Sendable () -> Date
-        /// True when the device's policy allows no payload byte at this wall-clock time
-        /// (outside its windows, or during a hold).
-        var barred: @Sendable (Date) -> Bool
+        /// True when the device's policy allows no payload byte now (its wall clock outside
+        /// its windows, or a hold in force on its monotonic clock).
+        var barred: @Sendable () -> Bool
+        /// The device's last wall-clock jump at or before now: a window its wall clock jumped
+        /// out of is seen by the download's watcher within ``SimNetwork/jumpSeen``.
+        var lastJump: @Sendable () -> SimInstant? = { nil }
+    }
+
+    /// What a restriction request of the check was answered.
+    enum RestrictionAnswer: Equatable, Sendable {
+        case bytes([UInt8])
+        /// `404` or `410`: the device reads "no restriction".
+        case absent
+        case notModified
     }
 
     /// A fault one request meets.
@@ -51,7 +62,18 @@ final class SimNetwork: HeadFirstTransport {
         var bytes: Int64 = 0
         var mirrorBytes: Int64 = 0
         var faults = 0
+        /// The manifests served (200), in order.
+        var manifests: [[UInt8]] = []
+        /// The answers to restriction requests, in order, and whether each came from the mirror.
+        var restrictions: [(answer: RestrictionAnswer, mirror: Bool)] = []
+        /// The indexes served (200).
+        var indexes: [[UInt8]] = []
     }
+
+    /// How long a download's watcher may take to see that a wall-clock jump closed its
+    /// window (`racingStops` reads the wall clock at least every 30 s of monotonic time),
+    /// plus the chunk in flight.
+    static let jumpSeen: Duration = .seconds(30)
 
     static let chunk = 16 * 1024
     static let originRate = 4_000_000.0
@@ -60,6 +82,9 @@ final class SimNetwork: HeadFirstTransport {
     let seed: UInt64
     let originRoot: String
     let mirrorRoot: String
+    /// Told each manifest and restriction answer as it is served (a crash worker writes them
+    /// out at once: its process may be killed before the check ends).
+    let served: (@Sendable (String) -> Void)?
     private struct State {
         var context: Context?
         var attempts: [String: Int] = [:]
@@ -71,7 +96,8 @@ final class SimNetwork: HeadFirstTransport {
     }
     private let state = Mutex(State())
 
-    init(seed: UInt64, originRoot: String, mirrorRoot: String) {
+    init(seed: UInt64, originRoot: String, mirrorRoot: String, served: (@Sendable (String) -> Void)? = nil) {
+        self.served = served
         self.seed = seed
         self.originRoot = originRoot
         self.mirrorRoot = mirrorRoot
@@ -154,17 +180,33 @@ final class SimNetwork: HeadFirstTransport {
         // in flight when the bar begins, at most the chunk it has in flight, whichever source its
         // requests go to.
         if Self.isPayload(path), let context {
-            let barred = context.barred(context.wall())
+            let barred = context.barred() && !Self.justJumped(context, clock: clock)
             state.withLock { state in
                 if state.downloads[path] == nil { state.downloads[path] = (!barred, 0, false) }
             }
         }
-        if case .status(let status) = fault { return try answer(status, head: head) }
+        let isRestriction = path.hasSuffix("/restriction.json")
+        func noteRestriction(_ answer: RestrictionAnswer) {
+            state.withLock { $0.ledger.restrictions.append((answer, !origin)) }
+            switch answer {
+            case .bytes(let bytes): served?("restriction: " + Data(bytes).base64EncodedString())
+            case .absent: served?("restriction: absent")
+            case .notModified: served?("restriction: unchanged")
+            }
+        }
+        if case .status(let status) = fault {
+            if isRestriction, status == 404 || status == 410 { noteRestriction(.absent) }
+            if isRestriction, status == 304, request.headers.keys.contains(where: { $0.lowercased() == "if-none-match" }) {
+                noteRestriction(.notModified)
+            }
+            return try answer(status, head: head)
+        }
         if fault == .stall {
             clock.advance(by: request.idleTimeout)
             throw UpdaterError.network(url, .timedOut(request.idleTimeout))
         }
         guard let data = FileManager.default.contents(atPath: (origin ? originRoot : mirrorRoot) + path) else {
+            if isRestriction { noteRestriction(.absent) }
             return try answer(404, head: head)
         }
         let body = [UInt8](data)
@@ -172,6 +214,7 @@ final class SimNetwork: HeadFirstTransport {
         let headers = Dictionary(uniqueKeysWithValues: request.headers.map { ($0.key.lowercased(), $0.value) })
         if path.hasSuffix("manifest.json"), origin { state.withLock { $0.ledger.originAnsweredManifest = true } }
         if let tag = headers["if-none-match"], tag == etag {
+            if isRestriction { noteRestriction(.notModified) }
             return try answer(304, head: head, extra: ["etag": etag])
         }
         var start = 0
@@ -186,6 +229,17 @@ final class SimNetwork: HeadFirstTransport {
         extra["content-length"] = "\(body.count - start)"
         let response = TransportResponse(status: status, headers: extra)
         try head(response)
+        if status == 200 {
+            // What the device was told, for the rules it must keep (judged once the check ends).
+            state.withLock { state in
+                if path.hasSuffix("/manifest.json") {
+                    state.ledger.manifests.append(body)
+                    served?("manifest: " + Data(body).base64EncodedString())
+                }
+                if path.hasSuffix("/index.json") { state.ledger.indexes.append(body) }
+            }
+            if isRestriction { noteRestriction(.bytes(body)) }
+        }
         let payload = Self.isPayload(path)
         // A rate cap is kept by the device's transport, which reads no faster: here the link
         // is as slow as the cap (the simulation does not wait in the limiter itself).
@@ -208,7 +262,7 @@ final class SimNetwork: HeadFirstTransport {
             clock.advance(by: took)
             await Self.settle()
             try Task.checkCancellation()
-            if payload, let context, context.barred(context.wall()) {
+            if payload, let context, context.barred(), !Self.justJumped(context, clock: clock) {
                 // The bar began: the device's stop (a window's close, a hold) is a task of its
                 // own that time just woke. It is given a moment of real time to cancel this
                 // download, however loaded the machine: the rule is about the device, not
@@ -222,7 +276,7 @@ final class SimNetwork: HeadFirstTransport {
                 let at = body.count * share / 1000
                 if at >= sent, at < sent + count { bytes[at - sent] ^= 0x55 }
             }
-            if payload, let context, context.barred(context.wall()) {
+            if payload, let context, context.barred(), !Self.justJumped(context, clock: clock) {
                 let stamp = RFC3339Stamp.string(context.wall())
                 state.withLock { state in
                     guard var download = state.downloads[path] else { return }
@@ -245,6 +299,29 @@ final class SimNetwork: HeadFirstTransport {
             }
         }
         return response
+    }
+
+    /// The ledger of what a crash worker's lines say it was served.
+    static func ledger(fromServed lines: [String]) -> Ledger {
+        var ledger = Ledger()
+        for line in lines {
+            if line.hasPrefix("manifest: "), let data = Data(base64Encoded: String(line.dropFirst(10))) {
+                ledger.manifests.append([UInt8](data))
+            } else if line.hasPrefix("restriction: ") {
+                let rest = String(line.dropFirst(13))
+                let answer: RestrictionAnswer? =
+                    rest == "absent" ? .absent : rest == "unchanged" ? .notModified : Data(base64Encoded: rest).map { .bytes([UInt8]($0)) }
+                if let answer { ledger.restrictions.append((answer, false)) }
+            }
+        }
+        return ledger
+    }
+
+    /// Whether the device's wall clock jumped within ``jumpSeen`` (and a chunk's time): its
+    /// download's watcher may not have read the wall clock since.
+    private static func justJumped(_ context: Context, clock: SimClock) -> Bool {
+        guard let jump = context.lastJump() else { return false }
+        return clock.now.offset - jump.offset <= jumpSeen + .seconds(Double(chunk) / 4096)
     }
 
     /// Lets the tasks that time just woke (a window's close, a hold's start) run before the

@@ -1,6 +1,7 @@
 import ArchivePublishing
 import ClientFoundation
 import ClientUpdater
+import DeviceIdentity
 import DeviceSetup
 import Foundation
 import Logging
@@ -41,7 +42,23 @@ final class SimRun: @unchecked Sendable {
         /// the other devices' checks took, so a seed runs the same on every run.
         var clock: SimClock
         var monotonic: MonotonicClock
+        /// The device's wall clock, which jumps.
+        var wall: SimWall
+        /// Its id (its place in every rollout, what `id in cohort` reads) and labels.
+        var id: DeviceID
+        var labels: DeviceLabels
+        /// The last manifest served to it, and the restriction it holds (nil: none).
+        var lastManifest: [UInt8]?
+        var restriction: [UInt8]?
+        /// Versions a signed document it was served revoked.
+        var heardRevoked: Set<String> = []
         var fails: Set<String> = []
+        /// The versions in its clients/ folder after its last step.
+        var unpacked: Set<String> = []
+        /// The versions it ran or staged.
+        var ran: Set<String> = []
+        /// Its updater while its process lives.
+        var updater: Updater?
         /// The device ran a release once: from then on it is never dark.
         var started = false
         /// The versions last verified against their releases (current, pending, last good):
@@ -61,6 +78,11 @@ final class SimRun: @unchecked Sendable {
         var checks = 0
         var releases = 0
         var faults = 0
+        /// Takes a restriction would have refused had it held before its `issued` (the
+        /// device's clock behind the rollout key's).
+        var early = 0
+        /// Checks killed at a crash point.
+        var kills = 0
         var histories: [[String]] = []
     }
 
@@ -78,6 +100,15 @@ final class SimRun: @unchecked Sendable {
     var trees: [String: String] = [:]
     var revoked: Set<String> = []
     var newest = Version(1, 0, 0)
+    /// The rollout role's key, named by the channel's trust root.
+    let rolloutKey: Ed25519.PrivateKey
+    /// Each cohort file written: its digest → the device ids it lists.
+    var cohortFiles: [String: Set<String>] = [:]
+    /// Manifests and indexes verified, by their bytes.
+    var parsed: [[UInt8]: Manifest?] = [:]
+    var indexes: [[UInt8]: [Manifest]] = [:]
+    /// The pin in force on the channel's release (its target's text and version), if any.
+    var pinned: (target: String, version: Version)?
 
     var origin: String { options.work + "/origin" }
     var mirror: String { options.work + "/mirror" }
@@ -86,6 +117,8 @@ final class SimRun: @unchecked Sendable {
         self.options = options
         network = SimNetwork(seed: options.seed, originRoot: options.work + "/origin", mirrorRoot: options.work + "/mirror")
         events = SimRandom.stream(options.seed, ["events"])
+        // Generated: no line shows its bytes, and signatures do not decide anything the run prints.
+        rolloutKey = (try? Ed25519.PrivateKey.generate()) ?? options.key
     }
 
     var wallNow: Date { Self.wallOrigin.addingTimeInterval(clock.now.offset.inSeconds) }
@@ -94,9 +127,12 @@ final class SimRun: @unchecked Sendable {
     /// parallel downloads happened to end, so a seed's lines are the same on every run.
     var stepStart: SimInstant?
 
-    func say(_ line: String) {
-        let stamp = (stepStart ?? clock.now).offset.inSeconds
-        let text = String(format: "%03d:%02d:%02d ", Int(stamp) / 3600, Int(stamp) / 60 % 60, Int(stamp) % 60) + line
+    func say(_ line: String, at instant: SimInstant? = nil) {
+        let stamp = (instant ?? stepStart ?? clock.now).offset.inSeconds
+        // The run's folder is named by the process: no line names it.
+        let text =
+            String(format: "%03d:%02d:%02d ", Int(stamp) / 3600, Int(stamp) / 60 % 60, Int(stamp) % 60)
+            + line.replacingOccurrences(of: options.work, with: "WORK")
         outcome.lines.append(text)
         options.say(text)
     }
@@ -140,6 +176,7 @@ final class SimRun: @unchecked Sendable {
             source: source, app: Self.app, channel: "stable", version: version, minShellVersion: Version(1, 0, 0),
             outputDirectory: origin, expires: wallNow.addingTimeInterval(60 * 86_400), now: wallNow)
         request.deltaBases = 1
+        let terms = version == Version(1, 0, 0) ? [] : try releaseTerms(&request)
         _ = try await Publisher.publish(request, key: options.key)
         trees[version.description] = try Self.treeDigest(source)
         newest = version
@@ -152,7 +189,9 @@ final class SimRun: @unchecked Sendable {
                 failing.append(n)
             }
         }
-        say("publish \(version)" + (failing.isEmpty ? "" : " (fails to start on devices \(failing.map(String.init).joined(separator: ",")))"))
+        say(
+            "publish \(version)" + terms.map { ", " + $0 }.joined()
+                + (failing.isEmpty ? "" : " (fails to start on devices \(failing.map(String.init).joined(separator: ",")))"))
     }
 
     func syncMirror() throws {
@@ -167,8 +206,7 @@ final class SimRun: @unchecked Sendable {
 
     func setUp() async throws {
         try FileManager.default.createDirectory(atPath: origin, withIntermediateDirectories: true)
-        try await publish(Version(1, 0, 0))
-        try syncMirror()
+        try await writeTrustRoot()
         for n in 0..<options.devices {
             var r = SimRandom.stream(options.seed, ["device", "\(n)"])
             var settings = ArchiveSettings(
@@ -183,50 +221,76 @@ final class SimRun: @unchecked Sendable {
             // A site that keeps to a window often caps its rate too (a download then lasts long
             // enough for a window to close, or a hold to start, in its middle).
             let rate = windows.isEmpty ? nil : "4KiB/s"
+            // Labels, as init gives them: what targets and pins read.
+            let labels = try DeviceLabels(["site": ["a", "b", "c"][Int(r.next() % 3)], "ring": r.chance(0.3) ? "beta" : "main"])
             let config = try DeviceConfig(
                 app: Self.app, channelKind: .signedArchive, settings: settings, shellVersion: Version(1, 0, 0),
-                deviceSettings: DeviceSettings(startupTimeoutSeconds: 60, downloadWindows: windows, downloadRate: rate))
+                deviceSettings: DeviceSettings(startupTimeoutSeconds: 60, labels: labels, downloadWindows: windows, downloadRate: rate))
             let layout = RootLayout(root: options.work + "/devices/\(n)")
             try await RootInitializer.write(config, to: layout, force: false, store: layout.clients)
             // The device's place in every rollout, from the seed (init would make it at random).
-            let id = (0..<4).map { _ in String(format: "%08x", UInt32(truncatingIfNeeded: r.next())) }.joined()
-            try AtomicFile.write(Data((id + "\n").utf8), to: layout.root + "/device-id")
+            let text = (0..<4).map { _ in String(format: "%08x", UInt32(truncatingIfNeeded: r.next())) }.joined()
+            try AtomicFile.write(Data((text + "\n").utf8), to: layout.root + "/device-id")
+            guard let id = DeviceID(text) else { throw CocoaError(.fileReadCorruptFile) }
             // The devices of the one-hour window check in its last seconds while faults last:
             // every download of theirs runs across the window's close.
             let offset = Duration.seconds(Int64(r.next() % 3600))
             let late = n % 3 == 1 ? Duration.seconds(Int64(3580 + r.next() % 20)) : offset
             let own = SimClock()
-            let holds = SimHolds(clock: own, wallOrigin: Self.wallOrigin)
+            let wall = SimWall(clock: own, origin: Self.wallOrigin)
+            let holds = SimHolds(wall: wall)
             devices.append(
-                Device(layout: layout, config: config, offset: offset, late: late, holds: holds, clock: own, monotonic: MonotonicClock(own)))
+                Device(
+                    layout: layout, config: config, offset: offset, late: late, holds: holds, clock: own, monotonic: MonotonicClock(own),
+                    wall: wall, id: id, labels: labels))
         }
+        try setPilots()
+        try await publish(Version(1, 0, 0))
+        try syncMirror()
     }
 
+    /// Device `n`'s updater, made once (as the agent keeps one) and again after a restart.
     func updater(_ n: Int) throws -> Updater {
-        let device = devices[n]
-        let clock = device.clock
-        let wall: @Sendable () -> Date = { Self.wallOrigin.addingTimeInterval(clock.now.offset.inSeconds) }
+        if let made = devices[n].updater { return made }
+        let made = try makeUpdater(n)
+        devices[n].updater = made
+        return made
+    }
+
+    func makeUpdater(_ n: Int) throws -> Updater {
+        try Self.makeUpdater(layout: devices[n].layout, config: devices[n].config, wall: devices[n].wall, holds: devices[n].holds, network: network)
+    }
+
+    /// An updater of the root at `layout` on the device's clocks, its holds and the network.
+    static func makeUpdater(layout: RootLayout, config: DeviceConfig, wall deviceWall: SimWall, holds: SimHolds, network: SimNetwork) throws
+        -> Updater
+    {
+        let clock = deviceWall.clock
+        let monotonic = MonotonicClock(clock)
+        let wall: @Sendable () -> Date = { deviceWall.now }
         var downloader = Downloader(
             transport: network, retry: RetryPolicy(maxAttempts: 3, initialDelay: .seconds(1), maxDelay: .seconds(4)),
             sleeper: SimSleeper(clock: clock), idleTimeout: .seconds(30))
-        downloader.rateLimiter = device.config.downloadRate.flatMap(ByteRate.init(parsing:)).map {
-            RateLimiter(rate: $0, clock: device.monotonic)
-        }
-        var channel = try ArchiveChannel(layout: device.layout, config: device.config, downloader: downloader, now: wall, logger: Self.quiet)
-        channel.downloadGate = DownloadGate(probe: FixedLinkProbe(), holds: device.holds, clock: device.monotonic)
-        return Updater(layout: device.layout, config: device.config, channel: channel, now: wall, logger: Self.quiet)
+        downloader.rateLimiter = config.downloadRate.flatMap(ByteRate.init(parsing:)).map { RateLimiter(rate: $0, clock: monotonic) }
+        var channel = try ArchiveChannel(layout: layout, config: config, downloader: downloader, now: wall, logger: Self.quiet)
+        channel.downloadGate = DownloadGate(probe: FixedLinkProbe(), holds: holds, clock: monotonic)
+        return Updater(layout: layout, config: config, channel: channel, now: wall, logger: Self.quiet)
     }
 
     /// The updater's log goes nowhere: the run's own lines say what happened.
     static let quiet = Logger(label: "device-sim", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    /// Whether device `n`'s policy bars payload bytes at `date`.
-    func barred(_ n: Int) -> @Sendable (Date) -> Bool {
+    /// Whether device `n`'s policy bars payload bytes now: its wall clock outside its windows,
+    /// or a hold in force on its monotonic clock.
+    func barred(_ n: Int) -> @Sendable () -> Bool {
+        Self.barred(config: devices[n].config, holds: devices[n].holds, wall: devices[n].wall)
+    }
+
+    static func barred(config: DeviceConfig, holds: SimHolds, wall: SimWall) -> @Sendable () -> Bool {
         let utc = TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
-        let windows = devices[n].config.deviceSettings.downloadPolicy(systemZone: utc).windows
-        let holds = devices[n].holds
-        return { date in
-            (!windows.isEmpty && !windows.contains { $0.contains(date) }) || holds.hold(at: date) != nil
+        let windows = config.deviceSettings.downloadPolicy(systemZone: utc).windows
+        return {
+            (!windows.isEmpty && !windows.contains { $0.contains(wall.now) }) || holds.hold(at: wall.clock.now) != nil
         }
     }
 
@@ -235,13 +299,27 @@ final class SimRun: @unchecked Sendable {
         let clock = devices[n].clock
         let utc = TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
         let windows = devices[n].config.deviceSettings.downloadPolicy(systemZone: utc).windows
-        let opened = windows.isEmpty || windows.contains { $0.contains(Self.wallOrigin.addingTimeInterval(clock.now.offset.inSeconds)) }
+        let deviceWall = devices[n].wall
+        let startWall = deviceWall.now
+        let opened = windows.isEmpty || windows.contains { $0.contains(startWall) }
         stepStart = clock.now
         defer { stepStart = nil }
         outcome.checks += 1
         let number = devices[n].history.count + 1
-        let wall: @Sendable () -> Date = { Self.wallOrigin.addingTimeInterval(clock.now.offset.inSeconds) }
-        network.begin(SimNetwork.Context(device: n, check: number, clock: clock, faults: faults, wall: wall, barred: barred(n)))
+        // Now and then, while faults last, the check's process is killed at a crash point: more
+        // often when the device is behind the newest release inside its windows (its check has a
+        // release to take).
+        var crash = SimRandom.stream(options.seed, ["crash", "\(n)", "\(number)"])
+        if faults, crash.chance(opened && devices[n].history.last != newest.description ? 0.6 : 0.01) {
+            let point = SimCrash.points[Int(crash.next() % UInt64(SimCrash.points.count))]
+            await killedCheck(n, number: number, point: point, count: 1 + Int(crash.next() % 3), startWall: startWall)
+            await afterStep(n, opened: opened)
+            return
+        }
+        network.begin(
+            SimNetwork.Context(
+                device: n, check: number, clock: clock, faults: faults, wall: { deviceWall.now }, barred: barred(n),
+                lastJump: { deviceWall.lastJump(atOrBefore: clock.now) }))
         var report: InstallReport?
         var failure: String?
         do {
@@ -254,21 +332,112 @@ final class SimRun: @unchecked Sendable {
         for line in ledger.barredOverflow { violation("window-or-hold", line) }
         let said = report.map { "\($0.result.rawValue)" + ($0.version.map { " \($0)" } ?? "") } ?? "failed"
         say("device \(n) check \(number): \(said)" + (failure.map { ": \(Self.short($0))" } ?? ""))
+        let before = devices[n].lastManifest
+        learn(n, ledger)
+        let walls = [startWall, deviceWall.now]
+        // What it took (a version that appeared in its clients/ folder, whatever the check
+        // reported), the documents it was served let it take. A version it ran before is no
+        // take: it goes back to it (leaving a revoked release, following a pin down).
+        let unpacked = Self.unpacked(devices[n].layout)
+        for taken in unpacked.subtracting(devices[n].unpacked).compactMap(Version.init).sorted()
+        where !devices[n].ran.contains(taken.description) {
+            judgeTake(n, taken, ledger: ledger, before: before, walls: walls)
+        }
+        devices[n].unpacked = unpacked
         // "Up to date" is never said while the origin answered and a newer release the device
         // may take exists.
-        if let report, report.result == .upToDate, ledger.originAnsweredManifest {
-            await upToDateHonesty(n, report: report)
-        }
         if let report, report.result == .installed || report.result == .staged, let pending = report.pending {
             await trial(n, pending)
         }
-        await invariants(n)
-        devices[n].history.append(await running(n) ?? "-")
+        if let report, report.result == .upToDate, ledger.originAnsweredManifest,
+            mayTakeNewest(n, restriction: devices[n].restriction, walls: walls), let status = try? await updater(n).status()
+        {
+            upToDateHonesty(n, report: report, status: status)
+        }
+        await afterStep(n, opened: opened)
+    }
+
+    /// After every step: the rules a device keeps whatever happened (one status read).
+    func afterStep(_ n: Int, opened: Bool) async {
+        let status = try? await updater(n).status()
+        invariants(n, status)
+        devices[n].history.append(status.flatMap(Self.running) ?? "-")
+        if let status {
+            if case .installed(let current) = status.current { devices[n].ran.insert(current) }
+            if let pending = status.pending { devices[n].ran.insert(pending) }
+        }
         devices[n].inWindow.append(opened)
     }
 
-    func upToDateHonesty(_ n: Int, report: InstallReport) async {
-        guard let status = try? await updater(n).status() else { return }
+    /// Check `number` of device `n` runs in a child process killed the `count`-th time it
+    /// reaches `point` (``SimCrash``); the device then restarts.
+    func killedCheck(_ n: Int, number: Int, point: String, count: Int, startWall: Date) async {
+        // The agent's process is the one that dies: the simulation's updater lets go of the root.
+        if let updater = devices[n].updater { await updater.shutdown() }
+        devices[n].updater = nil
+        let clock = devices[n].clock
+        let spec = SimCrash.Spec(
+            seed: options.seed, work: options.work, device: n, check: number, faults: true, now: SimCrash.nanoseconds(clock.now.offset),
+            jumps: devices[n].wall.schedule.map { [SimCrash.nanoseconds($0.at.offset), SimCrash.nanoseconds($0.skew)] },
+            holds: devices[n].holds.leases.map { [SimCrash.nanoseconds($0.from.offset), SimCrash.nanoseconds($0.until.offset)] })
+        let ended: SimCrash.Ended
+        do {
+            ended = try SimCrash.run(spec, point: point, count: count)
+        } catch {
+            violation("crash", "device \(n) check \(number): the child process did not run: \(error)")
+            return
+        }
+        outcome.kills += ended.killed ? 1 : 0
+        for line in ended.overflow { violation("window-or-hold", line) }
+        say(
+            "device \(n) check \(number): "
+                + (ended.killed ? "killed at \(point) (hit \(count))" : "\(ended.result ?? "no result") (\(point) reached fewer than \(count) times)")
+        )
+        if let now = ended.now { clock.advance(to: SimInstant(offset: .nanoseconds(now))) }
+        // What it was served counts as if this process had been (revocations, the restriction
+        // it holds, the newest manifest).
+        let before = devices[n].lastManifest
+        learn(n, ended.ledger)
+        // The restart: the agent starts again on the root as the kill left it.
+        clock.advance(by: .seconds(10))
+        await restart(n)
+        // What it took before it died (or the restart finished), the documents it was served let it take.
+        let unpacked = Self.unpacked(devices[n].layout)
+        for taken in unpacked.subtracting(devices[n].unpacked).compactMap(Version.init).sorted()
+        where !devices[n].ran.contains(taken.description) {
+            judgeTake(n, taken, ledger: ended.ledger, before: before, walls: [startWall, devices[n].wall.now])
+        }
+        devices[n].unpacked = unpacked
+    }
+
+    /// Starts device `n`'s agent again (``Updater/start(bridge:clock:shim:lockWait:)``:
+    /// interrupted deletions finished, a dead process's trial failed, the version to serve
+    /// chosen) and runs the trial it begins, then lets go of the root.
+    func restart(_ n: Int) async {
+        guard let updater = try? updater(n) else {
+            violation("restart", "device \(n): no updater after the restart")
+            return
+        }
+        do {
+            let report = try await updater.start(bridge: nil, clock: devices[n].monotonic)
+            say("device \(n): restarted" + (report.trial.map { ", trial of \($0)" } ?? ""))
+            if let trial = report.trial {
+                if devices[n].fails.contains(trial) {
+                    devices[n].clock.advance(by: .seconds(61))
+                    _ = try await updater.collectGarbage()
+                } else {
+                    devices[n].clock.advance(by: .seconds(3))
+                    _ = try await updater.startupDidComplete(version: trial)
+                }
+            }
+        } catch {
+            say("device \(n): restart: \(Self.short("\(error)"))")
+        }
+        await updater.shutdown()
+        devices[n].updater = nil
+    }
+
+    func upToDateHonesty(_ n: Int, report: InstallReport, status: StatusReport) {
         let offered = newest.description
         guard !revoked.contains(offered), !status.blacklist.contains(offered) else { return }
         let accepted = status.highestAccepted.flatMap(Version.init) ?? Version(0, 0, 0)
@@ -296,8 +465,7 @@ final class SimRun: @unchecked Sendable {
     }
 
     /// The version device `n` would run: pending first, else current.
-    func running(_ n: Int) async -> String? {
-        guard let status = try? await updater(n).status() else { return nil }
+    static func running(_ status: StatusReport) -> String? {
         if let pending = status.pending { return pending }
         if case .installed(let version) = status.current { return version }
         return nil
@@ -305,9 +473,9 @@ final class SimRun: @unchecked Sendable {
 
     /// After every step: nothing runs or is staged that is not a verified release's exact
     /// tree; never dark; the running and last-good versions' files are kept.
-    func invariants(_ n: Int) async {
+    func invariants(_ n: Int, _ status: StatusReport?) {
         let layout = devices[n].layout
-        guard let status = try? await updater(n).status() else {
+        guard let status else {
             violation("readable", "device \(n): status does not read")
             return
         }
@@ -341,12 +509,15 @@ final class SimRun: @unchecked Sendable {
         clock.advance(to: SimInstant(offset: .seconds(3600)))
         let hours = options.days * 24
         let quiet = min(24, hours / 2)
+        let quietStart = SimInstant(offset: .seconds(Int64(hours - quiet) * 3600))
+        scheduleJumps(faultHours: hours - quiet)
         var version = Version(1, 0, 0)
         for hour in 0..<hours {
             let faults = hour > 0 && hour < hours - quiet
             let start = Duration.seconds(Int64(hour) * 3600)
             clock.advance(to: SimInstant(offset: start))
             if hour == hours - quiet {
+                await quietTerms()
                 try syncMirror()
                 for device in devices { device.holds.clear() }
                 say("faults stop")
@@ -355,19 +526,14 @@ final class SimRun: @unchecked Sendable {
                     version = Version(version.major, version.minor + 1, 0)
                     try await publish(version)
                 }
-                if events.chance(0.02),
-                    let old = trees.keys.compactMap(Version.init).filter({ $0 < newest && !revoked.contains($0.description) }).min()
-                {
-                    _ = try await ChannelEditor.apply(.revoke([old]), releases: origin, channel: "stable", signers: [options.key], now: wallNow)
-                    revoked.insert(old.description)
-                    say("revoke \(old)")
-                }
+                try await releaseEvents()
                 if events.chance(0.4) { try syncMirror() }
                 for n in devices.indices where events.chance(0.05) {
-                    let from = wallNow.addingTimeInterval(Double(events.next() % 3600))
-                    let until = from.addingTimeInterval(600 + Double(events.next() % 1800))
+                    // A page's hold: a lease on the device's monotonic clock.
+                    let from = clock.now.advanced(by: .seconds(Int64(events.next() % 3600)))
+                    let until = from.advanced(by: .seconds(600 + Int64(events.next() % 1800)))
                     devices[n].holds.add(from: from, until: until)
-                    say("device \(n): a hold from \(RFC3339Stamp.string(from)) to \(RFC3339Stamp.string(until))")
+                    say("device \(n): a hold at \(Self.stamp(from)) for \(Int((until.offset - from.offset).inSeconds) / 60) min")
                 }
             }
             outcome.events += 1
@@ -378,14 +544,17 @@ final class SimRun: @unchecked Sendable {
                 await check(n, faults: faults)
             }
         }
-        // Liveness: once faults stopped and the origin answered, every device runs the newest
-        // release it may take within the quiet day (at most 24 checks, 4 inside a window).
+        // Liveness: once faults stopped and the origin answered, every device that may take the
+        // newest release (all day long: not paused, capped, targeted or pinned away from it, not
+        // expired) runs it within the quiet day (at most 24 checks, one inside a window).
         for n in devices.indices {
             let offered = newest.description
-            guard let status = try? await updater(n).status(), !status.blacklist.contains(offered), !revoked.contains(offered) else {
+            guard let status = try? await updater(n).status(), !status.blacklist.contains(offered), !revoked.contains(offered),
+                mayTakeNewest(n, restriction: originRestriction, walls: [devices[n].wall.date(at: quietStart), devices[n].wall.now])
+            else {
                 continue
             }
-            let runs = await running(n)
+            let runs = Self.running(status)
             if runs != offered {
                 violation("liveness", "device \(n) runs \(runs ?? "nothing") a day after faults stopped; \(offered) is offered")
             }
@@ -398,6 +567,59 @@ final class SimRun: @unchecked Sendable {
             return [before] + zip(device.history, device.inWindow).filter(\.1).map(\.0)
         }
         return outcome
+    }
+
+    /// Each device's wall clock jumps about once a day while faults last, by hours or days,
+    /// forward or back, from a stream of its own: half the jumps at a random moment, half a few
+    /// seconds or minutes after one of its checks begins (in the middle of its downloads).
+    func scheduleJumps(faultHours: Int) {
+        guard faultHours > 2 else { return }
+        for n in devices.indices {
+            var r = SimRandom.stream(options.seed, ["wall", "\(n)"])
+            var skew = Duration.zero
+            var moments: [SimInstant] = []
+            for _ in 0..<max(1, faultHours / 24) where r.chance(0.8) {
+                let hour = Int64(2 + r.next() % UInt64(faultHours - 2))
+                let at: Duration =
+                    r.chance(0.5)
+                    ? .seconds(hour * 3600 + Int64(r.next() % 3600))
+                    : .seconds(hour * 3600) + devices[n].late + .seconds(Int64(5 + r.next() % 300))
+                moments.append(SimInstant(offset: at))
+            }
+            for at in moments.sorted() {
+                let size: Duration = r.chance(0.6) ? .seconds(Int64(1 + r.next() % 6) * 3600) : .seconds(Int64(1 + r.next() % 2) * 86_400)
+                let step = r.chance(0.5) ? size : .zero - size
+                skew += step
+                devices[n].wall.jump(at: at, to: skew)
+                say(
+                    "device \(n): wall clock jumps \(Self.span(step)) at \(Self.stamp(at)) (then \(Self.span(skew)) off)", at: at)
+            }
+        }
+    }
+
+    /// A signed span of time in hours or days, as the lines write it.
+    static func span(_ d: Duration) -> String {
+        let seconds = Int(d.inSeconds)
+        let sign = seconds < 0 ? "-" : "+"
+        let a = abs(seconds)
+        return a % 86_400 == 0 ? "\(sign)\(a / 86_400) d" : "\(sign)\(a / 3600) h"
+    }
+
+    /// The origin's restriction now, if any.
+    var originRestriction: [UInt8]? {
+        FileManager.default.contents(atPath: channelFolder + "/restriction.json").map { [UInt8]($0) }
+    }
+
+    /// The versions a root holds unpacked (`clients/v<version>`).
+    static func unpacked(_ layout: RootLayout) -> Set<String> {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.clients)) ?? []
+        return Set(names.filter { $0.hasPrefix("v") && Version(String($0.dropFirst())) != nil }.map { String($0.dropFirst()) })
+    }
+
+    /// An instant as the run's lines write it.
+    static func stamp(_ instant: SimInstant) -> String {
+        let t = Int(instant.offset.inSeconds)
+        return String(format: "%03d:%02d:%02d", t / 3600, t / 60 % 60, t % 60)
     }
 
     static func short(_ text: String) -> String {
@@ -432,40 +654,39 @@ struct SimSleeper: Sleeper {
     }
 }
 
-/// A device's holds, as its page takes them: intervals of its wall clock.
+/// A device's holds, as its page takes them: leases on its monotonic clock (as the agent's
+/// `DownloadHolds` keeps them), so no jump of its wall clock makes one longer or shorter.
 final class SimHolds: DownloadHolding, Sendable {
-    private let clock: SimClock
-    private let wallOrigin: Date
-    private let intervals = Mutex<[(from: Date, until: Date)]>([])
+    private let wall: SimWall
+    private let intervals = Mutex<[(from: SimInstant, until: SimInstant)]>([])
 
-    init(clock: SimClock, wallOrigin: Date) {
-        self.clock = clock
-        self.wallOrigin = wallOrigin
-    }
+    init(wall: SimWall) { self.wall = wall }
 
-    func add(from: Date, until: Date) { intervals.withLock { $0.append((from, until)) } }
+    func add(from: SimInstant, until: SimInstant) { intervals.withLock { $0.append((from, until)) } }
     func clear() { intervals.withLock { $0.removeAll() } }
+    var leases: [(from: SimInstant, until: SimInstant)] { intervals.withLock { $0 } }
 
-    func hold(at date: Date) -> DownloadHold? {
-        intervals.withLock { list in
-            list.filter { $0.from <= date && date < $0.until }.map(\.until).max().map { DownloadHold(holders: ["the page"], until: $0) }
-        }
+    /// When the holds in force at `instant` end, if any holds.
+    func hold(at instant: SimInstant) -> SimInstant? {
+        intervals.withLock { list in list.filter { $0.from <= instant && instant < $0.until }.map(\.until).max() }
     }
 
-    private var wall: Date { wallOrigin.addingTimeInterval(clock.now.offset.inSeconds) }
-
-    func current() -> DownloadHold? { hold(at: wall) }
+    func current() -> DownloadHold? {
+        let now = wall.clock.now
+        return hold(at: now).map { DownloadHold(holders: ["the page"], until: wall.now.addingTimeInterval(($0.offset - now.offset).inSeconds)) }
+    }
 
     func waitForHold() async throws {
+        let clock = wall.clock
         while true {
-            if current() != nil { return }
-            let now = wall
+            let now = clock.now
+            if hold(at: now) != nil { return }
             guard let next = intervals.withLock({ $0.map(\.from).filter { $0 > now }.min() }) else {
                 // No hold ahead: wait until cancelled (a day at a time, on the simulation's clock).
-                try await clock.sleep(until: clock.now.advanced(by: .seconds(86_400)))
+                try await clock.sleep(until: now.advanced(by: .seconds(86_400)))
                 continue
             }
-            try await clock.sleep(until: SimInstant(offset: .seconds(next.timeIntervalSince(wallOrigin))))
+            try await clock.sleep(until: next)
         }
     }
 }

@@ -21,6 +21,8 @@ func fail(_ message: String) -> Never {
 }
 
 var args = Array(CommandLine.arguments.dropFirst())
+// The child a crash runs in (SimCrash): one check, killed at its crash point.
+if args.count == 2, args[0] == "--crash-worker" { await SimCrash.worker(args[1]) }
 var seeds = 8
 var first: UInt64 = 1
 var single: UInt64?
@@ -60,7 +62,7 @@ guard let key = try? Ed25519.PrivateKey(pem: keyPEM) else { fail("cannot read \(
 let list: [UInt64] = single.map { [$0] } ?? (0..<UInt64(seeds)).map { first + $0 }
 let verbose = single != nil
 var violations = 0
-var totals = (events: 0, checks: 0, releases: 0, faults: 0)
+var totals = (events: 0, checks: 0, releases: 0, faults: 0, early: 0, kills: 0)
 let began = ContinuousClock.now
 let cpuBefore = clock()
 
@@ -115,6 +117,8 @@ for seed in list {
         totals.checks += with.checks
         totals.releases += with.releases
         totals.faults += with.faults
+        totals.early += with.early
+        totals.kills += with.kills
         if found.isEmpty {
             print("seed \(seed): \(deviceCount) devices, \(days) days: \(with.checks) checks, \(with.releases) releases, \(with.faults) faults: ok")
         } else {
@@ -135,8 +139,11 @@ let wall = (ContinuousClock.now - began).inSeconds
 let cpu = Double(clock() - cpuBefore) / Double(CLOCKS_PER_SEC)
 let deviceDays = Double(list.count * deviceCount * days) * (compare ? 2 : 1)
 print(
-    "simulate: \(list.count) seeds, \(Int(deviceDays)) device-days, \(totals.checks) checks, \(totals.releases) releases, \(totals.faults) faults, \(violations) violations"
+    "simulate: \(list.count) seeds, \(Int(deviceDays)) device-days, \(totals.checks) checks, \(totals.releases) releases, \(totals.faults) faults, \(totals.kills) kills, \(violations) violations"
 )
+if totals.early > 0 {
+    print("simulate: \(totals.early) takes under a restriction issued later than the device's clock read (it held from its issued time)")
+}
 print(String(format: "time: %.1f s, %.1f CPU-s, %.1f simulated device-days per CPU-second", wall, cpu, deviceDays / max(cpu, 0.001)))
 try? FileManager.default.removeItem(atPath: work)
 exit(violations == 0 ? 0 : 1)
