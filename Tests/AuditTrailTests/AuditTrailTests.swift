@@ -315,6 +315,27 @@ import Testing
         #expect(throws: AuditTrailError.self) { try AuditTrail.readNewest(dir("none.jsonl"), limit: 10) }
     }
 
+    /// A symbolic link or a FIFO planted at the trail's path is refused at once: never
+    /// followed, never waited on.
+    @Test func aPlantedLinkOrFIFOIsRefused() async throws {
+        let dir = try TemporaryDirectory()
+        let key = try Ed25519.PrivateKey.generate()
+        try Data("elsewhere\n".utf8).write(to: URL(fileURLWithPath: dir("target")))
+        try FileManager.default.createSymbolicLink(atPath: dir("link.jsonl"), withDestinationPath: dir("target"))
+        do {
+            _ = try await AuditTrail.append(Self.record(1), to: dir("link.jsonl"), signer: key)
+            Issue.record("an append followed a symbolic link")
+        } catch let error as AuditTrailError {
+            #expect(error.message.contains("symbolic link"), "\(error.message)")
+        }
+        #expect(try String(contentsOfFile: dir("target"), encoding: .utf8) == "elsewhere\n")
+
+        #expect(mkfifo(dir("fifo.jsonl"), 0o600) == 0)
+        #expect(throws: AuditTrailError.self) { try AuditTrail.read(dir("fifo.jsonl")) }
+        #expect(throws: AuditTrailError.self) { try AuditTrail.verify(dir("fifo.jsonl"), trust: [key.publicKey]) }
+        await #expect(throws: AuditTrailError.self) { try await AuditTrail.append(Self.record(1), to: dir("fifo.jsonl"), signer: key) }
+    }
+
     @Test func anAbsurdLineIsRefusedBeforeItIsHeld() throws {
         let dir = try TemporaryDirectory()
         let key = try Ed25519.PrivateKey.generate()
