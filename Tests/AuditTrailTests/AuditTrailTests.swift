@@ -315,6 +315,35 @@ import Testing
         #expect(throws: AuditTrailError.self) { try AuditTrail.readNewest(dir("none.jsonl"), limit: 10) }
     }
 
+    /// An appender that finds the lock held past its wait gives up with `io`, appending
+    /// nothing; once the lock is free the next append lands. Time is a manual clock.
+    @Test func aLockHeldPastTheWaitIsReported() async throws {
+        let dir = try TemporaryDirectory()
+        let key = try Ed25519.PrivateKey.generate()
+        let path = dir("audit.jsonl")
+        _ = try await AuditTrail.append(Self.record(1), to: path, signer: key)
+        let before = try Data(contentsOf: URL(fileURLWithPath: path))
+        let holder = try #require(try Flock.attempt(path, .file))
+        let clock = ManualClock()
+        let pem = try key.pemRepresentation()
+        let waiting = Task {
+            try await AuditTrail.append(
+                Self.record(2), to: path, signer: try Ed25519.PrivateKey(pem: pem), wait: LockWait(.seconds(1), clock: MonotonicClock(clock)))
+        }
+        try await clock.waitForSleeper()
+        await clock.advance(by: .seconds(2))
+        do {
+            _ = try await waiting.value
+            Issue.record("an append went past a held lock")
+        } catch let error as AuditTrailError {
+            #expect(error.code == .io)
+            #expect(error.message.contains("another appender held its lock"), "\(error.message)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: path)) == before)
+        holder.release()
+        #expect(try await AuditTrail.append(Self.record(2), to: path, signer: key).seq == 2)
+    }
+
     /// A symbolic link or a FIFO planted at the trail's path is refused at once: never
     /// followed, never waited on.
     @Test func aPlantedLinkOrFIFOIsRefused() async throws {
