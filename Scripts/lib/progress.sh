@@ -14,9 +14,10 @@
 #          ended, of those the run holds (PROGRESS_EVENTS: its event stream, when given)
 # On a terminal the status is one line, rewritten in place (\r) and cut to the terminal's
 # width; elsewhere (a CI log) it is a plain line every PROGRESS_INTERVAL seconds (30 by
-# default). The end is one line: done and how long it took, or failed, its exit status and
-# where LOG is, then the log's error lines and its last lines (on a terminal, or with
-# PROGRESS_EXCERPT=1), or the whole log (elsewhere: a CI log is all there is).
+# default). The end is one line: done and how long it took (for `test`, how many tests
+# ended), or failed, its exit status and where LOG is, then the log's error lines and its
+# last lines (on a terminal, or with PROGRESS_EXCERPT=1), or the whole log (elsewhere: a CI
+# log is all there is).
 #
 # Settings (variables): PROGRESS_PREFIX starts every line (Scripts/demo: four spaces),
 # PROGRESS_FD is where the status goes (1 or 2; default 1), PROGRESS_INTERVAL and
@@ -50,20 +51,23 @@ progress_run() {
   esac
   mkdir -p "$(dirname "$log")"
   : >"$log"
-  local fd=${PROGRESS_FD:-1} began=$SECONDS status
+  local fd=${PROGRESS_FD:-1} began=$SECONDS status last took tally=""
   printf '%s%s (full log: %s)\n' "${PROGRESS_PREFIX:-}" "$label" "$log" >&"$fd"
-  if "$@" 2>&1 | _progress_follow "$kind" "$label" "$log"; then
+  # The follower runs in a subshell: its last status comes back through a file.
+  last=$(mktemp)
+  if "$@" 2>&1 | _progress_follow "$kind" "$label" "$log" "$last"; then
     status=${PIPESTATUS[0]}
   else
     status=${PIPESTATUS[0]}
   fi
-  local took
-  took=$(progress_duration $((SECONDS - began)))
+  [ "$kind" != test ] || tally=" ($(cat "$last"))"
+  rm -f "$last"
+  _progress_duration took $((SECONDS - began))
   if [ "$status" = 0 ]; then
-    printf '%s%s: done in %s\n' "${PROGRESS_PREFIX:-}" "$label" "$took" >&"$fd"
+    printf '%s%s: done in %s%s\n' "${PROGRESS_PREFIX:-}" "$label" "$took" "$tally" >&"$fd"
     return 0
   fi
-  printf '%s%s: FAILED (exit %s) after %s; full log: %s\n' "${PROGRESS_PREFIX:-}" "$label" "$status" "$took" "$log" >&"$fd"
+  printf '%s%s: FAILED (exit %s) after %s%s; full log: %s\n' "${PROGRESS_PREFIX:-}" "$label" "$status" "$took" "$tally" "$log" >&"$fd"
   if [ "$kind" != test ]; then
     if [ -t "$fd" ] || [ "${PROGRESS_EXCERPT:-0}" = 1 ]; then
       if grep -qE '(^|: )(error|E):? ' "$log"; then
@@ -79,9 +83,10 @@ progress_run() {
   return "$status"
 }
 
-# Reads COMMAND's output: into LOG, to stdout too for `test`, and the status to PROGRESS_FD.
+# Reads COMMAND's output: into LOG, to stdout too for `test`, and the status to PROGRESS_FD;
+# the last status into the file LAST.
 _progress_follow() {
-  local kind=$1 label=$2 log=$3 fd=${PROGRESS_FD:-1} prefix=${PROGRESS_PREFIX:-}
+  local kind=$1 label=$2 log=$3 last=$4 fd=${PROGRESS_FD:-1} prefix=${PROGRESS_PREFIX:-}
   local interval=${PROGRESS_INTERVAL:-30} tty=0 width=0
   if [ -t "$fd" ]; then
     tty=1
@@ -89,6 +94,7 @@ _progress_follow() {
   fi
   exec 3>>"$log"
   local began=$SECONDS printed=$SECONDS drawn=0 shown=0 status="starting" line more=1
+  [ "$kind" != build ] || status="reading the package manifests"
   # build: the counter; apt: packages to install, and how many got through each phase;
   # test: tests ended and failed, and how many the run holds.
   local counter="" doing="" total=0 counted=0 got=0 unpacked=0 setup=0 ended=0 failed=0
@@ -106,7 +112,7 @@ _progress_follow() {
     elif [ $? -gt 128 ]; then
       pending+=$line
       # SwiftPM says it waits for another build without ending the line.
-      [ "$kind" != build ] || [[ "$pending" != *"Another instance of SwiftPM"* ]] ||
+      [ "$kind" = apt ] || [[ "$pending" != *"Another instance of SwiftPM"* ]] ||
         status="waiting for another build of this folder to end"
     else
       more=0
@@ -156,6 +162,11 @@ _progress_follow() {
             [ "${BASH_REMATCH[2]}" = failed ] && failed=$((failed + 1))
           elif [[ "$line" =~ \ Test\ .*\ skipped ]]; then
             ended=$((ended + 1))
+          elif [[ "$line" == *"Another instance of SwiftPM"* ]]; then
+            status="waiting for another build of this folder to end"
+            continue
+          elif [ "$ended" = 0 ] && [[ "$line" != *"Test run started"* ]]; then
+            continue  # not yet running: the status stays
           fi
           # The event stream lists the run's tests before its runStarted event.
           if [ "$counted" = 0 ] && [ -n "${PROGRESS_EVENTS:-}" ] && grep -q '"kind":"runStarted"' "$PROGRESS_EVENTS" 2>/dev/null; then
@@ -189,4 +200,5 @@ _progress_follow() {
   done
   if [ "$shown" = 1 ]; then printf '\r\033[K' >&"$fd"; fi
   exec 3>&-
+  printf '%s' "$status" >"$last"
 }
