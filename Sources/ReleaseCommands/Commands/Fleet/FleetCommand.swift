@@ -18,6 +18,7 @@ struct FleetCommand: AsyncParsableCommand {
             """,
         subcommands: [
             FleetStatusCommand.self, FleetDevicesCommand.self, FleetAdmitCommand.self, FleetRejectCommand.self, FleetForgetCommand.self,
+            FleetProblemsCommand.self,
         ]
     )
 }
