@@ -48,9 +48,11 @@ struct AuditOptions: ParsableArguments {
     /// - Throws: what `body` throws; ``CommandError`` `io` when the act was done but its
     ///   entry could not be appended.
     func recording<T>(
-        _ act: String, target: String, signer: @autoclosure () throws -> any DocumentSigner, state: () -> String, _ body: () async throws -> T
+        _ act: String, target: @autoclosure () -> String, signer: @autoclosure () throws -> any DocumentSigner, state: () -> String,
+        _ body: () async throws -> T
     ) async throws -> T {
         guard let recorder = try recorder(signer: try signer()) else { return try await body() }
+        let target = target()
         let before = state()
         let value: T
         do {

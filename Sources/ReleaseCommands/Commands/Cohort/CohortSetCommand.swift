@@ -55,8 +55,8 @@ struct CohortSetCommand: AsyncParsableCommand {
     func run() async throws {
         try await runReportingErrors {
             let signers = try signing.signers()
-            let target = "\(ChannelAuditState(releases: out, channel: channel).target(channel)) cohort \(name)"
-            try await audit.recording("cohort-set", target: target, signer: signers[0], state: auditState) {
+            let target = { "\(ChannelAuditState(releases: out, channel: channel).target(channel)) cohort \(name)" }
+            try await audit.recording("cohort-set", target: target(), signer: signers[0], state: auditState) {
                 try await set(signers: signers)
             }
         }
