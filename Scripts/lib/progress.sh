@@ -53,9 +53,13 @@ progress_run() {
   : >"$log"
   local fd=${PROGRESS_FD:-1} began=$SECONDS status last took tally=""
   printf '%s%s (full log: %s)\n' "${PROGRESS_PREFIX:-}" "$label" "$log" >&"$fd"
-  # The follower runs in a subshell: its last status comes back through a file.
+  # The follower runs in a subshell: its last status comes back through a file. It stops at
+  # the line that says COMMAND ended, not at the end of the pipe: a process COMMAND left
+  # running (a server a test started) may hold the pipe open for good.
   last=$(mktemp)
-  if "$@" 2>&1 | _progress_follow "$kind" "$label" "$log" "$last"; then
+  local end="progress_run: the command ended $$.$RANDOM"
+  if { code=0; "$@" || code=$?; printf '%s %s\n' "$end" "$code"; exit "$code"; } 2>&1 |
+    _progress_follow "$kind" "$label" "$log" "$last" "$end"; then
     status=${PIPESTATUS[0]}
   else
     status=${PIPESTATUS[0]}
@@ -83,10 +87,10 @@ progress_run() {
   return "$status"
 }
 
-# Reads COMMAND's output: into LOG, to stdout too for `test`, and the status to PROGRESS_FD;
-# the last status into the file LAST.
+# Reads COMMAND's output, up to the line that starts with END: into LOG, to stdout too for
+# `test`, and the status to PROGRESS_FD; the last status into the file LAST.
 _progress_follow() {
-  local kind=$1 label=$2 log=$3 last=$4 fd=${PROGRESS_FD:-1} prefix=${PROGRESS_PREFIX:-}
+  local kind=$1 label=$2 log=$3 last=$4 end=$5 fd=${PROGRESS_FD:-1} prefix=${PROGRESS_PREFIX:-}
   local interval=${PROGRESS_INTERVAL:-30} tty=0 width=0
   if [ -t "$fd" ]; then
     tty=1
@@ -121,6 +125,11 @@ _progress_follow() {
     if [ "$got_line" = 1 ]; then
       line=$pending$line
       pending=""
+      if [[ "$line" == *"$end "* ]]; then
+        more=0
+        line=${line%%"$end "*}
+        [ -n "$line" ] || continue
+      fi
       printf '%s\n' "$line" >&3
       if [ "$kind" = test ]; then
         if [ "$shown" = 1 ]; then printf '\r\033[K' >&"$fd"; shown=0; fi
