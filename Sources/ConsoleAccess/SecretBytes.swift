@@ -45,7 +45,8 @@ enum SecretBytes {
     }
 
     /// The bytes of unpadded standard base64 `text`, or nil when it holds anything else
-    /// (padding, whitespace, another alphabet) or is longer than `maxBytes` decoded.
+    /// (padding, whitespace, another alphabet, a non-canonical last character) or is longer
+    /// than `maxBytes` decoded.
     static func fromBase64(_ text: Substring, maxBytes: Int) -> [UInt8]? {
         guard !text.isEmpty, text.utf8.count <= (maxBytes * 4 + 2) / 3, text.utf8.count % 4 != 1 else { return nil }
         let alphabet = text.utf8.allSatisfy { b in
@@ -53,7 +54,9 @@ enum SecretBytes {
         }
         guard alphabet else { return nil }
         let padded = String(text) + String(repeating: "=", count: (4 - text.utf8.count % 4) % 4)
-        guard let data = Data(base64Encoded: padded) else { return nil }
+        // Only the canonical spelling: unused low bits of the last character must be zero,
+        // so one value has one text (a stored hash cannot be changed and still verify).
+        guard let data = Data(base64Encoded: padded), base64([UInt8](data)) == text else { return nil }
         return [UInt8](data)
     }
 }

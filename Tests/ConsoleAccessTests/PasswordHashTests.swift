@@ -111,4 +111,44 @@ import Testing
         #expect(!PasswordHash.verify(Self.password, prefix + SecretBytes.base64(salt) + "$" + SecretBytes.base64(parsed.hash)))
         #expect(PasswordHash.verify(Self.password, prefix + SecretBytes.base64(parsed.salt) + "$" + SecretBytes.base64(parsed.hash)))
     }
+
+    /// Every one-byte change of a stored hash (seeded, so a failure repeats) is refused or a
+    /// wrong password: none crashes, none still verifies. A last base64 character with other
+    /// unused bits is refused too, so one hash has one spelling.
+    @Test func everyOneByteChangeOfAStoredHashFails() throws {
+        let good = try PasswordHash.make(Self.password, cost: Self.cheap)
+        var generator = SeededGenerator(seed: 76)
+        let alphabet = Array("$=,0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ+/ \u{0}\u{7F}é".unicodeScalars)
+        var bytes = Array(good.unicodeScalars)
+        for _ in 0..<2000 {
+            let index = Int.random(in: 0..<bytes.count, using: &generator)
+            let original = bytes[index]
+            bytes[index] = alphabet[Int.random(in: 0..<alphabet.count, using: &generator)]
+            var text = ""
+            text.unicodeScalars.append(contentsOf: bytes)
+            if text != good {
+                #expect(!PasswordHash.verify(Self.password, text), "\(text)")
+            }
+            bytes[index] = original
+        }
+        // The hash's last character carries 4 unused bits: "A"→"B" decodes alike in lax base64.
+        let last = try #require(good.last)
+        let twin = String(good.dropLast()) + String(last == "A" ? "B" : last == "Q" ? "R" : last == "g" ? "h" : last == "w" ? "x" : last)
+        if twin != good {
+            #expect(!PasswordHash.isWellFormed(twin), "\(twin)")
+        }
+    }
+}
+
+/// A small deterministic generator (SplitMix64) for repeatable random tests.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }
