@@ -135,4 +135,30 @@ import Testing
         #expect(trail[1].after == "rejected" && trail[2].result == "refused: not a device id")
         await rig.stop()
     }
+
+    /// With `--push`, each act pushes the channel: the store offers the halt, then, after
+    /// the lift, a restriction that holds nothing more (a push deletes nothing, so the
+    /// halt's file must be replaced, not left behind).
+    @Test func withPushTheStoreFollowsEachAct() async throws {
+        let rig = try await ConsoleRig(push: true)
+        let (s3, area) = try #require(rig.store)
+        let alice = try await rig.login()
+        var (csrf, basis, _) = try await rig.actFields(cookie: alice)
+        let halt = try await rig.post(
+            "/act/halt", [("csrf", csrf), ("channel", "stable"), ("version", "1.1.0"), ("basis", basis)], cookie: alice)
+        #expect(halt.status == 303, "\(halt.body)")
+        let pushed = try await s3.get("\(area)/stable/restriction.json")
+        #expect(pushed.status == 200 && (try? Restriction.parse(pushed.body, source: "store").paused) == true)
+        #expect(try await s3.get("\(area)/stable/manifest.json").status == 200)
+        (csrf, basis, _) = try await rig.actFields(cookie: alice)
+        let lift = try await rig.post(
+            "/act/lift", [("csrf", csrf), ("channel", "stable"), ("version", "1.1.0"), ("basis", basis)], cookie: alice)
+        #expect(lift.status == 303, "\(lift.body)")
+        let after = try Restriction.parse(try await s3.get("\(area)/stable/restriction.json").body, source: "store")
+        #expect(!after.paused && after.percent == 100 && after.revoked.isEmpty)
+        let local = try #require(try rig.restriction())
+        #expect(local == after)
+        #expect(try rig.trail().last?.after.hasSuffix("(restriction.json holds nothing more)") == true)
+        await rig.stop()
+    }
 }

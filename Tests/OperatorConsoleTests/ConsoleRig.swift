@@ -1,3 +1,4 @@
+import ArchivePublishing
 import AuditTrail
 import ClientFoundation
 import ConsoleAccess
@@ -23,6 +24,8 @@ final class ConsoleRig: Sendable {
     let console: OperatorConsole
     let port: Int
     let task: Task<Void, any Error>
+    /// The store and the place in it `--push` names, when the rig pushes.
+    let store: (s3: SeaweedS3, area: String)?
     /// The console's monotonic clock reading: tests advance it.
     let uptime = Reading()
 
@@ -73,10 +76,20 @@ final class ConsoleRig: Sendable {
         audit = d.tmp("audit.jsonl")
 
         let keyPEM = try String(contentsOfFile: d.tmp("keys/guard.pem"), encoding: .utf8)
-        let configuration = ConsoleConfiguration(
+        if push {
+            let s3 = try await SeaweedS3.shared()
+            store = (s3, s3.freshArea("console"))
+        } else {
+            store = nil
+        }
+        var configuration = ConsoleConfiguration(
             host: "127.0.0.1", port: 0, operators: operators, collector: collector.baseURL, readToken: collector.token,
             adminToken: "admin-token-0123456789abcdef", releases: d.releases.path,
             signers: { [try Ed25519.PrivateKey(pem: keyPEM)] }, audit: audit)
+        if let store {
+            configuration.push = ReleasePush(
+                location: try S3Location.resolve("s3://\(store.area)", endpoint: store.s3.endpoint, region: nil, environment: store.s3.environment))
+        }
         let clock = uptime
         let console = OperatorConsole(configuration: configuration, uptime: { clock.now }, logger: .quiet)
         self.console = console
