@@ -52,6 +52,12 @@ import Testing
         #expect(acts[1].result.hasPrefix("refused: ") && acts[1].result.contains("halted already"))
         #expect(acts[2].result == "ok" && acts[2].before.contains("(halted by alice (halt, trail entry 2))"), "\(acts[2].before)")
         #expect(acts[2].after == "1.1.0 100 % (restriction.json removed)", "\(acts[2].after)")
+        // The trail's page: newest first, each field escaped text.
+        let audit = try await rig.get("/audit", cookie: alice).body
+        let seqs = audit.components(separatedBy: "<tr data-seq=\"").dropFirst().compactMap { Int($0.prefix { $0.isNumber }) }
+        let entries = try rig.trail().count
+        #expect(seqs == Array((1...entries).reversed()), "\(seqs)")
+        #expect(audit.contains("<td data-field=\"act\">lift</td>"))
         await rig.stop()
     }
 
