@@ -1,3 +1,4 @@
+import ArchivePublishing
 import AuditTrail
 import ClientUpdater
 import FleetReports
@@ -165,6 +166,30 @@ import Testing
         let local = try #require(try rig.restriction())
         #expect(local == after)
         #expect(try rig.trail().last?.after.hasSuffix("(restriction.json holds nothing more)") == true)
+        await rig.stop()
+    }
+
+    /// A halt the console did not make (the guard's, or `rollout restrict --pause` without a
+    /// trail) is lifted the same way; the trail says what the halt was: when and by which
+    /// rollout key it was signed.
+    @Test func aHaltMadeElsewhereIsLiftedAndTheTrailSaysWhoseItWas() async throws {
+        let rig = try await ConsoleRig()
+        let guardKey = try Ed25519.PrivateKey(pemFile: rig.guardKeyPath)
+        try await ChannelRestrictor.restrict(
+            RestrictionRequest(pause: true), releases: rig.d.releases.path, channel: "stable", signers: [guardKey],
+            now: Date(timeIntervalSince1970: floor(Date().timeIntervalSince1970)))
+        let alice = try await rig.login()
+        let (csrf, basis, page) = try await rig.actFields(cookie: alice)
+        #expect(page.contains("data-act=\"lift\" data-channel=\"stable\""))
+        let lift = try await rig.post(
+            "/act/lift", [("csrf", csrf), ("channel", "stable"), ("version", "1.1.0"), ("basis", basis)], cookie: alice)
+        #expect(lift.status == 303, "\(lift.body)")
+        #expect(try rig.restriction() == nil)
+        let entry = try #require(try rig.trail().last)
+        #expect(entry.act == "lift" && entry.result == "ok")
+        #expect(
+            entry.before.contains("(halted by no one the trail names: the restriction was signed at ")
+                && entry.before.contains("by rollout key \(guardKey.publicKey.keyId))"), "\(entry.before)")
         await rig.stop()
     }
 }

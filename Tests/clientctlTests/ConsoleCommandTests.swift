@@ -75,4 +75,30 @@ import Testing
         #expect(releaseKey.status == 64 && releaseKey.errorOutput.contains("the console holds the rollout key only"), "\(releaseKey.errorOutput)")
         #expect(!FileManager.default.fileExists(atPath: files.dir("audit.jsonl")))
     }
+
+    /// With `--tls-cert` and `--tls-key` it serves HTTPS, says so, and its session cookie
+    /// is `Secure`; POSTs must come from the https origin.
+    @Test func underTLSItServesHTTPSAndItsCookieIsSecure() async throws {
+        let files = try await Files(collector: "http://127.0.0.1:9/")
+        let ca = try TestCA(in: files.dir("ca"))
+        let (certificate, key) = try ca.issue("console")
+        let console = try await ConsoleProcess(
+            arguments: files.common + ["--tls-cert", certificate, "--tls-key", key], scratch: files.dir.path, tls: true)
+        #expect(console.stdout == "console on https://127.0.0.1:\(console.port)/\n")
+        func curl(_ extra: [String]) async throws -> String {
+            let r = try await Subprocess.run(
+                "curl", ["-sS", "--max-time", "20", "--cacert", ca.certificate, "-D", "-", "-o", "/dev/null"] + extra, gate: nil)
+            return r.output + r.errorOutput
+        }
+        let page = try await curl([console.baseURL + "/login"])
+        #expect(page.hasPrefix("HTTP/1.1 200") && page.lowercased().contains("content-security-policy: default-src 'none'"), "\(page)")
+        let form = ["-H", "Content-Type: application/x-www-form-urlencoded", "--data-binary", "name=alice&password=only the operator knows"]
+        let login = try await curl(["-H", "Origin: \(console.baseURL)"] + form + [console.baseURL + "/login"])
+        #expect(login.hasPrefix("HTTP/1.1 303"), "\(login)")
+        let cookie = login.split(separator: "\r\n").first { $0.lowercased().hasPrefix("set-cookie:") } ?? ""
+        #expect(cookie.contains("; Secure") && cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "\(cookie)")
+        let plainOrigin = try await curl(["-H", "Origin: http://127.0.0.1:\(console.port)"] + form + [console.baseURL + "/login"])
+        #expect(plainOrigin.hasPrefix("HTTP/1.1 403"), "\(plainOrigin)")
+        #expect(console.stop() == 0, "\(console.stderr)")
+    }
 }

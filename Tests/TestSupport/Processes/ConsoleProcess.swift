@@ -10,10 +10,13 @@ public final class ConsoleProcess: Sendable {
     public let stderrPath: String
     public let port: Int
 
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    public let scheme: String
+    public var baseURL: String { "\(scheme)://127.0.0.1:\(port)" }
 
-    /// Starts `clientctl console --listen 127.0.0.1:0 ARGUMENTS` and waits until it listens.
-    public init(arguments: [String], scratch: String) async throws {
+    /// Starts `clientctl console --listen 127.0.0.1:0 ARGUMENTS` and waits until it listens
+    /// (`tls`: with `--tls-cert` among the arguments, on https).
+    public init(arguments: [String], scratch: String, tls: Bool = false) async throws {
+        scheme = tls ? "https" : "http"
         let id = UUID().uuidString
         stdoutPath = scratch + "/console-\(id).stdout"
         stderrPath = scratch + "/console-\(id).stderr"
@@ -22,7 +25,8 @@ public final class ConsoleProcess: Sendable {
             standardError: .file(stderrPath)
         ).start()
         self.process = process
-        port = try await ListeningLine.wait(for: process, stderrPath: stdoutPath, marker: "console on http://127.0.0.1:", what: "clientctl console")
+        port = try await ListeningLine.wait(
+            for: process, stderrPath: stdoutPath, marker: "console on \(scheme)://127.0.0.1:", what: "clientctl console")
     }
 
     deinit { process.killIfRunning() }
