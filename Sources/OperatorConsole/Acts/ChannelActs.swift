@@ -2,6 +2,7 @@ import ArchivePublishing
 import AuditTrail
 import ClientFoundation
 import Foundation
+import ReleaseSigning
 import SignedManifest
 import StrictJSON
 
@@ -53,11 +54,11 @@ struct ChannelActs: Sendable {
         let outcome: LiftOutcome
         do {
             outcome = try await ChannelRestrictor.lift(
-                releases: configuration.releases, channel: channel, signers: try configuration.signers(), release: version, basis: basis,
+                releases: configuration.releases, channel: channel, signers: try signers(), release: version, basis: basis,
                 keepFile: configuration.push != nil, now: now()
             ).outcome
-        } catch let error as ArchivePublishingError {
-            throw OperatorConsoleError(error.code == .contended ? .rejected : .invalidArgument, error.message, underlying: error)
+        } catch {
+            throw Self.refusal(error)
         }
         let after = (try? read(channel).summary) ?? "\(version)"
         let how: String
@@ -67,6 +68,33 @@ struct ChannelActs: Sendable {
         case .neutral: how = "restriction.json holds nothing more"
         }
         return Done(before: state.summary + " (halted by \(haltedBy))", after: after + " (\(how))", pushProblem: await push(channel))
+    }
+
+    /// A publishing error as the console's: what changed meanwhile or is not allowed is
+    /// `.rejected` or `.invalidArgument` (the page says so, 409), a file that cannot be
+    /// written `.io` (500).
+    static func refusal(_ error: any Error) -> OperatorConsoleError {
+        guard let error = error as? any ClientctlError else { return OperatorConsoleError(.io, "\(error)") }
+        if let publishing = error as? ArchivePublishingError {
+            switch publishing.code {
+            case .contended, .busy: return OperatorConsoleError(.rejected, publishing.message, underlying: publishing)
+            case .io: return OperatorConsoleError(.io, publishing.message, underlying: publishing)
+            default: return OperatorConsoleError(.invalidArgument, publishing.message, underlying: publishing)
+            }
+        }
+        if let own = error as? OperatorConsoleError { return own }
+        return OperatorConsoleError(.io, error.message)
+    }
+
+    /// The rollout key's signers, made for this act.
+    private func signers() throws -> [any DocumentSigner] {
+        do {
+            return try configuration.signers()
+        } catch let error as any ClientctlError {
+            throw OperatorConsoleError(.rejected, "the rollout key cannot be read: \(error.message)")
+        } catch {
+            throw OperatorConsoleError(.rejected, "the rollout key cannot be read: \(error)")
+        }
     }
 
     private func read(_ channel: String) throws -> ChannelState {
@@ -86,10 +114,10 @@ struct ChannelActs: Sendable {
     private func sign(_ request: RestrictionRequest, channel: String, before: ChannelState) async throws -> Done {
         do {
             try await ChannelRestrictor.restrict(
-                request, releases: configuration.releases, channel: channel, signers: try configuration.signers(),
+                request, releases: configuration.releases, channel: channel, signers: try signers(),
                 now: Date(timeIntervalSince1970: floor(now().timeIntervalSince1970)))
-        } catch let error as ArchivePublishingError {
-            throw OperatorConsoleError(error.code == .contended ? .rejected : .invalidArgument, error.message, underlying: error)
+        } catch {
+            throw Self.refusal(error)
         }
         let after = (try? read(channel).summary) ?? "?"
         return Done(before: before.summary, after: after, pushProblem: await push(channel))

@@ -29,12 +29,12 @@ struct CollectorReader: Sendable {
 
     /// `GET /v1/fleet?app=A&channel=C`.
     func fleet(app: String, channel: String) async throws -> FleetSummary {
-        try Self.decoder().decode(FleetSummary.self, from: try await get("v1/fleet", ["app": app, "channel": channel]))
+        try Self.decode(FleetSummary.self, try await get("v1/fleet", ["app": app, "channel": channel]), "GET /v1/fleet")
     }
 
     /// `GET /v1/devices?status=pending&limit=N`.
     func pending(limit: Int = 200) async throws -> DeviceList {
-        try Self.decoder().decode(DeviceList.self, from: try await get("v1/devices", ["status": "pending", "limit": "\(limit)"]))
+        try Self.decode(DeviceList.self, try await get("v1/devices", ["status": "pending", "limit": "\(limit)"]), "GET /v1/devices")
     }
 
     /// `GET /v1/problems?app=A&channel=C`: the raw answer (nil: this collector has no such route).
@@ -50,7 +50,7 @@ struct CollectorReader: Sendable {
     func change(_ act: String, device: DeviceID) async throws -> AdmissionChange {
         let body = try JSONEncoder().encode(["devices": [device.text]])
         let data = try await send(post: true, "v1/devices/\(act)", [:], token: adminToken, body: body)
-        return try Self.decoder().decode(AdmissionChange.self, from: data)
+        return try Self.decode(AdmissionChange.self, data, "POST /v1/devices/\(act)")
     }
 
     private func get(_ path: String, _ query: [String: String]) async throws -> Data {
@@ -86,6 +86,15 @@ struct CollectorReader: Sendable {
             throw error
         } catch {
             throw OperatorConsoleError(.io, "the collector did not answer \(shown): \(error)")
+        }
+    }
+
+    /// `data` as a `T`, or ``OperatorConsoleError`` `.rejected` naming the request.
+    static func decode<T: Decodable>(_ type: T.Type, _ data: Data, _ request: String) throws -> T {
+        do {
+            return try decoder().decode(type, from: data)
+        } catch {
+            throw OperatorConsoleError(.rejected, "the collector's answer to \(request) is not what it should be: \(error)")
         }
     }
 
