@@ -192,4 +192,22 @@ import Testing
                 && entry.before.contains("by rollout key \(guardKey.publicKey.keyId))"), "\(entry.before)")
         await rig.stop()
     }
+
+    /// A halt that `rollout restrict --pause --audit` recorded on the same trail: the lift's
+    /// entry names who made it, from the trail.
+    @Test func aHaltOnTheTrailIsLiftedAndTheLiftNamesWhoHalted() async throws {
+        let rig = try await ConsoleRig()
+        try await ConsoleRig.clientctl([
+            "rollout", "restrict", "stable", "--out", rig.d.releases.path, "--key", rig.guardKeyPath, "--pause", "--audit", rig.audit,
+            "--audit-operator", "bob",
+        ])
+        let alice = try await rig.login()
+        let (csrf, basis, _) = try await rig.actFields(cookie: alice)
+        let lift = try await rig.post(
+            "/act/lift", [("csrf", csrf), ("channel", "stable"), ("version", "1.1.0"), ("basis", basis)], cookie: alice)
+        #expect(lift.status == 303, "\(lift.body)")
+        let entry = try #require(try rig.trail().last)
+        #expect(entry.act == "lift" && entry.before.hasSuffix("(halted by bob (rollout-restrict, trail entry 1))"), "\(entry.before)")
+        await rig.stop()
+    }
 }

@@ -136,14 +136,15 @@ struct ChannelActs: Sendable {
         }
     }
 
-    /// Who halted `version` of `channel`, as the trail says (the newest halt of it that
-    /// went through), or what the restriction says when the trail does not know.
+    /// Who halted `version` of `channel`, as the trail says (the newest entry of the
+    /// console's `halt`, `rollout restrict` or the guard's `guard-halt` that went through
+    /// and left it halted), or what the restriction says when the trail does not know.
     static func haltAuthor(trail path: String, channel: String, version: Version, restriction: Restriction?) -> String {
         let target = "\(channel) \(version)"
         let entries = (try? AuditTrail.read(path)) ?? []
         if let entry = entries.last(where: {
-            $0.record.target == target && $0.record.result == "ok"
-                && ["halt", "rollout-restrict", "rollout-guard", "guard-halt"].contains($0.record.act)
+            $0.record.target == target && $0.record.result == "ok" && $0.record.after.contains("halted")
+                && ["halt", "rollout-restrict", "guard-halt"].contains($0.record.act)
         }) {
             return "\(entry.record.operatorName) (\(entry.record.act), trail entry \(entry.seq))"
         }
