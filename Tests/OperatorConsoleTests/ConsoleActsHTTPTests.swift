@@ -210,4 +210,22 @@ import Testing
         #expect(entry.act == "lift" && entry.before.hasSuffix("(halted by bob (rollout-restrict, trail entry 1))"), "\(entry.before)")
         await rig.stop()
     }
+
+    /// A trail whose last line is cut refuses every act before anything is signed: an act
+    /// no one could read about later is not done.
+    @Test func aBrokenTrailRefusesTheActBeforeAnythingIsSigned() async throws {
+        let rig = try await ConsoleRig()
+        let alice = try await rig.login()
+        let (csrf, basis, _) = try await rig.actFields(cookie: alice)
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: rig.audit))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data("{\"seq\":9,".utf8))
+        try handle.close()
+        let before = try TreeSnapshot(rig.d.releases.path)
+        let halt = try await rig.post(
+            "/act/halt", [("csrf", csrf), ("channel", "stable"), ("version", "1.1.0"), ("basis", basis)], cookie: alice)
+        #expect(halt.status == 503 && halt.body.contains("the audit trail cannot be extended, so nothing was done"), "\(halt.body)")
+        #expect(try TreeSnapshot(rig.d.releases.path) == before)
+        await rig.stop()
+    }
 }

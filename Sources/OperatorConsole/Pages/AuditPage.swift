@@ -3,11 +3,10 @@ import StrictJSON
 
 /// `/audit?page=N`: the audit trail, newest first, a page at a time.
 enum AuditPage {
-    static func render(_ entries: [AuditEntry], page: Int, pageSize: Int, user: SignedIn) -> String {
-        let pages = max(1, (entries.count + pageSize - 1) / pageSize)
-        let page = min(page, pages)
-        let newestFirst = entries.reversed().dropFirst((page - 1) * pageSize).prefix(pageSize)
-        var body = "<p class=\"totals\"><span data-field=\"entries\">\(entries.count)</span> entries, signed and hash-chained "
+    /// The page of `newestFirst` (page `page` of a trail of `total` entries).
+    static func render(_ newestFirst: [AuditEntry], total: Int, page: Int, pageSize: Int, user: SignedIn) -> String {
+        let pages = max(1, (total + pageSize - 1) / pageSize)
+        var body = "<p class=\"totals\"><span data-field=\"entries\">\(total)</span> entries, signed and hash-chained "
         body += "(check them with <span class=\"mono\">clientctl audit verify</span>). Page \(page) of \(pages).</p>"
         body += "<table id=\"audit\"><thead><tr><th class=\"num\">#</th><th>Time</th><th>Operator</th><th>Address</th><th>Act</th>"
         body += "<th>Target</th><th>Before</th><th>After</th><th>Result</th></tr></thead><tbody>"

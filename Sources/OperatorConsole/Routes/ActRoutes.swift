@@ -1,4 +1,5 @@
 import ArchivePublishing
+import AuditTrail
 import ClientFoundation
 import DeviceIdentity
 import Foundation
@@ -41,6 +42,15 @@ struct ActRoutes: Sendable {
         guard let form else { return await refuse(.badRequest, "the body is not a form") }
         guard gate.csrfMatches(user, form["csrf"]) else { return await refuse(.forbidden, "the form's CSRF token is not this session's") }
         guard user.mayAct else { return await refuse(.forbidden, "\(user.name) is a viewer: a viewer sees, an operator acts") }
+        // An act no one could read about later is not done: a trail that cannot be extended
+        // refuses it before anything is signed or sent.
+        do {
+            try AuditTrail.checkAppendable(console.configuration.audit)
+        } catch {
+            let why = (error as? any ClientctlError)?.message ?? "\(error)"
+            console.logger.error("act refused, the audit trail cannot be extended: \(why)")
+            return Reply.text(.serviceUnavailable, "503: the audit trail cannot be extended, so nothing was done: \(why)")
+        }
         if Self.deviceActs.contains(act) {
             return await deviceAct(act, form: form, user: user, address: address)
         }

@@ -70,12 +70,18 @@ struct PageRoutes: Sendable {
 
     func audit(_ request: Request) async -> Response {
         guard let user = gate.signedIn(request) else { return Reply.seeOther("/login") }
-        let page = request.uri.queryParameters["page"].flatMap { Int(String($0)) }.map { max(1, $0) } ?? 1
+        let size = console.configuration.auditPageSize
+        let asked = request.uri.queryParameters["page"].flatMap { Int(String($0)) }.map { max(1, $0) } ?? 1
+        let path = console.configuration.audit
         do {
-            let entries =
-                FileManager.default.fileExists(atPath: console.configuration.audit)
-                ? try AuditTrail.read(console.configuration.audit) : []
-            return Reply.html(AuditPage.render(entries, page: page, pageSize: console.configuration.auditPageSize, user: user))
+            guard FileManager.default.fileExists(atPath: path) else {
+                return Reply.html(AuditPage.render([], total: 0, page: 1, pageSize: size, user: user))
+            }
+            // Read from the end: a page costs the same however long the trail.
+            let total = try AuditTrail.readNewest(path, limit: 1).first?.seq ?? 0
+            let page = min(asked, max(1, (total + size - 1) / size))
+            let entries = try AuditTrail.readNewest(path, skipping: (page - 1) * size, limit: size)
+            return Reply.html(AuditPage.render(entries, total: total, page: page, pageSize: size, user: user))
         } catch {
             let message = (error as? any ClientctlError)?.message ?? "\(error)"
             return Reply.html(

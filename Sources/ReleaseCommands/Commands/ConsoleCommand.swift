@@ -1,5 +1,6 @@
 import ArchivePublishing
 import ArgumentParser
+import AuditTrail
 import ClientFoundation
 import CommandSupport
 import ConsoleAccess
@@ -110,6 +111,8 @@ struct ConsoleCommand: AsyncParsableCommand {
         try await runReportingErrors {
             guard let (host, port) = ListenArgument.hostPort(listen) else { throw ValidationError("--listen \(listen): not HOST:PORT") }
             _ = try OperatorFile.load(operators)
+            guard FileManager.default.fileExists(atPath: out) else { throw CommandError(.notFound, "--out \(out) does not exist") }
+            try AuditTrail.checkAppendable(audit)
             let readToken = try FleetQuery.token(file: tokenFile)
             let adminToken = try FleetQuery.token(file: adminTokenFile)
             // The key is read once here (a bad file fails now) and made again for each act:
