@@ -61,13 +61,22 @@ import Testing
             Self.expectSecurityHeaders(r, path)
         }
 
+        // Logout ends the session (with the session's CSRF token only).
+        let other = try await rig.login()
+        let token = ConsoleRig.field("csrf", in: try await rig.get("/", cookie: other).body) ?? ""
+        #expect(try await rig.post("/logout", [("csrf", "not it")], cookie: other).status == 403)
+        let out = try await rig.post("/logout", [("csrf", token)], cookie: other)
+        #expect(out.status == 303 && out["location"] == "/login" && out["set-cookie"]?.contains("Max-Age=0") == true)
+        #expect(try await rig.get("/", cookie: other).status == 303)
+        #expect(try await rig.get("/", cookie: session).status == 200)
+
         // The session ends with its idle timeout on the console's monotonic clock.
         rig.uptime.advance(.seconds(31 * 60))
         #expect(try await rig.get("/", cookie: session).status == 303)
 
         let trail = try rig.trail()
-        #expect(trail.map(\.act) == ["login", "login", "login"])
-        #expect(trail.map(\.result) == ["refused: wrong name or password", "ok", "ok"])
+        #expect(trail.map(\.act) == ["login", "login", "login", "login", "logout"])
+        #expect(trail.map(\.result) == ["refused: wrong name or password", "ok", "ok", "ok", "ok"])
         #expect(trail.allSatisfy { $0.address == "127.0.0.1" && $0.operatorName == "alice" })
         await rig.stop()
     }
