@@ -57,6 +57,11 @@ public final class OperatorConsole: Sendable {
         self.origins = Mutex(nil)
     }
 
+    deinit {
+        // A console that never ran (or whose run threw before it could) still closes its client.
+        try? http.syncShutdown()
+    }
+
     var reader: CollectorReader {
         CollectorReader(
             client: http, base: configuration.collector, readToken: configuration.readToken, adminToken: configuration.adminToken)
@@ -125,9 +130,12 @@ public final class OperatorConsole: Sendable {
     /// - Parameter onRunning: called with the bound port once listening.
     /// - Throws: ``OperatorConsoleError`` `.io` when it cannot listen.
     public func runService(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        let application = try application(onRunning: onRunning)
         do {
+            let application = try self.application(onRunning: onRunning)
             try await application.runService()
+        } catch let error as OperatorConsoleError {
+            try? await http.shutdown()
+            throw error
         } catch {
             try? await http.shutdown()
             throw OperatorConsoleError(.io, "cannot listen on \(configuration.host):\(configuration.port): \(error)")

@@ -60,6 +60,11 @@ import Testing
             ["console"] + files.common.map { $0 == files.dir("operators.json") ? files.dir("none.json") : $0 })
         #expect(missing.status == 66, "\(missing.errorOutput)")
 
+        try Data("not a certificate\n".utf8).write(to: URL(fileURLWithPath: files.dir("bad.pem")))
+        let badTLS = try await ClientctlBinary.run(
+            ["console", "--listen", "127.0.0.1:0"] + files.common + ["--tls-cert", files.dir("bad.pem"), "--tls-key", files.dir("bad.pem")])
+        #expect(badTLS.status == 65 && badTLS.errorOutput.contains("not a PEM certificate and key"), "\(badTLS.status) \(badTLS.errorOutput)")
+
         // A channel whose root trusts the key as its release key: the console refuses it.
         let channel = files.dir("releases/stable")
         try FileManager.default.createDirectory(atPath: channel, withIntermediateDirectories: true)
