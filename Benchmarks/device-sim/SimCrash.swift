@@ -50,6 +50,9 @@ enum SimCrash {
         "files.linked", "delta.base-rebuilt", "delta.patch-downloaded", "atomic.written", "atomic.before-rename", "atomic.renamed",
     ]
 
+    /// The points a check passes many times.
+    static let repeated: Set<String> = ["download.chunk", "unpack.entry", "atomic.written", "atomic.before-rename", "atomic.renamed"]
+
     static func nanoseconds(_ d: Duration) -> Int64 {
         d.components.seconds * 1_000_000_000 + d.components.attoseconds / 1_000_000_000
     }

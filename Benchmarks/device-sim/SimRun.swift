@@ -55,6 +55,8 @@ final class SimRun: @unchecked Sendable {
         var fails: Set<String> = []
         /// The versions in its clients/ folder after its last step.
         var unpacked: Set<String> = []
+        /// The version it last ran above its floor (said once).
+        var floorBelow: String?
         /// The versions it ran or staged.
         var ran: Set<String> = []
         /// Its updater while its process lives.
@@ -83,6 +85,8 @@ final class SimRun: @unchecked Sendable {
         var early = 0
         /// Checks killed at a crash point.
         var kills = 0
+        /// Times a device ran a release above its floor.
+        var floorBelow = 0
         var histories: [[String]] = []
     }
 
@@ -312,7 +316,10 @@ final class SimRun: @unchecked Sendable {
         var crash = SimRandom.stream(options.seed, ["crash", "\(n)", "\(number)"])
         if faults, crash.chance(opened && devices[n].history.last != newest.description ? 0.6 : 0.01) {
             let point = SimCrash.points[Int(crash.next() % UInt64(SimCrash.points.count))]
-            await killedCheck(n, number: number, point: point, count: 1 + Int(crash.next() % 3), startWall: startWall)
+            // Points a check passes many times (each write, chunk, entry) die at one of their first
+            // hits; the others at their one hit.
+            let count = SimCrash.repeated.contains(point) ? 1 + Int(crash.next() % 3) : 1
+            await killedCheck(n, number: number, point: point, count: count, startWall: startWall)
             await afterStep(n, opened: opened)
             return
         }
@@ -361,6 +368,7 @@ final class SimRun: @unchecked Sendable {
     func afterStep(_ n: Int, opened: Bool) async {
         let status = try? await updater(n).status()
         invariants(n, status)
+        if let status { floorNote(n, status) }
         devices[n].history.append(status.flatMap(Self.running) ?? "-")
         if let status {
             if case .installed(let current) = status.current { devices[n].ran.insert(current) }
@@ -441,9 +449,26 @@ final class SimRun: @unchecked Sendable {
         let offered = newest.description
         guard !revoked.contains(offered), !status.blacklist.contains(offered) else { return }
         let accepted = status.highestAccepted.flatMap(Version.init) ?? Version(0, 0, 0)
-        if accepted < newest {
+        // What it runs or stages counts too: a kill can leave a release installed and run
+        // without its floor recorded (the note below).
+        let holds = [Self.running(status).flatMap(Version.init), status.pending.flatMap(Version.init)].compactMap { $0 }
+        if accepted < newest, !holds.contains(where: { $0 >= newest }) {
             violation("up-to-date", "device \(n) said \"\(report.message)\" while \(offered) is offered and it accepted \(accepted)")
         }
+    }
+
+    /// A device's floor (the highest release it accepted, never lowered) is at least what it
+    /// runs; a step that leaves it below is said (and counted), not a violation: no rule of
+    /// the design states it.
+    func floorNote(_ n: Int, _ status: StatusReport) {
+        guard case .installed(let current) = status.current, let running = Version(current) else { return }
+        let floor = status.highestAccepted.flatMap(Version.init)
+        guard floor.map({ $0 < running }) ?? true else { return }
+        if devices[n].floorBelow != current {
+            outcome.floorBelow += 1
+            say("device \(n) runs \(current) with its floor at \(floor?.description ?? "none")")
+        }
+        devices[n].floorBelow = current
     }
 
     /// The page: a version that fails on this device never acknowledges (the watchdog rolls
@@ -573,17 +598,28 @@ final class SimRun: @unchecked Sendable {
     /// forward or back, from a stream of its own: half the jumps at a random moment, half a few
     /// seconds or minutes after one of its checks begins (in the middle of its downloads).
     func scheduleJumps(faultHours: Int) {
-        guard faultHours > 2 else { return }
+        guard faultHours > 3 else { return }
         for n in devices.indices {
             var r = SimRandom.stream(options.seed, ["wall", "\(n)"])
             var skew = Duration.zero
             var moments: [SimInstant] = []
+            let utc = TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
+            let windows = devices[n].config.deviceSettings.downloadPolicy(systemZone: utc).windows
             for _ in 0..<max(1, faultHours / 24) where r.chance(0.8) {
-                let hour = Int64(2 + r.next() % UInt64(faultHours - 2))
-                let at: Duration =
-                    r.chance(0.5)
-                    ? .seconds(hour * 3600 + Int64(r.next() % 3600))
-                    : .seconds(hour * 3600) + devices[n].late + .seconds(Int64(5 + r.next() % 300))
+                if r.chance(0.5) {
+                    let hour = Int64(2 + r.next() % UInt64(faultHours - 3))
+                    moments.append(SimInstant(offset: .seconds(hour * 3600 + Int64(r.next() % 3600))))
+                    continue
+                }
+                // A second or a few into one of its checks inside its windows (on the simulation's
+                // time: the skews are drawn after the moments), so into a download it runs.
+                var at = Duration.zero
+                for _ in 0..<48 {
+                    let hour = Int64(2 + r.next() % UInt64(faultHours - 3))
+                    at = .seconds(hour * 3600) + devices[n].late + .seconds(Int64(1 + r.next() % 4))
+                    let wall = Self.wallOrigin.addingTimeInterval(at.inSeconds)
+                    if windows.isEmpty || windows.contains(where: { $0.contains(wall) }) { break }
+                }
                 moments.append(SimInstant(offset: at))
             }
             for at in moments.sorted() {

@@ -62,7 +62,7 @@ guard let key = try? Ed25519.PrivateKey(pem: keyPEM) else { fail("cannot read \(
 let list: [UInt64] = single.map { [$0] } ?? (0..<UInt64(seeds)).map { first + $0 }
 let verbose = single != nil
 var violations = 0
-var totals = (events: 0, checks: 0, releases: 0, faults: 0, early: 0, kills: 0)
+var totals = (events: 0, checks: 0, releases: 0, faults: 0, early: 0, kills: 0, floorBelow: 0)
 let began = ContinuousClock.now
 let cpuBefore = clock()
 
@@ -119,6 +119,7 @@ for seed in list {
         totals.faults += with.faults
         totals.early += with.early
         totals.kills += with.kills
+        totals.floorBelow += with.floorBelow
         if found.isEmpty {
             print("seed \(seed): \(deviceCount) devices, \(days) days: \(with.checks) checks, \(with.releases) releases, \(with.faults) faults: ok")
         } else {
@@ -141,6 +142,9 @@ let deviceDays = Double(list.count * deviceCount * days) * (compare ? 2 : 1)
 print(
     "simulate: \(list.count) seeds, \(Int(deviceDays)) device-days, \(totals.checks) checks, \(totals.releases) releases, \(totals.faults) faults, \(totals.kills) kills, \(violations) violations"
 )
+if totals.floorBelow > 0 {
+    print("simulate: \(totals.floorBelow) times a device ran a release above its floor (the highest release it accepted)")
+}
 if totals.early > 0 {
     print("simulate: \(totals.early) takes under a restriction issued later than the device's clock read (it held from its issued time)")
 }
