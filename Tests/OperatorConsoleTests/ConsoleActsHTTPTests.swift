@@ -120,6 +120,8 @@ import Testing
         try await a.send([report], labels: ["site": "lobby", "ring": "beta"], to: rig.collector)
         try await b.send([FleetReport(seq: 1, time: now, type: .heartbeat, running: "1.0.0")], to: rig.collector)
 
+        let overview = try await rig.get("/", cookie: alice).body
+        #expect(overview.contains("<span data-field=\"pending\">2</span> devices wait for admission"), "\(overview)")
         let devices = try await rig.get("/devices", cookie: alice).body
         #expect(devices.contains("<tr data-device=\"\(a.id)\">") && devices.contains("ring=beta site=lobby"), "\(devices)")
         let csrf = ConsoleRig.field("csrf", in: devices) ?? ""

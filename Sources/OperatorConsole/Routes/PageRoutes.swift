@@ -26,7 +26,9 @@ struct PageRoutes: Sendable {
         let states = names.map { name in
             Result { try ChannelState.read(releases: console.configuration.releases, channel: name, now: now) }.mapError(Self.consoleError)
         }
-        return Reply.html(OverviewPage.render(channels: states, names: names, user: user))
+        let reader = console.reader
+        let pending = await Self.result { try await reader.pending() }.map { $0.counts["pending"] ?? $0.devices.count }
+        return Reply.html(OverviewPage.render(channels: states, names: names, pending: pending, user: user))
     }
 
     func channel(_ request: Request, name: String, notice: String? = nil, problem: String? = nil, status: HTTPResponse.Status = .ok) async
