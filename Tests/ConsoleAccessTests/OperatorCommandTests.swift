@@ -130,4 +130,24 @@ import Testing
         let noRole = try await Self.run(["add", "alice", "--operators", file, "--password-file", tmp("good.pw")])
         #expect(noRole.status == 64 && noRole.errorOutput.contains("--role"), "\(noRole.errorOutput)")
     }
+
+    /// Several `operator add` processes at once on one file: the lock makes each read the
+    /// others' changes, so none is lost.
+    @Test func concurrentAddsLoseNothing() async throws {
+        let tmp = try TemporaryDirectory("operator-cli")
+        let file = tmp("operators.json")
+        try Self.write("a password\n", to: tmp("pw"))
+        let names = (1...10).map { "op\($0)" }
+        let statuses = try await withThrowingTaskGroup(of: Int32.self) { group in
+            for name in names {
+                group.addTask {
+                    try await Self.run(["add", name, "--role", "viewer", "--operators", file, "--password-file", tmp("pw")]).status
+                }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(statuses == Array(repeating: 0, count: names.count))
+        let listed = try await Self.run(["list", "--operators", file])
+        #expect(listed.output == names.sorted().map { "\($0)\tviewer\n" }.joined(), "\(listed.output)")
+    }
 }
