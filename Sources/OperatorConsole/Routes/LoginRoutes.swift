@@ -48,7 +48,7 @@ struct LoginRoutes: Sendable {
             console.logger.error("operators file: \(error.message)")
             return Reply.html(LoginPage.render(problem: "The console cannot read its operators file: \(error.message)"), status: .serviceUnavailable)
         }
-        guard !name.isEmpty, let account = file.authenticate(name: name, password: password) else {
+        guard !name.isEmpty, let account = await file.authenticated(name: name, password: password) else {
             console.throttle.failed(name: name, address: address, now: now)
             await trail.record(operator: shownName, address: address, act: "login", target: shownName, result: "refused: wrong name or password")
             return Reply.html(LoginPage.render(problem: "Wrong name or password.", name: name), status: .unauthorized)
@@ -62,7 +62,10 @@ struct LoginRoutes: Sendable {
         if let previous, previous != account.passwordHash { console.sessions.close(name: account.name) }
         let session = console.sessions.open(name: account.name, role: account.role, now: now)
         await trail.record(operator: account.name, address: address, act: "login", target: account.name, result: "ok")
-        let lifetime = max(1, Int(session.expires.components.seconds - now.components.seconds))
+        // The browser keeps the cookie for the session's whole lifetime: the store ends an idle
+        // session itself, and a cookie that expired after the first idle timeout would log out
+        // an operator who never stopped working.
+        let lifetime = max(1, Int(console.sessions.lifetime.components.seconds))
         var headers = HTTPFields()
         headers[.setCookie] = gate.setCookie(session.id, maxAge: lifetime)
         return Reply.seeOther("/", headers: headers)
