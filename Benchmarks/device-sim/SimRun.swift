@@ -24,6 +24,9 @@ final class SimRun: @unchecked Sendable {
         /// Devices are set up with the site mirror (false: the same world without it, for the
         /// comparison the mirror invariant makes).
         var mirrors = true
+        /// A 48 KiB media file in the releases and a 1 KiB/s cap on windowed devices (else
+        /// 4 KiB/s): downloads of a minute and more.
+        var longDownloads = false
         var work: String
         var key: Ed25519.PrivateKey
         var publicPEM: String
@@ -156,6 +159,19 @@ final class SimRun: @unchecked Sendable {
         try Data("<!doctype html><title>notes</title><p id=version>\(version)</p><script src=assets/a0.js></script>\n".utf8)
             .write(to: URL(fileURLWithPath: dir + "/index.html"))
         let previous = options.work + "/src/\(newest)"
+        // With long downloads, a media file (48 KiB that do not compress), new in one release of
+        // two: a windowed device's download then lasts a minute or more at its cap, long enough
+        // for a window to close, a hold to start or the wall clock to jump in its middle.
+        let media = dir + "/assets/media.txt"
+        let keepMedia = version != Version(1, 0, 0) && previous != dir && FileManager.default.fileExists(atPath: previous + "/assets/media.txt")
+        if options.longDownloads, keepMedia, events.chance(0.5) {
+            try FileManager.default.copyItem(atPath: previous + "/assets/media.txt", toPath: media)
+        } else if options.longDownloads {
+            var r = SimRandom.stream(options.seed, ["media", "\(version)"])
+            var text = ""
+            while text.utf8.count < 48 * 1024 { text += String(r.next(), radix: 36) + "\n" }
+            try Data(text.utf8).write(to: URL(fileURLWithPath: media))
+        }
         for i in 0..<12 {
             let target = dir + "/assets/a\(i).js"
             if !changed.contains(i), FileManager.default.fileExists(atPath: previous + "/assets/a\(i).js"), previous != dir {
@@ -224,7 +240,7 @@ final class SimRun: @unchecked Sendable {
                 }
             // A site that keeps to a window often caps its rate too (a download then lasts long
             // enough for a window to close, or a hold to start, in its middle).
-            let rate = windows.isEmpty ? nil : "4KiB/s"
+            let rate = windows.isEmpty ? nil : options.longDownloads ? "1KiB/s" : "4KiB/s"
             // Labels, as init gives them: what targets and pins read.
             let labels = try DeviceLabels(["site": ["a", "b", "c"][Int(r.next() % 3)], "ring": r.chance(0.3) ? "beta" : "main"])
             let config = try DeviceConfig(

@@ -2,11 +2,14 @@
 // docs/simulation.md).
 //
 //   device-sim [--seeds N] [--seed S] [--first S] [--devices D] [--days K] [--work DIR] [--no-compare]
+//              [--long-downloads]
 //
 // Runs seeds S.. S+N-1 (or the one `--seed S`, whose every event it prints). Each seed is a
 // world of D devices for K days (the last day, or half the run when shorter, without faults):
 // real roots checked by the real updater against a simulated origin and site mirror on the
-// simulation's clock. Each seed runs twice, with and without the site mirror, and the mirror
+// simulation's clock, wall clocks that jump, checks killed at crash points (in a child
+// process: `device-sim --crash-worker SPEC`), and the real release code's rollouts,
+// restrictions, targets, pins and cohorts. Each seed runs twice, with and without the site mirror, and the mirror
 // invariant compares the two. A violation is printed with its seed and the schedule that led
 // to it; the exit status is 1 when there was any. Lines that hold figures of the run itself
 // (times, rates) begin with `time:`; every other line is the same on every run of a seed.
@@ -32,6 +35,7 @@ var days = 3
 // updater's, not what the simulation measures.
 var work = (FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm/" : NSTemporaryDirectory()) + "device-sim-\(getpid())"
 var compare = true
+var longDownloads = false
 while !args.isEmpty {
     let flag = args.removeFirst()
     func value() -> String {
@@ -46,7 +50,11 @@ while !args.isEmpty {
     case "--days": days = Int(value()) ?? 0
     case "--work": work = value()
     case "--no-compare": compare = false
-    default: fail("unknown argument \(flag) (device-sim [--seeds N] [--seed S] [--first S] [--devices D] [--days K] [--work DIR] [--no-compare])")
+    case "--long-downloads": longDownloads = true
+    default:
+        fail(
+            "unknown argument \(flag) (device-sim [--seeds N] [--seed S] [--first S] [--devices D] [--days K] [--work DIR] [--no-compare] [--long-downloads])"
+        )
     }
 }
 guard seeds > 0, deviceCount > 0, deviceCount <= 1000, days >= 2, days <= 365 else {
@@ -83,7 +91,8 @@ func newestSoFar(_ history: [String]) -> [Version?] {
     defer { try? FileManager.default.removeItem(atPath: folder) }
     let run = SimRun(
         SimRun.Options(
-            seed: seed, devices: deviceCount, days: days, mirrors: mirrors, work: folder, key: key, publicPEM: publicPEM,
+            seed: seed, devices: deviceCount, days: days, mirrors: mirrors, longDownloads: longDownloads, work: folder, key: key,
+            publicPEM: publicPEM,
             say: { line in if verbose && mirrors { print(line) } }))
     return try await run.run()
 }
