@@ -142,14 +142,23 @@ extension ArchiveInstaller {
                     return .notStopped
                 }
             }
-            if let closes {
+            if !policy.windows.isEmpty {
                 group.addTask {
                     // The wall clock decides (a window is wall-clock time); the waits are on the
-                    // monotonic clock, at most 30 s each, so a wall clock set forward is seen soon.
+                    // monotonic clock, at most 30 s each, so a wall clock that jumps is seen soon:
+                    // set forward past the close, or set back out of the window (the close
+                    // reckoned at the start is then hours away, and would let the download run).
+                    var closing = closes
                     while true {
-                        let left = Duration.wallClock(from: now(), to: closes)
-                        if left <= .zero { return .closed(closes) }
-                        do { try await clock.sleep(for: min(left, .seconds(30))) } catch { return .notStopped }
+                        let current = now()
+                        if let closing, current >= closing { return .closed(closing) }
+                        let request = DownloadRequest(now: current, size: release.size, applyDeadline: release.apply?.deadline)
+                        if case .deferred(let deferral) = policy.decide(request), deferral.reasons.contains(.window) {
+                            return .closed(current)
+                        }
+                        closing = policy.windowsClose(after: current, applyDeadline: release.apply?.deadline)
+                        let left = closing.map { Duration.wallClock(from: current, to: $0) } ?? .seconds(30)
+                        do { try await clock.sleep(for: min(max(left, .zero), .seconds(30))) } catch { return .notStopped }
                     }
                 }
             }

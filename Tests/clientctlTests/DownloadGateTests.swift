@@ -37,14 +37,15 @@ import Testing
     }
 
     static func updater(
-        _ d: DeviceFixture, metered: Bool = false, holds: any DownloadHolding = NoDownloadHolds(), now: @escaping @Sendable () -> Date = { Date() }
+        _ d: DeviceFixture, metered: Bool = false, holds: any DownloadHolding = NoDownloadHolds(), now: @escaping @Sendable () -> Date = { Date() },
+        gateClock: MonotonicClock = .continuous
     ) throws -> Updater {
         let downloader = Downloader(
             transport: DefaultTransport(settings: HTTPTransportSettings()), retry: RetryPolicy(maxAttempts: 3, initialDelay: .zero, maxDelay: .zero),
             idleTimeout: .seconds(30))
         var channel = try ArchiveChannel(layout: d.layout, config: d.config, downloader: downloader, now: now, logger: .quiet)
         channel.downloadGate = DownloadGate(
-            probe: FixedLinkProbe(LinkReading(metered: metered, source: "test: metered=\(metered)")), holds: holds)
+            probe: FixedLinkProbe(LinkReading(metered: metered, source: "test: metered=\(metered)")), holds: holds, clock: gateClock)
         return Updater(layout: d.layout, config: d.config, channel: channel, now: now, logger: .quiet)
     }
 
@@ -169,6 +170,39 @@ extension DownloadGateTests {
         let resumed = try await Self.updater(d, now: Self.clock(from: day.addingTimeInterval(25 * 3600 + 60))).install()
         #expect(resumed.result == .installed && resumed.version == "1.0.0", "\(resumed)")
         #expect(d.requests(to: "/stable/v1.0.0.tar.gz").last?.headers["range"] == "bytes=200-")
+    }
+
+    /// A wall clock set back out of the window while a download runs stops it at the
+    /// watcher's next look (at most 30 s on the monotonic clock), keeping what arrived. The
+    /// close reckoned at the start is then hours away: before, the download ran on outside
+    /// the window (found by Scripts/simulate --seed 2 --no-compare --long-downloads).
+    @Test func aWallClockSetBackOutOfTheWindowStopsTheDownloadInFlight() async throws {
+        let d = try DeviceFixture()
+        try d.publish("1.0.0")
+        _ = try await DeviceConfig.edit(d.layout) { $0.downloadWindows = ["01:00-05:00@UTC"] }
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = try #require(TimeZone(identifier: "UTC"))
+        let day = utc.startOfDay(for: Date().addingTimeInterval(2 * 86_400))
+        // 03:00, inside the window; the archive stalls after its first 200 bytes.
+        let wall = Mutex(day.addingTimeInterval(3 * 3600))
+        d.faults.first(1, .stall(afterBytes: 200), path: "/stable/v1.0.0.tar.gz")
+        let clock = ManualClock()
+        let updater = try Self.updater(d, now: { wall.withLock { $0 } }, gateClock: MonotonicClock(clock))
+        let check = Task { [updater] in try await updater.install() }
+        let clients = d.layout.root + "/clients"
+        try await Poll.until("the first 200 bytes are on disk") {
+            let partial = (try? FileManager.default.contentsOfDirectory(atPath: clients))?.first { $0.hasPrefix(".staging-partial-v1.0.0") }
+            return partial.map { Self.size(clients + "/" + $0) == 200 } ?? false
+        }
+        try await clock.waitForSleeper()
+        wall.withLock { $0 = day.addingTimeInterval(-3600) }  // 23:00 the day before: no window
+        await clock.advance(by: .seconds(30))
+        let stopped = try await check.value
+        #expect(stopped.result == .deferred, "\(stopped)")
+        #expect(stopped.message.contains("download windows"), "\(stopped.message)")
+        #expect(stopped.deferredUntil == day.addingTimeInterval(3600), "until the window opens: \(stopped)")
+        let partial = try #require(try FileManager.default.contentsOfDirectory(atPath: clients).first { $0.hasPrefix(".staging-partial-v1.0.0") })
+        #expect(Self.size(clients + "/" + partial) == 200, "what arrived stays")
     }
 
     /// A hold taken while the per-file path downloads keeps what it fetched: the file list
