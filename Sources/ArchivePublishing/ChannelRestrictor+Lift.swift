@@ -46,20 +46,7 @@ extension ChannelRestrictor {
         }
         let lock = try DirectoryLock(folder)
         defer { lock.release() }
-        guard let root = try ReleaseRoots.newest(inChannelFolder: folder), let role = root.rollout else {
-            throw ArchivePublishingError(
-                .notFound,
-                "\(folder)/root/ has no trust root with a rollout role: add one (clientctl root init --rollout-key, root add-key --role rollout)")
-        }
-        let ids = Set(signers.map(\.publicKey.keyId))
-        if let stranger = ids.sorted().first(where: { !role.keyIds.contains($0) }) {
-            throw ArchivePublishingError(
-                .untrustedKey, "key \(stranger) is not a rollout key of trust root \(root.version) (\(role.keyIds.joined(separator: ", ")))")
-        }
-        guard ids.count >= role.threshold else {
-            throw ArchivePublishingError(
-                .thresholdNotMet, "trust root \(root.version) needs \(role.threshold) rollout keys; \(ids.count) given (repeat --key)")
-        }
+        let root = try requireRolloutSigners(signers, inChannelFolder: folder)
         guard let data = FileManager.default.contents(atPath: manifestPath) else {
             throw ArchivePublishingError(.io, "cannot read \(manifestPath)")
         }

@@ -64,6 +64,30 @@ public enum ChannelRestrictor {
     /// enough that a stolen rollout key must keep signing to keep a fleet back.
     public static let defaultLifetime: TimeInterval = 7 * 86_400
 
+    /// Checks that `signers` are enough rollout keys of the newest trust root in `folder`,
+    /// and returns that root.
+    /// - Throws: `ArchivePublishingError` `.notFound` without a trust root with a rollout
+    ///   role, `.untrustedKey` for a key that is not one of its rollout keys,
+    ///   `.thresholdNotMet` for fewer than its threshold.
+    @discardableResult
+    static func requireRolloutSigners(_ signers: [any DocumentSigner], inChannelFolder folder: String) throws -> TrustRoot {
+        guard let root = try ReleaseRoots.newest(inChannelFolder: folder), let role = root.rollout else {
+            throw ArchivePublishingError(
+                .notFound,
+                "\(folder)/root/ has no trust root with a rollout role: add one (clientctl root init --rollout-key, root add-key --role rollout)")
+        }
+        let ids = Set(signers.map(\.publicKey.keyId))
+        if let stranger = ids.sorted().first(where: { !role.keyIds.contains($0) }) {
+            throw ArchivePublishingError(
+                .untrustedKey, "key \(stranger) is not a rollout key of trust root \(root.version) (\(role.keyIds.joined(separator: ", ")))")
+        }
+        guard ids.count >= role.threshold else {
+            throw ArchivePublishingError(
+                .thresholdNotMet, "trust root \(root.version) needs \(role.threshold) rollout keys; \(ids.count) given (repeat --key)")
+        }
+        return root
+    }
+
     /// Signs and writes the restriction and returns it.
     /// - Throws: `ArchivePublishingError` `.notFound` without a manifest or without a
     ///   trust root with a `rollout` role, `.untrustedKey`/`.thresholdNotMet` for signers
@@ -86,20 +110,7 @@ public enum ChannelRestrictor {
         }
         let lock = try DirectoryLock(folder)
         defer { lock.release() }
-        guard let root = try ReleaseRoots.newest(inChannelFolder: folder), let role = root.rollout else {
-            throw ArchivePublishingError(
-                .notFound,
-                "\(folder)/root/ has no trust root with a rollout role: add one (clientctl root init --rollout-key, root add-key --role rollout)")
-        }
-        let ids = Set(signers.map(\.publicKey.keyId))
-        if let stranger = ids.sorted().first(where: { !role.keyIds.contains($0) }) {
-            throw ArchivePublishingError(
-                .untrustedKey, "key \(stranger) is not a rollout key of trust root \(root.version) (\(role.keyIds.joined(separator: ", ")))")
-        }
-        guard ids.count >= role.threshold else {
-            throw ArchivePublishingError(
-                .thresholdNotMet, "trust root \(root.version) needs \(role.threshold) rollout keys; \(ids.count) given (repeat --key)")
-        }
+        try requireRolloutSigners(signers, inChannelFolder: folder)
         guard let data = FileManager.default.contents(atPath: manifestPath) else {
             throw ArchivePublishingError(.io, "cannot read \(manifestPath)")
         }
