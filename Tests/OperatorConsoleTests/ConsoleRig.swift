@@ -68,7 +68,7 @@ final class ConsoleRig: Sendable {
             scratch: d.tmp.path)
 
         operators = d.tmp("operators.json")
-        var file = try OperatorFile()
+        var file = OperatorFile()
         try file.add(OperatorAccount(name: "alice", role: .operator, passwordHash: try PasswordHash.make(Array(Self.operatorPassword.utf8))))
         try file.add(OperatorAccount(name: "victor", role: .viewer, passwordHash: try PasswordHash.make(Array(Self.viewerPassword.utf8))))
         try Data(file.encoded()).write(to: URL(fileURLWithPath: operators))
