@@ -30,7 +30,7 @@ public enum DeviceMain {
     static let releaseCommands: Set<String> = [
         "keygen", "publish", "push", "prune", "export", "sign", "root", "verify", "manifest", "rollout", "cohort", "revoke", "collect", "package",
         "repo",
-        "fleet",
+        "fleet", "console", "operator", "audit",
     ]
 
     /// Parses the process's arguments and runs the device command; exits with its status.
