@@ -5,7 +5,7 @@ import SignedManifest
 import StrictJSON
 
 /// What lifting a halt left in `restriction.json` (``ChannelRestrictor/lift(releases:channel:signers:release:basis:keepFile:now:)``).
-public enum LiftOutcome: Sendable, Equatable {
+package enum LiftOutcome: Sendable, Equatable {
     /// The pause went; the other limits in force (percent, revocations, apply policy,
     /// target) hold on in this restriction, signed by the rollout key.
     case replaced(Restriction)
