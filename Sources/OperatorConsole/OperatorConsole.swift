@@ -41,15 +41,18 @@ public final class OperatorConsole: Sendable {
     /// A console.
     /// - Parameters:
     ///   - now: the wall clock.
-    ///   - uptime: a monotonic clock's reading (tests advance a manual one).
+    ///   - uptime: a monotonic clock's reading (tests advance a manual one); nil: the real
+    ///     monotonic clock, made once here (a clock made at each reading would always read
+    ///     zero, and no session would expire nor any throttle refill).
     public init(
         configuration: ConsoleConfiguration, now: @escaping @Sendable () -> Date = Date.init,
-        uptime: @escaping @Sendable () -> Duration = { MonotonicClock.continuous.now },
+        uptime: (@Sendable () -> Duration)? = nil,
         logger: Logger = Logger(label: "clientctl.console")
     ) {
         self.configuration = configuration
         self.now = now
-        self.uptime = uptime
+        let clock = MonotonicClock.continuous
+        self.uptime = uptime ?? { clock.now }
         self.sessions = SessionStore()
         self.throttle = LoginThrottle()
         self.http = CollectorReader.makeClient()
