@@ -29,6 +29,18 @@ public final class OperatorConsole: Sendable {
     let uptime: @Sendable () -> Duration
     let sessions: SessionStore
     let throttle: LoginThrottle
+    /// The operators file, read again only when it changed on disk (made at its first use).
+    private let watchedOperators = Mutex<WatchedOperatorFile?>(nil)
+
+    /// The operators file as it is on disk now: the copy read before while it did not
+    /// change, so a request costs one `stat`, not a read and a parse.
+    /// - Throws: ``ConsoleAccessError`` when the file is missing or broken (no one logs in).
+    func operatorFile() throws(ConsoleAccessError) -> OperatorFile {
+        if let watched = watchedOperators.withLock({ $0 }) { return try watched.current() }
+        let watched = try WatchedOperatorFile(path: configuration.operators)
+        watchedOperators.withLock { $0 = watched }
+        return try watched.current()
+    }
     let http: HTTPClient
     let logger: Logger
     /// The origins a POST may come from: the public URL's, and the one it listens on

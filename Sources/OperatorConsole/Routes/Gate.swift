@@ -17,7 +17,7 @@ struct Gate: Sendable {
     func signedIn(_ request: Request) -> SignedIn? {
         guard let id = Self.sessionID(request.headers) else { return nil }
         guard let session = console.sessions.session(id: id, now: console.uptime()) else { return nil }
-        guard let file = try? OperatorFile.load(console.configuration.operators), let account = file.account(named: session.name),
+        guard let file = try? console.operatorFile(), let account = file.account(named: session.name),
             account.role == session.role, console.loginHashes.withLock({ $0[session.name] }) == account.passwordHash
         else {
             console.sessions.close(id: id)

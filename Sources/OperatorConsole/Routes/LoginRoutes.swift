@@ -43,7 +43,7 @@ struct LoginRoutes: Sendable {
         }
         let file: OperatorFile
         do {
-            file = try OperatorFile.load(console.configuration.operators)
+            file = try console.operatorFile()
         } catch {
             console.logger.error("operators file: \(error.message)")
             return Reply.html(LoginPage.render(problem: "The console cannot read its operators file: \(error.message)"), status: .serviceUnavailable)
