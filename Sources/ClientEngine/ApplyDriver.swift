@@ -35,6 +35,9 @@ package final class ApplyDriver: Sendable {
         var machine: ApplyMachine
         var flight: SwitchFlight?
     }
+    /// Whoever watches the machine's events (``changes()``), by watch.
+    private let watchers = Mutex<[Int: AsyncStream<Void>.Continuation]>([:])
+    private let nextWatcher = Mutex(0)
     /// The staged version as last read, and the `state.json` it was read from.
     private let staged = Mutex<StagedRead>(StagedRead())
     private struct StagedRead {
@@ -63,7 +66,7 @@ package final class ApplyDriver: Sendable {
     /// flight after it (a new one when the event started a switch).
     private func send(_ event: ApplyMachine.Event) -> (actions: [ApplyMachine.Action], flight: SwitchFlight?) {
         let at = ApplyMachine.Clocks(wall: now(), monotonic: clock.now)
-        return locked.withLock { l in
+        let sent = locked.withLock { l -> (actions: [ApplyMachine.Action], flight: SwitchFlight?) in
             let actions = l.machine.handle(event, at: at)
             if actions.contains(where: \.startsSwitch) {
                 l.flight = SwitchFlight()
@@ -72,6 +75,23 @@ package final class ApplyDriver: Sendable {
             }
             return (actions, l.flight)
         }
+        for watcher in watchers.withLock({ Array($0.values) }) { watcher.yield() }
+        return sent
+    }
+
+    /// An element after each event the machine handled (a decision, a download's start or
+    /// end, a switch's outcome), from the call on; several close together may come as one.
+    /// For tests: what the driver decides (``allowedSwitch()``, a status) is read again at
+    /// each element instead of polled. The stream ends when its consumer drops it.
+    package func changes() -> AsyncStream<Void> {
+        let id = nextWatcher.withLock {
+            $0 += 1
+            return $0
+        }
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        continuation.onTermination = { [weak self] _ in _ = self?.watchers.withLock { $0.removeValue(forKey: id) } }
+        watchers.withLock { $0[id] = continuation }
+        return stream
     }
 
     /// `serve`: the host cannot put a version on screen, a page must. From now on a

@@ -35,14 +35,23 @@ package final class PageProblems: Sendable {
     private let state: Mutex<State>
     /// Wakes ``run()``: an acknowledgement moves its next moment, a rollback is due.
     private let signal: WakeSignal
+    /// Told each rollback's end (see ``init(updater:clock:allowRollback:rollbackEnded:)``).
+    private let rollbackEnded: (@Sendable (String) -> Void)?
 
     /// - Parameters:
     ///   - updater: the engine's updater: its journal takes the reports (nothing without a
     ///     report URL) and its rollback the first hour's failure.
     ///   - clock: the monotonic clock of use.
     ///   - allowRollback: the device allows the first hour's local rollback.
-    package init(updater: Updater, clock: MonotonicClock = .continuous, allowRollback: Bool) {
+    ///   - rollbackEnded: called with the version once each rollback ``run()`` carried out
+    ///     has ended (done, skipped or failed: its state and reports are written); for tests,
+    ///     which wait for it instead of polling the root.
+    package init(
+        updater: Updater, clock: MonotonicClock = .continuous, allowRollback: Bool,
+        rollbackEnded: (@Sendable (String) -> Void)? = nil
+    ) {
         self.updater = updater
+        self.rollbackEnded = rollbackEnded
         self.clock = clock
         self.allowRollback = allowRollback
         signal = WakeSignal(clock: clock)
@@ -125,6 +134,7 @@ package final class PageProblems: Sendable {
 
     /// The first hour's local rollback of `version`, when it is still the current one.
     private func rollBack(_ version: String) async {
+        defer { rollbackEnded?(version) }
         do {
             try await updater.rollback(ifCurrent: version, reason: .pageErrors)
         } catch {

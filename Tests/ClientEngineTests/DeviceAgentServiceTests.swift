@@ -41,11 +41,30 @@ import Testing
         }
     }
 
-    /// Serves nothing; counts reloads.
-    actor NoBridge: HostBridge {
-        var folders: [String] = []
-        func setServerBasePath(_ path: String) async throws { folders.append(path) }
+    /// Serves nothing; keeps the folders it was told to serve, which a test waits on.
+    final class NoBridge: HostBridge {
+        let told = Observed<[String]>([])
+        var folders: [String] { told.value }
+        func setServerBasePath(_ path: String) async throws { told.update { $0.append(path) } }
         func reload() async throws {}
+    }
+
+    /// Returns once `condition` holds, read again after each event of `driver`'s machine
+    /// (a decision, a download's start or end): what the driver allows changes only then.
+    /// - Throws: ``HarnessError`` naming `what` when it does not hold within `timeout` (a
+    ///   bound for a hang).
+    static func untilDriver(
+        _ what: String, _ changes: AsyncStream<Void>, timeout: Duration = .seconds(60),
+        _ condition: @escaping @Sendable () async -> Bool
+    ) async throws {
+        let met = await Deadline.race(timeout) { () async -> Bool in
+            var next = changes.makeAsyncIterator()
+            while !(await condition()) {
+                guard await next.next() != nil else { return false }
+            }
+            return true
+        }
+        guard case .success(true) = met else { throw HarnessError("no \(what) within \(timeout)") }
     }
 
     @Test func theAgentRunsInAServiceGroupAndReportsThroughTheHostsTransport() async throws {
@@ -61,20 +80,19 @@ import Testing
         #expect(engine.transport is CountingTransport, "the engine keeps the transport the host gave it")
 
         let started = Mutex<LifecycleReport?>(nil)
-        let checked = Mutex(0)
+        let checked = Observed(0)
         let agent = DeviceAgent(
-            engine, sinks: [{ event in if case .updateAvailable = event { checked.withLock { $0 += 1 } } }], bridge: NoBridge(),
+            engine, sinks: [{ event in if case .updateAvailable = event { checked.update { $0 += 1 } } }], bridge: NoBridge(),
             checkEvery: .milliseconds(200), started: { report in started.withLock { $0 = report } })
         let group = ServiceGroup(services: [agent], logger: .quiet)
         let running = Task { try await group.run() }
         // A periodic check finds 1.1.0; what the device did is reported.
         do {
-            try await Poll.until("1.1.0 found by a periodic check and reports delivered", timeout: 60) {
-                checked.withLock { $0 } > 0 && !collector.received.isEmpty
-            }
+            try await checked.wait(for: "1.1.0 found by a periodic check", timeout: .seconds(60)) { $0 > 0 }
+            try await collector.arrivals.wait(for: "reports delivered", timeout: .seconds(60)) { $0 > 0 }
         } catch {
             Issue.record(
-                "\(error): found \(checked.withLock { $0 }), received \(collector.received.count), GET manifest \(transport.count("GET", "/stable/manifest.json"))"
+                "\(error): found \(checked.value), received \(collector.received.count), GET manifest \(transport.count("GET", "/stable/manifest.json"))"
             )
         }
         #expect(started.withLock { $0 } != nil, "`started` ran once start-up ended")
@@ -165,16 +183,16 @@ import Testing
         let host = DeviceHost(DeviceAgent(engine, bridge: bridge, checkEvery: .seconds(3_600), firstCheck: {}))
         let running = Task { try await host.run() }
         do {
-            // The state is written before the bridge is told: wait for both.
-            try await Poll.until("1.1.0 switched to after the first check", timeout: 300) {
-                let loaded = await bridge.folders.last?.hasSuffix("/1.1.0") == true
-                return loaded && StateStore.load(device.layout).current == "1.1.0"
+            try await bridge.told.wait(for: "1.1.0 switched to after the first check", timeout: .seconds(300)) {
+                $0.last?.hasSuffix("/1.1.0") == true
             }
         } catch {
             Issue.record("\(error): \((try? await engine.updater.status())?.apply ?? "nothing staged")")
         }
-        let folders = await bridge.folders
+        let folders = bridge.folders
         #expect(folders.last?.hasSuffix("/1.1.0") == true, "\(folders)")
+        // The state is written before the bridge is told.
+        #expect(StateStore.load(device.layout).current == "1.1.0")
         await host.shutDown()
         try await running.value
     }
@@ -192,13 +210,14 @@ import Testing
         let agent = DeviceAgent(engine, bridge: NoBridge(), checkEvery: .zero)
         let control = AgentControl(agent)  // serve's: a page's shim switches
         let host = DeviceHost(agent)
+        let changes = agent.apply.changes()
         let running = Task { try await host.run() }
         _ = try await host.startedUp()
         // 1.1.0 (mode now) staged by a check: the driver allows the switch.
         try device.publish("1.1.0") { $0["apply"] = .object(["mode": .string("now")]) }
         try await agent.checkForUpdates()
         #expect(StateStore.load(device.layout).pending == "1.1.0")
-        try await Poll.until("the switch to 1.1.0 allowed", timeout: 60) { (try? await control.status())?.switchNow == true }
+        try await Self.untilDriver("switch to 1.1.0 allowed", changes) { (try? await control.status())?.switchNow == true }
 
         // The page checks while 1.2.0 is out: no switch during its download.
         try device.publish("1.2.0") { $0["apply"] = .object(["mode": .string("now")]) }
@@ -209,7 +228,7 @@ import Testing
         #expect(during.current == "1.0.0")
         held.release()
         _ = try await check.value
-        try await Poll.until("1.2.0 staged and allowed once the check ended", timeout: 60) {
+        try await Self.untilDriver("1.2.0 staged and allowed once the check ended", changes) {
             let status = try? await control.status()
             return status?.pending == "1.2.0" && status?.switchNow == true
         }

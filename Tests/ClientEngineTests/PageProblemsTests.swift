@@ -32,7 +32,10 @@ import Testing
         let device = try await Self.device(errorRollback: true)
         let engine = try DeviceEngine.open(device.layout, options: .init(logger: .quiet))
         let clock = ManualClock()
-        let problems = PageProblems(updater: engine.updater, clock: MonotonicClock(clock), allowRollback: true)
+        let rolledBack = Observed<[String]>([])
+        let problems = PageProblems(
+            updater: engine.updater, clock: MonotonicClock(clock), allowRollback: true,
+            rollbackEnded: { version in rolledBack.update { $0.append(version) } })
         // The loop carries the rollback out (in a task group of its own, never after it ends).
         let loop = Task { await problems.run() }
         for load in 0..<3 {
@@ -40,11 +43,10 @@ import Testing
             if load != 1 { problems.pageErrors(12, messages: ["TypeError: boom (/app.js:3)"], version: "1.1.0") }
             await clock.advance(by: .seconds(60))
         }
-        // The state is written before the rollback's reports are: wait for both.
-        try await Poll.until("1.1.0 rolled back on its own, and reported") {
-            StateStore.load(device.layout).current == "1.0.0" && !Self.reports(device, .rolledBack).isEmpty
-        }
+        // Its end comes once its state and reports are written.
+        try await rolledBack.wait(for: "1.1.0 rolled back on its own") { $0.contains("1.1.0") }
         let state = StateStore.load(device.layout)
+        #expect(state.current == "1.0.0")
         #expect(state.blacklist.contains("1.1.0"))
         let rollback = Self.reports(device, .rolledBack).last
         #expect(rollback?.version == "1.1.0" && rollback?.reason == .pageErrors && rollback?.running == "1.0.0")

@@ -15,4 +15,18 @@ public enum Poll {
             try await Task.sleep(for: interval)
         }
     }
+
+    /// ``until(_:timeout:every:_:)`` for a thread that may block (a server's, a peer's, one
+    /// that runs outside the cooperative pool).
+    /// - Throws: ``HarnessError`` when `condition` is still false after `timeout` seconds.
+    public static func untilBlocking(
+        _ what: String, timeout: Double = 30, every interval: Duration = .milliseconds(10), _ condition: () throws -> Bool
+    ) throws {
+        let deadline = ContinuousClock.now + .milliseconds(Int(timeout * 1000))
+        let (seconds, attoseconds) = interval.components
+        while try !condition() {
+            guard ContinuousClock.now < deadline else { throw HarnessError("timed out after \(timeout) s waiting for \(what)") }
+            Thread.sleep(forTimeInterval: Double(seconds) + Double(attoseconds) / 1e18)
+        }
+    }
 }

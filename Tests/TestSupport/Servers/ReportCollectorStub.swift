@@ -92,6 +92,9 @@ public final class ReportCollectorStub: Sendable {
     /// Every request so far, in order of arrival.
     public var received: [Received] { state.withLock { $0.received } }
 
+    /// How many requests arrived so far: a test waits on its changes for a delivery.
+    public let arrivals = Observed(0)
+
     /// Stops accepting connections.
     public func stop() {
         let first = state.withLock { s -> Bool in
@@ -138,6 +141,7 @@ public final class ReportCollectorStub: Sendable {
             s.received.append(Received(method: start[0], path: start[1], headers: headers, body: Data(body.prefix(length))))
             return s.script.isEmpty ? s.otherwise : s.script.removeFirst()
         }
+        arrivals.update { $0 += 1 }
         answerWith(answer, on: client)
     }
 
@@ -156,7 +160,7 @@ public final class ReportCollectorStub: Sendable {
                 sent += n
             }
         case .after(let seconds, let then):
-            Thread.sleep(forTimeInterval: seconds)
+            WorldTime.passBlocking(.milliseconds(Int(seconds * 1000)), "a collector that is slow to answer, by script")
             answerWith(then, on: client)
         case .hangUp:
             return
