@@ -122,9 +122,29 @@ package struct ArchiveChannel: UpdateChannel {
         if let media = options.media {
             return try restaged(try await followed.checkMedia(media, state: &state, reporter: reporter), state: state)
         }
-        followed.downloader = throughMirrors(followed.downloader, reporter: reporter)
-        let installer = ArchiveInstaller(channel: followed, reporter: reporter)
-        let outcome = try await installer.run(state: &state)
+        let direct = followed.downloader
+        followed.downloader = throughMirrors(direct, reporter: reporter)
+        let before = state
+        let outcome: CheckOutcome
+        do {
+            outcome = try await ArchiveInstaller(channel: followed, reporter: reporter).run(state: &state)
+        } catch let refused as SignedArchiveError where refused.code == .originUnreachable {
+            // The origin failed once and a mirror's manifest, older than what this device
+            // accepted, stood in for it. Without the mirror the downloader's retries would
+            // have asked the origin again, so they do now: a mirror changes only the speed
+            // of a check, never its outcome (docs/site-mirror.md#devices). When the origin
+            // is still out of reach, the check fails saying why, as before.
+            state = before
+            reporter.note("the site mirror's manifest cannot stand in; the origin is asked again")
+            var origin = followed
+            origin.downloader = direct
+            do {
+                outcome = try await ArchiveInstaller(channel: origin, reporter: reporter).run(state: &state)
+            } catch let failing as any TransportFailing where failing.isTransient {
+                state = before
+                throw refused
+            }
+        }
         if case .installed(let version) = outcome, state.archive.fromMedia?[version.id] != nil {
             state.archive.fromMedia?[version.id] = nil  // installed from the feed this time
             if state.archive.fromMedia?.isEmpty == true { state.archive.fromMedia = nil }

@@ -129,6 +129,15 @@ struct ArchiveInstaller {
                     "media never downgrades: release \(manifest.version) in \(media.path) is below \(floor), the highest this device accepted")
             }
             reporter.report(.checkRefused, version: manifest.version.description, reason: belowFloor ? .floor : .badRelease, detail: reason)
+            // A mirror's older release standing in for an origin out of reach: the mirror
+            // lags, and the check fails as for its stale manifest above (the channel then
+            // asks the origin again).
+            if belowFloor, let mirrors = downloader.transport as? MirrorTransport, mirrors.originDown {
+                throw SignedArchiveError(
+                    .originUnreachable,
+                    "the origin was not reached and the site mirror's manifest cannot stand in: \(reason); "
+                        + "this device keeps what it runs until the origin or a fresher mirror answers")
+            }
             throw SignedArchiveError(.archiveRejected, reason)
         }
         let isUnpacked = FileManager.default.fileExists(atPath: layout.clientDirectory(candidate.version))
