@@ -96,8 +96,12 @@ final class SimNetwork: HeadFirstTransport {
     }
     private let state = Mutex(State())
 
+    /// The fleet collector the devices' reports go to (`https://collector.sim/`).
+    let collector: SimCollector
+
     init(seed: UInt64, originRoot: String, mirrorRoot: String, served: (@Sendable (String) -> Void)? = nil) {
         self.served = served
+        self.collector = SimCollector(seed: seed)
         self.seed = seed
         self.originRoot = originRoot
         self.mirrorRoot = mirrorRoot
@@ -148,6 +152,14 @@ final class SimNetwork: HeadFirstTransport {
         if payload, r.chance(0.06) { return .reset(Int(r.next() % 1000)) }
         if payload, r.chance(0.06) { return .corrupt(Int(r.next() % 1000)) }
         return .none
+    }
+
+    /// A report batch's `POST` goes to the collector, on the device's clock, with the faults
+    /// of the step it is sent in.
+    func exchange(_ request: TransportExchange) async throws -> TransportReply {
+        guard request.url.host == "collector.sim" else { throw UpdaterError.network(request.url, .dns) }
+        guard let context = state.withLock({ $0.context }) else { throw UpdaterError.network(request.url, .refused) }
+        return try await collector.post(request, device: context.device, clock: context.clock, faults: context.faults)
     }
 
     func get(

@@ -64,6 +64,13 @@ final class SimRun: @unchecked Sendable {
         var ran: Set<String> = []
         /// Its updater while its process lives.
         var updater: Updater?
+        /// Its key, which signs its report batches (made at set-up, as `init` makes one).
+        var key: SimDeviceKey
+        /// The sender of its fleet reports while its process lives (a restart makes another,
+        /// as a new process does).
+        var sender: ReportSender?
+        /// The sender's jitter, drawn from the device's stream.
+        var jitter: SimJitter
         /// The device ran a release once: from then on it is never dark.
         var started = false
         /// The versions last verified against their releases (current, pending, last good):
@@ -90,11 +97,17 @@ final class SimRun: @unchecked Sendable {
         var kills = 0
         /// Times a device ran a release above its floor.
         var floorBelow = 0
+        /// Reports the collector stored, those that came again, and the collector's faults.
+        var reports = 0
+        var reportDuplicates = 0
+        var reportFaults = 0
         var histories: [[String]] = []
     }
 
     static let wallOrigin = Date(timeIntervalSince1970: 1_805_932_800)  // 2027-03-25T00:00:00Z: Berlin springs forward on the 28th
     static let app = "com.example.notes"
+    /// The collector every device reports to (``SimCollector``, on the simulated network).
+    static let collectorURL = "https://collector.sim/"
 
     let options: Options
     /// The world's clock: the release side's events and the hours.
@@ -245,7 +258,8 @@ final class SimRun: @unchecked Sendable {
             let labels = try DeviceLabels(["site": ["a", "b", "c"][Int(r.next() % 3)], "ring": r.chance(0.3) ? "beta" : "main"])
             let config = try DeviceConfig(
                 app: Self.app, channelKind: .signedArchive, settings: settings, shellVersion: Version(1, 0, 0),
-                deviceSettings: DeviceSettings(startupTimeoutSeconds: 60, labels: labels, downloadWindows: windows, downloadRate: rate))
+                deviceSettings: DeviceSettings(
+                    startupTimeoutSeconds: 60, reportURL: Self.collectorURL, labels: labels, downloadWindows: windows, downloadRate: rate))
             let layout = RootLayout(root: options.work + "/devices/\(n)")
             try await RootInitializer.write(config, to: layout, force: false, store: layout.clients)
             // The device's place in every rollout, from the seed (init would make it at random).
@@ -262,7 +276,7 @@ final class SimRun: @unchecked Sendable {
             devices.append(
                 Device(
                     layout: layout, config: config, offset: offset, late: late, holds: holds, clock: own, monotonic: MonotonicClock(own),
-                    wall: wall, id: id, labels: labels))
+                    wall: wall, id: id, labels: labels, key: try SimDeviceKey(), jitter: SimJitter(seed: options.seed, device: n)))
         }
         try setPilots()
         try await publish(Version(1, 0, 0))
@@ -337,6 +351,7 @@ final class SimRun: @unchecked Sendable {
             let count = SimCrash.repeated.contains(point) ? 1 + Int(crash.next() % 3) : 1
             await killedCheck(n, number: number, point: point, count: count, startWall: startWall)
             await afterStep(n, opened: opened)
+            await deliverReports(n, faults: faults)
             return
         }
         network.begin(
@@ -378,6 +393,7 @@ final class SimRun: @unchecked Sendable {
             upToDateHonesty(n, report: report, status: status)
         }
         await afterStep(n, opened: opened)
+        await deliverReports(n, faults: faults)
     }
 
     /// After every step: the rules a device keeps whatever happened (one status read).
@@ -399,6 +415,7 @@ final class SimRun: @unchecked Sendable {
         // The agent's process is the one that dies: the simulation's updater lets go of the root.
         if let updater = devices[n].updater { await updater.shutdown() }
         devices[n].updater = nil
+        devices[n].sender = nil
         let clock = devices[n].clock
         let spec = SimCrash.Spec(
             seed: options.seed, work: options.work, device: n, check: number, faults: true, now: SimCrash.nanoseconds(clock.now.offset),
@@ -600,6 +617,8 @@ final class SimRun: @unchecked Sendable {
                 violation("liveness", "device \(n) runs \(runs ?? "nothing") a day after faults stopped; \(offered) is offered")
             }
         }
+        // Reports: every one journaled reached the collector, none twice.
+        await reportsInvariant()
         // The checks that could download: those inside the device's windows, after what the
         // device ran before the first of them (so that a first download one window late
         // compares with it).

@@ -70,7 +70,7 @@ guard let key = try? Ed25519.PrivateKey(pem: keyPEM) else { fail("cannot read \(
 let list: [UInt64] = single.map { [$0] } ?? (0..<UInt64(seeds)).map { first + $0 }
 let verbose = single != nil
 var violations = 0
-var totals = (events: 0, checks: 0, releases: 0, faults: 0, early: 0, kills: 0, floorBelow: 0)
+var totals = (events: 0, checks: 0, releases: 0, faults: 0, early: 0, kills: 0, floorBelow: 0, reports: 0, again: 0, reportFaults: 0)
 let began = ContinuousClock.now
 let cpuBefore = clock()
 
@@ -129,8 +129,13 @@ for seed in list {
         totals.early += with.early
         totals.kills += with.kills
         totals.floorBelow += with.floorBelow
+        totals.reports += with.reports
+        totals.again += with.reportDuplicates
+        totals.reportFaults += with.reportFaults
         if found.isEmpty {
-            print("seed \(seed): \(deviceCount) devices, \(days) days: \(with.checks) checks, \(with.releases) releases, \(with.faults) faults: ok")
+            print(
+                "seed \(seed): \(deviceCount) devices, \(days) days: \(with.checks) checks, \(with.releases) releases, \(with.faults) faults, "
+                    + "\(with.reports) reports: ok")
         } else {
             violations += found.count
             print("seed \(seed): \(found.count) violations (replay: Scripts/simulate --seed \(seed) --devices \(deviceCount) --days \(days))")
@@ -151,6 +156,9 @@ let deviceDays = Double(list.count * deviceCount * days) * (compare ? 2 : 1)
 print(
     "simulate: \(list.count) seeds, \(Int(deviceDays)) device-days, \(totals.checks) checks, \(totals.releases) releases, \(totals.faults) faults, \(totals.kills) kills, \(violations) violations"
 )
+print(
+    "simulate: \(totals.reports) reports reached the collector; \(totals.again) came again (at-least-once), "
+        + "\(totals.reportFaults) batches met a collector's fault")
 if totals.floorBelow > 0 {
     print("simulate: \(totals.floorBelow) times a device ran a release above its floor (the highest release it accepted)")
 }
