@@ -32,6 +32,16 @@ public struct DeviceEngine: Sendable {
         /// retries, report delivery and the channels' measures. A simulation or a test
         /// gives a manual one; the real one by default.
         package var clock: MonotonicClock = .continuous
+        /// The downloader's retries; nil: `RetryPolicy.standard`.
+        package var retry: RetryPolicy?
+        /// What the downloader's and the Meteor channel's retries wait on; nil: a
+        /// `TaskSleeper` on ``clock``. A simulation gives one that moves its clock itself.
+        package var sleeper: (any Sleeper)?
+        /// No byte for this long ends a download's request; nil: the downloader's 30 s.
+        package var idleTimeout: Duration?
+        /// Whether the link is metered (docs/download-policy.md#metered-links); nil: the
+        /// root's probe (``DeviceEngine/linkProbe(_:)``).
+        package var linkProbe: (any MeteredLinkProbe)?
         /// Overrides the config's startup timeout, e.g. `serve --startup-timeout` (the root's
         /// `config.json` is not changed).
         public var startupTimeout: Duration?
@@ -171,18 +181,22 @@ public struct DeviceEngine: Sendable {
         }
         switch config.channelKind {
         case .signedArchive:
-            var downloader = Downloader(transport: transport, sleeper: TaskSleeper(clock: options.clock))
+            var downloader = Downloader(
+                transport: transport, retry: options.retry ?? .standard, sleeper: options.sleeper ?? TaskSleeper(clock: options.clock))
+            if let idle = options.idleTimeout { downloader.idleTimeout = idle }
             downloader.rateLimiter = limiter
             var channel = try ArchiveChannel(
                 layout: layout, config: config, downloader: downloader,
                 options: options.archive, clock: clock, logger: options.logger)
             // The download policy's link and holds (docs/download-policy.md).
-            channel.downloadGate = DownloadGate(probe: linkProbe(config), holds: holds, clock: options.clock)
+            channel.downloadGate = DownloadGate(probe: options.linkProbe ?? linkProbe(config), holds: holds, clock: options.clock)
             return channel
         case .meteor:
             return try MeteorChannel(
                 layout: layout, config: config, transport: transport,
-                options: .init(sleeper: TaskSleeper(clock: options.clock), logger: options.logger, rateLimiter: limiter, clock: options.clock))
+                options: .init(
+                    sleeper: options.sleeper ?? TaskSleeper(clock: options.clock), logger: options.logger, rateLimiter: limiter, clock: options.clock)
+            )
         default:
             throw EngineError(.configInvalid, "\(layout.config): channelKind '\(config.channelKind.rawValue)' is not signed-archive or meteor")
         }
