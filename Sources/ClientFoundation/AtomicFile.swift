@@ -17,7 +17,7 @@ public enum AtomicFile {
         }
         do {
             try writeAll(fd: fd, data: data, path: tmp)
-            CrashPoint.hit("atomic.written")
+            try FaultPoint.hit("atomic.written") { FileSystemError.io("cannot write", path: tmp, errno: $0) }
             guard fsync(fd) == 0 else { throw FileSystemError.io("cannot fsync", path: tmp, errno: errno) }
             fchmod(fd, mode)
         } catch {
@@ -25,11 +25,12 @@ public enum AtomicFile {
             throw error
         }
         close(fd)
-        CrashPoint.hit("atomic.before-rename")
+        try FaultPoint.hit("atomic.before-rename") { FileSystemError.io("cannot rename into", path: path, errno: $0) }
         guard rename(tmp, path) == 0 else { throw FileSystemError.io("cannot rename into", path: path, errno: errno) }
         ok = true
-        CrashPoint.hit("atomic.renamed")
-        try syncDirectory(dir.isEmpty ? "." : dir)
+        let folder = dir.isEmpty ? "." : dir
+        try FaultPoint.hit("atomic.renamed") { FileSystemError.io("cannot fsync folder", path: folder, errno: $0) }
+        try syncDirectory(folder)
     }
 
     /// Removes the `<name>.tmp-<pid>-<random>` files that ``write(_:to:mode:)`` left in

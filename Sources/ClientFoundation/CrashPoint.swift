@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// Named points where crash tests can make the process die by a real `SIGKILL`.
 ///
@@ -11,38 +10,15 @@ import Synchronization
 /// does nothing, and the type is `package`, so no host sees it.
 package enum CrashPoint {
     #if DEBUG
-        private struct Plan: Sendable {
-            let name: String
-            let count: Int
-        }
-
-        private static let plan: Plan? = {
-            guard let spec = ProcessInfo.processInfo.environment["CLIENTCTL_CRASH_AT"], !spec.isEmpty else { return nil }
-            let parts = spec.split(separator: ":", maxSplits: 1)
-            return Plan(name: String(parts[0]), count: parts.count > 1 ? max(1, Int(parts[1]) ?? 1) : 1)
-        }()
-
-        private static let hits = HitCounter()
-
         /// Marks that execution reached `name`; dies here when a crash test asked for it.
+        ///
+        /// The plan is ``FaultPoint``'s (one plan, read once); a fault planned here is never
+        /// met: a point where a write can fail calls ``FaultPoint/hit(_:failing:)`` instead,
+        /// which kills the same way.
         @inline(__always)
         package static func hit(_ name: StaticString) {
-            guard let plan else { return }
-            let text = name.description
-            guard text == plan.name else { return }
-            if hits.increment() == plan.count {
-                kill(getpid(), SIGKILL)
-            }
-        }
-
-        private final class HitCounter: Sendable {
-            private let value = Mutex(0)
-            func increment() -> Int {
-                value.withLock { value in
-                    value += 1
-                    return value
-                }
-            }
+            guard let plan = DebugPlan.current else { return }
+            _ = plan.reach(name.description, faults: false)
         }
     #else
         /// Does nothing: crash points exist only in debug builds.

@@ -353,7 +353,8 @@ struct ArchiveInstaller {
             reporter.report(
                 .downloaded, version: version.description, via: .archive, bytes: manifest.size,
                 ms: took.inMilliseconds, mirrorBytes: mirrors.map { $0.mirrorBytes - mirrorBytesBefore })
-            CrashPoint.hit("unpack.done")
+            // The unpacked tree is made durable just before (syncfs): where that fails.
+            try FaultPoint.hit("unpack.done") { SignedArchiveError.io("cannot sync", path: tree, errno: $0) }
             try await BlockingExecutor.run {
                 try store.promote(staging: tree, version: version, sidecar: sidecar)
                 try? AtomicFile.removeTree(staging)

@@ -109,12 +109,13 @@ package struct ArchiveStore: Sendable {
             throw SignedArchiveError(.alreadyExists, "\(final) exists already; version \(version) is installed")
         }
         try AtomicFile.write(sidecar, to: layout.clientSidecar(version))
-        CrashPoint.hit("promote.sidecar-written")
+        // Where the rename (the commit point) fails, the sidecar written: an orphan, removed.
+        try FaultPoint.hit("promote.sidecar-written") { SignedArchiveError.io("cannot move \(tree) to", path: final, errno: $0) }
         guard rename(tree, final) == 0 else {
             let err = errno
             throw SignedArchiveError.io("cannot move \(tree) to", path: final, errno: err)
         }
-        CrashPoint.hit("promote.renamed")
+        try FaultPoint.hit("promote.renamed") { SignedArchiveError.io("cannot fsync folder", path: layout.clients, errno: $0) }
         try AtomicFile.syncDirectory(layout.clients)
     }
 

@@ -185,14 +185,14 @@ struct DeltaInstall {
         guard baseHash == patch.base else {
             throw SignedArchiveError(.deltaRejected, "the installed \(patch.from) rebuilds to sha256 \(baseHash), not the patch's base \(patch.base)")
         }
-        CrashPoint.hit("delta.base-rebuilt")
+        try FaultPoint.hit("delta.base-rebuilt") { SignedArchiveError.io("cannot write", path: baseTar, errno: $0) }
         // 2. The patch: downloaded like an archive (resumable, exact size, signed hash).
         let url = try Self.resolve(patch.url, what: "patch", manifestURL: manifestURL, allowInsecureHTTP: channel.config.allowInsecureHTTP)
         // A run killed after the patch arrived left it whole: use it, fetch nothing again.
         if !Self.isComplete(partial, patch) {
             _ = try await downloader.download(url, to: partial, expectedSize: patch.size, expectedDigest: patch.sha256, algorithm: .sha256)
         }
-        CrashPoint.hit("delta.patch-downloaded")
+        try FaultPoint.hit("delta.patch-downloaded") { SignedArchiveError.io("cannot fsync", path: partial, errno: $0) }
         // 3. Apply under the frame caps; the result must be the signed tree tar.
         let result = staging + "/tree.tar"
         let resultHash: String

@@ -90,7 +90,7 @@ struct FileListInstall {
         let objects = Self.objectsFolder(layout: layout)
         if !plan.missing.isEmpty { try AtomicFile.makeDirectory(objects) }
         let downloaded = try await download(plan.missing, into: objects)
-        CrashPoint.hit("files.objects-downloaded")
+        try FaultPoint.hit("files.objects-downloaded") { SignedArchiveError.io("cannot fsync folder", path: objects, errno: $0) }
         let root = staging + "/tree"
         try await BlockingExecutor.run { try Self.link(plan, objects: downloaded, into: root) }
         return root
@@ -114,7 +114,9 @@ struct FileListInstall {
                 unlink(target)
                 throw SignedArchiveError(.deltaRejected, "\(source.path) changed after it was checked against sha256 \(source.sha256)")
             }
-            CrashPoint.hit("files.linked")
+            try FaultPoint.hit("files.linked") { code in
+                SignedArchiveError(.io, "cannot link \(source.path) to \(target): \(String(cString: strerror(code)))")
+            }
         }
         for folder in plan.tree.folders.reversed() { try sync(root + "/" + folder.joined(separator: "/")) }
         try sync(root)

@@ -177,7 +177,7 @@ package struct Downloader: Sendable {
                             throw Self.tooLarge(url, expectedSize)
                         }
                         try file.append(chunk)
-                        CrashPoint.hit("download.chunk")
+                        try FaultPoint.hit("download.chunk") { UpdaterError.io("cannot write", path: file.path, errno: $0) }
                         progress?(file.size)
                     })
                 if let expectedSize, file.size < expectedSize {

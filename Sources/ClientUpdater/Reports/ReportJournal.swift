@@ -101,8 +101,8 @@ package final class ReportJournal: Sendable {
             let text = (tail.torn ? "\n" : "") + lines
             let written = text.utf8.withContiguousStorageIfAvailable { buf in write(fd, buf.baseAddress, buf.count) }
             guard let written, written == text.utf8.count else { return false }
-            CrashPoint.hit("journal.appended")
-            guard fdatasync(fd) == 0 else { return false }
+            // A failed fdatasync: the line may be on disk, but it is not known to be durable.
+            guard FaultPoint.failure(at: "journal.appended") == nil, fdatasync(fd) == 0 else { return false }
         }
         let refusal = draft.refusalKey
         if lostNow > 0 || refusal != nil || state.lastRefusal != nil {

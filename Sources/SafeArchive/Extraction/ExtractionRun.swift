@@ -149,7 +149,9 @@ struct ExtractionRun {
             } else {
                 try writeFile(archive, entry: entry, name: name, components: components, stream: stream, source: source)
             }
-            CrashPoint.hit("unpack.entry")
+            try FaultPoint.hit("unpack.entry") { code in
+                StagingWriter.ioError(isDirectory ? "cannot create folder" : "cannot write file", code, name)
+            }
         }
     }
 

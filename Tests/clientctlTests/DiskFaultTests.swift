@@ -1,0 +1,199 @@
+import ClientFoundation
+import ClientUpdater
+import Foundation
+import StrictJSON
+import TestSupport
+import Testing
+
+@testable import SignedArchive
+
+/// A disk that fills or fails a write, at every write point of an install: the built
+/// binary runs with `CLIENTCTL_FAIL_AT=<point>:<n>:<errno>` (``FaultPoint``), so the n-th
+/// hit of the point fails as the write there fails on a full (`ENOSPC`) or failing (`EIO`)
+/// disk, and the process goes on with its own handling of that failure. After it the root
+/// is as before or in a state a plain rerun completes, and that rerun completes the install.
+@Suite struct DiskFaultTests {
+    /// What a failing write at a point does to `install`.
+    enum Outcome: Sendable {
+        /// The install stops: one line naming the disk's failure, exit 73, 1.1.0 not selected.
+        case fails
+        /// The install stops after the commit point: the same line and exit, 1.1.0 installed.
+        case failsInstalled
+        /// The write's failure is not the install's (the clock's floor, the check's record): it completes.
+        case completes
+    }
+
+    /// A point on the v1.0.0 → v1.1.0 archive install's path, the errno it fails with, and
+    /// what `install` then does. `atomic.*:1` is the sidecar, `:2` time.json (the clock's floor,
+    /// kept in memory when it cannot be written), `:3` state.json, `:4` last-check.json.
+    struct Case: Sendable, CustomTestStringConvertible {
+        let point: String
+        let errno: String
+        let outcome: Outcome
+        var testDescription: String { "\(point):\(errno)" }
+        var variable: String {
+            let parts = point.split(separator: ":")
+            return "\(parts[0]):\(parts.count > 1 ? parts[1] : "1"):\(errno)"
+        }
+    }
+
+    static let archivePoints: [(String, Outcome)] = [
+        ("download.chunk:1", .fails), ("download.chunk:10", .fails),
+        ("unpack.entry:1", .fails), ("unpack.entry:7", .fails),
+        ("unpack.done", .fails),
+        ("atomic.written:1", .fails), ("atomic.before-rename:1", .fails), ("atomic.renamed:1", .fails),
+        ("promote.sidecar-written", .fails), ("promote.renamed", .failsInstalled),
+        ("atomic.written:2", .completes), ("atomic.before-rename:2", .completes), ("atomic.renamed:2", .completes),
+        ("atomic.written:3", .failsInstalled), ("atomic.before-rename:3", .failsInstalled), ("atomic.renamed:3", .failsInstalled),
+        ("atomic.written:4", .completes), ("atomic.before-rename:4", .completes), ("atomic.renamed:4", .completes),
+    ]
+
+    static let cases: [Case] = ["ENOSPC", "EIO"].flatMap { errno in
+        archivePoints.map { Case(point: $0.0, errno: errno, outcome: $0.1) }
+    }
+
+    static func reason(_ errno: String) -> String {
+        String(cString: strerror(errno == "EIO" ? EIO : ENOSPC))
+    }
+
+    @Test(arguments: cases)
+    func aFailedWriteLeavesTheRootCompletable(_ c: Case) async throws {
+        let template = try CrashTemplate.shared.get()
+        let device = try await CrashCase(template)
+        let stateBefore = try Data(contentsOf: URL(fileURLWithPath: device.root + "/state.json"))
+
+        let failed = try await device.install(environment: ["CLIENTCTL_FAIL_AT": c.variable])
+        switch c.outcome {
+        case .fails, .failsInstalled:
+            #expect(failed.status == 73, "\(c.variable): exit \(failed.status): \(failed.errorOutput)")
+            let lines = failed.errorOutput.split(separator: "\n")
+            #expect(lines.count == 1, "\(c.variable): not one line: \(failed.errorOutput)")
+            #expect(
+                failed.errorOutput.hasPrefix("clientctl: ") && failed.errorOutput.contains(Self.reason(c.errno)),
+                "\(c.variable): \(failed.errorOutput)")
+        case .completes:
+            #expect(failed.status == 0, "\(c.variable): exit \(failed.status): \(failed.errorOutput)")
+        }
+        try await device.expectConsistentAfterCrash(c.variable)
+        try expectNoHalfWrites(device, c.variable)
+        let stateAfter = try Data(contentsOf: URL(fileURLWithPath: device.root + "/state.json"))
+        #expect((try? StrictJSON.parseObject(stateAfter)) != nil, "\(c.variable): state.json does not parse")
+        let status = try await device.status(c.variable)
+        switch c.outcome {
+        case .fails:
+            #expect(stateAfter == stateBefore, "\(c.variable): state.json changed")
+            #expect(device.installedVersions(status) == ["1.0.0"], "\(c.variable): \(device.installedVersions(status))")
+            #expect(status["selected"] as? String == "1.0.0", "\(c.variable): selected \(String(describing: status["selected"]))")
+        case .failsInstalled:
+            // The version folder is committed; the state is the old one or the new one, whole.
+            #expect(device.installedVersions(status) == ["1.0.0", "1.1.0"], "\(c.variable): \(device.installedVersions(status))")
+        case .completes:
+            try await device.expectInstalled(c.variable)
+        }
+        if c.point.hasPrefix("download.") && c.errno == "ENOSPC" {
+            #expect(device.partialDownloadSize() == nil, "\(c.variable): a download that filled the disk was kept")
+        }
+
+        let rerun = try await device.install()
+        #expect(rerun.status == 0, "\(c.variable): rerun failed: \(rerun.errorOutput)")
+        try await device.expectInstalled(c.variable)
+    }
+
+    /// After a failure that is not a crash the process cleaned up: no temporary file of an
+    /// atomic write and no unpacked staging folder is left (a download kept to resume may be).
+    func expectNoHalfWrites(_ device: CrashCase, _ context: String) throws {
+        let clients = try FileManager.default.contentsOfDirectory(atPath: device.clients)
+        let root = try FileManager.default.contentsOfDirectory(atPath: device.root)
+        let half =
+            clients.filter { $0.contains(".tmp-") || ($0.hasPrefix(".staging-") && !$0.hasPrefix(".staging-partial-")) }
+            + root.filter { $0.contains(".tmp-") }
+        #expect(half.isEmpty, "\(context): left behind \(half)")
+    }
+
+    // MARK: The patch and file-list paths
+
+    typealias Feed = DeltaDeviceTests.Feed
+
+    /// A write failing on the patch path ends that path with a note naming the failure; the
+    /// full archive installs in the same run (a disk that stays full refuses the archive
+    /// before its first byte: `FullDiskTests`).
+    @Test(arguments: ["delta.base-rebuilt", "delta.patch-downloaded", "unpack.entry:3"])
+    func aFailedWriteOnThePatchPathFallsBackToTheArchive(_ point: String) async throws {
+        let f = try Feed()
+        try await f.publish("1.0.0")
+        _ = try await f.install()
+        let before = try TreeSnapshot(f.d.layout.clientDirectory(Version(1, 0, 0)))
+        try await f.publish("1.1.0", seeds: DeltaDeviceTests.changed)
+        let variable = (point.contains(":") ? point : point + ":1") + ":ENOSPC"
+
+        let mark = try await f.d.server.settledLog().count
+        let run = try await ClientctlBinary.run(["install", "--root", f.d.layout.root], environment: ["CLIENTCTL_FAIL_AT": variable])
+        #expect(run.status == 0, "\(variable): \(run.errorOutput)")
+        #expect(
+            run.errorOutput.contains("patch from 1.0.0 refused: ") && run.errorOutput.contains(Self.reason("ENOSPC"))
+                && run.errorOutput.contains("using the full archive"), "\(variable): \(run.errorOutput)")
+        let paths = try await f.paths(since: mark)
+        #expect(paths.contains("/stable/v1.1.0.tar.gz"), "\(variable): \(paths)")
+        try f.expectInstalledTree("1.1.0")
+        #expect(try TreeSnapshot(f.d.layout.clientDirectory(Version(1, 0, 0))) == before, "\(variable): the base changed")
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: f.d.layout.clients).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty, "\(variable): leftovers \(leftovers)")
+    }
+
+    /// The same on the per-file path: the objects' folder or a link fails, the archive installs.
+    @Test(arguments: ["files.objects-downloaded", "files.linked:100"])
+    func aFailedWriteOnTheFileListPathFallsBackToTheArchive(_ point: String) async throws {
+        let f = try await DeltaFileListTests.behindThePatches()
+        let variable = (point.contains(":") ? point : point + ":1") + ":EIO"
+        let mark = try await f.d.server.settledLog().count
+        let run = try await ClientctlBinary.run(["install", "--root", f.d.layout.root], environment: ["CLIENTCTL_FAIL_AT": variable])
+        #expect(run.status == 0, "\(variable): \(run.errorOutput)")
+        #expect(
+            run.errorOutput.contains("file list path refused: ") && run.errorOutput.contains(Self.reason("EIO")),
+            "\(variable): \(run.errorOutput)")
+        let paths = try await f.paths(since: mark)
+        #expect(paths.contains("/stable/v1.2.0.tar.gz"), "\(variable): \(paths)")
+        try f.expectInstalledTree("1.2.0")
+        #expect(try TreeSnapshot(f.d.layout.clientDirectory(Version(1, 0, 0))) == (try TreeSnapshot(f.d.tmp("src-1.0.0"))))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: f.d.layout.clients).filter { $0.hasPrefix(".") }
+        #expect(leftovers.isEmpty, "\(variable): leftovers \(leftovers)")
+    }
+
+    // MARK: The report journal
+
+    /// A report whose fdatasync fails is counted as lost, never thrown: the install goes
+    /// on, the reports written before stay, and a `dropped` report says one may be missing.
+    @Test(arguments: ["ENOSPC", "EIO"])
+    func aReportThatCannotBeMadeDurableIsCountedAndTheOthersStay(_ errno: String) async throws {
+        let rig = try await DeviceReportsTests.rig()
+        try await rig.publish("1.0.0", script: ReleaseRig.acknowledging)
+        let run = try await ClientctlBinary.run(
+            ["install", "--root", rig.root], environment: ["CLIENTCTL_FAIL_AT": "journal.appended:2:\(errno)"])
+        #expect(run.status == 0, "\(errno): \(run.errorOutput)")
+        let reports = try DeviceReportsTests.journal(rig.root)
+        let types = DeviceReportsTests.types(reports)
+        #expect(types.first == "update-found", "\(types)")
+        #expect(types.contains("installed"), "\(types)")
+        let dropped = try #require(DeviceReportsTests.find(reports, "dropped"), "\(types)")
+        #expect(dropped["count"] == .integer(1), "\(dropped)")
+        let seqs = reports.compactMap { report -> Int64? in
+            if case .integer(let n)? = report["seq"] { return n }
+            return nil
+        }
+        #expect(seqs == Array(1...Int64(seqs.count)), "\(seqs)")
+    }
+
+    // MARK: The seam itself
+
+    /// A plan that cannot be read stops the process at once: a test never passes because
+    /// its fault was ignored.
+    @Test(arguments: ["download.chunk:1", "download.chunk:0:EIO", "download.chunk:1:ENOPE", "download.chunk:x:EIO"])
+    func anUnreadableFailPlanStopsWithExit64(_ spec: String) async throws {
+        let template = try CrashTemplate.shared.get()
+        let device = try await CrashCase(template)
+        let run = try await device.install(environment: ["CLIENTCTL_FAIL_AT": spec])
+        #expect(run.status == 64, "\(spec): exit \(run.status): \(run.errorOutput)")
+        #expect(run.errorOutput.contains("CLIENTCTL_FAIL_AT=\(spec) is not <point>:<n>:<errno>"), "\(spec): \(run.errorOutput)")
+        #expect(device.installedVersions(try await device.status(spec)) == ["1.0.0"])
+    }
+}
