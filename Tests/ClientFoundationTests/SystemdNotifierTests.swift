@@ -86,8 +86,7 @@ import Testing
                 if first { continuation.resume(with: result) }
             }
             Thread.detachNewThread { finish(.success(work())) }
-            Task {
-                try? await Task.sleep(for: .seconds(seconds))
+            Deadline.after(.milliseconds(Int(seconds * 1000))) {
                 finish(.failure(HarnessError("still blocked after \(seconds) s")))
             }
         }

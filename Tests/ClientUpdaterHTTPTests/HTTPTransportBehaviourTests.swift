@@ -273,13 +273,15 @@ final class BackPressureProbe: @unchecked Sendable {
         delivered += Int64(count)
         guard pauses < 2, delivered > Int64(pauses) * secondPauseAt else { return }
         pauses += 1
+        // The server's sent count settles once the socket buffers are full (the kernel tells
+        // no one: unchanged at five looks in a row).
         var last: Int64 = -1
         var still = 0
-        for _ in 0..<100 where still < 5 {
-            usleep(20_000)
+        try? Poll.untilBlocking("the server's sent count to settle", timeout: 2, every: .milliseconds(20)) {
             let sent = server.log.first?.bodyBytesSent ?? 0
             still = sent == last ? still + 1 : 0
             last = sent
+            return still >= 5
         }
         maxAhead = max(maxAhead ?? 0, last - delivered)
     }

@@ -34,14 +34,15 @@ extension HTTPSuites {
                     try await transport.get(request) { chunk in received.add(chunk.count) }
                 }
                 try await clock.waitForSleeper()
-                // The server's sent count settles once the socket buffers are full.
+                // The server's sent count settles once the socket buffers are full (the kernel
+                // tells no one: unchanged at five looks in a row).
                 var last: Int64 = -1
                 var still = 0
-                for _ in 0..<200 where still < 5 {
-                    try await Task.sleep(for: .milliseconds(20))
+                try? await Poll.until("the server's sent count to settle", timeout: 4, every: .milliseconds(20)) {
                     let sent = server.log.first?.bodyBytesSent ?? 0
                     still = sent == last ? still + 1 : 0
                     last = sent
+                    return still >= 5
                 }
                 let taken = received.total
                 #expect(taken == limiter.accounting.bytes, "the sink got exactly what the cap counted")
@@ -50,7 +51,7 @@ extension HTTPSuites {
                 #expect(last < size)
                 // Past the idle timeout, the transfer still waits on the cap: it did not fail
                 // as stalled (that would have cancelled the wait).
-                try await Task.sleep(for: .milliseconds(1500))
+                try await WorldTime.pass(.milliseconds(1500), "the transport's 1 s idle timeout, on the real clock, must pass")
                 #expect(clock.sleeperCount == 1)
                 transfer.cancel()
                 await #expect(throws: CancellationError.self) { _ = try await transfer.value }

@@ -261,8 +261,7 @@ extension ChildProcess.Running {
     fileprivate func end() {
         guard isRunning else { return }
         signal(SIGTERM)
-        let deadline = ContinuousClock.now + .seconds(10)
-        while isRunning && ContinuousClock.now < deadline { usleep(20_000) }
+        try? Poll.untilBlocking("the bus to end", timeout: 10, every: .milliseconds(20)) { !isRunning }
         if isRunning { signal(SIGKILL) }
         _ = waitBlocking()
     }

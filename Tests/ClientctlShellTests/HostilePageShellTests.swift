@@ -140,7 +140,7 @@ extension NativeShellTests {
         // The fourth death is reported; then 10 s in which no reload may come (the backoff's
         // next step would be 8 s; the shell's is 300 s): an observed absence, not a wait.
         try await shell.waitFor("the report of the fourth death") { $0.contains { $0.event == "error" } }
-        try await Task.sleep(for: .seconds(10))
+        try await WorldTime.pass(.seconds(10), "a window in which a real shell must not reload")
         let run = try await shell.terminate()
         #expect(run.status == 0, "\(run.summary)")
         let deaths = run.events.filter { $0.event == "webProcessTerminated" }

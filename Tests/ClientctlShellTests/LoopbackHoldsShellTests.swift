@@ -203,7 +203,7 @@ extension NativeShellTests {
         let uri = try #require(listening.first { $0.event == "listening" }?.uri)
         let port = String(uri.dropFirst("http://127.0.0.1:".count).dropLast())
         for _ in 0..<8 {  // every connection to the port, for 2.4 s, whatever libsoup retries
-            try await Task.sleep(for: .milliseconds(300))
+            try await WorldTime.pass(.milliseconds(300), "a network that cuts every connection, over and over")
             _ = try await Subprocess.run(
                 "ss", ["-K", "-t", "state", "established", "(", "sport", "=", ":\(port)", "or", "dport", "=", ":\(port)", ")"], gate: nil)
         }

@@ -20,13 +20,16 @@ import Testing
     /// Whether `device`'s batch comes to count (answered without `held`) within 60 s: the
     /// admit file is read by a service as the collector starts, so its first read is awaited.
     static func counted(_ device: DeviceSigner, by collector: CollectProcess) async throws -> Bool {
-        for _ in 0..<600 {
-            let probe = try device.signed(F.heartbeats(device: 1, count: 1))
-            let answer = try await collector.post(probe.body, headers: probe.headers)
-            if answer.status == 200 && !answer.body.contains("held") { return true }
-            try await Task.sleep(for: .milliseconds(100))
+        do {
+            try await Poll.until("the batch to count", timeout: 60, every: .milliseconds(100)) {
+                let probe = try device.signed(F.heartbeats(device: 1, count: 1))
+                let answer = try await collector.post(probe.body, headers: probe.headers)
+                return answer.status == 200 && !answer.body.contains("held")
+            }
+            return true
+        } catch is HarnessError {
+            return false
         }
-        return false
     }
 
     static func adminToken(_ dir: TemporaryDirectory) throws -> String {

@@ -120,7 +120,9 @@ import Testing
         let dir = try TemporaryDirectory("collect")
         let db = "sqlite:" + dir("reports.db")
         let collector = try await CollectProcess(database: db, arguments: ["--rate-per-device", "100000"], scratch: dir.path)
-        // Eight devices post 100-report batches as fast as they can; the collector is killed under them.
+        // Eight devices post 100-report batches as fast as they can; the collector is killed
+        // under them once ten batches of the 320 were acknowledged.
+        let batchesAcked = Observed(0)
         let acknowledged = try await withThrowingTaskGroup(of: Int.self) { group in
             for device in 0..<8 {
                 group.addTask {
@@ -129,11 +131,12 @@ import Testing
                         let batch = F.heartbeats(device: 100 + device, from: b * 100 + 1, count: 100)
                         guard let response = try? await collector.post(batch.encoded()), response.status == 200 else { break }
                         acked += 100
+                        batchesAcked.update { $0 += 1 }
                     }
                     return acked
                 }
             }
-            try await Task.sleep(for: .milliseconds(800))
+            try await batchesAcked.wait(for: "ten batches acknowledged", timeout: .seconds(120)) { $0 >= 10 }
             collector.stop(SIGKILL)
             return try await group.reduce(0, +)
         }

@@ -22,8 +22,8 @@ import Testing
         let peers = SlowPeers(port: collector.port, trickling: 40, idle: 1100)
         peers.start()
         defer { peers.stop() }
-        // Let the attack take hold before the devices come.
-        try await Task.sleep(for: .seconds(4))
+        // The attack takes hold before the devices come: every socket open, bodies trickled twice.
+        try await peers.trickles.wait(for: "the slow peers to trickle twice", timeout: .seconds(120)) { $0 >= 2 }
         // 40 batches from 4 devices at a time over about 20 s, each with a device's 20 s limit.
         let statuses = try await withThrowingTaskGroup(of: [String].self) { group in
             for worker in 0..<4 {
@@ -32,7 +32,7 @@ import Testing
                     for b in 0..<10 {
                         let batch = F.heartbeats(device: 7000 + worker * 10 + b, count: 3)
                         out.append(try await Self.postAsDevice(batch.encoded(), port: collector.port))
-                        try await Task.sleep(for: .seconds(2))
+                        try await WorldTime.pass(.seconds(2), "a device's pace between its batches")
                     }
                     return out
                 }
@@ -48,10 +48,10 @@ import Testing
         #expect(attack.cut > 0, "\(attack)")
         #expect(attack.trickledCut > 0, "trickled bodies are cut: \(attack)")
         // 127.0.0.1 gets its places back once its sockets are gone.
-        var metrics = try? await collector.read("metrics", token: collector.token)
-        for _ in 0..<20 where metrics == nil {
-            try await Task.sleep(for: .milliseconds(500))
+        var metrics: CurlResponse?
+        try? await Poll.until("the collector to answer for its metrics", timeout: 10, every: .milliseconds(500)) {
             metrics = try? await collector.read("metrics", token: collector.token)
+            return metrics != nil
         }
         let line = metrics?.body.split(separator: "\n").first { $0.hasPrefix("fleet_collector_connections_refused_total") }
         let refused: Double = line.flatMap { $0.split(separator: " ").last }.flatMap { Double($0) } ?? 0
@@ -105,8 +105,11 @@ final class SlowPeers: Sendable {
     let trickling: Int
     let idle: Int
     private let stopping = Mutex(false)
-    private let done = Mutex(false)
+    /// Left when the peers' thread has closed its sockets.
+    private let running = DispatchGroup()
     private let tally = Mutex(Tally())
+    /// Rounds in which the trickling peers sent a byte.
+    let trickles = Observed(0)
 
     init(port: Int, trickling: Int, idle: Int) {
         self.port = port
@@ -115,9 +118,10 @@ final class SlowPeers: Sendable {
     }
 
     func start() {
+        running.enter()
         let thread = Thread { [self] in
             self.run()
-            self.done.withLock { $0 = true }
+            self.running.leave()
         }
         thread.start()
     }
@@ -126,7 +130,7 @@ final class SlowPeers: Sendable {
     @discardableResult
     func stop() -> Tally {
         stopping.withLock { $0 = true }
-        while !done.withLock({ $0 }) { usleep(20_000) }
+        running.wait()
         return tally.withLock { $0 }
     }
 
@@ -159,7 +163,8 @@ final class SlowPeers: Sendable {
                 if peer.fd < 0, let fd = open() { peer = Peer(fd: fd, trickles: peer.trickles) }
                 peers[i] = peer
             }
-            usleep(250_000)
+            if trickleNow { trickles.update { $0 += 1 } }
+            WorldTime.passBlocking(.milliseconds(250), "the attackers' pace: a round of their sockets")
         }
         for peer in peers where peer.fd >= 0 { Glibc.close(peer.fd) }
     }

@@ -103,7 +103,9 @@ import Testing
         }
         // Every device heard from so far has a history: the guard trusts them.
         let trustedBefore = Int64(Date().timeIntervalSince1970 * 1000) + 1
-        while Int64(Date().timeIntervalSince1970 * 1000) <= trustedBefore { try await Task.sleep(for: .milliseconds(2)) }
+        try await Poll.until("the wall clock to pass \(trustedBefore) ms", every: .milliseconds(2)) {
+            Int64(Date().timeIntervalSince1970 * 1000) > trustedBefore
+        }
 
         // The summary: per version, the devices' reports of the window (a day).
         let (summary, json) = try await Self.summary(collector)

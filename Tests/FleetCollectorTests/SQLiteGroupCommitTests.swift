@@ -125,10 +125,10 @@ import Testing
     /// on a quiet machine; the full suite's 8 tests at once on 2 cores once took longer than
     /// 10 s); records an issue after 120 s.
     static func until(_ condition: () -> Bool) async {
-        for _ in 0..<24_000 {
-            if condition() { return }
-            try? await Task.sleep(for: .milliseconds(5))
+        do {
+            try await Poll.until("the writer's queue to reach the state waited for", timeout: 120, every: .milliseconds(5)) { condition() }
+        } catch {
+            Issue.record(error)
         }
-        Issue.record("the writer's queue did not reach the state waited for")
     }
 }

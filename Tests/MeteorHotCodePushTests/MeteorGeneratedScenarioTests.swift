@@ -112,18 +112,15 @@ import Testing
             var state = h.state
             return try await channel.check(state: &state)
         }
-        let retried = await withTaskGroup(of: String?.self) { group in
-            group.addTask {
-                for await _ in backoff.retries { return nil }
-                return "the check ended without retrying"
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(60))  // bounds a hang; measures nothing
-                return "no retry within 60 s"
-            }
-            let first = await group.next() ?? "no result"
-            group.cancelAll()
-            return first
+        let raced = await Deadline.race(.seconds(60)) { () async -> String? in
+            for await _ in backoff.retries { return nil }
+            return "the check ended without retrying"
+        }
+        let retried: String?
+        switch raced {
+        case .success(let ended)?: retried = ended
+        case .failure(let error)?: retried = "\(error)"
+        case nil: retried = "no retry within 60 s"
         }
         guard retried == nil else {
             backoff.release()

@@ -53,10 +53,10 @@ import Testing
                     counts.passed.withLock { $0 += 1 }
                 }
             }
-            // Every waiter has reached the latch, and has had time to pass it were it open:
-            // a latch that held no one would let them through well inside this pause.
-            while counts.arrived.withLock({ $0 }) < 3 { try await Task.sleep(for: .milliseconds(5)) }
-            try await Task.sleep(for: .milliseconds(200))
+            // Every waiter is held at the latch: a latch that held no one would let them
+            // through instead (its count of waiters would never reach three).
+            try await Poll.until("three waiters held at the latch") { latch.waiting == 3 }
+            #expect(counts.arrived.withLock { $0 } == 3)
             #expect(counts.passed.withLock { $0 } == 0, "a closed latch lets no one through")
             latch.open()
             latch.open()  // again: nothing

@@ -55,18 +55,7 @@ import Testing
 
     /// `body`'s result, or nil when it did not finish within `seconds`.
     static func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async -> Result<T, any Error>? {
-        await withTaskGroup(of: Result<T, any Error>?.self) { group in
-            group.addTask {
-                do { return .success(try await body()) } catch { return .failure(error) }
-            }
-            group.addTask {
-                try? await Task.sleep(for: .seconds(seconds))
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        await Deadline.race(.milliseconds(Int(seconds * 1000)), body)
     }
 
     @Test func aTrialTimesOutAndRollsBackWhileAnUpdateDownloads() async throws {

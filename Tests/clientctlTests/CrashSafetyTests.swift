@@ -61,11 +61,8 @@ import Testing
         // thread of its own, so the moment is not a busy pool's and the pool is not blocked.
         let pid = process.processIdentifier
         try await offload {
-            let started = Date()
-            while (device.partialDownloadSize() ?? 0) == 0 && Date().timeIntervalSince(started) < 60 {
-                usleep(10_000)
-            }
-            usleep(UInt32.random(in: 50_000...900_000))
+            try? Poll.untilBlocking("bytes on disk", timeout: 60) { (device.partialDownloadSize() ?? 0) > 0 }
+            WorldTime.passBlocking(.milliseconds(Int.random(in: 50...900)), "a random moment for the SIGKILL")
             kill(pid, SIGKILL)
         }
         process.waitUntilExit()

@@ -85,7 +85,7 @@ import Testing
         for _ in 0..<2 {
             try await rig.run(["install", "--root", rig.root])
             try await rig.run(["reload", "--root", rig.root])
-            try await Task.sleep(for: .seconds(2))
+            try await WorldTime.pass(.seconds(2), "the trial's 1 s start-up timeout, in another process, must pass")
             try await rig.run(["gc", "--root", rig.root])  // the next command fails the timed-out trial
         }
         let reports = try Self.journal(rig.root)
@@ -219,7 +219,7 @@ import Testing
         for _ in 0..<2 {
             try await rig.run(["install", "--root", rig.root])
             try await rig.run(["reload", "--root", rig.root])
-            try await Task.sleep(for: .seconds(2))
+            try await WorldTime.pass(.seconds(2), "the trial's 1 s start-up timeout, in another process, must pass")
             try await rig.run(["gc", "--root", rig.root])
         }
         let lines = try await Self.explain(rig)

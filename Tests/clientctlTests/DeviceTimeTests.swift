@@ -253,7 +253,7 @@ struct DeviceTimeTests {
         while ContinuousClock.now < deadline {
             let status = try await rig.status()
             taken.append((status, ContinuousClock.now))
-            try await Task.sleep(for: .milliseconds(500))
+            try await WorldTime.pass(.milliseconds(500), "the pace of the status samples over a quiet window")
         }
         return taken
     }
@@ -293,7 +293,7 @@ struct DeviceTimeTests {
         await #expect(try serve.control("check").status == 200)
         _ = try await rig.waitForStatus(timeout: 120) { $0.pending == "1.1.0" || $0.current == .installed("1.1.0") }
         try Data("+1d\n".utf8).write(to: URL(fileURLWithPath: offset))
-        try await Task.sleep(for: .seconds(2))
+        try await WorldTime.pass(.seconds(2), "the wall clock stays at its first jump a while before the next")
         try Data("+10950d\n".utf8).write(to: URL(fileURLWithPath: offset))
         let quiet = started + .seconds(20)
         for sample in try await Self.samples(rig, until: quiet - .seconds(2)) where sample.endedBy < quiet {
@@ -321,7 +321,7 @@ struct DeviceTimeTests {
         let asked = ContinuousClock.now
         await #expect(try serve.control("switch-to-pending").status == 200)
         try Data("+60\n".utf8).write(to: URL(fileURLWithPath: offset))
-        try await Task.sleep(for: .seconds(1))
+        try await WorldTime.pass(.seconds(1), "the wall clock stays at its first jump a while before the next")
         try Data("+10950d\n".utf8).write(to: URL(fileURLWithPath: offset))
         let timeout = asked + .seconds(15)
         for sample in try await Self.samples(rig, until: timeout - .seconds(2)) where sample.endedBy < timeout {
@@ -356,7 +356,7 @@ struct DeviceTimeTests {
         await #expect(try serve.control("check").status == 200)
         _ = try await rig.waitForStatus(timeout: 120) { $0.apply?.contains("lease") == true || $0.current == .installed("1.1.0") }
         try Self.move(offset, to: "+1d")
-        try await Task.sleep(for: .seconds(2))
+        try await WorldTime.pass(.seconds(2), "the wall clock stays at its first jump a while before the next")
         try Self.move(offset, to: "+10950d")
         // The driver decides at least every 30 s: its next decision sees the jump.
         let noticed = try await rig.waitForStatus(timeout: 90) {

@@ -32,7 +32,9 @@ import Testing
 
         func waitForHold() async throws {
             // Waits on the condition the test makes (bytes on disk), not on a time.
-            while current() == nil, !taken() { try await Task.sleep(for: .milliseconds(5)) }
+            try await Poll.until("a hold in force, or taken by the test", timeout: 120, every: .milliseconds(5)) {
+                current() != nil || taken()
+            }
         }
     }
 

@@ -63,7 +63,9 @@ import Testing
     /// is whole seconds, so a release published now is after every report received before.
     static func nextSecond() async throws {
         let target = (Date().timeIntervalSince1970 + 1).rounded(.down) + 0.05
-        while Date().timeIntervalSince1970 < target { try await Task.sleep(for: .milliseconds(20)) }
+        try await Poll.until("the wall clock to pass into the next second", every: .milliseconds(20)) {
+            Date().timeIntervalSince1970 >= target
+        }
     }
 
     static func guardRun(_ rig: RestrictionRig, _ collector: CollectProcess, _ extra: [String] = []) async throws -> Subprocess.Result {
@@ -137,12 +139,11 @@ import Testing
         try rig.d.publish("1.1.0")
         // The admit file is read as the collector starts: post until the real devices count.
         var statuses: [Int] = []
-        for _ in 0..<300 {
+        try? await Poll.until("the real devices to count", timeout: 30, every: .milliseconds(100)) {
             statuses = try await Self.postAll(collector, try Self.healthyTrials { keys[$0 - 1] }, dir: dir)
             let summary = try await collector.read("v1/fleet?app=\(Self.app)&channel=stable", token: collector.token)
             let object = try JSONSerialization.jsonObject(with: summary.data) as? [String: Any]
-            if object?["devices"] as? Int == Self.real.count { break }
-            try await Task.sleep(for: .milliseconds(100))
+            return object?["devices"] as? Int == Self.real.count
         }
         #expect(statuses == Array(repeating: 200, count: Self.real.count))
         let flood = try await Self.postAll(collector, try Self.flood { _ in try Ed25519.PrivateKey.generate() }, dir: dir)

@@ -69,11 +69,14 @@ import Testing
         let inputs = try PackageInputs("package-repro")
         let first = try await ReleaseBinaries.package(inputs.arguments(out: inputs.tmp("one")))
         #expect(first.status == 0, "\(first.errorOutput)")
-        // The same build elsewhere, files made in another order a second later.
-        try await Task.sleep(for: .seconds(1.1))
+        // The same build elsewhere, files made in another order and stamped an hour later.
         try FileManager.default.createDirectory(atPath: inputs.tmp("copy/assets"), withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: inputs.build + "/assets/app.css", toPath: inputs.tmp("copy/assets/app.css"))
         try FileManager.default.copyItem(atPath: inputs.build + "/index.html", toPath: inputs.tmp("copy/index.html"))
+        let later = Date().addingTimeInterval(3600)
+        for path in ["copy/assets/app.css", "copy/index.html", "copy/assets", "copy"] {
+            try FileManager.default.setAttributes([.modificationDate: later], ofItemAtPath: inputs.tmp(path))
+        }
         let second = try await ReleaseBinaries.package(inputs.arguments(out: inputs.tmp("two"), replacing: ["BUILD": inputs.tmp("copy")]))
         #expect(second.status == 0, "\(second.errorOutput)")
         let name = PackageInputs.debName("1.0.0")

@@ -305,12 +305,10 @@ import Testing
             ClientctlBinary.path, Self.arguments(rig, collector) + ["--every", "1s"], standardOutput: .file(out),
             standardError: .file(dir("guard.err"))
         ).start()
-        let deadline = Date().addingTimeInterval(60)  // bounds a hang; the lines are what it waits for
         var text = ""
-        while Date() < deadline {
+        try? await Poll.until("two lines of the guard", timeout: 60, every: .milliseconds(50)) {
             text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
-            if text.split(separator: "\n").count >= 2 { break }
-            try await Task.sleep(for: .milliseconds(50))
+            return text.split(separator: "\n").count >= 2
         }
         process.signalChild(SIGTERM)
         let ended = await process.wait()

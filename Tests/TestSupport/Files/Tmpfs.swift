@@ -54,13 +54,11 @@ public struct Tmpfs: Sendable {
         guard unlink(path) == 0 || errno == ENOENT else {
             throw TmpfsError(description: "cannot remove \(path): errno \(errno)")
         }
-        let clock = ContinuousClock()
-        let deadline = clock.now + timeout
-        while free(at: folder) < bytes {
-            guard clock.now < deadline else {
-                throw TmpfsError(description: "\(folder) has \(free(at: folder)) bytes free \(timeout) after its filler went")
-            }
-            Thread.sleep(forTimeInterval: 0.01)
+        let (seconds, attoseconds) = timeout.components
+        do {
+            try Poll.untilBlocking("free space", timeout: Double(seconds) + Double(attoseconds) / 1e18) { free(at: folder) >= bytes }
+        } catch {
+            throw TmpfsError(description: "\(folder) has \(free(at: folder)) bytes free \(timeout) after its filler went")
         }
     }
 }

@@ -80,7 +80,12 @@ public struct DebianRoot: Sendable {
         let fd = open(cacheFolder + "/.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw HarnessError("cannot open \(cacheFolder)/.lock") }
         defer { close(fd) }
-        while flock(fd, LOCK_EX | LOCK_NB) != 0 { try await Task.sleep(for: .milliseconds(500)) }
+        // Blocks on a thread of its own until the other maker lets go (the kernel wakes it).
+        let locked = try await offload { () -> Bool in
+            while flock(fd, LOCK_EX) != 0 { guard errno == EINTR else { return false } }
+            return true
+        }
+        guard locked else { throw HarnessError("cannot lock \(cacheFolder)/.lock") }
         defer { flock(fd, LOCK_UN) }
         if FileManager.default.fileExists(atPath: tarball) { return tarball }
         let partial = tarball + ".partial-\(getpid())"

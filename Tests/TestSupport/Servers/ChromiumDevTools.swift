@@ -120,8 +120,7 @@ public final class ChromiumDevTools: Sendable {
         }
 
         func answer(id: Int, what: String, send: () throws -> Void) async throws -> Data {
-            let timeout = Task { [weak self] in
-                try await Task.sleep(for: ChromiumDevTools.timeout)
+            let timeout = Deadline.after(ChromiumDevTools.timeout) { [weak self] in
                 let waiting = self?.state.withLock { $0.answers.removeValue(forKey: id) }
                 waiting?.resume(throwing: ChromiumError("\(what): no answer in \(ChromiumDevTools.timeout)"))
             }
@@ -217,8 +216,7 @@ public final class ChromiumDevTools: Sendable {
         }
 
         func wait(within limit: Duration, what: String) async throws {
-            let timeout = Task { [weak self] in
-                try await Task.sleep(for: limit)
+            let timeout = Deadline.after(limit) { [weak self] in
                 self?.fail(ChromiumError("\(what): not seen in \(limit)"))
             }
             defer { timeout.cancel() }

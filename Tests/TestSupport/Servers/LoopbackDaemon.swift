@@ -25,11 +25,9 @@ public final class LoopbackDaemon: Sendable {
         process.standardError = out
         try process.runUnmasked()
         try? out.close()
-        for _ in 0..<250 {
-            if Self.accepts(port) { return }
-            if !process.isRunning { break }
-            usleep(20_000)
-        }
+        let listening = { Self.accepts(port) }
+        try? Poll.untilBlocking("the daemon to listen or end", timeout: 5, every: .milliseconds(20)) { listening() || !process.isRunning }
+        if listening() { return }
         stop()
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         throw DaemonError("\(name) did not listen on 127.0.0.1:\(port): \(text.suffix(600))")

@@ -82,11 +82,7 @@ public final class NginxTLS: @unchecked Sendable {
     public func stop() { daemon.stop() }
 
     private static func waitFor(_ port: UInt16) -> Bool {
-        for _ in 0..<100 {
-            if LoopbackDaemon.accepts(port) { return true }
-            usleep(20_000)
-        }
-        return false
+        (try? Poll.untilBlocking("nginx to listen", timeout: 2, every: .milliseconds(20)) { LoopbackDaemon.accepts(port) }) != nil
     }
 }
 

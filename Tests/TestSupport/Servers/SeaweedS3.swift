@@ -92,11 +92,12 @@ public final class SeaweedS3: @unchecked Sendable {
         try watcher.runUnmasked()
         // Ready when a bucket can be made: the S3 port answers before the volume server
         // has registered with the master.
-        for _ in 0..<120 {
-            if try await makeBucket(bucket, port: ports[0]) { return true }
-            if !watcher.isRunning { break }
-            try await Task.sleep(nanoseconds: 250_000_000)
+        var made = false
+        try? await Poll.until("the S3 gateway to make a bucket", timeout: 30, every: .milliseconds(250)) {
+            made = try await makeBucket(bucket, port: ports[0])
+            return made || !watcher.isRunning
         }
+        if made { return true }
         watcher.terminate()
         return false
     }

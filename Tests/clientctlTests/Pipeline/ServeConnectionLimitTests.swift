@@ -79,7 +79,7 @@ import Testing
         defer { close(trickle) }
         Self.send(trickle, "GET / HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n")
         for i in 0..<6 {  // a header line every 0.5 s: never a complete head
-            try await Task.sleep(nanoseconds: 500_000_000)
+            try await WorldTime.pass(.milliseconds(500), "a slow peer's pace")
             Self.send(trickle, "X-Slow-\(i): 1\r\n")
         }
         #expect(try await offload { Self.closedByPeer(silent) }, "a connection that sends nothing is closed")
@@ -146,7 +146,7 @@ import Testing
         defer { for fd in held { close(fd) } }
         #expect(held.count >= serveLimit * 7 / 8, "the kernel accepted most connections (\(held.count))")
         let before = try #require(Self.cpuSeconds(serve.pid))
-        try await Task.sleep(nanoseconds: 3_000_000_000)
+        try await WorldTime.pass(.seconds(3), "the window in which serve's CPU time is measured")
         let spent = try #require(Self.cpuSeconds(serve.pid)) - before
         #expect(spent < 1.5, "serve idles while over its descriptor limit (\(spent) s of CPU in 3 s)")
         // A new request gets through once the header timeout frees slots.
@@ -175,7 +175,7 @@ import Testing
         var peak = 0
         for _ in 0..<30 {
             peak = max(peak, Self.openSockets(serve.pid) - idle)
-            try await Task.sleep(nanoseconds: 100_000_000)
+            try await WorldTime.pass(.milliseconds(100), "the pace of the samples of serve's open sockets")
         }
         let spent = try #require(Self.cpuSeconds(serve.pid)) - before
         // The cap, or up to three more: the gate (Hummingbird's AvailableConnectionsChannelHandler)
