@@ -19,8 +19,16 @@ public enum Ed25519 {
         String(Digest.hex(.sha256, of: der).prefix(16))
     }
 
-    /// A public key. A value type holding the 32 raw key bytes, so it is `Sendable` and can
-    /// live in a verifier shared between tasks; OpenSSL handles exist only during a call.
+    /// Public keys parsed from PEM text, by the exact UTF-8 bytes of that text: a device
+    /// reads the same `--trust` keys and trust-root keys at every status read, and parsing
+    /// PEM is OpenSSL's decoder machinery (its provider locks) each time. At most 64 keys
+    /// (a key is about 200 bytes here), the least recently used dropped first; only keys
+    /// that parsed are kept, so bad text is refused again at every read.
+    package static let parsedPEMs = BoundedCache<[UInt8], PublicKey>(capacity: 64)
+
+    /// A public key. A value type holding the 32 raw key bytes and an immutable OpenSSL key
+    /// made once from them, so it is `Sendable` and can live in a verifier shared between
+    /// tasks. Two keys are equal when their raw bytes are.
     public struct PublicKey: Sendable, Hashable, CustomStringConvertible {
         /// The 32 raw key bytes (RFC 8032 encoding).
         public let rawRepresentation: [UInt8]
@@ -28,6 +36,8 @@ public enum Ed25519 {
         public let derRepresentation: [UInt8]
         /// First 16 hex characters of SHA-256 over ``derRepresentation``.
         public let keyId: String
+        /// The OpenSSL key signatures are verified with.
+        private let verifying: VerifyingKey
 
         /// A key from its 32 raw bytes.
         public init(rawRepresentation raw: [UInt8]) throws {
@@ -39,17 +49,28 @@ public enum Ed25519 {
                 throw OpenSSLErrorQueue.error(.invalidKey, "not a valid Ed25519 public key")
             }
             let handle = PKeyHandle(p)
-            try self.init(handle: handle)
+            try self.init(handle: handle, publicOnly: true)
         }
 
-        /// A key from PEM text (`-----BEGIN PUBLIC KEY-----`, SubjectPublicKeyInfo).
+        /// A key from PEM text (`-----BEGIN PUBLIC KEY-----`, SubjectPublicKeyInfo). The same
+        /// PEM bytes give the key parsed from them before (``Ed25519/parsedPEMs``).
         /// - Parameters:
         ///   - pem: the PEM text.
         ///   - source: names the key in error messages (a path).
         public init(pem: String, source: String = "public key") throws {
+            let bytes = Array(pem.utf8)
+            if let parsed = Ed25519.parsedPEMs.value(for: bytes) {
+                self = parsed
+                return
+            }
+            try self.init(parsing: bytes, pem: pem, source: source)
+            Ed25519.parsedPEMs.insert(self, for: bytes)
+        }
+
+        private init(parsing bytes: [UInt8], pem: String, source: String) throws {
             OpenSSLErrorQueue.clear()
             let bio = try MemoryBIO()
-            try bio.write(Array(pem.utf8))
+            try bio.write(bytes)
             guard let p = PEM_read_bio_PUBKEY(bio.pointer, nil, nil, nil) else {
                 let hint = pem.contains("PRIVATE KEY") ? ": it is a private key; pass the .pub.pem file" : ""
                 throw OpenSSLErrorQueue.error(.invalidKey, "\(source) is not a PEM public key (BEGIN PUBLIC KEY)\(hint)")
@@ -58,7 +79,7 @@ public enum Ed25519 {
             guard EVP_PKEY_get_id(handle.pointer) == EVP_PKEY_ED25519 else {
                 throw SignedManifestError(.invalidKey, "\(source) is not an Ed25519 key")
             }
-            try self.init(handle: handle)
+            try self.init(handle: handle, publicOnly: true)
         }
 
         /// Reads a PEM public key file.
@@ -66,7 +87,11 @@ public enum Ed25519 {
             try self.init(pem: try Ed25519.readKeyFile(path), source: path)
         }
 
-        init(handle: borrowing PKeyHandle) throws {
+        /// The key of `handle`. When `publicOnly`, the handle holds nothing else and the
+        /// key keeps a reference to it for verification; otherwise (a private key's handle)
+        /// a public-only OpenSSL key is made from the raw bytes, so no private material is
+        /// kept alive by a public key.
+        init(handle: borrowing PKeyHandle, publicOnly: Bool) throws {
             var raw = [UInt8](repeating: 0, count: Ed25519.publicKeyLength)
             var length = raw.count
             guard EVP_PKEY_get_raw_public_key(handle.pointer, &raw, &length) == 1, length == Ed25519.publicKeyLength else {
@@ -79,10 +104,17 @@ public enum Ed25519 {
             }
             let der = Array(UnsafeBufferPointer(start: derPointer, count: Int(derLength)))
             CRYPTO_free(derPointer, #fileID, #line)
+            let verifying = publicOnly ? VerifyingKey(sharing: handle.pointer) : VerifyingKey(raw: raw)
+            guard let verifying else { throw OpenSSLErrorQueue.error(.invalidKey, "not a valid Ed25519 public key") }
             rawRepresentation = raw
             derRepresentation = der
             keyId = Ed25519.keyId(subjectPublicKeyInfo: der)
+            self.verifying = verifying
         }
+
+        public static func == (a: PublicKey, b: PublicKey) -> Bool { a.rawRepresentation == b.rawRepresentation }
+
+        public func hash(into hasher: inout Hasher) { hasher.combine(rawRepresentation) }
 
         /// PEM text (`-----BEGIN PUBLIC KEY-----`), as `openssl pkey -pubout` writes it.
         public var pemRepresentation: String {
@@ -93,7 +125,7 @@ public enum Ed25519 {
         /// True when `signature` is a valid Ed25519 signature of `message` by this key.
         /// Any failure (wrong length, OpenSSL error) is `false`: verification fails closed.
         public func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
-            Ed25519.isValidSignature(signature, for: message, rawPublicKey: rawRepresentation)
+            verifying.isValidSignature(signature, for: message)
         }
 
         public var description: String { "Ed25519 public key \(keyId)" }
@@ -135,7 +167,7 @@ public enum Ed25519 {
                 // The handle holds its own reference, released when it goes out of scope.
                 EVP_PKEY_up_ref(pointer)
                 let extra = PKeyHandle(pointer)
-                publicKey = try PublicKey(handle: extra)
+                publicKey = try PublicKey(handle: extra, publicOnly: false)
             } catch {
                 EVP_PKEY_free(pointer)
                 throw error
