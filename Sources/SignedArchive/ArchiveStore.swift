@@ -50,14 +50,25 @@ package struct ArchiveStore: Sendable {
     }
 
     /// The same with a verifier made once for many sidecars (reading the trusted keys
-    /// again for each would parse every key and root once per version).
+    /// again for each would read every root once per version).
+    ///
+    /// The sidecar is read at every call; its bytes are verified only when they, or the
+    /// verifier's release keys, differ from those of every sidecar ``reads`` holds.
     func verifiedSidecar(_ version: Version, with verifier: ManifestVerifier) -> Manifest? {
         let path = layout.clientSidecar(version)
         guard let data = try? BoundedFile.read(path, cap: Self.sidecarCap, code: SignedArchiveError.Code.corruptState),
-            let manifest = verifier.verify(bytes: data, source: path).manifest,
+            let manifest = reads.verifiedSidecar(data, verifier: verifier, source: path),
             manifest.version == version
         else { return nil }
         return manifest
+    }
+
+    /// Sidecars already verified: the trust store's, or the device's shared ones.
+    var reads: VerifiedReads {
+        switch keys {
+        case .fixed: return .shared
+        case .trust(let trust): return trust.reads
+        }
     }
 
     /// Complete installed versions, oldest install first.

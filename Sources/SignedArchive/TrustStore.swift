@@ -11,34 +11,48 @@ package struct TrustStore: Sendable {
     package let settings: ArchiveSettings
     /// The application the root is for.
     package let app: String
+    /// Roots already parsed and checked, by the bytes of their file.
+    package let reads: VerifiedReads
 
-    package init(layout: RootLayout, settings: ArchiveSettings, app: String) {
+    package init(layout: RootLayout, settings: ArchiveSettings, app: String, reads: VerifiedReads = .shared) {
         self.layout = layout
         self.settings = settings
         self.app = app
+        self.reads = reads
     }
 
     /// Every stored root that parses, lowest version first.
     package func storedRoots() -> [TrustRoot] {
+        storedVersions().compactMap(storedRoot)
+    }
+
+    /// The `N` of every `trust/<N>.json`, lowest first.
+    private func storedVersions() -> [Int] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: layout.trust)) ?? []
         let versions = names.compactMap { name -> Int? in
             guard name.hasSuffix(".json"), let n = Int(name.dropLast(5)), n >= 1, layout.trustRoot(n).hasSuffix("/" + name) else { return nil }
             return n
         }
-        return versions.sorted().compactMap { n in
-            guard let data = try? BoundedFile.read(layout.trustRoot(n), cap: TrustRoot.maxBytes, code: SignedArchiveError.Code.corruptState),
-                let root = try? TrustRoot.parse(data, source: layout.trustRoot(n)),
-                root.version == n, root.selfSigners.count >= root.root.threshold
-            else { return nil }
-            return root
-        }
+        return versions.sorted()
+    }
+
+    /// `trust/<n>.json` read now, when it parses, is root `n` and a threshold of its own root
+    /// keys signed it. The file is read at every call; its bytes are parsed and its
+    /// signatures checked only when they differ from every root ``reads`` holds.
+    private func storedRoot(_ n: Int) -> TrustRoot? {
+        let path = layout.trustRoot(n)
+        guard let data = try? BoundedFile.read(path, cap: TrustRoot.maxBytes, code: SignedArchiveError.Code.corruptState),
+            let root = reads.selfSignedRoot(data, source: path), root.version == n
+        else { return nil }
+        return root
     }
 
     /// The root the device trusts now: its newest stored root, else the implicit root of
     /// its `--trust` keys.
     /// - Throws: ``SignedArchiveError`` `.configInvalid` when a pinned root is missing.
     package func current() throws -> TrustRoot {
-        if let newest = storedRoots().last { return newest }
+        // The newest that parses: the last of storedRoots(), without reading the older ones.
+        if let newest = storedVersions().reversed().lazy.compactMap(storedRoot).first { return newest }
         guard settings.pinnedRoot != true else {
             throw SignedArchiveError(.configInvalid, "\(layout.trust) holds no readable trust root, but this root was initialised with --trust-root")
         }
