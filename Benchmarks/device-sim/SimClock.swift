@@ -73,6 +73,9 @@ final class SimClock: Clock, Sendable {
         for continuation in due { continuation.resume() }
     }
 
+    /// The sleepers waiting for time to move.
+    var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+
     /// Moves time forward by `duration`.
     func advance(by duration: Duration) { advance(to: now.advanced(by: duration)) }
 }

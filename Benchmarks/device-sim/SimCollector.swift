@@ -140,6 +140,10 @@ final class SimCollector: Sendable {
                     return
                 }
                 state.stored[key] = content
+                if ProcessInfo.processInfo.environment["SIM_TRACE"] != nil {
+                    FileHandle.standardError.write(
+                        Data("trace: collector device \(device) stored \(String(decoding: content, as: UTF8.self))\n".utf8))
+                }
                 state.seqs[id, default: [:]][stream, default: []].insert(seq)
                 state.figures.stored += 1
                 accepted += 1

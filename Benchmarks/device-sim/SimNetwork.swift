@@ -29,6 +29,9 @@ final class SimNetwork: HeadFirstTransport {
         /// The device's last wall-clock jump at or before now: a window its wall clock jumped
         /// out of is seen by the download's watcher within ``SimNetwork/jumpSeen``.
         var lastJump: @Sendable () -> SimInstant? = { nil }
+        /// How many stops watch a download of the device on its clock (`racingStops`: the
+        /// holds' waiter, and the windows' watcher when it has windows); 0: do not wait for them.
+        var watchers = 0
     }
 
     /// What a restriction request of the check was answered.
@@ -192,7 +195,17 @@ final class SimNetwork: HeadFirstTransport {
         // in flight when the bar begins, at most the chunk it has in flight, whichever source its
         // requests go to.
         if Self.isPayload(path), let context {
-            let barred = context.barred() && !Self.justJumped(context, clock: clock)
+            var barred = context.barred() && !Self.justJumped(context, clock: clock)
+            if barred {
+                // Time crossed the bar before this request (a retry's backoff, a mirror's stall
+                // before the failover): the device's stop, which time woke, gets its moment to
+                // cancel the download first, as for a chunk below. Without it the outcome would
+                // be a race between two tasks in real time (the stop, and this request meeting
+                // its fault), decided by the machine's load.
+                await Self.awaitStop()
+                try Task.checkCancellation()
+                barred = context.barred() && !Self.justJumped(context, clock: clock)
+            }
             state.withLock { state in
                 if state.downloads[path] == nil { state.downloads[path] = (!barred, 0, false) }
             }
@@ -214,6 +227,7 @@ final class SimNetwork: HeadFirstTransport {
             return try answer(status, head: head)
         }
         if fault == .stall {
+            if Self.isPayload(path), let context { await Self.parked(context, clock: clock) }
             clock.advance(by: request.idleTimeout)
             throw UpdaterError.network(url, .timedOut(request.idleTimeout))
         }
@@ -271,6 +285,7 @@ final class SimNetwork: HeadFirstTransport {
             if case .reset(let share) = fault, sent >= start + (body.count - start) * share / 1000 {
                 throw UpdaterError.network(url, .reset)
             }
+            if payload, let context { await Self.parked(context, clock: clock) }
             clock.advance(by: took)
             await Self.settle()
             try Task.checkCancellation()
@@ -279,8 +294,7 @@ final class SimNetwork: HeadFirstTransport {
                 // own that time just woke. It is given a moment of real time to cancel this
                 // download, however loaded the machine: the rule is about the device, not
                 // about how soon the scheduler runs it.
-                let deadline = ContinuousClock.now + .seconds(2)
-                while !Task.isCancelled, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
+                await Self.awaitStop()
                 try Task.checkCancellation()
             }
             var bytes = Array(body[sent..<(sent + count)])
@@ -334,6 +348,29 @@ final class SimNetwork: HeadFirstTransport {
     private static func justJumped(_ context: Context, clock: SimClock) -> Bool {
         guard let jump = context.lastJump() else { return false }
         return clock.now.offset - jump.offset <= jumpSeen + .seconds(Double(chunk) / 4096)
+    }
+
+    /// Waits until the download's stops have read the clocks and wait on the device's clock
+    /// (at most 5 s of real time): each must see time move from where it looked, or the
+    /// moment a stop first reads the wall clock (before a jump, or after it) would be decided
+    /// by how soon the scheduler ran its task, and a seed would not replay.
+    private static func parked(_ context: Context, clock: SimClock) async {
+        guard context.watchers > 0 else { return }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while !Task.isCancelled, clock.sleeperCount < context.watchers, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(1))
+        }
+        if ProcessInfo.processInfo.environment["SIM_TRACE"] != nil, clock.sleeperCount < context.watchers {
+            FileHandle.standardError.write(Data("trace: device \(context.device) check \(context.check): its stops did not wait on its clock\n".utf8))
+        }
+    }
+
+    /// Gives the device's stop (a task that time woke) up to 2 s of real time to cancel the
+    /// download in flight, however loaded the machine.
+    private static func awaitStop() async {
+        await settle()
+        let deadline = ContinuousClock.now + .seconds(2)
+        while !Task.isCancelled, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
     }
 
     /// Lets the tasks that time just woke (a window's close, a hold's start) run before the

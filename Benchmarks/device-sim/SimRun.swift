@@ -338,6 +338,8 @@ final class SimRun: @unchecked Sendable {
         let opened = windows.isEmpty || windows.contains { $0.contains(startWall) }
         stepStart = clock.now
         defer { stepStart = nil }
+        // The reports go out five minutes after the step began (``deliverReports(_:faults:at:)``).
+        let reportsAt = clock.now.advanced(by: .seconds(300))
         outcome.checks += 1
         let number = devices[n].history.count + 1
         // Now and then, while faults last, the check's process is killed at a crash point: more
@@ -351,13 +353,13 @@ final class SimRun: @unchecked Sendable {
             let count = SimCrash.repeated.contains(point) ? 1 + Int(crash.next() % 3) : 1
             await killedCheck(n, number: number, point: point, count: count, startWall: startWall)
             await afterStep(n, opened: opened)
-            await deliverReports(n, faults: faults)
+            await deliverReports(n, faults: faults, at: reportsAt)
             return
         }
         network.begin(
             SimNetwork.Context(
                 device: n, check: number, clock: clock, faults: faults, wall: { deviceWall.now }, barred: barred(n),
-                lastJump: { deviceWall.lastJump(atOrBefore: clock.now) }))
+                lastJump: { deviceWall.lastJump(atOrBefore: clock.now) }, watchers: windows.isEmpty ? 1 : 2))
         var report: InstallReport?
         var failure: String?
         do {
@@ -393,7 +395,7 @@ final class SimRun: @unchecked Sendable {
             upToDateHonesty(n, report: report, status: status)
         }
         await afterStep(n, opened: opened)
-        await deliverReports(n, faults: faults)
+        await deliverReports(n, faults: faults, at: reportsAt)
     }
 
     /// After every step: the rules a device keeps whatever happened (one status read).
@@ -618,7 +620,7 @@ final class SimRun: @unchecked Sendable {
             }
         }
         // Reports: every one journaled reached the collector, none twice.
-        await reportsInvariant()
+        await reportsInvariant(end: SimInstant(offset: .seconds(Int64(hours) * 3600)))
         // The checks that could download: those inside the device's windows, after what the
         // device ran before the first of them (so that a first download one window late
         // compares with it).
