@@ -29,6 +29,9 @@ struct ArchiveInstaller {
         // with it (the caller persists nothing of a failed check), so the next check's 304
         // decides again from it instead of saying "up to date" until the next publish.
         let outcome = try await decide(state: &state, deferred: &deferred)
+        // A manifest that could not be kept (a full disk): its ETag goes too, so the next
+        // check reads the manifest again instead of a 304 with nothing to decide on.
+        if deferred.lost { state.archive.manifestETag = nil }
         deferred.finish()
         return outcome
     }

@@ -14,6 +14,9 @@ import Foundation
 struct DeferredManifest {
     let layout: RootLayout
     private var kept = false
+    /// A keep could not be written (a full or failing disk): the check must not record the
+    /// manifest's ETag, or the next check's 304 would find no manifest to decide on.
+    private(set) var lost = false
 
     init(layout: RootLayout) { self.layout = layout }
 
@@ -24,11 +27,17 @@ struct DeferredManifest {
         }
     }
 
-    /// Keeps `body` for the next check (written only when it changed).
+    /// Keeps `body` for the next check (written only when it changed). When the write
+    /// fails, an older kept manifest goes too and ``lost`` says so.
     mutating func keep(_ body: [UInt8]) {
         kept = true
         if read() == body { return }
-        try? AtomicFile.write(Data(body), to: layout.deferredManifest)
+        do {
+            try AtomicFile.write(Data(body), to: layout.deferredManifest)
+        } catch {
+            lost = true
+            unlink(layout.deferredManifest)
+        }
     }
 
     /// Removes the kept manifest unless this check kept it.

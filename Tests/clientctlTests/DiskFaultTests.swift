@@ -183,6 +183,61 @@ import Testing
         #expect(seqs == Array(1...Int64(seqs.count)), "\(seqs)")
     }
 
+    // MARK: A deferral whose kept manifest cannot be written
+
+    /// `clientctl` at the wall-clock time `at` (libfaketime), with `environment`.
+    static func clientctl(_ arguments: [String], at: Date, environment: [String: String] = [:]) async throws -> Subprocess.Result {
+        try await Subprocess.run(
+            "faketime", ["-f", DownloadDeferralTests.wall(at), ClientctlBinary.path] + arguments,
+            environment: environment.merging(["FAKETIME_DONT_FAKE_MONOTONIC": "1"]) { $1 })
+    }
+
+    /// Found by the simulator (`Scripts/simulate --seed 7 --no-compare --long-downloads`): a
+    /// deferral keeps the manifest for the next check, whose 304 decides on it. When that
+    /// write failed the check still recorded the manifest's ETag beside an older kept
+    /// manifest (or none): the next check's 304 decided on the old one, and once that went,
+    /// said "up to date" with a newer release offered, until the next publish. Now the ETag
+    /// goes with the manifest that could not be kept, and the next check reads the feed.
+    @Test(arguments: ["ENOSPC", "EIO"])
+    func aDeferralWhoseManifestCannotBeKeptDoesNotFreezeTheDevice(_ errno: String) async throws {
+        let rig = try TargetingRig()
+        try await rig.publish("1.0.0")
+        let root = try await DownloadDeferralTests.nightRoot(rig)
+        let day = try DownloadDeferralTests.aDayAhead()
+        let first = try await Self.clientctl(["install", "--root", root], at: day.addingTimeInterval(12 * 3600))
+        #expect(first.status == 0 && DownloadDeferralTests.holds(root, "deferred-manifest.json"), "\(first.errorOutput)")
+
+        // 1.1.0 arrives while the window is closed; the write that keeps its manifest fails.
+        try await rig.publish("1.1.0")
+        let kept = root + "/deferred-manifest.json"
+        var failed: Subprocess.Result?
+        for n in 1...4 {
+            // The n-th atomic write of the check: the first that is the kept manifest's.
+            try FileManager.default.copyItem(atPath: root, toPath: root + "-try")
+            let run = try await Self.clientctl(
+                ["install", "--root", root + "-try", "--json"], at: day.addingTimeInterval(13 * 3600),
+                environment: ["CLIENTCTL_FAIL_AT": "atomic.written:\(n):\(errno)"])
+            let keptThere = try? Data(contentsOf: URL(fileURLWithPath: root + "-try/deferred-manifest.json"))
+            if keptThere != (try? Data(contentsOf: URL(fileURLWithPath: rig.channelFolder + "/manifest.json"))) {
+                try FileManager.default.removeItem(atPath: root)
+                try FileManager.default.moveItem(atPath: root + "-try", toPath: root)
+                failed = run
+                break
+            }
+            try FileManager.default.removeItem(atPath: root + "-try")
+        }
+        let run = try #require(failed, "no atomic write of the check kept the manifest")
+        let report = try JSONDecoder().decode(InstallReport.self, from: run.stdout)
+        #expect(report.result == .deferred, "\(report)")
+        #expect(!FileManager.default.fileExists(atPath: kept), "an older kept manifest stayed beside the new ETag")
+
+        // The window opens: the check reads the feed again and installs the newest release.
+        let opens = day.addingTimeInterval(25 * 3600)
+        let next = try await Self.clientctl(["install", "--root", root, "--json"], at: opens)
+        let installed = try JSONDecoder().decode(InstallReport.self, from: next.stdout)
+        #expect(installed.result == .installed && installed.version == "1.1.0", "\(installed) \(next.errorOutput)")
+    }
+
     // MARK: The seam itself
 
     /// A plan that cannot be read stops the process at once: a test never passes because
