@@ -8,7 +8,8 @@
 // world of D devices for K days (the last day, or half the run when shorter, without faults):
 // real roots checked by the real updater against a simulated origin and site mirror on the
 // simulation's clock, wall clocks that jump, checks killed at crash points (in a child
-// process: `device-sim --crash-worker SPEC`), and the real release code's rollouts,
+// process: `device-sim --crash-worker SPEC`), fleet reports delivered by the real report
+// sender to a faulty collector (SimCollector), and the real release code's rollouts,
 // restrictions, targets, pins and cohorts. Each seed runs twice, with and without the site mirror, and the mirror
 // invariant compares the two. A violation is printed with its seed and the schedule that led
 // to it; the exit status is 1 when there was any. Lines that hold figures of the run itself
