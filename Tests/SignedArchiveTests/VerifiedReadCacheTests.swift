@@ -237,11 +237,12 @@ import Testing
 
     // MARK: keys parsed from PEM
 
-    @Test func aPEMKeyIsParsedOnceByItsBytesAndBadTextIsRefusedEveryTime() throws {
+    @Test func aPEMKeyReadAgainIsTheSameKeyAndBadTextIsRefusedEveryTime() throws {
         let key = try Ed25519.PrivateKey.generate()
         let pem = key.publicKey.pemRepresentation
+        // The cache is the process's (other tests fill it too): what it holds is not asserted,
+        // only that its answers are those of parsing.
         let first = try Ed25519.PublicKey(pem: pem)
-        #expect(Ed25519.parsedPEMs.contains(Array(pem.utf8)))
         let again = try Ed25519.PublicKey(pem: pem)
         #expect(again == first && again.keyId == first.keyId && again.derRepresentation == first.derRepresentation)
         let message = Array("status".utf8)

@@ -21,9 +21,10 @@ public enum Ed25519 {
 
     /// Public keys parsed from PEM text, by the exact UTF-8 bytes of that text: a device
     /// reads the same `--trust` keys and trust-root keys at every status read, and parsing
-    /// PEM is OpenSSL's decoder machinery (its provider locks) each time. At most 64 keys
-    /// (a key is about 200 bytes here), the least recently used dropped first; only keys
-    /// that parsed are kept, so bad text is refused again at every read.
+    /// PEM is OpenSSL's decoder machinery (its provider locks) each time. At most 64 keys,
+    /// the least recently used dropped first: a key's text is about 110 bytes, and at most
+    /// what one file a device reads whole holds (64 KiB for a trust root). Only keys that
+    /// parsed are kept, so bad text is refused again at every read.
     package static let parsedPEMs = BoundedCache<[UInt8], PublicKey>(capacity: 64)
 
     /// A public key. A value type holding the 32 raw key bytes and an immutable OpenSSL key
@@ -53,7 +54,7 @@ public enum Ed25519 {
         }
 
         /// A key from PEM text (`-----BEGIN PUBLIC KEY-----`, SubjectPublicKeyInfo). The same
-        /// PEM bytes give the key parsed from them before (``Ed25519/parsedPEMs``).
+        /// PEM bytes give the key parsed from them before (`Ed25519.parsedPEMs`).
         /// - Parameters:
         ///   - pem: the PEM text.
         ///   - source: names the key in error messages (a path).
@@ -112,8 +113,10 @@ public enum Ed25519 {
             self.verifying = verifying
         }
 
+        /// Equal when the raw key bytes are (the DER encoding and the key id follow from them).
         public static func == (a: PublicKey, b: PublicKey) -> Bool { a.rawRepresentation == b.rawRepresentation }
 
+        /// Hashes the raw key bytes, as ``==(_:_:)`` compares them.
         public func hash(into hasher: inout Hasher) { hasher.combine(rawRepresentation) }
 
         /// PEM text (`-----BEGIN PUBLIC KEY-----`), as `openssl pkey -pubout` writes it.
