@@ -14,6 +14,11 @@ import Foundation
 /// stops it at the point; nothing after it runs, and nothing of its memory is left. The
 /// simulation then restarts the device as the agent does (`Updater.start`: interrupted
 /// deletions, a trial left by a dead process, the version to serve) and checks its rules.
+///
+/// The same child runs a check whose write fails (``SimDisk``): with `CLIENTCTL_FAIL_AT`
+/// instead, the n-th hit of the point throws the error a full or failing disk gives there,
+/// the check fails (or goes on, where the write's failure is not the check's) and the child
+/// ends as the device's process would go on.
 enum SimCrash {
     /// What the child needs to run the check.
     struct Spec: Codable {
@@ -29,10 +34,27 @@ enum SimCrash {
         var holds: [[Int64]]
     }
 
+    /// What the child meets: a kill at the `count`-th hit of a crash point, or a write that
+    /// fails there.
+    enum Plan {
+        case kill(point: String, count: Int)
+        case fail(SimDisk.Fault)
+
+        /// The variable the child runs with, and its value.
+        var variable: (name: String, value: String) {
+            switch self {
+            case .kill(let point, let count): return ("CLIENTCTL_CRASH_AT", "\(point):\(count)")
+            case .fail(let fault): return ("CLIENTCTL_FAIL_AT", fault.variable)
+            }
+        }
+    }
+
     /// How a child ended.
     struct Ended {
         /// Killed at the crash point.
         var killed: Bool
+        /// The planned write failed (the child went on after it).
+        var faulted = false
         /// What the check reported when it was not killed.
         var result: String?
         /// The device's monotonic time when the child ended (when it said so).
@@ -59,6 +81,11 @@ enum SimCrash {
 
     /// Runs `spec`'s check in a child that dies the `count`-th time it reaches `point`.
     static func run(_ spec: Spec, point: String, count: Int) throws -> Ended {
+        try run(spec, plan: .kill(point: point, count: count))
+    }
+
+    /// Runs `spec`'s check in a child that meets `plan`.
+    static func run(_ spec: Spec, plan: Plan) throws -> Ended {
         let file = spec.work + "/crash-\(spec.device)-\(spec.check).json"
         try JSONEncoder().encode(spec).write(to: URL(fileURLWithPath: file))
         defer { try? FileManager.default.removeItem(atPath: file) }
@@ -67,7 +94,10 @@ enum SimCrash {
             fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0])
         process.arguments = ["--crash-worker", file]
         var environment = ProcessInfo.processInfo.environment
-        environment["CLIENTCTL_CRASH_AT"] = "\(point):\(count)"
+        // One plan: a kill or a failing write, never one inherited beside it.
+        environment.removeValue(forKey: "CLIENTCTL_CRASH_AT")
+        environment.removeValue(forKey: "CLIENTCTL_FAIL_AT")
+        environment[plan.variable.name] = plan.variable.value
         process.environment = environment
         let out = Pipe()
         process.standardOutput = out
@@ -77,14 +107,14 @@ enum SimCrash {
         let lines = String(decoding: data, as: UTF8.self).split(separator: "\n").map(String.init)
         let killed = process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
         return Ended(
-            killed: killed, result: lines.first { $0.hasPrefix("result: ") }.map { String($0.dropFirst(8)) },
+            killed: killed, faulted: lines.contains("fault: met"), result: lines.first { $0.hasPrefix("result: ") }.map { String($0.dropFirst(8)) },
             now: lines.first { $0.hasPrefix("now: ") }.flatMap { Int64($0.dropFirst(5)) },
             overflow: lines.filter { $0.hasPrefix("overflow: ") }.map { String($0.dropFirst(10)) },
             ledger: SimNetwork.ledger(fromServed: lines))
     }
 
     /// The child: runs the check of `path`'s spec and says how it ended (unless the crash
-    /// point kills it first).
+    /// point kills it first), and whether the planned write failed.
     static func worker(_ path: String) async -> Never {
         do {
             let spec = try JSONDecoder().decode(Spec.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
@@ -115,6 +145,7 @@ enum SimCrash {
             }
             let ledger = network.end()
             var lines = ledger.barredOverflow.map { "overflow: " + $0 }
+            if FaultPoint.planFailed { lines.append("fault: met") }
             lines += ["result: " + said, "now: \(nanoseconds(clock.now.offset))"]
             FileHandle.standardOutput.write(Data(lines.map { $0 + "\n" }.joined().utf8))
             exit(0)

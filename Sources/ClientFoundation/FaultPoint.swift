@@ -33,7 +33,14 @@ package enum FaultPoint {
             guard let plan = DebugPlan.current else { return nil }
             return plan.reach(name.description)
         }
+
+        /// Whether the failure `CLIENTCTL_FAIL_AT` planned has happened in this process
+        /// (false without a plan): a process that goes on can say that its fault met it.
+        package static var planFailed: Bool { DebugPlan.current?.faultFired ?? false }
     #else
+        /// False: fault points exist only in debug builds.
+        package static var planFailed: Bool { false }
+
         /// Does nothing: fault points exist only in debug builds.
         @inline(__always)
         package static func hit<E: Error>(_ name: StaticString, failing failure: (Int32) -> E) throws(E) {}
@@ -125,6 +132,12 @@ package enum FaultPoint {
                 return fault.code
             }
             return nil
+        }
+
+        /// Whether the fault's hit came.
+        var faultFired: Bool {
+            guard let fault else { return false }
+            return faultHits.withLock { $0 } >= fault.target.count
         }
 
         private static func count(_ hits: borrowing Mutex<Int>) -> Int {
