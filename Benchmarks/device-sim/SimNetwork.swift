@@ -64,13 +64,23 @@ final class SimNetwork: HeadFirstTransport {
         var requests = 0
         var bytes: Int64 = 0
         var mirrorBytes: Int64 = 0
+        /// Faults met by requests the check makes one at a time (all but the per-file path's
+        /// objects): the same on every run of the seed.
         var faults = 0
+        /// Faults met by the per-file path's objects, fetched up to four at a time: a failure
+        /// of one cancels the others, which have or have not sent their next request (and met
+        /// its fault) by then, so this count depends on scheduling.
+        var parallelFaults = 0
         /// The manifests served (200), in order.
         var manifests: [[UInt8]] = []
         /// The answers to restriction requests, in order, and whether each came from the mirror.
         var restrictions: [(answer: RestrictionAnswer, mirror: Bool)] = []
         /// The indexes served (200).
         var indexes: [[UInt8]] = []
+        /// The ETags of the manifests a `304` told the device it still has (its request's
+        /// `If-None-Match`): a `304` decides on the manifest the device kept, which after a
+        /// kill may be older than the newest it was served.
+        var manifestsUnchanged: [String] = []
     }
 
     /// How long a download's watcher may take to see that a wall-clock jump closed its
@@ -183,7 +193,9 @@ final class SimNetwork: HeadFirstTransport {
         let fault = fault(origin: origin, path: path, context: context)
         state.withLock { state in
             state.ledger.requests += 1
-            if fault != .none { state.ledger.faults += 1 }
+            if fault != .none {
+                if path.contains("/objects/") { state.ledger.parallelFaults += 1 } else { state.ledger.faults += 1 }
+            }
         }
         if ProcessInfo.processInfo.environment["SIM_TRACE"] != nil {
             FileHandle.standardError.write(
@@ -219,7 +231,14 @@ final class SimNetwork: HeadFirstTransport {
             case .notModified: served?("restriction: unchanged")
             }
         }
+        let isManifest = path.hasSuffix("/manifest.json")
+        func noteManifestUnchanged() {
+            guard let tag = request.headers.first(where: { $0.key.lowercased() == "if-none-match" })?.value else { return }
+            state.withLock { $0.ledger.manifestsUnchanged.append(tag) }
+            served?("manifest unchanged: " + tag)
+        }
         if case .status(let status) = fault {
+            if isManifest, status == 304 { noteManifestUnchanged() }
             if isRestriction, status == 404 || status == 410 { noteRestriction(.absent) }
             if isRestriction, status == 304, request.headers.keys.contains(where: { $0.lowercased() == "if-none-match" }) {
                 noteRestriction(.notModified)
@@ -241,6 +260,7 @@ final class SimNetwork: HeadFirstTransport {
         if path.hasSuffix("manifest.json"), origin { state.withLock { $0.ledger.originAnsweredManifest = true } }
         if let tag = headers["if-none-match"], tag == etag {
             if isRestriction { noteRestriction(.notModified) }
+            if isManifest { noteManifestUnchanged() }
             return try answer(304, head: head, extra: ["etag": etag])
         }
         var start = 0
@@ -333,6 +353,8 @@ final class SimNetwork: HeadFirstTransport {
         for line in lines {
             if line.hasPrefix("manifest: "), let data = Data(base64Encoded: String(line.dropFirst(10))) {
                 ledger.manifests.append([UInt8](data))
+            } else if line.hasPrefix("manifest unchanged: ") {
+                ledger.manifestsUnchanged.append(String(line.dropFirst(20)))
             } else if line.hasPrefix("restriction: ") {
                 let rest = String(line.dropFirst(13))
                 let answer: RestrictionAnswer? =
@@ -389,7 +411,7 @@ final class SimNetwork: HeadFirstTransport {
         return response
     }
 
-    private static func fnv(_ bytes: [UInt8]) -> String {
+    static func fnv(_ bytes: [UInt8]) -> String {
         var hash: UInt64 = 0xCBF2_9CE4_8422_2325
         for byte in bytes {
             hash ^= UInt64(byte)

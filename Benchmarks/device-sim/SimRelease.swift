@@ -235,7 +235,8 @@ extension SimRun {
     /// must let it. Judged at the wall-clock readings of the check's start and end (a jump in
     /// between makes either the device's time).
     func judgeTake(_ n: Int, _ version: Version, ledger: SimNetwork.Ledger, before: [UInt8]?, walls: [Date]) {
-        let manifests = (ledger.manifests + (before.map { [$0] } ?? [])).compactMap(manifest)
+        let unchanged = ledger.manifestsUnchanged.compactMap { manifestsByETag[$0] }
+        let manifests = (ledger.manifests + unchanged + (before.map { [$0] } ?? [])).compactMap(manifest)
         let index = ledger.indexes.flatMap(indexReleases)
         let held = restriction(devices[n].restriction)
         var why: [String] = []
@@ -272,6 +273,7 @@ extension SimRun {
     /// What device `n` was served in a check: its revocations heard, its restriction held
     /// and the newest manifest it was served.
     func learn(_ n: Int, _ ledger: SimNetwork.Ledger) {
+        for bytes in ledger.manifests { manifestsByETag["\"\(bytes.count)-\(SimNetwork.fnv(bytes))\""] = bytes }
         for bytes in ledger.manifests {
             guard let m = manifest(bytes) else { continue }
             devices[n].heardRevoked.formUnion(m.revoked.map(\.description))

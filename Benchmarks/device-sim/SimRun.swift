@@ -89,7 +89,11 @@ final class SimRun: @unchecked Sendable {
         var events = 0
         var checks = 0
         var releases = 0
+        /// Faults met by requests made one at a time (``SimNetwork/Ledger/faults``).
         var faults = 0
+        /// Faults met by the per-file path's parallel objects: a figure of the run, not of
+        /// the seed (``SimNetwork/Ledger/parallelFaults``).
+        var parallelFaults = 0
         /// Takes a restriction would have refused had it held before its `issued` (the
         /// device's clock behind the rollout key's).
         var early = 0
@@ -118,6 +122,9 @@ final class SimRun: @unchecked Sendable {
     var events: SimRandom
     /// Published versions: version → the digest of its tree.
     var trees: [String: String] = [:]
+    /// Every manifest any device was served, by the ETag the network gave it: what a `304`
+    /// to a request naming that ETag decides on.
+    var manifestsByETag: [String: [UInt8]] = [:]
     var revoked: Set<String> = []
     var newest = Version(1, 0, 0)
     /// The rollout role's key, named by the channel's trust root.
@@ -369,6 +376,7 @@ final class SimRun: @unchecked Sendable {
         }
         let ledger = network.end()
         outcome.faults += ledger.faults
+        outcome.parallelFaults += ledger.parallelFaults
         for line in ledger.barredOverflow { violation("window-or-hold", line) }
         let said = report.map { "\($0.result.rawValue)" + ($0.version.map { " \($0)" } ?? "") } ?? "failed"
         say("device \(n) check \(number): \(said)" + (failure.map { ": \(Self.short($0))" } ?? ""))
