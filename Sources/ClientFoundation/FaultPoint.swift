@@ -93,7 +93,7 @@ package enum FaultPoint {
                         "clientctl: CLIENTCTL_FAIL_AT=\(faultSpec) is not <point>:<n>:<errno> "
                         + "(n at least 1, errno ENOSPC, EIO, EDQUOT, EROFS or a number)\n"
                     FileHandle.standardError.write(Data(line.utf8))
-                    exit(64)
+                    exit(FailureKind.usage.exitStatus)
                 }
                 fault = parsed
             }
