@@ -185,6 +185,7 @@ public struct DeviceEngine: Sendable {
                 transport: transport, retry: options.retry ?? .standard, sleeper: options.sleeper ?? TaskSleeper(clock: options.clock))
             if let idle = options.idleTimeout { downloader.idleTimeout = idle }
             downloader.rateLimiter = limiter
+            downloader.now = options.now
             var channel = try ArchiveChannel(
                 layout: layout, config: config, downloader: downloader,
                 options: options.archive, clock: clock, logger: options.logger)
@@ -192,11 +193,10 @@ public struct DeviceEngine: Sendable {
             channel.downloadGate = DownloadGate(probe: options.linkProbe ?? linkProbe(config), holds: holds, clock: options.clock)
             return channel
         case .meteor:
-            return try MeteorChannel(
-                layout: layout, config: config, transport: transport,
-                options: .init(
-                    sleeper: options.sleeper ?? TaskSleeper(clock: options.clock), logger: options.logger, rateLimiter: limiter, clock: options.clock)
-            )
+            var meteor = MeteorChannel.Options(
+                sleeper: options.sleeper ?? TaskSleeper(clock: options.clock), logger: options.logger, rateLimiter: limiter, clock: options.clock)
+            meteor.now = options.now
+            return try MeteorChannel(layout: layout, config: config, transport: transport, options: meteor)
         default:
             throw EngineError(.configInvalid, "\(layout.config): channelKind '\(config.channelKind.rawValue)' is not signed-archive or meteor")
         }

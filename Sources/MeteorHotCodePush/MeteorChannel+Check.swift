@@ -25,6 +25,7 @@ extension MeteorChannel {
         let embedded = try embeddedBundle()
         var downloader = Downloader(transport: transport, retry: options.retry, sleeper: options.sleeper)
         downloader.rateLimiter = options.rateLimiter
+        downloader.now = options.now
         options.rateLimiter?.refresh()  // a cap changed while the device runs applies from this check
         let fetcher = AssetFetcher(baseURL: baseURL, downloader: downloader, maxAssetBytes: options.maxAssetBytes)
         let manifestData = try await fetcher.fetchManifest(maxBytes: options.manifestLimits.maxBytes)

@@ -32,6 +32,9 @@ package struct MeteorChannel: UpdateChannel {
         /// The monotonic clock a download's duration is measured on (the engine's: a
         /// simulation's reports say its time, not the host's).
         package var clock: MonotonicClock
+        /// The device's wall clock, against which a server's `Retry-After` date is read (the
+        /// engine's).
+        package var now: @Sendable () -> Date = { Date() }
 
         package init(
             maxConnections: Int = 6, retry: RetryPolicy = .standard, sleeper: any Sleeper = TaskSleeper(),

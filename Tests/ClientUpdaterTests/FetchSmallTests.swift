@@ -56,6 +56,19 @@ import Testing
         #expect(server.requests.count == 1 && sleeper.delays.isEmpty, "no retry: \(sleeper.delays)")
     }
 
+    /// A `Retry-After` given as an HTTP date (RFC 9110 §10.2.3) is read against the
+    /// downloader's wall clock, the device's (`DeviceEngine.Options.now`), not the host's:
+    /// on a device whose clock reads 16:00 UTC, "17:10:00 GMT" is 70 minutes away.
+    @Test func aRetryAfterDateIsReadOnTheDevicesWallClock() async throws {
+        faults.add(
+            .custom { $0 = LoopbackResponse(status: 503, headers: [("Retry-After", "Tue, 25 Nov 2025 17:10:00 GMT")]) },
+            path: "/manifest.json")
+        var device = downloader
+        device.now = { Date(timeIntervalSince1970: 1_764_086_400) }  // 2025-11-25T16:00:00Z
+        let error = await #expect(throws: UpdaterError.self) { try await device.fetchSmall(server.url("/manifest.json")) }
+        #expect(error.flatMap { HTTPStatusFailure.found(in: $0) }?.retryAfter == .seconds(70 * 60))
+    }
+
     @Test func staleETagGetsTheNewBody() async throws {
         let result = try await downloader.fetchSmall(server.url("/manifest.json"), ifNoneMatch: "\"old\"")
         #expect(result == .fetched(manifest, etag: result.etag) && result.etag != nil)

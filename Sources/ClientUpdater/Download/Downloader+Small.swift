@@ -42,7 +42,7 @@ extension Downloader {
                     default:
                         throw UpdaterError.httpStatus(
                             url, head.status, (300...399).contains(head.status) ? "redirects are not followed" : nil,
-                            retryAfter: head[header: "retry-after"].flatMap { RetryAfter.parse($0, now: Date()) })
+                            retryAfter: head[header: "retry-after"].flatMap { RetryAfter.parse($0, now: now()) })
                     }
                 },
                 sink: { chunk in

@@ -34,6 +34,9 @@ package struct Downloader: Sendable {
     /// cohort files). One limiter for every download of this downloader: parallel downloads
     /// share the cap. `nil`: no cap.
     package var rateLimiter: RateLimiter?
+    /// The device's wall clock, against which a `Retry-After` given as an HTTP date is read
+    /// (the engine gives its own, `DeviceEngine.Options.now`).
+    package var now: @Sendable () -> Date = { Date() }
 
     /// - Parameter transport: the network seam; `ClientUpdaterHTTP` adds an initializer
     ///   without it that uses its `DefaultTransport`.
