@@ -61,7 +61,13 @@ struct KeptRestriction {
     func keep(_ fetched: Fetched) {
         guard fetched.changed else { return }
         if let bytes = fetched.bytes {
-            try? AtomicFile.write(Data(bytes), to: layout.keptRestriction)
+            // A write that fails (a full disk) must not leave the older copy beside the new
+            // ETag: the next 304 would judge with it. Without a copy the next GET is plain.
+            do {
+                try AtomicFile.write(Data(bytes), to: layout.keptRestriction)
+            } catch {
+                unlink(layout.keptRestriction)
+            }
         } else {
             unlink(layout.keptRestriction)
         }

@@ -238,6 +238,58 @@ import Testing
         #expect(installed.result == .installed && installed.version == "1.1.0", "\(installed) \(next.errorOutput)")
     }
 
+    // MARK: A restriction that cannot be kept
+
+    /// Found reading the deferral's defect: the rollout role's restriction is kept with its
+    /// ETag, and a 304 judges with the kept copy. When a changed restriction could not be
+    /// written, the older copy stayed beside the new ETag, so the next check judged with a
+    /// restriction the channel no longer publishes (a cap where a pause now holds). Now the
+    /// copy goes when its write fails, and the next check asks for the restriction afresh.
+    @Test(arguments: ["ENOSPC", "EIO"])
+    func aRestrictionThatCannotBeKeptIsAskedAgainNotJudgedFromAnOlderCopy(_ errno: String) async throws {
+        let rig = try await RestrictionRig()
+        try await rig.d.installAndCommit(["1.0.0"])
+        try rig.d.publish("1.1.0")
+        try await rig.restrict(["--pause", "--expires-in", "12h"])
+        let root = rig.d.layout.root
+        let first = try await ClientctlBinary.run(["install", "--root", root])
+        #expect(first.status == 0, "\(first.errorOutput)")
+        let kept = rig.d.layout.keptRestriction
+        let older = try Data(contentsOf: URL(fileURLWithPath: kept))
+
+        // Another restriction; the write that keeps it fails.
+        try await rig.restrict(["--pause", "--expires-in", "6h"])
+        let published = try Data(contentsOf: URL(fileURLWithPath: rig.d.releases.channelDirectory + "/restriction.json"))
+        #expect(published != older)
+        var met = false
+        for n in 1...4 where !met {
+            try FileManager.default.copyItem(atPath: root, toPath: root + "-try")
+            let run = try await ClientctlBinary.run(
+                ["install", "--root", root + "-try"], environment: ["CLIENTCTL_FAIL_AT": "atomic.written:\(n):\(errno)"])
+            let there = RootLayout(root: root + "-try").keptRestriction
+            // The n-th atomic write of the check was the restriction's: the new bytes are not there.
+            if (try? Data(contentsOf: URL(fileURLWithPath: there))) != published {
+                #expect(run.status == 0, "\(run.errorOutput)")
+                #expect(!FileManager.default.fileExists(atPath: there), "the older restriction stayed beside the new ETag")
+                try FileManager.default.removeItem(atPath: root)
+                try FileManager.default.moveItem(atPath: root + "-try", toPath: root)
+                met = true
+            } else {
+                try FileManager.default.removeItem(atPath: root + "-try")
+            }
+        }
+        #expect(met, "no atomic write of the check kept the restriction")
+
+        // The next check asks for the restriction without If-None-Match, and is still held.
+        let asked = rig.d.requests(to: "/stable/restriction.json").count
+        let next = try await ClientctlBinary.run(["install", "--root", root, "--json"])
+        let report = try JSONDecoder().decode(InstallReport.self, from: next.stdout)
+        #expect(report.result == .skipped && report.message.contains("paused by the rollout role's restriction"), "\(report)")
+        let request = try #require(rig.d.requests(to: "/stable/restriction.json").dropFirst(asked).first)
+        #expect(request.headers["if-none-match"] == nil, "\(request.headers)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: kept)) == published)
+    }
+
     // MARK: The seam itself
 
     /// A plan that cannot be read stops the process at once: a test never passes because
