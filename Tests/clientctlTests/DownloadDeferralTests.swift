@@ -147,6 +147,33 @@ extension DownloadDeferralTests {
         #expect(next.result == .installed && next.version == "1.0.0", "\(next)")
         #expect(!Self.holds(root, "deferred-manifest.json"))
     }
+
+    /// Found by the simulator (seed 10005 of 40 devices for 10 days, `up-to-date`): a
+    /// deferral kept the manifest and recorded its ETag; the next check, on a clock past the
+    /// release's expiry, said "stale" and dropped the kept manifest but left the ETag. Once the
+    /// clock was set back (it had run ahead), every check was a 304 that said "up to date"
+    /// while the release, unexpired at the device's clock, was offered inside its window.
+    @Test func aDeferralThenAnExpiryDoesNotFreezeTheDeviceOnceItsClockIsSetBack() async throws {
+        let rig = try TargetingRig()
+        let day = try Self.aDayAhead()
+        let expires = day.addingTimeInterval(26 * 3600)  // 02:00 UTC the next day
+        try await rig.publish("1.0.0", ["--expires", RFC3339.format(expires)])
+        let root = try await Self.nightRoot(rig)
+        let deferred = try JSONDecoder().decode(
+            InstallReport.self,
+            from: try await Self.clientctl(["install", "--root", root, "--json"], at: day.addingTimeInterval(12 * 3600)).stdout)
+        #expect(deferred.result == .deferred, "\(deferred)")
+        // A clock that runs ahead: past the expiry (and outside the window).
+        let stale = try JSONDecoder().decode(
+            InstallReport.self,
+            from: try await Self.clientctl(["install", "--root", root, "--json"], at: day.addingTimeInterval(30 * 3600)).stdout)
+        #expect(stale.result == .stale, "\(stale)")
+        // Set right: 01:30 UTC the next day, inside the window and before the expiry.
+        let next = try JSONDecoder().decode(
+            InstallReport.self,
+            from: try await Self.clientctl(["install", "--root", root, "--json"], at: day.addingTimeInterval(25.5 * 3600)).stdout)
+        #expect(next.result == .installed && next.version == "1.0.0", "\(next)")
+    }
 }
 
 @Suite struct DownloadPolicyMediaTests {
