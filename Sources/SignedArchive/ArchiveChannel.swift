@@ -134,7 +134,12 @@ package struct ArchiveChannel: UpdateChannel {
             // have asked the origin again, so they do now: a mirror changes only the speed
             // of a check, never its outcome (docs/site-mirror.md#devices). When the origin
             // is still out of reach, the check fails saying why, as before.
+            // The first pass may have kept what the mirror served beside the state (the
+            // restriction, a deferral's manifest): without the ETags the origin sends its
+            // documents whole, and they replace those copies.
             state = before
+            state.archive.manifestETag = nil
+            state.archive.restrictionETag = nil
             reporter.note("the site mirror's manifest cannot stand in; the origin is asked again")
             var origin = followed
             origin.downloader = direct
