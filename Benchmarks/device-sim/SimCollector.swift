@@ -179,7 +179,7 @@ enum SimZstd {
     private typealias IsError = @convention(c) (Int) -> UInt32
     private typealias ContentSize = @convention(c) (UnsafeRawPointer?, Int) -> UInt64
 
-    private nonisolated(unsafe) static let functions: (Decompress, IsError, ContentSize)? = {
+    private static let functions: (Decompress, IsError, ContentSize)? = {
         guard let handle = dlopen("libzstd.so.1", RTLD_NOW) ?? dlopen("libzstd.so", RTLD_NOW),
             let decompress = dlsym(handle, "ZSTD_decompress"), let isError = dlsym(handle, "ZSTD_isError"),
             let size = dlsym(handle, "ZSTD_getFrameContentSize")

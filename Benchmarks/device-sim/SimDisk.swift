@@ -69,6 +69,7 @@ extension SimRun {
             violation("disk", "device \(n) check \(number): the child process did not run: \(error)")
             return
         }
+        if ended.faulted { outcome.diskFaults += 1 }
         if ended.killed { violation("disk", "device \(n) check \(number): the child died at \(fault.variable)") }
         for line in ended.overflow { violation("window-or-hold", line) }
         let result = ended.result ?? "no result"

@@ -99,6 +99,8 @@ final class SimRun: @unchecked Sendable {
         var early = 0
         /// Checks killed at a crash point.
         var kills = 0
+        /// Checks in which a write failed as on a full or failing disk.
+        var diskFaults = 0
         /// Times a device ran a release above its floor.
         var floorBelow = 0
         /// Reports the collector stored, those that came again, and the collector's faults.
@@ -359,6 +361,15 @@ final class SimRun: @unchecked Sendable {
             // hits; the others at their one hit.
             let count = SimCrash.repeated.contains(point) ? 1 + Int(crash.next() % 3) : 1
             await killedCheck(n, number: number, point: point, count: count, startWall: startWall)
+            await afterStep(n, opened: opened)
+            await deliverReports(n, faults: faults, at: reportsAt)
+            return
+        }
+        // Now and then, while faults last, a write of the check fails as on a full or failing
+        // disk (``SimDisk``): the check runs in a child that goes on after it.
+        let behind = opened && devices[n].history.last != newest.description
+        if faults, let fault = SimDisk.draw(seed: options.seed, device: n, check: number, behind: behind) {
+            await faultedCheck(n, number: number, fault: fault, startWall: startWall)
             await afterStep(n, opened: opened)
             await deliverReports(n, faults: faults, at: reportsAt)
             return

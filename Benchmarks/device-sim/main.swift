@@ -72,7 +72,8 @@ let list: [UInt64] = single.map { [$0] } ?? (0..<UInt64(seeds)).map { first + $0
 let verbose = single != nil
 var violations = 0
 var totals = (
-    events: 0, checks: 0, releases: 0, faults: 0, parallelFaults: 0, early: 0, kills: 0, floorBelow: 0, reports: 0, again: 0, reportFaults: 0
+    events: 0, checks: 0, releases: 0, faults: 0, parallelFaults: 0, early: 0, kills: 0, diskFaults: 0, floorBelow: 0, reports: 0, again: 0,
+    reportFaults: 0
 )
 let began = ContinuousClock.now
 let cpuBefore = clock()
@@ -132,6 +133,7 @@ for seed in list {
         totals.parallelFaults += with.parallelFaults
         totals.early += with.early
         totals.kills += with.kills
+        totals.diskFaults += with.diskFaults
         totals.floorBelow += with.floorBelow
         totals.reports += with.reports
         totals.again += with.reportDuplicates
@@ -158,7 +160,7 @@ let wall = (ContinuousClock.now - began).inSeconds
 let cpu = Double(clock() - cpuBefore) / Double(CLOCKS_PER_SEC)
 let deviceDays = Double(list.count * deviceCount * days) * (compare ? 2 : 1)
 print(
-    "simulate: \(list.count) seeds, \(Int(deviceDays)) device-days, \(totals.checks) checks, \(totals.releases) releases, \(totals.faults) faults, \(totals.kills) kills, \(violations) violations"
+    "simulate: \(list.count) seeds, \(Int(deviceDays)) device-days, \(totals.checks) checks, \(totals.releases) releases, \(totals.faults) faults, \(totals.kills) kills, \(totals.diskFaults) failed writes, \(violations) violations"
 )
 print(
     "simulate: \(totals.reports) reports reached the collector; \(totals.again) came again (at-least-once), "
