@@ -58,10 +58,7 @@ extension SimRun {
         if let updater = devices[n].updater { await updater.shutdown() }
         devices[n].updater = nil
         let clock = devices[n].clock
-        let spec = SimCrash.Spec(
-            seed: options.seed, work: options.work, device: n, check: number, faults: true, now: SimCrash.nanoseconds(clock.now.offset),
-            jumps: devices[n].wall.schedule.map { [SimCrash.nanoseconds($0.at.offset), SimCrash.nanoseconds($0.skew)] },
-            holds: devices[n].holds.leases.map { [SimCrash.nanoseconds($0.from.offset), SimCrash.nanoseconds($0.until.offset)] })
+        let spec = childSpec(n, number: number)
         let ended: SimCrash.Ended
         do {
             ended = try SimCrash.run(spec, plan: .fail(fault))

@@ -430,6 +430,16 @@ final class SimRun: @unchecked Sendable {
         devices[n].inWindow.append(opened)
     }
 
+    /// What a child process needs to run check `number` of device `n` as the device would:
+    /// its clocks, wall-clock jumps and holds (``SimCrash``).
+    func childSpec(_ n: Int, number: Int) -> SimCrash.Spec {
+        let clock = devices[n].clock
+        return SimCrash.Spec(
+            seed: options.seed, work: options.work, device: n, check: number, faults: true, now: SimCrash.nanoseconds(clock.now.offset),
+            jumps: devices[n].wall.schedule.map { [SimCrash.nanoseconds($0.at.offset), SimCrash.nanoseconds($0.skew)] },
+            holds: devices[n].holds.leases.map { [SimCrash.nanoseconds($0.from.offset), SimCrash.nanoseconds($0.until.offset)] })
+    }
+
     /// Check `number` of device `n` runs in a child process killed the `count`-th time it
     /// reaches `point` (``SimCrash``); the device then restarts.
     func killedCheck(_ n: Int, number: Int, point: String, count: Int, startWall: Date) async {
@@ -438,10 +448,7 @@ final class SimRun: @unchecked Sendable {
         devices[n].updater = nil
         devices[n].sender = nil
         let clock = devices[n].clock
-        let spec = SimCrash.Spec(
-            seed: options.seed, work: options.work, device: n, check: number, faults: true, now: SimCrash.nanoseconds(clock.now.offset),
-            jumps: devices[n].wall.schedule.map { [SimCrash.nanoseconds($0.at.offset), SimCrash.nanoseconds($0.skew)] },
-            holds: devices[n].holds.leases.map { [SimCrash.nanoseconds($0.from.offset), SimCrash.nanoseconds($0.until.offset)] })
+        let spec = childSpec(n, number: number)
         let ended: SimCrash.Ended
         do {
             ended = try SimCrash.run(spec, point: point, count: count)
