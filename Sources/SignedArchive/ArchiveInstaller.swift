@@ -98,11 +98,12 @@ struct ArchiveInstaller {
                     "the origin was not reached and the site mirror's manifest cannot stand in: \(reason); "
                         + "this device keeps what it runs until the origin or a fresher mirror answers")
             }
-            // Stale is a judgement of this moment (an expiry read on the device's clock): the
-            // next check fetches the manifest again and decides anew. A deferral's ETag left
-            // beside no kept manifest would make every later check a 304 that says "up to
-            // date", even once a clock that ran ahead is set right and the release may be taken.
-            state.archive.manifestETag = nil
+            // Stale is a judgement of this moment (an expiry read on the device's clock). A
+            // deferral's ETag left beside no kept manifest (this check drops the kept copy)
+            // would make every later check a 304 that says "up to date", even once a clock
+            // that ran ahead is set right and the release may be taken: the next check fetches
+            // the manifest again and decides anew. Without a kept copy nothing changes.
+            if deferred.read() != nil { state.archive.manifestETag = nil }
             return .stale(reason)
         case .revoked(let reason):
             reporter.report(.checkRefused, version: manifest.version.description, reason: .revoked, detail: reason)
