@@ -1,3 +1,4 @@
+import ClientFoundation
 import ClientUpdater
 import Foundation
 import SignedManifest
@@ -73,8 +74,8 @@ final class SimCollector: Sendable {
         }
         let stream = batch["stream"] as? String ?? ""
         if let key = batch["key"] as? String {
-            let signature = headers["clientctl-signature"].flatMap(Self.bytes(hex:)) ?? []
-            guard let raw = Self.bytes(hex: key), Ed25519.isValidSignature(signature, for: [UInt8](json), rawPublicKey: raw) else {
+            let signature = headers["clientctl-signature"].flatMap(LowerHex.decode) ?? []
+            guard let raw = LowerHex.decode(key), Ed25519.isValidSignature(signature, for: [UInt8](json), rawPublicKey: raw) else {
                 record("device \(device): a batch (seq \(first)…) whose signature does not match its bytes")
                 return Self.reply(401, error: "the signature does not match the batch")
             }
@@ -155,20 +156,6 @@ final class SimCollector: Sendable {
 
     private static func reply(_ status: Int, error: String) -> TransportReply {
         TransportReply(status: status, headers: ["content-type": "application/json"], body: Data("{\"error\": \"\(error)\"}".utf8))
-    }
-
-    private static func bytes(hex: String) -> [UInt8]? {
-        let digits = Array(hex.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var out: [UInt8] = []
-        out.reserveCapacity(digits.count / 2)
-        var i = 0
-        while i < digits.count {
-            guard let byte = UInt8(String(decoding: digits[i..<i + 2], as: UTF8.self), radix: 16) else { return nil }
-            out.append(byte)
-            i += 2
-        }
-        return out
     }
 }
 
