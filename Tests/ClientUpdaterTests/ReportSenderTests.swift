@@ -290,6 +290,32 @@ import Testing
         #expect(batches.allSatisfy { $0 >= 2 }, "every request carries more than one heartbeat: \(batches)")
     }
 
+    /// A hold that ends less than a millisecond from now makes the next attempt a
+    /// millisecond away, never due at once: the sender's loop would read and parse its
+    /// journal again and again until the hold's end. The simulator's agents' world, whose
+    /// time moves only when every task waits, met the loop that never waited
+    /// (docs/simulation.md#the-agents-world).
+    @Test func aHoldThatEndsWithinTheMillisecondIsNotDueAtOnce() async throws {
+        let rig = try Rig()
+        let stub = try ReportCollectorStub()
+        let wall = WallClock()
+        let manual = ManualClock()
+        var options = Self.options()
+        options.now = { wall.now }
+        options.clock = MonotonicClock(manual)
+        let journal = ReportJournal(layout: rig.layout, now: { wall.now })
+        let sender = ReportSender(
+            source: journal, identity: ReportIdentity(device: Self.device, app: "com.example.notes", channel: "stable"),
+            url: try #require(URL(string: stub.baseURL)), transport: DefaultTransport(settings: HTTPTransportSettings()), options: options)
+        journal.record(ReportDraft(.heartbeat, running: "1.0.0"))
+        let stamped = try #require(journal.pending(maxReports: 1, maxBytes: 1 << 20).first).time
+        let until = stamped.addingTimeInterval(12 * 3600)
+        wall.jump(until.timeIntervalSince(wall.now) - 0.0004)
+        #expect(await sender.attempt() == .held(until: until))
+        #expect(try #require(sender.due) >= .milliseconds(1), "due a millisecond on, not at once (\(String(describing: sender.due)))")
+        #expect(stub.received.isEmpty)
+    }
+
     /// A heartbeat and a rollout wait are held; the next report that matters takes them along
     /// in the same request (docs/fleet-reports.md#delivery).
     @Test func reportsThatCanWaitGoWithTheNextThatMatters() async throws {

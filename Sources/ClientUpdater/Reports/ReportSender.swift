@@ -118,7 +118,9 @@ package final class ReportSender: Sendable {
         }
         let wallNow = options.now()
         if let until = ReportDeliverySchedule.heldUntil(reports, now: wallNow, hold: options.tuning.hold) {
-            let at = options.clock.now + .seconds(clamping: until.timeIntervalSince(wallNow))
+            // At least a millisecond: a hold that ends within the rounding would otherwise be
+            // due at once, and the loop would read the journal again and again until it ends.
+            let at = options.clock.now + max(.milliseconds(1), .seconds(clamping: until.timeIntervalSince(wallNow)))
             loop.withLock { $0.schedule.holding(until: at) }
             return .held(until: until)
         }
