@@ -33,6 +33,7 @@ extension DeviceEngine {
         var options = ReportSender.Options()
         options.now = now
         options.clock = monotonic
+        if let reportRandom { options.random = reportRandom }
         return options
     }
 

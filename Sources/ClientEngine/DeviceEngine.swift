@@ -42,6 +42,13 @@ public struct DeviceEngine: Sendable {
         /// Whether the link is metered (docs/download-policy.md#metered-links); nil: the
         /// root's probe (``DeviceEngine/linkProbe(_:)``).
         package var linkProbe: (any MeteredLinkProbe)?
+        /// The report sender's jitter source, a number in 0..<1; nil: `Double.random`. A
+        /// simulation draws it from its seed.
+        package var reportRandom: (@Sendable () -> Double)?
+        /// Reads the wall and boot clocks at one moment for the device's time
+        /// (docs/device-time.md); nil: `ClockReading.now()` with ``now`` as its wall clock. A
+        /// simulation gives its own boot clock too.
+        package var clockReading: (@Sendable () -> ClockReading)?
         /// Overrides the config's startup timeout, e.g. `serve --startup-timeout` (the root's
         /// `config.json` is not changed).
         public var startupTimeout: Duration?
@@ -102,6 +109,8 @@ public struct DeviceEngine: Sendable {
     /// Who holds the device's downloads back now (docs/download-policy.md#holds): the leases
     /// of the page and of local processes, which the agent takes and the channel reads.
     package let downloadHolds: DownloadHolds
+    /// The report sender's jitter source (``Options/reportRandom``).
+    package var reportRandom: (@Sendable () -> Double)? = nil
 
     /// The device root a host was given: `explicit` (a `--root` flag) when set, else the
     /// `CLIENTCTL_ROOT` environment variable.
@@ -133,7 +142,7 @@ public struct DeviceEngine: Sendable {
         let wall = options.now
         let clock = DeviceClock(
             layout: layout,
-            clocks: {
+            clocks: options.clockReading ?? {
                 var reading = ClockReading.now()
                 reading.wall = wall()
                 return reading
@@ -146,7 +155,8 @@ public struct DeviceEngine: Sendable {
         return DeviceEngine(
             layout: layout, config: config, channel: channel,
             updater: Updater(layout: layout, config: config, channel: channel, clock: clock, logger: options.logger),
-            transport: transport, now: { clock.now() }, clock: clock, monotonic: options.clock, downloadHolds: holds)
+            transport: transport, now: { clock.now() }, clock: clock, monotonic: options.clock, downloadHolds: holds,
+            reportRandom: options.reportRandom)
     }
 
     /// Meteor roots: the shell's `www` folder (the parent of the embedded `application`),

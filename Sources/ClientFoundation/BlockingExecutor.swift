@@ -1,4 +1,5 @@
 import NIOPosix
+import Synchronization
 
 /// The one place blocking work runs, on the device and on the release side: file-system
 /// calls, libarchive reading and writing, zstd patching and hashing go through ``run(_:)``
@@ -28,6 +29,19 @@ package final class BlockingExecutor: Sendable {
 
     private let pool: NIOThreadPool
 
+    /// Runs a piece of blocking work somewhere else than the threads (``runAll(on:)``).
+    package typealias Runner = @Sendable (@escaping @Sendable () -> Void) -> Void
+    /// Where every executor sends its work instead of its threads, when set.
+    private static let runner = Mutex<Runner?>(nil)
+
+    /// From now on, every executor's work goes to `runner` instead of its threads, for the
+    /// rest of the process: the device simulator's agents' world (docs/simulation.md) runs all
+    /// of the process's work on its one thread, in the order it was asked for, so a seed
+    /// replays whatever the machine's load. Nothing else calls it.
+    package static func runAll(on runner: @escaping Runner) {
+        Self.runner.withLock { $0 = runner }
+    }
+
     private init(pool: NIOThreadPool) {
         self.pool = pool
     }
@@ -52,6 +66,10 @@ package final class BlockingExecutor: Sendable {
     /// blocking steps come in sequences (write, then rename) that must not stop halfway.
     package func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
+            if let runner = Self.runner.withLock({ $0 }) {
+                runner { continuation.resume(with: Result { try work() }) }
+                return
+            }
             pool.submit { state in
                 guard case .active = state else {
                     continuation.resume(throwing: FileSystemError(.io, "the blocking-work executor was shut down"))
@@ -65,6 +83,7 @@ package final class BlockingExecutor: Sendable {
     /// Runs `work` on one of the executor's threads once one is free, without waiting for it
     /// (the ``BlockingSerialExecutor`` drains an actor's jobs this way).
     package func submit(_ work: @escaping @Sendable () -> Void) {
+        if let runner = Self.runner.withLock({ $0 }) { return runner(work) }
         pool.submit { _ in work() }
     }
 

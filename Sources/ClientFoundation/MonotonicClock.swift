@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The one monotonic clock the device's timers read and sleep on: durations since the clock
 /// was made, never a wall-clock date. It wraps any standard-library `Clock` whose duration is
@@ -17,8 +18,20 @@ public struct MonotonicClock: Sendable {
         sleeper = { deadline in try await clock.sleep(until: origin.advanced(by: deadline), tolerance: nil) }
     }
 
-    /// The real monotonic clock (`ContinuousClock`, which no setting of the system's time moves).
-    public static var continuous: MonotonicClock { MonotonicClock(ContinuousClock()) }
+    /// The real monotonic clock (`ContinuousClock`, which no setting of the system's time
+    /// moves), or the clock a simulation made the whole process's (``replaceForProcess(with:)``).
+    public static var continuous: MonotonicClock { replacement.withLock { $0 } ?? MonotonicClock(ContinuousClock()) }
+
+    /// What ``continuous`` gives instead of the real clock, when set.
+    private static let replacement = Mutex<MonotonicClock?>(nil)
+
+    /// From now on ``continuous`` is `clock`, for the whole process: the device simulator's
+    /// agents' world (docs/simulation.md#the-agents-world) runs every timer of the process on
+    /// its simulated time, the lock waits and other defaults too, as FoundationDB's simulation
+    /// replaces the whole world's time. Nothing else calls it.
+    package static func replaceForProcess(with clock: MonotonicClock) {
+        replacement.withLock { $0 = clock }
+    }
 
     /// Time since the clock was made.
     public var now: Duration { elapsed() }
