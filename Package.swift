@@ -393,7 +393,7 @@ let package = Package(
             name: "device-sim",
             dependencies: [
                 "ClientFoundation", "DeviceIdentity", "DeviceSetup", "DeviceTargeting", "ClientUpdater", "SignedArchive", "SignedManifest",
-                "ArchivePublishing", "ReleaseSigning", "ClientEngine", "FleetReports",
+                "ArchivePublishing", "ReleaseSigning", "ClientEngine", "FleetReports", "ApplyPolicy", "AuthenticatedTime", "ClientShim",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/device-sim"

@@ -76,6 +76,10 @@ final class SimClock: Clock, Sendable {
     /// The sleepers waiting for time to move.
     var sleeperCount: Int { state.withLock { $0.sleepers.count } }
 
+    /// The earliest deadline a sleeper waits for, if any: where a discrete-event driver
+    /// moves time next once every task waits.
+    var nextDeadline: SimInstant? { state.withLock { $0.sleepers.values.map(\.deadline).min() } }
+
     /// Moves time forward by `duration`.
     func advance(by duration: Duration) { advance(to: now.advanced(by: duration)) }
 }

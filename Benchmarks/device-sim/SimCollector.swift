@@ -58,7 +58,9 @@ final class SimCollector: Sendable {
 
     /// One `POST /v1/reports` of device `device` (the network's context: its clock, whether
     /// faults are on).
-    func post(_ request: TransportExchange, device: Int, clock: SimClock, faults: Bool) async throws -> TransportReply {
+    /// `waits`: a late answer sleeps on the clock (the agents' world, where only its driver
+    /// moves time); else it moves the clock itself.
+    func post(_ request: TransportExchange, device: Int, clock: SimClock, faults: Bool, waits: Bool = false) async throws -> TransportReply {
         guard request.method == "POST", request.url.path == "/v1/reports" else { return Self.reply(404, error: "no such route") }
         let headers = Dictionary(request.headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
         var json = request.body
@@ -103,7 +105,7 @@ final class SimCollector: Sendable {
         }
         if r.chance(0.04) {
             countFault()
-            clock.advance(by: request.timeLimit)
+            if waits { try await clock.sleep(for: request.timeLimit) } else { clock.advance(by: request.timeLimit) }
             if r.chance(0.5) { _ = store(id: id, stream: stream, device: device, reports) }
             throw UpdaterError.network(request.url, .timedOut(request.timeLimit))
         }

@@ -2,7 +2,7 @@
 // docs/simulation.md).
 //
 //   device-sim [--seeds N] [--seed S] [--first S] [--devices D] [--days K] [--work DIR] [--no-compare]
-//              [--long-downloads]
+//              [--long-downloads] [--agents]
 //
 // Runs seeds S.. S+N-1 (or the one `--seed S`, whose every event it prints). Each seed is a
 // world of D devices for K days (the last day, or half the run when shorter, without faults):
@@ -14,6 +14,8 @@
 // invariant compares the two. A violation is printed with its seed and the schedule that led
 // to it; the exit status is 1 when there was any. Lines that hold figures of the run itself
 // (times, rates) begin with `time:`; every other line is the same on every run of a seed.
+// `--agents` runs the agents' world instead (SimAgents.swift): DeviceAgent.run() with its
+// pages, every task on one thread (SimExecutor), time moved only when every task waits.
 import ClientFoundation
 import Foundation
 import ReleaseSigning
@@ -37,6 +39,7 @@ var days = 3
 var work = (FileManager.default.fileExists(atPath: "/dev/shm") ? "/dev/shm/" : NSTemporaryDirectory()) + "device-sim-\(getpid())"
 var compare = true
 var longDownloads = false
+var agents = false
 while !args.isEmpty {
     let flag = args.removeFirst()
     func value() -> String {
@@ -52,9 +55,10 @@ while !args.isEmpty {
     case "--work": work = value()
     case "--no-compare": compare = false
     case "--long-downloads": longDownloads = true
+    case "--agents": agents = true
     default:
         fail(
-            "unknown argument \(flag) (device-sim [--seeds N] [--seed S] [--first S] [--devices D] [--days K] [--work DIR] [--no-compare] [--long-downloads])"
+            "unknown argument \(flag) (device-sim [--seeds N] [--seed S] [--first S] [--devices D] [--days K] [--work DIR] [--no-compare] [--long-downloads] [--agents])"
         )
     }
 }
@@ -70,6 +74,9 @@ guard let key = try? Ed25519.PrivateKey(pem: keyPEM) else { fail("cannot read \(
 
 let list: [UInt64] = single.map { [$0] } ?? (0..<UInt64(seeds)).map { first + $0 }
 let verbose = single != nil
+if agents {
+    await AgentsMain.run(seeds: list, devices: deviceCount, days: days, work: work, keyPEM: keyPEM, publicPEM: publicPEM, verbose: verbose)
+}
 var violations = 0
 var totals = (
     events: 0, checks: 0, releases: 0, faults: 0, parallelFaults: 0, early: 0, kills: 0, diskFaults: 0, floorBelow: 0, reports: 0, again: 0,
