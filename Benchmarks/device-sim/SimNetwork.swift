@@ -39,7 +39,8 @@ final class SimNetwork: HeadFirstTransport {
         case bytes([UInt8])
         /// `404` or `410`: the device reads "no restriction".
         case absent
-        case notModified
+        /// `304`: the device keeps the copy whose ETag its request named (nil: none named).
+        case notModified(String?)
     }
 
     /// A fault one request meets.
@@ -185,7 +186,7 @@ final class SimNetwork: HeadFirstTransport {
         guard origin || host == "mirror.sim" else { throw UpdaterError.network(url, .dns) }
         var path = url.path
         if !origin {
-            guard path.hasPrefix("/site/") else { return try answer(404, head: head) }
+            guard path.hasPrefix("/site/") else { return try Self.answer(404, head: head) }
             path = String(path.dropFirst("/site".count))
         }
         let context = state.withLock { $0.context }
@@ -228,10 +229,11 @@ final class SimNetwork: HeadFirstTransport {
             switch answer {
             case .bytes(let bytes): served?("restriction: " + Data(bytes).base64EncodedString())
             case .absent: served?("restriction: absent")
-            case .notModified: served?("restriction: unchanged")
+            case .notModified(let tag): served?("restriction: unchanged" + (tag.map { " " + $0 } ?? ""))
             }
         }
         let isManifest = path.hasSuffix("/manifest.json")
+        let requestTag = request.headers.first(where: { $0.key.lowercased() == "if-none-match" })?.value
         func noteManifestUnchanged() {
             guard let tag = request.headers.first(where: { $0.key.lowercased() == "if-none-match" })?.value else { return }
             state.withLock { $0.ledger.manifestsUnchanged.append(tag) }
@@ -241,9 +243,9 @@ final class SimNetwork: HeadFirstTransport {
             if isManifest, status == 304 { noteManifestUnchanged() }
             if isRestriction, status == 404 || status == 410 { noteRestriction(.absent) }
             if isRestriction, status == 304, request.headers.keys.contains(where: { $0.lowercased() == "if-none-match" }) {
-                noteRestriction(.notModified)
+                noteRestriction(.notModified(requestTag))
             }
-            return try answer(status, head: head)
+            return try Self.answer(status, head: head)
         }
         if fault == .stall {
             if Self.isPayload(path), let context { await Self.parked(context, clock: clock) }
@@ -252,29 +254,25 @@ final class SimNetwork: HeadFirstTransport {
         }
         guard let data = FileManager.default.contents(atPath: (origin ? originRoot : mirrorRoot) + path) else {
             if isRestriction { noteRestriction(.absent) }
-            return try answer(404, head: head)
+            return try Self.answer(404, head: head)
         }
         let body = [UInt8](data)
-        let etag = "\"\(body.count)-\(Self.fnv(body))\""
-        let headers = Dictionary(uniqueKeysWithValues: request.headers.map { ($0.key.lowercased(), $0.value) })
         if path.hasSuffix("manifest.json"), origin { state.withLock { $0.ledger.originAnsweredManifest = true } }
-        if let tag = headers["if-none-match"], tag == etag {
-            if isRestriction { noteRestriction(.notModified) }
-            if isManifest { noteManifestUnchanged() }
-            return try answer(304, head: head, extra: ["etag": etag])
+        let start: Int
+        let status: Int
+        let response: TransportResponse
+        switch Self.conditional(request, body: body) {
+        case .answer(let code, let extra):
+            if code == 304, let tag = requestTag {
+                if isRestriction { noteRestriction(.notModified(tag)) }
+                if isManifest { noteManifestUnchanged() }
+            }
+            return try Self.answer(code, head: head, extra: extra)
+        case .body(let code, let from, let headers):
+            (status, start) = (code, from)
+            response = TransportResponse(status: code, headers: headers)
+            try head(response)
         }
-        var start = 0
-        var status = 200
-        var extra = ["etag": etag]
-        if let range = headers["range"], range.hasPrefix("bytes="), range.hasSuffix("-"), let from = Int(range.dropFirst(6).dropLast()) {
-            guard from < body.count else { return try answer(416, head: head, extra: ["content-range": "bytes */\(body.count)"]) }
-            start = from
-            status = 206
-            extra["content-range"] = "bytes \(from)-\(body.count - 1)/\(body.count)"
-        }
-        extra["content-length"] = "\(body.count - start)"
-        let response = TransportResponse(status: status, headers: extra)
-        try head(response)
         if status == 200 {
             // What the device was told, for the rules it must keep (judged once the check ends).
             state.withLock { state in
@@ -358,7 +356,11 @@ final class SimNetwork: HeadFirstTransport {
             } else if line.hasPrefix("restriction: ") {
                 let rest = String(line.dropFirst(13))
                 let answer: RestrictionAnswer? =
-                    rest == "absent" ? .absent : rest == "unchanged" ? .notModified : Data(base64Encoded: rest).map { .bytes([UInt8]($0)) }
+                    rest == "absent"
+                    ? .absent
+                    : rest.hasPrefix("unchanged")
+                        ? .notModified(rest == "unchanged" ? nil : String(rest.dropFirst("unchanged ".count)))
+                        : Data(base64Encoded: rest).map { .bytes([UInt8]($0)) }
                 if let answer { ledger.restrictions.append((answer, false)) }
             }
         }
@@ -401,7 +403,32 @@ final class SimNetwork: HeadFirstTransport {
         for _ in 0..<64 { await Task.yield() }
     }
 
-    private func answer(_ status: Int, head: @Sendable (TransportResponse) throws -> Void, extra: [String: String] = [:]) throws
+    /// How a CDN answers a `GET` of `body` with the request's `If-None-Match` and `Range`: a
+    /// bodiless answer (`304`, `416`), or the body from `start` with its status and headers.
+    enum Conditional {
+        case answer(Int, extra: [String: String])
+        case body(Int, start: Int, headers: [String: String])
+    }
+
+    static func conditional(_ request: TransportRequest, body: [UInt8]) -> Conditional {
+        let etag = "\"\(body.count)-\(fnv(body))\""
+        let headers = Dictionary(request.headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
+        if let tag = headers["if-none-match"], tag == etag { return .answer(304, extra: ["etag": etag]) }
+        var start = 0
+        var status = 200
+        var extra = ["etag": etag]
+        if let range = headers["range"], range.hasPrefix("bytes="), range.hasSuffix("-"), let from = Int(range.dropFirst(6).dropLast()) {
+            guard from < body.count else { return .answer(416, extra: ["content-range": "bytes */\(body.count)"]) }
+            start = from
+            status = 206
+            extra["content-range"] = "bytes \(from)-\(body.count - 1)/\(body.count)"
+        }
+        extra["content-length"] = "\(body.count - start)"
+        return .body(status, start: start, headers: extra)
+    }
+
+    /// A bodiless answer, told to `head`.
+    static func answer(_ status: Int, head: @Sendable (TransportResponse) throws -> Void, extra: [String: String] = [:]) throws
         -> TransportResponse
     {
         var headers = extra

@@ -282,10 +282,16 @@ extension SimRun {
                 devices[n].lastManifest = bytes
             }
         }
+        for case .bytes(let bytes) in ledger.restrictions.map(\.answer) {
+            restrictionsByETag["\"\(bytes.count)-\(SimNetwork.fnv(bytes))\""] = bytes
+        }
         switch ledger.restrictions.last?.answer {
         case .bytes(let bytes): devices[n].restriction = bytes
         case .absent?: devices[n].restriction = nil
-        case .notModified?, nil: break
+        // A `304` keeps the copy the request named, which after a kill may be older than the
+        // newest the device was served (the killed check saved nothing).
+        case .notModified(let tag?)?: if let kept = restrictionsByETag[tag] { devices[n].restriction = kept }
+        case .notModified(nil)?, nil: break
         }
     }
 }

@@ -127,6 +127,8 @@ final class SimRun: @unchecked Sendable {
     /// Every manifest any device was served, by the ETag the network gave it: what a `304`
     /// to a request naming that ETag decides on.
     var manifestsByETag: [String: [UInt8]] = [:]
+    /// Every restriction any device was served, by its ETag: what a `304` naming it keeps.
+    var restrictionsByETag: [String: [UInt8]] = [:]
     var revoked: Set<String> = []
     var newest = Version(1, 0, 0)
     /// The rollout role's key, named by the channel's trust root.
