@@ -113,28 +113,22 @@ final class AgentNetwork: HeadFirstTransport {
                 if state.downloads[path] == nil { state.downloads[path] = (!barred, 0, false) }
             }
         }
-        if case .status(let status) = fault { return try answer(status, head: head) }
+        if case .status(let status) = fault { return try SimNetwork.answer(status, head: head) }
         if fault == .stall {
             try await clock.sleep(for: request.idleTimeout)
             throw UpdaterError.network(url, .timedOut(request.idleTimeout))
         }
-        guard let data = FileManager.default.contents(atPath: originRoot + path) else { return try answer(404, head: head) }
+        guard let data = FileManager.default.contents(atPath: originRoot + path) else { return try SimNetwork.answer(404, head: head) }
         let body = [UInt8](data)
-        let etag = "\"\(body.count)-\(SimNetwork.fnv(body))\""
-        let headers = Dictionary(request.headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a })
-        if let tag = headers["if-none-match"], tag == etag { return try answer(304, head: head, extra: ["etag": etag]) }
-        var start = 0
-        var status = 200
-        var extra = ["etag": etag]
-        if let range = headers["range"], range.hasPrefix("bytes="), range.hasSuffix("-"), let from = Int(range.dropFirst(6).dropLast()) {
-            guard from < body.count else { return try answer(416, head: head, extra: ["content-range": "bytes */\(body.count)"]) }
+        let start: Int
+        let response: TransportResponse
+        switch SimNetwork.conditional(request, body: body) {
+        case .answer(let code, let extra): return try SimNetwork.answer(code, head: head, extra: extra)
+        case .body(let code, let from, let headers):
             start = from
-            status = 206
-            extra["content-range"] = "bytes \(from)-\(body.count - 1)/\(body.count)"
+            response = TransportResponse(status: code, headers: headers)
+            try head(response)
         }
-        extra["content-length"] = "\(body.count - start)"
-        let response = TransportResponse(status: status, headers: extra)
-        try head(response)
         var sent = start
         while sent < body.count {
             let count = min(SimNetwork.chunk, body.count - sent)
@@ -166,16 +160,6 @@ final class AgentNetwork: HeadFirstTransport {
             sent += count
         }
         if payload { _ = state.withLock { $0.downloads.removeValue(forKey: path) } }
-        return response
-    }
-
-    private func answer(_ status: Int, head: @Sendable (TransportResponse) throws -> Void, extra: [String: String] = [:]) throws
-        -> TransportResponse
-    {
-        var headers = extra
-        headers["content-length"] = "0"
-        let response = TransportResponse(status: status, headers: headers)
-        try head(response)
         return response
     }
 }
