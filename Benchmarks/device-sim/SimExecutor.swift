@@ -33,6 +33,9 @@ final class SimExecutor: SerialExecutor, @unchecked Sendable {
     /// Work run since the start, and since the world was last still.
     private(set) var ran = 0
     private var sinceStill = 0
+    /// The thread that runs the work (``loop()``), for `SIM_TRACE`'s warning of work added
+    /// from any other.
+    private var loopThread: pthread_t?
     /// More work than this without a still moment is a world that never rests (a loop that
     /// does not wait on the clock): the run stops with a violation instead of spinning.
     static let maxBusy = 20_000_000
@@ -61,12 +64,11 @@ final class SimExecutor: SerialExecutor, @unchecked Sendable {
 
     func asUnownedSerialExecutor() -> UnownedSerialExecutor { UnownedSerialExecutor(ordinary: self) }
 
-    nonisolated(unsafe) static var loopThread: pthread_t?
     private func add(_ work: Work) {
-        if AgentWorld.tracing, let loop = Self.loopThread, pthread_equal(loop, pthread_self()) == 0 {
+        condition.lock()
+        if AgentWorld.tracing, let loop = loopThread, pthread_equal(loop, pthread_self()) == 0 {
             AgentWorld.trace("work from another thread: " + Thread.callStackSymbols.prefix(14).joined(separator: "\n  "))
         }
-        condition.lock()
         queue.append(work)
         condition.signal()
         condition.unlock()
@@ -84,7 +86,9 @@ final class SimExecutor: SerialExecutor, @unchecked Sendable {
     }
 
     private func loop() {
-        Self.loopThread = pthread_self()
+        condition.lock()
+        loopThread = pthread_self()
+        condition.unlock()
         while true {
             condition.lock()
             while head == queue.count {
