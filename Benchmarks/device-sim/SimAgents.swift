@@ -140,7 +140,7 @@ final class AgentWorld: @unchecked Sendable {
     }
 
     func say(_ line: String) {
-        let text = SimRun.stamp(clock.now) + " " + line.replacingOccurrences(of: options.work, with: "WORK")
+        let text = SimRun.stamp(clock.now) + " " + SimRun.replayable(line, work: options.work)
         outcome.lines.append(text)
         options.say(text)
     }

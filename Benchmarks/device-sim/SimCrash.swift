@@ -134,7 +134,8 @@ enum SimCrash {
             network.begin(
                 SimNetwork.Context(
                     device: spec.device, check: spec.check, clock: clock, faults: spec.faults, wall: { wall.now },
-                    barred: SimRun.barred(config: config, holds: holds, wall: wall), lastJump: { wall.lastJump(atOrBefore: clock.now) }))
+                    barred: SimRun.barred(config: config, holds: holds, wall: wall), lastJump: { wall.lastJump(atOrBefore: clock.now) },
+                    watchers: SimRun.watchers(config)))
             let updater = try SimRun.makeUpdater(layout: layout, config: config, wall: wall, holds: holds, network: network)
             let said: String
             do {

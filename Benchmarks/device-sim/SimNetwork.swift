@@ -65,13 +65,9 @@ final class SimNetwork: HeadFirstTransport {
         var requests = 0
         var bytes: Int64 = 0
         var mirrorBytes: Int64 = 0
-        /// Faults met by requests the check makes one at a time (all but the per-file path's
-        /// objects): the same on every run of the seed.
+        /// Faults met by the check's requests (a file list's objects are fetched one at a
+        /// time in the simulation: ``SimRun/makeUpdater(layout:config:wall:holds:network:)``).
         var faults = 0
-        /// Faults met by the per-file path's objects, fetched up to four at a time: a failure
-        /// of one cancels the others, which have or have not sent their next request (and met
-        /// its fault) by then, so this count depends on scheduling.
-        var parallelFaults = 0
         /// The manifests served (200), in order.
         var manifests: [[UInt8]] = []
         /// The answers to restriction requests, in order, and whether each came from the mirror.
@@ -194,9 +190,7 @@ final class SimNetwork: HeadFirstTransport {
         let fault = fault(origin: origin, path: path, context: context)
         state.withLock { state in
             state.ledger.requests += 1
-            if fault != .none {
-                if path.contains("/objects/") { state.ledger.parallelFaults += 1 } else { state.ledger.faults += 1 }
-            }
+            if fault != .none { state.ledger.faults += 1 }
         }
         if ProcessInfo.processInfo.environment["SIM_TRACE"] != nil {
             FileHandle.standardError.write(

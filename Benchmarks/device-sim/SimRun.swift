@@ -91,9 +91,6 @@ final class SimRun: @unchecked Sendable {
         var releases = 0
         /// Faults met by requests made one at a time (``SimNetwork/Ledger/faults``).
         var faults = 0
-        /// Faults met by the per-file path's parallel objects: a figure of the run, not of
-        /// the seed (``SimNetwork/Ledger/parallelFaults``).
-        var parallelFaults = 0
         /// Takes a restriction would have refused had it held before its `issued` (the
         /// device's clock behind the rollout key's).
         var early = 0
@@ -160,10 +157,9 @@ final class SimRun: @unchecked Sendable {
 
     func say(_ line: String, at instant: SimInstant? = nil) {
         let stamp = (instant ?? stepStart ?? clock.now).offset.inSeconds
-        // The run's folder is named by the process: no line names it.
         let text =
             String(format: "%03d:%02d:%02d ", Int(stamp) / 3600, Int(stamp) / 60 % 60, Int(stamp) % 60)
-            + line.replacingOccurrences(of: options.work, with: "WORK")
+            + Self.replayable(line, work: options.work)
         outcome.lines.append(text)
         options.say(text)
     }
@@ -314,11 +310,16 @@ final class SimRun: @unchecked Sendable {
         let monotonic = MonotonicClock(clock)
         let wall: @Sendable () -> Date = { deviceWall.now }
         var downloader = Downloader(
-            transport: network, retry: RetryPolicy(maxAttempts: 3, initialDelay: .seconds(1), maxDelay: .seconds(4)),
+            // No jitter: the downloader draws it from the process's generator, not the seed's
+            // (the agents' world does the same).
+            transport: network, retry: RetryPolicy(maxAttempts: 3, initialDelay: .seconds(1), maxDelay: .seconds(4), jitter: 0),
             sleeper: SimSleeper(clock: clock), idleTimeout: .seconds(30))
         downloader.rateLimiter = config.downloadRate.flatMap(ByteRate.init(parsing:)).map { RateLimiter(rate: $0, clock: monotonic) }
         var channel = try ArchiveChannel(layout: layout, config: config, downloader: downloader, now: wall, logger: Self.quiet)
         channel.downloadGate = DownloadGate(probe: FixedLinkProbe(), holds: holds, clock: monotonic)
+        // One object of a file list at a time: with four, which of them meets the mirror before
+        // it is skipped (and so which source and fault each meets) is the scheduler's choice.
+        channel.objectDownloads = 1
         return Updater(layout: layout, config: config, channel: channel, now: wall, logger: Self.quiet)
     }
 
@@ -337,6 +338,16 @@ final class SimRun: @unchecked Sendable {
         return {
             (!windows.isEmpty && !windows.contains { $0.contains(wall.now) }) || holds.hold(at: wall.clock.now) != nil
         }
+    }
+
+    /// The download's stops that wait on the device's clock (``SimNetwork/Context/watchers``):
+    /// the holds' waiter, and the windows' watcher when the device has windows. The same in a
+    /// check of the simulation's and in a crash worker's: without them the worker's first chunk
+    /// could move the clock before the watcher first read the wall clock, and a jump two
+    /// seconds into the download was seen or not, by load.
+    static func watchers(_ config: DeviceConfig) -> Int {
+        let utc = TimeZone(identifier: "UTC") ?? TimeZone(secondsFromGMT: 0) ?? .current
+        return config.deviceSettings.downloadPolicy(systemZone: utc).windows.isEmpty ? 1 : 2
     }
 
     /// One check of device `n`, its trial when it staged a version, and the invariants.
@@ -379,7 +390,7 @@ final class SimRun: @unchecked Sendable {
         network.begin(
             SimNetwork.Context(
                 device: n, check: number, clock: clock, faults: faults, wall: { deviceWall.now }, barred: barred(n),
-                lastJump: { deviceWall.lastJump(atOrBefore: clock.now) }, watchers: windows.isEmpty ? 1 : 2))
+                lastJump: { deviceWall.lastJump(atOrBefore: clock.now) }, watchers: Self.watchers(devices[n].config)))
         var report: InstallReport?
         var failure: String?
         do {
@@ -389,7 +400,6 @@ final class SimRun: @unchecked Sendable {
         }
         let ledger = network.end()
         outcome.faults += ledger.faults
-        outcome.parallelFaults += ledger.parallelFaults
         for line in ledger.barredOverflow { violation("window-or-hold", line) }
         let said = report.map { "\($0.result.rawValue)" + ($0.version.map { " \($0)" } ?? "") } ?? "failed"
         say("device \(n) check \(number): \(said)" + (failure.map { ": \(Self.short($0))" } ?? ""))
@@ -723,10 +733,27 @@ final class SimRun: @unchecked Sendable {
         return String(format: "%03d:%02d:%02d", t / 3600, t / 60 % 60, t % 60)
     }
 
+    /// The first line of `text` (an error's), for a run's line; ``replayable(_:work:)`` cuts it.
     static func short(_ text: String) -> String {
-        let line = text.split(separator: "\n").first.map(String.init) ?? text
-        return line.count > 200 ? String(line.prefix(200)) + "…" : line
+        text.split(separator: "\n").first.map(String.init) ?? text
     }
+
+    /// `line` as a run prints it, the same on every run of the seed: the run's folder (named
+    /// by the process) is `WORK`, the random part of a temporary name (`state.json.tmp-<pid>-<n>`,
+    /// `clients/.staging-v1.2.0-<n>`, `.trash-…-<n>`: the product draws it from the process's
+    /// generator, not the seed's) is `N`, and then a line longer than 240 characters is cut.
+    static func replayable(_ line: String, work: String) -> String {
+        var text = line.replacingOccurrences(of: work, with: "WORK")
+        for (pattern, template) in randomNames {
+            text = pattern.stringByReplacingMatches(in: text, range: NSRange(text.startIndex..., in: text), withTemplate: template)
+        }
+        return text.count > 240 ? String(text.prefix(240)) + "…" : text
+    }
+
+    private static let randomNames: [(NSRegularExpression, String)] = [
+        (#"\.tmp(-copy)?-[0-9]+(-[0-9]+)?"#, ".tmp$1-N"),
+        (#"(/\.(?:staging|trash)-[^/\s:]*?)-[0-9a-f]+(-[0-9]+)?(?=[/\s:]|$)"#, "$1-N"),
+    ].compactMap { pattern, template in (try? NSRegularExpression(pattern: pattern)).map { ($0, template) } }
 
     /// The digest of a tree: every regular file's path and contents, sorted.
     static func treeDigest(_ folder: String) throws -> String {

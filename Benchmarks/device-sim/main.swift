@@ -79,7 +79,7 @@ if agents {
 }
 var violations = 0
 var totals = (
-    events: 0, checks: 0, releases: 0, faults: 0, parallelFaults: 0, early: 0, kills: 0, diskFaults: 0, floorBelow: 0, reports: 0, again: 0,
+    events: 0, checks: 0, releases: 0, faults: 0, early: 0, kills: 0, diskFaults: 0, floorBelow: 0, reports: 0, again: 0,
     reportFaults: 0
 )
 let began = ContinuousClock.now
@@ -137,7 +137,6 @@ for seed in list {
         totals.checks += with.checks
         totals.releases += with.releases
         totals.faults += with.faults
-        totals.parallelFaults += with.parallelFaults
         totals.early += with.early
         totals.kills += with.kills
         totals.diskFaults += with.diskFaults
@@ -179,8 +178,5 @@ if totals.early > 0 {
     print("simulate: \(totals.early) takes under a restriction issued later than the device's clock read (it held from its issued time)")
 }
 print(String(format: "time: %.1f s, %.1f CPU-s, %.1f simulated device-days per CPU-second", wall, cpu, deviceDays / max(cpu, 0.001)))
-// How many of the per-file path's parallel object requests met a fault depends on scheduling
-// (a failure of one cancels the others mid-flight), so it is a figure of the run.
-print("time: \(totals.parallelFaults) faults met by objects fetched in parallel (their count depends on scheduling)")
 try? FileManager.default.removeItem(atPath: work)
 exit(violations == 0 ? 0 : 1)

@@ -55,6 +55,11 @@ package struct ArchiveChannel: UpdateChannel {
     /// What the download policy reads beyond the settings: the link and the holds
     /// (docs/download-policy.md); the engine sets them, a channel on its own has neither.
     package var downloadGate = DownloadGate()
+    /// How many objects of a release's file list the per-file path downloads at a time: four.
+    /// The device simulator's checks' world sets one, so the order in which objects meet the
+    /// mirror, the origin and their faults is the seed's, not the scheduler's
+    /// (docs/simulation.md#determinism).
+    package var objectDownloads = 4
 
     /// - Throws: ``SignedArchiveError`` `.configInvalid` for a root of another kind or a
     ///   trusted key that cannot be read; `UpdaterError` `.configInvalid` when the

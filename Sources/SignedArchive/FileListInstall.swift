@@ -122,15 +122,16 @@ struct FileListInstall {
         try sync(root)
     }
 
-    /// Up to four downloads at a time; an object a killed run left complete is checked,
-    /// not fetched again. Returns every object as hashed (by the download, or by that check).
+    /// Up to four downloads at a time (``ArchiveChannel/objectDownloads``); an object a killed
+    /// run left complete is checked, not fetched again. Returns every object as hashed (by the download, or by that check).
     private func download(_ missing: [String: Int64], into folder: String) async throws -> [String: HashedFile] {
         var queue = missing.sorted { $0.key < $1.key }[...]
         var done: [String: HashedFile] = [:]
         try await withThrowingTaskGroup(of: HashedFile.self) { group in
             var running = 0
+            let atOnce = max(1, channel.objectDownloads)
             while !queue.isEmpty || running > 0 {
-                while running < 4, let (sha, size) = queue.popFirst() {
+                while running < atOnce, let (sha, size) = queue.popFirst() {
                     let path = folder + "/" + sha
                     if let kept = try? HashedFile.check(path, size: size, sha256: sha) {
                         done[sha] = kept
