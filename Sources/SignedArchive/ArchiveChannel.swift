@@ -145,6 +145,7 @@ package struct ArchiveChannel: UpdateChannel {
             state = before
             state.archive.manifestETag = nil
             state.archive.restrictionETag = nil
+            state.archive.restrictionSHA256 = nil
             reporter.note("the site mirror's manifest cannot stand in; the origin is asked again")
             var origin = followed
             origin.downloader = direct

@@ -46,8 +46,9 @@ extension ArchiveInstaller {
         let restrictions = KeptRestriction(layout: layout, downloader: downloader, manifestURL: manifestURL)
         func fetchRestriction(_ root: TrustRoot, state: inout DeviceState) async throws -> KeptRestriction.Fetched? {
             guard root.rollout != nil else { return nil }
-            let fetched = try await restrictions.fetch(etag: state.archive.restrictionETag)
+            let fetched = try await restrictions.fetch(etag: state.archive.restrictionETag, naming: state.archive.restrictionSHA256)
             state.archive.restrictionETag = fetched.etag
+            state.archive.restrictionSHA256 = fetched.bytes.map { Digest.hex(.sha256, of: $0) }
             return fetched
         }
         let restrictionFetch: KeptRestriction.Fetched?

@@ -101,6 +101,12 @@ package struct ArchiveMemory: Codable, Sendable, Equatable {
     /// The ETag of the kept `restriction.json` (``RootLayout/keptRestriction``), for
     /// conditional GET.
     package var restrictionETag: String?
+    /// The SHA-256 (hex) of the kept restriction's bytes that ``restrictionETag`` came with.
+    /// The bytes are kept while the check reads the feed, this state is saved later: a
+    /// check killed in between leaves other bytes beside the ETag, and a `304` to it would
+    /// judge with them. A copy whose digest is not this one is asked for whole (as is any
+    /// copy kept before this field was, once).
+    package var restrictionSHA256: String?
     /// The apply policy of the rollout role's restriction in force at the last check
     /// (docs/apply-policies.md): for `version`, until `expires`.
     package var restrictedApply: RestrictedApply?

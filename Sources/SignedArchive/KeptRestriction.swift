@@ -33,18 +33,22 @@ struct KeptRestriction {
         }
     }
 
-    /// GETs `restriction.json` beside `manifest.json` (`If-None-Match: etag` when bytes are
-    /// kept) and says whether it changed. `404`/`410`: none. Nothing is kept yet: see
-    /// ``keep(_:)``, once the restriction was judged (a refused one leaves the root as it was).
-    func fetch(etag: String?) async throws -> Fetched {
+    /// GETs `restriction.json` beside `manifest.json` (`If-None-Match: etag` when the kept
+    /// bytes are those whose SHA-256 is `digest`: the ones the ETag came with) and says
+    /// whether it changed. `404`/`410`: none. Nothing is kept yet: see ``keep(_:)``, once
+    /// the restriction was judged (a refused one leaves the root as it was).
+    func fetch(etag: String?, naming digest: String?) async throws -> Fetched {
         guard let url = URL(string: "restriction.json", relativeTo: manifestURL)?.absoluteURL else {
             return Fetched(bytes: nil, etag: nil, changed: false, source: "restriction.json")
         }
         let source = url.absoluteString
         let kept = read()
+        // Other bytes than the ETag's (a check killed after it kept them, before the state
+        // naming them was saved): a 304 would judge with them, so the GET is plain.
+        let condition = kept.flatMap { bytes in digest == Digest.hex(.sha256, of: bytes) ? etag : nil }
         let result: Downloader.SmallFetch
         do {
-            result = try await downloader.fetchSmall(url, cap: Restriction.maxBytes, ifNoneMatch: kept == nil ? nil : etag)
+            result = try await downloader.fetchSmall(url, cap: Restriction.maxBytes, ifNoneMatch: condition)
         } catch let error as UpdaterError where error.httpStatus == 404 || error.httpStatus == 410 {
             return Fetched(bytes: nil, etag: nil, changed: kept != nil, source: source)
         }

@@ -311,6 +311,84 @@ import Testing
         #expect(try Data(contentsOf: URL(fileURLWithPath: kept)) == published)
     }
 
+    /// Found by the device simulator (`Scripts/simulate --seed 10149 --devices 40 --days 10
+    /// --no-compare`, `may-take`, device 0, check 104): a check kept a changed restriction's
+    /// bytes while it read the feed and was killed before its state, which names the ETag,
+    /// was saved. The next check sent the older ETag, the origin (serving that restriction
+    /// again) answered 304, and the device judged with the other bytes: a restriction of
+    /// another release, which holds nothing back, so it took the release the origin's
+    /// restriction pauses. Now the state names the bytes its ETag came with (their SHA-256),
+    /// and a copy that is not those bytes is asked for whole.
+    @Test func aRestrictionKeptByAKilledCheckIsNotJudgedOnTheOlderETag() async throws {
+        let rig = try await RestrictionRig()
+        try await rig.d.installAndCommit(["1.0.0"])
+        let published = rig.d.releases.channelDirectory + "/restriction.json"
+        // Another release's restriction (a cap of 1.0.0): nothing it says holds 1.1.0 back.
+        try await rig.restrict(["--percent", "50", "--expires-in", "12h"])
+        let other = try Data(contentsOf: URL(fileURLWithPath: published))
+        try rig.d.publish("1.1.0")
+        try await rig.restrict(["--pause", "--expires-in", "12h"])
+        let pause = try Data(contentsOf: URL(fileURLWithPath: published))
+        let root = rig.d.layout.root
+        let first = try await ClientctlBinary.run(["install", "--root", root, "--json"])
+        let held = try JSONDecoder().decode(InstallReport.self, from: first.stdout)
+        #expect(held.result == .skipped && held.message.contains("paused by the rollout role's restriction"), "\(held) \(first.errorOutput)")
+        let kept = rig.d.layout.keptRestriction
+        #expect(try Data(contentsOf: URL(fileURLWithPath: kept)) == pause)
+        let pauseTag = try #require(try Self.restrictionETag(root))
+        // The folder server's ETag is the file's size and modification time (as nginx's):
+        // kept, so that serving the pause again is answered 304 to that ETag.
+        var served = stat()
+        #expect(stat(published, &served) == 0)
+
+        // An edge serves the other restriction for a while; the check that reads it is
+        // killed (SIGKILL at a crash point) after it kept those bytes, before its state.
+        try other.write(to: URL(fileURLWithPath: published))
+        var killed = false
+        for n in 1...6 where !killed {
+            try FileManager.default.copyItem(atPath: root, toPath: root + "-try")
+            let run = try await ClientctlBinary.run(["install", "--root", root + "-try"], environment: ["CLIENTCTL_CRASH_AT": "atomic.renamed:\(n)"])
+            let there = RootLayout(root: root + "-try").keptRestriction
+            if run.status == 128 + SIGKILL, (try? Data(contentsOf: URL(fileURLWithPath: there))) == other,
+                try Self.restrictionETag(root + "-try") == pauseTag
+            {
+                try FileManager.default.removeItem(atPath: root)
+                try FileManager.default.moveItem(atPath: root + "-try", toPath: root)
+                killed = true
+            } else {
+                try FileManager.default.removeItem(atPath: root + "-try")
+            }
+        }
+        #expect(killed, "no kill left the other restriction beside the pause's ETag")
+
+        // The origin serves the pause again, which that ETag names: a 304 would judge with
+        // the other bytes. The check asks for it whole and is held.
+        try pause.write(to: URL(fileURLWithPath: published))
+        var times = [served.st_atim, served.st_mtim]
+        #expect(utimensat(AT_FDCWD, published, &times, 0) == 0)
+        let asked = rig.d.requests(to: "/stable/restriction.json").count
+        let next = try await ClientctlBinary.run(["install", "--root", root, "--json"])
+        let report = try JSONDecoder().decode(InstallReport.self, from: next.stdout)
+        #expect(report.result == .skipped && report.message.contains("paused by the rollout role's restriction"), "\(report) \(next.errorOutput)")
+        let request = try #require(rig.d.requests(to: "/stable/restriction.json").dropFirst(asked).first)
+        #expect(request.headers["if-none-match"] == nil, "\(request.headers)")
+        #expect(try Data(contentsOf: URL(fileURLWithPath: kept)) == pause)
+        #expect(try await rig.d.updater().status().installed.map(\.version) == ["1.0.0"])
+    }
+
+    /// The `restrictionETag` a root's `state.json` holds, wherever the channel's memory keeps it.
+    static func restrictionETag(_ root: String) throws -> String? {
+        let data = try Data(contentsOf: URL(fileURLWithPath: RootLayout(root: root).state))
+        func find(_ value: Any) -> String? {
+            if let object = value as? [String: Any] {
+                if let tag = object["restrictionETag"] as? String { return tag }
+                return object.values.lazy.compactMap(find).first
+            }
+            return (value as? [Any])?.lazy.compactMap(find).first
+        }
+        return find(try JSONSerialization.jsonObject(with: data))
+    }
+
     // MARK: The seam itself
 
     /// A plan that cannot be read stops the process at once: a test never passes because
