@@ -4,20 +4,24 @@ import Foundation
 import Synchronization
 
 /// One device's network in the agents' world (docs/simulation.md#the-agents-world): the
-/// origin the real publisher writes and the fleet collector, behind the transport seam the
-/// device's engine was opened with. Unlike ``SimNetwork`` it never moves time itself: a chunk
+/// origin the real publisher writes, the site mirror that copies it when the world syncs it
+/// (so it lags), and the fleet collector, behind the transport seam the device's engine was
+/// opened with. Unlike ``SimNetwork`` it never moves time itself: a chunk
 /// sleeps its size over the link's rate on the world's clock, a stall sleeps the request's
 /// idle timeout, and the device's rate cap is kept by the request's own `RateLimiter`, as the
 /// real transport keeps it, so every wait is a sleeper the world's driver wakes in order.
 ///
 /// While faults are on, each request meets a fault drawn from the seed, the device, the
-/// path and how often the device asked for it: 503, 404 for a payload, a reset mid-body,
-/// other bytes, a stall. It also keeps the `window-or-hold` rule's ledger: payload bytes
+/// source, the path and how often the device asked it for that path. The origin: 503, 404
+/// for a payload, a reset mid-body, other bytes, a stall. The mirror: any status (304, 416,
+/// 204, 206, 403, 500, 503, 404), a trickle of a byte every 4 s, a stall, a reset, other
+/// bytes of the same length. It also keeps the `window-or-hold` rule's ledger: payload bytes
 /// delivered while the device's policy barred them, read on the engine's own time and holds.
 final class AgentNetwork: HeadFirstTransport {
     let device: Int
     let seed: UInt64
     let originRoot: String
+    let mirrorRoot: String
     let clock: SimClock
     let collector: SimCollector
     let faults: @Sendable () -> Bool
@@ -38,12 +42,13 @@ final class AgentNetwork: HeadFirstTransport {
     private let state = Mutex(State())
 
     init(
-        device: Int, seed: UInt64, originRoot: String, clock: SimClock, collector: SimCollector, faults: @escaping @Sendable () -> Bool,
-        lastJump: @escaping @Sendable () -> SimInstant?
+        device: Int, seed: UInt64, originRoot: String, mirrorRoot: String, clock: SimClock, collector: SimCollector,
+        faults: @escaping @Sendable () -> Bool, lastJump: @escaping @Sendable () -> SimInstant?
     ) {
         self.device = device
         self.seed = seed
         self.originRoot = originRoot
+        self.mirrorRoot = mirrorRoot
         self.clock = clock
         self.collector = collector
         self.faults = faults
@@ -69,15 +74,25 @@ final class AgentNetwork: HeadFirstTransport {
         path.hasSuffix(".tar.gz") || path.contains("/patches/") || path.contains("/files/") || path.contains("/objects/")
     }
 
-    private func fault(_ path: String) -> SimNetwork.Fault {
+    private func fault(_ path: String, origin: Bool) -> SimNetwork.Fault {
+        let key = origin ? path : "mirror " + path
         let attempt = state.withLock { state -> Int in
             state.requests += 1
-            state.attempts[path, default: 0] += 1
-            return state.attempts[path] ?? 1
+            state.attempts[key, default: 0] += 1
+            return state.attempts[key] ?? 1
         }
         guard faults() else { return .none }
-        var r = SimRandom.stream(seed, ["agent-fault", "\(device)", path, "\(attempt)"])
         let payload = Self.isPayload(path)
+        if !origin {
+            var r = SimRandom.stream(seed, ["agent-mirror-fault", "\(device)", path, "\(attempt)"])
+            if r.chance(0.10) { return .status([304, 416, 204, 206, 403, 500, 503, 404][Int(r.next() % 8)]) }
+            if payload, r.chance(0.08) { return .trickle }
+            if r.chance(0.03) { return .stall }
+            if payload, r.chance(0.06) { return .reset(Int(r.next() % 1000)) }
+            if payload, r.chance(0.06) { return .corrupt(Int(r.next() % 1000)) }
+            return .none
+        }
+        var r = SimRandom.stream(seed, ["agent-fault", "\(device)", path, "\(attempt)"])
         if r.chance(0.05) { return .status(503) }
         if payload, r.chance(0.08) { return .status(404) }
         if payload, r.chance(0.06) { return .reset(Int(r.next() % 1000)) }
@@ -101,10 +116,15 @@ final class AgentNetwork: HeadFirstTransport {
         sink: @Sendable (UnsafeRawBufferPointer) throws -> Void
     ) async throws -> TransportResponse {
         let url = request.url
-        guard url.host == "origin.sim" else { throw UpdaterError.network(url, .dns) }
-        let path = url.path
-        let fault = fault(path)
-        AgentWorld.trace("device \(device) GET \(path) \(request.headers) \(fault)")
+        let origin = url.host == "origin.sim"
+        guard origin || url.host == "mirror.sim" else { throw UpdaterError.network(url, .dns) }
+        var path = url.path
+        if !origin {
+            guard path.hasPrefix("/site/") else { return try SimNetwork.answer(404, head: head) }
+            path = String(path.dropFirst("/site".count))
+        }
+        let fault = fault(path, origin: origin)
+        AgentWorld.trace("device \(device) GET \(origin ? "" : "mirror ")\(path) \(request.headers) \(fault)")
         if fault != .none { state.withLock { $0.faults += 1 } }
         let payload = Self.isPayload(path)
         if payload {
@@ -118,7 +138,9 @@ final class AgentNetwork: HeadFirstTransport {
             try await clock.sleep(for: request.idleTimeout)
             throw UpdaterError.network(url, .timedOut(request.idleTimeout))
         }
-        guard let data = FileManager.default.contents(atPath: originRoot + path) else { return try SimNetwork.answer(404, head: head) }
+        guard let data = FileManager.default.contents(atPath: (origin ? originRoot : mirrorRoot) + path) else {
+            return try SimNetwork.answer(404, head: head)
+        }
         let body = [UInt8](data)
         let start: Int
         let response: TransportResponse
@@ -130,11 +152,18 @@ final class AgentNetwork: HeadFirstTransport {
             try head(response)
         }
         var sent = start
+        var trickled = 0
         while sent < body.count {
-            let count = min(SimNetwork.chunk, body.count - sent)
+            var count = min(SimNetwork.chunk, body.count - sent)
+            var took = Duration.seconds(Double(count) / (origin ? SimNetwork.originRate : SimNetwork.mirrorRate))
+            if fault == .trickle, trickled < 10_000 {
+                count = 1
+                took = .seconds(4)
+                trickled += 1
+            }
             if case .reset(let share) = fault, sent >= start + (body.count - start) * share / 1000 { throw UpdaterError.network(url, .reset) }
             // The link's time, then the device's cap, as the real transport admits each chunk.
-            try await clock.sleep(for: .seconds(Double(count) / SimNetwork.originRate))
+            try await clock.sleep(for: took)
             if payload, let limiter = request.rateLimiter { try await limiter.admit(count) }
             try Task.checkCancellation()
             var bytes = Array(body[sent..<(sent + count)])

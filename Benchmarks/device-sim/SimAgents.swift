@@ -191,14 +191,27 @@ final class AgentWorld: @unchecked Sendable {
         say("publish \(version), apply \(mode.rawValue)" + (bad.isEmpty ? "" : " (its page fails on devices: \(bad.joined(separator: ", ")))"))
     }
 
+    /// The site mirror copies the origin's channel as it is now; until the next sync it
+    /// serves that copy (it lags).
+    func syncMirror() throws {
+        let target = release.mirror + "/stable"
+        if FileManager.default.fileExists(atPath: target) { try FileManager.default.removeItem(atPath: target) }
+        try FileManager.default.createDirectory(atPath: release.mirror, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: release.origin + "/stable", toPath: target)
+        say("mirror synced at \(release.newest)")
+    }
+
     func setUp() async throws {
         try FileManager.default.createDirectory(atPath: release.origin, withIntermediateDirectories: true)
         try await release.writeTrustRoot()
         try await publish(Version(1, 0, 0))
+        try syncMirror()
         for n in 0..<options.devices {
             var r = SimRandom.stream(options.seed, ["agent-device", "\(n)"])
-            let settings = ArchiveSettings(
+            var settings = ArchiveSettings(
                 channel: "stable", manifestURL: "https://origin.sim/stable/manifest.json", trustedKeys: [options.publicPEM])
+            // Half the devices have the site's mirror: asked first, the origin when it fails.
+            if n % 2 == 0 { settings.mirrors = ["http://mirror.sim/site/stable/manifest.json"] }
             let windows: [String] =
                 switch n % 3 {
                 case 1: ["04:00-05:00@UTC"]
@@ -218,7 +231,7 @@ final class AgentWorld: @unchecked Sendable {
             try AtomicFile.write(Data((text + "\n").utf8), to: layout.root + "/device-id")
             let wall = SimWall(clock: clock, origin: SimRun.wallOrigin)
             let network = AgentNetwork(
-                device: n, seed: options.seed, originRoot: release.origin, clock: clock, collector: collector,
+                device: n, seed: options.seed, originRoot: release.origin, mirrorRoot: release.mirror, clock: clock, collector: collector,
                 faults: { [self] in faultsOn.withLock { $0 } }, lastJump: { [clock] in wall.lastJump(atOrBefore: clock.now) })
             let device = Device(n: n, layout: layout, wall: wall, network: network)
             // While faults last: about one jump of its wall clock a day, and a restart of its
@@ -381,6 +394,13 @@ final class AgentWorld: @unchecked Sendable {
             guard at < quietStart.offset else { break }
             publications.append(SimInstant(offset: at))
         }
+        // The mirror syncs from the origin in four hours of ten, half past the hour (its own
+        // stream: the publications are as they were without it), and once faults stop.
+        var mirrorStream = SimRandom.stream(options.seed, ["agent-mirror"])
+        var syncs = (1..<(options.days * 24)).compactMap { hour in
+            mirrorStream.chance(0.4) ? SimInstant(offset: .seconds(Int64(hour) * 3600 + 1800)) : nil
+        }
+        syncs = (syncs + [quietStart]).sorted()
         var version = Version(1, 0, 0)
         let jobs = executor.ran
         await withTaskGroup(of: Void.self) { group in
@@ -397,7 +417,9 @@ final class AgentWorld: @unchecked Sendable {
                     liveness = true
                     await livenessInvariant()
                 }
-                let next = [clock.nextDeadline, publications.first, quietStart > clock.now ? quietStart : nil, end].compactMap { $0 }.min() ?? end
+                let next =
+                    [clock.nextDeadline, publications.first, syncs.first, quietStart > clock.now ? quietStart : nil, end].compactMap { $0 }.min()
+                    ?? end
                 if next >= end { break }
                 Self.trace(
                     "step \(outcome.steps) at \(SimRun.stamp(clock.now)) +\(clock.now.duration(to: next)), \(clock.sleeperCount) sleepers, \(executor.ran) jobs"
@@ -411,6 +433,10 @@ final class AgentWorld: @unchecked Sendable {
                     publications.removeFirst()
                     version = Version(version.major, version.minor + 1, 0)
                     do { try await publish(version) } catch { violation("publish", "\(version): \(error)") }
+                }
+                if let due = syncs.first, due <= clock.now {
+                    syncs.removeFirst()
+                    do { try syncMirror() } catch { violation("mirror", "cannot sync: \(error)") }
                 }
             }
             // The run's end: every host stops as SIGTERM stops it (its reports get their 2 s).
