@@ -85,12 +85,7 @@ final class AgentNetwork: HeadFirstTransport {
         let payload = Self.isPayload(path)
         if !origin {
             var r = SimRandom.stream(seed, ["agent-mirror-fault", "\(device)", path, "\(attempt)"])
-            if r.chance(0.10) { return .status([304, 416, 204, 206, 403, 500, 503, 404][Int(r.next() % 8)]) }
-            if payload, r.chance(0.08) { return .trickle }
-            if r.chance(0.03) { return .stall }
-            if payload, r.chance(0.06) { return .reset(Int(r.next() % 1000)) }
-            if payload, r.chance(0.06) { return .corrupt(Int(r.next() % 1000)) }
-            return .none
+            return SimNetwork.mirrorFault(&r, payload: payload)
         }
         var r = SimRandom.stream(seed, ["agent-fault", "\(device)", path, "\(attempt)"])
         if r.chance(0.05) { return .status(503) }

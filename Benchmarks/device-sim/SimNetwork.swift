@@ -156,6 +156,12 @@ final class SimNetwork: HeadFirstTransport {
             if r.chance(0.02) { return .stall }
             return .none
         }
+        return Self.mirrorFault(&r, payload: payload)
+    }
+
+    /// A mirror's fault, drawn from `r`: any status, a trickle, a stall, a reset, other bytes
+    /// (the same in both worlds).
+    static func mirrorFault(_ r: inout SimRandom, payload: Bool) -> Fault {
         if r.chance(0.10) { return .status([304, 416, 204, 206, 403, 500, 503, 404][Int(r.next() % 8)]) }
         if payload, r.chance(0.08) { return .trickle }
         if r.chance(0.03) { return .stall }
