@@ -282,22 +282,14 @@ import Testing
         try await rig.restrict(["--pause", "--expires-in", "6h"])
         let published = try Data(contentsOf: URL(fileURLWithPath: rig.d.releases.channelDirectory + "/restriction.json"))
         #expect(published != older)
-        var met = false
-        for n in 1...4 where !met {
-            try FileManager.default.copyItem(atPath: root, toPath: root + "-try")
-            let run = try await ClientctlBinary.run(
-                ["install", "--root", root + "-try"], environment: ["CLIENTCTL_FAIL_AT": "atomic.written:\(n):\(errno)"])
-            let there = RootLayout(root: root + "-try").keptRestriction
+        let met = try await Self.installOnCopies(of: root, with: "CLIENTCTL_FAIL_AT", (1...4).map { "atomic.written:\($0):\(errno)" }) {
+            run, copy in
+            let there = RootLayout(root: copy).keptRestriction
             // The n-th atomic write of the check was the restriction's: the new bytes are not there.
-            if (try? Data(contentsOf: URL(fileURLWithPath: there))) != published {
-                #expect(run.status == 0, "\(run.errorOutput)")
-                #expect(!FileManager.default.fileExists(atPath: there), "the older restriction stayed beside the new ETag")
-                try FileManager.default.removeItem(atPath: root)
-                try FileManager.default.moveItem(atPath: root + "-try", toPath: root)
-                met = true
-            } else {
-                try FileManager.default.removeItem(atPath: root + "-try")
-            }
+            guard (try? Data(contentsOf: URL(fileURLWithPath: there))) != published else { return false }
+            #expect(run.status == 0, "\(run.errorOutput)")
+            #expect(!FileManager.default.fileExists(atPath: there), "the older restriction stayed beside the new ETag")
+            return true
         }
         #expect(met, "no atomic write of the check kept the restriction")
 
@@ -344,20 +336,11 @@ import Testing
         // An edge serves the other restriction for a while; the check that reads it is
         // killed (SIGKILL at a crash point) after it kept those bytes, before its state.
         try other.write(to: URL(fileURLWithPath: published))
-        var killed = false
-        for n in 1...6 where !killed {
-            try FileManager.default.copyItem(atPath: root, toPath: root + "-try")
-            let run = try await ClientctlBinary.run(["install", "--root", root + "-try"], environment: ["CLIENTCTL_CRASH_AT": "atomic.renamed:\(n)"])
-            let there = RootLayout(root: root + "-try").keptRestriction
-            if run.status == 128 + SIGKILL, (try? Data(contentsOf: URL(fileURLWithPath: there))) == other,
-                try Self.restrictionETag(root + "-try") == pauseTag
-            {
-                try FileManager.default.removeItem(atPath: root)
-                try FileManager.default.moveItem(atPath: root + "-try", toPath: root)
-                killed = true
-            } else {
-                try FileManager.default.removeItem(atPath: root + "-try")
-            }
+        let killed = try await Self.installOnCopies(of: root, with: "CLIENTCTL_CRASH_AT", (1...6).map { "atomic.renamed:\($0)" }) {
+            run, copy in
+            let kept = try? Data(contentsOf: URL(fileURLWithPath: RootLayout(root: copy).keptRestriction))
+            let tag = try Self.restrictionETag(copy)
+            return run.status == 128 + SIGKILL && kept == other && tag == pauseTag
         }
         #expect(killed, "no kill left the other restriction beside the pause's ETag")
 
@@ -374,6 +357,26 @@ import Testing
         #expect(request.headers["if-none-match"] == nil, "\(request.headers)")
         #expect(try Data(contentsOf: URL(fileURLWithPath: kept)) == pause)
         #expect(try await rig.d.updater().status().installed.map(\.version) == ["1.0.0"])
+    }
+
+    /// Runs `clientctl install` on a copy of `root` with `variable` set to each of `values`
+    /// in turn (the n-th hit of a point) until `left` says the run left what the test needs;
+    /// that copy then takes the root's place. False when no run did.
+    static func installOnCopies(
+        of root: String, with variable: String, _ values: [String], left: (Subprocess.Result, String) throws -> Bool
+    ) async throws -> Bool {
+        let copy = root + "-try"
+        for value in values {
+            try FileManager.default.copyItem(atPath: root, toPath: copy)
+            let run = try await ClientctlBinary.run(["install", "--root", copy], environment: [variable: value])
+            if try left(run, copy) {
+                try FileManager.default.removeItem(atPath: root)
+                try FileManager.default.moveItem(atPath: copy, toPath: root)
+                return true
+            }
+            try FileManager.default.removeItem(atPath: copy)
+        }
+        return false
     }
 
     /// The `restrictionETag` a root's `state.json` holds, wherever the channel's memory keeps it.
