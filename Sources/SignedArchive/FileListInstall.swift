@@ -123,7 +123,8 @@ struct FileListInstall {
     }
 
     /// Up to four downloads at a time (``ArchiveChannel/objectDownloads``); an object a killed
-    /// run left complete is checked, not fetched again. Returns every object as hashed (by the download, or by that check).
+    /// run left complete is checked, not fetched again. Returns every object as hashed (by
+    /// the download, or by that check).
     private func download(_ missing: [String: Int64], into folder: String) async throws -> [String: HashedFile] {
         var queue = missing.sorted { $0.key < $1.key }[...]
         var done: [String: HashedFile] = [:]
