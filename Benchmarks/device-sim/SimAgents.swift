@@ -191,13 +191,10 @@ final class AgentWorld: @unchecked Sendable {
         say("publish \(version), apply \(mode.rawValue)" + (bad.isEmpty ? "" : " (its page fails on devices: \(bad.joined(separator: ", ")))"))
     }
 
-    /// The site mirror copies the origin's channel as it is now; until the next sync it
-    /// serves that copy (it lags).
+    /// The site mirror copies the origin's channel (``SimRun/copyToMirror()``), told in this
+    /// world's lines.
     func syncMirror() throws {
-        let target = release.mirror + "/stable"
-        if FileManager.default.fileExists(atPath: target) { try FileManager.default.removeItem(atPath: target) }
-        try FileManager.default.createDirectory(atPath: release.mirror, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(atPath: release.origin + "/stable", toPath: target)
+        try release.copyToMirror()
         say("mirror synced at \(release.newest)")
     }
 

@@ -89,7 +89,7 @@ final class SimRun: @unchecked Sendable {
         var events = 0
         var checks = 0
         var releases = 0
-        /// Faults met by requests made one at a time (``SimNetwork/Ledger/faults``).
+        /// Faults met by the checks' requests (``SimNetwork/Ledger/faults``).
         var faults = 0
         /// Takes a restriction would have refused had it held before its `issued` (the
         /// device's clock behind the rollout key's).
@@ -235,11 +235,17 @@ final class SimRun: @unchecked Sendable {
     }
 
     func syncMirror() throws {
+        try copyToMirror()
+        say("mirror synced at \(newest)")
+    }
+
+    /// The site mirror copies the origin's channel as it is now; until the next copy it
+    /// serves that one (it lags). Both worlds' syncs.
+    func copyToMirror() throws {
         let target = mirror + "/stable"
         if FileManager.default.fileExists(atPath: target) { try FileManager.default.removeItem(atPath: target) }
         try FileManager.default.createDirectory(atPath: mirror, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: origin + "/stable", toPath: target)
-        say("mirror synced at \(newest)")
     }
 
     // MARK: devices
